@@ -1,0 +1,19 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { defaultInstanceId, healthControllerFor, INSTANCE_ID, serviceTypeOrmRoot } from '@app/database';
+import { DirectoryConfig } from './directory.config';
+import { directoryDataSourceOptions } from './database/data-source';
+
+@Module({})
+export class DirectoryModule {
+  static forRoot(config: DirectoryConfig): DynamicModule {
+    return {
+      module: DirectoryModule,
+      imports: [serviceTypeOrmRoot(directoryDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START)],
+      controllers: [healthControllerFor('directory')],
+      providers: [
+        { provide: DirectoryConfig, useValue: config },
+        { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
+      ],
+    };
+  }
+}

@@ -1,0 +1,37 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { randomUUID } from 'node:crypto';
+import { createRootLogger, PinoNestLogger, REQUEST_ID_HEADER, runWithRequestId, sanitizeRequestId } from '@app/logging';
+import { EdgeConfig } from './edge.config';
+import { EdgeModule } from './edge.module';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Builds the edge's HTTP app (not yet listening), so tests can drive it in-process. */
+export async function createEdgeApp(config: EdgeConfig): Promise<NestFastifyApplication> {
+  const logger = new PinoNestLogger(createRootLogger('edge', config.LOG_LEVEL));
+  const adapter = new FastifyAdapter({
+    bodyLimit: MAX_BODY_BYTES,
+    ignoreTrailingSlash: true,
+    genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => sanitizeRequestId(request.headers[REQUEST_ID_HEADER]) ?? randomUUID(),
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(EdgeModule.forRoot(config), adapter, { logger, bufferLogs: true });
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+    runWithRequestId(request.id, done);
+  });
+  app.enableShutdownHooks();
+  return app;
+}
+
+export async function startEdge(config: EdgeConfig): Promise<NestFastifyApplication> {
+  const app = await createEdgeApp(config);
+  await app.listen(config.EDGE_PORT, config.EDGE_HOST);
+  app.get(EdgeConfig);
+  new PinoNestLogger(createRootLogger('edge', config.LOG_LEVEL)).log(
+    `edge listening on http://${config.EDGE_HOST}:${config.EDGE_PORT} (public URL ${config.RELAY_PUBLIC_URL})`,
+    'Bootstrap',
+  );
+  return app;
+}

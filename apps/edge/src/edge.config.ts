@@ -1,0 +1,37 @@
+import { IsInt, IsIP, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+import { CommonConfig } from '@app/config';
+
+export class EdgeConfig extends CommonConfig {
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  EDGE_PORT: number = 8080;
+
+  @IsIP()
+  EDGE_HOST: string = '127.0.0.1';
+
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'RELAY_PUBLIC_URL must be an http(s) URL' })
+  RELAY_PUBLIC_URL: string = 'http://127.0.0.1:8080';
+
+  /** Bearer token of the admin API; the admin API answers 401 to everyone while it is unset. */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'RELAY_ADMIN_TOKEN must be at least 16 characters' })
+  RELAY_ADMIN_TOKEN?: string;
+
+  @IsInt()
+  @Min(1)
+  @Max(100000)
+  RELAY_RATE_LIMIT_PER_MINUTE: number = 60;
+
+  @IsInt()
+  @Min(100)
+  @Max(600000)
+  RELAY_BLOCKING_TIMEOUT_MS: number = 30000;
+
+  /** How long /readyz waits for each service's health answer. */
+  @IsInt()
+  @Min(50)
+  @Max(30000)
+  READINESS_TIMEOUT_MS: number = 1500;
+}

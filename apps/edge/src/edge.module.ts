@@ -1,0 +1,17 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { EdgeConfig } from './edge.config';
+import { HealthModule } from './health/health.module';
+import { MessagingModule } from './messaging/messaging.module';
+
+@Global()
+@Module({})
+export class EdgeModule {
+  static forRoot(config: EdgeConfig): DynamicModule {
+    return {
+      module: EdgeModule,
+      imports: [MessagingModule, HealthModule],
+      providers: [{ provide: EdgeConfig, useValue: config }],
+      exports: [EdgeConfig],
+    };
+  }
+}

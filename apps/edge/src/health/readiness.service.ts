@@ -1,0 +1,49 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { HEALTH_SUBJECTS, RelayError, type HealthReply, type RelayService } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { EdgeConfig } from '../edge.config';
+
+export interface ServiceReadiness {
+  status: 'up' | 'down';
+  postgres?: 'up' | 'down';
+  instance?: string;
+  error?: string;
+}
+
+export interface ReadinessReport {
+  status: 'ready' | 'not_ready';
+  nats: 'up' | 'down';
+  services: Record<RelayService, ServiceReadiness>;
+  down: string[];
+}
+
+@Injectable()
+export class ReadinessService {
+  constructor(
+    @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
+    @Inject(EdgeConfig) private readonly config: EdgeConfig,
+  ) {}
+
+  async check(): Promise<ReadinessReport> {
+    const natsUp = this.nats.isConnected();
+    const services = Object.keys(HEALTH_SUBJECTS) as RelayService[];
+    const results = await Promise.all(services.map((service) => this.checkService(service, natsUp)));
+    const report = Object.fromEntries(services.map((service, index) => [service, results[index]])) as Record<RelayService, ServiceReadiness>;
+    const down = [
+      ...(natsUp ? [] : ['nats']),
+      ...services.filter((service) => report[service].status === 'down').map((service) => service),
+      ...services.filter((service) => report[service].postgres === 'down').map((service) => `${service}.postgres`),
+    ];
+    return { status: down.length === 0 ? 'ready' : 'not_ready', nats: natsUp ? 'up' : 'down', services: report, down };
+  }
+
+  private async checkService(service: RelayService, natsUp: boolean): Promise<ServiceReadiness> {
+    if (!natsUp) return { status: 'down', error: 'NATS is not connected' };
+    try {
+      const reply: HealthReply = await this.nats.request(HEALTH_SUBJECTS[service], {}, this.config.READINESS_TIMEOUT_MS);
+      return { status: 'up', postgres: reply.postgres, instance: reply.instance };
+    } catch (error) {
+      return { status: 'down', error: error instanceof RelayError ? error.reason : 'unknown_error' };
+    }
+  }
+}

@@ -1,0 +1,8 @@
+import type { INestMicroservice } from '@nestjs/common';
+import { startRelayMicroservice } from '@app/messaging';
+import { NotifierConfig } from './notifier.config';
+import { NotifierModule } from './notifier.module';
+
+export function startNotifierService(config: NotifierConfig): Promise<INestMicroservice> {
+  return startRelayMicroservice('notifier', NotifierModule.forRoot(config), config);
+}

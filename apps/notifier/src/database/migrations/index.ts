@@ -1,0 +1,2 @@
+/** Every migration of the notifier schema, oldest first. */
+export const NOTIFIER_MIGRATIONS: Array<new () => object> = [];

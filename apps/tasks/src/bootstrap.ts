@@ -1,0 +1,8 @@
+import type { INestMicroservice } from '@nestjs/common';
+import { startRelayMicroservice } from '@app/messaging';
+import { TasksConfig } from './tasks.config';
+import { TasksModule } from './tasks.module';
+
+export function startTasksService(config: TasksConfig): Promise<INestMicroservice> {
+  return startRelayMicroservice('tasks', TasksModule.forRoot(config), config);
+}

@@ -1,0 +1,3 @@
+import { DatabaseServiceConfig } from '@app/config';
+
+export class TasksConfig extends DatabaseServiceConfig {}

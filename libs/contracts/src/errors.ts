@@ -1,0 +1,99 @@
+/**
+ * The relay's error catalogue. Every domain error has one symbol; the symbol decides the
+ * JSON-RPC code in each dialect and, where one applies, the HTTP status.
+ */
+export type Dialect = 'agentrelay' | 'a2a';
+
+export interface ErrorSpec {
+  /** Code in the AgentRelay dialect (seed 000). */
+  readonly agentrelay: number;
+  /** Code in the standard A2A dialects (v0.3 and v1.0). */
+  readonly a2a: number;
+  readonly message: string;
+  /** HTTP status of the response, when the error is not answered with 200. */
+  readonly httpStatus?: number;
+  /** v1.0 google.rpc.ErrorInfo reason for the A2A dialect. */
+  readonly a2aReason?: string;
+}
+
+export const ERROR_CATALOGUE = {
+  parse_error: { agentrelay: -32700, a2a: -32700, message: 'Invalid JSON payload' },
+  invalid_request: { agentrelay: -32600, a2a: -32600, message: 'Request payload validation error' },
+  method_not_found: { agentrelay: -32601, a2a: -32601, message: 'Method not found' },
+  invalid_params: { agentrelay: -32602, a2a: -32602, message: 'Invalid parameters', a2aReason: 'INVALID_PARAMS' },
+  internal_error: { agentrelay: -32603, a2a: -32603, message: 'Internal error', httpStatus: 500 },
+  unauthenticated: { agentrelay: -32000, a2a: -32000, message: 'Missing or invalid API key', httpStatus: 401 },
+  payload_too_large: { agentrelay: -32600, a2a: -32600, message: 'Request body exceeds 1 MiB', httpStatus: 413 },
+  rate_limited: { agentrelay: -32003, a2a: -32003, message: 'Rate limit exceeded', httpStatus: 429 },
+  recipient_not_found: { agentrelay: -32004, a2a: -32602, message: 'No agent with the given recipient handle', a2aReason: 'INVALID_PARAMS' },
+  not_a_participant: { agentrelay: -32005, a2a: -32001, message: 'You are not a participant of this thread', a2aReason: 'TASK_NOT_FOUND' },
+  thread_not_found: { agentrelay: -32006, a2a: -32001, message: 'Thread not found', a2aReason: 'TASK_NOT_FOUND' },
+  thread_terminal: { agentrelay: -32007, a2a: -32004, message: 'The thread is in a terminal state', a2aReason: 'UNSUPPORTED_OPERATION' },
+  invalid_transition: { agentrelay: -32008, a2a: -32004, message: 'Transition not valid from the current state', a2aReason: 'UNSUPPORTED_OPERATION' },
+  not_authorized_transition: { agentrelay: -32009, a2a: -32004, message: 'Caller cannot perform this transition', a2aReason: 'UNSUPPORTED_OPERATION' },
+  state_changed: { agentrelay: -32010, a2a: -32004, message: 'Another caller changed the state first', a2aReason: 'UNSUPPORTED_OPERATION' },
+  duplicate_idempotency_key: { agentrelay: -32011, a2a: -32602, message: 'Idempotency key reused with a different payload', a2aReason: 'INVALID_PARAMS' },
+  invalid_intent_payload: { agentrelay: -32012, a2a: -32602, message: 'proposed_action does not match intent', a2aReason: 'INVALID_PARAMS' },
+  teammate_blocked: { agentrelay: -32013, a2a: -32013, message: 'The recipient does not admit this sender', a2aReason: 'ADMISSION_DENIED' },
+  thread_message_limit: { agentrelay: -32014, a2a: -32004, message: 'The thread holds the maximum of 500 messages', a2aReason: 'UNSUPPORTED_OPERATION' },
+  task_not_cancelable: { agentrelay: -32008, a2a: -32002, message: 'Task cannot be canceled', a2aReason: 'TASK_NOT_CANCELABLE' },
+  unsupported_operation: { agentrelay: -32004, a2a: -32004, message: 'This operation is not supported', a2aReason: 'UNSUPPORTED_OPERATION' },
+  push_notification_not_supported: { agentrelay: -32003, a2a: -32003, message: 'Push Notification is not supported', a2aReason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' },
+  version_not_supported: { agentrelay: -32009, a2a: -32009, message: 'The requested A2A protocol version is not supported', a2aReason: 'VERSION_NOT_SUPPORTED' },
+  context_limit_reached: { agentrelay: -32015, a2a: -32004, message: 'The context holds the maximum of 100 tasks', a2aReason: 'UNSUPPORTED_OPERATION' },
+  blocking_timeout: { agentrelay: -32016, a2a: -32016, message: 'The task did not reach a terminal or input-required state before the server deadline', a2aReason: 'DEADLINE_EXCEEDED' },
+  service_unavailable: { agentrelay: -32050, a2a: -32050, message: 'A relay service is unavailable (no responders)', httpStatus: 503 },
+  service_timeout: { agentrelay: -32051, a2a: -32051, message: 'A relay service did not answer in time', httpStatus: 504 },
+  handle_taken: { agentrelay: -32020, a2a: -32020, message: 'That handle is already registered', httpStatus: 409 },
+  agent_not_found: { agentrelay: -32021, a2a: -32021, message: 'No agent with that handle', httpStatus: 404 },
+  key_not_found: { agentrelay: -32022, a2a: -32022, message: 'No active key with that prefix', httpStatus: 404 },
+  delivery_not_found: { agentrelay: -32023, a2a: -32023, message: 'No delivery with that id', httpStatus: 404 },
+  push_config_not_found: { agentrelay: -32024, a2a: -32001, message: 'Push notification config not found', a2aReason: 'TASK_NOT_FOUND' },
+  push_config_limit: { agentrelay: -32025, a2a: -32602, message: 'A task holds at most 10 push notification configs', a2aReason: 'INVALID_PARAMS' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorSymbol = keyof typeof ERROR_CATALOGUE;
+
+/** The error object that travels inside an RpcException and in `error.data` on the wire. */
+export interface RelayErrorBody {
+  readonly reason: ErrorSymbol;
+  readonly message: string;
+  readonly data?: Record<string, unknown>;
+}
+
+export function isErrorSymbol(value: unknown): value is ErrorSymbol {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, value);
+}
+
+export function isRelayErrorBody(value: unknown): value is RelayErrorBody {
+  return typeof value === 'object' && value !== null && isErrorSymbol((value as { reason?: unknown }).reason);
+}
+
+/** A domain error raised anywhere in the relay; services send it over NATS, the edge maps it. */
+export class RelayError extends Error {
+  constructor(
+    readonly reason: ErrorSymbol,
+    message?: string,
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message ?? ERROR_CATALOGUE[reason].message);
+    this.name = 'RelayError';
+  }
+
+  toBody(): RelayErrorBody {
+    return { reason: this.reason, message: this.message, ...(this.data ? { data: this.data } : {}) };
+  }
+
+  static fromBody(body: RelayErrorBody): RelayError {
+    return new RelayError(body.reason, body.message, body.data);
+  }
+}
+
+export function jsonRpcCode(reason: ErrorSymbol, dialect: Dialect): number {
+  return ERROR_CATALOGUE[reason][dialect];
+}
+
+export function httpStatusOf(reason: ErrorSymbol): number {
+  const spec: ErrorSpec = ERROR_CATALOGUE[reason];
+  return spec.httpStatus ?? 200;
+}

@@ -1,0 +1,54 @@
+import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
+import { SnakeNamingStrategy } from './snake-naming.strategy';
+
+export interface ServiceDataSourceSpec {
+  /** Postgres schema the service owns. */
+  schema: string;
+  url: string;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  entities: MixedList<Function | string | EntitySchema>;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  migrations: MixedList<Function | string>;
+  poolSize?: number;
+}
+
+/** One data source per service: its own schema, its own migrations table, never `synchronize`. */
+export function serviceDataSourceOptions(spec: ServiceDataSourceSpec): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: spec.url,
+    schema: spec.schema,
+    entities: spec.entities,
+    migrations: spec.migrations,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    migrationsRun: false,
+    logging: ['error'],
+    namingStrategy: new SnakeNamingStrategy(),
+    extra: { max: spec.poolSize ?? 10, application_name: `agentrelay-${spec.schema}` },
+  };
+}
+
+/** Advisory-lock key shared by every process that migrates, so replicas never migrate at once. */
+const MIGRATION_LOCK_KEY = 727_272_001;
+
+/**
+ * Creates the service's schema if needed and applies pending migrations, holding a Postgres
+ * advisory lock so that several replicas starting together migrate once.
+ */
+export async function migrateServiceSchema(dataSource: DataSource): Promise<string[]> {
+  const schema = (dataSource.options as { schema?: string }).schema;
+  if (!schema) throw new Error('The data source has no schema');
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((migration) => migration.name);
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await runner.release();
+  }
+}

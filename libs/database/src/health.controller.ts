@@ -1,0 +1,32 @@
+import { Controller, Inject, type Type } from '@nestjs/common';
+import { MessagePattern } from '@nestjs/microservices';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { hostname } from 'node:os';
+import type { DataSource } from 'typeorm';
+import { HEALTH_SUBJECTS, type HealthReply, type RelayService } from '@app/contracts';
+import { checkDatabase } from './database-health';
+
+export const INSTANCE_ID = Symbol('INSTANCE_ID');
+
+export function defaultInstanceId(): string {
+  return `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Answers the service's health subject with its own status and its Postgres connection. */
+export function healthControllerFor(service: RelayService): Type<unknown> {
+  @Controller()
+  class ServiceHealthController {
+    constructor(
+      @InjectDataSource() private readonly dataSource: DataSource,
+      @Inject(INSTANCE_ID) private readonly instanceId: string,
+    ) {}
+
+    @MessagePattern(HEALTH_SUBJECTS[service])
+    async health(): Promise<HealthReply> {
+      const postgres = await checkDatabase(this.dataSource);
+      return { service, status: postgres === 'up' ? 'ok' : 'degraded', postgres, instance: this.instanceId };
+    }
+  }
+  Object.defineProperty(ServiceHealthController, 'name', { value: `${service[0].toUpperCase()}${service.slice(1)}HealthController` });
+  return ServiceHealthController;
+}

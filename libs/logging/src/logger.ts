@@ -1,0 +1,99 @@
+import type { LoggerService } from '@nestjs/common';
+import pino, { type Logger } from 'pino';
+import { currentRequestId } from './request-context';
+
+/** Fields that never reach a log line in clear. */
+export const REDACTED_PATHS = [
+  'authorization',
+  'Authorization',
+  '*.authorization',
+  '*.Authorization',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  '*.headers.authorization',
+  '*.headers["x-api-key"]',
+  'api_key',
+  '*.api_key',
+  'apiKey',
+  '*.apiKey',
+  'token',
+  '*.token',
+  'credentials',
+  '*.credentials',
+  'webhook_secret',
+  '*.webhook_secret',
+  'secret',
+  '*.secret',
+  'password',
+  '*.password',
+];
+
+export function createRootLogger(service: string, level: string, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      mixin: () => {
+        const requestId = currentRequestId();
+        return requestId ? { request_id: requestId } : {};
+      },
+    },
+    destination,
+  );
+}
+
+/** Nest's LoggerService on top of pino: one child logger per context (class). */
+export class PinoNestLogger implements LoggerService {
+  private readonly children = new Map<string, Logger>();
+
+  constructor(private readonly root: Logger) {}
+
+  forContext(context: string): Logger {
+    let child = this.children.get(context);
+    if (!child) {
+      child = this.root.child({ context });
+      this.children.set(context, child);
+    }
+    return child;
+  }
+
+  log(message: unknown, ...rest: unknown[]): void {
+    this.write('info', message, rest);
+  }
+
+  error(message: unknown, ...rest: unknown[]): void {
+    this.write('error', message, rest);
+  }
+
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.write('warn', message, rest);
+  }
+
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.write('debug', message, rest);
+  }
+
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.write('trace', message, rest);
+  }
+
+  fatal(message: unknown, ...rest: unknown[]): void {
+    this.write('fatal', message, rest);
+  }
+
+  private write(level: pino.Level, message: unknown, rest: unknown[]): void {
+    const context = typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : 'Nest';
+    const logger = this.forContext(context);
+    if (message instanceof Error) {
+      logger[level]({ err: message }, message.message);
+    } else if (typeof message === 'object' && message !== null) {
+      logger[level](message as object);
+    } else {
+      const stack = rest.find((item) => typeof item === 'string');
+      logger[level](stack ? { stack } : {}, String(message));
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import { type DynamicModule, type INestMicroservice } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { SERVICE_QUEUE_GROUPS, type RelayService } from '@app/contracts';
+import type { CommonConfig } from '@app/config';
+import { createRootLogger, PinoNestLogger } from '@app/logging';
+import { RelayNatsServer } from './relay-nats.server';
+import { RelayRpcExceptionFilter } from './rpc-exception.filter';
+import { RpcValidationPipe } from './rpc-validation.pipe';
+import { RequestIdInterceptor } from './request-id.interceptor';
+
+/**
+ * Starts one relay service as a NATS microservice: subscribed in its queue group under the
+ * configured subject prefix, payloads validated, errors mapped, shutdown draining NATS.
+ */
+export async function startRelayMicroservice(
+  service: RelayService,
+  module: DynamicModule,
+  config: CommonConfig,
+): Promise<INestMicroservice> {
+  const logger = new PinoNestLogger(createRootLogger(service, config.LOG_LEVEL));
+  const app = await NestFactory.createMicroservice(module, {
+    strategy: new RelayNatsServer(config.NATS_SUBJECT_PREFIX, {
+      servers: config.NATS_URL,
+      queue: SERVICE_QUEUE_GROUPS[service],
+      name: `agentrelay-${service}`,
+      gracefulShutdown: true,
+      gracePeriod: 2000,
+      maxReconnectAttempts: -1,
+    }),
+    logger,
+    bufferLogs: true,
+  });
+  app.useGlobalPipes(new RpcValidationPipe());
+  app.useGlobalFilters(new RelayRpcExceptionFilter());
+  app.useGlobalInterceptors(new RequestIdInterceptor());
+  app.enableShutdownHooks();
+  await app.listen();
+  logger.log(`${service} service listening on NATS ${config.NATS_URL} (queue group ${SERVICE_QUEUE_GROUPS[service]})`, 'Bootstrap');
+  return app;
+}

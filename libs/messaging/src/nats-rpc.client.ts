@@ -1,0 +1,90 @@
+import { connect, errors, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { randomUUID } from 'node:crypto';
+import {
+  isRelayErrorBody,
+  prefixedSubject,
+  RelayError,
+  type RpcReply,
+  type RpcRequest,
+  type RpcSubject,
+} from '@app/contracts';
+import { currentRequestId, REQUEST_ID_HEADER } from '@app/logging';
+
+export interface NatsRpcClientOptions {
+  url: string;
+  subjectPrefix: string;
+  defaultTimeoutMs: number;
+  name: string;
+}
+
+interface NestReplyPacket {
+  id?: string;
+  response?: unknown;
+  err?: unknown;
+  isDisposed?: boolean;
+}
+
+/**
+ * Typed request-reply over NATS, speaking Nest's packet format. Every request has a timeout;
+ * "no responders" and "timeout" become distinct RelayErrors, and a service's RelayError comes back
+ * as the same RelayError.
+ */
+export class NatsRpcClient {
+  private constructor(
+    readonly connection: NatsConnection,
+    private readonly options: NatsRpcClientOptions,
+  ) {}
+
+  static async connect(options: NatsRpcClientOptions): Promise<NatsRpcClient> {
+    const connection = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1 });
+    return new NatsRpcClient(connection, options);
+  }
+
+  get subjectPrefix(): string {
+    return this.options.subjectPrefix;
+  }
+
+  isConnected(): boolean {
+    return !this.connection.isClosed();
+  }
+
+  async request<S extends RpcSubject>(subject: S, payload: RpcRequest<S>, timeoutMs = this.options.defaultTimeoutMs): Promise<RpcReply<S>> {
+    const headers = natsHeaders();
+    headers.set(REQUEST_ID_HEADER, currentRequestId() ?? randomUUID());
+    const packet = JSON.stringify({ pattern: subject, data: payload, id: randomUUID() });
+    let reply;
+    try {
+      reply = await this.connection.request(prefixedSubject(this.options.subjectPrefix, subject), packet, {
+        timeout: timeoutMs,
+        headers,
+      });
+    } catch (error) {
+      throw this.mapTransportError(subject, error);
+    }
+    const decoded = reply.json<NestReplyPacket>();
+    if (decoded.err !== undefined && decoded.err !== null) {
+      if (isRelayErrorBody(decoded.err)) throw RelayError.fromBody(decoded.err);
+      throw new RelayError('internal_error', `The ${serviceOf(subject)} service failed to answer ${subject}`);
+    }
+    return decoded.response as RpcReply<S>;
+  }
+
+  async drain(): Promise<void> {
+    if (!this.connection.isClosed()) await this.connection.drain();
+  }
+
+  private mapTransportError(subject: string, error: unknown): RelayError {
+    const service = serviceOf(subject);
+    if (error instanceof errors.NoRespondersError || (error instanceof errors.RequestError && error.isNoResponders())) {
+      return new RelayError('service_unavailable', `The ${service} service is unavailable (no responders on ${subject})`, { service });
+    }
+    if (error instanceof errors.TimeoutError) {
+      return new RelayError('service_timeout', `The ${service} service did not answer ${subject} in time`, { service });
+    }
+    return new RelayError('service_unavailable', `NATS request to the ${service} service failed: ${(error as Error).message}`, { service });
+  }
+}
+
+function serviceOf(subject: string): string {
+  return subject.split('.')[1] ?? 'unknown';
+}

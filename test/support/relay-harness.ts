@@ -1,0 +1,111 @@
+import type { INestMicroservice } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { loadConfig } from '@app/config';
+import { createEdgeApp } from '../../apps/edge/src/bootstrap';
+import { EdgeConfig } from '../../apps/edge/src/edge.config';
+import { startTasksService } from '../../apps/tasks/src/bootstrap';
+import { TasksConfig } from '../../apps/tasks/src/tasks.config';
+import { startDirectoryService } from '../../apps/directory/src/bootstrap';
+import { DirectoryConfig } from '../../apps/directory/src/directory.config';
+import { startNotifierService } from '../../apps/notifier/src/bootstrap';
+import { NotifierConfig } from '../../apps/notifier/src/notifier.config';
+import { testDatabaseUrl, testNatsUrl, uniqueSubjectPrefix } from './test-env';
+
+export type ServiceName = 'tasks' | 'directory' | 'notifier';
+
+export interface RelayHarnessOptions {
+  /** Extra environment for every process of this relay. */
+  env?: Record<string, string>;
+  services?: ServiceName[];
+}
+
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+/**
+ * A whole relay inside the test process: the edge on an ephemeral loopback port and each service
+ * as a Nest microservice with its own NATS connection, all under a subject prefix of their own.
+ */
+export class RelayHarness {
+  readonly subjectPrefix = uniqueSubjectPrefix();
+  readonly edges: NestFastifyApplication[] = [];
+  readonly services = new Map<ServiceName, INestMicroservice[]>();
+
+  constructor(private readonly options: RelayHarnessOptions = {}) {}
+
+  static async start(options: RelayHarnessOptions = {}): Promise<RelayHarness> {
+    const harness = new RelayHarness(options);
+    for (const service of options.services ?? ['directory', 'tasks', 'notifier']) {
+      await harness.startService(service);
+    }
+    await harness.startEdge();
+    return harness;
+  }
+
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      NATS_URL: testNatsUrl(),
+      NATS_SUBJECT_PREFIX: this.subjectPrefix,
+      DATABASE_URL: testDatabaseUrl(),
+      RELAY_MIGRATE_ON_START: 'true',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent',
+      RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      NATS_REQUEST_TIMEOUT_MS: '5000',
+      ...this.options.env,
+      ...extra,
+    };
+  }
+
+  get edge(): NestFastifyApplication {
+    return this.edges[0];
+  }
+
+  /** The base URL of the first edge (http://127.0.0.1:<port>). */
+  get url(): string {
+    return this.urlOf(this.edges[0]);
+  }
+
+  urlOf(edge: NestFastifyApplication): string {
+    const address = edge.getHttpServer().address();
+    if (!address || typeof address === 'string') throw new Error('edge is not listening');
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  async startEdge(extra: Record<string, string> = {}): Promise<NestFastifyApplication> {
+    const config = loadConfig(EdgeConfig, this.env({ EDGE_PORT: '0', ...extra }));
+    const app = await createEdgeApp(config);
+    await app.listen(0, '127.0.0.1');
+    const port = (app.getHttpServer().address() as { port: number }).port;
+    config.RELAY_PUBLIC_URL = extra.RELAY_PUBLIC_URL ?? `http://127.0.0.1:${port}`;
+    this.edges.push(app);
+    return app;
+  }
+
+  async startService(service: ServiceName, extra: Record<string, string> = {}): Promise<INestMicroservice> {
+    const env = this.env(extra);
+    let app: INestMicroservice;
+    switch (service) {
+      case 'tasks':
+        app = await startTasksService(loadConfig(TasksConfig, env));
+        break;
+      case 'directory':
+        app = await startDirectoryService(loadConfig(DirectoryConfig, env));
+        break;
+      case 'notifier':
+        app = await startNotifierService(loadConfig(NotifierConfig, env));
+        break;
+    }
+    this.services.set(service, [...(this.services.get(service) ?? []), app]);
+    return app;
+  }
+
+  async stopService(service: ServiceName): Promise<void> {
+    const apps = this.services.get(service) ?? [];
+    this.services.delete(service);
+    await Promise.all(apps.map((app) => app.close()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.edges.splice(0).map((edge) => edge.close()));
+    for (const service of [...this.services.keys()]) await this.stopService(service);
+  }
+}
