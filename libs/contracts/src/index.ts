@@ -5,3 +5,5 @@ export * from './health/health.contract';
 export * from './tasks/thread.model';
 export * from './directory/agent.model';
 export * from './events/task-event.model';
+export * from './events/agent-event.model';
+export * from './notifier/notifier.contract';

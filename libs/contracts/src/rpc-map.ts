@@ -1,10 +1,11 @@
 import type { HealthRpc } from './health/health.contract';
+import type { NotifierRpc } from './notifier/notifier.contract';
 
 /**
  * Every request subject with its request payload and reply type. Both the edge's client and the
  * services' handlers are typed from this map, so a wrong payload is a compile error on both sides.
  */
-export type RpcMap = HealthRpc;
+export type RpcMap = HealthRpc & NotifierRpc;
 
 export type RpcSubject = keyof RpcMap;
 export type RpcRequest<S extends RpcSubject> = RpcMap[S]['request'];

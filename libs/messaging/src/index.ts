@@ -4,3 +4,4 @@ export * from './rpc-exception.filter';
 export * from './rpc-validation.pipe';
 export * from './request-id.interceptor';
 export * from './bootstrap-microservice';
+export * from './jetstream';

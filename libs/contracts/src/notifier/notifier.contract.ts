@@ -1,0 +1,94 @@
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+
+/** Request subjects the notifier answers. */
+export const NOTIFIER_SUBJECTS = {
+  /** Makes a new webhook signing secret for an agent, replacing the previous one. */
+  rotateWebhookSecret: 'relay.notifier.v1.webhook_secret.rotate',
+  /** Lists deliveries, newest first (admin API). */
+  listDeliveries: 'relay.notifier.v1.deliveries.list',
+  /** Sends a delivery again (admin API), whatever its status. */
+  redeliver: 'relay.notifier.v1.deliveries.redeliver',
+} as const;
+
+/** Webhook secrets are `whsec_` + base64 of 24 or more random bytes (Standard Webhooks). */
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+
+export class RotateWebhookSecretRequest {
+  @IsString()
+  @MaxLength(255)
+  @Matches(/^\S+$/, { message: 'handle must be an agent handle' })
+  handle!: string;
+}
+
+export interface RotateWebhookSecretReply {
+  /** Shown once; the notifier keeps it to sign deliveries and never logs it. */
+  webhook_secret: string;
+}
+
+/**
+ * - `pending`: recorded, waiting for its first attempt (or a redelivery);
+ * - `failed`: the last attempt failed, another one is scheduled;
+ * - `succeeded`: a 2xx answer;
+ * - `dead`: out of attempts, or refused (SSRF guard, no target): a dead letter.
+ */
+export const DELIVERY_STATUSES = ['pending', 'failed', 'succeeded', 'dead'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** Where a delivery goes: an agent's webhook, its Slack incoming webhook, or an A2A push config. */
+export const DELIVERY_CHANNELS = ['webhook', 'slack', 'push'] as const;
+export type DeliveryChannel = (typeof DELIVERY_CHANNELS)[number];
+
+export class ListDeliveriesRequest {
+  @IsOptional()
+  @IsIn(DELIVERY_STATUSES)
+  status?: DeliveryStatus;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  task_id?: string;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  limit?: number;
+}
+
+export class RedeliverRequest {
+  @IsUUID()
+  id!: string;
+}
+
+export interface DeliveryView {
+  id: string;
+  /** The task event this delivery comes from. */
+  event_id: string;
+  task_id: string;
+  /** Webhook event name, e.g. `a2a.task.completed`. */
+  event: string;
+  channel: DeliveryChannel;
+  /** Handle of the agent notified. */
+  target_handle: string;
+  /** Scheme and host of the target URL only (the full URL may carry credentials). */
+  target_host: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+export interface ListDeliveriesReply {
+  deliveries: DeliveryView[];
+}
+
+export interface NotifierRpc {
+  [NOTIFIER_SUBJECTS.rotateWebhookSecret]: { request: RotateWebhookSecretRequest; reply: RotateWebhookSecretReply };
+  [NOTIFIER_SUBJECTS.listDeliveries]: { request: ListDeliveriesRequest; reply: ListDeliveriesReply };
+  [NOTIFIER_SUBJECTS.redeliver]: { request: RedeliverRequest; reply: DeliveryView };
+}
