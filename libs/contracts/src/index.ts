@@ -4,6 +4,8 @@ export * from './rpc-map';
 export * from './health/health.contract';
 export * from './tasks/thread.model';
 export * from './directory/agent.model';
+export * from './directory/handle';
+export * from './directory/directory.contract';
 export * from './events/task-event.model';
 export * from './events/agent-event.model';
 export * from './notifier/notifier.contract';

@@ -1,0 +1,275 @@
+import { Transform, Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsEmail,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
+import type { AgentIdentity, AgentPublicProfile } from './agent.model';
+import { API_KEY_DISPLAY_PREFIX_PATTERN, HANDLE_MAX_LENGTH, HANDLE_PATTERN, normalizeHandle, TRUST_PATTERN } from './handle';
+
+/** Request subjects the directory answers. */
+export const DIRECTORY_SUBJECTS = {
+  /** `{api_key}` → the key's agent; `unauthenticated` for a malformed, unknown or revoked key or a disabled agent. */
+  authenticate: 'relay.directory.v1.authenticate',
+  /** `{sender, recipient}` → `{recipient}` when the recipient's trust policy admits the sender. */
+  admit: 'relay.directory.v1.admit',
+  /** Public profile of an enabled agent (agent cards); `agent_not_found` otherwise. */
+  getProfile: 'relay.directory.v1.profiles.get',
+  createAgent: 'relay.directory.v1.agents.create',
+  listAgents: 'relay.directory.v1.agents.list',
+  getAgent: 'relay.directory.v1.agents.get',
+  updateAgent: 'relay.directory.v1.agents.update',
+  disableAgent: 'relay.directory.v1.agents.disable',
+  createKey: 'relay.directory.v1.keys.create',
+  listKeys: 'relay.directory.v1.keys.list',
+  revokeKey: 'relay.directory.v1.keys.revoke',
+  putTrust: 'relay.directory.v1.trust.put',
+  getTrust: 'relay.directory.v1.trust.get',
+} as const;
+
+const HTTP_URL = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
+const HANDLE_MESSAGE = { message: 'handle must be name@org: lowercase letters, digits, ".", "_" or "-"' };
+const TRUST_MESSAGE = { each: true, message: 'each entry must be a handle (name@org) or *@org' };
+
+const lowercaseList = ({ value }: { value: unknown }): unknown => (Array.isArray(value) ? value.map(normalizeHandle) : value);
+
+/** Private and public fields an admin may set on an agent (all optional; `null` clears a field). */
+export class AgentFields {
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  role?: string | null;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string | null;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @IsNotEmpty({ each: true })
+  @MaxLength(64, { each: true })
+  skills?: string[];
+
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
+
+  @IsOptional()
+  @IsEmail({}, { message: 'email must be an email address' })
+  @MaxLength(320)
+  email?: string | null;
+
+  @IsOptional()
+  @IsUrl(HTTP_URL, { message: 'notification_webhook_url must be an http(s) URL' })
+  @MaxLength(2048)
+  notification_webhook_url?: string | null;
+
+  @IsOptional()
+  @IsUrl(HTTP_URL, { message: 'slack_webhook_url must be an http(s) URL' })
+  @MaxLength(2048)
+  slack_webhook_url?: string | null;
+}
+
+export class CreateAgentRequest extends AgentFields {
+  @Transform(({ value }) => normalizeHandle(value))
+  @IsString()
+  @MaxLength(HANDLE_MAX_LENGTH)
+  @Matches(HANDLE_PATTERN, HANDLE_MESSAGE)
+  handle: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  name: string;
+}
+
+/** The body of an update: any agent field, and the name (which cannot be cleared). */
+export class UpdateAgentFields extends AgentFields {
+  @ValidateIf((request: UpdateAgentFields) => request.name !== undefined)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  name?: string;
+}
+
+export class UpdateAgentRequest extends UpdateAgentFields {
+  @Transform(({ value }) => normalizeHandle(value))
+  @IsString()
+  @MaxLength(HANDLE_MAX_LENGTH)
+  handle: string;
+}
+
+export class HandleRequest {
+  @Transform(({ value }) => normalizeHandle(value))
+  @IsString()
+  @MaxLength(HANDLE_MAX_LENGTH)
+  handle: string;
+}
+
+export class AuthenticateRequest {
+  @IsString()
+  @MaxLength(256)
+  api_key: string;
+}
+
+export class AdmitRequest {
+  @Transform(({ value }) => normalizeHandle(value))
+  @IsString()
+  @MaxLength(HANDLE_MAX_LENGTH)
+  sender: string;
+
+  @Transform(({ value }) => normalizeHandle(value))
+  @IsString()
+  @MaxLength(HANDLE_MAX_LENGTH)
+  recipient: string;
+}
+
+export class ListAgentsRequest {
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit?: number;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  cursor?: string;
+
+  @IsOptional()
+  @Transform(({ obj, key }: { obj: Record<string, unknown>; key: string }) =>
+    obj[key] === 'true' ? true : obj[key] === 'false' ? false : obj[key],
+  )
+  @IsBoolean()
+  include_disabled?: boolean;
+}
+
+export class RevokeKeyRequest extends HandleRequest {
+  @IsString()
+  @Matches(API_KEY_DISPLAY_PREFIX_PATTERN, { message: 'prefix must be a key display prefix (ah_live_ and 8 characters)' })
+  prefix: string;
+}
+
+/** A trust policy as an admin writes it (JSON body or the `trust.yaml` file). */
+export class TrustPolicyFields {
+  @IsOptional()
+  @Transform(lowercaseList)
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @IsString({ each: true })
+  @Matches(TRUST_PATTERN, TRUST_MESSAGE)
+  allow?: string[];
+
+  @IsOptional()
+  @Transform(lowercaseList)
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @IsString({ each: true })
+  @Matches(TRUST_PATTERN, TRUST_MESSAGE)
+  block?: string[];
+}
+
+export class PutTrustRequest extends TrustPolicyFields {
+  @Transform(({ value }) => normalizeHandle(value))
+  @IsString()
+  @MaxLength(HANDLE_MAX_LENGTH)
+  handle: string;
+}
+
+/** An agent as the admin API shows it, private fields included. */
+export interface AgentRecord {
+  id: string;
+  handle: string;
+  name: string;
+  role: string | null;
+  description: string | null;
+  skills: string[];
+  metadata: Record<string, unknown>;
+  email: string | null;
+  notification_webhook_url: string | null;
+  slack_webhook_url: string | null;
+  disabled: boolean;
+  disabled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiKeyInfo {
+  /** Display prefix: `ah_live_` and the key's first 8 characters; the key itself is never stored. */
+  prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface CreateAgentReply {
+  agent: AgentRecord;
+  /** Shown once. */
+  api_key: string;
+  key: ApiKeyInfo;
+}
+
+export interface AgentPage {
+  items: AgentRecord[];
+  next_cursor: string | null;
+}
+
+export interface CreateKeyReply {
+  api_key: string;
+  key: ApiKeyInfo;
+}
+
+export interface ApiKeyList {
+  items: ApiKeyInfo[];
+}
+
+export interface TrustPolicy {
+  handle: string;
+  allow: string[];
+  block: string[];
+  /** Null while the agent has never had a policy set (the default: teammates only). */
+  updated_at: string | null;
+}
+
+export interface AdmitReply {
+  recipient: AgentPublicProfile;
+}
+
+/** The public profile behind an agent card. */
+export interface AgentProfile extends AgentPublicProfile {
+  updated_at: string;
+}
+
+/** Why an admission was refused, in `error.data.policy` of `teammate_blocked`. */
+export type AdmissionPolicy = 'blocked' | 'not_allowed';
+
+export interface DirectoryRpc {
+  [DIRECTORY_SUBJECTS.authenticate]: { request: AuthenticateRequest; reply: AgentIdentity };
+  [DIRECTORY_SUBJECTS.admit]: { request: AdmitRequest; reply: AdmitReply };
+  [DIRECTORY_SUBJECTS.getProfile]: { request: HandleRequest; reply: AgentProfile };
+  [DIRECTORY_SUBJECTS.createAgent]: { request: CreateAgentRequest; reply: CreateAgentReply };
+  [DIRECTORY_SUBJECTS.listAgents]: { request: ListAgentsRequest; reply: AgentPage };
+  [DIRECTORY_SUBJECTS.getAgent]: { request: HandleRequest; reply: AgentRecord };
+  [DIRECTORY_SUBJECTS.updateAgent]: { request: UpdateAgentRequest; reply: AgentRecord };
+  [DIRECTORY_SUBJECTS.disableAgent]: { request: HandleRequest; reply: AgentRecord };
+  [DIRECTORY_SUBJECTS.createKey]: { request: HandleRequest; reply: CreateKeyReply };
+  [DIRECTORY_SUBJECTS.listKeys]: { request: HandleRequest; reply: ApiKeyList };
+  [DIRECTORY_SUBJECTS.revokeKey]: { request: RevokeKeyRequest; reply: ApiKeyInfo };
+  [DIRECTORY_SUBJECTS.putTrust]: { request: PutTrustRequest; reply: TrustPolicy };
+  [DIRECTORY_SUBJECTS.getTrust]: { request: HandleRequest; reply: TrustPolicy };
+}
