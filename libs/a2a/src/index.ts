@@ -1,1 +1,6 @@
 export * from './dialect';
+export * from './protojson';
+export * from './mapping';
+export * from './parse';
+export * from './render';
+export * from './params';

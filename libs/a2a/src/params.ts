@@ -1,0 +1,194 @@
+import type { ThreadState } from '@app/contracts';
+import { fromWireState } from './mapping';
+import { invalidParams, isRecord, optionalString, parseArtifacts, parseMessage, type A2aArtifactInput, type A2aMessageInput } from './parse';
+import { normalizeProtoJson } from './protojson';
+
+/**
+ * Typed readers of the standard A2A methods' params, both wire versions. Each takes the raw
+ * `params` of the JSON-RPC envelope, normalizes it from ProtoJSON (camelCase or snake_case) and
+ * throws `invalid_params` naming the offending field.
+ */
+
+export const LIST_PAGE_SIZE_DEFAULT = 50;
+export const LIST_PAGE_SIZE_MAX = 100;
+
+function paramsRecord(params: unknown): Record<string, unknown> {
+  if (params === undefined || params === null) return {};
+  if (!isRecord(params)) throw invalidParams('params', 'must be a JSON object');
+  return normalizeProtoJson(params) as Record<string, unknown>;
+}
+
+/** ProtoJSON int32: a JSON number, or a string of digits. */
+function optionalInt(record: Record<string, unknown>, key: string, field: string, min: number, max: number): number | undefined {
+  const raw = record[key];
+  if (raw === undefined || raw === null) return undefined;
+  const value = typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw invalidParams(field, `must be an integer from ${min} to ${max}`);
+  return value;
+}
+
+function optionalBool(record: Record<string, unknown>, key: string, field: string): boolean | undefined {
+  const value = record[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw invalidParams(field, 'must be a boolean');
+  return value;
+}
+
+function requiredId(record: Record<string, unknown>): string {
+  const id = optionalString(record, 'id', 'id', 255) ?? optionalString(record, 'taskId', 'taskId', 255);
+  if (id === undefined) throw invalidParams('id', 'is required');
+  return id;
+}
+
+function optionalMetadata(record: Record<string, unknown>, field = 'metadata'): Record<string, unknown> | undefined {
+  const value = record.metadata;
+  if (value === undefined || value === null) return undefined;
+  if (!isRecord(value)) throw invalidParams(field, 'must be a JSON object');
+  return value;
+}
+
+export interface SendParams {
+  message: A2aMessageInput;
+  /** v1.0 `returnImmediately: false` / v0.3 `blocking: true`, and the default. */
+  blocking: boolean;
+  historyLength?: number;
+  /** The recipient of a new task on `POST /a2a`: the `recipient` param or `metadata.recipient`. */
+  recipient?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export function parseSendParams(params: unknown): SendParams {
+  const record = paramsRecord(params);
+  const message = parseMessage(record.message);
+  const configuration = record.configuration;
+  if (configuration !== undefined && configuration !== null && !isRecord(configuration)) throw invalidParams('configuration', 'must be a JSON object');
+  const config = (configuration ?? {}) as Record<string, unknown>;
+  const returnImmediately = optionalBool(config, 'returnImmediately', 'configuration.returnImmediately');
+  const blockingFlag = optionalBool(config, 'blocking', 'configuration.blocking');
+  const historyLength = optionalInt(config, 'historyLength', 'configuration.historyLength', 0, 100000);
+  const metadata = optionalMetadata(record);
+  const recipientSource = record.recipient ?? message.metadata?.recipient ?? metadata?.recipient;
+  if (recipientSource !== undefined && recipientSource !== null && typeof recipientSource !== 'string') throw invalidParams('recipient', 'must be an agent handle');
+  const blocking = returnImmediately !== undefined ? !returnImmediately : (blockingFlag ?? true);
+  return {
+    message,
+    blocking,
+    ...(historyLength !== undefined ? { historyLength } : {}),
+    ...(typeof recipientSource === 'string' && recipientSource !== '' ? { recipient: recipientSource } : {}),
+    ...(metadata !== undefined ? { metadata } : {}),
+  };
+}
+
+export interface GetParams {
+  id: string;
+  historyLength?: number;
+}
+
+export function parseGetParams(params: unknown): GetParams {
+  const record = paramsRecord(params);
+  const historyLength = optionalInt(record, 'historyLength', 'historyLength', 0, 100000);
+  return { id: requiredId(record), ...(historyLength !== undefined ? { historyLength } : {}) };
+}
+
+export interface ListParams {
+  pageSize: number;
+  pageToken?: string;
+  contextId?: string;
+  status?: ThreadState;
+  statusTimestampAfter?: string;
+  historyLength?: number;
+  includeArtifacts: boolean;
+}
+
+export function parseListParams(params: unknown): ListParams {
+  const record = paramsRecord(params);
+  const pageSize = optionalInt(record, 'pageSize', 'pageSize', 0, LIST_PAGE_SIZE_MAX);
+  const pageToken = optionalString(record, 'pageToken', 'pageToken', 1024);
+  const contextId = optionalString(record, 'contextId', 'contextId', 255);
+  const status = fromWireState(record.status, 'status');
+  const after = optionalString(record, 'statusTimestampAfter', 'statusTimestampAfter', 64);
+  let statusTimestampAfter: string | undefined;
+  if (after !== undefined) {
+    const time = Date.parse(after);
+    if (!/^\d{4}-\d{2}-\d{2}T/.test(after) || Number.isNaN(time)) throw invalidParams('statusTimestampAfter', 'must be an RFC 3339 timestamp');
+    statusTimestampAfter = new Date(time).toISOString();
+  }
+  const historyLength = optionalInt(record, 'historyLength', 'historyLength', 0, 100000);
+  return {
+    pageSize: pageSize === undefined || pageSize === 0 ? LIST_PAGE_SIZE_DEFAULT : pageSize,
+    ...(pageToken !== undefined ? { pageToken } : {}),
+    ...(contextId !== undefined ? { contextId } : {}),
+    ...(status !== undefined ? { status } : {}),
+    ...(statusTimestampAfter !== undefined ? { statusTimestampAfter } : {}),
+    ...(historyLength !== undefined ? { historyLength } : {}),
+    includeArtifacts: optionalBool(record, 'includeArtifacts', 'includeArtifacts') ?? false,
+  };
+}
+
+export interface CancelParams {
+  id: string;
+  metadata?: Record<string, unknown>;
+}
+
+export function parseCancelParams(params: unknown): CancelParams {
+  const record = paramsRecord(params);
+  const metadata = optionalMetadata(record);
+  return { id: requiredId(record), ...(metadata !== undefined ? { metadata } : {}) };
+}
+
+/**
+ * A status message of the agent-side methods: a full A2A Message, or (as seed 003's example
+ * shows) a bare string.
+ */
+function statusMessage(value: unknown, field: string): A2aMessageInput | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return { parts: [{ kind: 'text', text: value }], body: value };
+  return parseMessage(value, field);
+}
+
+export interface CompleteParams {
+  id: string;
+  artifacts: A2aArtifactInput[];
+  message?: A2aMessageInput;
+}
+
+/** `tasks/complete` / `CompleteTask` (seed 003): the recipient completes, with artifacts. */
+export function parseCompleteParams(params: unknown): CompleteParams {
+  const record = paramsRecord(params);
+  const status = record.status;
+  const message = statusMessage(record.message, 'message') ?? (isRecord(status) ? statusMessage(status.message, 'status.message') : undefined);
+  return { id: requiredId(record), artifacts: parseArtifacts(record.artifacts, 'artifacts'), ...(message !== undefined ? { message } : {}) };
+}
+
+/** The states an agent may report with `UpdateStatus`. */
+export type ReportedState = 'accepted' | 'input_required' | 'completed' | 'failed' | 'rejected';
+const REPORTABLE: readonly ThreadState[] = ['accepted', 'input_required', 'completed', 'failed', 'rejected'];
+
+export interface UpdateStatusParams {
+  id: string;
+  /** The state the report implies; undefined for a progress report without a state. */
+  state?: ReportedState;
+  message?: A2aMessageInput;
+  artifacts: A2aArtifactInput[];
+}
+
+/** `tasks/updateStatus` / `UpdateStatus` (seed 003): the recipient reports progress. */
+export function parseUpdateStatusParams(params: unknown): UpdateStatusParams {
+  const record = paramsRecord(params);
+  const status = record.status;
+  if (status !== undefined && status !== null && !isRecord(status)) throw invalidParams('status', 'must be a TaskStatus object');
+  const statusRecord = (status ?? {}) as Record<string, unknown>;
+  const state = fromWireState(statusRecord.state ?? record.state, status ? 'status.state' : 'state');
+  if (state !== undefined && !REPORTABLE.includes(state)) {
+    throw invalidParams(status ? 'status.state' : 'state', 'must be working, input-required, completed, failed or rejected');
+  }
+  const message = statusMessage(statusRecord.message, 'status.message') ?? statusMessage(record.message, 'message');
+  const artifacts = parseArtifacts(record.artifacts, 'artifacts');
+  if (state === undefined && message === undefined && artifacts.length === 0) throw invalidParams('status', 'needs a state, a message or artifacts');
+  return {
+    id: requiredId(record),
+    ...(state !== undefined ? { state: state as ReportedState } : {}),
+    ...(message !== undefined ? { message } : {}),
+    artifacts,
+  };
+}

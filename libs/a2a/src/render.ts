@@ -1,0 +1,152 @@
+import type { ArtifactView, MessageView, PartView, ThreadView } from '@app/contracts';
+import type { WireVersion } from './dialect';
+import { toWireRole, toWireState } from './mapping';
+
+export type Json = Record<string, unknown>;
+
+/** Default aggregate size of the histories on one ListTasks page (seed 001: 4 MiB). */
+export const LIST_HISTORY_BUDGET_BYTES = 4 * 1024 * 1024;
+
+export interface RenderTaskOptions {
+  /** undefined: every message the view holds; 0: no history; N: the N most recent. */
+  historyLength?: number;
+  /** false leaves `artifacts` out entirely (ListTasks default). */
+  includeArtifacts?: boolean;
+  /** Flags a task whose history was dropped to stay inside a page's history budget. */
+  historyTruncated?: boolean;
+}
+
+function withMetadata(target: Json, metadata: Record<string, unknown> | undefined): Json {
+  if (metadata && Object.keys(metadata).length > 0) target.metadata = metadata;
+  return target;
+}
+
+export function renderPart(part: PartView, version: WireVersion): Json {
+  if (version === '0.3') {
+    switch (part.kind) {
+      case 'text':
+        return withMetadata({ kind: 'text', text: part.text }, part.metadata);
+      case 'data':
+        return withMetadata({ kind: 'data', data: part.data }, part.metadata);
+      case 'file': {
+        const file: Json = {};
+        if (part.file.name !== undefined) file.name = part.file.name;
+        if (part.file.mime_type !== undefined) file.mimeType = part.file.mime_type;
+        if (part.file.bytes !== undefined) file.bytes = part.file.bytes;
+        else if (part.file.uri !== undefined) file.uri = part.file.uri;
+        return withMetadata({ kind: 'file', file }, part.metadata);
+      }
+    }
+  }
+  switch (part.kind) {
+    case 'text':
+      return withMetadata({ text: part.text }, part.metadata);
+    case 'data':
+      return withMetadata({ data: part.data }, part.metadata);
+    case 'file': {
+      const rendered: Json = part.file.bytes !== undefined ? { raw: part.file.bytes } : { url: part.file.uri };
+      if (part.file.name !== undefined) rendered.filename = part.file.name;
+      if (part.file.mime_type !== undefined) rendered.mediaType = part.file.mime_type;
+      return withMetadata(rendered, part.metadata);
+    }
+  }
+}
+
+/** A thread message as an A2A Message: body as the first text part, payload as metadata. */
+export function renderMessage(message: MessageView, thread: Pick<ThreadView, 'id' | 'context_id'>, version: WireVersion): Json {
+  const parts: PartView[] = message.parts.length > 0 ? message.parts : [{ kind: 'text', text: message.body }];
+  const rendered: Json = {
+    ...(version === '0.3' ? { kind: 'message' } : {}),
+    messageId: message.id,
+    contextId: thread.context_id,
+    taskId: thread.id,
+    role: toWireRole(message.author, version),
+    parts: parts.map((part) => renderPart(part, version)),
+  };
+  return withMetadata(rendered, message.payload);
+}
+
+/**
+ * An artifact as an A2A Artifact: standard artifacts exactly as they were given; the AgentRelay
+ * typed artifacts (file_diff, link, …) as one data part holding `{type, ...fields}`.
+ */
+export function renderArtifact(artifact: ArtifactView, version: WireVersion): Json {
+  const rendered: Json = { artifactId: artifact.artifact_id };
+  const name = artifact.name ?? artifact.type;
+  if (name !== null) rendered.name = name;
+  if (artifact.description !== null) rendered.description = artifact.description;
+  const parts: PartView[] = artifact.type !== null && artifact.parts.length === 0 ? [{ kind: 'data', data: { type: artifact.type, ...artifact.fields } }] : artifact.parts;
+  rendered.parts = parts.map((part) => renderPart(part, version));
+  return withMetadata(rendered, artifact.metadata);
+}
+
+/** The `relay` member of a task's metadata: what a vanilla A2A client cannot see otherwise. */
+function relayMetadata(thread: ThreadView, historyTruncated: boolean): Json {
+  return {
+    intent: thread.intent,
+    proposed_action: thread.proposed_action,
+    sender: thread.sender.handle,
+    recipient: thread.recipient.handle,
+    ...(historyTruncated ? { historyTruncated: true } : {}),
+  };
+}
+
+function selectHistory(messages: MessageView[], historyLength: number | undefined): MessageView[] | undefined {
+  if (historyLength === 0) return undefined;
+  if (historyLength === undefined || historyLength >= messages.length) return messages;
+  return messages.slice(messages.length - historyLength);
+}
+
+/** A handoff thread as an A2A Task of the given wire version (not wrapped). */
+export function renderTask(thread: ThreadView, version: WireVersion, options: RenderTaskOptions = {}): Json {
+  const latest = thread.messages.at(-1);
+  const status: Json = { state: toWireState(thread.state, version), timestamp: thread.status_timestamp };
+  if (latest) status.message = renderMessage(latest, thread, version);
+  const task: Json = {
+    ...(version === '0.3' ? { kind: 'task' } : {}),
+    id: thread.id,
+    contextId: thread.context_id,
+    status,
+  };
+  const history = options.historyTruncated ? undefined : selectHistory(thread.messages, options.historyLength);
+  if (history !== undefined) task.history = history.map((message) => renderMessage(message, thread, version));
+  if (options.includeArtifacts !== false && thread.artifacts.length > 0) task.artifacts = thread.artifacts.map((artifact) => renderArtifact(artifact, version));
+  task.metadata = { ...thread.metadata, relay: relayMetadata(thread, options.historyTruncated === true) };
+  return task;
+}
+
+/** The result of message/send / SendMessage: a bare v0.3 Task, or v1.0 `{task}`. */
+export function renderSendResult(thread: ThreadView, version: WireVersion, options: RenderTaskOptions = {}): Json {
+  const task = renderTask(thread, version, options);
+  return version === '1.0' ? { task } : task;
+}
+
+export interface TaskPageInput {
+  threads: ThreadView[];
+  nextPageToken: string | null;
+  pageSize: number;
+  totalSize: number;
+}
+
+/**
+ * A ListTasks result. Histories share one byte budget per page: a task whose history would
+ * overflow it is sent without history and flagged `metadata.relay.historyTruncated: true`.
+ */
+export function renderTaskPage(
+  page: TaskPageInput,
+  version: WireVersion,
+  options: { historyLength?: number; includeArtifacts?: boolean; historyBudgetBytes?: number } = {},
+): Json {
+  let remaining = options.historyBudgetBytes ?? LIST_HISTORY_BUDGET_BYTES;
+  const tasks = page.threads.map((thread) => {
+    const rendered = renderTask(thread, version, { historyLength: options.historyLength, includeArtifacts: options.includeArtifacts ?? false });
+    if (rendered.history === undefined) return rendered;
+    const size = Buffer.byteLength(JSON.stringify(rendered.history));
+    if (size <= remaining) {
+      remaining -= size;
+      return rendered;
+    }
+    return renderTask(thread, version, { historyLength: options.historyLength, includeArtifacts: options.includeArtifacts ?? false, historyTruncated: true });
+  });
+  return { tasks, nextPageToken: page.nextPageToken ?? '', pageSize: page.pageSize, totalSize: page.totalSize };
+}
