@@ -12,7 +12,7 @@ export async function createEdgeApp(config: EdgeConfig): Promise<NestFastifyAppl
   const logger = new PinoNestLogger(createRootLogger('edge', config.LOG_LEVEL));
   const adapter = new FastifyAdapter({
     bodyLimit: MAX_BODY_BYTES,
-    ignoreTrailingSlash: true,
+    routerOptions: { ignoreTrailingSlash: true },
     genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => sanitizeRequestId(request.headers[REQUEST_ID_HEADER]) ?? randomUUID(),
   });
   const app = await NestFactory.create<NestFastifyApplication>(EdgeModule.forRoot(config), adapter, { logger, bufferLogs: true });

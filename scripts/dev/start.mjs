@@ -1,0 +1,76 @@
+// `npm start`: installs, builds, prepares the database and runs the four services as one
+// supervised group. A service that crashes is restarted (with backoff); one that keeps crashing
+// stops the group with its error shown. Ctrl-C (or SIGTERM) stops everything gracefully.
+import { execSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+
+const SERVICES = ['directory', 'tasks', 'notifier', 'edge'];
+const MAX_RESTARTS = 5;
+const RESTART_WINDOW_MS = 60_000;
+
+function run(command) {
+  execSync(command, { stdio: 'inherit' });
+}
+
+run('node scripts/dev/ensure-deps.mjs');
+console.log('Building…');
+run('npm run --silent build');
+console.log('Preparing the database…');
+run('node dist/scripts/migrate.js');
+
+const env = { ...process.env, RELAY_MIGRATE_ON_START: process.env.RELAY_MIGRATE_ON_START ?? 'false' };
+if (!env.RELAY_ADMIN_TOKEN) {
+  env.RELAY_ADMIN_TOKEN = `dev_${randomBytes(24).toString('base64url')}`;
+  console.log(`\nRELAY_ADMIN_TOKEN was not set; generated one for this run (shown once):\n  ${env.RELAY_ADMIN_TOKEN}\n`);
+}
+
+const children = new Map();
+const crashes = new Map();
+let stopping = false;
+
+function start(service) {
+  const child = spawn(process.execPath, ['--enable-source-maps', `dist/apps/${service}/src/main.js`], { env, stdio: 'inherit' });
+  children.set(service, child);
+  child.on('exit', (code, signal) => {
+    children.delete(service);
+    if (stopping) {
+      if (children.size === 0) process.exit(0);
+      return;
+    }
+    const now = Date.now();
+    const recent = (crashes.get(service) ?? []).filter((at) => now - at < RESTART_WINDOW_MS);
+    recent.push(now);
+    crashes.set(service, recent);
+    if (recent.length > MAX_RESTARTS) {
+      console.error(`[supervisor] ${service} exited ${recent.length} times within a minute (last: code ${code}, signal ${signal}); stopping the relay.`);
+      stop(1);
+      return;
+    }
+    const delay = Math.min(200 * 2 ** (recent.length - 1), 5000);
+    console.error(`[supervisor] ${service} exited (code ${code}, signal ${signal}); restarting in ${delay} ms`);
+    setTimeout(() => !stopping && start(service), delay);
+  });
+}
+
+function stop(exitCode = 0) {
+  if (stopping) return;
+  stopping = true;
+  process.exitCode = exitCode;
+  for (const child of children.values()) child.kill('SIGTERM');
+  setTimeout(() => {
+    for (const child of children.values()) child.kill('SIGKILL');
+    process.exit(exitCode);
+  }, 10_000).unref();
+  if (children.size === 0) process.exit(exitCode);
+}
+
+process.on('exit', () => {
+  for (const child of children.values()) child.kill('SIGTERM');
+});
+process.on('SIGINT', () => stop(0));
+process.on('SIGTERM', () => stop(0));
+
+for (const service of SERVICES) start(service);
+const port = env.EDGE_PORT || '8080';
+const host = env.EDGE_HOST || '127.0.0.1';
+console.log(`[supervisor] started ${SERVICES.join(', ')}; the edge listens on http://${host}:${port} (Ctrl-C stops all)`);
