@@ -2,6 +2,10 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { defaultInstanceId, healthControllerFor, INSTANCE_ID, serviceTypeOrmRoot } from '@app/database';
 import { DirectoryConfig } from './directory.config';
 import { directoryDataSourceOptions } from './database/data-source';
+import { AgentsService } from './agents/agents.service';
+import { DirectoryController } from './directory.controller';
+import { AgentEventsPublisher } from './events/agent-events.publisher';
+import { TrustService } from './trust/trust.service';
 
 @Module({})
 export class DirectoryModule {
@@ -9,10 +13,13 @@ export class DirectoryModule {
     return {
       module: DirectoryModule,
       imports: [serviceTypeOrmRoot(directoryDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START)],
-      controllers: [healthControllerFor('directory')],
+      controllers: [healthControllerFor('directory'), DirectoryController],
       providers: [
         { provide: DirectoryConfig, useValue: config },
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
+        AgentEventsPublisher,
+        AgentsService,
+        TrustService,
       ],
     };
   }

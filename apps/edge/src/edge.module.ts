@@ -1,4 +1,5 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { AdminModule } from './admin/admin.module';
 import { EdgeConfig } from './edge.config';
 import { HealthModule } from './health/health.module';
 import { MessagingModule } from './messaging/messaging.module';
@@ -9,7 +10,7 @@ export class EdgeModule {
   static forRoot(config: EdgeConfig): DynamicModule {
     return {
       module: EdgeModule,
-      imports: [MessagingModule, HealthModule],
+      imports: [MessagingModule, HealthModule, AdminModule],
       providers: [{ provide: EdgeConfig, useValue: config }],
       exports: [EdgeConfig],
     };

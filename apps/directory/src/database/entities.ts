@@ -1,2 +1,6 @@
+import { AgentEntity } from '../agents/agent.entity';
+import { ApiKeyEntity } from '../agents/api-key.entity';
+import { TrustPolicyEntity } from '../trust/trust-policy.entity';
+
 /** Every entity of the directory schema. */
-export const DIRECTORY_ENTITIES: Array<new () => object> = [];
+export const DIRECTORY_ENTITIES: Array<new () => object> = [AgentEntity, ApiKeyEntity, TrustPolicyEntity];

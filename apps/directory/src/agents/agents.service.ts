@@ -1,0 +1,216 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, IsNull, MoreThan, QueryFailedError, type EntityManager, type FindOptionsWhere } from 'typeorm';
+import {
+  isValidHandle,
+  orgOf,
+  RelayError,
+  type AgentIdentity,
+  type AgentPage,
+  type AgentProfile,
+  type AgentPublicProfile,
+  type AgentRecord,
+  type ApiKeyInfo,
+  type ApiKeyList,
+  type CreateAgentReply,
+  type CreateAgentRequest,
+  type CreateKeyReply,
+  type ListAgentsRequest,
+  type UpdateAgentRequest,
+} from '@app/contracts';
+import { AgentEventsPublisher } from '../events/agent-events.publisher';
+import { AgentEntity } from './agent.entity';
+import { ApiKeyEntity } from './api-key.entity';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from './api-keys';
+
+const DEFAULT_PAGE_SIZE = 50;
+
+export function toAgentRecord(agent: AgentEntity): AgentRecord {
+  return {
+    id: agent.id,
+    handle: agent.handle,
+    name: agent.name,
+    role: agent.role,
+    description: agent.description,
+    skills: agent.skills,
+    metadata: agent.metadata,
+    email: agent.email,
+    notification_webhook_url: agent.notificationWebhookUrl,
+    slack_webhook_url: agent.slackWebhookUrl,
+    disabled: agent.disabledAt !== null,
+    disabled_at: agent.disabledAt?.toISOString() ?? null,
+    created_at: agent.createdAt.toISOString(),
+    updated_at: agent.updatedAt.toISOString(),
+  };
+}
+
+export function toIdentity(agent: AgentEntity): AgentIdentity {
+  return { id: agent.id, handle: agent.handle, name: agent.name, role: agent.role, org: orgOf(agent.handle) };
+}
+
+export function toPublicProfile(agent: AgentEntity): AgentPublicProfile {
+  return { ...toIdentity(agent), description: agent.description, skills: agent.skills, metadata: agent.metadata };
+}
+
+function toKeyInfo(key: ApiKeyEntity): ApiKeyInfo {
+  return { prefix: key.prefix, created_at: key.createdAt.toISOString(), revoked_at: key.revokedAt?.toISOString() ?? null };
+}
+
+function uniqueSkills(skills: string[] | undefined): string[] {
+  return [...new Set((skills ?? []).map((skill) => skill.trim()).filter((skill) => skill.length > 0))];
+}
+
+function isUniqueViolation(error: unknown, constraint: string): boolean {
+  if (!(error instanceof QueryFailedError)) return false;
+  const driverError = error.driverError as { code?: string; constraint?: string };
+  return driverError.code === '23505' && driverError.constraint === constraint;
+}
+
+function encodeCursor(handle: string): string {
+  return Buffer.from(handle, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  const handle = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!isValidHandle(handle)) throw new RelayError('invalid_params', 'cursor: not a cursor from a previous page', { field: 'cursor' });
+  return handle;
+}
+
+/** Agents and their API keys. */
+@Injectable()
+export class AgentsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(AgentEventsPublisher) private readonly events: AgentEventsPublisher,
+  ) {}
+
+  async authenticate(apiKey: string): Promise<AgentIdentity> {
+    if (!isWellFormedApiKey(apiKey)) throw new RelayError('unauthenticated');
+    const hash = hashApiKey(apiKey);
+    const key = await this.dataSource.getRepository(ApiKeyEntity).findOne({ where: { keyHash: hash }, relations: { agent: true } });
+    if (!key || !sameDigest(key.keyHash, hash) || key.revokedAt !== null || !key.agent || key.agent.disabledAt !== null) {
+      throw new RelayError('unauthenticated');
+    }
+    return toIdentity(key.agent);
+  }
+
+  async create(request: CreateAgentRequest): Promise<CreateAgentReply> {
+    const generated = generateApiKey();
+    let created: { agent: AgentEntity; key: ApiKeyEntity };
+    try {
+      created = await this.dataSource.transaction(async (manager) => {
+        const agent = await manager.getRepository(AgentEntity).save(
+          manager.getRepository(AgentEntity).create({
+            handle: request.handle,
+            name: request.name,
+            role: request.role ?? null,
+            description: request.description ?? null,
+            skills: uniqueSkills(request.skills),
+            metadata: request.metadata ?? {},
+            email: request.email ?? null,
+            notificationWebhookUrl: request.notification_webhook_url ?? null,
+            slackWebhookUrl: request.slack_webhook_url ?? null,
+            disabledAt: null,
+          }),
+        );
+        const key = await manager.getRepository(ApiKeyEntity).save(
+          manager.getRepository(ApiKeyEntity).create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }),
+        );
+        return { agent, key };
+      });
+    } catch (error) {
+      if (isUniqueViolation(error, 'agents_handle_key')) throw new RelayError('handle_taken', `The handle ${request.handle} is already registered`, { field: 'handle' });
+      throw error;
+    }
+    await this.events.agentChanged(created.agent);
+    return { agent: toAgentRecord(created.agent), api_key: generated.key, key: toKeyInfo(created.key) };
+  }
+
+  async list(request: ListAgentsRequest): Promise<AgentPage> {
+    const limit = request.limit ?? DEFAULT_PAGE_SIZE;
+    const where: FindOptionsWhere<AgentEntity> = {};
+    if (request.cursor) where.handle = MoreThan(decodeCursor(request.cursor));
+    if (!request.include_disabled) where.disabledAt = IsNull();
+    const rows = await this.dataSource.getRepository(AgentEntity).find({ where, order: { handle: 'ASC' }, take: limit + 1 });
+    const items = rows.slice(0, limit);
+    return { items: items.map(toAgentRecord), next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1].handle) : null };
+  }
+
+  async get(handle: string): Promise<AgentRecord> {
+    return toAgentRecord(await this.findAgent(this.dataSource.manager, handle));
+  }
+
+  /** The public profile of an enabled agent; unknown and disabled agents are both `agent_not_found`. */
+  async profile(handle: string): Promise<AgentProfile> {
+    const agent = await this.dataSource.getRepository(AgentEntity).findOne({ where: { handle, disabledAt: IsNull() } });
+    if (!agent) throw new RelayError('agent_not_found', `No agent with the handle ${handle}`);
+    return { ...toPublicProfile(agent), updated_at: agent.updatedAt.toISOString() };
+  }
+
+  async update(request: UpdateAgentRequest): Promise<AgentRecord> {
+    const agent = await this.dataSource.transaction(async (manager) => {
+      const current = await this.findAgent(manager, request.handle, true);
+      if (request.name !== undefined) current.name = request.name;
+      if (request.role !== undefined) current.role = request.role;
+      if (request.description !== undefined) current.description = request.description;
+      if (request.skills !== undefined) current.skills = uniqueSkills(request.skills);
+      if (request.metadata !== undefined) current.metadata = request.metadata;
+      if (request.email !== undefined) current.email = request.email;
+      if (request.notification_webhook_url !== undefined) current.notificationWebhookUrl = request.notification_webhook_url;
+      if (request.slack_webhook_url !== undefined) current.slackWebhookUrl = request.slack_webhook_url;
+      current.updatedAt = new Date();
+      return manager.getRepository(AgentEntity).save(current);
+    });
+    await this.events.agentChanged(agent);
+    return toAgentRecord(agent);
+  }
+
+  /** Disables an agent: its keys are revoked at once; its threads stay where they are. */
+  async disable(handle: string): Promise<AgentRecord> {
+    const { agent, changed } = await this.dataSource.transaction(async (manager) => {
+      const current = await this.findAgent(manager, handle, true);
+      if (current.disabledAt !== null) return { agent: current, changed: false };
+      const now = new Date();
+      current.disabledAt = now;
+      current.updatedAt = now;
+      await manager.getRepository(ApiKeyEntity).update({ agentId: current.id, revokedAt: IsNull() }, { revokedAt: now });
+      return { agent: await manager.getRepository(AgentEntity).save(current), changed: true };
+    });
+    if (changed) await this.events.agentChanged(agent);
+    return toAgentRecord(agent);
+  }
+
+  async createKey(handle: string): Promise<CreateKeyReply> {
+    const generated = generateApiKey();
+    const key = await this.dataSource.transaction(async (manager) => {
+      const agent = await this.findAgent(manager, handle, true);
+      if (agent.disabledAt !== null) throw new RelayError('agent_disabled', `The agent ${handle} is disabled`);
+      const repository = manager.getRepository(ApiKeyEntity);
+      return repository.save(repository.create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }));
+    });
+    return { api_key: generated.key, key: toKeyInfo(key) };
+  }
+
+  async listKeys(handle: string): Promise<ApiKeyList> {
+    const agent = await this.findAgent(this.dataSource.manager, handle);
+    const keys = await this.dataSource.getRepository(ApiKeyEntity).find({ where: { agentId: agent.id }, order: { createdAt: 'ASC' } });
+    return { items: keys.map(toKeyInfo) };
+  }
+
+  async revokeKey(handle: string, prefix: string): Promise<ApiKeyInfo> {
+    return this.dataSource.transaction(async (manager) => {
+      const agent = await this.findAgent(manager, handle);
+      const repository = manager.getRepository(ApiKeyEntity);
+      const key = await repository.findOne({ where: { agentId: agent.id, prefix }, lock: { mode: 'pessimistic_write' } });
+      if (!key || key.revokedAt !== null) throw new RelayError('key_not_found', `The agent ${handle} has no active key ${prefix}`);
+      key.revokedAt = new Date();
+      return toKeyInfo(await repository.save(key));
+    });
+  }
+
+  async findAgent(manager: EntityManager, handle: string, forUpdate = false): Promise<AgentEntity> {
+    const agent = await manager.getRepository(AgentEntity).findOne({ where: { handle }, ...(forUpdate ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    if (!agent) throw new RelayError('agent_not_found', `No agent with the handle ${handle}`);
+    return agent;
+  }
+}

@@ -1,0 +1,99 @@
+import { Controller, Inject } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import {
+  AdmitRequest,
+  AuthenticateRequest,
+  CreateAgentRequest,
+  DIRECTORY_SUBJECTS,
+  HandleRequest,
+  ListAgentsRequest,
+  PutTrustRequest,
+  RevokeKeyRequest,
+  UpdateAgentRequest,
+  type AdmitReply,
+  type AgentIdentity,
+  type AgentPage,
+  type AgentProfile,
+  type AgentRecord,
+  type ApiKeyInfo,
+  type ApiKeyList,
+  type CreateAgentReply,
+  type CreateKeyReply,
+  type TrustPolicy,
+} from '@app/contracts';
+import { AgentsService } from './agents/agents.service';
+import { TrustService } from './trust/trust.service';
+
+/** The directory's NATS subjects; thin over the services. */
+@Controller()
+export class DirectoryController {
+  constructor(
+    @Inject(AgentsService) private readonly agents: AgentsService,
+    @Inject(TrustService) private readonly trust: TrustService,
+  ) {}
+
+  @MessagePattern(DIRECTORY_SUBJECTS.authenticate)
+  authenticate(@Payload() request: AuthenticateRequest): Promise<AgentIdentity> {
+    return this.agents.authenticate(request.api_key);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.admit)
+  admit(@Payload() request: AdmitRequest): Promise<AdmitReply> {
+    return this.trust.admit(request.sender, request.recipient);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.getProfile)
+  profile(@Payload() request: HandleRequest): Promise<AgentProfile> {
+    return this.agents.profile(request.handle);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.createAgent)
+  createAgent(@Payload() request: CreateAgentRequest): Promise<CreateAgentReply> {
+    return this.agents.create(request);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.listAgents)
+  listAgents(@Payload() request: ListAgentsRequest): Promise<AgentPage> {
+    return this.agents.list(request);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.getAgent)
+  getAgent(@Payload() request: HandleRequest): Promise<AgentRecord> {
+    return this.agents.get(request.handle);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.updateAgent)
+  updateAgent(@Payload() request: UpdateAgentRequest): Promise<AgentRecord> {
+    return this.agents.update(request);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.disableAgent)
+  disableAgent(@Payload() request: HandleRequest): Promise<AgentRecord> {
+    return this.agents.disable(request.handle);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.createKey)
+  createKey(@Payload() request: HandleRequest): Promise<CreateKeyReply> {
+    return this.agents.createKey(request.handle);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.listKeys)
+  listKeys(@Payload() request: HandleRequest): Promise<ApiKeyList> {
+    return this.agents.listKeys(request.handle);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.revokeKey)
+  revokeKey(@Payload() request: RevokeKeyRequest): Promise<ApiKeyInfo> {
+    return this.agents.revokeKey(request.handle, request.prefix);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.putTrust)
+  putTrust(@Payload() request: PutTrustRequest): Promise<TrustPolicy> {
+    return this.trust.put(request);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.getTrust)
+  getTrust(@Payload() request: HandleRequest): Promise<TrustPolicy> {
+    return this.trust.get(request.handle);
+  }
+}

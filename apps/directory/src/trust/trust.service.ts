@@ -1,0 +1,55 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { RelayError, type AdmitReply, type PutTrustRequest, type TrustPolicy } from '@app/contracts';
+import { AgentEntity } from '../agents/agent.entity';
+import { AgentsService, toPublicProfile } from '../agents/agents.service';
+import { decideAdmission } from './admission';
+import { TrustPolicyEntity } from './trust-policy.entity';
+
+function uniqueEntries(entries: string[] | undefined): string[] {
+  return [...new Set(entries ?? [])];
+}
+
+/** Trust policies (allow / block lists) and the admission decision made from them. */
+@Injectable()
+export class TrustService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(AgentsService) private readonly agents: AgentsService,
+  ) {}
+
+  async admit(sender: string, recipient: string): Promise<AdmitReply> {
+    const agent = await this.dataSource.getRepository(AgentEntity).findOne({ where: { handle: recipient } });
+    if (!agent || agent.disabledAt !== null) {
+      throw new RelayError('recipient_not_found', `No agent with the handle ${recipient}`, { recipient });
+    }
+    const policy = await this.dataSource.getRepository(TrustPolicyEntity).findOne({ where: { agentId: agent.id } });
+    const decision = decideAdmission(sender, recipient, policy);
+    if (!decision.admitted) {
+      const message = decision.policy === 'blocked' ? `${recipient} has blocked ${sender}` : `${recipient} does not admit senders outside its org unless allowed`;
+      throw new RelayError('teammate_blocked', message, { policy: decision.policy, recipient });
+    }
+    return { recipient: toPublicProfile(agent) };
+  }
+
+  async get(handle: string): Promise<TrustPolicy> {
+    const agent = await this.agents.findAgent(this.dataSource.manager, handle);
+    const policy = await this.dataSource.getRepository(TrustPolicyEntity).findOne({ where: { agentId: agent.id } });
+    return { handle: agent.handle, allow: policy?.allow ?? [], block: policy?.block ?? [], updated_at: policy?.updatedAt.toISOString() ?? null };
+  }
+
+  /** Replaces the whole policy: a list left out is emptied. */
+  async put(request: PutTrustRequest): Promise<TrustPolicy> {
+    return this.dataSource.transaction(async (manager) => {
+      const agent = await this.agents.findAgent(manager, request.handle);
+      const repository = manager.getRepository(TrustPolicyEntity);
+      await repository.upsert(
+        { agentId: agent.id, allow: uniqueEntries(request.allow), block: uniqueEntries(request.block), updatedAt: new Date() },
+        ['agentId'],
+      );
+      const policy = await repository.findOneOrFail({ where: { agentId: agent.id } });
+      return { handle: agent.handle, allow: policy.allow, block: policy.block, updated_at: policy.updatedAt.toISOString() };
+    });
+  }
+}

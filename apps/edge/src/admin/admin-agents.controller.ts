@@ -1,0 +1,122 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Logger, Param, Patch, Post, Put, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import {
+  CreateAgentRequest,
+  DIRECTORY_SUBJECTS,
+  ListAgentsRequest,
+  normalizeHandle,
+  NOTIFIER_SUBJECTS,
+  RelayError,
+  UpdateAgentFields,
+  type AgentPage,
+  type AgentRecord,
+  type ApiKeyInfo,
+  type ApiKeyList,
+  type CreateAgentReply,
+  type CreateKeyReply,
+  type TrustPolicy,
+} from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
+import { TrustPolicyBody } from './admin.dto';
+
+export interface RegisteredAgent extends CreateAgentReply {
+  /** The agent's webhook signing secret, shown once (null when the notifier could not be reached). */
+  webhook_secret: string | null;
+}
+
+function handleParam(value: string): string {
+  return normalizeHandle(decodeURIComponent(value)) as string;
+}
+
+/** The admin API over the directory (agents, keys, trust). Thin: validation here, rules in the directory. */
+@Controller('admin/agents')
+@UseGuards(AdminTokenGuard)
+@UseFilters(AdminExceptionFilter)
+@UsePipes(AdminValidationPipe)
+export class AdminAgentsController {
+  private readonly logger = new Logger(AdminAgentsController.name);
+
+  constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
+
+  @Post()
+  @HttpCode(201)
+  async create(@Body() body: CreateAgentRequest): Promise<RegisteredAgent> {
+    const created = await this.rpc.request(DIRECTORY_SUBJECTS.createAgent, body);
+    return { ...created, webhook_secret: await this.rotateWebhookSecret(created.agent.handle, false) };
+  }
+
+  @Get()
+  list(@Query() query: ListAgentsRequest): Promise<AgentPage> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.listAgents, query);
+  }
+
+  @Get(':handle')
+  get(@Param('handle') handle: string): Promise<AgentRecord> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: handleParam(handle) });
+  }
+
+  @Patch(':handle')
+  update(@Param('handle') handle: string, @Body() body: UpdateAgentFields): Promise<AgentRecord> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.updateAgent, { ...body, handle: handleParam(handle) });
+  }
+
+  /** Disables the agent: its keys stop working at once; its threads stay readable to the other party. */
+  @Delete(':handle')
+  disable(@Param('handle') handle: string): Promise<AgentRecord> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.disableAgent, { handle: handleParam(handle) });
+  }
+
+  @Post(':handle/keys')
+  @HttpCode(201)
+  createKey(@Param('handle') handle: string): Promise<CreateKeyReply> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.createKey, { handle: handleParam(handle) });
+  }
+
+  @Get(':handle/keys')
+  listKeys(@Param('handle') handle: string): Promise<ApiKeyList> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.listKeys, { handle: handleParam(handle) });
+  }
+
+  @Delete(':handle/keys/:prefix')
+  revokeKey(@Param('handle') handle: string, @Param('prefix') prefix: string): Promise<ApiKeyInfo> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.revokeKey, { handle: handleParam(handle), prefix });
+  }
+
+  @Get(':handle/trust')
+  getTrust(@Param('handle') handle: string): Promise<TrustPolicy> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.getTrust, { handle: handleParam(handle) });
+  }
+
+  /** Replaces the trust policy, from JSON or from a `trust.yaml` body (`Content-Type: application/yaml`). */
+  @Put(':handle/trust')
+  putTrust(@Param('handle') handle: string, @Body() body: TrustPolicyBody): Promise<TrustPolicy> {
+    const target = handleParam(handle);
+    if (body.agent !== undefined && body.agent !== target) {
+      throw new RelayError('invalid_params', `agent: the policy names ${body.agent}, not ${target}`, {
+        field: 'agent',
+        fields: [{ field: 'agent', messages: [`must be ${target} (the agent in the URL)`] }],
+      });
+    }
+    return this.rpc.request(DIRECTORY_SUBJECTS.putTrust, { handle: target, allow: body.allow ?? [], block: body.block ?? [] });
+  }
+
+  /** Replaces the agent's webhook signing secret (kept by the notifier) and shows the new one once. */
+  @Post(':handle/webhook-secret')
+  @HttpCode(201)
+  async rotateSecret(@Param('handle') handle: string): Promise<{ handle: string; webhook_secret: string }> {
+    const agent = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: handleParam(handle) });
+    if (agent.disabled) throw new RelayError('agent_disabled', `The agent ${agent.handle} is disabled`);
+    return { handle: agent.handle, webhook_secret: (await this.rotateWebhookSecret(agent.handle, true)) as string };
+  }
+
+  private async rotateWebhookSecret(handle: string, required: boolean): Promise<string | null> {
+    try {
+      return (await this.rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle })).webhook_secret;
+    } catch (error) {
+      if (required) throw error;
+      this.logger.warn({ err: error, handle }, 'agent registered without a webhook secret: the notifier did not answer');
+      return null;
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { API_KEY_PATTERN, DIRECTORY_SUBJECTS, RelayError, type AgentIdentity } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+
+export type RequestHeaders = Record<string, string | string[] | undefined>;
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? (value.length === 1 ? value[0] : undefined) : value;
+}
+
+/**
+ * The API key a request carries: `Authorization: Bearer <key>` or `X-API-Key: <key>`. Returns
+ * undefined when neither header is there; throws when a header is there but unusable.
+ */
+export function extractApiKey(headers: RequestHeaders): string | undefined {
+  const authorization = single(headers['authorization'])?.trim();
+  const headerKey = single(headers['x-api-key'])?.trim();
+  let bearer: string | undefined;
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+    if (!match) throw new RelayError('unauthenticated', 'The Authorization header must be "Bearer <api key>"');
+    bearer = match[1];
+  }
+  if (bearer !== undefined && headerKey !== undefined && headerKey !== '' && headerKey !== bearer) {
+    throw new RelayError('unauthenticated', 'Authorization and X-API-Key carry different keys');
+  }
+  return bearer ?? (headerKey || undefined);
+}
+
+/**
+ * Authenticates an agent from its API key by asking the directory on every call (no cache), so a
+ * revoked key or a disabled agent is refused at once by every edge replica.
+ */
+@Injectable()
+export class AgentAuthenticator {
+  constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
+
+  async authenticate(headers: RequestHeaders): Promise<AgentIdentity> {
+    const key = extractApiKey(headers);
+    if (key === undefined) throw new RelayError('unauthenticated', 'Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>');
+    // Only agent keys get past this: the admin token (or anything else) never has the key format.
+    if (!API_KEY_PATTERN.test(key)) throw new RelayError('unauthenticated', 'Malformed API key');
+    return this.rpc.request(DIRECTORY_SUBJECTS.authenticate, { api_key: key });
+  }
+}

@@ -1,0 +1,117 @@
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { DIRECTORY_SUBJECTS, RelayError } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { registerAgent, setTrust, uniqueHandle } from './support/agents';
+import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
+import { testDatabaseUrl } from './support/test-env';
+
+const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+
+describe('directory: agents, keys and admission over NATS and Postgres', () => {
+  let relay: RelayHarness;
+  let rpc: NatsRpcClient;
+  let db: DataSource;
+
+  beforeAll(async () => {
+    relay = await RelayHarness.start();
+    rpc = relay.edge.get(NatsRpcClient);
+    db = await new DataSource({ type: 'postgres', url: testDatabaseUrl() }).initialize();
+  });
+
+  afterAll(async () => {
+    await db?.destroy();
+    await relay?.stop();
+  });
+
+  it('registers an agent and authenticates its key', async () => {
+    const handle = uniqueHandle('bob', 'acme');
+    const registered = await registerAgent(relay, { handle, name: 'Bob', role: 'backend', skills: ['python', 'api'] });
+    expect(registered.api_key).toMatch(/^ah_live_[A-Z2-7]{32}$/);
+    expect(registered.agent).toMatchObject({ handle, name: 'Bob', role: 'backend', skills: ['python', 'api'], disabled: false });
+    const identity = await rpc.request(DIRECTORY_SUBJECTS.authenticate, { api_key: registered.api_key });
+    expect(identity).toEqual({ id: registered.agent.id, handle, name: 'Bob', role: 'backend', org: 'acme' });
+  });
+
+  it('stores keys only as SHA-256 hashes with a display prefix', async () => {
+    const registered = await registerAgent(relay, { handle: uniqueHandle('hash', 'acme'), name: 'Hash' });
+    const rows: Array<Record<string, unknown>> = await db.query(`SELECT * FROM "directory"."api_keys" WHERE "agent_id" = $1`, [registered.agent.id]);
+    expect(rows).toHaveLength(1);
+    const serialized = JSON.stringify(rows);
+    expect(serialized).not.toContain(registered.api_key);
+    expect(serialized).not.toContain(registered.api_key.slice(16));
+    const { createHash } = await import('node:crypto');
+    expect(rows[0].key_hash).toBe(createHash('sha256').update(registered.api_key).digest('hex'));
+    expect(rows[0].prefix).toBe(registered.api_key.slice(0, 16));
+    await expect(db.query(`SELECT 1 FROM "directory"."agents" WHERE "handle" = 'Bad Handle'`)).resolves.toEqual([]);
+  });
+
+  it('refuses malformed, unknown and revoked keys with unauthenticated', async () => {
+    const registered = await registerAgent(relay, { handle: uniqueHandle('carl', 'acme'), name: 'Carl' });
+    for (const key of ['', 'nope', TEST_ADMIN_TOKEN, `ah_live_${'A'.repeat(32)}`, registered.api_key.toLowerCase()]) {
+      await expect(rpc.request(DIRECTORY_SUBJECTS.authenticate, { api_key: key })).rejects.toMatchObject({ reason: 'unauthenticated' });
+    }
+    await request(relay.url).delete(`/admin/agents/${registered.agent.handle}/keys/${registered.key.prefix}`).set(admin).expect(200);
+    await expect(rpc.request(DIRECTORY_SUBJECTS.authenticate, { api_key: registered.api_key })).rejects.toBeInstanceOf(RelayError);
+  });
+
+  it('enforces the handle format and uniqueness in the database too', async () => {
+    const registered = await registerAgent(relay, { handle: uniqueHandle('dup', 'acme'), name: 'Dup' });
+    await expect(db.query(`INSERT INTO "directory"."agents" ("handle", "name") VALUES ($1, 'Again')`, [registered.agent.handle])).rejects.toThrow(/agents_handle_key/);
+    await expect(db.query(`INSERT INTO "directory"."agents" ("handle", "name") VALUES ('Not A Handle', 'X')`)).rejects.toThrow(/agents_handle_format/);
+    await expect(
+      db.query(`INSERT INTO "directory"."api_keys" ("agent_id", "key_hash", "prefix") VALUES ($1, 'plain-text-key', 'ah_live_AAAAAAAA')`, [registered.agent.id]),
+    ).rejects.toThrow(/api_keys_hash_format/);
+  });
+
+  describe('admission', () => {
+    let frank: string;
+    let bob: string;
+    let mallory: string;
+    let carol: string;
+    let dave: string;
+
+    beforeAll(async () => {
+      const org = `acme${Math.random().toString(36).slice(2, 6)}`;
+      const partner = `partner${Math.random().toString(36).slice(2, 6)}`;
+      frank = (await registerAgent(relay, { handle: `frank@${org}`, name: 'Frank' })).agent.handle;
+      bob = (await registerAgent(relay, { handle: `bob@${org}`, name: 'Bob' })).agent.handle;
+      mallory = (await registerAgent(relay, { handle: `mallory@${org}`, name: 'Mallory' })).agent.handle;
+      carol = (await registerAgent(relay, { handle: `carol@${partner}`, name: 'Carol' })).agent.handle;
+      dave = (await registerAgent(relay, { handle: `dave@${partner}`, name: 'Dave' })).agent.handle;
+    });
+
+    const admit = (sender: string, recipient: string) => rpc.request(DIRECTORY_SUBJECTS.admit, { sender, recipient });
+
+    it('admits a teammate by default and returns the public profile', async () => {
+      const reply = await admit(bob, frank);
+      expect(reply.recipient).toMatchObject({ handle: frank, name: 'Frank', org: frank.split('@')[1] });
+      expect(reply.recipient).not.toHaveProperty('email');
+    });
+
+    it('refuses another org unless allowed', async () => {
+      await expect(admit(carol, frank)).rejects.toMatchObject({ reason: 'teammate_blocked', data: { policy: 'not_allowed' } });
+      await setTrust(relay, frank, { allow: [carol] });
+      await expect(admit(carol, frank)).resolves.toMatchObject({ recipient: { handle: frank } });
+      await expect(admit(dave, frank)).rejects.toMatchObject({ reason: 'teammate_blocked', data: { policy: 'not_allowed' } });
+      await setTrust(relay, frank, { allow: [`*@${carol.split('@')[1]}`] });
+      await expect(admit(dave, frank)).resolves.toMatchObject({ recipient: { handle: frank } });
+    });
+
+    it('refuses a blocked teammate, and block beats allow', async () => {
+      await setTrust(relay, frank, { allow: [`*@${carol.split('@')[1]}`, mallory], block: [mallory, dave] });
+      await expect(admit(mallory, frank)).rejects.toMatchObject({ reason: 'teammate_blocked', data: { policy: 'blocked' } });
+      await expect(admit(dave, frank)).rejects.toMatchObject({ reason: 'teammate_blocked', data: { policy: 'blocked' } });
+      await expect(admit(carol, frank)).resolves.toMatchObject({ recipient: { handle: frank } });
+      await expect(admit(bob, frank)).resolves.toMatchObject({ recipient: { handle: frank } });
+    });
+
+    it('answers recipient_not_found for an unknown or disabled recipient', async () => {
+      await expect(admit(bob, `nobody@${frank.split('@')[1]}`)).rejects.toMatchObject({ reason: 'recipient_not_found' });
+      const gone = await registerAgent(relay, { handle: uniqueHandle('gone', frank.split('@')[1]), name: 'Gone' });
+      await expect(admit(bob, gone.agent.handle)).resolves.toBeDefined();
+      await request(relay.url).delete(`/admin/agents/${gone.agent.handle}`).set(admin).expect(200);
+      await expect(admit(bob, gone.agent.handle)).rejects.toMatchObject({ reason: 'recipient_not_found' });
+    });
+  });
+});
