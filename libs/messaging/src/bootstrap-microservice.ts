@@ -23,8 +23,6 @@ export async function startRelayMicroservice(
       servers: config.NATS_URL,
       queue: SERVICE_QUEUE_GROUPS[service],
       name: `agentrelay-${service}`,
-      gracefulShutdown: true,
-      gracePeriod: 2000,
       maxReconnectAttempts: -1,
     }),
     logger,

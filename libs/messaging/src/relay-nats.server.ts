@@ -3,20 +3,36 @@ import { prefixedSubject } from '@app/contracts';
 
 type NatsServerOptions = NonNullable<NatsOptions['options']>;
 
+interface NatsSubscription {
+  unsubscribe(): void;
+}
+
 interface NatsSubscriber {
-  subscribe(subject: string, options: { queue?: string; callback: (error: Error | null, message: unknown) => unknown }): unknown;
+  subscribe(subject: string, options: { queue?: string; callback: (error: Error | null, message: unknown) => unknown }): NatsSubscription;
+}
+
+interface DrainableConnection {
+  isClosed(): boolean;
+  flush(): Promise<void>;
+  drain(): Promise<void>;
 }
 
 /**
  * Nest's NATS transport, with every handler subscribed under a subject prefix and in the
- * service's queue group. Handlers are still looked up by their unprefixed pattern.
+ * service's queue group (handlers are still looked up by their unprefixed pattern), and a
+ * graceful close: stop taking requests, let the in-flight ones answer, then drain the connection.
  */
 export class RelayNatsServer extends ServerNats {
+  private readonly ownSubscriptions: NatsSubscription[] = [];
+  private inFlight = 0;
+  private readonly idleWaiters: Array<() => void> = [];
+
   constructor(
     private readonly subjectPrefix: string,
     private readonly serverOptions: NatsServerOptions,
+    private readonly shutdownTimeoutMs = 10_000,
   ) {
-    super(serverOptions);
+    super({ ...serverOptions, gracefulShutdown: false });
   }
 
   override bindEvents(client: NatsSubscriber): void {
@@ -27,7 +43,44 @@ export class RelayNatsServer extends ServerNats {
         queue: handlerQueue,
         callback: this.getMessageHandler(pattern).bind(this),
       });
-      (this as unknown as { subscriptions: unknown[] }).subscriptions.push(subscription);
+      this.ownSubscriptions.push(subscription);
     }
+  }
+
+  override async handleMessage(...args: Parameters<ServerNats['handleMessage']>): Promise<unknown> {
+    this.inFlight += 1;
+    try {
+      return await super.handleMessage(...args);
+    } finally {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+    }
+  }
+
+  /** Requests being handled right now. */
+  get inFlightRequests(): number {
+    return this.inFlight;
+  }
+
+  override async close(): Promise<void> {
+    for (const subscription of this.ownSubscriptions.splice(0)) subscription.unsubscribe();
+    await this.waitUntilIdle();
+    const connection = (this as unknown as { natsClient: DrainableConnection | null }).natsClient;
+    if (connection && !connection.isClosed()) {
+      await connection.flush().catch(() => undefined);
+      await connection.drain().catch(() => undefined);
+    }
+    await super.close();
+  }
+
+  private waitUntilIdle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, this.shutdownTimeoutMs);
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 }
