@@ -29,6 +29,12 @@ export class EdgeConfig extends CommonConfig {
   @Max(600000)
   RELAY_BLOCKING_TIMEOUT_MS: number = 30000;
 
+  /** Aggregate size of the message histories on one A2A ListTasks page (seed 001: 4 MiB). */
+  @IsInt()
+  @Min(1024)
+  @Max(64 * 1024 * 1024)
+  RELAY_LIST_HISTORY_BUDGET_BYTES: number = 4 * 1024 * 1024;
+
   /** How long /readyz waits for each service's health answer. */
   @IsInt()
   @Min(50)

@@ -1,0 +1,366 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  parseCancelParams,
+  parseCompleteParams,
+  parseGetParams,
+  parseListParams,
+  parseSendParams,
+  parseUpdateStatusParams,
+  renderSendResult,
+  renderTask,
+  renderTaskPage,
+  toWireState,
+  type A2aArtifactInput,
+  type A2aMessageInput,
+  type ReportedState,
+  type WireVersion,
+} from '@app/a2a';
+import {
+  DIRECTORY_SUBJECTS,
+  isTerminalState,
+  RelayError,
+  TASKS_SUBJECTS,
+  type AgentIdentity,
+  type AgentPublicProfile,
+  type ArtifactInput,
+  type MessageInput,
+  type ParticipantRef,
+  type TaskCommand,
+  type ThreadState,
+  type ThreadView,
+  type TransitionRequest,
+} from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { EdgeConfig } from '../../edge.config';
+import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
+import { decodePageToken, encodePageToken } from './page-token';
+import { TaskEventWaiter } from './task-event-waiter';
+
+/** A blocking send returns once its task is terminal or waits for input. */
+function settled(state: ThreadState): boolean {
+  return isTerminalState(state) || state === 'input_required';
+}
+
+function participant(agent: AgentIdentity | AgentPublicProfile): ParticipantRef {
+  return { id: agent.id, handle: agent.handle, name: agent.name, role: agent.role };
+}
+
+function messageInput(message: A2aMessageInput): MessageInput {
+  return {
+    ...(message.messageId !== undefined ? { message_id: message.messageId } : {}),
+    parts: message.parts,
+    ...(message.metadata !== undefined ? { payload: message.metadata } : {}),
+  };
+}
+
+function artifactInputs(artifacts: A2aArtifactInput[]): ArtifactInput[] {
+  return artifacts.map((artifact) => ({ ...artifact }));
+}
+
+/** How many messages to ask the tasks service for: at least the latest one, for `status.message`. */
+function historyToFetch(historyLength: number | undefined): number | undefined {
+  return historyLength === undefined ? undefined : Math.max(1, historyLength);
+}
+
+/** Errors of a standard cancel that A2A calls TaskNotCancelable (-32002). */
+const NOT_CANCELABLE = new Set(['invalid_transition', 'not_authorized_transition', 'state_changed', 'thread_terminal', 'task_not_cancelable']);
+
+/**
+ * The standard A2A methods (v0.3 and v1.0) over the handoff engine: the edge orchestrates
+ * directory admission and tasks commands, and renders the neutral thread view in the caller's
+ * wire version.
+ */
+@Injectable()
+export class A2aMethods implements DialectMethods {
+  constructor(
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(EdgeConfig) private readonly config: EdgeConfig,
+    @Inject(TaskEventWaiter) private readonly waiter: TaskEventWaiter,
+  ) {}
+
+  async handle(call: JsonRpcCall): Promise<unknown> {
+    const version: WireVersion = call.dialect.kind === 'a2a' ? call.dialect.version : '0.3';
+    switch (call.canonical) {
+      case 'send':
+        return this.send(call, version);
+      case 'get':
+        return this.get(call, version);
+      case 'list':
+        return this.list(call, version);
+      case 'cancel':
+        return this.cancel(call, version);
+      case 'complete':
+        return this.complete(call, version);
+      case 'update_status':
+        return this.updateStatus(call, version);
+      case 'stream':
+      case 'resubscribe':
+        throw new RelayError('unsupported_operation', `${call.method} is not supported: this relay does not stream (the agent card says streaming: false); send without streaming and poll the task`, {
+          method: call.method,
+        });
+      case 'update':
+        throw new RelayError('method_not_found', `${call.method} is an AgentRelay method: call it without the A2A-Version: 1.0 header`, { method: call.method });
+      default:
+        throw new RelayError('method_not_found', `Method '${call.method}' not found`, { method: call.method });
+    }
+  }
+
+  // ---- SendMessage / message/send -------------------------------------------------------------
+
+  private async send(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+    const startedAt = Date.now();
+    const params = parseSendParams(call.params);
+    const { message } = params;
+    const historyLength = historyToFetch(params.historyLength);
+    let thread: ThreadView;
+    if (message.taskId !== undefined) {
+      if (call.endpointHandle !== null) {
+        const endpoint = await this.endpointAgent(call.endpointHandle);
+        this.assertPair(await this.read(call.caller, message.taskId, 0, false), call.caller, endpoint);
+      }
+      const reply = await this.tasks(() =>
+        this.rpc.request(TASKS_SUBJECTS.send, {
+          caller: participant(call.caller),
+          task_id: message.taskId,
+          ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
+          message: messageInput(message),
+          ...(historyLength !== undefined ? { history_length: historyLength } : {}),
+        }),
+      );
+      thread = reply.thread;
+    } else {
+      const recipientHandle = call.endpointHandle ?? params.recipient;
+      if (recipientHandle === undefined) {
+        throw new RelayError('invalid_params', 'A new task needs a recipient: send it to /a2a/{handle}, or give message.metadata.recipient or the recipient param', {
+          field: 'recipient',
+        });
+      }
+      const recipient = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
+      const reply = await this.tasks(() =>
+        this.rpc.request(TASKS_SUBJECTS.send, {
+          caller: participant(call.caller),
+          recipient: participant(recipient),
+          ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
+          message: messageInput(message),
+          ...(params.metadata !== undefined ? { metadata: params.metadata } : {}),
+          ...(historyLength !== undefined ? { history_length: historyLength } : {}),
+        }),
+      );
+      thread = reply.thread;
+    }
+    if (params.blocking && thread.sender.id === call.caller.id && !settled(thread.state)) {
+      thread = await this.waitUntilSettled(call.caller, thread, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version);
+    }
+    return renderSendResult(thread, version, { historyLength: params.historyLength });
+  }
+
+  private async waitUntilSettled(caller: AgentIdentity, thread: ThreadView, deadline: number, historyLength: number | undefined, version: WireVersion): Promise<ThreadView> {
+    let latest = thread;
+    const result = await this.waiter.waitFor(thread.id, deadline, async () => {
+      latest = await this.read(caller, thread.id, historyLength, false);
+      return settled(latest.state) ? latest : undefined;
+    });
+    if (result) return result;
+    throw new RelayError(
+      'blocking_timeout',
+      `Task ${thread.id} is still ${toWireState(latest.state, version)} after the server deadline of ${this.config.RELAY_BLOCKING_TIMEOUT_MS} ms; poll it with GetTask instead of sending again`,
+      { taskId: thread.id, contextId: thread.context_id, state: toWireState(latest.state, version) },
+    );
+  }
+
+  // ---- GetTask / tasks/get --------------------------------------------------------------------
+
+  private async get(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+    const params = parseGetParams(call.params);
+    const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
+    const thread = await this.read(call.caller, params.id, historyToFetch(params.historyLength), true);
+    this.assertPair(thread, call.caller, endpoint);
+    return renderTask(thread, version, { historyLength: params.historyLength });
+  }
+
+  // ---- ListTasks ------------------------------------------------------------------------------
+
+  private async list(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+    const params = parseListParams(call.params);
+    const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
+    const token = params.pageToken !== undefined ? decodePageToken(params.pageToken) : undefined;
+    const page = await this.rpc.request(TASKS_SUBJECTS.list, {
+      caller_id: call.caller.id,
+      role: 'either',
+      ...(endpoint ? { counterpart_id: endpoint.id } : {}),
+      ...(params.contextId !== undefined ? { context_id: params.contextId } : {}),
+      ...(params.status !== undefined ? { states: [params.status] } : {}),
+      ...(params.statusTimestampAfter !== undefined ? { status_timestamp_after: params.statusTimestampAfter } : {}),
+      limit: params.pageSize,
+      ...(token ? { cursor: token.cursor } : {}),
+      order: 'status',
+      history_length: 1,
+      include_total: token === undefined,
+    });
+    // Histories longer than the latest message are read task by task, so that no single NATS
+    // message has to carry a whole page of histories; the page's byte budget applies afterwards.
+    const wantsHistory = params.historyLength === undefined || params.historyLength > 1;
+    const threads = wantsHistory ? await this.withHistories(call.caller, page.items, params.historyLength) : page.items;
+    const total = token?.total ?? page.total_size ?? page.items.length;
+    return renderTaskPage(
+      { threads, nextPageToken: page.next_cursor ? encodePageToken({ cursor: page.next_cursor, total }) : '', pageSize: params.pageSize, totalSize: total },
+      version,
+      { historyLength: params.historyLength, includeArtifacts: params.includeArtifacts, historyBudgetBytes: this.config.RELAY_LIST_HISTORY_BUDGET_BYTES },
+    );
+  }
+
+  private async withHistories(caller: AgentIdentity, items: ThreadView[], historyLength: number | undefined): Promise<ThreadView[]> {
+    const result: ThreadView[] = new Array<ThreadView>(items.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < items.length) {
+        const index = next++;
+        const item = items[index];
+        result[index] = item.message_count <= item.messages.length ? item : await this.read(caller, item.id, historyLength, false).catch(() => item);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, items.length) }, () => worker()));
+    return result;
+  }
+
+  // ---- CancelTask / tasks/cancel --------------------------------------------------------------
+
+  private async cancel(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+    const params = parseCancelParams(call.params);
+    if (call.endpointHandle !== null) {
+      const endpoint = await this.endpointAgent(call.endpointHandle);
+      this.assertPair(await this.read(call.caller, params.id, 0, false), call.caller, endpoint);
+    }
+    try {
+      const reply = await this.transition({ caller_id: call.caller.id, task_id: params.id, transition: 'cancel', cancel_mode: 'any_active' });
+      return renderTask(reply.thread, version);
+    } catch (error) {
+      if (error instanceof RelayError && NOT_CANCELABLE.has(error.reason)) {
+        throw new RelayError('task_not_cancelable', `Task ${params.id} cannot be canceled: only its creator can cancel it, and only while it is submitted, working or input-required`, {
+          taskId: params.id,
+        });
+      }
+      throw error;
+    }
+  }
+
+  // ---- Agent-side: CompleteTask and UpdateStatus (seed 003) -----------------------------------
+
+  private async complete(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+    const params = parseCompleteParams(call.params);
+    const thread = await this.readForUpdate(call, params.id);
+    const steps: TaskCommand[] = thread.state === 'pending' ? ['accept', 'complete'] : ['complete'];
+    return renderTask(await this.runSteps(call, thread, steps, params.message, params.artifacts), version);
+  }
+
+  private async updateStatus(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+    const params = parseUpdateStatusParams(call.params);
+    const thread = await this.readForUpdate(call, params.id);
+    const steps = this.plan(thread.state, params.state);
+    if (params.state === 'input_required' && params.message === undefined && steps.includes('request_input')) {
+      throw new RelayError('invalid_params', 'status.message is required to ask for input (the question)', { field: 'status.message' });
+    }
+    if (steps.length === 1 && steps[0] === 'progress' && params.message === undefined && params.artifacts.length === 0) return renderTask(thread, version);
+    return renderTask(await this.runSteps(call, thread, steps, params.message, params.artifacts), version);
+  }
+
+  /** The transitions that take a task from `from` to the state an agent reported. */
+  private plan(from: ThreadState, to: ReportedState | undefined): TaskCommand[] {
+    const viaAccept = (command: TaskCommand): TaskCommand[] => (from === 'pending' ? ['accept', command] : [command]);
+    switch (to) {
+      case undefined:
+        return ['progress'];
+      case 'accepted':
+        return from === 'pending' ? ['accept'] : ['progress'];
+      case 'input_required':
+        return from === 'input_required' ? ['progress'] : viaAccept('request_input');
+      case 'completed':
+        return viaAccept('complete');
+      case 'failed':
+        return viaAccept('fail');
+      case 'rejected':
+        return ['decline'];
+    }
+  }
+
+  private async runSteps(call: JsonRpcCall, thread: ThreadView, steps: TaskCommand[], message: A2aMessageInput | undefined, artifacts: A2aArtifactInput[]): Promise<ThreadView> {
+    let current = thread;
+    for (const [index, step] of steps.entries()) {
+      const last = index === steps.length - 1;
+      const reason = message?.body || undefined;
+      const request: TransitionRequest = {
+        caller_id: call.caller.id,
+        task_id: thread.id,
+        transition: step,
+        ...(last && message !== undefined ? { message: messageInput(message) } : {}),
+        ...(last && artifacts.length > 0 ? { artifacts: artifactInputs(artifacts) } : {}),
+        ...(last && step === 'complete' && reason !== undefined ? { result_summary: reason } : {}),
+        ...(last && (step === 'fail' || step === 'decline') && reason !== undefined ? { reason } : {}),
+      };
+      current = (await this.transition(request)).thread;
+    }
+    return current;
+  }
+
+  private async readForUpdate(call: JsonRpcCall, taskId: string): Promise<ThreadView> {
+    const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
+    const thread = await this.read(call.caller, taskId, 1, false);
+    this.assertPair(thread, call.caller, endpoint);
+    return thread;
+  }
+
+  // ---- Shared plumbing ------------------------------------------------------------------------
+
+  private transition(request: TransitionRequest) {
+    return this.tasks(() => this.rpc.request(TASKS_SUBJECTS.transition, request));
+  }
+
+  private read(caller: AgentIdentity, taskId: string, historyLength: number | undefined, markRead: boolean): Promise<ThreadView> {
+    return this.tasks(() =>
+      this.rpc.request(TASKS_SUBJECTS.get, {
+        caller_id: caller.id,
+        task_id: taskId,
+        ...(historyLength !== undefined ? { history_length: historyLength } : {}),
+        mark_read: markRead,
+      }),
+    );
+  }
+
+  /**
+   * Runs a tasks command, turning a task id the tasks service cannot even parse into "task not
+   * found": a standard client only ever learns that a task is not one of its own.
+   */
+  private async tasks<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      if (error instanceof RelayError && error.reason === 'invalid_params' && error.data?.field === 'task_id') {
+        throw new RelayError('thread_not_found', 'Task not found');
+      }
+      throw error;
+    }
+  }
+
+  /** The agent of `POST /a2a/{handle}`; an unknown or disabled handle is `agent_not_found` (404). */
+  private endpointAgent(handle: string): Promise<AgentPublicProfile> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.getProfile, { handle });
+  }
+
+  /** On an agent's own endpoint, only the tasks between the caller and that agent exist. */
+  private assertPair(thread: ThreadView, caller: AgentIdentity, endpoint: AgentPublicProfile | null): void {
+    if (!endpoint) return;
+    const other = thread.sender.id === caller.id ? thread.recipient : thread.sender;
+    if (other.id !== endpoint.id) throw new RelayError('thread_not_found', 'Task not found');
+  }
+
+  private async admit(caller: AgentIdentity, recipient: string, fromEndpoint: boolean): Promise<AgentPublicProfile> {
+    try {
+      return (await this.rpc.request(DIRECTORY_SUBJECTS.admit, { sender: caller.handle, recipient })).recipient;
+    } catch (error) {
+      if (fromEndpoint && error instanceof RelayError && error.reason === 'recipient_not_found') {
+        throw new RelayError('agent_not_found', `No agent with the handle ${recipient}`, { handle: recipient });
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { A2A_METHODS } from '../json-rpc.types';
+import { A2aMethods } from './a2a-methods';
+import { TaskEventWaiter } from './task-event-waiter';
+
+/** The standard A2A dialect (v0.3 and v1.0) of the JSON-RPC endpoints. */
+@Module({
+  providers: [TaskEventWaiter, A2aMethods, { provide: A2A_METHODS, useExisting: A2aMethods }],
+  exports: [A2A_METHODS],
+})
+export class A2aModule {}

@@ -1,0 +1,24 @@
+import { RelayError } from '@app/contracts';
+
+/**
+ * The A2A ListTasks page token: the tasks service's cursor plus the total size computed on the
+ * first page, so later pages carry the same `totalSize` without counting again.
+ */
+export interface PageToken {
+  cursor: string;
+  total: number;
+}
+
+export function encodePageToken(token: PageToken): string {
+  return Buffer.from(JSON.stringify({ c: token.cursor, t: token.total })).toString('base64url');
+}
+
+export function decodePageToken(value: string): PageToken {
+  try {
+    const decoded = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as { c?: unknown; t?: unknown };
+    if (typeof decoded.c === 'string' && typeof decoded.t === 'number' && Number.isInteger(decoded.t) && decoded.t >= 0) return { cursor: decoded.c, total: decoded.t };
+  } catch {
+    // fall through: not a token this relay issued
+  }
+  throw new RelayError('invalid_params', 'pageToken is not a token from a previous ListTasks page', { field: 'pageToken' });
+}
