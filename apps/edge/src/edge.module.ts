@@ -1,5 +1,6 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { AdminModule } from './admin/admin.module';
+import { CardsModule } from './cards/cards.module';
 import { EdgeConfig } from './edge.config';
 import { HealthModule } from './health/health.module';
 import { MessagingModule } from './messaging/messaging.module';
@@ -10,7 +11,7 @@ export class EdgeModule {
   static forRoot(config: EdgeConfig): DynamicModule {
     return {
       module: EdgeModule,
-      imports: [MessagingModule, HealthModule, AdminModule],
+      imports: [MessagingModule, HealthModule, AdminModule, CardsModule],
       providers: [{ provide: EdgeConfig, useValue: config }],
       exports: [EdgeConfig],
     };

@@ -1,0 +1,136 @@
+import type { AgentPublicProfile } from '@app/contracts';
+
+/** The relay's software version, reported as the `version` of every card it serves. */
+export const RELAY_VERSION = '0.1.0';
+
+const MODES = ['text/plain', 'application/json'];
+
+export interface AgentInterface {
+  url: string;
+  protocolBinding: 'JSONRPC';
+  protocolVersion: '1.0' | '0.3';
+}
+
+export interface AgentSkill {
+  id: string;
+  name: string;
+  description: string;
+  tags: string[];
+}
+
+/** An A2A v1.0 AgentCard in ProtoJSON form. */
+export interface AgentCardV1 {
+  name: string;
+  description: string;
+  version: string;
+  supportedInterfaces: AgentInterface[];
+  provider: { organization: string; url: string };
+  capabilities: { streaming: boolean; pushNotifications: boolean; extendedAgentCard: boolean };
+  securitySchemes: Record<string, Record<string, Record<string, string>>>;
+  securityRequirements: Array<{ schemes: Record<string, { list: string[] }> }>;
+  defaultInputModes: string[];
+  defaultOutputModes: string[];
+  skills: AgentSkill[];
+}
+
+/** The agent card of seed 002 (`GET /.well-known/agent-card.json?id=<handle>` without `A2A-Version: 1.0`). */
+export interface RelayAgentCard {
+  id: string;
+  name: string;
+  description: string | null;
+  endpoint: string;
+  auth: { type: 'api_key'; in: 'header'; name: 'Authorization' };
+  skills: string[];
+  metadata: Record<string, unknown>;
+}
+
+function base(publicUrl: string): string {
+  return publicUrl.replace(/\/+$/, '');
+}
+
+/** `RELAY_PUBLIC_URL/a2a/<handle>`: the A2A endpoint of one agent. */
+export function agentEndpoint(publicUrl: string, handle: string): string {
+  return `${base(publicUrl)}/a2a/${handle}`;
+}
+
+function interfaces(url: string): AgentInterface[] {
+  return [
+    { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+    { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+  ];
+}
+
+const SECURITY_SCHEMES: AgentCardV1['securitySchemes'] = {
+  bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', bearerFormat: 'ah_live_ API key', description: 'Authorization: Bearer <agent API key>' } },
+  apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key', description: 'X-API-Key: <agent API key>' } },
+};
+
+const SECURITY_REQUIREMENTS: AgentCardV1['securityRequirements'] = [{ schemes: { bearer: { list: [] } } }, { schemes: { apiKey: { list: [] } } }];
+
+const CAPABILITIES: AgentCardV1['capabilities'] = { streaming: false, pushNotifications: true, extendedAgentCard: true };
+
+function handoffSkill(name: string): AgentSkill {
+  return {
+    id: 'handoff',
+    name: 'Handoff',
+    description: `Send ${name} a handoff: work, a question or a proposed change, tracked as an A2A task`,
+    tags: ['handoff'],
+  };
+}
+
+/** The A2A v1.0 card of one agent: only public fields, interfaces at `RELAY_PUBLIC_URL/a2a/<handle>`. */
+export function agentCardV1(profile: AgentPublicProfile, publicUrl: string): AgentCardV1 {
+  return {
+    name: profile.name,
+    description: profile.description ?? `${profile.name} (${profile.handle}) on AgentRelay`,
+    version: RELAY_VERSION,
+    supportedInterfaces: interfaces(agentEndpoint(publicUrl, profile.handle)),
+    provider: { organization: profile.org, url: base(publicUrl) },
+    capabilities: { ...CAPABILITIES },
+    securitySchemes: SECURITY_SCHEMES,
+    securityRequirements: SECURITY_REQUIREMENTS,
+    defaultInputModes: [...MODES],
+    defaultOutputModes: [...MODES],
+    skills: [
+      handoffSkill(profile.name),
+      ...profile.skills.map((tag) => ({ id: tag, name: tag, description: `${profile.name} works with ${tag}`, tags: [tag] })),
+    ],
+  };
+}
+
+/** The relay's own v1.0 card: its relay endpoint `RELAY_PUBLIC_URL/a2a`. */
+export function relayCardV1(publicUrl: string): AgentCardV1 {
+  return {
+    name: 'AgentRelay',
+    description: 'A relay that lets AI agents hand work to each other over A2A JSON-RPC. Address a recipient by handle; discover agents at /.well-known/agent-card.json?id=<handle>.',
+    version: RELAY_VERSION,
+    supportedInterfaces: interfaces(`${base(publicUrl)}/a2a`),
+    provider: { organization: 'AgentRelay', url: base(publicUrl) },
+    capabilities: { ...CAPABILITIES },
+    securitySchemes: SECURITY_SCHEMES,
+    securityRequirements: SECURITY_REQUIREMENTS,
+    defaultInputModes: [...MODES],
+    defaultOutputModes: [...MODES],
+    skills: [
+      {
+        id: 'handoff',
+        name: 'Handoff',
+        description: 'Hand work to another registered agent, follow the thread, accept and complete handoffs addressed to you',
+        tags: ['handoff', 'relay'],
+      },
+    ],
+  };
+}
+
+/** Seed 002's card shape. */
+export function relayAgentCard(profile: AgentPublicProfile, publicUrl: string): RelayAgentCard {
+  return {
+    id: profile.handle,
+    name: profile.name,
+    description: profile.description,
+    endpoint: `${base(publicUrl)}/a2a`,
+    auth: { type: 'api_key', in: 'header', name: 'Authorization' },
+    skills: [...profile.skills],
+    metadata: { ...profile.metadata, role: profile.role },
+  };
+}

@@ -1,0 +1,34 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DIRECTORY_SUBJECTS, normalizeHandle, type AgentPublicProfile } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { EdgeConfig } from '../edge.config';
+import { agentCardV1, relayAgentCard, relayCardV1, type AgentCardV1, type RelayAgentCard } from './agent-card';
+
+/** Agent cards built from the directory's public profiles; never a private field. */
+@Injectable()
+export class AgentCardService {
+  constructor(
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(EdgeConfig) private readonly config: EdgeConfig,
+  ) {}
+
+  /** The public profile of an enabled agent; `agent_not_found` for an unknown or disabled handle. */
+  async profile(handle: string): Promise<AgentPublicProfile> {
+    const { id, handle: canonical, name, role, org, description, skills, metadata } = await this.rpc.request(DIRECTORY_SUBJECTS.getProfile, {
+      handle: normalizeHandle(handle) as string,
+    });
+    return { id, handle: canonical, name, role, org, description, skills, metadata };
+  }
+
+  async agentCardV1(handle: string): Promise<AgentCardV1> {
+    return agentCardV1(await this.profile(handle), this.config.RELAY_PUBLIC_URL);
+  }
+
+  async relayAgentCard(handle: string): Promise<RelayAgentCard> {
+    return relayAgentCard(await this.profile(handle), this.config.RELAY_PUBLIC_URL);
+  }
+
+  relayCardV1(): AgentCardV1 {
+    return relayCardV1(this.config.RELAY_PUBLIC_URL);
+  }
+}
