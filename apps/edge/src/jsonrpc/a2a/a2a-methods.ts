@@ -31,8 +31,10 @@ import {
   type TransitionRequest,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import { AgentCardService } from '../../cards/cards.service';
 import { EdgeConfig } from '../../edge.config';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
+import { agentCardV03 } from './extended-card';
 import { decodePageToken, encodePageToken } from './page-token';
 import { TaskEventWaiter } from './task-event-waiter';
 
@@ -76,6 +78,7 @@ export class A2aMethods implements DialectMethods {
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
     @Inject(TaskEventWaiter) private readonly waiter: TaskEventWaiter,
+    @Inject(AgentCardService) private readonly cards: AgentCardService,
   ) {}
 
   async handle(call: JsonRpcCall): Promise<unknown> {
@@ -93,6 +96,8 @@ export class A2aMethods implements DialectMethods {
         return this.complete(call, version);
       case 'update_status':
         return this.updateStatus(call, version);
+      case 'extended_card':
+        return this.extendedCard(call, version);
       case 'stream':
       case 'resubscribe':
         throw new RelayError('unsupported_operation', `${call.method} is not supported: this relay does not stream (the agent card says streaming: false); send without streaming and poll the task`, {
@@ -242,6 +247,14 @@ export class A2aMethods implements DialectMethods {
       }
       throw error;
     }
+  }
+
+  // ---- GetExtendedAgentCard / agent/getAuthenticatedExtendedCard -----------------------------
+
+  /** The authenticated caller's view of the endpoint's card: the agent's on /a2a/{handle}, the relay's on /a2a. */
+  private async extendedCard(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+    const card = call.endpointHandle !== null ? await this.cards.agentCardV1(call.endpointHandle) : this.cards.relayCardV1();
+    return version === '1.0' ? card : agentCardV03(card);
   }
 
   // ---- Agent-side: CompleteTask and UpdateStatus (seed 003) -----------------------------------

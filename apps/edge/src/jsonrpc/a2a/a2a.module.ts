@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
+import { CardsModule } from '../../cards/cards.module';
 import { A2A_METHODS } from '../json-rpc.types';
 import { A2aMethods } from './a2a-methods';
 import { TaskEventWaiter } from './task-event-waiter';
 
 /** The standard A2A dialect (v0.3 and v1.0) of the JSON-RPC endpoints. */
 @Module({
+  imports: [CardsModule],
   providers: [TaskEventWaiter, A2aMethods, { provide: A2A_METHODS, useExisting: A2aMethods }],
   exports: [A2A_METHODS],
 })
