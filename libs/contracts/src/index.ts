@@ -3,6 +3,7 @@ export * from './subjects';
 export * from './rpc-map';
 export * from './health/health.contract';
 export * from './tasks/thread.model';
+export * from './tasks/tasks.contract';
 export * from './directory/agent.model';
 export * from './directory/handle';
 export * from './directory/directory.contract';

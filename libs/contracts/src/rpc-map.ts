@@ -1,12 +1,13 @@
 import type { HealthRpc } from './health/health.contract';
 import type { DirectoryRpc } from './directory/directory.contract';
 import type { NotifierRpc } from './notifier/notifier.contract';
+import type { TasksRpc } from './tasks/tasks.contract';
 
 /**
  * Every request subject with its request payload and reply type. Both the edge's client and the
  * services' handlers are typed from this map, so a wrong payload is a compile error on both sides.
  */
-export type RpcMap = HealthRpc & NotifierRpc & DirectoryRpc;
+export type RpcMap = HealthRpc & NotifierRpc & DirectoryRpc & TasksRpc;
 
 export type RpcSubject = keyof RpcMap;
 export type RpcRequest<S extends RpcSubject> = RpcMap[S]['request'];

@@ -1,0 +1,469 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  MaxLength,
+  Min,
+  Max,
+  MinLength,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import {
+  ARTIFACT_TYPES,
+  INTENTS,
+  THREAD_STATES,
+  TRANSITIONS,
+  type ArtifactType,
+  type Intent,
+  type MessageView,
+  type ThreadState,
+  type ThreadView,
+  type Transition,
+} from './thread.model';
+
+/** Request subjects the tasks service answers. */
+export const TASKS_SUBJECTS = {
+  /** Create a thread (no `task_id`) or append a message to one. */
+  send: 'relay.tasks.v1.send',
+  /** One thread for a participant; marks it read for the caller. */
+  get: 'relay.tasks.v1.get',
+  /** A participant's threads, newest first, keyset-paginated. */
+  list: 'relay.tasks.v1.list',
+  /** A state transition (or a progress update without one). */
+  transition: 'relay.tasks.v1.transition',
+} as const;
+
+/** Limits of the tasks service. */
+export const TASK_LIMITS = {
+  messagesPerThread: 500,
+  tasksPerContext: 100,
+  partsPerMessage: 50,
+  textPartChars: 100_000,
+  artifactsPerRequest: 50,
+  artifactFieldChars: 262_144,
+  messageIdChars: 255,
+  summaryPreviewChars: 200,
+  listDefaultLimit: 50,
+  listMaxLimit: 200,
+} as const;
+
+export class ParticipantRefDto {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  id: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  handle: string;
+
+  @IsString()
+  @MaxLength(200)
+  name: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  role: string | null;
+}
+
+export class FilePartDto {
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  name?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  mime_type?: string;
+
+  @ValidateIf((file: FilePartDto) => file.uri === undefined)
+  @IsString()
+  bytes?: string;
+
+  @ValidateIf((file: FilePartDto) => file.bytes === undefined)
+  @IsString()
+  @MaxLength(8192)
+  uri?: string;
+}
+
+export const PART_KINDS = ['text', 'data', 'file'] as const;
+
+/** A message or artifact part (`kind` text, data or file), as in `PartView`. */
+export class PartDto {
+  @IsIn(PART_KINDS)
+  kind: (typeof PART_KINDS)[number];
+
+  @ValidateIf((part: PartDto) => part.kind === 'text')
+  @IsString()
+  @MaxLength(TASK_LIMITS.textPartChars)
+  text?: string;
+
+  @ValidateIf((part: PartDto) => part.kind === 'data')
+  @IsNotEmpty()
+  data?: unknown;
+
+  @ValidateIf((part: PartDto) => part.kind === 'file')
+  @ValidateNested()
+  @Type(() => FilePartDto)
+  file?: FilePartDto;
+
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
+}
+
+export class MessageInput {
+  /** The client's message id (kept as the message id, and an idempotency key per sender); a UUID when absent. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(TASK_LIMITS.messageIdChars)
+  message_id?: string;
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(TASK_LIMITS.partsPerMessage)
+  @ValidateNested({ each: true })
+  @Type(() => PartDto)
+  parts: PartDto[];
+
+  /** Travels as the A2A message's metadata. */
+  @IsOptional()
+  @IsObject()
+  payload?: Record<string, unknown>;
+}
+
+/**
+ * An artifact: typed (seed 000: `type` and its `fields`, validated per type) or a standard A2A
+ * artifact (`parts`, streamed in chunks with `append` / `last_chunk`).
+ */
+export class ArtifactInput {
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  artifact_id?: string;
+
+  @IsOptional()
+  @IsIn(ARTIFACT_TYPES)
+  type?: ArtifactType;
+
+  @ValidateIf((artifact: ArtifactInput) => artifact.type !== undefined)
+  @IsObject()
+  fields?: Record<string, unknown>;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  name?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(10000)
+  description?: string;
+
+  @ValidateIf((artifact: ArtifactInput) => artifact.type === undefined)
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(TASK_LIMITS.partsPerMessage)
+  @ValidateNested({ each: true })
+  @Type(() => PartDto)
+  parts?: PartDto[];
+
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
+
+  /** Append these parts to the artifact with the same id instead of replacing it. */
+  @IsOptional()
+  @IsBoolean()
+  append?: boolean;
+
+  @IsOptional()
+  @IsBoolean()
+  last_chunk?: boolean;
+}
+
+export class ProposedActionDto {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(4000)
+  description: string;
+
+  @IsArray()
+  @ArrayMaxSize(200)
+  @IsString({ each: true })
+  @MaxLength(1024, { each: true })
+  target_files: string[];
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(4000)
+  rationale: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(TASK_LIMITS.artifactFieldChars)
+  suggested_diff?: string | null;
+}
+
+export class SendRequest {
+  /** The author of the message: the authenticated caller. */
+  @ValidateNested()
+  @Type(() => ParticipantRefDto)
+  caller: ParticipantRefDto;
+
+  /** Append to this thread; absent to create one. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  task_id?: string;
+
+  /** The recipient of a new thread (admitted by the directory); required on create. */
+  @ValidateIf((request: SendRequest) => request.task_id === undefined)
+  @ValidateNested()
+  @Type(() => ParticipantRefDto)
+  recipient?: ParticipantRefDto;
+
+  /** On create: a new context when absent, a sibling in this context when given; on append: must match. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  context_id?: string;
+
+  @ValidateNested()
+  @Type(() => MessageInput)
+  message: MessageInput;
+
+  @IsOptional()
+  @IsIn(INTENTS)
+  intent?: Intent;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProposedActionDto)
+  proposed_action?: ProposedActionDto | null;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(TASK_LIMITS.artifactsPerRequest)
+  @ValidateNested({ each: true })
+  @Type(() => ArtifactInput)
+  artifacts?: ArtifactInput[];
+
+  /** Thread metadata (kept on create). */
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
+
+  /** Seed 000's `metadata.client_idempotency_key`: an idempotency key per sender, besides the message id. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  idempotency_key?: string;
+
+  /** How many of the most recent messages the reply's thread carries (all when absent). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  history_length?: number;
+}
+
+export interface SendReply {
+  thread: ThreadView;
+  /** The message this request appended (or the original one on an idempotent replay). */
+  message: MessageView;
+  created: boolean;
+  idempotent_replay: boolean;
+}
+
+export class GetRequest {
+  @IsString()
+  @IsNotEmpty()
+  caller_id: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  task_id: string;
+
+  /** 0 = no messages, N = the most recent N; all when absent. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  history_length?: number;
+
+  /** Whether reading marks the thread read for the caller (default true). */
+  @IsOptional()
+  @IsBoolean()
+  mark_read?: boolean;
+}
+
+export const LIST_ROLES = ['recipient', 'sender', 'either'] as const;
+export type ListRole = (typeof LIST_ROLES)[number];
+/** `created`: newest thread first; `status`: most recent status change first. */
+export const LIST_ORDERS = ['created', 'status'] as const;
+export type ListOrder = (typeof LIST_ORDERS)[number];
+
+export class ListRequest {
+  @IsString()
+  @IsNotEmpty()
+  caller_id: string;
+
+  @IsOptional()
+  @IsIn(LIST_ROLES)
+  role?: ListRole;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(THREAD_STATES.length)
+  @IsIn(THREAD_STATES, { each: true })
+  states?: ThreadState[];
+
+  /** Threads created or updated after this instant. */
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  since?: string;
+
+  /** Threads whose status changed after this instant. */
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  status_timestamp_after?: string;
+
+  /** Only threads between the caller and this agent. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  counterpart_id?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  context_id?: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(TASK_LIMITS.listMaxLimit)
+  limit?: number;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  cursor?: string;
+
+  @IsOptional()
+  @IsIn(LIST_ORDERS)
+  order?: ListOrder;
+
+  /** Messages per item, most recent last (default 0). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  history_length?: number;
+
+  @IsOptional()
+  @IsBoolean()
+  include_total?: boolean;
+}
+
+export interface ListReply {
+  items: ThreadView[];
+  next_cursor: string | null;
+  /** Present when `include_total` was asked for. */
+  total_size?: number;
+}
+
+/** A transition, or `progress`: a status message and/or artifacts without a state change. */
+export const TASK_COMMANDS = [...TRANSITIONS, 'progress'] as const;
+export type TaskCommand = Transition | 'progress';
+
+/**
+ * `pending_only`: seed 000's cancel (AgentRelay `tasks/update`, `tasks/cancel {task_id}`);
+ * `any_active`: the standard A2A cancel (pending, accepted or input_required).
+ */
+export const CANCEL_MODES = ['pending_only', 'any_active'] as const;
+export type CancelMode = (typeof CANCEL_MODES)[number];
+
+export class TransitionRequest {
+  @IsString()
+  @IsNotEmpty()
+  caller_id: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  task_id: string;
+
+  @IsIn(TASK_COMMANDS)
+  transition: TaskCommand;
+
+  @IsOptional()
+  @IsIn(CANCEL_MODES)
+  cancel_mode?: CancelMode;
+
+  /** Recorded in the audit log (accept). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  session_id?: string;
+
+  /** complete. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(TASK_LIMITS.textPartChars)
+  result_summary?: string;
+
+  /** decline, fail, cancel. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(4000)
+  reason?: string;
+
+  /** The question of request_input (required there), or a message with any other transition. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => MessageInput)
+  message?: MessageInput;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(TASK_LIMITS.artifactsPerRequest)
+  @ValidateNested({ each: true })
+  @Type(() => ArtifactInput)
+  artifacts?: ArtifactInput[];
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  history_length?: number;
+}
+
+export interface TransitionReply {
+  thread: ThreadView;
+  /** The message appended with the transition, if any. */
+  message: MessageView | null;
+}
+
+export interface TasksRpc {
+  [TASKS_SUBJECTS.send]: { request: SendRequest; reply: SendReply };
+  [TASKS_SUBJECTS.get]: { request: GetRequest; reply: ThreadView };
+  [TASKS_SUBJECTS.list]: { request: ListRequest; reply: ListReply };
+  [TASKS_SUBJECTS.transition]: { request: TransitionRequest; reply: TransitionReply };
+}
