@@ -160,7 +160,8 @@ describe('admin API: agents, keys and trust policies', () => {
       await expect(authenticate({ authorization: `Bearer ${fay.api_key}` })).resolves.toEqual(expected);
       await expect(authenticate({ authorization: `bearer ${fay.api_key}` })).resolves.toEqual(expected);
       await expect(authenticate({ 'x-api-key': fay.api_key })).resolves.toEqual(expected);
-      for (const headers of [{}, { authorization: fay.api_key }, { authorization: `Basic ${fay.api_key}` }, { 'x-api-key': '' }, { authorization: 'Bearer ah_live_short' }]) {
+      const badHeaders: Array<Record<string, string>> = [{}, { authorization: fay.api_key }, { authorization: `Basic ${fay.api_key}` }, { 'x-api-key': '' }, { authorization: 'Bearer ah_live_short' }];
+      for (const headers of badHeaders) {
         await expect(authenticate(headers)).rejects.toMatchObject({ reason: 'unauthenticated' });
       }
     });

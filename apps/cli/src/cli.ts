@@ -1,0 +1,340 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import type { AgentPage, AgentRecord, ApiKeyInfo, ApiKeyList, CreateKeyReply, TrustPolicy } from '@app/contracts';
+
+/** Where the CLI writes; tests pass their own. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  readFile?(path: string): Promise<string>;
+}
+
+export type CliEnv = Record<string, string | undefined>;
+
+export const EXIT = { ok: 0, apiError: 1, usage: 2, unreachable: 3, unauthorized: 4 } as const;
+
+export const USAGE = `Usage: agentrelay <command> [options]
+
+Commands:
+  register <handle> --name <name> [--role <role>] [--description <text>] [--skills a,b]
+           [--email <email>] [--webhook-url <url>] [--slack-webhook-url <url>] [--metadata <json>]
+                                    register an agent and print its API key (shown once)
+  agents [--all] [--limit <n>]      list agents (--all includes disabled ones)
+  show <handle>                     show one agent, private fields included
+  update <handle> [--name …] [--role …] [--description …] [--skills a,b] [--email …]
+           [--webhook-url …] [--slack-webhook-url …] [--metadata <json>]
+  disable <handle>                  disable an agent: its keys stop working at once
+  keys list <handle>                list an agent's keys (display prefixes only)
+  keys rotate <handle> [--revoke-old]
+                                    make a new key (and optionally revoke every older one)
+  keys revoke <handle> <prefix>     revoke one key by its display prefix (ah_live_XXXXXXXX)
+  trust apply <file.yaml> [--agent <handle>]
+                                    replace an agent's trust policy from a trust.yaml file
+  trust show <handle>               print an agent's trust policy as trust.yaml
+  webhook-secret rotate <handle>    make a new webhook signing secret (shown once)
+
+Options:
+  --json            print JSON (for scripts)
+  --url <url>       relay URL (default: $RELAY_URL, else http://127.0.0.1:8080)
+  --token <token>   admin token (default: $RELAY_ADMIN_TOKEN)
+  -h, --help        show this help
+
+Exit codes: 0 success, 1 the relay refused the request, 2 usage error, 3 relay unreachable, 4 bad admin token.
+`;
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  name: { type: 'string' },
+  role: { type: 'string' },
+  description: { type: 'string' },
+  skills: { type: 'string' },
+  email: { type: 'string' },
+  'webhook-url': { type: 'string' },
+  'slack-webhook-url': { type: 'string' },
+  metadata: { type: 'string' },
+  all: { type: 'boolean' },
+  limit: { type: 'string' },
+  'revoke-old': { type: 'boolean' },
+  agent: { type: 'string' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+    readonly body?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+const usage = (message: string): CliError => new CliError(`${message}\nRun "agentrelay --help" for usage.`, EXIT.usage);
+
+interface ApiErrorBody {
+  error?: { reason?: string; message?: string; fields?: Array<{ field: string; messages: string[] }> };
+}
+
+class AdminApi {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string,
+  ) {}
+
+  async call<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+    const url = `${this.baseUrl.replace(/\/+$/, '')}${path}`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers: { authorization: `Bearer ${this.token}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': contentType } : {}) },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new CliError(`Cannot reach the relay at ${this.baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, EXIT.unreachable);
+    }
+    const text = await response.text();
+    const parsed = parseBody(text);
+    if (response.ok) return parsed as T;
+    const error = (parsed as ApiErrorBody | undefined)?.error;
+    const detail = error?.fields?.length
+      ? error.fields.map((entry) => `  ${entry.field}: ${entry.messages.join(', ')}`).join('\n')
+      : undefined;
+    const message = `${response.status} ${error?.reason ?? response.statusText}: ${error?.message ?? text}${detail ? `\n${detail}` : ''}`;
+    throw new CliError(message, response.status === 401 ? EXIT.unauthorized : EXIT.apiError, parsed);
+  }
+}
+
+function parseBody(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function agentPath(handle: string, suffix = ''): string {
+  return `/admin/agents/${encodeURIComponent(handle)}${suffix}`;
+}
+
+function agentFields(values: Values): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  if (values.name !== undefined) fields.name = values.name;
+  if (values.role !== undefined) fields.role = values.role;
+  if (values.description !== undefined) fields.description = values.description;
+  if (values.skills !== undefined) fields.skills = values.skills.split(',').map((skill) => skill.trim()).filter(Boolean);
+  if (values.email !== undefined) fields.email = values.email;
+  if (values['webhook-url'] !== undefined) fields.notification_webhook_url = values['webhook-url'];
+  if (values['slack-webhook-url'] !== undefined) fields.slack_webhook_url = values['slack-webhook-url'];
+  if (values.metadata !== undefined) {
+    try {
+      fields.metadata = JSON.parse(values.metadata);
+    } catch {
+      throw usage('--metadata must be a JSON object, e.g. --metadata \'{"repos_owned":["apps/web/"]}\'');
+    }
+  }
+  return fields;
+}
+
+function describeAgent(agent: AgentRecord): string {
+  const lines = [
+    `${agent.handle}${agent.disabled ? ' (disabled)' : ''}`,
+    `  id:          ${agent.id}`,
+    `  name:        ${agent.name}`,
+    `  role:        ${agent.role ?? '-'}`,
+    `  description: ${agent.description ?? '-'}`,
+    `  skills:      ${agent.skills.join(', ') || '-'}`,
+    `  email:       ${agent.email ?? '-'}`,
+    `  webhook:     ${agent.notification_webhook_url ?? '-'}`,
+    `  slack:       ${agent.slack_webhook_url ?? '-'}`,
+    `  metadata:    ${JSON.stringify(agent.metadata)}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+function keyRows(keys: ApiKeyInfo[]): string {
+  return table([['PREFIX', 'CREATED', 'REVOKED'], ...keys.map((key) => [key.prefix, key.created_at, key.revoked_at ?? '-'])]);
+}
+
+function trustYaml(policy: TrustPolicy): string {
+  const list = (entries: string[]): string => (entries.length ? entries.map((entry) => `\n  - "${entry}"`).join('') : ' []');
+  return `agent: ${policy.handle}\nallow:${list(policy.allow)}\nblock:${list(policy.block)}\n`;
+}
+
+function need(positionals: string[], index: number, what: string): string {
+  const value = positionals[index];
+  if (!value) throw usage(`Missing ${what}.`);
+  return value;
+}
+
+/**
+ * The `agentrelay` command: parses `argv` (without the node and script names), calls the admin
+ * API and returns the exit code.
+ */
+export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<number> {
+  let json = argv.includes('--json');
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    } catch (error) {
+      throw usage((error as Error).message);
+    }
+    const { values, positionals } = parsed;
+    json = values.json === true;
+    if (values.help || positionals.length === 0 || positionals[0] === 'help') {
+      io.stdout(USAGE);
+      return positionals.length === 0 && !values.help ? EXIT.usage : EXIT.ok;
+    }
+    const baseUrl = values.url ?? env.RELAY_URL ?? 'http://127.0.0.1:8080';
+    const token = values.token ?? env.RELAY_ADMIN_TOKEN;
+    if (!token) throw new CliError('No admin token: set RELAY_ADMIN_TOKEN or pass --token.', EXIT.usage);
+    const api = new AdminApi(baseUrl, token);
+    const print = (value: unknown, human: string): void => io.stdout(json ? `${JSON.stringify(value, null, 2)}\n` : human);
+    const [command, ...rest] = positionals;
+
+    switch (command) {
+      case 'register': {
+        const handle = need(rest, 0, 'the handle (name@org)');
+        if (values.name === undefined) throw usage('register needs --name.');
+        const created = await api.call<{ agent: AgentRecord; api_key: string; webhook_secret: string | null }>('POST', '/admin/agents', {
+          handle,
+          ...agentFields(values),
+        });
+        print(
+          created,
+          `Registered ${created.agent.handle} (${created.agent.id}).\n` +
+            `API key (shown once, store it now): ${created.api_key}\n` +
+            (created.webhook_secret ? `Webhook signing secret (shown once): ${created.webhook_secret}\n` : ''),
+        );
+        return EXIT.ok;
+      }
+      case 'agents': {
+        const limit = values.limit ? Number(values.limit) : undefined;
+        if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 200)) throw usage('--limit must be an integer from 1 to 200.');
+        const items: AgentRecord[] = [];
+        let cursor: string | null = null;
+        do {
+          const query = new URLSearchParams({ limit: String(limit ?? 200), ...(values.all ? { include_disabled: 'true' } : {}), ...(cursor ? { cursor } : {}) });
+          const page: AgentPage = await api.call<AgentPage>('GET', `/admin/agents?${query}`);
+          items.push(...page.items);
+          cursor = limit === undefined ? page.next_cursor : null;
+        } while (cursor);
+        print(
+          { items },
+          items.length === 0
+            ? 'No agents.\n'
+            : table([
+                ['HANDLE', 'NAME', 'ROLE', 'SKILLS', 'STATUS'],
+                ...items.map((agent) => [agent.handle, agent.name, agent.role ?? '-', agent.skills.join(',') || '-', agent.disabled ? 'disabled' : 'active']),
+              ]),
+        );
+        return EXIT.ok;
+      }
+      case 'show': {
+        const agent = await api.call<AgentRecord>('GET', agentPath(need(rest, 0, 'the handle')));
+        print(agent, describeAgent(agent));
+        return EXIT.ok;
+      }
+      case 'update': {
+        const fields = agentFields(values);
+        if (Object.keys(fields).length === 0) throw usage('update needs at least one field option.');
+        const agent = await api.call<AgentRecord>('PATCH', agentPath(need(rest, 0, 'the handle')), fields);
+        print(agent, describeAgent(agent));
+        return EXIT.ok;
+      }
+      case 'disable': {
+        const agent = await api.call<AgentRecord>('DELETE', agentPath(need(rest, 0, 'the handle')));
+        print(agent, `Disabled ${agent.handle}: its keys no longer work.\n`);
+        return EXIT.ok;
+      }
+      case 'keys': {
+        const action = need(rest, 0, 'the keys action (list, rotate or revoke)');
+        const handle = need(rest, 1, 'the handle');
+        if (action === 'list') {
+          const keys = await api.call<ApiKeyList>('GET', agentPath(handle, '/keys'));
+          print(keys, keyRows(keys.items));
+          return EXIT.ok;
+        }
+        if (action === 'rotate') {
+          const before = values['revoke-old'] ? await api.call<ApiKeyList>('GET', agentPath(handle, '/keys')) : { items: [] };
+          const created = await api.call<CreateKeyReply>('POST', agentPath(handle, '/keys'));
+          const revoked: ApiKeyInfo[] = [];
+          for (const key of before.items.filter((item) => item.revoked_at === null)) {
+            revoked.push(await api.call<ApiKeyInfo>('DELETE', agentPath(handle, `/keys/${encodeURIComponent(key.prefix)}`)));
+          }
+          print(
+            { ...created, revoked },
+            `New API key for ${handle} (shown once, store it now): ${created.api_key}\n` +
+              (revoked.length ? `Revoked: ${revoked.map((key) => key.prefix).join(', ')}\n` : 'Older keys still work until you revoke them.\n'),
+          );
+          return EXIT.ok;
+        }
+        if (action === 'revoke') {
+          const prefix = need(rest, 2, 'the key prefix (ah_live_XXXXXXXX)');
+          const key = await api.call<ApiKeyInfo>('DELETE', agentPath(handle, `/keys/${encodeURIComponent(prefix)}`));
+          print(key, `Revoked ${key.prefix} of ${handle}.\n`);
+          return EXIT.ok;
+        }
+        throw usage(`Unknown keys action "${action}".`);
+      }
+      case 'trust': {
+        const action = need(rest, 0, 'the trust action (apply or show)');
+        if (action === 'apply') {
+          const file = need(rest, 1, 'the trust.yaml file');
+          let text: string;
+          try {
+            text = await (io.readFile ?? ((path: string) => readFile(path, 'utf8')))(file);
+          } catch (error) {
+            throw new CliError(`Cannot read ${file}: ${(error as Error).message}`, EXIT.usage);
+          }
+          let document: unknown;
+          try {
+            document = parseYaml(text);
+          } catch (error) {
+            throw new CliError(`${file} is not valid YAML: ${(error as Error).message.split('\n')[0]}`, EXIT.usage);
+          }
+          const named = typeof document === 'object' && document !== null ? (document as { agent?: unknown }).agent : undefined;
+          const handle = values.agent ?? (typeof named === 'string' ? named : undefined);
+          if (!handle) throw usage(`${file} names no agent: add "agent: <handle>" to it or pass --agent <handle>.`);
+          const policy = await api.call<TrustPolicy>('PUT', agentPath(handle, '/trust'), text, 'application/yaml');
+          print(policy, `Applied the trust policy of ${policy.handle}:\n${trustYaml(policy)}`);
+          return EXIT.ok;
+        }
+        if (action === 'show') {
+          const policy = await api.call<TrustPolicy>('GET', agentPath(need(rest, 1, 'the handle'), '/trust'));
+          print(policy, trustYaml(policy));
+          return EXIT.ok;
+        }
+        throw usage(`Unknown trust action "${action}".`);
+      }
+      case 'webhook-secret': {
+        if (rest[0] !== 'rotate') throw usage('Usage: agentrelay webhook-secret rotate <handle>');
+        const reply = await api.call<{ handle: string; webhook_secret: string }>('POST', agentPath(need(rest, 1, 'the handle'), '/webhook-secret'));
+        print(reply, `New webhook signing secret for ${reply.handle} (shown once): ${reply.webhook_secret}\n`);
+        return EXIT.ok;
+      }
+      default:
+        throw usage(`Unknown command "${command}".`);
+    }
+  } catch (error) {
+    if (error instanceof CliError) {
+      io.stderr(json ? `${JSON.stringify({ error: error.body ?? { message: error.message }, exit_code: error.exitCode })}\n` : `agentrelay: ${error.message}\n`);
+      return error.exitCode;
+    }
+    io.stderr(`agentrelay: ${(error as Error).message}\n`);
+    return EXIT.apiError;
+  }
+}
