@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createRootLogger, PinoNestLogger, REQUEST_ID_HEADER, runWithRequestId, sanitizeRequestId } from '@app/logging';
 import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
+import { configureJsonRpcHttp } from './jsonrpc/json-rpc.http';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -16,6 +17,7 @@ export async function createEdgeApp(config: EdgeConfig): Promise<NestFastifyAppl
     genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => sanitizeRequestId(request.headers[REQUEST_ID_HEADER]) ?? randomUUID(),
   });
   const app = await NestFactory.create<NestFastifyApplication>(EdgeModule.forRoot(config), adapter, { logger, bufferLogs: true });
+  configureJsonRpcHttp(app);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);

@@ -3,6 +3,7 @@ import { AdminModule } from './admin/admin.module';
 import { CardsModule } from './cards/cards.module';
 import { EdgeConfig } from './edge.config';
 import { HealthModule } from './health/health.module';
+import { JsonRpcModule } from './jsonrpc/json-rpc.module';
 import { MessagingModule } from './messaging/messaging.module';
 
 @Global()
@@ -11,7 +12,7 @@ export class EdgeModule {
   static forRoot(config: EdgeConfig): DynamicModule {
     return {
       module: EdgeModule,
-      imports: [MessagingModule, HealthModule, AdminModule, CardsModule],
+      imports: [MessagingModule, HealthModule, AdminModule, CardsModule, JsonRpcModule],
       providers: [{ provide: EdgeConfig, useValue: config }],
       exports: [EdgeConfig],
     };

@@ -1,0 +1,144 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  DIRECTORY_SUBJECTS,
+  RelayError,
+  TASKS_SUBJECTS,
+  TRANSITIONS,
+  type ParticipantRef,
+  type SendRequest,
+  type Transition,
+  type TransitionRequest,
+} from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
+import {
+  invalid,
+  optionalString,
+  parseArtifacts,
+  parseIdempotencyKey,
+  parseIntent,
+  parseListParams,
+  parseMessage,
+  parseMetadata,
+  parseProposedAction,
+  parseTaskId,
+  requiredString,
+} from './agentrelay-params';
+import { renderListItem, renderThread, renderTransition } from './agentrelay-render';
+
+function participant(agent: { id: string; handle: string; name: string; role: string | null }): ParticipantRef {
+  return { id: agent.id, handle: agent.handle, name: agent.name, role: agent.role };
+}
+
+/**
+ * Seed 000 on `POST /a2a`: message/send, tasks/get, tasks/list, tasks/update and tasks/cancel, in
+ * its shapes and error codes. The edge authenticates, asks the directory to admit a new thread's
+ * recipient, and runs the command on the tasks service.
+ */
+@Injectable()
+export class AgentRelayMethods implements DialectMethods {
+  constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
+
+  handle(call: JsonRpcCall): Promise<unknown> {
+    switch (call.canonical) {
+      case 'send':
+        return this.send(call);
+      case 'get':
+        return this.get(call);
+      case 'list':
+        return this.list(call);
+      case 'update':
+        return this.update(call);
+      case 'cancel':
+        return this.cancel(call);
+      default:
+        throw new RelayError('method_not_found', `Method '${call.method}' not found`, { method: call.method });
+    }
+  }
+
+  private async send(call: JsonRpcCall): Promise<unknown> {
+    const params = call.params;
+    const taskId = params.task_id === null || params.task_id === undefined ? undefined : parseTaskId(params);
+    const message = parseMessage(params);
+    const intent = parseIntent(params);
+    const proposedAction = parseProposedAction(params);
+    const artifacts = parseArtifacts(params);
+    const metadata = parseMetadata(params);
+    const idempotencyKey = parseIdempotencyKey(metadata);
+    const contextId = optionalString(params, 'context_id');
+    const common: Omit<SendRequest, 'caller'> = {
+      message,
+      ...(intent !== undefined ? { intent } : {}),
+      ...(proposedAction !== null ? { proposed_action: proposedAction } : {}),
+      ...(artifacts !== undefined ? { artifacts } : {}),
+      ...(idempotencyKey !== undefined ? { idempotency_key: idempotencyKey } : {}),
+      ...(contextId !== undefined ? { context_id: contextId } : {}),
+      history_length: 0,
+    };
+    if (taskId === undefined) {
+      const recipientHandle = requiredString(params, 'recipient', 'recipient', 255).trim().toLowerCase();
+      const { recipient } = await this.rpc.request(DIRECTORY_SUBJECTS.admit, { sender: call.caller.handle, recipient: recipientHandle });
+      const reply = await this.rpc.request(TASKS_SUBJECTS.send, {
+        ...common,
+        caller: participant(call.caller),
+        recipient: participant(recipient),
+        ...(metadata !== undefined ? { metadata } : {}),
+      });
+      // A create always answers pending: an idempotent retry gets that same original result.
+      return { task_id: reply.thread.id, status: { state: reply.idempotent_replay ? 'pending' : reply.thread.state }, created_at: reply.thread.created_at };
+    }
+    if (params.recipient !== undefined && params.recipient !== null) requiredString(params, 'recipient');
+    const reply = await this.rpc.request(TASKS_SUBJECTS.send, { ...common, caller: participant(call.caller), task_id: taskId });
+    return {
+      task_id: reply.thread.id,
+      thread_id: reply.thread.id,
+      message_id: reply.message.id,
+      sequence_no: reply.message.sequence_no,
+      created_at: reply.message.created_at,
+    };
+  }
+
+  private async get(call: JsonRpcCall): Promise<unknown> {
+    const thread = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: parseTaskId(call.params) });
+    return renderThread(thread);
+  }
+
+  private async list(call: JsonRpcCall): Promise<unknown> {
+    const params = parseListParams(call.params);
+    const page = await this.rpc.request(TASKS_SUBJECTS.list, { caller_id: call.caller.id, ...params, order: 'created', history_length: 0 });
+    return { items: page.items.map(renderListItem), next_cursor: page.next_cursor };
+  }
+
+  private async update(call: JsonRpcCall): Promise<unknown> {
+    const params = call.params;
+    const taskId = parseTaskId(params);
+    const transition = params.transition;
+    if (typeof transition !== 'string' || !(TRANSITIONS as readonly string[]).includes(transition)) {
+      throw invalid('transition', `must be one of ${TRANSITIONS.join(', ')}`);
+    }
+    const request: TransitionRequest = { caller_id: call.caller.id, task_id: taskId, transition: transition as Transition, history_length: 0 };
+    const sessionId = optionalString(params, 'session_id');
+    if (sessionId !== undefined) request.session_id = sessionId;
+    const resultSummary = optionalString(params, 'result_summary', 'result_summary', 100_000);
+    if (resultSummary !== undefined) request.result_summary = resultSummary;
+    const reason = optionalString(params, 'reason', 'reason', 4000);
+    if (reason !== undefined) request.reason = reason;
+    if (transition === 'request_input') request.message = parseMessage(params);
+    else if (params.message !== undefined && params.message !== null) request.message = parseMessage(params);
+    if (transition === 'cancel') request.cancel_mode = 'pending_only';
+    const reply = await this.rpc.request(TASKS_SUBJECTS.transition, request);
+    return renderTransition(reply.thread);
+  }
+
+  private async cancel(call: JsonRpcCall): Promise<unknown> {
+    const reply = await this.rpc.request(TASKS_SUBJECTS.transition, {
+      caller_id: call.caller.id,
+      task_id: parseTaskId(call.params),
+      transition: 'cancel',
+      cancel_mode: 'pending_only',
+      history_length: 0,
+    });
+    return { task_id: reply.thread.id, status: { state: reply.thread.state }, updated_at: reply.thread.updated_at };
+  }
+}
+

@@ -1,0 +1,185 @@
+import {
+  ARTIFACT_TYPES,
+  INTENTS,
+  RelayError,
+  TASK_LIMITS,
+  THREAD_STATES,
+  type ArtifactInput,
+  type ArtifactType,
+  type Intent,
+  type MessageInput,
+  type PartView,
+  type ProposedAction,
+  type ThreadState,
+} from '@app/contracts';
+
+/** The seed 000 params of each AgentRelay method, checked field by field (-32602 names the field). */
+type Params = Record<string, unknown>;
+
+export function invalid(field: string, problem: string): RelayError {
+  return new RelayError('invalid_params', `${field} ${problem}`, { field });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+export function requiredString(params: Params, key: string, field = key, max = 255): string {
+  const value = params[key];
+  if (typeof value !== 'string' || value.trim() === '') throw invalid(field, 'is required and must be a non-empty string');
+  if (value.length > max) throw invalid(field, `must be at most ${max} characters`);
+  return value;
+}
+
+export function optionalString(params: Params, key: string, field = key, max = 255): string | undefined {
+  if (!present(params[key])) return undefined;
+  return requiredString(params, key, field, max);
+}
+
+function optionalObject(params: Params, key: string, field = key): Record<string, unknown> | undefined {
+  const value = params[key];
+  if (!present(value)) return undefined;
+  if (!isRecord(value)) throw invalid(field, 'must be an object');
+  return value;
+}
+
+export function parseTaskId(params: Params): string {
+  return requiredString(params, 'task_id', 'task_id', 64);
+}
+
+function parsePart(value: unknown, field: string): PartView {
+  if (!isRecord(value)) throw invalid(field, 'must be a part object');
+  const metadata = optionalObject(value, 'metadata', `${field}.metadata`);
+  const extra = metadata ? { metadata } : {};
+  const type = value.type ?? value.kind;
+  switch (type) {
+    case 'text': {
+      const text = value.text;
+      if (typeof text !== 'string') throw invalid(`${field}.text`, 'must be a string');
+      if (text.length > TASK_LIMITS.textPartChars) throw invalid(`${field}.text`, `must be at most ${TASK_LIMITS.textPartChars} characters`);
+      return { kind: 'text', text, ...extra };
+    }
+    case 'data':
+      if (!present(value.data)) throw invalid(`${field}.data`, 'is required for a data part');
+      return { kind: 'data', data: value.data, ...extra };
+    case 'file': {
+      const file = optionalObject(value, 'file', `${field}.file`);
+      if (!file || (typeof file.uri !== 'string' && typeof file.bytes !== 'string')) throw invalid(`${field}.file`, 'needs a uri or bytes');
+      return { kind: 'file', file: file as { name?: string; mime_type?: string; bytes?: string; uri?: string }, ...extra };
+    }
+    default:
+      throw invalid(`${field}.type`, 'must be one of text, data, file');
+  }
+}
+
+/** `message` of message/send and request_input: `{role?, parts: [{type: "text", text}], payload?}`. */
+export function parseMessage(params: Params, key = 'message'): MessageInput {
+  const message = params[key];
+  if (!isRecord(message)) throw invalid(key, 'is required and must be an object with parts');
+  const parts = message.parts;
+  if (!Array.isArray(parts) || parts.length === 0) throw invalid(`${key}.parts`, 'must be an array with at least one part');
+  if (parts.length > TASK_LIMITS.partsPerMessage) throw invalid(`${key}.parts`, `must hold at most ${TASK_LIMITS.partsPerMessage} parts`);
+  if (present(message.role) && typeof message.role !== 'string') throw invalid(`${key}.role`, 'must be a string');
+  const messageId = optionalString(message, 'message_id', `${key}.message_id`, TASK_LIMITS.messageIdChars) ?? optionalString(message, 'messageId', `${key}.messageId`, TASK_LIMITS.messageIdChars);
+  const payload = optionalObject(message, 'payload', `${key}.payload`) ?? optionalObject(message, 'metadata', `${key}.metadata`);
+  return {
+    ...(messageId !== undefined ? { message_id: messageId } : {}),
+    parts: parts.map((part, index) => parsePart(part, `${key}.parts[${index}]`)),
+    ...(payload !== undefined ? { payload } : {}),
+  };
+}
+
+export function parseIntent(params: Params): Intent | undefined {
+  const intent = params.intent;
+  if (!present(intent)) return undefined;
+  if (typeof intent !== 'string' || !(INTENTS as readonly string[]).includes(intent)) throw invalid('intent', `must be one of ${INTENTS.join(', ')}`);
+  return intent as Intent;
+}
+
+export function parseProposedAction(params: Params): ProposedAction | null {
+  const action = params.proposed_action;
+  if (!present(action)) return null;
+  if (!isRecord(action)) throw invalid('proposed_action', 'must be an object or null');
+  const description = requiredString(action, 'description', 'proposed_action.description', 4000);
+  const rationale = requiredString(action, 'rationale', 'proposed_action.rationale', 4000);
+  const targets = action.target_files;
+  if (!Array.isArray(targets) || !targets.every((target) => typeof target === 'string' && target.length <= 1024)) {
+    throw invalid('proposed_action.target_files', 'is required and must be an array of paths');
+  }
+  const suggested = action.suggested_diff;
+  if (present(suggested) && typeof suggested !== 'string') throw invalid('proposed_action.suggested_diff', 'must be a string or null');
+  const unknown = Object.keys(action).find((key) => !['description', 'rationale', 'target_files', 'suggested_diff'].includes(key));
+  if (unknown !== undefined) throw invalid(`proposed_action.${unknown}`, 'is not a field of proposed_action');
+  return { description, target_files: targets as string[], rationale, ...(present(suggested) ? { suggested_diff: suggested as string } : {}) };
+}
+
+/** Seed 000 artifacts: `{type: "file_diff", path, diff}` and the other four types (fields checked by the tasks service). */
+export function parseArtifacts(params: Params): ArtifactInput[] | undefined {
+  const artifacts = params.artifacts;
+  if (!present(artifacts)) return undefined;
+  if (!Array.isArray(artifacts)) throw invalid('artifacts', 'must be an array');
+  if (artifacts.length > TASK_LIMITS.artifactsPerRequest) throw invalid('artifacts', `must hold at most ${TASK_LIMITS.artifactsPerRequest} artifacts`);
+  return artifacts.map((artifact, index) => {
+    const field = `artifacts.${index}`;
+    if (!isRecord(artifact)) throw invalid(field, 'must be an artifact object');
+    const { type, ...fields } = artifact;
+    if (typeof type !== 'string' || !(ARTIFACT_TYPES as readonly string[]).includes(type)) {
+      throw invalid(`${field}.type`, `must be one of ${ARTIFACT_TYPES.join(', ')}`);
+    }
+    return { type: type as ArtifactType, fields };
+  });
+}
+
+export function parseIdempotencyKey(metadata: Record<string, unknown> | undefined): string | undefined {
+  if (!metadata || !present(metadata.client_idempotency_key)) return undefined;
+  return requiredString(metadata, 'client_idempotency_key', 'metadata.client_idempotency_key', 255);
+}
+
+export function parseMetadata(params: Params): Record<string, unknown> | undefined {
+  return optionalObject(params, 'metadata');
+}
+
+export interface ListParams {
+  role: 'recipient' | 'sender';
+  states?: ThreadState[];
+  since?: string;
+  limit: number;
+  cursor?: string;
+}
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+export function parseListParams(params: Params): ListParams {
+  const filter = optionalObject(params, 'filter') ?? {};
+  const page = optionalObject(params, 'page') ?? {};
+  const role = filter.role ?? 'recipient';
+  if (role !== 'recipient' && role !== 'sender') throw invalid('filter.role', 'must be recipient or sender');
+  let states: ThreadState[] | undefined;
+  if (present(filter.status)) {
+    const raw = typeof filter.status === 'string' ? [filter.status] : filter.status;
+    if (!Array.isArray(raw) || !raw.every((state) => typeof state === 'string' && (THREAD_STATES as readonly string[]).includes(state))) {
+      throw invalid('filter.status', `must be an array of states (${THREAD_STATES.join(', ')})`);
+    }
+    states = raw as ThreadState[];
+  }
+  let since: string | undefined;
+  if (present(filter.since)) {
+    if (typeof filter.since !== 'string' || !ISO_8601.test(filter.since) || Number.isNaN(Date.parse(filter.since))) {
+      throw invalid('filter.since', 'must be an ISO 8601 timestamp');
+    }
+    since = new Date(filter.since).toISOString();
+  }
+  let limit: number = TASK_LIMITS.listDefaultLimit;
+  if (present(page.limit)) {
+    if (!Number.isInteger(page.limit) || (page.limit as number) < 1 || (page.limit as number) > TASK_LIMITS.listMaxLimit) {
+      throw invalid('page.limit', `must be an integer from 1 to ${TASK_LIMITS.listMaxLimit}`);
+    }
+    limit = page.limit as number;
+  }
+  const cursor = present(page.cursor) ? requiredString(page, 'cursor', 'page.cursor', 512) : undefined;
+  return { role, ...(states ? { states } : {}), ...(since ? { since } : {}), limit, ...(cursor ? { cursor } : {}) };
+}

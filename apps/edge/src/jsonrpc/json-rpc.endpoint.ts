@@ -1,0 +1,135 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { canonicalMethod, chooseDialect, negotiateVersion, type Dialect } from '@app/a2a';
+import { RelayError, type AgentIdentity } from '@app/contracts';
+import { AgentAuthenticator } from '../auth/agent-authenticator';
+import { RateLimiter } from '../rate-limit/rate-limiter';
+import { asRelayError, renderRelayError } from './json-rpc-errors';
+import { preliminaryDialect, UnparseableJson } from './json-rpc.http';
+import {
+  A2A_METHODS,
+  AGENTRELAY_METHODS,
+  type DialectMethods,
+  type JsonRpcCall,
+  type JsonRpcId,
+  type JsonRpcResponse,
+} from './json-rpc.types';
+
+/** The methods the AgentRelay dialect (seed 000) answers itself; the rest go to the A2A handlers. */
+const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel']);
+
+interface Envelope {
+  id: JsonRpcId;
+  method: string;
+  params: Record<string, unknown>;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function readableId(body: Record<string, unknown>): JsonRpcId {
+  const id = body.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+}
+
+/**
+ * One JSON-RPC call from the HTTP request to the reply: envelope, authentication, rate limit,
+ * version and method, dialect, dispatch, and one rendering of every error.
+ */
+@Injectable()
+export class JsonRpcEndpoint {
+  private readonly logger = new Logger(JsonRpcEndpoint.name);
+
+  constructor(
+    @Inject(AgentAuthenticator) private readonly authenticator: AgentAuthenticator,
+    @Inject(RateLimiter) private readonly rateLimiter: RateLimiter,
+    @Inject(AGENTRELAY_METHODS) private readonly agentRelayMethods: DialectMethods,
+    @Optional() @Inject(A2A_METHODS) private readonly a2aMethods?: DialectMethods,
+  ) {}
+
+  async answer(request: FastifyRequest, reply: FastifyReply, endpointHandle: string | null): Promise<void> {
+    const headers = request.headers;
+    let id: JsonRpcId = null;
+    let dialect: Dialect = preliminaryDialect(headers);
+    try {
+      const envelope = this.readEnvelope(request.body);
+      id = envelope.id;
+      const caller = await this.authenticate(headers);
+      await this.enforceRateLimit(caller, reply);
+      const version = negotiateVersion(headers['a2a-version']);
+      dialect = version === '1.0' ? { kind: 'a2a', version } : dialect;
+      const canonical = canonicalMethod(envelope.method);
+      if (!canonical) throw new RelayError('method_not_found', `Method '${envelope.method}' not found`, { method: envelope.method });
+      dialect = chooseDialect(version, canonical, envelope.params);
+      const call: JsonRpcCall = { id, method: envelope.method, canonical, params: envelope.params, dialect, caller, endpointHandle, headers };
+      const result = await this.dispatch(call);
+      if (reply.sent) return;
+      this.send(reply, { jsonrpc: '2.0', id, result }, 200);
+    } catch (error) {
+      if (reply.sent) {
+        this.logger.warn({ err: error }, 'error after the reply was sent');
+        return;
+      }
+      if (error instanceof EnvelopeError) id = error.requestId;
+      const relayError = asRelayError(error);
+      const rendered = renderRelayError(relayError, dialect);
+      if (relayError.reason === 'unauthenticated') reply.header('www-authenticate', 'Bearer realm="agentrelay"');
+      this.send(reply, { jsonrpc: '2.0', id, error: rendered.error }, rendered.status);
+    }
+  }
+
+  private readEnvelope(body: unknown): Envelope {
+    if (body instanceof UnparseableJson) throw new RelayError('parse_error', `Invalid JSON payload: ${body.detail}`);
+    if (!isPlainObject(body)) {
+      throw new RelayError('invalid_request', Array.isArray(body) ? 'Batch requests are not supported' : 'The request must be a JSON-RPC 2.0 request object');
+    }
+    const id = readableId(body);
+    const invalid = (message: string, field: string): EnvelopeError => new EnvelopeError(id, message, field);
+    if ('id' in body && body.id !== null && typeof body.id !== 'string' && !(typeof body.id === 'number' && Number.isFinite(body.id))) {
+      throw invalid('id must be a string, a number or null', 'id');
+    }
+    if (body.jsonrpc !== '2.0') throw invalid('jsonrpc must be exactly "2.0"', 'jsonrpc');
+    if (typeof body.method !== 'string' || body.method.length === 0) throw invalid('method must be a non-empty string', 'method');
+    if (body.params !== undefined && body.params !== null && !isPlainObject(body.params)) throw invalid('params must be an object', 'params');
+    return { id, method: body.method as string, params: (body.params as Record<string, unknown> | undefined) ?? {} };
+  }
+
+  private async authenticate(headers: FastifyRequest['headers']): Promise<AgentIdentity> {
+    return this.authenticator.authenticate(headers);
+  }
+
+  private async enforceRateLimit(caller: AgentIdentity, reply: FastifyReply): Promise<void> {
+    const decision = await this.rateLimiter.consume(caller.id);
+    reply.header('x-ratelimit-limit', String(decision.limit));
+    reply.header('x-ratelimit-remaining', String(decision.remaining));
+    if (!decision.allowed) {
+      reply.header('retry-after', String(decision.retryAfterSeconds));
+      throw new RelayError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfterSeconds} s`, {
+        limit: decision.limit,
+        retry_after_seconds: decision.retryAfterSeconds,
+      });
+    }
+  }
+
+  private dispatch(call: JsonRpcCall): Promise<unknown> {
+    if (call.dialect.kind === 'agentrelay' && AGENTRELAY_CANONICAL.has(call.canonical)) return this.agentRelayMethods.handle(call);
+    if (!this.a2aMethods) throw new RelayError('method_not_found', `Method '${call.method}' not found`, { method: call.method });
+    return this.a2aMethods.handle(call);
+  }
+
+  private send(reply: FastifyReply, body: JsonRpcResponse, status: number): void {
+    reply.code(status).header('content-type', 'application/json; charset=utf-8').send(body);
+  }
+}
+
+/** An invalid envelope whose id could still be read. */
+class EnvelopeError extends RelayError {
+  constructor(
+    readonly requestId: JsonRpcId,
+    message: string,
+    field: string,
+  ) {
+    super('invalid_request', message, { field });
+  }
+}

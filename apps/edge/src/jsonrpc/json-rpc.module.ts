@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { RateLimitModule } from '../rate-limit/rate-limit.module';
+import { A2aModule } from './a2a/a2a.module';
+import { AgentRelayModule } from './agentrelay/agentrelay.module';
+import { JsonRpcController } from './json-rpc.controller';
+import { JsonRpcEndpoint } from './json-rpc.endpoint';
+
+/** The JSON-RPC endpoints and their two dialects: AgentRelay (seed 000) and standard A2A. */
+@Module({
+  imports: [AuthModule, RateLimitModule, AgentRelayModule, A2aModule],
+  controllers: [JsonRpcController],
+  providers: [JsonRpcEndpoint],
+})
+export class JsonRpcModule {}

@@ -1,0 +1,39 @@
+import type { CanonicalMethod, Dialect } from '@app/a2a';
+import type { AgentIdentity } from '@app/contracts';
+
+/** One authenticated JSON-RPC call, its dialect decided, ready for a dialect's method handlers. */
+export interface JsonRpcCall {
+  id: string | number | null;
+  method: string;
+  canonical: CanonicalMethod;
+  params: Record<string, unknown>;
+  dialect: Dialect;
+  caller: AgentIdentity;
+  /** The {handle} of POST /a2a/{handle}, or null on POST /a2a. */
+  endpointHandle: string | null;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** The method handlers of one dialect. */
+export interface DialectMethods {
+  /** Returns the JSON-RPC result; throws a RelayError for a JSON-RPC error. */
+  handle(call: JsonRpcCall): Promise<unknown>;
+}
+
+export const AGENTRELAY_METHODS = Symbol('AGENTRELAY_METHODS');
+export const A2A_METHODS = Symbol('A2A_METHODS');
+
+export type JsonRpcId = string | number | null;
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export interface JsonRpcResponse {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result?: unknown;
+  error?: JsonRpcErrorObject;
+}

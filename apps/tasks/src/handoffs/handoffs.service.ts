@@ -1,0 +1,592 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { createHash, randomUUID } from 'node:crypto';
+import { DataSource, type EntityManager } from 'typeorm';
+import { monotonicFactory } from 'ulid';
+import {
+  RelayError,
+  TASK_LIMITS,
+  isTerminalState,
+  type ArtifactInput,
+  type GetRequest,
+  type Intent,
+  type ListReply,
+  type ListRequest,
+  type MessageInput,
+  type ParticipantRefDto,
+  type PartView,
+  type ProposedActionDto,
+  type SendReply,
+  type SendRequest,
+  type ThreadView,
+  type TransitionReply,
+  type TransitionRequest,
+} from '@app/contracts';
+import { validateTypedArtifact } from './artifact-rules';
+import { decodeCursor, encodeCursor } from './list-cursor';
+import { checkTransition, STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
+import { writeTaskEvent } from './task-events';
+import { firstText, THREAD_COLUMNS, toMessageView, toThreadView, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
+
+const nextUlid = monotonicFactory();
+
+type IdempotencyScope = 'message_id' | 'client_key';
+
+interface IdempotencyRow {
+  scope: IdempotencyScope;
+  request_hash: string;
+  thread_id: string;
+  sequence_no: number;
+  created_thread: boolean;
+}
+
+interface PgError {
+  code?: string;
+  constraint?: string;
+  driverError?: { code?: string; constraint?: string };
+}
+
+function pgError(error: unknown): { code?: string; constraint?: string } {
+  const candidate = error as PgError;
+  return candidate.driverError ?? candidate;
+}
+
+/** Rows of an `UPDATE … RETURNING` (TypeORM answers `[rows, count]` for an UPDATE). */
+function updatedRows<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return result as T[];
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** What makes two sends "the same": everything but the keys themselves and the reply shape. */
+function requestHash(request: SendRequest): string {
+  const content = {
+    task_id: request.task_id ?? null,
+    recipient: request.recipient?.id ?? null,
+    context_id: request.context_id ?? null,
+    parts: request.message.parts,
+    payload: request.message.payload ?? {},
+    intent: request.intent ?? null,
+    proposed_action: request.proposed_action ?? null,
+    artifacts: request.artifacts ?? [],
+    metadata: request.metadata ?? {},
+  };
+  return createHash('sha256').update(stableJson(content)).digest('hex');
+}
+
+function plainParts(parts: MessageInput['parts']): PartView[] {
+  return JSON.parse(JSON.stringify(parts)) as PartView[];
+}
+
+function validateIntent(intent: Intent | undefined, proposedAction: ProposedActionDto | null | undefined): void {
+  const hasAction = proposedAction !== undefined && proposedAction !== null;
+  if (intent === 'propose_action' && !hasAction) {
+    throw new RelayError('invalid_intent_payload', 'intent propose_action requires a proposed_action', { field: 'proposed_action', intent });
+  }
+  if (intent !== 'propose_action' && hasAction) {
+    throw new RelayError('invalid_intent_payload', `proposed_action must be null or omitted for intent ${intent ?? 'inform'}`, {
+      field: 'proposed_action',
+      intent: intent ?? 'inform',
+    });
+  }
+}
+
+function validateArtifacts(artifacts: ArtifactInput[] | undefined): void {
+  (artifacts ?? []).forEach((artifact, index) => {
+    if (artifact.type !== undefined) validateTypedArtifact(artifact.type, artifact.fields ?? {}, `artifacts.${index}`);
+  });
+}
+
+function partyOf(thread: ThreadRow, callerId: string): Party {
+  if (thread.sender_id === callerId) return 'sender';
+  if (thread.recipient_id === callerId) return 'recipient';
+  throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: thread.id });
+}
+
+/**
+ * The handoff state machine on Postgres. Every change (thread, message, artifacts, audit row,
+ * outbox event) is written in one transaction; transitions are decided by a conditional UPDATE.
+ */
+@Injectable()
+export class HandoffsService {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  async send(request: SendRequest): Promise<SendReply> {
+    if (request.task_id === undefined && request.recipient === undefined) {
+      throw new RelayError('invalid_params', 'recipient is required to create a thread', { field: 'recipient' });
+    }
+    if (request.task_id === undefined || request.intent !== undefined || request.proposed_action != null) {
+      validateIntent(request.intent, request.proposed_action);
+    }
+    validateArtifacts(request.artifacts);
+    const hash = requestHash(request);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.dataSource.transaction(async (manager) => {
+          const replay = await this.replay(manager, request, hash);
+          if (replay) return replay;
+          return request.task_id === undefined ? this.create(manager, request, hash) : this.append(manager, request, hash);
+        });
+      } catch (error) {
+        const { code, constraint } = pgError(error);
+        if (code === '23505' && constraint === 'idempotency_keys_pkey' && attempt < 2) continue;
+        if (code === '23505' && constraint === 'messages_thread_id_id_key') {
+          throw new RelayError('invalid_params', 'message.message_id is already used by another message of this thread', { field: 'message.message_id' });
+        }
+        throw error;
+      }
+    }
+  }
+
+  async get(request: GetRequest): Promise<ThreadView> {
+    return this.dataSource.transaction(async (manager) => {
+      const thread = await this.loadThread(manager, request.task_id);
+      const party = partyOf(thread, request.caller_id);
+      const unread = await this.unreadCount(manager, thread.id, request.caller_id);
+      const view = await this.view(manager, thread, request.history_length, unread);
+      if (request.mark_read !== false) {
+        await manager.query(
+          `INSERT INTO "tasks"."read_cursors" ("thread_id", "participant_id", "last_read_sequence_no", "updated_at") VALUES ($1, $2, $3, now())
+           ON CONFLICT ("thread_id", "participant_id") DO UPDATE
+             SET "last_read_sequence_no" = GREATEST("read_cursors"."last_read_sequence_no", EXCLUDED."last_read_sequence_no"), "updated_at" = now()`,
+          [thread.id, party === 'sender' ? thread.sender_id : thread.recipient_id, thread.message_count],
+        );
+      }
+      return view;
+    });
+  }
+
+  async list(request: ListRequest): Promise<ListReply> {
+    const order = request.order ?? 'created';
+    const limit = request.limit ?? TASK_LIMITS.listDefaultLimit;
+    const params: unknown[] = [request.caller_id];
+    const where: string[] = [];
+    const role = request.role ?? 'recipient';
+    where.push(role === 'recipient' ? `t."recipient_id" = $1` : role === 'sender' ? `t."sender_id" = $1` : `(t."sender_id" = $1 OR t."recipient_id" = $1)`);
+    const add = (value: unknown): string => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (request.states && request.states.length > 0) where.push(`t."state" = ANY(${add(request.states)}::text[])`);
+    if (request.since) where.push(`(t."created_at" > ${add(request.since)}::timestamptz OR t."updated_at" > $${params.length}::timestamptz)`);
+    if (request.status_timestamp_after) where.push(`t."status_timestamp" > ${add(request.status_timestamp_after)}::timestamptz`);
+    if (request.counterpart_id) {
+      const counterpart = add(request.counterpart_id);
+      where.push(`((t."sender_id" = $1 AND t."recipient_id" = ${counterpart}) OR (t."recipient_id" = $1 AND t."sender_id" = ${counterpart}))`);
+    }
+    if (request.context_id) where.push(`t."context_id" = ${add(request.context_id)}`);
+    const filtered = [...where];
+    if (request.cursor) {
+      const cursor = decodeCursor(request.cursor, order);
+      if (order === 'created') where.push(`t."id" < ${add(cursor.id)}`);
+      else where.push(`(t."status_timestamp", t."id") < (${add(cursor.status_key)}::timestamptz, ${add(cursor.id)})`);
+    }
+    const orderBy = order === 'created' ? `t."id" DESC` : `t."status_timestamp" DESC, t."id" DESC`;
+    const rows: ThreadRow[] = await this.dataSource.query(
+      `SELECT ${THREAD_COLUMNS},
+         to_char(t."status_timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "status_key",
+         (SELECT count(*) FROM "tasks"."messages" m
+           WHERE m."thread_id" = t."id" AND m."author_id" <> $1
+             AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
+                                             WHERE r."thread_id" = t."id" AND r."participant_id" = $1), 0)) AS "unread_messages"
+       FROM "tasks"."threads" t
+       WHERE ${where.join(' AND ')}
+       ORDER BY ${orderBy}
+       LIMIT ${limit + 1}`,
+      params,
+    );
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const nextCursor = rows.length > limit && last ? encodeCursor({ order, id: last.id, status_key: last.status_key }) : null;
+    const ids = page.map((row) => row.id);
+    const historyLength = request.history_length ?? 0;
+    const messages: MessageRow[] =
+      historyLength > 0 && ids.length > 0
+        ? await this.dataSource.query(
+            `SELECT m.* FROM "tasks"."messages" m JOIN "tasks"."threads" t ON t."id" = m."thread_id"
+             WHERE m."thread_id" = ANY($1::text[]) AND m."sequence_no" > t."message_count" - $2 ORDER BY m."thread_id", m."sequence_no"`,
+            [ids, historyLength],
+          )
+        : [];
+    const artifacts: ArtifactRow[] =
+      ids.length > 0 ? await this.dataSource.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = ANY($1::text[]) ORDER BY "thread_id", "position"`, [ids]) : [];
+    const reply: ListReply = {
+      items: page.map((row) =>
+        toThreadView(
+          row,
+          messages.filter((message) => message.thread_id === row.id),
+          artifacts.filter((artifact) => artifact.thread_id === row.id),
+          Number(row.unread_messages ?? 0),
+        ),
+      ),
+      next_cursor: nextCursor,
+    };
+    if (request.include_total) {
+      const [{ total }] = await this.dataSource.query(`SELECT count(*)::int AS "total" FROM "tasks"."threads" t WHERE ${filtered.join(' AND ')}`, params.slice(0, countParams(filtered)));
+      reply.total_size = total;
+    }
+    return reply;
+  }
+
+  async transition(request: TransitionRequest): Promise<TransitionReply> {
+    if (request.transition === 'request_input' && !request.message) {
+      throw new RelayError('invalid_params', 'request_input needs a message (the question)', { field: 'message' });
+    }
+    if (request.transition === 'progress' && !request.message && !(request.artifacts && request.artifacts.length > 0)) {
+      throw new RelayError('invalid_params', 'a status update needs a message or artifacts', { field: 'message' });
+    }
+    validateArtifacts(request.artifacts);
+    try {
+      return await this.dataSource.transaction((manager) => this.applyTransition(manager, request));
+    } catch (error) {
+      const { code, constraint } = pgError(error);
+      if (code === '23505' && constraint === 'messages_thread_id_id_key') {
+        throw new RelayError('invalid_params', 'message.message_id is already used by another message of this thread', { field: 'message.message_id' });
+      }
+      throw error;
+    }
+  }
+
+  private async applyTransition(manager: EntityManager, request: TransitionRequest): Promise<TransitionReply> {
+    const current = await this.loadThread(manager, request.task_id);
+    const party = partyOf(current, request.caller_id);
+    const rule = checkTransition(request.transition, request.cancel_mode, current.state, party);
+    const now = new Date();
+    let thread: ThreadRow;
+    if (rule.to) {
+      const stampColumn = STATE_TIMESTAMP_COLUMN[rule.to];
+      const rows = updatedRows<ThreadRow>(
+        await manager.query(
+          `UPDATE "tasks"."threads" t
+           SET "state" = $3, "status_timestamp" = $4, "updated_at" = $4, "version" = t."version" + 1,
+               ${stampColumn ? `"${stampColumn}" = $4,` : ''}
+               "result_summary" = COALESCE($5, t."result_summary"), "reason" = COALESCE($6, t."reason")
+           WHERE t."id" = $1 AND t."state" = $2
+           RETURNING ${THREAD_COLUMNS}`,
+          [current.id, current.state, rule.to, now, request.result_summary ?? null, request.reason ?? null],
+        ),
+      );
+      if (rows.length === 0) {
+        const latest = await this.loadThread(manager, request.task_id);
+        throw new RelayError('state_changed', `Another caller changed the thread from ${current.state} to ${latest.state} first`, {
+          expected_state: current.state,
+          state: latest.state,
+        });
+      }
+      thread = rows[0];
+      await manager.query(
+        `INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [thread.id, request.caller_id, request.transition, current.state, rule.to, request.session_id ?? null, request.reason ?? null, now],
+      );
+    } else {
+      thread = await this.loadThread(manager, request.task_id, true);
+      if (thread.state !== current.state && !rule.from.includes(thread.state)) {
+        throw new RelayError('state_changed', `Another caller changed the thread to ${thread.state} first`, { expected_state: current.state, state: thread.state });
+      }
+    }
+    let message: MessageRow | null = null;
+    if (request.message) {
+      ({ thread, message } = await this.appendMessage(manager, thread, party, request.message, now));
+    }
+    await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
+    if (rule.event) await writeTaskEvent(manager, rule.event, thread, message, now);
+    else if (message) await writeTaskEvent(manager, 'message_appended', thread, message, now);
+    else if (!rule.to) await this.touch(manager, thread.id, now);
+    return { thread: await this.view(manager, thread, request.history_length, await this.unreadCount(manager, thread.id, request.caller_id)), message: message ? toMessageView(message) : null };
+  }
+
+  private async create(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
+    const sender = request.caller;
+    const recipient = request.recipient as ParticipantRefDto;
+    const contextId = await this.claimContext(manager, request.context_id, sender.id);
+    const id = nextUlid();
+    const now = new Date();
+    const parts = plainParts(request.message.parts);
+    const intent = request.intent ?? 'inform';
+    const [thread]: ThreadRow[] = await manager.query(
+      `INSERT INTO "tasks"."threads" AS t ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
+         "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
+         "metadata", "message_count", "created_at", "updated_at", "status_timestamp")
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, 1, $15, $15, $15)
+       RETURNING ${THREAD_COLUMNS}`,
+      [
+        id,
+        contextId,
+        sender.id,
+        sender.handle,
+        sender.name,
+        sender.role ?? null,
+        recipient.id,
+        recipient.handle,
+        recipient.name,
+        recipient.role ?? null,
+        intent,
+        firstText(parts),
+        request.proposed_action ? JSON.stringify(request.proposed_action) : null,
+        JSON.stringify(request.metadata ?? {}),
+        now,
+      ],
+    );
+    const message = await this.insertMessage(manager, thread, 'sender', 1, request.message, parts, now);
+    await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
+    await manager.query(
+      `INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "at") VALUES ($1, $2, 'create', NULL, 'pending', $3)`,
+      [thread.id, sender.id, now],
+    );
+    await this.rememberKeys(manager, request, hash, message, true);
+    await writeTaskEvent(manager, 'created', thread, message, now);
+    return { thread: await this.view(manager, thread, request.history_length, 0), message: toMessageView(message), created: true, idempotent_replay: false };
+  }
+
+  private async append(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
+    const current = await this.loadThread(manager, request.task_id as string, true);
+    const party = partyOf(current, request.caller.id);
+    if (request.context_id !== undefined && request.context_id !== current.context_id) {
+      throw new RelayError('invalid_params', 'context_id does not match the thread\'s context', { field: 'context_id' });
+    }
+    if (isTerminalState(current.state)) {
+      throw new RelayError('thread_terminal', `The thread is ${current.state}; no more messages can be added`, { state: current.state });
+    }
+    const now = new Date();
+    const resumes = current.state === 'input_required' && party === 'sender';
+    let thread = current;
+    if (resumes) {
+      [thread] = updatedRows<ThreadRow>(
+        await manager.query(
+          `UPDATE "tasks"."threads" t SET "state" = 'accepted', "status_timestamp" = $2, "updated_at" = $2, "version" = t."version" + 1
+           WHERE t."id" = $1 AND t."state" = 'input_required' RETURNING ${THREAD_COLUMNS}`,
+          [current.id, now],
+        ),
+      );
+      await manager.query(
+        `INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "at") VALUES ($1, $2, 'resume', 'input_required', 'accepted', $3)`,
+        [thread.id, request.caller.id, now],
+      );
+    }
+    const appended = await this.appendMessage(manager, thread, party, request.message, now);
+    thread = appended.thread;
+    await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
+    await this.rememberKeys(manager, request, hash, appended.message, false);
+    await writeTaskEvent(manager, 'message_appended', thread, appended.message, now);
+    if (resumes) await writeTaskEvent(manager, 'accepted', thread, appended.message, now);
+    const unread = await this.unreadCount(manager, thread.id, request.caller.id);
+    return {
+      thread: await this.view(manager, thread, request.history_length, unread),
+      message: toMessageView(appended.message),
+      created: false,
+      idempotent_replay: false,
+    };
+  }
+
+  /** Appends a message to a thread whose row this transaction has locked (FOR UPDATE or UPDATE). */
+  private async appendMessage(
+    manager: EntityManager,
+    current: ThreadRow,
+    party: Party,
+    input: MessageInput,
+    now: Date,
+  ): Promise<{ thread: ThreadRow; message: MessageRow }> {
+    if (current.message_count >= TASK_LIMITS.messagesPerThread) {
+      throw new RelayError('thread_message_limit', `The thread holds the maximum of ${TASK_LIMITS.messagesPerThread} messages`, {
+        limit: TASK_LIMITS.messagesPerThread,
+      });
+    }
+    const sequenceNo = current.message_count + 1;
+    const [thread] = updatedRows<ThreadRow>(
+      await manager.query(
+        `UPDATE "tasks"."threads" t SET "message_count" = $2, "updated_at" = $3, "version" = t."version" + 1
+         WHERE t."id" = $1 AND t."message_count" = $4 RETURNING ${THREAD_COLUMNS}`,
+        [current.id, sequenceNo, now, current.message_count],
+      ),
+    );
+    if (!thread) throw new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: current.id });
+    const message = await this.insertMessage(manager, thread, party, sequenceNo, input, plainParts(input.parts), now);
+    return { thread, message };
+  }
+
+  private async insertMessage(
+    manager: EntityManager,
+    thread: ThreadRow,
+    party: Party,
+    sequenceNo: number,
+    input: MessageInput,
+    parts: PartView[],
+    now: Date,
+  ): Promise<MessageRow> {
+    const [message]: MessageRow[] = await manager.query(
+      `INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at")
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+      [
+        thread.id,
+        sequenceNo,
+        input.message_id ?? randomUUID(),
+        party,
+        party === 'sender' ? thread.sender_id : thread.recipient_id,
+        party === 'sender' ? thread.sender_handle : thread.recipient_handle,
+        firstText(parts),
+        JSON.stringify(parts),
+        JSON.stringify(input.payload ?? {}),
+        now,
+      ],
+    );
+    return message;
+  }
+
+  private async upsertArtifacts(manager: EntityManager, threadId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<void> {
+    for (const artifact of artifacts ?? []) {
+      const artifactId = artifact.artifact_id ?? randomUUID();
+      const parts = artifact.parts ? plainParts(artifact.parts) : [];
+      const [existing]: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = $1 AND "artifact_id" = $2`, [threadId, artifactId]);
+      if (existing && artifact.append) {
+        await manager.query(
+          `UPDATE "tasks"."artifacts" SET "parts" = "parts" || $3::jsonb, "last_chunk" = $4, "updated_at" = $5,
+             "metadata" = "metadata" || $6::jsonb WHERE "thread_id" = $1 AND "artifact_id" = $2`,
+          [threadId, artifactId, JSON.stringify(parts), artifact.last_chunk ?? false, now, JSON.stringify(artifact.metadata ?? {})],
+        );
+        continue;
+      }
+      const values = [
+        threadId,
+        artifactId,
+        artifact.type ?? null,
+        JSON.stringify(artifact.fields ?? {}),
+        artifact.name ?? null,
+        artifact.description ?? null,
+        JSON.stringify(parts),
+        JSON.stringify(artifact.metadata ?? {}),
+        artifact.append ? (artifact.last_chunk ?? false) : (artifact.last_chunk ?? true),
+        now,
+      ];
+      if (existing) {
+        await manager.query(
+          `UPDATE "tasks"."artifacts" SET "type" = $3, "fields" = $4, "name" = $5, "description" = $6, "parts" = $7, "metadata" = $8,
+             "last_chunk" = $9, "updated_at" = $10 WHERE "thread_id" = $1 AND "artifact_id" = $2`,
+          values,
+        );
+      } else {
+        await manager.query(
+          `INSERT INTO "tasks"."artifacts" ("thread_id", "artifact_id", "type", "fields", "name", "description", "parts", "metadata", "last_chunk",
+             "created_at", "updated_at", "position")
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10,
+             (SELECT COALESCE(MAX("position"), 0) + 1 FROM "tasks"."artifacts" WHERE "thread_id" = $1))`,
+          values,
+        );
+      }
+    }
+  }
+
+  private async touch(manager: EntityManager, threadId: string, now: Date): Promise<void> {
+    await manager.query(`UPDATE "tasks"."threads" SET "updated_at" = $2, "version" = "version" + 1 WHERE "id" = $1`, [threadId, now]);
+  }
+
+  /** A new context, or a sibling in an existing one the caller takes part in (at most 100 tasks). */
+  private async claimContext(manager: EntityManager, contextId: string | undefined, senderId: string): Promise<string> {
+    if (contextId === undefined) return randomUUID();
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('tasks.context:' || $1))`, [contextId]);
+    const [{ total, mine }] = await manager.query(
+      `SELECT count(*)::int AS "total", count(*) FILTER (WHERE "sender_id" = $2 OR "recipient_id" = $2)::int AS "mine"
+       FROM "tasks"."threads" WHERE "context_id" = $1`,
+      [contextId, senderId],
+    );
+    if (total > 0 && mine === 0) throw new RelayError('invalid_params', 'context_id names a context you take no part in', { field: 'context_id' });
+    if (total >= TASK_LIMITS.tasksPerContext) {
+      throw new RelayError('context_limit_reached', `The context holds the maximum of ${TASK_LIMITS.tasksPerContext} tasks`, {
+        context_id: contextId,
+        limit: TASK_LIMITS.tasksPerContext,
+      });
+    }
+    return contextId;
+  }
+
+  private keysOf(request: SendRequest): Array<{ scope: IdempotencyScope; key: string; field: string }> {
+    const keys: Array<{ scope: IdempotencyScope; key: string; field: string }> = [];
+    if (request.message.message_id !== undefined) keys.push({ scope: 'message_id', key: request.message.message_id, field: 'message.message_id' });
+    if (request.idempotency_key !== undefined) keys.push({ scope: 'client_key', key: request.idempotency_key, field: 'idempotency_key' });
+    return keys;
+  }
+
+  private async replay(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply | undefined> {
+    for (const { scope, key, field } of this.keysOf(request)) {
+      const [row]: IdempotencyRow[] = await manager.query(
+        `SELECT "scope", "request_hash", "thread_id", "sequence_no", "created_thread" FROM "tasks"."idempotency_keys"
+         WHERE "sender_id" = $1 AND "scope" = $2 AND "key" = $3`,
+        [request.caller.id, scope, key],
+      );
+      if (!row) continue;
+      if (row.request_hash !== hash) {
+        throw new RelayError('duplicate_idempotency_key', 'This idempotency key was used with a different payload', { field, key });
+      }
+      const thread = await this.loadThread(manager, row.thread_id);
+      const [message]: MessageRow[] = await manager.query(`SELECT * FROM "tasks"."messages" WHERE "thread_id" = $1 AND "sequence_no" = $2`, [
+        row.thread_id,
+        row.sequence_no,
+      ]);
+      const unread = await this.unreadCount(manager, thread.id, request.caller.id);
+      return {
+        thread: await this.view(manager, thread, request.history_length, unread),
+        message: toMessageView(message),
+        created: row.created_thread,
+        idempotent_replay: true,
+      };
+    }
+    return undefined;
+  }
+
+  private async rememberKeys(manager: EntityManager, request: SendRequest, hash: string, message: MessageRow, createdThread: boolean): Promise<void> {
+    for (const { scope, key } of this.keysOf(request)) {
+      await manager.query(
+        `INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "thread_id", "sequence_no", "created_thread")
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [request.caller.id, scope, key, hash, message.thread_id, message.sequence_no, createdThread],
+      );
+    }
+  }
+
+  private async loadThread(manager: EntityManager, taskId: string, forUpdate = false): Promise<ThreadRow> {
+    const [thread]: ThreadRow[] = await manager.query(`SELECT ${THREAD_COLUMNS} FROM "tasks"."threads" t WHERE t."id" = $1${forUpdate ? ' FOR UPDATE' : ''}`, [
+      taskId.toUpperCase(),
+    ]);
+    if (!thread) throw new RelayError('thread_not_found', `No thread with id ${taskId}`, { task_id: taskId });
+    return thread;
+  }
+
+  private async unreadCount(manager: EntityManager, threadId: string, callerId: string): Promise<number> {
+    const [{ unread }] = await manager.query(
+      `SELECT count(*)::int AS "unread" FROM "tasks"."messages" m
+       WHERE m."thread_id" = $1 AND m."author_id" <> $2
+         AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r WHERE r."thread_id" = $1 AND r."participant_id" = $2), 0)`,
+      [threadId, callerId],
+    );
+    return unread;
+  }
+
+  private async view(manager: EntityManager, thread: ThreadRow, historyLength: number | undefined, unread: number): Promise<ThreadView> {
+    const messages: MessageRow[] =
+      historyLength === 0
+        ? []
+        : await manager.query(`SELECT * FROM "tasks"."messages" WHERE "thread_id" = $1 AND "sequence_no" > $2 ORDER BY "sequence_no"`, [
+            thread.id,
+            historyLength === undefined ? 0 : Math.max(0, thread.message_count - historyLength),
+          ]);
+    const artifacts: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = $1 ORDER BY "position"`, [thread.id]);
+    return toThreadView(thread, messages, artifacts, unread);
+  }
+}
+
+/** How many of the list's parameters the filter clauses (without the cursor) use. */
+function countParams(clauses: string[]): number {
+  let highest = 1;
+  for (const clause of clauses) for (const match of clause.matchAll(/\$(\d+)/g)) highest = Math.max(highest, Number(match[1]));
+  return highest;
+}
+

@@ -1,0 +1,68 @@
+import { RelayError, type CancelMode, type TaskCommand, type TaskEventType, type ThreadState } from '@app/contracts';
+
+export type Party = 'sender' | 'recipient';
+
+export interface TransitionRule {
+  from: readonly ThreadState[];
+  /** Null for a progress update, which keeps the state. */
+  to: ThreadState | null;
+  who: Party;
+  /** The task event written with the change. */
+  event: TaskEventType | null;
+}
+
+const ACTIVE: readonly ThreadState[] = ['pending', 'accepted', 'input_required'];
+
+/** DESIGN's transition table. */
+export function transitionRule(command: TaskCommand, cancelMode: CancelMode = 'pending_only'): TransitionRule {
+  switch (command) {
+    case 'accept':
+      return { from: ['pending'], to: 'accepted', who: 'recipient', event: 'accepted' };
+    case 'complete':
+      return { from: ['accepted', 'input_required'], to: 'completed', who: 'recipient', event: 'completed' };
+    case 'cancel':
+      return { from: cancelMode === 'any_active' ? ACTIVE : ['pending'], to: 'cancelled', who: 'sender', event: 'canceled' };
+    case 'decline':
+      return { from: ['pending'], to: 'rejected', who: 'recipient', event: 'rejected' };
+    case 'fail':
+      return { from: ['accepted', 'input_required'], to: 'failed', who: 'recipient', event: 'failed' };
+    case 'request_input':
+      return { from: ['accepted'], to: 'input_required', who: 'recipient', event: 'input_required' };
+    case 'progress':
+      return { from: ['accepted', 'input_required'], to: null, who: 'recipient', event: null };
+  }
+}
+
+/**
+ * Checks a command against the thread's current state and the caller's party. The standard A2A
+ * cancel (`any_active`) answers every refusal with `task_not_cancelable`.
+ */
+export function checkTransition(command: TaskCommand, cancelMode: CancelMode | undefined, state: ThreadState, party: Party): TransitionRule {
+  const rule = transitionRule(command, cancelMode);
+  const a2aCancel = command === 'cancel' && cancelMode === 'any_active';
+  if (party !== rule.who) {
+    if (a2aCancel) throw new RelayError('task_not_cancelable', 'Only the task\'s sender can cancel it', { state });
+    throw new RelayError('not_authorized_transition', `Only the thread's ${rule.who} can ${command === 'progress' ? 'update its status' : command} it`, {
+      transition: command,
+      required_role: rule.who,
+    });
+  }
+  if (!rule.from.includes(state)) {
+    if (a2aCancel) throw new RelayError('task_not_cancelable', `A task in state ${state} cannot be canceled`, { state });
+    throw new RelayError('invalid_transition', `Transition ${command} is not valid from state ${state}`, {
+      transition: command,
+      state,
+      allowed_from: rule.from,
+    });
+  }
+  return rule;
+}
+
+/** The column that records when a state was entered. */
+export const STATE_TIMESTAMP_COLUMN: Partial<Record<ThreadState, string>> = {
+  accepted: 'accepted_at',
+  completed: 'completed_at',
+  cancelled: 'cancelled_at',
+  failed: 'failed_at',
+  rejected: 'rejected_at',
+};

@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { TASK_EVENT_SCHEMA_VERSION, taskEventSubject, type TaskEvent, type TaskEventType } from '@app/contracts';
+import type { MessageRow, ThreadRow } from './thread-rows';
+
+/**
+ * Writes one task event to the outbox in the caller's transaction (the outbox relay publishes it
+ * to JetStream afterwards) and wakes the relay with a NOTIFY delivered at commit.
+ */
+export async function writeTaskEvent(manager: EntityManager, type: TaskEventType, thread: ThreadRow, latest: MessageRow | null, at: Date): Promise<string> {
+  const eventId = randomUUID();
+  const subject = taskEventSubject(type);
+  const event: TaskEvent = {
+    schema_version: TASK_EVENT_SCHEMA_VERSION,
+    event_id: eventId,
+    type,
+    task_id: thread.id,
+    context_id: thread.context_id,
+    sender: thread.sender_handle,
+    recipient: thread.recipient_handle,
+    state: thread.state,
+    sequence_no: latest ? latest.sequence_no : null,
+    occurred_at: at.toISOString(),
+    task: {
+      intent: thread.intent,
+      summary: thread.summary,
+      message_count: thread.message_count,
+      latest_message: latest ? { id: latest.id, sequence_no: latest.sequence_no, from: latest.from_handle, body: latest.body } : null,
+      result_summary: thread.result_summary,
+      reason: thread.reason,
+    },
+  };
+  await manager.query(
+    `INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at") VALUES ($1, $2, $3, $4, $5, $6)`,
+    [eventId, subject, type, thread.id, JSON.stringify(event), at],
+  );
+  await manager.query(`SELECT pg_notify('relay_outbox', '')`);
+  return eventId;
+}
