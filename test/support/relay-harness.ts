@@ -50,6 +50,8 @@ export class RelayHarness {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent',
       RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
       NATS_REQUEST_TIMEOUT_MS: '5000',
+      // Tests make many calls per agent; the rate-limit tests lower this again.
+      RELAY_RATE_LIMIT_PER_MINUTE: '100000',
       ...this.options.env,
       ...extra,
     };
