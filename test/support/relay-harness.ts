@@ -1,6 +1,7 @@
 import type { INestMicroservice } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig } from '@app/config';
+import { deleteEventStream, openJetStream } from '@app/messaging';
 import { createEdgeApp } from '../../apps/edge/src/bootstrap';
 import { EdgeConfig } from '../../apps/edge/src/edge.config';
 import { startTasksService } from '../../apps/tasks/src/bootstrap';
@@ -109,5 +110,16 @@ export class RelayHarness {
   async stop(): Promise<void> {
     await Promise.all(this.edges.splice(0).map((edge) => edge.close()));
     for (const service of [...this.services.keys()]) await this.stopService(service);
+    await this.deleteEventStream();
+  }
+
+  /** Removes this run's JetStream event stream (file storage), which the services created. */
+  private async deleteEventStream(): Promise<void> {
+    const jetStream = await openJetStream({ url: testNatsUrl(), name: 'test-harness-cleanup' });
+    try {
+      await deleteEventStream(jetStream.jsm, this.subjectPrefix);
+    } finally {
+      await jetStream.connection.drain();
+    }
   }
 }

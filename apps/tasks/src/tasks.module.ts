@@ -3,13 +3,18 @@ import { defaultInstanceId, healthControllerFor, INSTANCE_ID, serviceTypeOrmRoot
 import { TasksConfig } from './tasks.config';
 import { tasksDataSourceOptions } from './database/data-source';
 import { HandoffsModule } from './handoffs/handoffs.module';
+import { OutboxModule } from './outbox/outbox.module';
 
 @Module({})
 export class TasksModule {
   static forRoot(config: TasksConfig): DynamicModule {
     return {
       module: TasksModule,
-      imports: [serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START), HandoffsModule],
+      imports: [
+        serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START),
+        HandoffsModule,
+        OutboxModule.forRoot({ natsUrl: config.NATS_URL, subjectPrefix: config.NATS_SUBJECT_PREFIX, databaseUrl: config.DATABASE_URL }),
+      ],
       controllers: [healthControllerFor('tasks')],
       providers: [
         { provide: TasksConfig, useValue: config },

@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { prefixedSubject, taskEventSubject, TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType, type ThreadState } from '@app/contracts';
+import { ensureEventStream, eventStreamName, openJetStream, publishWithMsgId, type JetStreamContext } from '@app/messaging';
+import { EventCollector } from './support/event-collector';
+import { eventually } from './support/eventually';
+import { RelayHarness } from './support/relay-harness';
+import { testDatabaseUrl, testNatsUrl } from './support/test-env';
+
+const STATE_OF: Record<TaskEventType, ThreadState> = {
+  created: 'pending',
+  message_appended: 'accepted',
+  accepted: 'accepted',
+  input_required: 'input_required',
+  completed: 'completed',
+  failed: 'failed',
+  rejected: 'rejected',
+  canceled: 'cancelled',
+};
+
+function taskEvent(taskId: string, type: TaskEventType, sequenceNo: number | null = null): TaskEvent {
+  return {
+    schema_version: TASK_EVENT_SCHEMA_VERSION,
+    event_id: randomUUID(),
+    type,
+    task_id: taskId,
+    context_id: `ctx-${taskId}`,
+    sender: 'alice@acme',
+    recipient: 'bob@acme',
+    state: STATE_OF[type],
+    sequence_no: sequenceNo,
+    occurred_at: new Date().toISOString(),
+    task: { intent: 'inform', summary: 'Fix the flaky test', message_count: sequenceNo ?? 1, latest_message: null, result_summary: null, reason: null },
+  };
+}
+
+describe('task events: the outbox relay publishes to JetStream', () => {
+  let relay: RelayHarness;
+  let db: pg.Client;
+  let collector: EventCollector;
+  let jetStream: JetStreamContext;
+
+  async function writeOutbox(events: TaskEvent[], notify = true): Promise<void> {
+    await db.query('BEGIN');
+    for (const event of events) {
+      await db.query(
+        'INSERT INTO "tasks"."outbox_events" (id, subject, type, task_id, payload) VALUES ($1, $2, $3, $4, $5)',
+        [event.event_id, taskEventSubject(event.type), event.type, event.task_id, JSON.stringify(event)],
+      );
+    }
+    if (notify) await db.query("SELECT pg_notify('tasks_outbox', '')");
+    await db.query('COMMIT');
+  }
+
+  async function unpublishedCount(): Promise<number> {
+    const result = await db.query('SELECT count(*)::int AS n FROM "tasks"."outbox_events" WHERE published_at IS NULL');
+    return result.rows[0].n as number;
+  }
+
+  beforeAll(async () => {
+    relay = await RelayHarness.start({ services: ['tasks'] });
+    db = new pg.Client({ connectionString: testDatabaseUrl() });
+    await db.connect();
+    // The tasks service's migrations create this table; the same shape is created here when they have not yet.
+    await db.query(`CREATE TABLE IF NOT EXISTS "tasks"."outbox_events" (
+      id uuid PRIMARY KEY, position bigserial UNIQUE, subject text NOT NULL, type text NOT NULL, task_id text NOT NULL,
+      payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), published_at timestamptz NULL,
+      attempts int NOT NULL DEFAULT 0, last_error text NULL)`);
+    jetStream = await openJetStream({ url: testNatsUrl(), name: 'events-test' });
+    await ensureEventStream(jetStream.jsm, relay.subjectPrefix);
+    collector = await EventCollector.start(relay.subjectPrefix);
+  });
+
+  afterAll(async () => {
+    await collector?.stop();
+    await relay?.stop();
+    await db?.end();
+    await jetStream?.connection.drain();
+  });
+
+  it('creates a file-backed stream of its own per subject prefix', async () => {
+    const info = await jetStream.jsm.streams.info(eventStreamName(relay.subjectPrefix));
+    expect(info.config.storage).toBe('file');
+    expect(info.config.subjects).toEqual([`${relay.subjectPrefix}.relay.events.>`]);
+  });
+
+  it('publishes each outbox row once, on relay.events.task.<type>, with Nats-Msg-Id = event id, in task order', async () => {
+    const first = `task-${randomUUID()}`;
+    const second = `task-${randomUUID()}`;
+    const life: TaskEvent[] = [
+      taskEvent(first, 'created', 1),
+      taskEvent(second, 'created', 1),
+      taskEvent(first, 'accepted'),
+      taskEvent(first, 'message_appended', 2),
+      taskEvent(second, 'rejected'),
+      taskEvent(first, 'input_required'),
+      taskEvent(first, 'completed'),
+    ];
+    await writeOutbox(life.slice(0, 3));
+    await writeOutbox(life.slice(3));
+
+    await eventually(() => collector.ofTask(first).length === 5 && collector.ofTask(second).length === 2);
+    const seen = collector.ofTask(first);
+    expect(seen.map((collected) => collected.event.type)).toEqual(['created', 'accepted', 'message_appended', 'input_required', 'completed']);
+    for (const collected of [...seen, ...collector.ofTask(second)]) {
+      expect(collected.subject).toBe(prefixedSubject(relay.subjectPrefix, taskEventSubject(collected.event.type)));
+      expect(collected.msgId).toBe(collected.event.event_id);
+    }
+    await eventually(async () => (await unpublishedCount()) === 0);
+    const rows = await db.query('SELECT attempts, published_at FROM "tasks"."outbox_events" WHERE task_id = $1', [first]);
+    expect(rows.rows.every((row: { attempts: number; published_at: Date | null }) => row.attempts === 1 && row.published_at !== null)).toBe(true);
+  });
+
+  it('wakes up without a NOTIFY too (polling)', async () => {
+    const task = `task-${randomUUID()}`;
+    await writeOutbox([taskEvent(task, 'created', 1)], false);
+    await eventually(() => collector.ofTask(task).length === 1);
+  });
+
+  it('lets JetStream drop a re-published event (duplicate window keyed on the event id)', async () => {
+    const task = `task-${randomUUID()}`;
+    const event = taskEvent(task, 'created', 1);
+    await writeOutbox([event]);
+    await eventually(() => collector.ofTask(task).length === 1);
+    const ack = await publishWithMsgId(jetStream.js, prefixedSubject(relay.subjectPrefix, taskEventSubject('created')), event, event.event_id);
+    expect(ack.duplicate).toBe(true);
+  });
+
+  it('shares the outbox between two replicas without double-publishing and keeps each task in order', async () => {
+    await relay.startService('tasks');
+    const tasks = Array.from({ length: 6 }, () => `task-${randomUUID()}`);
+    const types: TaskEventType[] = ['created', 'accepted', 'message_appended', 'message_appended', 'completed'];
+    const before = (await jetStream.jsm.streams.info(eventStreamName(relay.subjectPrefix))).state.messages;
+    for (const type of types) {
+      await writeOutbox(tasks.map((task) => taskEvent(task, type)));
+    }
+    await eventually(() => tasks.every((task) => collector.ofTask(task).length === types.length), 15000);
+    for (const task of tasks) expect(collector.ofTask(task).map((collected) => collected.event.type)).toEqual(types);
+    const after = (await jetStream.jsm.streams.info(eventStreamName(relay.subjectPrefix))).state.messages;
+    expect(after - before).toBe(tasks.length * types.length);
+    const attempts = await db.query('SELECT max(attempts)::int AS n FROM "tasks"."outbox_events" WHERE task_id = ANY($1)', [tasks]);
+    expect(attempts.rows[0].n).toBe(1);
+  }, 30000);
+
+  it('publishes what was committed while the tasks service was down, after a restart, exactly once', async () => {
+    const task = `task-${randomUUID()}`;
+    const life = [taskEvent(task, 'created', 1), taskEvent(task, 'accepted'), taskEvent(task, 'completed')];
+    await writeOutbox(life.slice(0, 1));
+    await relay.stopService('tasks');
+    await writeOutbox(life.slice(1));
+    expect(await unpublishedCount()).toBeGreaterThan(0);
+    await relay.startService('tasks');
+    await eventually(() => collector.ofTask(task).length === 3);
+    expect(collector.ofTask(task).map((collected) => collected.event.event_id)).toEqual(life.map((event) => event.event_id));
+    await eventually(async () => (await unpublishedCount()) === 0);
+  }, 30000);
+
+  it('keeps an event whose publish failed, retries it, and re-creates a stream that disappeared', async () => {
+    const task = `task-${randomUUID()}`;
+    const life = [taskEvent(task, 'created', 1), taskEvent(task, 'accepted')];
+    await jetStream.jsm.streams.delete(eventStreamName(relay.subjectPrefix));
+    await writeOutbox(life);
+    await eventually(async () => (await unpublishedCount()) === 0, 15000);
+    const rows = await db.query('SELECT id, attempts, last_error FROM "tasks"."outbox_events" WHERE task_id = $1 ORDER BY position', [task]);
+    expect(rows.rows[0].attempts).toBeGreaterThanOrEqual(2);
+    expect(rows.rows[0].last_error).toBeNull();
+    const fresh = await EventCollector.start(relay.subjectPrefix);
+    try {
+      await eventually(() => fresh.ofTask(task).length === 2);
+      expect(fresh.ofTask(task).map((collected) => collected.event.event_id)).toEqual(life.map((event) => event.event_id));
+    } finally {
+      await fresh.stop();
+    }
+  }, 30000);
+});
