@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { DIRECTORY_SUBJECTS, RelayError } from '@app/contracts';
-import { NatsRpcClient } from '@app/messaging';
+import { AGENT_UPDATED_EVENT_SUBJECT, DIRECTORY_SUBJECTS, prefixedSubject, RelayError, type AgentUpdatedEvent } from '@app/contracts';
+import { eventStreamName, NatsRpcClient, openJetStream } from '@app/messaging';
+import { eventually } from './support/eventually';
+import { testNatsUrl } from './support/test-env';
 import { registerAgent, setTrust, uniqueHandle } from './support/agents';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { testDatabaseUrl } from './support/test-env';
@@ -62,6 +65,68 @@ describe('directory: agents, keys and admission over NATS and Postgres', () => {
     await expect(
       db.query(`INSERT INTO "directory"."api_keys" ("agent_id", "key_hash", "prefix") VALUES ($1, 'plain-text-key', 'ah_live_AAAAAAAA')`, [registered.agent.id]),
     ).rejects.toThrow(/api_keys_hash_format/);
+  });
+
+  it('publishes relay.events.agent.updated to JetStream after create, update and disable, with Nats-Msg-Id = event_id', async () => {
+    const jetStream = await openJetStream({ url: testNatsUrl(), name: 'directory-events-test' });
+    const subject = prefixedSubject(relay.subjectPrefix, AGENT_UPDATED_EVENT_SUBJECT);
+    const lastEvent = async (): Promise<{ event: AgentUpdatedEvent; msgId: string | undefined }> => {
+      const stored = await jetStream.jsm.streams.getMessage(eventStreamName(relay.subjectPrefix), { last_by_subj: subject });
+      if (!stored) throw new Error('no agent event yet');
+      return { event: stored.json<AgentUpdatedEvent>(), msgId: stored.header?.get('Nats-Msg-Id') };
+    };
+    try {
+      const handle = uniqueHandle('evan', 'acme');
+      const registered = await registerAgent(relay, { handle, name: 'Evan', notification_webhook_url: 'http://127.0.0.1:9/evan', email: 'evan@example.com' });
+      const created = await eventually(async () => {
+        const last = await lastEvent();
+        if (last.event.handle !== handle) throw new Error('not yet');
+        return last;
+      });
+      expect(created.event).toEqual({
+        event_id: expect.any(String),
+        agent_id: registered.agent.id,
+        handle,
+        name: 'Evan',
+        notification_webhook_url: 'http://127.0.0.1:9/evan',
+        slack_webhook_url: null,
+        disabled: false,
+        occurred_at: expect.any(String),
+      });
+      expect(created.msgId).toBe(created.event.event_id);
+      expect(JSON.stringify(created.event)).not.toContain('evan@example.com');
+
+      await request(relay.url).patch(`/admin/agents/${handle}`).set(admin).send({ slack_webhook_url: 'https://hooks.slack.example/T/B/evan' }).expect(200);
+      const updated = await eventually(async () => {
+        const last = await lastEvent();
+        if (last.event.slack_webhook_url === null) throw new Error('not yet');
+        return last;
+      });
+      expect(updated.event).toMatchObject({ handle, slack_webhook_url: 'https://hooks.slack.example/T/B/evan', disabled: false });
+      expect(updated.event.event_id).not.toBe(created.event.event_id);
+
+      await request(relay.url).delete(`/admin/agents/${handle}`).set(admin).expect(200);
+      await eventually(async () => expect((await lastEvent()).event).toMatchObject({ handle, disabled: true }));
+      const rows: Array<{ published_at: Date | null }> = await db.query(`SELECT "published_at" FROM "directory"."outbox_events" WHERE "payload"->>'handle' = $1`, [handle]);
+      expect(rows).toHaveLength(3);
+      expect(rows.every((row) => row.published_at !== null)).toBe(true);
+
+      // An event left unpublished (say the process died after the commit) is relayed by the sweep.
+      const leftBehind = { ...updated.event, event_id: randomUUID(), name: 'Left behind' };
+      await db.query(`INSERT INTO "directory"."outbox_events" ("id", "subject", "payload") VALUES ($1, $2, $3)`, [
+        leftBehind.event_id,
+        AGENT_UPDATED_EVENT_SUBJECT,
+        JSON.stringify(leftBehind),
+      ]);
+      const swept = await eventually(async () => {
+        const last = await lastEvent();
+        if (last.event.event_id !== leftBehind.event_id) throw new Error('not yet');
+        return last;
+      });
+      expect(swept.msgId).toBe(leftBehind.event_id);
+    } finally {
+      await jetStream.connection.drain();
+    }
   });
 
   describe('admission', () => {

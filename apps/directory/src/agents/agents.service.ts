@@ -66,6 +66,10 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
   return driverError.code === '23505' && driverError.constraint === constraint;
 }
 
+function handleTaken(handle: string): RelayError {
+  return new RelayError('handle_taken', `The handle ${handle} is already registered`, { field: 'handle' });
+}
+
 function encodeCursor(handle: string): string {
   return Buffer.from(handle, 'utf8').toString('base64url');
 }
@@ -99,6 +103,7 @@ export class AgentsService {
     let created: { agent: AgentEntity; key: ApiKeyEntity };
     try {
       created = await this.dataSource.transaction(async (manager) => {
+        if (await manager.getRepository(AgentEntity).exists({ where: { handle: request.handle } })) throw handleTaken(request.handle);
         const agent = await manager.getRepository(AgentEntity).save(
           manager.getRepository(AgentEntity).create({
             handle: request.handle,
@@ -116,13 +121,14 @@ export class AgentsService {
         const key = await manager.getRepository(ApiKeyEntity).save(
           manager.getRepository(ApiKeyEntity).create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }),
         );
+        await this.events.record(manager, agent);
         return { agent, key };
       });
     } catch (error) {
-      if (isUniqueViolation(error, 'agents_handle_key')) throw new RelayError('handle_taken', `The handle ${request.handle} is already registered`, { field: 'handle' });
+      if (isUniqueViolation(error, 'agents_handle_key')) throw handleTaken(request.handle);
       throw error;
     }
-    await this.events.agentChanged(created.agent);
+    await this.events.flush();
     return { agent: toAgentRecord(created.agent), api_key: generated.key, key: toKeyInfo(created.key) };
   }
 
@@ -159,9 +165,11 @@ export class AgentsService {
       if (request.notification_webhook_url !== undefined) current.notificationWebhookUrl = request.notification_webhook_url;
       if (request.slack_webhook_url !== undefined) current.slackWebhookUrl = request.slack_webhook_url;
       current.updatedAt = new Date();
-      return manager.getRepository(AgentEntity).save(current);
+      const saved = await manager.getRepository(AgentEntity).save(current);
+      await this.events.record(manager, saved);
+      return saved;
     });
-    await this.events.agentChanged(agent);
+    await this.events.flush();
     return toAgentRecord(agent);
   }
 
@@ -174,9 +182,11 @@ export class AgentsService {
       current.disabledAt = now;
       current.updatedAt = now;
       await manager.getRepository(ApiKeyEntity).update({ agentId: current.id, revokedAt: IsNull() }, { revokedAt: now });
-      return { agent: await manager.getRepository(AgentEntity).save(current), changed: true };
+      const saved = await manager.getRepository(AgentEntity).save(current);
+      await this.events.record(manager, saved);
+      return { agent: saved, changed: true };
     });
-    if (changed) await this.events.agentChanged(agent);
+    if (changed) await this.events.flush();
     return toAgentRecord(agent);
   }
 

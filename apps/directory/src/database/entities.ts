@@ -1,6 +1,7 @@
 import { AgentEntity } from '../agents/agent.entity';
 import { ApiKeyEntity } from '../agents/api-key.entity';
+import { OutboxEventEntity } from '../events/outbox-event.entity';
 import { TrustPolicyEntity } from '../trust/trust-policy.entity';
 
 /** Every entity of the directory schema. */
-export const DIRECTORY_ENTITIES: Array<new () => object> = [AgentEntity, ApiKeyEntity, TrustPolicyEntity];
+export const DIRECTORY_ENTITIES: Array<new () => object> = [AgentEntity, ApiKeyEntity, TrustPolicyEntity, OutboxEventEntity];

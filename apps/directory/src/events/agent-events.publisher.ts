@@ -1,11 +1,16 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
+import { DataSource, type EntityManager } from 'typeorm';
 import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, type AgentUpdatedEvent } from '@app/contracts';
 import { ensureEventStream, openJetStream, publishWithMsgId, type JetStreamContext } from '@app/messaging';
 import type { AgentEntity } from '../agents/agent.entity';
 import { DirectoryConfig } from '../directory.config';
+import { OutboxEventEntity } from './outbox-event.entity';
 
-const PUBLISH_ATTEMPTS = 3;
+/** How often the relay looks for events a failed or crashed publish left behind. */
+const SWEEP_INTERVAL_MS = 1000;
+const BATCH_SIZE = 100;
 
 export function agentUpdatedEvent(agent: AgentEntity, occurredAt: Date = new Date()): AgentUpdatedEvent {
   return {
@@ -21,42 +26,88 @@ export function agentUpdatedEvent(agent: AgentEntity, occurredAt: Date = new Dat
 }
 
 /**
- * Publishes `relay.events.agent.updated` to JetStream after every agent create, update or disable,
- * with `Nats-Msg-Id` = event id, so the notifier learns each agent's delivery targets.
+ * Agent events through a transactional outbox: `record` writes `relay.events.agent.updated` in the
+ * transaction of the change; `flush` (after each commit, and on a timer) relays unpublished events
+ * to JetStream with `Nats-Msg-Id` = event id, so a crash neither loses nor duplicates one.
  */
 @Injectable()
 export class AgentEventsPublisher implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(AgentEventsPublisher.name);
   private context?: JetStreamContext;
+  private timer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+  private flushAgain = false;
 
-  constructor(@Inject(DirectoryConfig) private readonly config: DirectoryConfig) {}
+  constructor(
+    @Inject(DirectoryConfig) private readonly config: DirectoryConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     this.context = await openJetStream({ url: this.config.NATS_URL, name: 'agentrelay-directory-events' });
     await ensureEventStream(this.context.jsm, this.config.NATS_SUBJECT_PREFIX);
+    this.timer = setInterval(() => void this.flush(), SWEEP_INTERVAL_MS);
+    this.timer.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flushing?.catch(() => undefined);
     const connection = this.context?.connection;
     this.context = undefined;
     if (connection && !connection.isClosed()) await connection.drain();
   }
 
-  /** Publishes the agent's current delivery profile; retries a few times, then logs the loss. */
-  async agentChanged(agent: AgentEntity): Promise<void> {
+  /** Writes the agent's current delivery profile as an event, inside the caller's transaction. */
+  async record(manager: EntityManager, agent: AgentEntity): Promise<void> {
     const event = agentUpdatedEvent(agent);
-    const subject = prefixedSubject(this.config.NATS_SUBJECT_PREFIX, AGENT_UPDATED_EVENT_SUBJECT);
-    let lastError: unknown;
-    for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
-      const context = this.context;
-      if (!context) break;
-      try {
-        await publishWithMsgId(context.js, subject, event, event.event_id);
-        return;
-      } catch (error) {
-        lastError = error;
-      }
+    await manager.query(`INSERT INTO "directory"."outbox_events" ("id", "subject", "payload") VALUES ($1, $2, $3)`, [
+      event.event_id,
+      AGENT_UPDATED_EVENT_SUBJECT,
+      JSON.stringify(event),
+    ]);
+  }
+
+  /** Relays every unpublished event, oldest first; one flush at a time per process. */
+  flush(): Promise<void> {
+    if (this.flushing) {
+      this.flushAgain = true;
+      return this.flushing;
     }
-    this.logger.error({ err: lastError, event_id: event.event_id, handle: agent.handle }, 'could not publish agent event');
+    this.flushing = (async () => {
+      try {
+        do {
+          this.flushAgain = false;
+          while ((await this.publishBatch()) === BATCH_SIZE);
+        } while (this.flushAgain);
+      } catch (error) {
+        this.logger.warn({ err: error }, 'agent events not relayed yet; retrying on the next sweep');
+      } finally {
+        this.flushing = undefined;
+      }
+    })();
+    return this.flushing;
+  }
+
+  private async publishBatch(): Promise<number> {
+    const context = this.context;
+    if (!context) return 0;
+    return this.dataSource.transaction(async (manager) => {
+      const events = await manager
+        .getRepository(OutboxEventEntity)
+        .createQueryBuilder('event')
+        .where('event.published_at IS NULL')
+        .orderBy('event.position', 'ASC')
+        .limit(BATCH_SIZE)
+        .setLock('pessimistic_write')
+        .setOnLocked('skip_locked')
+        .getMany();
+      for (const event of events) {
+        await publishWithMsgId(context.js, prefixedSubject(this.config.NATS_SUBJECT_PREFIX, event.subject), event.payload, event.id);
+        await manager.getRepository(OutboxEventEntity).update({ id: event.id }, { publishedAt: new Date() });
+      }
+      return events.length;
+    });
   }
 }

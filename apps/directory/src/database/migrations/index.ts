@@ -1,4 +1,5 @@
 import { CreateDirectory1764470000000 } from './1764470000000-CreateDirectory';
+import { CreateAgentEventOutbox1764470100000 } from './1764470100000-CreateAgentEventOutbox';
 
 /** Every migration of the directory schema, oldest first. */
-export const DIRECTORY_MIGRATIONS: Array<new () => object> = [CreateDirectory1764470000000];
+export const DIRECTORY_MIGRATIONS: Array<new () => object> = [CreateDirectory1764470000000, CreateAgentEventOutbox1764470100000];
