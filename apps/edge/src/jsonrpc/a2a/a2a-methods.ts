@@ -9,6 +9,7 @@ import {
   renderSendResult,
   renderTask,
   renderTaskPage,
+  snakeToCamel,
   toWireState,
   type A2aArtifactInput,
   type A2aMessageInput,
@@ -63,6 +64,14 @@ function artifactInputs(artifacts: A2aArtifactInput[]): ArtifactInput[] {
 function historyToFetch(historyLength: number | undefined): number | undefined {
   return historyLength === undefined ? undefined : Math.max(1, historyLength);
 }
+
+/** Fields of the tasks contract, as an A2A client names them. */
+const A2A_FIELD_NAMES: Record<string, string> = {
+  context_id: 'message.contextId',
+  'message.message_id': 'message.messageId',
+  'message.payload': 'message.metadata',
+  history_length: 'historyLength',
+};
 
 /** Errors of a standard cancel that A2A calls TaskNotCancelable (-32002). */
 const NOT_CANCELABLE = new Set(['invalid_transition', 'not_authorized_transition', 'state_changed', 'thread_terminal', 'task_not_cancelable']);
@@ -340,17 +349,19 @@ export class A2aMethods implements DialectMethods {
   }
 
   /**
-   * Runs a tasks command, turning a task id the tasks service cannot even parse into "task not
-   * found": a standard client only ever learns that a task is not one of its own.
+   * Runs a tasks command. A task id the tasks service cannot even parse is "task not found" (a
+   * standard client only ever learns that a task is not one of its own), and the fields of its
+   * other validation errors are named as the A2A client wrote them.
    */
   private async tasks<T>(command: () => Promise<T>): Promise<T> {
     try {
       return await command();
     } catch (error) {
-      if (error instanceof RelayError && error.reason === 'invalid_params' && error.data?.field === 'task_id') {
-        throw new RelayError('thread_not_found', 'Task not found');
-      }
-      throw error;
+      if (!(error instanceof RelayError) || error.reason !== 'invalid_params' || typeof error.data?.field !== 'string') throw error;
+      const field = error.data.field;
+      if (field === 'task_id') throw new RelayError('thread_not_found', 'Task not found');
+      const a2aField = A2A_FIELD_NAMES[field] ?? snakeToCamel(field);
+      throw new RelayError('invalid_params', error.message.replace(field, a2aField), { ...error.data, field: a2aField });
     }
   }
 
