@@ -62,11 +62,14 @@ export function configureJsonRpcHttp(app: NestFastifyApplication): void {
     if (request.method !== 'POST' || !isJsonRpcPath(request.url)) return payload;
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > JSON_RPC_MAX_BODY_BYTES) {
+      // The body stays unread: close the connection after answering.
+      reply.header('connection', 'close');
       sendJsonRpcError(reply, request.headers, payloadTooLarge());
       return payload;
     }
     const body = await readLimited(payload, JSON_RPC_MAX_BODY_BYTES);
     if (body === undefined) {
+      reply.header('connection', 'close');
       sendJsonRpcError(reply, request.headers, payloadTooLarge());
       return Readable.from([]);
     }
