@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { EventCollector } from './support/event-collector';
 import { eventually } from './support/eventually';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { RelayHarness } from './support/relay-harness';
@@ -359,6 +360,24 @@ describe('A2A JSON-RPC, raw', () => {
       for (const id of [submitted.id, working.id, waiting.id]) expect((await v1Error(alice, '/a2a', 'CancelTask', { id })).code).toBe(-32002);
       const legacy = await call(alice, '/a2a', 'tasks/cancel', { id: submitted.id });
       expect(legacy.body.error.code).toBe(-32002);
+    });
+
+    it('tells the worker: a canceled event for the task, once', async () => {
+      const collector = await EventCollector.start(relay.subjectPrefix);
+      try {
+        const task = await newTask(alice, bob, 'cancel after accept');
+        await agentRelay(bob, 'tasks/update', { task_id: task.id, transition: 'accept' });
+        await v1(alice, `/a2a/${bob.agent.handle}`, 'CancelTask', { id: task.id });
+        const canceled = await eventually(() => {
+          const events = collector.ofTask(task.id).filter((collected) => collected.event.type === 'canceled');
+          expect(events).toHaveLength(1);
+          return events[0];
+        });
+        expect(canceled.subject).toBe(`${relay.subjectPrefix}.relay.events.task.canceled`);
+        expect(canceled.event).toMatchObject({ state: 'cancelled', sender: alice.agent.handle, recipient: bob.agent.handle });
+      } finally {
+        await collector.stop();
+      }
     });
 
     it('answers -32004 to a message for a terminal task', async () => {
