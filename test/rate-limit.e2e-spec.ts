@@ -1,0 +1,76 @@
+import { Kvm } from '@nats-io/kv';
+import { NatsRpcClient } from '@app/messaging';
+import { rateLimitBucketName } from '../apps/edge/src/rate-limit/rate-limiter';
+import { RelayHarness } from './support/relay-harness';
+import { registerAgent, uniqueHandle } from './support/agents';
+import { rpc, type RpcResponse } from './support/json-rpc';
+
+const LIMIT = 5;
+
+describe('rate limiting on POST /a2a, shared by two edges', () => {
+  let relay: RelayHarness;
+  let secondEdgeUrl: string;
+
+  beforeAll(async () => {
+    relay = await RelayHarness.start({ env: { RELAY_RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
+    secondEdgeUrl = relay.urlOf(await relay.startEdge());
+  });
+
+  afterAll(async () => {
+    const kvm = new Kvm(relay.edge.get(NatsRpcClient).connection);
+    const bucket = await kvm.open(rateLimitBucketName(relay.subjectPrefix));
+    await relay.stop();
+    await bucket.destroy().catch(() => undefined);
+  });
+
+  /** Calls alternately on both edges; retried once when the calls straddle a minute boundary. */
+  async function burst(calls: number): Promise<{ responses: RpcResponse[]; other: string }> {
+    for (let attempt = 0; ; attempt++) {
+      const caller = await registerAgent(relay, { handle: uniqueHandle('busy', 'acme'), name: 'Busy' });
+      const window = Math.floor(Date.now() / 60_000);
+      const responses: RpcResponse[] = [];
+      for (let index = 0; index < calls; index++) {
+        const url = index % 2 === 0 ? relay.url : secondEdgeUrl;
+        responses.push(await rpc(url, caller.api_key, 'tasks/list', { filter: { role: 'recipient' } }, { id: index }));
+      }
+      if (Math.floor(Date.now() / 60_000) === window || attempt === 1) return { responses, other: caller.api_key };
+    }
+  }
+
+  it('lets the limit through across both edges, then answers 429 + Retry-After + -32003', async () => {
+    const { responses } = await burst(LIMIT + 3);
+    const statuses = responses.map((response) => response.status);
+    expect(statuses).toEqual([...Array<number>(LIMIT).fill(200), 429, 429, 429]);
+    const limited = responses[LIMIT];
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(limited.body).toMatchObject({ jsonrpc: '2.0', id: LIMIT, error: { code: -32003, data: { reason: 'rate_limited' } } });
+    expect(responses[0].headers['x-ratelimit-limit']).toBe(String(LIMIT));
+  });
+
+  it('counts each agent on its own', async () => {
+    await burst(LIMIT + 1);
+    const fresh = await registerAgent(relay, { handle: uniqueHandle('calm', 'acme'), name: 'Calm' });
+    const response = await rpc(secondEdgeUrl, fresh.api_key, 'tasks/list', {});
+    expect(response.status).toBe(200);
+  });
+
+  it('never lets concurrent calls on two edges past the limit', async () => {
+    const caller = await registerAgent(relay, { handle: uniqueHandle('rush', 'acme'), name: 'Rush' });
+    const window = Math.floor(Date.now() / 60_000);
+    const responses = await Promise.all(
+      Array.from({ length: 16 }, (_, index) => rpc(index % 2 === 0 ? relay.url : secondEdgeUrl, caller.api_key, 'tasks/list', {}, { id: index })),
+    );
+    if (Math.floor(Date.now() / 60_000) !== window) return;
+    expect(responses.filter((response) => response.status === 200)).toHaveLength(LIMIT);
+    expect(responses.filter((response) => response.status === 429)).toHaveLength(16 - LIMIT);
+  });
+
+  it('keeps its counters in a bucket scoped by the subject prefix', async () => {
+    const kvm = new Kvm(relay.edge.get(NatsRpcClient).connection);
+    const bucket = await kvm.open(rateLimitBucketName(relay.subjectPrefix));
+    const status = await bucket.status();
+    expect(status.bucket).toBe(`ratelimit_${relay.subjectPrefix}`);
+    expect(status.values).toBeGreaterThan(0);
+  });
+});
