@@ -1,0 +1,82 @@
+import type { NatsRpcClient } from '@app/messaging';
+import { TaskEventWaiter } from './task-event-waiter';
+
+type Callback = (error: Error | null, message: { json: <T>() => T }) => void;
+
+/** A stand-in for the edge's NATS connection that records the subscription and lets the test publish. */
+function fakeRpc(): { rpc: NatsRpcClient; subject: () => string; publish: (payload: unknown) => void; unsubscribed: () => boolean } {
+  let callback: Callback | undefined;
+  let subject = '';
+  let unsubscribed = false;
+  const connection = {
+    subscribe: (name: string, options: { callback: Callback }) => {
+      subject = name;
+      callback = options.callback;
+      return { unsubscribe: () => (unsubscribed = true) };
+    },
+  };
+  return {
+    rpc: { subjectPrefix: 'pfx', connection } as unknown as NatsRpcClient,
+    subject: () => subject,
+    publish: (payload) => callback?.(null, { json: <T>() => payload as T }),
+    unsubscribed: () => unsubscribed,
+  };
+}
+
+describe('TaskEventWaiter', () => {
+  it('listens to every task event under the prefix, and stops on shutdown', () => {
+    const fake = fakeRpc();
+    const waiter = new TaskEventWaiter(fake.rpc);
+    waiter.onModuleInit();
+    expect(fake.subject()).toBe('pfx.relay.events.task.>');
+    waiter.onModuleDestroy();
+    expect(fake.unsubscribed()).toBe(true);
+  });
+
+  it('checks once at once, then again on each event of its task, until the check answers', async () => {
+    const fake = fakeRpc();
+    const waiter = new TaskEventWaiter(fake.rpc);
+    waiter.onModuleInit();
+    let state = 'pending';
+    let checks = 0;
+    const waiting = waiter.waitFor('T1', Date.now() + 5000, async () => {
+      checks++;
+      return state === 'completed' ? state : undefined;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(checks).toBe(1);
+    fake.publish({ task_id: 'other', state: 'completed' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(checks).toBe(1);
+    state = 'completed';
+    fake.publish({ task_id: 'T1', state: 'completed' });
+    await expect(waiting).resolves.toBe('completed');
+    expect(checks).toBe(2);
+  });
+
+  it('gives up at the deadline', async () => {
+    const fake = fakeRpc();
+    const waiter = new TaskEventWaiter(fake.rpc);
+    waiter.onModuleInit();
+    const startedAt = Date.now();
+    await expect(waiter.waitFor('T2', Date.now() + 100, async () => undefined)).resolves.toBeUndefined();
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(90);
+  });
+
+  it('re-checks when an event arrives while a check is running (no lost wake-up)', async () => {
+    const fake = fakeRpc();
+    const waiter = new TaskEventWaiter(fake.rpc);
+    waiter.onModuleInit();
+    let checks = 0;
+    const result = await waiter.waitFor('T3', Date.now() + 5000, async () => {
+      checks++;
+      if (checks === 1) {
+        fake.publish({ task_id: 'T3' });
+        return undefined;
+      }
+      return 'seen';
+    });
+    expect(result).toBe('seen');
+    expect(checks).toBe(2);
+  });
+});
