@@ -100,4 +100,24 @@ describe('API keys and trust on POST /a2a', () => {
     const unknown = await request(relay.url).post('/a2a').set('x-api-key', bob.api_key).send(handoff(`nobody@${org}`, 'hello?')).expect(200);
     expect(unknown.body.error).toMatchObject({ code: -32004, data: { reason: 'recipient_not_found' } });
   });
+
+  it("disables an agent: its keys stop working, and its threads stay readable to the other party", async () => {
+    const org = `dis${Math.random().toString(36).slice(2, 7)}`;
+    const bob = await registerAgent(relay, { handle: `bob@${org}`, name: 'Bob' });
+    const frank = await registerAgent(relay, { handle: `frank@${org}`, name: 'Frank' });
+    const sent = await request(relay.url).post('/a2a').set('x-api-key', bob.api_key).send(handoff(frank.agent.handle, 'before I leave')).expect(200);
+    const taskId = sent.body.result.task_id as string;
+    expect(taskId).toBeDefined();
+
+    await request(relay.url).delete(`/admin/agents/${bob.agent.handle}`).set(admin).expect(200);
+    expectUnauthenticated(await request(relay.url).post('/a2a').set('x-api-key', bob.api_key).send(inbox));
+
+    const read = await request(relay.url)
+      .post('/a2a')
+      .set('x-api-key', frank.api_key)
+      .send({ jsonrpc: '2.0', id: 'get-1', method: 'tasks/get', params: { task_id: taskId } })
+      .expect(200);
+    expect(read.body.result).toMatchObject({ task_id: taskId, sender: { handle: bob.agent.handle } });
+    expect(read.body.result.messages[0].body).toBe('before I leave');
+  });
 });

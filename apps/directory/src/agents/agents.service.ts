@@ -190,15 +190,23 @@ export class AgentsService {
     return toAgentRecord(agent);
   }
 
+  /** Adds a key; a display prefix that collides with another key of the agent (1 in 2^40) draws a new key. */
   async createKey(handle: string): Promise<CreateKeyReply> {
-    const generated = generateApiKey();
-    const key = await this.dataSource.transaction(async (manager) => {
-      const agent = await this.findAgent(manager, handle, true);
-      if (agent.disabledAt !== null) throw new RelayError('agent_disabled', `The agent ${handle} is disabled`);
-      const repository = manager.getRepository(ApiKeyEntity);
-      return repository.save(repository.create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }));
-    });
-    return { api_key: generated.key, key: toKeyInfo(key) };
+    for (let attempt = 1; ; attempt++) {
+      const generated = generateApiKey();
+      try {
+        const key = await this.dataSource.transaction(async (manager) => {
+          const agent = await this.findAgent(manager, handle, true);
+          if (agent.disabledAt !== null) throw new RelayError('agent_disabled', `The agent ${handle} is disabled`);
+          const repository = manager.getRepository(ApiKeyEntity);
+          return repository.save(repository.create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }));
+        });
+        return { api_key: generated.key, key: toKeyInfo(key) };
+      } catch (error) {
+        if (attempt < 3 && isUniqueViolation(error, 'api_keys_agent_prefix_key')) continue;
+        throw error;
+      }
+    }
   }
 
   async listKeys(handle: string): Promise<ApiKeyList> {
