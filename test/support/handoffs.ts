@@ -1,0 +1,17 @@
+import type { RegisteredTestAgent } from './agents';
+import { ok } from './json-rpc';
+
+/** Creates a handoff from `sender` to `recipient` through `message/send` and returns its task id. */
+export async function createHandoff(url: string, sender: RegisteredTestAgent, recipient: RegisteredTestAgent, text = 'Please review the /users refactor.', extra: Record<string, unknown> = {}): Promise<string> {
+  const result = await ok(url, sender.api_key, 'message/send', {
+    task_id: null,
+    recipient: recipient.agent.handle,
+    message: { role: 'user', parts: [{ type: 'text', text }] },
+    ...extra,
+  });
+  return result.task_id as string;
+}
+
+export function textMessage(text: string): { role: string; parts: Array<{ type: 'text'; text: string }> } {
+  return { role: 'user', parts: [{ type: 'text', text }] };
+}
