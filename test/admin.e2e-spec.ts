@@ -110,6 +110,9 @@ describe('admin API: agents, keys and trust policies', () => {
       for (const handle of handles) await registerAgent(relay, { handle, name: handle });
       const got = await request(relay.url).get(`/admin/agents/${handles[0]}`).set(admin).expect(200);
       expect(got.body).toMatchObject({ handle: handles[0], disabled: false });
+      const encoded = await request(relay.url).get(`/admin/agents/${encodeURIComponent(handles[0].toUpperCase())}`).set(admin).expect(200);
+      expect(encoded.body.handle).toBe(handles[0]);
+      expect((await request(relay.url).get('/admin/agents/%25zz@acme').set(admin).expect(404)).body.error.reason).toBe('agent_not_found');
 
       const patched = await request(relay.url)
         .patch(`/admin/agents/${handles[0]}`)

@@ -25,8 +25,9 @@ export interface RegisteredAgent extends CreateAgentReply {
   webhook_secret: string | null;
 }
 
+/** Route params arrive decoded (`bob%40acme` is `bob@acme`); handles are case-insensitive. */
 function handleParam(value: string): string {
-  return normalizeHandle(decodeURIComponent(value)) as string;
+  return normalizeHandle(value) as string;
 }
 
 /** The admin API over the directory (agents, keys, trust). Thin: validation here, rules in the directory. */
