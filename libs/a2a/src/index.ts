@@ -4,3 +4,4 @@ export * from './mapping';
 export * from './parse';
 export * from './render';
 export * from './params';
+export * from './push-config';
