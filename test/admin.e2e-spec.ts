@@ -102,6 +102,8 @@ describe('admin API: agents, keys and trust policies', () => {
         expect(response.body.error.message).toContain(field);
       }
       await request(relay.url).get('/admin/agents/ok@acme').set(admin).expect(404);
+      const notAnObject = await request(relay.url).post('/admin/agents').set(admin).send(['ok@acme']).expect(400);
+      expect(notAnObject.body.error.fields[0].field).toBe('body');
     });
 
     it('gets, updates and lists agents with a cursor', async () => {
