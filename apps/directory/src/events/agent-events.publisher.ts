@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -31,7 +31,7 @@ export function agentUpdatedEvent(agent: AgentEntity, occurredAt: Date = new Dat
  * to JetStream with `Nats-Msg-Id` = event id, so a crash neither loses nor duplicates one.
  */
 @Injectable()
-export class AgentEventsPublisher implements OnModuleInit, OnApplicationShutdown {
+export class AgentEventsPublisher implements OnModuleInit, OnModuleDestroy, OnApplicationShutdown {
   private readonly logger = new Logger(AgentEventsPublisher.name);
   private context?: JetStreamContext;
   private timer?: NodeJS.Timeout;
@@ -50,10 +50,15 @@ export class AgentEventsPublisher implements OnModuleInit, OnApplicationShutdown
     this.timer.unref();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Stops the sweep and lets a running flush finish while the database is still open. */
+  async onModuleDestroy(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.flushing?.catch(() => undefined);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.onModuleDestroy();
     const connection = this.context?.connection;
     this.context = undefined;
     if (connection && !connection.isClosed()) await connection.drain();
