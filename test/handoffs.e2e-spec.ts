@@ -108,4 +108,23 @@ describe('handoffs: seed 000 on POST /a2a', () => {
     const sent = await ok(relay.url, bob.api_key, 'tasks/list', { filter: { role: 'sender' } });
     expect(sent.items).toEqual([expect.objectContaining({ task_id: taskId, status: { state: 'completed' }, unread_messages: 1 })]);
   });
+
+  it('answers AgentRelay calls on POST /a2a/{handle}: the handle is the recipient and only the pair\'s threads exist', async () => {
+    const path = `/a2a/${frank.agent.handle}`;
+    const created = await rpc(relay.url, bob.api_key, 'message/send', { task_id: null, message: { role: 'user', parts: [{ type: 'text', text: 'via the endpoint' }] } }, { path });
+    expect(created.body.result).toEqual({ task_id: expect.stringMatching(ULID), status: { state: 'pending' }, created_at: expect.stringMatching(ISO) });
+    const taskId = created.body.result!.task_id as string;
+    const listed = await rpc(relay.url, bob.api_key, 'tasks/list', { filter: { role: 'sender' } }, { path });
+    expect(listed.body.result!.items.map((item: { task_id: string }) => item.task_id)).toContain(taskId);
+
+    const eve = await registerAgent(relay, { handle: uniqueHandle('eve', 'acme'), name: 'Eve' });
+    const elsewhere = await rpc(relay.url, bob.api_key, 'tasks/get', { task_id: taskId }, { path: `/a2a/${eve.agent.handle}` });
+    expect(elsewhere.body.error).toMatchObject({ code: -32006, data: { reason: 'thread_not_found' } });
+    const otherList = await rpc(relay.url, bob.api_key, 'tasks/list', { filter: { role: 'sender' } }, { path: `/a2a/${eve.agent.handle}` });
+    expect(otherList.body.result).toEqual({ items: [], next_cursor: null });
+    const mismatch = await rpc(relay.url, bob.api_key, 'message/send', { recipient: eve.agent.handle, message: { parts: [{ type: 'text', text: 'x' }] } }, { path });
+    expect(mismatch.body.error).toMatchObject({ code: -32602, data: { field: 'recipient' } });
+    const got = await rpc(relay.url, frank.api_key, 'tasks/get', { task_id: taskId }, { path: `/a2a/${bob.agent.handle}/` });
+    expect(got.body.result).toMatchObject({ task_id: taskId, summary: 'via the endpoint' });
+  });
 });

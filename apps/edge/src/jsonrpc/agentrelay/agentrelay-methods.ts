@@ -4,6 +4,7 @@ import {
   RelayError,
   TASKS_SUBJECTS,
   TRANSITIONS,
+  type AgentPublicProfile,
   type ParticipantRef,
   type SendRequest,
   type Transition,
@@ -76,7 +77,7 @@ export class AgentRelayMethods implements DialectMethods {
       history_length: 0,
     };
     if (taskId === undefined) {
-      const recipientHandle = requiredString(params, 'recipient', 'recipient', 255).trim().toLowerCase();
+      const recipientHandle = this.recipientHandle(call);
       const { recipient } = await this.rpc.request(DIRECTORY_SUBJECTS.admit, { sender: call.caller.handle, recipient: recipientHandle });
       const reply = await this.rpc.request(TASKS_SUBJECTS.send, {
         ...common,
@@ -88,6 +89,7 @@ export class AgentRelayMethods implements DialectMethods {
       return { task_id: reply.thread.id, status: { state: reply.idempotent_replay ? 'pending' : reply.thread.state }, created_at: reply.thread.created_at };
     }
     if (params.recipient !== undefined && params.recipient !== null) requiredString(params, 'recipient');
+    await this.assertEndpointPair(call, taskId);
     const reply = await this.rpc.request(TASKS_SUBJECTS.send, { ...common, caller: participant(call.caller), task_id: taskId });
     return {
       task_id: reply.thread.id,
@@ -99,13 +101,22 @@ export class AgentRelayMethods implements DialectMethods {
   }
 
   private async get(call: JsonRpcCall): Promise<unknown> {
-    const thread = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: parseTaskId(call.params) });
+    const taskId = parseTaskId(call.params);
+    await this.assertEndpointPair(call, taskId);
+    const thread = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId });
     return renderThread(thread);
   }
 
   private async list(call: JsonRpcCall): Promise<unknown> {
     const params = parseListParams(call.params);
-    const page = await this.rpc.request(TASKS_SUBJECTS.list, { caller_id: call.caller.id, ...params, order: 'created', history_length: 0 });
+    const endpoint = await this.endpointAgent(call);
+    const page = await this.rpc.request(TASKS_SUBJECTS.list, {
+      caller_id: call.caller.id,
+      ...params,
+      ...(endpoint ? { counterpart_id: endpoint.id } : {}),
+      order: 'created',
+      history_length: 0,
+    });
     return { items: page.items.map(renderListItem), next_cursor: page.next_cursor };
   }
 
@@ -126,19 +137,53 @@ export class AgentRelayMethods implements DialectMethods {
     if (transition === 'request_input') request.message = parseMessage(params);
     else if (params.message !== undefined && params.message !== null) request.message = parseMessage(params);
     if (transition === 'cancel') request.cancel_mode = 'pending_only';
+    await this.assertEndpointPair(call, taskId);
     const reply = await this.rpc.request(TASKS_SUBJECTS.transition, request);
     return renderTransition(reply.thread);
   }
 
   private async cancel(call: JsonRpcCall): Promise<unknown> {
+    const taskId = parseTaskId(call.params);
+    await this.assertEndpointPair(call, taskId);
     const reply = await this.rpc.request(TASKS_SUBJECTS.transition, {
       caller_id: call.caller.id,
-      task_id: parseTaskId(call.params),
+      task_id: taskId,
       transition: 'cancel',
       cancel_mode: 'pending_only',
       history_length: 0,
     });
     return { task_id: reply.thread.id, status: { state: reply.thread.state }, updated_at: reply.thread.updated_at };
+  }
+
+  /**
+   * The recipient of a new thread: the `recipient` param; on `POST /a2a/{handle}` that handle
+   * (a `recipient` naming someone else there is invalid).
+   */
+  private recipientHandle(call: JsonRpcCall): string {
+    const given = call.params.recipient;
+    if (call.endpointHandle === null || (given !== undefined && given !== null)) {
+      const recipient = requiredString(call.params, 'recipient', 'recipient', 255).trim().toLowerCase();
+      if (call.endpointHandle !== null && recipient !== call.endpointHandle) {
+        throw invalid('recipient', `must be ${call.endpointHandle} (or omitted) on this agent's endpoint`);
+      }
+      return recipient;
+    }
+    return call.endpointHandle;
+  }
+
+  /** The agent of `POST /a2a/{handle}`, or null on `POST /a2a`. */
+  private async endpointAgent(call: JsonRpcCall): Promise<AgentPublicProfile | null> {
+    if (call.endpointHandle === null) return null;
+    return this.rpc.request(DIRECTORY_SUBJECTS.getProfile, { handle: call.endpointHandle });
+  }
+
+  /** On an agent's own endpoint only the threads between the caller and that agent exist. */
+  private async assertEndpointPair(call: JsonRpcCall, taskId: string): Promise<void> {
+    const endpoint = await this.endpointAgent(call);
+    if (!endpoint) return;
+    const thread = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId, history_length: 0, mark_read: false });
+    const other = thread.sender.id === call.caller.id ? thread.recipient : thread.sender;
+    if (other.id !== endpoint.id) throw new RelayError('thread_not_found', `No thread with id ${taskId} between you and ${endpoint.handle}`, { task_id: taskId });
   }
 }
 
