@@ -151,6 +151,17 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
     expect(sequence.rows[0].seq).toEqual(Array.from({ length: 500 }, (_, index) => index + 1));
   }, 60_000);
 
+  it('reads a thread larger than one NATS message in full, in order', async () => {
+    const taskId = await createHandoff(relay.url, bob, frank, 'big thread');
+    const big = (index: number) => `${index}:`.padEnd(90_000, String.fromCharCode(97 + index));
+    for (let index = 0; index < 12; index++) {
+      await ok(relay.url, index % 2 ? bob.api_key : frank.api_key, 'message/send', { task_id: taskId, message: textMessage(big(index)) });
+    }
+    const thread = await ok(relay.url, bob.api_key, 'tasks/get', { task_id: taskId });
+    expect(thread.messages.map((message: { sequence_no: number }) => message.sequence_no)).toEqual(Array.from({ length: 13 }, (_, index) => index + 1));
+    expect(thread.messages[12].body).toBe(big(11));
+  }, 60_000);
+
   it('holds at most 100 tasks per context', async () => {
     const client = relay.edge.get(NatsRpcClient);
     const first = await client.request(TASKS_SUBJECTS.send, { caller: ref(bob.agent), recipient: ref(frank.agent), message: { parts: [{ kind: 'text', text: 'ctx 1' }] }, history_length: 0 });

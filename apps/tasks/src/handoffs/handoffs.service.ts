@@ -152,7 +152,7 @@ export class HandoffsService {
       const thread = await this.loadThread(manager, request.task_id);
       const party = partyOf(thread, request.caller_id);
       const unread = await this.unreadCount(manager, thread.id, request.caller_id);
-      const view = await this.view(manager, thread, request.history_length, unread);
+      const view = await this.view(manager, thread, request.history_length, unread, request.after_sequence_no);
       if (request.mark_read !== false) {
         await manager.query(
           `INSERT INTO "tasks"."read_cursors" ("thread_id", "participant_id", "last_read_sequence_no", "updated_at") VALUES ($1, $2, $3, now())
@@ -570,17 +570,33 @@ export class HandoffsService {
     return unread;
   }
 
-  private async view(manager: EntityManager, thread: ThreadRow, historyLength: number | undefined, unread: number): Promise<ThreadView> {
+  /**
+   * The thread with its most recent `historyLength` messages (all when undefined), or the messages
+   * after `afterSequenceNo`, within the reply's byte budget: the newest ones are kept, or with
+   * `afterSequenceNo` the oldest ones (the caller pages on from the last one it got).
+   */
+  private async view(manager: EntityManager, thread: ThreadRow, historyLength: number | undefined, unread: number, afterSequenceNo?: number): Promise<ThreadView> {
+    const lowerBound = Math.max(afterSequenceNo ?? 0, historyLength === undefined ? 0 : thread.message_count - historyLength);
     const messages: MessageRow[] =
       historyLength === 0
         ? []
-        : await manager.query(`SELECT * FROM "tasks"."messages" WHERE "thread_id" = $1 AND "sequence_no" > $2 ORDER BY "sequence_no"`, [
-            thread.id,
-            historyLength === undefined ? 0 : Math.max(0, thread.message_count - historyLength),
-          ]);
+        : await manager.query(`SELECT * FROM "tasks"."messages" WHERE "thread_id" = $1 AND "sequence_no" > $2 ORDER BY "sequence_no"`, [thread.id, lowerBound]);
     const artifacts: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = $1 ORDER BY "position"`, [thread.id]);
-    return toThreadView(thread, messages, artifacts, unread);
+    return toThreadView(thread, withinBudget(messages, afterSequenceNo === undefined ? 'newest' : 'oldest'), artifacts, unread);
   }
+}
+
+/** The messages that fit one reply's byte budget (at least one), keeping the newest or the oldest. */
+function withinBudget(messages: MessageRow[], keep: 'newest' | 'oldest'): MessageRow[] {
+  const ordered = keep === 'newest' ? [...messages].reverse() : messages;
+  const kept: MessageRow[] = [];
+  let bytes = 0;
+  for (const message of ordered) {
+    bytes += Buffer.byteLength(JSON.stringify(toMessageView(message)));
+    if (kept.length > 0 && bytes > TASK_LIMITS.replyMessageBytes) break;
+    kept.push(message);
+  }
+  return keep === 'newest' ? kept.reverse() : kept;
 }
 
 /** How many of the list's parameters the filter clauses (without the cursor) use. */

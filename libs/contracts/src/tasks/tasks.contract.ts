@@ -55,6 +55,8 @@ export const TASK_LIMITS = {
   summaryPreviewChars: 200,
   listDefaultLimit: 50,
   listMaxLimit: 200,
+  /** Message bytes one reply carries at most (NATS payloads are limited); page with `after_sequence_no`. */
+  replyMessageBytes: 512 * 1024,
 } as const;
 
 export class ParticipantRefDto {
@@ -308,6 +310,15 @@ export class GetRequest {
   @IsInt()
   @Min(0)
   history_length?: number;
+
+  /**
+   * Only the messages after this sequence number, oldest first: pages through a thread whose
+   * messages do not fit one reply (`messages` then holds fewer than the thread has).
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  after_sequence_no?: number;
 
   /** Whether reading marks the thread read for the caller (default true). */
   @IsOptional()

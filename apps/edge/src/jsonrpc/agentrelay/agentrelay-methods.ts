@@ -103,7 +103,18 @@ export class AgentRelayMethods implements DialectMethods {
   private async get(call: JsonRpcCall): Promise<unknown> {
     const taskId = parseTaskId(call.params);
     await this.assertEndpointPair(call, taskId);
-    const thread = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId });
+    const thread = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId, after_sequence_no: 0 });
+    // A long thread comes in several replies: page on until every message is there.
+    while (thread.messages.length > 0 && thread.messages[thread.messages.length - 1].sequence_no < thread.message_count) {
+      const next = await this.rpc.request(TASKS_SUBJECTS.get, {
+        caller_id: call.caller.id,
+        task_id: taskId,
+        after_sequence_no: thread.messages[thread.messages.length - 1].sequence_no,
+        mark_read: false,
+      });
+      if (next.messages.length === 0) break;
+      thread.messages.push(...next.messages);
+    }
     return renderThread(thread);
   }
 
