@@ -1,71 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { prefixedSubject, taskEventSubject, TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType, type ThreadState } from '@app/contracts';
+import { prefixedSubject, taskEventSubject, type TaskEvent, type TaskEventType } from '@app/contracts';
 import { ensureEventStream, eventStreamName, openJetStream, publishWithMsgId, type JetStreamContext } from '@app/messaging';
 import { EventCollector } from './support/event-collector';
 import { eventually } from './support/eventually';
+import { OutboxWriter, taskEvent as makeTaskEvent } from './support/outbox-writer';
 import { RelayHarness } from './support/relay-harness';
-import { testDatabaseUrl, testNatsUrl } from './support/test-env';
-
-const STATE_OF: Record<TaskEventType, ThreadState> = {
-  created: 'pending',
-  message_appended: 'accepted',
-  accepted: 'accepted',
-  input_required: 'input_required',
-  completed: 'completed',
-  failed: 'failed',
-  rejected: 'rejected',
-  canceled: 'cancelled',
-};
+import { testNatsUrl } from './support/test-env';
 
 function taskEvent(taskId: string, type: TaskEventType, sequenceNo: number | null = null): TaskEvent {
-  return {
-    schema_version: TASK_EVENT_SCHEMA_VERSION,
-    event_id: randomUUID(),
-    type,
-    task_id: taskId,
-    context_id: `ctx-${taskId}`,
-    sender: 'alice@acme',
-    recipient: 'bob@acme',
-    state: STATE_OF[type],
-    sequence_no: sequenceNo,
-    occurred_at: new Date().toISOString(),
-    task: { intent: 'inform', summary: 'Fix the flaky test', message_count: sequenceNo ?? 1, latest_message: null, result_summary: null, reason: null },
-  };
+  return makeTaskEvent(taskId, type, { sequenceNo });
 }
 
 describe('task events: the outbox relay publishes to JetStream', () => {
   let relay: RelayHarness;
-  let db: pg.Client;
+  let outbox: OutboxWriter;
   let collector: EventCollector;
   let jetStream: JetStreamContext;
 
-  async function writeOutbox(events: TaskEvent[], notify = true): Promise<void> {
-    await db.query('BEGIN');
-    for (const event of events) {
-      await db.query(
-        'INSERT INTO "tasks"."outbox_events" (id, subject, type, task_id, payload) VALUES ($1, $2, $3, $4, $5)',
-        [event.event_id, taskEventSubject(event.type), event.type, event.task_id, JSON.stringify(event)],
-      );
-    }
-    if (notify) await db.query("SELECT pg_notify('tasks_outbox', '')");
-    await db.query('COMMIT');
-  }
-
-  async function unpublishedCount(): Promise<number> {
-    const result = await db.query('SELECT count(*)::int AS n FROM "tasks"."outbox_events" WHERE published_at IS NULL');
-    return result.rows[0].n as number;
-  }
+  const writeOutbox = (events: TaskEvent[], notify = true): Promise<void> => outbox.write(events, notify);
+  const unpublishedCount = (): Promise<number> => outbox.unpublishedCount();
 
   beforeAll(async () => {
     relay = await RelayHarness.start({ services: ['tasks'] });
-    db = new pg.Client({ connectionString: testDatabaseUrl() });
-    await db.connect();
-    // The tasks service's migrations create this table; the same shape is created here when they have not yet.
-    await db.query(`CREATE TABLE IF NOT EXISTS "tasks"."outbox_events" (
-      id uuid PRIMARY KEY, position bigserial UNIQUE, subject text NOT NULL, type text NOT NULL, task_id text NOT NULL,
-      payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), published_at timestamptz NULL,
-      attempts int NOT NULL DEFAULT 0, last_error text NULL)`);
+    outbox = await OutboxWriter.connect();
     jetStream = await openJetStream({ url: testNatsUrl(), name: 'events-test' });
     await ensureEventStream(jetStream.jsm, relay.subjectPrefix);
     collector = await EventCollector.start(relay.subjectPrefix);
@@ -74,7 +31,7 @@ describe('task events: the outbox relay publishes to JetStream', () => {
   afterAll(async () => {
     await collector?.stop();
     await relay?.stop();
-    await db?.end();
+    await outbox?.end();
     await jetStream?.connection.drain();
   });
 
@@ -107,7 +64,7 @@ describe('task events: the outbox relay publishes to JetStream', () => {
       expect(collected.msgId).toBe(collected.event.event_id);
     }
     await eventually(async () => (await unpublishedCount()) === 0);
-    const rows = await db.query('SELECT attempts, published_at FROM "tasks"."outbox_events" WHERE task_id = $1', [first]);
+    const rows = await outbox.db.query('SELECT attempts, published_at FROM "tasks"."outbox_events" WHERE task_id = $1', [first]);
     expect(rows.rows.every((row: { attempts: number; published_at: Date | null }) => row.attempts === 1 && row.published_at !== null)).toBe(true);
   });
 
@@ -138,7 +95,7 @@ describe('task events: the outbox relay publishes to JetStream', () => {
     for (const task of tasks) expect(collector.ofTask(task).map((collected) => collected.event.type)).toEqual(types);
     const after = (await jetStream.jsm.streams.info(eventStreamName(relay.subjectPrefix))).state.messages;
     expect(after - before).toBe(tasks.length * types.length);
-    const attempts = await db.query('SELECT max(attempts)::int AS n FROM "tasks"."outbox_events" WHERE task_id = ANY($1)', [tasks]);
+    const attempts = await outbox.db.query('SELECT max(attempts)::int AS n FROM "tasks"."outbox_events" WHERE task_id = ANY($1)', [tasks]);
     expect(attempts.rows[0].n).toBe(1);
   }, 30000);
 
@@ -161,7 +118,7 @@ describe('task events: the outbox relay publishes to JetStream', () => {
     await jetStream.jsm.streams.delete(eventStreamName(relay.subjectPrefix));
     await writeOutbox(life);
     await eventually(async () => (await unpublishedCount()) === 0, 15000);
-    const rows = await db.query('SELECT id, attempts, last_error FROM "tasks"."outbox_events" WHERE task_id = $1 ORDER BY position', [task]);
+    const rows = await outbox.db.query('SELECT id, attempts, last_error FROM "tasks"."outbox_events" WHERE task_id = $1 ORDER BY position', [task]);
     expect(rows.rows[0].attempts).toBeGreaterThanOrEqual(2);
     expect(rows.rows[0].last_error).toBeNull();
     const fresh = await EventCollector.start(relay.subjectPrefix);

@@ -1,3 +1,47 @@
-import { DatabaseServiceConfig } from '@app/config';
+import { Transform } from 'class-transformer';
+import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { DatabaseServiceConfig, toBoolean } from '@app/config';
 
-export class NotifierConfig extends DatabaseServiceConfig {}
+export class NotifierConfig extends DatabaseServiceConfig {
+  /**
+   * Delays between the attempts of a delivery (after the first one), e.g. `5s,30s,5m`; units
+   * ms, s, m, h. After the last one a failing delivery becomes a dead letter. The default spans about a day.
+   */
+  @IsString()
+  @Matches(/^\s*\d+(ms|s|m|h)\s*(,\s*\d+(ms|s|m|h)\s*)*$/, { message: 'RELAY_WEBHOOK_RETRY_SCHEDULE must be a comma-separated list like 5s,30s,5m,2h' })
+  RELAY_WEBHOOK_RETRY_SCHEDULE: string = '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h';
+
+  /** Allows webhook URLs that resolve to loopback, private, link-local or metadata addresses (tests, local setups). */
+  @Transform(toBoolean)
+  @IsIn([true, false], { message: 'RELAY_WEBHOOK_ALLOW_PRIVATE must be true or false' })
+  RELAY_WEBHOOK_ALLOW_PRIVATE: boolean = false;
+
+  /** Timeout of one webhook request. */
+  @IsInt()
+  @Min(100)
+  @Max(60000)
+  RELAY_WEBHOOK_TIMEOUT_MS: number = 10000;
+
+  /** Minimum interval between two posts to one Slack incoming webhook (Slack allows about one per second). */
+  @IsInt()
+  @Min(0)
+  @Max(60000)
+  RELAY_SLACK_MIN_INTERVAL_MS: number = 1000;
+
+  /** Deliveries attempted at once by one notifier process. */
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  RELAY_NOTIFIER_MAX_IN_FLIGHT: number = 16;
+
+  /** Events the durable consumer holds un-acknowledged at most. */
+  @IsInt()
+  @Min(1)
+  @Max(10000)
+  RELAY_NOTIFIER_MAX_ACK_PENDING: number = 64;
+
+  /** Link to a thread in Slack messages; `{task_id}` is replaced. */
+  @IsString()
+  @Matches(/^https?:\/\/\S+$/, { message: 'RELAY_THREAD_URL_TEMPLATE must be an http(s) URL' })
+  RELAY_THREAD_URL_TEMPLATE: string = 'http://127.0.0.1:8080/threads/{task_id}';
+}

@@ -1,0 +1,87 @@
+import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType } from '@app/contracts';
+import { planDeliveries, slackMessage, type AgentTarget } from './delivery-planner';
+
+function event(type: TaskEventType, author: string | null = null): TaskEvent {
+  return {
+    schema_version: TASK_EVENT_SCHEMA_VERSION,
+    event_id: 'e1',
+    type,
+    task_id: 'T1',
+    context_id: 'C1',
+    sender: 'alice@acme',
+    recipient: 'bob@acme',
+    state: 'accepted',
+    sequence_no: null,
+    occurred_at: '2026-01-01T00:00:00.000Z',
+    task: {
+      intent: 'ask_question',
+      summary: 'Why <is> the build red & slow?',
+      message_count: 1,
+      latest_message: author ? { id: 'm1', sequence_no: 2, from: author, body: 'hi' } : null,
+      result_summary: 'All green',
+      reason: null,
+    },
+  };
+}
+
+const target = (handle: string, extra: Partial<AgentTarget> = {}): AgentTarget => ({
+  handle,
+  name: handle,
+  notification_webhook_url: `https://hooks.example.com/${handle}`,
+  slack_webhook_url: `https://hooks.slack.com/${handle}`,
+  disabled: false,
+  ...extra,
+});
+
+const targets = new Map([
+  ['alice@acme', target('alice@acme')],
+  ['bob@acme', target('bob@acme')],
+]);
+
+describe('delivery planning', () => {
+  it.each([
+    ['created', null, 'bob@acme', 'a2a.task.created'],
+    ['canceled', null, 'bob@acme', 'a2a.task.canceled'],
+    ['accepted', null, 'alice@acme', 'a2a.task.accepted'],
+    ['input_required', null, 'alice@acme', 'a2a.task.input_required'],
+    ['completed', null, 'alice@acme', 'a2a.task.completed'],
+    ['failed', null, 'alice@acme', 'a2a.task.failed'],
+    ['rejected', null, 'alice@acme', 'a2a.task.rejected'],
+    ['message_appended', 'bob@acme', 'alice@acme', 'a2a.task.message'],
+    ['message_appended', 'alice@acme', 'bob@acme', 'a2a.task.message'],
+  ] as const)('%s (author %s) goes to the webhook of %s as %s', (type, author, to, name) => {
+    const webhooks = planDeliveries(event(type, author), targets, 'https://relay/t/{task_id}').filter((planned) => planned.channel === 'webhook');
+    expect(webhooks).toHaveLength(1);
+    expect(webhooks[0]).toMatchObject({ target_handle: to, event: name, url: `https://hooks.example.com/${to}` });
+    expect(webhooks[0].body).toMatchObject({ type: name, timestamp: '2026-01-01T00:00:00.000Z', data: { event_id: 'e1' } });
+  });
+
+  it('posts to Slack for new handoffs (recipient) and completions (sender) only', () => {
+    const slackOf = (type: TaskEventType): string[] =>
+      planDeliveries(event(type), targets, 'https://relay/t/{task_id}')
+        .filter((planned) => planned.channel === 'slack')
+        .map((planned) => planned.target_handle);
+    expect(slackOf('created')).toEqual(['bob@acme']);
+    expect(slackOf('completed')).toEqual(['alice@acme']);
+    expect(slackOf('accepted')).toEqual([]);
+    expect(slackOf('failed')).toEqual([]);
+  });
+
+  it('plans nothing for unknown or disabled agents, or agents without URLs', () => {
+    expect(planDeliveries(event('created'), new Map(), 'x')).toEqual([]);
+    expect(planDeliveries(event('created'), new Map([['bob@acme', target('bob@acme', { disabled: true })]]), 'x')).toEqual([]);
+    expect(
+      planDeliveries(event('created'), new Map([['bob@acme', target('bob@acme', { notification_webhook_url: null, slack_webhook_url: null })]]), 'x'),
+    ).toEqual([]);
+  });
+
+  it('writes a readable, escaped Slack message with a link to the thread', () => {
+    const message = slackMessage(event('created'), 'https://relay/t/T1');
+    expect(message.text).toBe('New handoff from alice@acme to bob@acme: Why <is> the build red & slow?');
+    const section = (message.blocks[0] as { text: { text: string } }).text.text;
+    expect(section).toContain('&lt;is&gt;');
+    expect(section).toContain('&amp;');
+    expect(JSON.stringify(message.blocks[1])).toContain('<https://relay/t/T1|Open the thread>');
+    expect(slackMessage(event('completed'), 'u').text).toBe('bob@acme completed the handoff from alice@acme: All green');
+  });
+});

@@ -1,0 +1,143 @@
+import type { DeliveryChannel, TaskEvent, TaskEventType } from '@app/contracts';
+
+/** Where an agent wants to be told, as the directory's agent events last said. */
+export interface AgentTarget {
+  handle: string;
+  name: string;
+  notification_webhook_url: string | null;
+  slack_webhook_url: string | null;
+  disabled: boolean;
+}
+
+/** One delivery to record (and then attempt) for an event. */
+export interface PlannedDelivery {
+  channel: DeliveryChannel;
+  /** Webhook event name, e.g. `a2a.task.completed`. */
+  event: string;
+  target_handle: string;
+  /** With the event id and the channel, identifies the delivery: a handle or a push config id. */
+  target_ref: string;
+  url: string;
+  content_type: string;
+  /** Extra request headers (the A2A push authentication). */
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+type Party = 'sender' | 'recipient';
+
+/** Webhook event name of each task event and who it is for (`author-other`: the party that did not write the message). */
+export const WEBHOOK_EVENTS: Record<TaskEventType, { event: string; to: Party | 'other-than-author' }> = {
+  created: { event: 'a2a.task.created', to: 'recipient' },
+  message_appended: { event: 'a2a.task.message', to: 'other-than-author' },
+  accepted: { event: 'a2a.task.accepted', to: 'sender' },
+  input_required: { event: 'a2a.task.input_required', to: 'sender' },
+  completed: { event: 'a2a.task.completed', to: 'sender' },
+  failed: { event: 'a2a.task.failed', to: 'sender' },
+  rejected: { event: 'a2a.task.rejected', to: 'sender' },
+  canceled: { event: 'a2a.task.canceled', to: 'recipient' },
+};
+
+/** Slack is told about new handoffs (the recipient) and completions (the sender). */
+const SLACK_EVENTS: Partial<Record<TaskEventType, Party>> = { created: 'recipient', completed: 'sender' };
+
+/** The party a task event notifies by webhook, or null when it cannot be told (a message without an author). */
+export function webhookPartyOf(event: TaskEvent): Party | null {
+  const rule = WEBHOOK_EVENTS[event.type].to;
+  if (rule !== 'other-than-author') return rule;
+  const author = event.task.latest_message?.from;
+  if (!author) return null;
+  if (author === event.sender) return 'recipient';
+  if (author === event.recipient) return 'sender';
+  return null;
+}
+
+/** The Standard Webhooks body: `{type, timestamp, data}` with the versioned task event as data. */
+export function webhookBody(event: TaskEvent): { type: string; timestamp: string; data: TaskEvent } {
+  return { type: WEBHOOK_EVENTS[event.type].event, timestamp: event.occurred_at, data: event };
+}
+
+function escapeSlack(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function quote(text: string, max = 300): string {
+  const short = text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return short
+    .split('\n')
+    .map((line) => `>${escapeSlack(line)}`)
+    .join('\n');
+}
+
+/** A Slack incoming-webhook message: readable text for notifications, blocks with who, what and a link. */
+export function slackMessage(event: TaskEvent, threadUrl: string): { text: string; blocks: unknown[] } {
+  const sender = escapeSlack(event.sender);
+  const recipient = escapeSlack(event.recipient);
+  const summary = event.task.summary;
+  let text: string;
+  let headline: string;
+  let detail = quote(summary);
+  if (event.type === 'completed') {
+    text = `${event.recipient} completed the handoff from ${event.sender}: ${event.task.result_summary ?? summary}`;
+    headline = `:white_check_mark: *${recipient}* completed your handoff`;
+    if (event.task.result_summary) detail += `\n*Result:* ${escapeSlack(event.task.result_summary)}`;
+  } else {
+    text = `New handoff from ${event.sender} to ${event.recipient}: ${summary}`;
+    headline = `:incoming_envelope: New handoff from *${sender}* to *${recipient}*`;
+  }
+  return {
+    text,
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text: `${headline}\n${detail}` } },
+      {
+        type: 'context',
+        elements: [{ type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · State: ${event.state} · <${threadUrl}|Open the thread>` }],
+      },
+    ],
+  };
+}
+
+export function threadUrlFor(template: string, taskId: string): string {
+  return template.replace('{task_id}', encodeURIComponent(taskId));
+}
+
+/**
+ * The deliveries one task event calls for: the notified party's webhook (Standard Webhooks JSON),
+ * its Slack for new handoffs and completions. Disabled or unknown agents get nothing.
+ */
+export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarget>, threadUrlTemplate: string): PlannedDelivery[] {
+  const planned: PlannedDelivery[] = [];
+  const webhookParty = webhookPartyOf(event);
+  if (webhookParty) {
+    const target = targets.get(event[webhookParty]);
+    if (target && !target.disabled && target.notification_webhook_url) {
+      planned.push({
+        channel: 'webhook',
+        event: WEBHOOK_EVENTS[event.type].event,
+        target_handle: target.handle,
+        target_ref: target.handle,
+        url: target.notification_webhook_url,
+        content_type: 'application/json',
+        headers: {},
+        body: webhookBody(event),
+      });
+    }
+  }
+  const slackParty = SLACK_EVENTS[event.type];
+  if (slackParty) {
+    const target = targets.get(event[slackParty]);
+    if (target && !target.disabled && target.slack_webhook_url) {
+      planned.push({
+        channel: 'slack',
+        event: WEBHOOK_EVENTS[event.type].event,
+        target_handle: target.handle,
+        target_ref: target.handle,
+        url: target.slack_webhook_url,
+        content_type: 'application/json',
+        headers: {},
+        body: slackMessage(event, threadUrlFor(threadUrlTemplate, event.task_id)),
+      });
+    }
+  }
+  return planned;
+}

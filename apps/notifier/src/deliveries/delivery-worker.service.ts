@@ -1,0 +1,140 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { NotifierConfig } from '../notifier.config';
+import { WebhookSecretsService } from '../secrets/webhook-secrets.service';
+import { DeliveriesService, type AttemptOutcome, type DeliveryRow } from './deliveries.service';
+import { nextRetryDelay, parseRetrySchedule } from './retry-schedule';
+import { standardWebhookHeaders } from './standard-webhooks';
+import { sendWebhook, type SendOutcome } from './webhook-sender';
+
+/** How often the worker looks for due retries when nothing wakes it. */
+const POLL_INTERVAL_MS = 200;
+
+/**
+ * Attempts recorded deliveries: leases due ones, sends them (bounded in-flight), records each
+ * attempt, and schedules retries by the configured schedule until success or the dead letter.
+ */
+@Injectable()
+export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(DeliveryWorkerService.name);
+  private readonly schedule: number[];
+  private readonly leaseMs: number;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly abort = new AbortController();
+  /** Per Slack webhook URL, the earliest time of the next post (Slack's per-webhook rate). */
+  private readonly slackNextSlot = new Map<string, number>();
+  private loop: Promise<void> | null = null;
+  private stopping = false;
+  private wakeRequested = false;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(
+    @Inject(NotifierConfig) private readonly config: NotifierConfig,
+    @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
+    @Inject(WebhookSecretsService) private readonly secrets: WebhookSecretsService,
+  ) {
+    this.schedule = parseRetrySchedule(config.RELAY_WEBHOOK_RETRY_SCHEDULE);
+    // Long enough for one request with its timeout; a crashed process's leases run out after this.
+    this.leaseMs = Math.round(config.RELAY_WEBHOOK_TIMEOUT_MS * 1.5) + 1000;
+  }
+
+  onApplicationBootstrap(): void {
+    this.loop = this.run();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+    // Requests still in flight are abandoned (their outcome unknown) and their leases given back:
+    // they are attempted again, with the same webhook-id, by whichever process runs next.
+    const abandoned = [...this.inFlight.keys()];
+    this.abort.abort();
+    await Promise.allSettled(this.inFlight.values());
+    await this.deliveries.release(abandoned).catch(() => undefined);
+  }
+
+  /** Looks for due deliveries now (called when new ones were recorded). */
+  wake(): void {
+    this.wakeRequested = true;
+    this.wakeUp?.();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      const free = this.config.RELAY_NOTIFIER_MAX_IN_FLIGHT - this.inFlight.size;
+      let claimed: DeliveryRow[] = [];
+      if (free > 0) {
+        try {
+          claimed = await this.deliveries.claimDue(free, this.leaseMs);
+        } catch (error) {
+          this.logger.warn({ err: error }, 'could not claim due deliveries');
+        }
+      }
+      for (const delivery of claimed) {
+        const attempt = this.attempt(delivery)
+          .catch((error: unknown) => this.logger.error({ err: error, delivery_id: delivery.id }, 'delivery attempt crashed'))
+          .finally(() => {
+            this.inFlight.delete(delivery.id);
+            this.wake();
+          });
+        this.inFlight.set(delivery.id, attempt);
+      }
+      if (claimed.length === 0 || claimed.length === free) await this.sleep(POLL_INTERVAL_MS);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    if (this.wakeRequested) {
+      this.wakeRequested = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      this.wakeUp = done;
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+    }).then(() => {
+      this.wakeUp = null;
+      this.wakeRequested = false;
+    });
+  }
+
+  private async attempt(delivery: DeliveryRow): Promise<void> {
+    if (delivery.channel === 'slack') {
+      const now = Date.now();
+      const slot = this.slackNextSlot.get(delivery.url) ?? 0;
+      if (slot > now) {
+        await this.deliveries.postpone(delivery.id, slot - now);
+        return;
+      }
+      this.slackNextSlot.set(delivery.url, now + this.config.RELAY_SLACK_MIN_INTERVAL_MS);
+    }
+    const body = JSON.stringify(delivery.body);
+    const headers: Record<string, string> = { 'content-type': delivery.content_type, ...delivery.headers };
+    if (delivery.channel === 'webhook') {
+      const secret = await this.secrets.secretOf(delivery.target_handle);
+      if (secret) Object.assign(headers, standardWebhookHeaders(secret, delivery.id, body));
+      else this.logger.warn({ delivery_id: delivery.id, handle: delivery.target_handle }, 'no webhook secret for this agent: sending unsigned');
+    }
+    const sent = await sendWebhook(
+      { url: delivery.url, headers, body },
+      { timeoutMs: this.config.RELAY_WEBHOOK_TIMEOUT_MS, allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE, userAgent: 'AgentRelay-Notifier/1' },
+      this.abort.signal,
+    );
+    if (this.abort.signal.aborted) return;
+    await this.deliveries.recordAttempt(delivery, this.outcomeOf(delivery, sent));
+    if (sent.ok) this.logger.debug({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel }, 'delivered');
+    else this.logger.warn({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel, status: sent.statusCode, error: sent.error }, 'delivery attempt failed');
+  }
+
+  private outcomeOf(delivery: DeliveryRow, sent: SendOutcome): AttemptOutcome {
+    const retryInMs = sent.ok || !sent.retryable ? null : nextRetryDelay(this.schedule, delivery.round_attempts + 1, sent.retryAfterMs);
+    if (delivery.channel === 'slack' && sent.retryAfterMs !== null) {
+      this.slackNextSlot.set(delivery.url, Date.now() + sent.retryAfterMs);
+    }
+    return { ok: sent.ok, retryInMs, statusCode: sent.statusCode, error: sent.error, durationMs: sent.durationMs };
+  }
+}

@@ -1,0 +1,92 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+
+/** Addresses a webhook may not reach unless private targets are allowed. */
+const BLOCKED = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8], // "this" network
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // carrier-grade NAT
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local, cloud metadata (169.254.169.254)
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+] as const) {
+  BLOCKED.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128], // unspecified
+  ['::1', 128], // loopback
+  ['fc00::', 7], // unique local (includes fd00:ec2::254, a metadata address)
+  ['fe80::', 10], // link-local
+  ['ff00::', 8], // multicast
+  ['64:ff9b::', 96], // NAT64 of any IPv4
+] as const) {
+  BLOCKED.addSubnet(network, prefix, 'ipv6');
+}
+
+const BLOCKED_HOSTNAMES = new Set(['localhost', 'metadata', 'metadata.google.internal', 'instance-data', 'instance-data.ec2.internal']);
+
+export class SsrfRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SsrfRefusedError';
+  }
+}
+
+/** Whether an IP address is loopback, private, link-local, metadata or otherwise not public. */
+export function isBlockedAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return BLOCKED.check(address, 'ipv4');
+  if (family === 6) {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+    if (mapped) return BLOCKED.check(mapped[1], 'ipv4');
+    return BLOCKED.check(address, 'ipv6');
+  }
+  return true;
+}
+
+/**
+ * Checks a target URL before any connection: http(s) only, no credentials in it, no blocked
+ * hostname or literal address. Names are checked again, after resolution, by `guardedLookup`.
+ */
+export function checkWebhookUrl(url: string, allowPrivate: boolean): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new SsrfRefusedError('invalid URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new SsrfRefusedError(`scheme ${parsed.protocol} is not allowed`);
+  if (parsed.username || parsed.password) throw new SsrfRefusedError('credentials in the URL are not allowed');
+  if (allowPrivate) return parsed;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  if (BLOCKED_HOSTNAMES.has(host) || host.endsWith('.localhost') || host.endsWith('.internal')) {
+    throw new SsrfRefusedError(`host ${host} is not allowed`);
+  }
+  if (isIP(host) && isBlockedAddress(host)) throw new SsrfRefusedError(`address ${host} is not allowed`);
+  return parsed;
+}
+
+/**
+ * A DNS lookup for outbound requests that refuses blocked addresses at connect time, so a name
+ * that resolves (or re-resolves) to an internal address is never reached.
+ */
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 0);
+      const list = addresses as LookupAddress[];
+      const allowed = allowPrivate ? list : list.filter((entry) => !isBlockedAddress(entry.address));
+      if (allowed.length === 0) {
+        return callback(new SsrfRefusedError(`${hostname} resolves to a private or reserved address`), '', 0);
+      }
+      if (options.all) return (callback as unknown as (err: null, addresses: LookupAddress[]) => void)(null, allowed);
+      return callback(null, allowed[0].address, allowed[0].family);
+    });
+  };
+}

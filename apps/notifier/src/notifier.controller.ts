@@ -1,0 +1,41 @@
+import { Controller, Inject } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import {
+  ListDeliveriesRequest,
+  NOTIFIER_SUBJECTS,
+  RedeliverRequest,
+  RotateWebhookSecretRequest,
+  type DeliveryView,
+  type ListDeliveriesReply,
+  type RotateWebhookSecretReply,
+} from '@app/contracts';
+import { DeliveriesService } from './deliveries/deliveries.service';
+import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
+import { WebhookSecretsService } from './secrets/webhook-secrets.service';
+
+/** The notifier's request subjects: webhook secrets and the delivery log (admin API). */
+@Controller()
+export class NotifierController {
+  constructor(
+    @Inject(WebhookSecretsService) private readonly secrets: WebhookSecretsService,
+    @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
+    @Inject(DeliveryWorkerService) private readonly worker: DeliveryWorkerService,
+  ) {}
+
+  @MessagePattern(NOTIFIER_SUBJECTS.rotateWebhookSecret)
+  async rotateWebhookSecret(@Payload() request: RotateWebhookSecretRequest): Promise<RotateWebhookSecretReply> {
+    return { webhook_secret: await this.secrets.rotate(request.handle) };
+  }
+
+  @MessagePattern(NOTIFIER_SUBJECTS.listDeliveries)
+  async listDeliveries(@Payload() request: ListDeliveriesRequest): Promise<ListDeliveriesReply> {
+    return { deliveries: await this.deliveries.list(request) };
+  }
+
+  @MessagePattern(NOTIFIER_SUBJECTS.redeliver)
+  async redeliver(@Payload() request: RedeliverRequest): Promise<DeliveryView> {
+    const view = await this.deliveries.redeliver(request.id);
+    this.worker.wake();
+    return view;
+  }
+}

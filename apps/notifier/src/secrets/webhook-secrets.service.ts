@@ -1,0 +1,32 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { generateWebhookSecret } from '../deliveries/standard-webhooks';
+
+/**
+ * The per-agent webhook signing secrets. The notifier must sign with them, so they are stored
+ * as they are (not hashed); they are returned only by `rotate` and never logged.
+ */
+@Injectable()
+export class WebhookSecretsService {
+  private readonly logger = new Logger(WebhookSecretsService.name);
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Makes a new secret for the handle, replacing any previous one at once. */
+  async rotate(handle: string): Promise<string> {
+    const secret = generateWebhookSecret();
+    await this.dataSource.query(
+      `INSERT INTO "notifier"."webhook_secrets" ("handle", "secret") VALUES ($1, $2)
+       ON CONFLICT ("handle") DO UPDATE SET "secret" = EXCLUDED."secret", "rotated_at" = now()`,
+      [handle, secret],
+    );
+    this.logger.log({ handle }, 'webhook secret rotated');
+    return secret;
+  }
+
+  async secretOf(handle: string): Promise<string | null> {
+    const rows = (await this.dataSource.query(`SELECT "secret" FROM "notifier"."webhook_secrets" WHERE "handle" = $1`, [handle])) as Array<{ secret: string }>;
+    return rows[0]?.secret ?? null;
+  }
+}

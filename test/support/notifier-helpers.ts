@@ -1,0 +1,69 @@
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { AGENT_UPDATED_EVENT_SUBJECT, NOTIFIER_SUBJECTS, prefixedSubject, type AgentUpdatedEvent } from '@app/contracts';
+import { NatsRpcClient, openJetStream, publishWithMsgId, type JetStreamContext } from '@app/messaging';
+import type { RelayHarness } from './relay-harness';
+import type { SinkRequest } from './webhook-sink';
+import { testNatsUrl } from './test-env';
+
+export interface TestAgent {
+  agentId: string;
+  handle: string;
+  webhookSecret: string;
+}
+
+/** A handle no other test of this run uses. */
+export function uniqueHandle(name: string): string {
+  return `${name}-${randomBytes(3).toString('hex')}@acme`;
+}
+
+/**
+ * Plays the directory's part for notifier tests: publishes `relay.events.agent.updated` for an
+ * agent and asks the notifier for its webhook secret.
+ */
+export class AgentEvents {
+  private constructor(
+    private readonly relay: RelayHarness,
+    private readonly jetStream: JetStreamContext,
+  ) {}
+
+  static async open(relay: RelayHarness): Promise<AgentEvents> {
+    return new AgentEvents(relay, await openJetStream({ url: testNatsUrl(), name: 'test-agent-events' }));
+  }
+
+  async publish(agent: Omit<AgentUpdatedEvent, 'event_id' | 'occurred_at' | 'name' | 'disabled'> & Partial<AgentUpdatedEvent>): Promise<AgentUpdatedEvent> {
+    const event: AgentUpdatedEvent = {
+      event_id: randomUUID(),
+      name: agent.handle.split('@')[0],
+      disabled: false,
+      occurred_at: new Date().toISOString(),
+      ...agent,
+    };
+    await publishWithMsgId(this.jetStream.js, prefixedSubject(this.relay.subjectPrefix, AGENT_UPDATED_EVENT_SUBJECT), event, event.event_id);
+    return event;
+  }
+
+  /** Registers an agent with the notifier: its targets (agent event) and a webhook secret. */
+  async register(handle: string, targets: { webhook?: string | null; slack?: string | null }): Promise<TestAgent> {
+    const agentId = randomUUID();
+    await this.publish({ agent_id: agentId, handle, notification_webhook_url: targets.webhook ?? null, slack_webhook_url: targets.slack ?? null });
+    const client = this.relay.edge.get(NatsRpcClient);
+    const { webhook_secret } = await client.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle });
+    return { agentId, handle, webhookSecret: webhook_secret };
+  }
+
+  async close(): Promise<void> {
+    await this.jetStream.connection.drain();
+  }
+}
+
+/** Verifies a Standard Webhooks request the way a receiver would. */
+export function verifyStandardWebhook(request: SinkRequest, secret: string): boolean {
+  const id = request.headers['webhook-id'];
+  const timestamp = request.headers['webhook-timestamp'];
+  const signatures = request.headers['webhook-signature'];
+  if (typeof id !== 'string' || typeof timestamp !== 'string' || typeof signatures !== 'string') return false;
+  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return false;
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${request.body}`).digest('base64');
+  return signatures.split(' ').some((signature) => signature === `v1,${expected}`);
+}
