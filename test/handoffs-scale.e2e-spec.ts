@@ -162,6 +162,25 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
     expect(thread.messages[12].body).toBe(big(11));
   }, 60_000);
 
+  it('cuts list pages that would not fit one reply, and goes on with the cursor', async () => {
+    const inbox = await registerAgent(relay, { handle: uniqueHandle('bulky', 'acme'), name: 'Bulky' });
+    const long = (index: number) => `${index}:`.padEnd(90_000, 'z');
+    const created = [];
+    for (let index = 0; index < 12; index++) created.push(await createHandoff(relay.url, bob, inbox, long(index)));
+    const client = relay.edge.get(NatsRpcClient);
+    const first = await client.request(TASKS_SUBJECTS.list, { caller_id: inbox.agent.id, limit: 50 });
+    expect(first.items.length).toBeGreaterThan(0);
+    expect(first.items.length).toBeLessThan(12);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    const rest = await client.request(TASKS_SUBJECTS.list, { caller_id: inbox.agent.id, limit: 50, cursor: first.next_cursor! });
+    expect([...first.items, ...rest.items].map((item) => item.id)).toEqual([...created].reverse());
+    expect(rest.next_cursor).toBeNull();
+    const preview = await ok(relay.url, inbox.api_key, 'tasks/list', {});
+    expect(preview.items).toHaveLength(12);
+    expect(preview.items[0].summary_preview).toHaveLength(200);
+    expect(preview.items[0].summary_preview.endsWith('…')).toBe(true);
+  }, 60_000);
+
   it('holds at most 100 tasks per context', async () => {
     const client = relay.edge.get(NatsRpcClient);
     const first = await client.request(TASKS_SUBJECTS.send, { caller: ref(bob.agent), recipient: ref(frank.agent), message: { parts: [{ kind: 'text', text: 'ctx 1' }] }, history_length: 0 });

@@ -204,10 +204,8 @@ export class HandoffsService {
        LIMIT ${limit + 1}`,
       params,
     );
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    const nextCursor = rows.length > limit && last ? encodeCursor({ order, id: last.id, status_key: last.status_key }) : null;
-    const ids = page.map((row) => row.id);
+    const candidates = rows.slice(0, limit);
+    const ids = candidates.map((row) => row.id);
     const historyLength = request.history_length ?? 0;
     const messages: MessageRow[] =
       historyLength > 0 && ids.length > 0
@@ -218,18 +216,27 @@ export class HandoffsService {
           )
         : [];
     const artifacts: ArtifactRow[] =
-      ids.length > 0 ? await this.dataSource.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = ANY($1::text[]) ORDER BY "thread_id", "position"`, [ids]) : [];
-    const reply: ListReply = {
-      items: page.map((row) =>
-        toThreadView(
-          row,
-          messages.filter((message) => message.thread_id === row.id),
-          artifacts.filter((artifact) => artifact.thread_id === row.id),
-          Number(row.unread_messages ?? 0),
-        ),
-      ),
-      next_cursor: nextCursor,
-    };
+      ids.length > 0 && request.include_artifacts !== false
+        ? await this.dataSource.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = ANY($1::text[]) ORDER BY "thread_id", "position"`, [ids])
+        : [];
+    // Items are added while they fit one reply; the cursor goes on after the last one added.
+    const items: ThreadView[] = [];
+    let bytes = 0;
+    for (const row of candidates) {
+      const item = toThreadView(
+        row,
+        messages.filter((message) => message.thread_id === row.id),
+        artifacts.filter((artifact) => artifact.thread_id === row.id),
+        Number(row.unread_messages ?? 0),
+      );
+      if (request.summary_max_chars !== undefined) item.summary = item.summary.slice(0, request.summary_max_chars);
+      bytes += Buffer.byteLength(JSON.stringify(item));
+      if (items.length > 0 && bytes > TASK_LIMITS.replyListBytes) break;
+      items.push(item);
+    }
+    const last = candidates[items.length - 1];
+    const more = items.length < candidates.length || rows.length > limit;
+    const reply: ListReply = { items, next_cursor: more && last ? encodeCursor({ order, id: last.id, status_key: last.status_key }) : null };
     if (request.include_total) {
       const [{ total }] = await this.dataSource.query(`SELECT count(*)::int AS "total" FROM "tasks"."threads" t WHERE ${filtered.join(' AND ')}`, params.slice(0, countParams(filtered)));
       reply.total_size = total;

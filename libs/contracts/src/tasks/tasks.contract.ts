@@ -57,6 +57,8 @@ export const TASK_LIMITS = {
   listMaxLimit: 200,
   /** Message bytes one reply carries at most (NATS payloads are limited); page with `after_sequence_no`. */
   replyMessageBytes: 512 * 1024,
+  /** Bytes of items one list reply carries at most. */
+  replyListBytes: 768 * 1024,
 } as const;
 
 export class ParticipantRefDto {
@@ -392,9 +394,21 @@ export class ListRequest {
   @IsOptional()
   @IsBoolean()
   include_total?: boolean;
+
+  /** Whether items carry their artifacts (default true). */
+  @IsOptional()
+  @IsBoolean()
+  include_artifacts?: boolean;
+
+  /** Cut each item's summary to this many characters (default: whole). */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  summary_max_chars?: number;
 }
 
 export interface ListReply {
+  /** At most `limit` items; fewer when more would not fit one reply (`next_cursor` then goes on). */
   items: ThreadView[];
   next_cursor: string | null;
   /** Present when `include_total` was asked for. */

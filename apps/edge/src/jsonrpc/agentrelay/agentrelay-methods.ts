@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   DIRECTORY_SUBJECTS,
   RelayError,
+  TASK_LIMITS,
   TASKS_SUBJECTS,
   TRANSITIONS,
   type AgentPublicProfile,
@@ -127,6 +128,8 @@ export class AgentRelayMethods implements DialectMethods {
       ...(endpoint ? { counterpart_id: endpoint.id } : {}),
       order: 'created',
       history_length: 0,
+      include_artifacts: false,
+      summary_max_chars: TASK_LIMITS.summaryPreviewChars + 1,
     });
     return { items: page.items.map(renderListItem), next_cursor: page.next_cursor };
   }
