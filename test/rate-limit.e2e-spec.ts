@@ -17,10 +17,7 @@ describe('rate limiting on POST /a2a, shared by two edges', () => {
   });
 
   afterAll(async () => {
-    const kvm = new Kvm(relay.edge.get(NatsRpcClient).connection);
-    const bucket = await kvm.open(rateLimitBucketName(relay.subjectPrefix));
     await relay.stop();
-    await bucket.destroy().catch(() => undefined);
   });
 
   /** Calls alternately on both edges; retried once when the calls straddle a minute boundary. */
