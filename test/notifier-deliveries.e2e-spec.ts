@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { NOTIFIER_SUBJECTS, type DeliveryView, type TaskEvent } from '@app/contracts';
+import request from 'supertest';
+import { NOTIFIER_SUBJECTS, type DeliveryView, type ListDeliveriesReply, type TaskEvent } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { eventually } from './support/eventually';
 import { AgentEvents, uniqueHandle, verifyStandardWebhook, type TestAgent } from './support/notifier-helpers';
 import { OutboxWriter, taskEvent } from './support/outbox-writer';
-import { RelayHarness } from './support/relay-harness';
+import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { WebhookSink, type SinkRequest } from './support/webhook-sink';
 
 interface WebhookBody {
@@ -216,18 +217,26 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     await outbox.write([taskEvent(task, 'created', { sender: sender.handle, recipient: recipient.handle, sequenceNo: 1 })]);
     await eventually(async () => (await deliveriesOf(task)).some((delivery) => delivery.channel === 'webhook' && delivery.status === 'dead'), 15000);
     expect(sink.to(paths.recipient)).toHaveLength(4);
-    const dead = (await rpc.request(NOTIFIER_SUBJECTS.listDeliveries, { status: 'dead' })).deliveries.find((entry) => entry.task_id === task)!;
+    await request(relay.url).get('/admin/deliveries?status=dead').expect(401);
+    await request(relay.url).get('/admin/deliveries?status=nope').set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`).expect(400);
+    const listed = await request(relay.url).get('/admin/deliveries?status=dead&limit=500').set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`).expect(200);
+    const deadLetters = (listed.body as ListDeliveriesReply).deliveries;
+    expect(deadLetters.every((entry) => entry.status === 'dead')).toBe(true);
+    const dead = deadLetters.find((entry) => entry.task_id === task)!;
     expect(dead).toMatchObject({ status: 'dead', attempts: 4, last_status_code: 503, last_error: 'HTTP 503', next_attempt_at: null, target_handle: recipient.handle });
 
     sink.plan(paths.recipient, [{ status: 204 }]);
-    const redelivered = await rpc.request(NOTIFIER_SUBJECTS.redeliver, { id: dead.id });
-    expect(redelivered.status).toBe('pending');
+    await request(relay.url).post(`/admin/deliveries/${dead.id}/redeliver`).expect(401);
+    const redelivered = await request(relay.url).post(`/admin/deliveries/${dead.id}/redeliver`).set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`).expect(202);
+    expect(redelivered.body).toMatchObject({ id: dead.id, status: 'pending' });
     await eventually(async () => (await deliveriesOf(task)).some((delivery) => delivery.id === dead.id && delivery.status === 'succeeded'), 15000);
     const requests = sink.to(paths.recipient);
     expect(requests).toHaveLength(5);
     expect(new Set(requests.map((request) => request.headers['webhook-id']))).toEqual(new Set([dead.id]));
     expect(verifyStandardWebhook(requests[4], recipient.webhookSecret)).toBe(true);
-    await expect(rpc.request(NOTIFIER_SUBJECTS.redeliver, { id: randomUUID() })).rejects.toMatchObject({ reason: 'delivery_not_found' });
+    const missing = await request(relay.url).post(`/admin/deliveries/${randomUUID()}/redeliver`).set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`).expect(404);
+    expect(missing.body.error.reason).toBe('delivery_not_found');
+    await request(relay.url).post('/admin/deliveries/not-a-uuid/redeliver').set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`).expect(404);
   }, 30000);
 
   it('signs with the rotated secret after a rotation', async () => {

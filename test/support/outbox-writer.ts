@@ -53,14 +53,10 @@ export function taskEvent(
 export class OutboxWriter {
   private constructor(private readonly client: pg.Client) {}
 
+  /** Call after the tasks service started (its migrations create the outbox table). */
   static async connect(): Promise<OutboxWriter> {
     const client = new pg.Client({ connectionString: testDatabaseUrl() });
     await client.connect();
-    // The tasks service's migrations create this table; the same shape is created here when they have not yet.
-    await client.query(`CREATE TABLE IF NOT EXISTS "tasks"."outbox_events" (
-      id uuid PRIMARY KEY, position bigserial UNIQUE, subject text NOT NULL, type text NOT NULL, task_id text NOT NULL,
-      payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), published_at timestamptz NULL,
-      attempts int NOT NULL DEFAULT 0, last_error text NULL)`);
     return new OutboxWriter(client);
   }
 
@@ -80,7 +76,7 @@ export class OutboxWriter {
           JSON.stringify(event),
         ]);
       }
-      if (notify) await this.client.query("SELECT pg_notify('tasks_outbox', '')");
+      if (notify) await this.client.query("SELECT pg_notify('relay_outbox', '')");
       await this.client.query('COMMIT');
     } catch (error) {
       await this.client.query('ROLLBACK');

@@ -1,5 +1,6 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { AdminModule } from './admin/admin.module';
+import { DeliveriesAdminModule } from './admin/deliveries-admin.module';
 import { CardsModule } from './cards/cards.module';
 import { EdgeConfig } from './edge.config';
 import { HealthModule } from './health/health.module';
@@ -12,7 +13,7 @@ export class EdgeModule {
   static forRoot(config: EdgeConfig): DynamicModule {
     return {
       module: EdgeModule,
-      imports: [MessagingModule, HealthModule, AdminModule, CardsModule, JsonRpcModule],
+      imports: [MessagingModule, HealthModule, AdminModule, DeliveriesAdminModule, CardsModule, JsonRpcModule],
       providers: [{ provide: EdgeConfig, useValue: config }],
       exports: [EdgeConfig],
     };

@@ -1,5 +1,5 @@
 /** Channel the outbox relay LISTENs on; a writer may `pg_notify` it in its transaction to wake the relay at commit. */
-export const OUTBOX_NOTIFY_CHANNEL = 'tasks_outbox';
+export const OUTBOX_NOTIFY_CHANNEL = 'relay_outbox';
 
 /** The outbox table, written by the tasks service in the same transaction as each change. */
 export const OUTBOX_TABLE = '"tasks"."outbox_events"';

@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { DeliveriesController } from './deliveries.controller';
+
+/** The admin API over the notifier's delivery log. */
+@Module({ imports: [AuthModule], controllers: [DeliveriesController] })
+export class DeliveriesAdminModule {}

@@ -1,0 +1,30 @@
+import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import { ListDeliveriesRequest, NOTIFIER_SUBJECTS, RelayError, type DeliveryView, type ListDeliveriesReply } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The notifier's delivery log on the admin API: list by status, redeliver (dead letters included). */
+@Controller('admin/deliveries')
+@UseGuards(AdminTokenGuard)
+@UseFilters(AdminExceptionFilter)
+@UsePipes(AdminValidationPipe)
+export class DeliveriesController {
+  constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
+
+  /** `GET /admin/deliveries?status=failed|dead|pending|succeeded&task_id=…&limit=…`, newest first. */
+  @Get()
+  list(@Query() query: ListDeliveriesRequest): Promise<ListDeliveriesReply> {
+    return this.rpc.request(NOTIFIER_SUBJECTS.listDeliveries, query);
+  }
+
+  /** `POST /admin/deliveries/{id}/redeliver`: attempts the delivery again with a fresh retry schedule. */
+  @Post(':id/redeliver')
+  @HttpCode(202)
+  redeliver(@Param('id') id: string): Promise<DeliveryView> {
+    if (!UUID.test(id)) throw new RelayError('delivery_not_found', undefined, { id });
+    return this.rpc.request(NOTIFIER_SUBJECTS.redeliver, { id });
+  }
+}
