@@ -212,6 +212,8 @@ describe('admin API: agents, keys and trust policies', () => {
       expect(fromYaml.body).toMatchObject({ allow: ['*@vendor'], block: ['eve@acme', '*@evil'] });
       const read = await request(relay.url).get(path).set(admin).expect(200);
       expect(read.body).toMatchObject({ allow: ['*@vendor'], block: ['eve@acme', '*@evil'] });
+      const withCharset = await request(relay.url).put(path).set(admin).set('content-type', 'application/yaml; charset=utf-8').send('allow: ["*@vendor"]\n').expect(200);
+      expect(withCharset.body).toMatchObject({ allow: ['*@vendor'], block: [] });
     });
 
     it('answers 400 for a bad entry, a wrong agent, or YAML that does not parse; 404 for an unknown agent', async () => {
