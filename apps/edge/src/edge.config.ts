@@ -1,4 +1,4 @@
-import { IsInt, IsIP, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+import { IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
 import { CommonConfig } from '@app/config';
 
 export class EdgeConfig extends CommonConfig {
@@ -17,6 +17,7 @@ export class EdgeConfig extends CommonConfig {
   @IsOptional()
   @IsString()
   @MinLength(16, { message: 'RELAY_ADMIN_TOKEN must be at least 16 characters' })
+  @Matches(/^(?!ah_live_)/, { message: 'RELAY_ADMIN_TOKEN must not look like an agent API key (ah_live_…)' })
   RELAY_ADMIN_TOKEN?: string;
 
   @IsInt()

@@ -1,6 +1,8 @@
 import { jest } from '@jest/globals';
+import { loadConfig } from '@app/config';
 import { DIRECTORY_SUBJECTS, RelayError, type AgentIdentity } from '@app/contracts';
 import type { NatsRpcClient } from '@app/messaging';
+import { EdgeConfig } from '../edge.config';
 import { isAdminToken } from './admin-token.guard';
 import { AgentAuthenticator, extractApiKey } from './agent-authenticator';
 
@@ -57,5 +59,12 @@ describe('isAdminToken', () => {
     expect(isAdminToken(token, undefined)).toBe(false);
     expect(isAdminToken('', '')).toBe(false);
     expect(isAdminToken(KEY, KEY)).toBe(false);
+  });
+});
+
+describe('RELAY_ADMIN_TOKEN', () => {
+  it('may not be shaped like an agent key', () => {
+    expect(() => loadConfig(EdgeConfig, { RELAY_ADMIN_TOKEN: KEY })).toThrow(/agent API key/);
+    expect(loadConfig(EdgeConfig, { RELAY_ADMIN_TOKEN: 'admin-token-0123456789abcdef' }).RELAY_ADMIN_TOKEN).toBe('admin-token-0123456789abcdef');
   });
 });
