@@ -279,6 +279,28 @@ describe('A2A JSON-RPC, raw', () => {
     });
   });
 
+  describe('long histories', () => {
+    it('returns a history larger than one service reply whole, and flags it when it passes the budget', async () => {
+      const big = (letter: string): Json[] => [1, 2, 3].map(() => ({ text: letter.repeat(100_000) }));
+      const task = await newTask(alice, bob, 'x', { parts: big('a') });
+      await v1(alice, '/a2a', 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: task.id, parts: big('b') }, configuration: { returnImmediately: true, historyLength: 0 } });
+      await v1(alice, '/a2a', 'SendMessage', { message: message('small', { taskId: task.id }), configuration: { returnImmediately: true, historyLength: 0 } });
+
+      const whole = await getTask(alice, task.id);
+      expect(whole.history.map((entry: Json) => entry.parts.length)).toEqual([3, 3, 1]);
+      expect(whole.history[0].parts[0].text).toHaveLength(100_000);
+      expect(whole.metadata.relay).not.toHaveProperty('historyTruncated');
+      const listed = await v1(alice, `/a2a/${bob.agent.handle}`, 'ListTasks', {});
+      expect(listed.tasks.find((entry: Json) => entry.id === task.id).history).toHaveLength(3);
+
+      const small = await relay.startEdge({ RELAY_LIST_HISTORY_BUDGET_BYTES: '2048' });
+      const cut = await v1(alice, '/a2a', 'GetTask', { id: task.id }, relay.urlOf(small));
+      expect(cut.metadata.relay.historyTruncated).toBe(true);
+      expect(cut.history.at(-1).parts[0].text).toBe('small');
+      expect(cut.history.length).toBeLessThan(3);
+    });
+  });
+
   describe('ListTasks filters', () => {
     it('filters by status, context and status timestamp, pages with a stable totalSize', async () => {
       const dave = await agent('dave');

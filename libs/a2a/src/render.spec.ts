@@ -131,6 +131,13 @@ describe('renderTask v1.0', () => {
     expect((renderTask(thread(), '1.0', { historyLength: 0 }).status as Record<string, unknown>).message).toMatchObject({ messageId: 'm-3' });
   });
 
+  it('flags a cut history and keeps the part it has', () => {
+    const task = renderTask(thread(), '1.0', { historyCut: true });
+    expect(task.history).toHaveLength(3);
+    expect(task.metadata).toMatchObject({ relay: { historyTruncated: true } });
+    expect(renderTask(thread(), '1.0', { historyCut: true, historyLength: 0 }).metadata).not.toHaveProperty('relay.historyTruncated');
+  });
+
   it('omits artifacts when asked, and when there are none', () => {
     expect(renderTask(thread(), '1.0', { includeArtifacts: false })).not.toHaveProperty('artifacts');
     expect(renderTask(thread({ artifacts: [] }), '1.0')).not.toHaveProperty('artifacts');
@@ -159,5 +166,13 @@ describe('renderTaskPage', () => {
     expect(tasks[2].metadata).toMatchObject({ relay: { historyTruncated: true } });
     expect(tasks[0].metadata).not.toHaveProperty('relay.historyTruncated');
     expect(page.nextPageToken).toBe('n');
+  });
+
+  it('flags the tasks whose history is only partly there', () => {
+    const page = renderTaskPage({ threads: [thread({ id: 'a' }), thread({ id: 'b' })], cutHistories: new Set(['b']), nextPageToken: null, pageSize: 2, totalSize: 2 }, '1.0');
+    const tasks = page.tasks as Record<string, Record<string, unknown>>[];
+    expect(tasks[0].metadata).not.toHaveProperty('relay.historyTruncated');
+    expect(tasks[1].metadata).toMatchObject({ relay: { historyTruncated: true } });
+    expect(tasks[1].history).toHaveLength(3);
   });
 });

@@ -14,6 +14,8 @@ export interface RenderTaskOptions {
   includeArtifacts?: boolean;
   /** Flags a task whose history was dropped to stay inside a page's history budget. */
   historyTruncated?: boolean;
+  /** Flags a task whose history is only its most recent part (too large to send whole); the part is kept. */
+  historyCut?: boolean;
 }
 
 function withMetadata(target: Json, metadata: Record<string, unknown> | undefined): Json {
@@ -111,7 +113,7 @@ export function renderTask(thread: ThreadView, version: WireVersion, options: Re
   const history = options.historyTruncated ? undefined : selectHistory(thread.messages, options.historyLength);
   if (history !== undefined) task.history = history.map((message) => renderMessage(message, thread, version));
   if (options.includeArtifacts !== false && thread.artifacts.length > 0) task.artifacts = thread.artifacts.map((artifact) => renderArtifact(artifact, version));
-  task.metadata = { ...thread.metadata, relay: relayMetadata(thread, options.historyTruncated === true) };
+  task.metadata = { ...thread.metadata, relay: relayMetadata(thread, options.historyTruncated === true || (options.historyCut === true && history !== undefined)) };
   return task;
 }
 
@@ -123,6 +125,8 @@ export function renderSendResult(thread: ThreadView, version: WireVersion, optio
 
 export interface TaskPageInput {
   threads: ThreadView[];
+  /** Ids of the threads whose history holds only its most recent part. */
+  cutHistories?: ReadonlySet<string>;
   nextPageToken: string | null;
   pageSize: number;
   totalSize: number;
@@ -139,7 +143,8 @@ export function renderTaskPage(
 ): Json {
   let remaining = options.historyBudgetBytes ?? LIST_HISTORY_BUDGET_BYTES;
   const tasks = page.threads.map((thread) => {
-    const rendered = renderTask(thread, version, { historyLength: options.historyLength, includeArtifacts: options.includeArtifacts ?? false });
+    const historyCut = page.cutHistories?.has(thread.id) ?? false;
+    const rendered = renderTask(thread, version, { historyLength: options.historyLength, includeArtifacts: options.includeArtifacts ?? false, historyCut });
     if (rendered.history === undefined) return rendered;
     const size = Buffer.byteLength(JSON.stringify(rendered.history));
     if (size <= remaining) {

@@ -24,6 +24,7 @@ import {
   type AgentIdentity,
   type AgentPublicProfile,
   type ArtifactInput,
+  type MessageView,
   type MessageInput,
   type ParticipantRef,
   type TaskCommand,
@@ -165,7 +166,8 @@ export class A2aMethods implements DialectMethods {
     if (params.blocking && thread.sender.id === call.caller.id && !settled(thread.state)) {
       thread = await this.waitUntilSettled(call.caller, thread, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version);
     }
-    return renderSendResult(thread, version, { historyLength: params.historyLength });
+    const complete = await this.completeHistory(call.caller, thread, params.historyLength);
+    return renderSendResult(complete.thread, version, { historyLength: params.historyLength, historyCut: complete.cut });
   }
 
   private async waitUntilSettled(caller: AgentIdentity, thread: ThreadView, deadline: number, historyLength: number | undefined, version: WireVersion): Promise<ThreadView> {
@@ -189,7 +191,8 @@ export class A2aMethods implements DialectMethods {
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const thread = await this.read(call.caller, params.id, historyToFetch(params.historyLength), true);
     this.assertPair(thread, call.caller, endpoint);
-    return renderTask(thread, version, { historyLength: params.historyLength });
+    const complete = await this.completeHistory(call.caller, thread, params.historyLength);
+    return renderTask(complete.thread, version, { historyLength: params.historyLength, historyCut: complete.cut });
   }
 
   // ---- ListTasks ------------------------------------------------------------------------------
@@ -210,31 +213,65 @@ export class A2aMethods implements DialectMethods {
       order: 'status',
       history_length: 1,
       include_total: token === undefined,
+      include_artifacts: params.includeArtifacts,
     });
     // Histories longer than the latest message are read task by task, so that no single NATS
     // message has to carry a whole page of histories; the page's byte budget applies afterwards.
     const wantsHistory = params.historyLength === undefined || params.historyLength > 1;
-    const threads = wantsHistory ? await this.withHistories(call.caller, page.items, params.historyLength) : page.items;
+    const { threads, cut } = wantsHistory ? await this.withHistories(call.caller, page.items, params.historyLength) : { threads: page.items, cut: new Set<string>() };
     const total = token?.total ?? page.total_size ?? page.items.length;
     return renderTaskPage(
-      { threads, nextPageToken: page.next_cursor ? encodePageToken({ cursor: page.next_cursor, total }) : '', pageSize: params.pageSize, totalSize: total },
+      { threads, cutHistories: cut, nextPageToken: page.next_cursor ? encodePageToken({ cursor: page.next_cursor, total }) : '', pageSize: params.pageSize, totalSize: total },
       version,
       { historyLength: params.historyLength, includeArtifacts: params.includeArtifacts, historyBudgetBytes: this.config.RELAY_LIST_HISTORY_BUDGET_BYTES },
     );
   }
 
-  private async withHistories(caller: AgentIdentity, items: ThreadView[], historyLength: number | undefined): Promise<ThreadView[]> {
-    const result: ThreadView[] = new Array<ThreadView>(items.length);
+  private async withHistories(caller: AgentIdentity, items: ThreadView[], historyLength: number | undefined): Promise<{ threads: ThreadView[]; cut: Set<string> }> {
+    const threads: ThreadView[] = new Array<ThreadView>(items.length);
+    const cut = new Set<string>();
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < items.length) {
         const index = next++;
         const item = items[index];
-        result[index] = item.message_count <= item.messages.length ? item : await this.read(caller, item.id, historyLength, false).catch(() => item);
+        if (item.message_count <= item.messages.length) {
+          threads[index] = item;
+          continue;
+        }
+        const read = await this.read(caller, item.id, historyLength, false).then((thread) => this.completeHistory(caller, thread, historyLength));
+        threads[index] = read.thread;
+        if (read.cut) cut.add(item.id);
       }
     };
     await Promise.all(Array.from({ length: Math.min(8, items.length) }, () => worker()));
-    return result;
+    return { threads, cut };
+  }
+
+  /**
+   * A tasks reply carries only as many of the newest messages as fit one NATS message. When more
+   * were asked for, the older ones are read page by page (oldest first) up to the history byte
+   * budget; past it, only the newest part is kept and the task is flagged as cut.
+   */
+  private async completeHistory(caller: AgentIdentity, first: ThreadView, historyLength: number | undefined): Promise<{ thread: ThreadView; cut: boolean }> {
+    const wanted = historyLength === undefined ? first.message_count : Math.min(historyLength, first.message_count);
+    if (first.messages.length >= wanted || first.messages.length === 0) return { thread: first, cut: false };
+    const size = (messages: MessageView[]): number => messages.reduce((sum, message) => sum + Buffer.byteLength(JSON.stringify(message)), 0);
+    const earliestKept = first.messages[0].sequence_no;
+    const older: MessageView[] = [];
+    let bytes = size(first.messages);
+    let after = first.message_count - wanted;
+    while (after < earliestKept - 1) {
+      const page = await this.read(caller, first.id, undefined, false, after);
+      const fresh = page.messages.filter((message) => message.sequence_no > after && message.sequence_no < earliestKept);
+      if (fresh.length === 0) break;
+      older.push(...fresh);
+      after = fresh[fresh.length - 1].sequence_no;
+      bytes += size(fresh);
+      if (bytes > this.config.RELAY_LIST_HISTORY_BUDGET_BYTES) return { thread: first, cut: true };
+    }
+    const messages = [...older, ...first.messages];
+    return { thread: { ...first, messages }, cut: messages.length < wanted };
   }
 
   // ---- CancelTask / tasks/cancel --------------------------------------------------------------
@@ -337,12 +374,13 @@ export class A2aMethods implements DialectMethods {
     return this.tasks(() => this.rpc.request(TASKS_SUBJECTS.transition, request));
   }
 
-  private read(caller: AgentIdentity, taskId: string, historyLength: number | undefined, markRead: boolean): Promise<ThreadView> {
+  private read(caller: AgentIdentity, taskId: string, historyLength: number | undefined, markRead: boolean, afterSequenceNo?: number): Promise<ThreadView> {
     return this.tasks(() =>
       this.rpc.request(TASKS_SUBJECTS.get, {
         caller_id: caller.id,
         task_id: taskId,
         ...(historyLength !== undefined ? { history_length: historyLength } : {}),
+        ...(afterSequenceNo !== undefined ? { after_sequence_no: afterSequenceNo } : {}),
         mark_read: markRead,
       }),
     );
