@@ -120,6 +120,16 @@ describe('agentrelay CLI against a running relay', () => {
     expect(unreachable.code).toBe(EXIT.unreachable);
     expect(JSON.parse(unreachable.stderr).exit_code).toBe(EXIT.unreachable);
 
+    const deliveries = await cli(['deliveries', '--status', 'dead', '--json']);
+    expect(deliveries.code).toBe(EXIT.ok);
+    expect(JSON.parse(deliveries.stdout)).toEqual({ deliveries: [] });
+    const badStatus = await cli(['deliveries', '--status', 'nope']);
+    expect(badStatus.code).toBe(EXIT.apiError);
+    expect(badStatus.stderr).toMatch(/400 invalid_params/);
+    const missing = await cli(['redeliver', '00000000-0000-4000-8000-000000000000']);
+    expect(missing.code).toBe(EXIT.apiError);
+    expect(missing.stderr).toMatch(/404 delivery_not_found/);
+
     const help = await cli(['--help']);
     expect(help.code).toBe(EXIT.ok);
     expect(help.stdout).toMatch(/register <handle> --name/);

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import type { AgentPage, AgentRecord, ApiKeyInfo, ApiKeyList, CreateKeyReply, TrustPolicy } from '@app/contracts';
+import type { AgentPage, AgentRecord, ApiKeyInfo, ApiKeyList, CreateKeyReply, DeliveryView, ListDeliveriesReply, TrustPolicy } from '@app/contracts';
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
@@ -33,6 +33,9 @@ Commands:
                                     replace an agent's trust policy from a trust.yaml file
   trust show <handle>               print an agent's trust policy as trust.yaml
   webhook-secret rotate <handle>    make a new webhook signing secret (shown once)
+  deliveries [--status pending|failed|succeeded|dead] [--task <task id>] [--limit <n>]
+                                    list notification deliveries, newest first
+  redeliver <delivery id>           attempt a delivery again (dead letters included)
 
 Options:
   --json            print JSON (for scripts)
@@ -60,6 +63,8 @@ const OPTIONS = {
   limit: { type: 'string' },
   'revoke-old': { type: 'boolean' },
   agent: { type: 'string' },
+  status: { type: 'string' },
+  task: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -324,6 +329,38 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
         if (rest[0] !== 'rotate') throw usage('Usage: agentrelay webhook-secret rotate <handle>');
         const reply = await api.call<{ handle: string; webhook_secret: string }>('POST', agentPath(need(rest, 1, 'the handle'), '/webhook-secret'));
         print(reply, `New webhook signing secret for ${reply.handle} (shown once): ${reply.webhook_secret}\n`);
+        return EXIT.ok;
+      }
+      case 'deliveries': {
+        const query = new URLSearchParams({
+          ...(values.status ? { status: values.status } : {}),
+          ...(values.task ? { task_id: values.task } : {}),
+          ...(values.limit ? { limit: values.limit } : {}),
+        });
+        const reply = await api.call<ListDeliveriesReply>('GET', `/admin/deliveries${query.size ? `?${query}` : ''}`);
+        print(
+          reply,
+          reply.deliveries.length === 0
+            ? 'No deliveries.\n'
+            : table([
+                ['ID', 'EVENT', 'CHANNEL', 'TARGET', 'STATUS', 'ATTEMPTS', 'LAST ERROR'],
+                ...reply.deliveries.map((delivery) => [
+                  delivery.id,
+                  delivery.event,
+                  delivery.channel,
+                  `${delivery.target_handle} ${delivery.target_host}`,
+                  delivery.status,
+                  String(delivery.attempts),
+                  delivery.last_error ?? (delivery.last_status_code ? String(delivery.last_status_code) : '-'),
+                ]),
+              ]),
+        );
+        return EXIT.ok;
+      }
+      case 'redeliver': {
+        const id = need(rest, 0, 'the delivery id');
+        const delivery = await api.call<DeliveryView>('POST', `/admin/deliveries/${encodeURIComponent(id)}/redeliver`);
+        print(delivery, `Delivery ${delivery.id} is ${delivery.status} again.\n`);
         return EXIT.ok;
       }
       default:
