@@ -54,6 +54,8 @@ describe('agent cards (public, no auth)', () => {
     expect(response.headers['etag']).toMatch(/^"[A-Za-z0-9_-]+"$/);
     expect(response.headers['cache-control']).toMatch(/max-age=\d+/);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.headers['vary']).toMatch(/A2A-Version/i);
+    expect(response.headers['access-control-allow-origin']).toBe('*');
   });
 
   it('answers 304 to a matching If-None-Match and a new ETag after a change', async () => {

@@ -55,7 +55,8 @@ export class CardsController {
   }
 
   private async serve(request: FastifyRequest, reply: FastifyReply, build: () => Promise<object> | object): Promise<void> {
-    reply.header('vary', 'A2A-Version');
+    // Cards are public discovery documents: any origin may read them.
+    reply.header('vary', 'A2A-Version').header('access-control-allow-origin', '*');
     let card: object;
     try {
       card = await build();
