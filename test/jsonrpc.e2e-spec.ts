@@ -109,6 +109,22 @@ describe('JSON-RPC envelope on POST /a2a', () => {
     expect(JSON.parse(body)).toMatchObject({ jsonrpc: '2.0', error: { data: { reason: 'payload_too_large' } } });
   });
 
+  it('answers a body that is not application/json with 415 and a JSON-RPC error body', async () => {
+    const response = await request(relay.url)
+      .post('/a2a')
+      .set('authorization', `Bearer ${agent.api_key}`)
+      .set('content-type', 'text/plain')
+      .send('{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}');
+    expect(response.status).toBe(415);
+    expect(response.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { reason: 'unsupported_media_type' } } });
+    const charset = await request(relay.url)
+      .post('/a2a')
+      .set('authorization', `Bearer ${agent.api_key}`)
+      .set('content-type', 'application/json; charset=utf-8')
+      .send('{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}');
+    expect(charset.status).toBe(200);
+  });
+
   it('refuses an unsupported A2A-Version', async () => {
     const response = await rpc(relay.url, agent.api_key, 'GetTask', { id: 'x' }, { id: 'v', headers: { 'a2a-version': '2.0' } });
     expect(response.body).toMatchObject({ id: 'v', error: { code: -32009 } });

@@ -24,6 +24,7 @@ export const ERROR_CATALOGUE = {
   internal_error: { agentrelay: -32603, a2a: -32603, message: 'Internal error', httpStatus: 500 },
   unauthenticated: { agentrelay: -32000, a2a: -32000, message: 'Missing or invalid API key', httpStatus: 401 },
   payload_too_large: { agentrelay: -32600, a2a: -32600, message: 'Request body exceeds 1 MiB', httpStatus: 413 },
+  unsupported_media_type: { agentrelay: -32600, a2a: -32600, message: 'Content-Type must be application/json', httpStatus: 415 },
   rate_limited: { agentrelay: -32003, a2a: -32003, message: 'Rate limit exceeded', httpStatus: 429 },
   recipient_not_found: { agentrelay: -32004, a2a: -32602, message: 'No agent with the given recipient handle', a2aReason: 'INVALID_PARAMS' },
   not_a_participant: { agentrelay: -32005, a2a: -32001, message: 'You are not a participant of this thread', a2aReason: 'TASK_NOT_FOUND' },

@@ -14,6 +14,8 @@ export class UnparseableJson {
   constructor(readonly detail: string) {}
 }
 
+const JSON_CONTENT_TYPE = /^\s*application\/json\s*(;|$)/i;
+
 export function isJsonRpcPath(url: string): boolean {
   const path = url.split('?')[0];
   return path === '/a2a' || path.startsWith('/a2a/');
@@ -60,6 +62,12 @@ export function configureJsonRpcHttp(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('preParsing', async (request, reply, payload) => {
     if (request.method !== 'POST' || !isJsonRpcPath(request.url)) return payload;
+    const contentType = request.headers['content-type'] ?? '';
+    if (!JSON_CONTENT_TYPE.test(contentType)) {
+      reply.header('connection', 'close');
+      sendJsonRpcError(reply, request.headers, new RelayError('unsupported_media_type', `Content-Type must be application/json, not ${contentType ? `'${contentType}'` : 'missing'}`));
+      return payload;
+    }
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > JSON_RPC_MAX_BODY_BYTES) {
       // The body stays unread: close the connection after answering.
