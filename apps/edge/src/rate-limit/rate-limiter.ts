@@ -64,8 +64,12 @@ export class RateLimiter {
   }
 
   private kv(): Promise<KV> {
-    this.bucket ??= new Kvm(this.nats.connection)
-      .create(rateLimitBucketName(this.nats.subjectPrefix), { history: 1, ttl: 2 * WINDOW_MS })
+    const kvm = new Kvm(this.nats.connection);
+    const name = rateLimitBucketName(this.nats.subjectPrefix);
+    // An existing bucket made with other settings is used as it is.
+    this.bucket ??= kvm
+      .create(name, { history: 1, ttl: 2 * WINDOW_MS })
+      .catch(() => kvm.open(name))
       .catch((error: unknown) => {
         this.bucket = undefined;
         throw error;
