@@ -181,6 +181,19 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
     expect(preview.items[0].summary_preview.endsWith('…')).toBe(true);
   }, 60_000);
 
+  it('keeps the invariants in the database too', async () => {
+    const taskId = await createHandoff(relay.url, bob, frank, 'invariants');
+    await expect(db.query(`UPDATE "tasks"."threads" SET "state" = 'bogus' WHERE "id" = $1`, [taskId])).rejects.toThrow(/threads_state_known/);
+    await expect(db.query(`UPDATE "tasks"."threads" SET "state" = 'completed' WHERE "id" = $1`, [taskId])).rejects.toThrow(/threads_(completed_at_when_completed|accepted_at_when_accepted)/);
+    await expect(db.query(`UPDATE "tasks"."threads" SET "intent" = 'propose_action' WHERE "id" = $1`, [taskId])).rejects.toThrow(/threads_proposed_action_matches_intent/);
+    await expect(
+      db.query(`INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts") VALUES ($1, 1, 'dup', 'sender', 'x', 'x', 'x', '[{"kind":"text","text":"x"}]')`, [taskId]),
+    ).rejects.toThrow(/messages_pkey/);
+    await expect(
+      db.query(`INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state") VALUES ($1, 'x', 'accept', NULL, 'accepted')`, [taskId]),
+    ).rejects.toThrow(/audit_log_create_has_no_from/);
+  });
+
   it('holds at most 100 tasks per context', async () => {
     const client = relay.edge.get(NatsRpcClient);
     const first = await client.request(TASKS_SUBJECTS.send, { caller: ref(bob.agent), recipient: ref(frank.agent), message: { parts: [{ kind: 'text', text: 'ctx 1' }] }, history_length: 0 });
