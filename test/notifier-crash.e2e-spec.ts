@@ -59,7 +59,7 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
 
   it('delivers everything after the notifier is stopped with deliveries in flight and events still unread', async () => {
     const { sender, recipient, path } = await pair('inflight');
-    sink.plan(path, [{ status: 200, delayMs: 700 }]);
+    sink.plan(path, [{ status: 200, delayMs: 3000 }]);
     const before = handoffs(sender, recipient, 12);
     await outbox.write(before);
     await eventually(() => sink.to(path).length >= 2, 15000);

@@ -48,10 +48,10 @@ describe('notifier: SSRF guard on (the default)', () => {
     const task = `task-${randomUUID()}`;
     await outbox.write([taskEvent(task, 'created', { sender, recipient, sequenceNo: 1 })]);
     const rpc = relay.edge.get(NatsRpcClient);
-    const deliveries = await eventually(async () => {
+    const deliveries = (await eventually(async (): Promise<DeliveryView[] | false> => {
       const found: DeliveryView[] = (await rpc.request(NOTIFIER_SUBJECTS.listDeliveries, { task_id: task })).deliveries;
       return found.length === 2 && found.every((delivery) => delivery.status === 'dead') ? found : false;
-    }, 15000);
+    }, 15000)) as DeliveryView[];
     for (const delivery of deliveries) {
       expect(delivery).toMatchObject({ attempts: 1, last_status_code: null, last_error: expect.stringMatching(/^refused: /) });
     }
