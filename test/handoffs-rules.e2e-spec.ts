@@ -55,6 +55,10 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
       );
     });
 
+    it('-32602 for a handoff to yourself', async () => {
+      await expectError(bob, 'message/send', { recipient: bob.agent.handle, message: textMessage('note to self') }, -32602, 'invalid_params', 'recipient');
+    });
+
     it('-32004 for an unknown recipient', async () => {
       await expectError(bob, 'message/send', { recipient: 'nobody-here@acme', message: textMessage('hi') }, -32004, 'recipient_not_found');
     });

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { monotonicFactory } from 'ulid';
@@ -118,11 +118,16 @@ function partyOf(thread: ThreadRow, callerId: string): Party {
  */
 @Injectable()
 export class HandoffsService {
+  private readonly logger = new Logger(HandoffsService.name);
+
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
 
   async send(request: SendRequest): Promise<SendReply> {
     if (request.task_id === undefined && request.recipient === undefined) {
       throw new RelayError('invalid_params', 'recipient is required to create a thread', { field: 'recipient' });
+    }
+    if (request.task_id === undefined && request.recipient?.id === request.caller.id) {
+      throw new RelayError('invalid_params', 'recipient cannot be yourself: a handoff goes to another agent', { field: 'recipient' });
     }
     if (request.task_id === undefined || request.intent !== undefined || request.proposed_action != null) {
       validateIntent(request.intent, request.proposed_action);
@@ -290,6 +295,7 @@ export class HandoffsService {
         });
       }
       thread = rows[0];
+      this.logger.log({ task_id: thread.id, transition: request.transition, from: current.state, to: rule.to, actor_id: request.caller_id }, 'thread transition');
       await manager.query(
         `INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
