@@ -10,3 +10,4 @@ export * from './directory/directory.contract';
 export * from './events/task-event.model';
 export * from './events/agent-event.model';
 export * from './notifier/notifier.contract';
+export * from './notifier/push-configs.contract';

@@ -1,0 +1,170 @@
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { ParticipantRefDto } from '../tasks/tasks.contract';
+
+/**
+ * A2A push-notification configs of a task, kept by the tasks service (participant-only, at most
+ * 10 per task) and delivered by the notifier.
+ */
+export const PUSH_CONFIG_SUBJECTS = {
+  set: 'relay.tasks.v1.push_configs.set',
+  get: 'relay.tasks.v1.push_configs.get',
+  list: 'relay.tasks.v1.push_configs.list',
+  delete: 'relay.tasks.v1.push_configs.delete',
+} as const;
+
+export const PUSH_CONFIGS_PER_TASK = 10;
+
+/** The A2A version a config was registered with decides the payload the notifier posts. */
+export const PUSH_CONFIG_VERSIONS = ['0.3', '1.0'] as const;
+export type PushConfigVersion = (typeof PUSH_CONFIG_VERSIONS)[number];
+
+/** JetStream subjects on which the tasks service tells the notifier about config changes (with credentials). */
+export const PUSH_CONFIG_EVENTS = {
+  set: 'relay.events.push_config.set',
+  deleted: 'relay.events.push_config.deleted',
+} as const;
+
+export class PushAuthenticationDto {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(10)
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  @Matches(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, { each: true, message: 'each scheme must be an HTTP auth scheme token' })
+  schemes!: string[];
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(4096)
+  @Matches(/^[^\r\n]*$/, { message: 'credentials must be one line' })
+  credentials?: string;
+}
+
+export class PushConfigInput {
+  /** The relay makes a UUID when absent. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  id?: string;
+
+  @IsString()
+  @MaxLength(2048)
+  @Matches(/^https?:\/\/\S+$/, { message: 'url must be an http(s) URL' })
+  url!: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(4096)
+  @Matches(/^[^\r\n]*$/, { message: 'token must be one line' })
+  token?: string;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PushAuthenticationDto)
+  authentication?: PushAuthenticationDto;
+}
+
+export class SetPushConfigRequest {
+  @ValidateNested()
+  @Type(() => ParticipantRefDto)
+  caller!: ParticipantRefDto;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  task_id!: string;
+
+  @IsIn(PUSH_CONFIG_VERSIONS)
+  version!: PushConfigVersion;
+
+  @ValidateNested()
+  @Type(() => PushConfigInput)
+  config!: PushConfigInput;
+}
+
+export class GetPushConfigRequest {
+  @ValidateNested()
+  @Type(() => ParticipantRefDto)
+  caller!: ParticipantRefDto;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  task_id!: string;
+
+  /** Absent: the task's first config (v0.3 get without `pushNotificationConfigId`). */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  config_id?: string;
+}
+
+export class ListPushConfigsRequest {
+  @ValidateNested()
+  @Type(() => ParticipantRefDto)
+  caller!: ParticipantRefDto;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  task_id!: string;
+}
+
+export class DeletePushConfigRequest {
+  @ValidateNested()
+  @Type(() => ParticipantRefDto)
+  caller!: ParticipantRefDto;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  task_id!: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  config_id!: string;
+}
+
+/** A config as the relay returns it: `token` and `credentials` masked, never in full. */
+export interface PushConfigView {
+  id: string;
+  task_id: string;
+  url: string;
+  token: string | null;
+  authentication: { schemes: string[]; credentials: string | null } | null;
+}
+
+export interface PushConfigListReply {
+  configs: PushConfigView[];
+}
+
+export interface DeletePushConfigReply {
+  /** False when there was nothing to delete (delete is idempotent). */
+  deleted: boolean;
+}
+
+/** Payload of `relay.events.push_config.set|deleted` (internal: carries the credentials the notifier needs). */
+export interface PushConfigEvent {
+  event_id: string;
+  task_id: string;
+  config_id: string;
+  /** Handle of the participant who registered it. */
+  owner: string;
+  version: PushConfigVersion;
+  url: string | null;
+  token: string | null;
+  authentication: { schemes: string[]; credentials: string | null } | null;
+  deleted: boolean;
+  occurred_at: string;
+}
+
+export interface PushConfigRpc {
+  [PUSH_CONFIG_SUBJECTS.set]: { request: SetPushConfigRequest; reply: PushConfigView };
+  [PUSH_CONFIG_SUBJECTS.get]: { request: GetPushConfigRequest; reply: PushConfigView };
+  [PUSH_CONFIG_SUBJECTS.list]: { request: ListPushConfigsRequest; reply: PushConfigListReply };
+  [PUSH_CONFIG_SUBJECTS.delete]: { request: DeletePushConfigRequest; reply: DeletePushConfigReply };
+}
