@@ -4,6 +4,7 @@ import { NatsRpcClient } from '@app/messaging';
 import { RelayHarness } from './support/relay-harness';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { createHandoff, textMessage } from './support/handoffs';
+import { eventually } from './support/eventually';
 import { ok, rpc } from './support/json-rpc';
 import { testDatabaseUrl } from './support/test-env';
 
@@ -123,6 +124,30 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
       { transition: 'create', actor_id: bob.agent.id, from_state: null, to_state: 'pending', session_id: null },
       { transition: 'accept', actor_id: frank.agent.id, from_state: 'pending', to_state: 'accepted', session_id: `s-${winners[0].body.id}` },
     ]);
+  });
+
+  it('answers -32010 when another transition commits between the read and the conditional update', async () => {
+    const taskId = await createHandoff(relay.url, bob, frank, 'lost race');
+    const rival = new Client({ connectionString: testDatabaseUrl() });
+    await rival.connect();
+    try {
+      await rival.query('BEGIN');
+      await rival.query(`SELECT 1 FROM "tasks"."threads" WHERE "id" = $1 FOR UPDATE`, [taskId]);
+      const accept = rpc(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
+      // The accept has read "pending" and now waits for the row lock in its conditional UPDATE.
+      await eventually(async () => {
+        const waiting = await db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE "tasks"."threads"%' AND datname = current_database()`,
+        );
+        return waiting.rows[0].n > 0;
+      });
+      await rival.query(`UPDATE "tasks"."threads" SET "state" = 'rejected', "rejected_at" = now(), "status_timestamp" = now() WHERE "id" = $1`, [taskId]);
+      await rival.query('COMMIT');
+      const response = await accept;
+      expect(response.body.error).toMatchObject({ code: -32010, data: { reason: 'state_changed', expected_state: 'pending', state: 'rejected' } });
+    } finally {
+      await rival.end();
+    }
   });
 
   it('writes one outbox event per change in the same transaction', async () => {
