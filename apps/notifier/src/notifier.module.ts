@@ -8,6 +8,7 @@ import { EventConsumerService } from './events/event-consumer.service';
 import { NotifierController } from './notifier.controller';
 import { WebhookSecretsService } from './secrets/webhook-secrets.service';
 import { AgentTargetsService } from './targets/agent-targets.service';
+import { PushTargetsService } from './targets/push-targets.service';
 
 @Module({})
 export class NotifierModule {
@@ -20,6 +21,7 @@ export class NotifierModule {
         { provide: NotifierConfig, useValue: config },
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
         AgentTargetsService,
+        PushTargetsService,
         WebhookSecretsService,
         DeliveriesService,
         DeliveryWorkerService,

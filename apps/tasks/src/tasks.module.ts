@@ -4,6 +4,7 @@ import { TasksConfig } from './tasks.config';
 import { tasksDataSourceOptions } from './database/data-source';
 import { HandoffsModule } from './handoffs/handoffs.module';
 import { OutboxModule } from './outbox/outbox.module';
+import { PushConfigsModule } from './push-configs/push-configs.module';
 
 @Module({})
 export class TasksModule {
@@ -13,6 +14,7 @@ export class TasksModule {
       imports: [
         serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START),
         HandoffsModule,
+        PushConfigsModule,
         OutboxModule.forRoot({ natsUrl: config.NATS_URL, subjectPrefix: config.NATS_SUBJECT_PREFIX, databaseUrl: config.DATABASE_URL }),
       ],
       controllers: [healthControllerFor('tasks')],

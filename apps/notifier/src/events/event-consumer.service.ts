@@ -1,13 +1,24 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, TASK_EVENT_SUBJECT_PREFIX, TASK_EVENT_TYPES, type AgentUpdatedEvent, type TaskEvent } from '@app/contracts';
+import {
+  AGENT_UPDATED_EVENT_SUBJECT,
+  prefixedSubject,
+  PUSH_CONFIG_EVENTS,
+  TASK_EVENT_SUBJECT_PREFIX,
+  TASK_EVENT_TYPES,
+  type AgentUpdatedEvent,
+  type PushConfigEvent,
+  type TaskEvent,
+} from '@app/contracts';
 import { ensureEventStream, eventStreamName, openJetStream, RELAY_EVENTS_SUBJECT_ROOT, type JetStreamContext } from '@app/messaging';
 import { DeliveriesService } from '../deliveries/deliveries.service';
 import { planDeliveries } from '../deliveries/delivery-planner';
 import { DeliveryWorkerService } from '../deliveries/delivery-worker.service';
 import { NotifierConfig } from '../notifier.config';
 import { AgentTargetsService } from '../targets/agent-targets.service';
+import { PushTargetsService } from '../targets/push-targets.service';
+import { planPushDeliveries } from '../deliveries/push-payload';
 
 /** Name of the notifier's durable consumer on the event stream (shared by its replicas). */
 export const NOTIFIER_CONSUMER = 'notifier';
@@ -29,6 +40,22 @@ function isTaskEvent(value: unknown): value is TaskEvent {
     TASK_EVENT_TYPES.includes(event.type as TaskEvent['type']) &&
     typeof event.task === 'object' &&
     event.task !== null
+  );
+}
+
+function isPushConfigEvent(value: unknown): value is PushConfigEvent {
+  const event = value as Partial<PushConfigEvent> | null;
+  return (
+    typeof event === 'object' &&
+    event !== null &&
+    typeof event.event_id === 'string' &&
+    typeof event.task_id === 'string' &&
+    typeof event.config_id === 'string' &&
+    typeof event.owner === 'string' &&
+    (event.version === '0.3' || event.version === '1.0') &&
+    typeof event.deleted === 'boolean' &&
+    typeof event.occurred_at === 'string' &&
+    (event.deleted || typeof event.url === 'string')
   );
 }
 
@@ -62,6 +89,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
     @Inject(AgentTargetsService) private readonly targets: AgentTargetsService,
+    @Inject(PushTargetsService) private readonly pushTargets: PushTargetsService,
     @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
     @Inject(DeliveryWorkerService) private readonly worker: DeliveryWorkerService,
   ) {}
@@ -149,6 +177,13 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
           return;
         }
         await this.targets.apply(payload);
+      } else if (subject === PUSH_CONFIG_EVENTS.set || subject === PUSH_CONFIG_EVENTS.deleted) {
+        if (!isPushConfigEvent(payload)) {
+          this.logger.error({ subject, seq: message.seq }, 'dropped a malformed push config event');
+          message.term('malformed push config event');
+          return;
+        }
+        await this.pushTargets.apply(payload);
       }
       message.ack();
     } catch (error) {
@@ -159,7 +194,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
 
   private async onTaskEvent(event: TaskEvent): Promise<void> {
     const targets = await this.targets.byHandles([event.sender, event.recipient]);
-    const planned = planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE);
+    const planned = [...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE), ...planPushDeliveries(event, await this.pushTargets.ofTask(event.task_id))];
     if (planned.length === 0) return;
     const recorded = await this.deliveries.record(event.event_id, event.task_id, planned);
     if (recorded > 0) this.worker.wake();

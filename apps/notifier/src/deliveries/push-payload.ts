@@ -1,0 +1,95 @@
+import type { PushConfigVersion, TaskEvent, ThreadState } from '@app/contracts';
+import { WEBHOOK_EVENTS, type PlannedDelivery } from './delivery-planner';
+
+/** An A2A push-notification config the notifier delivers to. */
+export interface PushTarget {
+  config_id: string;
+  owner_handle: string;
+  version: PushConfigVersion;
+  url: string;
+  token: string | null;
+  auth_scheme: string | null;
+  auth_credentials: string | null;
+}
+
+const V03_STATE: Record<ThreadState, string> = {
+  pending: 'submitted',
+  accepted: 'working',
+  input_required: 'input-required',
+  completed: 'completed',
+  cancelled: 'canceled',
+  failed: 'failed',
+  rejected: 'rejected',
+};
+
+const V10_STATE: Record<ThreadState, string> = {
+  pending: 'TASK_STATE_SUBMITTED',
+  accepted: 'TASK_STATE_WORKING',
+  input_required: 'TASK_STATE_INPUT_REQUIRED',
+  completed: 'TASK_STATE_COMPLETED',
+  cancelled: 'TASK_STATE_CANCELED',
+  failed: 'TASK_STATE_FAILED',
+  rejected: 'TASK_STATE_REJECTED',
+};
+
+/** The latest message of the event, or null. Authors from the thread's sender have role user, the recipient's role agent. */
+function latestMessage(event: TaskEvent, version: PushConfigVersion): Record<string, unknown> | null {
+  const message = event.task.latest_message;
+  if (!message) return null;
+  const fromSender = message.from === event.sender;
+  if (version === '0.3') {
+    return {
+      kind: 'message',
+      messageId: message.id,
+      taskId: event.task_id,
+      contextId: event.context_id,
+      role: fromSender ? 'user' : 'agent',
+      parts: [{ kind: 'text', text: message.body }],
+    };
+  }
+  return { messageId: message.id, taskId: event.task_id, contextId: event.context_id, role: fromSender ? 'ROLE_USER' : 'ROLE_AGENT', parts: [{ text: message.body }] };
+}
+
+/**
+ * The body A2A push receivers expect, by the version the config was registered with:
+ * v1.0 a StreamResponse (`task` for a new task, `message` for a message, `statusUpdate` for a
+ * state change); v0.3 the task object.
+ */
+export function pushBody(event: TaskEvent, version: PushConfigVersion): Record<string, unknown> {
+  const message = latestMessage(event, version);
+  if (version === '0.3') {
+    return {
+      kind: 'task',
+      id: event.task_id,
+      contextId: event.context_id,
+      status: { state: V03_STATE[event.state], timestamp: event.occurred_at },
+      ...(message && (event.type === 'created' || event.type === 'message_appended') ? { history: [message] } : {}),
+      metadata: { event: WEBHOOK_EVENTS[event.type].event, event_id: event.event_id },
+    };
+  }
+  const status = { state: V10_STATE[event.state], timestamp: event.occurred_at };
+  if (event.type === 'created') {
+    return { task: { id: event.task_id, contextId: event.context_id, status, ...(message ? { history: [message] } : {}) } };
+  }
+  if (event.type === 'message_appended' && message) return { message };
+  return { statusUpdate: { taskId: event.task_id, contextId: event.context_id, status } };
+}
+
+/** Every event of a task goes to each of its push configs, with the config's authentication. */
+export function planPushDeliveries(event: TaskEvent, targets: PushTarget[]): PlannedDelivery[] {
+  return targets.map((target) => {
+    const headers: Record<string, string> = {};
+    if (target.auth_scheme) headers.authorization = target.auth_credentials ? `${target.auth_scheme} ${target.auth_credentials}` : target.auth_scheme;
+    if (target.token) headers['x-a2a-notification-token'] = target.token;
+    return {
+      channel: 'push',
+      event: WEBHOOK_EVENTS[event.type].event,
+      target_handle: target.owner_handle,
+      target_ref: `push:${target.config_id}`,
+      url: target.url,
+      content_type: target.version === '1.0' ? 'application/a2a+json' : 'application/json',
+      headers,
+      body: pushBody(event, target.version),
+    };
+  });
+}

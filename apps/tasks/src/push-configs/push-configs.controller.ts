@@ -1,0 +1,38 @@
+import { Controller, Inject } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import {
+  DeletePushConfigRequest,
+  GetPushConfigRequest,
+  ListPushConfigsRequest,
+  PUSH_CONFIG_SUBJECTS,
+  SetPushConfigRequest,
+  type DeletePushConfigReply,
+  type PushConfigListReply,
+  type PushConfigView,
+} from '@app/contracts';
+import { PushConfigsService } from './push-configs.service';
+
+@Controller()
+export class PushConfigsController {
+  constructor(@Inject(PushConfigsService) private readonly pushConfigs: PushConfigsService) {}
+
+  @MessagePattern(PUSH_CONFIG_SUBJECTS.set)
+  set(@Payload() request: SetPushConfigRequest): Promise<PushConfigView> {
+    return this.pushConfigs.set(request);
+  }
+
+  @MessagePattern(PUSH_CONFIG_SUBJECTS.get)
+  get(@Payload() request: GetPushConfigRequest): Promise<PushConfigView> {
+    return this.pushConfigs.get(request);
+  }
+
+  @MessagePattern(PUSH_CONFIG_SUBJECTS.list)
+  list(@Payload() request: ListPushConfigsRequest): Promise<PushConfigListReply> {
+    return this.pushConfigs.list(request);
+  }
+
+  @MessagePattern(PUSH_CONFIG_SUBJECTS.delete)
+  delete(@Payload() request: DeletePushConfigRequest): Promise<DeletePushConfigReply> {
+    return this.pushConfigs.delete(request);
+  }
+}

@@ -1,0 +1,168 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  PUSH_CONFIG_EVENTS,
+  PUSH_CONFIGS_PER_TASK,
+  RelayError,
+  type DeletePushConfigReply,
+  type DeletePushConfigRequest,
+  type GetPushConfigRequest,
+  type ListPushConfigsRequest,
+  type ParticipantRefDto,
+  type PushConfigEvent,
+  type PushConfigListReply,
+  type PushConfigVersion,
+  type PushConfigView,
+  type SetPushConfigRequest,
+} from '@app/contracts';
+import { OUTBOX_NOTIFY_CHANNEL, OUTBOX_TABLE } from '../outbox/outbox.constants';
+
+interface PushConfigRow {
+  task_id: string;
+  id: string;
+  owner_id: string;
+  owner_handle: string;
+  version: PushConfigVersion;
+  url: string;
+  token: string | null;
+  auth_schemes: string[] | null;
+  auth_credentials: string | null;
+}
+
+const COLUMNS = `"task_id", "id", "owner_id", "owner_handle", "version", "url", "token", "auth_schemes", "auth_credentials"`;
+
+/** Secrets are never returned in full: at most their last four characters. */
+export function maskSecret(value: string | null): string | null {
+  if (value === null) return null;
+  return value.length >= 12 ? `****${value.slice(-4)}` : '****';
+}
+
+export function toPushConfigView(row: PushConfigRow): PushConfigView {
+  return {
+    id: row.id,
+    task_id: row.task_id,
+    url: row.url,
+    token: maskSecret(row.token),
+    authentication: row.auth_schemes ? { schemes: row.auth_schemes, credentials: maskSecret(row.auth_credentials) } : null,
+  };
+}
+
+/**
+ * A2A push-notification configs of a task. Only the task's participants may register them, each
+ * sees and deletes only its own, a task holds at most 10, and every change goes to the outbox
+ * (in the same transaction) for the notifier.
+ */
+@Injectable()
+export class PushConfigsService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async set(request: SetPushConfigRequest): Promise<PushConfigView> {
+    return this.dataSource.transaction(async (manager) => {
+      const taskId = await this.participantTask(manager, request.task_id, request.caller, true);
+      const id = request.config.id ?? randomUUID();
+      const existing: PushConfigRow[] = await manager.query(`SELECT ${COLUMNS} FROM "tasks"."push_configs" WHERE "task_id" = $1`, [taskId]);
+      const same = existing.find((row) => row.id === id);
+      if (same && same.owner_id !== request.caller.id) {
+        throw new RelayError('invalid_params', 'A push notification config with this id already exists on the task', { field: 'config.id' });
+      }
+      if (!same && existing.length >= PUSH_CONFIGS_PER_TASK) {
+        throw new RelayError('push_config_limit', undefined, { task_id: taskId, limit: PUSH_CONFIGS_PER_TASK });
+      }
+      const authentication = request.config.authentication;
+      const [row]: PushConfigRow[] = await manager.query(
+        `INSERT INTO "tasks"."push_configs" ("task_id", "id", "owner_id", "owner_handle", "version", "url", "token", "auth_schemes", "auth_credentials")
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT ("task_id", "id") DO UPDATE SET
+           "version" = EXCLUDED."version", "url" = EXCLUDED."url", "token" = EXCLUDED."token",
+           "auth_schemes" = EXCLUDED."auth_schemes", "auth_credentials" = EXCLUDED."auth_credentials", "updated_at" = now()
+         RETURNING ${COLUMNS}`,
+        [
+          taskId,
+          id,
+          request.caller.id,
+          request.caller.handle,
+          request.version,
+          request.config.url,
+          request.config.token ?? null,
+          authentication ? authentication.schemes : null,
+          authentication?.credentials ?? null,
+        ],
+      );
+      await this.writeEvent(manager, row, false);
+      return toPushConfigView(row);
+    });
+  }
+
+  async get(request: GetPushConfigRequest): Promise<PushConfigView> {
+    const taskId = await this.participantTask(this.dataSource.manager, request.task_id, request.caller, false);
+    const rows: PushConfigRow[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "owner_id" = $2 ${request.config_id !== undefined ? 'AND "id" = $3' : ''}
+       ORDER BY "created_at", "id" LIMIT 1`,
+      request.config_id !== undefined ? [taskId, request.caller.id, request.config_id] : [taskId, request.caller.id],
+    );
+    if (rows.length === 0) throw new RelayError('push_config_not_found', undefined, { task_id: taskId, config_id: request.config_id ?? null });
+    return toPushConfigView(rows[0]);
+  }
+
+  async list(request: ListPushConfigsRequest): Promise<PushConfigListReply> {
+    const taskId = await this.participantTask(this.dataSource.manager, request.task_id, request.caller, false);
+    const rows: PushConfigRow[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "owner_id" = $2 ORDER BY "created_at", "id"`,
+      [taskId, request.caller.id],
+    );
+    return { configs: rows.map(toPushConfigView) };
+  }
+
+  /** Idempotent: deleting a config that is not there succeeds with `deleted: false`. */
+  async delete(request: DeletePushConfigRequest): Promise<DeletePushConfigReply> {
+    return this.dataSource.transaction(async (manager) => {
+      const taskId = await this.participantTask(manager, request.task_id, request.caller, true);
+      const result = (await manager.query(`DELETE FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "id" = $2 AND "owner_id" = $3 RETURNING ${COLUMNS}`, [
+        taskId,
+        request.config_id,
+        request.caller.id,
+      ])) as [PushConfigRow[], number];
+      const [deleted] = result[0];
+      if (deleted) await this.writeEvent(manager, deleted, true);
+      return { deleted: deleted !== undefined };
+    });
+  }
+
+  /** The thread's id when the caller takes part in it; the thread row is locked for changes. */
+  private async participantTask(manager: EntityManager, taskId: string, caller: ParticipantRefDto, forUpdate: boolean): Promise<string> {
+    const [thread]: Array<{ id: string; sender_id: string; recipient_id: string }> = await manager.query(
+      `SELECT "id", "sender_id", "recipient_id" FROM "tasks"."threads" WHERE "id" = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+      [taskId.toUpperCase()],
+    );
+    if (!thread) throw new RelayError('thread_not_found', `No thread with id ${taskId}`, { task_id: taskId });
+    if (thread.sender_id !== caller.id && thread.recipient_id !== caller.id) {
+      throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: thread.id });
+    }
+    return thread.id;
+  }
+
+  private async writeEvent(manager: EntityManager, row: PushConfigRow, deleted: boolean): Promise<void> {
+    const event: PushConfigEvent = {
+      event_id: randomUUID(),
+      task_id: row.task_id,
+      config_id: row.id,
+      owner: row.owner_handle,
+      version: row.version,
+      url: deleted ? null : row.url,
+      token: deleted ? null : row.token,
+      authentication: deleted || !row.auth_schemes ? null : { schemes: row.auth_schemes, credentials: row.auth_credentials },
+      deleted,
+      occurred_at: new Date().toISOString(),
+    };
+    await manager.query(`INSERT INTO ${OUTBOX_TABLE} ("id", "subject", "type", "task_id", "payload") VALUES ($1, $2, $3, $4, $5)`, [
+      event.event_id,
+      deleted ? PUSH_CONFIG_EVENTS.deleted : PUSH_CONFIG_EVENTS.set,
+      deleted ? 'push_config_deleted' : 'push_config_set',
+      row.task_id,
+      JSON.stringify(event),
+    ]);
+    await manager.query('SELECT pg_notify($1, $2)', [OUTBOX_NOTIFY_CHANNEL, '']);
+  }
+}
