@@ -104,6 +104,13 @@ describe('admin API: agents, keys and trust policies', () => {
       await request(relay.url).get('/admin/agents/ok@acme').set(admin).expect(404);
       const notAnObject = await request(relay.url).post('/admin/agents').set(admin).send(['ok@acme']).expect(400);
       expect(notAnObject.body.error.fields[0].field).toBe('body');
+      const malformed = await request(relay.url)
+        .post('/admin/agents')
+        .set(admin)
+        .set('content-type', 'application/json')
+        .send('{"handle": "ok@acme",')
+        .expect(400);
+      expect(JSON.stringify(malformed.body)).toMatch(/Invalid JSON body/);
     });
 
     it('gets, updates and lists agents with a cursor', async () => {

@@ -122,7 +122,9 @@ describe('agentrelay CLI against a running relay', () => {
 
     const deliveries = await cli(['deliveries', '--status', 'dead', '--json']);
     expect(deliveries.code).toBe(EXIT.ok);
-    expect(JSON.parse(deliveries.stdout)).toEqual({ deliveries: [] });
+    const listed = JSON.parse(deliveries.stdout) as { deliveries: Array<{ status: string }> };
+    expect(Array.isArray(listed.deliveries)).toBe(true);
+    expect(listed.deliveries.every((delivery) => delivery.status === 'dead')).toBe(true);
     const badStatus = await cli(['deliveries', '--status', 'nope']);
     expect(badStatus.code).toBe(EXIT.apiError);
     expect(badStatus.stderr).toMatch(/400 invalid_params/);

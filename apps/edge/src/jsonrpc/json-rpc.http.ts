@@ -1,3 +1,4 @@
+import { BadRequestException } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
@@ -94,9 +95,7 @@ export function configureJsonRpcHttp(app: NestFastifyApplication): void {
         done(null, new UnparseableJson((error as Error).message));
         return;
       }
-      const failure = error as Error & { statusCode?: number };
-      failure.statusCode = 400;
-      done(failure, undefined);
+      done(new BadRequestException(`Invalid JSON body: ${(error as Error).message}`), undefined);
     }
   });
 }
