@@ -50,6 +50,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
   private jetStream: JetStreamContext | null = null;
   private streamReady = false;
   private listener: pg.Client | null = null;
+  private relisten: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
   private stopping = false;
   private wakeRequested = false;
@@ -72,6 +73,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
     this.wake();
     await this.loop;
     this.loop = null;
+    if (this.relisten) clearTimeout(this.relisten);
     const listener = this.listener;
     this.listener = null;
     await listener?.end().catch(() => undefined);
@@ -187,8 +189,10 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
     const client = new pg.Client({ connectionString: this.options.databaseUrl, application_name: 'agentrelay-tasks-outbox' });
     client.on('notification', () => this.wake());
     client.on('error', (error) => {
-      this.logger.warn({ err: error }, 'outbox LISTEN connection lost; polling only');
+      this.logger.warn({ err: error }, 'outbox LISTEN connection lost; polling until it is back');
       if (this.listener === client) this.listener = null;
+      void client.end().catch(() => undefined);
+      this.listenAgainSoon();
     });
     try {
       await client.connect();
@@ -199,8 +203,17 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
       }
       this.listener = client;
     } catch (error) {
-      this.logger.warn({ err: error }, 'could not LISTEN for outbox commits; polling only');
+      this.logger.warn({ err: error }, 'could not LISTEN for outbox commits; polling until it can');
       await client.end().catch(() => undefined);
+      this.listenAgainSoon();
     }
+  }
+
+  private listenAgainSoon(): void {
+    if (this.stopping || this.relisten) return;
+    this.relisten = setTimeout(() => {
+      this.relisten = null;
+      if (!this.stopping && !this.listener) void this.listen();
+    }, 1000);
   }
 }
