@@ -27,6 +27,14 @@ export const NOTIFIER_CONSUMER = 'notifier';
 const ACK_WAIT_MS = 30_000;
 const FETCH_EXPIRES_MS = 1000;
 const MAX_BACKOFF_MS = 5000;
+/**
+ * A task event naming an agent the notifier has not heard of yet (its agent event is late) waits
+ * this long, up to `UNKNOWN_AGENT_MAX_DELIVERIES` deliveries, before it is delivered without it.
+ */
+const UNKNOWN_AGENT_RETRY_MS = 1000;
+const UNKNOWN_AGENT_MAX_DELIVERIES = 5;
+
+class UnknownAgentError extends Error {}
 
 function isTaskEvent(value: unknown): value is TaskEvent {
   const event = value as Partial<TaskEvent> | null;
@@ -169,7 +177,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
           message.term('malformed task event');
           return;
         }
-        await this.onTaskEvent(payload);
+        await this.onTaskEvent(payload, message.info.deliveryCount);
       } else if (subject === AGENT_UPDATED_EVENT_SUBJECT) {
         if (!isAgentEvent(payload)) {
           this.logger.error({ subject, seq: message.seq }, 'dropped a malformed agent event');
@@ -187,13 +195,22 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
       }
       message.ack();
     } catch (error) {
+      if (error instanceof UnknownAgentError) {
+        this.logger.debug({ subject, seq: message.seq, reason: error.message }, 'waiting for an agent event');
+        message.nak(UNKNOWN_AGENT_RETRY_MS);
+        return;
+      }
       this.logger.warn({ err: error, subject, seq: message.seq }, 'event handling failed; it will be redelivered');
       message.nak(1000);
     }
   }
 
-  private async onTaskEvent(event: TaskEvent): Promise<void> {
+  private async onTaskEvent(event: TaskEvent, deliveryCount: number): Promise<void> {
     const targets = await this.targets.byHandles([event.sender, event.recipient]);
+    const unknown = [event.sender, event.recipient].filter((handle) => !targets.has(handle));
+    if (unknown.length > 0 && deliveryCount < UNKNOWN_AGENT_MAX_DELIVERIES) {
+      throw new UnknownAgentError(`no agent event yet for ${unknown.join(', ')}`);
+    }
     const planned = [...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE), ...planPushDeliveries(event, await this.pushTargets.ofTask(event.task_id))];
     if (planned.length === 0) return;
     const recorded = await this.deliveries.record(event.event_id, event.task_id, planned);
