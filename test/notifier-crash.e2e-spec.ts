@@ -124,4 +124,16 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
     expect(new Set(requests.map(eventIdOf))).toEqual(new Set(all));
     expect(requests).toHaveLength(all.length);
   }, 40000);
+
+  it('shares the work between two notifier replicas without sending anything twice', async () => {
+    await relay.startService('notifier');
+    const { sender, recipient, path } = await pair('replicas');
+    const events = handoffs(sender, recipient, 20);
+    await outbox.write(events);
+    const all = events.map((event) => event.event_id);
+    await eventually(async () => [...(await deliveryStatuses(all)).values()].filter((status) => status === 'succeeded').length === all.length, 20000);
+    const requests = sink.to(path);
+    expect(requests).toHaveLength(all.length);
+    expect(new Set(requests.map(eventIdOf))).toEqual(new Set(all));
+  }, 40000);
 });

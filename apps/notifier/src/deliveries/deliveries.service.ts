@@ -81,7 +81,11 @@ export class DeliveriesService {
    * Records the deliveries of one event. Recording the same event again (a redelivered JetStream
    * message) adds nothing: a delivery is unique per event, channel and target.
    */
-  async record(eventId: string, taskId: string, planned: PlannedDelivery[], manager: EntityManager = this.dataSource.manager): Promise<number> {
+  async record(eventId: string, taskId: string, planned: PlannedDelivery[]): Promise<number> {
+    return this.dataSource.transaction((manager) => this.recordIn(manager, eventId, taskId, planned));
+  }
+
+  private async recordIn(manager: EntityManager, eventId: string, taskId: string, planned: PlannedDelivery[]): Promise<number> {
     let inserted = 0;
     for (const delivery of planned) {
       const rows = (await manager.query(
