@@ -37,6 +37,12 @@ describe('parseSendParams', () => {
     expect(parsed.historyLength).toBe(2);
   });
 
+  it('reads an inline push-notification config in either version', () => {
+    expect(parseSendParams({ message, configuration: { taskPushNotificationConfig: { url: 'https://h/x', token: 't' } } }).pushConfig).toEqual({ url: 'https://h/x', token: 't' });
+    expect(parseSendParams({ message, configuration: { push_notification_config: { url: 'https://h/y' } } }).pushConfig).toEqual({ url: 'https://h/y' });
+    expect(fieldOf(() => parseSendParams({ message, configuration: { taskPushNotificationConfig: { url: 'nope' } } }))).toBe('configuration.taskPushNotificationConfig.url');
+  });
+
   it('names bad fields', () => {
     expect(fieldOf(() => parseSendParams({}))).toBe('message');
     expect(fieldOf(() => parseSendParams({ message, configuration: { returnImmediately: 'yes' } }))).toBe('configuration.returnImmediately');

@@ -2,6 +2,7 @@ import type { ThreadState } from '@app/contracts';
 import { fromWireState } from './mapping';
 import { invalidParams, isRecord, optionalString, parseArtifacts, parseMessage, type A2aArtifactInput, type A2aMessageInput } from './parse';
 import { normalizeProtoJson } from './protojson';
+import { parseInlinePushConfig, type PushConfigFields } from './push-config';
 
 /**
  * Typed readers of the standard A2A methods' params, both wire versions. Each takes the raw
@@ -55,6 +56,8 @@ export interface SendParams {
   /** The recipient of a new task on `POST /a2a`: the `recipient` param or `metadata.recipient`. */
   recipient?: string;
   metadata?: Record<string, unknown>;
+  /** A push-notification config to register on the task (v1.0 `taskPushNotificationConfig`, v0.3 `pushNotificationConfig`). */
+  pushConfig?: PushConfigFields;
 }
 
 export function parseSendParams(params: unknown): SendParams {
@@ -70,9 +73,11 @@ export function parseSendParams(params: unknown): SendParams {
   const recipientSource = record.recipient ?? message.metadata?.recipient ?? metadata?.recipient;
   if (recipientSource !== undefined && recipientSource !== null && typeof recipientSource !== 'string') throw invalidParams('recipient', 'must be an agent handle');
   const blocking = returnImmediately !== undefined ? !returnImmediately : (blockingFlag ?? true);
+  const pushConfig = parseInlinePushConfig(config);
   return {
     message,
     blocking,
+    ...(pushConfig !== undefined ? { pushConfig } : {}),
     ...(historyLength !== undefined ? { historyLength } : {}),
     ...(typeof recipientSource === 'string' && recipientSource !== '' ? { recipient: recipientSource } : {}),
     ...(metadata !== undefined ? { metadata } : {}),

@@ -4,10 +4,15 @@ import {
   parseCompleteParams,
   parseGetParams,
   parseListParams,
+  parsePushConfigListParams,
+  parsePushConfigRefParams,
+  parsePushConfigSetParams,
   parseSendParams,
   parseUpdateStatusParams,
   renderSendResult,
   renderTask,
+  renderPushConfig,
+  renderPushConfigList,
   renderTaskPage,
   snakeToCamel,
   toWireState,
@@ -19,6 +24,7 @@ import {
 import {
   DIRECTORY_SUBJECTS,
   isTerminalState,
+  PUSH_CONFIG_SUBJECTS,
   RelayError,
   TASKS_SUBJECTS,
   type AgentIdentity,
@@ -108,6 +114,14 @@ export class A2aMethods implements DialectMethods {
         return this.updateStatus(call, version);
       case 'extended_card':
         return this.extendedCard(call, version);
+      case 'push_config_set':
+        return this.setPushConfig(call, version);
+      case 'push_config_get':
+        return this.getPushConfig(call, version);
+      case 'push_config_list':
+        return this.listPushConfigs(call, version);
+      case 'push_config_delete':
+        return this.deletePushConfig(call);
       case 'stream':
       case 'resubscribe':
         throw new RelayError('unsupported_operation', `${call.method} is not supported: this relay does not stream (the agent card says streaming: false); send without streaming and poll the task`, {
@@ -162,6 +176,9 @@ export class A2aMethods implements DialectMethods {
         }),
       );
       thread = reply.thread;
+    }
+    if (params.pushConfig !== undefined) {
+      await this.rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: participant(call.caller), task_id: thread.id, version, config: params.pushConfig });
     }
     if (params.blocking && thread.sender.id === call.caller.id && !settled(thread.state)) {
       thread = await this.waitUntilSettled(call.caller, thread, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version);
@@ -301,6 +318,46 @@ export class A2aMethods implements DialectMethods {
   private async extendedCard(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
     const card = call.endpointHandle !== null ? await this.cards.agentCardV1(call.endpointHandle) : this.cards.relayCardV1();
     return version === '1.0' ? card : agentCardV03(card);
+  }
+
+  // ---- Push-notification configs (kept by the tasks service, delivered by the notifier) -------
+
+  private async setPushConfig(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+    const params = parsePushConfigSetParams(call.params);
+    await this.checkEndpointPair(call, params.taskId);
+    const config = await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: participant(call.caller), task_id: params.taskId, version, config: params.config }));
+    return renderPushConfig(config, version);
+  }
+
+  private async getPushConfig(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+    const params = parsePushConfigRefParams(call.params, false);
+    await this.checkEndpointPair(call, params.taskId);
+    const config = await this.tasks(() =>
+      this.rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: participant(call.caller), task_id: params.taskId, ...(params.configId !== undefined ? { config_id: params.configId } : {}) }),
+    );
+    return renderPushConfig(config, version);
+  }
+
+  private async listPushConfigs(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+    const params = parsePushConfigListParams(call.params);
+    await this.checkEndpointPair(call, params.taskId);
+    const reply = await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.list, { caller: participant(call.caller), task_id: params.taskId }));
+    return renderPushConfigList(reply.configs, version);
+  }
+
+  /** Idempotent: deleting a config that is not there answers null too. */
+  private async deletePushConfig(call: JsonRpcCall): Promise<unknown> {
+    const params = parsePushConfigRefParams(call.params, true);
+    await this.checkEndpointPair(call, params.taskId);
+    await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.delete, { caller: participant(call.caller), task_id: params.taskId, config_id: params.configId as string }));
+    return null;
+  }
+
+  /** On /a2a/{handle}, a task id must name a task between the caller and that agent. */
+  private async checkEndpointPair(call: JsonRpcCall, taskId: string): Promise<void> {
+    if (call.endpointHandle === null) return;
+    const endpoint = await this.endpointAgent(call.endpointHandle);
+    this.assertPair(await this.read(call.caller, taskId, 0, false), call.caller, endpoint);
   }
 
   // ---- Agent-side: CompleteTask and UpdateStatus (seed 003) -----------------------------------
