@@ -56,6 +56,12 @@ describe('chooseDialect', () => {
     expect(chooseDialect('0.3', 'list', { pageSize: 2 })).toEqual({ kind: 'agentrelay' });
   });
 
+  it('keeps ListTasks standard A2A without a 1.0 header, unless it carries AgentRelay params', () => {
+    expect(chooseDialect('0.3', 'list', { pageSize: 2 }, 'ListTasks')).toEqual({ kind: 'a2a', version: '0.3' });
+    expect(chooseDialect('0.3', 'list', { filter: { role: 'sender' } }, 'ListTasks')).toEqual({ kind: 'agentrelay' });
+    expect(chooseDialect('0.3', 'list', { pageSize: 2 }, 'tasks/list')).toEqual({ kind: 'agentrelay' });
+  });
+
   it('recognises the AgentRelay params', () => {
     expect(chooseDialect('0.3', 'send', { recipient: 'frank@acme', message: { parts: [] } })).toEqual({ kind: 'agentrelay' });
     expect(chooseDialect('0.3', 'get', { task_id: '01H' })).toEqual({ kind: 'agentrelay' });

@@ -91,10 +91,13 @@ function usesAgentRelayParams(params: unknown): boolean {
 /**
  * Decides the dialect of a request (DESIGN "How the relay decides"). A 1.0 header always means
  * A2A v1.0. Without it, `tasks/update` and `tasks/list`, and any request whose params use the
- * AgentRelay fields, are AgentRelay; the rest is A2A v0.3.
+ * AgentRelay fields, are AgentRelay; the rest is A2A v0.3. When the caller passes the method as
+ * it was spelled, the A2A-only spelling `ListTasks` (without AgentRelay params) stays standard
+ * A2A whatever the header.
  */
-export function chooseDialect(version: WireVersion, method: CanonicalMethod, params: unknown): Dialect {
+export function chooseDialect(version: WireVersion, method: CanonicalMethod, params: unknown, spelledMethod?: string): Dialect {
   if (version === '1.0') return { kind: 'a2a', version };
+  if (method === 'list' && spelledMethod === 'ListTasks' && !usesAgentRelayParams(params)) return { kind: 'a2a', version };
   if (method === 'update' || method === 'list') return { kind: 'agentrelay' };
   if (usesAgentRelayParams(params)) return { kind: 'agentrelay' };
   return { kind: 'a2a', version };
