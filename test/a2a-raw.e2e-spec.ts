@@ -247,6 +247,21 @@ describe('A2A JSON-RPC, raw', () => {
     });
   });
 
+  describe('context limit', () => {
+    it('holds at most 100 tasks per context, whichever direction they go', async () => {
+      const hana = await agent('hana');
+      const ivan = await agent('ivan');
+      const root = await newTask(hana, ivan, 'task 1');
+      for (let index = 2; index <= 100; index++) {
+        const [from, to] = index % 2 ? [hana, ivan] : [ivan, hana];
+        await newTask(from, to, `task ${index}`, { contextId: root.contextId });
+      }
+      const error = await v1Error(hana, `/a2a/${ivan.agent.handle}`, 'SendMessage', { message: message('task 101', { contextId: root.contextId }), configuration: { returnImmediately: true } });
+      expect(error.code).toBe(-32004);
+      expect((await v1(hana, '/a2a', 'ListTasks', { contextId: root.contextId, pageSize: 1 })).totalSize).toBe(100);
+    });
+  });
+
   describe('messageId idempotency', () => {
     it('returns the original task for the same messageId and content, and errs on different content', async () => {
       const messageId = randomUUID();
