@@ -438,7 +438,7 @@ describe('A2A JSON-RPC, raw', () => {
             artifactId: 'report',
             name: 'report',
             description: 'The report',
-            parts: [{ text: 'summary' }, { raw: 'aGVsbG8=', filename: 'r.bin', mediaType: 'application/octet-stream' }, { url: 'https://example.com/r.pdf', filename: 'r.pdf' }, { data: { rows: 3 } }],
+            parts: [{ text: 'summary', mediaType: 'text/markdown' }, { raw: 'aGVsbG8=', filename: 'r.bin', mediaType: 'application/octet-stream' }, { url: 'https://example.com/r.pdf', filename: 'r.pdf' }, { data: { rows: 3 }, mediaType: 'application/json' }],
             metadata: { generator: 'ci' },
           },
         ],
@@ -452,7 +452,7 @@ describe('A2A JSON-RPC, raw', () => {
           artifactId: 'report',
           name: 'report',
           description: 'The report',
-          parts: [{ text: 'summary' }, { raw: 'aGVsbG8=', filename: 'r.bin', mediaType: 'application/octet-stream' }, { url: 'https://example.com/r.pdf', filename: 'r.pdf' }, { data: { rows: 3 } }],
+          parts: [{ text: 'summary', mediaType: 'text/markdown' }, { raw: 'aGVsbG8=', filename: 'r.bin', mediaType: 'application/octet-stream' }, { url: 'https://example.com/r.pdf', filename: 'r.pdf' }, { data: { rows: 3 }, mediaType: 'application/json' }],
           metadata: { generator: 'ci' },
         },
       ]);

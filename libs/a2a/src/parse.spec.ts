@@ -24,8 +24,9 @@ describe('parsePart', () => {
   });
 
   it('reads v1.0 oneof parts', () => {
-    expect(parsePart({ text: 'hi', mediaType: 'text/plain' }, 'p')).toEqual({ kind: 'text', text: 'hi' });
+    expect(parsePart({ text: 'hi', mediaType: 'text/plain' }, 'p')).toEqual({ kind: 'text', text: 'hi', media_type: 'text/plain' });
     expect(parsePart({ data: [1, 2] }, 'p')).toEqual({ kind: 'data', data: [1, 2] });
+    expect(parsePart({ data: { a: 1 }, mediaType: 'application/json', filename: 'a.json' }, 'p')).toEqual({ kind: 'data', data: { a: 1 }, media_type: 'application/json', filename: 'a.json' });
     expect(parsePart({ raw: 'aGk=', filename: 'x.bin', mediaType: 'application/octet-stream' }, 'p')).toEqual({
       kind: 'file',
       file: { bytes: 'aGk=', name: 'x.bin', mime_type: 'application/octet-stream' },

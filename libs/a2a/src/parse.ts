@@ -101,12 +101,13 @@ export function parsePart(value: unknown, field: string): PartView {
   if (members.length !== 1) throw invalidParams(field, 'must carry exactly one of text, raw, url or data');
   const filename = optionalString(value, 'filename', `${field}.filename`, 1000);
   const mediaType = optionalString(value, 'mediaType', `${field}.mediaType`, 255);
+  const described = { ...(mediaType !== undefined ? { media_type: mediaType } : {}), ...(filename !== undefined ? { filename } : {}) };
   switch (members[0]) {
     case 'text':
       if (typeof value.text !== 'string') throw invalidParams(`${field}.text`, 'must be a string');
-      return withMetadata({ kind: 'text', text: value.text });
+      return withMetadata({ kind: 'text', text: value.text, ...described });
     case 'data':
-      return withMetadata({ kind: 'data', data: value.data });
+      return withMetadata({ kind: 'data', data: value.data, ...described });
     default: {
       const file: Extract<PartView, { kind: 'file' }>['file'] = {
         ...(filename !== undefined ? { name: filename } : {}),

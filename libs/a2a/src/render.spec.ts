@@ -143,6 +143,12 @@ describe('renderTask v1.0', () => {
     expect(renderTask(thread({ artifacts: [] }), '1.0')).not.toHaveProperty('artifacts');
   });
 
+  it('keeps the mediaType and filename of text and data parts in v1.0 (v0.3 parts have none)', () => {
+    const described: ArtifactView = { ...standardArtifact, parts: [{ kind: 'text', text: '# x', media_type: 'text/markdown' }, { kind: 'data', data: {}, filename: 'd.json', media_type: 'application/json' }] };
+    expect(renderArtifact(described, '1.0').parts).toEqual([{ text: '# x', mediaType: 'text/markdown' }, { data: {}, filename: 'd.json', mediaType: 'application/json' }]);
+    expect(renderArtifact(described, '0.3').parts).toEqual([{ kind: 'text', text: '# x' }, { kind: 'data', data: {} }]);
+  });
+
   it('renders a message without parts from its body', () => {
     expect(renderMessage({ ...message(1, 'recipient', 'hello'), parts: [] }, thread(), '1.0').parts).toEqual([{ text: 'hello' }]);
     expect(renderArtifact({ ...standardArtifact, metadata: {} }, '1.0')).not.toHaveProperty('metadata');

@@ -40,11 +40,16 @@ export function renderPart(part: PartView, version: WireVersion): Json {
       }
     }
   }
+  const described = (rendered: Json, source: { media_type?: string; filename?: string }): Json => {
+    if (source.filename !== undefined) rendered.filename = source.filename;
+    if (source.media_type !== undefined) rendered.mediaType = source.media_type;
+    return rendered;
+  };
   switch (part.kind) {
     case 'text':
-      return withMetadata({ text: part.text }, part.metadata);
+      return withMetadata(described({ text: part.text }, part), part.metadata);
     case 'data':
-      return withMetadata({ data: part.data }, part.metadata);
+      return withMetadata(described({ data: part.data }, part), part.metadata);
     case 'file': {
       const rendered: Json = part.file.bytes !== undefined ? { raw: part.file.bytes } : { url: part.file.uri };
       if (part.file.name !== undefined) rendered.filename = part.file.name;

@@ -124,6 +124,18 @@ export class PartDto {
   @Type(() => FilePartDto)
   file?: FilePartDto;
 
+  /** A2A v1.0 `mediaType` of a text or data part (a file part has `file.mime_type`). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  media_type?: string;
+
+  /** A2A v1.0 `filename` of a text or data part (a file part has `file.name`). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  filename?: string;
+
   @IsOptional()
   @IsObject()
   metadata?: Record<string, unknown>;

@@ -29,8 +29,8 @@ export interface ParticipantRef {
 
 /** A message part, neutral between the A2A versions. */
 export type PartView =
-  | { kind: 'text'; text: string; metadata?: Record<string, unknown> }
-  | { kind: 'data'; data: unknown; metadata?: Record<string, unknown> }
+  | { kind: 'text'; text: string; media_type?: string; filename?: string; metadata?: Record<string, unknown> }
+  | { kind: 'data'; data: unknown; media_type?: string; filename?: string; metadata?: Record<string, unknown> }
   | {
       kind: 'file';
       file: { name?: string; mime_type?: string; bytes?: string; uri?: string };
