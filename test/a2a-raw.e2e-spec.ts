@@ -466,6 +466,30 @@ describe('A2A JSON-RPC, raw', () => {
       ]);
     });
 
+    it('maps the reported failed and rejected states to fail and decline', async () => {
+      const failing = await newTask(alice, bob, 'will fail');
+      await v1(bob, '/a2a', 'UpdateStatus', { id: failing.id, status: { state: 'TASK_STATE_WORKING' } });
+      const failed = await v1(bob, '/a2a', 'UpdateStatus', { id: failing.id, status: { state: 'TASK_STATE_FAILED', message: 'The build broke' } });
+      expect(failed.status).toMatchObject({ state: 'TASK_STATE_FAILED', message: { role: 'ROLE_AGENT', parts: [{ text: 'The build broke' }] } });
+
+      const declining = await newTask(alice, bob, 'will be rejected');
+      const rejected = await call(bob, '/a2a', 'tasks/updateStatus', { id: declining.id, status: { state: 'rejected', message: { kind: 'message', messageId: randomUUID(), role: 'agent', parts: [{ kind: 'text', text: 'Not my area' }] } } });
+      expect(rejected.body.result.status).toMatchObject({ state: 'rejected', message: { kind: 'message', role: 'agent' } });
+      expect((await getTask(alice, declining.id)).status.state).toBe('TASK_STATE_REJECTED');
+    });
+
+    it('carries message metadata as the thread message payload, both ways', async () => {
+      const task = await newTask(alice, bob, 'with metadata', { metadata: { ticket: 'OPS-1', nested: { snake_key: true } } });
+      expect(task.history[0].metadata).toEqual({ ticket: 'OPS-1', nested: { snake_key: true } });
+      const thread = await agentRelay(bob, 'tasks/get', { task_id: task.id });
+      expect((thread.messages as Json[])[0].payload).toEqual({ ticket: 'OPS-1', nested: { snake_key: true } });
+      await v1(bob, `/a2a/${alice.agent.handle}`, 'SendMessage', { message: message('ack', { taskId: task.id, metadata: { seen: 1 } }), configuration: { returnImmediately: true } });
+      const read = await getTask(alice, task.id);
+      expect(read.history[1]).toMatchObject({ role: 'ROLE_AGENT', parts: [{ text: 'ack' }], metadata: { seen: 1 } });
+      const seenByAlice = await agentRelay(alice, 'tasks/get', { task_id: task.id });
+      expect((seenByAlice.messages as Json[])[1]).toMatchObject({ from: bob.agent.handle, body: 'ack', payload: { seen: 1 } });
+    });
+
     it('does not let the sender complete its own task', async () => {
       const task = await newTask(alice, bob, 'not yours to finish');
       const error = await v1Error(alice, '/a2a', 'CompleteTask', { id: task.id });
