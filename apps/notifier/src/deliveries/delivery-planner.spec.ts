@@ -56,6 +56,11 @@ describe('delivery planning', () => {
     expect(webhooks[0].body).toMatchObject({ type: name, timestamp: '2026-01-01T00:00:00.000Z', data: { event_id: 'e1' } });
   });
 
+  it('does not tell the sender of its own answer to an input request (accepted again by its message)', () => {
+    expect(planDeliveries(event('accepted', 'alice@acme'), targets, 'x').filter((planned) => planned.channel === 'webhook')).toEqual([]);
+    expect(planDeliveries(event('accepted', 'bob@acme'), targets, 'x').map((planned) => planned.target_handle)).toEqual(['alice@acme']);
+  });
+
   it('posts to Slack for new handoffs (recipient) and completions (sender) only', () => {
     const slackOf = (type: TaskEventType): string[] =>
       planDeliveries(event(type), targets, 'https://relay/t/{task_id}')

@@ -43,6 +43,9 @@ const SLACK_EVENTS: Partial<Record<TaskEventType, Party>> = { created: 'recipien
 
 /** The party a task event notifies by webhook, or null when it cannot be told (a message without an author). */
 export function webhookPartyOf(event: TaskEvent): Party | null {
+  // The sender answering an input request puts the task back to work: that is its own doing, and
+  // the recipient hears of it through the message's own event.
+  if (event.type === 'accepted' && event.task.latest_message?.from === event.sender) return null;
   const rule = WEBHOOK_EVENTS[event.type].to;
   if (rule !== 'other-than-author') return rule;
   const author = event.task.latest_message?.from;
