@@ -138,7 +138,13 @@ describe('A2A push-notification config methods', () => {
   });
 
   it('registers an inline config on send, and the worker’s completion reaches the webhook', async () => {
-    const task = await newTask(alice, bob, 'notify me', { taskPushNotificationConfig: { url: sink.url('/inline'), authentication: { scheme: 'Bearer', credentials: 'inline-secret' } } });
+    const params = {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'notify me' }] },
+      configuration: { returnImmediately: true, taskPushNotificationConfig: { url: sink.url('/inline'), authentication: { scheme: 'Bearer', credentials: 'inline-secret' } } },
+    };
+    const task = (await call(alice, `/a2a/${bob.agent.handle}`, 'SendMessage', params, '1.0')).result.task as Json;
+    const retried = await call(alice, `/a2a/${bob.agent.handle}`, 'SendMessage', params, '1.0');
+    expect(retried.result.task.id).toBe(task.id);
     const listed = await call(alice, '/a2a', 'ListTaskPushNotificationConfigs', { taskId: task.id }, '1.0');
     expect(listed.result.configs.map((config: Json) => config.url)).toEqual([sink.url('/inline')]);
     const completed = await call(bob, '/a2a', 'CompleteTask', { id: task.id, artifacts: [{ artifactId: 'r', parts: [{ text: 'result' }] }] }, '1.0');

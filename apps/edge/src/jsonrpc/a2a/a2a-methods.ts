@@ -142,6 +142,7 @@ export class A2aMethods implements DialectMethods {
     const { message } = params;
     const historyLength = historyToFetch(params.historyLength);
     let thread: ThreadView;
+    let replay: boolean;
     if (message.taskId !== undefined) {
       if (call.endpointHandle !== null) {
         const endpoint = await this.endpointAgent(call.endpointHandle);
@@ -157,6 +158,7 @@ export class A2aMethods implements DialectMethods {
         }),
       );
       thread = reply.thread;
+      replay = reply.idempotent_replay;
     } else {
       const recipientHandle = call.endpointHandle ?? params.recipient;
       if (recipientHandle === undefined) {
@@ -176,9 +178,12 @@ export class A2aMethods implements DialectMethods {
         }),
       );
       thread = reply.thread;
+      replay = reply.idempotent_replay;
     }
-    if (params.pushConfig !== undefined) {
-      await this.rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: participant(call.caller), task_id: thread.id, version, config: params.pushConfig });
+    // A retried send (same messageId) registered its config the first time.
+    const pushConfig = params.pushConfig;
+    if (pushConfig !== undefined && !replay) {
+      await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: participant(call.caller), task_id: thread.id, version, config: pushConfig }));
     }
     if (params.blocking && thread.sender.id === call.caller.id && !settled(thread.state)) {
       thread = await this.waitUntilSettled(call.caller, thread, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version);
