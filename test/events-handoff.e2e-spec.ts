@@ -75,4 +75,40 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
     for (const request of sink.to(bobPath)) expect(verifyStandardWebhook(request, bob.webhook_secret as string)).toBe(true);
     await eventually(() => sink.to(`/${frank.agent.handle}/slack`).length === 1);
   }, 40000);
+
+  it('tells each party of every outcome through the real API: input requested and answered, declined, failed, cancelled', async () => {
+    const bobPath = `/${bob.agent.handle}`;
+    const frankPath = `/${frank.agent.handle}`;
+    const bobBefore = sink.to(bobPath).length;
+    const frankBefore = sink.to(frankPath).length;
+    const update = (agent: RegisteredTestAgent, taskId: string, transition: string, extra: Record<string, unknown> = {}) =>
+      ok(relay.url, agent.api_key, 'tasks/update', { task_id: taskId, transition, ...extra });
+
+    const asked = await createHandoff(relay.url, bob, frank, 'Needs a question');
+    await update(frank, asked, 'accept');
+    await update(frank, asked, 'request_input', { message: { role: 'user', parts: [{ type: 'text', text: 'Which endpoint first?' }] } });
+    await ok(relay.url, bob.api_key, 'message/send', { task_id: asked, message: { role: 'user', parts: [{ type: 'text', text: '/users' }] } });
+    await update(frank, asked, 'complete', { result_summary: 'Done' });
+    const declined = await createHandoff(relay.url, bob, frank, 'Not for frank');
+    await update(frank, declined, 'decline', { reason: 'not my area' });
+    const failed = await createHandoff(relay.url, bob, frank, 'Will break');
+    await update(frank, failed, 'accept');
+    await update(frank, failed, 'fail', { reason: 'tests broke' });
+    const cancelled = await createHandoff(relay.url, bob, frank, 'Never mind');
+    await update(bob, cancelled, 'cancel');
+
+    const toBob = ['a2a.task.accepted', 'a2a.task.input_required', 'a2a.task.completed', 'a2a.task.rejected', 'a2a.task.accepted', 'a2a.task.failed'];
+    const toFrank = ['a2a.task.created', 'a2a.task.message', 'a2a.task.created', 'a2a.task.created', 'a2a.task.created', 'a2a.task.canceled'];
+    await eventually(() => sink.to(bobPath).length - bobBefore === toBob.length && sink.to(frankPath).length - frankBefore === toFrank.length, 15000);
+    const bobGot = sink.to(bobPath).slice(bobBefore);
+    const frankGot = sink.to(frankPath).slice(frankBefore);
+    expect(bobGot.map(typeOf).sort()).toEqual([...toBob].sort());
+    expect(frankGot.map(typeOf).sort()).toEqual([...toFrank].sort());
+    for (const request of bobGot) expect(verifyStandardWebhook(request, bob.webhook_secret as string)).toBe(true);
+    for (const request of frankGot) expect(verifyStandardWebhook(request, frank.webhook_secret as string)).toBe(true);
+    const question = bobGot.map((request) => JSON.parse(request.body) as { type: string; data: TaskEvent }).find((body) => body.type === 'a2a.task.input_required')!;
+    expect(question.data).toMatchObject({ task_id: asked, state: 'input_required', task: { latest_message: { from: frank.agent.handle, body: 'Which endpoint first?' } } });
+    const rejection = bobGot.map((request) => JSON.parse(request.body) as { type: string; data: TaskEvent }).find((body) => body.type === 'a2a.task.rejected')!;
+    expect(rejection.data).toMatchObject({ task_id: declined, state: 'rejected', task: { reason: 'not my area' } });
+  }, 40000);
 });
