@@ -141,6 +141,16 @@ describe('A2A JSON-RPC, raw', () => {
       expect(typeof result.totalSize).toBe('number');
     });
 
+    it('ListTasks without a version header lists tasks in v0.3 shapes, while tasks/list stays AgentRelay', async () => {
+      const task = await newTask(alice, bob, 'list me in v0.3');
+      const standard = await call(alice, `/a2a/${bob.agent.handle}`, 'ListTasks', { pageSize: 100 });
+      expect(standard.body.error).toBeUndefined();
+      const listed = standard.body.result.tasks.find((entry: Json) => entry.id === task.id);
+      expect(listed).toMatchObject({ kind: 'task', status: { state: 'submitted' } });
+      const agentRelayList = await call(alice, '/a2a', 'tasks/list', { filter: { role: 'sender' } });
+      expect(agentRelayList.body.result.items.map((item: Json) => item.task_id)).toContain(task.id);
+    });
+
     it.each([
       ['CancelTask', '1.0', 'TASK_STATE_CANCELED'],
       ['tasks/cancel', '1.0', 'TASK_STATE_CANCELED'],

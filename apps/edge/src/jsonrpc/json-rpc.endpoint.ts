@@ -61,7 +61,7 @@ export class JsonRpcEndpoint {
       dialect = version === '1.0' ? { kind: 'a2a', version } : dialect;
       const canonical = canonicalMethod(envelope.method);
       if (!canonical) throw new RelayError('method_not_found', `Method '${envelope.method}' not found`, { method: envelope.method });
-      dialect = chooseDialect(version, canonical, envelope.params);
+      dialect = chooseDialect(version, canonical, envelope.params, envelope.method);
       const call: JsonRpcCall = { id, method: envelope.method, canonical, params: envelope.params, dialect, caller, endpointHandle, headers };
       const result = await this.dispatch(call);
       if (reply.sent) return;
