@@ -149,14 +149,15 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     expect(recorded.every((delivery) => !('url' in delivery) && delivery.target_host.startsWith('http://127.0.0.1:'))).toBe(true);
   }, 40000);
 
-  it('spaces Slack posts to one webhook by the per-webhook rate', async () => {
+  it('spaces Slack posts to one webhook by the per-webhook rate, across notifier replicas', async () => {
+    // From here on the relay runs two notifiers.
+    await relay.startService('notifier');
     const { paths, sender, recipient } = await pair('slackrate');
     const p = { sender: sender.handle, recipient: recipient.handle };
-    await outbox.write([1, 2, 3].map(() => taskEvent(`task-${randomUUID()}`, 'created', { ...p, sequenceNo: 1 })));
-    await eventually(() => sink.to(paths.recipientSlack).length === 3, 15000);
+    await outbox.write([1, 2, 3, 4].map(() => taskEvent(`task-${randomUUID()}`, 'created', { ...p, sequenceNo: 1 })));
+    await eventually(() => sink.to(paths.recipientSlack).length === 4 && sink.to(paths.recipient).length === 4, 15000);
     const times = sink.to(paths.recipientSlack).map((request) => request.receivedAt);
-    expect(times[1] - times[0]).toBeGreaterThanOrEqual(250);
-    expect(times[2] - times[1]).toBeGreaterThanOrEqual(250);
+    for (let index = 1; index < times.length; index++) expect(times[index] - times[index - 1]).toBeGreaterThanOrEqual(250);
   }, 30000);
 
   it('retries a receiver that answers 500 then 200, and records both attempts', async () => {

@@ -4,6 +4,7 @@ import { NotifierConfig } from './notifier.config';
 import { notifierDataSourceOptions } from './database/data-source';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
+import { SlackThrottleService } from './deliveries/slack-throttle.service';
 import { EventConsumerService } from './events/event-consumer.service';
 import { NotifierController } from './notifier.controller';
 import { WebhookSecretsService } from './secrets/webhook-secrets.service';
@@ -24,6 +25,7 @@ export class NotifierModule {
         PushTargetsService,
         WebhookSecretsService,
         DeliveriesService,
+        SlackThrottleService,
         DeliveryWorkerService,
         EventConsumerService,
       ],

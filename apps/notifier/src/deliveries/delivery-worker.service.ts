@@ -3,6 +3,7 @@ import { NotifierConfig } from '../notifier.config';
 import { WebhookSecretsService } from '../secrets/webhook-secrets.service';
 import { DeliveriesService, type AttemptOutcome, type DeliveryRow } from './deliveries.service';
 import { nextRetryDelay, parseRetrySchedule } from './retry-schedule';
+import { SlackThrottleService } from './slack-throttle.service';
 import { standardWebhookHeaders } from './standard-webhooks';
 import { sendWebhook, type SendOutcome } from './webhook-sender';
 
@@ -20,8 +21,6 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   private readonly leaseMs: number;
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
-  /** Per Slack webhook URL, the earliest time of the next post (Slack's per-webhook rate). */
-  private readonly slackNextSlot = new Map<string, number>();
   private loop: Promise<void> | null = null;
   private stopping = false;
   private wakeRequested = false;
@@ -31,6 +30,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
     @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
     @Inject(WebhookSecretsService) private readonly secrets: WebhookSecretsService,
+    @Inject(SlackThrottleService) private readonly slack: SlackThrottleService,
   ) {
     this.schedule = parseRetrySchedule(config.RELAY_WEBHOOK_RETRY_SCHEDULE);
     // Long enough for one request with its timeout; a crashed process's leases run out after this.
@@ -103,14 +103,12 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   }
 
   private async attempt(delivery: DeliveryRow): Promise<void> {
-    if (delivery.channel === 'slack') {
-      const now = Date.now();
-      const slot = this.slackNextSlot.get(delivery.url) ?? 0;
-      if (slot > now) {
-        await this.deliveries.postpone(delivery.id, slot - now);
+    if (delivery.channel === 'slack' && this.config.RELAY_SLACK_MIN_INTERVAL_MS > 0) {
+      const slot = await this.slack.acquire(delivery.url, this.config.RELAY_SLACK_MIN_INTERVAL_MS);
+      if (!slot.acquired) {
+        await this.deliveries.postpone(delivery.id, slot.waitMs);
         return;
       }
-      this.slackNextSlot.set(delivery.url, now + this.config.RELAY_SLACK_MIN_INTERVAL_MS);
     }
     const body = JSON.stringify(delivery.body);
     const headers: Record<string, string> = { 'content-type': delivery.content_type, ...delivery.headers };
@@ -125,6 +123,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       this.abort.signal,
     );
     if (this.abort.signal.aborted) return;
+    if (delivery.channel === 'slack' && sent.retryAfterMs !== null) await this.slack.pushBack(delivery.url, sent.retryAfterMs);
     await this.deliveries.recordAttempt(delivery, this.outcomeOf(delivery, sent));
     if (sent.ok) this.logger.debug({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel }, 'delivered');
     else this.logger.warn({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel, status: sent.statusCode, error: sent.error }, 'delivery attempt failed');
@@ -132,9 +131,6 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
 
   private outcomeOf(delivery: DeliveryRow, sent: SendOutcome): AttemptOutcome {
     const retryInMs = sent.ok || !sent.retryable ? null : nextRetryDelay(this.schedule, delivery.round_attempts + 1, sent.retryAfterMs);
-    if (delivery.channel === 'slack' && sent.retryAfterMs !== null) {
-      this.slackNextSlot.set(delivery.url, Date.now() + sent.retryAfterMs);
-    }
     return { ok: sent.ok, retryInMs, statusCode: sent.statusCode, error: sent.error, durationMs: sent.durationMs };
   }
 }
