@@ -136,4 +136,31 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
     expect(requests).toHaveLength(all.length);
     expect(new Set(requests.map(eventIdOf))).toEqual(new Set(all));
   }, 40000);
+
+  it('removes finished deliveries older than the retention from the log when it starts, and keeps the rest', async () => {
+    const insert = async (status: string, ageDays: number): Promise<string> => {
+      const id = randomUUID();
+      await outbox.db.query(
+        `INSERT INTO "notifier"."deliveries" ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "content_type", "body", "status",
+           "next_attempt_at", "delivered_at", "created_at", "updated_at")
+         VALUES ($1, $2, 'task-old', 'a2a.task.created', 'webhook', 'old@acme', 'old@acme', 'https://hooks.example.com/old', 'application/json', '{}', $3::varchar,
+           CASE WHEN $3::varchar = 'failed' THEN now() + interval '1 day' END, CASE WHEN $3::varchar = 'succeeded' THEN now() END,
+           now() - make_interval(days => $4), now() - make_interval(days => $4))`,
+        [id, randomUUID(), status, ageDays],
+      );
+      return id;
+    };
+    const oldSucceeded = await insert('succeeded', 40);
+    const oldDead = await insert('dead', 40);
+    const oldFailed = await insert('failed', 40);
+    const recent = await insert('succeeded', 1);
+    await relay.stopService('notifier');
+    await relay.startService('notifier');
+    const remaining = async (): Promise<string[]> =>
+      (await outbox.db.query('SELECT id FROM "notifier"."deliveries" WHERE id = ANY($1::uuid[])', [[oldSucceeded, oldDead, oldFailed, recent]])).rows.map(
+        (row: { id: string }) => row.id,
+      );
+    await eventually(async () => (await remaining()).length === 2);
+    expect((await remaining()).sort()).toEqual([oldFailed, recent].sort());
+  }, 30000);
 });

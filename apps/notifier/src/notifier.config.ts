@@ -40,6 +40,12 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Max(10000)
   RELAY_NOTIFIER_MAX_ACK_PENDING: number = 64;
 
+  /** Succeeded deliveries (and dead letters) older than this many days are removed from the log. */
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  RELAY_DELIVERY_RETENTION_DAYS: number = 30;
+
   /** Link to a thread in Slack messages; `{task_id}` is replaced. */
   @IsString()
   @Matches(/^https?:\/\/\S+$/, { message: 'RELAY_THREAD_URL_TEMPLATE must be an http(s) URL' })

@@ -167,6 +167,15 @@ export class DeliveriesService {
     await this.dataSource.query(`UPDATE ${TABLE} SET "locked_until" = NULL WHERE "id" = ANY($1::uuid[]) AND "status" IN ('pending', 'failed')`, [ids]);
   }
 
+  /** Removes finished deliveries (succeeded or dead) last touched more than `days` ago, with their attempts. */
+  async purgeOlderThan(days: number): Promise<number> {
+    const result = (await this.dataSource.query(
+      `DELETE FROM ${TABLE} WHERE "status" IN ('succeeded', 'dead') AND "updated_at" < now() - make_interval(days => $1)`,
+      [days],
+    )) as [unknown[], number];
+    return result[1];
+  }
+
   async list(request: ListDeliveriesRequest): Promise<DeliveryView[]> {
     const conditions: string[] = [];
     const params: unknown[] = [];

@@ -9,6 +9,8 @@ import { sendWebhook, type SendOutcome } from './webhook-sender';
 
 /** How often the worker looks for due retries when nothing wakes it. */
 const POLL_INTERVAL_MS = 200;
+/** How often old finished deliveries are removed from the log (and once at start). */
+const PURGE_INTERVAL_MS = 3_600_000;
 
 /**
  * Attempts recorded deliveries: leases due ones, sends them (bounded in-flight), records each
@@ -22,6 +24,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
+  private purgeTimer: NodeJS.Timeout | null = null;
   private stopping = false;
   private wakeRequested = false;
   private wakeUp: (() => void) | null = null;
@@ -39,10 +42,14 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
 
   onApplicationBootstrap(): void {
     this.loop = this.run();
+    void this.purge();
+    this.purgeTimer = setInterval(() => void this.purge(), PURGE_INTERVAL_MS);
+    this.purgeTimer.unref();
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
+    if (this.purgeTimer) clearInterval(this.purgeTimer);
     this.wake();
     await this.loop;
     // Requests still in flight are abandoned (their outcome unknown) and their leases given back:
@@ -57,6 +64,15 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   wake(): void {
     this.wakeRequested = true;
     this.wakeUp?.();
+  }
+
+  private async purge(): Promise<void> {
+    try {
+      const removed = await this.deliveries.purgeOlderThan(this.config.RELAY_DELIVERY_RETENTION_DAYS);
+      if (removed > 0) this.logger.log({ removed, days: this.config.RELAY_DELIVERY_RETENTION_DAYS }, 'removed old deliveries');
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not remove old deliveries');
+    }
   }
 
   private async run(): Promise<void> {
