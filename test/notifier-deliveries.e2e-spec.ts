@@ -173,6 +173,12 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     const delivery = (await deliveriesOf(task)).find((entry) => entry.channel === 'webhook')!;
     expect(delivery).toMatchObject({ status: 'succeeded', attempts: 2, last_status_code: 200, last_error: null, event: 'a2a.task.created' });
     expect(delivery.id).toBe(requests[0].headers['webhook-id']);
+    const detail = await request(relay.url).get(`/admin/deliveries/${delivery.id}`).set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`).expect(200);
+    expect(detail.body.attempt_log).toEqual([
+      { attempt_no: 1, status_code: 500, error: 'HTTP 500', duration_ms: expect.any(Number), attempted_at: expect.any(String) },
+      { attempt_no: 2, status_code: 200, error: null, duration_ms: expect.any(Number), attempted_at: expect.any(String) },
+    ]);
+    await request(relay.url).get(`/admin/deliveries/${delivery.id}`).expect(401);
   }, 30000);
 
   it('honours Retry-After on a 429', async () => {

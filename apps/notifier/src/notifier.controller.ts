@@ -5,6 +5,7 @@ import {
   NOTIFIER_SUBJECTS,
   RedeliverRequest,
   RotateWebhookSecretRequest,
+  type DeliveryDetail,
   type DeliveryView,
   type ListDeliveriesReply,
   type RotateWebhookSecretReply,
@@ -30,6 +31,11 @@ export class NotifierController {
   @MessagePattern(NOTIFIER_SUBJECTS.listDeliveries)
   async listDeliveries(@Payload() request: ListDeliveriesRequest): Promise<ListDeliveriesReply> {
     return { deliveries: await this.deliveries.list(request) };
+  }
+
+  @MessagePattern(NOTIFIER_SUBJECTS.getDelivery)
+  getDelivery(@Payload() request: RedeliverRequest): Promise<DeliveryDetail> {
+    return this.deliveries.detail(request.id);
   }
 
   @MessagePattern(NOTIFIER_SUBJECTS.redeliver)

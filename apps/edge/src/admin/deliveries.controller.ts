@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
-import { ListDeliveriesRequest, NOTIFIER_SUBJECTS, RelayError, type DeliveryView, type ListDeliveriesReply } from '@app/contracts';
+import { ListDeliveriesRequest, NOTIFIER_SUBJECTS, RelayError, type DeliveryDetail, type DeliveryView, type ListDeliveriesReply } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
@@ -18,6 +18,13 @@ export class DeliveriesController {
   @Get()
   list(@Query() query: ListDeliveriesRequest): Promise<ListDeliveriesReply> {
     return this.rpc.request(NOTIFIER_SUBJECTS.listDeliveries, query);
+  }
+
+  /** `GET /admin/deliveries/{id}`: the delivery with every attempt (status code, error, duration). */
+  @Get(':id')
+  get(@Param('id') id: string): Promise<DeliveryDetail> {
+    if (!UUID.test(id)) throw new RelayError('delivery_not_found', undefined, { id });
+    return this.rpc.request(NOTIFIER_SUBJECTS.getDelivery, { id });
   }
 
   /** `POST /admin/deliveries/{id}/redeliver`: attempts the delivery again with a fresh retry schedule. */

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
-import { RelayError, type DeliveryChannel, type DeliveryStatus, type DeliveryView, type ListDeliveriesRequest } from '@app/contracts';
+import { RelayError, type DeliveryChannel, type DeliveryDetail, type DeliveryStatus, type DeliveryView, type ListDeliveriesRequest } from '@app/contracts';
 import type { PlannedDelivery } from './delivery-planner';
 
 /** A delivery as the worker needs it. */
@@ -193,6 +193,19 @@ export class DeliveriesService {
       params,
     )) as DeliveryRow[];
     return rows.map(toDeliveryView);
+  }
+
+  async detail(id: string): Promise<DeliveryDetail> {
+    const [row] = (await this.dataSource.query(`SELECT * FROM ${TABLE} WHERE "id" = $1`, [id])) as DeliveryRow[];
+    if (!row) throw new RelayError('delivery_not_found', undefined, { id });
+    const attempts = (await this.dataSource.query(
+      `SELECT "attempt_no", "status_code", "error", "duration_ms", "attempted_at" FROM "notifier"."delivery_attempts" WHERE "delivery_id" = $1 ORDER BY "attempt_no", "id"`,
+      [id],
+    )) as Array<{ attempt_no: number; status_code: number | null; error: string | null; duration_ms: number; attempted_at: Date }>;
+    return {
+      ...toDeliveryView(row),
+      attempt_log: attempts.map((attempt) => ({ ...attempt, attempted_at: new Date(attempt.attempted_at).toISOString() })),
+    };
   }
 
   /**

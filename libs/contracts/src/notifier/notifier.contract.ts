@@ -7,6 +7,8 @@ export const NOTIFIER_SUBJECTS = {
   rotateWebhookSecret: 'relay.notifier.v1.webhook_secret.rotate',
   /** Lists deliveries, newest first (admin API). */
   listDeliveries: 'relay.notifier.v1.deliveries.list',
+  /** One delivery with every attempt made (admin API). */
+  getDelivery: 'relay.notifier.v1.deliveries.get',
   /** Sends a delivery again (admin API), whatever its status. */
   redeliver: 'relay.notifier.v1.deliveries.redeliver',
 } as const;
@@ -83,6 +85,18 @@ export interface DeliveryView {
   delivered_at: string | null;
 }
 
+export interface DeliveryAttemptView {
+  attempt_no: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  attempted_at: string;
+}
+
+export interface DeliveryDetail extends DeliveryView {
+  attempt_log: DeliveryAttemptView[];
+}
+
 export interface ListDeliveriesReply {
   deliveries: DeliveryView[];
 }
@@ -90,5 +104,6 @@ export interface ListDeliveriesReply {
 export interface NotifierRpc {
   [NOTIFIER_SUBJECTS.rotateWebhookSecret]: { request: RotateWebhookSecretRequest; reply: RotateWebhookSecretReply };
   [NOTIFIER_SUBJECTS.listDeliveries]: { request: ListDeliveriesRequest; reply: ListDeliveriesReply };
+  [NOTIFIER_SUBJECTS.getDelivery]: { request: RedeliverRequest; reply: DeliveryDetail };
   [NOTIFIER_SUBJECTS.redeliver]: { request: RedeliverRequest; reply: DeliveryView };
 }
