@@ -48,7 +48,7 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
         RELAY_WEBHOOK_ALLOW_PRIVATE: 'true',
         RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms',
         RELAY_WEBHOOK_TIMEOUT_MS: '1000',
-        RELAY_SLACK_MIN_INTERVAL_MS: '300',
+        RELAY_SLACK_MIN_INTERVAL_MS: '500',
       },
     });
     outbox = await OutboxWriter.connect();
@@ -157,7 +157,7 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     await outbox.write([1, 2, 3, 4].map(() => taskEvent(`task-${randomUUID()}`, 'created', { ...p, sequenceNo: 1 })));
     await eventually(() => sink.to(paths.recipientSlack).length === 4 && sink.to(paths.recipient).length === 4, 15000);
     const times = sink.to(paths.recipientSlack).map((request) => request.receivedAt);
-    for (let index = 1; index < times.length; index++) expect(times[index] - times[index - 1]).toBeGreaterThanOrEqual(250);
+    for (let index = 1; index < times.length; index++) expect(times[index] - times[index - 1]).toBeGreaterThanOrEqual(300);
   }, 30000);
 
   it('retries a receiver that answers 500 then 200, and records both attempts', async () => {
