@@ -41,7 +41,7 @@ describe('SIGKILL of the notifier and tasks service processes', () => {
   beforeAll(async () => {
     sink = await WebhookSink.start();
     relay = await RelayHarness.start({
-      env: { RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms', RELAY_WEBHOOK_TIMEOUT_MS: '2000' },
+      env: { RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms', RELAY_WEBHOOK_TIMEOUT_MS: '4000' },
     });
     outbox = await OutboxWriter.connect();
     agents = await AgentEvents.open(relay);
@@ -60,7 +60,7 @@ describe('SIGKILL of the notifier and tasks service processes', () => {
     await relay.stopService('notifier');
     const notifier = await ServiceProcess.start(relay, 'notifier');
     processes.push(notifier);
-    sink.plan(path, [{ status: 200, delayMs: 5000 }]);
+    sink.plan(path, [{ status: 200, delayMs: 8000 }]);
     const before = handoffs(sender, recipient, 8);
     await outbox.write(before);
     await eventually(() => sink.to(path).length === before.length, 20000);
