@@ -44,7 +44,7 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
   beforeAll(async () => {
     sink = await WebhookSink.start();
     relay = await RelayHarness.start({
-      env: { RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms', RELAY_WEBHOOK_TIMEOUT_MS: '2000' },
+      env: { RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms', RELAY_WEBHOOK_TIMEOUT_MS: '5000' },
     });
     outbox = await OutboxWriter.connect();
     agents = await AgentEvents.open(relay);
@@ -59,7 +59,7 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
 
   it('delivers everything after the notifier is stopped with deliveries in flight and events still unread', async () => {
     const { sender, recipient, path } = await pair('inflight');
-    sink.plan(path, [{ status: 200, delayMs: 3000 }]);
+    sink.plan(path, [{ status: 200, delayMs: 8000 }]);
     const before = handoffs(sender, recipient, 12);
     await outbox.write(before);
     await eventually(() => sink.to(path).length >= 2, 15000);
@@ -87,7 +87,7 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
 
   it('attempts again the deliveries a crashed notifier held, once their lease runs out', async () => {
     const { sender, recipient, path } = await pair('lease');
-    sink.plan(path, [{ status: 200, delayMs: 1500 }]);
+    sink.plan(path, [{ status: 200, delayMs: 8000 }]);
     const events = handoffs(sender, recipient, 3);
     await outbox.write(events);
     await eventually(() => sink.to(path).length === 3, 15000);
