@@ -1,6 +1,6 @@
-import { Kvm } from '@nats-io/kv';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { NatsRpcClient } from '@app/messaging';
-import { rateLimitBucketName } from '../apps/edge/src/rate-limit/rate-limiter';
+import { rateLimitStreamName } from '../apps/edge/src/rate-limit/rate-limiter';
 import { RelayHarness } from './support/relay-harness';
 import { registerAgent, uniqueHandle } from './support/agents';
 import { rpc, type RpcResponse } from './support/json-rpc';
@@ -63,11 +63,13 @@ describe('rate limiting on POST /a2a, shared by two edges', () => {
     expect(responses.filter((response) => response.status === 429)).toHaveLength(16 - LIMIT);
   });
 
-  it('keeps its counters in a bucket scoped by the subject prefix', async () => {
-    const kvm = new Kvm(relay.edge.get(NatsRpcClient).connection);
-    const bucket = await kvm.open(rateLimitBucketName(relay.subjectPrefix));
-    const status = await bucket.status();
-    expect(status.bucket).toBe(`ratelimit_${relay.subjectPrefix}`);
-    expect(status.values).toBeGreaterThan(0);
+  it('keeps its counters in a stream scoped by the subject prefix, capped at the limit per agent and window', async () => {
+    const jsm = await jetstreamManager(relay.edge.get(NatsRpcClient).connection);
+    const info = await jsm.streams.info(rateLimitStreamName(relay.subjectPrefix));
+    expect(info.config.name).toBe(`RATELIMIT_${relay.subjectPrefix}`);
+    expect(info.config.subjects).toEqual([`${relay.subjectPrefix}.relay.ratelimit.>`]);
+    expect(info.config.max_msgs_per_subject).toBe(LIMIT);
+    expect(info.config.discard_new_per_subject).toBe(true);
+    expect(info.state.messages).toBeGreaterThan(0);
   });
 });

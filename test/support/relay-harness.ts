@@ -4,7 +4,7 @@ import { loadConfig } from '@app/config';
 import { deleteEventStream, openJetStream } from '@app/messaging';
 import { createEdgeApp } from '../../apps/edge/src/bootstrap';
 import { EdgeConfig } from '../../apps/edge/src/edge.config';
-import { rateLimitBucketName } from '../../apps/edge/src/rate-limit/rate-limiter';
+import { rateLimitStreamName } from '../../apps/edge/src/rate-limit/rate-limiter';
 import { startTasksService } from '../../apps/tasks/src/bootstrap';
 import { TasksConfig } from '../../apps/tasks/src/tasks.config';
 import { startDirectoryService } from '../../apps/directory/src/bootstrap';
@@ -119,8 +119,8 @@ export class RelayHarness {
     const jetStream = await openJetStream({ url: testNatsUrl(), name: 'test-harness-cleanup' });
     try {
       await deleteEventStream(jetStream.jsm, this.subjectPrefix);
-      // The edges' rate-limit counters (a key-value bucket, i.e. a stream) of this run, if any.
-      await jetStream.jsm.streams.delete(`KV_${rateLimitBucketName(this.subjectPrefix)}`).catch(() => undefined);
+      // The edges' rate-limit counters of this run, if any.
+      await jetStream.jsm.streams.delete(rateLimitStreamName(this.subjectPrefix)).catch(() => undefined);
     } finally {
       await jetStream.connection.drain();
     }

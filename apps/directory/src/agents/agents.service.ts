@@ -91,7 +91,13 @@ export class AgentsService {
   async authenticate(apiKey: string): Promise<AgentIdentity> {
     if (!isWellFormedApiKey(apiKey)) throw new RelayError('unauthenticated');
     const hash = hashApiKey(apiKey);
-    const key = await this.dataSource.getRepository(ApiKeyEntity).findOne({ where: { keyHash: hash }, relations: { agent: true } });
+    // One joined query (findOne with relations would add a DISTINCT pre-query for its implicit LIMIT).
+    const key = await this.dataSource
+      .getRepository(ApiKeyEntity)
+      .createQueryBuilder('key')
+      .innerJoinAndSelect('key.agent', 'agent')
+      .where('key.keyHash = :hash', { hash })
+      .getOne();
     if (!key || !sameDigest(key.keyHash, hash) || key.revokedAt !== null || !key.agent || key.agent.disabledAt !== null) {
       throw new RelayError('unauthenticated');
     }

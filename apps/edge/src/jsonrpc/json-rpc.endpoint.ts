@@ -102,7 +102,6 @@ export class JsonRpcEndpoint {
   private async enforceRateLimit(caller: AgentIdentity, reply: FastifyReply): Promise<void> {
     const decision = await this.rateLimiter.consume(caller.id);
     reply.header('x-ratelimit-limit', String(decision.limit));
-    reply.header('x-ratelimit-remaining', String(decision.remaining));
     if (!decision.allowed) {
       reply.header('retry-after', String(decision.retryAfterSeconds));
       throw new RelayError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfterSeconds} s`, {

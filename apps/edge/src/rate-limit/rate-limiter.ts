@@ -1,34 +1,53 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Kvm, type KV } from '@nats-io/kv';
+import {
+  DiscardPolicy,
+  JetStreamApiError,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamClient,
+  type StreamConfig,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { prefixedSubject } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { EdgeConfig } from '../edge.config';
 
 export interface RateLimitDecision {
   allowed: boolean;
   limit: number;
-  remaining: number;
   /** Seconds until the current window ends (when the caller may try again). */
   retryAfterSeconds: number;
 }
 
 const WINDOW_MS = 60_000;
-const MAX_ATTEMPTS = 25;
+/** JetStream's error code when a subject already holds `max_msgs_per_subject` messages. */
+const MAX_MESSAGES_PER_SUBJECT_EXCEEDED = 10077;
+const EMPTY = new Uint8Array(0);
 
-/** The KV bucket of one relay (or test run): named after the subject prefix, so runs never share counters. */
-export function rateLimitBucketName(subjectPrefix: string): string {
+/** The counting stream of one relay (or test run): named after the subject prefix, so runs never share counters. */
+export function rateLimitStreamName(subjectPrefix: string): string {
   const scope = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
-  return scope ? `ratelimit_${scope}` : 'ratelimit';
+  return scope ? `RATELIMIT_${scope}` : 'RATELIMIT';
+}
+
+/** One subject per agent per window; the stream admits at most `limit` messages on it. */
+export function rateLimitSubject(subjectPrefix: string, agentId: string, window: number): string {
+  return prefixedSubject(subjectPrefix, `relay.ratelimit.${agentId.replace(/[^A-Za-z0-9_-]/g, '_')}.${window}`);
 }
 
 /**
- * Fixed one-minute windows per agent, counted in a NATS JetStream key-value bucket shared by every
- * edge replica. Each count is a compare-and-set on the key's revision, so concurrent requests on
- * different edges never both take the last slot.
+ * Fixed one-minute windows per agent, shared by every edge replica. Each request publishes one
+ * empty message on its agent's window subject to a JetStream stream that keeps at most `limit`
+ * messages per subject and refuses new ones past that (`discard_new_per_subject`): the server
+ * decides atomically, in one round trip, so concurrent requests on different edges never both take
+ * the last slot. Windows expire with the stream's two-minute max age.
  */
 @Injectable()
 export class RateLimiter {
   private readonly logger = new Logger(RateLimiter.name);
-  private bucket?: Promise<KV>;
+  private client?: Promise<JetStreamClient>;
 
   constructor(
     @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
@@ -39,41 +58,50 @@ export class RateLimiter {
     const limit = this.config.RELAY_RATE_LIMIT_PER_MINUTE;
     const window = Math.floor(now / WINDOW_MS);
     const retryAfterSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
-    const key = `${agentId.replace(/[^A-Za-z0-9_-]/g, '_')}.${window}`;
-    let kv: KV;
     try {
-      kv = await this.kv();
+      const js = await this.jetStream();
+      await js.publish(rateLimitSubject(this.nats.subjectPrefix, agentId, window), EMPTY);
+      return { allowed: true, limit, retryAfterSeconds };
     } catch (error) {
-      this.logger.warn({ err: error }, 'rate-limit store unavailable; request let through');
-      return { allowed: true, limit, remaining: limit, retryAfterSeconds };
-    }
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const entry = await kv.get(key);
-      const current = entry && entry.operation === 'PUT' ? Number(entry.string()) || 0 : 0;
-      if (current >= limit) return { allowed: false, limit, remaining: 0, retryAfterSeconds };
-      try {
-        if (entry) await kv.update(key, String(current + 1), entry.revision);
-        else await kv.create(key, String(current + 1));
-        return { allowed: true, limit, remaining: limit - current - 1, retryAfterSeconds };
-      } catch {
-        // another edge counted first: read again
+      if (error instanceof JetStreamApiError && error.code === MAX_MESSAGES_PER_SUBJECT_EXCEEDED) {
+        return { allowed: false, limit, retryAfterSeconds };
       }
+      this.logger.warn({ err: error }, 'rate-limit store unavailable; request let through');
+      return { allowed: true, limit, retryAfterSeconds };
     }
-    this.logger.warn({ agent_id: agentId }, 'rate-limit counter kept conflicting; request refused');
-    return { allowed: false, limit, remaining: 0, retryAfterSeconds: 1 };
   }
 
-  private kv(): Promise<KV> {
-    const kvm = new Kvm(this.nats.connection);
-    const name = rateLimitBucketName(this.nats.subjectPrefix);
-    // An existing bucket made with other settings is used as it is.
-    this.bucket ??= kvm
-      .create(name, { history: 1, ttl: 2 * WINDOW_MS })
-      .catch(() => kvm.open(name))
-      .catch((error: unknown) => {
-        this.bucket = undefined;
-        throw error;
+  private jetStream(): Promise<JetStreamClient> {
+    this.client ??= this.ensureStream().catch((error: unknown) => {
+      this.client = undefined;
+      throw error;
+    });
+    return this.client;
+  }
+
+  private async ensureStream(): Promise<JetStreamClient> {
+    const jsm = await jetstreamManager(this.nats.connection);
+    const name = rateLimitStreamName(this.nats.subjectPrefix);
+    const config: Partial<StreamConfig> & { name: string } = {
+      name,
+      subjects: [prefixedSubject(this.nats.subjectPrefix, 'relay.ratelimit.>')],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.Memory,
+      discard: DiscardPolicy.New,
+      discard_new_per_subject: true,
+      max_msgs_per_subject: this.config.RELAY_RATE_LIMIT_PER_MINUTE,
+      max_age: nanos(2 * WINDOW_MS),
+      num_replicas: 1,
+    };
+    const existing = await jsm.streams.info(name).catch(() => undefined);
+    if (!existing) {
+      await jsm.streams.add(config).catch(async (error: unknown) => {
+        if (!(await jsm.streams.info(name).catch(() => undefined))) throw error;
       });
-    return this.bucket;
+    } else if (existing.config.max_msgs_per_subject !== config.max_msgs_per_subject) {
+      this.logger.warn(`rate-limit stream ${name} had a limit of ${existing.config.max_msgs_per_subject}; now ${config.max_msgs_per_subject}`);
+      await jsm.streams.update(name, { ...existing.config, max_msgs_per_subject: config.max_msgs_per_subject });
+    }
+    return jetstream(this.nats.connection);
   }
 }
