@@ -5,3 +5,4 @@ export * from './rpc-validation.pipe';
 export * from './request-id.interceptor';
 export * from './bootstrap-microservice';
 export * from './jetstream';
+export * from './wakeable-delay';

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { WakeableDelay } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 import { WebhookSecretsService } from '../secrets/webhook-secrets.service';
 import { DeliveriesService, type AttemptOutcome, type DeliveryRow } from './deliveries.service';
@@ -26,8 +27,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   private loop: Promise<void> | null = null;
   private purgeTimer: NodeJS.Timeout | null = null;
   private stopping = false;
-  private wakeRequested = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly delay = new WakeableDelay();
 
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
@@ -50,7 +50,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
     if (this.purgeTimer) clearInterval(this.purgeTimer);
-    this.wake();
+    this.delay.interrupt();
     await this.loop;
     // Requests still in flight are abandoned (their outcome unknown) and their leases given back:
     // they are attempted again, with the same webhook-id, by whichever process runs next.
@@ -62,8 +62,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
 
   /** Looks for due deliveries now (called when new ones were recorded). */
   wake(): void {
-    this.wakeRequested = true;
-    this.wakeUp?.();
+    this.delay.wake();
   }
 
   private async purge(): Promise<void> {
@@ -100,22 +99,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   }
 
   private sleep(ms: number): Promise<void> {
-    if (this.stopping) return Promise.resolve();
-    if (this.wakeRequested) {
-      this.wakeRequested = false;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      this.wakeUp = done;
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-    }).then(() => {
-      this.wakeUp = null;
-      this.wakeRequested = false;
-    });
+    return this.stopping ? Promise.resolve() : this.delay.wait(ms);
   }
 
   private async attempt(delivery: DeliveryRow): Promise<void> {

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { prefixedSubject } from '@app/contracts';
-import { ensureEventStream, openJetStream, publishWithMsgId, type JetStreamContext } from '@app/messaging';
+import { ensureEventStream, openJetStream, publishWithMsgId, WakeableDelay, type JetStreamContext } from '@app/messaging';
 import { OUTBOX_NOTIFY_CHANNEL, OUTBOX_RELAY_OPTIONS, OUTBOX_TABLE, type OutboxRelayOptions } from './outbox.constants';
 
 interface ClaimedRow {
@@ -53,8 +53,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
   private relisten: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
   private stopping = false;
-  private wakeRequested = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly delay = new WakeableDelay();
   private backoffMs = 0;
 
   constructor(
@@ -70,7 +69,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
 
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
-    this.wake();
+    this.delay.interrupt();
     await this.loop;
     this.loop = null;
     if (this.relisten) clearTimeout(this.relisten);
@@ -84,8 +83,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
 
   /** Asks the relay to look at the outbox now (also triggered by a NOTIFY on the channel). */
   wake(): void {
-    this.wakeRequested = true;
-    this.wakeUp?.();
+    this.delay.wake();
   }
 
   /** Relays one batch; returns how many rows it published. Exposed for tests and tooling. */
@@ -151,25 +149,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
 
   /** Waits `ms`; a wake-up cuts it short unless the relay is backing off after a failure. */
   private sleep(ms: number, wakeable: boolean): Promise<void> {
-    if (this.stopping) return Promise.resolve();
-    if (wakeable && this.wakeRequested) {
-      this.wakeRequested = false;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      const wakeUp = (): void => {
-        if (wakeable || this.stopping) done();
-      };
-      this.wakeUp = wakeUp;
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-    }).then(() => {
-      this.wakeUp = null;
-      this.wakeRequested = false;
-    });
+    return this.stopping ? Promise.resolve() : this.delay.wait(ms, wakeable);
   }
 
   private async ensureJetStream(): Promise<JetStreamContext> {
