@@ -1,13 +1,6 @@
-const swc = ['@swc/jest', {
-  sourceMaps: 'inline',
-  module: { type: 'es6' },
-  jsc: {
-    target: 'es2022',
-    parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
-    keepClassNames: true,
-  },
-}];
+import { SWC_OPTIONS } from './test/support/swc-options.mjs';
+
+const swc = ['@swc/jest', SWC_OPTIONS];
 
 const shared = {
   extensionsToTreatAsEsm: ['.ts'],

@@ -4,6 +4,7 @@
 import { transformSync } from '@swc/core';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SWC_OPTIONS } from '../swc-options.mjs';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -31,16 +32,6 @@ export async function resolve(specifier, context, nextResolve) {
 export async function load(url, context, nextLoad) {
   if (!url.endsWith('.ts')) return nextLoad(url, context);
   const path = fileURLToPath(url);
-  const { code } = transformSync(readFileSync(path, 'utf8'), {
-    filename: path,
-    sourceMaps: 'inline',
-    module: { type: 'es6' },
-    jsc: {
-      target: 'es2022',
-      parser: { syntax: 'typescript', decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
-      keepClassNames: true,
-    },
-  });
+  const { code } = transformSync(readFileSync(path, 'utf8'), { ...SWC_OPTIONS, filename: path });
   return { format: 'module', source: code, shortCircuit: true };
 }
