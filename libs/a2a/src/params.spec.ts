@@ -1,16 +1,6 @@
-import { RelayError } from '@app/contracts';
 import { parseCancelParams, parseCompleteParams, parseGetParams, parseListParams, parseSendParams, parseUpdateStatusParams } from './params';
+import { invalidFieldOf } from './testing/invalid-field';
 
-function fieldOf(run: () => unknown): string | undefined {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(RelayError);
-    expect((error as RelayError).reason).toBe('invalid_params');
-    return (error as RelayError).data?.field as string;
-  }
-  throw new Error('expected invalid_params');
-}
 
 const message = { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'hi' }] };
 
@@ -40,14 +30,14 @@ describe('parseSendParams', () => {
   it('reads an inline push-notification config in either version', () => {
     expect(parseSendParams({ message, configuration: { taskPushNotificationConfig: { url: 'https://h/x', token: 't' } } }).pushConfig).toEqual({ url: 'https://h/x', token: 't' });
     expect(parseSendParams({ message, configuration: { push_notification_config: { url: 'https://h/y' } } }).pushConfig).toEqual({ url: 'https://h/y' });
-    expect(fieldOf(() => parseSendParams({ message, configuration: { taskPushNotificationConfig: { url: 'nope' } } }))).toBe('configuration.taskPushNotificationConfig.url');
+    expect(invalidFieldOf(() => parseSendParams({ message, configuration: { taskPushNotificationConfig: { url: 'nope' } } }))).toBe('configuration.taskPushNotificationConfig.url');
   });
 
   it('names bad fields', () => {
-    expect(fieldOf(() => parseSendParams({}))).toBe('message');
-    expect(fieldOf(() => parseSendParams({ message, configuration: { returnImmediately: 'yes' } }))).toBe('configuration.returnImmediately');
-    expect(fieldOf(() => parseSendParams({ message, recipient: 5 }))).toBe('recipient');
-    expect(fieldOf(() => parseSendParams([]))).toBe('params');
+    expect(invalidFieldOf(() => parseSendParams({}))).toBe('message');
+    expect(invalidFieldOf(() => parseSendParams({ message, configuration: { returnImmediately: 'yes' } }))).toBe('configuration.returnImmediately');
+    expect(invalidFieldOf(() => parseSendParams({ message, recipient: 5 }))).toBe('recipient');
+    expect(invalidFieldOf(() => parseSendParams([]))).toBe('params');
   });
 });
 
@@ -59,9 +49,9 @@ describe('parseGetParams / parseCancelParams', () => {
   });
 
   it('needs an id and a non-negative historyLength', () => {
-    expect(fieldOf(() => parseGetParams({}))).toBe('id');
-    expect(fieldOf(() => parseGetParams({ id: 't', historyLength: -1 }))).toBe('historyLength');
-    expect(fieldOf(() => parseCancelParams(undefined))).toBe('id');
+    expect(invalidFieldOf(() => parseGetParams({}))).toBe('id');
+    expect(invalidFieldOf(() => parseGetParams({ id: 't', historyLength: -1 }))).toBe('historyLength');
+    expect(invalidFieldOf(() => parseCancelParams(undefined))).toBe('id');
   });
 });
 
@@ -79,9 +69,9 @@ describe('parseListParams', () => {
   });
 
   it('rejects out-of-range sizes, unknown states and bad timestamps', () => {
-    expect(fieldOf(() => parseListParams({ pageSize: 101 }))).toBe('pageSize');
-    expect(fieldOf(() => parseListParams({ status: 'TASK_STATE_NOPE' }))).toBe('status');
-    expect(fieldOf(() => parseListParams({ statusTimestampAfter: 'yesterday' }))).toBe('statusTimestampAfter');
+    expect(invalidFieldOf(() => parseListParams({ pageSize: 101 }))).toBe('pageSize');
+    expect(invalidFieldOf(() => parseListParams({ status: 'TASK_STATE_NOPE' }))).toBe('status');
+    expect(invalidFieldOf(() => parseListParams({ statusTimestampAfter: 'yesterday' }))).toBe('statusTimestampAfter');
   });
 });
 
@@ -108,7 +98,7 @@ describe('agent-side methods', () => {
   });
 
   it('rejects canceled and empty reports', () => {
-    expect(fieldOf(() => parseUpdateStatusParams({ id: 't', status: { state: 'canceled' } }))).toBe('status.state');
-    expect(fieldOf(() => parseUpdateStatusParams({ id: 't' }))).toBe('status');
+    expect(invalidFieldOf(() => parseUpdateStatusParams({ id: 't', status: { state: 'canceled' } }))).toBe('status.state');
+    expect(invalidFieldOf(() => parseUpdateStatusParams({ id: 't' }))).toBe('status');
   });
 });

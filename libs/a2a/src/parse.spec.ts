@@ -1,16 +1,6 @@
-import { RelayError } from '@app/contracts';
 import { parseArtifact, parseMessage, parsePart } from './parse';
+import { invalidFieldOf } from './testing/invalid-field';
 
-function fieldOf(run: () => unknown): string | undefined {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(RelayError);
-    expect((error as RelayError).reason).toBe('invalid_params');
-    return (error as RelayError).data?.field as string;
-  }
-  throw new Error('expected invalid_params');
-}
 
 describe('parsePart', () => {
   it('reads v0.3 parts by kind', () => {
@@ -35,11 +25,11 @@ describe('parsePart', () => {
   });
 
   it('names the offending field', () => {
-    expect(fieldOf(() => parsePart({ kind: 'text' }, 'message.parts[0]'))).toBe('message.parts[0].text');
-    expect(fieldOf(() => parsePart({ kind: 'image' }, 'p'))).toBe('p.kind');
-    expect(fieldOf(() => parsePart({ text: 'a', data: {} }, 'p'))).toBe('p');
-    expect(fieldOf(() => parsePart({ raw: 'not base64!' }, 'p'))).toBe('p.raw');
-    expect(fieldOf(() => parsePart({ kind: 'file', file: { bytes: 'aGk=', uri: 'https://x' } }, 'p'))).toBe('p.file');
+    expect(invalidFieldOf(() => parsePart({ kind: 'text' }, 'message.parts[0]'))).toBe('message.parts[0].text');
+    expect(invalidFieldOf(() => parsePart({ kind: 'image' }, 'p'))).toBe('p.kind');
+    expect(invalidFieldOf(() => parsePart({ text: 'a', data: {} }, 'p'))).toBe('p');
+    expect(invalidFieldOf(() => parsePart({ raw: 'not base64!' }, 'p'))).toBe('p.raw');
+    expect(invalidFieldOf(() => parsePart({ kind: 'file', file: { bytes: 'aGk=', uri: 'https://x' } }, 'p'))).toBe('p.file');
   });
 });
 
@@ -66,10 +56,10 @@ describe('parseMessage', () => {
   });
 
   it('rejects missing parts, bad roles and over-long message ids', () => {
-    expect(fieldOf(() => parseMessage(undefined))).toBe('message');
-    expect(fieldOf(() => parseMessage({ parts: [] }))).toBe('message.parts');
-    expect(fieldOf(() => parseMessage({ parts: [{ text: 'a' }], role: 'ROLE_BOSS' }))).toBe('message.role');
-    expect(fieldOf(() => parseMessage({ parts: [{ text: 'a' }], messageId: 'x'.repeat(256) }))).toBe('message.messageId');
+    expect(invalidFieldOf(() => parseMessage(undefined))).toBe('message');
+    expect(invalidFieldOf(() => parseMessage({ parts: [] }))).toBe('message.parts');
+    expect(invalidFieldOf(() => parseMessage({ parts: [{ text: 'a' }], role: 'ROLE_BOSS' }))).toBe('message.role');
+    expect(invalidFieldOf(() => parseMessage({ parts: [{ text: 'a' }], messageId: 'x'.repeat(256) }))).toBe('message.messageId');
   });
 });
 
@@ -91,7 +81,7 @@ describe('parseArtifact', () => {
   });
 
   it('needs parts, and an id to append', () => {
-    expect(fieldOf(() => parseArtifact({ artifactId: 'a' }, 'artifacts[0]'))).toBe('artifacts[0].parts');
-    expect(fieldOf(() => parseArtifact({ parts: [{ text: 'x' }], append: true }, 'artifacts[0]'))).toBe('artifacts[0].artifactId');
+    expect(invalidFieldOf(() => parseArtifact({ artifactId: 'a' }, 'artifacts[0]'))).toBe('artifacts[0].parts');
+    expect(invalidFieldOf(() => parseArtifact({ parts: [{ text: 'x' }], append: true }, 'artifacts[0]'))).toBe('artifacts[0].artifactId');
   });
 });

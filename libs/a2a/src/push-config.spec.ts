@@ -1,4 +1,3 @@
-import { RelayError } from '@app/contracts';
 import {
   parseInlinePushConfig,
   parsePushConfigListParams,
@@ -8,17 +7,8 @@ import {
   renderPushConfigList,
   type PushConfigRecord,
 } from './push-config';
+import { invalidFieldOf } from './testing/invalid-field';
 
-function fieldOf(run: () => unknown): string | undefined {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(RelayError);
-    expect((error as RelayError).reason).toBe('invalid_params');
-    return (error as RelayError).data?.field as string;
-  }
-  throw new Error('expected invalid_params');
-}
 
 describe('push config params', () => {
   it('reads set in the v0.3 shape and in the flat v1.0 shape', () => {
@@ -32,9 +22,9 @@ describe('push config params', () => {
   });
 
   it('names bad fields', () => {
-    expect(fieldOf(() => parsePushConfigSetParams({ url: 'https://x' }))).toBe('taskId');
-    expect(fieldOf(() => parsePushConfigSetParams({ taskId: 'T', url: 'ftp://x' }))).toBe('params.url');
-    expect(fieldOf(() => parsePushConfigSetParams({ taskId: 'T', pushNotificationConfig: { url: 'https://x', authentication: { schemes: [] } } }))).toBe(
+    expect(invalidFieldOf(() => parsePushConfigSetParams({ url: 'https://x' }))).toBe('taskId');
+    expect(invalidFieldOf(() => parsePushConfigSetParams({ taskId: 'T', url: 'ftp://x' }))).toBe('params.url');
+    expect(invalidFieldOf(() => parsePushConfigSetParams({ taskId: 'T', pushNotificationConfig: { url: 'https://x', authentication: { schemes: [] } } }))).toBe(
       'pushNotificationConfig.authentication',
     );
   });
@@ -43,7 +33,7 @@ describe('push config params', () => {
     expect(parsePushConfigRefParams({ id: 'T1', pushNotificationConfigId: 'cfg' }, true)).toEqual({ taskId: 'T1', configId: 'cfg' });
     expect(parsePushConfigRefParams({ id: 'T1' }, false)).toEqual({ taskId: 'T1' });
     expect(parsePushConfigRefParams({ taskId: 'T1', id: 'cfg' }, true)).toEqual({ taskId: 'T1', configId: 'cfg' });
-    expect(fieldOf(() => parsePushConfigRefParams({ id: 'T1' }, true))).toBe('pushNotificationConfigId');
+    expect(invalidFieldOf(() => parsePushConfigRefParams({ id: 'T1' }, true))).toBe('pushNotificationConfigId');
     expect(parsePushConfigListParams({ id: 'T1' })).toEqual({ taskId: 'T1' });
     expect(parsePushConfigListParams({ taskId: 'T2', pageSize: 5 })).toEqual({ taskId: 'T2' });
   });
