@@ -48,6 +48,7 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
         RELAY_WEBHOOK_ALLOW_PRIVATE: 'true',
         RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms',
         RELAY_WEBHOOK_TIMEOUT_MS: '1000',
+        RELAY_THREAD_URL_TEMPLATE: 'https://ui.acme.test/threads/{task_id}',
         RELAY_SLACK_MIN_INTERVAL_MS: '500',
       },
     });

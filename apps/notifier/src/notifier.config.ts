@@ -46,8 +46,8 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Max(3650)
   RELAY_DELIVERY_RETENTION_DAYS: number = 30;
 
-  /** Link to a thread in Slack messages; `{task_id}` is replaced. */
+  /** Link to a thread in your own UI for Slack messages (`{task_id}` is replaced); unset, Slack shows the thread id. */
   @IsString()
-  @Matches(/^https?:\/\/\S+$/, { message: 'RELAY_THREAD_URL_TEMPLATE must be an http(s) URL' })
-  RELAY_THREAD_URL_TEMPLATE: string = 'http://127.0.0.1:8080/threads/{task_id}';
+  @Matches(/^(https?:\/\/\S+)?$/, { message: 'RELAY_THREAD_URL_TEMPLATE must be an http(s) URL' })
+  RELAY_THREAD_URL_TEMPLATE: string = '';
 }

@@ -1,5 +1,5 @@
 import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType } from '@app/contracts';
-import { planDeliveries, slackMessage, type AgentTarget } from './delivery-planner';
+import { planDeliveries, slackMessage, threadUrlFor, type AgentTarget } from './delivery-planner';
 
 function event(type: TaskEventType, author: string | null = null): TaskEvent {
   return {
@@ -88,5 +88,13 @@ describe('delivery planning', () => {
     expect(section).toContain('&amp;');
     expect(JSON.stringify(message.blocks[1])).toContain('<https://relay/t/T1|Open the thread>');
     expect(slackMessage(event('completed'), 'u').text).toBe('bob@acme completed the handoff from alice@acme: All green');
+  });
+
+  it('names the thread by id when no thread URL is configured', () => {
+    expect(threadUrlFor('', 'T1')).toBeNull();
+    expect(threadUrlFor('https://ui.acme.dev/handoffs/{task_id}', 'T 1')).toBe('https://ui.acme.dev/handoffs/T%201');
+    const context = JSON.stringify(slackMessage(event('created'), null).blocks[1]);
+    expect(context).toContain('Thread `T1`');
+    expect(context).not.toContain('Open the thread');
   });
 });

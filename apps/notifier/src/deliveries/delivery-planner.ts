@@ -72,8 +72,11 @@ function quote(text: string, max = 300): string {
     .join('\n');
 }
 
-/** A Slack incoming-webhook message: readable text for notifications, blocks with who, what and a link. */
-export function slackMessage(event: TaskEvent, threadUrl: string): { text: string; blocks: unknown[] } {
+/**
+ * A Slack incoming-webhook message: readable text for notifications, blocks with who, what and the
+ * thread (a link when a thread URL is configured, its id otherwise).
+ */
+export function slackMessage(event: TaskEvent, threadUrl: string | null): { text: string; blocks: unknown[] } {
   const sender = escapeSlack(event.sender);
   const recipient = escapeSlack(event.recipient);
   const summary = event.task.summary;
@@ -94,14 +97,19 @@ export function slackMessage(event: TaskEvent, threadUrl: string): { text: strin
       { type: 'section', text: { type: 'mrkdwn', text: `${headline}\n${detail}` } },
       {
         type: 'context',
-        elements: [{ type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · State: ${event.state} · <${threadUrl}|Open the thread>` }],
+        elements: [{ type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · State: ${event.state} · ${threadReference(event.task_id, threadUrl)}` }],
       },
     ],
   };
 }
 
-export function threadUrlFor(template: string, taskId: string): string {
-  return template.replace('{task_id}', encodeURIComponent(taskId));
+function threadReference(taskId: string, threadUrl: string | null): string {
+  return threadUrl ? `<${threadUrl}|Open the thread>` : `Thread \`${escapeSlack(taskId)}\``;
+}
+
+/** The thread's URL from the configured template, or null when none is configured. */
+export function threadUrlFor(template: string, taskId: string): string | null {
+  return template ? template.replace('{task_id}', encodeURIComponent(taskId)) : null;
 }
 
 /**
