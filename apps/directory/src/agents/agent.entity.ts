@@ -1,6 +1,11 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
 @Entity({ name: 'agents' })
+@Check('agents_handle_format', `"handle" ~ '^[a-z0-9][a-z0-9._-]{0,127}@[a-z0-9][a-z0-9.-]{0,126}$'`)
+@Check('agents_name_not_blank', `btrim("name") <> ''`)
+@Check('agents_metadata_object', `jsonb_typeof("metadata") = 'object'`)
+@Check('agents_webhook_url_http', `"notification_webhook_url" IS NULL OR "notification_webhook_url" ~ '^https?://'`)
+@Check('agents_slack_url_http', `"slack_webhook_url" IS NULL OR "slack_webhook_url" ~ '^https?://'`)
 export class AgentEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;

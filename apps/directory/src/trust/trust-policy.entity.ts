@@ -1,10 +1,17 @@
-import { Column, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, Entity, JoinColumn, OneToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
+import { AgentEntity } from '../agents/agent.entity';
 
 /** A recipient's admission policy: `allow` and `block` lists of handles or `*@org` patterns. */
 @Entity({ name: 'trust_policies' })
+@Check('trust_policies_allow_no_nulls', `array_position("allow", NULL) IS NULL`)
+@Check('trust_policies_block_no_nulls', `array_position("block", NULL) IS NULL`)
 export class TrustPolicyEntity {
   @PrimaryColumn({ type: 'uuid' })
   agentId: string;
+
+  @OneToOne(() => AgentEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'agent_id', foreignKeyConstraintName: 'trust_policies_agent_fk' })
+  agent?: Relation<AgentEntity>;
 
   @Column({ type: 'text', array: true, default: () => "'{}'" })
   allow: string[];
