@@ -11,6 +11,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { dropDatabase, ensureDatabaseExists } from '@app/database';
+import { deleteEventStream, openJetStream } from '@app/messaging';
+import { rateLimitStreamName } from '../../apps/edge/src/rate-limit/rate-limiter';
 import { migrateAllSchemas } from '../migrate-all';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
@@ -86,9 +88,10 @@ async function main(): Promise<void> {
   const databaseUrl = `postgres://postgres@127.0.0.1:5432/relay_bench_${Date.now().toString(36)}`;
   await ensureDatabaseExists(databaseUrl);
   await migrateAllSchemas(databaseUrl);
+  const subjectPrefix = `bench_${randomBytes(4).toString('hex')}`;
   const children = startProcesses({
     DATABASE_URL: databaseUrl,
-    NATS_SUBJECT_PREFIX: `bench_${randomBytes(4).toString('hex')}`,
+    NATS_SUBJECT_PREFIX: subjectPrefix,
     RELAY_MIGRATE_ON_START: 'false',
     RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
     RELAY_RATE_LIMIT_PER_MINUTE: '100000',
@@ -183,6 +186,10 @@ async function main(): Promise<void> {
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
     await dropDatabase(databaseUrl);
+    const jetStream = await openJetStream({ url: 'nats://127.0.0.1:4222', name: 'bench-cleanup' });
+    await deleteEventStream(jetStream.jsm, subjectPrefix);
+    await jetStream.jsm.streams.delete(rateLimitStreamName(subjectPrefix)).catch(() => undefined);
+    await jetStream.connection.drain();
   }
 }
 

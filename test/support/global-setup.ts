@@ -1,14 +1,65 @@
 import { randomBytes } from 'node:crypto';
-import { ensureDatabaseExists } from '../../libs/database/src/create-database';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import pg from 'pg';
+import { dropDatabase, ensureDatabaseExists } from '../../libs/database/src/create-database';
+
+const STALE_DATABASE_AGE_MS = 6 * 60 * 60 * 1000;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Drops test databases (`relay_test_<base36 time>_<hex>`) that a crashed run left behind hours ago. */
+async function dropStaleTestDatabases(base: URL): Promise<void> {
+  const client = new pg.Client({ connectionString: base.toString() });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'relay\\_test\\_%'`);
+    for (const { datname } of rows) {
+      const createdAt = parseInt(datname.split('_')[2] ?? '', 36);
+      if (Number.isFinite(createdAt) && Date.now() - createdAt > STALE_DATABASE_AGE_MS) {
+        const stale = new URL(base.toString());
+        stale.pathname = `/${datname}`;
+        await dropDatabase(stale.toString());
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** Deletes JetStream streams of test prefixes (`test_<pid>_<hex>`) whose process is gone. */
+async function deleteOrphanedTestStreams(natsUrl: string): Promise<void> {
+  const connection = await connect({ servers: natsUrl });
+  try {
+    const jsm = await jetstreamManager(connection);
+    const orphaned: string[] = [];
+    for await (const stream of jsm.streams.list()) {
+      const pid = /_test_(\d+)_[0-9a-f]+$/.exec(stream.config.name)?.[1];
+      if (pid && !isAlive(Number(pid))) orphaned.push(stream.config.name);
+    }
+    for (const name of orphaned) await jsm.streams.delete(name).catch(() => undefined);
+  } finally {
+    await connection.close();
+  }
+}
 
 /**
- * Creates this run's own database; the services apply their migrations to it when the harness
- * starts them (under an advisory lock, so concurrent starts migrate once).
+ * Creates this run's own database (the services apply their migrations to it when the harness
+ * starts them, under an advisory lock), after clearing what crashed runs left behind.
  */
 export default async function globalSetup(): Promise<void> {
   const base = new URL(process.env.TEST_DATABASE_BASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres');
-  base.pathname = `/relay_test_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  const url = base.toString();
-  await ensureDatabaseExists(url);
-  process.env.RELAY_TEST_DATABASE_URL = url;
+  await dropStaleTestDatabases(base);
+  await deleteOrphanedTestStreams(process.env.NATS_URL || 'nats://127.0.0.1:4222');
+  const url = new URL(base.toString());
+  url.pathname = `/relay_test_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  await ensureDatabaseExists(url.toString());
+  process.env.RELAY_TEST_DATABASE_URL = url.toString();
 }
