@@ -1,0 +1,53 @@
+import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique, UpdateDateColumn, type Relation } from 'typeorm';
+import type { ArtifactView, PartView } from '@app/contracts';
+import type { ThreadEntity } from './thread.entity';
+
+/** An artifact of a thread: typed (`type` + `fields`) or free-form A2A parts, in attachment order. */
+@Entity({ name: 'artifacts' })
+@Unique('artifacts_thread_position_key', ['threadId', 'position'])
+@Check('artifacts_type_known', `"type" IS NULL OR "type" IN ('file_diff', 'file_ref', 'test_command', 'api_contract', 'link')`)
+@Check('artifacts_typed_or_parts', `"type" IS NOT NULL OR jsonb_array_length("parts") >= 1`)
+@Check('artifacts_fields_object', `jsonb_typeof("fields") = 'object'`)
+@Check('artifacts_parts_array', `jsonb_typeof("parts") = 'array'`)
+@Check('artifacts_metadata_object', `jsonb_typeof("metadata") = 'object'`)
+export class ArtifactEntity {
+  @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'artifacts_pkey' })
+  threadId: string;
+
+  @ManyToOne('ThreadEntity', { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'thread_id', foreignKeyConstraintName: 'artifacts_thread_fkey' })
+  thread?: Relation<ThreadEntity>;
+
+  @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'artifacts_pkey' })
+  artifactId: string;
+
+  @Column({ type: 'integer' })
+  position: number;
+
+  @Column({ type: 'varchar', length: 20, nullable: true })
+  type: ArtifactView['type'] | null;
+
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  fields: Record<string, unknown>;
+
+  @Column({ type: 'varchar', length: 1024, nullable: true })
+  name: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  description: string | null;
+
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  parts: PartView[];
+
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  metadata: Record<string, unknown>;
+
+  @Column({ type: 'boolean', default: true })
+  lastChunk: boolean;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+}

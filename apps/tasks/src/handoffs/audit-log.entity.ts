@@ -1,0 +1,49 @@
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, type Relation } from 'typeorm';
+import type { ThreadState } from '@app/contracts';
+import type { ThreadEntity } from './thread.entity';
+
+const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
+
+/** One state transition of a thread: who, from which state to which, and why. */
+@Entity({ name: 'audit_log' })
+@Index('audit_log_thread_idx', ['threadId', 'id'])
+@Check(
+  'audit_log_transition_known',
+  `"transition" IN ('create', 'accept', 'complete', 'cancel', 'decline', 'fail', 'request_input', 'resume')`,
+)
+@Check('audit_log_from_state_known', `"from_state" IS NULL OR "from_state" IN (${STATES})`)
+@Check('audit_log_to_state_known', `"to_state" IN (${STATES})`)
+@Check('audit_log_create_has_no_from', `("transition" = 'create') = ("from_state" IS NULL)`)
+export class AuditLogEntity {
+  /** bigserial; pg returns int8 as a string. */
+  @PrimaryGeneratedColumn('increment', { type: 'bigint', primaryKeyConstraintName: 'audit_log_pkey' })
+  id: string;
+
+  @Column({ type: 'char', length: 26 })
+  threadId: string;
+
+  @ManyToOne('ThreadEntity', { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'thread_id', foreignKeyConstraintName: 'audit_log_thread_fkey' })
+  thread?: Relation<ThreadEntity>;
+
+  @Column({ type: 'varchar', length: 64 })
+  actorId: string;
+
+  @Column({ type: 'varchar', length: 20 })
+  transition: string;
+
+  @Column({ type: 'varchar', length: 20, nullable: true })
+  fromState: ThreadState | null;
+
+  @Column({ type: 'varchar', length: 20 })
+  toState: ThreadState;
+
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  sessionId: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  reason: string | null;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  at: Date;
+}

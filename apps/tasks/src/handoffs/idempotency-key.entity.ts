@@ -1,0 +1,40 @@
+import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
+import type { MessageEntity } from './message.entity';
+
+/** A sender's idempotency key (a message id or a client key), pointing at the message it created. */
+@Entity({ name: 'idempotency_keys' })
+@Check('idempotency_keys_scope_known', `"scope" IN ('message_id', 'client_key')`)
+@Check('idempotency_keys_key_length', `char_length("key") BETWEEN 1 AND 255`)
+export class IdempotencyKeyEntity {
+  @PrimaryColumn({ type: 'varchar', length: 64, primaryKeyConstraintName: 'idempotency_keys_pkey' })
+  senderId: string;
+
+  @PrimaryColumn({ type: 'varchar', length: 20, primaryKeyConstraintName: 'idempotency_keys_pkey' })
+  scope: 'message_id' | 'client_key';
+
+  @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'idempotency_keys_pkey' })
+  key: string;
+
+  /** Lowercase hex SHA-256 of the request the key first came with. */
+  @Column({ type: 'char', length: 64 })
+  requestHash: string;
+
+  @Column({ type: 'char', length: 26 })
+  threadId: string;
+
+  @Column({ type: 'integer' })
+  sequenceNo: number;
+
+  @ManyToOne('MessageEntity', { onDelete: 'CASCADE' })
+  @JoinColumn([
+    { name: 'thread_id', referencedColumnName: 'threadId', foreignKeyConstraintName: 'idempotency_keys_message_fkey' },
+    { name: 'sequence_no', referencedColumnName: 'sequenceNo', foreignKeyConstraintName: 'idempotency_keys_message_fkey' },
+  ])
+  message?: Relation<MessageEntity>;
+
+  @Column({ type: 'boolean' })
+  createdThread: boolean;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+}

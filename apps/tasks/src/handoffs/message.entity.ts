@@ -1,0 +1,47 @@
+import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique, type Relation } from 'typeorm';
+import type { PartView } from '@app/contracts';
+import type { ThreadEntity } from './thread.entity';
+
+/** A message of a thread, numbered from 1 per thread; `id` is the client's message id. */
+@Entity({ name: 'messages' })
+@Unique('messages_thread_id_id_key', ['threadId', 'id'])
+@Check('messages_sequence_range', `"sequence_no" BETWEEN 1 AND 500`)
+@Check('messages_id_length', `char_length("id") BETWEEN 1 AND 255`)
+@Check('messages_author_known', `"author" IN ('sender', 'recipient')`)
+@Check('messages_parts_array', `jsonb_typeof("parts") = 'array' AND jsonb_array_length("parts") >= 1`)
+@Check('messages_payload_object', `jsonb_typeof("payload") = 'object'`)
+export class MessageEntity {
+  @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'messages_pkey' })
+  threadId: string;
+
+  @ManyToOne('ThreadEntity', { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'thread_id', foreignKeyConstraintName: 'messages_thread_fkey' })
+  thread?: Relation<ThreadEntity>;
+
+  @PrimaryColumn({ type: 'integer', primaryKeyConstraintName: 'messages_pkey' })
+  sequenceNo: number;
+
+  @Column({ type: 'varchar', length: 255 })
+  id: string;
+
+  @Column({ type: 'varchar', length: 10 })
+  author: 'sender' | 'recipient';
+
+  @Column({ type: 'varchar', length: 64 })
+  authorId: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  fromHandle: string;
+
+  @Column({ type: 'text' })
+  body: string;
+
+  @Column({ type: 'jsonb' })
+  parts: PartView[];
+
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  payload: Record<string, unknown>;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,119 @@
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { Intent, ProposedAction, ThreadState } from '@app/contracts';
+
+const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
+
+/**
+ * A handoff thread (an A2A task) between a sender and a recipient agent, with the participants'
+ * identities copied at creation. The index columns `id` and `status_timestamp` are descending in
+ * the schema; TypeORM has no column order for an index, which it does not compare.
+ */
+@Entity({ name: 'threads' })
+@Index('threads_recipient_created_idx', ['recipientId', 'id'])
+@Index('threads_sender_created_idx', ['senderId', 'id'])
+@Index('threads_recipient_status_idx', ['recipientId', 'statusTimestamp', 'id'])
+@Index('threads_sender_status_idx', ['senderId', 'statusTimestamp', 'id'])
+@Index('threads_context_idx', ['contextId'])
+@Check('threads_id_ulid', `"id" ~ '^[0-9A-HJKMNP-TV-Z]{26}$'`)
+@Check('threads_state_known', `"state" IN (${STATES})`)
+@Check('threads_intent_known', `"intent" IN ('inform', 'ask_question', 'propose_action')`)
+@Check(
+  'threads_proposed_action_matches_intent',
+  `("intent" = 'propose_action') = ("proposed_action" IS NOT NULL AND jsonb_typeof("proposed_action") = 'object')`,
+)
+@Check('threads_metadata_object', `jsonb_typeof("metadata") = 'object'`)
+@Check('threads_message_count_range', `"message_count" BETWEEN 0 AND 500`)
+@Check('threads_version_positive', `"version" >= 1`)
+@Check(
+  'threads_accepted_at_when_accepted',
+  `"state" NOT IN ('accepted', 'input_required', 'completed', 'failed') OR "accepted_at" IS NOT NULL`,
+)
+@Check('threads_completed_at_when_completed', `("state" = 'completed') = ("completed_at" IS NOT NULL)`)
+@Check('threads_cancelled_at_when_cancelled', `("state" = 'cancelled') = ("cancelled_at" IS NOT NULL)`)
+@Check('threads_failed_at_when_failed', `("state" = 'failed') = ("failed_at" IS NOT NULL)`)
+@Check('threads_rejected_at_when_rejected', `("state" = 'rejected') = ("rejected_at" IS NOT NULL)`)
+export class ThreadEntity {
+  /** ULID. */
+  @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'threads_pkey' })
+  id: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  contextId: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  senderId: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  senderHandle: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  senderName: string;
+
+  @Column({ type: 'varchar', length: 100, nullable: true })
+  senderRole: string | null;
+
+  @Column({ type: 'varchar', length: 64 })
+  recipientId: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  recipientHandle: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  recipientName: string;
+
+  @Column({ type: 'varchar', length: 100, nullable: true })
+  recipientRole: string | null;
+
+  @Column({ type: 'varchar', length: 20, default: 'pending' })
+  state: ThreadState;
+
+  @Column({ type: 'varchar', length: 20, default: 'inform' })
+  intent: Intent;
+
+  @Column({ type: 'text' })
+  summary: string;
+
+  @Column({ type: 'jsonb', nullable: true })
+  proposedAction: ProposedAction | null;
+
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  metadata: Record<string, unknown>;
+
+  @Column({ type: 'text', nullable: true })
+  resultSummary: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  reason: string | null;
+
+  @Column({ type: 'integer', default: 0 })
+  messageCount: number;
+
+  /** Bumped by every change of the thread (transition, message, artifact). */
+  @Column({ type: 'integer', default: 1 })
+  version: number;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  acceptedAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  completedAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  cancelledAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  failedAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  rejectedAt: Date | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+
+  /** When the state last changed (A2A `status.timestamp`). */
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  statusTimestamp: Date;
+}

@@ -1,0 +1,49 @@
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
+import type { ThreadEntity } from '../handoffs/thread.entity';
+
+/** An A2A push-notification config of a task, owned by the agent that set it. */
+@Entity({ name: 'push_configs' })
+@Index('push_configs_task_created_idx', ['taskId', 'createdAt'])
+@Check('push_configs_version', `"version" IN ('0.3', '1.0')`)
+@Check('push_configs_url_http', `"url" ~ '^https?://'`)
+@Check('push_configs_auth_schemes', `"auth_schemes" IS NULL OR cardinality("auth_schemes") >= 1`)
+@Check('push_configs_credentials_need_scheme', `"auth_credentials" IS NULL OR "auth_schemes" IS NOT NULL`)
+export class PushConfigEntity {
+  @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'push_configs_pkey' })
+  taskId: string;
+
+  @ManyToOne('ThreadEntity', { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'task_id', foreignKeyConstraintName: 'push_configs_thread_fkey' })
+  task?: Relation<ThreadEntity>;
+
+  @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'push_configs_pkey' })
+  id: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  ownerId: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  ownerHandle: string;
+
+  /** A2A dialect the config was set in: '0.3' or '1.0'. */
+  @Column({ type: 'varchar', length: 8 })
+  version: string;
+
+  @Column({ type: 'varchar', length: 2048 })
+  url: string;
+
+  @Column({ type: 'varchar', length: 4096, nullable: true })
+  token: string | null;
+
+  @Column({ type: 'text', array: true, nullable: true })
+  authSchemes: string[] | null;
+
+  @Column({ type: 'varchar', length: 4096, nullable: true })
+  authCredentials: string | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+}
