@@ -1,2 +1,16 @@
+import { DeliveryAttemptEntity } from '../deliveries/delivery-attempt.entity';
+import { DeliveryEntity } from '../deliveries/delivery.entity';
+import { SlackSlotEntity } from '../deliveries/slack-slot.entity';
+import { WebhookSecretEntity } from '../secrets/webhook-secret.entity';
+import { AgentTargetEntity } from '../targets/agent-target.entity';
+import { PushTargetEntity } from '../targets/push-target.entity';
+
 /** Every entity of the notifier schema. */
-export const NOTIFIER_ENTITIES: Array<new () => object> = [];
+export const NOTIFIER_ENTITIES: Array<new () => object> = [
+  AgentTargetEntity,
+  PushTargetEntity,
+  WebhookSecretEntity,
+  DeliveryEntity,
+  DeliveryAttemptEntity,
+  SlackSlotEntity,
+];

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { RelayError, type DeliveryChannel, type DeliveryDetail, type DeliveryStatus, type DeliveryView, type ListDeliveriesRequest } from '@app/contracts';
+import { DeliveryAttemptEntity } from './delivery-attempt.entity';
 import type { PlannedDelivery } from './delivery-planner';
 
 /** A delivery as the worker needs it. */
@@ -134,10 +135,13 @@ export class DeliveriesService {
   async recordAttempt(delivery: DeliveryRow, outcome: AttemptOutcome): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       const attemptNo = delivery.attempts + 1;
-      await manager.query(
-        `INSERT INTO "notifier"."delivery_attempts" ("delivery_id", "attempt_no", "status_code", "error", "duration_ms") VALUES ($1, $2, $3, $4, $5)`,
-        [delivery.id, attemptNo, outcome.statusCode, outcome.error?.slice(0, 1000) ?? null, outcome.durationMs],
-      );
+      await manager.getRepository(DeliveryAttemptEntity).insert({
+        deliveryId: delivery.id,
+        attemptNo,
+        statusCode: outcome.statusCode,
+        error: outcome.error?.slice(0, 1000) ?? null,
+        durationMs: outcome.durationMs,
+      });
       const status: DeliveryStatus = outcome.ok ? 'succeeded' : outcome.retryInMs !== null ? 'failed' : 'dead';
       await manager.query(
         `UPDATE ${TABLE} SET
@@ -198,13 +202,16 @@ export class DeliveriesService {
   async detail(id: string): Promise<DeliveryDetail> {
     const [row] = (await this.dataSource.query(`SELECT * FROM ${TABLE} WHERE "id" = $1`, [id])) as DeliveryRow[];
     if (!row) throw new RelayError('delivery_not_found', undefined, { id });
-    const attempts = (await this.dataSource.query(
-      `SELECT "attempt_no", "status_code", "error", "duration_ms", "attempted_at" FROM "notifier"."delivery_attempts" WHERE "delivery_id" = $1 ORDER BY "attempt_no", "id"`,
-      [id],
-    )) as Array<{ attempt_no: number; status_code: number | null; error: string | null; duration_ms: number; attempted_at: Date }>;
+    const attempts = await this.dataSource.getRepository(DeliveryAttemptEntity).find({ where: { deliveryId: id }, order: { attemptNo: 'ASC', id: 'ASC' } });
     return {
       ...toDeliveryView(row),
-      attempt_log: attempts.map((attempt) => ({ ...attempt, attempted_at: new Date(attempt.attempted_at).toISOString() })),
+      attempt_log: attempts.map((attempt) => ({
+        attempt_no: attempt.attemptNo,
+        status_code: attempt.statusCode,
+        error: attempt.error,
+        duration_ms: attempt.durationMs,
+        attempted_at: attempt.attemptedAt.toISOString(),
+      })),
     };
   }
 

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { generateWebhookSecret } from '../deliveries/standard-webhooks';
+import { WebhookSecretEntity } from './webhook-secret.entity';
 
 /**
  * The per-agent webhook signing secrets. The notifier must sign with them, so they are stored
@@ -26,7 +27,7 @@ export class WebhookSecretsService {
   }
 
   async secretOf(handle: string): Promise<string | null> {
-    const rows = (await this.dataSource.query(`SELECT "secret" FROM "notifier"."webhook_secrets" WHERE "handle" = $1`, [handle])) as Array<{ secret: string }>;
-    return rows[0]?.secret ?? null;
+    const row = await this.dataSource.getRepository(WebhookSecretEntity).findOne({ select: { secret: true }, where: { handle } });
+    return row?.secret ?? null;
   }
 }

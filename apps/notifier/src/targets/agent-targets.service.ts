@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { In, type DataSource } from 'typeorm';
 import type { AgentUpdatedEvent } from '@app/contracts';
 import type { AgentTarget } from '../deliveries/delivery-planner';
+import { AgentTargetEntity } from './agent-target.entity';
 
 /**
  * The notifier's copy of where each agent wants to be told, kept from the directory's
@@ -51,10 +52,15 @@ export class AgentTargetsService {
   }
 
   async byHandles(handles: string[]): Promise<Map<string, AgentTarget>> {
-    const rows = (await this.dataSource.query(
-      `SELECT "handle", "name", "notification_webhook_url", "slack_webhook_url", "disabled" FROM "notifier"."agent_targets" WHERE "handle" = ANY($1)`,
-      [handles],
-    )) as AgentTarget[];
-    return new Map(rows.map((row) => [row.handle, row]));
+    const rows = await this.dataSource.getRepository(AgentTargetEntity).find({
+      select: { handle: true, name: true, notificationWebhookUrl: true, slackWebhookUrl: true, disabled: true },
+      where: { handle: In(handles) },
+    });
+    return new Map(
+      rows.map((row): [string, AgentTarget] => [
+        row.handle,
+        { handle: row.handle, name: row.name, notification_webhook_url: row.notificationWebhookUrl, slack_webhook_url: row.slackWebhookUrl, disabled: row.disabled },
+      ]),
+    );
   }
 }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { PushConfigEvent } from '@app/contracts';
 import type { PushTarget } from '../deliveries/push-payload';
+import { PushTargetEntity } from './push-target.entity';
 
 /** The A2A push-notification configs of each task, as the tasks service's events last said. */
 @Injectable()
@@ -40,10 +41,15 @@ export class PushTargetsService {
   }
 
   async ofTask(taskId: string): Promise<PushTarget[]> {
-    return (await this.dataSource.query(
-      `SELECT "config_id", "owner_handle", "version", "url", "token", "auth_scheme", "auth_credentials" FROM "notifier"."push_targets"
-       WHERE "task_id" = $1 ORDER BY "created_at", "config_id"`,
-      [taskId],
-    )) as PushTarget[];
+    const rows = await this.dataSource.getRepository(PushTargetEntity).find({ where: { taskId }, order: { createdAt: 'ASC', configId: 'ASC' } });
+    return rows.map((row) => ({
+      config_id: row.configId,
+      owner_handle: row.ownerHandle,
+      version: row.version,
+      url: row.url,
+      token: row.token,
+      auth_scheme: row.authScheme,
+      auth_credentials: row.authCredentials,
+    }));
   }
 }

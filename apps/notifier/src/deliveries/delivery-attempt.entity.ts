@@ -1,0 +1,34 @@
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, type Relation } from 'typeorm';
+import type { DeliveryEntity } from './delivery.entity';
+
+/** One HTTP attempt of a delivery: its status code or error and how long it took. */
+@Entity({ name: 'delivery_attempts' })
+@Check('delivery_attempts_no', `"attempt_no" >= 1`)
+@Index('delivery_attempts_delivery_idx', ['deliveryId', 'attemptNo'])
+export class DeliveryAttemptEntity {
+  /** bigserial: a bigint, read as a string. */
+  @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'delivery_attempts_pkey' })
+  id: string;
+
+  @Column({ type: 'uuid' })
+  deliveryId: string;
+
+  @ManyToOne('DeliveryEntity', (delivery: DeliveryEntity) => delivery.attemptLog, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'delivery_id', foreignKeyConstraintName: 'delivery_attempts_delivery_fkey' })
+  delivery?: Relation<DeliveryEntity>;
+
+  @Column({ type: 'integer' })
+  attemptNo: number;
+
+  @Column({ type: 'integer', nullable: true })
+  statusCode: number | null;
+
+  @Column({ type: 'text', nullable: true })
+  error: string | null;
+
+  @Column({ type: 'integer' })
+  durationMs: number;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  attemptedAt: Date;
+}

@@ -1,0 +1,85 @@
+import { Check, Column, CreateDateColumn, Entity, Index, OneToMany, PrimaryColumn, Unique, type Relation } from 'typeorm';
+import type { DeliveryChannel, DeliveryStatus } from '@app/contracts';
+import type { DeliveryAttemptEntity } from './delivery-attempt.entity';
+
+/** One event to one target (webhook, Slack or A2A push), with its retry schedule and outcome. */
+@Entity({ name: 'deliveries' })
+@Unique('deliveries_event_target_key', ['eventId', 'channel', 'targetRef'])
+@Check('deliveries_channel', `"channel" IN ('webhook', 'slack', 'push')`)
+@Check('deliveries_status', `"status" IN ('pending', 'failed', 'succeeded', 'dead')`)
+@Check('deliveries_attempts', `"attempts" >= 0 AND "round_attempts" >= 0 AND "round_attempts" <= "attempts"`)
+@Check('deliveries_schedule', `("status" IN ('pending', 'failed')) = ("next_attempt_at" IS NOT NULL)`)
+@Check('deliveries_delivered', `("status" = 'succeeded') = ("delivered_at" IS NOT NULL)`)
+// The migration orders this index by "created_at" DESC, which an entity index cannot say.
+@Index('deliveries_status_created_idx', ['status', 'createdAt'])
+@Index('deliveries_task_idx', ['taskId'])
+export class DeliveryEntity {
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'deliveries_pkey' })
+  id: string;
+
+  @Column({ type: 'uuid' })
+  eventId: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  taskId: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  event: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  channel: DeliveryChannel;
+
+  @Column({ type: 'varchar', length: 255 })
+  targetHandle: string;
+
+  /** The handle for webhook and Slack deliveries, `push:<config id>` for push deliveries. */
+  @Column({ type: 'varchar', length: 300 })
+  targetRef: string;
+
+  @Column({ type: 'varchar', length: 2048 })
+  url: string;
+
+  @Column({ type: 'varchar', length: 100 })
+  contentType: string;
+
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  headers: Record<string, string>;
+
+  @Column({ type: 'jsonb' })
+  body: unknown;
+
+  @Column({ type: 'varchar', length: 16, default: 'pending' })
+  status: DeliveryStatus;
+
+  @Column({ type: 'integer', default: 0 })
+  attempts: number;
+
+  /** Attempts since the delivery was last queued again by hand. */
+  @Column({ type: 'integer', default: 0 })
+  roundAttempts: number;
+
+  @Index('deliveries_due_idx', { where: `"status" IN ('pending', 'failed')` })
+  @Column({ type: 'timestamptz', nullable: true })
+  nextAttemptAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  lockedUntil: Date | null;
+
+  @Column({ type: 'integer', nullable: true })
+  lastStatusCode: number | null;
+
+  @Column({ type: 'text', nullable: true })
+  lastError: string | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  updatedAt: Date;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  deliveredAt: Date | null;
+
+  @OneToMany('DeliveryAttemptEntity', (attempt: DeliveryAttemptEntity) => attempt.delivery)
+  attemptLog?: Relation<DeliveryAttemptEntity[]>;
+}

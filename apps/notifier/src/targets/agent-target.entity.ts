@@ -1,0 +1,35 @@
+import { Column, Entity, PrimaryColumn, Unique } from 'typeorm';
+
+/** The notifier's copy of an agent's delivery targets, kept from the directory's agent events. */
+@Entity({ name: 'agent_targets' })
+@Unique('agent_targets_handle_key', ['handle'])
+export class AgentTargetEntity {
+  @PrimaryColumn({ type: 'varchar', length: 64, primaryKeyConstraintName: 'agent_targets_pkey' })
+  agentId: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  handle: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  name: string;
+
+  @Column({ type: 'varchar', length: 2048, nullable: true })
+  notificationWebhookUrl: string | null;
+
+  @Column({ type: 'varchar', length: 2048, nullable: true })
+  slackWebhookUrl: string | null;
+
+  @Column({ type: 'boolean', default: false })
+  disabled: boolean;
+
+  /** The directory event this row was last written from. */
+  @Column({ type: 'uuid' })
+  sourceEventId: string;
+
+  /** When that event happened; an older event never overwrites a newer one. */
+  @Column({ type: 'timestamptz' })
+  occurredAt: Date;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  updatedAt: Date;
+}
