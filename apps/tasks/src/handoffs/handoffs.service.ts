@@ -22,6 +22,8 @@ import {
   type TransitionRequest,
 } from '@app/contracts';
 import { validateTypedArtifact } from './artifact-rules';
+import { AuditLogEntity } from './audit-log.entity';
+import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import { checkTransition, STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
 import { writeTaskEvent } from './task-events';
@@ -30,14 +32,6 @@ import { firstText, THREAD_COLUMNS, toMessageView, toThreadView, type ArtifactRo
 const nextUlid = monotonicFactory();
 
 type IdempotencyScope = 'message_id' | 'client_key';
-
-interface IdempotencyRow {
-  scope: IdempotencyScope;
-  request_hash: string;
-  thread_id: string;
-  sequence_no: number;
-  created_thread: boolean;
-}
 
 interface PgError {
   code?: string;
@@ -296,11 +290,16 @@ export class HandoffsService {
       }
       thread = rows[0];
       this.logger.log({ task_id: thread.id, transition: request.transition, from: current.state, to: rule.to, actor_id: request.caller_id }, 'thread transition');
-      await manager.query(
-        `INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [thread.id, request.caller_id, request.transition, current.state, rule.to, request.session_id ?? null, request.reason ?? null, now],
-      );
+      await manager.insert(AuditLogEntity, {
+        threadId: thread.id,
+        actorId: request.caller_id,
+        transition: request.transition,
+        fromState: current.state,
+        toState: rule.to,
+        sessionId: request.session_id ?? null,
+        reason: request.reason ?? null,
+        at: now,
+      });
     } else {
       thread = await this.loadThread(manager, request.task_id, true);
       if (thread.state !== current.state && !rule.from.includes(thread.state)) {
@@ -352,10 +351,7 @@ export class HandoffsService {
     );
     const message = await this.insertMessage(manager, thread, 'sender', 1, request.message, parts, now);
     await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
-    await manager.query(
-      `INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "at") VALUES ($1, $2, 'create', NULL, 'pending', $3)`,
-      [thread.id, sender.id, now],
-    );
+    await manager.insert(AuditLogEntity, { threadId: thread.id, actorId: sender.id, transition: 'create', fromState: null, toState: 'pending', at: now });
     await this.rememberKeys(manager, request, hash, message, true);
     await writeTaskEvent(manager, 'created', thread, message, now);
     return { thread: await this.view(manager, thread, request.history_length, 0), message: toMessageView(message), created: true, idempotent_replay: false };
@@ -381,10 +377,14 @@ export class HandoffsService {
           [current.id, now],
         ),
       );
-      await manager.query(
-        `INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "at") VALUES ($1, $2, 'resume', 'input_required', 'accepted', $3)`,
-        [thread.id, request.caller.id, now],
-      );
+      await manager.insert(AuditLogEntity, {
+        threadId: thread.id,
+        actorId: request.caller.id,
+        transition: 'resume',
+        fromState: 'input_required',
+        toState: 'accepted',
+        at: now,
+      });
     }
     const appended = await this.appendMessage(manager, thread, party, request.message, now);
     thread = appended.thread;
@@ -530,25 +530,21 @@ export class HandoffsService {
 
   private async replay(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply | undefined> {
     for (const { scope, key, field } of this.keysOf(request)) {
-      const [row]: IdempotencyRow[] = await manager.query(
-        `SELECT "scope", "request_hash", "thread_id", "sequence_no", "created_thread" FROM "tasks"."idempotency_keys"
-         WHERE "sender_id" = $1 AND "scope" = $2 AND "key" = $3`,
-        [request.caller.id, scope, key],
-      );
+      const row = await manager.findOneBy(IdempotencyKeyEntity, { senderId: request.caller.id, scope, key });
       if (!row) continue;
-      if (row.request_hash !== hash) {
+      if (row.requestHash !== hash) {
         throw new RelayError('duplicate_idempotency_key', 'This idempotency key was used with a different payload', { field, key });
       }
-      const thread = await this.loadThread(manager, row.thread_id);
+      const thread = await this.loadThread(manager, row.threadId);
       const [message]: MessageRow[] = await manager.query(`SELECT * FROM "tasks"."messages" WHERE "thread_id" = $1 AND "sequence_no" = $2`, [
-        row.thread_id,
-        row.sequence_no,
+        row.threadId,
+        row.sequenceNo,
       ]);
       const unread = await this.unreadCount(manager, thread.id, request.caller.id);
       return {
         thread: await this.view(manager, thread, request.history_length, unread),
         message: toMessageView(message),
-        created: row.created_thread,
+        created: row.createdThread,
         idempotent_replay: true,
       };
     }
@@ -557,11 +553,15 @@ export class HandoffsService {
 
   private async rememberKeys(manager: EntityManager, request: SendRequest, hash: string, message: MessageRow, createdThread: boolean): Promise<void> {
     for (const { scope, key } of this.keysOf(request)) {
-      await manager.query(
-        `INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "thread_id", "sequence_no", "created_thread")
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [request.caller.id, scope, key, hash, message.thread_id, message.sequence_no, createdThread],
-      );
+      await manager.insert(IdempotencyKeyEntity, {
+        senderId: request.caller.id,
+        scope,
+        key,
+        requestHash: hash,
+        threadId: message.thread_id,
+        sequenceNo: message.sequence_no,
+        createdThread,
+      });
     }
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { TASK_EVENT_SCHEMA_VERSION, taskEventSubject, type TaskEvent, type TaskEventType } from '@app/contracts';
+import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import type { MessageRow, ThreadRow } from './thread-rows';
 
 /**
@@ -30,10 +31,7 @@ export async function writeTaskEvent(manager: EntityManager, type: TaskEventType
       reason: thread.reason,
     },
   };
-  await manager.query(
-    `INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at") VALUES ($1, $2, $3, $4, $5, $6)`,
-    [eventId, subject, type, thread.id, JSON.stringify(event), at],
-  );
+  await manager.insert(OutboxEventEntity, { id: eventId, subject, type, taskId: thread.id, payload: event, createdAt: at });
   await manager.query(`SELECT pg_notify('relay_outbox', '')`);
   return eventId;
 }

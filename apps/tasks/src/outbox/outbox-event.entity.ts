@@ -34,8 +34,9 @@ export class OutboxEventEntity {
   @Column({ type: 'text' })
   taskId: string;
 
+  /** The event as published (a task event or a push-config event). */
   @Column({ type: 'jsonb' })
-  payload: Record<string, unknown>;
+  payload: object;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

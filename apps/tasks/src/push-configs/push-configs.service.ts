@@ -17,7 +17,8 @@ import {
   type PushConfigView,
   type SetPushConfigRequest,
 } from '@app/contracts';
-import { OUTBOX_NOTIFY_CHANNEL, OUTBOX_TABLE } from '../outbox/outbox.constants';
+import { OutboxEventEntity } from '../outbox/outbox-event.entity';
+import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 
 interface PushConfigRow {
   task_id: string;
@@ -156,13 +157,13 @@ export class PushConfigsService {
       deleted,
       occurred_at: new Date().toISOString(),
     };
-    await manager.query(`INSERT INTO ${OUTBOX_TABLE} ("id", "subject", "type", "task_id", "payload") VALUES ($1, $2, $3, $4, $5)`, [
-      event.event_id,
-      deleted ? PUSH_CONFIG_EVENTS.deleted : PUSH_CONFIG_EVENTS.set,
-      deleted ? 'push_config_deleted' : 'push_config_set',
-      row.task_id,
-      JSON.stringify(event),
-    ]);
+    await manager.insert(OutboxEventEntity, {
+      id: event.event_id,
+      subject: deleted ? PUSH_CONFIG_EVENTS.deleted : PUSH_CONFIG_EVENTS.set,
+      type: deleted ? 'push_config_deleted' : 'push_config_set',
+      taskId: row.task_id,
+      payload: event,
+    });
     await manager.query('SELECT pg_notify($1, $2)', [OUTBOX_NOTIFY_CHANNEL, '']);
   }
 }
