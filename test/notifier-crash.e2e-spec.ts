@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskEvent } from '@app/contracts';
 import { eventually } from './support/eventually';
-import { AgentEvents, uniqueHandle, verifyStandardWebhook, type TestAgent } from './support/notifier-helpers';
-import { OutboxWriter, taskEvent } from './support/outbox-writer';
+import { AgentEvents, verifyStandardWebhook, type TestAgent } from './support/notifier-helpers';
+import { newHandoffEvents, OutboxWriter } from './support/outbox-writer';
 import { RelayHarness } from './support/relay-harness';
 import { WebhookSink, type SinkRequest } from './support/webhook-sink';
 
@@ -24,17 +24,8 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
   let outbox: OutboxWriter;
   let agents: AgentEvents;
 
-  async function pair(label: string): Promise<{ sender: TestAgent; recipient: TestAgent; path: string }> {
-    const sender = await agents.register(uniqueHandle(`${label}-s`), {});
-    const recipientHandle = uniqueHandle(`${label}-r`);
-    const path = `/${recipientHandle}/hook`;
-    const recipient = await agents.register(recipientHandle, { webhook: sink.url(path) });
-    return { sender, recipient, path };
-  }
-
-  function handoffs(sender: TestAgent, recipient: TestAgent, count: number): TaskEvent[] {
-    return Array.from({ length: count }, () => taskEvent(`task-${randomUUID()}`, 'created', { sender: sender.handle, recipient: recipient.handle, sequenceNo: 1 }));
-  }
+  const pair = (label: string): ReturnType<AgentEvents['pair']> => agents.pair(label, sink);
+  const handoffs = (sender: TestAgent, recipient: TestAgent, count: number): TaskEvent[] => newHandoffEvents(sender.handle, recipient.handle, count);
 
   async function deliveryStatuses(eventIds: string[]): Promise<Map<string, string>> {
     const result = await outbox.db.query('SELECT event_id, status FROM "notifier"."deliveries" WHERE event_id = ANY($1::uuid[])', [eventIds]);

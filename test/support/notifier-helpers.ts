@@ -2,7 +2,7 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { AGENT_UPDATED_EVENT_SUBJECT, NOTIFIER_SUBJECTS, prefixedSubject, type AgentUpdatedEvent } from '@app/contracts';
 import { NatsRpcClient, openJetStream, publishWithMsgId, type JetStreamContext } from '@app/messaging';
 import type { RelayHarness } from './relay-harness';
-import type { SinkRequest } from './webhook-sink';
+import type { SinkRequest, WebhookSink } from './webhook-sink';
 import { testNatsUrl } from './test-env';
 
 export interface TestAgent {
@@ -49,6 +49,15 @@ export class AgentEvents {
     const client = this.relay.edge.get(NatsRpcClient);
     const { webhook_secret } = await client.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle });
     return { agentId, handle, webhookSecret: webhook_secret };
+  }
+
+  /** A sender without targets and a recipient whose webhook is `sink` at its own path. */
+  async pair(label: string, sink: WebhookSink): Promise<{ sender: TestAgent; recipient: TestAgent; path: string }> {
+    const sender = await this.register(uniqueHandle(`${label}-s`), {});
+    const recipientHandle = uniqueHandle(`${label}-r`);
+    const path = `/${recipientHandle}/hook`;
+    const recipient = await this.register(recipientHandle, { webhook: sink.url(path) });
+    return { sender, recipient, path };
   }
 
   async close(): Promise<void> {

@@ -46,6 +46,11 @@ export function taskEvent(
   };
 }
 
+/** `count` new handoffs (`created` events) from `sender` to `recipient`, each in a task of its own. */
+export function newHandoffEvents(sender: string, recipient: string, count: number): TaskEvent[] {
+  return Array.from({ length: count }, () => taskEvent(`task-${randomUUID()}`, 'created', { sender, recipient, sequenceNo: 1 }));
+}
+
 /**
  * Writes task events to the tasks service's outbox as its handoff code does (one transaction,
  * then a NOTIFY), so tests can drive the event chain directly.
