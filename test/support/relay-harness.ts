@@ -1,6 +1,7 @@
 import type { INestMicroservice } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig } from '@app/config';
+import type { LoggingOptions } from '@app/logging';
 import { deleteEventStream, openJetStream } from '@app/messaging';
 import { createEdgeApp } from '../../apps/edge/src/bootstrap';
 import { EdgeConfig } from '../../apps/edge/src/edge.config';
@@ -19,6 +20,8 @@ export interface RelayHarnessOptions {
   /** Extra environment for every process of this relay. */
   env?: Record<string, string>;
   services?: ServiceName[];
+  /** Where every process of this relay writes its log lines (with LOG_LEVEL in `env`); stdout otherwise. */
+  logDestination?: LoggingOptions['logDestination'];
 }
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -76,7 +79,7 @@ export class RelayHarness {
 
   async startEdge(extra: Record<string, string> = {}): Promise<NestFastifyApplication> {
     const config = loadConfig(EdgeConfig, this.env({ EDGE_PORT: '0', ...extra }));
-    const app = await createEdgeApp(config);
+    const app = await createEdgeApp(config, { logDestination: this.options.logDestination });
     await app.listen(0, '127.0.0.1');
     const port = (app.getHttpServer().address() as { port: number }).port;
     config.RELAY_PUBLIC_URL = extra.RELAY_PUBLIC_URL ?? `http://127.0.0.1:${port}`;
@@ -89,13 +92,13 @@ export class RelayHarness {
     let app: INestMicroservice;
     switch (service) {
       case 'tasks':
-        app = await startTasksService(loadConfig(TasksConfig, env));
+        app = await startTasksService(loadConfig(TasksConfig, env), { logDestination: this.options.logDestination });
         break;
       case 'directory':
-        app = await startDirectoryService(loadConfig(DirectoryConfig, env));
+        app = await startDirectoryService(loadConfig(DirectoryConfig, env), { logDestination: this.options.logDestination });
         break;
       case 'notifier':
-        app = await startNotifierService(loadConfig(NotifierConfig, env));
+        app = await startNotifierService(loadConfig(NotifierConfig, env), { logDestination: this.options.logDestination });
         break;
     }
     this.services.set(service, [...(this.services.get(service) ?? []), app]);

@@ -1,7 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
-import { createRootLogger, PinoNestLogger, REQUEST_ID_HEADER, runWithRequestId, sanitizeRequestId } from '@app/logging';
+import { createRootLogger, PinoNestLogger, REQUEST_ID_HEADER, runWithRequestId, sanitizeRequestId, type LoggingOptions } from '@app/logging';
 import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
 import { configureJsonRpcHttp } from './jsonrpc/json-rpc.http';
@@ -9,8 +9,9 @@ import { configureJsonRpcHttp } from './jsonrpc/json-rpc.http';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Builds the edge's HTTP app (not yet listening), so tests can drive it in-process. */
-export async function createEdgeApp(config: EdgeConfig): Promise<NestFastifyApplication> {
-  const logger = new PinoNestLogger(createRootLogger('edge', config.LOG_LEVEL));
+export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions = {}): Promise<NestFastifyApplication> {
+  const logger = new PinoNestLogger(createRootLogger('edge', config.LOG_LEVEL, options.logDestination));
+  const accessLog = logger.forContext('Http');
   const adapter = new FastifyAdapter({
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
@@ -22,6 +23,14 @@ export async function createEdgeApp(config: EdgeConfig): Promise<NestFastifyAppl
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     runWithRequestId(request.id, done);
+  });
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const path = request.url.split('?')[0];
+    accessLog.info(
+      { request_id: request.id, method: request.method, path, status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request completed',
+    );
+    done();
   });
   app.enableShutdownHooks();
   return app;

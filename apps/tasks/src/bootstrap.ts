@@ -1,8 +1,9 @@
 import type { INestMicroservice } from '@nestjs/common';
+import type { LoggingOptions } from '@app/logging';
 import { startRelayMicroservice } from '@app/messaging';
 import { TasksConfig } from './tasks.config';
 import { TasksModule } from './tasks.module';
 
-export function startTasksService(config: TasksConfig): Promise<INestMicroservice> {
-  return startRelayMicroservice('tasks', TasksModule.forRoot(config), config);
+export function startTasksService(config: TasksConfig, options: LoggingOptions = {}): Promise<INestMicroservice> {
+  return startRelayMicroservice('tasks', TasksModule.forRoot(config), config, options);
 }

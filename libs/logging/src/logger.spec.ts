@@ -37,3 +37,12 @@ describe('logger', () => {
     expect(lines[0].request_id).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
+
+describe('logger with an object message', () => {
+  it('keeps the text that follows the object as the message', () => {
+    const { lines, stream } = capture();
+    const logger = new PinoNestLogger(createRootLogger('tasks', 'info', stream));
+    logger.log({ subject: 'relay.tasks.v1.get', duration_ms: 1.5 }, 'request handled', 'Rpc');
+    expect(lines[0]).toMatchObject({ context: 'Rpc', subject: 'relay.tasks.v1.get', duration_ms: 1.5, msg: 'request handled' });
+  });
+});

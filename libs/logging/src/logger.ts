@@ -28,6 +28,11 @@ export const REDACTED_PATHS = [
   '*.password',
 ];
 
+/** Where a process writes its log lines (stdout unless a destination is given, e.g. by tests). */
+export interface LoggingOptions {
+  logDestination?: pino.DestinationStream;
+}
+
 export function createRootLogger(service: string, level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
@@ -90,7 +95,9 @@ export class PinoNestLogger implements LoggerService {
     if (message instanceof Error) {
       logger[level]({ err: message }, message.message);
     } else if (typeof message === 'object' && message !== null) {
-      logger[level](message as object);
+      const text = rest.find((item): item is string => typeof item === 'string');
+      if (text === undefined) logger[level](message as object);
+      else logger[level](message as object, text);
     } else {
       const stack = rest.find((item) => typeof item === 'string');
       logger[level](stack ? { stack } : {}, String(message));

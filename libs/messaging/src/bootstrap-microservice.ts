@@ -2,7 +2,7 @@ import { type DynamicModule, type INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SERVICE_QUEUE_GROUPS, type RelayService } from '@app/contracts';
 import type { CommonConfig } from '@app/config';
-import { createRootLogger, PinoNestLogger } from '@app/logging';
+import { createRootLogger, PinoNestLogger, type LoggingOptions } from '@app/logging';
 import { RelayNatsServer } from './relay-nats.server';
 import { RelayRpcExceptionFilter } from './rpc-exception.filter';
 import { RpcValidationPipe } from './rpc-validation.pipe';
@@ -16,8 +16,9 @@ export async function startRelayMicroservice(
   service: RelayService,
   module: DynamicModule,
   config: CommonConfig,
+  options: LoggingOptions = {},
 ): Promise<INestMicroservice> {
-  const logger = new PinoNestLogger(createRootLogger(service, config.LOG_LEVEL));
+  const logger = new PinoNestLogger(createRootLogger(service, config.LOG_LEVEL, options.logDestination));
   const app = await NestFactory.createMicroservice(module, {
     strategy: new RelayNatsServer(config.NATS_SUBJECT_PREFIX, {
       servers: config.NATS_URL,
@@ -30,7 +31,7 @@ export async function startRelayMicroservice(
   });
   app.useGlobalPipes(new RpcValidationPipe());
   app.useGlobalFilters(new RelayRpcExceptionFilter());
-  app.useGlobalInterceptors(new RequestIdInterceptor());
+  app.useGlobalInterceptors(new RequestIdInterceptor(logger.forContext('Rpc')));
   app.enableShutdownHooks();
   await app.listen();
   logger.log(`${service} service listening on NATS ${config.NATS_URL} (queue group ${SERVICE_QUEUE_GROUPS[service]})`, 'Bootstrap');

@@ -1,14 +1,46 @@
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { NatsContext } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
-import { REQUEST_ID_HEADER, runWithRequestId } from '@app/logging';
+import { isRelayErrorBody, RelayError } from '@app/contracts';
+import { currentRequestId, REQUEST_ID_HEADER, runWithRequestId, type Logger } from '@app/logging';
 
-/** Carries the caller's request id from the NATS headers into the handler's log lines. */
+function reasonOf(error: unknown): string {
+  if (error instanceof RelayError) return error.reason;
+  if (isRelayErrorBody(error)) return error.reason;
+  return 'internal_error';
+}
+
+/**
+ * Carries the caller's request id from the NATS headers into the handler's log lines, and logs
+ * one line per handled request: subject, duration and outcome, under that request id.
+ */
 @Injectable()
 export class RequestIdInterceptor implements NestInterceptor {
+  /** `logger` is the service's own (a process may host several services in tests). */
+  constructor(private readonly logger: Logger) {}
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const natsContext = context.switchToRpc().getContext<NatsContext | undefined>();
     const requestId = natsContext?.getHeaders?.()?.get(REQUEST_ID_HEADER) || undefined;
-    return new Observable((subscriber) => runWithRequestId(requestId, () => next.handle().subscribe(subscriber)));
+    const subject = natsContext?.getSubject?.() ?? 'unknown';
+    const startedAt = performance.now();
+    return new Observable((subscriber) =>
+      runWithRequestId(requestId, () => {
+        const effectiveRequestId = currentRequestId();
+        return next.handle().subscribe({
+          next: (value) => subscriber.next(value),
+          error: (error: unknown) => {
+            const durationMs = Math.round((performance.now() - startedAt) * 10) / 10;
+            this.logger.info({ request_id: effectiveRequestId, subject, duration_ms: durationMs, outcome: 'error', reason: reasonOf(error) }, 'request failed');
+            subscriber.error(error);
+          },
+          complete: () => {
+            const durationMs = Math.round((performance.now() - startedAt) * 10) / 10;
+            this.logger.info({ request_id: effectiveRequestId, subject, duration_ms: durationMs, outcome: 'ok' }, 'request handled');
+            subscriber.complete();
+          },
+        });
+      }),
+    );
   }
 }
