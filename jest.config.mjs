@@ -12,6 +12,8 @@ const shared = {
 };
 
 export default {
+  // A global option (ignored inside projects): e2e tests start whole relays and wait on real effects.
+  testTimeout: 60000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'] },
     {
@@ -20,7 +22,6 @@ export default {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 60000,
     },
   ],
 };
