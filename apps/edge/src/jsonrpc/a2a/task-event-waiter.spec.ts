@@ -80,3 +80,38 @@ describe('TaskEventWaiter', () => {
     expect(checks).toBe(2);
   });
 });
+
+describe('TaskEventWaiter.watch', () => {
+  it('counts an event of the task sent before it was followed, then one change per event', async () => {
+    const fake = fakeRpc();
+    const waiter = new TaskEventWaiter(fake.rpc);
+    waiter.onModuleInit();
+    const watch = waiter.watch();
+    expect(waiter.activeListeners).toBe(1);
+    fake.publish({ task_id: 'other' });
+    fake.publish({ task_id: 't1' });
+    watch.follow('t1');
+    const never = new AbortController().signal;
+    await expect(watch.next(Date.now() + 1000, never)).resolves.toBe(true);
+    const pending = watch.next(Date.now() + 1000, never);
+    fake.publish({ task_id: 'other' });
+    fake.publish({ task_id: 't1' });
+    await expect(pending).resolves.toBe(true);
+    await expect(watch.next(Date.now() + 10, never)).resolves.toBe(false);
+    watch.close();
+    expect(waiter.activeListeners).toBe(0);
+  });
+
+  it('stops waiting when its signal aborts', async () => {
+    const fake = fakeRpc();
+    const waiter = new TaskEventWaiter(fake.rpc);
+    waiter.onModuleInit();
+    const watch = waiter.watch('t1');
+    const controller = new AbortController();
+    const pending = watch.next(Date.now() + 60000, controller.signal);
+    controller.abort();
+    await expect(pending).resolves.toBe(false);
+    watch.close();
+    expect(waiter.activeListeners).toBe(0);
+  });
+});

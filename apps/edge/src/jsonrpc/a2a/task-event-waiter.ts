@@ -4,6 +4,21 @@ import { prefixedSubject, TASK_EVENT_SUBJECT_PREFIX, type TaskEvent } from '@app
 import { NatsRpcClient } from '@app/messaging';
 
 type Listener = () => void;
+type AnyListener = (taskId: string) => void;
+
+/**
+ * A stream's view of one task's events, opened before the task is known (so that no event of a
+ * task created by the send that follows is missed). `next` resolves once the task changed since
+ * the previous call.
+ */
+export interface TaskWatch {
+  /** Starts following `taskId`; an event of it since the watch was opened counts as a change. */
+  follow(taskId: string): void;
+  /** Waits for a change of the followed task; false when `deadline` (epoch ms) passed or `signal` aborted first. */
+  next(deadline: number, signal: AbortSignal): Promise<boolean>;
+  /** Stops listening; idempotent. */
+  close(): void;
+}
 
 /**
  * Wakes blocking A2A sends when their task changes. One core NATS subscription per edge on
@@ -15,6 +30,8 @@ type Listener = () => void;
 export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(TaskEventWaiter.name);
   private readonly listeners = new Map<string, Set<Listener>>();
+  /** Watches opened before their task id was known: they see every task's events until they follow one. */
+  private readonly anyListeners = new Set<AnyListener>();
   private subscription?: Subscription;
 
   constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
@@ -44,9 +61,81 @@ export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
   }
 
   private notify(taskId: string): void {
+    for (const listener of [...this.anyListeners]) listener(taskId);
     const listeners = this.listeners.get(taskId);
     if (!listeners) return;
     for (const listener of [...listeners]) listener();
+  }
+
+  /** How many waits and watches are listening right now (read-only; for tests and diagnostics). */
+  get activeListeners(): number {
+    let count = this.anyListeners.size;
+    for (const set of this.listeners.values()) count += set.size;
+    return count;
+  }
+
+  private addListener(taskId: string, listener: Listener): () => void {
+    const set = this.listeners.get(taskId) ?? new Set<Listener>();
+    set.add(listener);
+    this.listeners.set(taskId, set);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.listeners.get(taskId) === set) this.listeners.delete(taskId);
+    };
+  }
+
+  /** Opens a watch; with a task id it follows that task right away. */
+  watch(taskId?: string): TaskWatch {
+    let changed = false;
+    let wake: (() => void) | undefined;
+    let removeListener: (() => void) | undefined;
+    let closed = false;
+    const seen = new Set<string>();
+    const onAny: AnyListener = (id) => {
+      seen.add(id);
+    };
+    const onChange: Listener = () => {
+      changed = true;
+      wake?.();
+    };
+    this.anyListeners.add(onAny);
+    const follow = (id: string): void => {
+      if (closed || removeListener) return;
+      this.anyListeners.delete(onAny);
+      if (seen.has(id)) changed = true;
+      seen.clear();
+      removeListener = this.addListener(id, onChange);
+    };
+    const close = (): void => {
+      closed = true;
+      this.anyListeners.delete(onAny);
+      removeListener?.();
+      removeListener = undefined;
+      wake?.();
+    };
+    if (taskId !== undefined) follow(taskId);
+    return {
+      follow,
+      close,
+      next: async (deadline, signal) => {
+        if (!changed && !closed && !signal.aborted) {
+          await new Promise<void>((resolve) => {
+            const done = (): void => {
+              clearTimeout(timer);
+              signal.removeEventListener('abort', done);
+              wake = undefined;
+              resolve();
+            };
+            const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
+            signal.addEventListener('abort', done);
+            wake = done;
+          });
+        }
+        const result = changed && !closed && !signal.aborted;
+        changed = false;
+        return result;
+      },
+    };
   }
 
   /**
@@ -60,9 +149,7 @@ export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
       signal.changed = true;
       signal.wake?.();
     };
-    const set = this.listeners.get(taskId) ?? new Set<Listener>();
-    set.add(listener);
-    this.listeners.set(taskId, set);
+    const removeListener = this.addListener(taskId, listener);
     try {
       for (;;) {
         signal.changed = false;
@@ -83,8 +170,7 @@ export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
         if (!signal.changed) return undefined;
       }
     } finally {
-      set.delete(listener);
-      if (set.size === 0 && this.listeners.get(taskId) === set) this.listeners.delete(taskId);
+      removeListener();
     }
   }
 }
