@@ -30,6 +30,12 @@ export class EdgeConfig extends CommonConfig {
   @Max(600000)
   RELAY_BLOCKING_TIMEOUT_MS: number = 30000;
 
+  /** The longest an A2A stream (message/stream, tasks/resubscribe) stays open before the relay closes it. */
+  @IsInt()
+  @Min(1000)
+  @Max(24 * 60 * 60 * 1000)
+  RELAY_STREAM_MAX_MS: number = 600000;
+
   /** Aggregate size of the message histories on one A2A ListTasks page (seed 001: 4 MiB). */
   @IsInt()
   @Min(1024)
