@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy, Optional } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalMethod, chooseDialect, negotiateVersion, type Dialect } from '@app/a2a';
 import { RelayError, type AgentIdentity } from '@app/contracts';
@@ -9,11 +9,15 @@ import { preliminaryDialect, UnparseableJson } from './json-rpc.http';
 import {
   A2A_METHODS,
   AGENTRELAY_METHODS,
+  JsonRpcEventStream,
   type DialectMethods,
   type JsonRpcCall,
   type JsonRpcId,
   type JsonRpcResponse,
 } from './json-rpc.types';
+
+/** An SSE comment line sent on an idle stream, so that proxies and clients keep it open. */
+export const SSE_KEEP_ALIVE_MS = 15000;
 
 /** The methods the AgentRelay dialect (seed 000) answers itself; the rest go to the A2A handlers. */
 const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel']);
@@ -38,8 +42,10 @@ function readableId(body: Record<string, unknown>): JsonRpcId {
  * version and method, dialect, dispatch, and one rendering of every error.
  */
 @Injectable()
-export class JsonRpcEndpoint {
+export class JsonRpcEndpoint implements OnModuleDestroy {
   private readonly logger = new Logger(JsonRpcEndpoint.name);
+  /** The open SSE streams; shutting down ends them (a stream would otherwise hold the server open). */
+  private readonly streams = new Set<AbortController>();
 
   constructor(
     @Inject(AgentAuthenticator) private readonly authenticator: AgentAuthenticator,
@@ -47,6 +53,10 @@ export class JsonRpcEndpoint {
     @Inject(AGENTRELAY_METHODS) private readonly agentRelayMethods: DialectMethods,
     @Optional() @Inject(A2A_METHODS) private readonly a2aMethods?: DialectMethods,
   ) {}
+
+  onModuleDestroy(): void {
+    for (const controller of this.streams) controller.abort();
+  }
 
   async answer(request: FastifyRequest, reply: FastifyReply, endpointHandle: string | null): Promise<void> {
     const headers = request.headers;
@@ -65,6 +75,10 @@ export class JsonRpcEndpoint {
       const call: JsonRpcCall = { id, method: envelope.method, canonical, params: envelope.params, dialect, caller, endpointHandle, headers };
       const result = await this.dispatch(call);
       if (reply.sent) return;
+      if (result instanceof JsonRpcEventStream) {
+        await this.stream(reply, id, result, dialect);
+        return;
+      }
       this.send(reply, { jsonrpc: '2.0', id, result }, 200);
     } catch (error) {
       if (reply.sent) {
@@ -115,6 +129,54 @@ export class JsonRpcEndpoint {
     if (call.dialect.kind === 'agentrelay' && AGENTRELAY_CANONICAL.has(call.canonical)) return this.agentRelayMethods.handle(call);
     if (!this.a2aMethods) throw new RelayError('method_not_found', `Method '${call.method}' not found`, { method: call.method });
     return this.a2aMethods.handle(call);
+  }
+
+  /**
+   * Writes a stream result as Server-Sent Events: one `data:` event per item, each a whole JSON-RPC
+   * response repeating the request id; an error once the stream has started as an `event: error`;
+   * a `: keep-alive` comment when idle. Closing the connection stops the stream's work.
+   */
+  private async stream(reply: FastifyReply, id: JsonRpcId, stream: JsonRpcEventStream, dialect: Dialect): Promise<void> {
+    reply.hijack();
+    const raw = reply.raw;
+    const controller = new AbortController();
+    const onClose = (): void => controller.abort();
+    raw.on('close', onClose);
+    this.streams.add(controller);
+    const open = (): boolean => !controller.signal.aborted && !raw.destroyed && !raw.writableEnded;
+    const headers: Record<string, string | number | string[]> = {};
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
+    raw.writeHead(200, {
+      ...headers,
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    raw.flushHeaders();
+    const keepAlive = setInterval(() => {
+      if (open()) raw.write(': keep-alive\n\n');
+    }, SSE_KEEP_ALIVE_MS);
+    try {
+      for await (const result of stream.open(controller.signal)) {
+        if (!open()) break;
+        const event: JsonRpcResponse = { jsonrpc: '2.0', id, result };
+        raw.write(`data: ${JSON.stringify(event)}\n\n`);
+      }
+    } catch (error) {
+      if (open()) {
+        const rendered = renderRelayError(asRelayError(error), dialect);
+        const event: JsonRpcResponse = { jsonrpc: '2.0', id, error: rendered.error };
+        raw.write(`event: error\ndata: ${JSON.stringify(event)}\n\n`);
+      } else {
+        this.logger.debug({ err: error }, 'error after the stream was closed');
+      }
+    } finally {
+      clearInterval(keepAlive);
+      raw.off('close', onClose);
+      this.streams.delete(controller);
+      if (!raw.writableEnded) raw.end();
+    }
   }
 
   private send(reply: FastifyReply, body: JsonRpcResponse, status: number): void {

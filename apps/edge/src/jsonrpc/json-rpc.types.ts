@@ -14,9 +14,18 @@ export interface JsonRpcCall {
   headers: Record<string, string | string[] | undefined>;
 }
 
+/**
+ * A result answered as a Server-Sent Events stream instead of one JSON body: each item the
+ * iterable yields is sent as the `result` of one JSON-RPC response event. `open` gets a signal that
+ * aborts when the client goes away; the iterable must then stop (and release what it holds).
+ */
+export class JsonRpcEventStream {
+  constructor(readonly open: (signal: AbortSignal) => AsyncIterable<unknown>) {}
+}
+
 /** The method handlers of one dialect. */
 export interface DialectMethods {
-  /** Returns the JSON-RPC result; throws a RelayError for a JSON-RPC error. */
+  /** Returns the JSON-RPC result (or a JsonRpcEventStream); throws a RelayError for a JSON-RPC error. */
   handle(call: JsonRpcCall): Promise<unknown>;
 }
 

@@ -1,0 +1,98 @@
+import { jest } from '@jest/globals';
+import { EventEmitter } from 'node:events';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RelayError } from '@app/contracts';
+import type { AgentAuthenticator } from '../auth/agent-authenticator';
+import type { RateLimiter } from '../rate-limit/rate-limiter';
+import { JsonRpcEndpoint, SSE_KEEP_ALIVE_MS } from './json-rpc.endpoint';
+import { JsonRpcEventStream, type DialectMethods } from './json-rpc.types';
+
+/** The raw response of a hijacked reply: records what is written. */
+class FakeRaw extends EventEmitter {
+  status = 0;
+  headers: Record<string, unknown> = {};
+  written = '';
+  writableEnded = false;
+  destroyed = false;
+  writeHead(status: number, headers: Record<string, unknown>): this {
+    this.status = status;
+    this.headers = headers;
+    return this;
+  }
+  flushHeaders(): void {}
+  write(chunk: string): boolean {
+    this.written += chunk;
+    return true;
+  }
+  end(): void {
+    this.writableEnded = true;
+  }
+}
+
+function fakeReply(raw: FakeRaw): FastifyReply {
+  const headers: Record<string, string> = {};
+  const reply = {
+    sent: false,
+    raw,
+    hijack: () => {
+      reply.sent = true;
+    },
+    header: (name: string, value: string) => {
+      headers[name] = value;
+      return reply;
+    },
+    getHeaders: () => headers,
+    code: () => reply,
+    send: () => reply,
+  };
+  return reply as unknown as FastifyReply;
+}
+
+function endpoint(stream: JsonRpcEventStream): JsonRpcEndpoint {
+  const authenticator = { authenticate: async () => ({ id: 'a1', handle: 'alice@acme', name: 'Alice', role: null }) } as unknown as AgentAuthenticator;
+  const rateLimiter = { consume: async () => ({ allowed: true, limit: 60, retryAfterSeconds: 0 }) } as unknown as RateLimiter;
+  const a2a: DialectMethods = { handle: async () => stream };
+  return new JsonRpcEndpoint(authenticator, rateLimiter, a2a, a2a);
+}
+
+const request = { headers: { 'a2a-version': '1.0' }, body: { jsonrpc: '2.0', id: 7, method: 'SendStreamingMessage', params: { message: {} } } } as unknown as FastifyRequest;
+
+describe('JsonRpcEndpoint streams', () => {
+  it('writes each item as a data event repeating the id, and an error after the start as an error event', async () => {
+    const raw = new FakeRaw();
+    const stream = new JsonRpcEventStream(async function* () {
+      yield { task: { id: 'T1' } };
+      throw new RelayError('thread_not_found', 'Task not found');
+    });
+    await endpoint(stream).answer(request, fakeReply(raw), 'bob@acme');
+    expect(raw.status).toBe(200);
+    expect(raw.headers).toMatchObject({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-ratelimit-limit': '60' });
+    const [first, second] = raw.written.split('\n\n');
+    expect(first).toBe('data: {"jsonrpc":"2.0","id":7,"result":{"task":{"id":"T1"}}}');
+    expect(second.split('\n')[0]).toBe('event: error');
+    expect(JSON.parse(second.split('\n')[1].slice('data: '.length))).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32001 } });
+    expect(raw.writableEnded).toBe(true);
+  });
+
+  it('sends a keep-alive comment while idle, and stops the stream when the client goes away', async () => {
+    jest.useFakeTimers();
+    try {
+      const raw = new FakeRaw();
+      let stopped = false;
+      const stream = new JsonRpcEventStream(async function* (signal) {
+        yield { task: { id: 'T1' } };
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+        stopped = true;
+      });
+      const answered = endpoint(stream).answer(request, fakeReply(raw), 'bob@acme');
+      await jest.advanceTimersByTimeAsync(SSE_KEEP_ALIVE_MS);
+      expect(raw.written).toContain('\n\n: keep-alive\n\n');
+      raw.destroyed = true;
+      raw.emit('close');
+      await answered;
+      expect(stopped).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
