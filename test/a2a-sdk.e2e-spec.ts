@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -82,6 +82,32 @@ function asTask(result: unknown): Task {
 function textOf(message: Message | undefined): string | undefined {
   const part = message?.parts[0]?.content;
   return part?.$case === 'text' ? part.value : undefined;
+}
+
+/** A stream event in short: what it is and the task state it carries. */
+function summary(event: StreamResponse): [string, TaskState | undefined] {
+  switch (event.payload?.$case) {
+    case 'task':
+      return ['task', event.payload.value.status?.state];
+    case 'statusUpdate':
+      return ['statusUpdate', event.payload.value.status?.state];
+    default:
+      return [event.payload?.$case ?? 'none', undefined];
+  }
+}
+
+/** Reads the next event of an SDK stream; fails if the stream ended. */
+async function nextEvent(events: AsyncGenerator<StreamResponse, void, undefined>): Promise<StreamResponse> {
+  const item = await events.next();
+  if (item.done) throw new Error('the stream ended');
+  return item.value;
+}
+
+/** Reads an SDK stream to its end. */
+async function drain(events: AsyncGenerator<StreamResponse, void, undefined>): Promise<StreamResponse[]> {
+  const rest: StreamResponse[] = [];
+  for await (const event of events) rest.push(event);
+  return rest;
 }
 
 describe('A2A through the official @a2a-js/sdk client', () => {
@@ -201,6 +227,32 @@ describe('A2A through the official @a2a-js/sdk client', () => {
     expect(card.supportedInterfaces.map((entry) => entry.url)).toContain(`${relay.url}/a2a/${bob.agent.handle}`);
   });
 
+  it('streams a send: the Task, then status updates while the recipient accepts and completes, then ends by itself', async () => {
+    const events = aliceToBob.sendMessageStream({ tenant: '', message: userMessage('Stream the migration'), configuration: undefined, metadata: undefined });
+    const first = await nextEvent(events);
+    expect(wire.at(-1)).toEqual({ method: 'SendStreamingMessage', version: '1.0' });
+    expect(summary(first)).toEqual(['task', TaskState.TASK_STATE_SUBMITTED]);
+    const taskId = first.payload?.$case === 'task' ? first.payload.value.id : '';
+    await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'accept' });
+    expect(summary(await nextEvent(events))).toEqual(['statusUpdate', TaskState.TASK_STATE_WORKING]);
+    await agentRelay(bob, 'message/send', { task_id: taskId, message: { role: 'agent', parts: [{ type: 'text', text: 'Migration ran cleanly' }] } });
+    await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'done' });
+    const rest = (await drain(events)).map(summary);
+    expect(rest.at(-1)).toEqual(['statusUpdate', TaskState.TASK_STATE_COMPLETED]);
+    expect(rest.every(([kind]) => kind === 'statusUpdate')).toBe(true);
+  });
+
+  it('resubscribes to a task from its current state until it is done', async () => {
+    const task = asTask(await aliceToBob.sendMessage({ tenant: '', message: userMessage('follow along'), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined }));
+    await agentRelay(bob, 'tasks/update', { task_id: task.id, transition: 'accept' });
+    const events = aliceToBob.resubscribeTask({ tenant: '', id: task.id });
+    expect(summary(await nextEvent(events))).toEqual(['task', TaskState.TASK_STATE_WORKING]);
+    expect(wire.at(-1)).toEqual({ method: 'SubscribeToTask', version: '1.0' });
+    await agentRelay(bob, 'tasks/update', { task_id: task.id, transition: 'complete' });
+    expect((await drain(events)).map(summary)).toEqual([['statusUpdate', TaskState.TASK_STATE_COMPLETED]]);
+    await expect(drain(aliceToBob.resubscribeTask({ tenant: '', id: task.id }))).rejects.toBeInstanceOf(UnsupportedOperationError);
+  });
+
   describe('v0.3 compat mode (legacyCompat)', () => {
     it('sends with message/send, reads with tasks/get and cancels with tasks/cancel', async () => {
       const legacy = await v03Client(relay, alice, bob.agent.handle);
@@ -236,6 +288,24 @@ describe('A2A through the official @a2a-js/sdk client', () => {
       await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'complete' });
       const task = asTask(await pending);
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    });
+
+    it('streams with message/stream and resubscribes with tasks/resubscribe', async () => {
+      const legacy = await v03Client(relay, alice, bob.agent.handle);
+      const events = legacy.sendMessageStream({ tenant: '', message: userMessage('legacy stream'), configuration: undefined, metadata: undefined });
+      const first = await nextEvent(events);
+      expect(wire.at(-1)).toEqual({ method: 'message/stream', version: '0.3' });
+      expect(summary(first)).toEqual(['task', TaskState.TASK_STATE_SUBMITTED]);
+      const taskId = first.payload?.$case === 'task' ? first.payload.value.id : '';
+      await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'accept' });
+      expect(summary(await nextEvent(events))).toEqual(['statusUpdate', TaskState.TASK_STATE_WORKING]);
+
+      const again = legacy.resubscribeTask({ tenant: '', id: taskId });
+      expect(summary(await nextEvent(again))).toEqual(['task', TaskState.TASK_STATE_WORKING]);
+      expect(wire.at(-1)).toEqual({ method: 'tasks/resubscribe', version: '0.3' });
+      await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'complete' });
+      expect((await drain(events)).map(summary)).toEqual([['statusUpdate', TaskState.TASK_STATE_COMPLETED]]);
+      expect((await drain(again)).map(summary)).toEqual([['statusUpdate', TaskState.TASK_STATE_COMPLETED]]);
     });
   });
 });

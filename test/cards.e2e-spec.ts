@@ -85,7 +85,7 @@ describe('agent cards (public, no auth)', () => {
         { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
         { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
       ],
-      capabilities: { streaming: false, pushNotifications: true, extendedAgentCard: true },
+      capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
       defaultInputModes: expect.arrayContaining(['text/plain']),
       defaultOutputModes: expect.arrayContaining(['text/plain']),
       securitySchemes: {

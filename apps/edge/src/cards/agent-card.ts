@@ -67,7 +67,7 @@ const SECURITY_SCHEMES: AgentCardV1['securitySchemes'] = {
 
 const SECURITY_REQUIREMENTS: AgentCardV1['securityRequirements'] = [{ schemes: { bearer: { list: [] } } }, { schemes: { apiKey: { list: [] } } }];
 
-const CAPABILITIES: AgentCardV1['capabilities'] = { streaming: false, pushNotifications: true, extendedAgentCard: true };
+const CAPABILITIES: AgentCardV1['capabilities'] = { streaming: true, pushNotifications: true, extendedAgentCard: true };
 
 function handoffSkill(name: string): AgentSkill {
   return {

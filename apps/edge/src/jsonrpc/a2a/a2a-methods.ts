@@ -9,7 +9,9 @@ import {
   parsePushConfigSetParams,
   parseSendParams,
   parseUpdateStatusParams,
+  renderArtifactUpdate,
   renderSendResult,
+  renderStatusUpdate,
   renderTask,
   renderPushConfig,
   renderPushConfigList,
@@ -18,7 +20,9 @@ import {
   toWireState,
   type A2aArtifactInput,
   type A2aMessageInput,
+  type Json,
   type ReportedState,
+  type SendParams,
   type WireVersion,
 } from '@app/a2a';
 import {
@@ -41,10 +45,10 @@ import {
 import { NatsRpcClient } from '@app/messaging';
 import { AgentCardService } from '../../cards/cards.service';
 import { EdgeConfig } from '../../edge.config';
-import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
+import { JsonRpcEventStream, type DialectMethods, type JsonRpcCall } from '../json-rpc.types';
 import { agentCardV03 } from './extended-card';
 import { decodePageToken, encodePageToken } from './page-token';
-import { TaskEventWaiter } from './task-event-waiter';
+import { TaskEventWaiter, type TaskWatch } from './task-event-waiter';
 
 /** A blocking send returns once its task is terminal or waits for input. */
 function settled(state: ThreadState): boolean {
@@ -123,10 +127,9 @@ export class A2aMethods implements DialectMethods {
       case 'push_config_delete':
         return this.deletePushConfig(call);
       case 'stream':
+        return this.stream(call, version);
       case 'resubscribe':
-        throw new RelayError('unsupported_operation', `${call.method} is not supported: this relay does not stream (the agent card says streaming: false); send without streaming and poll the task`, {
-          method: call.method,
-        });
+        return this.resubscribe(call, version);
       case 'update':
         throw new RelayError('method_not_found', `${call.method} is an AgentRelay method: call it without the A2A-Version: 1.0 header`, { method: call.method });
       default:
@@ -139,6 +142,17 @@ export class A2aMethods implements DialectMethods {
   private async send(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
     const startedAt = Date.now();
     const params = parseSendParams(call.params);
+    const historyLength = historyToFetch(params.historyLength);
+    let thread = await this.sendThread(call, params, version);
+    if (params.blocking && thread.sender.id === call.caller.id && !settled(thread.state)) {
+      thread = await this.waitUntilSettled(call.caller, thread, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version);
+    }
+    const complete = await this.completeHistory(call.caller, thread, params.historyLength);
+    return renderSendResult(complete.thread, version, { historyLength: params.historyLength, historyCut: complete.cut });
+  }
+
+  /** What every send does, blocking or not, streaming or not: create, continue or sibling a task, and register its push config. */
+  private async sendThread(call: JsonRpcCall, params: SendParams, version: WireVersion): Promise<ThreadView> {
     const { message } = params;
     const historyLength = historyToFetch(params.historyLength);
     let thread: ThreadView;
@@ -185,11 +199,7 @@ export class A2aMethods implements DialectMethods {
     if (pushConfig !== undefined && !replay) {
       await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: participant(call.caller), task_id: thread.id, version, config: pushConfig }));
     }
-    if (params.blocking && thread.sender.id === call.caller.id && !settled(thread.state)) {
-      thread = await this.waitUntilSettled(call.caller, thread, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version);
-    }
-    const complete = await this.completeHistory(call.caller, thread, params.historyLength);
-    return renderSendResult(complete.thread, version, { historyLength: params.historyLength, historyCut: complete.cut });
+    return thread;
   }
 
   private async waitUntilSettled(caller: AgentIdentity, thread: ThreadView, deadline: number, historyLength: number | undefined, version: WireVersion): Promise<ThreadView> {
@@ -204,6 +214,76 @@ export class A2aMethods implements DialectMethods {
       `Task ${thread.id} is still ${toWireState(latest.state, version)} after the server deadline of ${this.config.RELAY_BLOCKING_TIMEOUT_MS} ms; poll it with GetTask instead of sending again`,
       { taskId: thread.id, contextId: thread.context_id, state: toWireState(latest.state, version) },
     );
+  }
+
+  // ---- SendStreamingMessage / message/stream, SubscribeToTask / tasks/resubscribe ---------------
+
+  /** A non-blocking send answered as a stream: the Task, then its changes until it settles. */
+  private async stream(call: JsonRpcCall, version: WireVersion): Promise<JsonRpcEventStream> {
+    const params = parseSendParams(call.params);
+    // Listen before sending, so that no change of the task between the send and the first wait is missed.
+    const watch = this.waiter.watch(params.message.taskId);
+    try {
+      const thread = await this.sendThread(call, params, version);
+      watch.follow(thread.id);
+      return await this.eventStream(call.caller, thread, params.historyLength, version, watch);
+    } catch (error) {
+      watch.close();
+      throw error;
+    }
+  }
+
+  /** The stream of a task the caller takes part in and that is not over yet, from its current state. */
+  private async resubscribe(call: JsonRpcCall, version: WireVersion): Promise<JsonRpcEventStream> {
+    const params = parseGetParams(call.params);
+    const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
+    const watch = this.waiter.watch(params.id);
+    try {
+      const thread = await this.read(call.caller, params.id, historyToFetch(params.historyLength), false);
+      this.assertPair(thread, call.caller, endpoint);
+      if (isTerminalState(thread.state)) {
+        const state = toWireState(thread.state, version);
+        throw new RelayError('unsupported_operation', `Task ${thread.id} is ${state}, a terminal state, and cannot be subscribed to; read it with GetTask`, { taskId: thread.id, state });
+      }
+      return await this.eventStream(call.caller, thread, params.historyLength, version, watch);
+    } catch (error) {
+      watch.close();
+      throw error;
+    }
+  }
+
+  /** The Task is rendered here (errors so far are plain JSON-RPC errors); the rest follows as the stream is read. */
+  private async eventStream(caller: AgentIdentity, thread: ThreadView, historyLength: number | undefined, version: WireVersion, watch: TaskWatch): Promise<JsonRpcEventStream> {
+    const complete = await this.completeHistory(caller, thread, historyLength);
+    const first = renderSendResult(complete.thread, version, { historyLength, historyCut: complete.cut });
+    const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
+    return new JsonRpcEventStream((signal) => this.streamEvents(caller, thread, first, version, watch, deadline, signal));
+  }
+
+  private async *streamEvents(caller: AgentIdentity, thread: ThreadView, first: Json, version: WireVersion, watch: TaskWatch, deadline: number, signal: AbortSignal): AsyncGenerator<Json> {
+    try {
+      yield first;
+      let last = thread;
+      while (!settled(last.state)) {
+        if (!(await watch.next(deadline, signal))) return;
+        const current = await this.read(caller, thread.id, 1, false);
+        yield* this.changes(last, current, version);
+        last = current;
+      }
+    } finally {
+      watch.close();
+    }
+  }
+
+  /**
+   * The stream events between two reads of a task: each added or grown artifact (whole, replacing
+   * what the client had), then the new status if it changed.
+   */
+  private *changes(before: ThreadView, after: ThreadView, version: WireVersion): Generator<Json> {
+    const known = new Map(before.artifacts.map((artifact) => [artifact.artifact_id, JSON.stringify(artifact)]));
+    for (const artifact of after.artifacts) if (known.get(artifact.artifact_id) !== JSON.stringify(artifact)) yield renderArtifactUpdate(after, artifact, version);
+    const statusChanged = after.state !== before.state || after.status_timestamp !== before.status_timestamp || after.messages.at(-1)?.id !== before.messages.at(-1)?.id;
+    if (statusChanged) yield renderStatusUpdate(after, version, isTerminalState(after.state));
   }
 
   // ---- GetTask / tasks/get --------------------------------------------------------------------

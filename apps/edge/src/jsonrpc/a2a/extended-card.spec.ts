@@ -15,7 +15,7 @@ describe('agentCardV03', () => {
       description: 'Frontend agent',
       url: 'http://127.0.0.1:8080/a2a/frank@acme',
       preferredTransport: 'JSONRPC',
-      capabilities: { streaming: false, pushNotifications: card.capabilities.pushNotifications },
+      capabilities: { streaming: true, pushNotifications: card.capabilities.pushNotifications },
       supportsAuthenticatedExtendedCard: true,
     });
     expect(v03).not.toHaveProperty('supportedInterfaces');
