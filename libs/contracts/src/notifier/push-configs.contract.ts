@@ -66,7 +66,8 @@ export class PushConfigInput {
   authentication?: PushAuthenticationDto;
 }
 
-export class SetPushConfigRequest {
+/** A push-config request about one task, by one of its participants. */
+export class PushConfigTaskRequest {
   @ValidateNested()
   @Type(() => ParticipantRefDto)
   caller!: ParticipantRefDto;
@@ -75,7 +76,9 @@ export class SetPushConfigRequest {
   @IsNotEmpty()
   @MaxLength(64)
   task_id!: string;
+}
 
+export class SetPushConfigRequest extends PushConfigTaskRequest {
   @IsIn(PUSH_CONFIG_VERSIONS)
   version!: PushConfigVersion;
 
@@ -84,16 +87,7 @@ export class SetPushConfigRequest {
   config!: PushConfigInput;
 }
 
-export class GetPushConfigRequest {
-  @ValidateNested()
-  @Type(() => ParticipantRefDto)
-  caller!: ParticipantRefDto;
-
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(64)
-  task_id!: string;
-
+export class GetPushConfigRequest extends PushConfigTaskRequest {
   /** Absent: the task's first config (v0.3 get without `pushNotificationConfigId`). */
   @IsOptional()
   @IsString()
@@ -102,27 +96,9 @@ export class GetPushConfigRequest {
   config_id?: string;
 }
 
-export class ListPushConfigsRequest {
-  @ValidateNested()
-  @Type(() => ParticipantRefDto)
-  caller!: ParticipantRefDto;
+export class ListPushConfigsRequest extends PushConfigTaskRequest {}
 
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(64)
-  task_id!: string;
-}
-
-export class DeletePushConfigRequest {
-  @ValidateNested()
-  @Type(() => ParticipantRefDto)
-  caller!: ParticipantRefDto;
-
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(64)
-  task_id!: string;
-
+export class DeletePushConfigRequest extends PushConfigTaskRequest {
   @IsString()
   @IsNotEmpty()
   @MaxLength(255)
