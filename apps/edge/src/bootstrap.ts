@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
@@ -39,10 +40,6 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
 export async function startEdge(config: EdgeConfig): Promise<NestFastifyApplication> {
   const app = await createEdgeApp(config);
   await app.listen(config.EDGE_PORT, config.EDGE_HOST);
-  app.get(EdgeConfig);
-  new PinoNestLogger(createRootLogger('edge', config.LOG_LEVEL)).log(
-    `edge listening on http://${config.EDGE_HOST}:${config.EDGE_PORT} (public URL ${config.RELAY_PUBLIC_URL})`,
-    'Bootstrap',
-  );
+  new Logger('Bootstrap').log(`edge listening on http://${config.EDGE_HOST}:${config.EDGE_PORT} (public URL ${config.RELAY_PUBLIC_URL})`);
   return app;
 }

@@ -31,7 +31,7 @@ export class ReadinessService {
     const report = Object.fromEntries(services.map((service, index) => [service, results[index]])) as Record<RelayService, ServiceReadiness>;
     const down = [
       ...(natsUp ? [] : ['nats']),
-      ...services.filter((service) => report[service].status === 'down').map((service) => service),
+      ...services.filter((service) => report[service].status === 'down'),
       ...services.filter((service) => report[service].postgres === 'down').map((service) => `${service}.postgres`),
     ];
     return { status: down.length === 0 ? 'ready' : 'not_ready', nats: natsUp ? 'up' : 'down', services: report, down };
