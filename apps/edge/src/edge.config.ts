@@ -25,6 +25,15 @@ export class EdgeConfig extends CommonConfig {
   @Max(100000)
   RELAY_RATE_LIMIT_PER_MINUTE: number = 60;
 
+  /**
+   * How long the edge reuses the directory's answers (API-key identities, admissions, endpoint
+   * profiles); changes also drop them at once. 0 asks the directory on every request.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  RELAY_DIRECTORY_CACHE_MS: number = 1000;
+
   @IsInt()
   @Min(100)
   @Max(600000)

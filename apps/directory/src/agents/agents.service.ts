@@ -175,6 +175,7 @@ export class AgentsService {
       await this.events.record(manager, saved);
       return saved;
     });
+    this.events.announceChange({ kind: 'agent_updated', handle: agent.handle });
     await this.events.flush();
     return toAgentRecord(agent);
   }
@@ -192,7 +193,10 @@ export class AgentsService {
       await this.events.record(manager, saved);
       return { agent: saved, changed: true };
     });
-    if (changed) await this.events.flush();
+    if (changed) {
+      this.events.announceChange({ kind: 'agent_disabled', handle: agent.handle });
+      await this.events.flush();
+    }
     return toAgentRecord(agent);
   }
 
@@ -222,7 +226,7 @@ export class AgentsService {
   }
 
   async revokeKey(handle: string, prefix: string): Promise<ApiKeyInfo> {
-    return this.dataSource.transaction(async (manager) => {
+    const revoked = await this.dataSource.transaction(async (manager) => {
       const agent = await this.findAgent(manager, handle);
       const repository = manager.getRepository(ApiKeyEntity);
       const key = await repository.findOne({ where: { agentId: agent.id, prefix }, lock: { mode: 'pessimistic_write' } });
@@ -230,6 +234,8 @@ export class AgentsService {
       key.revokedAt = new Date();
       return toKeyInfo(await repository.save(key));
     });
+    this.events.announceChange({ kind: 'key_revoked', handle });
+    return revoked;
   }
 
   async findAgent(manager: EntityManager, handle: string, forUpdate = false): Promise<AgentEntity> {

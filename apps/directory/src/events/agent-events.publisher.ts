@@ -2,14 +2,14 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleDe
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
-import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, type AgentUpdatedEvent } from '@app/contracts';
+import { AGENT_UPDATED_EVENT_SUBJECT, DIRECTORY_CHANGES_SUBJECT, prefixedSubject, type AgentUpdatedEvent, type DirectoryChange } from '@app/contracts';
 import { ensureEventStream, openJetStream, publishWithMsgId, type JetStreamContext } from '@app/messaging';
 import type { AgentEntity } from '../agents/agent.entity';
 import { DirectoryConfig } from '../directory.config';
 import { OutboxEventEntity } from './outbox-event.entity';
 
-/** How often the relay looks for events a failed or crashed publish left behind. */
-const SWEEP_INTERVAL_MS = 1000;
+/** How often the relay looks for events a failed or crashed publish left behind (every commit flushes at once). */
+const SWEEP_INTERVAL_MS = 10_000;
 const BATCH_SIZE = 100;
 
 export function agentUpdatedEvent(agent: AgentEntity, occurredAt: Date = new Date()): AgentUpdatedEvent {
@@ -72,6 +72,16 @@ export class AgentEventsPublisher implements OnModuleInit, OnModuleDestroy, OnAp
       AGENT_UPDATED_EVENT_SUBJECT,
       JSON.stringify(event),
     ]);
+  }
+
+  /**
+   * Tells every edge, after the commit, that identities, keys or trust decisions they cached may be
+   * stale. Best effort: a lost notice is bounded by the edges' cache lifetime.
+   */
+  announceChange(change: DirectoryChange): void {
+    const connection = this.context?.connection;
+    if (!connection || connection.isClosed()) return;
+    connection.publish(prefixedSubject(this.config.NATS_SUBJECT_PREFIX, DIRECTORY_CHANGES_SUBJECT), JSON.stringify(change));
   }
 
   /** Relays every unpublished event, oldest first; one flush at a time per process. */

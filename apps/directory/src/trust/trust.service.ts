@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { RelayError, type AdmitReply, type PutTrustRequest, type TrustPolicy } from '@app/contracts';
 import { AgentEntity } from '../agents/agent.entity';
 import { AgentsService, toPublicProfile } from '../agents/agents.service';
+import { AgentEventsPublisher } from '../events/agent-events.publisher';
 import { decideAdmission } from './admission';
 import { TrustPolicyEntity } from './trust-policy.entity';
 
@@ -17,6 +18,7 @@ export class TrustService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(AgentsService) private readonly agents: AgentsService,
+    @Inject(AgentEventsPublisher) private readonly events: AgentEventsPublisher,
   ) {}
 
   async admit(sender: string, recipient: string): Promise<AdmitReply> {
@@ -41,7 +43,7 @@ export class TrustService {
 
   /** Replaces the whole policy: a list left out is emptied. */
   async put(request: PutTrustRequest): Promise<TrustPolicy> {
-    return this.dataSource.transaction(async (manager) => {
+    const policy = await this.dataSource.transaction(async (manager) => {
       const agent = await this.agents.findAgent(manager, request.handle);
       const repository = manager.getRepository(TrustPolicyEntity);
       await repository.upsert(
@@ -51,5 +53,7 @@ export class TrustService {
       const policy = await repository.findOneOrFail({ where: { agentId: agent.id } });
       return { handle: agent.handle, allow: policy.allow, block: policy.block, updated_at: policy.updatedAt.toISOString() };
     });
+    this.events.announceChange({ kind: 'trust_changed', handle: policy.handle });
+    return policy;
   }
 }

@@ -17,6 +17,7 @@ import {
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { DirectoryLookups } from '../directory/directory-lookups';
 import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
 import { TrustPolicyBody } from './admin.dto';
 
@@ -38,7 +39,10 @@ function handleParam(value: string): string {
 export class AdminAgentsController {
   private readonly logger = new Logger(AdminAgentsController.name);
 
-  constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
+  constructor(
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(DirectoryLookups) private readonly lookups: DirectoryLookups,
+  ) {}
 
   @Post()
   @HttpCode(201)
@@ -59,13 +63,13 @@ export class AdminAgentsController {
 
   @Patch(':handle')
   update(@Param('handle') handle: string, @Body() body: UpdateAgentFields): Promise<AgentRecord> {
-    return this.rpc.request(DIRECTORY_SUBJECTS.updateAgent, { ...body, handle: handleParam(handle) });
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.updateAgent, { ...body, handle: handleParam(handle) }));
   }
 
   /** Disables the agent: its keys stop working at once; its threads stay readable to the other party. */
   @Delete(':handle')
   disable(@Param('handle') handle: string): Promise<AgentRecord> {
-    return this.rpc.request(DIRECTORY_SUBJECTS.disableAgent, { handle: handleParam(handle) });
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.disableAgent, { handle: handleParam(handle) }));
   }
 
   @Post(':handle/keys')
@@ -81,7 +85,7 @@ export class AdminAgentsController {
 
   @Delete(':handle/keys/:prefix')
   revokeKey(@Param('handle') handle: string, @Param('prefix') prefix: string): Promise<ApiKeyInfo> {
-    return this.rpc.request(DIRECTORY_SUBJECTS.revokeKey, { handle: handleParam(handle), prefix });
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.revokeKey, { handle: handleParam(handle), prefix }));
   }
 
   @Get(':handle/trust')
@@ -99,7 +103,7 @@ export class AdminAgentsController {
         fields: [{ field: 'agent', messages: [`must be ${target} (the agent in the URL)`] }],
       });
     }
-    return this.rpc.request(DIRECTORY_SUBJECTS.putTrust, { handle: target, allow: body.allow ?? [], block: body.block ?? [] });
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.putTrust, { handle: target, allow: body.allow ?? [], block: body.block ?? [] }));
   }
 
   /** Replaces the agent's webhook signing secret (kept by the notifier) and shows the new one once. */
@@ -109,6 +113,18 @@ export class AdminAgentsController {
     const agent = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: handleParam(handle) });
     if (agent.disabled) throw new RelayError('agent_disabled', `The agent ${agent.handle} is disabled`);
     return { handle: agent.handle, webhook_secret: (await this.rotateWebhookSecret(agent.handle, true)) as string };
+  }
+
+  /**
+   * A directory change made through this edge: its cached identities and trust decisions go once
+   * the directory answered (other edges drop theirs on the directory's change notice).
+   */
+  private async changing<T>(change: Promise<T>): Promise<T> {
+    try {
+      return await change;
+    } finally {
+      this.lookups.forget();
+    }
   }
 
   private async rotateWebhookSecret(handle: string, required: boolean): Promise<string | null> {

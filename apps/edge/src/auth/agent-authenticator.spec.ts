@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { loadConfig } from '@app/config';
-import { DIRECTORY_SUBJECTS, RelayError, type AgentIdentity } from '@app/contracts';
-import type { NatsRpcClient } from '@app/messaging';
+import { RelayError, type AgentIdentity } from '@app/contracts';
+import type { DirectoryLookups } from '../directory/directory-lookups';
 import { EdgeConfig } from '../edge.config';
 import { isAdminToken } from './admin-token.guard';
 import { AgentAuthenticator, extractApiKey } from './agent-authenticator';
@@ -28,24 +28,22 @@ describe('extractApiKey', () => {
 
 describe('AgentAuthenticator', () => {
   function withDirectory(reply: () => Promise<AgentIdentity>) {
-    const request = jest.fn(reply);
-    return { request, authenticator: new AgentAuthenticator({ request } as unknown as NatsRpcClient) };
+    const authenticate = jest.fn(reply);
+    return { authenticate, authenticator: new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups) };
   }
 
-  it('asks the directory on every call, with the key only', async () => {
-    const { request, authenticator } = withDirectory(async () => IDENTITY);
+  it('asks the directory with the key only', async () => {
+    const { authenticate, authenticator } = withDirectory(async () => IDENTITY);
     await expect(authenticator.authenticate({ 'x-api-key': KEY })).resolves.toEqual(IDENTITY);
-    await expect(authenticator.authenticate({ 'x-api-key': KEY })).resolves.toEqual(IDENTITY);
-    expect(request).toHaveBeenCalledTimes(2);
-    expect(request).toHaveBeenCalledWith(DIRECTORY_SUBJECTS.authenticate, { api_key: KEY });
+    expect(authenticate).toHaveBeenCalledWith(KEY);
   });
 
   it('refuses a missing or malformed key without asking the directory', async () => {
-    const { request, authenticator } = withDirectory(async () => IDENTITY);
+    const { authenticate, authenticator } = withDirectory(async () => IDENTITY);
     for (const headers of [{}, { authorization: 'Bearer admin-token-0123456789abcdef' }, { 'x-api-key': KEY.toLowerCase() }]) {
       await expect(authenticator.authenticate(headers)).rejects.toMatchObject({ reason: 'unauthenticated' });
     }
-    expect(request).not.toHaveBeenCalled();
+    expect(authenticate).not.toHaveBeenCalled();
   });
 });
 

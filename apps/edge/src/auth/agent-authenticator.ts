@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { API_KEY_PATTERN, DIRECTORY_SUBJECTS, RelayError, type AgentIdentity } from '@app/contracts';
-import { NatsRpcClient } from '@app/messaging';
+import { API_KEY_PATTERN, RelayError, type AgentIdentity } from '@app/contracts';
+import { DirectoryLookups } from '../directory/directory-lookups';
 
 export type RequestHeaders = Record<string, string | string[] | undefined>;
 
@@ -28,18 +28,19 @@ export function extractApiKey(headers: RequestHeaders): string | undefined {
 }
 
 /**
- * Authenticates an agent from its API key by asking the directory on every call (no cache), so a
- * revoked key or a disabled agent is refused at once by every edge replica.
+ * Authenticates an agent from its API key through the directory, whose answer the edge keeps at
+ * most a second (see DirectoryLookups): a revoked key or a disabled agent is refused by every edge
+ * replica within that second.
  */
 @Injectable()
 export class AgentAuthenticator {
-  constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
+  constructor(@Inject(DirectoryLookups) private readonly directory: DirectoryLookups) {}
 
   async authenticate(headers: RequestHeaders): Promise<AgentIdentity> {
     const key = extractApiKey(headers);
     if (key === undefined) throw new RelayError('unauthenticated', 'Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>');
     // Only agent keys get past this: the admin token (or anything else) never has the key format.
     if (!API_KEY_PATTERN.test(key)) throw new RelayError('unauthenticated', 'Malformed API key');
-    return this.rpc.request(DIRECTORY_SUBJECTS.authenticate, { api_key: key });
+    return this.directory.authenticate(key);
   }
 }

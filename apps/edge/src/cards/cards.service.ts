@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DIRECTORY_SUBJECTS, normalizeHandle, type AgentPublicProfile } from '@app/contracts';
-import { NatsRpcClient } from '@app/messaging';
+import { normalizeHandle, type AgentPublicProfile } from '@app/contracts';
+import { DirectoryLookups } from '../directory/directory-lookups';
 import { EdgeConfig } from '../edge.config';
 import { agentCardV1, relayAgentCard, relayCardV1, type AgentCardV1, type RelayAgentCard } from './agent-card';
 
@@ -8,15 +8,13 @@ import { agentCardV1, relayAgentCard, relayCardV1, type AgentCardV1, type RelayA
 @Injectable()
 export class AgentCardService {
   constructor(
-    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
   ) {}
 
   /** The public profile of an enabled agent; `agent_not_found` for an unknown or disabled handle. */
   async profile(handle: string): Promise<AgentPublicProfile> {
-    const { id, handle: canonical, name, role, org, description, skills, metadata } = await this.rpc.request(DIRECTORY_SUBJECTS.getProfile, {
-      handle: normalizeHandle(handle) as string,
-    });
+    const { id, handle: canonical, name, role, org, description, skills, metadata } = await this.directory.profile(normalizeHandle(handle) as string);
     return { id, handle: canonical, name, role, org, description, skills, metadata };
   }
 

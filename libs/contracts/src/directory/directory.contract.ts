@@ -39,6 +39,18 @@ export const DIRECTORY_SUBJECTS = {
   getTrust: 'relay.directory.v1.trust.get',
 } as const;
 
+/**
+ * Core NATS subject (not a request) on which the directory announces, after commit, that an
+ * identity, key or trust decision may have changed: edges drop what they cached from the directory.
+ */
+export const DIRECTORY_CHANGES_SUBJECT = 'relay.directory.v1.changes';
+
+/** What changed, for logs; receivers drop every cached directory answer whatever it says. */
+export interface DirectoryChange {
+  kind: 'agent_updated' | 'agent_disabled' | 'key_revoked' | 'trust_changed';
+  handle: string;
+}
+
 const HTTP_URL = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
 const HANDLE_MESSAGE = { message: 'handle must be name@org: lowercase letters, digits, ".", "_" or "-"' };
 const TRUST_MESSAGE = { each: true, message: 'each entry must be a handle (name@org) or *@org' };

@@ -26,7 +26,6 @@ import {
   type WireVersion,
 } from '@app/a2a';
 import {
-  DIRECTORY_SUBJECTS,
   isTerminalState,
   PUSH_CONFIG_SUBJECTS,
   RelayError,
@@ -44,6 +43,7 @@ import {
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { AgentCardService } from '../../cards/cards.service';
+import { DirectoryLookups } from '../../directory/directory-lookups';
 import { EdgeConfig } from '../../edge.config';
 import { JsonRpcEventStream, type DialectMethods, type JsonRpcCall } from '../json-rpc.types';
 import { agentCardV03 } from './extended-card';
@@ -99,6 +99,7 @@ export class A2aMethods implements DialectMethods {
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
     @Inject(TaskEventWaiter) private readonly waiter: TaskEventWaiter,
     @Inject(AgentCardService) private readonly cards: AgentCardService,
+    @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
   ) {}
 
   async handle(call: JsonRpcCall): Promise<unknown> {
@@ -547,7 +548,7 @@ export class A2aMethods implements DialectMethods {
 
   /** The agent of `POST /a2a/{handle}`; an unknown or disabled handle is `agent_not_found` (404). */
   private endpointAgent(handle: string): Promise<AgentPublicProfile> {
-    return this.rpc.request(DIRECTORY_SUBJECTS.getProfile, { handle });
+    return this.directory.profile(handle);
   }
 
   /** On an agent's own endpoint, only the tasks between the caller and that agent exist. */
@@ -559,7 +560,7 @@ export class A2aMethods implements DialectMethods {
 
   private async admit(caller: AgentIdentity, recipient: string, fromEndpoint: boolean): Promise<AgentPublicProfile> {
     try {
-      return (await this.rpc.request(DIRECTORY_SUBJECTS.admit, { sender: caller.handle, recipient })).recipient;
+      return await this.directory.admit(caller.handle, recipient);
     } catch (error) {
       if (fromEndpoint && error instanceof RelayError && error.reason === 'recipient_not_found') {
         throw new RelayError('agent_not_found', `No agent with the handle ${recipient}`, { handle: recipient });

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  DIRECTORY_SUBJECTS,
   RelayError,
   TASK_LIMITS,
   TASKS_SUBJECTS,
@@ -12,6 +11,7 @@ import {
   type TransitionRequest,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import { DirectoryLookups } from '../../directory/directory-lookups';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
 import {
   invalid,
@@ -39,7 +39,10 @@ function participant(agent: { id: string; handle: string; name: string; role: st
  */
 @Injectable()
 export class AgentRelayMethods implements DialectMethods {
-  constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
+  constructor(
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
+  ) {}
 
   handle(call: JsonRpcCall): Promise<unknown> {
     switch (call.canonical) {
@@ -79,7 +82,7 @@ export class AgentRelayMethods implements DialectMethods {
     };
     if (taskId === undefined) {
       const recipientHandle = this.recipientHandle(call);
-      const { recipient } = await this.rpc.request(DIRECTORY_SUBJECTS.admit, { sender: call.caller.handle, recipient: recipientHandle });
+      const recipient = await this.directory.admit(call.caller.handle, recipientHandle);
       const reply = await this.rpc.request(TASKS_SUBJECTS.send, {
         ...common,
         caller: participant(call.caller),
@@ -188,7 +191,7 @@ export class AgentRelayMethods implements DialectMethods {
   /** The agent of `POST /a2a/{handle}`, or null on `POST /a2a`. */
   private async endpointAgent(call: JsonRpcCall): Promise<AgentPublicProfile | null> {
     if (call.endpointHandle === null) return null;
-    return this.rpc.request(DIRECTORY_SUBJECTS.getProfile, { handle: call.endpointHandle });
+    return this.directory.profile(call.endpointHandle);
   }
 
   /** On an agent's own endpoint only the threads between the caller and that agent exist. */

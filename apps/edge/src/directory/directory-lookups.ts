@@ -1,0 +1,77 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { Subscription } from '@nats-io/transport-node';
+import { createHash } from 'node:crypto';
+import {
+  DIRECTORY_CHANGES_SUBJECT,
+  DIRECTORY_SUBJECTS,
+  prefixedSubject,
+  type AgentIdentity,
+  type AgentProfile,
+  type AgentPublicProfile,
+} from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { EdgeConfig } from '../edge.config';
+import { ExpiringCache } from './expiring-cache';
+
+/**
+ * The directory's answers on the request path (who holds this API key, may this sender hand work
+ * to that recipient, the profile behind an agent's endpoint), kept at most
+ * `RELAY_DIRECTORY_CACHE_MS` (≤ 1 s) and dropped as soon as the directory announces a change, so a
+ * revoked key, a disabled agent or a new block holds on every edge within a second.
+ */
+@Injectable()
+export class DirectoryLookups implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(DirectoryLookups.name);
+  private readonly identities: ExpiringCache<AgentIdentity>;
+  private readonly admissions: ExpiringCache<AgentPublicProfile>;
+  private readonly profiles: ExpiringCache<AgentProfile>;
+  private subscription?: Subscription;
+
+  constructor(
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(EdgeConfig) config: EdgeConfig,
+  ) {
+    const ttlMs = config.RELAY_DIRECTORY_CACHE_MS;
+    this.identities = new ExpiringCache(ttlMs);
+    this.admissions = new ExpiringCache(ttlMs);
+    this.profiles = new ExpiringCache(ttlMs);
+  }
+
+  onModuleInit(): void {
+    this.subscription = this.rpc.connection.subscribe(prefixedSubject(this.rpc.subjectPrefix, DIRECTORY_CHANGES_SUBJECT), {
+      callback: (error) => {
+        if (error) this.logger.warn({ err: error }, 'directory change subscription failed');
+        this.forget();
+      },
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.subscription?.unsubscribe();
+  }
+
+  /** The agent holding a well-formed API key; the cache is keyed by the key's digest, never the key. */
+  authenticate(apiKey: string): Promise<AgentIdentity> {
+    const digest = createHash('sha256').update(apiKey).digest('base64');
+    return this.identities.get(digest, () => this.rpc.request(DIRECTORY_SUBJECTS.authenticate, { api_key: apiKey }));
+  }
+
+  /** The recipient's public profile when its trust policy admits the sender (errors are never cached). */
+  admit(senderHandle: string, recipientHandle: string): Promise<AgentPublicProfile> {
+    return this.admissions.get(`${senderHandle} ${recipientHandle}`, async () => {
+      const { recipient } = await this.rpc.request(DIRECTORY_SUBJECTS.admit, { sender: senderHandle, recipient: recipientHandle });
+      return recipient;
+    });
+  }
+
+  profile(handle: string): Promise<AgentProfile> {
+    return this.profiles.get(handle, () => this.rpc.request(DIRECTORY_SUBJECTS.getProfile, { handle }));
+  }
+
+  /** Drops every cached answer (a directory change was announced, or this edge made one). */
+  forget(): void {
+    this.identities.clear();
+    this.admissions.clear();
+    this.profiles.clear();
+  }
+}
