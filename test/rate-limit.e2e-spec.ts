@@ -1,6 +1,8 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { NatsRpcClient } from '@app/messaging';
-import { rateLimitStreamName } from '../apps/edge/src/rate-limit/rate-limiter';
+import { RateLimiter, rateLimitStreamName, rateLimitSubject } from '../apps/edge/src/rate-limit/rate-limiter';
+import { eventually } from './support/eventually';
+import { PrivateNatsServer } from './support/private-nats';
 import { RelayHarness } from './support/relay-harness';
 import { registerAgent, uniqueHandle } from './support/agents';
 import { rpc, type RpcResponse } from './support/json-rpc';
@@ -63,13 +65,60 @@ describe('rate limiting on POST /a2a, shared by two edges', () => {
     expect(responses.filter((response) => response.status === 429)).toHaveLength(16 - LIMIT);
   });
 
-  it('keeps its counters in a stream scoped by the subject prefix, capped at the limit per agent and window', async () => {
+  it('leases calls in batches from one count per agent and window, in a stream scoped by the subject prefix', async () => {
+    const caller = await registerAgent(relay, { handle: uniqueHandle('lease', 'acme'), name: 'Lease' });
+    for (let index = 0; index < 3; index++) expect((await rpc(relay.url, caller.api_key, 'tasks/list', {})).status).toBe(200);
     const jsm = await jetstreamManager(relay.edge.get(NatsRpcClient).connection);
-    const info = await jsm.streams.info(rateLimitStreamName(relay.subjectPrefix));
+    const stream = rateLimitStreamName(relay.subjectPrefix);
+    const info = await jsm.streams.info(stream);
     expect(info.config.name).toBe(`RATELIMIT_${relay.subjectPrefix}`);
     expect(info.config.subjects).toEqual([`${relay.subjectPrefix}.relay.ratelimit.>`]);
-    expect(info.config.max_msgs_per_subject).toBe(LIMIT);
-    expect(info.config.discard_new_per_subject).toBe(true);
-    expect(info.state.messages).toBeGreaterThan(0);
+    expect(info.config.max_msgs_per_subject).toBe(1);
+    const counts = await Promise.all(
+      [0, 1].map((offset) => jsm.streams.getMessage(stream, { last_by_subj: rateLimitSubject(relay.subjectPrefix, caller.agent.id, Math.floor(Date.now() / 60_000) - offset) })),
+    );
+    const leased = counts.find((message) => message !== null);
+    expect(Number(leased?.string())).toBeGreaterThanOrEqual(3);
+    expect(Number(leased?.string())).toBeLessThanOrEqual(LIMIT);
+  });
+});
+
+describe('rate limiting across a NATS restart', () => {
+  let nats: PrivateNatsServer;
+  let relay: RelayHarness;
+
+  beforeAll(async () => {
+    nats = await PrivateNatsServer.start();
+    relay = await RelayHarness.start({ services: ['directory', 'tasks'], env: { NATS_URL: nats.url, RELAY_RATE_LIMIT_PER_MINUTE: '3' } });
+  });
+
+  afterAll(async () => {
+    await relay?.stop().catch(() => undefined);
+    await nats?.stop();
+  });
+
+  async function callsUntilRefused(apiKey: string): Promise<number[]> {
+    const statuses: number[] = [];
+    for (let index = 0; index < 5; index++) statuses.push((await rpc(relay.url, apiKey, 'tasks/list', {})).status);
+    return statuses;
+  }
+
+  it('still limits every agent after the server lost its streams, and never lets a call through uncounted', async () => {
+    const before = await registerAgent(relay, { handle: uniqueHandle('before', 'acme'), name: 'Before' });
+    const window = Math.floor(Date.now() / 60_000);
+    const first = await callsUntilRefused(before.api_key);
+
+    await nats.restart();
+    const after = await eventually(async () => registerAgent(relay, { handle: uniqueHandle('after', 'acme'), name: 'After' }), 60000, 250);
+    const second = await callsUntilRefused(after.api_key);
+    if (Math.floor(Date.now() / 60_000) !== window) return;
+
+    expect(first).toEqual([200, 200, 200, 429, 429]);
+    expect(second).toEqual([200, 200, 200, 429, 429]);
+    const edgeLimiter = relay.edge.get(RateLimiter);
+    expect(edgeLimiter.failOpenDecisions).toBe(0);
+    const jsm = await jetstreamManager(relay.edge.get(NatsRpcClient).connection);
+    const recreated = await jsm.streams.getMessage(rateLimitStreamName(relay.subjectPrefix), { last_by_subj: rateLimitSubject(relay.subjectPrefix, after.agent.id, window) });
+    expect(Number(recreated?.string())).toBe(3);
   });
 });

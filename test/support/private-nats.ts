@@ -1,0 +1,77 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const NATS_SERVER = process.env.NATS_SERVER_BIN || '/usr/sbin/nats-server';
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A NATS server with JetStream of a test's own, on a loopback port, that the test may kill and
+ * start again (the shared server is never touched). Its JetStream store is a temporary folder.
+ */
+export class PrivateNatsServer {
+  private child?: ChildProcess;
+  private output = '';
+
+  private constructor(
+    readonly port: number,
+    private readonly storeDir: string,
+  ) {}
+
+  static async start(): Promise<PrivateNatsServer> {
+    const server = new PrivateNatsServer(await freeLoopbackPort(), mkdtempSync(join(tmpdir(), 'relay-nats-')));
+    await server.launch();
+    return server;
+  }
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  /** SIGKILL (its memory streams are gone), then the same server on the same port with an empty store. */
+  async restart(): Promise<void> {
+    await this.kill();
+    rmSync(this.storeDir, { recursive: true, force: true });
+    await this.launch();
+  }
+
+  async stop(): Promise<void> {
+    await this.kill();
+    rmSync(this.storeDir, { recursive: true, force: true });
+  }
+
+  private async kill(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  private async launch(): Promise<void> {
+    this.output = '';
+    const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
+    this.child = child;
+    const deadline = Date.now() + 30000;
+    while (!this.output.includes('Server is ready')) {
+      if (child.exitCode !== null) throw new Error(`nats-server exited (${child.exitCode}):\n${this.output.slice(-2000)}`);
+      if (Date.now() > deadline) throw new Error(`nats-server did not start:\n${this.output.slice(-2000)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
