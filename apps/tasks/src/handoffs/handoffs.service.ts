@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
+import type pg from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
-import { monotonicFactory } from 'ulid';
 import {
   RelayError,
   TASK_LIMITS,
@@ -27,9 +27,9 @@ import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import { checkTransition, STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
 import { writeTaskEvent } from './task-events';
+import { createThreadInOneStatement, creatableInOneStatement, nextThreadId } from './thread-creation';
+import { readThread } from './thread-read';
 import { firstText, THREAD_COLUMNS, toMessageView, toThreadView, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
-
-const nextUlid = monotonicFactory();
 
 type IdempotencyScope = 'message_id' | 'client_key';
 
@@ -114,7 +114,12 @@ function partyOf(thread: ThreadRow, callerId: string): Party {
 export class HandoffsService {
   private readonly logger = new Logger(HandoffsService.name);
 
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  private readonly pool: pg.Pool;
+
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {
+    // The pg pool behind TypeORM: the hot path's single statements go to it directly.
+    this.pool = (dataSource.driver as unknown as { master: pg.Pool }).master;
+  }
 
   async send(request: SendRequest): Promise<SendReply> {
     if (request.task_id === undefined && request.recipient === undefined) {
@@ -130,6 +135,10 @@ export class HandoffsService {
     const hash = requestHash(request);
     for (let attempt = 0; ; attempt++) {
       try {
+        if (attempt === 0 && creatableInOneStatement(request)) {
+          const created = await this.createInOneStatement(request, hash);
+          if (created) return created;
+        }
         return await this.dataSource.transaction(async (manager) => {
           const replay = await this.replay(manager, request, hash);
           if (replay) return replay;
@@ -147,21 +156,9 @@ export class HandoffsService {
   }
 
   async get(request: GetRequest): Promise<ThreadView> {
-    return this.dataSource.transaction(async (manager) => {
-      const thread = await this.loadThread(manager, request.task_id);
-      const party = partyOf(thread, request.caller_id);
-      const unread = await this.unreadCount(manager, thread.id, request.caller_id);
-      const view = await this.view(manager, thread, request.history_length, unread, request.after_sequence_no);
-      if (request.mark_read !== false) {
-        await manager.query(
-          `INSERT INTO "tasks"."read_cursors" ("thread_id", "participant_id", "last_read_sequence_no", "updated_at") VALUES ($1, $2, $3, now())
-           ON CONFLICT ("thread_id", "participant_id") DO UPDATE
-             SET "last_read_sequence_no" = GREATEST("read_cursors"."last_read_sequence_no", EXCLUDED."last_read_sequence_no"), "updated_at" = now()`,
-          [thread.id, party === 'sender' ? thread.sender_id : thread.recipient_id, thread.message_count],
-        );
-      }
-      return view;
-    });
+    const read = await readThread(this.pool, request);
+    const messages = withinBudget(read.messages, request.after_sequence_no === undefined ? 'newest' : 'oldest');
+    return toThreadView(read.thread, messages, read.artifacts, read.unread);
   }
 
   async list(request: ListRequest): Promise<ListReply> {
@@ -317,11 +314,20 @@ export class HandoffsService {
     return { thread: await this.view(manager, thread, request.history_length, await this.unreadCount(manager, thread.id, request.caller_id)), message: message ? toMessageView(message) : null };
   }
 
+  /** A create in one round trip; null (nothing written) when an idempotency key is already known. */
+  private async createInOneStatement(request: SendRequest, hash: string): Promise<SendReply | null> {
+    const artifactParts = (artifact: ArtifactInput): PartView[] => (artifact.parts ? plainParts(artifact.parts) : []);
+    const created = await createThreadInOneStatement(this.pool, request, plainParts(request.message.parts), artifactParts, this.keysOf(request), hash);
+    if (!created) return null;
+    const history = request.history_length === 0 ? [] : [created.message];
+    return { thread: toThreadView(created.thread, history, created.artifacts, 0), message: toMessageView(created.message), created: true, idempotent_replay: false };
+  }
+
   private async create(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
     const sender = request.caller;
     const recipient = request.recipient as ParticipantRefDto;
     const contextId = await this.claimContext(manager, request.context_id, sender.id);
-    const id = nextUlid();
+    const id = nextThreadId();
     const now = new Date();
     const parts = plainParts(request.message.parts);
     const intent = request.intent ?? 'inform';

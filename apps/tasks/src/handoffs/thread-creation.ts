@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { monotonicFactory } from 'ulid';
+import type { ArtifactInput, PartView, SendRequest } from '@app/contracts';
+import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
+import { taskEvent } from './task-events';
+import { firstText, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
+
+export const nextThreadId = monotonicFactory();
+
+export interface IdempotencyKeyRef {
+  scope: 'message_id' | 'client_key';
+  key: string;
+}
+
+/** A new thread with its first message and artifacts, as stored, built without reading it back. */
+export interface NewThread {
+  thread: ThreadRow;
+  message: MessageRow;
+  artifacts: ArtifactRow[];
+}
+
+/**
+ * The whole create in one statement (one round trip, committed on its own): thread, first
+ * message, artifacts, audit row, idempotency keys and the `created` outbox event, plus the NOTIFY
+ * that wakes the outbox relay at commit. Nothing is written when one of the sender's keys already
+ * exists; two creates racing on one key meet the keys' primary key and one of them fails whole.
+ */
+const CREATE_THREAD_SQL = `
+WITH known_key AS (
+  SELECT 1 FROM "tasks"."idempotency_keys" k
+  WHERE k."sender_id" = $3 AND (k."scope", k."key") IN (SELECT * FROM unnest($18::text[], $19::text[]))
+), thread AS (
+  INSERT INTO "tasks"."threads" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
+    "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
+    "metadata", "message_count", "created_at", "updated_at", "status_timestamp")
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, 1, $15, $15, $15
+  WHERE NOT EXISTS (SELECT 1 FROM known_key)
+  RETURNING "id"
+), message AS (
+  INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at")
+  SELECT t."id", 1, $16, 'sender', $3, $4, $12, $17, $20, $15 FROM thread t
+  RETURNING "thread_id"
+), artifact AS (
+  INSERT INTO "tasks"."artifacts" ("thread_id", "artifact_id", "position", "type", "fields", "name", "description", "parts", "metadata",
+    "last_chunk", "created_at", "updated_at")
+  SELECT t."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", $15, $15
+  FROM thread t, jsonb_to_recordset($21::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
+    "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean)
+), audit AS (
+  INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "at")
+  SELECT t."id", $3, 'create', NULL, 'pending', $15 FROM thread t
+), idempotency AS (
+  INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "thread_id", "sequence_no", "created_thread")
+  SELECT $3, k."scope", k."key", $22, m."thread_id", 1, true FROM message m, unnest($18::text[], $19::text[]) AS k("scope", "key")
+), outbox AS (
+  INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at")
+  SELECT $23, $24, 'created', t."id", $25, $15 FROM thread t
+), wake AS (
+  SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '') FROM thread
+)
+SELECT (SELECT count(*) FROM thread)::int AS "created", (SELECT count(*) FROM wake)::int AS "woken"`;
+
+/** Whether a create can go through the one-statement path (a new context, artifacts with distinct ids). */
+export function creatableInOneStatement(request: SendRequest): boolean {
+  if (request.task_id !== undefined || request.context_id !== undefined || request.recipient === undefined) return false;
+  const ids = new Set<string>();
+  for (const artifact of request.artifacts ?? []) {
+    if (artifact.append || artifact.artifact_id === undefined) continue;
+    if (ids.has(artifact.artifact_id)) return false;
+    ids.add(artifact.artifact_id);
+  }
+  return true;
+}
+
+function artifactRows(threadId: string, artifacts: ArtifactInput[] | undefined, parts: (artifact: ArtifactInput) => PartView[]): ArtifactRow[] {
+  return (artifacts ?? []).map((artifact, index) => ({
+    thread_id: threadId,
+    artifact_id: artifact.artifact_id ?? randomUUID(),
+    position: index + 1,
+    type: artifact.type ?? null,
+    fields: artifact.fields ?? {},
+    name: artifact.name ?? null,
+    description: artifact.description ?? null,
+    parts: parts(artifact),
+    metadata: artifact.metadata ?? {},
+    last_chunk: artifact.append ? (artifact.last_chunk ?? false) : (artifact.last_chunk ?? true),
+  }));
+}
+
+/**
+ * Creates a thread in one prepared statement. Returns null, having written nothing, when one of
+ * `keys` was already used by this sender (the caller then replays or refuses through the keys).
+ */
+export async function createThreadInOneStatement(
+  pool: pg.Pool,
+  request: SendRequest,
+  parts: PartView[],
+  artifactParts: (artifact: ArtifactInput) => PartView[],
+  keys: IdempotencyKeyRef[],
+  requestHash: string,
+): Promise<NewThread | null> {
+  const sender = request.caller;
+  const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
+  const now = new Date();
+  const summary = firstText(parts);
+  const thread: ThreadRow = {
+    id: nextThreadId(),
+    context_id: randomUUID(),
+    sender_id: sender.id,
+    sender_handle: sender.handle,
+    sender_name: sender.name,
+    sender_role: sender.role ?? null,
+    recipient_id: recipient.id,
+    recipient_handle: recipient.handle,
+    recipient_name: recipient.name,
+    recipient_role: recipient.role ?? null,
+    state: 'pending',
+    intent: request.intent ?? 'inform',
+    summary,
+    proposed_action: request.proposed_action ?? null,
+    metadata: request.metadata ?? {},
+    result_summary: null,
+    reason: null,
+    message_count: 1,
+    version: 1,
+    accepted_at: null,
+    completed_at: null,
+    cancelled_at: null,
+    failed_at: null,
+    rejected_at: null,
+    created_at: now,
+    updated_at: now,
+    status_timestamp: now,
+  };
+  const message: MessageRow = {
+    thread_id: thread.id,
+    sequence_no: 1,
+    id: request.message.message_id ?? randomUUID(),
+    author: 'sender',
+    author_id: sender.id,
+    from_handle: sender.handle,
+    body: summary,
+    parts,
+    payload: request.message.payload ?? {},
+    created_at: now,
+  };
+  const artifacts = artifactRows(thread.id, request.artifacts, artifactParts);
+  const event = taskEvent('created', thread, message, now);
+  const result = await pool.query<{ created: number }>({
+    name: 'tasks-create-thread',
+    text: CREATE_THREAD_SQL,
+    values: [
+      thread.id,
+      thread.context_id,
+      sender.id,
+      sender.handle,
+      sender.name,
+      thread.sender_role,
+      recipient.id,
+      recipient.handle,
+      recipient.name,
+      thread.recipient_role,
+      thread.intent,
+      summary,
+      thread.proposed_action ? JSON.stringify(thread.proposed_action) : null,
+      JSON.stringify(thread.metadata),
+      now,
+      message.id,
+      JSON.stringify(parts),
+      keys.map((key) => key.scope),
+      keys.map((key) => key.key),
+      JSON.stringify(message.payload),
+      JSON.stringify(artifacts.map(({ thread_id: _threadId, ...artifact }) => artifact)),
+      requestHash,
+      event.id,
+      event.subject,
+      JSON.stringify(event.payload),
+    ],
+  });
+  return result.rows[0]?.created === 1 ? { thread, message, artifacts } : null;
+}

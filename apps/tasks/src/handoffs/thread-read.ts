@@ -1,0 +1,61 @@
+import type pg from 'pg';
+import { RelayError, type GetRequest } from '@app/contracts';
+import { THREAD_COLUMNS, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
+
+/** A thread as one participant reads it: the row, that participant's unread count, messages and artifacts. */
+export interface ThreadRead {
+  thread: ThreadRow;
+  unread: number;
+  messages: MessageRow[];
+  artifacts: ArtifactRow[];
+}
+
+/**
+ * A participant's read of a thread in one statement (one snapshot, one round trip): the thread,
+ * the caller's unread count as it was before this read, the requested messages and the artifacts,
+ * and, unless `$5` is false, the caller's read cursor moved to the last message. An outsider gets
+ * the thread's row with a null party and marks nothing.
+ */
+const READ_THREAD_SQL = `
+WITH t AS (
+  SELECT ${THREAD_COLUMNS},
+    CASE WHEN t."sender_id" = $2 THEN 'sender' WHEN t."recipient_id" = $2 THEN 'recipient' END AS "party"
+  FROM "tasks"."threads" t WHERE t."id" = $1
+), mark AS (
+  INSERT INTO "tasks"."read_cursors" ("thread_id", "participant_id", "last_read_sequence_no", "updated_at")
+  SELECT t."id", $2, t."message_count", now() FROM t WHERE t."party" IS NOT NULL AND $5
+  ON CONFLICT ("thread_id", "participant_id") DO UPDATE
+    SET "last_read_sequence_no" = GREATEST("read_cursors"."last_read_sequence_no", EXCLUDED."last_read_sequence_no"), "updated_at" = now()
+)
+SELECT t.*,
+  (SELECT count(*)::int FROM "tasks"."messages" m
+    WHERE m."thread_id" = t."id" AND m."author_id" <> $2
+      AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
+                                      WHERE r."thread_id" = t."id" AND r."participant_id" = $2), 0)) AS "unread",
+  CASE WHEN $3::int = 0 THEN '[]'::json ELSE (
+    SELECT COALESCE(json_agg(m ORDER BY m."sequence_no"), '[]'::json) FROM "tasks"."messages" m
+    WHERE m."thread_id" = t."id" AND m."sequence_no" > GREATEST($4::int, CASE WHEN $3::int IS NULL THEN 0 ELSE t."message_count" - $3::int END)
+  ) END AS "messages",
+  (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."thread_id" = t."id") AS "artifacts"
+FROM t`;
+
+type JsonMessage = Omit<MessageRow, 'created_at'> & { created_at: string };
+
+/** The thread for one of its participants; `thread_not_found` or `not_a_participant` otherwise (nothing marked read). */
+export async function readThread(pool: pg.Pool, request: GetRequest): Promise<ThreadRead> {
+  const { rows } = await pool.query<ThreadRow & { party: string | null; unread: number; messages: JsonMessage[]; artifacts: ArtifactRow[] }>({
+    name: 'tasks-read-thread',
+    text: READ_THREAD_SQL,
+    values: [request.task_id.toUpperCase(), request.caller_id, request.history_length ?? null, request.after_sequence_no ?? 0, request.mark_read !== false],
+  });
+  const [row] = rows;
+  if (!row) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
+  if (row.party === null) throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: row.id });
+  const { party: _party, unread, messages, artifacts, ...thread } = row;
+  return {
+    thread,
+    unread,
+    messages: messages.map((message) => ({ ...message, created_at: new Date(message.created_at) })),
+    artifacts,
+  };
+}
