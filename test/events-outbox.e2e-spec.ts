@@ -71,14 +71,14 @@ describe('task events: the outbox relay publishes to JetStream', () => {
   it('wakes up without a NOTIFY too (polling)', async () => {
     const task = `task-${randomUUID()}`;
     await writeOutbox([taskEvent(task, 'created', 1)], false);
-    await eventually(() => collector.ofTask(task).length === 1);
+    await eventually(() => collector.ofTask(task).length === 1, 30000);
   });
 
   it('lets JetStream drop a re-published event (duplicate window keyed on the event id)', async () => {
     const task = `task-${randomUUID()}`;
     const event = taskEvent(task, 'created', 1);
     await writeOutbox([event]);
-    await eventually(() => collector.ofTask(task).length === 1);
+    await eventually(() => collector.ofTask(task).length === 1, 30000);
     const ack = await publishWithMsgId(jetStream.js, prefixedSubject(relay.subjectPrefix, taskEventSubject('created')), event, event.event_id);
     expect(ack.duplicate).toBe(true);
   });

@@ -6,55 +6,44 @@ import { prefixedSubject } from '@app/contracts';
 import { ensureEventStream, openJetStream, publishWithMsgId, WakeableDelay, type JetStreamContext } from '@app/messaging';
 import { OUTBOX_NOTIFY_CHANNEL, OUTBOX_RELAY_OPTIONS, OUTBOX_TABLE, type OutboxRelayOptions } from './outbox.constants';
 
-interface ClaimedRow {
+interface UnpublishedRow {
   id: string;
-  position: string;
   subject: string;
   payload: unknown;
 }
 
 /**
- * Claims unsent outbox rows in position order, oldest first, skipping rows another replica holds
- * (`FOR UPDATE SKIP LOCKED`) and any row whose task still has an earlier unsent event outside this
- * claim, so events of one task reach the stream in their order even with several replicas.
+ * The outbox rows not published yet, oldest first, leaving out the ones this relay published and
+ * has not marked yet. Events of one task are written by transactions that hold its row in turn, so
+ * position order is their order.
  */
-const CLAIM_SQL = `
-WITH claimed AS MATERIALIZED (
-  SELECT id, position, task_id, subject, payload
-  FROM ${OUTBOX_TABLE}
-  WHERE published_at IS NULL
-  ORDER BY position
-  LIMIT $1
-  FOR UPDATE SKIP LOCKED
-)
-SELECT c.id, c.position, c.subject, c.payload
-FROM claimed c
-WHERE NOT EXISTS (
-  SELECT 1 FROM ${OUTBOX_TABLE} earlier
-  WHERE earlier.task_id = c.task_id
-    AND earlier.published_at IS NULL
-    AND earlier.position < c.position
-    AND earlier.id NOT IN (SELECT id FROM claimed)
-)
-ORDER BY c.position`;
+/** How often a replica that does not relay checks whether the relaying one is gone. */
+const STANDBY_RETRY_MS = 1000;
 
-/**
- * The transactional outbox relay: publishes the task events the tasks service wrote to its outbox
- * to JetStream (`Nats-Msg-Id` = event id), then marks them published. A failed publish keeps the
- * row (and every later one) for the next round, after a backoff. A crash between publish and mark
- * re-publishes the row, which JetStream's duplicate window drops.
- */
+const UNPUBLISHED_SQL = `
+SELECT id, subject, payload FROM ${OUTBOX_TABLE}
+WHERE published_at IS NULL AND NOT (id = ANY($2::uuid[]))
+ORDER BY position
+LIMIT $1`;
+
 @Injectable()
 export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(OutboxRelayService.name);
   private jetStream: JetStreamContext | null = null;
   private streamReady = false;
   private listener: pg.Client | null = null;
+  /** Whether this replica holds the relay's lock (on the LISTEN connection) and so publishes. */
+  private leading = false;
+  private nextLeadershipTry = 0;
   private relisten: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
   private stopping = false;
   private readonly delay = new WakeableDelay();
   private backoffMs = 0;
+  /** Published, not yet marked so in the table. */
+  private readonly unmarked = new Set<string>();
+  private markTimer: NodeJS.Timeout | null = null;
+  private marking: Promise<void> | null = null;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -72,9 +61,11 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
     this.delay.interrupt();
     await this.loop;
     this.loop = null;
+    await this.markPublished().catch(() => undefined);
     if (this.relisten) clearTimeout(this.relisten);
     const listener = this.listener;
     this.listener = null;
+    this.leading = false;
     await listener?.end().catch(() => undefined);
     const jetStream = this.jetStream;
     this.jetStream = null;
@@ -89,48 +80,63 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
   /** Relays one batch; returns how many rows it published. Exposed for tests and tooling. */
   async relayOnce(): Promise<number> {
     const context = await this.ensureJetStream();
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
-    let failure: unknown;
-    const published: string[] = [];
+    const rows = (await this.dataSource.query(UNPUBLISHED_SQL, [this.options.batchSize, [...this.unmarked]])) as UnpublishedRow[];
+    let published = 0;
     try {
-      await runner.startTransaction();
-      const rows = (await runner.query(CLAIM_SQL, [this.options.batchSize])) as ClaimedRow[];
-      let failedRow: ClaimedRow | undefined;
       for (const row of rows) {
-        try {
-          await publishWithMsgId(context.js, prefixedSubject(this.options.subjectPrefix, row.subject), row.payload, row.id, this.options.publishTimeoutMs);
-          published.push(row.id);
-        } catch (error) {
-          failure = error;
-          failedRow = row;
-          break;
-        }
+        await publishWithMsgId(context.js, prefixedSubject(this.options.subjectPrefix, row.subject), row.payload, row.id, this.options.publishTimeoutMs).catch(
+          async (error: unknown) => {
+            const message = error instanceof Error ? error.message : String(error);
+            await this.dataSource
+              .query(`UPDATE ${OUTBOX_TABLE} SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [row.id, message.slice(0, 1000)])
+              .catch(() => undefined);
+            // The stream may have been removed or the connection replaced: check it again next round.
+            this.streamReady = false;
+            throw error;
+          },
+        );
+        this.unmarked.add(row.id);
+        published += 1;
       }
-      if (published.length > 0) {
-        await runner.query(`UPDATE ${OUTBOX_TABLE} SET published_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1::uuid[])`, [published]);
-      }
-      if (failedRow) {
-        const message = failure instanceof Error ? failure.message : String(failure);
-        await runner.query(`UPDATE ${OUTBOX_TABLE} SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [failedRow.id, message.slice(0, 1000)]);
-      }
-      await runner.commitTransaction();
-    } catch (error) {
-      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-      failure ??= error;
     } finally {
-      await runner.release();
+      if (this.unmarked.size > 0) this.scheduleMarks();
     }
-    if (failure !== undefined) {
-      // The stream may have been removed or the connection replaced: check it again next round.
-      this.streamReady = false;
-      throw failure;
-    }
-    return published.length;
+    if (this.unmarked.size >= this.options.batchSize) await this.markPublished();
+    return published;
+  }
+
+  /** Writes the published marks now (also done a moment after each publish, and at shutdown). */
+  async markPublished(): Promise<void> {
+    if (this.markTimer) clearTimeout(this.markTimer);
+    this.markTimer = null;
+    while (this.marking) await this.marking;
+    if (this.unmarked.size === 0) return;
+    const ids = [...this.unmarked];
+    this.marking = this.dataSource
+      .query(`UPDATE ${OUTBOX_TABLE} SET published_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1::uuid[])`, [ids])
+      .then(() => ids.forEach((id) => this.unmarked.delete(id)))
+      .catch((error: unknown) => {
+        this.logger.warn({ err: error, events: ids.length }, 'could not mark published outbox events; trying again shortly');
+        this.scheduleMarks();
+      })
+      .finally(() => (this.marking = null));
+    await this.marking;
+  }
+
+  private scheduleMarks(): void {
+    if (this.markTimer || this.stopping) return;
+    this.markTimer = setTimeout(() => {
+      this.markTimer = null;
+      void this.markPublished();
+    }, this.options.markDelayMs);
   }
 
   private async run(): Promise<void> {
     while (!this.stopping) {
+      if (!(await this.lead())) {
+        await this.sleep(STANDBY_RETRY_MS, false);
+        continue;
+      }
       let published: number;
       try {
         published = await this.relayOnce();
@@ -143,7 +149,8 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
         continue;
       }
       if (published >= this.options.batchSize) continue;
-      await this.sleep(this.options.pollIntervalMs, true);
+      // A commit wakes the relay through LISTEN; the poll only catches a lost notification.
+      await this.sleep(this.options.idlePollIntervalMs, true);
     }
   }
 
@@ -164,13 +171,33 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
     return this.jetStream;
   }
 
-  /** LISTENs for commits that wrote outbox rows; without it the relay still polls. */
+  /** Takes the relay's lock if no other replica of this relay holds it; false while another one does. */
+  private async lead(): Promise<boolean> {
+    const listener = this.listener;
+    if (!listener) return false;
+    if (this.leading) return true;
+    if (Date.now() < this.nextLeadershipTry) return false;
+    this.nextLeadershipTry = Date.now() + STANDBY_RETRY_MS;
+    try {
+      const { rows } = await listener.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS "locked"`, [`agentrelay.outbox:${this.options.subjectPrefix}`]);
+      this.leading = listener === this.listener && rows[0]?.locked === true;
+      if (this.leading) this.logger.log('this replica relays the outbox');
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not take the outbox relay lock');
+    }
+    return this.leading;
+  }
+
+  /** LISTENs for commits that wrote outbox rows, and holds the relay's lock on the same connection. */
   private async listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.options.databaseUrl, application_name: 'agentrelay-tasks-outbox' });
     client.on('notification', () => this.wake());
     client.on('error', (error) => {
       this.logger.warn({ err: error }, 'outbox LISTEN connection lost; polling until it is back');
-      if (this.listener === client) this.listener = null;
+      if (this.listener === client) {
+        this.listener = null;
+        this.leading = false;
+      }
       void client.end().catch(() => undefined);
       this.listenAgainSoon();
     });

@@ -10,8 +10,10 @@ export interface OutboxRelayOptions {
   databaseUrl: string;
   /** Rows claimed per round. */
   batchSize: number;
-  /** Poll interval while idle; a NOTIFY on the channel wakes the relay sooner. */
-  pollIntervalMs: number;
+  /** Poll interval while idle (a safety net: a NOTIFY on the channel wakes the relay at each commit). */
+  idlePollIntervalMs: number;
+  /** How long published events wait to be marked so, together, in one UPDATE. */
+  markDelayMs: number;
   /** First delay after a failed round, doubled up to `maxBackoffMs`. */
   minBackoffMs: number;
   maxBackoffMs: number;
@@ -22,7 +24,8 @@ export const OUTBOX_RELAY_OPTIONS = Symbol('OUTBOX_RELAY_OPTIONS');
 
 export const DEFAULT_OUTBOX_RELAY_OPTIONS = {
   batchSize: 100,
-  pollIntervalMs: 250,
+  idlePollIntervalMs: 5000,
+  markDelayMs: 200,
   minBackoffMs: 100,
   maxBackoffMs: 10_000,
   publishTimeoutMs: 5000,
