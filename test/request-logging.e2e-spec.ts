@@ -17,7 +17,7 @@ describe('request logging: one request id from the HTTP call through NATS into e
   let relay: RelayHarness;
 
   beforeAll(async () => {
-    relay = await RelayHarness.start({ env: { LOG_LEVEL: 'info' }, logDestination: destination });
+    relay = await RelayHarness.start({ env: { LOG_LEVEL: 'debug' }, logDestination: destination });
   });
 
   afterAll(async () => {
@@ -49,7 +49,11 @@ describe('request logging: one request id from the HTTP call through NATS into e
         `tasks ${relay.subjectPrefix}.relay.tasks.v1.send`,
       ]),
     );
-    expect(traced.filter((line) => line.context === 'Rpc').every((line) => line.outcome === 'ok' && typeof line.duration_ms === 'number')).toBe(true);
+    const rpcLines = traced.filter((line) => line.context === 'Rpc');
+    expect(rpcLines.every((line) => line.outcome === 'ok' && typeof line.duration_ms === 'number')).toBe(true);
+    // A handled request is a debug line in the services: at info only the edge's access line records it.
+    expect(rpcLines.every((line) => line.level === 'debug')).toBe(true);
+    expect(traced.find((line) => line.context === 'Http')).toMatchObject({ level: 'info' });
     expect(JSON.stringify(lines)).not.toContain(bob.api_key);
   });
 
@@ -61,6 +65,6 @@ describe('request logging: one request id from the HTTP call through NATS into e
       .send({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { task_id: 'x' } })
       .expect(401);
     const failed = await eventually(() => lines.find((line) => line.request_id === 'trace-bad-key' && line.service === 'directory') ?? false);
-    expect(failed).toMatchObject({ context: 'Rpc', subject: `${relay.subjectPrefix}.relay.directory.v1.authenticate`, outcome: 'error', reason: 'unauthenticated' });
+    expect(failed).toMatchObject({ context: 'Rpc', subject: `${relay.subjectPrefix}.relay.directory.v1.authenticate`, outcome: 'error', reason: 'unauthenticated', level: 'info' });
   });
 });

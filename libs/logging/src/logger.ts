@@ -33,6 +33,26 @@ export interface LoggingOptions {
   logDestination?: pino.DestinationStream;
 }
 
+/** Lines are written to stdout in chunks of this many bytes, and at least once a second. */
+const STDOUT_CHUNK_BYTES = 4096;
+const STDOUT_FLUSH_MS = 1000;
+
+/**
+ * Stdout for log lines, written asynchronously in chunks instead of one write per line (a busy
+ * service logs several lines per request); flushed every second and when the process exits.
+ */
+function bufferedStdout(): pino.DestinationStream {
+  const stream = pino.destination({ dest: 1, sync: false, minLength: STDOUT_CHUNK_BYTES });
+  const timer = setInterval(() => {
+    try {
+      stream.flush();
+    } catch {
+      clearInterval(timer);
+    }
+  }, STDOUT_FLUSH_MS).unref();
+  return stream;
+}
+
 export function createRootLogger(service: string, level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
@@ -46,7 +66,7 @@ export function createRootLogger(service: string, level: string, destination?: p
         return requestId ? { request_id: requestId } : {};
       },
     },
-    destination,
+    destination ?? bufferedStdout(),
   );
 }
 

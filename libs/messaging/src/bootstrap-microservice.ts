@@ -25,6 +25,7 @@ export async function startRelayMicroservice(
       queue: SERVICE_QUEUE_GROUPS[service],
       name: `agentrelay-${service}`,
       maxReconnectAttempts: -1,
+      noAsyncTraces: true,
     }),
     logger,
     bufferLogs: true,

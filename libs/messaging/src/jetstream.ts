@@ -48,7 +48,7 @@ export interface JetStreamContext {
 
 /** Opens a dedicated NATS connection for JetStream work (publishing or consuming events). */
 export async function openJetStream(options: { url: string; name: string }): Promise<JetStreamContext> {
-  const connection = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1 });
+  const connection = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
   try {
     const jsm = await jetstreamManager(connection);
     return { connection, js: jetstream(connection), jsm };

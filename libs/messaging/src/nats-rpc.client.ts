@@ -36,7 +36,8 @@ export class NatsRpcClient {
   ) {}
 
   static async connect(options: NatsRpcClientOptions): Promise<NatsRpcClient> {
-    const connection = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1 });
+    // No async stack traces: the client would build them for every request, and they only ever show NATS internals.
+    const connection = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
     return new NatsRpcClient(connection, options);
   }
 

@@ -12,7 +12,8 @@ function reasonOf(error: unknown): string {
 
 /**
  * Carries the caller's request id from the NATS headers into the handler's log lines, and logs
- * one line per handled request: subject, duration and outcome, under that request id.
+ * one line per handled request (subject, duration, outcome) under that request id: at `debug`
+ * when it succeeded (the edge's access line already records every call), at `info` when it failed.
  */
 @Injectable()
 export class RequestIdInterceptor implements NestInterceptor {
@@ -36,7 +37,9 @@ export class RequestIdInterceptor implements NestInterceptor {
           },
           complete: () => {
             const durationMs = Math.round((performance.now() - startedAt) * 10) / 10;
-            this.logger.info({ request_id: effectiveRequestId, subject, duration_ms: durationMs, outcome: 'ok' }, 'request handled');
+            if (this.logger.isLevelEnabled('debug')) {
+              this.logger.debug({ request_id: effectiveRequestId, subject, duration_ms: durationMs, outcome: 'ok' }, 'request handled');
+            }
             subscriber.complete();
           },
         });
