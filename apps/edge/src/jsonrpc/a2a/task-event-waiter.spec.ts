@@ -4,33 +4,52 @@ import { TaskEventWaiter } from './task-event-waiter';
 type Callback = (error: Error | null, message: { json: <T>() => T }) => void;
 
 /** A stand-in for the edge's NATS connection that records the subscription and lets the test publish. */
-function fakeRpc(): { rpc: NatsRpcClient; subject: () => string; publish: (payload: unknown) => void; unsubscribed: () => boolean } {
+function fakeRpc(): { rpc: NatsRpcClient; subject: () => string; publish: (payload: unknown) => void; subscribed: () => boolean } {
   let callback: Callback | undefined;
   let subject = '';
-  let unsubscribed = false;
+  let subscribed = false;
   const connection = {
     subscribe: (name: string, options: { callback: Callback }) => {
       subject = name;
+      subscribed = true;
       callback = options.callback;
-      return { unsubscribe: () => (unsubscribed = true) };
+      return {
+        unsubscribe: () => {
+          subscribed = false;
+          callback = undefined;
+        },
+      };
     },
   };
   return {
     rpc: { subjectPrefix: 'pfx', connection } as unknown as NatsRpcClient,
     subject: () => subject,
     publish: (payload) => callback?.(null, { json: <T>() => payload as T }),
-    unsubscribed: () => unsubscribed,
+    subscribed: () => subscribed,
   };
 }
 
 describe('TaskEventWaiter', () => {
-  it('listens to every task event under the prefix, and stops on shutdown', () => {
+  it('listens to every task event under the prefix only while a wait or watch needs them, and stops on shutdown', async () => {
     const fake = fakeRpc();
     const waiter = new TaskEventWaiter(fake.rpc);
     waiter.onModuleInit();
+    expect(fake.subscribed()).toBe(false);
+    await waiter.waitFor('T0', Date.now() + 10, async () => {
+      expect(fake.subscribed()).toBe(true);
+      return undefined;
+    });
     expect(fake.subject()).toBe('pfx.relay.events.task.>');
+    expect(fake.subscribed()).toBe(false);
+    const first = waiter.watch();
+    const second = waiter.watch('t1');
+    first.close();
+    expect(fake.subscribed()).toBe(true);
+    second.close();
+    expect(fake.subscribed()).toBe(false);
+    waiter.watch('t2');
     waiter.onModuleDestroy();
-    expect(fake.unsubscribed()).toBe(true);
+    expect(fake.subscribed()).toBe(false);
   });
 
   it('checks once at once, then again on each event of its task, until the check answers', async () => {

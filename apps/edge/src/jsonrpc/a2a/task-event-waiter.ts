@@ -36,7 +36,20 @@ export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
 
   constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
 
-  onModuleInit(): void {
+  /** Nothing to set up: the edge listens to task events only while a wait or watch needs them. */
+  onModuleInit(): void {}
+
+  onModuleDestroy(): void {
+    this.stopListening();
+  }
+
+  /**
+   * Subscribes to every task event under the prefix when the first listener arrives. The SUB goes
+   * out on the connection before any request the listener's caller sends next, so no event of that
+   * request is missed; when the last listener leaves, the edge stops receiving events at once.
+   */
+  private startListening(): void {
+    if (this.subscription) return;
     const subject = prefixedSubject(this.rpc.subjectPrefix, `${TASK_EVENT_SUBJECT_PREFIX}.>`);
     this.subscription = this.rpc.connection.subscribe(subject, {
       callback: (error, message) => {
@@ -55,9 +68,13 @@ export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  onModuleDestroy(): void {
+  private stopListening(): void {
     this.subscription?.unsubscribe();
     this.subscription = undefined;
+  }
+
+  private stopListeningWhenIdle(): void {
+    if (this.activeListeners === 0) this.stopListening();
   }
 
   private notify(taskId: string): void {
@@ -75,12 +92,14 @@ export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
   }
 
   private addListener(taskId: string, listener: Listener): () => void {
+    this.startListening();
     const set = this.listeners.get(taskId) ?? new Set<Listener>();
     set.add(listener);
     this.listeners.set(taskId, set);
     return () => {
       set.delete(listener);
       if (set.size === 0 && this.listeners.get(taskId) === set) this.listeners.delete(taskId);
+      this.stopListeningWhenIdle();
     };
   }
 
@@ -98,6 +117,7 @@ export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
       changed = true;
       wake?.();
     };
+    this.startListening();
     this.anyListeners.add(onAny);
     const follow = (id: string): void => {
       if (closed || removeListener) return;
@@ -111,6 +131,7 @@ export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
       this.anyListeners.delete(onAny);
       removeListener?.();
       removeListener = undefined;
+      this.stopListeningWhenIdle();
       wake?.();
     };
     if (taskId !== undefined) follow(taskId);
