@@ -99,3 +99,16 @@ export function httpStatusOf(reason: ErrorSymbol): number {
   const spec: ErrorSpec = ERROR_CATALOGUE[reason];
   return spec.httpStatus ?? 200;
 }
+
+/** The wait a client is asked for when a relay service or its database is unavailable. */
+export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * The `Retry-After` (seconds) of an error the client should retry: the delay the error carries
+ * (`data.retry_after_seconds`), or a short default when a service is unavailable.
+ */
+export function retryAfterSeconds(error: RelayError): number | undefined {
+  const carried = error.data?.retry_after_seconds;
+  if (typeof carried === 'number' && Number.isFinite(carried) && carried >= 0) return Math.ceil(carried);
+  return error.reason === 'service_unavailable' ? SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS : undefined;
+}
