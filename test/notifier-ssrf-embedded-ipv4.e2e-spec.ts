@@ -36,19 +36,19 @@ class LoopbackFence {
   }
 
   install(): void {
-    const fence = this;
+    const attempts = this.attempts;
     const originalConnect = this.originalConnect;
     net.Socket.prototype.connect = function fencedConnect(this: net.Socket, ...args: unknown[]): net.Socket {
       const target = LoopbackFence.targetOf(args);
       if (target === undefined || LoopbackFence.isLoopback(target)) return (originalConnect as (...a: unknown[]) => net.Socket).apply(this, args);
-      fence.attempts.push(`connect ${target}`);
+      attempts.push(`connect ${target}`);
       process.nextTick(() => this.destroy(new Error(`fenced: no connection to ${target} from this test`)));
       return this;
     } as typeof net.Socket.prototype.connect;
     const originalLookup = this.originalLookup;
     dns.lookup = function fencedLookup(hostname: string, ...rest: unknown[]): void {
       if (LoopbackFence.isLoopback(hostname)) return (originalLookup as (...a: unknown[]) => void)(hostname, ...rest);
-      fence.attempts.push(`lookup ${hostname}`);
+      attempts.push(`lookup ${hostname}`);
       const callback = rest[rest.length - 1] as (error: Error) => void;
       process.nextTick(() => callback(Object.assign(new Error(`fenced: no lookup of ${hostname} from this test`), { code: 'ENOTFOUND' })));
     } as typeof dns.lookup;
