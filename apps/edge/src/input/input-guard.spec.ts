@@ -34,5 +34,6 @@ describe('input guard', () => {
     expect(findRequestProblem({ method: 'POST', url: '/a2a', params: {}, query: {}, body: call })?.path).toBe('task_id');
     expect(findRequestProblem({ method: 'POST', url: '/a2a', params: {}, query: {}, body: { ...call, params: {}, method: 'm\u0000' } })?.path).toBe('method');
     expect(findRequestProblem({ method: 'POST', url: '/admin/agents', params: {}, query: {}, body: { handle: 'a\u0000' } })?.path).toBe('handle');
+    expect(findRequestProblem({ method: 'POST', url: '/a2a', params: {}, query: {}, body: { ...call, params: 'p\u0000' } })?.path).toBe('params');
   });
 });

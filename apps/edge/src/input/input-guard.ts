@@ -57,11 +57,11 @@ export function findInputProblem(value: unknown, root = '', outerDepth = 0, maxD
   return undefined;
 }
 
-/** The first problem in a request's route params, query string and body, named as the client wrote it. */
 function isJsonRpcCall(request: Pick<FastifyRequest, 'method' | 'url'>): boolean {
   return request.method === 'POST' && isJsonRpcPath(request.url);
 }
 
+/** The first problem in a request's route params, query string and body, named as the client wrote it. */
 export function findRequestProblem(request: Pick<FastifyRequest, 'method' | 'url' | 'params' | 'query' | 'body'>): InputProblem | undefined {
   const routeParams = request.params as Record<string, unknown> | undefined;
   for (const [name, value] of Object.entries(routeParams ?? {})) {
@@ -75,7 +75,7 @@ export function findRequestProblem(request: Pick<FastifyRequest, 'method' | 'url
   const body = request.body;
   if (!isContainer(body) || Array.isArray(body)) return findInputProblem(body ?? {});
   const { params, ...envelope } = body;
-  return findInputProblem(envelope) ?? findInputProblem(params ?? {}, '', 1);
+  return findInputProblem(envelope) ?? findInputProblem(params ?? {}, isContainer(params) ? '' : 'params', 1);
 }
 
 function requestIdOf(body: unknown): string | number | null {
