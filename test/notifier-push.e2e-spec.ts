@@ -67,19 +67,20 @@ describe('A2A push-notification configs: kept by the tasks service, delivered by
     await expect(rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: ref(bob), task_id: taskId, config_id: 'cfg-1' })).rejects.toMatchObject({ reason: 'push_config_not_found' });
   });
 
-  it('holds at most 10 configs per task; re-setting an existing id replaces it', async () => {
+  it('holds at most 10 configs per participant and task, in an id space of its own; re-setting an existing id replaces it', async () => {
     const taskId = await createHandoff(relay.url, bob, frank, 'Ten configs');
     for (let index = 0; index < 10; index++) {
-      await rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(index % 2 ? bob : frank), task_id: taskId, version: '1.0', config: { id: `c${index}`, url: sink.url(`/c${index}`) } });
+      await rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(bob), task_id: taskId, version: '1.0', config: { id: `c${index}`, url: sink.url(`/c${index}`) } });
     }
     await expect(rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(bob), task_id: taskId, version: '1.0', config: { id: 'c10', url: sink.url('/c10') } })).rejects.toMatchObject({
       reason: 'push_config_limit',
     });
     const replaced = await rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(bob), task_id: taskId, version: '0.3', config: { id: 'c1', url: sink.url('/c1-new') } });
     expect(replaced.url).toBe(sink.url('/c1-new'));
-    await expect(rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(bob), task_id: taskId, version: '1.0', config: { id: 'c0', url: sink.url('/steal') } })).rejects.toMatchObject({
-      reason: 'invalid_params',
-    });
+    // Frank's slots and ids are his own: Bob's ten neither count against him nor clash with his ids.
+    const franks = await rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(frank), task_id: taskId, version: '1.0', config: { id: 'c0', url: sink.url('/frank-c0') } });
+    expect(franks.url).toBe(sink.url('/frank-c0'));
+    expect((await rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: ref(bob), task_id: taskId, config_id: 'c0' })).url).toBe(sink.url('/c0'));
   });
 
   it('posts every later event of the task to each config, in its version’s format and with its authentication, until deleted', async () => {

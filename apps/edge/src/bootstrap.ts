@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createRootLogger, PinoNestLogger, REQUEST_ID_HEADER, runWithRequestId, sanitizeRequestId, type LoggingOptions } from '@app/logging';
 import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
+import { configureInputGuard } from './input/input-guard';
 import { configureJsonRpcHttp } from './jsonrpc/json-rpc.http';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -20,6 +21,7 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
   });
   const app = await NestFactory.create<NestFastifyApplication>(EdgeModule.forRoot(config), adapter, { logger, bufferLogs: true });
   configureJsonRpcHttp(app);
+  configureInputGuard(app);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);

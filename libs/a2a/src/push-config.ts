@@ -37,6 +37,8 @@ function requiredString(record: Record<string, unknown>, key: string, field: str
   return value;
 }
 
+const LOWERCASE_HTTP_SCHEME = /^https?:\/\//;
+
 function httpUrl(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.length === 0) throw invalidParams(field, 'is required');
   let parsed: URL;
@@ -46,6 +48,8 @@ function httpUrl(value: unknown, field: string): string {
     throw invalidParams(field, 'must be an http(s) URL');
   }
   if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || value.length > 2048) throw invalidParams(field, 'must be an http(s) URL');
+  // The URL is stored as written, and the stores admit only the lowercase spelling of the scheme.
+  if (!LOWERCASE_HTTP_SCHEME.test(value)) throw invalidParams(field, 'must start with http:// or https:// (lowercase scheme)');
   return value;
 }
 

@@ -50,7 +50,7 @@ export const ERROR_CATALOGUE = {
   key_not_found: { agentrelay: -32022, a2a: -32022, message: 'No active key with that prefix', httpStatus: 404 },
   delivery_not_found: { agentrelay: -32023, a2a: -32023, message: 'No delivery with that id', httpStatus: 404 },
   push_config_not_found: { agentrelay: -32024, a2a: -32001, message: 'Push notification config not found', a2aReason: 'TASK_NOT_FOUND' },
-  push_config_limit: { agentrelay: -32025, a2a: -32602, message: 'A task holds at most 10 push notification configs', a2aReason: 'INVALID_PARAMS' },
+  push_config_limit: { agentrelay: -32025, a2a: -32602, message: 'You hold at most 10 push notification configs on a task', a2aReason: 'INVALID_PARAMS' },
   agent_disabled: { agentrelay: -32030, a2a: -32030, message: 'The agent is disabled', httpStatus: 409 },
 } as const satisfies Record<string, ErrorSpec>;
 
@@ -98,4 +98,17 @@ export function jsonRpcCode(reason: ErrorSymbol, dialect: Dialect): number {
 export function httpStatusOf(reason: ErrorSymbol): number {
   const spec: ErrorSpec = ERROR_CATALOGUE[reason];
   return spec.httpStatus ?? 200;
+}
+
+/** The wait a client is asked for when a relay service or its database is unavailable. */
+export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * The `Retry-After` (seconds) of an error the client should retry: the delay the error carries
+ * (`data.retry_after_seconds`), or a short default when a service is unavailable.
+ */
+export function retryAfterSeconds(error: RelayError): number | undefined {
+  const carried = error.data?.retry_after_seconds;
+  if (typeof carried === 'number' && Number.isFinite(carried) && carried >= 0) return Math.ceil(carried);
+  return error.reason === 'service_unavailable' ? SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS : undefined;
 }

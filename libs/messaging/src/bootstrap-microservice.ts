@@ -31,7 +31,7 @@ export async function startRelayMicroservice(
     bufferLogs: true,
   });
   app.useGlobalPipes(new RpcValidationPipe());
-  app.useGlobalFilters(new RelayRpcExceptionFilter());
+  app.useGlobalFilters(new RelayRpcExceptionFilter(service));
   app.useGlobalInterceptors(new RequestIdInterceptor(logger.forContext('Rpc')));
   app.enableShutdownHooks();
   await app.listen();

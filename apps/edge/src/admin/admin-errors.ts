@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, ValidationPipe, type ExceptionFilter, type ValidationError } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { httpStatusOf, RelayError } from '@app/contracts';
+import { httpStatusOf, RelayError, retryAfterSeconds } from '@app/contracts';
 import { UnparseableYaml } from './yaml-body';
 
 export interface FieldError {
@@ -67,6 +67,8 @@ export class AdminExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { status, body } = this.render(exception);
+    const retryAfter = exception instanceof RelayError ? retryAfterSeconds(exception) : undefined;
+    if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
     void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
   }
 

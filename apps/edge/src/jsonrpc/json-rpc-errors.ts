@@ -35,12 +35,26 @@ function stringMetadata(data: Record<string, unknown>): Record<string, string> {
   return metadata;
 }
 
+/** What every A2A client is told about a task it may not see, whether it exists or not. */
+export const A2A_TASK_NOT_FOUND_MESSAGE = 'Task not found';
+
+/**
+ * In the A2A dialects a task the caller does not take part in and a task that does not exist are
+ * one error, rendered identically, so that task ids cannot be probed. The AgentRelay dialect keeps
+ * its two codes.
+ */
+function withoutExistenceHint(error: RelayError): RelayError {
+  if (error.reason !== 'not_a_participant' && error.reason !== 'thread_not_found') return error;
+  return new RelayError('thread_not_found', A2A_TASK_NOT_FOUND_MESSAGE);
+}
+
 /**
  * The one rendering of a RelayError per dialect:
  * - AgentRelay and A2A v0.3: `{code, message, data: {reason, ...data}}` (for -32602 `data.field` too);
  * - A2A v1.0: `{code, message, data: [google.rpc.ErrorInfo]}`.
  */
-export function renderRelayError(error: RelayError, dialect: Dialect): RenderedError {
+export function renderRelayError(relayError: RelayError, dialect: Dialect): RenderedError {
+  const error = dialect.kind === 'agentrelay' ? relayError : withoutExistenceHint(relayError);
   const status = httpStatusOf(error.reason);
   const data = error.data ?? {};
   if (dialect.kind === 'agentrelay') {

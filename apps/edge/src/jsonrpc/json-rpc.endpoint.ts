@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, Optional } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalMethod, chooseDialect, negotiateVersion, type Dialect } from '@app/a2a';
-import { RelayError, type AgentIdentity } from '@app/contracts';
+import { RelayError, retryAfterSeconds, type AgentIdentity } from '@app/contracts';
 import { AgentAuthenticator } from '../auth/agent-authenticator';
 import { RateLimiter } from '../rate-limit/rate-limiter';
 import { asRelayError, renderRelayError } from './json-rpc-errors';
@@ -89,6 +89,8 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       const relayError = asRelayError(error);
       const rendered = renderRelayError(relayError, dialect);
       if (relayError.reason === 'unauthenticated') reply.header('www-authenticate', 'Bearer realm="agentrelay"');
+      const retryAfter = retryAfterSeconds(relayError);
+      if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
       this.send(reply, { jsonrpc: '2.0', id, error: rendered.error }, rendered.status);
     }
   }

@@ -92,7 +92,7 @@ export class DeliveriesService {
       const rows = (await manager.query(
         `INSERT INTO ${TABLE} ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "content_type", "headers", "body", "status", "next_attempt_at")
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', now())
-         ON CONFLICT ("event_id", "channel", "target_ref") DO NOTHING
+         ON CONFLICT ("event_id", "channel", "target_handle", "target_ref") DO NOTHING
          RETURNING "id"`,
         [
           randomUUID(),

@@ -4,7 +4,7 @@ import type { DeliveryAttemptEntity } from './delivery-attempt.entity';
 
 /** One event to one target (webhook, Slack or A2A push), with its retry schedule and outcome. */
 @Entity({ name: 'deliveries' })
-@Unique('deliveries_event_target_key', ['eventId', 'channel', 'targetRef'])
+@Unique('deliveries_event_target_key', ['eventId', 'channel', 'targetHandle', 'targetRef'])
 @Check('deliveries_channel', `"channel" IN ('webhook', 'slack', 'push')`)
 @Check('deliveries_status', `"status" IN ('pending', 'failed', 'succeeded', 'dead')`)
 @Check('deliveries_attempts', `"attempts" >= 0 AND "round_attempts" >= 0 AND "round_attempts" <= "attempts"`)

@@ -1,4 +1,4 @@
-import { checkWebhookUrl, guardedLookup, isBlockedAddress, SsrfRefusedError } from './ssrf-guard';
+import { checkWebhookUrl, embeddedIpv4, guardedLookup, isBlockedAddress, SsrfRefusedError } from './ssrf-guard';
 
 function lookup(host: string, allowPrivate: boolean): Promise<{ error: Error | null; address: string }> {
   return new Promise((resolve) => {
@@ -13,6 +13,51 @@ describe('SSRF guard', () => {
       expect(isBlockedAddress(address)).toBe(true);
     },
   );
+
+  describe('IPv6 forms that embed an IPv4 address', () => {
+    it.each([
+      ['IPv4-compatible', '::127.0.0.1'],
+      ['IPv4-compatible, hex', '::7f00:1'],
+      ['IPv4-compatible private', '::10.0.0.1'],
+      ['IPv4-mapped, hex', '::ffff:7f00:1'],
+      ['IPv4-mapped, expanded', '0:0:0:0:0:ffff:a9fe:a9fe'],
+      ['IPv4-mapped metadata', '::ffff:169.254.169.254'],
+      ['IPv4-translated', '::ffff:0:127.0.0.1'],
+      ['IPv4-translated, hex', '::ffff:0:a00:1'],
+      ['NAT64', '64:ff9b::127.0.0.1'],
+      ['NAT64 metadata, hex', '64:ff9b::a9fe:a9fe'],
+      ['local-use NAT64', '64:ff9b:1::8.8.8.8'],
+      ['6to4 of loopback', '2002:7f00:1::'],
+      ['6to4 of a private address', '2002:c0a8:101::1'],
+      ['6to4 of the metadata address', '2002:a9fe:a9fe:0:0:0:0:1'],
+      ['Teredo with a private client', '2001:0:4136:e378:8000:63bf:f5ff:fffe'],
+      ['Teredo with a loopback client', '2001::80ff:fffe'],
+      ['Teredo with a private server', '2001:0:a00:1::'],
+      ['a zone id', 'fe80::1%eth0'],
+    ])('blocks %s (%s)', (_form, address) => {
+      expect(isBlockedAddress(address)).toBe(true);
+    });
+
+    it.each(['::8.8.8.8', '::ffff:808:808', '::ffff:0:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'])('allows %s, which embeds a public address', (address) => {
+      expect(isBlockedAddress(address)).toBe(false);
+    });
+
+    it('decodes each form', () => {
+      expect(embeddedIpv4('::ffff:7f00:1')).toEqual(['127.0.0.1']);
+      expect(embeddedIpv4('::ffff:0:a.b.c.d'.replace('a.b.c.d', '10.1.2.3'))).toEqual(['10.1.2.3']);
+      expect(embeddedIpv4('64:ff9b::c0a8:101')).toEqual(['192.168.1.1']);
+      expect(embeddedIpv4('2002:c0a8:101::')).toEqual(['192.168.1.1']);
+      expect(embeddedIpv4('2001:0:4136:e378:8000:63bf:3fff:fdd2')).toEqual(['65.54.227.120', '192.0.2.45']);
+      expect(embeddedIpv4('2606:4700:4700::1111')).toEqual([]);
+    });
+
+    it.each(['http://[::127.0.0.1]/', 'http://[::ffff:127.0.0.1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[64:ff9b::169.254.169.254]/', 'http://[64:ff9b:1::1]/', 'http://[2002:7f00:1::]/', 'http://[2001::80ff:fffe]/'])(
+      'refuses the URL %s before any connection',
+      (url) => {
+        expect(() => checkWebhookUrl(url, false)).toThrow(SsrfRefusedError);
+      },
+    );
+  });
 
   it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows public %s', (address) => {
     expect(isBlockedAddress(address)).toBe(false);

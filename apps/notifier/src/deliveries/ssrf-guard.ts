@@ -24,7 +24,7 @@ for (const [network, prefix] of [
   ['fc00::', 7], // unique local (includes fd00:ec2::254, a metadata address)
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
-  ['64:ff9b::', 96], // NAT64 of any IPv4
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): a private translator
 ] as const) {
   BLOCKED.addSubnet(network, prefix, 'ipv6');
 }
@@ -38,14 +38,50 @@ export class SsrfRefusedError extends Error {
   }
 }
 
+/** The eight 16-bit groups of a valid IPv6 address (a zone id is ignored). */
+function ipv6Groups(address: string): number[] {
+  let text = address.split('%')[0].toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const headGroups = head ? head.split(':') : [];
+  const tailGroups = tail ? tail.split(':') : [];
+  const zeros = tail === undefined ? [] : new Array<string>(8 - headGroups.length - tailGroups.length).fill('0');
+  return [...headGroups, ...zeros, ...tailGroups].map((group) => parseInt(group, 16));
+}
+
+function ipv4Of(high: number, low: number): string {
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+}
+
+/**
+ * The IPv4 addresses an IPv6 address carries, which is where a packet to it may end up:
+ * IPv4-compatible (`::a.b.c.d`), IPv4-mapped (`::ffff:a.b.c.d`), IPv4-translated
+ * (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`), 6to4 (`2002:AABB:CCDD::`) and Teredo
+ * (`2001:0:<server>::<client XOR ffff:ffff>`).
+ */
+export function embeddedIpv4(address: string): string[] {
+  const groups = ipv6Groups(address);
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups;
+  const zeroUpTo = (end: number): boolean => groups.slice(0, end).every((group) => group === 0);
+  if (zeroUpTo(5) && (g5 === 0 || g5 === 0xffff)) return [ipv4Of(g6, g7)];
+  if (zeroUpTo(4) && g4 === 0xffff && g5 === 0) return [ipv4Of(g6, g7)];
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return [ipv4Of(g6, g7)];
+  if (g0 === 0x2002) return [ipv4Of(g1, g2)];
+  if (g0 === 0x2001 && g1 === 0) return [ipv4Of(g2, g3), ipv4Of(g6 ^ 0xffff, g7 ^ 0xffff)];
+  return [];
+}
+
 /** Whether an IP address is loopback, private, link-local, metadata or otherwise not public. */
 export function isBlockedAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return BLOCKED.check(address, 'ipv4');
   if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return BLOCKED.check(mapped[1], 'ipv4');
-    return BLOCKED.check(address, 'ipv6');
+    if (BLOCKED.check(address.split('%')[0], 'ipv6')) return true;
+    return embeddedIpv4(address).some((ipv4) => BLOCKED.check(ipv4, 'ipv4'));
   }
   return true;
 }

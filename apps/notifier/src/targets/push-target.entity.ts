@@ -1,7 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 import type { PushConfigVersion } from '@app/contracts';
 
-/** The notifier's copy of one A2A push-notification config of a task, kept from the tasks service's events. */
+/** The notifier's copy of one A2A push-notification config of a task (ids are per owner), kept from the tasks service's events. */
 @Entity({ name: 'push_targets' })
 @Check('push_targets_version', `"version" IN ('0.3', '1.0')`)
 export class PushTargetEntity {
@@ -11,7 +11,7 @@ export class PushTargetEntity {
   @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'push_targets_pkey' })
   configId: string;
 
-  @Column({ type: 'varchar', length: 255 })
+  @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'push_targets_pkey' })
   ownerHandle: string;
 
   @Column({ type: 'varchar', length: 8 })

@@ -12,8 +12,9 @@ export class PushTargetsService {
 
   async apply(event: PushConfigEvent): Promise<void> {
     if (event.deleted || !event.url) {
-      await this.dataSource.query(`DELETE FROM "notifier"."push_targets" WHERE "task_id" = $1 AND "config_id" = $2 AND "occurred_at" <= $3`, [
+      await this.dataSource.query(`DELETE FROM "notifier"."push_targets" WHERE "task_id" = $1 AND "owner_handle" = $2 AND "config_id" = $3 AND "occurred_at" <= $4`, [
         event.task_id,
+        event.owner,
         event.config_id,
         event.occurred_at,
       ]);
@@ -22,8 +23,8 @@ export class PushTargetsService {
     await this.dataSource.query(
       `INSERT INTO "notifier"."push_targets" ("task_id", "config_id", "owner_handle", "version", "url", "token", "auth_scheme", "auth_credentials", "occurred_at")
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT ("task_id", "config_id") DO UPDATE SET
-         "owner_handle" = EXCLUDED."owner_handle", "version" = EXCLUDED."version", "url" = EXCLUDED."url", "token" = EXCLUDED."token",
+       ON CONFLICT ("task_id", "owner_handle", "config_id") DO UPDATE SET
+         "version" = EXCLUDED."version", "url" = EXCLUDED."url", "token" = EXCLUDED."token",
          "auth_scheme" = EXCLUDED."auth_scheme", "auth_credentials" = EXCLUDED."auth_credentials", "occurred_at" = EXCLUDED."occurred_at"
        WHERE "push_targets"."occurred_at" <= EXCLUDED."occurred_at"`,
       [
@@ -41,7 +42,7 @@ export class PushTargetsService {
   }
 
   async ofTask(taskId: string): Promise<PushTarget[]> {
-    const rows = await this.dataSource.getRepository(PushTargetEntity).find({ where: { taskId }, order: { createdAt: 'ASC', configId: 'ASC' } });
+    const rows = await this.dataSource.getRepository(PushTargetEntity).find({ where: { taskId }, order: { createdAt: 'ASC', ownerHandle: 'ASC', configId: 'ASC' } });
     return rows.map((row) => ({
       config_id: row.configId,
       owner_handle: row.ownerHandle,

@@ -1,7 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
 import type { ThreadEntity } from '../handoffs/thread.entity';
 
-/** An A2A push-notification config of a task, owned by the agent that set it. */
+/** An A2A push-notification config of a task, owned by the agent that set it; ids are per owner. */
 @Entity({ name: 'push_configs' })
 @Index('push_configs_task_created_idx', ['taskId', 'createdAt'])
 @Check('push_configs_version', `"version" IN ('0.3', '1.0')`)
@@ -19,7 +19,7 @@ export class PushConfigEntity {
   @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'push_configs_pkey' })
   id: string;
 
-  @Column({ type: 'varchar', length: 64 })
+  @PrimaryColumn({ type: 'varchar', length: 64, primaryKeyConstraintName: 'push_configs_pkey' })
   ownerId: string;
 
   @Column({ type: 'varchar', length: 255 })

@@ -52,7 +52,7 @@ export function toPushConfigView(row: PushConfigRow): PushConfigView {
 
 /**
  * A2A push-notification configs of a task. Only the task's participants may register them, each
- * sees and deletes only its own, a task holds at most 10, and every change goes to the outbox
+ * has its own ids, sees and deletes only its own and holds at most 10 per task, and every change goes to the outbox
  * (in the same transaction) for the notifier.
  */
 @Injectable()
@@ -63,11 +63,12 @@ export class PushConfigsService {
     return this.dataSource.transaction(async (manager) => {
       const taskId = await this.participantTask(manager, request.task_id, request.caller, true);
       const id = request.config.id ?? randomUUID();
-      const existing: PushConfigRow[] = await manager.query(`SELECT ${COLUMNS} FROM "tasks"."push_configs" WHERE "task_id" = $1`, [taskId]);
+      // Ids and the quota are the caller's own: the other participant's configs neither count nor clash.
+      const existing: PushConfigRow[] = await manager.query(`SELECT ${COLUMNS} FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "owner_id" = $2`, [
+        taskId,
+        request.caller.id,
+      ]);
       const same = existing.find((row) => row.id === id);
-      if (same && same.owner_id !== request.caller.id) {
-        throw new RelayError('invalid_params', 'A push notification config with this id already exists on the task', { field: 'config.id' });
-      }
       if (!same && existing.length >= PUSH_CONFIGS_PER_TASK) {
         throw new RelayError('push_config_limit', undefined, { task_id: taskId, limit: PUSH_CONFIGS_PER_TASK });
       }
@@ -75,7 +76,7 @@ export class PushConfigsService {
       const [row]: PushConfigRow[] = await manager.query(
         `INSERT INTO "tasks"."push_configs" ("task_id", "id", "owner_id", "owner_handle", "version", "url", "token", "auth_schemes", "auth_credentials")
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         ON CONFLICT ("task_id", "id") DO UPDATE SET
+         ON CONFLICT ("task_id", "owner_id", "id") DO UPDATE SET
            "version" = EXCLUDED."version", "url" = EXCLUDED."url", "token" = EXCLUDED."token",
            "auth_schemes" = EXCLUDED."auth_schemes", "auth_credentials" = EXCLUDED."auth_credentials", "updated_at" = now()
          RETURNING ${COLUMNS}`,

@@ -51,6 +51,8 @@ export interface DirectoryChange {
   handle: string;
 }
 
+/** URLs are stored as written, and the stores admit only the lowercase spelling of the scheme. */
+const LOWERCASE_HTTP_SCHEME = /^https?:\/\//;
 const HTTP_URL = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
 const HANDLE_MESSAGE = { message: 'handle must be name@org: lowercase letters, digits, ".", "_" or "-"' };
 const TRUST_MESSAGE = { each: true, message: 'each entry must be a handle (name@org) or *@org' };
@@ -88,11 +90,13 @@ export class AgentFields {
 
   @IsOptional()
   @IsUrl(HTTP_URL, { message: 'notification_webhook_url must be an http(s) URL' })
+  @Matches(LOWERCASE_HTTP_SCHEME, { message: 'notification_webhook_url must start with http:// or https:// (lowercase scheme)' })
   @MaxLength(2048)
   notification_webhook_url?: string | null;
 
   @IsOptional()
   @IsUrl(HTTP_URL, { message: 'slack_webhook_url must be an http(s) URL' })
+  @Matches(LOWERCASE_HTTP_SCHEME, { message: 'slack_webhook_url must start with http:// or https:// (lowercase scheme)' })
   @MaxLength(2048)
   slack_webhook_url?: string | null;
 }

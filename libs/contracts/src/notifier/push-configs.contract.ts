@@ -3,8 +3,8 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsOptional, IsSt
 import { ParticipantRefDto } from '../tasks/tasks.contract';
 
 /**
- * A2A push-notification configs of a task, kept by the tasks service (participant-only, at most
- * 10 per task) and delivered by the notifier.
+ * A2A push-notification configs of a task, kept by the tasks service (participant-only, ids and a
+ * quota of 10 per participant and task) and delivered by the notifier.
  */
 export const PUSH_CONFIG_SUBJECTS = {
   set: 'relay.tasks.v1.push_configs.set',
@@ -13,6 +13,7 @@ export const PUSH_CONFIG_SUBJECTS = {
   delete: 'relay.tasks.v1.push_configs.delete',
 } as const;
 
+/** How many configs one participant may hold on one task. */
 export const PUSH_CONFIGS_PER_TASK = 10;
 
 /** The A2A version a config was registered with decides the payload the notifier posts. */

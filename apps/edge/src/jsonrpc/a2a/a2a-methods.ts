@@ -82,6 +82,7 @@ const A2A_FIELD_NAMES: Record<string, string> = {
   'message.message_id': 'message.messageId',
   'message.payload': 'message.metadata',
   history_length: 'historyLength',
+  cursor: 'pageToken',
 };
 
 /** Errors of a standard cancel that A2A calls TaskNotCancelable (-32002). */
@@ -304,7 +305,7 @@ export class A2aMethods implements DialectMethods {
     const params = parseListParams(call.params);
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const token = params.pageToken !== undefined ? decodePageToken(params.pageToken) : undefined;
-    const page = await this.rpc.request(TASKS_SUBJECTS.list, {
+    const page = await this.tasks(() => this.rpc.request(TASKS_SUBJECTS.list, {
       caller_id: call.caller.id,
       role: 'either',
       ...(endpoint ? { counterpart_id: endpoint.id } : {}),
@@ -317,7 +318,7 @@ export class A2aMethods implements DialectMethods {
       history_length: 1,
       include_total: token === undefined,
       include_artifacts: params.includeArtifacts,
-    });
+    }));
     // Histories longer than the latest message are read task by task, so that no single NATS
     // message has to carry a whole page of histories; the page's byte budget applies afterwards.
     const wantsHistory = params.historyLength === undefined || params.historyLength > 1;
