@@ -150,9 +150,9 @@ describe('A2A push-notification config methods', () => {
     const completed = await call(bob, '/a2a', 'CompleteTask', { id: task.id, artifacts: [{ artifactId: 'r', parts: [{ text: 'result' }] }] }, '1.0');
     expect(completed.error).toBeUndefined();
     const delivery = await eventually(() => {
-      const found = sink.requests.filter((entry) => entry.path === '/inline').find((entry) => entry.body.includes('TASK_STATE_COMPLETED'));
-      if (!found) throw new Error('not delivered yet');
-      return found;
+      const inline = sink.requests.filter((entry) => entry.path === '/inline');
+      expect(inline.map((entry) => entry.body)).toContainEqual(expect.stringContaining('TASK_STATE_COMPLETED'));
+      return inline.find((entry) => entry.body.includes('TASK_STATE_COMPLETED'))!;
     });
     expect(delivery.headers.authorization).toBe('Bearer inline-secret');
     expect(delivery.headers['content-type']).toMatch(/application\/a2a\+json/);

@@ -139,7 +139,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
         const waiting = await db.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE "tasks"."threads"%' AND datname = current_database()`,
         );
-        return waiting.rows[0].n > 0;
+        expect(waiting.rows[0].n).toBeGreaterThan(0);
       });
       await rival.query(`UPDATE "tasks"."threads" SET "state" = 'rejected', "rejected_at" = now(), "status_timestamp" = now() WHERE "id" = $1`, [taskId]);
       await rival.query('COMMIT');

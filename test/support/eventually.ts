@@ -1,16 +1,47 @@
-/** Polls `probe` until it stops throwing (or returns true), failing after `timeoutMs`. */
+import { inspect } from 'node:util';
+
+/** Thrown when a probe is still failing at the deadline; the message tells what the last attempt saw. */
+export class EventuallyTimeout extends Error {
+  constructor(
+    readonly attempts: number,
+    readonly elapsedMs: number,
+    readonly lastSeen: unknown,
+  ) {
+    super(`eventually: still failing after ${elapsedMs} ms and ${attempts} attempts; the last attempt saw:\n${describe(lastSeen)}`, { cause: lastSeen });
+    this.name = 'EventuallyTimeout';
+  }
+}
+
+function describe(seen: unknown): string {
+  if (seen instanceof Error) return seen.message;
+  return inspect(seen, { depth: 6, breakLength: 120 });
+}
+
+/**
+ * Polls `probe` until it returns, and returns what it returned. A probe says "not yet" by throwing
+ * about what it read, best with a failed `expect(...)`, so that a timeout reports what the last
+ * attempt saw. A probe must not answer with a boolean: `false` could not say what it saw, so a
+ * boolean result fails at once with a hint.
+ */
 export async function eventually<T>(probe: () => Promise<T> | T, timeoutMs = 10000, intervalMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
+  const startedAt = Date.now();
+  let attempts = 0;
   for (;;) {
+    attempts++;
+    let lastSeen: unknown;
+    let result: T;
     try {
-      const result = await probe();
-      if (result !== false) return result;
-      lastError = new Error('condition still false');
+      result = await probe();
     } catch (error) {
-      lastError = error;
+      lastSeen = error;
+      const elapsedMs = Date.now() - startedAt;
+      if (elapsedMs > timeoutMs) throw new EventuallyTimeout(attempts, elapsedMs, lastSeen);
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+      continue;
     }
-    if (Date.now() > deadline) throw lastError;
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    if (typeof result === 'boolean') {
+      throw new TypeError('eventually: the probe returned a boolean; assert on what it read instead (e.g. expect(count).toBe(3)), so that a timeout can say what it saw');
+    }
+    return result;
   }
 }
