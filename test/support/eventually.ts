@@ -12,6 +12,9 @@ export class EventuallyTimeout extends Error {
   }
 }
 
+/** What a probe that answered `false` leaves to report: nothing but the hint to assert instead. */
+const ANSWERED_FALSE = new Error('the probe answered false, which cannot say what it saw: assert on what it read instead (e.g. expect(count).toBe(3))');
+
 function describe(seen: unknown): string {
   if (seen instanceof Error) return seen.message;
   return inspect(seen, { depth: 6, breakLength: 120 });
@@ -20,28 +23,23 @@ function describe(seen: unknown): string {
 /**
  * Polls `probe` until it returns, and returns what it returned. A probe says "not yet" by throwing
  * about what it read, best with a failed `expect(...)`, so that a timeout reports what the last
- * attempt saw. A probe must not answer with a boolean: `false` could not say what it saw, so a
- * boolean result fails at once with a hint.
+ * attempt saw. (A probe answering `false` is also "not yet", but then a timeout can only say so.)
  */
-export async function eventually<T>(probe: () => Promise<T> | T, timeoutMs = 10000, intervalMs = 50): Promise<T> {
+export async function eventually<T>(probe: () => Promise<T> | T, timeoutMs = 10000, intervalMs = 50): Promise<Exclude<T, false>> {
   const startedAt = Date.now();
   let attempts = 0;
   for (;;) {
     attempts++;
     let lastSeen: unknown;
-    let result: T;
     try {
-      result = await probe();
+      const result = await probe();
+      if (result !== false) return result as Exclude<T, false>;
+      lastSeen = ANSWERED_FALSE;
     } catch (error) {
       lastSeen = error;
-      const elapsedMs = Date.now() - startedAt;
-      if (elapsedMs > timeoutMs) throw new EventuallyTimeout(attempts, elapsedMs, lastSeen);
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
-      continue;
     }
-    if (typeof result === 'boolean') {
-      throw new TypeError('eventually: the probe returned a boolean; assert on what it read instead (e.g. expect(count).toBe(3)), so that a timeout can say what it saw');
-    }
-    return result;
+    const elapsedMs = Date.now() - startedAt;
+    if (elapsedMs > timeoutMs) throw new EventuallyTimeout(attempts, elapsedMs, lastSeen);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
