@@ -5,6 +5,7 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Befo
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
+import { expectRpcError } from './support/json-rpc';
 import { RelayHarness } from './support/relay-harness';
 import { WebhookSink } from './support/webhook-sink';
 
@@ -129,8 +130,7 @@ describe('A2A push-notification config methods', () => {
     }
     expect((await call(alice, `/a2a/${carol.agent.handle}`, 'ListTaskPushNotificationConfigs', { taskId: task.id }, '1.0')).error.code).toBe(-32001);
     const bad = await call(alice, '/a2a', 'CreateTaskPushNotificationConfig', { taskId: task.id, url: 'ftp://nope' }, '1.0');
-    expect(bad.error.code).toBe(-32602);
-    expect(bad.error.data[0].metadata.field).toBe('params.url');
+    expectRpcError(bad.error, { code: -32602, field: 'params.url', shape: 'error-info' });
     for (let index = 0; index < 10; index++) {
       expect((await call(alice, '/a2a', 'CreateTaskPushNotificationConfig', { taskId: task.id, id: `c${index}`, url: sink.url(`/c${index}`) }, '1.0')).error).toBeUndefined();
     }
@@ -150,9 +150,9 @@ describe('A2A push-notification config methods', () => {
     const completed = await call(bob, '/a2a', 'CompleteTask', { id: task.id, artifacts: [{ artifactId: 'r', parts: [{ text: 'result' }] }] }, '1.0');
     expect(completed.error).toBeUndefined();
     const delivery = await eventually(() => {
-      const found = sink.requests.filter((entry) => entry.path === '/inline').find((entry) => entry.body.includes('TASK_STATE_COMPLETED'));
-      if (!found) throw new Error('not delivered yet');
-      return found;
+      const inline = sink.requests.filter((entry) => entry.path === '/inline');
+      expect(inline.map((entry) => entry.body)).toContainEqual(expect.stringContaining('TASK_STATE_COMPLETED'));
+      return inline.find((entry) => entry.body.includes('TASK_STATE_COMPLETED'))!;
     });
     expect(delivery.headers.authorization).toBe('Bearer inline-secret');
     expect(delivery.headers['content-type']).toMatch(/application\/a2a\+json/);

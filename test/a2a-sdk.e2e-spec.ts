@@ -156,8 +156,9 @@ describe('A2A through the official @a2a-js/sdk client', () => {
     const pending = aliceToBob.sendMessage({ tenant: '', message, configuration: undefined, metadata: undefined });
     const taskId = await eventually(async () => {
       const inbox = await agentRelay(bob, 'tasks/list', { filter: { role: 'recipient', status: ['pending'] } });
-      const item = (inbox.items as { task_id: string; summary_preview: string }[]).find((entry) => entry.summary_preview === 'Please run the migration');
-      if (!item) throw new Error('not in the inbox yet');
+      const items = inbox.items as { task_id: string; summary_preview: string }[];
+      expect(items.map((entry) => entry.summary_preview)).toContain('Please run the migration');
+      const item = items.find((entry) => entry.summary_preview === 'Please run the migration')!;
       return item.task_id;
     });
     await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'accept' });
@@ -280,8 +281,9 @@ describe('A2A through the official @a2a-js/sdk client', () => {
       const pending = legacy.sendMessage({ tenant: '', message: userMessage('legacy blocking'), configuration: undefined, metadata: undefined });
       const taskId = await eventually(async () => {
         const inbox = await agentRelay(bob, 'tasks/list', { filter: { role: 'recipient', status: ['pending'] } });
-        const item = (inbox.items as { task_id: string; summary_preview: string }[]).find((entry) => entry.summary_preview === 'legacy blocking');
-        if (!item) throw new Error('not in the inbox yet');
+        const items = inbox.items as { task_id: string; summary_preview: string }[];
+        expect(items.map((entry) => entry.summary_preview)).toContain('legacy blocking');
+        const item = items.find((entry) => entry.summary_preview === 'legacy blocking')!;
         return item.task_id;
       });
       await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'accept' });

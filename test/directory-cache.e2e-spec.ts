@@ -45,7 +45,7 @@ describe('directory answers cached at the edge', () => {
 
     await directory.request(DIRECTORY_SUBJECTS.revokeKey, { handle: gus.agent.handle, prefix: gus.key.prefix });
     const revokedAt = Date.now();
-    await eventually(async () => (await request(edges[1]).post('/a2a').set('x-api-key', gus.api_key).send(inbox)).status === 401, 10000);
+    await eventually(async () => expect((await request(edges[1]).post('/a2a').set('x-api-key', gus.api_key).send(inbox)).status).toBe(401), 10000);
     await waitUntil(revokedAt + CACHE_BOUND_MS);
     for (const url of edges) await request(url).post('/a2a').set('x-api-key', gus.api_key).send(inbox).expect(401);
   });

@@ -45,7 +45,7 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
     await ok(relay.url, bob.api_key, 'message/send', { task_id: taskId, message: { role: 'user', parts: [{ type: 'text', text: 'Start with /users.' }] } });
     await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'Reviewed; two comments.' });
 
-    await eventually(() => collector.ofTask(taskId).length === 5, 15000);
+    await eventually(() => expect(collector.ofTask(taskId).length).toBe(5), 15000);
     const life = collector.ofTask(taskId).map((collected) => collected.event);
     expect(life.map((event) => event.type)).toEqual(['created', 'accepted', 'message_appended', 'message_appended', 'completed']);
     expect(life.map((event) => event.state)).toEqual(['pending', 'accepted', 'accepted', 'accepted', 'completed']);
@@ -68,12 +68,15 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
     // Each party's webhook gets its events once, signed with the secret the admin API showed at registration.
     const bobPath = `/${bob.agent.handle}`;
     const frankPath = `/${frank.agent.handle}`;
-    await eventually(() => sink.to(bobPath).length === 3 && sink.to(frankPath).length === 2 && sink.to(`${bobPath}/slack`).length === 1, 15000);
+    await eventually(
+      () => expect({ bob: sink.to(bobPath).length, frank: sink.to(frankPath).length, bobSlack: sink.to(`${bobPath}/slack`).length }).toEqual({ bob: 3, frank: 2, bobSlack: 1 }),
+      15000,
+    );
     expect(sink.to(frankPath).map(typeOf)).toEqual(['a2a.task.created', 'a2a.task.message']);
     expect(sink.to(bobPath).map(typeOf).sort()).toEqual(['a2a.task.accepted', 'a2a.task.completed', 'a2a.task.message']);
     for (const request of sink.to(frankPath)) expect(verifyStandardWebhook(request, frank.webhook_secret as string)).toBe(true);
     for (const request of sink.to(bobPath)) expect(verifyStandardWebhook(request, bob.webhook_secret as string)).toBe(true);
-    await eventually(() => sink.to(`/${frank.agent.handle}/slack`).length === 1);
+    await eventually(() => expect(sink.to(`/${frank.agent.handle}/slack`).length).toBe(1));
   }, 40000);
 
   it('tells each party of every outcome through the real API: input requested and answered, declined, failed, cancelled', async () => {
@@ -99,7 +102,10 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
 
     const toBob = ['a2a.task.accepted', 'a2a.task.input_required', 'a2a.task.completed', 'a2a.task.rejected', 'a2a.task.accepted', 'a2a.task.failed'];
     const toFrank = ['a2a.task.created', 'a2a.task.message', 'a2a.task.created', 'a2a.task.created', 'a2a.task.created', 'a2a.task.canceled'];
-    await eventually(() => sink.to(bobPath).length - bobBefore === toBob.length && sink.to(frankPath).length - frankBefore === toFrank.length, 15000);
+    await eventually(
+      () => expect({ bob: sink.to(bobPath).length - bobBefore, frank: sink.to(frankPath).length - frankBefore }).toEqual({ bob: toBob.length, frank: toFrank.length }),
+      15000,
+    );
     const bobGot = sink.to(bobPath).slice(bobBefore);
     const frankGot = sink.to(frankPath).slice(frankBefore);
     expect(bobGot.map(typeOf).sort()).toEqual([...toBob].sort());

@@ -56,14 +56,14 @@ describe('task events: the outbox relay publishes to JetStream', () => {
     await writeOutbox(life.slice(0, 3));
     await writeOutbox(life.slice(3));
 
-    await eventually(() => collector.ofTask(first).length === 5 && collector.ofTask(second).length === 2);
+    await eventually(() => expect({ first: collector.ofTask(first).length, second: collector.ofTask(second).length }).toEqual({ first: 5, second: 2 }));
     const seen = collector.ofTask(first);
     expect(seen.map((collected) => collected.event.type)).toEqual(['created', 'accepted', 'message_appended', 'input_required', 'completed']);
     for (const collected of [...seen, ...collector.ofTask(second)]) {
       expect(collected.subject).toBe(prefixedSubject(relay.subjectPrefix, taskEventSubject(collected.event.type)));
       expect(collected.msgId).toBe(collected.event.event_id);
     }
-    await eventually(async () => (await unpublishedCount()) === 0);
+    await eventually(async () => expect(await unpublishedCount()).toBe(0));
     const rows = await outbox.db.query('SELECT attempts, published_at FROM "tasks"."outbox_events" WHERE task_id = $1', [first]);
     expect(rows.rows.every((row: { attempts: number; published_at: Date | null }) => row.attempts === 1 && row.published_at !== null)).toBe(true);
   });
@@ -71,14 +71,14 @@ describe('task events: the outbox relay publishes to JetStream', () => {
   it('wakes up without a NOTIFY too (polling)', async () => {
     const task = `task-${randomUUID()}`;
     await writeOutbox([taskEvent(task, 'created', 1)], false);
-    await eventually(() => collector.ofTask(task).length === 1, 30000);
+    await eventually(() => expect(collector.ofTask(task).length).toBe(1), 30000);
   });
 
   it('lets JetStream drop a re-published event (duplicate window keyed on the event id)', async () => {
     const task = `task-${randomUUID()}`;
     const event = taskEvent(task, 'created', 1);
     await writeOutbox([event]);
-    await eventually(() => collector.ofTask(task).length === 1, 30000);
+    await eventually(() => expect(collector.ofTask(task).length).toBe(1), 30000);
     const ack = await publishWithMsgId(jetStream.js, prefixedSubject(relay.subjectPrefix, taskEventSubject('created')), event, event.event_id);
     expect(ack.duplicate).toBe(true);
   });
@@ -91,7 +91,7 @@ describe('task events: the outbox relay publishes to JetStream', () => {
     for (const type of types) {
       await writeOutbox(tasks.map((task) => taskEvent(task, type)));
     }
-    await eventually(() => tasks.every((task) => collector.ofTask(task).length === types.length), 15000);
+    await eventually(() => expect(tasks.map((task) => collector.ofTask(task).length)).toEqual(tasks.map(() => types.length)), 15000);
     for (const task of tasks) expect(collector.ofTask(task).map((collected) => collected.event.type)).toEqual(types);
     const after = (await jetStream.jsm.streams.info(eventStreamName(relay.subjectPrefix))).state.messages;
     expect(after - before).toBe(tasks.length * types.length);
@@ -107,9 +107,9 @@ describe('task events: the outbox relay publishes to JetStream', () => {
     await writeOutbox(life.slice(1));
     expect(await unpublishedCount()).toBeGreaterThan(0);
     await relay.startService('tasks');
-    await eventually(() => collector.ofTask(task).length === 3);
+    await eventually(() => expect(collector.ofTask(task).length).toBe(3));
     expect(collector.ofTask(task).map((collected) => collected.event.event_id)).toEqual(life.map((event) => event.event_id));
-    await eventually(async () => (await unpublishedCount()) === 0);
+    await eventually(async () => expect(await unpublishedCount()).toBe(0));
   }, 30000);
 
   it('keeps an event whose publish failed, retries it, and re-creates a stream that disappeared', async () => {
@@ -117,13 +117,13 @@ describe('task events: the outbox relay publishes to JetStream', () => {
     const life = [taskEvent(task, 'created', 1), taskEvent(task, 'accepted')];
     await jetStream.jsm.streams.delete(eventStreamName(relay.subjectPrefix));
     await writeOutbox(life);
-    await eventually(async () => (await unpublishedCount()) === 0, 15000);
+    await eventually(async () => expect(await unpublishedCount()).toBe(0), 15000);
     const rows = await outbox.db.query('SELECT id, attempts, last_error FROM "tasks"."outbox_events" WHERE task_id = $1 ORDER BY position', [task]);
     expect(rows.rows[0].attempts).toBeGreaterThanOrEqual(2);
     expect(rows.rows[0].last_error).toBeNull();
     const fresh = await EventCollector.start(relay.subjectPrefix);
     try {
-      await eventually(() => fresh.ofTask(task).length === 2);
+      await eventually(() => expect(fresh.ofTask(task).length).toBe(2));
       expect(fresh.ofTask(task).map((collected) => collected.event.event_id)).toEqual(life.map((event) => event.event_id));
     } finally {
       await fresh.stop();

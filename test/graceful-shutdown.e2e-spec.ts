@@ -43,7 +43,7 @@ describe('graceful shutdown of a NATS service', () => {
   it('answers the request in flight when it is closed, then takes no more', async () => {
     const packet = (text: string) => JSON.stringify({ pattern: SLOW_SUBJECT, data: { text, delayMs: 400 }, id: text });
     const inFlight = caller.request(`${prefix}.${SLOW_SUBJECT}`, packet('in-flight'), { timeout: 5000 });
-    await eventually(() => server.inFlightRequests === 1);
+    await eventually(() => expect(server.inFlightRequests).toBe(1));
     const closing = app.close();
 
     const reply = await inFlight;

@@ -1,7 +1,7 @@
 import { RelayHarness } from './support/relay-harness';
 import { registerAgent, setTrust, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { createHandoff, textMessage } from './support/handoffs';
-import { ok, rpc } from './support/json-rpc';
+import { expectRpcError, ok, rpc } from './support/json-rpc';
 
 describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
   let relay: RelayHarness;
@@ -23,7 +23,8 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
   const expectError = async (caller: RegisteredTestAgent, method: string, params: unknown, code: number, reason: string, field?: string) => {
     const response = await rpc(relay.url, caller.api_key, method, params, { id: `err-${code}` });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ jsonrpc: '2.0', id: `err-${code}`, error: { code, message: expect.any(String), data: { reason, ...(field ? { field } : {}) } } });
+    expect(response.body).toMatchObject({ jsonrpc: '2.0', id: `err-${code}`, error: { message: expect.any(String) } });
+    expectRpcError(response.body.error, { code, reason, shape: 'data', ...(field ? { field } : {}) });
     expect(response.body.result).toBeUndefined();
     return response.body.error!;
   };

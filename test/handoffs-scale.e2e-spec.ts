@@ -5,7 +5,7 @@ import { RelayHarness } from './support/relay-harness';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { createHandoff, textMessage } from './support/handoffs';
 import { eventually } from './support/eventually';
-import { ok, rpc } from './support/json-rpc';
+import { expectRpcError, ok, rpc } from './support/json-rpc';
 import { testDatabaseUrl } from './support/test-env';
 
 function ref(agent: AgentRecord): ParticipantRef {
@@ -69,9 +69,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
 
     const sentByAnn = await ok(relay.url, senders[0].api_key, 'tasks/list', { filter: { role: 'sender' }, page: { limit: 200 } });
     expect(sentByAnn.items).toHaveLength(50 + arrivals.filter((_, index) => (index + 1) % senders.length === 0).length);
-    await expect(rpc(relay.url, inbox.api_key, 'tasks/list', { page: { cursor: 'not-a-cursor' } })).resolves.toMatchObject({
-      body: { error: { code: -32602, data: { field: 'cursor' } } },
-    });
+    expectRpcError((await rpc(relay.url, inbox.api_key, 'tasks/list', { page: { cursor: 'not-a-cursor' } })).body.error, { code: -32602, field: 'cursor' });
   }, BULK_TEST_TIMEOUT_MS);
 
   it('filters the list by status and since', async () => {
@@ -142,7 +140,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
         const waiting = await db.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE "tasks"."threads"%' AND datname = current_database()`,
         );
-        return waiting.rows[0].n > 0;
+        expect(waiting.rows[0].n).toBeGreaterThan(0);
       });
       await rival.query(`UPDATE "tasks"."threads" SET "state" = 'rejected', "rejected_at" = now(), "status_timestamp" = now() WHERE "id" = $1`, [taskId]);
       await rival.query('COMMIT');

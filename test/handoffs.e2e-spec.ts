@@ -1,6 +1,6 @@
 import { RelayHarness } from './support/relay-harness';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
-import { ok, rpc } from './support/json-rpc';
+import { expectRpcError, ok, rpc } from './support/json-rpc';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -123,7 +123,7 @@ describe('handoffs: seed 000 on POST /a2a', () => {
     const otherList = await rpc(relay.url, bob.api_key, 'tasks/list', { filter: { role: 'sender' } }, { path: `/a2a/${eve.agent.handle}` });
     expect(otherList.body.result).toEqual({ items: [], next_cursor: null });
     const mismatch = await rpc(relay.url, bob.api_key, 'message/send', { recipient: eve.agent.handle, message: { parts: [{ type: 'text', text: 'x' }] } }, { path });
-    expect(mismatch.body.error).toMatchObject({ code: -32602, data: { field: 'recipient' } });
+    expectRpcError(mismatch.body.error, { code: -32602, field: 'recipient' });
     const got = await rpc(relay.url, frank.api_key, 'tasks/get', { task_id: taskId }, { path: `/a2a/${bob.agent.handle}/` });
     expect(got.body.result).toMatchObject({ task_id: taskId, summary: 'via the endpoint' });
   });

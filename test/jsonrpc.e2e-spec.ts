@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { RelayHarness } from './support/relay-harness';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
-import { rpc } from './support/json-rpc';
+import { expectRpcError, rpc } from './support/json-rpc';
 
 describe('JSON-RPC envelope on POST /a2a', () => {
   let relay: RelayHarness;
@@ -34,13 +34,17 @@ describe('JSON-RPC envelope on POST /a2a', () => {
 
   it('answers an invalid request object with -32600, keeping the id when it can be read', async () => {
     const noVersion = await post({ id: 'req-9', method: 'tasks/get', params: {} });
-    expect(noVersion.body).toMatchObject({ jsonrpc: '2.0', id: 'req-9', error: { code: -32600, data: { reason: 'invalid_request', field: 'jsonrpc' } } });
+    expect(noVersion.body).toMatchObject({ jsonrpc: '2.0', id: 'req-9' });
+    expectRpcError(noVersion.body.error, { code: -32600, reason: 'invalid_request', field: 'jsonrpc' });
     const noMethod = await post({ jsonrpc: '2.0', id: 7 });
-    expect(noMethod.body).toMatchObject({ id: 7, error: { code: -32600, data: { field: 'method' } } });
+    expect(noMethod.body.id).toBe(7);
+    expectRpcError(noMethod.body.error, { code: -32600, field: 'method' });
     const arrayParams = await post({ jsonrpc: '2.0', id: 'p', method: 'tasks/get', params: [1, 2] });
-    expect(arrayParams.body).toMatchObject({ id: 'p', error: { code: -32600, data: { field: 'params' } } });
+    expect(arrayParams.body.id).toBe('p');
+    expectRpcError(arrayParams.body.error, { code: -32600, field: 'params' });
     const badId = await post({ jsonrpc: '2.0', id: { nested: true }, method: 'tasks/get', params: {} });
-    expect(badId.body).toMatchObject({ id: null, error: { code: -32600, data: { field: 'id' } } });
+    expect(badId.body.id).toBeNull();
+    expectRpcError(badId.body.error, { code: -32600, field: 'id' });
     const batch = await post([{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: {} }]);
     expect(batch.body).toMatchObject({ id: null, error: { code: -32600 } });
     const scalar = await post('42');
@@ -56,9 +60,10 @@ describe('JSON-RPC envelope on POST /a2a', () => {
 
   it('answers bad params with -32602 naming the field', async () => {
     const response = await rpc(relay.url, agent.api_key, 'tasks/update', { task_id: '01HXYZ4K2VNJQP7R8MWDB3CSTF', transition: 'explode' }, { id: 3 });
-    expect(response.body).toMatchObject({ id: 3, error: { code: -32602, data: { reason: 'invalid_params', field: 'transition' } } });
+    expect(response.body.id).toBe(3);
+    expectRpcError(response.body.error, { code: -32602, reason: 'invalid_params', field: 'transition' });
     const list = await rpc(relay.url, agent.api_key, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 500 } });
-    expect(list.body.error).toMatchObject({ code: -32602, data: { field: 'page.limit' } });
+    expectRpcError(list.body.error, { code: -32602, field: 'page.limit' });
   });
 
   it('answers 401 with WWW-Authenticate and a JSON-RPC error without a valid key', async () => {

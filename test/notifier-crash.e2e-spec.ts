@@ -53,18 +53,18 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
     sink.plan(path, [{ status: 200, delayMs: 8000 }]);
     const before = handoffs(sender, recipient, 12);
     await outbox.write(before);
-    await eventually(() => sink.to(path).length >= 2, 15000);
+    await eventually(() => expect(sink.to(path).length).toBeGreaterThanOrEqual(2), 15000);
     await relay.stopService('notifier');
     const whileDown = handoffs(sender, recipient, 5);
     await outbox.write(whileDown);
-    await eventually(async () => (await outbox.unpublishedCount()) === 0);
+    await eventually(async () => expect(await outbox.unpublishedCount()).toBe(0));
     sink.plan(path, [{ status: 200 }]);
     await relay.startService('notifier');
 
     const all = [...before, ...whileDown].map((event) => event.event_id);
     await eventually(async () => {
       const statuses = await deliveryStatuses(all);
-      return statuses.size === all.length && [...statuses.values()].every((status) => status === 'succeeded');
+      expect(all.map((id) => statuses.get(id))).toEqual(all.map(() => 'succeeded'));
     }, 20000);
     const requests = sink.to(path);
     expect(new Set(requests.map(eventIdOf))).toEqual(new Set(all));
@@ -81,7 +81,7 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
     sink.plan(path, [{ status: 200, delayMs: 8000 }]);
     const events = handoffs(sender, recipient, 3);
     await outbox.write(events);
-    await eventually(() => sink.to(path).length === 3, 15000);
+    await eventually(() => expect(sink.to(path).length).toBe(3), 15000);
     await relay.stopService('notifier');
     // What a process killed mid-request leaves behind: deliveries still leased to it.
     const ids = events.map((event) => event.event_id);
@@ -93,7 +93,7 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
     sink.plan(path, [{ status: 200 }]);
     const restartedAt = Date.now();
     await relay.startService('notifier');
-    await eventually(async () => [...(await deliveryStatuses(ids)).values()].filter((status) => status === 'succeeded').length === 3, 20000);
+    await eventually(async () => expect([...(await deliveryStatuses(ids)).values()].filter((status) => status === 'succeeded')).toHaveLength(3), 20000);
     const retried = sink.to(path).slice(3);
     expect(retried).toHaveLength(3);
     expect(Math.min(...retried.map((request) => request.receivedAt)) - restartedAt).toBeGreaterThanOrEqual(1500);
@@ -109,8 +109,8 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
     await outbox.write(whileDown);
     await relay.startService('tasks');
     const all = [...first, ...whileDown].map((event) => event.event_id);
-    await eventually(() => new Set(sink.to(path).map(eventIdOf)).size === all.length, 20000);
-    await eventually(async () => (await outbox.unpublishedCount()) === 0);
+    await eventually(() => expect(new Set(sink.to(path).map(eventIdOf)).size).toBe(all.length), 20000);
+    await eventually(async () => expect(await outbox.unpublishedCount()).toBe(0));
     const requests = sink.to(path);
     expect(new Set(requests.map(eventIdOf))).toEqual(new Set(all));
     expect(requests).toHaveLength(all.length);
@@ -122,7 +122,7 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
     const events = handoffs(sender, recipient, 20);
     await outbox.write(events);
     const all = events.map((event) => event.event_id);
-    await eventually(async () => [...(await deliveryStatuses(all)).values()].filter((status) => status === 'succeeded').length === all.length, 20000);
+    await eventually(async () => expect([...(await deliveryStatuses(all)).values()].filter((status) => status === 'succeeded')).toHaveLength(all.length), 20000);
     const requests = sink.to(path);
     expect(requests).toHaveLength(all.length);
     expect(new Set(requests.map(eventIdOf))).toEqual(new Set(all));
@@ -151,7 +151,7 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
       (await outbox.db.query('SELECT id FROM "notifier"."deliveries" WHERE id = ANY($1::uuid[])', [[oldSucceeded, oldDead, oldFailed, recent]])).rows.map(
         (row: { id: string }) => row.id,
       );
-    await eventually(async () => (await remaining()).length === 2);
+    await eventually(async () => expect(await remaining()).toHaveLength(2));
     expect((await remaining()).sort()).toEqual([oldFailed, recent].sort());
   }, 30000);
 });

@@ -105,10 +105,12 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     const toSender = ['a2a.task.accepted', 'a2a.task.message', 'a2a.task.input_required', 'a2a.task.completed', 'a2a.task.rejected', 'a2a.task.accepted', 'a2a.task.failed'];
     await eventually(
       () =>
-        sink.to(paths.recipient).length === toRecipient.length &&
-        sink.to(paths.sender).length === toSender.length &&
-        sink.to(paths.recipientSlack).length === 4 &&
-        sink.to(paths.senderSlack).length === 1,
+        expect({
+          recipient: sink.to(paths.recipient).length,
+          sender: sink.to(paths.sender).length,
+          recipientSlack: sink.to(paths.recipientSlack).length,
+          senderSlack: sink.to(paths.senderSlack).length,
+        }).toEqual({ recipient: toRecipient.length, sender: toSender.length, recipientSlack: 4, senderSlack: 1 }),
       20000,
     );
     const received = (path: string): string[] => sink.to(path).map((request) => bodyOf(request).type);
@@ -156,7 +158,7 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     const { paths, sender, recipient } = await pair('slackrate');
     const p = { sender: sender.handle, recipient: recipient.handle };
     await outbox.write([1, 2, 3, 4].map(() => taskEvent(`task-${randomUUID()}`, 'created', { ...p, sequenceNo: 1 })));
-    await eventually(() => sink.to(paths.recipientSlack).length === 4 && sink.to(paths.recipient).length === 4, 15000);
+    await eventually(() => expect({ recipientSlack: sink.to(paths.recipientSlack).length, recipient: sink.to(paths.recipient).length }).toEqual({ recipientSlack: 4, recipient: 4 }), 15000);
     const times = sink.to(paths.recipientSlack).map((request) => request.receivedAt);
     for (let index = 1; index < times.length; index++) expect(times[index] - times[index - 1]).toBeGreaterThanOrEqual(300);
   }, 30000);
@@ -166,7 +168,7 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     sink.plan(paths.recipient, [{ status: 500 }, { status: 200 }]);
     const task = `task-${randomUUID()}`;
     await outbox.write([taskEvent(task, 'created', { sender: sender.handle, recipient: recipient.handle, sequenceNo: 1 })]);
-    await eventually(async () => (await deliveriesOf(task)).some((delivery) => delivery.channel === 'webhook' && delivery.status === 'succeeded'), 15000);
+    await eventually(async () => expect(await deliveriesOf(task)).toContainEqual(expect.objectContaining({ channel: 'webhook', status: 'succeeded' })), 15000);
     const requests = sink.to(paths.recipient);
     expect(requests.map((request) => request.status)).toEqual([500, 200]);
     expect(requests[0].headers['webhook-id']).toBe(requests[1].headers['webhook-id']);
@@ -187,7 +189,7 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     sink.plan(paths.recipient, [{ status: 429, headers: { 'retry-after': '1' } }, { status: 200 }]);
     const task = `task-${randomUUID()}`;
     await outbox.write([taskEvent(task, 'created', { sender: sender.handle, recipient: recipient.handle, sequenceNo: 1 })]);
-    await eventually(() => sink.to(paths.recipient).length === 2, 15000);
+    await eventually(() => expect(sink.to(paths.recipient).length).toBe(2), 15000);
     const [first, second] = sink.to(paths.recipient);
     expect(second.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(950);
   }, 30000);
@@ -197,7 +199,7 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     sink.plan(paths.recipient, [{ status: 200, delayMs: 1500 }, { status: 200 }]);
     const task = `task-${randomUUID()}`;
     await outbox.write([taskEvent(task, 'created', { sender: sender.handle, recipient: recipient.handle, sequenceNo: 1 })]);
-    await eventually(async () => (await deliveriesOf(task)).some((delivery) => delivery.channel === 'webhook' && delivery.status === 'succeeded'), 15000);
+    await eventually(async () => expect(await deliveriesOf(task)).toContainEqual(expect.objectContaining({ channel: 'webhook', status: 'succeeded' })), 15000);
     expect(sink.to(paths.recipient).length).toBe(2);
     const attempts = await outbox.db.query(
       'SELECT a.status_code, a.error FROM "notifier"."delivery_attempts" a JOIN "notifier"."deliveries" d ON d.id = a.delivery_id WHERE d.task_id = $1 AND d.channel = $2 ORDER BY a.attempt_no',
@@ -212,7 +214,7 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     sink.plan(paths.recipient, [{ status: 302, headers: { location: sink.url('/elsewhere') } }]);
     const task = `task-${randomUUID()}`;
     await outbox.write([taskEvent(task, 'created', { sender: sender.handle, recipient: recipient.handle, sequenceNo: 1 })]);
-    await eventually(async () => (await deliveriesOf(task)).some((delivery) => delivery.channel === 'webhook' && delivery.status === 'dead'), 15000);
+    await eventually(async () => expect(await deliveriesOf(task)).toContainEqual(expect.objectContaining({ channel: 'webhook', status: 'dead' })), 15000);
     expect(sink.to('/elsewhere')).toHaveLength(0);
     const delivery = (await deliveriesOf(task)).find((entry) => entry.channel === 'webhook')!;
     expect(delivery).toMatchObject({ attempts: 1, last_status_code: 302 });
@@ -223,7 +225,7 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     sink.plan(paths.recipient, [{ status: 503 }]);
     const task = `task-${randomUUID()}`;
     await outbox.write([taskEvent(task, 'created', { sender: sender.handle, recipient: recipient.handle, sequenceNo: 1 })]);
-    await eventually(async () => (await deliveriesOf(task)).some((delivery) => delivery.channel === 'webhook' && delivery.status === 'dead'), 15000);
+    await eventually(async () => expect(await deliveriesOf(task)).toContainEqual(expect.objectContaining({ channel: 'webhook', status: 'dead' })), 15000);
     expect(sink.to(paths.recipient)).toHaveLength(4);
     await request(relay.url).get('/admin/deliveries?status=dead').expect(401);
     await request(relay.url).get('/admin/deliveries?status=nope').set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`).expect(400);
@@ -237,7 +239,7 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     await request(relay.url).post(`/admin/deliveries/${dead.id}/redeliver`).expect(401);
     const redelivered = await request(relay.url).post(`/admin/deliveries/${dead.id}/redeliver`).set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`).expect(202);
     expect(redelivered.body).toMatchObject({ id: dead.id, status: 'pending' });
-    await eventually(async () => (await deliveriesOf(task)).some((delivery) => delivery.id === dead.id && delivery.status === 'succeeded'), 15000);
+    await eventually(async () => expect(await deliveriesOf(task)).toContainEqual(expect.objectContaining({ id: dead.id, status: 'succeeded' })), 15000);
     const requests = sink.to(paths.recipient);
     expect(requests).toHaveLength(5);
     expect(new Set(requests.map((request) => request.headers['webhook-id']))).toEqual(new Set([dead.id]));
@@ -252,7 +254,7 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     const { webhook_secret: rotated } = await rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: recipient.handle });
     const task = `task-${randomUUID()}`;
     await outbox.write([taskEvent(task, 'created', { sender: sender.handle, recipient: recipient.handle, sequenceNo: 1 })]);
-    await eventually(() => sink.to(paths.recipient).length === 1, 15000);
+    await eventually(() => expect(sink.to(paths.recipient).length).toBe(1), 15000);
     expect(verifyStandardWebhook(sink.to(paths.recipient)[0], rotated)).toBe(true);
     expect(verifyStandardWebhook(sink.to(paths.recipient)[0], recipient.webhookSecret)).toBe(false);
   }, 30000);
@@ -266,11 +268,11 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     const ignored = `task-${randomUUID()}`;
     await outbox.write([taskEvent(ignored, 'created', { ...p, sequenceNo: 1 })]);
     // Events reach the stream in this order: the disabled agent's handoff before its re-enabling.
-    await eventually(async () => (await outbox.unpublishedCount()) === 0);
+    await eventually(async () => expect(await outbox.unpublishedCount()).toBe(0));
     await agents.publish({ agent_id: recipient.agentId, handle: recipient.handle, notification_webhook_url: sink.url(paths.recipient), slack_webhook_url: null });
     const seen = `task-${randomUUID()}`;
     await outbox.write([taskEvent(seen, 'created', { ...p, sequenceNo: 1 })]);
-    await eventually(() => sink.to(paths.recipient).length === 1, 15000);
+    await eventually(() => expect(sink.to(paths.recipient).length).toBe(1), 15000);
     expect(bodyOf(sink.to(paths.recipient)[0]).data.task_id).toBe(seen);
     expect(await deliveriesOf(ignored)).toEqual([]);
     expect(sink.to(paths.recipientSlack)).toHaveLength(0);
@@ -283,9 +285,9 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     const { webhook_secret: secret } = await rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: recipientHandle });
     const task = `task-${randomUUID()}`;
     await outbox.write([taskEvent(task, 'created', { sender: sender.handle, recipient: recipientHandle, sequenceNo: 1 })]);
-    await eventually(async () => (await outbox.unpublishedCount()) === 0);
+    await eventually(async () => expect(await outbox.unpublishedCount()).toBe(0));
     await agents.publish({ agent_id: randomUUID(), handle: recipientHandle, notification_webhook_url: sink.url(path), slack_webhook_url: null });
-    await eventually(() => sink.to(path).length === 1, 15000);
+    await eventually(() => expect(sink.to(path).length).toBe(1), 15000);
     expect(bodyOf(sink.to(path)[0])).toMatchObject({ type: 'a2a.task.created', data: { task_id: task } });
     expect(verifyStandardWebhook(sink.to(path)[0], secret)).toBe(true);
   }, 30000);

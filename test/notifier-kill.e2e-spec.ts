@@ -53,17 +53,17 @@ describe('SIGKILL of the notifier and tasks service processes', () => {
     sink.plan(path, [{ status: 200, delayMs: 8000 }]);
     const before = handoffs(sender, recipient, 8);
     await outbox.write(before);
-    await eventually(() => sink.to(path).length === before.length, 20000);
+    await eventually(() => expect(sink.to(path).length).toBe(before.length), 20000);
     await notifier.kill();
 
     const whileDown = handoffs(sender, recipient, 4);
     await outbox.write(whileDown);
-    await eventually(async () => (await outbox.unpublishedCount()) === 0);
+    await eventually(async () => expect(await outbox.unpublishedCount()).toBe(0));
     sink.plan(path, [{ status: 200 }]);
     await relay.startService('notifier');
 
     const all = [...before, ...whileDown].map((event) => event.event_id);
-    await eventually(async () => (await succeeded(all)) === all.length, 30000);
+    await eventually(async () => expect(await succeeded(all)).toBe(all.length), 30000);
     const requests = sink.to(path);
     expect(new Set(requests.map(eventIdOf))).toEqual(new Set(all));
     const counts = new Map<string, number>();
@@ -87,7 +87,7 @@ describe('SIGKILL of the notifier and tasks service processes', () => {
     await relay.startService('tasks');
 
     const all = committed.map((event) => event.event_id);
-    await eventually(async () => (await succeeded(all)) === all.length, 30000);
+    await eventually(async () => expect(await succeeded(all)).toBe(all.length), 30000);
     expect(await outbox.unpublishedCount()).toBe(0);
     const requests = sink.to(path);
     expect(requests).toHaveLength(all.length);

@@ -95,7 +95,7 @@ describe('A2A push-notification configs: kept by the tasks service, delivered by
 
     await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
     await ok(relay.url, frank.api_key, 'message/send', { task_id: taskId, message: { role: 'user', parts: [{ type: 'text', text: 'On it' }] } });
-    await eventually(() => sink.to('/push-v1').length === 2 && sink.to('/push-v03').length === 2, 15000);
+    await eventually(() => expect({ v1: sink.to('/push-v1').length, v03: sink.to('/push-v03').length }).toEqual({ v1: 2, v03: 2 }), 15000);
 
     const v1 = sink.to('/push-v1');
     for (const request of v1) {
@@ -118,7 +118,7 @@ describe('A2A push-notification configs: kept by the tasks service, delivered by
 
     await rpc.request(PUSH_CONFIG_SUBJECTS.delete, { caller: ref(frank), task_id: taskId, config_id: 'v03' });
     await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'Done' });
-    await eventually(() => sink.to('/push-v1').length === 3, 15000);
+    await eventually(() => expect(sink.to('/push-v1').length).toBe(3), 15000);
     expect(json(sink.to('/push-v1')[2])).toMatchObject({ statusUpdate: { taskId, status: { state: 'TASK_STATE_COMPLETED' } } });
     expect(sink.to('/push-v03')).toHaveLength(2);
   }, 40000);

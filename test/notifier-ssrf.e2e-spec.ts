@@ -48,10 +48,11 @@ describe('notifier: SSRF guard on (the default)', () => {
     const task = `task-${randomUUID()}`;
     await outbox.write([taskEvent(task, 'created', { sender, recipient, sequenceNo: 1 })]);
     const rpc = relay.edge.get(NatsRpcClient);
-    const deliveries = (await eventually(async (): Promise<DeliveryView[] | false> => {
+    const deliveries = await eventually(async (): Promise<DeliveryView[]> => {
       const found: DeliveryView[] = (await rpc.request(NOTIFIER_SUBJECTS.listDeliveries, { task_id: task })).deliveries;
-      return found.length === 2 && found.every((delivery) => delivery.status === 'dead') ? found : false;
-    }, 15000)) as DeliveryView[];
+      expect(found.map((delivery) => delivery.status)).toEqual(['dead', 'dead']);
+      return found;
+    }, 15000);
     for (const delivery of deliveries) {
       expect(delivery).toMatchObject({ attempts: 1, last_status_code: null, last_error: expect.stringMatching(/^refused: /) });
     }

@@ -35,11 +35,11 @@ describe('request logging: one request id from the HTTP call through NATS into e
       .expect(200);
     expect(response.headers['x-request-id']).toBe('trace-handoff-42');
 
-    const traced = (await eventually((): LogLine[] | false => {
+    const traced = await eventually((): LogLine[] => {
       const mine = lines.filter((line) => line.request_id === 'trace-handoff-42');
-      const services = new Set(mine.map((line) => line.service));
-      return services.has('edge') && services.has('directory') && services.has('tasks') ? mine : false;
-    })) as LogLine[];
+      expect([...new Set(mine.map((line) => line.service))]).toEqual(expect.arrayContaining(['edge', 'directory', 'tasks']));
+      return mine;
+    });
     expect(traced.find((line) => line.service === 'edge' && line.context === 'Http')).toMatchObject({ method: 'POST', path: '/a2a', status: 200 });
     const handled = traced.filter((line) => line.context === 'Rpc').map((line) => `${line.service} ${line.subject}`);
     expect(handled).toEqual(
@@ -64,7 +64,11 @@ describe('request logging: one request id from the HTTP call through NATS into e
       .set('x-request-id', 'trace-bad-key')
       .send({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { task_id: 'x' } })
       .expect(401);
-    const failed = await eventually(() => lines.find((line) => line.request_id === 'trace-bad-key' && line.service === 'directory') ?? false);
+    const failed = await eventually(() => {
+      const found = lines.find((line) => line.request_id === 'trace-bad-key' && line.service === 'directory');
+      expect(found).toBeDefined();
+      return found;
+    });
     expect(failed).toMatchObject({ context: 'Rpc', subject: `${relay.subjectPrefix}.relay.directory.v1.authenticate`, outcome: 'error', reason: 'unauthenticated', level: 'info' });
   });
 });

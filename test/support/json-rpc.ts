@@ -31,3 +31,34 @@ export async function ok(url: string, apiKey: string, method: string, params: un
   if (response.status !== 200 || response.body.error) throw new Error(`${method} failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body.result as Json;
 }
+
+/**
+ * What a test checks in a JSON-RPC error: `reason` is the relay's error symbol, `field` the param
+ * an invalid-params error names, `shape` how the details were rendered (`error-info` in A2A v1.0,
+ * `data` in AgentRelay and A2A v0.3).
+ */
+export interface ExpectedRpcError {
+  code: number;
+  reason?: string;
+  field?: string;
+  shape?: 'error-info' | 'data';
+}
+
+/**
+ * Reads a JSON-RPC error the same way whichever dialect rendered it: AgentRelay and A2A v0.3 carry
+ * the relay's symbol and the offending field in `data.reason` / `data.field`, A2A v1.0 in the
+ * metadata of the google.rpc.ErrorInfo in `data[0]` (`relay_reason`, `field`).
+ */
+export function rpcErrorFacts(error: unknown): { code: unknown; message: unknown; shape: 'error-info' | 'data'; reason?: unknown; field?: unknown } {
+  if (typeof error !== 'object' || error === null) throw new Error(`expected a JSON-RPC error object, got ${JSON.stringify(error)}`);
+  const { code, message, data } = error as { code?: unknown; message?: unknown; data?: unknown };
+  const shape = Array.isArray(data) ? 'error-info' : 'data';
+  const details = (shape === 'error-info' ? (data as Array<{ metadata?: Json }>)[0]?.metadata : data) as Json | undefined;
+  const reason = shape === 'error-info' ? details?.relay_reason : details?.reason;
+  return { code, message, shape, ...(reason !== undefined ? { reason } : {}), ...(details?.field !== undefined ? { field: details.field } : {}) };
+}
+
+/** Asserts a JSON-RPC error's code and, when given, its symbol, field and shape, in any dialect; a mismatch shows what the error held. */
+export function expectRpcError(error: unknown, expected: ExpectedRpcError): void {
+  expect(rpcErrorFacts(error)).toMatchObject(expected);
+}

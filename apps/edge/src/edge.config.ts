@@ -45,7 +45,7 @@ export class EdgeConfig extends CommonConfig {
   @Max(24 * 60 * 60 * 1000)
   RELAY_STREAM_MAX_MS: number = 600000;
 
-  /** Aggregate size of the message histories on one A2A ListTasks page (seed 001: 4 MiB). */
+  /** Aggregate size of the message histories on one A2A ListTasks page (4 MiB; docs/dialects.md#limits). */
   @IsInt()
   @Min(1024)
   @Max(64 * 1024 * 1024)

@@ -3,7 +3,7 @@ import { RelayError } from '@app/contracts';
 /** The A2A wire version a request is answered in. */
 export type WireVersion = '0.3' | '1.0';
 
-/** How a request is answered: AgentRelay shapes (seed 000) or standard A2A shapes of its wire version. */
+/** How a request is answered: AgentRelay shapes or standard A2A shapes of its wire version (docs/dialects.md). */
 export type Dialect = { kind: 'agentrelay' } | { kind: 'a2a'; version: WireVersion };
 
 export const CANONICAL_METHODS = [
@@ -24,7 +24,7 @@ export const CANONICAL_METHODS = [
 ] as const;
 export type CanonicalMethod = (typeof CANONICAL_METHODS)[number];
 
-/** Both spellings of every method (seed 003's alias table), whatever the version header says. */
+/** Both spellings of every method, whatever the version header says (docs/dialects.md#method-names-and-aliases). */
 const METHOD_ALIASES: Record<string, CanonicalMethod> = {
   'message/send': 'send',
   SendMessage: 'send',
@@ -89,11 +89,11 @@ function usesAgentRelayParams(params: unknown): boolean {
 }
 
 /**
- * Decides the dialect of a request (DESIGN "How the relay decides"). A 1.0 header always means
- * A2A v1.0. Without it, `tasks/update` and `tasks/list`, and any request whose params use the
- * AgentRelay fields, are AgentRelay; the rest is A2A v0.3. When the caller passes the method as
- * it was spelled, the A2A-only spelling `ListTasks` (without AgentRelay params) stays standard
- * A2A whatever the header.
+ * Decides the dialect of a request (docs/dialects.md#how-the-relay-picks-a-dialect). A 1.0
+ * header always means A2A v1.0. Without it, `tasks/update` and `tasks/list`, and any request
+ * whose params use the AgentRelay fields, are AgentRelay; the rest is A2A v0.3. When the caller
+ * passes the method as it was spelled, the A2A-only spelling `ListTasks` (without AgentRelay
+ * params) stays standard A2A whatever the header.
  */
 export function chooseDialect(version: WireVersion, method: CanonicalMethod, params: unknown, spelledMethod?: string): Dialect {
   if (version === '1.0') return { kind: 'a2a', version };

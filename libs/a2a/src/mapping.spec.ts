@@ -1,7 +1,7 @@
 import { RelayError, THREAD_STATES, type ThreadState } from '@app/contracts';
 import { fromWireState, toWireRole, toWireState } from './mapping';
 
-describe('state mapping (DESIGN table)', () => {
+describe('state mapping (docs/state-machine.md#states)', () => {
   it.each([
     ['pending', 'submitted', 'TASK_STATE_SUBMITTED'],
     ['accepted', 'working', 'TASK_STATE_WORKING'],

@@ -1,7 +1,7 @@
 import { RelayError, type ThreadState } from '@app/contracts';
 import type { WireVersion } from './dialect';
 
-/** DESIGN's state table: internal state → A2A v0.3 and v1.0 names. */
+/** Internal state → A2A v0.3 and v1.0 names (the table of docs/state-machine.md#states). */
 const STATE_NAMES: Record<ThreadState, { '0.3': string; '1.0': string }> = {
   pending: { '0.3': 'submitted', '1.0': 'TASK_STATE_SUBMITTED' },
   accepted: { '0.3': 'working', '1.0': 'TASK_STATE_WORKING' },

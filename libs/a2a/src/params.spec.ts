@@ -83,7 +83,7 @@ describe('agent-side methods', () => {
     });
   });
 
-  it('reads UpdateStatus with a string message (seed 003) or a Message, and the implied state', () => {
+  it('reads UpdateStatus with a string message or a Message, and the implied state', () => {
     expect(parseUpdateStatusParams({ id: 't', status: { state: 'working', message: 'Processing step 2 of 5...' } })).toEqual({
       id: 't',
       state: 'accepted',

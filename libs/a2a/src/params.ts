@@ -142,8 +142,8 @@ export function parseCancelParams(params: unknown): CancelParams {
 }
 
 /**
- * A status message of the agent-side methods: a full A2A Message, or (as seed 003's example
- * shows) a bare string.
+ * A status message of the agent-side methods: a full A2A Message, or a bare string taken as its
+ * text (docs/dialects.md#agent-side-methods).
  */
 function statusMessage(value: unknown, field: string): A2aMessageInput | undefined {
   if (value === undefined || value === null) return undefined;
@@ -157,7 +157,7 @@ export interface CompleteParams {
   message?: A2aMessageInput;
 }
 
-/** `tasks/complete` / `CompleteTask` (seed 003): the recipient completes, with artifacts. */
+/** `tasks/complete` / `CompleteTask` (docs/dialects.md#agent-side-methods): the recipient completes, with artifacts. */
 export function parseCompleteParams(params: unknown): CompleteParams {
   const record = paramsRecord(params);
   const status = record.status;
@@ -177,7 +177,7 @@ export interface UpdateStatusParams {
   artifacts: A2aArtifactInput[];
 }
 
-/** `tasks/updateStatus` / `UpdateStatus` (seed 003): the recipient reports progress. */
+/** `tasks/updateStatus` / `UpdateStatus` (docs/dialects.md#agent-side-methods): the recipient reports progress. */
 export function parseUpdateStatusParams(params: unknown): UpdateStatusParams {
   const record = paramsRecord(params);
   const status = record.status;

@@ -1,7 +1,7 @@
 import { ERROR_CATALOGUE, RelayError, httpStatusOf, isRelayErrorBody, jsonRpcCode, type ErrorSymbol } from './errors';
 
 describe('error catalogue', () => {
-  it('maps the seed 000 symbols to their AgentRelay codes', () => {
+  it('maps the AgentRelay error symbols to their codes', () => {
     const expected: Partial<Record<ErrorSymbol, number>> = {
       invalid_params: -32602,
       rate_limited: -32003,

@@ -5,7 +5,7 @@
 export type Dialect = 'agentrelay' | 'a2a';
 
 export interface ErrorSpec {
-  /** Code in the AgentRelay dialect (seed 000). */
+  /** Code in the AgentRelay dialect (docs/dialects.md#errors). */
   readonly agentrelay: number;
   /** Code in the standard A2A dialects (v0.3 and v1.0). */
   readonly a2a: number;

@@ -25,7 +25,7 @@ describe('agent cards', () => {
     expect(card.securityRequirements).toHaveLength(2);
   });
 
-  it("builds seed 002's card with the role in metadata", () => {
+  it("builds the relay's compact card with the role in metadata", () => {
     expect(relayAgentCard(PROFILE, 'https://relay.example')).toEqual({
       id: 'frank@acme',
       name: 'Frank',

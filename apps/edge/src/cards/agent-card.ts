@@ -33,7 +33,7 @@ export interface AgentCardV1 {
   skills: AgentSkill[];
 }
 
-/** The agent card of seed 002 (`GET /.well-known/agent-card.json?id=<handle>` without `A2A-Version: 1.0`). */
+/** The relay's compact agent card (`GET /.well-known/agent-card.json?id=<handle>` without `A2A-Version: 1.0`; docs/dialects.md#agent-cards). */
 export interface RelayAgentCard {
   id: string;
   name: string;
@@ -122,7 +122,7 @@ export function relayCardV1(publicUrl: string): AgentCardV1 {
   };
 }
 
-/** Seed 002's card shape. */
+/** The relay's compact card shape (docs/dialects.md#agent-cards). */
 export function relayAgentCard(profile: AgentPublicProfile, publicUrl: string): RelayAgentCard {
   return {
     id: profile.handle,

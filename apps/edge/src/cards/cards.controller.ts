@@ -24,7 +24,7 @@ function etagMatches(header: string | undefined, etag: string): boolean {
   });
 }
 
-/** Public agent cards (no auth): seed 002's shape and A2A v1.0 AgentCards, with ETag and Cache-Control. */
+/** Public agent cards (no auth): the relay's compact shape and A2A v1.0 AgentCards, with ETag and Cache-Control (docs/dialects.md#agent-cards). */
 @Controller()
 export class CardsController {
   constructor(@Inject(AgentCardService) private readonly cards: AgentCardService) {}

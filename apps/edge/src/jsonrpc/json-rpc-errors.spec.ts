@@ -4,7 +4,7 @@ import { asRelayError, renderRelayError } from './json-rpc-errors';
 describe('one rendering of relay errors per dialect', () => {
   const notFound = new RelayError('thread_not_found', 'Thread not found', { task_id: 'T1' });
 
-  it('renders AgentRelay errors with the seed 000 code and data.reason', () => {
+  it('renders AgentRelay errors with the AgentRelay code and data.reason', () => {
     expect(renderRelayError(notFound, { kind: 'agentrelay' })).toEqual({
       status: 200,
       error: { code: -32006, message: 'Thread not found', data: { reason: 'thread_not_found', task_id: 'T1' } },

@@ -19,7 +19,7 @@ import {
 /** An SSE comment line sent on an idle stream, so that proxies and clients keep it open. */
 export const SSE_KEEP_ALIVE_MS = 15000;
 
-/** The methods the AgentRelay dialect (seed 000) answers itself; the rest go to the A2A handlers. */
+/** The methods the AgentRelay dialect (docs/dialects.md#agentrelay) answers itself; the rest go to the A2A handlers. */
 const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel']);
 
 interface Envelope {

@@ -6,7 +6,7 @@ import { AgentRelayModule } from './agentrelay/agentrelay.module';
 import { JsonRpcController } from './json-rpc.controller';
 import { JsonRpcEndpoint } from './json-rpc.endpoint';
 
-/** The JSON-RPC endpoints and their two dialects: AgentRelay (seed 000) and standard A2A. */
+/** The JSON-RPC endpoints and their two families of dialects: AgentRelay and standard A2A (see docs/dialects.md). */
 @Module({
   imports: [AuthModule, RateLimitModule, AgentRelayModule, A2aModule],
   controllers: [JsonRpcController],

@@ -13,7 +13,7 @@ export interface TransitionRule {
 
 const ACTIVE: readonly ThreadState[] = ['pending', 'accepted', 'input_required'];
 
-/** DESIGN's transition table. */
+/** The transition table of docs/state-machine.md#transitions. */
 export function transitionRule(command: TaskCommand, cancelMode: CancelMode = 'pending_only'): TransitionRule {
   switch (command) {
     case 'accept':

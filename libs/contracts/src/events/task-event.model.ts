@@ -20,7 +20,7 @@ export function taskEventSubject(type: TaskEventType): string {
   return `${TASK_EVENT_SUBJECT_PREFIX}.${type}`;
 }
 
-/** Versioned payload of every task event (documented in the README for internal consumers). */
+/** Versioned payload of every task event (documented for internal consumers in docs/events.md). */
 export interface TaskEvent {
   schema_version: typeof TASK_EVENT_SCHEMA_VERSION;
   event_id: string;

@@ -163,7 +163,7 @@ export class MessageInput {
 }
 
 /**
- * An artifact: typed (seed 000: `type` and its `fields`, validated per type) or a standard A2A
+ * An artifact: typed (AgentRelay: `type` and its `fields`, validated per type) or a standard A2A
  * artifact (`parts`, streamed in chunks with `append` / `last_chunk`).
  */
 export class ArtifactInput {
@@ -287,7 +287,7 @@ export class SendRequest {
   @IsObject()
   metadata?: Record<string, unknown>;
 
-  /** Seed 000's `metadata.client_idempotency_key`: an idempotency key per sender, besides the message id. */
+  /** AgentRelay's `metadata.client_idempotency_key`: an idempotency key per sender, besides the message id. */
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -432,7 +432,7 @@ export const TASK_COMMANDS = [...TRANSITIONS, 'progress'] as const;
 export type TaskCommand = Transition | 'progress';
 
 /**
- * `pending_only`: seed 000's cancel (AgentRelay `tasks/update`, `tasks/cancel {task_id}`);
+ * `pending_only`: the AgentRelay cancel (`tasks/update`, `tasks/cancel {task_id}`);
  * `any_active`: the standard A2A cancel (pending, accepted or input_required).
  */
 export const CANCEL_MODES = ['pending_only', 'any_active'] as const;

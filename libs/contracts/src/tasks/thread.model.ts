@@ -1,6 +1,6 @@
 /**
  * The dialect-neutral view of a handoff thread that the tasks service returns. The edge renders it
- * into AgentRelay (seed 000), A2A v0.3 or A2A v1.0 shapes.
+ * into AgentRelay, A2A v0.3 or A2A v1.0 shapes (docs/dialects.md).
  */
 export const THREAD_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
 export type ThreadState = (typeof THREAD_STATES)[number];

@@ -447,7 +447,7 @@ export class A2aMethods implements DialectMethods {
     this.assertPair(await this.read(call.caller, taskId, 0, false), call.caller, endpoint);
   }
 
-  // ---- Agent-side: CompleteTask and UpdateStatus (seed 003) -----------------------------------
+  // ---- Agent-side: CompleteTask and UpdateStatus (docs/dialects.md#agent-side-methods) -------
 
   private async complete(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
     const params = parseCompleteParams(call.params);

@@ -33,8 +33,8 @@ function participant(agent: { id: string; handle: string; name: string; role: st
 }
 
 /**
- * Seed 000 on `POST /a2a`: message/send, tasks/get, tasks/list, tasks/update and tasks/cancel, in
- * its shapes and error codes. The edge authenticates, asks the directory to admit a new thread's
+ * The AgentRelay dialect on `POST /a2a`: message/send, tasks/get, tasks/list, tasks/update and
+ * tasks/cancel, in its shapes and error codes (docs/dialects.md#agentrelay). The edge authenticates, asks the directory to admit a new thread's
  * recipient, and runs the command on the tasks service.
  */
 @Injectable()

@@ -11,7 +11,7 @@ function fieldOf(run: () => unknown): string | undefined {
   }
 }
 
-describe('seed 000 params', () => {
+describe('AgentRelay params', () => {
   it('reads a message with text parts, a client message id and a payload', () => {
     expect(parseMessage({ message: { role: 'user', message_id: 'm-1', parts: [{ type: 'text', text: 'hi' }], payload: { k: 1 } } })).toEqual({
       message_id: 'm-1',

@@ -13,7 +13,7 @@ import {
   type ThreadState,
 } from '@app/contracts';
 
-/** The seed 000 params of each AgentRelay method, checked field by field (-32602 names the field). */
+/** The params of each AgentRelay method, checked field by field (-32602 names the field; docs/dialects.md#agentrelay). */
 type Params = Record<string, unknown>;
 
 export function invalid(field: string, problem: string): RelayError {
@@ -117,7 +117,7 @@ export function parseProposedAction(params: Params): ProposedAction | null {
   return { description, target_files: targets as string[], rationale, ...(present(suggested) ? { suggested_diff: suggested as string } : {}) };
 }
 
-/** Seed 000 artifacts: `{type: "file_diff", path, diff}` and the other four types (fields checked by the tasks service). */
+/** AgentRelay typed artifacts: `{type: "file_diff", path, diff}` and the other four types (fields checked by the tasks service). */
 export function parseArtifacts(params: Params): ArtifactInput[] | undefined {
   const artifacts = params.artifacts;
   if (!present(artifacts)) return undefined;

@@ -1,6 +1,6 @@
 import { TASK_LIMITS, type ArtifactView, type MessageView, type PartView, type ThreadView } from '@app/contracts';
 
-/** Seed 000 shapes of the neutral thread view. */
+/** AgentRelay shapes of the neutral thread view (docs/dialects.md#agentrelay). */
 
 function seedPart(part: PartView): Record<string, unknown> {
   switch (part.kind) {
