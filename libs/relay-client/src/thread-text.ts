@@ -5,7 +5,7 @@ import type { HandoffArtifact, Thread, ThreadListItem } from './relay-types';
 type AnyArtifact = Thread['artifacts'][number];
 
 function lineCount(text: string): number {
-  return text.split('\n').length;
+  return text.replace(/\n$/, '').split('\n').length;
 }
 
 /** One line naming an artifact, e.g. `file_diff src/api/users.py (12 lines)`. */
