@@ -203,6 +203,12 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
     expect(cancelled.data.state).toBe('cancelled');
     const open = await frankMcp.ok<ListData>('check_inbox', {});
     expect(open.data.threads.map((thread) => thread.task_id)).not.toContain(withdrawn.data.task_id);
+    const later = await frankMcp.ok<ListData>('check_inbox', { since: new Date(Date.now() + 3600_000).toISOString() });
+    expect(later.data.threads).toEqual([]);
+    expect(later.text).toContain('none');
+    const badSince = await frankMcp.call('check_inbox', { since: 'yesterday' });
+    expect(badSince.isError).toBe(true);
+    expect(textOf(badSince)).toContain('ISO 8601');
     const tooLate = await bobMcp.call('cancel_handoff', { task_id: proposal.data.task_id });
     expect(tooLate.isError).toBe(true);
     expect(textOf(tooLate)).toContain('invalid_transition');
