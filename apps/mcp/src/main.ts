@@ -49,8 +49,9 @@ async function main(argv: string[]): Promise<number> {
     log,
   });
   const closed = new Promise<void>((resolve) => {
+    const stopWatching = relay.server.server.onclose;
     relay.server.server.onclose = () => {
-      relay.inbox.unsubscribe();
+      stopWatching?.();
       resolve();
     };
   });
