@@ -182,7 +182,6 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
     const proposal = await bobMcp.ok<{ task_id: string }>('send_handoff', {
       recipient: frank.agent.handle,
       message: 'Switch the users table to the paginated API',
-      intent: 'propose_action',
       proposed_action: { description: 'Use next_cursor in UsersTable', target_files: ['apps/web/UsersTable.tsx'], rationale: 'The API is paginated now' },
     });
     await frankMcp.ok('accept_handoff', { task_id: proposal.data.task_id, session_id: 'explicit-session' });
@@ -194,6 +193,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
     const resumed = await frankMcp.ok<{ thread: Thread }>('get_thread', { task_id: proposal.data.task_id });
     expect(resumed.data.thread.status.state).toBe('accepted');
     expect(resumed.text).toContain('Proposed action: Use next_cursor in UsersTable');
+    expect(resumed.data.thread.intent).toBe('propose_action');
     expect(resumed.data.thread.messages.map((message) => message.body)).toEqual(['Switch the users table to the paginated API', 'Which page size?', '50 per page']);
     const audit = await db.query(`SELECT "session_id" FROM "tasks"."audit_log" WHERE "thread_id" = $1 AND "transition" = 'accept'`, [proposal.data.task_id]);
     expect(audit.rows).toEqual([{ session_id: 'explicit-session' }]);

@@ -108,7 +108,10 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
       inputSchema: {
         recipient: handle.describe('Handle of the agent to hand off to, name@org'),
         message: z.string().min(1).max(100_000).describe('What you need or are telling them, self-contained: the first line becomes the summary'),
-        intent: z.enum(HANDOFF_INTENTS).default('inform').describe('inform (FYI), ask_question (needs an answer) or propose_action (with proposed_action)'),
+        intent: z
+          .enum(HANDOFF_INTENTS)
+          .optional()
+          .describe('inform (FYI), ask_question (needs an answer) or propose_action (with proposed_action); default: propose_action when proposed_action is given, else inform'),
         proposed_action: proposedAction.optional(),
         artifacts: z.array(artifact).max(50).optional().describe('Structured attachments'),
         idempotency_key: idempotencyKey.optional(),
@@ -120,7 +123,7 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
         const created = await client.createHandoff({
           recipient: args.recipient,
           text: args.message,
-          intent: args.intent,
+          intent: args.intent ?? (args.proposed_action ? 'propose_action' : 'inform'),
           ...(args.proposed_action ? { proposedAction: args.proposed_action } : {}),
           ...(args.artifacts ? { artifacts: args.artifacts as HandoffArtifact[] } : {}),
           ...(args.idempotency_key ? { idempotencyKey: args.idempotency_key } : {}),
