@@ -1,3 +1,5 @@
 #!/usr/bin/env node
-// The `agentrelay` admin CLI: runs the compiled TypeScript (`npm run build` first).
-await import(new URL('../dist/apps/cli/src/main.js', import.meta.url).href);
+// The `agentrelay` CLI (admin and agent commands): runs the compiled TypeScript, built on first use.
+import { ensureBuilt } from './ensure-built.mjs';
+
+await import(ensureBuilt('apps/cli/src/main.js'));

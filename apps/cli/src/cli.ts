@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { AGENT_COMMANDS, AGENT_USAGE, runAgentCommand, type AgentCommand } from './agent-commands';
+import { CliError, EXIT, usage } from './cli-errors';
 import type { AgentPage, AgentRecord, ApiKeyInfo, ApiKeyList, CreateKeyReply, DeliveryView, ListDeliveriesReply, TrustPolicy } from '@app/contracts';
 
 /** Where the CLI writes; tests pass their own. */
@@ -8,20 +10,23 @@ export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
   readFile?(path: string): Promise<string>;
+  /** Stops `inbox --watch`. */
+  signal?: AbortSignal;
 }
 
 export type CliEnv = Record<string, string | undefined>;
 
-export const EXIT = { ok: 0, apiError: 1, usage: 2, unreachable: 3, unauthorized: 4 } as const;
+export { EXIT } from './cli-errors';
 
 export const USAGE = `Usage: agentrelay <command> [options]
 
-Commands:
+${AGENT_USAGE}
+Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
   register <handle> --name <name> [--role <role>] [--description <text>] [--skills a,b]
            [--email <email>] [--webhook-url <url>] [--slack-webhook-url <url>] [--metadata <json>]
                                     register an agent and print its API key (shown once)
   agents [--all] [--limit <n>]      list agents (--all includes disabled ones)
-  show <handle>                     show one agent, private fields included
+  show <handle>                     show one agent, private fields included (show <task> is the agent command)
   update <handle> [--name …] [--role …] [--description …] [--skills a,b] [--email …]
            [--webhook-url …] [--slack-webhook-url …] [--metadata <json>]
   disable <handle>                  disable an agent: its keys stop working at once
@@ -41,9 +46,12 @@ Options:
   --json            print JSON (for scripts)
   --url <url>       relay URL (default: $RELAY_URL, else http://127.0.0.1:8080)
   --token <token>   admin token (default: $RELAY_ADMIN_TOKEN)
+  --api-key <key>   agent API key (default: $AGENTRELAY_API_KEY)
   -h, --help        show this help
 
-Exit codes: 0 success, 1 the relay refused the request, 2 usage error, 3 relay unreachable, 4 bad admin token.
+Exit codes: 0 success, 1 the relay refused the request, 2 usage error, 3 relay unreachable,
+4 bad admin token or API key, 5 no such thread or recipient (or not yours),
+6 the thread's state does not allow it (finished, not yet accepted, someone else was first).
 `;
 
 const OPTIONS = {
@@ -65,21 +73,24 @@ const OPTIONS = {
   agent: { type: 'string' },
   status: { type: 'string' },
   task: { type: 'string' },
+  'api-key': { type: 'string' },
+  intent: { type: 'string' },
+  diff: { type: 'string', multiple: true },
+  test: { type: 'string', multiple: true },
+  ref: { type: 'string', multiple: true },
+  link: { type: 'string', multiple: true },
+  action: { type: 'string' },
+  target: { type: 'string' },
+  rationale: { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  session: { type: 'string' },
+  since: { type: 'string' },
+  watch: { type: 'boolean' },
+  interval: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
-class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number,
-    readonly body?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-const usage = (message: string): CliError => new CliError(`${message}\nRun "agentrelay --help" for usage.`, EXIT.usage);
 
 interface ApiErrorBody {
   error?: { reason?: string; message?: string; fields?: Array<{ field: string; messages: string[] }> };
@@ -203,12 +214,21 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
       io.stdout(USAGE);
       return positionals.length === 0 && !values.help ? EXIT.usage : EXIT.ok;
     }
+    const [command, ...rest] = positionals;
+    // `show <handle>` is the admin command, `show <task id>` the agent's (handles have an @, task ids never).
+    if ((AGENT_COMMANDS as readonly string[]).includes(command) && !(command === 'show' && rest[0]?.includes('@'))) {
+      return await runAgentCommand(command as AgentCommand, rest, values, env, {
+        stdout: io.stdout,
+        stderr: io.stderr,
+        readFile: io.readFile ?? ((path: string) => readFile(path, 'utf8')),
+        ...(io.signal ? { signal: io.signal } : {}),
+      });
+    }
     const baseUrl = values.url ?? env.RELAY_URL ?? 'http://127.0.0.1:8080';
     const token = values.token ?? env.RELAY_ADMIN_TOKEN;
     if (!token) throw new CliError('No admin token: set RELAY_ADMIN_TOKEN or pass --token.', EXIT.usage);
     const api = new AdminApi(baseUrl, token);
     const print = (value: unknown, human: string): void => io.stdout(json ? `${JSON.stringify(value, null, 2)}\n` : human);
-    const [command, ...rest] = positionals;
 
     switch (command) {
       case 'register': {

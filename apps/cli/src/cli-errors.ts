@@ -1,0 +1,14 @@
+/** Exit codes of the `agentrelay` command. */
+export const EXIT = { ok: 0, apiError: 1, usage: 2, unreachable: 3, unauthorized: 4, notFound: 5, conflict: 6 } as const;
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+    readonly body?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export const usage = (message: string): CliError => new CliError(`${message}\nRun "agentrelay --help" for usage.`, EXIT.usage);

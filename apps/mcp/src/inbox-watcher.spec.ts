@@ -1,0 +1,77 @@
+import type { RelayClient, ThreadListItem } from '@app/relay-client';
+import { InboxWatcher } from './inbox-watcher';
+
+function item(taskId: string, state: ThreadListItem['status']['state'], unread: number, updatedAt = '2026-01-01T00:00:00Z'): ThreadListItem {
+  return {
+    task_id: taskId,
+    thread_id: taskId,
+    status: { state },
+    sender: { handle: 'bob@acme', name: 'Bob', role: null },
+    summary_preview: `About ${taskId}`,
+    intent: 'inform',
+    unread_messages: unread,
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: updatedAt,
+  };
+}
+
+describe('InboxWatcher', () => {
+  let inbox: ThreadListItem[];
+  let listCalls: number;
+  let changes: number;
+  let watcher: InboxWatcher;
+
+  beforeEach(() => {
+    inbox = [item('T1', 'pending', 1)];
+    listCalls = 0;
+    changes = 0;
+    const client = {
+      listAllThreads: async () => {
+        listCalls++;
+        return inbox.map((entry) => ({ ...entry }));
+      },
+    } as unknown as RelayClient;
+    watcher = new InboxWatcher(client, 60_000, async () => void changes++, () => undefined);
+  });
+
+  afterEach(() => watcher.unsubscribe());
+
+  it('reads the open threads with the total of unread messages', async () => {
+    inbox.push(item('T2', 'accepted', 2));
+    const snapshot = await watcher.read();
+    expect(snapshot.threads.map((thread) => thread.task_id)).toEqual(['T1', 'T2']);
+    expect(snapshot.total_unread).toBe(3);
+  });
+
+  it('takes the inbox at subscription as the baseline and notifies on each later change only', async () => {
+    await watcher.subscribe();
+    await watcher.checkNow();
+    expect(changes).toBe(0);
+
+    inbox.push(item('T2', 'pending', 1));
+    await watcher.checkNow();
+    expect(changes).toBe(1);
+
+    inbox[0] = item('T1', 'accepted', 0, '2026-01-01T00:01:00Z');
+    await watcher.checkNow();
+    expect(changes).toBe(2);
+
+    inbox.splice(1, 1);
+    await watcher.checkNow();
+    expect(changes).toBe(3);
+
+    await watcher.checkNow();
+    expect(changes).toBe(3);
+  });
+
+  it('does not poll while nobody is subscribed', async () => {
+    await watcher.checkNow();
+    expect(listCalls).toBe(0);
+    await watcher.subscribe();
+    watcher.unsubscribe();
+    inbox.push(item('T3', 'pending', 1));
+    await watcher.checkNow();
+    expect(changes).toBe(0);
+    expect(listCalls).toBe(1);
+  });
+});

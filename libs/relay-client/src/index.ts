@@ -1,0 +1,4 @@
+export * from './relay-types';
+export * from './relay-client-error';
+export * from './relay-client';
+export * from './thread-text';

@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import { RelayClientError } from './relay-client-error';
+import type {
+  AgentCard,
+  AppendedMessage,
+  CancelResult,
+  CreatedHandoff,
+  HandoffArtifact,
+  HandoffIntent,
+  HandoffState,
+  HandoffTransition,
+  ProposedAction,
+  Thread,
+  ThreadListItem,
+  ThreadPage,
+  TransitionResult,
+} from './relay-types';
+
+export interface RelayClientOptions {
+  /** Base URL of the relay's edge, e.g. http://127.0.0.1:8080. */
+  url: string;
+  /** The calling agent's API key (ah_live_…). */
+  apiKey: string;
+  /** How long one HTTP request may take (default 30 s). */
+  timeoutMs?: number;
+  /** Extra attempts of a call that is safe to repeat after a transient failure (default 2). */
+  retries?: number;
+  /** Waits before each retry (default 250 ms, then 1 s, …). */
+  retryDelaysMs?: number[];
+  fetch?: typeof fetch;
+}
+
+export interface NewHandoff {
+  recipient: string;
+  text: string;
+  intent?: HandoffIntent;
+  proposedAction?: ProposedAction;
+  artifacts?: HandoffArtifact[];
+  /** Sent as `metadata.client_idempotency_key`: the relay creates one thread per key, however often the call is repeated. */
+  idempotencyKey?: string;
+}
+
+export interface ThreadFilter {
+  role: 'recipient' | 'sender';
+  status?: HandoffState[];
+  /** ISO 8601: only threads created or updated after this time. */
+  since?: string;
+  limit?: number;
+  cursor?: string | null;
+}
+
+export interface TransitionOptions {
+  sessionId?: string;
+  resultSummary?: string;
+  reason?: string;
+  /** A message to append with the transition (required by request_input). */
+  text?: string;
+}
+
+interface JsonRpcResponse {
+  jsonrpc?: string;
+  result?: unknown;
+  error?: { code: number; message: string; data?: Record<string, unknown> };
+}
+
+const DEFAULT_RETRY_DELAYS_MS = [250, 1000, 3000];
+
+/**
+ * A small typed client of the relay's public API: AgentRelay JSON-RPC on `POST /a2a` and the
+ * public agent cards. Every failure is a RelayClientError naming the relay's error symbol.
+ */
+export class RelayClient {
+  private readonly baseUrl: string;
+  private readonly fetchImpl: typeof fetch;
+  private nextRequestId = 1;
+
+  constructor(private readonly options: RelayClientOptions) {
+    this.baseUrl = options.url.replace(/\/+$/, '');
+    this.fetchImpl = options.fetch ?? fetch;
+  }
+
+  get url(): string {
+    return this.baseUrl;
+  }
+
+  /** Creates a handoff. Without an idempotency key one is made, so the client's own retries stay safe. */
+  async createHandoff(handoff: NewHandoff): Promise<CreatedHandoff & { idempotency_key: string }> {
+    const idempotencyKey = handoff.idempotencyKey ?? randomUUID();
+    const params: Record<string, unknown> = {
+      recipient: handoff.recipient,
+      intent: handoff.intent ?? 'inform',
+      message: { role: 'user', parts: [{ type: 'text', text: handoff.text }] },
+      artifacts: handoff.artifacts ?? [],
+      proposed_action: handoff.proposedAction ?? null,
+      metadata: { client_idempotency_key: idempotencyKey },
+    };
+    const created = await this.call<CreatedHandoff>('message/send', params, true);
+    return { ...created, idempotency_key: idempotencyKey };
+  }
+
+  /** Appends a message to a thread (either participant). */
+  async appendMessage(taskId: string, text: string, idempotencyKey: string = randomUUID()): Promise<AppendedMessage & { idempotency_key: string }> {
+    const appended = await this.call<AppendedMessage>(
+      'message/send',
+      { task_id: taskId, message: { parts: [{ type: 'text', text }] }, metadata: { client_idempotency_key: idempotencyKey } },
+      true,
+    );
+    return { ...appended, idempotency_key: idempotencyKey };
+  }
+
+  /** The whole thread with its messages and artifacts; reading it marks it read for the caller. */
+  getThread(taskId: string): Promise<Thread> {
+    return this.call<Thread>('tasks/get', { task_id: taskId }, true);
+  }
+
+  listThreads(filter: ThreadFilter): Promise<ThreadPage> {
+    return this.call<ThreadPage>(
+      'tasks/list',
+      {
+        filter: { role: filter.role, ...(filter.status?.length ? { status: filter.status } : {}), ...(filter.since ? { since: filter.since } : {}) },
+        page: { limit: filter.limit ?? 50, cursor: filter.cursor ?? null },
+      },
+      true,
+    );
+  }
+
+  /** Every thread matching the filter, following `next_cursor` up to `maxItems`. */
+  async listAllThreads(filter: Omit<ThreadFilter, 'cursor'>, maxItems = 1000): Promise<ThreadListItem[]> {
+    const items: ThreadListItem[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: ThreadPage = await this.listThreads({ ...filter, limit: Math.min(filter.limit ?? 200, maxItems - items.length), cursor });
+      items.push(...page.items);
+      cursor = page.next_cursor;
+    } while (cursor && items.length < maxItems);
+    return items;
+  }
+
+  /** `tasks/update`: accept, complete, decline, fail, request_input (the recipient) or cancel (the sender). */
+  transition(taskId: string, transition: HandoffTransition, options: TransitionOptions = {}): Promise<TransitionResult> {
+    return this.call<TransitionResult>('tasks/update', {
+      task_id: taskId,
+      transition,
+      ...(options.sessionId !== undefined ? { session_id: options.sessionId } : {}),
+      ...(options.resultSummary !== undefined ? { result_summary: options.resultSummary } : {}),
+      ...(options.reason !== undefined ? { reason: options.reason } : {}),
+      ...(options.text !== undefined ? { message: { parts: [{ type: 'text', text: options.text }] } } : {}),
+    });
+  }
+
+  /** `tasks/cancel`: the sender withdraws a handoff that is still pending. */
+  cancel(taskId: string): Promise<CancelResult> {
+    return this.call<CancelResult>('tasks/cancel', { task_id: taskId });
+  }
+
+  /** The public card of an agent, or null when no enabled agent has that handle. */
+  async agentCard(handle: string): Promise<AgentCard | null> {
+    const response = await this.send(`${this.baseUrl}/.well-known/agent-card.json?id=${encodeURIComponent(handle)}`, { method: 'GET', headers: { accept: 'application/json' } });
+    if (response.status === 404) return null;
+    const body = await readJson(response);
+    if (!response.ok) {
+      const error = (body as { error?: { reason?: string; message?: string } } | undefined)?.error;
+      throw new RelayClientError('relay_error', error?.reason ?? `http_${response.status}`, error?.message ?? `The relay answered HTTP ${response.status}`, { httpStatus: response.status });
+    }
+    return body as AgentCard;
+  }
+
+  /** One JSON-RPC call on `POST /a2a`; `repeatable` calls are retried after transient failures. */
+  async call<T>(method: string, params: Record<string, unknown>, repeatable = false): Promise<T> {
+    const attempts = repeatable ? 1 + (this.options.retries ?? 2) : 1;
+    const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.callOnce<T>(method, params);
+      } catch (error) {
+        if (!(error instanceof RelayClientError) || !error.transient || attempt >= attempts) throw error;
+        const wait = error.details.retryAfterSeconds !== undefined ? error.details.retryAfterSeconds * 1000 : delays[Math.min(attempt - 1, delays.length - 1)];
+        if (wait > 10_000) throw error;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+
+  private async callOnce<T>(method: string, params: Record<string, unknown>): Promise<T> {
+    const id = this.nextRequestId++;
+    const response = await this.send(
+      `${this.baseUrl}/a2a`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${this.options.apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+      },
+    );
+    const body = (await readJson(response)) as JsonRpcResponse | undefined;
+    const retryAfter = Number(response.headers.get('retry-after'));
+    if (body?.error) {
+      const { code, message, data } = body.error;
+      const reason = typeof data?.reason === 'string' ? data.reason : response.status === 401 ? 'unauthenticated' : `code_${code}`;
+      throw new RelayClientError('relay_error', reason, message, {
+        code,
+        httpStatus: response.status,
+        ...(data ? { data } : {}),
+        ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
+      });
+    }
+    if (response.status === 401) throw new RelayClientError('relay_error', 'unauthenticated', 'Missing or invalid API key', { httpStatus: 401 });
+    if (!response.ok || body === undefined || !('result' in body)) {
+      throw new RelayClientError('bad_response', 'bad_response', `The relay answered HTTP ${response.status} without a JSON-RPC result`, { httpStatus: response.status });
+    }
+    return body.result as T;
+  }
+
+  private async send(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await this.fetchImpl(url, { ...init, signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      const detail = cause?.code ?? cause?.message ?? (error as Error).message;
+      throw new RelayClientError('unreachable', 'unreachable', `Cannot reach the relay at ${this.baseUrl}: ${detail}`);
+    }
+  }
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The AgentRelay dialect of the relay's public JSON-RPC API (`POST /a2a`), as a client sees it:
+ * snake_case params, `{type: "text"}` parts and the relay's own states and error symbols.
+ */
+export const HANDOFF_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
+export type HandoffState = (typeof HANDOFF_STATES)[number];
+
+/** Threads still open: waiting to be accepted, being worked on, or waiting for the sender's input. */
+export const OPEN_STATES: readonly HandoffState[] = ['pending', 'accepted', 'input_required'];
+export const TERMINAL_HANDOFF_STATES: readonly HandoffState[] = ['completed', 'cancelled', 'failed', 'rejected'];
+
+export const HANDOFF_INTENTS = ['inform', 'ask_question', 'propose_action'] as const;
+export type HandoffIntent = (typeof HANDOFF_INTENTS)[number];
+
+export const HANDOFF_TRANSITIONS = ['accept', 'complete', 'cancel', 'decline', 'fail', 'request_input'] as const;
+export type HandoffTransition = (typeof HANDOFF_TRANSITIONS)[number];
+
+export type HandoffArtifact =
+  | { type: 'file_diff'; path: string; diff: string; description?: string }
+  | { type: 'file_ref'; path: string; line_start?: number; line_end?: number; ref?: string; description?: string }
+  | { type: 'test_command'; command: string; cwd?: string; expected?: string; description?: string }
+  | { type: 'api_contract'; name: string; spec: string; format?: string; endpoints?: string[]; description?: string }
+  | { type: 'link'; url: string; title?: string; description?: string };
+
+export type ArtifactType = HandoffArtifact['type'];
+
+export interface ProposedAction {
+  description: string;
+  target_files: string[];
+  rationale: string;
+  suggested_diff?: string | null;
+}
+
+export interface AgentRef {
+  handle: string;
+  name: string;
+  role: string | null;
+}
+
+export interface ThreadMessage {
+  id: string;
+  sequence_no: number;
+  /** Handle of the author. */
+  from: string;
+  body: string;
+  payload: Record<string, unknown>;
+  created_at: string;
+}
+
+/** `tasks/get`: the whole thread. */
+export interface Thread {
+  task_id: string;
+  thread_id: string;
+  status: { state: HandoffState };
+  sender: AgentRef;
+  /** Handle of the recipient. */
+  recipient: string;
+  summary: string;
+  intent: HandoffIntent;
+  /** Typed artifacts; artifacts sent by standard A2A clients have `type: null` and parts. */
+  artifacts: Array<HandoffArtifact | ({ type: null } & Record<string, unknown>)>;
+  proposed_action: ProposedAction | null;
+  messages: ThreadMessage[];
+  result_summary: string | null;
+  reason: string | null;
+  accepted_at: string | null;
+  completed_at: string | null;
+  cancelled_at: string | null;
+  failed_at: string | null;
+  rejected_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An item of `tasks/list`. */
+export interface ThreadListItem {
+  task_id: string;
+  thread_id: string;
+  status: { state: HandoffState };
+  sender: AgentRef;
+  summary_preview: string;
+  intent: HandoffIntent;
+  unread_messages: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ThreadPage {
+  items: ThreadListItem[];
+  next_cursor: string | null;
+}
+
+/** `message/send` without `task_id`. */
+export interface CreatedHandoff {
+  task_id: string;
+  status: { state: HandoffState };
+  created_at: string;
+}
+
+/** `message/send` with `task_id`. */
+export interface AppendedMessage {
+  task_id: string;
+  thread_id: string;
+  message_id: string;
+  sequence_no: number;
+  created_at: string;
+}
+
+/** `tasks/update`. */
+export interface TransitionResult {
+  task_id: string;
+  thread_id: string;
+  status: { state: HandoffState };
+  accepted_at: string | null;
+  completed_at: string | null;
+  cancelled_at: string | null;
+  failed_at?: string | null;
+  rejected_at?: string | null;
+  updated_at: string;
+}
+
+/** `tasks/cancel`. */
+export interface CancelResult {
+  task_id: string;
+  status: { state: HandoffState };
+  updated_at: string;
+}
+
+/** The public agent card (`GET /.well-known/agent-card.json?id={handle}`). */
+export interface AgentCard {
+  id: string;
+  name: string;
+  description: string | null;
+  endpoint: string;
+  skills: string[];
+  metadata: Record<string, unknown>;
+}

@@ -1,0 +1,115 @@
+import type { HandoffArtifact, Thread, ThreadListItem } from './relay-types';
+
+/** Plain-text renderings of threads, read by people (the CLI) and by LLMs (the MCP tools). */
+
+type AnyArtifact = Thread['artifacts'][number];
+
+function lineCount(text: string): number {
+  return text.replace(/\n$/, '').split('\n').length;
+}
+
+/** One line naming an artifact, e.g. `file_diff src/api/users.py (12 lines)`. */
+export function artifactLine(artifact: AnyArtifact): string {
+  if (artifact.type === null) return `artifact ${String(artifact.name ?? artifact.artifact_id ?? '')}`.trim();
+  const typed = artifact as HandoffArtifact;
+  const about = typed.description ? ` — ${typed.description}` : '';
+  switch (typed.type) {
+    case 'file_diff':
+      return `file_diff ${typed.path} (${lineCount(typed.diff)} lines)${about}`;
+    case 'file_ref': {
+      const lines = typed.line_start !== undefined ? `:${typed.line_start}${typed.line_end !== undefined ? `-${typed.line_end}` : ''}` : '';
+      return `file_ref ${typed.path}${lines}${typed.ref ? ` @ ${typed.ref}` : ''}${about}`;
+    }
+    case 'test_command':
+      return `test_command \`${typed.command}\`${typed.cwd ? ` in ${typed.cwd}` : ''}${typed.expected ? ` (expect: ${typed.expected})` : ''}${about}`;
+    case 'api_contract':
+      return `api_contract ${typed.name}${typed.format ? ` (${typed.format})` : ''}${typed.endpoints?.length ? `: ${typed.endpoints.join(', ')}` : ''}${about}`;
+    case 'link':
+      return `link ${typed.url}${typed.title ? ` "${typed.title}"` : ''}${about}`;
+  }
+}
+
+/** The body of an artifact worth showing in full (a diff or a contract), or null. */
+function artifactBody(artifact: AnyArtifact): string | null {
+  if (artifact.type === 'file_diff') return (artifact as { diff: string }).diff;
+  if (artifact.type === 'api_contract') return (artifact as { spec: string }).spec;
+  return null;
+}
+
+function fenced(text: string): string {
+  const fence = text.includes('```') ? '~~~~' : '```';
+  return `${fence}\n${text.replace(/\n$/, '')}\n${fence}`;
+}
+
+/** When the thread reached its current state, if it is not pending. */
+function stateTime(thread: Thread): string | null {
+  switch (thread.status.state) {
+    case 'accepted':
+    case 'input_required':
+      return thread.accepted_at;
+    case 'completed':
+      return thread.completed_at;
+    case 'cancelled':
+      return thread.cancelled_at;
+    case 'failed':
+      return thread.failed_at;
+    case 'rejected':
+      return thread.rejected_at;
+    default:
+      return null;
+  }
+}
+
+/**
+ * A whole thread: header, proposed action, artifacts (diffs and contracts in full when `full`),
+ * every message and the result.
+ */
+export function threadText(thread: Thread, options: { full?: boolean } = {}): string {
+  const full = options.full ?? true;
+  const since = stateTime(thread);
+  const lines = [
+    `Handoff ${thread.task_id}: ${thread.status.state}${since ? ` since ${since}` : ''} (intent ${thread.intent})`,
+    `From ${thread.sender.handle} (${thread.sender.name}) to ${thread.recipient}, created ${thread.created_at}, updated ${thread.updated_at}`,
+  ];
+  if (thread.proposed_action) {
+    const action = thread.proposed_action;
+    lines.push('', `Proposed action: ${action.description}`, `  target files: ${action.target_files.join(', ') || '-'}`, `  rationale: ${action.rationale}`);
+    if (action.suggested_diff) lines.push(full ? `  suggested diff:\n${fenced(action.suggested_diff)}` : `  suggested diff: ${lineCount(action.suggested_diff)} lines`);
+  }
+  if (thread.artifacts.length > 0) {
+    lines.push('', `Artifacts (${thread.artifacts.length}):`);
+    for (const artifact of thread.artifacts) {
+      lines.push(`- ${artifactLine(artifact)}`);
+      const body = full ? artifactBody(artifact) : null;
+      if (body !== null) lines.push(fenced(body));
+    }
+  }
+  lines.push('', `Messages (${thread.messages.length}):`);
+  for (const message of thread.messages) {
+    lines.push(`#${message.sequence_no} ${message.from} at ${message.created_at}:`, indent(message.body));
+  }
+  if (thread.result_summary) lines.push('', `Result: ${thread.result_summary}`);
+  if (thread.reason) lines.push('', `Reason: ${thread.reason}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
+}
+
+/** One line per listed thread: id, state, who, unread count and the summary's start. */
+export function threadLine(item: ThreadListItem, counterpart: 'sender' | 'none' = 'sender'): string {
+  const from = counterpart === 'sender' ? ` from ${item.sender.handle}` : '';
+  const unread = item.unread_messages > 0 ? `, ${item.unread_messages} unread` : '';
+  return `${item.task_id} [${item.status.state}]${from} (${item.intent}${unread}, updated ${item.updated_at}): ${oneLine(item.summary_preview, 120)}`;
+}
+
+/** The first line of a text, cut to `max` characters; `…` marks anything left out. */
+export function oneLine(text: string, max: number): string {
+  const first = text.split('\n', 1)[0];
+  if (first.length > max) return `${first.slice(0, max - 1)}…`;
+  return first.length < text.trimEnd().length ? `${first} …` : first;
+}
