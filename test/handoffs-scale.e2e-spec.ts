@@ -138,7 +138,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
       // The accept has read "pending" and now waits for the row lock in its conditional UPDATE.
       await eventually(async () => {
         const waiting = await db.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE "tasks"."threads"%' AND datname = current_database()`,
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE "tasks"."threads"%' AND datname = current_database()`,
         );
         expect(waiting.rows[0].n).toBeGreaterThan(0);
       });

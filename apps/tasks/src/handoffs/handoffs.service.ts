@@ -29,6 +29,7 @@ import { checkTransition, STATE_TIMESTAMP_COLUMN, type Party } from './state-mac
 import { writeTaskEvent } from './task-events';
 import { createThreadInOneStatement, creatableInOneStatement, nextThreadId } from './thread-creation';
 import { readThread } from './thread-read';
+import { transitionableInOneStatement, transitionInOneStatement } from './thread-transition';
 import { firstText, THREAD_COLUMNS, toMessageView, toThreadView, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
 
 type IdempotencyScope = 'message_id' | 'client_key';
@@ -248,6 +249,11 @@ export class HandoffsService {
       throw new RelayError('invalid_params', 'a status update needs a message or artifacts', { field: 'message' });
     }
     validateArtifacts(request.artifacts);
+    if (transitionableInOneStatement(request)) {
+      const { thread, artifacts, unread } = await transitionInOneStatement(this.pool, request);
+      this.logger.debug({ task_id: thread.id, transition: request.transition, to: thread.state, actor_id: request.caller_id }, 'thread transition');
+      return { thread: toThreadView(thread, [], artifacts, unread), message: null };
+    }
     try {
       return await this.dataSource.transaction((manager) => this.applyTransition(manager, request));
     } catch (error) {
