@@ -6,6 +6,7 @@ import { createRootLogger, PinoNestLogger, REQUEST_ID_HEADER, runWithRequestId, 
 import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
 import { configureJsonRpcHttp } from './jsonrpc/json-rpc.http';
+import { RequestMetrics } from './metrics/request-metrics';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -21,6 +22,7 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
   const app = await NestFactory.create<NestFastifyApplication>(EdgeModule.forRoot(config), adapter, { logger, bufferLogs: true });
   configureJsonRpcHttp(app);
   const fastify = app.getHttpAdapter().getInstance();
+  app.get(RequestMetrics).install(fastify);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     runWithRequestId(request.id, done);

@@ -12,6 +12,7 @@ import {
 import { nanos } from '@nats-io/transport-node';
 import { prefixedSubject } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import { HttpMetrics } from '@app/metrics';
 import { EdgeConfig } from '../edge.config';
 
 export interface RateLimitDecision {
@@ -52,6 +53,7 @@ export class RateLimiter {
   constructor(
     @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
+    @Inject(HttpMetrics) private readonly metrics: HttpMetrics,
   ) {}
 
   async consume(agentId: string, now = Date.now()): Promise<RateLimitDecision> {
@@ -67,6 +69,7 @@ export class RateLimiter {
         return { allowed: false, limit, retryAfterSeconds };
       }
       this.logger.warn({ err: error }, 'rate-limit store unavailable; request let through');
+      this.metrics.rateLimitFailedOpen();
       return { allowed: true, limit, retryAfterSeconds };
     }
   }
