@@ -47,9 +47,12 @@ describe('Prometheus metrics of the four processes', () => {
     await sink?.stop();
   });
 
-  it('serves only GET /metrics on the metrics port, never on the edge port', async () => {
+  it('serves /metrics, /healthz and /readyz on the metrics port, and no metrics on the edge port', async () => {
     const metricsUrl = relay.edge.get(MetricsServer).url;
     expect((await fetch(`${metricsUrl}/other`)).status).toBe(404);
+    expect((await fetch(`${metricsUrl}/healthz`)).status).toBe(200);
+    const tasksReady = await fetch(`${appOf('tasks').get(MetricsServer).url}/readyz`);
+    expect([tasksReady.status, await tasksReady.text()]).toEqual([200, 'ready\n']);
     expect((await fetch(`${metricsUrl}/metrics`, { method: 'POST' })).status).toBe(405);
     expect((await fetch(`${relay.url}/metrics`)).status).toBe(404);
   });

@@ -1,7 +1,8 @@
 import type { Provider } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { OutboxMetrics, PostgresPoolMetrics, type OutboxBacklog, type PoolCounts } from '@app/metrics';
+import { MetricsServer, OutboxMetrics, PostgresPoolMetrics, type OutboxBacklog, type PoolCounts } from '@app/metrics';
+import { checkDatabase } from './database-health';
 
 /** The pg Pool under a TypeORM Postgres data source (undefined until it is initialised). */
 function poolOf(dataSource: DataSource): PoolCounts | undefined {
@@ -11,12 +12,15 @@ function poolOf(dataSource: DataSource): PoolCounts | undefined {
 const POOL_METRICS_BINDING = Symbol('POOL_METRICS_BINDING');
 const OUTBOX_METRICS_BINDING = Symbol('OUTBOX_METRICS_BINDING');
 
-/** Points the pool gauges at the service's data source. */
+/** Points the pool gauges at the service's data source, and makes the service ready only while Postgres answers. */
 export function poolMetricsBinding(): Provider {
   return {
     provide: POOL_METRICS_BINDING,
-    inject: [getDataSourceToken(), PostgresPoolMetrics],
-    useFactory: (dataSource: DataSource, metrics: PostgresPoolMetrics) => metrics.watch(() => poolOf(dataSource)),
+    inject: [getDataSourceToken(), PostgresPoolMetrics, MetricsServer],
+    useFactory: (dataSource: DataSource, metrics: PostgresPoolMetrics, server: MetricsServer) => {
+      metrics.watch(() => poolOf(dataSource));
+      server.addReadinessCheck('postgres', async () => (await checkDatabase(dataSource)) === 'up');
+    },
   };
 }
 

@@ -2,12 +2,19 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
+/** A named check that the process can do its work (e.g. its Postgres answers). */
+export type ReadinessCheck = () => Promise<boolean>;
+
+const TEXT = 'text/plain; charset=utf-8';
+
 /**
- * `GET /metrics` in the Prometheus text format on a port of its own (never the edge's public one):
- * a plain node:http server, so scraping costs the service nothing but the rendering.
+ * The process's operations port (never the edge's public one), a plain node:http server:
+ * `GET /metrics` in the Prometheus text format, `GET /healthz` (the process is up) and
+ * `GET /readyz` (every readiness check passes; 503 naming the ones that fail).
  */
 export class MetricsServer {
   private readonly server: Server;
+  private readonly checks = new Map<string, ReadinessCheck>();
 
   constructor(
     private readonly registry: Registry,
@@ -16,20 +23,38 @@ export class MetricsServer {
   ) {
     this.server = createServer((request, response) => {
       const path = (request.url ?? '/').split('?')[0];
-      if (path !== '/metrics') {
-        response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found: metrics are at GET /metrics\n');
-        return;
-      }
       if (request.method !== 'GET' && request.method !== 'HEAD') {
-        response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('Method not allowed\n');
+        response.writeHead(405, { allow: 'GET, HEAD', 'content-type': TEXT }).end('Method not allowed\n');
         return;
       }
-      this.registry.metrics().then(
-        (text) => response.writeHead(200, { 'content-type': this.registry.contentType }).end(request.method === 'HEAD' ? undefined : text),
-        (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`Could not collect metrics: ${(error as Error).message}\n`),
-      );
+      if (path === '/metrics') {
+        this.registry.metrics().then(
+          (text) => response.writeHead(200, { 'content-type': this.registry.contentType }).end(request.method === 'HEAD' ? undefined : text),
+          (error: unknown) => response.writeHead(500, { 'content-type': TEXT }).end(`Could not collect metrics: ${(error as Error).message}\n`),
+        );
+      } else if (path === '/healthz') {
+        response.writeHead(200, { 'content-type': TEXT }).end('ok\n');
+      } else if (path === '/readyz') {
+        void this.failingChecks().then((failing) =>
+          failing.length === 0
+            ? response.writeHead(200, { 'content-type': TEXT }).end('ready\n')
+            : response.writeHead(503, { 'content-type': TEXT }).end(`not ready: ${failing.join(', ')} down\n`),
+        );
+      } else {
+        response.writeHead(404, { 'content-type': TEXT }).end('Not found: GET /metrics, /healthz or /readyz\n');
+      }
     });
     this.server.keepAliveTimeout = 65_000;
+  }
+
+  /** Makes `/readyz` answer 503 naming `name` while `check` fails (or throws). */
+  addReadinessCheck(name: string, check: ReadinessCheck): void {
+    this.checks.set(name, check);
+  }
+
+  private async failingChecks(): Promise<string[]> {
+    const results = await Promise.all([...this.checks].map(async ([name, check]) => ((await check().catch(() => false)) ? null : name)));
+    return results.filter((name): name is string => name !== null);
   }
 
   listen(): Promise<void> {
