@@ -15,6 +15,7 @@ const ROOT = resolve(process.argv[2] ?? '.');
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const PORT = Number(process.env.BENCH_PORT ?? 18180);
+const IDLE_MS = 10_000;
 const BASE = `http://127.0.0.1:${PORT}`;
 const SERVICES = ['directory', 'tasks', 'notifier', 'edge'];
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
@@ -66,6 +67,10 @@ async function main() {
     // Warm up (JIT, pools, first series of each metric), then measure.
     for (let index = 0; index < 50; index++) await send(index);
     await new Promise((done) => setTimeout(done, 1000));
+    // What each process burns idle (timers, default metrics' event-loop monitor, pollers), per second.
+    const idleFrom = new Map(children.map(([service, child]) => [service, cpuSeconds(child.pid)]));
+    await new Promise((done) => setTimeout(done, IDLE_MS));
+    const idleMsPerSecond = Object.fromEntries(children.map(([service, child]) => [service, ((cpuSeconds(child.pid) - idleFrom.get(service)) * 1000) / (IDLE_MS / 1000)]));
     const before = new Map(children.map(([service, child]) => [service, cpuSeconds(child.pid)]));
     let next = 0;
     let errors = 0;
@@ -84,7 +89,7 @@ async function main() {
     const cpuMs = Object.fromEntries(children.map(([service, child]) => [service, ((cpuSeconds(child.pid) - before.get(service)) * 1000) / REQUESTS]));
     const total = Object.values(cpuMs).reduce((sum, value) => sum + value, 0);
     console.log(
-      JSON.stringify({ root: ROOT, requests: REQUESTS, concurrency: CONCURRENCY, errors, requests_per_second: Math.round(REQUESTS / seconds), cpu_ms_per_request: { ...cpuMs, total } }, (key, value) =>
+      JSON.stringify({ root: ROOT, requests: REQUESTS, concurrency: CONCURRENCY, errors, requests_per_second: Math.round(REQUESTS / seconds), cpu_ms_per_request: { ...cpuMs, total }, idle_cpu_ms_per_second: idleMsPerSecond }, (key, value) =>
         typeof value === 'number' ? Math.round(value * 1000) / 1000 : value,
       ),
     );
