@@ -29,4 +29,10 @@ describe('MetricsServer', () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${server.url}/metrics`, { method: 'DELETE' })).status).toBe(405);
   });
+
+  it('names METRICS_PORT when its port is taken', async () => {
+    const port = Number(new URL(server.url).port);
+    const second = new MetricsServer(new Registry(), '127.0.0.1', port);
+    await expect(second.listen()).rejects.toThrow(`The metrics server cannot listen on 127.0.0.1:${port} (METRICS_HOST / METRICS_PORT)`);
+  });
 });
