@@ -99,6 +99,7 @@ async function main(): Promise<void> {
     EDGE_HOST: '127.0.0.1',
     RELAY_PUBLIC_URL: BASE,
     LOG_LEVEL: 'warn',
+    METRICS_PORT: '0',
   });
   try {
     await waitUntilReady();

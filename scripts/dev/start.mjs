@@ -1,5 +1,5 @@
-// `npm start`: installs, builds, prepares the database and runs the four services as one
-// supervised group. A service that crashes is restarted (with backoff); one that keeps crashing
+// `npm start`: installs, checks that Postgres and NATS (with JetStream) answer, builds, prepares
+// the database and runs the four services as one supervised group. A service that crashes is restarted (with backoff); one that keeps crashing
 // stops the group with its error shown. Ctrl-C (or SIGTERM) stops everything gracefully.
 import { execSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -13,6 +13,13 @@ function run(command) {
 }
 
 run('node scripts/dev/ensure-deps.mjs');
+// Loaded after the install: it needs the pg and NATS clients.
+const { preflight } = await import('./preflight.mjs');
+const missing = await preflight(process.env);
+if (missing) {
+  console.error(missing);
+  process.exit(1);
+}
 console.log('Building…');
 run('npm run --silent build');
 console.log('Preparing the database…');

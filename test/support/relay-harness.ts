@@ -57,6 +57,8 @@ export class RelayHarness {
       NATS_REQUEST_TIMEOUT_MS: '5000',
       // Tests make many calls per agent; the rate-limit tests lower this again.
       RELAY_RATE_LIMIT_PER_MINUTE: '100000',
+      // Every process's metrics server on a free port (several relays share this machine).
+      METRICS_PORT: '0',
       ...this.options.env,
       ...extra,
     };

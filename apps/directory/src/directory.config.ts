@@ -1,3 +1,5 @@
 import { DatabaseServiceConfig } from '@app/config';
 
-export class DirectoryConfig extends DatabaseServiceConfig {}
+export class DirectoryConfig extends DatabaseServiceConfig {
+  override METRICS_PORT = 9465;
+}

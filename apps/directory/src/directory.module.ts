@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { defaultInstanceId, healthControllerFor, INSTANCE_ID, serviceTypeOrmRoot } from '@app/database';
+import { defaultInstanceId, healthControllerFor, INSTANCE_ID, outboxMetricsBinding, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
+import { metricsProvider, OutboxMetrics, serviceMetricsModule } from '@app/metrics';
 import { DirectoryConfig } from './directory.config';
 import { directoryDataSourceOptions } from './database/data-source';
 import { AgentsService } from './agents/agents.service';
@@ -12,11 +13,13 @@ export class DirectoryModule {
   static forRoot(config: DirectoryConfig): DynamicModule {
     return {
       module: DirectoryModule,
-      imports: [serviceTypeOrmRoot(directoryDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START)],
+      imports: [serviceTypeOrmRoot(directoryDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START), serviceMetricsModule(config, [metricsProvider(OutboxMetrics)])],
       controllers: [healthControllerFor('directory'), DirectoryController],
       providers: [
         { provide: DirectoryConfig, useValue: config },
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
+        poolMetricsBinding(),
+        outboxMetricsBinding('"directory"."outbox_events"'),
         AgentEventsPublisher,
         AgentsService,
         TrustService,

@@ -7,6 +7,7 @@ import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
 import { configureInputGuard } from './input/input-guard';
 import { configureJsonRpcHttp } from './jsonrpc/json-rpc.http';
+import { RequestMetrics } from './metrics/request-metrics';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -23,6 +24,7 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
   configureJsonRpcHttp(app);
   configureInputGuard(app);
   const fastify = app.getHttpAdapter().getInstance();
+  app.get(RequestMetrics).install(fastify);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     runWithRequestId(request.id, done);

@@ -2,6 +2,9 @@ import { IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength 
 import { CommonConfig } from '@app/config';
 
 export class EdgeConfig extends CommonConfig {
+  /** The edge's metrics listen apart from its public port, which never serves them. */
+  override METRICS_PORT = 9464;
+
   @IsInt()
   @Min(0)
   @Max(65535)

@@ -1,4 +1,5 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { HttpMetrics, metricsProvider, MetricsModule, NatsClientMetrics } from '@app/metrics';
 import { AdminModule } from './admin/admin.module';
 import { DeliveriesAdminModule } from './admin/deliveries-admin.module';
 import { CardsModule } from './cards/cards.module';
@@ -7,6 +8,7 @@ import { EdgeConfig } from './edge.config';
 import { HealthModule } from './health/health.module';
 import { JsonRpcModule } from './jsonrpc/json-rpc.module';
 import { MessagingModule } from './messaging/messaging.module';
+import { RequestMetrics } from './metrics/request-metrics';
 
 @Global()
 @Module({})
@@ -14,9 +16,11 @@ export class EdgeModule {
   static forRoot(config: EdgeConfig): DynamicModule {
     return {
       module: EdgeModule,
-      imports: [MessagingModule, DirectoryLookupsModule, HealthModule, AdminModule, DeliveriesAdminModule, CardsModule, JsonRpcModule],
-      providers: [{ provide: EdgeConfig, useValue: config }],
-      exports: [EdgeConfig],
+      imports: [
+        MetricsModule.forRoot({ host: config.METRICS_HOST, port: config.METRICS_PORT, metrics: [metricsProvider(HttpMetrics), metricsProvider(NatsClientMetrics)] }),
+        MessagingModule, DirectoryLookupsModule, HealthModule, AdminModule, DeliveriesAdminModule, CardsModule, JsonRpcModule],
+      providers: [{ provide: EdgeConfig, useValue: config }, RequestMetrics],
+      exports: [EdgeConfig, RequestMetrics],
     };
   }
 }

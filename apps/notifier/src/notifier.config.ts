@@ -3,6 +3,8 @@ import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
 import { DatabaseServiceConfig, toBoolean } from '@app/config';
 
 export class NotifierConfig extends DatabaseServiceConfig {
+  override METRICS_PORT = 9467;
+
   /**
    * Delays between the attempts of a delivery (after the first one), e.g. `5s,30s,5m`; units
    * ms, s, m, h. After the last one a failing delivery becomes a dead letter. The default spans about a day.

@@ -1,5 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { defaultInstanceId, healthControllerFor, INSTANCE_ID, serviceTypeOrmRoot } from '@app/database';
+import { Registry } from 'prom-client';
+import { DELIVERY_CHANNELS } from '@app/contracts';
+import { defaultInstanceId, healthControllerFor, INSTANCE_ID, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
+import { DeliveryMetrics, JetStreamConsumerMetrics, metricsProvider, serviceMetricsModule } from '@app/metrics';
 import { NotifierConfig } from './notifier.config';
 import { notifierDataSourceOptions } from './database/data-source';
 import { DeliveriesService } from './deliveries/deliveries.service';
@@ -16,11 +19,18 @@ export class NotifierModule {
   static forRoot(config: NotifierConfig): DynamicModule {
     return {
       module: NotifierModule,
-      imports: [serviceTypeOrmRoot(notifierDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START)],
+      imports: [
+        serviceTypeOrmRoot(notifierDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START),
+        serviceMetricsModule(config, [
+          metricsProvider(JetStreamConsumerMetrics),
+          { provide: DeliveryMetrics, inject: [Registry], useFactory: (registry: Registry) => new DeliveryMetrics(registry, DELIVERY_CHANNELS) },
+        ]),
+      ],
       controllers: [healthControllerFor('notifier'), NotifierController],
       providers: [
         { provide: NotifierConfig, useValue: config },
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
+        poolMetricsBinding(),
         AgentTargetsService,
         PushTargetsService,
         WebhookSecretsService,

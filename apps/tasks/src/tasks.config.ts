@@ -1,3 +1,5 @@
 import { DatabaseServiceConfig } from '@app/config';
 
-export class TasksConfig extends DatabaseServiceConfig {}
+export class TasksConfig extends DatabaseServiceConfig {
+  override METRICS_PORT = 9466;
+}

@@ -1,9 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { defaultInstanceId, healthControllerFor, INSTANCE_ID, serviceTypeOrmRoot } from '@app/database';
+import { defaultInstanceId, healthControllerFor, INSTANCE_ID, outboxMetricsBinding, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
+import { metricsProvider, OutboxMetrics, serviceMetricsModule } from '@app/metrics';
 import { TasksConfig } from './tasks.config';
 import { tasksDataSourceOptions } from './database/data-source';
 import { HandoffsModule } from './handoffs/handoffs.module';
 import { OutboxModule } from './outbox/outbox.module';
+import { OUTBOX_TABLE } from './outbox/outbox.constants';
 import { PushConfigsModule } from './push-configs/push-configs.module';
 
 @Module({})
@@ -13,6 +15,7 @@ export class TasksModule {
       module: TasksModule,
       imports: [
         serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START),
+        serviceMetricsModule(config, [metricsProvider(OutboxMetrics)]),
         HandoffsModule,
         PushConfigsModule,
         OutboxModule.forRoot({ natsUrl: config.NATS_URL, subjectPrefix: config.NATS_SUBJECT_PREFIX, databaseUrl: config.DATABASE_URL }),
@@ -21,6 +24,8 @@ export class TasksModule {
       providers: [
         { provide: TasksConfig, useValue: config },
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
+        poolMetricsBinding(),
+        outboxMetricsBinding(OUTBOX_TABLE),
       ],
     };
   }

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsIP, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -33,6 +33,16 @@ export class CommonConfig {
   @IsOptional()
   @IsString()
   INSTANCE_ID: string = '';
+
+  /** Port of this process's `GET /metrics` (Prometheus); each process has its own default, 0 picks a free one. */
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  METRICS_PORT: number = 9464;
+
+  /** Address the metrics server binds to (0.0.0.0 in a container, so Prometheus can scrape it). */
+  @IsIP()
+  METRICS_HOST: string = '127.0.0.1';
 }
 
 /** Keys of the services that own data in Postgres. */

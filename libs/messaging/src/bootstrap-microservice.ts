@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { SERVICE_QUEUE_GROUPS, type RelayService } from '@app/contracts';
 import type { CommonConfig } from '@app/config';
 import { createRootLogger, PinoNestLogger, type LoggingOptions } from '@app/logging';
+import { NatsHandlerMetrics } from '@app/metrics';
 import { RelayNatsServer } from './relay-nats.server';
 import { RelayRpcExceptionFilter } from './rpc-exception.filter';
 import { RpcValidationPipe } from './rpc-validation.pipe';
@@ -32,7 +33,7 @@ export async function startRelayMicroservice(
   });
   app.useGlobalPipes(new RpcValidationPipe());
   app.useGlobalFilters(new RelayRpcExceptionFilter(service));
-  app.useGlobalInterceptors(new RequestIdInterceptor(logger.forContext('Rpc')));
+  app.useGlobalInterceptors(new RequestIdInterceptor(logger.forContext('Rpc'), app.get(NatsHandlerMetrics)));
   app.enableShutdownHooks();
   await app.listen();
   logger.log(`${service} service listening on NATS ${config.NATS_URL} (queue group ${SERVICE_QUEUE_GROUPS[service]})`, 'Bootstrap');

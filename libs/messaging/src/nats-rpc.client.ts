@@ -9,12 +9,14 @@ import {
   type RpcSubject,
 } from '@app/contracts';
 import { currentRequestId, REQUEST_ID_HEADER } from '@app/logging';
+import type { NatsClientMetrics } from '@app/metrics';
 
 export interface NatsRpcClientOptions {
   url: string;
   subjectPrefix: string;
   defaultTimeoutMs: number;
   name: string;
+  metrics?: NatsClientMetrics;
 }
 
 interface NestReplyPacket {
@@ -49,7 +51,12 @@ export class NatsRpcClient {
     return !this.connection.isClosed();
   }
 
-  async request<S extends RpcSubject>(subject: S, payload: RpcRequest<S>, timeoutMs = this.options.defaultTimeoutMs): Promise<RpcReply<S>> {
+  request<S extends RpcSubject>(subject: S, payload: RpcRequest<S>, timeoutMs = this.options.defaultTimeoutMs): Promise<RpcReply<S>> {
+    const metrics = this.options.metrics;
+    return metrics ? metrics.timed(subject, performance.now(), this.exchange(subject, payload, timeoutMs)) : this.exchange(subject, payload, timeoutMs);
+  }
+
+  private async exchange<S extends RpcSubject>(subject: S, payload: RpcRequest<S>, timeoutMs: number): Promise<RpcReply<S>> {
     const headers = natsHeaders();
     headers.set(REQUEST_ID_HEADER, currentRequestId() ?? randomUUID());
     const packet = JSON.stringify({ pattern: subject, data: payload, id: randomUUID() });

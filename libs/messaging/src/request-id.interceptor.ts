@@ -3,6 +3,7 @@ import type { NatsContext } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
 import { isRelayErrorBody, RelayError } from '@app/contracts';
 import { currentRequestId, REQUEST_ID_HEADER, runWithRequestId, type Logger } from '@app/logging';
+import type { NatsHandlerMetrics } from '@app/metrics';
 
 function reasonOf(error: unknown): string {
   if (error instanceof RelayError) return error.reason;
@@ -18,7 +19,10 @@ function reasonOf(error: unknown): string {
 @Injectable()
 export class RequestIdInterceptor implements NestInterceptor {
   /** `logger` is the service's own (a process may host several services in tests). */
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly metrics?: NatsHandlerMetrics,
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const natsContext = context.switchToRpc().getContext<NatsContext | undefined>();
@@ -31,13 +35,15 @@ export class RequestIdInterceptor implements NestInterceptor {
         return next.handle().subscribe({
           next: (value) => subscriber.next(value),
           error: (error: unknown) => {
+            this.metrics?.handled(subject, 'error', startedAt);
             const durationMs = Math.round((performance.now() - startedAt) * 10) / 10;
             this.logger.info({ request_id: effectiveRequestId, subject, duration_ms: durationMs, outcome: 'error', reason: reasonOf(error) }, 'request failed');
             subscriber.error(error);
           },
           complete: () => {
-            const durationMs = Math.round((performance.now() - startedAt) * 10) / 10;
+            this.metrics?.handled(subject, 'ok', startedAt);
             if (this.logger.isLevelEnabled('debug')) {
+              const durationMs = Math.round((performance.now() - startedAt) * 10) / 10;
               this.logger.debug({ request_id: effectiveRequestId, subject, duration_ms: durationMs, outcome: 'ok' }, 'request handled');
             }
             subscriber.complete();

@@ -1,8 +1,11 @@
 import { jest } from '@jest/globals';
 import { EventEmitter } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Registry } from 'prom-client';
 import { RelayError } from '@app/contracts';
+import { HttpMetrics } from '@app/metrics';
 import type { AgentAuthenticator } from '../auth/agent-authenticator';
+import { RequestMetrics } from '../metrics/request-metrics';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { JsonRpcEndpoint, SSE_KEEP_ALIVE_MS } from './json-rpc.endpoint';
 import { JsonRpcEventStream, type DialectMethods } from './json-rpc.types';
@@ -52,7 +55,7 @@ function endpoint(stream: JsonRpcEventStream): JsonRpcEndpoint {
   const authenticator = { authenticate: async () => ({ id: 'a1', handle: 'alice@acme', name: 'Alice', role: null }) } as unknown as AgentAuthenticator;
   const rateLimiter = { consume: async () => ({ allowed: true, limit: 60, retryAfterSeconds: 0 }) } as unknown as RateLimiter;
   const a2a: DialectMethods = { handle: async () => stream };
-  return new JsonRpcEndpoint(authenticator, rateLimiter, a2a, a2a);
+  return new JsonRpcEndpoint(authenticator, rateLimiter, new RequestMetrics(new HttpMetrics(new Registry())), a2a, a2a);
 }
 
 const request = { headers: { 'a2a-version': '1.0' }, body: { jsonrpc: '2.0', id: 7, method: 'SendStreamingMessage', params: { message: {} } } } as unknown as FastifyRequest;

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalMethod, chooseDialect, negotiateVersion, type Dialect } from '@app/a2a';
 import { RelayError, retryAfterSeconds, type AgentIdentity } from '@app/contracts';
 import { AgentAuthenticator } from '../auth/agent-authenticator';
+import { RequestMetrics } from '../metrics/request-metrics';
 import { RateLimiter } from '../rate-limit/rate-limiter';
 import { asRelayError, renderRelayError } from './json-rpc-errors';
 import { preliminaryDialect, UnparseableJson } from './json-rpc.http';
@@ -50,6 +51,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
   constructor(
     @Inject(AgentAuthenticator) private readonly authenticator: AgentAuthenticator,
     @Inject(RateLimiter) private readonly rateLimiter: RateLimiter,
+    @Inject(RequestMetrics) private readonly metrics: RequestMetrics,
     @Inject(AGENTRELAY_METHODS) private readonly agentRelayMethods: DialectMethods,
     @Optional() @Inject(A2A_METHODS) private readonly a2aMethods?: DialectMethods,
   ) {}
@@ -72,6 +74,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       const canonical = canonicalMethod(envelope.method);
       if (!canonical) throw new RelayError('method_not_found', `Method '${envelope.method}' not found`, { method: envelope.method });
       dialect = chooseDialect(version, canonical, envelope.params, envelope.method);
+      this.metrics.identify(request, canonical, dialect);
       const call: JsonRpcCall = { id, method: envelope.method, canonical, params: envelope.params, dialect, caller, endpointHandle, headers };
       const result = await this.dispatch(call);
       if (reply.sent) return;
@@ -87,6 +90,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       }
       if (error instanceof EnvelopeError) id = error.requestId;
       const relayError = asRelayError(error);
+      this.metrics.failed(request, dialect, relayError.reason);
       const rendered = renderRelayError(relayError, dialect);
       if (relayError.reason === 'unauthenticated') reply.header('www-authenticate', 'Bearer realm="agentrelay"');
       const retryAfter = retryAfterSeconds(relayError);
@@ -145,6 +149,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     const onClose = (): void => controller.abort();
     raw.on('close', onClose);
     this.streams.add(controller);
+    this.metrics.streamOpened();
     const open = (): boolean => !controller.signal.aborted && !raw.destroyed && !raw.writableEnded;
     const headers: Record<string, string | number | string[]> = {};
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
@@ -177,6 +182,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       clearInterval(keepAlive);
       raw.off('close', onClose);
       this.streams.delete(controller);
+      this.metrics.streamClosed();
       if (!raw.writableEnded) raw.end();
     }
   }

@@ -1,15 +1,17 @@
 import type { Provider } from '@nestjs/common';
 import { NatsRpcClient } from '@app/messaging';
+import { NatsClientMetrics } from '@app/metrics';
 import { EdgeConfig } from '../edge.config';
 
 export const natsRpcClientProvider: Provider = {
   provide: NatsRpcClient,
-  inject: [EdgeConfig],
-  useFactory: (config: EdgeConfig) =>
+  inject: [EdgeConfig, NatsClientMetrics],
+  useFactory: (config: EdgeConfig, metrics: NatsClientMetrics) =>
     NatsRpcClient.connect({
       url: config.NATS_URL,
       subjectPrefix: config.NATS_SUBJECT_PREFIX,
       defaultTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
       name: 'agentrelay-edge',
+      metrics,
     }),
 };

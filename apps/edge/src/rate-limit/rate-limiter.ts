@@ -14,6 +14,7 @@ import {
 import { nanos } from '@nats-io/transport-node';
 import { prefixedSubject } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import { HttpMetrics } from '@app/metrics';
 import { EdgeConfig } from '../edge.config';
 
 export interface RateLimitDecision {
@@ -77,6 +78,7 @@ export class RateLimiter {
   constructor(
     @Inject(NatsRpcClient) private readonly nats: NatsRpcClient,
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
+    @Inject(HttpMetrics) private readonly metrics: HttpMetrics,
   ) {}
 
   /** Calls let through while the shared count could not be reached. */
@@ -92,7 +94,10 @@ export class RateLimiter {
     for (;;) {
       if (state.tokens > 0) {
         state.tokens -= 1;
-        if (state.local) this.failOpen += 1;
+        if (state.local) {
+          this.failOpen += 1;
+          this.metrics.rateLimitFailedOpen();
+        }
         return { allowed: true, limit, retryAfterSeconds };
       }
       if (state.exhausted) return { allowed: false, limit, retryAfterSeconds };

@@ -82,12 +82,13 @@ export class DeliveriesService {
    * Records the deliveries of one event. Recording the same event again (a redelivered JetStream
    * message) adds nothing: a delivery is unique per event, channel and target.
    */
-  async record(eventId: string, taskId: string, planned: PlannedDelivery[]): Promise<number> {
+  async record(eventId: string, taskId: string, planned: PlannedDelivery[]): Promise<DeliveryChannel[]> {
     return this.dataSource.transaction((manager) => this.recordIn(manager, eventId, taskId, planned));
   }
 
-  private async recordIn(manager: EntityManager, eventId: string, taskId: string, planned: PlannedDelivery[]): Promise<number> {
-    let inserted = 0;
+  /** Returns the channel of each delivery it inserted. */
+  private async recordIn(manager: EntityManager, eventId: string, taskId: string, planned: PlannedDelivery[]): Promise<DeliveryChannel[]> {
+    const inserted: DeliveryChannel[] = [];
     for (const delivery of planned) {
       const rows = (await manager.query(
         `INSERT INTO ${TABLE} ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "content_type", "headers", "body", "status", "next_attempt_at")
@@ -108,7 +109,7 @@ export class DeliveriesService {
           JSON.stringify(delivery.body),
         ],
       )) as unknown[];
-      inserted += rows.length;
+      if (rows.length > 0) inserted.push(delivery.channel);
     }
     return inserted;
   }

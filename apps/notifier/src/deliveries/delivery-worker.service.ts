@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { WakeableDelay } from '@app/messaging';
+import { DeliveryMetrics } from '@app/metrics';
 import { NotifierConfig } from '../notifier.config';
 import { WebhookSecretsService } from '../secrets/webhook-secrets.service';
 import { DeliveriesService, type AttemptOutcome, type DeliveryRow } from './deliveries.service';
@@ -34,6 +35,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
     @Inject(WebhookSecretsService) private readonly secrets: WebhookSecretsService,
     @Inject(SlackThrottleService) private readonly slack: SlackThrottleService,
+    @Inject(DeliveryMetrics) private readonly metrics: DeliveryMetrics,
   ) {
     this.schedule = parseRetrySchedule(config.RELAY_WEBHOOK_RETRY_SCHEDULE);
     // Long enough for one request with its timeout; a crashed process's leases run out after this.
@@ -124,7 +126,9 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     );
     if (this.abort.signal.aborted) return;
     if (delivery.channel === 'slack' && sent.retryAfterMs !== null) await this.slack.pushBack(delivery.url, sent.retryAfterMs);
-    await this.deliveries.recordAttempt(delivery, this.outcomeOf(delivery, sent));
+    const outcome = this.outcomeOf(delivery, sent);
+    await this.deliveries.recordAttempt(delivery, outcome);
+    this.metrics.attempted(delivery.channel, outcome.ok ? 'succeeded' : outcome.retryInMs !== null ? 'failed' : 'dead', sent.durationMs / 1000);
     if (sent.ok) this.logger.debug({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel }, 'delivered');
     else this.logger.warn({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel, status: sent.statusCode, error: sent.error }, 'delivery attempt failed');
   }

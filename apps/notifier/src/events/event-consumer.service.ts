@@ -12,6 +12,7 @@ import {
   type TaskEvent,
 } from '@app/contracts';
 import { ensureEventStream, eventStreamName, openJetStream, RELAY_EVENTS_SUBJECT_ROOT, type JetStreamContext } from '@app/messaging';
+import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { DeliveriesService } from '../deliveries/deliveries.service';
 import { planDeliveries } from '../deliveries/delivery-planner';
 import { DeliveryWorkerService } from '../deliveries/delivery-worker.service';
@@ -100,10 +101,21 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     @Inject(PushTargetsService) private readonly pushTargets: PushTargetsService,
     @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
     @Inject(DeliveryWorkerService) private readonly worker: DeliveryWorkerService,
+    @Inject(JetStreamConsumerMetrics) private readonly consumerMetrics: JetStreamConsumerMetrics,
+    @Inject(DeliveryMetrics) private readonly deliveryMetrics: DeliveryMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
+    this.consumerMetrics.watch(NOTIFIER_CONSUMER, () => this.consumerLag());
     this.loop = this.run();
+  }
+
+  /** How far the durable consumer is behind the stream (undefined while not connected). */
+  async consumerLag(): Promise<ConsumerLag | undefined> {
+    const jetStream = this.jetStream;
+    if (!jetStream || jetStream.connection.isClosed()) return undefined;
+    const info = await jetStream.jsm.consumers.info(eventStreamName(this.config.NATS_SUBJECT_PREFIX), NOTIFIER_CONSUMER);
+    return { pending: info.num_pending, ackPending: info.num_ack_pending };
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -214,7 +226,8 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     const planned = [...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE), ...planPushDeliveries(event, await this.pushTargets.ofTask(event.task_id))];
     if (planned.length === 0) return;
     const recorded = await this.deliveries.record(event.event_id, event.task_id, planned);
-    if (recorded > 0) this.worker.wake();
+    for (const channel of recorded) this.deliveryMetrics.recorded(channel);
+    if (recorded.length > 0) this.worker.wake();
   }
 
   private sleep(ms: number): Promise<void> {

@@ -1,0 +1,198 @@
+import { Gauge, type Registry } from 'prom-client';
+import { CounterFamily, HistogramFamily, LATENCY_BUCKETS_SECONDS } from './series';
+
+/** A connection pool as pg's `Pool` reports it. */
+export interface PoolCounts {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/** The service's Postgres pool, read when scraped. */
+export class PostgresPoolMetrics {
+  private pool: () => PoolCounts | undefined = () => undefined;
+
+  constructor(registry: Registry) {
+    const pool = (): PoolCounts | undefined => this.pool();
+    new Gauge({
+      name: 'agentrelay_db_pool_connections_in_use',
+      help: 'Postgres connections checked out of the pool.',
+      registers: [registry],
+      collect() {
+        const counts = pool();
+        if (counts) this.set(counts.totalCount - counts.idleCount);
+      },
+    });
+    new Gauge({
+      name: 'agentrelay_db_pool_connections_idle',
+      help: 'Open Postgres connections idle in the pool.',
+      registers: [registry],
+      collect() {
+        const counts = pool();
+        if (counts) this.set(counts.idleCount);
+      },
+    });
+    new Gauge({
+      name: 'agentrelay_db_pool_waiting_requests',
+      help: 'Queries waiting for a pool connection.',
+      registers: [registry],
+      collect() {
+        const counts = pool();
+        if (counts) this.set(counts.waitingCount);
+      },
+    });
+  }
+
+  watch(pool: () => PoolCounts | undefined): void {
+    this.pool = pool;
+  }
+}
+
+/**
+ * One read shared by the gauges of a scrape (they are collected together): a value read less than
+ * a second ago is reused; a failed read leaves the gauges as they were.
+ */
+class SharedRead<T> {
+  private reading: Promise<T | undefined> = Promise.resolve(undefined);
+  private readAt = -Infinity;
+
+  constructor(private readonly source: () => Promise<T | undefined>) {}
+
+  get(): Promise<T | undefined> {
+    const now = performance.now();
+    if (now - this.readAt > 1000) {
+      this.readAt = now;
+      this.reading = this.source().catch(() => undefined);
+    }
+    return this.reading;
+  }
+}
+
+export interface OutboxBacklog {
+  events: number;
+  oldestAgeSeconds: number;
+}
+
+/** The service's transactional outbox: events not yet published to JetStream, and how old the oldest is. */
+export class OutboxMetrics {
+  private source: () => Promise<OutboxBacklog | undefined> = async () => undefined;
+
+  constructor(registry: Registry) {
+    const backlog = new SharedRead(() => this.source());
+    new Gauge({
+      name: 'agentrelay_outbox_backlog_events',
+      help: 'Outbox events written but not yet published to JetStream.',
+      registers: [registry],
+      async collect() {
+        const read = await backlog.get();
+        if (read) this.set(read.events);
+      },
+    });
+    new Gauge({
+      name: 'agentrelay_outbox_oldest_unpublished_age_seconds',
+      help: 'Age of the oldest outbox event not yet published (0 when none waits).',
+      registers: [registry],
+      async collect() {
+        const read = await backlog.get();
+        if (read) this.set(read.oldestAgeSeconds);
+      },
+    });
+  }
+
+  watch(source: () => Promise<OutboxBacklog>): void {
+    this.source = source;
+  }
+}
+
+export interface ConsumerLag {
+  pending: number;
+  ackPending: number;
+}
+
+/** The durable JetStream consumer's lag, asked of the server when scraped. */
+export class JetStreamConsumerMetrics {
+  private consumer = '';
+  private source: () => Promise<ConsumerLag | undefined> = async () => undefined;
+
+  constructor(registry: Registry) {
+    const lag = new SharedRead(() => this.source());
+    const consumer = (): string => this.consumer;
+    new Gauge({
+      name: 'agentrelay_jetstream_consumer_pending_messages',
+      help: 'Messages in the stream the durable consumer has not been given yet.',
+      labelNames: ['consumer'],
+      registers: [registry],
+      async collect() {
+        const read = await lag.get();
+        if (read) this.set({ consumer: consumer() }, read.pending);
+      },
+    });
+    new Gauge({
+      name: 'agentrelay_jetstream_consumer_ack_pending_messages',
+      help: 'Messages given to the durable consumer and not acknowledged yet.',
+      labelNames: ['consumer'],
+      registers: [registry],
+      async collect() {
+        const read = await lag.get();
+        if (read) this.set({ consumer: consumer() }, read.ackPending);
+      },
+    });
+  }
+
+  watch(consumer: string, source: () => Promise<ConsumerLag | undefined>): void {
+    this.consumer = consumer;
+    this.source = source;
+  }
+}
+
+/** Delivery states a delivery enters (`pending` when recorded). */
+export const DELIVERY_STATES = ['pending', 'succeeded', 'failed', 'dead'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+/** Buckets (seconds) for outbound webhook calls: up to their timeout. */
+const ATTEMPT_BUCKETS_SECONDS = [...LATENCY_BUCKETS_SECONDS.filter((bound) => bound >= 0.005), 60];
+
+/** The notifier's deliveries (webhook, Slack, A2A push) by channel and state, attempts and dead letters. */
+export class DeliveryMetrics {
+  private readonly deliveries: CounterFamily;
+  private readonly deadLetters: CounterFamily;
+  private readonly attempts: CounterFamily;
+  private readonly attemptDuration: HistogramFamily;
+
+  constructor(registry: Registry, channels: readonly string[]) {
+    this.deliveries = new CounterFamily(registry, 'agentrelay_deliveries_total', 'Deliveries entering a state: pending when recorded, then succeeded, failed (retry scheduled) or dead.', [
+      'channel',
+      'state',
+    ]);
+    this.deadLetters = new CounterFamily(registry, 'agentrelay_delivery_dead_letters_total', 'Deliveries given up after their last attempt.', ['channel']);
+    this.attempts = new CounterFamily(registry, 'agentrelay_delivery_attempts_total', 'Delivery attempts, by channel and the state they left the delivery in.', ['channel', 'state']);
+    this.attemptDuration = new HistogramFamily(
+      registry,
+      'agentrelay_delivery_attempt_duration_seconds',
+      'Time of one delivery attempt (the outbound HTTP call).',
+      ['channel', 'state'],
+      ATTEMPT_BUCKETS_SECONDS,
+    );
+    for (const channel of channels) {
+      this.deadLetters.bind(channel);
+      for (const state of DELIVERY_STATES) {
+        this.deliveries.bind(channel, state);
+        if (state !== 'pending') {
+          this.attempts.bind(channel, state);
+          this.attemptDuration.bind(channel, state);
+        }
+      }
+    }
+  }
+
+  recorded(channel: string, count = 1): void {
+    this.deliveries.bind(channel, 'pending').inc(count);
+  }
+
+  attempted(channel: string, state: Exclude<DeliveryState, 'pending'>, seconds: number): void {
+    this.attempts.bind(channel, state).inc();
+    this.attemptDuration.bind(channel, state).observe(seconds);
+    this.deliveries.bind(channel, state).inc();
+    if (state === 'dead') this.deadLetters.bind(channel).inc();
+  }
+}

@@ -1,0 +1,113 @@
+// CPU time per request of each relay process: starts a relay from a built tree (dist/ of this
+// checkout, or of another one given as the first argument, to compare two builds on one machine),
+// sends BENCH_REQUESTS creates (AgentRelay message/send) at BENCH_CONCURRENCY, and reads each
+// process's user+system CPU time from /proc before and after. CPU time per request moves far less
+// with the machine's load than throughput does. Linux only.
+//
+//   npm run build && node scripts/bench/cpu-per-request.mjs [root]
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const ROOT = resolve(process.argv[2] ?? '.');
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const PORT = Number(process.env.BENCH_PORT ?? 18180);
+const IDLE_MS = 10_000;
+const BASE = `http://127.0.0.1:${PORT}`;
+const SERVICES = ['directory', 'tasks', 'notifier', 'edge'];
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+
+/** User + system CPU seconds of a process so far (fields 14 and 15 of /proc/<pid>/stat). */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+async function post(path, body, headers) {
+  const response = await fetch(`${BASE}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: response.status, json: await response.json() };
+}
+
+async function main() {
+  const adminToken = `bench_${randomBytes(16).toString('hex')}`;
+  const env = {
+    ...process.env,
+    DATABASE_URL: `postgres://postgres@127.0.0.1:5432/relay_cpu_${Date.now().toString(36)}`,
+    NATS_SUBJECT_PREFIX: `cpu_${randomBytes(4).toString('hex')}`,
+    RELAY_MIGRATE_ON_START: 'false',
+    RELAY_ADMIN_TOKEN: adminToken,
+    RELAY_RATE_LIMIT_PER_MINUTE: '100000',
+    EDGE_PORT: String(PORT),
+    EDGE_HOST: '127.0.0.1',
+    RELAY_PUBLIC_URL: BASE,
+    LOG_LEVEL: 'warn',
+    METRICS_PORT: '0',
+  };
+  execFileSync(process.execPath, [`${ROOT}/dist/scripts/migrate.js`], { env, stdio: 'ignore' });
+  const children = SERVICES.map((service) => [service, spawn(process.execPath, [`${ROOT}/dist/apps/${service}/src/main.js`], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] })]);
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!(await fetch(`${BASE}/readyz`).then((response) => response.ok).catch(() => false))) {
+      if (Date.now() > deadline) throw new Error('the relay did not become ready');
+      await new Promise((done) => setTimeout(done, 200));
+    }
+    const org = `cpu${randomBytes(3).toString('hex')}`;
+    const keys = [];
+    for (const handle of [`bob@${org}`, `frank@${org}`]) {
+      const { status, json } = await post('/admin/agents', { handle, name: handle.split('@')[0] }, { authorization: `Bearer ${adminToken}` });
+      if (status !== 201) throw new Error(`registering ${handle} answered ${status}`);
+      keys.push(json.api_key);
+    }
+    const send = (index) =>
+      post('/a2a', { jsonrpc: '2.0', id: index, method: 'message/send', params: { recipient: `frank@${org}`, message: { role: 'user', parts: [{ type: 'text', text: `handoff ${index}` }] } } }, { authorization: `Bearer ${keys[0]}` });
+    // Warm up (JIT, pools, first series of each metric), then measure.
+    for (let index = 0; index < 50; index++) await send(index);
+    await new Promise((done) => setTimeout(done, 1000));
+    // What each process burns idle (timers, default metrics' event-loop monitor, pollers), per second.
+    const idleFrom = new Map(children.map(([service, child]) => [service, cpuSeconds(child.pid)]));
+    await new Promise((done) => setTimeout(done, IDLE_MS));
+    const idleMsPerSecond = Object.fromEntries(children.map(([service, child]) => [service, ((cpuSeconds(child.pid) - idleFrom.get(service)) * 1000) / (IDLE_MS / 1000)]));
+    const before = new Map(children.map(([service, child]) => [service, cpuSeconds(child.pid)]));
+    let next = 0;
+    let errors = 0;
+    const startedAt = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < REQUESTS) {
+          const { json } = await send(next++);
+          if (!json.result?.task_id) errors++;
+        }
+      }),
+    );
+    const seconds = (performance.now() - startedAt) / 1000;
+    // The outbox relay and the notifier finish the events of the last creates.
+    await new Promise((done) => setTimeout(done, 2000));
+    const cpuMs = Object.fromEntries(children.map(([service, child]) => [service, ((cpuSeconds(child.pid) - before.get(service)) * 1000) / REQUESTS]));
+    const total = Object.values(cpuMs).reduce((sum, value) => sum + value, 0);
+    console.log(
+      JSON.stringify({ root: ROOT, requests: REQUESTS, concurrency: CONCURRENCY, errors, requests_per_second: Math.round(REQUESTS / seconds), cpu_ms_per_request: { ...cpuMs, total }, idle_cpu_ms_per_second: idleMsPerSecond }, (key, value) =>
+        typeof value === 'number' ? Math.round(value * 1000) / 1000 : value,
+      ),
+    );
+  } finally {
+    for (const [, child] of children) child.kill('SIGTERM');
+    await Promise.all(children.map(([, child]) => new Promise((done) => (child.exitCode !== null ? done() : child.once('exit', done)))));
+    const { dropDatabase } = await import(`${ROOT}/dist/libs/database/src/index.js`);
+    const { deleteEventStream, openJetStream } = await import(`${ROOT}/dist/libs/messaging/src/index.js`);
+    const { rateLimitStreamName } = await import(`${ROOT}/dist/apps/edge/src/rate-limit/rate-limiter.js`);
+    await dropDatabase(env.DATABASE_URL);
+    const jetStream = await openJetStream({ url: env.NATS_URL ?? 'nats://127.0.0.1:4222', name: 'cpu-bench-cleanup' });
+    await deleteEventStream(jetStream.jsm, env.NATS_SUBJECT_PREFIX);
+    await jetStream.jsm.streams.delete(rateLimitStreamName(env.NATS_SUBJECT_PREFIX)).catch(() => undefined);
+    await jetStream.connection.drain();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

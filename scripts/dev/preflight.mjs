@@ -1,0 +1,71 @@
+// Checks, before anything is built or started, that the relay's two dependencies answer: Postgres
+// at DATABASE_URL and NATS with JetStream at NATS_URL. Returns one message naming each that does
+// not and how to get it, or null when both answer.
+import pg from 'pg';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/relay';
+const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
+const TIMEOUT_MS = 3000;
+
+function redacted(url) {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+async function checkPostgres(url) {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: TIMEOUT_MS });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return null;
+  } catch (error) {
+    // The server answered: a missing database is created by the migration step.
+    if (error.code === '3D000') return null;
+    return error.code === '28P01' || error.code === '28000'
+      ? `PostgreSQL at ${redacted(url)} refused the login (${error.message}); fix DATABASE_URL.`
+      : `PostgreSQL is not reachable at ${redacted(url)} (${error.message || error.code}).`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function checkNats(url) {
+  let connection;
+  try {
+    connection = await connect({ servers: url, timeout: TIMEOUT_MS, maxReconnectAttempts: 0, reconnect: false, name: 'agentrelay-start-check' });
+  } catch (error) {
+    return `NATS is not reachable at ${url} (${error.message}).`;
+  }
+  try {
+    const jsm = await jetstreamManager(connection, { timeout: TIMEOUT_MS });
+    await jsm.getAccountInfo();
+    return null;
+  } catch (error) {
+    return `NATS at ${url} answers but has no JetStream (${error.message}); start nats-server with -js.`;
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+const HOW_TO_GET_THEM = [
+  'Get them with the Debian packages (the defaults expect both on 127.0.0.1):',
+  '  sudo apt-get install postgresql nats-server   # a "postgres" role with trust auth on 127.0.0.1:5432',
+  '  nats-server -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server',
+  'or with Docker, from this repository:',
+  '  docker compose up -d nats postgres',
+  '  export DATABASE_URL=postgres://relay:relay@127.0.0.1:5432/relay',
+  'or point DATABASE_URL / NATS_URL at the ones you have.',
+].join('\n');
+
+export async function preflight(env) {
+  const problems = (await Promise.all([checkPostgres(env.DATABASE_URL || DEFAULT_DATABASE_URL), checkNats(env.NATS_URL || DEFAULT_NATS_URL)])).filter(Boolean);
+  if (problems.length === 0) return null;
+  return `Cannot start the relay:\n${problems.map((problem) => `  - ${problem}`).join('\n')}\n${HOW_TO_GET_THEM}`;
+}
