@@ -7,11 +7,9 @@ interface NatsSubscription {
   unsubscribe(): void;
 }
 
-interface NatsSubscriber {
+/** What the server needs of the connection Nest hands to `bindEvents`. */
+interface NatsConnectionLike {
   subscribe(subject: string, options: { queue?: string; callback: (error: Error | null, message: unknown) => unknown }): NatsSubscription;
-}
-
-interface DrainableConnection {
   isClosed(): boolean;
   flush(): Promise<void>;
   drain(): Promise<void>;
@@ -24,6 +22,7 @@ interface DrainableConnection {
  */
 export class RelayNatsServer extends ServerNats {
   private readonly ownSubscriptions: NatsSubscription[] = [];
+  private connection?: NatsConnectionLike;
   private inFlight = 0;
   private readonly idleWaiters: Array<() => void> = [];
 
@@ -35,7 +34,12 @@ export class RelayNatsServer extends ServerNats {
     super({ ...serverOptions, gracefulShutdown: false });
   }
 
-  override bindEvents(client: NatsSubscriber): void {
+  override bindEvents(client: NatsConnectionLike): void {
+    // The graceful close drains this connection: refuse to start if it could not.
+    if (typeof client.drain !== 'function' || typeof client.flush !== 'function') {
+      throw new Error('The NATS connection Nest handed to the server cannot be drained; shutting down would drop in-flight requests');
+    }
+    this.connection = client;
     const queue = this.serverOptions.queue;
     for (const [pattern, handler] of this.messageHandlers.entries()) {
       const handlerQueue = (handler.extras?.queue as string | undefined) ?? queue;
@@ -65,7 +69,8 @@ export class RelayNatsServer extends ServerNats {
   override async close(): Promise<void> {
     for (const subscription of this.ownSubscriptions.splice(0)) subscription.unsubscribe();
     await this.waitUntilIdle();
-    const connection = (this as unknown as { natsClient: DrainableConnection | null }).natsClient;
+    const connection = this.connection;
+    this.connection = undefined;
     if (connection && !connection.isClosed()) {
       await connection.flush().catch(() => undefined);
       await connection.drain().catch(() => undefined);
