@@ -1,4 +1,5 @@
-import { escapeXml, niceMax, renderChart, type ChartRow } from './chart';
+import { decades, escapeXml, logHeight, renderChart, type ChartRow } from './chart';
+import { runWindow } from './load-generator';
 import { summarize } from './report';
 import type { WindowRecord } from './scenarios';
 import { cpuDeltaMs, median, medianOfRoundRatios, parseProcStatTicks, parseVmHwmKb, percentile, perRequest, summarizeLatencies } from './stats';
@@ -105,6 +106,26 @@ describe('bench arithmetic', () => {
   });
 });
 
+describe('bench load windows', () => {
+  const slowCall = (ms: number) => () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), ms));
+
+  it('stops at the request cap, and counts failures as errors', async () => {
+    const result = await runWindow({ concurrency: 4, maxRequests: 10, maxMs: 10000 }, async (index) => index % 5 !== 0);
+    expect(result.requests).toBe(10);
+    expect(result.errors).toBe(2);
+    expect(result.latenciesMs).toHaveLength(10);
+  });
+
+  it('stops at the time limit unless too few requests started, then at the hard limit', async () => {
+    const timed = await runWindow({ concurrency: 1, maxRequests: 1000, maxMs: 30 }, slowCall(10));
+    expect(timed.requests).toBeLessThan(10);
+    const stretched = await runWindow({ concurrency: 1, maxRequests: 1000, maxMs: 10, minRequests: 6, hardMaxMs: 5000 }, slowCall(10));
+    expect(stretched.requests).toBe(6);
+    const capped = await runWindow({ concurrency: 1, maxRequests: 1000, maxMs: 10, minRequests: 1000, hardMaxMs: 60 }, slowCall(10));
+    expect(capped.requests).toBeLessThan(12);
+  });
+});
+
 describe('bench chart', () => {
   const rows: ChartRow[] = [
     { group: 'create c=1', server: 'relay', rps: 50, p99: 40 },
@@ -125,18 +146,22 @@ describe('bench chart', () => {
     // 4 finite rows × 2 metrics; the NaN row draws nothing.
     expect(bars).toHaveLength(8);
     expect(bars.filter((bar) => bar.metric === 'rps').map((bar) => `${bar.group}/${bar.server}`)).toEqual(['create c=1/relay', 'create c=1/sdk-postgres', 'create c=1/floor', 'get c=32/relay']);
-    // Heights are proportional within a panel: the floor's 3,500 req/s bar is 70× the relay's 50.
+    // Log axis from 10 to 10,000 req/s: heights grow with the log of the value over the axis' low end.
     const rps = bars.filter((bar) => bar.metric === 'rps');
-    expect(rps[2].height / rps[0].height).toBeCloseTo(70, 0);
+    expect(rps[2].height / rps[0].height).toBeCloseTo(Math.log10(350) / Math.log10(5), 1);
+    expect(rps[0].height).toBeLessThan(rps[3].height);
+    expect(rps[3].height).toBeLessThan(rps[1].height);
     const p99 = bars.filter((bar) => bar.metric === 'p99');
     expect(p99.find((bar) => bar.group === 'get c=32')!.value).toBe(300);
     expect(Math.max(...p99.map((bar) => bar.height))).toBeLessThanOrEqual(220);
   });
 
   it('has helpers that round axes and escape text', () => {
-    expect(niceMax(3500)).toBe(5000);
-    expect(niceMax(800)).toBe(1000);
-    expect(niceMax(0)).toBe(1);
+    expect(decades([50, 800, 3500, NaN])).toEqual({ low: 10, high: 10000 });
+    expect(decades([0.5, 0.7])).toEqual({ low: 0.1, high: 1 });
+    expect(decades([])).toEqual({ low: 1, high: 10 });
+    expect(logHeight(1000, 10, 10000, 300)).toBeCloseTo(200);
+    expect(logHeight(5, 10, 10000, 300)).toBe(1);
     expect(escapeXml(`<a & 'b'>`)).toBe('&lt;a &amp; &apos;b&apos;&gt;');
   });
 });

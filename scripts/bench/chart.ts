@@ -1,6 +1,7 @@
 /**
  * A hand-written SVG of throughput and p99 per server per scenario: two panels of grouped bars
  * (one group per scenario × concurrency, one bar per server), each bar labelled with its value.
+ * Both axes are logarithmic (whole decades): the servers differ by two orders of magnitude.
  * Pure: rows in, SVG text out.
  */
 import type { ServerName } from './options';
@@ -37,12 +38,19 @@ function label(value: number): string {
   return value >= 10 ? value.toFixed(1) : value.toFixed(2);
 }
 
-/** A "nice" upper bound for an axis (1, 2 or 5 × a power of ten). */
-export function niceMax(value: number): number {
-  if (!Number.isFinite(value) || value <= 0) return 1;
-  const power = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 5, 10]) if (step * power >= value) return step * power;
-  return 10 * power;
+/** The whole decades that hold every positive value: [10^floor(log min), 10^ceil(log max)], at least one decade wide. */
+export function decades(values: readonly number[]): { low: number; high: number } {
+  const positive = values.filter((value) => Number.isFinite(value) && value > 0);
+  if (positive.length === 0) return { low: 1, high: 10 };
+  const low = Math.floor(Math.log10(Math.min(...positive)));
+  const high = Math.max(low + 1, Math.ceil(Math.log10(Math.max(...positive))));
+  return { low: 10 ** low, high: 10 ** high };
+}
+
+/** Height of a bar on a log axis from `low` (0) to `high` (full); values at or under `low` get a sliver. */
+export function logHeight(value: number, low: number, high: number, full: number): number {
+  if (!(value > low)) return 1;
+  return Math.max(1, (Math.log10(value / low) / Math.log10(high / low)) * full);
 }
 
 export function renderChart(rows: readonly ChartRow[], title: string): string {
@@ -70,15 +78,14 @@ export function renderChart(rows: readonly ChartRow[], title: string): string {
     out.push(`<rect x="${x}" y="38" width="12" height="12" fill="${SERVER_COLORS[server]}"/>`, `<text x="${x + 16}" y="48">${escapeXml(LABELS[server])}</text>`);
   });
   for (const panel of panels) {
-    const values = rows.map((row) => row[panel.metric]).filter((value) => Number.isFinite(value));
-    const max = niceMax(Math.max(0, ...values));
+    const { low, high } = decades(rows.map((row) => row[panel.metric]));
     const bottom = panel.top + panelHeight;
-    out.push(`<text x="${left}" y="${panel.top - 12}" font-size="13" font-weight="bold">${escapeXml(panel.title)}</text>`);
-    for (let tick = 0; tick <= 4; tick++) {
-      const y = bottom - (tick / 4) * panelHeight;
+    out.push(`<text x="${left}" y="${panel.top - 12}" font-size="13" font-weight="bold">${escapeXml(panel.title)} · log scale</text>`);
+    for (let tick = low; tick <= high * 1.0001; tick *= 10) {
+      const y = (bottom - logHeight(tick, low, high, panelHeight) + (tick === low ? 1 : 0)).toFixed(1);
       out.push(
         `<line x1="${left}" y1="${y}" x2="${width - 10}" y2="${y}" stroke="#e5e5e5"/>`,
-        `<text x="${left - 6}" y="${y + 4}" text-anchor="end" fill="#555">${escapeXml(label((tick / 4) * max))}</text>`,
+        `<text x="${left - 6}" y="${Number(y) + 4}" text-anchor="end" fill="#555">${escapeXml(label(tick))}</text>`,
       );
     }
     groups.forEach((group, groupIndex) => {
@@ -87,7 +94,7 @@ export function renderChart(rows: readonly ChartRow[], title: string): string {
         const row = rows.find((candidate) => candidate.group === group && candidate.server === server);
         if (!row || !Number.isFinite(row[panel.metric])) return;
         const value = row[panel.metric];
-        const barHeight = Math.max(1, (value / max) * panelHeight);
+        const barHeight = logHeight(value, low, high, panelHeight);
         const x = x0 + serverIndex * barWidth;
         out.push(
           `<rect class="bar" data-metric="${panel.metric}" data-server="${server}" data-group="${escapeXml(group)}" data-value="${value}" x="${x}" y="${(bottom - barHeight).toFixed(1)}" width="${barWidth - 2}" height="${barHeight.toFixed(1)}" fill="${SERVER_COLORS[server]}"><title>${escapeXml(`${LABELS[server]} · ${group}: ${label(value)}`)}</title></rect>`,

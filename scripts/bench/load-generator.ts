@@ -73,8 +73,11 @@ export interface WindowLimits {
   concurrency: number;
   /** No request starts after this many have started. */
   maxRequests: number;
-  /** No request starts after this many milliseconds. */
+  /** No request starts after this many milliseconds… */
   maxMs: number;
+  /** …unless fewer than this many have started (so a slow server still yields enough requests for its CPU figure), up to hardMaxMs. */
+  minRequests?: number;
+  hardMaxMs?: number;
 }
 
 export interface WindowResult {
@@ -94,9 +97,16 @@ export async function runWindow(limits: WindowLimits, call: Call): Promise<Windo
   let errors = 0;
   const startedAt = performance.now();
   const deadline = startedAt + limits.maxMs;
+  const hardDeadline = startedAt + Math.max(limits.maxMs, limits.hardMaxMs ?? limits.maxMs);
+  const minRequests = limits.minRequests ?? 0;
+  const more = (): boolean => {
+    if (started >= limits.maxRequests) return false;
+    const now = performance.now();
+    return now < deadline || (started < minRequests && now < hardDeadline);
+  };
   await Promise.all(
     Array.from({ length: limits.concurrency }, async (_, slot) => {
-      while (started < limits.maxRequests && performance.now() < deadline) {
+      while (more()) {
         const index = started++;
         const began = performance.now();
         let ok = false;

@@ -13,6 +13,8 @@ export interface BenchOptions {
   /** Per measured window: no request starts after this many have, or after windowMs. */
   windowRequests: number;
   windowMs: number;
+  /** A window goes on past windowMs (up to 5×) until this many requests have started: enough CPU ticks per request. */
+  windowMinRequests: number;
   /** Unmeasured warm-up before each server's first window of a scenario and concurrency. */
   warmupRequests: number;
   warmupMs: number;
@@ -35,6 +37,7 @@ const HELP = `npm run bench [-- options]
   --rounds 3              alternating rounds per scenario    (BENCH_ROUNDS)
   --requests 2000         max requests per measured window   (BENCH_REQUESTS)
   --window-ms 4000        max milliseconds per window        (BENCH_WINDOW_MS)
+  --min-requests 100      …unless fewer started (then up to 5× window-ms)  (BENCH_MIN_REQUESTS)
   --inbox 10000,100000,1000000  thread counts for the inbox  (BENCH_INBOX_SIZES)
   --fanout-events 1000    creates per fanout window          (BENCH_FANOUT_EVENTS)
   --scenarios a,b         subset of ${SCENARIOS.join(',')}   (BENCH_SCENARIOS)
@@ -68,7 +71,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     if (key === 'quick') flags.set(key, 'true');
     else flags.set(key, inline ?? argv[++i] ?? '');
   }
-  const known = ['quick', 'concurrency', 'rounds', 'requests', 'window-ms', 'inbox', 'fanout-events', 'scenarios', 'servers', 'results'];
+  const known = ['quick', 'concurrency', 'rounds', 'requests', 'window-ms', 'min-requests', 'inbox', 'fanout-events', 'scenarios', 'servers', 'results'];
   for (const key of flags.keys()) if (!known.includes(key)) throw new Error(`unknown flag --${key}\n\n${HELP}`);
   const quick = flags.has('quick') || env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
   const pick = (flag: string, key: string): string | undefined => flags.get(flag) ?? env[key];
@@ -84,6 +87,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     rounds: one('rounds', 'BENCH_ROUNDS', quick ? 2 : 3),
     windowRequests: one('requests', 'BENCH_REQUESTS', quick ? 400 : 2000),
     windowMs: one('window-ms', 'BENCH_WINDOW_MS', quick ? 1000 : 4000),
+    windowMinRequests: one('min-requests', 'BENCH_MIN_REQUESTS', quick ? 30 : 100),
     warmupRequests: quick ? 40 : 150,
     warmupMs: quick ? 500 : 2000,
     inboxSizes: numbers(pick('inbox', 'BENCH_INBOX_SIZES'), '--inbox') ?? (quick ? [10000, 100000] : [10000, 100000, 1000000]),
