@@ -85,7 +85,7 @@ export function renderChart(rows: readonly ChartRow[], title: string): string {
       const y = (bottom - logHeight(tick, low, high, panelHeight) + (tick === low ? 1 : 0)).toFixed(1);
       out.push(
         `<line x1="${left}" y1="${y}" x2="${width - 10}" y2="${y}" stroke="#e5e5e5"/>`,
-        `<text x="${left - 6}" y="${Number(y) + 4}" text-anchor="end" fill="#555">${escapeXml(label(tick))}</text>`,
+        `<text x="${left - 6}" y="${Number(y) + 4}" text-anchor="end" fill="#555">${escapeXml(tick >= 1 ? Math.round(tick).toLocaleString('en-US') : String(Number(tick.toPrecision(1))))}</text>`,
       );
     }
     groups.forEach((group, groupIndex) => {

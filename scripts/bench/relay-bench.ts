@@ -207,6 +207,10 @@ async function main(): Promise<void> {
     console.log(`\n${markdown}`);
     for (const plan of bench.inboxPlans) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) at ${plan.size.toLocaleString('en-US')} threads:\n${plan.explain}`);
 
+    for (const child of children) {
+      const stderr = child.stderrTail.join('').trim();
+      if (stderr) console.log(`\nstderr of ${child.name} (last lines):\n${stderr.slice(-1500)}`);
+    }
     const lost = Object.values(verification).some(({ acknowledged, stored }) => stored !== null && stored < acknowledged);
     const report = {
       command,

@@ -51,8 +51,11 @@ export async function setUpRelayAgents(client: HttpClient, adminToken: string, s
 
 const bearer = (agent: RelayAgent): Record<string, string> => ({ authorization: `Bearer ${agent.key}` });
 
-function result(reply: JsonReply): Record<string, unknown> | undefined {
-  return reply.status === 200 ? (reply.json?.result as Record<string, unknown> | undefined) : undefined;
+/** The JSON-RPC result, or an Error naming what came back instead (the load generator keeps a few as samples). */
+function result(reply: JsonReply, what: string): Record<string, unknown> {
+  const value = reply.status === 200 ? (reply.json?.result as Record<string, unknown> | undefined) : undefined;
+  if (value === undefined) throw new Error(`${what}: HTTP ${reply.status} ${JSON.stringify(reply.json?.error ?? reply.json ?? null).slice(0, 300)}`);
+  return value;
 }
 
 /** AgentRelay `message/send` creating a handoff; the new task id, or undefined. */
@@ -62,7 +65,7 @@ export async function relayCreate(client: HttpClient, pair: RelayPair, index: nu
     { jsonrpc: '2.0', id: index, method: 'message/send', params: { recipient: pair.recipient.handle, message: { role: 'user', parts: [{ type: 'text', text: `bench handoff ${index}` }] } } },
     bearer(pair.sender),
   );
-  const taskId = result(reply)?.task_id;
+  const taskId = result(reply, 'message/send')?.task_id;
   return typeof taskId === 'string' ? taskId : undefined;
 }
 
@@ -78,18 +81,18 @@ export async function relaySendMessage(client: HttpClient, pair: RelayPair, inde
     },
     { ...bearer(pair.sender), 'a2a-version': '1.0' },
   );
-  const task = result(reply)?.task as { id?: string } | undefined;
+  const task = result(reply, 'SendMessage')?.task as { id?: string } | undefined;
   return typeof task?.id === 'string' ? task.id : undefined;
 }
 
 /** AgentRelay `tasks/get`; true when the thread came back. */
 export async function relayGet(client: HttpClient, caller: RelayAgent, taskId: string, index: number): Promise<boolean> {
   const reply = await client.post('/a2a', { jsonrpc: '2.0', id: index, method: 'tasks/get', params: { task_id: taskId } }, bearer(caller));
-  return result(reply)?.task_id === taskId;
+  return result(reply, 'tasks/get')?.task_id === taskId;
 }
 
 async function call(client: HttpClient, caller: RelayAgent, method: string, params: Record<string, unknown>, index: number): Promise<boolean> {
-  return result(await client.post('/a2a', { jsonrpc: '2.0', id: index, method, params }, bearer(caller))) !== undefined;
+  return result(await client.post('/a2a', { jsonrpc: '2.0', id: index, method, params }, bearer(caller)), method) !== undefined;
 }
 
 /** create → accept → a message each way → complete; the task id when every step succeeded. */
@@ -111,7 +114,7 @@ export async function relayLifecycle(client: HttpClient, pair: RelayPair, index:
 /** AgentRelay `tasks/list`, the recipient's inbox, a page of 50; the number of items. */
 export async function relayInbox(client: HttpClient, recipient: RelayAgent, index: number): Promise<number> {
   const reply = await client.post('/a2a', { jsonrpc: '2.0', id: index, method: 'tasks/list', params: { filter: { role: 'recipient' }, page: { limit: 50 } } }, bearer(recipient));
-  const items = result(reply)?.items;
+  const items = result(reply, 'tasks/list')?.items;
   return Array.isArray(items) ? items.length : -1;
 }
 
@@ -127,7 +130,7 @@ export async function baselineSendMessage(client: HttpClient, index: number): Pr
     },
     { 'a2a-version': '1.0' },
   );
-  const answer = result(reply) as { task?: { id?: string }; id?: string } | undefined;
+  const answer = result(reply, 'SendMessage') as { task?: { id?: string }; id?: string } | undefined;
   const id = answer?.task?.id ?? answer?.id;
   return typeof id === 'string' ? id : undefined;
 }
@@ -135,6 +138,6 @@ export async function baselineSendMessage(client: HttpClient, index: number): Pr
 /** A2A v1.0 `GetTask` on a baseline; true when the task came back. */
 export async function baselineGet(client: HttpClient, taskId: string, index: number): Promise<boolean> {
   const reply = await client.post('/', { jsonrpc: '2.0', id: index, method: 'GetTask', params: { id: taskId } }, { 'a2a-version': '1.0' });
-  const answer = result(reply) as { task?: { id?: string }; id?: string } | undefined;
+  const answer = result(reply, 'GetTask') as { task?: { id?: string }; id?: string } | undefined;
   return (answer?.task?.id ?? answer?.id) === taskId;
 }

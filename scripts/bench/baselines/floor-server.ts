@@ -62,7 +62,7 @@ async function main(): Promise<void> {
       );
     });
   });
-  server.keepAliveTimeout = 30000;
+  server.keepAliveTimeout = 10 * 60 * 1000;
   server.listen(PORT, '127.0.0.1', () => console.log(`ready ${PORT}`));
   const stop = (): void => {
     server.close();

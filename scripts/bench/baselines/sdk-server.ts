@@ -71,7 +71,7 @@ async function main(): Promise<void> {
   const app = express();
   app.use(jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
   const server = app.listen(PORT, '127.0.0.1', () => console.log(`ready ${PORT}`));
-  server.keepAliveTimeout = 30000;
+  server.keepAliveTimeout = 10 * 60 * 1000;
   const stop = (): void => {
     server.close();
     server.closeAllConnections();
