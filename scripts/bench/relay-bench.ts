@@ -68,7 +68,13 @@ function gitCommit(): string | undefined {
 }
 
 async function main(): Promise<void> {
-  const options = parseOptions(process.argv.slice(2), process.env);
+  let options: ReturnType<typeof parseOptions>;
+  try {
+    options = parseOptions(process.argv.slice(2), process.env);
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(2);
+  }
   const startedAt = new Date();
   const loadAtStart = loadavg().map((value) => value.toFixed(1)).join(' / ');
   const databaseName = `relay_bench_${Date.now().toString(36)}`;
