@@ -1,200 +1,260 @@
 /**
- * Benchmark: starts a relay from dist/ as four real processes on loopback (own database, own
- * subject prefix, rate limit raised), then measures throughput and latency of the main calls with
- * a bounded number of requests at a fixed concurrency. Compare the ratios between rows of one run;
- * absolute numbers depend on the machine's load.
+ * `npm run bench`: the relay (four processes from dist/) beside the official A2A SDK server (on
+ * Postgres and in memory) and a floor server, on one load generator, in one run. See bench/README.md.
  *
- *   npm run bench                      # defaults: 400 requests per scenario, concurrency 8
- *   BENCH_REQUESTS=1000 BENCH_CONCURRENCY=16 npm run bench
+ *   npm run bench                 # full: 3 rounds, windows up to 4 s / 2000 requests, inbox to 1M threads
+ *   npm run bench -- --quick      # under 3 minutes: 2 rounds, 1 s windows, inbox to 100k threads
+ *   npm run bench -- --help
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
 import { dropDatabase, ensureDatabaseExists } from '@app/database';
-import { deleteEventStream, openJetStream } from '@app/messaging';
-import { rateLimitStreamName } from '../../apps/edge/src/rate-limit/rate-limiter';
+import { openJetStream } from '@app/messaging';
 import { migrateAllSchemas } from '../migrate-all';
+import { renderChart } from './chart';
+import { HttpClient } from './load-generator';
+import { parseOptions, type ServerName } from './options';
+import { BASELINE_APPLICATIONS, BENCH_APPLICATION, PgProcesses } from './pg-processes';
+import { pidsByCommand, ProcessSampler, type ProcessGroup } from './proc-sampler';
+import { migrateSdkTaskStore, RELAY_SERVICES, startBaseline, startRelay, stopChildren, waitForHttp, type Child } from './processes';
+import { setUpRelayAgents } from './relay-fixture';
+import { cpuTable, inboxTable, mainTable, rssTable, summarize } from './report';
+import { Bench, FanoutSink, type Target } from './scenarios';
 
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
-const PORT = Number(process.env.BENCH_PORT ?? 18080);
 const ADMIN_TOKEN = `bench_${randomBytes(16).toString('hex')}`;
-const BASE = `http://127.0.0.1:${PORT}`;
 
-interface ScenarioResult {
-  name: string;
-  requests: number;
-  errors: number;
-  seconds: number;
-  latenciesMs: number[];
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-async function post(path: string, body: unknown, headers: Record<string, string>): Promise<{ status: number; json: Record<string, unknown> }> {
-  const response = await fetch(`${BASE}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
-}
-
-async function runScenario(name: string, call: (index: number) => Promise<boolean>): Promise<ScenarioResult> {
-  const latenciesMs: number[] = [];
-  let next = 0;
-  let errors = 0;
-  const startedAt = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < REQUESTS) {
-        const index = next++;
-        const began = performance.now();
-        const ok = await call(index).catch(() => false);
-        latenciesMs.push(performance.now() - began);
-        if (!ok) errors++;
-      }
-    }),
-  );
-  return { name, requests: REQUESTS, errors, seconds: (performance.now() - startedAt) / 1000, latenciesMs: latenciesMs.sort((a, b) => a - b) };
-}
-
-function startProcesses(env: Record<string, string>): ChildProcess[] {
-  return ['directory', 'tasks', 'notifier', 'edge'].map((service) =>
-    spawn(process.execPath, [`dist/apps/${service}/src/main.js`], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] }),
-  );
-}
-
-async function waitUntilReady(timeoutMs = 30000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ready = await fetch(`${BASE}/readyz`).then((response) => response.ok).catch(() => false);
-    if (ready) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+async function verifyStored(db: pg.Client, acknowledged: Map<ServerName, string[]>): Promise<Record<string, { acknowledged: number; stored: number | null }>> {
+  const queries: Partial<Record<ServerName, string>> = {
+    relay: `SELECT count(*)::int AS n FROM "tasks"."threads" WHERE "id" = ANY($1::text[])`,
+    'sdk-postgres': `SELECT count(*)::int AS n FROM public."tasks" WHERE "id" = ANY($1::text[])`,
+    floor: `SELECT count(*)::int AS n FROM bench_floor_tasks WHERE id = ANY($1::uuid[])`,
+  };
+  const result: Record<string, { acknowledged: number; stored: number | null }> = {};
+  for (const [server, ids] of acknowledged) {
+    const unique = [...new Set(ids)];
+    const query = queries[server];
+    const stored = query ? (await db.query<{ n: number }>(query, [unique])).rows[0].n : null;
+    result[server] = { acknowledged: unique.length, stored };
   }
-  throw new Error('the relay did not become ready');
+  return result;
 }
 
-async function registerAgent(handle: string): Promise<string> {
-  const { status, json } = await post('/admin/agents', { handle, name: handle.split('@')[0] }, { authorization: `Bearer ${ADMIN_TOKEN}` });
-  if (status !== 201) throw new Error(`registering ${handle} answered ${status}`);
-  return json.api_key as string;
+async function deleteStreams(natsUrl: string, subjectPrefix: string): Promise<string[]> {
+  const jetStream = await openJetStream({ url: natsUrl, name: 'bench-cleanup' });
+  const deleted: string[] = [];
+  try {
+    const scope = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
+    for await (const stream of jetStream.jsm.streams.list()) {
+      const name = stream.config.name;
+      const ours = name.includes(scope) || (stream.config.subjects ?? []).some((subject) => subject.startsWith(`${subjectPrefix}.`));
+      if (ours && (await jetStream.jsm.streams.delete(name).catch(() => false))) deleted.push(name);
+    }
+  } finally {
+    await jetStream.connection.drain();
+  }
+  return deleted;
+}
+
+function gitCommit(): string | undefined {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return undefined;
+  }
 }
 
 async function main(): Promise<void> {
-  const databaseUrl = `postgres://postgres@127.0.0.1:5432/relay_bench_${Date.now().toString(36)}`;
-  await ensureDatabaseExists(databaseUrl);
-  await migrateAllSchemas(databaseUrl);
-  const subjectPrefix = `bench_${randomBytes(4).toString('hex')}`;
-  const children = startProcesses({
-    DATABASE_URL: databaseUrl,
-    NATS_SUBJECT_PREFIX: subjectPrefix,
-    RELAY_MIGRATE_ON_START: 'false',
-    RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
-    RELAY_RATE_LIMIT_PER_MINUTE: '100000',
-    EDGE_PORT: String(PORT),
-    EDGE_HOST: '127.0.0.1',
-    RELAY_PUBLIC_URL: BASE,
-    LOG_LEVEL: 'warn',
-    METRICS_PORT: '0',
-  });
+  let options: ReturnType<typeof parseOptions>;
   try {
-    await waitUntilReady();
-    const org = `bench${randomBytes(3).toString('hex')}`;
-    const senderKey = await registerAgent(`bob@${org}`);
-    const recipientKey = await registerAgent(`frank@${org}`);
-    const asSender = { authorization: `Bearer ${senderKey}` };
-    const taskIds: string[] = [];
-
-    const results: ScenarioResult[] = [];
-    results.push(
-      await runScenario('readyz (edge → 3 services over NATS → Postgres)', async () => (await fetch(`${BASE}/readyz`)).ok),
-    );
-    results.push(
-      await runScenario('AgentRelay message/send (create handoff)', async (index) => {
-        const { json } = await post(
-          '/a2a',
-          {
-            jsonrpc: '2.0',
-            id: index,
-            method: 'message/send',
-            params: { recipient: `frank@${org}`, message: { role: 'user', parts: [{ type: 'text', text: `handoff ${index}` }] } },
-          },
-          asSender,
-        );
-        const result = json.result as { task_id?: string } | undefined;
-        if (result?.task_id) taskIds.push(result.task_id);
-        return Boolean(result?.task_id);
-      }),
-    );
-    results.push(
-      await runScenario('AgentRelay tasks/get (full thread)', async (index) => {
-        const { json } = await post('/a2a', { jsonrpc: '2.0', id: index, method: 'tasks/get', params: { task_id: taskIds[index % taskIds.length] } }, asSender);
-        return json.result !== undefined;
-      }),
-    );
-    results.push(
-      await runScenario('AgentRelay tasks/list (inbox page of 50)', async (index) => {
-        const { json } = await post(
-          '/a2a',
-          { jsonrpc: '2.0', id: index, method: 'tasks/list', params: { filter: { role: 'recipient' }, page: { limit: 50 } } },
-          { authorization: `Bearer ${recipientKey}` },
-        );
-        return json.result !== undefined;
-      }),
-    );
-    results.push(
-      await runScenario('A2A v1.0 SendMessage on /a2a/{handle} (returnImmediately)', async (index) => {
-        const { json } = await post(
-          `/a2a/frank@${org}`,
-          {
-            jsonrpc: '2.0',
-            id: index,
-            method: 'SendMessage',
-            params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: `v1 ${index}` }] }, configuration: { returnImmediately: true } },
-          },
-          { ...asSender, 'a2a-version': '1.0' },
-        );
-        return json.result !== undefined;
-      }),
-    );
-    results.push(
-      await runScenario('AgentRelay tasks/update accept (state machine)', async (index) => {
-        const taskId = taskIds[index];
-        if (!taskId) return false;
-        const { json } = await post(
-          '/a2a',
-          { jsonrpc: '2.0', id: index, method: 'tasks/update', params: { task_id: taskId, transition: 'accept' } },
-          { authorization: `Bearer ${recipientKey}` },
-        );
-        return json.result !== undefined;
-      }),
-    );
-
-    console.log(`\nAgentRelay benchmark — ${REQUESTS} requests per scenario, concurrency ${CONCURRENCY}, node ${process.version}\n`);
-    console.log('| scenario | req/s | p50 ms | p95 ms | p99 ms | errors |');
-    console.log('|---|---:|---:|---:|---:|---:|');
-    for (const result of results) {
-      const rate = result.requests / result.seconds;
-      console.log(
-        `| ${result.name} | ${rate.toFixed(0)} | ${percentile(result.latenciesMs, 50).toFixed(1)} | ${percentile(result.latenciesMs, 95).toFixed(1)} | ${percentile(result.latenciesMs, 99).toFixed(1)} | ${result.errors} |`,
-      );
-    }
-  } finally {
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
-    await dropDatabase(databaseUrl);
-    const jetStream = await openJetStream({ url: 'nats://127.0.0.1:4222', name: 'bench-cleanup' });
-    await deleteEventStream(jetStream.jsm, subjectPrefix);
-    await jetStream.jsm.streams.delete(rateLimitStreamName(subjectPrefix)).catch(() => undefined);
-    await jetStream.connection.drain();
+    options = parseOptions(process.argv.slice(2), process.env);
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(2);
   }
+  const startedAt = new Date();
+  const loadAtStart = loadavg().map((value) => value.toFixed(1)).join(' / ');
+  const databaseName = `relay_bench_${Date.now().toString(36)}`;
+  const databaseUrl = `${options.postgresUrl}/${databaseName}`;
+  const subjectPrefix = `bench_${randomBytes(4).toString('hex')}`;
+  const children: Child[] = [];
+  const clients: HttpClient[] = [];
+  let sink: FanoutSink | undefined;
+  let db: pg.Client | undefined;
+  let failed = false;
+  let cleaned: Promise<void> | undefined;
+  const cleanup = (): Promise<void> =>
+    (cleaned ??= (async () => {
+      for (const client of clients) client.close();
+      await stopChildren(children).catch((error: unknown) => console.error('stopping the servers:', error));
+      await sink?.stop().catch(() => undefined);
+      await db?.end().catch(() => undefined);
+      await dropDatabase(databaseUrl).catch((error: unknown) => console.error(`dropping ${databaseName}:`, error));
+      const streams = await deleteStreams(options.natsUrl, subjectPrefix).catch((error: unknown) => {
+        console.error('deleting the JetStream streams:', error);
+        return [];
+      });
+      console.log(`Cleaned up: dropped ${databaseName}, deleted streams ${streams.join(', ') || '(none)'}`);
+    })());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.error(`\n${signal}: stopping and cleaning up…`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+  const phase = (what: string): void => console.log(`[${((Date.now() - startedAt.getTime()) / 1000).toFixed(1).padStart(5)} s] ${what}`);
+  console.log(`AgentRelay bench${options.quick ? ' (quick)' : ''}: database ${databaseName}, subject prefix ${subjectPrefix}, concurrency ${options.concurrencies.join('/')}, ${options.rounds} rounds`);
+  try {
+    phase('creating and migrating the bench database');
+    await ensureDatabaseExists(databaseUrl);
+    await migrateAllSchemas(databaseUrl);
+    if (options.servers.includes('sdk-postgres')) await migrateSdkTaskStore(databaseUrl);
+    sink = await FanoutSink.start();
+
+    phase('starting the relay and the baselines');
+    const relayUrl = `http://127.0.0.1:${options.port}`;
+    const relay = startRelay({
+      DATABASE_URL: databaseUrl,
+      NATS_URL: options.natsUrl,
+      NATS_SUBJECT_PREFIX: subjectPrefix,
+      RELAY_MIGRATE_ON_START: 'false',
+      RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
+      RELAY_RATE_LIMIT_PER_MINUTE: '100000',
+      RELAY_WEBHOOK_ALLOW_PRIVATE: 'true',
+      EDGE_PORT: String(options.port),
+      EDGE_HOST: '127.0.0.1',
+      RELAY_PUBLIC_URL: relayUrl,
+      LOG_LEVEL: 'warn',
+      METRICS_PORT: '0',
+    });
+    children.push(...relay.values());
+    const baselineChildren = new Map<ServerName, Child>();
+    const targets: Target[] = [{ name: 'relay', client: new HttpClient(relayUrl) }];
+    options.servers
+      .filter((server) => server !== 'relay')
+      .forEach((server, index) => {
+        const port = options.port + 1 + index;
+        const child = startBaseline(server, server === 'floor' ? 'floor-server' : 'sdk-server', {
+          BENCH_PORT: String(port),
+          BENCH_SDK_STORE: server === 'sdk-memory' ? 'memory' : 'postgres',
+          DATABASE_URL: databaseUrl,
+        });
+        baselineChildren.set(server, child);
+        children.push(child);
+        targets.push({ name: server, client: new HttpClient(`http://127.0.0.1:${port}`) });
+      });
+    clients.push(...targets.map((target) => target.client));
+    for (const target of targets) {
+      if (target.name === 'relay') await waitForHttp(target.client, '/readyz', [...relay.values()], 120000);
+      else await waitForHttp(target.client, '/', [baselineChildren.get(target.name)!], 60000, 'POST');
+    }
+
+    db = new pg.Client({ connectionString: databaseUrl, application_name: BENCH_APPLICATION });
+    await db.connect();
+    const maxSlots = Math.max(...options.concurrencies);
+    phase('registering agents');
+    const fixture = await setUpRelayAgents(targets[0].client, ADMIN_TOKEN, maxSlots, sink.url('/hook'));
+
+    const postgres = new PgProcesses(db, databaseName);
+    const natsPids = process.env.BENCH_NATS_PID ? [Number(process.env.BENCH_NATS_PID)] : pidsByCommand('nats-server');
+    if (natsPids.length !== 1) console.log(`  note: ${natsPids.length} nats-server processes found (${natsPids.join(', ')}); all are counted (BENCH_NATS_PID picks one)`);
+    const groups: ProcessGroup[] = [
+      ...RELAY_SERVICES.map((service) => ({ name: service, pids: () => [relay.get(service)!.process.pid!] })),
+      { name: 'nats-server', pids: () => natsPids },
+      { name: 'pg-relay', pids: postgres.backends(undefined) },
+      ...[...baselineChildren].map(([server, child]) => ({ name: server, pids: () => [child.process.pid!] })),
+      ...Object.entries(BASELINE_APPLICATIONS)
+        .filter(([server]) => baselineChildren.has(server as ServerName))
+        .map(([server, application]) => ({ name: `pg-${server}`, pids: postgres.backends(application) })),
+      { name: 'pg-background', pids: postgres.background() },
+      { name: 'bench', pids: () => [process.pid] },
+    ];
+    const sampler = new ProcessSampler(groups, () => postgres.refresh());
+    const bench = new Bench(options, sampler, targets, fixture, db, sink);
+    phase('measuring');
+    await bench.run();
+    phase('verifying rows and writing the report');
+
+    const verification = await verifyStored(db, bench.acknowledged);
+    const rows = summarize(bench.records);
+    const inbox = inboxTable(rows);
+    const peaks = sampler.peaks();
+    const finishedAt = new Date();
+    const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+    const load = loadavg().map((value) => value.toFixed(1)).join(' / ');
+    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, CLK_TCK ${sampler.clockTicks}, load average at start ${loadAtStart}, at end ${load}`;
+    const markdown = [
+      `# AgentRelay bench — ${finishedAt.toISOString()}`,
+      '',
+      `\`${command}\` · commit ${gitCommit() ?? '?'} · ${machine} · ${options.rounds} rounds · ${((finishedAt.getTime() - startedAt.getTime()) / 1000).toFixed(0)} s`,
+      '',
+      '## Throughput, latency, CPU (medians over rounds; ratios are medians of per-round ratios)',
+      '',
+      mainTable(rows),
+      '',
+      '## CPU ms per request, per process',
+      '',
+      cpuTable(rows),
+      '',
+      ...(inbox.table.split('\n').length > 2 ? ['## Inbox p99 by thread count', '', inbox.table, ''] : []),
+      '## Rows verified in Postgres',
+      '',
+      '| server | acknowledged | stored |',
+      '|---|---:|---:|',
+      ...Object.entries(verification).map(([server, { acknowledged, stored }]) => `| ${server} | ${acknowledged} | ${stored ?? 'n/a (memory)'} |`),
+      '',
+      '## Peak RSS',
+      '',
+      rssTable(peaks),
+      '',
+    ].join('\n');
+    console.log(`\n${markdown}`);
+    for (const plan of bench.inboxPlans) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) at ${plan.size.toLocaleString('en-US')} threads:\n${plan.explain}`);
+
+    for (const child of children) {
+      const stderr = child.stderrTail.join('').trim();
+      if (stderr) console.log(`\nstderr of ${child.name} (last lines):\n${stderr.slice(-1500)}`);
+    }
+    const lost = Object.values(verification).some(({ acknowledged, stored }) => stored !== null && stored < acknowledged);
+    const report = {
+      command,
+      commit: gitCommit(),
+      machine,
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      options,
+      summary: rows,
+      inbox: { flatness: inbox.flatness, plans: bench.inboxPlans },
+      verification,
+      peakRssKb: peaks,
+      windows: bench.records,
+    };
+    mkdirSync(options.resultsDir, { recursive: true });
+    const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+    const json = JSON.stringify(report, null, 2) + '\n';
+    const svg = renderChart(
+      rows.map((row) => ({ group: `${row.scenario} c=${row.concurrency}`, server: row.server, rps: row.rps, p99: row.p99 })),
+      `AgentRelay bench — ${finishedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC — ${command}`,
+    );
+    writeFileSync(join(options.resultsDir, `${stamp}.json`), json);
+    writeFileSync(join(options.resultsDir, 'latest.json'), json);
+    writeFileSync(join(options.resultsDir, 'latest.svg'), svg);
+    writeFileSync(join(options.resultsDir, 'latest.md'), markdown);
+    console.log(`\nWrote ${join(options.resultsDir, `${stamp}.json`)}, latest.json, latest.svg and latest.md`);
+    if (lost) {
+      console.error('Some acknowledged tasks are missing from Postgres (see "Rows verified").');
+      failed = true;
+    }
+  } catch (error) {
+    failed = true;
+    console.error(error);
+  } finally {
+    await cleanup();
+  }
+  process.exit(failed ? 1 : 0);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+void main();

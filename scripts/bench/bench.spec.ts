@@ -1,0 +1,167 @@
+import { decades, escapeXml, logHeight, renderChart, type ChartRow } from './chart';
+import { runWindow } from './load-generator';
+import { summarize } from './report';
+import type { WindowRecord } from './scenarios';
+import { cpuDeltaMs, median, medianOfRoundRatios, parseProcStatTicks, parseVmHwmKb, percentile, perRequest, summarizeLatencies } from './stats';
+
+/** Checks that every tag opened is closed in order (enough to catch broken SVG from string building). */
+function assertWellFormed(xml: string): void {
+  const stack: string[] = [];
+  for (const match of xml.matchAll(/<(\/?)([a-zA-Z][\w:-]*)([^>]*?)(\/?)>/g)) {
+    const [, closing, name, attributes, selfClosing] = match;
+    expect((attributes.match(/"/g) ?? []).length % 2).toBe(0);
+    if (selfClosing) continue;
+    if (closing) expect(stack.pop()).toBe(name);
+    else stack.push(name);
+  }
+  expect(stack).toEqual([]);
+  expect(xml.replace(/<[^>]*>/g, '')).not.toMatch(/[<>]|&(?!(amp|lt|gt|quot|apos);)/);
+}
+
+function window(partial: Partial<WindowRecord> & Pick<WindowRecord, 'server' | 'round' | 'rps'>): WindowRecord {
+  return {
+    scenario: 'create',
+    concurrency: 32,
+    unit: 'request',
+    requests: 100,
+    errors: 0,
+    seconds: 1,
+    latencyMs: { p50: 1, p90: 2, p99: 3, max: 4 },
+    cpuMs: {},
+    cpuMsPerRequest: {},
+    totalCpuMsPerRequest: 1,
+    ...partial,
+  };
+}
+
+describe('bench arithmetic', () => {
+  it('takes nearest-rank percentiles of sorted latencies', () => {
+    const sorted = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(percentile(sorted, 50)).toBe(50);
+    expect(percentile(sorted, 90)).toBe(90);
+    expect(percentile(sorted, 99)).toBe(99);
+    expect(percentile(sorted, 100)).toBe(100);
+    expect(percentile([7], 99)).toBe(7);
+    expect(percentile([], 50)).toBeNaN();
+    expect(summarizeLatencies([5, 1, 4, 2, 3])).toEqual({ p50: 3, p90: 5, p99: 5, max: 5 });
+  });
+
+  it('takes medians, ignoring values that are not finite', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([NaN, 5])).toBe(5);
+    expect(median([])).toBeNaN();
+  });
+
+  it('computes ratios round by round, then their median', () => {
+    const { ratios, median: middle } = medianOfRoundRatios([100, 300, 90], [1000, 1000, 100]);
+    expect(ratios).toEqual([0.1, 0.3, 0.9]);
+    expect(middle).toBe(0.3);
+    // A round missing on either side, or a zero denominator, is left out.
+    expect(medianOfRoundRatios([10, 20, undefined, 5], [10, undefined, 4, 0]).ratios).toEqual([1]);
+  });
+
+  it('turns clock-tick samples into CPU milliseconds', () => {
+    const before = new Map([
+      [1, 100],
+      [2, 50],
+      [4, 900],
+    ]);
+    const after = new Map([
+      [1, 130], // +30 ticks
+      [2, 50], // idle
+      [3, 7], // born during the window: all 7 ticks
+      [4, 10], // pid reused (counter went back): counts as new, 10 ticks
+    ]);
+    expect(cpuDeltaMs(before, after, [1, 2, 3, 4, 5], 100)).toBe(470);
+    expect(cpuDeltaMs(before, after, [1], 250)).toBe(120);
+    expect(perRequest(470, 47)).toBe(10);
+    expect(perRequest(10, 0)).toBeNaN();
+  });
+
+  it('reads utime + stime and VmHWM from /proc texts, whatever the command name holds', () => {
+    const stat = '4242 (node (edge) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 1234 567 0 0 20 0 11 0 3759 222445568 1622';
+    expect(parseProcStatTicks(stat)).toEqual({ ppid: 1, ticks: 1801 });
+    expect(parseVmHwmKb('Name:\tnode\nVmPeak:\t  1 kB\nVmHWM:\t   29772 kB\nVmRSS:\t 1 kB\n')).toBe(29772);
+    expect(parseVmHwmKb('Name:\tkthread\n')).toBeNaN();
+  });
+
+  it('summarizes rounds and puts the median per-round relay ÷ SDK-on-Postgres ratio on the relay row', () => {
+    const rows = summarize([
+      window({ server: 'relay', round: 0, rps: 100, totalCpuMsPerRequest: 20 }),
+      window({ server: 'sdk-postgres', round: 0, rps: 1000, totalCpuMsPerRequest: 2 }),
+      window({ server: 'relay', round: 1, rps: 300, totalCpuMsPerRequest: 10 }),
+      window({ server: 'sdk-postgres', round: 1, rps: 500, totalCpuMsPerRequest: 2 }),
+      window({ server: 'relay', round: 2, rps: 200, totalCpuMsPerRequest: 12 }),
+      window({ server: 'sdk-postgres', round: 2, rps: 800, totalCpuMsPerRequest: 3 }),
+    ]);
+    const relay = rows.find((row) => row.server === 'relay')!;
+    expect(relay.rps).toBe(200);
+    // Per round: 0.1, 0.6, 0.25 → median 0.25 (not 200 / 800 of the medians, which happens to agree here, nor the mean).
+    expect(relay.ratioRpsVsSdkPostgres).toBeCloseTo(0.25);
+    // CPU per round: 10, 5, 4 → 5.
+    expect(relay.ratioCpuVsSdkPostgres).toBeCloseTo(5);
+    expect(rows.find((row) => row.server === 'sdk-postgres')!.ratioRpsVsSdkPostgres).toBeUndefined();
+    expect(rows.map((row) => row.server)).toEqual(['relay', 'sdk-postgres']);
+  });
+});
+
+describe('bench load windows', () => {
+  const slowCall = (ms: number) => () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), ms));
+
+  it('stops at the request cap, and counts failures as errors', async () => {
+    const result = await runWindow({ concurrency: 4, maxRequests: 10, maxMs: 10000 }, async (index) => index % 5 !== 0);
+    expect(result.requests).toBe(10);
+    expect(result.errors).toBe(2);
+    expect(result.latenciesMs).toHaveLength(10);
+  });
+
+  it('stops at the time limit unless too few requests started, then at the hard limit', async () => {
+    const timed = await runWindow({ concurrency: 1, maxRequests: 1000, maxMs: 30 }, slowCall(10));
+    expect(timed.requests).toBeLessThan(10);
+    const stretched = await runWindow({ concurrency: 1, maxRequests: 1000, maxMs: 10, minRequests: 6, hardMaxMs: 5000 }, slowCall(10));
+    expect(stretched.requests).toBe(6);
+    const capped = await runWindow({ concurrency: 1, maxRequests: 1000, maxMs: 10, minRequests: 1000, hardMaxMs: 60 }, slowCall(10));
+    expect(capped.requests).toBeLessThan(12);
+  });
+});
+
+describe('bench chart', () => {
+  const rows: ChartRow[] = [
+    { group: 'create c=1', server: 'relay', rps: 50, p99: 40 },
+    { group: 'create c=1', server: 'sdk-postgres', rps: 800, p99: 4 },
+    { group: 'create c=1', server: 'floor', rps: 3500, p99: 2 },
+    { group: 'get c=32', server: 'relay', rps: 200, p99: 300 },
+    { group: 'get c=32', server: 'sdk-postgres', rps: NaN, p99: NaN },
+  ];
+
+  it('renders well-formed SVG with one bar per server, group and metric', () => {
+    const svg = renderChart(rows, 'A <title> & "quotes"');
+    assertWellFormed(svg);
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg).toContain('A &lt;title&gt; &amp; &quot;quotes&quot;');
+    const bars = [...svg.matchAll(/<rect class="bar" data-metric="(\w+)" data-server="([\w-]+)" data-group="([^"]+)" data-value="([^"]+)"[^>]*height="([\d.]+)"/g)].map(
+      ([, metric, server, group, value, height]) => ({ metric, server, group, value: Number(value), height: Number(height) }),
+    );
+    // 4 finite rows × 2 metrics; the NaN row draws nothing.
+    expect(bars).toHaveLength(8);
+    expect(bars.filter((bar) => bar.metric === 'rps').map((bar) => `${bar.group}/${bar.server}`)).toEqual(['create c=1/relay', 'create c=1/sdk-postgres', 'create c=1/floor', 'get c=32/relay']);
+    // Log axis from 10 to 10,000 req/s: heights grow with the log of the value over the axis' low end.
+    const rps = bars.filter((bar) => bar.metric === 'rps');
+    expect(rps[2].height / rps[0].height).toBeCloseTo(Math.log10(350) / Math.log10(5), 1);
+    expect(rps[0].height).toBeLessThan(rps[3].height);
+    expect(rps[3].height).toBeLessThan(rps[1].height);
+    const p99 = bars.filter((bar) => bar.metric === 'p99');
+    expect(p99.find((bar) => bar.group === 'get c=32')!.value).toBe(300);
+    expect(Math.max(...p99.map((bar) => bar.height))).toBeLessThanOrEqual(220);
+  });
+
+  it('has helpers that round axes and escape text', () => {
+    expect(decades([50, 800, 3500, NaN])).toEqual({ low: 10, high: 10000 });
+    expect(decades([0.5, 0.7])).toEqual({ low: 0.1, high: 1 });
+    expect(decades([])).toEqual({ low: 1, high: 10 });
+    expect(logHeight(1000, 10, 10000, 300)).toBeCloseTo(200);
+    expect(logHeight(5, 10, 10000, 300)).toBe(1);
+    expect(escapeXml(`<a & 'b'>`)).toBe('&lt;a &amp; &apos;b&apos;&gt;');
+  });
+});

@@ -1,0 +1,401 @@
+/**
+ * The scenarios. `create`, `a2a-send` and `get` run every server that can do them, in alternating
+ * rounds (the order rotates each round) so drift on a shared machine hits all of them alike;
+ * `lifecycle`, `inbox` and `fanout` are the relay's alone. Every window is bounded in requests and
+ * time, and brackets its load with a CPU sample of every process.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type pg from 'pg';
+import { runWindow, sleep, type Call, type HttpClient, type WindowLimits, type WindowResult } from './load-generator';
+import type { BenchOptions, ScenarioName, ServerName } from './options';
+import type { GroupUsage, ProcessSampler } from './proc-sampler';
+import { baselineGet, baselineSendMessage, relayCreate, relayGet, relayInbox, relayLifecycle, relaySendMessage, type RelayFixture } from './relay-fixture';
+import { perRequest, summarizeLatencies, type LatencySummary } from './stats';
+
+/** The processes that do a server's work (its total CPU), Postgres background and the bench apart. */
+export const SERVER_GROUPS: Record<ServerName, string[]> = {
+  relay: ['edge', 'tasks', 'directory', 'notifier', 'nats-server', 'pg-relay'],
+  'sdk-postgres': ['sdk-postgres', 'pg-sdk-postgres'],
+  'sdk-memory': ['sdk-memory'],
+  floor: ['floor', 'pg-floor'],
+};
+export const SHARED_GROUPS = ['pg-background', 'bench'];
+
+export interface WindowRecord {
+  server: ServerName;
+  /** create, a2a-send, get, lifecycle, inbox-10000…, fanout. */
+  scenario: string;
+  concurrency: number;
+  round: number;
+  /** What one "request" is: one HTTP call, one lifecycle (5 calls) or one delivered event. */
+  unit: 'request' | 'lifecycle' | 'event';
+  requests: number;
+  errors: number;
+  seconds: number;
+  rps: number;
+  latencyMs: LatencySummary;
+  cpuMs: Record<string, number>;
+  cpuMsPerRequest: Record<string, number>;
+  /** Sum over the server's own processes (SERVER_GROUPS), Postgres background excluded. */
+  totalCpuMsPerRequest: number;
+  errorSamples?: string[];
+}
+
+export interface InboxPlan {
+  size: number;
+  seedSeconds: number;
+  explain: string;
+}
+
+export interface Target {
+  name: ServerName;
+  client: HttpClient;
+}
+
+export class Bench {
+  readonly records: WindowRecord[] = [];
+  readonly inboxPlans: InboxPlan[] = [];
+  /** Task ids each server acknowledged as created, to count them in Postgres at the end. */
+  readonly acknowledged = new Map<ServerName, string[]>();
+  /** Task ids per client slot, for `get` (the relay only lets the sender or recipient read a thread). */
+  private readonly bySlot = new Map<ServerName, string[][]>();
+
+  constructor(
+    readonly options: BenchOptions,
+    readonly sampler: ProcessSampler,
+    readonly targets: Target[],
+    readonly relay: RelayFixture,
+    readonly db: pg.Client,
+    readonly sink: FanoutSink,
+  ) {}
+
+  private target(name: ServerName): Target {
+    return this.targets.find((target) => target.name === name)!;
+  }
+
+  /** Notes an acknowledged task; with a slot, also as readable by that slot's pair (for `get`). */
+  private remember(server: ServerName, slot: number | undefined, taskId: string): void {
+    const all = this.acknowledged.get(server) ?? [];
+    all.push(taskId);
+    this.acknowledged.set(server, all);
+    if (slot === undefined) return;
+    const slots = this.bySlot.get(server) ?? [];
+    (slots[slot] ??= []).push(taskId);
+    this.bySlot.set(server, slots);
+  }
+
+  private limits(concurrency: number, maxRequests = this.options.windowRequests, minRequests = this.options.windowMinRequests): WindowLimits {
+    return { concurrency, maxRequests, maxMs: this.options.windowMs, minRequests: Math.min(minRequests, maxRequests), hardMaxMs: this.options.windowMs * 5 };
+  }
+
+  /** An unmeasured warm-up (JIT, pools, caches): a few clients only, so its in-flight tail stays short. */
+  private warmup(concurrency: number, maxRequests = this.options.warmupRequests): WindowLimits {
+    return { concurrency: Math.min(concurrency, 4), maxRequests, maxMs: this.options.warmupMs };
+  }
+
+  /** One measured window: CPU sample, load, CPU sample. */
+  async measure(server: ServerName, scenario: string, concurrency: number, round: number, unit: WindowRecord['unit'], run: () => Promise<WindowResult>): Promise<WindowRecord> {
+    const before = await this.sampler.sample();
+    const window = await run();
+    const after = await this.sampler.sample();
+    const record = this.record(server, scenario, concurrency, round, unit, window, this.sampler.usage(before, after));
+    this.records.push(record);
+    const cpu = Number.isFinite(record.totalCpuMsPerRequest) ? record.totalCpuMsPerRequest.toFixed(2) : '–';
+    console.log(
+      `  ${scenario.padEnd(12)} c=${String(concurrency).padEnd(3)} r${round + 1} ${server.padEnd(13)} ${record.rps.toFixed(0).padStart(6)}/s  p50 ${record.latencyMs.p50.toFixed(1)} p99 ${record.latencyMs.p99.toFixed(1)} ms  cpu ${cpu} ms/${unit}  errors ${record.errors}`,
+    );
+    if (window.errorSamples.length > 0) console.log(`    errors: ${window.errorSamples.join(' | ')}`);
+    return record;
+  }
+
+  private record(server: ServerName, scenario: string, concurrency: number, round: number, unit: WindowRecord['unit'], window: WindowResult, usage: Map<string, GroupUsage>): WindowRecord {
+    const cpuMs: Record<string, number> = {};
+    const cpuMsPerRequest: Record<string, number> = {};
+    const counted = window.requests - window.errors;
+    for (const name of [...SERVER_GROUPS[server], ...SHARED_GROUPS]) {
+      const used = usage.get(name);
+      if (!used) continue;
+      cpuMs[name] = used.cpuMs;
+      cpuMsPerRequest[name] = perRequest(used.cpuMs, counted);
+    }
+    const total = SERVER_GROUPS[server].reduce((sum, name) => sum + (cpuMs[name] ?? 0), 0);
+    return {
+      server,
+      scenario,
+      concurrency,
+      round,
+      unit,
+      requests: window.requests,
+      errors: window.errors,
+      seconds: window.seconds,
+      rps: window.seconds > 0 ? counted / window.seconds : 0,
+      latencyMs: summarizeLatencies(window.latenciesMs),
+      cpuMs,
+      cpuMsPerRequest,
+      totalCpuMsPerRequest: perRequest(total, counted),
+      ...(window.errorSamples.length ? { errorSamples: window.errorSamples } : {}),
+    };
+  }
+
+  private createCall(target: Target, kind: 'create' | 'a2a-send'): Call {
+    const pairs = this.relay.pairs;
+    return async (index, slot) => {
+      const id =
+        target.name === 'relay'
+          ? kind === 'create'
+            ? await relayCreate(target.client, pairs[slot], index)
+            : await relaySendMessage(target.client, pairs[slot], index)
+          : await baselineSendMessage(target.client, index);
+      if (id) this.remember(target.name, slot, id);
+      return id !== undefined;
+    };
+  }
+
+  private getCall(target: Target): Call {
+    const slots = this.bySlot.get(target.name) ?? [];
+    return (index, slot) => {
+      const ids = slots[slot] ?? [];
+      const id = ids[index % Math.max(1, ids.length)];
+      if (!id) return Promise.resolve(false);
+      return target.name === 'relay' ? relayGet(target.client, this.relay.pairs[slot].sender, id, index) : baselineGet(target.client, id, index);
+    };
+  }
+
+  /** Every server that can do `scenario`, in alternating rounds at every concurrency. */
+  async compare(scenario: 'create' | 'a2a-send' | 'get'): Promise<void> {
+    for (const concurrency of this.options.concurrencies) {
+      if (scenario === 'get') await this.ensureTasks(concurrency);
+      const call = (target: Target): Call => (scenario === 'get' ? this.getCall(target) : this.createCall(target, scenario));
+      for (const target of this.targets) await runWindow(this.warmup(concurrency), call(target));
+      for (let round = 0; round < this.options.rounds; round++) {
+        const order = rotate(this.targets, round);
+        for (const target of order) {
+          await this.measure(target.name, scenario, concurrency, round, 'request', () => runWindow(this.limits(concurrency), call(target)));
+          await sleep(100);
+        }
+      }
+    }
+  }
+
+  /** Makes sure every slot of every server has tasks to read. */
+  private async ensureTasks(concurrency: number): Promise<void> {
+    for (const target of this.targets) {
+      const slots = this.bySlot.get(target.name) ?? [];
+      for (let slot = 0; slot < concurrency; slot++) {
+        if ((slots[slot]?.length ?? 0) > 0) continue;
+        const create = this.createCall(target, 'create');
+        for (let i = 0; i < 5; i++) await create(i, slot);
+      }
+    }
+  }
+
+  async lifecycle(): Promise<void> {
+    const relay = this.target('relay');
+    for (const concurrency of this.options.concurrencies) {
+      const call: Call = async (index, slot) => {
+        const id = await relayLifecycle(relay.client, this.relay.pairs[slot], index);
+        if (id) this.remember('relay', slot, id);
+        return id !== undefined;
+      };
+      await runWindow(this.warmup(concurrency, Math.ceil(this.options.warmupRequests / 5)), call);
+      for (let round = 0; round < this.options.rounds; round++) {
+        await this.measure('relay', 'lifecycle', concurrency, round, 'lifecycle', () => runWindow(this.limits(concurrency, Math.ceil(this.options.windowRequests / 5), Math.ceil(this.options.windowMinRequests / 5)), call));
+      }
+    }
+  }
+
+  /**
+   * Seeds the threads table up to each size with one INSERT … SELECT generate_series (one thread in
+   * INBOX_SHARE to the measured recipient, the others to 1,000 other recipients), prints the plan of
+   * the list query and measures the recipient's `tasks/list`.
+   */
+  async inbox(schemaTable = '"tasks"."threads"'): Promise<void> {
+    const relay = this.target('relay');
+    const { sender, recipient } = this.relay.inbox;
+    let seeded = 0;
+    for (const size of [...this.options.inboxSizes].sort((a, b) => a - b)) {
+      const started = performance.now();
+      await this.db.query(
+        `INSERT INTO ${schemaTable} ("id", "context_id", "sender_id", "sender_handle", "sender_name", "recipient_id", "recipient_handle", "recipient_name",
+                                   "summary", "created_at", "updated_at", "status_timestamp")
+         SELECT lpad(i::text, 26, '0'), 'bench-ctx-' || i, $1, $2, 'inbox-s',
+                CASE WHEN i % ${INBOX_SHARE} = 0 THEN $3 ELSE 'bench-other-' || (i % 1000) END,
+                CASE WHEN i % ${INBOX_SHARE} = 0 THEN $4 ELSE 'other-' || (i % 1000) || '@bench' END,
+                'inbox-r', 'Seeded handoff ' || i, ts, ts, ts
+           FROM generate_series($5::int, $6::int) AS i, LATERAL (SELECT now() - make_interval(secs => ($6::int - i) / 1000.0) AS ts) AS l`,
+        [sender.id, sender.handle, recipient.id, recipient.handle, seeded + 1, size],
+      );
+      await this.db.query(`ANALYZE ${schemaTable}`);
+      const seedSeconds = (performance.now() - started) / 1000;
+      seeded = size;
+      const plan = await this.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${INBOX_LIST_QUERY}`, [recipient.id]);
+      const explain = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+      this.inboxPlans.push({ size, seedSeconds, explain });
+      console.log(`\n  inbox: ${size.toLocaleString('en-US')} threads, ${Math.floor(size / INBOX_SHARE).toLocaleString('en-US')} of them the recipient's (seeded in ${seedSeconds.toFixed(1)} s); EXPLAIN (ANALYZE, BUFFERS) of the list query:\n${indent(explain, '    ')}\n`);
+      const scenario = `inbox-${size}`;
+      for (const concurrency of this.options.concurrencies) {
+        const expected = Math.min(50, Math.floor(size / INBOX_SHARE));
+        const call: Call = async (index) => (await relayInbox(relay.client, recipient, index)) >= expected;
+        await runWindow(this.warmup(concurrency), call);
+        for (let round = 0; round < this.options.rounds; round++) {
+          await this.measure('relay', scenario, concurrency, round, 'request', () => runWindow(this.limits(concurrency), call));
+        }
+      }
+    }
+  }
+
+  /** Creates handoffs for a recipient with a webhook; measures commit (the create's reply) → receipt at the local sink. */
+  async fanout(): Promise<void> {
+    const relay = this.target('relay');
+    const pair = this.relay.fanout;
+    // The notifier learns the webhook from a directory event: wait until a first event arrives.
+    const first = await relayCreate(relay.client, pair, 0);
+    if (first) this.remember('relay', undefined, first);
+    if (!first || !(await this.sink.waitFor([first], 30000))) console.log('  fanout: the first webhook did not arrive within 30 s');
+    for (const concurrency of this.options.concurrencies) {
+      for (let round = 0; round < this.options.rounds; round++) {
+        const committed = new Map<string, number>();
+        let startedAt = 0;
+        await this.measure('relay', 'fanout', concurrency, round, 'event', async () => {
+          startedAt = performance.now();
+          const window = await runWindow({ concurrency, maxRequests: this.options.fanoutEvents, maxMs: this.options.windowMs }, async (index) => {
+            const id = await relayCreate(relay.client, pair, index);
+            if (id) {
+              committed.set(id, performance.now());
+              this.remember('relay', undefined, id);
+            }
+            return id !== undefined;
+          });
+          const ids = [...committed.keys()];
+          await this.sink.waitFor(ids, this.options.fanoutWaitMs);
+          const latenciesMs: number[] = [];
+          let last = startedAt;
+          for (const [id, at] of committed) {
+            const received = this.sink.receivedAt(id);
+            if (received === undefined) continue;
+            latenciesMs.push(Math.max(0, received - at));
+            last = Math.max(last, received);
+          }
+          const lost = ids.length - latenciesMs.length;
+          const errorSamples = [...window.errorSamples, ...(lost > 0 ? [`${lost} webhooks not received within ${this.options.fanoutWaitMs} ms`] : [])];
+          return { requests: latenciesMs.length + window.errors + lost, errors: window.errors + lost, seconds: (last - startedAt) / 1000, latenciesMs, errorSamples };
+        });
+      }
+    }
+  }
+
+  async run(): Promise<void> {
+    const order: ScenarioName[] = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout'];
+    for (const scenario of order) {
+      if (!this.options.scenarios.includes(scenario)) continue;
+      console.log(`\n## ${scenario}`);
+      if (scenario === 'create' || scenario === 'a2a-send' || scenario === 'get') await this.compare(scenario);
+      else if (scenario === 'lifecycle') await this.lifecycle();
+      else if (scenario === 'inbox') await this.inbox();
+      else await this.fanout();
+    }
+  }
+}
+
+/** One seeded thread in this many is addressed to the measured recipient. */
+export const INBOX_SHARE = 10;
+
+/**
+ * The query tasks' `list()` (apps/tasks/src/handoffs/handoffs.service.ts) runs for an inbox page
+ * (`filter: {role: 'recipient'}, page: {limit: 50}`), copied here so the bench shows its plan
+ * without importing the service. Keep it in step when that query changes.
+ */
+export const INBOX_LIST_QUERY = `SELECT t."id", t."context_id", t."sender_id", t."sender_handle", t."sender_name", t."sender_role",
+  t."recipient_id", t."recipient_handle", t."recipient_name", t."recipient_role", t."state", t."intent", t."summary",
+  t."proposed_action", t."metadata", t."result_summary", t."reason", t."message_count", t."version", t."accepted_at",
+  t."completed_at", t."cancelled_at", t."failed_at", t."rejected_at", t."created_at", t."updated_at", t."status_timestamp",
+  to_char(t."status_timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "status_key",
+  (SELECT count(*) FROM "tasks"."messages" m
+    WHERE m."thread_id" = t."id" AND m."author_id" <> $1
+      AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
+                                      WHERE r."thread_id" = t."id" AND r."participant_id" = $1), 0)) AS "unread_messages"
+FROM "tasks"."threads" t
+WHERE t."recipient_id" = $1
+ORDER BY t."id" DESC
+LIMIT 51`;
+
+export function rotate<T>(items: readonly T[], by: number): T[] {
+  if (items.length === 0) return [];
+  const shift = by % items.length;
+  return [...items.slice(shift), ...items.slice(0, shift)];
+}
+
+function indent(text: string, prefix: string): string {
+  return text
+    .split('\n')
+    .map((line) => prefix + line)
+    .join('\n');
+}
+
+/** A local HTTP server on 127.0.0.1 that notes when the webhook of each task's `created` event arrives. */
+export class FanoutSink {
+  private readonly received = new Map<string, number>();
+  private readonly waiters = new Set<() => void>();
+  requests = 0;
+
+  private constructor(private readonly server: Server) {}
+
+  static async start(): Promise<FanoutSink> {
+    const server = createServer();
+    const sink = new FanoutSink(server);
+    server.on('request', (request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const at = performance.now();
+        sink.requests++;
+        try {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { task_id?: string } };
+          const id = body.data?.task_id;
+          if (id && !sink.received.has(id)) sink.received.set(id, at);
+        } catch {
+          // not JSON: counted, ignored
+        }
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.end('ok');
+        for (const wake of sink.waiters) wake();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return sink;
+  }
+
+  url(path: string): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${path}`;
+  }
+
+  receivedAt(taskId: string): number | undefined {
+    return this.received.get(taskId);
+  }
+
+  /** Resolves true once every id was received, false at the timeout. */
+  async waitFor(ids: string[], timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    while (ids.some((id) => !this.received.has(id))) {
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          this.waiters.delete(wake);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.min(left, 250));
+        this.waiters.add(wake);
+      });
+    }
+    return true;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
