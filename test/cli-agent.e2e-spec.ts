@@ -33,6 +33,10 @@ function agentrelay(args: string[], env: Record<string, string>): Promise<Outcom
 
 const PATCH = 'diff --git a/src/api/users.ts b/src/api/users.ts\n--- a/src/api/users.ts\n+++ b/src/api/users.ts\n@@ -1 +1 @@\n-export const users = [];\n+export const users = { items: [], next_cursor: null };\n';
 
+
+/** These tests start real processes, one per command: a loaded machine starts each of them slowly. */
+const PROCESS_TEST_TIMEOUT_MS = 240_000;
+
 describe('agentrelay agent commands against a running relay', () => {
   let relay: RelayHarness;
   let db: PgClient;
@@ -49,7 +53,7 @@ describe('agentrelay agent commands against a running relay', () => {
     dir = await mkdtemp(join(tmpdir(), 'agentrelay-cli-agent-'));
     bob = await registerAgent(relay, { handle: uniqueHandle('bob', org), name: 'Bob', role: 'backend' });
     frank = await registerAgent(relay, { handle: uniqueHandle('frank', org), name: 'Frank', role: 'frontend' });
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   afterAll(async () => {
     await db?.end();
@@ -106,7 +110,7 @@ describe('agentrelay agent commands against a running relay', () => {
     expect(sentList.stdout).toMatch(new RegExp(`${taskId}\\s+completed\\s+inform`));
     const done = await agentrelay(['show', taskId], as(bob));
     expect(done.stdout).toContain('Result: Client reads items/next_cursor; tests pass.');
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('exits with codes that say what went wrong', async () => {
     const sent = JSON.parse((await agentrelay(['send', frank.agent.handle, 'Short-lived', '--json'], as(bob))).stdout) as { task_id: string };
@@ -141,7 +145,7 @@ describe('agentrelay agent commands against a running relay', () => {
     expect(badStatus.code).toBe(EXIT.usage);
     const noAction = await agentrelay(['send', frank.agent.handle, 'x', '--intent', 'propose_action'], as(bob));
     expect(noAction.code).toBe(EXIT.usage);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('declines, asks for input, cancels and proposes actions', async () => {
     const env = { RELAY_URL: relay.url };
@@ -191,7 +195,7 @@ describe('agentrelay agent commands against a running relay', () => {
     const admin = await run(['show', frank.agent.handle], { RELAY_URL: relay.url, RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN }, { stdout: (text) => (adminOut += text), stderr: () => undefined });
     expect(admin).toBe(EXIT.ok);
     expect(adminOut).toContain(`${frank.agent.handle}\n  id:`);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('watches the inbox and prints threads as they arrive and change', async () => {
     const carol = await registerAgent(relay, { handle: uniqueHandle('carol', org), name: 'Carol' });
@@ -214,5 +218,5 @@ describe('agentrelay agent commands against a running relay', () => {
       stop.abort();
     }
     await expect(watching).resolves.toBe(EXIT.ok);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

@@ -19,6 +19,10 @@ interface ListData {
   has_more: boolean;
 }
 
+
+/** These tests start real processes, one per command: a loaded machine starts each of them slowly. */
+const PROCESS_TEST_TIMEOUT_MS = 240_000;
+
 describe('agentrelay-mcp: two agents as real stdio MCP servers against a running relay', () => {
   let relay: RelayHarness;
   let db: PgClient;
@@ -38,7 +42,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
       McpAgent.start(relay.url, bob.api_key, { AGENTRELAY_SESSION_ID: 'bob-session' }),
       McpAgent.start(relay.url, frank.api_key, { AGENTRELAY_SESSION_ID: 'claude-frank-1', AGENTRELAY_INBOX_POLL_MS: '250' }),
     ]);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   afterAll(async () => {
     await bobMcp?.close();
@@ -131,7 +135,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
     expect(finished.data.threads.map((thread) => thread.task_id)).toContain(taskId);
 
     await frankMcp.client.unsubscribeResource({ uri: INBOX_URI });
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('answers relay errors as tool errors naming the error symbol and what to do', async () => {
     const nobody = await bobMcp.call('send_handoff', { recipient: `nobody-${randomUUID().slice(0, 8)}@${org}`, message: 'Hello?' });
@@ -170,7 +174,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
     } finally {
       await intruder.close();
     }
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('declines, asks for input, and cancels', async () => {
     const declined = await bobMcp.ok<{ task_id: string }>('send_handoff', { recipient: frank.agent.handle, message: 'Rewrite it in Rust' });
@@ -213,7 +217,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
     expect(tooLate.isError).toBe(true);
     expect(textOf(tooLate)).toContain('invalid_transition');
     expect(textOf(tooLate)).toContain('get_thread');
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('finds public agent cards by handle', async () => {
     const unknown = `ghost-${randomUUID().slice(0, 8)}@${org}`;
@@ -223,7 +227,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
     expect(found.data.not_found).toEqual([unknown]);
     expect(found.text).toContain(`${frank.agent.handle}: Frank, frontend (Frontend agent); skills: react, tailwind`);
     expect(found.text).toContain(`${unknown}: no such agent`);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('lists the same tools to an MCP client and with --list-tools', async () => {
     const names = ['send_handoff', 'check_inbox', 'list_sent', 'get_thread', 'reply', 'accept_handoff', 'complete_handoff', 'decline_handoff', 'request_input', 'cancel_handoff', 'find_agents'];
@@ -243,5 +247,5 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
     const human = await promisify(execFile)(command, mcpServerCommand(['--list-tools']).args, { cwd, env: {} });
     expect(human.stdout).toMatch(/^send_handoff\n {2}Hand work/);
     expect(human.stdout).toContain('input schema:');
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
