@@ -22,6 +22,7 @@ import { AgentEventsPublisher } from '../events/agent-events.publisher';
 import { AgentEntity } from './agent.entity';
 import { ApiKeyEntity } from './api-key.entity';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from './api-keys';
+import { findKeyOwner, poolOf } from './hot-lookups';
 
 const DEFAULT_PAGE_SIZE = 50;
 
@@ -91,17 +92,9 @@ export class AgentsService {
   async authenticate(apiKey: string): Promise<AgentIdentity> {
     if (!isWellFormedApiKey(apiKey)) throw new RelayError('unauthenticated');
     const hash = hashApiKey(apiKey);
-    // One joined query (findOne with relations would add a DISTINCT pre-query for its implicit LIMIT).
-    const key = await this.dataSource
-      .getRepository(ApiKeyEntity)
-      .createQueryBuilder('key')
-      .innerJoinAndSelect('key.agent', 'agent')
-      .where('key.keyHash = :hash', { hash })
-      .getOne();
-    if (!key || !sameDigest(key.keyHash, hash) || key.revokedAt !== null || !key.agent || key.agent.disabledAt !== null) {
-      throw new RelayError('unauthenticated');
-    }
-    return toIdentity(key.agent);
+    const owner = await findKeyOwner(poolOf(this.dataSource), hash);
+    if (!owner || !sameDigest(owner.keyHash, hash) || owner.revoked || owner.disabled) throw new RelayError('unauthenticated');
+    return { id: owner.id, handle: owner.handle, name: owner.name, role: owner.role, org: owner.org };
   }
 
   async create(request: CreateAgentRequest): Promise<CreateAgentReply> {

@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RelayError, type AdmitReply, type PutTrustRequest, type TrustPolicy } from '@app/contracts';
-import { AgentEntity } from '../agents/agent.entity';
-import { AgentsService, toPublicProfile } from '../agents/agents.service';
+import { AgentsService } from '../agents/agents.service';
+import { findRecipient, poolOf } from '../agents/hot-lookups';
 import { AgentEventsPublisher } from '../events/agent-events.publisher';
 import { decideAdmission } from './admission';
 import { TrustPolicyEntity } from './trust-policy.entity';
@@ -22,17 +22,16 @@ export class TrustService {
   ) {}
 
   async admit(sender: string, recipient: string): Promise<AdmitReply> {
-    const agent = await this.dataSource.getRepository(AgentEntity).findOne({ where: { handle: recipient } });
-    if (!agent || agent.disabledAt !== null) {
+    const found = await findRecipient(poolOf(this.dataSource), recipient);
+    if (!found || found.disabled) {
       throw new RelayError('recipient_not_found', `No agent with the handle ${recipient}`, { recipient });
     }
-    const policy = await this.dataSource.getRepository(TrustPolicyEntity).findOne({ where: { agentId: agent.id } });
-    const decision = decideAdmission(sender, recipient, policy);
+    const decision = decideAdmission(sender, recipient, found.policy);
     if (!decision.admitted) {
       const message = decision.policy === 'blocked' ? `${recipient} has blocked ${sender}` : `${recipient} does not admit senders outside its org unless allowed`;
       throw new RelayError('teammate_blocked', message, { policy: decision.policy, recipient });
     }
-    return { recipient: toPublicProfile(agent) };
+    return { recipient: found.profile };
   }
 
   async get(handle: string): Promise<TrustPolicy> {

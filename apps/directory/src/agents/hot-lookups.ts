@@ -1,0 +1,79 @@
+import type pg from 'pg';
+import { orgOf, type AgentIdentity, type AgentPublicProfile } from '@app/contracts';
+import type { TrustLists } from '../trust/admission';
+
+/** The pg pool behind a service's TypeORM data source: the request path's single queries use it directly. */
+export function poolOf(dataSource: { driver: unknown }): pg.Pool {
+  return (dataSource.driver as { master: pg.Pool }).master;
+}
+
+interface KeyOwnerRow {
+  key_hash: string;
+  revoked_at: Date | null;
+  id: string;
+  handle: string;
+  name: string;
+  role: string | null;
+  disabled_at: Date | null;
+}
+
+/** The holder of a key, by the key's digest: one indexed join, prepared once per connection. */
+export async function findKeyOwner(pool: pg.Pool, keyHash: string): Promise<(AgentIdentity & { keyHash: string; revoked: boolean; disabled: boolean }) | null> {
+  const { rows } = await pool.query<KeyOwnerRow>({
+    name: 'directory-key-owner',
+    text: `SELECT k."key_hash", k."revoked_at", a."id", a."handle", a."name", a."role", a."disabled_at"
+           FROM "directory"."api_keys" k JOIN "directory"."agents" a ON a."id" = k."agent_id" WHERE k."key_hash" = $1`,
+    values: [keyHash],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    id: row.id,
+    handle: row.handle,
+    name: row.name,
+    role: row.role,
+    org: orgOf(row.handle),
+    keyHash: row.key_hash,
+    revoked: row.revoked_at !== null,
+    disabled: row.disabled_at !== null,
+  };
+}
+
+interface RecipientRow {
+  id: string;
+  handle: string;
+  name: string;
+  role: string | null;
+  description: string | null;
+  skills: string[];
+  metadata: Record<string, unknown>;
+  disabled_at: Date | null;
+  allow: string[] | null;
+  block: string[] | null;
+}
+
+/** An agent's public profile and trust lists in one query; null for an unknown handle. */
+export async function findRecipient(pool: pg.Pool, handle: string): Promise<{ profile: AgentPublicProfile; disabled: boolean; policy: TrustLists | null } | null> {
+  const { rows } = await pool.query<RecipientRow>({
+    name: 'directory-recipient',
+    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."disabled_at", p."allow", p."block"
+           FROM "directory"."agents" a LEFT JOIN "directory"."trust_policies" p ON p."agent_id" = a."id" WHERE a."handle" = $1`,
+    values: [handle],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    profile: {
+      id: row.id,
+      handle: row.handle,
+      name: row.name,
+      role: row.role,
+      org: orgOf(row.handle),
+      description: row.description,
+      skills: row.skills,
+      metadata: row.metadata,
+    },
+    disabled: row.disabled_at !== null,
+    policy: row.allow === null || row.block === null ? null : { allow: row.allow, block: row.block },
+  };
+}
