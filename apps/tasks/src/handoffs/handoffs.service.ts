@@ -133,7 +133,8 @@ export class HandoffsService {
       validateIntent(request.intent, request.proposed_action);
     }
     validateArtifacts(request.artifacts);
-    const hash = requestHash(request);
+    // Only a send with an idempotency key (or a client message id) is ever compared with another.
+    const hash = this.keysOf(request).length > 0 ? requestHash(request) : '';
     for (let attempt = 0; ; attempt++) {
       try {
         if (attempt === 0 && creatableInOneStatement(request)) {
