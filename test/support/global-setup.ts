@@ -3,6 +3,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { dropDatabase, ensureDatabaseExists } from '../../libs/database/src/create-database';
+import { workerDatabaseUrl } from './test-env';
 
 const STALE_DATABASE_AGE_MS = 6 * 60 * 60 * 1000;
 
@@ -50,16 +51,25 @@ async function deleteOrphanedTestStreams(natsUrl: string): Promise<void> {
   }
 }
 
+/** How many test files run at once (each worker runs its files one after another). */
+function workerCount(globalConfig: { maxWorkers?: number } | undefined): number {
+  return Math.max(1, globalConfig?.maxWorkers ?? 1);
+}
+
 /**
- * Creates this run's own database (the services apply their migrations to it when the harness
- * starts them, under an advisory lock), after clearing what crashed runs left behind.
+ * Creates this run's own databases, one per Jest worker (the services apply their migrations when
+ * the harness starts them, under an advisory lock), after clearing what crashed runs left behind.
+ * Files of one worker run one after another and share its database, as a whole run in band would;
+ * files of two workers never share one (each relay's outbox relay publishes every row of its table).
  */
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(globalConfig?: { maxWorkers?: number }): Promise<void> {
   const base = new URL(process.env.TEST_DATABASE_BASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres');
   await dropStaleTestDatabases(base);
   await deleteOrphanedTestStreams(process.env.NATS_URL || 'nats://127.0.0.1:4222');
   const url = new URL(base.toString());
   url.pathname = `/relay_test_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  await ensureDatabaseExists(url.toString());
+  const workers = workerCount(globalConfig);
+  for (let worker = 1; worker <= workers; worker++) await ensureDatabaseExists(workerDatabaseUrl(url.toString(), worker));
   process.env.RELAY_TEST_DATABASE_URL = url.toString();
+  process.env.RELAY_TEST_DATABASE_WORKERS = String(workers);
 }
