@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import request from 'supertest';
 import { TASK_LIMITS } from '@app/contracts';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
-import { expectRpcError, rpc } from './support/json-rpc';
+import { expectRpcError, rpc, type Json } from './support/json-rpc';
 import { RelayHarness } from './support/relay-harness';
 import { testDatabaseUrl } from './support/test-env';
 
@@ -109,6 +110,44 @@ describe('edge limits', () => {
       });
       expect(fits.body.error).toBeUndefined();
       expect(fits.body.result?.task_id).toEqual(expect.any(String));
+    });
+  });
+
+  describe('request size', () => {
+    /** A raw JSON-RPC body sent as it is, with its exact byte length. */
+    async function postRaw(url: string, apiKey: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string>; body: Json }> {
+      let call = request(url).post('/a2a').set('x-api-key', apiKey).set('content-type', 'application/json');
+      for (const [name, value] of Object.entries(headers)) call = call.set(name, value);
+      const response = await call.send(body);
+      return { status: response.status, headers: response.headers as Record<string, string>, body: response.body as Json };
+    }
+
+    /** An AgentRelay message/send to Bob whose text is padded so that the body is exactly `bytes` long. */
+    function sendBodyOf(bytes: number): string {
+      const shell = (text: string): string =>
+        JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'message/send', params: { recipient: bob.agent.handle, intent: 'inform', message: { role: 'user', parts: [{ type: 'data', data: { text } }] } } });
+      const body = shell(`${'x'.repeat(bytes - Buffer.byteLength(shell('')))}`);
+      expect(Buffer.byteLength(body)).toBe(bytes);
+      return body;
+    }
+
+    it('answers 413 to a ~1,000,000-byte and a 1,048,575-byte body, before any service is asked', async () => {
+      const before = await tasksReceivedBy(bob);
+      for (const bytes of [1_000_000, 1_048_575]) {
+        const response = await postRaw(relay.url, alice.api_key, sendBodyOf(bytes));
+        expect({ bytes, status: response.status }).toEqual({ bytes, status: 413 });
+        expectRpcError(response.body.error, { code: -32600, reason: 'payload_too_large' });
+      }
+      expect(await tasksReceivedBy(bob)).toBe(before);
+    });
+
+    it('answers a send that fits the limit with its task, created once', async () => {
+      const before = await tasksReceivedBy(bob);
+      const response = await postRaw(relay.url, alice.api_key, sendBodyOf(900_000));
+      expect(response.status).toBe(200);
+      expect(response.body.error).toBeUndefined();
+      expect(response.body.result).toMatchObject({ task_id: expect.any(String), status: { state: 'pending' } });
+      expect(await tasksReceivedBy(bob)).toBe(before + 1);
     });
   });
 });

@@ -348,10 +348,17 @@ export class SendRequest {
   history_length?: number;
 }
 
+/** Which message a send appended, without its content: a reply never echoes the message back. */
+export interface MessageRef {
+  id: string;
+  sequence_no: number;
+  created_at: string;
+}
+
 export interface SendReply {
   thread: ThreadView;
   /** The message this request appended (or the original one on an idempotent replay). */
-  message: MessageView;
+  message: MessageRef;
   created: boolean;
   idempotent_replay: boolean;
 }
