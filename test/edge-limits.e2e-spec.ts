@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import { Client } from 'pg';
 import request from 'supertest';
 import { TASK_LIMITS } from '@app/contracts';
@@ -148,6 +149,83 @@ describe('edge limits', () => {
       expect(response.body.error).toBeUndefined();
       expect(response.body.result).toMatchObject({ task_id: expect.any(String), status: { state: 'pending' } });
       expect(await tasksReceivedBy(bob)).toBe(before + 1);
+    });
+  });
+
+  describe('failed authentication', () => {
+    const failures = 5;
+
+    function wrongKey(): string {
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+      return `ah_live_${Array.from({ length: 32 }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join('')}`;
+    }
+
+    /** A JSON-RPC call from a chosen loopback address (127.0.0.x), so that client addresses differ. */
+    function callFrom(url: string, localAddress: string, apiKey: string): Promise<{ status: number; retryAfter?: string; body: Json }> {
+      return new Promise((resolve, reject) => {
+        const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/list', params: {} });
+        const call = http.request(`${url}/a2a`, { method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'x-api-key': apiKey } }, (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] as string | undefined, body: JSON.parse(text) as Json }));
+        });
+        call.on('error', reject);
+        call.end(body);
+      });
+    }
+
+    it('answers 429 with Retry-After to an address past its failed agent keys, while a known agent goes on', async () => {
+      const edge = await relay.startEdge({ RELAY_AUTH_FAILURES_PER_WINDOW: String(failures) });
+      const url = relay.urlOf(edge);
+      expect((await rpc(url, alice.api_key, 'tasks/list', {})).status).toBe(200);
+      for (let attempt = 0; attempt < failures; attempt += 1) {
+        expect((await rpc(url, wrongKey(), 'tasks/list', {})).status).toBe(401);
+      }
+      const throttled = await rpc(url, wrongKey(), 'tasks/list', {});
+      expect(throttled.status).toBe(429);
+      expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+      expectRpcError(throttled.body.error, { code: -32003, reason: 'rate_limited' });
+      expect(throttled.body.error?.message).toContain('failed authentication');
+
+      // The agent this edge accepted before keeps working from that address, unslowed by the failures.
+      const known = await rpc(url, alice.api_key, 'tasks/list', {});
+      expect(known.status).toBe(200);
+      expect(known.body.result).toMatchObject({ items: expect.any(Array) });
+    });
+
+    it('answers 429 to a key prefix that failed from several addresses, on any address', async () => {
+      const edge = await relay.startEdge({ RELAY_AUTH_FAILURES_PER_WINDOW: String(failures) });
+      const url = relay.urlOf(edge);
+      const guessed = wrongKey();
+      for (let attempt = 0; attempt < failures; attempt += 1) {
+        // Same first 16 characters, different rest, from a new address each time.
+        const variant = `${guessed.slice(0, 16)}${wrongKey().slice(16)}`;
+        expect((await callFrom(url, `127.0.0.${10 + attempt}`, variant)).status).toBe(401);
+      }
+      const throttled = await callFrom(url, '127.0.0.40', `${guessed.slice(0, 16)}${wrongKey().slice(16)}`);
+      expect(throttled.status).toBe(429);
+      expect(Number(throttled.retryAfter)).toBeGreaterThan(0);
+      // Another prefix from a fresh address is still checked.
+      expect((await callFrom(url, '127.0.0.41', wrongKey())).status).toBe(401);
+    });
+
+    it('answers 429 with Retry-After to admin-token guesses, before the directory is asked', async () => {
+      const edge = await relay.startEdge({ RELAY_AUTH_FAILURES_PER_WINDOW: String(failures) });
+      const url = relay.urlOf(edge);
+      for (let attempt = 0; attempt < failures; attempt += 1) {
+        const guess = await request(url).get('/admin/agents').set('authorization', `Bearer guess-${attempt}-${randomUUID()}`);
+        expect(guess.status).toBe(401);
+      }
+      const throttled = await request(url).get('/admin/agents').set('authorization', `Bearer guess-${randomUUID()}`);
+      expect(throttled.status).toBe(429);
+      expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+      expect(throttled.body.error).toMatchObject({ reason: 'rate_limited' });
+
+      // Agent-key guesses from the same address are refused without asking the directory: with the directory stopped they still get 429, not 503.
+      await relay.stopService('directory');
+      const withoutDirectory = await rpc(url, wrongKey(), 'tasks/list', {});
+      expect(withoutDirectory.status).toBe(429);
     });
   });
 });

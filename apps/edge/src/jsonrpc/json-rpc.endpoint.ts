@@ -65,7 +65,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     try {
       const envelope = this.readEnvelope(request.body);
       id = envelope.id;
-      const caller = await this.authenticate(headers);
+      const caller = await this.authenticate(headers, request.ip);
       await this.enforceRateLimit(caller, reply);
       const version = negotiateVersion(headers['a2a-version']);
       dialect = version === '1.0' ? { kind: 'a2a', version } : dialect;
@@ -111,8 +111,8 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     return { id, method: body.method as string, params: (body.params as Record<string, unknown> | undefined) ?? {} };
   }
 
-  private async authenticate(headers: FastifyRequest['headers']): Promise<AgentIdentity> {
-    return this.authenticator.authenticate(headers);
+  private async authenticate(headers: FastifyRequest['headers'], address: string): Promise<AgentIdentity> {
+    return this.authenticator.authenticate(headers, address);
   }
 
   private async enforceRateLimit(caller: AgentIdentity, reply: FastifyReply): Promise<void> {
