@@ -1,11 +1,14 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Client } from 'pg';
 import request from 'supertest';
 import { TASK_LIMITS } from '@app/contracts';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
+import { eventually } from './support/eventually';
 import { expectRpcError, rpc, type Json } from './support/json-rpc';
 import { RelayHarness } from './support/relay-harness';
+import { openSse, type SseStream } from './support/sse';
 import { testDatabaseUrl } from './support/test-env';
 
 /**
@@ -19,6 +22,7 @@ describe('edge limits', () => {
   let org: string;
   let alice: RegisteredTestAgent;
   let bob: RegisteredTestAgent;
+  let carol: RegisteredTestAgent;
 
   /** The tasks whose recipient is `agent`, straight from the tasks schema. */
   async function tasksReceivedBy(agent: RegisteredTestAgent): Promise<number> {
@@ -33,6 +37,7 @@ describe('edge limits', () => {
     org = `limits${Math.random().toString(36).slice(2, 7)}`;
     alice = await registerAgent(relay, { handle: uniqueHandle('alice', org), name: 'Alice' });
     bob = await registerAgent(relay, { handle: uniqueHandle('bob', org), name: 'Bob' });
+    carol = await registerAgent(relay, { handle: uniqueHandle('carol', org), name: 'Carol' });
   });
 
   afterAll(async () => {
@@ -149,6 +154,62 @@ describe('edge limits', () => {
       expect(response.body.error).toBeUndefined();
       expect(response.body.result).toMatchObject({ task_id: expect.any(String), status: { state: 'pending' } });
       expect(await tasksReceivedBy(bob)).toBe(before + 1);
+    });
+  });
+
+  describe('streams per agent', () => {
+    let edge: NestFastifyApplication;
+    const open: SseStream[] = [];
+
+    beforeAll(async () => {
+      edge = await relay.startEdge({ RELAY_STREAMS_PER_AGENT: '3' });
+    });
+
+    afterAll(() => {
+      for (const stream of open) stream.close();
+    });
+
+    function openStream(agent: RegisteredTestAgent, version?: string): Promise<SseStream> {
+      return openSse(
+        `${relay.urlOf(edge)}/a2a/${bob.agent.handle}`,
+        { 'x-api-key': agent.api_key, ...(version ? { 'a2a-version': version } : {}) },
+        version === '1.0'
+          ? { jsonrpc: '2.0', id: 's', method: 'SendStreamingMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'watch' }] } } }
+          : { jsonrpc: '2.0', id: 's', method: 'message/stream', params: { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'watch' }] } } },
+      );
+    }
+
+    it('answers the stream past RELAY_STREAMS_PER_AGENT 429 in the caller dialect, sending nothing, and frees a slot when a stream closes', async () => {
+      for (let index = 0; index < 3; index += 1) {
+        const stream = await openStream(alice, '1.0');
+        open.push(stream);
+        expect(stream.status).toBe(200);
+        expect((await stream.next())?.data.result.task).toMatchObject({ id: expect.any(String) });
+      }
+      const before = await tasksReceivedBy(bob);
+
+      const v10 = await openStream(alice, '1.0');
+      expect(v10.status).toBe(429);
+      expectRpcError(v10.json?.error, { code: -32003, reason: 'rate_limited', shape: 'error-info' });
+      expect(v10.json?.error.message).toContain('RELAY_STREAMS_PER_AGENT');
+      const v03 = await openStream(alice);
+      expect(v03.status).toBe(429);
+      expectRpcError(v03.json?.error, { code: -32003, reason: 'rate_limited', shape: 'data' });
+      expect(await tasksReceivedBy(bob)).toBe(before);
+
+      // Another agent has slots of its own.
+      const carols = await openStream(carol, '1.0');
+      open.push(carols);
+      expect(carols.status).toBe(200);
+
+      open.shift()?.close();
+      const reopened = await eventually(async () => {
+        const stream = await openStream(alice, '1.0');
+        expect(stream.status).toBe(200);
+        return stream;
+      }, 30000);
+      open.push(reopened);
+      expect((await reopened.next())?.data.result.task).toMatchObject({ id: expect.any(String) });
     });
   });
 
