@@ -7,7 +7,7 @@ import { TASK_LIMITS } from '@app/contracts';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { expectRpcError, rpc, type Json } from './support/json-rpc';
-import { RelayHarness } from './support/relay-harness';
+import { TEST_ADMIN_TOKEN, RelayHarness } from './support/relay-harness';
 import { openSse, type SseStream } from './support/sse';
 import { testDatabaseUrl } from './support/test-env';
 
@@ -274,6 +274,7 @@ describe('edge limits', () => {
     it('answers 429 with Retry-After to admin-token guesses, before the directory is asked', async () => {
       const edge = await relay.startEdge({ RELAY_AUTH_FAILURES_PER_WINDOW: String(failures) });
       const url = relay.urlOf(edge);
+      expect((await request(url).get('/admin/agents').set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)).status).toBe(200);
       for (let attempt = 0; attempt < failures; attempt += 1) {
         const guess = await request(url).get('/admin/agents').set('authorization', `Bearer guess-${attempt}-${randomUUID()}`);
         expect(guess.status).toBe(401);
@@ -282,6 +283,8 @@ describe('edge limits', () => {
       expect(throttled.status).toBe(429);
       expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
       expect(throttled.body.error).toMatchObject({ reason: 'rate_limited' });
+      // The admin token this edge accepted before still works from that address.
+      expect((await request(url).get('/admin/agents').set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)).status).toBe(200);
 
       // Agent-key guesses from the same address are refused without asking the directory: with the directory stopped they still get 429, not 503.
       await relay.stopService('directory');

@@ -57,6 +57,8 @@ export class RelayHarness {
       NATS_REQUEST_TIMEOUT_MS: '5000',
       // Tests make many calls per agent; the rate-limit tests lower this again.
       RELAY_RATE_LIMIT_PER_MINUTE: '100000',
+      // Tests refuse many bad keys and tokens, all from 127.0.0.1; the failed-login tests lower this again.
+      RELAY_AUTH_FAILURES_PER_WINDOW: '100000',
       ...this.options.env,
       ...extra,
     };

@@ -34,7 +34,10 @@ export class AdminTokenGuard implements CanActivate {
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     const presented = match?.[1];
     this.failures.assertAllowed(request.ip, presented);
-    if (isAdminToken(presented, this.config.RELAY_ADMIN_TOKEN)) return true;
+    if (isAdminToken(presented, this.config.RELAY_ADMIN_TOKEN)) {
+      this.failures.recordSuccess(presented as string);
+      return true;
+    }
     if (header !== undefined) this.failures.recordFailure(request.ip, presented);
     http.getResponse<FastifyReply>().header('www-authenticate', ADMIN_REALM);
     throw new RelayError(

@@ -23,7 +23,7 @@ interface FailureWindow {
 @Injectable()
 export class AuthFailureThrottle {
   private readonly windows = new Map<string, FailureWindow>();
-  /** Digests of agent keys the directory accepted lately: their owners pass a blocked address. */
+  /** Digests of agent keys and admin tokens accepted lately: their owners pass a blocked address. */
   private readonly accepted = new Map<string, number>();
 
   constructor(@Inject(EdgeConfig) private readonly config: EdgeConfig) {}
@@ -47,7 +47,7 @@ export class AuthFailureThrottle {
     if (credential !== undefined) this.count(prefixKey(credential), now);
   }
 
-  /** An agent key the directory accepted: a blocked address does not stop it for one window. */
+  /** A key or token that was accepted: a blocked address does not stop it for one window. */
   recordSuccess(credential: string, now = Date.now()): void {
     if (this.accepted.size > SWEEP_THRESHOLD) this.sweep(now);
     this.accepted.set(digest(credential), now + this.config.RELAY_AUTH_FAILURE_WINDOW_MS);
