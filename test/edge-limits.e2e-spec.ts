@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Client } from 'pg';
 import request from 'supertest';
-import { TASK_LIMITS } from '@app/contracts';
+import { PAYLOAD_LIMITS, requestBodyLimit, TASK_LIMITS } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { expectRpcError, rpc, type Json } from './support/json-rpc';
@@ -137,22 +138,64 @@ describe('edge limits', () => {
       return body;
     }
 
-    it('answers 413 to a ~1,000,000-byte and a 1,048,575-byte body, before any service is asked', async () => {
-      const before = await tasksReceivedBy(bob);
-      for (const bytes of [1_000_000, 1_048_575]) {
+    /** The body limit this edge applies: the NATS server's max_payload less the internal envelope, 1 MiB at most. */
+    function bodyLimit(): number {
+      return requestBodyLimit(relay.edge.get(NatsRpcClient).maxPayloadBytes);
+    }
+
+    it('answers 413 to a ~1,000,000-byte and a 1,048,575-byte body when NATS cannot carry them, before any service is asked', async () => {
+      const limit = bodyLimit();
+      expect(limit).toBeLessThanOrEqual(PAYLOAD_LIMITS.requestBodyBytes);
+      for (const bytes of [1_000_000, 1_048_575, limit + 1]) {
+        const before = await tasksReceivedBy(bob);
         const response = await postRaw(relay.url, alice.api_key, sendBodyOf(bytes));
-        expect({ bytes, status: response.status }).toEqual({ bytes, status: 413 });
-        expectRpcError(response.body.error, { code: -32600, reason: 'payload_too_large' });
+        if (bytes > limit) {
+          expect({ bytes, status: response.status }).toEqual({ bytes, status: 413 });
+          expectRpcError(response.body.error, { code: -32600, reason: 'payload_too_large' });
+          expect(response.body.error?.data).toMatchObject({ limit_bytes: limit });
+          expect(await tasksReceivedBy(bob)).toBe(before);
+        } else {
+          // A NATS server configured above the largest internal message carries the whole 1 MiB body.
+          expect({ bytes, status: response.status, error: response.body.error }).toEqual({ bytes, status: 200, error: undefined });
+          expect(await tasksReceivedBy(bob)).toBe(before + 1);
+        }
       }
-      expect(await tasksReceivedBy(bob)).toBe(before);
     });
 
     it('answers a send that fits the limit with its task, created once', async () => {
       const before = await tasksReceivedBy(bob);
-      const response = await postRaw(relay.url, alice.api_key, sendBodyOf(900_000));
+      const response = await postRaw(relay.url, alice.api_key, sendBodyOf(bodyLimit() - 1000));
       expect(response.status).toBe(200);
       expect(response.body.error).toBeUndefined();
       expect(response.body.result).toMatchObject({ task_id: expect.any(String), status: { state: 'pending' } });
+      expect(await tasksReceivedBy(bob)).toBe(before + 1);
+    });
+
+    it('answers 413 to an A2A send whose Task a reply could not carry, and the Task to one that fits', async () => {
+      const textPart = { kind: 'text', text: 't'.repeat(TASK_LIMITS.textPartChars) };
+      const send = (parts: unknown[]): Promise<request.Response> =>
+        request(relay.url)
+          .post(`/a2a/${bob.agent.handle}`)
+          .set('x-api-key', alice.api_key)
+          .set('content-type', 'application/json')
+          .send(JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'message/send', params: { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts }, configuration: { blocking: false } } }));
+      const before = await tasksReceivedBy(bob);
+
+      const replyLimit = relay.edge.get(NatsRpcClient).maxPayloadBytes - PAYLOAD_LIMITS.internalEnvelopeBytes;
+      // Within the body limit, but its first text comes back twice more (message body, task summary).
+      const tooLarge = Array.from({ length: Math.floor((bodyLimit() - 2000) / (TASK_LIMITS.textPartChars + 30)) }, () => textPart);
+      if (tooLarge.length * TASK_LIMITS.textPartChars + 2 * TASK_LIMITS.textPartChars > replyLimit) {
+        const refused = await send(tooLarge);
+        expect({ status: refused.status, code: refused.body.error?.code }).toEqual({ status: 413, code: -32600 });
+        expect(refused.body.error.data).toMatchObject({ reason: 'payload_too_large', field: 'message' });
+        expect(await tasksReceivedBy(bob)).toBe(before);
+      }
+
+      const fitting = Array.from({ length: Math.floor((replyLimit - 2 * TASK_LIMITS.textPartChars - 2000) / (TASK_LIMITS.textPartChars + 30)) }, () => textPart);
+      const accepted = await send(fitting);
+      expect({ status: accepted.status, error: accepted.body.error }).toEqual({ status: 200, error: undefined });
+      expect(accepted.body.result).toMatchObject({ kind: 'task', status: { state: 'submitted' } });
+      expect(accepted.body.result.history.at(-1).parts).toHaveLength(fitting.length);
       expect(await tasksReceivedBy(bob)).toBe(before + 1);
     });
   });
