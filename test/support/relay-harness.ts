@@ -59,6 +59,8 @@ export class RelayHarness {
       RELAY_RATE_LIMIT_PER_MINUTE: '100000',
       // Every process's metrics server on a free port (several relays share this machine).
       METRICS_PORT: '0',
+      // Tests refuse many bad keys and tokens, all from 127.0.0.1; the failed-login tests lower this again.
+      RELAY_AUTH_FAILURES_PER_WINDOW: '100000',
       ...this.options.env,
       ...extra,
     };

@@ -2,6 +2,8 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
+import { PAYLOAD_LIMITS, requestBodyLimit } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
 import { createRootLogger, PinoNestLogger, REQUEST_ID_HEADER, runWithRequestId, sanitizeRequestId, type LoggingOptions } from '@app/logging';
 import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
@@ -9,7 +11,7 @@ import { configureInputGuard } from './input/input-guard';
 import { configureJsonRpcHttp } from './jsonrpc/json-rpc.http';
 import { RequestMetrics } from './metrics/request-metrics';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_BODY_BYTES = PAYLOAD_LIMITS.requestBodyBytes;
 
 /** Builds the edge's HTTP app (not yet listening), so tests can drive it in-process. */
 export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions = {}): Promise<NestFastifyApplication> {
@@ -21,7 +23,13 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
     genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => sanitizeRequestId(request.headers[REQUEST_ID_HEADER]) ?? randomUUID(),
   });
   const app = await NestFactory.create<NestFastifyApplication>(EdgeModule.forRoot(config), adapter, { logger, bufferLogs: true });
-  configureJsonRpcHttp(app);
+  // A JSON-RPC body must fit one NATS message once wrapped for a service: the server's max_payload decides.
+  const natsMaxPayload = app.get(NatsRpcClient).maxPayloadBytes;
+  const bodyLimit = requestBodyLimit(natsMaxPayload);
+  if (bodyLimit < MAX_BODY_BYTES) {
+    logger.forContext('Bootstrap').warn({ nats_max_payload: natsMaxPayload, body_limit: bodyLimit }, `NATS max_payload is ${natsMaxPayload} bytes: JSON-RPC bodies are limited to ${bodyLimit} bytes instead of ${MAX_BODY_BYTES}`);
+  }
+  configureJsonRpcHttp(app, bodyLimit);
   configureInputGuard(app);
   const fastify = app.getHttpAdapter().getInstance();
   app.get(RequestMetrics).install(fastify);

@@ -28,6 +28,24 @@ export class EdgeConfig extends CommonConfig {
   @Max(100000)
   RELAY_RATE_LIMIT_PER_MINUTE: number = 60;
 
+  /** Failed authentications (agent keys, admin token) per client address or key prefix before 429. */
+  @IsInt()
+  @Min(1)
+  @Max(100000)
+  RELAY_AUTH_FAILURES_PER_WINDOW: number = 20;
+
+  /** The window those failures are counted in (ms). */
+  @IsInt()
+  @Min(1000)
+  @Max(24 * 60 * 60 * 1000)
+  RELAY_AUTH_FAILURE_WINDOW_MS: number = 60000;
+
+  /** A2A streams (message/stream, tasks/resubscribe) one agent may hold open at once on this edge. */
+  @IsInt()
+  @Min(1)
+  @Max(10000)
+  RELAY_STREAMS_PER_AGENT: number = 10;
+
   /**
    * How long the edge reuses the directory's answers (API-key identities, admissions, endpoint
    * profiles); changes also drop them at once. 0 asks the directory on every request.

@@ -1,6 +1,6 @@
 import type { ThreadState } from '@app/contracts';
 import { fromWireState } from './mapping';
-import { invalidParams, isRecord, optionalString, parseArtifacts, parseMessage, type A2aArtifactInput, type A2aMessageInput } from './parse';
+import { invalidParams, isRecord, optionalMetadata, optionalString, parseArtifacts, parseMessage, type A2aArtifactInput, type A2aMessageInput } from './parse';
 import { normalizeProtoJson } from './protojson';
 import { parseInlinePushConfig, type PushConfigFields } from './push-config';
 
@@ -41,11 +41,8 @@ function requiredId(record: Record<string, unknown>): string {
   return id;
 }
 
-function optionalMetadata(record: Record<string, unknown>, field = 'metadata'): Record<string, unknown> | undefined {
-  const value = record.metadata;
-  if (value === undefined || value === null) return undefined;
-  if (!isRecord(value)) throw invalidParams(field, 'must be a JSON object');
-  return value;
+function paramsMetadata(record: Record<string, unknown>, field = 'metadata'): Record<string, unknown> | undefined {
+  return optionalMetadata(record, 'metadata', field);
 }
 
 export interface SendParams {
@@ -69,7 +66,7 @@ export function parseSendParams(params: unknown): SendParams {
   const returnImmediately = optionalBool(config, 'returnImmediately', 'configuration.returnImmediately');
   const blockingFlag = optionalBool(config, 'blocking', 'configuration.blocking');
   const historyLength = optionalInt(config, 'historyLength', 'configuration.historyLength', 0, 100000);
-  const metadata = optionalMetadata(record);
+  const metadata = paramsMetadata(record);
   const recipientSource = record.recipient ?? message.metadata?.recipient ?? metadata?.recipient;
   if (recipientSource !== undefined && recipientSource !== null && typeof recipientSource !== 'string') throw invalidParams('recipient', 'must be an agent handle');
   const blocking = returnImmediately !== undefined ? !returnImmediately : (blockingFlag ?? true);
@@ -137,7 +134,7 @@ export interface CancelParams {
 
 export function parseCancelParams(params: unknown): CancelParams {
   const record = paramsRecord(params);
-  const metadata = optionalMetadata(record);
+  const metadata = paramsMetadata(record);
   return { id: requiredId(record), ...(metadata !== undefined ? { metadata } : {}) };
 }
 

@@ -1,4 +1,4 @@
-import { RelayError, type PartView } from '@app/contracts';
+import { metadataBoundsProblem, RelayError, type PartView } from '@app/contracts';
 
 /** An A2A message as the relay reads it, whatever its wire version. */
 export interface A2aMessageInput {
@@ -45,10 +45,13 @@ export function optionalString(record: Record<string, unknown>, key: string, fie
   return value;
 }
 
-function optionalObject(record: Record<string, unknown>, key: string, field: string): Record<string, unknown> | undefined {
+/** A metadata object, within the relay's bounds (keys per object, depth, bytes). */
+export function optionalMetadata(record: Record<string, unknown>, key: string, field: string): Record<string, unknown> | undefined {
   const value = record[key];
   if (value === undefined || value === null) return undefined;
   if (!isRecord(value)) throw invalidParams(field, 'must be a JSON object');
+  const problem = metadataBoundsProblem(value);
+  if (problem !== undefined) throw invalidParams(field, problem);
   return value;
 }
 
@@ -82,7 +85,7 @@ function uriOf(value: unknown, field: string): string {
  */
 export function parsePart(value: unknown, field: string): PartView {
   if (!isRecord(value)) throw invalidParams(field, 'must be an object');
-  const metadata = optionalObject(value, 'metadata', `${field}.metadata`);
+  const metadata = optionalMetadata(value, 'metadata', `${field}.metadata`);
   const withMetadata = <T extends PartView>(part: T): T => (metadata ? { ...part, metadata } : part);
   const kind = value.kind;
   if (kind !== undefined) {
@@ -139,7 +142,7 @@ export function parseMessage(value: unknown, field = 'message'): A2aMessageInput
   const messageId = optionalString(value, 'messageId', `${field}.messageId`, MESSAGE_ID_MAX_LENGTH);
   const taskId = optionalString(value, 'taskId', `${field}.taskId`, 255);
   const contextId = optionalString(value, 'contextId', `${field}.contextId`, 255);
-  const metadata = optionalObject(value, 'metadata', `${field}.metadata`);
+  const metadata = optionalMetadata(value, 'metadata', `${field}.metadata`);
   const role = parseRole(value.role, `${field}.role`);
   const firstText = parts.find((part): part is Extract<PartView, { kind: 'text' }> => part.kind === 'text');
   return {
@@ -172,7 +175,7 @@ export function parseArtifact(value: unknown, field: string): A2aArtifactInput {
   const artifactId = optionalString(inner, 'artifactId', `${innerField}.artifactId`, 255);
   const name = optionalString(inner, 'name', `${innerField}.name`, 1000);
   const description = optionalString(inner, 'description', `${innerField}.description`, 10000);
-  const metadata = optionalObject(inner, 'metadata', `${innerField}.metadata`);
+  const metadata = optionalMetadata(inner, 'metadata', `${innerField}.metadata`);
   const append = optionalBoolean(value, 'append', `${field}.append`) ?? optionalBoolean(inner, 'append', `${innerField}.append`) ?? false;
   const lastChunk = optionalBoolean(value, 'lastChunk', `${field}.lastChunk`) ?? optionalBoolean(inner, 'lastChunk', `${innerField}.lastChunk`) ?? false;
   if (append && artifactId === undefined) throw invalidParams(`${innerField}.artifactId`, 'is required to append to an artifact');

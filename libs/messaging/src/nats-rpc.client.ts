@@ -19,6 +19,9 @@ export interface NatsRpcClientOptions {
   metrics?: NatsClientMetrics;
 }
 
+/** NATS's own default `max_payload`, assumed until the server has said otherwise. */
+const DEFAULT_NATS_MAX_PAYLOAD = 1024 * 1024;
+
 interface NestReplyPacket {
   id?: string;
   response?: unknown;
@@ -47,6 +50,11 @@ export class NatsRpcClient {
     return this.options.subjectPrefix;
   }
 
+  /** The largest message the NATS server accepts (its `max_payload`, read at connect). */
+  get maxPayloadBytes(): number {
+    return this.connection.info?.max_payload ?? DEFAULT_NATS_MAX_PAYLOAD;
+  }
+
   isConnected(): boolean {
     return !this.connection.isClosed();
   }
@@ -60,6 +68,13 @@ export class NatsRpcClient {
     const headers = natsHeaders();
     headers.set(REQUEST_ID_HEADER, currentRequestId() ?? randomUUID());
     const packet = JSON.stringify({ pattern: subject, data: payload, id: randomUUID() });
+    const packetBytes = Buffer.byteLength(packet);
+    if (packetBytes > this.maxPayloadBytes) {
+      // Refused here, before any service sees it: NATS would refuse to publish it anyway.
+      throw new RelayError('payload_too_large', `The request is too large for the relay (${packetBytes} bytes internally, at most ${this.maxPayloadBytes})`, {
+        limit_bytes: this.maxPayloadBytes,
+      });
+    }
     let reply;
     try {
       reply = await this.connection.request(prefixedSubject(this.options.subjectPrefix, subject), packet, {

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { API_KEY_PREFIX, RelayError } from '@app/contracts';
 import { EdgeConfig } from '../edge.config';
+import { AuthFailureThrottle } from './auth-failure-throttle';
 
 export const ADMIN_REALM = 'Bearer realm="agentrelay-admin"';
 
@@ -21,14 +22,23 @@ export function isAdminToken(presented: string | undefined, configured: string |
 /** Lets a request through only with `Authorization: Bearer <RELAY_ADMIN_TOKEN>`; unset token → always 401. */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
-  constructor(@Inject(EdgeConfig) private readonly config: EdgeConfig) {}
+  constructor(
+    @Inject(EdgeConfig) private readonly config: EdgeConfig,
+    @Inject(AuthFailureThrottle) private readonly failures: AuthFailureThrottle,
+  ) {}
 
   canActivate(context: ExecutionContext): boolean {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const header = request.headers['authorization'];
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (isAdminToken(match?.[1], this.config.RELAY_ADMIN_TOKEN)) return true;
+    const presented = match?.[1];
+    this.failures.assertAllowed(request.ip, presented);
+    if (isAdminToken(presented, this.config.RELAY_ADMIN_TOKEN)) {
+      this.failures.recordSuccess(presented as string);
+      return true;
+    }
+    if (header !== undefined) this.failures.recordFailure(request.ip, presented);
     http.getResponse<FastifyReply>().header('www-authenticate', ADMIN_REALM);
     throw new RelayError(
       'unauthenticated',

@@ -5,6 +5,7 @@ import type { DirectoryLookups } from '../directory/directory-lookups';
 import { EdgeConfig } from '../edge.config';
 import { isAdminToken } from './admin-token.guard';
 import { AgentAuthenticator, extractApiKey } from './agent-authenticator';
+import { AuthFailureThrottle } from './auth-failure-throttle';
 
 const KEY = `ah_live_${'ABCDEFGH234567QR'.repeat(2)}`;
 const IDENTITY: AgentIdentity = { id: 'a1', handle: 'bob@acme', name: 'Bob', role: null, org: 'acme' };
@@ -29,7 +30,7 @@ describe('extractApiKey', () => {
 describe('AgentAuthenticator', () => {
   function withDirectory(reply: () => Promise<AgentIdentity>) {
     const authenticate = jest.fn(reply);
-    return { authenticate, authenticator: new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups) };
+    return { authenticate, authenticator: new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, new AuthFailureThrottle(loadConfig(EdgeConfig, {}))) };
   }
 
   it('asks the directory with the key only', async () => {
@@ -44,6 +45,43 @@ describe('AgentAuthenticator', () => {
       await expect(authenticator.authenticate(headers)).rejects.toMatchObject({ reason: 'unauthenticated' });
     }
     expect(authenticate).not.toHaveBeenCalled();
+  });
+
+  it('answers 429 to an address past its failures without asking the directory, and lets a key it accepted through', async () => {
+    const throttle = new AuthFailureThrottle(loadConfig(EdgeConfig, { RELAY_AUTH_FAILURES_PER_WINDOW: '3' }));
+    const authenticate = jest.fn(async (key: string) => {
+      if (key === KEY) return IDENTITY;
+      throw new RelayError('unauthenticated', 'Invalid API key');
+    });
+    const authenticator = new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, throttle);
+    await expect(authenticator.authenticate({ 'x-api-key': KEY }, '10.0.0.1')).resolves.toEqual(IDENTITY);
+    const wrong = (index: number): string => `ah_live_${'BCDEFGHIJKLMN'[index].repeat(32)}`;
+    for (let index = 0; index < 3; index += 1) {
+      await expect(authenticator.authenticate({ 'x-api-key': wrong(index) }, '10.0.0.1')).rejects.toMatchObject({ reason: 'unauthenticated' });
+    }
+    authenticate.mockClear();
+    await expect(authenticator.authenticate({ 'x-api-key': wrong(9) }, '10.0.0.1')).rejects.toMatchObject({ reason: 'rate_limited', data: { retry_after_seconds: 60 } });
+    expect(authenticate).not.toHaveBeenCalled();
+    await expect(authenticator.authenticate({ 'x-api-key': KEY }, '10.0.0.1')).resolves.toEqual(IDENTITY);
+    await expect(authenticator.authenticate({ 'x-api-key': wrong(8) }, '10.0.0.2')).rejects.toMatchObject({ reason: 'unauthenticated' });
+    // A key prefix that failed 3 times is blocked from any address.
+    for (const address of ['10.0.1.1', '10.0.1.2', '10.0.1.3']) {
+      await expect(authenticator.authenticate({ 'x-api-key': wrong(10) }, address)).rejects.toMatchObject({ reason: 'unauthenticated' });
+    }
+    await expect(authenticator.authenticate({ 'x-api-key': wrong(10) }, '10.0.1.4')).rejects.toMatchObject({ reason: 'rate_limited' });
+  });
+});
+
+describe('AuthFailureThrottle', () => {
+  const config = loadConfig(EdgeConfig, { RELAY_AUTH_FAILURES_PER_WINDOW: '2', RELAY_AUTH_FAILURE_WINDOW_MS: '10000' });
+
+  it('blocks a key prefix from any address, and forgets failures once the window is over', () => {
+    const throttle = new AuthFailureThrottle(config);
+    throttle.recordFailure('10.0.0.1', `${'P'.repeat(16)}-first`, 0);
+    throttle.recordFailure('10.0.0.2', `${'P'.repeat(16)}-second`, 1000);
+    expect(() => throttle.assertAllowed('10.0.0.3', `${'P'.repeat(16)}-third`, 2000)).toThrow(/retry after 8 s/);
+    expect(() => throttle.assertAllowed('10.0.0.3', `${'Q'.repeat(16)}`, 2000)).not.toThrow();
+    expect(() => throttle.assertAllowed('10.0.0.3', `${'P'.repeat(16)}-third`, 10000)).not.toThrow();
   });
 });
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { API_KEY_PATTERN, RelayError, type AgentIdentity } from '@app/contracts';
 import { DirectoryLookups } from '../directory/directory-lookups';
+import { AuthFailureThrottle } from './auth-failure-throttle';
 
 export type RequestHeaders = Record<string, string | string[] | undefined>;
 
@@ -34,13 +35,32 @@ export function extractApiKey(headers: RequestHeaders): string | undefined {
  */
 @Injectable()
 export class AgentAuthenticator {
-  constructor(@Inject(DirectoryLookups) private readonly directory: DirectoryLookups) {}
+  constructor(
+    @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
+    @Inject(AuthFailureThrottle) private readonly failures: AuthFailureThrottle,
+  ) {}
 
-  async authenticate(headers: RequestHeaders): Promise<AgentIdentity> {
-    const key = extractApiKey(headers);
+  /** `address` is the client's; too many failed attempts from it (or with the key's prefix) answer 429. */
+  async authenticate(headers: RequestHeaders, address = 'unknown'): Promise<AgentIdentity> {
+    let key: string | undefined;
+    try {
+      key = extractApiKey(headers);
+    } catch (error) {
+      this.failures.assertAllowed(address, undefined);
+      this.failures.recordFailure(address, undefined);
+      throw error;
+    }
     if (key === undefined) throw new RelayError('unauthenticated', 'Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>');
-    // Only agent keys get past this: the admin token (or anything else) never has the key format.
-    if (!API_KEY_PATTERN.test(key)) throw new RelayError('unauthenticated', 'Malformed API key');
-    return this.directory.authenticate(key);
+    this.failures.assertAllowed(address, key);
+    try {
+      // Only agent keys get past this: the admin token (or anything else) never has the key format.
+      if (!API_KEY_PATTERN.test(key)) throw new RelayError('unauthenticated', 'Malformed API key');
+      const identity = await this.directory.authenticate(key);
+      this.failures.recordSuccess(key);
+      return identity;
+    } catch (error) {
+      if (error instanceof RelayError && error.reason === 'unauthenticated') this.failures.recordFailure(address, key);
+      throw error;
+    }
   }
 }

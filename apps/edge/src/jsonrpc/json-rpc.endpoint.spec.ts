@@ -2,10 +2,12 @@ import { jest } from '@jest/globals';
 import { EventEmitter } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Registry } from 'prom-client';
+import { loadConfig } from '@app/config';
 import { RelayError } from '@app/contracts';
 import { HttpMetrics } from '@app/metrics';
 import type { AgentAuthenticator } from '../auth/agent-authenticator';
 import { RequestMetrics } from '../metrics/request-metrics';
+import { EdgeConfig } from '../edge.config';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { JsonRpcEndpoint, SSE_KEEP_ALIVE_MS } from './json-rpc.endpoint';
 import { JsonRpcEventStream, type DialectMethods } from './json-rpc.types';
@@ -51,11 +53,11 @@ function fakeReply(raw: FakeRaw): FastifyReply {
   return reply as unknown as FastifyReply;
 }
 
-function endpoint(stream: JsonRpcEventStream): JsonRpcEndpoint {
+function endpoint(stream: JsonRpcEventStream, config = loadConfig(EdgeConfig, {})): JsonRpcEndpoint {
   const authenticator = { authenticate: async () => ({ id: 'a1', handle: 'alice@acme', name: 'Alice', role: null }) } as unknown as AgentAuthenticator;
   const rateLimiter = { consume: async () => ({ allowed: true, limit: 60, retryAfterSeconds: 0 }) } as unknown as RateLimiter;
   const a2a: DialectMethods = { handle: async () => stream };
-  return new JsonRpcEndpoint(authenticator, rateLimiter, new RequestMetrics(new HttpMetrics(new Registry())), a2a, a2a);
+  return new JsonRpcEndpoint(config, authenticator, rateLimiter, new RequestMetrics(new HttpMetrics(new Registry())), a2a, a2a);
 }
 
 const request = { headers: { 'a2a-version': '1.0' }, body: { jsonrpc: '2.0', id: 7, method: 'SendStreamingMessage', params: { message: {} } } } as unknown as FastifyRequest;
@@ -97,5 +99,30 @@ describe('JsonRpcEndpoint streams', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  it('refuses a stream past RELAY_STREAMS_PER_AGENT with 429, and frees the slot as soon as a stream closes', async () => {
+    const stream = new JsonRpcEventStream(async function* (signal) {
+      yield { task: { id: 'T1' } };
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+    });
+    const relay = endpoint(stream, loadConfig(EdgeConfig, { RELAY_STREAMS_PER_AGENT: '2' }));
+    const raws = [new FakeRaw(), new FakeRaw()];
+    const answers = raws.map((raw) => relay.answer(request, fakeReply(raw), 'bob@acme'));
+    const refused: { status?: number; body?: unknown } = {};
+    const refusedReply = { ...fakeReply(new FakeRaw()), header: () => refusedReply, code: (status: number) => ((refused.status = status), refusedReply), send: (body: unknown) => ((refused.body = body), refusedReply) };
+    await relay.answer(request, refusedReply as unknown as FastifyReply, 'bob@acme');
+    expect(refused.status).toBe(429);
+    expect(JSON.stringify(refused.body)).toContain('RELAY_STREAMS_PER_AGENT');
+    raws[0].destroyed = true;
+    raws[0].emit('close');
+    const third = new FakeRaw();
+    const reopened = relay.answer(request, fakeReply(third), 'bob@acme');
+    for (const raw of [raws[1], third]) {
+      raw.destroyed = true;
+      raw.emit('close');
+    }
+    await Promise.all([...answers, reopened]);
+    expect(third.status).toBe(200);
   });
 });

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalMethod, chooseDialect, negotiateVersion, type Dialect } from '@app/a2a';
 import { RelayError, retryAfterSeconds, type AgentIdentity } from '@app/contracts';
 import { AgentAuthenticator } from '../auth/agent-authenticator';
+import { EdgeConfig } from '../edge.config';
 import { RequestMetrics } from '../metrics/request-metrics';
 import { RateLimiter } from '../rate-limit/rate-limiter';
 import { asRelayError, renderRelayError } from './json-rpc-errors';
@@ -22,6 +23,9 @@ export const SSE_KEEP_ALIVE_MS = 15000;
 
 /** The methods the AgentRelay dialect (docs/dialects.md#agentrelay) answers itself; the rest go to the A2A handlers. */
 const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel']);
+
+/** The methods answered with a stream, which hold a connection open: RELAY_STREAMS_PER_AGENT bounds them. */
+const STREAMING_CANONICAL = new Set(['stream', 'resubscribe']);
 
 interface Envelope {
   id: JsonRpcId;
@@ -47,8 +51,11 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
   private readonly logger = new Logger(JsonRpcEndpoint.name);
   /** The open SSE streams; shutting down ends them (a stream would otherwise hold the server open). */
   private readonly streams = new Set<AbortController>();
+  /** Open (or opening) streams per agent id. */
+  private readonly streamsPerAgent = new Map<string, number>();
 
   constructor(
+    @Inject(EdgeConfig) private readonly config: EdgeConfig,
     @Inject(AgentAuthenticator) private readonly authenticator: AgentAuthenticator,
     @Inject(RateLimiter) private readonly rateLimiter: RateLimiter,
     @Inject(RequestMetrics) private readonly metrics: RequestMetrics,
@@ -67,7 +74,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     try {
       const envelope = this.readEnvelope(request.body);
       id = envelope.id;
-      const caller = await this.authenticate(headers);
+      const caller = await this.authenticate(headers, request.ip);
       await this.enforceRateLimit(caller, reply);
       const version = negotiateVersion(headers['a2a-version']);
       dialect = version === '1.0' ? { kind: 'a2a', version } : dialect;
@@ -76,13 +83,19 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       dialect = chooseDialect(version, canonical, envelope.params, envelope.method);
       this.metrics.identify(request, canonical, dialect);
       const call: JsonRpcCall = { id, method: envelope.method, canonical, params: envelope.params, dialect, caller, endpointHandle, headers };
-      const result = await this.dispatch(call);
-      if (reply.sent) return;
-      if (result instanceof JsonRpcEventStream) {
-        await this.stream(reply, id, result, dialect);
-        return;
+      // Reserved before the method runs: a send refused for want of a slot has not been sent.
+      const releaseStreamSlot = STREAMING_CANONICAL.has(canonical) ? this.reserveStreamSlot(caller) : undefined;
+      try {
+        const result = await this.dispatch(call);
+        if (reply.sent) return;
+        if (result instanceof JsonRpcEventStream) {
+          await this.stream(reply, id, result, dialect, releaseStreamSlot);
+          return;
+        }
+        this.send(reply, { jsonrpc: '2.0', id, result }, 200);
+      } finally {
+        releaseStreamSlot?.();
       }
-      this.send(reply, { jsonrpc: '2.0', id, result }, 200);
     } catch (error) {
       if (reply.sent) {
         this.logger.warn({ err: error }, 'error after the reply was sent');
@@ -115,8 +128,8 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     return { id, method: body.method as string, params: (body.params as Record<string, unknown> | undefined) ?? {} };
   }
 
-  private async authenticate(headers: FastifyRequest['headers']): Promise<AgentIdentity> {
-    return this.authenticator.authenticate(headers);
+  private async authenticate(headers: FastifyRequest['headers'], address: string): Promise<AgentIdentity> {
+    return this.authenticator.authenticate(headers, address);
   }
 
   private async enforceRateLimit(caller: AgentIdentity, reply: FastifyReply): Promise<void> {
@@ -131,6 +144,27 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     }
   }
 
+  /** Takes one of the caller's stream slots, or throws `rate_limited` (429); the returned release is idempotent. */
+  private reserveStreamSlot(caller: AgentIdentity): () => void {
+    const limit = this.config.RELAY_STREAMS_PER_AGENT;
+    const open = this.streamsPerAgent.get(caller.id) ?? 0;
+    if (open >= limit) {
+      throw new RelayError('rate_limited', `At most ${limit} streams per agent may be open at once (RELAY_STREAMS_PER_AGENT); close one before opening another`, {
+        limit,
+        limit_name: 'RELAY_STREAMS_PER_AGENT',
+      });
+    }
+    this.streamsPerAgent.set(caller.id, open + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const remaining = (this.streamsPerAgent.get(caller.id) ?? 1) - 1;
+      if (remaining > 0) this.streamsPerAgent.set(caller.id, remaining);
+      else this.streamsPerAgent.delete(caller.id);
+    };
+  }
+
   private dispatch(call: JsonRpcCall): Promise<unknown> {
     if (call.dialect.kind === 'agentrelay' && AGENTRELAY_CANONICAL.has(call.canonical)) return this.agentRelayMethods.handle(call);
     if (!this.a2aMethods) throw new RelayError('method_not_found', `Method '${call.method}' not found`, { method: call.method });
@@ -142,11 +176,14 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
    * response repeating the request id; an error once the stream has started as an `event: error`;
    * a `: keep-alive` comment when idle. Closing the connection stops the stream's work.
    */
-  private async stream(reply: FastifyReply, id: JsonRpcId, stream: JsonRpcEventStream, dialect: Dialect): Promise<void> {
+  private async stream(reply: FastifyReply, id: JsonRpcId, stream: JsonRpcEventStream, dialect: Dialect, onClosed?: () => void): Promise<void> {
     reply.hijack();
     const raw = reply.raw;
     const controller = new AbortController();
-    const onClose = (): void => controller.abort();
+    const onClose = (): void => {
+      controller.abort();
+      onClosed?.();
+    };
     raw.on('close', onClose);
     this.streams.add(controller);
     this.metrics.streamOpened();

@@ -3,12 +3,12 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { negotiateVersion, type Dialect } from '@app/a2a';
-import { RelayError } from '@app/contracts';
+import { PAYLOAD_LIMITS, RelayError } from '@app/contracts';
 import { renderRelayError } from './json-rpc-errors';
 import type { JsonRpcResponse } from './json-rpc.types';
 
-/** The largest request body the relay reads: 1 MiB. */
-export const JSON_RPC_MAX_BODY_BYTES = 1024 * 1024;
+/** The largest request body the relay reads: 1 MiB, less when NATS carries less (see `requestBodyLimit`). */
+export const JSON_RPC_MAX_BODY_BYTES = PAYLOAD_LIMITS.requestBodyBytes;
 
 /** A body that was not valid JSON; the JSON-RPC endpoint answers it with -32700. */
 export class UnparseableJson {
@@ -37,8 +37,8 @@ export function sendJsonRpcError(reply: FastifyReply, headers: FastifyRequest['h
   reply.code(rendered.status).header('content-type', 'application/json; charset=utf-8').send(body);
 }
 
-function payloadTooLarge(): RelayError {
-  return new RelayError('payload_too_large', `Request body exceeds ${JSON_RPC_MAX_BODY_BYTES} bytes (1 MiB)`, { limit_bytes: JSON_RPC_MAX_BODY_BYTES });
+function payloadTooLarge(limit: number): RelayError {
+  return new RelayError('payload_too_large', `Request body exceeds ${limit} bytes`, { limit_bytes: limit });
 }
 
 async function readLimited(payload: NodeJS.ReadableStream, limit: number): Promise<Buffer | undefined> {
@@ -55,11 +55,11 @@ async function readLimited(payload: NodeJS.ReadableStream, limit: number): Promi
 
 /**
  * HTTP plumbing of the JSON-RPC endpoints, installed on the Fastify instance before it listens:
- * - a body over 1 MiB on `/a2a…` is answered 413 with a JSON-RPC error body (declared length or not);
+ * - a body over `bodyLimit` (1 MiB at most) on `/a2a…` is answered 413 with a JSON-RPC error body (declared length or not);
  * - `application/json` bodies are parsed here, and on `/a2a…` unparseable JSON reaches the
  *   controller as an `UnparseableJson` (answered -32700) instead of Fastify's 400.
  */
-export function configureJsonRpcHttp(app: NestFastifyApplication): void {
+export function configureJsonRpcHttp(app: NestFastifyApplication, bodyLimit = JSON_RPC_MAX_BODY_BYTES): void {
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('preParsing', async (request, reply, payload) => {
     if (request.method !== 'POST' || !isJsonRpcPath(request.url)) return payload;
@@ -70,16 +70,16 @@ export function configureJsonRpcHttp(app: NestFastifyApplication): void {
       return payload;
     }
     const declared = Number(request.headers['content-length']);
-    if (Number.isFinite(declared) && declared > JSON_RPC_MAX_BODY_BYTES) {
+    if (Number.isFinite(declared) && declared > bodyLimit) {
       // The body stays unread: close the connection after answering.
       reply.header('connection', 'close');
-      sendJsonRpcError(reply, request.headers, payloadTooLarge());
+      sendJsonRpcError(reply, request.headers, payloadTooLarge(bodyLimit));
       return payload;
     }
-    const body = await readLimited(payload, JSON_RPC_MAX_BODY_BYTES);
+    const body = await readLimited(payload, bodyLimit);
     if (body === undefined) {
       reply.header('connection', 'close');
-      sendJsonRpcError(reply, request.headers, payloadTooLarge());
+      sendJsonRpcError(reply, request.headers, payloadTooLarge(bodyLimit));
       return Readable.from([]);
     }
     const replacement = Readable.from([body]) as Readable & { receivedEncodedLength?: number };

@@ -30,7 +30,7 @@ import { writeTaskEvent } from './task-events';
 import { createThreadInOneStatement, creatableInOneStatement, nextThreadId } from './thread-creation';
 import { readThread } from './thread-read';
 import { transitionableInOneStatement, transitionInOneStatement } from './thread-transition';
-import { firstText, THREAD_COLUMNS, toMessageView, toThreadView, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
+import { firstText, THREAD_COLUMNS, toMessageRef, toMessageView, toThreadView, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
 
 type IdempotencyScope = 'message_id' | 'client_key';
 
@@ -327,7 +327,7 @@ export class HandoffsService {
     const created = await createThreadInOneStatement(this.pool, request, plainParts(request.message.parts), artifactParts, this.keysOf(request), hash);
     if (!created) return null;
     const history = request.history_length === 0 ? [] : [created.message];
-    return { thread: toThreadView(created.thread, history, created.artifacts, 0), message: toMessageView(created.message), created: true, idempotent_replay: false };
+    return { thread: toThreadView(created.thread, history, created.artifacts, 0), message: toMessageRef(created.message), created: true, idempotent_replay: false };
   }
 
   private async create(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
@@ -367,7 +367,7 @@ export class HandoffsService {
     await manager.insert(AuditLogEntity, { threadId: thread.id, actorId: sender.id, transition: 'create', fromState: null, toState: 'pending', at: now });
     await this.rememberKeys(manager, request, hash, message, true);
     await writeTaskEvent(manager, 'created', thread, message, now);
-    return { thread: await this.view(manager, thread, request.history_length, 0), message: toMessageView(message), created: true, idempotent_replay: false };
+    return { thread: await this.view(manager, thread, request.history_length, 0), message: toMessageRef(message), created: true, idempotent_replay: false };
   }
 
   private async append(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
@@ -408,7 +408,7 @@ export class HandoffsService {
     const unread = await this.unreadCount(manager, thread.id, request.caller.id);
     return {
       thread: await this.view(manager, thread, request.history_length, unread),
-      message: toMessageView(appended.message),
+      message: toMessageRef(appended.message),
       created: false,
       idempotent_replay: false,
     };
@@ -556,7 +556,7 @@ export class HandoffsService {
       const unread = await this.unreadCount(manager, thread.id, request.caller.id);
       return {
         thread: await this.view(manager, thread, request.history_length, unread),
-        message: toMessageView(message),
+        message: toMessageRef(message),
         created: row.createdThread,
         idempotent_replay: true,
       };

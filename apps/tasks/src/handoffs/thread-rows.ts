@@ -1,4 +1,4 @@
-import type { ArtifactView, Intent, MessageView, PartView, ProposedAction, ThreadState, ThreadView } from '@app/contracts';
+import type { ArtifactView, Intent, MessageRef, MessageView, PartView, ProposedAction, ThreadState, ThreadView } from '@app/contracts';
 
 export interface ThreadRow {
   id: string;
@@ -80,6 +80,10 @@ export function toMessageView(row: MessageRow): MessageView {
     payload: row.payload,
     created_at: row.created_at.toISOString(),
   };
+}
+
+export function toMessageRef(row: MessageRow): MessageRef {
+  return { id: row.id, sequence_no: row.sequence_no, created_at: row.created_at.toISOString() };
 }
 
 export function toArtifactView(row: ArtifactRow): ArtifactView {

@@ -10,13 +10,17 @@ import {
   IsNotEmpty,
   IsObject,
   IsOptional,
+  isObject,
   IsString,
   MaxLength,
   Min,
   Max,
   MinLength,
   ValidateIf,
+  ValidateBy,
   ValidateNested,
+  type ValidationArguments,
+  type ValidationOptions,
 } from 'class-validator';
 import {
   ARTIFACT_TYPES,
@@ -59,7 +63,50 @@ export const TASK_LIMITS = {
   replyMessageBytes: 512 * 1024,
   /** Bytes of items one list reply carries at most. */
   replyListBytes: 768 * 1024,
+  /** Keys of one object (or items of one array) inside a metadata or payload object. */
+  metadataKeysPerObject: 256,
+  /** Nesting of objects and arrays inside a metadata or payload object (the object itself is level 1). */
+  metadataDepth: 16,
+  /** A metadata or payload object serialized as JSON (UTF-8). */
+  metadataBytes: 64 * 1024,
 } as const;
+
+/**
+ * What is wrong with a metadata (or message payload) object against the TASK_LIMITS bounds, or
+ * undefined when it is within them. Walks the value once without recursion, stopping at the first
+ * object with too many keys or too deep, before serializing it to measure its bytes.
+ */
+export function metadataBoundsProblem(value: Record<string, unknown>): string | undefined {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
+  while (pending.length > 0) {
+    const { value: current, depth } = pending.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > TASK_LIMITS.metadataDepth) return `nests objects and arrays deeper than ${TASK_LIMITS.metadataDepth} levels`;
+    const children = Array.isArray(current) ? current : Object.values(current);
+    if (children.length > TASK_LIMITS.metadataKeysPerObject) return `has an object or array with more than ${TASK_LIMITS.metadataKeysPerObject} keys`;
+    for (const child of children) pending.push({ value: child, depth: depth + 1 });
+  }
+  if (Buffer.byteLength(JSON.stringify(value)) > TASK_LIMITS.metadataBytes) return `must be at most ${TASK_LIMITS.metadataBytes} bytes as JSON`;
+  return undefined;
+}
+
+/** An object within the metadata bounds of TASK_LIMITS (keys per object, depth, bytes). */
+export function IsBoundedMetadata(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isBoundedMetadata',
+      validator: {
+        validate: (value: unknown) => isObject(value) && !Array.isArray(value) && metadataBoundsProblem(value as Record<string, unknown>) === undefined,
+        defaultMessage: (args?: ValidationArguments) => {
+          const value = args?.value;
+          if (!isObject(value) || Array.isArray(value)) return `${args?.property ?? 'metadata'} must be an object`;
+          return `${args?.property ?? 'metadata'} ${metadataBoundsProblem(value as Record<string, unknown>) ?? 'is out of bounds'}`;
+        },
+      },
+    },
+    options,
+  );
+}
 
 export class ParticipantRefDto {
   @IsString()
@@ -137,7 +184,7 @@ export class PartDto {
   filename?: string;
 
   @IsOptional()
-  @IsObject()
+  @IsBoundedMetadata()
   metadata?: Record<string, unknown>;
 }
 
@@ -158,7 +205,7 @@ export class MessageInput {
 
   /** Travels as the A2A message's metadata. */
   @IsOptional()
-  @IsObject()
+  @IsBoundedMetadata()
   payload?: Record<string, unknown>;
 }
 
@@ -200,7 +247,7 @@ export class ArtifactInput {
   parts?: PartDto[];
 
   @IsOptional()
-  @IsObject()
+  @IsBoundedMetadata()
   metadata?: Record<string, unknown>;
 
   /** Append these parts to the artifact with the same id instead of replacing it. */
@@ -284,7 +331,7 @@ export class SendRequest {
 
   /** Thread metadata (kept on create). */
   @IsOptional()
-  @IsObject()
+  @IsBoundedMetadata()
   metadata?: Record<string, unknown>;
 
   /** AgentRelay's `metadata.client_idempotency_key`: an idempotency key per sender, besides the message id. */
@@ -301,10 +348,17 @@ export class SendRequest {
   history_length?: number;
 }
 
+/** Which message a send appended, without its content: a reply never echoes the message back. */
+export interface MessageRef {
+  id: string;
+  sequence_no: number;
+  created_at: string;
+}
+
 export interface SendReply {
   thread: ThreadView;
   /** The message this request appended (or the original one on an idempotent replay). */
-  message: MessageView;
+  message: MessageRef;
   created: boolean;
   idempotent_replay: boolean;
 }

@@ -26,6 +26,7 @@ import {
   type WireVersion,
 } from '@app/a2a';
 import {
+  assertMessageFitsReplies,
   isTerminalState,
   PUSH_CONFIG_SUBJECTS,
   RelayError,
@@ -156,6 +157,7 @@ export class A2aMethods implements DialectMethods {
   /** What every send does, blocking or not, streaming or not: create, continue or sibling a task, and register its push config. */
   private async sendThread(call: JsonRpcCall, params: SendParams, version: WireVersion): Promise<ThreadView> {
     const { message } = params;
+    assertMessageFitsReplies(messageInput(message), this.rpc.maxPayloadBytes);
     const historyLength = historyToFetch(params.historyLength);
     let thread: ThreadView;
     let replay: boolean;

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  assertMessageFitsReplies,
   RelayError,
   TASK_LIMITS,
   TASKS_SUBJECTS,
@@ -65,6 +66,7 @@ export class AgentRelayMethods implements DialectMethods {
     const params = call.params;
     const taskId = params.task_id === null || params.task_id === undefined ? undefined : parseTaskId(params);
     const message = parseMessage(params);
+    assertMessageFitsReplies(message, this.rpc.maxPayloadBytes);
     const intent = parseIntent(params);
     const proposedAction = parseProposedAction(params);
     const artifacts = parseArtifacts(params);

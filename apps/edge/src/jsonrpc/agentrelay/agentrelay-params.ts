@@ -1,6 +1,7 @@
 import {
   ARTIFACT_TYPES,
   INTENTS,
+  metadataBoundsProblem,
   RelayError,
   TASK_LIMITS,
   THREAD_STATES,
@@ -47,13 +48,21 @@ function optionalObject(params: Params, key: string, field = key): Record<string
   return value;
 }
 
+/** A metadata (or payload) object, within the relay's bounds (keys per object, depth, bytes). */
+function optionalMetadata(params: Params, key: string, field = key): Record<string, unknown> | undefined {
+  const value = optionalObject(params, key, field);
+  const problem = value === undefined ? undefined : metadataBoundsProblem(value);
+  if (problem !== undefined) throw invalid(field, problem);
+  return value;
+}
+
 export function parseTaskId(params: Params): string {
   return requiredString(params, 'task_id', 'task_id', 64);
 }
 
 function parsePart(value: unknown, field: string): PartView {
   if (!isRecord(value)) throw invalid(field, 'must be a part object');
-  const metadata = optionalObject(value, 'metadata', `${field}.metadata`);
+  const metadata = optionalMetadata(value, 'metadata', `${field}.metadata`);
   const extra = metadata ? { metadata } : {};
   const type = value.type ?? value.kind;
   switch (type) {
@@ -85,7 +94,7 @@ export function parseMessage(params: Params, key = 'message'): MessageInput {
   if (parts.length > TASK_LIMITS.partsPerMessage) throw invalid(`${key}.parts`, `must hold at most ${TASK_LIMITS.partsPerMessage} parts`);
   if (present(message.role) && typeof message.role !== 'string') throw invalid(`${key}.role`, 'must be a string');
   const messageId = optionalString(message, 'message_id', `${key}.message_id`, TASK_LIMITS.messageIdChars) ?? optionalString(message, 'messageId', `${key}.messageId`, TASK_LIMITS.messageIdChars);
-  const payload = optionalObject(message, 'payload', `${key}.payload`) ?? optionalObject(message, 'metadata', `${key}.metadata`);
+  const payload = optionalMetadata(message, 'payload', `${key}.payload`) ?? optionalMetadata(message, 'metadata', `${key}.metadata`);
   return {
     ...(messageId !== undefined ? { message_id: messageId } : {}),
     parts: parts.map((part, index) => parsePart(part, `${key}.parts[${index}]`)),
@@ -140,7 +149,7 @@ export function parseIdempotencyKey(metadata: Record<string, unknown> | undefine
 }
 
 export function parseMetadata(params: Params): Record<string, unknown> | undefined {
-  return optionalObject(params, 'metadata');
+  return optionalMetadata(params, 'metadata');
 }
 
 export interface ListParams {
