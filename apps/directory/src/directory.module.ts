@@ -12,7 +12,7 @@ export class DirectoryModule {
   static forRoot(config: DirectoryConfig): DynamicModule {
     return {
       module: DirectoryModule,
-      imports: [serviceTypeOrmRoot(directoryDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START)],
+      imports: [serviceTypeOrmRoot(directoryDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START)],
       controllers: [healthControllerFor('directory'), DirectoryController],
       providers: [
         { provide: DirectoryConfig, useValue: config },

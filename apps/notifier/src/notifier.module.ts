@@ -16,7 +16,7 @@ export class NotifierModule {
   static forRoot(config: NotifierConfig): DynamicModule {
     return {
       module: NotifierModule,
-      imports: [serviceTypeOrmRoot(notifierDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START)],
+      imports: [serviceTypeOrmRoot(notifierDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START)],
       controllers: [healthControllerFor('notifier'), NotifierController],
       providers: [
         { provide: NotifierConfig, useValue: config },

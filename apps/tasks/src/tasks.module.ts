@@ -12,7 +12,7 @@ export class TasksModule {
     return {
       module: TasksModule,
       imports: [
-        serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START),
+        serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START),
         HandoffsModule,
         PushConfigsModule,
         OutboxModule.forRoot({ natsUrl: config.NATS_URL, subjectPrefix: config.NATS_SUBJECT_PREFIX, databaseUrl: config.DATABASE_URL }),

@@ -43,4 +43,10 @@ export class DatabaseServiceConfig extends CommonConfig {
   @Transform(toBoolean)
   @IsIn([true, false], { message: 'RELAY_MIGRATE_ON_START must be true or false' })
   RELAY_MIGRATE_ON_START: boolean = true;
+
+  /** Longest a database statement may run before Postgres cancels it (0: no limit); migrations have none. */
+  @IsInt()
+  @Min(0)
+  @Max(3600000)
+  RELAY_DB_STATEMENT_TIMEOUT_MS: number = 5000;
 }
