@@ -49,4 +49,10 @@ export class DatabaseServiceConfig extends CommonConfig {
   @Min(0)
   @Max(3600000)
   RELAY_DB_STATEMENT_TIMEOUT_MS: number = 5000;
+
+  /** Requests one service process handles at once; past it a request is refused at once as `overloaded` (HTTP 503). */
+  @IsInt()
+  @Min(1)
+  @Max(100000)
+  RELAY_MAX_IN_FLIGHT: number = 64;
 }
