@@ -20,7 +20,7 @@ export class NotifierModule {
     return {
       module: NotifierModule,
       imports: [
-        serviceTypeOrmRoot(notifierDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START),
+        serviceTypeOrmRoot(notifierDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START),
         serviceMetricsModule(config, [
           metricsProvider(JetStreamConsumerMetrics),
           { provide: DeliveryMetrics, inject: [Registry], useFactory: (registry: Registry) => new DeliveryMetrics(registry, DELIVERY_CHANNELS) },

@@ -14,7 +14,7 @@ export class TasksModule {
     return {
       module: TasksModule,
       imports: [
-        serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START),
+        serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START),
         serviceMetricsModule(config, [metricsProvider(OutboxMetrics)]),
         HandoffsModule,
         PushConfigsModule,

@@ -53,4 +53,16 @@ export class DatabaseServiceConfig extends CommonConfig {
   @Transform(toBoolean)
   @IsIn([true, false], { message: 'RELAY_MIGRATE_ON_START must be true or false' })
   RELAY_MIGRATE_ON_START: boolean = true;
+
+  /** Longest a database statement may run before Postgres cancels it (0: no limit); migrations have none. */
+  @IsInt()
+  @Min(0)
+  @Max(3600000)
+  RELAY_DB_STATEMENT_TIMEOUT_MS: number = 5000;
+
+  /** Requests one service process handles at once; past it a request is refused at once as `overloaded` (HTTP 503). */
+  @IsInt()
+  @Min(1)
+  @Max(100000)
+  RELAY_MAX_IN_FLIGHT: number = 64;
 }

@@ -45,6 +45,7 @@ export const ERROR_CATALOGUE = {
   blocking_timeout: { agentrelay: -32016, a2a: -32016, message: 'The task did not reach a terminal or input-required state before the server deadline', a2aReason: 'DEADLINE_EXCEEDED' },
   service_unavailable: { agentrelay: -32050, a2a: -32050, message: 'A relay service is unavailable (no responders)', httpStatus: 503 },
   service_timeout: { agentrelay: -32051, a2a: -32051, message: 'A relay service did not answer in time', httpStatus: 504 },
+  overloaded: { agentrelay: -32052, a2a: -32052, message: 'A relay service has too much work in flight; retry after Retry-After seconds', httpStatus: 503 },
   handle_taken: { agentrelay: -32020, a2a: -32020, message: 'That handle is already registered', httpStatus: 409 },
   agent_not_found: { agentrelay: -32021, a2a: -32021, message: 'No agent with that handle', httpStatus: 404 },
   key_not_found: { agentrelay: -32022, a2a: -32022, message: 'No active key with that prefix', httpStatus: 404 },
@@ -103,12 +104,16 @@ export function httpStatusOf(reason: ErrorSymbol): number {
 /** The wait a client is asked for when a relay service or its database is unavailable. */
 export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
+/** The wait a client is asked for when a relay service sheds its request (too much work in flight). */
+export const OVERLOADED_RETRY_AFTER_SECONDS = 1;
+
 /**
  * The `Retry-After` (seconds) of an error the client should retry: the delay the error carries
- * (`data.retry_after_seconds`), or a short default when a service is unavailable.
+ * (`data.retry_after_seconds`), or a short default when a service is unavailable or overloaded.
  */
 export function retryAfterSeconds(error: RelayError): number | undefined {
   const carried = error.data?.retry_after_seconds;
   if (typeof carried === 'number' && Number.isFinite(carried) && carried >= 0) return Math.ceil(carried);
+  if (error.reason === 'overloaded') return OVERLOADED_RETRY_AFTER_SECONDS;
   return error.reason === 'service_unavailable' ? SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS : undefined;
 }

@@ -1,4 +1,4 @@
-import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
+import { DataSource, MigrationExecutor, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
 
 export interface ServiceDataSourceSpec {
@@ -10,6 +10,8 @@ export interface ServiceDataSourceSpec {
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
   migrations: MixedList<Function | string>;
   poolSize?: number;
+  /** Longest a statement may run before Postgres cancels it (0: no limit), so one slow query cannot hold a connection. */
+  statementTimeoutMs?: number;
 }
 
 /** One data source per service: its own schema, its own migrations table, never `synchronize`. */
@@ -26,7 +28,7 @@ export function serviceDataSourceOptions(spec: ServiceDataSourceSpec): DataSourc
     migrationsRun: false,
     logging: ['error'],
     namingStrategy: new SnakeNamingStrategy(),
-    extra: { max: spec.poolSize ?? 10, application_name: `agentrelay-${spec.schema}` },
+    extra: { max: spec.poolSize ?? 10, application_name: `agentrelay-${spec.schema}`, statement_timeout: spec.statementTimeoutMs ?? 0 },
   };
 }
 
@@ -43,12 +45,18 @@ export async function migrateServiceSchema(dataSource: DataSource): Promise<stri
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
+    // Waiting for another replica's migrations, and a migration itself, may take longer than the pool's statement timeout.
+    await runner.query('SET statement_timeout = 0');
     await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    const executor = new MigrationExecutor(dataSource, runner);
+    executor.transaction = 'each';
+    const applied = await executor.executePendingMigrations();
     return applied.map((migration) => migration.name);
   } finally {
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    // The connection goes back to the pool: back to the pool's statement timeout.
+    await runner.query('RESET statement_timeout').catch(() => undefined);
     await runner.release();
   }
 }

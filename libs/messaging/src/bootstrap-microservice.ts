@@ -1,7 +1,7 @@
 import { type DynamicModule, type INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SERVICE_QUEUE_GROUPS, type RelayService } from '@app/contracts';
-import type { CommonConfig } from '@app/config';
+import type { DatabaseServiceConfig } from '@app/config';
 import { createRootLogger, PinoNestLogger, type LoggingOptions } from '@app/logging';
 import { NatsHandlerMetrics } from '@app/metrics';
 import { RelayNatsServer } from './relay-nats.server';
@@ -16,7 +16,7 @@ import { RequestIdInterceptor } from './request-id.interceptor';
 export async function startRelayMicroservice(
   service: RelayService,
   module: DynamicModule,
-  config: CommonConfig,
+  config: DatabaseServiceConfig,
   options: LoggingOptions = {},
 ): Promise<INestMicroservice> {
   const logger = new PinoNestLogger(createRootLogger(service, config.LOG_LEVEL, options.logDestination));
@@ -27,7 +27,7 @@ export async function startRelayMicroservice(
       name: `agentrelay-${service}`,
       maxReconnectAttempts: -1,
       noAsyncTraces: true,
-    }),
+    }, undefined, config.RELAY_MAX_IN_FLIGHT),
     logger,
     bufferLogs: true,
   });

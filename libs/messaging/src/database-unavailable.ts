@@ -55,3 +55,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return false;
 }
+
+/** Whether Postgres cancelled a statement (SQLSTATE 57014: the statement timeout, or a cancel request); its transaction rolled back. */
+export function isStatementCancelled(error: unknown): boolean {
+  const candidate = error as ErrorLike | null;
+  if (typeof candidate !== 'object' || candidate === null) return false;
+  return candidate.code === '57014' || (typeof candidate.driverError === 'object' && (candidate.driverError as ErrorLike | null)?.code === '57014');
+}

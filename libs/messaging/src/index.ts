@@ -7,3 +7,4 @@ export * from './request-id.interceptor';
 export * from './bootstrap-microservice';
 export * from './jetstream';
 export * from './wakeable-delay';
+export * from './request-deadline';

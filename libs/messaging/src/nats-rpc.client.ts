@@ -10,6 +10,7 @@ import {
 } from '@app/contracts';
 import { currentRequestId, REQUEST_ID_HEADER } from '@app/logging';
 import type { NatsClientMetrics } from '@app/metrics';
+import { DEADLINE_HEADER } from './request-deadline';
 
 export interface NatsRpcClientOptions {
   url: string;
@@ -30,7 +31,8 @@ interface NestReplyPacket {
 }
 
 /**
- * Typed request-reply over NATS, speaking Nest's packet format. Every request has a timeout;
+ * Typed request-reply over NATS, speaking Nest's packet format. Every request has a timeout, and
+ * carries the instant it ends as its deadline (a service does not start a request past it);
  * "no responders" and "timeout" become distinct RelayErrors, and a service's RelayError comes back
  * as the same RelayError.
  */
@@ -67,6 +69,7 @@ export class NatsRpcClient {
   private async exchange<S extends RpcSubject>(subject: S, payload: RpcRequest<S>, timeoutMs: number): Promise<RpcReply<S>> {
     const headers = natsHeaders();
     headers.set(REQUEST_ID_HEADER, currentRequestId() ?? randomUUID());
+    headers.set(DEADLINE_HEADER, String(Date.now() + timeoutMs));
     const packet = JSON.stringify({ pattern: subject, data: payload, id: randomUUID() });
     const packetBytes = Buffer.byteLength(packet);
     if (packetBytes > this.maxPayloadBytes) {

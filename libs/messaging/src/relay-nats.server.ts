@@ -1,5 +1,7 @@
+import { Logger } from '@nestjs/common';
 import { ServerNats, type NatsOptions } from '@nestjs/microservices';
-import { prefixedSubject } from '@app/contracts';
+import { prefixedSubject, RelayError, OVERLOADED_RETRY_AFTER_SECONDS } from '@app/contracts';
+import { deadlineOf } from './request-deadline';
 
 type NatsServerOptions = NonNullable<NatsOptions['options']>;
 
@@ -15,21 +17,36 @@ interface NatsConnectionLike {
   drain(): Promise<void>;
 }
 
+/** The parts of a NATS message a refusal needs. */
+interface IncomingRequest {
+  reply?: string;
+  headers?: { get(name: string): string };
+  respond(data: string): boolean;
+}
+
 /**
  * Nest's NATS transport, with every handler subscribed under a subject prefix and in the
  * service's queue group (handlers are still looked up by their unprefixed pattern), and a
  * graceful close: stop taking requests, let the in-flight ones answer, then drain the connection.
+ *
+ * Work is bounded: a request whose caller's deadline has passed is not started (the caller gave up
+ * on it), and past `maxInFlight` requests at once a request is refused at once as `overloaded`
+ * rather than queued into the caller's timeout. Health checks are always answered.
  */
 export class RelayNatsServer extends ServerNats {
   private readonly ownSubscriptions: NatsSubscription[] = [];
   private connection?: NatsConnectionLike;
   private inFlight = 0;
   private readonly idleWaiters: Array<() => void> = [];
+  private readonly guardLogger = new Logger('RelayNatsServer');
+  /** How each request being handled leaves the in-flight count, once. */
+  private readonly releases = new WeakMap<object, () => void>();
 
   constructor(
     private readonly subjectPrefix: string,
     private readonly serverOptions: NatsServerOptions,
     private readonly shutdownTimeoutMs = 10_000,
+    private readonly maxInFlight = Number.POSITIVE_INFINITY,
   ) {
     super({ ...serverOptions, gracefulShutdown: false });
   }
@@ -52,13 +69,63 @@ export class RelayNatsServer extends ServerNats {
   }
 
   override async handleMessage(...args: Parameters<ServerNats['handleMessage']>): Promise<unknown> {
+    const [channel, message] = args as unknown as [string, IncomingRequest];
+    const refusal = this.refusal(channel, message);
+    if (refusal) {
+      // Nest's reply packet; the caller reads `err` (NatsRpcClient does not match reply ids).
+      if (message.reply) message.respond(JSON.stringify({ err: refusal.toBody(), isDisposed: true }));
+      return undefined;
+    }
+    // A request is in flight until its last reply packet is published: Nest's handleMessage
+    // returns as soon as the handler's observable is set up, before the work is done.
     this.inFlight += 1;
-    try {
-      return await super.handleMessage(...args);
-    } finally {
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
       this.inFlight -= 1;
       if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+    };
+    this.releases.set(args[1], release);
+    try {
+      const handled: unknown = await super.handleMessage(...args);
+      if (!message.reply) release();
+      return handled;
+    } catch (error) {
+      release();
+      throw error;
     }
+  }
+
+  override getPublisher(...args: Parameters<ServerNats['getPublisher']>): (response: unknown) => unknown {
+    const publish = super.getPublisher(...args);
+    const release = this.releases.get(args[0]);
+    return (packet: unknown) => {
+      const published: unknown = publish(packet);
+      const { isDisposed, err } = (packet ?? {}) as { isDisposed?: boolean; err?: unknown };
+      if (isDisposed || err !== undefined) release?.();
+      return published;
+    };
+  }
+
+  /** Why a request is not started: its caller's deadline passed, or too many requests are in flight. */
+  private refusal(channel: string, message: IncomingRequest): RelayError | null {
+    if (channel.endsWith('.health')) return null;
+    const deadline = deadlineOf(message.headers);
+    if (deadline !== undefined && Date.now() >= deadline) {
+      this.guardLogger.warn({ subject: channel, late_ms: Date.now() - deadline }, 'request not started: its caller stopped waiting');
+      return new RelayError('service_timeout', `The request reached the service after its caller stopped waiting (${channel}); it was not carried out`, {
+        subject: channel,
+      });
+    }
+    if (this.inFlight >= this.maxInFlight) {
+      this.guardLogger.warn({ subject: channel, in_flight: this.inFlight }, 'request shed: too many in flight');
+      return new RelayError('overloaded', `The service has ${this.inFlight} requests in flight, its maximum; retry after ${OVERLOADED_RETRY_AFTER_SECONDS} s`, {
+        subject: channel,
+        retry_after_seconds: OVERLOADED_RETRY_AFTER_SECONDS,
+      });
+    }
+    return null;
   }
 
   /** Requests being handled right now. */

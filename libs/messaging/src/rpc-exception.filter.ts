@@ -3,7 +3,7 @@ import { RpcException } from '@nestjs/microservices';
 import { randomUUID } from 'node:crypto';
 import { throwError, type Observable } from 'rxjs';
 import { isRelayErrorBody, RelayError, type RelayErrorBody } from '@app/contracts';
-import { isDatabaseUnavailable } from './database-unavailable';
+import { isDatabaseUnavailable, isStatementCancelled } from './database-unavailable';
 
 /** How long a client is asked to wait before retrying a call that found the database unavailable. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
@@ -35,6 +35,14 @@ export class RelayRpcExceptionFilter implements RpcExceptionFilter<unknown> {
       return {
         reason: 'service_unavailable',
         message: `The ${this.service} service cannot reach its database (Postgres); retry after ${DATABASE_RETRY_AFTER_SECONDS} s with the same idempotency key or messageId`,
+        data: { service: this.service, dependency: 'database', retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS },
+      };
+    }
+    if (isStatementCancelled(exception)) {
+      this.logger.warn({ err: exception }, 'database statement cancelled (statement timeout)');
+      return {
+        reason: 'service_unavailable',
+        message: `The ${this.service} service's database did not finish the request in time, so nothing was changed; retry after ${DATABASE_RETRY_AFTER_SECONDS} s with the same idempotency key or messageId`,
         data: { service: this.service, dependency: 'database', retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS },
       };
     }

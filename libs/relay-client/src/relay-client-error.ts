@@ -25,7 +25,7 @@ export class RelayClientError extends Error {
 
   /** Worth retrying unchanged: the relay was unreachable, overloaded or a service timed out. */
   get transient(): boolean {
-    return this.failure === 'unreachable' || ['service_unavailable', 'service_timeout', 'rate_limited'].includes(this.reason);
+    return this.failure === 'unreachable' || ['service_unavailable', 'service_timeout', 'overloaded', 'rate_limited'].includes(this.reason);
   }
 }
 
@@ -70,6 +70,7 @@ export function adviceFor(error: RelayClientError): string {
       return `Too many requests: wait ${error.details.retryAfterSeconds ?? 'a few'} seconds and try again.`;
     case 'service_unavailable':
     case 'service_timeout':
+    case 'overloaded':
       return 'The relay is having trouble right now: try again in a little while (the same idempotency key makes a retried send safe).';
     case 'payload_too_large':
       return 'The request is over 1 MiB: send large diffs as file references or links instead.';

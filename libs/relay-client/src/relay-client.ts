@@ -108,9 +108,12 @@ export class RelayClient {
     return { ...appended, idempotency_key: idempotencyKey };
   }
 
-  /** The whole thread with its messages and artifacts; reading it marks it read for the caller. */
-  getThread(taskId: string): Promise<Thread> {
-    return this.call<Thread>('tasks/get', { task_id: taskId }, true);
+  /**
+   * The thread with its artifacts and the messages that fit one reply (after `afterSequenceNo`
+   * when given); reading it marks it read for the caller.
+   */
+  getThread(taskId: string, afterSequenceNo?: number): Promise<Thread> {
+    return this.call<Thread>('tasks/get', { task_id: taskId, ...(afterSequenceNo !== undefined ? { after_sequence_no: afterSequenceNo } : {}) }, true);
   }
 
   listThreads(filter: ThreadFilter): Promise<ThreadPage> {

@@ -47,7 +47,7 @@ export interface ThreadMessage {
   created_at: string;
 }
 
-/** `tasks/get`: the whole thread. */
+/** `tasks/get`: the thread with one page of its messages (`next_after_sequence_no` reads the next). */
 export interface Thread {
   task_id: string;
   thread_id: string;
@@ -61,6 +61,10 @@ export interface Thread {
   artifacts: Array<HandoffArtifact | ({ type: null } & Record<string, unknown>)>;
   proposed_action: ProposedAction | null;
   messages: ThreadMessage[];
+  message_count: number;
+  /** The thread was cut to fit one reply: more messages follow `next_after_sequence_no`. */
+  has_more_messages: boolean;
+  next_after_sequence_no: number | null;
   result_summary: string | null;
   reason: string | null;
   accepted_at: string | null;

@@ -88,6 +88,9 @@ export function threadText(thread: Thread, options: { full?: boolean } = {}): st
   for (const message of thread.messages) {
     lines.push(`#${message.sequence_no} ${message.from} at ${message.created_at}:`, indent(message.body));
   }
+  if (thread.has_more_messages) {
+    lines.push(`(${thread.message_count} messages in all; the thread was cut to fit one reply: more follow #${thread.next_after_sequence_no})`);
+  }
   if (thread.result_summary) lines.push('', `Result: ${thread.result_summary}`);
   if (thread.reason) lines.push('', `Reason: ${thread.reason}`);
   return `${lines.join('\n')}\n`;

@@ -37,6 +37,16 @@ export class ServiceProcess {
     return this.child.pid;
   }
 
+  /** Stops the process where it is (SIGSTOP): it holds its connections and answers nothing until resumed. */
+  pause(): void {
+    this.child.kill('SIGSTOP');
+  }
+
+  /** Lets a paused process run on (SIGCONT). */
+  resume(): void {
+    this.child.kill('SIGCONT');
+  }
+
   /** Kills the process at once (no shutdown hooks, nothing drained) and waits for it to be gone. */
   async kill(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');

@@ -6,6 +6,6 @@ import { TASKS_MIGRATIONS } from './migrations';
 export const TASKS_SCHEMA = 'tasks';
 
 /** The one data source definition of the tasks service, shared by the app, the CLI and the tests. */
-export function tasksDataSourceOptions(databaseUrl: string): DataSourceOptions {
-  return serviceDataSourceOptions({ schema: TASKS_SCHEMA, url: databaseUrl, entities: TASKS_ENTITIES, migrations: TASKS_MIGRATIONS });
+export function tasksDataSourceOptions(databaseUrl: string, statementTimeoutMs?: number): DataSourceOptions {
+  return serviceDataSourceOptions({ schema: TASKS_SCHEMA, url: databaseUrl, entities: TASKS_ENTITIES, migrations: TASKS_MIGRATIONS, statementTimeoutMs });
 }

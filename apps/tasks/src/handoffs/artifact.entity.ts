@@ -45,6 +45,10 @@ export class ArtifactEntity {
   @Column({ type: 'boolean', default: true })
   lastChunk: boolean;
 
+  /** Bytes of the content as JSON (what a reply carries), written with it. */
+  @Column({ type: 'integer', default: 0 })
+  sizeBytes: number;
+
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
 

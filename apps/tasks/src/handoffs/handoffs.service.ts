@@ -21,10 +21,12 @@ import {
   type TransitionReply,
   type TransitionRequest,
 } from '@app/contracts';
+import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-limits';
 import { validateTypedArtifact } from './artifact-rules';
 import { AuditLogEntity } from './audit-log.entity';
 import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { decodeCursor, encodeCursor } from './list-cursor';
+import { messageBytes, messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { checkTransition, STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
 import { writeTaskEvent } from './task-events';
 import { createThreadInOneStatement, creatableInOneStatement, nextThreadId } from './thread-creation';
@@ -159,8 +161,7 @@ export class HandoffsService {
 
   async get(request: GetRequest): Promise<ThreadView> {
     const read = await readThread(this.pool, request);
-    const messages = withinBudget(read.messages, request.after_sequence_no === undefined ? 'newest' : 'oldest');
-    return toThreadView(read.thread, messages, read.artifacts, read.unread);
+    return toThreadView(read.thread, read.messages, read.artifacts, read.unread);
   }
 
   async list(request: ListRequest): Promise<ListReply> {
@@ -449,9 +450,12 @@ export class HandoffsService {
     parts: PartView[],
     now: Date,
   ): Promise<MessageRow> {
+    const partsJson = JSON.stringify(parts);
+    const payloadJson = JSON.stringify(input.payload ?? {});
+    const body = firstText(parts);
     const [message]: MessageRow[] = await manager.query(
-      `INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at")
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+      `INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
       [
         thread.id,
         sequenceNo,
@@ -459,56 +463,97 @@ export class HandoffsService {
         party,
         party === 'sender' ? thread.sender_id : thread.recipient_id,
         party === 'sender' ? thread.sender_handle : thread.recipient_handle,
-        firstText(parts),
-        JSON.stringify(parts),
-        JSON.stringify(input.payload ?? {}),
+        body,
+        partsJson,
+        payloadJson,
         now,
+        messageBytes(body, partsJson, payloadJson),
       ],
     );
     return message;
   }
 
+  /**
+   * Adds, replaces or appends to the thread's artifacts, on a thread row this transaction has
+   * locked. Each write checks the thread's artifact caps in its own statement and writes nothing
+   * past them.
+   */
   private async upsertArtifacts(manager: EntityManager, threadId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<void> {
+    const caps = [TASK_LIMITS.artifactsPerThread, TASK_LIMITS.artifactBytesPerThread];
     for (const artifact of artifacts ?? []) {
       const artifactId = artifact.artifact_id ?? randomUUID();
       const parts = artifact.parts ? plainParts(artifact.parts) : [];
       const [existing]: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = $1 AND "artifact_id" = $2`, [threadId, artifactId]);
       if (existing && artifact.append) {
-        await manager.query(
+        const added = appendedBytes(artifact, parts);
+        const appended: unknown[] = await manager.query(
           `UPDATE "tasks"."artifacts" SET "parts" = "parts" || $3::jsonb, "last_chunk" = $4, "updated_at" = $5,
-             "metadata" = "metadata" || $6::jsonb WHERE "thread_id" = $1 AND "artifact_id" = $2`,
-          [threadId, artifactId, JSON.stringify(parts), artifact.last_chunk ?? false, now, JSON.stringify(artifact.metadata ?? {})],
+             "metadata" = "metadata" || $6::jsonb, "size_bytes" = "size_bytes" + $7
+           WHERE "thread_id" = $1 AND "artifact_id" = $2
+             AND (SELECT sum(o."size_bytes") FROM "tasks"."artifacts" o WHERE o."thread_id" = $1) + $7::int <= $8::int
+           RETURNING 1`,
+          [threadId, artifactId, JSON.stringify(parts), artifact.last_chunk ?? false, now, JSON.stringify(artifact.metadata ?? {}), added, caps[1]],
         );
+        if (updatedRows(appended).length === 0) throw artifactLimitError(await this.artifactsHeld(manager, threadId), { count: 0, bytes: added });
         continue;
       }
+      const stored = {
+        type: artifact.type ?? null,
+        fields: artifact.fields ?? {},
+        name: artifact.name ?? null,
+        description: artifact.description ?? null,
+        parts,
+        metadata: artifact.metadata ?? {},
+      };
+      const size = artifactBytes(stored);
       const values = [
         threadId,
         artifactId,
-        artifact.type ?? null,
-        JSON.stringify(artifact.fields ?? {}),
-        artifact.name ?? null,
-        artifact.description ?? null,
+        stored.type,
+        JSON.stringify(stored.fields),
+        stored.name,
+        stored.description,
         JSON.stringify(parts),
-        JSON.stringify(artifact.metadata ?? {}),
+        JSON.stringify(stored.metadata),
         artifact.append ? (artifact.last_chunk ?? false) : (artifact.last_chunk ?? true),
         now,
+        size,
+        ...caps,
       ];
-      if (existing) {
-        await manager.query(
-          `UPDATE "tasks"."artifacts" SET "type" = $3, "fields" = $4, "name" = $5, "description" = $6, "parts" = $7, "metadata" = $8,
-             "last_chunk" = $9, "updated_at" = $10 WHERE "thread_id" = $1 AND "artifact_id" = $2`,
-          values,
-        );
-      } else {
-        await manager.query(
-          `INSERT INTO "tasks"."artifacts" ("thread_id", "artifact_id", "type", "fields", "name", "description", "parts", "metadata", "last_chunk",
-             "created_at", "updated_at", "position")
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10,
-             (SELECT COALESCE(MAX("position"), 0) + 1 FROM "tasks"."artifacts" WHERE "thread_id" = $1))`,
-          values,
-        );
+      // The thread's other artifacts, and this one at its new size, within both caps.
+      const withinCaps = `(SELECT count(*) < $12::int AND COALESCE(sum(o."size_bytes"), 0) + $11::int <= $13::int
+        FROM "tasks"."artifacts" o WHERE o."thread_id" = $1::text AND o."artifact_id" <> $2::text)`;
+      const written: unknown[] = existing
+        ? await manager.query(
+            `UPDATE "tasks"."artifacts" SET "type" = $3, "fields" = $4, "name" = $5, "description" = $6, "parts" = $7, "metadata" = $8,
+               "last_chunk" = $9, "updated_at" = $10, "size_bytes" = $11
+             WHERE "thread_id" = $1::text AND "artifact_id" = $2::text AND ${withinCaps}
+             RETURNING 1`,
+            values,
+          )
+        : await manager.query(
+            `INSERT INTO "tasks"."artifacts" ("thread_id", "artifact_id", "type", "fields", "name", "description", "parts", "metadata", "last_chunk",
+               "created_at", "updated_at", "size_bytes", "position")
+             SELECT $1::text, $2::text, $3::text, $4::jsonb, $5::text, $6::text, $7::jsonb, $8::jsonb, $9::boolean, $10::timestamptz, $10::timestamptz, $11::int,
+               (SELECT COALESCE(MAX("position"), 0) + 1 FROM "tasks"."artifacts" WHERE "thread_id" = $1::text)
+             WHERE ${withinCaps}
+             RETURNING 1`,
+            values,
+          );
+      if (updatedRows(written).length === 0) {
+        const held = await this.artifactsHeld(manager, threadId);
+        throw artifactLimitError(existing ? { count: held.count - 1, bytes: held.bytes - Number(existing.size_bytes ?? 0) } : held, { count: 1, bytes: size });
       }
     }
+  }
+
+  /** How many artifacts a thread holds and their bytes (to say which cap a refused write met). */
+  private async artifactsHeld(manager: EntityManager, threadId: string): Promise<{ count: number; bytes: number }> {
+    const [held]: Array<{ count: number; bytes: number }> = await manager.query(
+      `SELECT count(*)::int AS "count", COALESCE(sum("size_bytes"), 0)::int AS "bytes" FROM "tasks"."artifacts" WHERE "thread_id" = $1`,
+      [threadId],
+    );
+    return held;
   }
 
   private async touch(manager: EntityManager, threadId: string, now: Date): Promise<void> {
@@ -603,26 +648,18 @@ export class HandoffsService {
    */
   private async view(manager: EntityManager, thread: ThreadRow, historyLength: number | undefined, unread: number, afterSequenceNo?: number): Promise<ThreadView> {
     const lowerBound = Math.max(afterSequenceNo ?? 0, historyLength === undefined ? 0 : thread.message_count - historyLength);
-    const messages: MessageRow[] =
-      historyLength === 0
-        ? []
-        : await manager.query(`SELECT * FROM "tasks"."messages" WHERE "thread_id" = $1 AND "sequence_no" > $2 ORDER BY "sequence_no"`, [thread.id, lowerBound]);
+    let messages: MessageRow[] = [];
+    if (historyLength !== 0) {
+      const [row]: Array<{ messages: JsonMessage[] }> = await manager.query(`SELECT ${messagesWithinBudgetSql('$1', '$2', '$3')} AS "messages"`, [
+        thread.id,
+        lowerBound,
+        afterSequenceNo !== undefined,
+      ]);
+      messages = row.messages.map(messageFromJson);
+    }
     const artifacts: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = $1 ORDER BY "position"`, [thread.id]);
-    return toThreadView(thread, withinBudget(messages, afterSequenceNo === undefined ? 'newest' : 'oldest'), artifacts, unread);
+    return toThreadView(thread, messages, artifacts, unread);
   }
-}
-
-/** The messages that fit one reply's byte budget (at least one), keeping the newest or the oldest. */
-function withinBudget(messages: MessageRow[], keep: 'newest' | 'oldest'): MessageRow[] {
-  const ordered = keep === 'newest' ? [...messages].reverse() : messages;
-  const kept: MessageRow[] = [];
-  let bytes = 0;
-  for (const message of ordered) {
-    bytes += Buffer.byteLength(JSON.stringify(toMessageView(message)));
-    if (kept.length > 0 && bytes > TASK_LIMITS.replyMessageBytes) break;
-    kept.push(message);
-  }
-  return keep === 'newest' ? kept.reverse() : kept;
 }
 
 /** How many of the list's parameters the filter clauses (without the cursor) use. */

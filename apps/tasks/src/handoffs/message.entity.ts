@@ -42,6 +42,10 @@ export class MessageEntity {
   @Column({ type: 'jsonb', default: () => "'{}'" })
   payload: Record<string, unknown>;
 
+  /** Bytes of the content as JSON (what a reply carries), written with it. */
+  @Column({ type: 'integer', default: 0 })
+  sizeBytes: number;
+
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
 }

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { monotonicFactory } from 'ulid';
-import type { ArtifactInput, PartView, SendRequest } from '@app/contracts';
+import { TASK_LIMITS, type ArtifactInput, type PartView, type SendRequest } from '@app/contracts';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
+import { artifactBytes, artifactLimitError } from './artifact-limits';
+import { messageBytes } from './message-budget';
 import { taskEvent } from './task-events';
 import { firstText, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
 
@@ -24,29 +26,34 @@ export interface NewThread {
  * The whole create in one statement (one round trip, committed on its own): thread, first
  * message, artifacts, audit row, idempotency keys and the `created` outbox event, plus the NOTIFY
  * that wakes the outbox relay at commit. Nothing is written when one of the sender's keys already
- * exists; two creates racing on one key meet the keys' primary key and one of them fails whole.
+ * exists, or when the artifacts exceed a thread's caps (count `$27`, bytes `$28`); two creates
+ * racing on one key meet the keys' primary key and one of them fails whole.
  */
 const CREATE_THREAD_SQL = `
 WITH known_key AS (
   SELECT 1 FROM "tasks"."idempotency_keys" k
   WHERE k."sender_id" = $3 AND (k."scope", k."key") IN (SELECT * FROM unnest($18::text[], $19::text[]))
+), artifact_caps AS (
+  SELECT count(*) <= $27::int AND COALESCE(sum(a."size_bytes"), 0) <= $28::int AS "within"
+  FROM jsonb_to_recordset($21::jsonb) AS a("size_bytes" int)
 ), thread AS (
   INSERT INTO "tasks"."threads" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
     "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
     "metadata", "message_count", "created_at", "updated_at", "status_timestamp")
   SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, 1, $15, $15, $15
-  WHERE NOT EXISTS (SELECT 1 FROM known_key)
+  WHERE NOT EXISTS (SELECT 1 FROM known_key) AND (SELECT "within" FROM artifact_caps)
   RETURNING "id"
 ), message AS (
-  INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at")
-  SELECT t."id", 1, $16, 'sender', $3, $4, $12, $17, $20, $15 FROM thread t
+  INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
+  SELECT t."id", 1, $16, 'sender', $3, $4, $12, $17, $20, $15, $26 FROM thread t
   RETURNING "thread_id"
 ), artifact AS (
   INSERT INTO "tasks"."artifacts" ("thread_id", "artifact_id", "position", "type", "fields", "name", "description", "parts", "metadata",
-    "last_chunk", "created_at", "updated_at")
-  SELECT t."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", $15, $15
+    "last_chunk", "created_at", "updated_at", "size_bytes")
+  SELECT t."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", $15, $15,
+    a."size_bytes"
   FROM thread t, jsonb_to_recordset($21::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
-    "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean)
+    "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean, "size_bytes" int)
 ), audit AS (
   INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "at")
   SELECT t."id", $3, 'create', NULL, 'pending', $15 FROM thread t
@@ -59,7 +66,8 @@ WITH known_key AS (
 ), wake AS (
   SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '') FROM thread
 )
-SELECT (SELECT count(*) FROM thread)::int AS "created", (SELECT count(*) FROM wake)::int AS "woken"`;
+SELECT (SELECT count(*) FROM thread)::int AS "created", (SELECT count(*) FROM wake)::int AS "woken",
+  (SELECT "within" FROM artifact_caps) AS "within_artifact_caps"`;
 
 /** Whether a create can go through the one-statement path (a new context, artifacts with distinct ids). */
 export function creatableInOneStatement(request: SendRequest): boolean {
@@ -90,7 +98,8 @@ function artifactRows(threadId: string, artifacts: ArtifactInput[] | undefined, 
 
 /**
  * Creates a thread in one prepared statement. Returns null, having written nothing, when one of
- * `keys` was already used by this sender (the caller then replays or refuses through the keys).
+ * `keys` was already used by this sender (the caller then replays or refuses through the keys);
+ * refuses, having written nothing, artifacts past a thread's caps.
  */
 export async function createThreadInOneStatement(
   pool: pg.Pool,
@@ -147,7 +156,10 @@ export async function createThreadInOneStatement(
   };
   const artifacts = artifactRows(thread.id, request.artifacts, artifactParts);
   const event = taskEvent('created', thread, message, now);
-  const result = await pool.query<{ created: number }>({
+  const partsJson = JSON.stringify(parts);
+  const payloadJson = JSON.stringify(message.payload);
+  const artifactsToStore = artifacts.map(({ thread_id: _threadId, ...artifact }) => ({ ...artifact, size_bytes: artifactBytes(artifact) }));
+  const result = await pool.query<{ created: number; within_artifact_caps: boolean }>({
     name: 'tasks-create-thread',
     text: CREATE_THREAD_SQL,
     values: [
@@ -167,16 +179,23 @@ export async function createThreadInOneStatement(
       JSON.stringify(thread.metadata),
       now,
       message.id,
-      JSON.stringify(parts),
+      partsJson,
       keys.map((key) => key.scope),
       keys.map((key) => key.key),
-      JSON.stringify(message.payload),
-      JSON.stringify(artifacts.map(({ thread_id: _threadId, ...artifact }) => artifact)),
+      payloadJson,
+      JSON.stringify(artifactsToStore),
       requestHash,
       event.id,
       event.subject,
       JSON.stringify(event.payload),
+      messageBytes(summary, partsJson, payloadJson),
+      TASK_LIMITS.artifactsPerThread,
+      TASK_LIMITS.artifactBytesPerThread,
     ],
   });
-  return result.rows[0]?.created === 1 ? { thread, message, artifacts } : null;
+  const [row] = result.rows;
+  if (row && !row.within_artifact_caps) {
+    throw artifactLimitError({ count: 0, bytes: 0 }, { count: artifacts.length, bytes: artifactsToStore.reduce((sum, artifact) => sum + artifact.size_bytes, 0) });
+  }
+  return row?.created === 1 ? { thread, message, artifacts } : null;
 }

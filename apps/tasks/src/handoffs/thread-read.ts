@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { RelayError, type GetRequest } from '@app/contracts';
+import { messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { THREAD_COLUMNS, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
 
 /** A thread as one participant reads it: the row, that participant's unread count, messages and artifacts. */
@@ -12,8 +13,9 @@ export interface ThreadRead {
 
 /**
  * A participant's read of a thread in one statement (one snapshot, one round trip): the thread,
- * the caller's unread count as it was before this read, the requested messages and the artifacts,
- * and, unless `$5` is false, the caller's read cursor moved to the last message. An outsider gets
+ * the caller's unread count as it was before this read, the requested messages within the reply's
+ * byte budget (the oldest ones when paging with `after_sequence_no`, `$6`, the newest otherwise) and
+ * the artifacts, and, unless `$5` is false, the caller's read cursor moved to the last message. An outsider gets
  * the thread's row with a null party and marks nothing.
  */
 const READ_THREAD_SQL = `
@@ -32,21 +34,27 @@ SELECT t.*,
     WHERE m."thread_id" = t."id" AND m."author_id" <> $2
       AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
                                       WHERE r."thread_id" = t."id" AND r."participant_id" = $2), 0)) AS "unread",
-  CASE WHEN $3::int = 0 THEN '[]'::json ELSE (
-    SELECT COALESCE(json_agg(m ORDER BY m."sequence_no"), '[]'::json) FROM "tasks"."messages" m
-    WHERE m."thread_id" = t."id" AND m."sequence_no" > GREATEST($4::int, CASE WHEN $3::int IS NULL THEN 0 ELSE t."message_count" - $3::int END)
-  ) END AS "messages",
+  CASE WHEN $3::int = 0 THEN '[]'::json ELSE ${messagesWithinBudgetSql(
+    't."id"',
+    'GREATEST($4::int, CASE WHEN $3::int IS NULL THEN 0 ELSE t."message_count" - $3::int END)',
+    '$6::boolean',
+  )} END AS "messages",
   (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."thread_id" = t."id") AS "artifacts"
 FROM t`;
-
-type JsonMessage = Omit<MessageRow, 'created_at'> & { created_at: string };
 
 /** The thread for one of its participants; `thread_not_found` or `not_a_participant` otherwise (nothing marked read). */
 export async function readThread(pool: pg.Pool, request: GetRequest): Promise<ThreadRead> {
   const { rows } = await pool.query<ThreadRow & { party: string | null; unread: number; messages: JsonMessage[]; artifacts: ArtifactRow[] }>({
     name: 'tasks-read-thread',
     text: READ_THREAD_SQL,
-    values: [request.task_id.toUpperCase(), request.caller_id, request.history_length ?? null, request.after_sequence_no ?? 0, request.mark_read !== false],
+    values: [
+      request.task_id.toUpperCase(),
+      request.caller_id,
+      request.history_length ?? null,
+      request.after_sequence_no ?? 0,
+      request.mark_read !== false,
+      request.after_sequence_no !== undefined,
+    ],
   });
   const [row] = rows;
   if (!row) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
@@ -55,7 +63,7 @@ export async function readThread(pool: pg.Pool, request: GetRequest): Promise<Th
   return {
     thread,
     unread,
-    messages: messages.map((message) => ({ ...message, created_at: new Date(message.created_at) })),
+    messages: messages.map(messageFromJson),
     artifacts,
   };
 }

@@ -58,6 +58,8 @@ export interface ArtifactRow {
   parts: PartView[];
   metadata: Record<string, unknown>;
   last_chunk: boolean;
+  /** As stored (absent on a row built before it is written). */
+  size_bytes?: number;
 }
 
 export const THREAD_COLUMNS = `t."id", t."context_id", t."sender_id", t."sender_handle", t."sender_name", t."sender_role",

@@ -54,6 +54,9 @@ export const TASK_LIMITS = {
   partsPerMessage: 50,
   textPartChars: 100_000,
   artifactsPerRequest: 50,
+  /** Artifacts one thread holds at most, and their bytes (fields, parts, metadata, name, description) in all: every read carries them. */
+  artifactsPerThread: 100,
+  artifactBytesPerThread: 384 * 1024,
   artifactFieldChars: 262_144,
   messageIdChars: 255,
   summaryPreviewChars: 200,

@@ -17,6 +17,7 @@ import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
 import {
   invalid,
   optionalString,
+  parseAfterSequenceNo,
   parseArtifacts,
   parseIdempotencyKey,
   parseIntent,
@@ -106,21 +107,15 @@ export class AgentRelayMethods implements DialectMethods {
     };
   }
 
+  /**
+   * One page of the thread: its messages from the first (or after `after_sequence_no`) while they
+   * fit one reply's budget; `next_after_sequence_no` says where the next page starts.
+   */
   private async get(call: JsonRpcCall): Promise<unknown> {
     const taskId = parseTaskId(call.params);
+    const afterSequenceNo = parseAfterSequenceNo(call.params);
     await this.assertEndpointPair(call, taskId);
-    const thread = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId, after_sequence_no: 0 });
-    // A long thread comes in several replies: page on until every message is there.
-    while (thread.messages.length > 0 && thread.messages[thread.messages.length - 1].sequence_no < thread.message_count) {
-      const next = await this.rpc.request(TASKS_SUBJECTS.get, {
-        caller_id: call.caller.id,
-        task_id: taskId,
-        after_sequence_no: thread.messages[thread.messages.length - 1].sequence_no,
-        mark_read: false,
-      });
-      if (next.messages.length === 0) break;
-      thread.messages.push(...next.messages);
-    }
+    const thread = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId, after_sequence_no: afterSequenceNo });
     return renderThread(thread);
   }
 

@@ -86,6 +86,14 @@ function parsePart(value: unknown, field: string): PartView {
 }
 
 /** `message` of message/send and request_input: `{role?, parts: [{type: "text", text}], payload?}`. */
+/** tasks/get's `after_sequence_no`: the page of messages after this sequence number (0, the first page, when absent). */
+export function parseAfterSequenceNo(params: Params): number {
+  const value = params.after_sequence_no;
+  if (value === undefined || value === null) return 0;
+  if (!Number.isInteger(value) || (value as number) < 0) throw invalid('after_sequence_no', 'must be a non-negative integer');
+  return value as number;
+}
+
 export function parseMessage(params: Params, key = 'message'): MessageInput {
   const message = params[key];
   if (!isRecord(message)) throw invalid(key, 'is required and must be an object with parts');

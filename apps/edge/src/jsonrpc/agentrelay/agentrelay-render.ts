@@ -41,8 +41,13 @@ function sender(thread: ThreadView): Record<string, unknown> {
   return { handle: thread.sender.handle, name: thread.sender.name, role: thread.sender.role };
 }
 
-/** tasks/get */
+/**
+ * tasks/get: one page of messages, oldest first. `has_more_messages` tells that the thread was cut
+ * to fit the reply, and `next_after_sequence_no` the `after_sequence_no` that reads the next page.
+ */
 export function renderThread(thread: ThreadView): Record<string, unknown> {
+  const last = thread.messages[thread.messages.length - 1];
+  const hasMore = last !== undefined && last.sequence_no < thread.message_count;
   return {
     thread_id: thread.id,
     task_id: thread.id,
@@ -55,6 +60,9 @@ export function renderThread(thread: ThreadView): Record<string, unknown> {
     artifacts: thread.artifacts.map(renderArtifact),
     proposed_action: thread.proposed_action,
     messages: thread.messages.map(renderMessage),
+    message_count: thread.message_count,
+    has_more_messages: hasMore,
+    next_after_sequence_no: hasMore ? last.sequence_no : null,
     result_summary: thread.result_summary,
     reason: thread.reason,
     accepted_at: thread.accepted_at,
