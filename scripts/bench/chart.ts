@@ -63,8 +63,8 @@ export function renderChart(rows: readonly ChartRow[], title: string): string {
   const panelHeight = 220;
   const width = Math.max(640, left + groups.length * groupWidth + 20);
   const panels: Array<{ metric: 'rps' | 'p99'; title: string; top: number }> = [
-    { metric: 'rps', title: 'Throughput (req/s, higher is better)', top: 70 },
-    { metric: 'p99', title: 'p99 latency (ms, lower is better)', top: 70 + panelHeight + 110 },
+    { metric: 'rps', title: 'Throughput (req/s, higher is better)', top: 100 },
+    { metric: 'p99', title: 'p99 latency (ms, lower is better)', top: 100 + panelHeight + 110 },
   ];
   const height = panels[1].top + panelHeight + 100;
   const out: string[] = [
