@@ -177,15 +177,23 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
     expect(sequence.rows[0].seq).toEqual(Array.from({ length: 500 }, (_, index) => index + 1));
   }, BULK_TEST_TIMEOUT_MS);
 
-  it('reads a thread larger than one NATS message in full, in order', async () => {
+  it('reads a thread larger than one reply page by page, in full, in order', async () => {
     const taskId = await createHandoff(relay.url, bob, frank, 'big thread');
     const big = (index: number) => `${index}:`.padEnd(90_000, String.fromCharCode(97 + index));
     for (let index = 0; index < 12; index++) {
       await ok(relay.url, index % 2 ? bob.api_key : frank.api_key, 'message/send', { task_id: taskId, message: textMessage(big(index)) });
     }
-    const thread = await ok(relay.url, bob.api_key, 'tasks/get', { task_id: taskId });
-    expect(thread.messages.map((message: { sequence_no: number }) => message.sequence_no)).toEqual(Array.from({ length: 13 }, (_, index) => index + 1));
-    expect(thread.messages[12].body).toBe(big(11));
+    const messages: Array<{ sequence_no: number; body: string }> = [];
+    let pages = 0;
+    for (let after: number | null = 0; after !== null; pages++) {
+      const page = await ok(relay.url, bob.api_key, 'tasks/get', { task_id: taskId, after_sequence_no: after });
+      expect(page.message_count).toBe(13);
+      messages.push(...page.messages);
+      after = page.has_more_messages ? page.next_after_sequence_no : null;
+    }
+    expect(pages).toBeGreaterThan(1);
+    expect(messages.map((message) => message.sequence_no)).toEqual(Array.from({ length: 13 }, (_, index) => index + 1));
+    expect(messages[12].body).toBe(big(11));
   }, BULK_TEST_TIMEOUT_MS);
 
   it('cuts list pages that would not fit one reply, and goes on with the cursor', async () => {
