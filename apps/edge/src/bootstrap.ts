@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { createRootLogger, PinoNestLogger, REQUEST_ID_HEADER, runWithRequestId, sanitizeRequestId, type LoggingOptions } from '@app/logging';
+import { endHttpServerSpan, startHttpServerSpan, startTracing, type ActiveSpan } from '@app/tracing';
 import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
 import { configureInputGuard } from './input/input-guard';
@@ -20,23 +21,38 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
     routerOptions: { ignoreTrailingSlash: true },
     genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => sanitizeRequestId(request.headers[REQUEST_ID_HEADER]) ?? randomUUID(),
   });
+  const tracer = startTracing('edge', config);
   const app = await NestFactory.create<NestFastifyApplication>(EdgeModule.forRoot(config), adapter, { logger, bufferLogs: true });
   configureJsonRpcHttp(app);
   configureInputGuard(app);
   const fastify = app.getHttpAdapter().getInstance();
   app.get(RequestMetrics).install(fastify);
+  const serverSpans = new WeakMap<object, ActiveSpan>();
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
-    runWithRequestId(request.id, done);
+    if (!tracer) return runWithRequestId(request.id, done);
+    const span = startHttpServerSpan(tracer, request.method, request.routeOptions.url ?? 'unmatched', request.headers);
+    serverSpans.set(request, span);
+    span.run(() => runWithRequestId(request.id, done));
   });
   fastify.addHook('onResponse', (request, reply, done) => {
+    const span = tracer && serverSpans.get(request);
+    if (span) endHttpServerSpan(span, reply.statusCode);
     const path = request.url.split('?')[0];
     accessLog.info(
-      { request_id: request.id, method: request.method, path, status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime * 10) / 10 },
+      {
+        request_id: request.id,
+        ...(span ? { trace_id: span.span.spanContext().traceId } : {}),
+        method: request.method,
+        path,
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
       'request completed',
     );
     done();
   });
+  if (tracer) fastify.addHook('onClose', async () => tracer.shutdown());
   app.enableShutdownHooks();
   return app;
 }

@@ -10,6 +10,7 @@ import {
 } from '@app/contracts';
 import { currentRequestId, REQUEST_ID_HEADER } from '@app/logging';
 import type { NatsClientMetrics } from '@app/metrics';
+import { traceNatsRequest } from '@app/tracing';
 
 export interface NatsRpcClientOptions {
   url: string;
@@ -62,10 +63,8 @@ export class NatsRpcClient {
     const packet = JSON.stringify({ pattern: subject, data: payload, id: randomUUID() });
     let reply;
     try {
-      reply = await this.connection.request(prefixedSubject(this.options.subjectPrefix, subject), packet, {
-        timeout: timeoutMs,
-        headers,
-      });
+      const send = () => this.connection.request(prefixedSubject(this.options.subjectPrefix, subject), packet, { timeout: timeoutMs, headers });
+      reply = await traceNatsRequest(subject, headers, send);
     } catch (error) {
       throw this.mapTransportError(subject, error);
     }
