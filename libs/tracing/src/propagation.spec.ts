@@ -100,7 +100,7 @@ describe('trace context in NATS headers', () => {
     expect(written).toBe(`00-${create.spanContext().traceId}-${create.spanContext().spanId}-01`);
     const message = natsHeaders();
     message.set(TRACEPARENT_HEADER, written!);
-    const deliveryHeaders = { 'content-type': 'application/json', ...traceLinkHeaders(message) };
+    const deliveryHeaders: Record<string, string> = { 'content-type': 'application/json', ...traceLinkHeaders(message) };
     expect(deliveryHeaders[TRACEPARENT_HEADER]).toBe(written);
     await traceDeliveryAttempt(tasks, 'webhook', deliveryHeaders, async () => undefined);
     const attempt = exporter.getFinishedSpans()[1];
