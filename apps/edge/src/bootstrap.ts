@@ -12,6 +12,9 @@ import { RequestMetrics } from './metrics/request-metrics';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** Probes make no trace (a kubelet asks every few seconds). */
+const UNTRACED_ROUTES = new Set(['/healthz', '/readyz']);
+
 /** Builds the edge's HTTP app (not yet listening), so tests can drive it in-process. */
 export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions = {}): Promise<NestFastifyApplication> {
   const logger = new PinoNestLogger(createRootLogger('edge', config.LOG_LEVEL, options.logDestination));
@@ -30,8 +33,9 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
   const serverSpans = new WeakMap<object, ActiveSpan>();
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
-    if (!tracer) return runWithRequestId(request.id, done);
-    const span = startHttpServerSpan(tracer, request.method, request.routeOptions.url ?? 'unmatched', request.headers);
+    const route = tracer && request.routeOptions.url;
+    if (!tracer || (route && UNTRACED_ROUTES.has(route))) return runWithRequestId(request.id, done);
+    const span = startHttpServerSpan(tracer, request.method, route || 'unmatched', request.headers);
     serverSpans.set(request, span);
     span.run(() => runWithRequestId(request.id, done));
   });

@@ -2,7 +2,7 @@ import { context, SpanKind, trace } from '@opentelemetry/api';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { currentTraceParent, extractTraceHeaders, TRACEPARENT_HEADER } from './propagation';
-import { runInServerSpan, traceDeliveryAttempt, traceLinkHeaders, traceNatsRequest } from './spans';
+import { runInServerSpan, startHttpServerSpan, traceDeliveryAttempt, traceLinkHeaders, traceNatsRequest } from './spans';
 import { isTracingOn, startTracing, tracingRequested, useSpanExporterForTests, type RelayTracer, type TracingSettings } from './tracing';
 
 const OFF: TracingSettings = { OTEL_SDK_DISABLED: false, OTEL_TRACES_EXPORTER: '', OTEL_TRACES_SAMPLER: 'parentbased_always_on' };
@@ -49,12 +49,13 @@ describe('trace context in NATS headers', () => {
   it('injects the client span as traceparent, and the handler extracts it as the parent of its server span', async () => {
     const headers = natsHeaders();
     headers.set('x-request-id', 'req-1');
-    await runInServerSpan(edge, 'POST /a2a', undefined, async (request) => {
-      await traceNatsRequest('relay.tasks.v1.create', headers, async () => {
+    const request = startHttpServerSpan(edge, 'POST', '/a2a', {});
+    await request.run(() =>
+      traceNatsRequest('relay.tasks.v1.create', headers, async () => {
         runInServerSpan(tasks, 'relay.tasks.v1.create', headers, (handler) => handler!.end());
-      });
-      request!.end();
-    });
+      }),
+    );
+    request.end();
     const [handler, client, server] = exporter.getFinishedSpans();
     expect(headers.get(TRACEPARENT_HEADER)).toBe(`00-${client.spanContext().traceId}-${client.spanContext().spanId}-01`);
     expect(headers.get('x-request-id')).toBe('req-1');
@@ -84,15 +85,17 @@ describe('trace context in NATS headers', () => {
     expect(outgoing.get('tracestate')).toBe('vendor=abc');
   });
 
-  it('a handler without trace headers starts a trace of its own', () => {
-    runInServerSpan(tasks, 'relay.tasks.v1.get', natsHeaders(), (span) => span!.end());
-    const [span] = exporter.getFinishedSpans();
-    expect(span.parentSpanContext).toBeUndefined();
+  it('a request without trace headers (an untraced caller) makes no span in the handler', () => {
+    const seen = runInServerSpan(tasks, 'relay.tasks.v1.health', natsHeaders(), (span) => span);
+    expect(seen).toBeUndefined();
+    expect(exporter.getFinishedSpans()).toEqual([]);
   });
 
   it('gives the traceparent of the active request to rows written now, and links a later delivery attempt to it', async () => {
     let written: string | null = null;
-    runInServerSpan(tasks, 'relay.tasks.v1.create', undefined, (span) => {
+    const incoming = natsHeaders();
+    incoming.set(TRACEPARENT_HEADER, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+    runInServerSpan(tasks, 'relay.tasks.v1.send', incoming, (span) => {
       written = currentTraceParent();
       span!.end();
     });
@@ -112,10 +115,9 @@ describe('trace context in NATS headers', () => {
 
   it('ends a failed request span as an error naming the relay error', async () => {
     const failure = Object.assign(new Error('The tasks service did not answer in time'), { reason: 'service_timeout' });
-    await runInServerSpan(edge, 'POST /a2a', undefined, async (request) => {
-      await expect(traceNatsRequest('relay.tasks.v1.get', natsHeaders(), () => Promise.reject(failure))).rejects.toBe(failure);
-      request!.end();
-    });
+    const request = startHttpServerSpan(edge, 'POST', '/a2a', {});
+    await request.run(() => expect(traceNatsRequest('relay.tasks.v1.get', natsHeaders(), () => Promise.reject(failure))).rejects.toBe(failure));
+    request.end();
     const [client] = exporter.getFinishedSpans();
     expect(client.status).toMatchObject({ code: 2, message: 'The tasks service did not answer in time' });
     expect(client.attributes['error.type']).toBe('service_timeout');

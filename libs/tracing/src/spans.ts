@@ -101,11 +101,14 @@ function natsAttributes(subject: string): Attributes {
 
 /**
  * A service's server span of one NATS request, child of the caller's span named by the message
- * headers. `run` gets the span (undefined without tracing) and ends it when the handler is done.
+ * headers. `run` gets the span and ends it when the handler is done; it gets undefined without
+ * tracing, and when the caller sent no trace context (an untraced caller such as a readiness
+ * probe starts no trace in a service).
  */
 export function runInServerSpan<T>(tracer: RelayTracer | undefined, subject: string, headers: HeaderCarrier | undefined, run: (span: ActiveSpan | undefined) => T): T {
   if (!tracer) return run(undefined);
   const parent = extractTraceHeaders(headers);
+  if (!trace.getSpanContext(parent)) return run(undefined);
   const span = tracer.tracer.startSpan(subject, { kind: SpanKind.SERVER, attributes: natsAttributes(subject) }, parent);
   const active = new ActiveSpan(span, withServiceTracer(trace.setSpan(parent, span), tracer));
   return active.run(() => run(active));
