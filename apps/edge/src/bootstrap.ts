@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { PAYLOAD_LIMITS, requestBodyLimit } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { createRootLogger, PinoNestLogger, REQUEST_ID_HEADER, runWithRequestId, sanitizeRequestId, type LoggingOptions } from '@app/logging';
+import { endHttpServerSpan, startHttpServerSpan, startTracing, type ActiveSpan } from '@app/tracing';
 import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
 import { configureInputGuard } from './input/input-guard';
@@ -12,6 +13,9 @@ import { configureJsonRpcHttp } from './jsonrpc/json-rpc.http';
 import { RequestMetrics } from './metrics/request-metrics';
 
 export const MAX_BODY_BYTES = PAYLOAD_LIMITS.requestBodyBytes;
+
+/** Probes make no trace (a kubelet asks every few seconds). */
+const UNTRACED_ROUTES = new Set(['/healthz', '/readyz']);
 
 /** Builds the edge's HTTP app (not yet listening), so tests can drive it in-process. */
 export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions = {}): Promise<NestFastifyApplication> {
@@ -22,6 +26,7 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
     routerOptions: { ignoreTrailingSlash: true },
     genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => sanitizeRequestId(request.headers[REQUEST_ID_HEADER]) ?? randomUUID(),
   });
+  const tracer = startTracing('edge', config);
   const app = await NestFactory.create<NestFastifyApplication>(EdgeModule.forRoot(config), adapter, { logger, bufferLogs: true });
   // A JSON-RPC body must fit one NATS message once wrapped for a service: the server's max_payload decides.
   const natsMaxPayload = app.get(NatsRpcClient).maxPayloadBytes;
@@ -33,18 +38,33 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
   configureInputGuard(app);
   const fastify = app.getHttpAdapter().getInstance();
   app.get(RequestMetrics).install(fastify);
+  const serverSpans = new WeakMap<object, ActiveSpan>();
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
-    runWithRequestId(request.id, done);
+    const route = tracer && request.routeOptions.url;
+    if (!tracer || (route && UNTRACED_ROUTES.has(route))) return runWithRequestId(request.id, done);
+    const span = startHttpServerSpan(tracer, request.method, route || 'unmatched', request.headers);
+    serverSpans.set(request, span);
+    span.run(() => runWithRequestId(request.id, done));
   });
   fastify.addHook('onResponse', (request, reply, done) => {
+    const span = tracer && serverSpans.get(request);
+    if (span) endHttpServerSpan(span, reply.statusCode);
     const path = request.url.split('?')[0];
     accessLog.info(
-      { request_id: request.id, method: request.method, path, status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime * 10) / 10 },
+      {
+        request_id: request.id,
+        ...(span ? { trace_id: span.span.spanContext().traceId } : {}),
+        method: request.method,
+        path,
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
       'request completed',
     );
     done();
   });
+  if (tracer) fastify.addHook('onClose', async () => tracer.shutdown());
   app.enableShutdownHooks();
   return app;
 }

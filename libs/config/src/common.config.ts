@@ -1,5 +1,8 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsIP, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
+
+/** The values of OTEL_TRACES_SAMPLER the relay understands (the standard ones without a plugin). */
+const TRACES_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'];
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -43,6 +46,40 @@ export class CommonConfig {
   /** Address the metrics server binds to (0.0.0.0 in a container, so Prometheus can scrape it). */
   @IsIP()
   METRICS_HOST: string = '127.0.0.1';
+
+  /** OpenTelemetry traces stay off while true, whatever else is set. */
+  @Transform(toBoolean)
+  @IsIn([true, false], { message: 'OTEL_SDK_DISABLED must be true or false' })
+  OTEL_SDK_DISABLED: boolean = false;
+
+  /** `otlp` turns traces on, `none` keeps them off; unset, they are on when an OTLP endpoint is set. */
+  @IsIn(['', 'otlp', 'none'], { message: 'OTEL_TRACES_EXPORTER must be otlp or none' })
+  OTEL_TRACES_EXPORTER: string = '';
+
+  /** Base URL of the OTLP/HTTP collector; traces go to `<it>/v1/traces`. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL' })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
+  /** Full URL traces are posted to (wins over OTEL_EXPORTER_OTLP_ENDPOINT). */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http(s) URL' })
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+
+  /** The traces' service name; `agentrelay-<service>` when unset. */
+  @IsOptional()
+  @IsString()
+  OTEL_SERVICE_NAME?: string;
+
+  @IsIn(TRACES_SAMPLERS, { message: `OTEL_TRACES_SAMPLER must be one of ${TRACES_SAMPLERS.join(', ')}` })
+  OTEL_TRACES_SAMPLER: string = 'parentbased_always_on';
+
+  /** The sampled share of new traces for the `traceidratio` samplers (0 to 1). */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  @Max(1)
+  OTEL_TRACES_SAMPLER_ARG?: number;
 }
 
 /** Keys of the services that own data in Postgres. */

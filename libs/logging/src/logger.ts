@@ -1,4 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
+import { trace } from '@opentelemetry/api';
 import pino, { type Logger } from 'pino';
 import { currentRequestId } from './request-context';
 
@@ -53,6 +54,19 @@ function bufferedStdout(): pino.DestinationStream {
   return stream;
 }
 
+/** The request id and, while a span is active, its trace and span ids: on every line. */
+function logContext(): Record<string, string> {
+  const requestId = currentRequestId();
+  const fields: Record<string, string> = requestId ? { request_id: requestId } : {};
+  const span = trace.getActiveSpan();
+  if (span) {
+    const { traceId, spanId } = span.spanContext();
+    fields.trace_id = traceId;
+    fields.span_id = spanId;
+  }
+  return fields;
+}
+
 export function createRootLogger(service: string, level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
@@ -61,10 +75,7 @@ export function createRootLogger(service: string, level: string, destination?: p
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      mixin: () => {
-        const requestId = currentRequestId();
-        return requestId ? { request_id: requestId } : {};
-      },
+      mixin: logContext,
     },
     destination ?? bufferedStdout(),
   );

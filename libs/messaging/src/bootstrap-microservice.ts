@@ -4,6 +4,7 @@ import { SERVICE_QUEUE_GROUPS, type RelayService } from '@app/contracts';
 import type { DatabaseServiceConfig } from '@app/config';
 import { createRootLogger, PinoNestLogger, type LoggingOptions } from '@app/logging';
 import { NatsHandlerMetrics } from '@app/metrics';
+import { startTracing } from '@app/tracing';
 import { RelayNatsServer } from './relay-nats.server';
 import { RelayRpcExceptionFilter } from './rpc-exception.filter';
 import { RpcValidationPipe } from './rpc-validation.pipe';
@@ -20,6 +21,7 @@ export async function startRelayMicroservice(
   options: LoggingOptions = {},
 ): Promise<INestMicroservice> {
   const logger = new PinoNestLogger(createRootLogger(service, config.LOG_LEVEL, options.logDestination));
+  const tracer = startTracing(service, config);
   const app = await NestFactory.createMicroservice(module, {
     strategy: new RelayNatsServer(config.NATS_SUBJECT_PREFIX, {
       servers: config.NATS_URL,
@@ -33,9 +35,19 @@ export async function startRelayMicroservice(
   });
   app.useGlobalPipes(new RpcValidationPipe());
   app.useGlobalFilters(new RelayRpcExceptionFilter(service));
-  app.useGlobalInterceptors(new RequestIdInterceptor(logger.forContext('Rpc'), app.get(NatsHandlerMetrics)));
+  app.useGlobalInterceptors(new RequestIdInterceptor(logger.forContext('Rpc'), app.get(NatsHandlerMetrics), tracer));
+  if (tracer) flushTracesOnClose(app, () => tracer.shutdown());
   app.enableShutdownHooks();
   await app.listen();
   logger.log(`${service} service listening on NATS ${config.NATS_URL} (queue group ${SERVICE_QUEUE_GROUPS[service]})`, 'Bootstrap');
   return app;
+}
+
+/** Exports the buffered spans once the app has closed (after its handlers finished). */
+function flushTracesOnClose(app: INestMicroservice, flush: () => Promise<void>): void {
+  const close = app.close.bind(app);
+  app.close = async () => {
+    await close();
+    await flush();
+  };
 }

@@ -15,6 +15,7 @@ import {
 import { connect, headers as natsHeaders, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { prefixedSubject } from '@app/contracts';
 import { currentRequestId, REQUEST_ID_HEADER } from '@app/logging';
+import { TRACEPARENT_HEADER } from '@app/tracing';
 
 /** Every relay event subject (task and agent events) lives under this root. */
 export const RELAY_EVENTS_SUBJECT_ROOT = 'relay.events';
@@ -109,11 +110,13 @@ export async function deleteEventStream(jsm: JetStreamManager, subjectPrefix: st
 /**
  * Publishes a JSON payload to JetStream with `Nats-Msg-Id` = `msgId`, so that a re-publish of the
  * same event inside the duplicate window is dropped by the stream (`PubAck.duplicate` is then true).
- * `subject` is the full (already prefixed) subject.
+ * `subject` is the full (already prefixed) subject. `traceParent`, when given, is sent as the
+ * message's `traceparent`, so that its consumers can link their work to the request that caused it.
  */
-export function publishWithMsgId(js: JetStreamClient, subject: string, payload: unknown, msgId: string, timeoutMs = 5000): Promise<PubAck> {
+export function publishWithMsgId(js: JetStreamClient, subject: string, payload: unknown, msgId: string, timeoutMs = 5000, traceParent?: string | null): Promise<PubAck> {
   const headers = natsHeaders();
   const requestId = currentRequestId();
   if (requestId) headers.set(REQUEST_ID_HEADER, requestId);
+  if (traceParent) headers.set(TRACEPARENT_HEADER, traceParent);
   return js.publish(subject, JSON.stringify(payload), { msgID: msgId, headers, timeout: timeoutMs });
 }

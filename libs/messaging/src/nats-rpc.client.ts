@@ -10,6 +10,7 @@ import {
 } from '@app/contracts';
 import { currentRequestId, REQUEST_ID_HEADER } from '@app/logging';
 import type { NatsClientMetrics } from '@app/metrics';
+import { traceNatsRequest } from '@app/tracing';
 import { DEADLINE_HEADER } from './request-deadline';
 
 export interface NatsRpcClientOptions {
@@ -80,10 +81,8 @@ export class NatsRpcClient {
     }
     let reply;
     try {
-      reply = await this.connection.request(prefixedSubject(this.options.subjectPrefix, subject), packet, {
-        timeout: timeoutMs,
-        headers,
-      });
+      const send = () => this.connection.request(prefixedSubject(this.options.subjectPrefix, subject), packet, { timeout: timeoutMs, headers });
+      reply = await traceNatsRequest(subject, headers, send);
     } catch (error) {
       throw this.mapTransportError(subject, error);
     }

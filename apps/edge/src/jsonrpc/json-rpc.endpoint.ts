@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, Optional } from '@nes
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalMethod, chooseDialect, negotiateVersion, type Dialect } from '@app/a2a';
 import { RelayError, retryAfterSeconds, type AgentIdentity } from '@app/contracts';
+import { annotateRpcError, annotateRpcMethod } from '@app/tracing';
 import { AgentAuthenticator } from '../auth/agent-authenticator';
 import { EdgeConfig } from '../edge.config';
 import { RequestMetrics } from '../metrics/request-metrics';
@@ -82,6 +83,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       if (!canonical) throw new RelayError('method_not_found', `Method '${envelope.method}' not found`, { method: envelope.method });
       dialect = chooseDialect(version, canonical, envelope.params, envelope.method);
       this.metrics.identify(request, canonical, dialect);
+      annotateRpcMethod(canonical, dialect.kind);
       const call: JsonRpcCall = { id, method: envelope.method, canonical, params: envelope.params, dialect, caller, endpointHandle, headers };
       // Reserved before the method runs: a send refused for want of a slot has not been sent.
       const releaseStreamSlot = STREAMING_CANONICAL.has(canonical) ? this.reserveStreamSlot(caller) : undefined;
@@ -104,6 +106,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       if (error instanceof EnvelopeError) id = error.requestId;
       const relayError = asRelayError(error);
       this.metrics.failed(request, dialect, relayError.reason);
+      annotateRpcError(relayError.reason);
       const rendered = renderRelayError(relayError, dialect);
       if (relayError.reason === 'unauthenticated') reply.header('www-authenticate', 'Bearer realm="agentrelay"');
       const retryAfter = retryAfterSeconds(relayError);

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { WakeableDelay } from '@app/messaging';
 import { DeliveryMetrics } from '@app/metrics';
+import { traceDeliveryAttempt, tracerOf } from '@app/tracing';
 import { NotifierConfig } from '../notifier.config';
 import { WebhookSecretsService } from '../secrets/webhook-secrets.service';
 import { DeliveriesService, type AttemptOutcome, type DeliveryRow } from './deliveries.service';
@@ -88,7 +89,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
         }
       }
       for (const delivery of claimed) {
-        const attempt = this.attempt(delivery)
+        const attempt = traceDeliveryAttempt(tracerOf('notifier'), delivery.channel, delivery.headers, () => this.attempt(delivery))
           .catch((error: unknown) => this.logger.error({ err: error, delivery_id: delivery.id }, 'delivery attempt crashed'))
           .finally(() => {
             this.inFlight.delete(delivery.id);

@@ -13,6 +13,7 @@ import {
 } from '@app/contracts';
 import { ensureEventStream, eventStreamName, openJetStream, RELAY_EVENTS_SUBJECT_ROOT, type JetStreamContext } from '@app/messaging';
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
+import { traceLinkHeaders } from '@app/tracing';
 import { DeliveriesService } from '../deliveries/deliveries.service';
 import { planDeliveries } from '../deliveries/delivery-planner';
 import { DeliveryWorkerService } from '../deliveries/delivery-worker.service';
@@ -189,7 +190,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
           message.term('malformed task event');
           return;
         }
-        await this.onTaskEvent(payload, message.info.deliveryCount);
+        await this.onTaskEvent(payload, message.info.deliveryCount, traceLinkHeaders(message.headers));
       } else if (subject === AGENT_UPDATED_EVENT_SUBJECT) {
         if (!isAgentEvent(payload)) {
           this.logger.error({ subject, seq: message.seq }, 'dropped a malformed agent event');
@@ -217,7 +218,8 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     }
   }
 
-  private async onTaskEvent(event: TaskEvent, deliveryCount: number): Promise<void> {
+  /** `traceHeaders` go with each delivery, so that its attempts link back to the request that caused the event. */
+  private async onTaskEvent(event: TaskEvent, deliveryCount: number, traceHeaders: Record<string, string>): Promise<void> {
     const targets = await this.targets.byHandles([event.sender, event.recipient]);
     const unknown = [event.sender, event.recipient].filter((handle) => !targets.has(handle));
     if (unknown.length > 0 && deliveryCount < UNKNOWN_AGENT_MAX_DELIVERIES) {
@@ -225,6 +227,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     }
     const planned = [...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE), ...planPushDeliveries(event, await this.pushTargets.ofTask(event.task_id))];
     if (planned.length === 0) return;
+    for (const delivery of planned) Object.assign(delivery.headers, traceHeaders);
     const recorded = await this.deliveries.record(event.event_id, event.task_id, planned);
     for (const channel of recorded) this.deliveryMetrics.recorded(channel);
     if (recorded.length > 0) this.worker.wake();

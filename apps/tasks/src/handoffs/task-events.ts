@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import { currentTraceParent } from '@app/tracing';
 import { TASK_EVENT_SCHEMA_VERSION, taskEventSubject, type TaskEvent, type TaskEventType } from '@app/contracts';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
@@ -48,7 +49,7 @@ export function taskEvent(type: TaskEventType, thread: ThreadRow, latest: Messag
  */
 export async function writeTaskEvent(manager: EntityManager, type: TaskEventType, thread: ThreadRow, latest: MessageRow | null, at: Date): Promise<string> {
   const event = taskEvent(type, thread, latest, at);
-  await manager.insert(OutboxEventEntity, { id: event.id, subject: event.subject, type, taskId: thread.id, payload: event.payload, createdAt: at });
+  await manager.insert(OutboxEventEntity, { id: event.id, subject: event.subject, type, taskId: thread.id, payload: event.payload, createdAt: at, traceParent: currentTraceParent() });
   await manager.query(`SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '')`);
   return event.id;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { monotonicFactory } from 'ulid';
 import { TASK_LIMITS, type ArtifactInput, type PartView, type SendRequest } from '@app/contracts';
+import { currentTraceParent } from '@app/tracing';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import { artifactBytes, artifactLimitError } from './artifact-limits';
 import { messageBytes } from './message-budget';
@@ -61,8 +62,8 @@ WITH known_key AS (
   INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "thread_id", "sequence_no", "created_thread")
   SELECT $3, k."scope", k."key", $22, m."thread_id", 1, true FROM message m, unnest($18::text[], $19::text[]) AS k("scope", "key")
 ), outbox AS (
-  INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at")
-  SELECT $23, $24, 'created', t."id", $25, $15 FROM thread t
+  INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
+  SELECT $23, $24, 'created', t."id", $25, $15, $29 FROM thread t
 ), wake AS (
   SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '') FROM thread
 )
@@ -191,6 +192,7 @@ export async function createThreadInOneStatement(
       messageBytes(summary, partsJson, payloadJson),
       TASK_LIMITS.artifactsPerThread,
       TASK_LIMITS.artifactBytesPerThread,
+      currentTraceParent(),
     ],
   });
   const [row] = result.rows;

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { RelayError, type TransitionRequest } from '@app/contracts';
+import { currentTraceParent } from '@app/tracing';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import { checkTransition, STATE_TIMESTAMP_COLUMN } from './state-machine';
 import { taskEvent } from './task-events';
@@ -32,8 +33,8 @@ WITH changed AS (
   INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
   SELECT c."id", $7, $8, $2, $3, $9, $6, $4 FROM changed c
 ), outbox AS (
-  INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at")
-  SELECT $10, $11, $12, c."id", $13, $4 FROM changed c
+  INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
+  SELECT $10, $11, $12, c."id", $13, $4, $14 FROM changed c
 ), wake AS (
   SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '') FROM changed
 )
@@ -96,6 +97,7 @@ export async function transitionInOneStatement(pool: pg.Pool, request: Transitio
       event.subject,
       event.type,
       JSON.stringify(event.payload),
+      currentTraceParent(),
     ],
   });
   const changed = rows[0];

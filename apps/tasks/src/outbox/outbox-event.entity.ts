@@ -49,4 +49,8 @@ export class OutboxEventEntity {
 
   @Column({ type: 'text', nullable: true })
   lastError: string | null;
+
+  /** The `traceparent` of the traced request that wrote the event, sent with it when it is published. */
+  @Column({ type: 'text', nullable: true })
+  traceParent: string | null;
 }

@@ -10,6 +10,7 @@ interface UnpublishedRow {
   id: string;
   subject: string;
   payload: unknown;
+  trace_parent: string | null;
 }
 
 /**
@@ -21,7 +22,7 @@ interface UnpublishedRow {
 const STANDBY_RETRY_MS = 1000;
 
 const UNPUBLISHED_SQL = `
-SELECT id, subject, payload FROM ${OUTBOX_TABLE}
+SELECT id, subject, payload, trace_parent FROM ${OUTBOX_TABLE}
 WHERE published_at IS NULL AND NOT (id = ANY($2::uuid[]))
 ORDER BY position
 LIMIT $1`;
@@ -84,7 +85,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
     let published = 0;
     try {
       for (const row of rows) {
-        await publishWithMsgId(context.js, prefixedSubject(this.options.subjectPrefix, row.subject), row.payload, row.id, this.options.publishTimeoutMs).catch(
+        await publishWithMsgId(context.js, prefixedSubject(this.options.subjectPrefix, row.subject), row.payload, row.id, this.options.publishTimeoutMs, row.trace_parent).catch(
           async (error: unknown) => {
             const message = error instanceof Error ? error.message : String(error);
             await this.dataSource

@@ -17,6 +17,7 @@ import {
   type PushConfigView,
   type SetPushConfigRequest,
 } from '@app/contracts';
+import { currentTraceParent } from '@app/tracing';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 
@@ -164,6 +165,7 @@ export class PushConfigsService {
       type: deleted ? 'push_config_deleted' : 'push_config_set',
       taskId: row.task_id,
       payload: event,
+      traceParent: currentTraceParent(),
     });
     await manager.query('SELECT pg_notify($1, $2)', [OUTBOX_NOTIFY_CHANNEL, '']);
   }

@@ -2,6 +2,7 @@ import { CreateTasks1764480000000 } from './1764480000000-CreateTasks';
 import { CreatePushConfigs1764490000000 } from './1764490000000-CreatePushConfigs';
 import { PushConfigsPerOwner1764510000000 } from './1764510000000-PushConfigsPerOwner';
 import { MessageAndArtifactSizes1764520000000 } from './1764520000000-MessageAndArtifactSizes';
+import { OutboxTraceParent1764530000000 } from './1764530000000-OutboxTraceParent';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -9,4 +10,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   CreatePushConfigs1764490000000,
   PushConfigsPerOwner1764510000000,
   MessageAndArtifactSizes1764520000000,
+  OutboxTraceParent1764530000000,
 ];

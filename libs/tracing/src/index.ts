@@ -1,0 +1,4 @@
+export * from './tracing';
+export * from './propagation';
+export * from './spans';
+export * from './postgres';
