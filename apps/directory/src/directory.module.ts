@@ -3,6 +3,7 @@ import { defaultInstanceId, healthControllerFor, INSTANCE_ID, serviceTypeOrmRoot
 import { DirectoryConfig } from './directory.config';
 import { directoryDataSourceOptions } from './database/data-source';
 import { AgentsService } from './agents/agents.service';
+import { WebhookSecretProvisioner } from './agents/webhook-secret-provisioner';
 import { DirectoryController } from './directory.controller';
 import { AgentEventsPublisher } from './events/agent-events.publisher';
 import { TrustService } from './trust/trust.service';
@@ -18,6 +19,7 @@ export class DirectoryModule {
         { provide: DirectoryConfig, useValue: config },
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
         AgentEventsPublisher,
+        WebhookSecretProvisioner,
         AgentsService,
         TrustService,
       ],
