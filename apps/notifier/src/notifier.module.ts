@@ -9,9 +9,11 @@ import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
 import { SlackThrottleService } from './deliveries/slack-throttle.service';
 import { EventConsumerService } from './events/event-consumer.service';
+import { TargetsFeedService } from './events/targets-feed.service';
 import { NotifierController } from './notifier.controller';
 import { WebhookSecretsService } from './secrets/webhook-secrets.service';
 import { AgentTargetsService } from './targets/agent-targets.service';
+import { DirectoryClient } from './targets/directory-client.service';
 import { PushTargetsService } from './targets/push-targets.service';
 
 @Module({})
@@ -31,12 +33,14 @@ export class NotifierModule {
         { provide: NotifierConfig, useValue: config },
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
         poolMetricsBinding(),
+        DirectoryClient,
         AgentTargetsService,
         PushTargetsService,
         WebhookSecretsService,
         DeliveriesService,
         SlackThrottleService,
         DeliveryWorkerService,
+        TargetsFeedService,
         EventConsumerService,
       ],
     };

@@ -1,12 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { RelayError } from '@app/contracts';
 import { generateWebhookSecret } from '../deliveries/standard-webhooks';
-import { WebhookSecretEntity } from './webhook-secret.entity';
 
 /**
  * The per-agent webhook signing secrets. The notifier must sign with them, so they are stored
- * as they are (not hashed); they are returned only by `rotate` and never logged.
+ * as they are (not hashed); they are returned only by `rotate` and never logged. The delivery worker reads
+ * them with each lease of deliveries.
  */
 @Injectable()
 export class WebhookSecretsService {
@@ -14,8 +15,16 @@ export class WebhookSecretsService {
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Makes a new secret for the handle, replacing any previous one at once. */
-  async rotate(handle: string): Promise<string> {
+  /**
+   * Makes a new secret for the handle, replacing any previous one at once (at registration: a
+   * leftover of a registration that was rolled back). A request past its `notAfter` (it waited in
+   * a stalled process while its caller gave up) is refused: nobody would be shown that secret.
+   */
+  async rotate(handle: string, notAfter?: string): Promise<string> {
+    if (notAfter !== undefined && Date.now() > Date.parse(notAfter)) {
+      this.logger.warn({ handle, not_after: notAfter }, 'refused a webhook secret request that arrived after its caller gave up');
+      throw new RelayError('service_timeout', 'The webhook secret request arrived too late; nothing was changed', { service: 'notifier' });
+    }
     const secret = generateWebhookSecret();
     await this.dataSource.query(
       `INSERT INTO "notifier"."webhook_secrets" ("handle", "secret") VALUES ($1, $2)
@@ -24,10 +33,5 @@ export class WebhookSecretsService {
     );
     this.logger.log({ handle }, 'webhook secret rotated');
     return secret;
-  }
-
-  async secretOf(handle: string): Promise<string | null> {
-    const row = await this.dataSource.getRepository(WebhookSecretEntity).findOne({ select: { secret: true }, where: { handle } });
-    return row?.secret ?? null;
   }
 }
