@@ -1,0 +1,2 @@
+export * from './secret-cipher';
+export * from './secret-keys.validator';
