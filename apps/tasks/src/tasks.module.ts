@@ -1,10 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { defaultInstanceId, healthControllerFor, INSTANCE_ID, serviceTypeOrmRoot } from '@app/database';
+import { SecretsModule } from '@app/secrets';
 import { TasksConfig } from './tasks.config';
 import { tasksDataSourceOptions } from './database/data-source';
 import { HandoffsModule } from './handoffs/handoffs.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { PushConfigsModule } from './push-configs/push-configs.module';
+import { PUSH_CONFIG_SEALED_COLUMNS } from './push-configs/push-configs.service';
 
 @Module({})
 export class TasksModule {
@@ -13,6 +15,7 @@ export class TasksModule {
       module: TasksModule,
       imports: [
         serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL), config.RELAY_MIGRATE_ON_START),
+        SecretsModule.forRoot(config.RELAY_SECRET_KEYS, PUSH_CONFIG_SEALED_COLUMNS),
         HandoffsModule,
         PushConfigsModule,
         OutboxModule.forRoot({ natsUrl: config.NATS_URL, subjectPrefix: config.NATS_SUBJECT_PREFIX, databaseUrl: config.DATABASE_URL }),

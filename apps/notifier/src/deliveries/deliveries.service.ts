@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { RelayError, type DeliveryChannel, type DeliveryDetail, type DeliveryStatus, type DeliveryView, type ListDeliveriesRequest } from '@app/contracts';
+import { openJsonValues, SecretCipher, sealJsonValues, type SealedColumn } from '@app/secrets';
 import { DeliveryAttemptEntity } from './delivery-attempt.entity';
 import type { PlannedDelivery } from './delivery-planner';
 
@@ -40,6 +41,9 @@ export interface AttemptOutcome {
 
 const TABLE = '"notifier"."deliveries"';
 
+/** Each header value of a delivery (a push config's authorization and token) is stored sealed. */
+export const DELIVERY_SEALED_COLUMNS: SealedColumn[] = [{ table: TABLE, keyColumns: ['id'], column: 'headers', kind: 'json-values' }];
+
 /** TypeORM answers an UPDATE … RETURNING on Postgres with `[rows, rowCount]`. */
 function updatedRows<T>(result: unknown): T[] {
   return (result as [T[], number])[0];
@@ -76,7 +80,10 @@ export function toDeliveryView(row: DeliveryRow): DeliveryView {
 /** The delivery log: each delivery is recorded here before it is attempted, with every attempt. */
 @Injectable()
 export class DeliveriesService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(SecretCipher) private readonly cipher: SecretCipher,
+  ) {}
 
   /**
    * Records the deliveries of one event. Recording the same event again (a redelivered JetStream
@@ -104,7 +111,7 @@ export class DeliveriesService {
           delivery.target_ref,
           delivery.url,
           delivery.content_type,
-          JSON.stringify(delivery.headers),
+          JSON.stringify(sealJsonValues(this.cipher, delivery.headers)),
           JSON.stringify(delivery.body),
         ],
       )) as unknown[];
@@ -118,7 +125,7 @@ export class DeliveriesService {
    * holding a lease loses it when the lease runs out, and the delivery is attempted again.
    */
   async claimDue(limit: number, leaseMs: number): Promise<DeliveryRow[]> {
-    return updatedRows<DeliveryRow>(await this.dataSource.query(
+    const claimed = updatedRows<DeliveryRow>(await this.dataSource.query(
       `UPDATE ${TABLE} d SET "locked_until" = now() + make_interval(secs => $2::double precision / 1000), "updated_at" = now()
        WHERE d."id" IN (
          SELECT "id" FROM ${TABLE}
@@ -129,6 +136,7 @@ export class DeliveriesService {
        RETURNING d.*`,
       [limit, leaseMs],
     ));
+    return claimed.map((row) => ({ ...row, headers: openJsonValues(this.cipher, row.headers) }));
   }
 
   /** Records one attempt and its consequence, and gives the lease back. */

@@ -1,17 +1,35 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { PushConfigEvent } from '@app/contracts';
+import { PUSH_CONFIG_SUBJECTS, type PushConfigEvent } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { SecretCipher, type SealedColumn } from '@app/secrets';
 import type { PushTarget } from '../deliveries/push-payload';
 import { PushTargetEntity } from './push-target.entity';
 
-/** The A2A push-notification configs of each task, as the tasks service's events last said. */
+/** The token and credentials of each copy are stored sealed (AES-256-GCM under RELAY_SECRET_KEYS). */
+export const PUSH_TARGET_SEALED_COLUMNS: SealedColumn[] = [
+  { table: '"notifier"."push_targets"', keyColumns: ['task_id', 'owner_handle', 'config_id'], column: 'token', kind: 'text' },
+  { table: '"notifier"."push_targets"', keyColumns: ['task_id', 'owner_handle', 'config_id'], column: 'auth_credentials', kind: 'text' },
+];
+
+/**
+ * The A2A push-notification configs of each task, as the tasks service's events last said. The
+ * events name the config without its secrets; the config itself (token and credentials included)
+ * is asked from the tasks service.
+ */
 @Injectable()
 export class PushTargetsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(SecretCipher) private readonly cipher: SecretCipher,
+  ) {}
 
   async apply(event: PushConfigEvent): Promise<void> {
-    if (event.deleted || !event.url) {
+    const { target } =
+      event.deleted || !event.url ? { target: null } : await this.rpc.request(PUSH_CONFIG_SUBJECTS.target, { task_id: event.task_id, owner: event.owner, config_id: event.config_id });
+    if (!target) {
       await this.dataSource.query(`DELETE FROM "notifier"."push_targets" WHERE "task_id" = $1 AND "owner_handle" = $2 AND "config_id" = $3 AND "occurred_at" <= $4`, [
         event.task_id,
         event.owner,
@@ -31,11 +49,11 @@ export class PushTargetsService {
         event.task_id,
         event.config_id,
         event.owner,
-        event.version,
-        event.url,
-        event.token,
-        event.authentication?.schemes[0] ?? null,
-        event.authentication?.credentials ?? null,
+        target.version,
+        target.url,
+        this.cipher.sealNullable(target.token),
+        target.authentication?.schemes[0] ?? null,
+        this.cipher.sealNullable(target.authentication?.credentials ?? null),
         event.occurred_at,
       ],
     );
@@ -48,9 +66,9 @@ export class PushTargetsService {
       owner_handle: row.ownerHandle,
       version: row.version,
       url: row.url,
-      token: row.token,
+      token: this.cipher.openNullable(row.token),
       auth_scheme: row.authScheme,
-      auth_credentials: row.authCredentials,
+      auth_credentials: this.cipher.openNullable(row.authCredentials),
     }));
   }
 }
