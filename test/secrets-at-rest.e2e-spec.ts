@@ -4,6 +4,7 @@ import request from 'supertest';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { EventCollector } from './support/event-collector';
 import { eventually } from './support/eventually';
+import { resealAllSecrets } from '../scripts/reseal-all';
 import { verifyStandardWebhook } from './support/notifier-helpers';
 import { RelayHarness } from './support/relay-harness';
 import { testDatabaseUrl } from './support/test-env';
@@ -148,16 +149,24 @@ describe('secrets at rest: push credentials and webhook secrets are sealed, kept
     expect(rowCount).toBe(1);
     await db.query(`UPDATE "tasks"."push_configs" SET "auth_credentials" = $1 WHERE "task_id" = $2 AND "id" = 'sealed'`, [credentials, taskId]);
     await expectDeliveriesStillWork(taskId, 'read from a clear row', secret);
+    const shown = await call(sender, '/a2a', 'GetTaskPushNotificationConfig', { taskId, id: 'sealed' });
+    expect(shown.authentication).toEqual({ scheme: 'Bearer', credentials: `****${credentials.slice(-4)}` });
 
-    // Rotation, step 1: a new key in front; the services re-seal everything with it at start.
+    // Rotation, step 1: the new key is listed after the current one, so every replica can open what
+    // it will seal; a start also seals the rows still in clear with the current key.
+    await restartStoringServices(`${KEY_A},${KEY_B}`);
+    await eventually(async () => expect((await sealedValues()).filter((value) => !value.startsWith('v1:a2026:'))).toEqual([]), 30000);
+    await expectDeliveriesStillWork(taskId, 'after listing the new key', secret);
+
+    // Step 2: the new key first, and the re-sealing command moves every stored secret to it.
+    const results = await resealAllSecrets(testDatabaseUrl(), `${KEY_B},${KEY_A}`);
+    expect(results.reduce((sum, result) => sum + result.unreadable, 0)).toBe(0);
+    expect(results.reduce((sum, result) => sum + result.resealed, 0)).toBeGreaterThanOrEqual(6);
+    expect((await sealedValues()).filter((value) => !value.startsWith('v1:b2026:'))).toEqual([]);
     await restartStoringServices(`${KEY_B},${KEY_A}`);
-    await eventually(async () => {
-      const values = await sealedValues();
-      expect(values.filter((value) => !value.startsWith('v1:b2026:'))).toEqual([]);
-    }, 30000);
-    await expectDeliveriesStillWork(taskId, 'after adding the new key', secret);
+    await expectDeliveriesStillWork(taskId, 'after re-sealing with the new key', secret);
 
-    // Step 2: the old key retired; nothing needs it any more.
+    // Step 3: the old key retired; nothing needs it any more.
     await restartStoringServices(KEY_B);
     await expectDeliveriesStillWork(taskId, 'after retiring the old key', secret);
     for (const value of await sealedValues()) expect(value).toMatch(/^v1:b2026:/);
