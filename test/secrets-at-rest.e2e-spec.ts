@@ -6,13 +6,15 @@ import { EventCollector } from './support/event-collector';
 import { eventually } from './support/eventually';
 import { resealAllSecrets } from '../scripts/reseal-all';
 import { verifyStandardWebhook } from './support/notifier-helpers';
-import { RelayHarness } from './support/relay-harness';
+import { RelayHarness, TEST_SECRET_KEYS } from './support/relay-harness';
 import { testDatabaseUrl } from './support/test-env';
 import { WebhookSink, type SinkRequest } from './support/webhook-sink';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const KEY_A = `a2026:${randomBytes(32).toString('base64')}`;
+// The old key is the one every other test's relay uses (they share the database), so re-sealing the
+// whole database moves their rows too; afterAll seals everything with it again.
+const KEY_A = TEST_SECRET_KEYS;
 const KEY_B = `b2026:${randomBytes(32).toString('base64')}`;
 
 /** Rows of the relay's schemas whose text (every column, JSON included) contains the needle. */
@@ -108,6 +110,7 @@ describe('secrets at rest: push credentials and webhook secrets are sealed, kept
     await db?.end();
     await relay?.stop();
     await sink?.stop();
+    await resealAllSecrets(testDatabaseUrl(), `${KEY_A},${KEY_B}`);
   });
 
   it('stores no clear secret, publishes no credentials, still signs webhooks and authenticates pushes, and survives a key rotation', async () => {
@@ -128,7 +131,7 @@ describe('secrets at rest: push credentials and webhook secrets are sealed, kept
     for (const needle of [credentials, token, secret]) expect({ needle, rows: await rowsContaining(db, needle) }).toEqual({ needle, rows: [] });
     const sealed = await sealedValues();
     expect(sealed.length).toBeGreaterThanOrEqual(6);
-    for (const value of sealed) expect(value).toMatch(/^v1:a2026:/);
+    for (const value of sealed) expect(value).toMatch(/^v1:test:/);
 
     // The event stream: the push-config events name the config, without its token or credentials.
     const pushConfigEvents = await eventually(() => {
@@ -155,7 +158,7 @@ describe('secrets at rest: push credentials and webhook secrets are sealed, kept
     // Rotation, step 1: the new key is listed after the current one, so every replica can open what
     // it will seal; a start also seals the rows still in clear with the current key.
     await restartStoringServices(`${KEY_A},${KEY_B}`);
-    await eventually(async () => expect((await sealedValues()).filter((value) => !value.startsWith('v1:a2026:'))).toEqual([]), 30000);
+    await eventually(async () => expect((await sealedValues()).filter((value) => !value.startsWith('v1:test:'))).toEqual([]), 30000);
     await expectDeliveriesStillWork(taskId, 'after listing the new key', secret);
 
     // Step 2: the new key first, and the re-sealing command moves every stored secret to it.

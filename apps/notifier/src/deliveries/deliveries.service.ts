@@ -1,9 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { RelayError, type DeliveryChannel, type DeliveryDetail, type DeliveryStatus, type DeliveryView, type ListDeliveriesRequest } from '@app/contracts';
-import { openJsonValues, SecretCipher, sealJsonValues, type SealedColumn } from '@app/secrets';
+import { openJsonValues, SecretCipher, SecretDecryptionError, sealJsonValues, type SealedColumn } from '@app/secrets';
 import { DeliveryAttemptEntity } from './delivery-attempt.entity';
 import type { PlannedDelivery } from './delivery-planner';
 
@@ -80,6 +80,8 @@ export function toDeliveryView(row: DeliveryRow): DeliveryView {
 /** The delivery log: each delivery is recorded here before it is attempted, with every attempt. */
 @Injectable()
 export class DeliveriesService {
+  private readonly logger = new Logger(DeliveriesService.name);
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
@@ -136,7 +138,28 @@ export class DeliveriesService {
        RETURNING d.*`,
       [limit, leaseMs],
     ));
-    return claimed.map((row) => ({ ...row, headers: openJsonValues(this.cipher, row.headers) }));
+    const ready: DeliveryRow[] = [];
+    for (const row of claimed) {
+      try {
+        ready.push({ ...row, headers: openJsonValues(this.cipher, row.headers) });
+      } catch (error) {
+        if (!(error instanceof SecretDecryptionError)) throw error;
+        await this.deadLetterUnreadable(row.id, error.message);
+      }
+    }
+    return ready;
+  }
+
+  /**
+   * A delivery whose headers were sealed with a key RELAY_SECRET_KEYS no longer lists cannot be
+   * sent: it becomes a dead letter saying why (redeliver it once the key is listed again).
+   */
+  private async deadLetterUnreadable(id: string, reason: string): Promise<void> {
+    this.logger.error({ delivery_id: id, reason }, 'delivery headers cannot be opened: dead letter');
+    await this.dataSource.query(
+      `UPDATE ${TABLE} SET "status" = 'dead', "next_attempt_at" = NULL, "locked_until" = NULL, "last_error" = $2, "updated_at" = now() WHERE "id" = $1`,
+      [id, reason],
+    );
   }
 
   /** Records one attempt and its consequence, and gives the lease back. */

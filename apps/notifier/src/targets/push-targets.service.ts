@@ -1,9 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { PUSH_CONFIG_SUBJECTS, type PushConfigEvent } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
-import { SecretCipher, type SealedColumn } from '@app/secrets';
+import { SecretCipher, SecretDecryptionError, type SealedColumn } from '@app/secrets';
 import type { PushTarget } from '../deliveries/push-payload';
 import { PushTargetEntity } from './push-target.entity';
 
@@ -20,6 +20,8 @@ export const PUSH_TARGET_SEALED_COLUMNS: SealedColumn[] = [
  */
 @Injectable()
 export class PushTargetsService {
+  private readonly logger = new Logger(PushTargetsService.name);
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
@@ -61,14 +63,24 @@ export class PushTargetsService {
 
   async ofTask(taskId: string): Promise<PushTarget[]> {
     const rows = await this.dataSource.getRepository(PushTargetEntity).find({ where: { taskId }, order: { createdAt: 'ASC', ownerHandle: 'ASC', configId: 'ASC' } });
-    return rows.map((row) => ({
-      config_id: row.configId,
-      owner_handle: row.ownerHandle,
-      version: row.version,
-      url: row.url,
-      token: this.cipher.openNullable(row.token),
-      auth_scheme: row.authScheme,
-      auth_credentials: this.cipher.openNullable(row.authCredentials),
-    }));
+    const targets: PushTarget[] = [];
+    for (const row of rows) {
+      try {
+        targets.push({
+          config_id: row.configId,
+          owner_handle: row.ownerHandle,
+          version: row.version,
+          url: row.url,
+          token: this.cipher.openNullable(row.token),
+          auth_scheme: row.authScheme,
+          auth_credentials: this.cipher.openNullable(row.authCredentials),
+        });
+      } catch (error) {
+        // One config sealed with a key no longer listed must not hold up the task's other deliveries.
+        if (!(error instanceof SecretDecryptionError)) throw error;
+        this.logger.error({ task_id: taskId, config_id: row.configId, owner: row.ownerHandle, reason: error.message }, 'push config cannot be opened: not notified');
+      }
+    }
+    return targets;
   }
 }
