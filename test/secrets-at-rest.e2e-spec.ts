@@ -4,6 +4,7 @@ import request from 'supertest';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { EventCollector } from './support/event-collector';
 import { eventually } from './support/eventually';
+import { SecretCipher, sealJsonValues } from '@app/secrets';
 import { resealAllSecrets } from '../scripts/reseal-all';
 import { verifyStandardWebhook } from './support/notifier-helpers';
 import { RelayHarness, TEST_SECRET_KEYS } from './support/relay-harness';
@@ -175,6 +176,24 @@ describe('secrets at rest: push credentials and webhook secrets are sealed, kept
     for (const value of await sealedValues()) expect(value).toMatch(/^v1:b2026:/);
     for (const needle of [credentials, token, secret]) expect({ needle, rows: await rowsContaining(db, needle) }).toEqual({ needle, rows: [] });
   }, 180000);
+
+  it('dead-letters a delivery whose headers were sealed with a key no longer listed, and sends nothing', async () => {
+    const gone = SecretCipher.fromConfig(`gone:${randomBytes(32).toString('base64')}`);
+    const id = randomUUID();
+    await db.query(
+      `INSERT INTO "notifier"."deliveries" ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "content_type", "headers", "body", "status", "next_attempt_at")
+       VALUES ($1, $2, 'T-UNREADABLE', 'a2a.task.message', 'push', $3, 'push:gone', $4, 'application/json', $5, '{}', 'pending', now())`,
+      [id, randomUUID(), sender.agent.handle, sink.url('/never'), JSON.stringify(sealJsonValues(gone, { authorization: 'Bearer lost' }))],
+    );
+    const row = await eventually(async () => {
+      const { rows } = await db.query<{ status: string; last_error: string | null; attempts: number }>(`SELECT "status", "last_error", "attempts" FROM "notifier"."deliveries" WHERE "id" = $1`, [id]);
+      expect(rows[0].status).toBe('dead');
+      return rows[0];
+    }, 30000);
+    expect(row.last_error).toMatch(/key "gone"/);
+    expect(row.attempts).toBe(0);
+    expect(sink.to('/never')).toEqual([]);
+  });
 
   it('refuses to start a storing service without a valid RELAY_SECRET_KEYS, naming the key but not quoting it', async () => {
     const shortKey = randomBytes(16).toString('base64');
