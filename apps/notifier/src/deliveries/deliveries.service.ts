@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { RelayError, type DeliveryChannel, type DeliveryDetail, type DeliveryStatus, type DeliveryView, type ListDeliveriesRequest } from '@app/contracts';
+import { openJsonValues, SecretCipher, SecretDecryptionError, sealJsonValues, type SealedColumn } from '@app/secrets';
 import { DeliveryAttemptEntity } from './delivery-attempt.entity';
 import type { PlannedDelivery } from './delivery-planner';
 
@@ -44,6 +45,9 @@ const TABLE = '"notifier"."deliveries"';
 
 /** The error shown for an attempt whose process stopped before its outcome was known. */
 const INTERRUPTED_ATTEMPT = 'interrupted: the notifier stopped before the outcome was known (the receiver may have got it)';
+
+/** Each header value of a delivery (a push config's authorization and token) is stored sealed. */
+export const DELIVERY_SEALED_COLUMNS: SealedColumn[] = [{ table: TABLE, keyColumns: ['id'], column: 'headers', kind: 'json-values' }];
 
 /** The deliveries planned for one task event. */
 export interface EventDeliveries {
@@ -88,7 +92,12 @@ export function toDeliveryView(row: DeliveryRow): DeliveryView {
 /** The delivery log: each delivery is recorded here before it is attempted, with every attempt. */
 @Injectable()
 export class DeliveriesService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly logger = new Logger(DeliveriesService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(SecretCipher) private readonly cipher: SecretCipher,
+  ) {}
 
   /**
    * Records the deliveries of a batch of events in one statement. Recording an event again (a
@@ -112,7 +121,7 @@ export class DeliveriesService {
           delivery.target_ref,
           delivery.url,
           delivery.content_type,
-          JSON.stringify(delivery.headers),
+          JSON.stringify(sealJsonValues(this.cipher, delivery.headers)),
           JSON.stringify(delivery.body),
         );
       }
@@ -153,7 +162,37 @@ export class DeliveriesService {
           FROM ${TABLE} t WHERE t."status" IN ('pending', 'failed') AND t."id" NOT IN (SELECT "id" FROM due)) AS "next_due_ms"`,
       [limit, leaseMs],
     )) as Array<{ claimed: DeliveryRow[]; next_due_ms: number | null }>;
-    return { claimed: row.claimed, nextDueMs: row.next_due_ms === null ? null : Math.max(0, row.next_due_ms) };
+    const ready: DeliveryRow[] = [];
+    for (const claimed of row.claimed) {
+      try {
+        ready.push(this.opened(claimed));
+      } catch (error) {
+        if (!(error instanceof SecretDecryptionError)) throw error;
+        await this.deadLetterUnreadable(claimed.id, error.message);
+      }
+    }
+    return { claimed: ready, nextDueMs: row.next_due_ms === null ? null : Math.max(0, row.next_due_ms) };
+  }
+
+  /** The delivery with its header values and its agent's signing secret opened (both are stored sealed). */
+  private opened(row: DeliveryRow): DeliveryRow {
+    return {
+      ...row,
+      headers: openJsonValues(this.cipher, row.headers),
+      webhook_secret: row.webhook_secret ? this.cipher.open(row.webhook_secret) : null,
+    };
+  }
+
+  /**
+   * A delivery whose headers or signing secret were sealed with a key RELAY_SECRET_KEYS no longer
+   * lists cannot be sent: it becomes a dead letter saying why (redeliver it once the key is listed again).
+   */
+  private async deadLetterUnreadable(id: string, reason: string): Promise<void> {
+    this.logger.error({ delivery_id: id, reason }, 'delivery secrets cannot be opened: dead letter');
+    await this.dataSource.query(
+      `UPDATE ${TABLE} SET "status" = 'dead', "next_attempt_at" = NULL, "locked_until" = NULL, "last_error" = $2, "updated_at" = now() WHERE "id" = $1`,
+      [id, reason],
+    );
   }
 
   /**

@@ -72,7 +72,7 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
           if (message.subject === agentSubject) {
             if (isAgentEvent(payload)) this.targets.rememberEvent(payload);
           } else if (isPushConfigEvent(payload)) {
-            this.pushTargets.rememberEvent(payload);
+            await this.pushTargets.rememberEvent(payload);
           }
         }
         if (!this.stopping) throw new Error('the ordered consumer ended');

@@ -1,19 +1,26 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { RelayError } from '@app/contracts';
+import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { generateWebhookSecret } from '../deliveries/standard-webhooks';
+
+/** Stored sealed (AES-256-GCM under RELAY_SECRET_KEYS). */
+export const WEBHOOK_SECRET_SEALED_COLUMNS: SealedColumn[] = [{ table: '"notifier"."webhook_secrets"', keyColumns: ['handle'], column: 'secret', kind: 'text' }];
 
 /**
  * The per-agent webhook signing secrets. The notifier must sign with them, so they are stored
- * as they are (not hashed); they are returned only by `rotate` and never logged. The delivery worker reads
- * them with each lease of deliveries.
+ * sealed with a key of its own (not hashed); they are returned only by `rotate` and never logged.
+ * The delivery worker reads them, sealed, with each lease of deliveries and opens them to sign.
  */
 @Injectable()
 export class WebhookSecretsService {
   private readonly logger = new Logger(WebhookSecretsService.name);
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(SecretCipher) private readonly cipher: SecretCipher,
+  ) {}
 
   /**
    * Makes a new secret for the handle, replacing any previous one at once (at registration: a
@@ -29,7 +36,7 @@ export class WebhookSecretsService {
     await this.dataSource.query(
       `INSERT INTO "notifier"."webhook_secrets" ("handle", "secret") VALUES ($1, $2)
        ON CONFLICT ("handle") DO UPDATE SET "secret" = EXCLUDED."secret", "rotated_at" = now()`,
-      [handle, secret],
+      [handle, this.cipher.seal(secret)],
     );
     this.logger.log({ handle }, 'webhook secret rotated');
     return secret;

@@ -3,6 +3,7 @@ import { CreatePushTargets1764490000000 } from './1764490000000-CreatePushTarget
 import { CreateSlackSlots1764500000000 } from './1764500000000-CreateSlackSlots';
 import { PushTargetsPerOwner1764510000000 } from './1764510000000-PushTargetsPerOwner';
 import { RecordAttemptsBeforeSending1764520000000 } from './1764520000000-RecordAttemptsBeforeSending';
+import { SealWebhookSecrets1764531800000 } from './1764531800000-SealWebhookSecrets';
 
 /** Every migration of the notifier schema, oldest first. */
 export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
@@ -11,4 +12,5 @@ export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
   CreateSlackSlots1764500000000,
   PushTargetsPerOwner1764510000000,
   RecordAttemptsBeforeSending1764520000000,
+  SealWebhookSecrets1764531800000,
 ];

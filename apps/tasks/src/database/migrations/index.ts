@@ -1,6 +1,7 @@
 import { CreateTasks1764480000000 } from './1764480000000-CreateTasks';
 import { CreatePushConfigs1764490000000 } from './1764490000000-CreatePushConfigs';
 import { PushConfigsPerOwner1764510000000 } from './1764510000000-PushConfigsPerOwner';
+import { PushSecretsOutOfOutbox1764531800000 } from './1764531800000-PushSecretsOutOfOutbox';
 
 /** Every migration of the tasks schema, oldest first. */
-export const TASKS_MIGRATIONS: Array<new () => object> = [CreateTasks1764480000000, CreatePushConfigs1764490000000, PushConfigsPerOwner1764510000000];
+export const TASKS_MIGRATIONS: Array<new () => object> = [CreateTasks1764480000000, CreatePushConfigs1764490000000, PushConfigsPerOwner1764510000000, PushSecretsOutOfOutbox1764531800000];
