@@ -1,11 +1,12 @@
 import pg from 'pg';
 import request from 'supertest';
+import { SecretCipher } from '@app/secrets';
 import { registerAgent, uniqueHandle } from './support/agents';
 import { eventually } from './support/eventually';
 import { createHandoff } from './support/handoffs';
 import { verifyStandardWebhook } from './support/notifier-helpers';
 import { ServiceProcess } from './support/process/service-process';
-import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
+import { RelayHarness, TEST_ADMIN_TOKEN, TEST_SECRET_KEYS } from './support/relay-harness';
 import { testDatabaseUrl } from './support/test-env';
 import { WebhookSink } from './support/webhook-sink';
 
@@ -24,9 +25,13 @@ describe('webhook secrets when the notifier is down at registration', () => {
   let db: pg.Client;
   const processes: ServiceProcess[] = [];
 
+  /** The agent's stored secret, opened (it is stored sealed). */
   async function storedSecret(handle: string): Promise<string | null> {
     const result = await db.query('SELECT secret FROM "notifier"."webhook_secrets" WHERE handle = $1', [handle]);
-    return (result.rows[0]?.secret as string | undefined) ?? null;
+    const sealed = (result.rows[0]?.secret as string | undefined) ?? null;
+    if (sealed === null) return null;
+    expect(SecretCipher.isSealed(sealed)).toBe(true);
+    return SecretCipher.fromConfig(TEST_SECRET_KEYS).open(sealed);
   }
 
   beforeAll(async () => {
