@@ -30,7 +30,11 @@ describe('notifier replicas: push configs learnt through the feed are delivered 
   let sequence = 0;
 
   async function v1(agent: RegisteredTestAgent, method: string, params: unknown, path = '/a2a'): Promise<Json> {
-    const response = await request(relay.url).post(path).set('x-api-key', agent.api_key).set('a2a-version', '1.0').send({ jsonrpc: '2.0', id: ++sequence, method, params });
+    const response = await request(relay.url)
+      .post(path)
+      .set('x-api-key', agent.api_key)
+      .set('a2a-version', '1.0')
+      .send({ jsonrpc: '2.0', id: ++sequence, method, params });
     expect(response.status).toBe(200);
     return response.body as Json;
   }
@@ -63,15 +67,32 @@ describe('notifier replicas: push configs learnt through the feed are delivered 
       callback: (_error, message) => targetRequests.push(message.string()),
     });
 
-    const sent = await v1(alice, 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'push' }] }, configuration: { returnImmediately: true } }, `/a2a/${bob.agent.handle}`);
+    const sent = await v1(
+      alice,
+      'SendMessage',
+      { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'push' }] }, configuration: { returnImmediately: true } },
+      `/a2a/${bob.agent.handle}`,
+    );
     const taskId = sent.result.task.id as string;
 
     replica.signal('SIGSTOP');
     const aliceToken = `alice-token-${randomUUID()}`;
     const bobToken = `bob-token-${randomUUID()}`;
     const set = [
-      await v1(alice, 'CreateTaskPushNotificationConfig', { taskId, id: 'same', url: sink.url(`/${taskId}/alice`), token: aliceToken, authentication: { scheme: 'Bearer', credentials: 'alice-credentials' } }),
-      await v1(bob, 'CreateTaskPushNotificationConfig', { taskId, id: 'same', url: sink.url(`/${taskId}/bob`), token: bobToken, authentication: { scheme: 'Bearer', credentials: 'bob-credentials' } }),
+      await v1(alice, 'CreateTaskPushNotificationConfig', {
+        taskId,
+        id: 'same',
+        url: sink.url(`/${taskId}/alice`),
+        token: aliceToken,
+        authentication: { scheme: 'Bearer', credentials: 'alice-credentials' },
+      }),
+      await v1(bob, 'CreateTaskPushNotificationConfig', {
+        taskId,
+        id: 'same',
+        url: sink.url(`/${taskId}/bob`),
+        token: bobToken,
+        authentication: { scheme: 'Bearer', credentials: 'bob-credentials' },
+      }),
     ];
     for (const answer of set) expect(answer.error).toBeUndefined();
     // The running replica consumed both events and stored its sealed copies (a config event held by

@@ -7,7 +7,16 @@ import { PushTargetsService } from './push-targets.service';
 const TASK = 'task-1';
 
 function event(owner: string, configId: string, at: string, deleted = false): PushConfigEvent {
-  return { event_id: `${owner}-${configId}-${at}`, task_id: TASK, config_id: configId, owner, version: '1.0', url: deleted ? null : 'https://hooks.example.com/a2a', deleted, occurred_at: at };
+  return {
+    event_id: `${owner}-${configId}-${at}`,
+    task_id: TASK,
+    config_id: configId,
+    owner,
+    version: '1.0',
+    url: deleted ? null : 'https://hooks.example.com/a2a',
+    deleted,
+    occurred_at: at,
+  };
 }
 
 function reply(token: string, credentials: string): PushTargetReply {
@@ -73,22 +82,55 @@ describe('PushTargetsService', () => {
   it('skips a config sealed with a key no longer listed, and still returns the others', async () => {
     const retired = SecretCipher.fromConfig(generateSecretKeyEntry('retired'));
     storedRows = [
-      { task_id: TASK, config_id: 'old', owner_handle: 'alice', version: '1.0', url: 'https://a.example.com', token: retired.seal('t'), auth_scheme: null, auth_credentials: null, occurred_at: new Date(1000), created_at: new Date(1000) },
-      { task_id: TASK, config_id: 'new', owner_handle: 'bob', version: '1.0', url: 'https://b.example.com', token: cipher.seal('bob-token'), auth_scheme: null, auth_credentials: null, occurred_at: new Date(2000), created_at: new Date(2000) },
+      {
+        task_id: TASK,
+        config_id: 'old',
+        owner_handle: 'alice',
+        version: '1.0',
+        url: 'https://a.example.com',
+        token: retired.seal('t'),
+        auth_scheme: null,
+        auth_credentials: null,
+        occurred_at: new Date(1000),
+        created_at: new Date(1000),
+      },
+      {
+        task_id: TASK,
+        config_id: 'new',
+        owner_handle: 'bob',
+        version: '1.0',
+        url: 'https://b.example.com',
+        token: cipher.seal('bob-token'),
+        auth_scheme: null,
+        auth_credentials: null,
+        occurred_at: new Date(2000),
+        created_at: new Date(2000),
+      },
     ];
     await service.onModuleInit();
 
     expect(service.ofTask(TASK).map((target) => [target.config_id, target.token])).toEqual([['new', 'bob-token']]);
   });
 
-  it("follows a config from the feed by asking the tasks service, and uses the stored copy when it does not answer", async () => {
+  it('follows a config from the feed by asking the tasks service, and uses the stored copy when it does not answer', async () => {
     replies.set('alice/c1', reply('alice-token', 'alice-credentials'));
     await service.rememberEvent(event('alice', 'c1', '2026-01-01T00:00:01.000Z'));
     expect(service.ofTask(TASK).map((target) => target.token)).toEqual(['alice-token']);
 
     replies.set('bob/c2', new Error('no responders'));
     storedRows = [
-      { task_id: TASK, config_id: 'c2', owner_handle: 'bob', version: '0.3', url: 'https://b.example.com', token: cipher.seal('bob-token'), auth_scheme: null, auth_credentials: null, occurred_at: new Date('2026-01-01T00:00:02.000Z'), created_at: new Date() },
+      {
+        task_id: TASK,
+        config_id: 'c2',
+        owner_handle: 'bob',
+        version: '0.3',
+        url: 'https://b.example.com',
+        token: cipher.seal('bob-token'),
+        auth_scheme: null,
+        auth_credentials: null,
+        occurred_at: new Date('2026-01-01T00:00:02.000Z'),
+        created_at: new Date(),
+      },
     ];
     await service.rememberEvent(event('bob', 'c2', '2026-01-01T00:00:02.000Z'));
     expect(service.ofTask(TASK).map((target) => [target.owner_handle, target.token])).toEqual([

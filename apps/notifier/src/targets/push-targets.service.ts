@@ -103,11 +103,15 @@ export class PushTargetsService implements OnModuleInit {
       // Deleted since: its deletion event follows.
       if (target) this.set(event.task_id, occurredAt, this.sealed(event, target));
     } catch (error) {
-      this.logger.warn({ err: error, task_id: event.task_id, config_id: event.config_id, owner: event.owner }, 'push config not fetched; using the stored copy');
-      const [row] = (await this.dataSource.query(
-        `SELECT * FROM "notifier"."push_targets" WHERE "task_id" = $1 AND "owner_handle" = $2 AND "config_id" = $3`,
-        [event.task_id, event.owner, event.config_id],
-      )) as PushTargetRow[];
+      this.logger.warn(
+        { err: error, task_id: event.task_id, config_id: event.config_id, owner: event.owner },
+        'push config not fetched; using the stored copy',
+      );
+      const [row] = (await this.dataSource.query(`SELECT * FROM "notifier"."push_targets" WHERE "task_id" = $1 AND "owner_handle" = $2 AND "config_id" = $3`, [
+        event.task_id,
+        event.owner,
+        event.config_id,
+      ])) as PushTargetRow[];
       if (row) this.set(row.task_id, new Date(row.occurred_at).getTime(), fromRow(row));
     }
   }
@@ -121,12 +125,10 @@ export class PushTargetsService implements OnModuleInit {
     const occurredAt = Date.parse(event.occurred_at);
     const target = event.deleted || !event.url ? null : await this.fetch(event);
     if (!target) {
-      await this.dataSource.query(`DELETE FROM "notifier"."push_targets" WHERE "task_id" = $1 AND "owner_handle" = $2 AND "config_id" = $3 AND "occurred_at" <= $4`, [
-        event.task_id,
-        event.owner,
-        event.config_id,
-        event.occurred_at,
-      ]);
+      await this.dataSource.query(
+        `DELETE FROM "notifier"."push_targets" WHERE "task_id" = $1 AND "owner_handle" = $2 AND "config_id" = $3 AND "occurred_at" <= $4`,
+        [event.task_id, event.owner, event.config_id, event.occurred_at],
+      );
       this.forget(event, occurredAt);
       return;
     }
@@ -157,7 +159,10 @@ export class PushTargetsService implements OnModuleInit {
         targets.push({ ...target, token: this.cipher.openNullable(target.token), auth_credentials: this.cipher.openNullable(target.auth_credentials) });
       } catch (error) {
         if (!(error instanceof SecretDecryptionError)) throw error;
-        this.logger.error({ task_id: taskId, config_id: target.config_id, owner: target.owner_handle, reason: error.message }, 'push config cannot be opened: not notified');
+        this.logger.error(
+          { task_id: taskId, config_id: target.config_id, owner: target.owner_handle, reason: error.message },
+          'push config cannot be opened: not notified',
+        );
       }
     }
     return targets;
