@@ -64,7 +64,9 @@ describe('notifier replicas: push configs learnt through the feed are delivered 
     // Every request for a config's secrets, whichever replica makes it (the tasks service answers them).
     const targetRequests: string[] = [];
     const spy = nats.subscribe(prefixedSubject(relay.subjectPrefix, PUSH_CONFIG_SUBJECTS.target), {
-      callback: (_error, message) => targetRequests.push(message.string()),
+      callback: (_error, message) => {
+        targetRequests.push(message.string());
+      },
     });
 
     const sent = await v1(
