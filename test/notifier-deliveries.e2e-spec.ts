@@ -277,18 +277,4 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     expect(await deliveriesOf(ignored)).toEqual([]);
     expect(sink.to(paths.recipientSlack)).toHaveLength(0);
   }, 30000);
-
-  it('waits for an agent event that comes after the task event instead of dropping the delivery', async () => {
-    const sender = await agents.register(uniqueHandle('late-s'), {});
-    const recipientHandle = uniqueHandle('late-r');
-    const path = `/${recipientHandle}/hook`;
-    const { webhook_secret: secret } = await rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: recipientHandle });
-    const task = `task-${randomUUID()}`;
-    await outbox.write([taskEvent(task, 'created', { sender: sender.handle, recipient: recipientHandle, sequenceNo: 1 })]);
-    await eventually(async () => expect(await outbox.unpublishedCount()).toBe(0));
-    await agents.publish({ agent_id: randomUUID(), handle: recipientHandle, notification_webhook_url: sink.url(path), slack_webhook_url: null });
-    await eventually(() => expect(sink.to(path).length).toBe(1), 15000);
-    expect(bodyOf(sink.to(path)[0])).toMatchObject({ type: 'a2a.task.created', data: { task_id: task } });
-    expect(verifyStandardWebhook(sink.to(path)[0], secret)).toBe(true);
-  }, 30000);
 });

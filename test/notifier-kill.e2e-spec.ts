@@ -88,9 +88,11 @@ describe('SIGKILL of the notifier and tasks service processes', () => {
 
     const all = committed.map((event) => event.event_id);
     await eventually(async () => expect(await succeeded(all)).toBe(all.length), 30000);
-    expect(await outbox.unpublishedCount()).toBe(0);
+    // Events the killed process published before it could mark them are marked by the replica that
+    // takes the outbox relay over, on its next pass (they may well have been delivered already).
+    await eventually(async () => expect(await outbox.unpublishedCount()).toBe(0), 45000);
     const requests = sink.to(path);
     expect(requests).toHaveLength(all.length);
     expect(new Set(requests.map(eventIdOf))).toEqual(new Set(all));
-  }, 60000);
+  }, 120000);
 });

@@ -3,6 +3,7 @@
 // stops the group with its error shown. Ctrl-C (or SIGTERM) stops everything gracefully.
 import { execSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 const SERVICES = ['directory', 'tasks', 'notifier', 'edge'];
 const MAX_RESTARTS = 5;
@@ -29,6 +30,19 @@ const env = { ...process.env, RELAY_MIGRATE_ON_START: process.env.RELAY_MIGRATE_
 if (!env.RELAY_ADMIN_TOKEN) {
   env.RELAY_ADMIN_TOKEN = `dev_${randomBytes(24).toString('base64url')}`;
   console.log(`\nRELAY_ADMIN_TOKEN was not set; generated one for this run (shown once):\n  ${env.RELAY_ADMIN_TOKEN}\n`);
+}
+
+// Stored secrets are sealed with RELAY_SECRET_KEYS; a local run keeps its generated key in
+// .relay/secret-keys (git-ignored, owner-only) so the data stays readable from one run to the next.
+if (!env.RELAY_SECRET_KEYS) {
+  const keyFile = '.relay/secret-keys';
+  if (!existsSync(keyFile)) {
+    mkdirSync('.relay', { recursive: true });
+    writeFileSync(keyFile, `local:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    console.log(`RELAY_SECRET_KEYS was not set; generated a key into ${keyFile} (keep it: stored secrets need it).`);
+  }
+  chmodSync(keyFile, 0o600);
+  env.RELAY_SECRET_KEYS = readFileSync(keyFile, 'utf8').trim();
 }
 
 const children = new Map();

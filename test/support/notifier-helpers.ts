@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { AGENT_UPDATED_EVENT_SUBJECT, NOTIFIER_SUBJECTS, prefixedSubject, type AgentUpdatedEvent } from '@app/contracts';
-import { NatsRpcClient, openJetStream, publishWithMsgId, type JetStreamContext } from '@app/messaging';
-import type { RelayHarness } from './relay-harness';
+import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, type AgentUpdatedEvent } from '@app/contracts';
+import { openJetStream, publishWithMsgId, type JetStreamContext } from '@app/messaging';
+import { TEST_ADMIN_TOKEN, type RelayHarness } from './relay-harness';
 import type { SinkRequest, WebhookSink } from './webhook-sink';
 import { testNatsUrl } from './test-env';
 
@@ -17,8 +17,8 @@ export function uniqueHandle(name: string): string {
 }
 
 /**
- * Plays the directory's part for notifier tests: publishes `relay.events.agent.updated` for an
- * agent and asks the notifier for its webhook secret.
+ * Agents for notifier tests: registers them through the admin API, and publishes
+ * `relay.events.agent.updated` events of the tests' own making (later changes, late events).
  */
 export class AgentEvents {
   private constructor(
@@ -42,13 +42,29 @@ export class AgentEvents {
     return event;
   }
 
-  /** Registers an agent with the notifier: its targets (agent event) and a webhook secret. */
+  /**
+   * Registers an agent through the admin API (the directory publishes its agent event; the
+   * notifier keeps its webhook secret). A URL the admin API refuses (e.g. an IPv6 literal, for the
+   * SSRF tests) reaches the notifier through an agent event of its own instead.
+   */
   async register(handle: string, targets: { webhook?: string | null; slack?: string | null }): Promise<TestAgent> {
-    const agentId = randomUUID();
-    await this.publish({ agent_id: agentId, handle, notification_webhook_url: targets.webhook ?? null, slack_webhook_url: targets.slack ?? null });
-    const client = this.relay.edge.get(NatsRpcClient);
-    const { webhook_secret } = await client.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle });
-    return { agentId, handle, webhookSecret: webhook_secret };
+    const body = { handle, name: handle.split('@')[0], notification_webhook_url: targets.webhook ?? undefined, slack_webhook_url: targets.slack ?? undefined };
+    let response = await this.admin(body);
+    const viaEvent = response.status === 400;
+    if (viaEvent) response = await this.admin({ handle, name: body.name });
+    if (response.status !== 201) throw new Error(`registering ${handle} answered ${response.status}: ${JSON.stringify(response.body)}`);
+    const registered = response.body as { agent: { id: string }; webhook_secret: string };
+    if (viaEvent) await this.publish({ agent_id: registered.agent.id, handle, notification_webhook_url: targets.webhook ?? null, slack_webhook_url: targets.slack ?? null });
+    return { agentId: registered.agent.id, handle, webhookSecret: registered.webhook_secret };
+  }
+
+  private async admin(body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+    const response = await fetch(`${this.relay.url}/admin/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json() };
   }
 
   /** A sender without targets and a recipient whose webhook is `sink` at its own path. */

@@ -26,6 +26,9 @@ export interface RelayHarnessOptions {
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
+/** The key that seals stored secrets in tests (a fixed one, so a restarted service opens what another sealed). */
+export const TEST_SECRET_KEYS = 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=';
+
 /**
  * A whole relay inside the test process: the edge on an ephemeral loopback port and each service
  * as a Nest microservice with its own NATS connection, all under a subject prefix of their own.
@@ -54,6 +57,7 @@ export class RelayHarness {
       RELAY_MIGRATE_ON_START: 'true',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent',
       RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      RELAY_SECRET_KEYS: TEST_SECRET_KEYS,
       NATS_REQUEST_TIMEOUT_MS: '5000',
       // Tests make many calls per agent; the rate-limit tests lower this again.
       RELAY_RATE_LIMIT_PER_MINUTE: '100000',

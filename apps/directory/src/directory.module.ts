@@ -4,6 +4,7 @@ import { metricsProvider, OutboxMetrics, serviceMetricsModule } from '@app/metri
 import { DirectoryConfig } from './directory.config';
 import { directoryDataSourceOptions } from './database/data-source';
 import { AgentsService } from './agents/agents.service';
+import { WebhookSecretProvisioner } from './agents/webhook-secret-provisioner';
 import { DirectoryController } from './directory.controller';
 import { AgentEventsPublisher } from './events/agent-events.publisher';
 import { TrustService } from './trust/trust.service';
@@ -21,6 +22,7 @@ export class DirectoryModule {
         poolMetricsBinding(),
         outboxMetricsBinding('"directory"."outbox_events"'),
         AgentEventsPublisher,
+        WebhookSecretProvisioner,
         AgentsService,
         TrustService,
       ],

@@ -1,9 +1,14 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
 import { DatabaseServiceConfig, toBoolean } from '@app/config';
+import { IsSecretKeyList } from '@app/secrets';
 
 export class NotifierConfig extends DatabaseServiceConfig {
   override METRICS_PORT = 9467;
+
+  /** Keys that seal webhook secrets and push credentials at rest: `id:base64key,…`, the first one seals. */
+  @IsSecretKeyList()
+  RELAY_SECRET_KEYS: string;
 
   /**
    * Delays between the attempts of a delivery (after the first one), e.g. `5s,30s,5m`; units

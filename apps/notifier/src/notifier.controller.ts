@@ -25,7 +25,12 @@ export class NotifierController {
 
   @MessagePattern(NOTIFIER_SUBJECTS.rotateWebhookSecret)
   async rotateWebhookSecret(@Payload() request: RotateWebhookSecretRequest): Promise<RotateWebhookSecretReply> {
-    return { webhook_secret: await this.secrets.rotate(request.handle) };
+    return { webhook_secret: await this.secrets.rotate(request.handle, request.not_after) };
+  }
+
+  @MessagePattern(NOTIFIER_SUBJECTS.provisionWebhookSecret)
+  async provisionWebhookSecret(@Payload() request: RotateWebhookSecretRequest): Promise<RotateWebhookSecretReply> {
+    return { webhook_secret: await this.secrets.rotate(request.handle, request.not_after) };
   }
 
   @MessagePattern(NOTIFIER_SUBJECTS.listDeliveries)

@@ -3,16 +3,22 @@ import { Registry } from 'prom-client';
 import { DELIVERY_CHANNELS } from '@app/contracts';
 import { defaultInstanceId, healthControllerFor, INSTANCE_ID, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
 import { DeliveryMetrics, JetStreamConsumerMetrics, metricsProvider, serviceMetricsModule } from '@app/metrics';
+import { SecretsModule } from '@app/secrets';
 import { NotifierConfig } from './notifier.config';
 import { notifierDataSourceOptions } from './database/data-source';
-import { DeliveriesService } from './deliveries/deliveries.service';
+import { DELIVERY_SEALED_COLUMNS, DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
 import { SlackThrottleService } from './deliveries/slack-throttle.service';
 import { EventConsumerService } from './events/event-consumer.service';
+import { TargetsFeedService } from './events/targets-feed.service';
+import { MessagingModule } from './messaging/messaging.module';
 import { NotifierController } from './notifier.controller';
-import { WebhookSecretsService } from './secrets/webhook-secrets.service';
+import { WEBHOOK_SECRET_SEALED_COLUMNS, WebhookSecretsService } from './secrets/webhook-secrets.service';
 import { AgentTargetsService } from './targets/agent-targets.service';
-import { PushTargetsService } from './targets/push-targets.service';
+import { DirectoryClient } from './targets/directory-client.service';
+import { PUSH_TARGET_SEALED_COLUMNS, PushTargetsService } from './targets/push-targets.service';
+
+export const NOTIFIER_SEALED_COLUMNS = [...WEBHOOK_SECRET_SEALED_COLUMNS, ...PUSH_TARGET_SEALED_COLUMNS, ...DELIVERY_SEALED_COLUMNS];
 
 @Module({})
 export class NotifierModule {
@@ -25,18 +31,22 @@ export class NotifierModule {
           metricsProvider(JetStreamConsumerMetrics),
           { provide: DeliveryMetrics, inject: [Registry], useFactory: (registry: Registry) => new DeliveryMetrics(registry, DELIVERY_CHANNELS) },
         ]),
+        SecretsModule.forRoot(config.RELAY_SECRET_KEYS, NOTIFIER_SEALED_COLUMNS),
+        MessagingModule.forRoot(config),
       ],
       controllers: [healthControllerFor('notifier'), NotifierController],
       providers: [
         { provide: NotifierConfig, useValue: config },
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
         poolMetricsBinding(),
+        DirectoryClient,
         AgentTargetsService,
         PushTargetsService,
         WebhookSecretsService,
         DeliveriesService,
         SlackThrottleService,
         DeliveryWorkerService,
+        TargetsFeedService,
         EventConsumerService,
       ],
     };

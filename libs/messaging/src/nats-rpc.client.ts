@@ -49,6 +49,11 @@ export class NatsRpcClient {
     return new NatsRpcClient(connection, options);
   }
 
+  /** How long a request waits for its answer unless told otherwise. */
+  get defaultTimeoutMs(): number {
+    return this.options.defaultTimeoutMs;
+  }
+
   get subjectPrefix(): string {
     return this.options.subjectPrefix;
   }

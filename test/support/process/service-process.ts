@@ -47,6 +47,11 @@ export class ServiceProcess {
     this.child.kill('SIGCONT');
   }
 
+  /** Sends a signal, e.g. SIGSTOP to stall the process (it keeps its connections) and SIGCONT to resume it. */
+  signal(signal: NodeJS.Signals): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+  }
+
   /** Kills the process at once (no shutdown hooks, nothing drained) and waits for it to be gone. */
   async kill(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');

@@ -23,6 +23,7 @@ import { AgentEntity } from './agent.entity';
 import { ApiKeyEntity } from './api-key.entity';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from './api-keys';
 import { findKeyOwner, poolOf } from './hot-lookups';
+import { WebhookSecretProvisioner } from './webhook-secret-provisioner';
 
 const DEFAULT_PAGE_SIZE = 50;
 
@@ -87,6 +88,7 @@ export class AgentsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(AgentEventsPublisher) private readonly events: AgentEventsPublisher,
+    @Inject(WebhookSecretProvisioner) private readonly webhookSecrets: WebhookSecretProvisioner,
   ) {}
 
   async authenticate(apiKey: string): Promise<AgentIdentity> {
@@ -99,7 +101,7 @@ export class AgentsService {
 
   async create(request: CreateAgentRequest): Promise<CreateAgentReply> {
     const generated = generateApiKey();
-    let created: { agent: AgentEntity; key: ApiKeyEntity };
+    let created: { agent: AgentEntity; key: ApiKeyEntity; webhookSecret: string };
     try {
       created = await this.dataSource.transaction(async (manager) => {
         if (await manager.getRepository(AgentEntity).exists({ where: { handle: request.handle } })) throw handleTaken(request.handle);
@@ -121,14 +123,17 @@ export class AgentsService {
           manager.getRepository(ApiKeyEntity).create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }),
         );
         await this.events.record(manager, agent);
-        return { agent, key };
+        // Last, while the new row holds the handle: no agent without its secret, no secret stored
+        // for a handle someone else holds. A failure here rolls the registration back (503).
+        const webhookSecret = await this.webhookSecrets.provision(agent.handle);
+        return { agent, key, webhookSecret };
       });
     } catch (error) {
       if (isUniqueViolation(error, 'agents_handle_key')) throw handleTaken(request.handle);
       throw error;
     }
     await this.events.flush();
-    return { agent: toAgentRecord(created.agent), api_key: generated.key, key: toKeyInfo(created.key) };
+    return { agent: toAgentRecord(created.agent), api_key: generated.key, key: toKeyInfo(created.key), webhook_secret: created.webhookSecret };
   }
 
   async list(request: ListAgentsRequest): Promise<AgentPage> {

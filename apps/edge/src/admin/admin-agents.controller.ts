@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Logger, Param, Patch, Post, Put, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
 import {
   CreateAgentRequest,
   DIRECTORY_SUBJECTS,
@@ -21,10 +21,12 @@ import { DirectoryLookups } from '../directory/directory-lookups';
 import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
 import { TrustPolicyBody } from './admin.dto';
 
-export interface RegisteredAgent extends CreateAgentReply {
-  /** The agent's webhook signing secret, shown once (null when the notifier could not be reached). */
-  webhook_secret: string | null;
-}
+/**
+ * What registration shows: the agent, its first API key and its webhook signing secret, each once.
+ * The directory commits the agent only with the secret already stored by the notifier; when the
+ * notifier does not answer, registration fails with 503 and nothing is created.
+ */
+export type RegisteredAgent = CreateAgentReply;
 
 /** Route params arrive decoded (`bob%40acme` is `bob@acme`); handles are case-insensitive. */
 function handleParam(value: string): string {
@@ -37,8 +39,6 @@ function handleParam(value: string): string {
 @UseFilters(AdminExceptionFilter)
 @UsePipes(AdminValidationPipe)
 export class AdminAgentsController {
-  private readonly logger = new Logger(AdminAgentsController.name);
-
   constructor(
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
     @Inject(DirectoryLookups) private readonly lookups: DirectoryLookups,
@@ -46,9 +46,8 @@ export class AdminAgentsController {
 
   @Post()
   @HttpCode(201)
-  async create(@Body() body: CreateAgentRequest): Promise<RegisteredAgent> {
-    const created = await this.rpc.request(DIRECTORY_SUBJECTS.createAgent, body);
-    return { ...created, webhook_secret: await this.rotateWebhookSecret(created.agent.handle, false) };
+  create(@Body() body: CreateAgentRequest): Promise<RegisteredAgent> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.createAgent, body);
   }
 
   @Get()
@@ -112,7 +111,11 @@ export class AdminAgentsController {
   async rotateSecret(@Param('handle') handle: string): Promise<{ handle: string; webhook_secret: string }> {
     const agent = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: handleParam(handle) });
     if (agent.disabled) throw new RelayError('agent_disabled', `The agent ${agent.handle} is disabled`);
-    return { handle: agent.handle, webhook_secret: (await this.rotateWebhookSecret(agent.handle, true)) as string };
+    // A rotation that reaches a stalled notifier after this request gave up is refused there, so
+    // the secret in use is always one that was shown.
+    const notAfter = new Date(Date.now() + this.rpc.defaultTimeoutMs).toISOString();
+    const rotated = await this.rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: agent.handle, not_after: notAfter });
+    return { handle: agent.handle, webhook_secret: rotated.webhook_secret };
   }
 
   /**
@@ -124,16 +127,6 @@ export class AdminAgentsController {
       return await change;
     } finally {
       this.lookups.forget();
-    }
-  }
-
-  private async rotateWebhookSecret(handle: string, required: boolean): Promise<string | null> {
-    try {
-      return (await this.rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle })).webhook_secret;
-    } catch (error) {
-      if (required) throw error;
-      this.logger.warn({ err: error, handle }, 'agent registered without a webhook secret: the notifier did not answer');
-      return null;
     }
   }
 }

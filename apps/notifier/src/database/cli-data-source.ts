@@ -1,7 +1,6 @@
 import { DataSource } from 'typeorm';
-import { loadConfig } from '@app/config';
-import { NotifierConfig } from '../notifier.config';
+import { DatabaseServiceConfig, loadConfig } from '@app/config';
 import { notifierDataSourceOptions } from './data-source';
 
 /** Entry point of the TypeORM CLI for the notifier schema (migration:generate, migration:show). */
-export default new DataSource(notifierDataSourceOptions(loadConfig(NotifierConfig, process.env).DATABASE_URL));
+export default new DataSource(notifierDataSourceOptions(loadConfig(DatabaseServiceConfig, process.env).DATABASE_URL));

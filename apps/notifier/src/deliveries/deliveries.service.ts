@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { RelayError, type DeliveryChannel, type DeliveryDetail, type DeliveryStatus, type DeliveryView, type ListDeliveriesRequest } from '@app/contracts';
+import { openJsonValues, SecretCipher, SecretDecryptionError, sealJsonValues, type SealedColumn } from '@app/secrets';
 import { DeliveryAttemptEntity } from './delivery-attempt.entity';
 import type { PlannedDelivery } from './delivery-planner';
 
@@ -27,6 +28,8 @@ export interface DeliveryRow {
   last_error: string | null;
   created_at: Date;
   delivered_at: Date | null;
+  /** The target agent's signing secret, read with the lease (webhook deliveries). */
+  webhook_secret?: string | null;
 }
 
 export interface AttemptOutcome {
@@ -39,6 +42,19 @@ export interface AttemptOutcome {
 }
 
 const TABLE = '"notifier"."deliveries"';
+
+/** The error shown for an attempt whose process stopped before its outcome was known. */
+const INTERRUPTED_ATTEMPT = 'interrupted: the notifier stopped before the outcome was known (the receiver may have got it)';
+
+/** Each header value of a delivery (a push config's authorization and token) is stored sealed. */
+export const DELIVERY_SEALED_COLUMNS: SealedColumn[] = [{ table: TABLE, keyColumns: ['id'], column: 'headers', kind: 'json-values' }];
+
+/** The deliveries planned for one task event. */
+export interface EventDeliveries {
+  eventId: string;
+  taskId: string;
+  planned: PlannedDelivery[];
+}
 
 /** TypeORM answers an UPDATE … RETURNING on Postgres with `[rows, rowCount]`. */
 function updatedRows<T>(result: unknown): T[] {
@@ -76,26 +92,26 @@ export function toDeliveryView(row: DeliveryRow): DeliveryView {
 /** The delivery log: each delivery is recorded here before it is attempted, with every attempt. */
 @Injectable()
 export class DeliveriesService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly logger = new Logger(DeliveriesService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(SecretCipher) private readonly cipher: SecretCipher,
+  ) {}
 
   /**
-   * Records the deliveries of one event. Recording the same event again (a redelivered JetStream
-   * message) adds nothing: a delivery is unique per event, channel and target.
+   * Records the deliveries of a batch of events in one statement. Recording an event again (a
+   * redelivered JetStream message) adds nothing: a delivery is unique per event, channel and target.
+   * Returns the channel of each delivery it inserted.
    */
-  async record(eventId: string, taskId: string, planned: PlannedDelivery[]): Promise<DeliveryChannel[]> {
-    return this.dataSource.transaction((manager) => this.recordIn(manager, eventId, taskId, planned));
-  }
-
-  /** Returns the channel of each delivery it inserted. */
-  private async recordIn(manager: EntityManager, eventId: string, taskId: string, planned: PlannedDelivery[]): Promise<DeliveryChannel[]> {
-    const inserted: DeliveryChannel[] = [];
-    for (const delivery of planned) {
-      const rows = (await manager.query(
-        `INSERT INTO ${TABLE} ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "content_type", "headers", "body", "status", "next_attempt_at")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', now())
-         ON CONFLICT ("event_id", "channel", "target_handle", "target_ref") DO NOTHING
-         RETURNING "id"`,
-        [
+  async recordMany(events: EventDeliveries[]): Promise<DeliveryChannel[]> {
+    const values: string[] = [];
+    const params: unknown[] = [];
+    for (const { eventId, taskId, planned } of events) {
+      for (const delivery of planned) {
+        const base = params.length;
+        values.push(`(${Array.from({ length: 11 }, (_, i) => `$${base + i + 1}`).join(', ')}, 'pending', now())`);
+        params.push(
           randomUUID(),
           eventId,
           taskId,
@@ -105,56 +121,120 @@ export class DeliveriesService {
           delivery.target_ref,
           delivery.url,
           delivery.content_type,
-          JSON.stringify(delivery.headers),
+          JSON.stringify(sealJsonValues(this.cipher, delivery.headers)),
           JSON.stringify(delivery.body),
-        ],
-      )) as unknown[];
-      if (rows.length > 0) inserted.push(delivery.channel);
+        );
+      }
     }
-    return inserted;
+    if (values.length === 0) return [];
+    const rows = (await this.dataSource.query(
+      `INSERT INTO ${TABLE} ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "content_type", "headers", "body", "status", "next_attempt_at")
+       VALUES ${values.join(', ')}
+       ON CONFLICT ("event_id", "channel", "target_handle", "target_ref") DO NOTHING
+       RETURNING "channel"`,
+      params,
+    )) as Array<{ channel: DeliveryChannel }>;
+    return rows.map((row) => row.channel);
   }
 
   /**
    * Leases up to `limit` due deliveries to this process for `leaseMs`. A process that dies
-   * holding a lease loses it when the lease runs out, and the delivery is attempted again.
+   * holding a lease loses it when the lease runs out, and the delivery is attempted again. Also
+   * says, in the same statement, how long until another delivery may be due (a retry, or a lease
+   * running out), null when none is pending: the worker sleeps until then.
    */
-  async claimDue(limit: number, leaseMs: number): Promise<DeliveryRow[]> {
-    return updatedRows<DeliveryRow>(await this.dataSource.query(
-      `UPDATE ${TABLE} d SET "locked_until" = now() + make_interval(secs => $2::double precision / 1000), "updated_at" = now()
-       WHERE d."id" IN (
+  async claimDue(limit: number, leaseMs: number): Promise<{ claimed: DeliveryRow[]; nextDueMs: number | null }> {
+    const [row] = (await this.dataSource.query(
+      `WITH due AS (
          SELECT "id" FROM ${TABLE}
          WHERE "status" IN ('pending', 'failed') AND "next_attempt_at" <= now() AND ("locked_until" IS NULL OR "locked_until" < now())
          ORDER BY "next_attempt_at", "created_at"
          LIMIT $1
-         FOR UPDATE SKIP LOCKED)
-       RETURNING d.*`,
+         FOR UPDATE SKIP LOCKED
+       ), claimed AS (
+         UPDATE ${TABLE} d SET "locked_until" = now() + make_interval(secs => $2::double precision / 1000), "updated_at" = now()
+         FROM due WHERE d."id" = due."id"
+         RETURNING d.*, (SELECT s."secret" FROM "notifier"."webhook_secrets" s WHERE s."handle" = d."target_handle") AS "webhook_secret"
+       )
+       SELECT
+         (SELECT COALESCE(json_agg(claimed), '[]'::json) FROM claimed) AS "claimed",
+         (SELECT (EXTRACT(EPOCH FROM (min(GREATEST(t."next_attempt_at", t."locked_until")) - now())) * 1000)::float8
+          FROM ${TABLE} t WHERE t."status" IN ('pending', 'failed') AND t."id" NOT IN (SELECT "id" FROM due)) AS "next_due_ms"`,
       [limit, leaseMs],
-    ));
+    )) as Array<{ claimed: DeliveryRow[]; next_due_ms: number | null }>;
+    const ready: DeliveryRow[] = [];
+    for (const claimed of row.claimed) {
+      try {
+        ready.push(this.opened(claimed));
+      } catch (error) {
+        if (!(error instanceof SecretDecryptionError)) throw error;
+        await this.deadLetterUnreadable(claimed.id, error.message);
+      }
+    }
+    return { claimed: ready, nextDueMs: row.next_due_ms === null ? null : Math.max(0, row.next_due_ms) };
   }
 
-  /** Records one attempt and its consequence, and gives the lease back. */
-  async recordAttempt(delivery: DeliveryRow, outcome: AttemptOutcome): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      const attemptNo = delivery.attempts + 1;
-      await manager.getRepository(DeliveryAttemptEntity).insert({
-        deliveryId: delivery.id,
-        attemptNo,
-        statusCode: outcome.statusCode,
-        error: outcome.error?.slice(0, 1000) ?? null,
-        durationMs: outcome.durationMs,
-      });
-      const status: DeliveryStatus = outcome.ok ? 'succeeded' : outcome.retryInMs !== null ? 'failed' : 'dead';
-      await manager.query(
-        `UPDATE ${TABLE} SET
-           "status" = $2::varchar, "attempts" = "attempts" + 1, "round_attempts" = "round_attempts" + 1,
-           "last_status_code" = $3, "last_error" = $4,
-           "next_attempt_at" = CASE WHEN $2::varchar = 'failed' THEN now() + make_interval(secs => $5::double precision / 1000) ELSE NULL END,
-           "delivered_at" = CASE WHEN $2::varchar = 'succeeded' THEN now() ELSE NULL END,
-           "locked_until" = NULL, "updated_at" = now()
-         WHERE "id" = $1`,
-        [delivery.id, status, outcome.statusCode, outcome.ok ? null : (outcome.error?.slice(0, 1000) ?? null), outcome.retryInMs ?? 0],
-      );
-    });
+  /** The delivery with its header values and its agent's signing secret opened (both are stored sealed). */
+  private opened(row: DeliveryRow): DeliveryRow {
+    return {
+      ...row,
+      headers: openJsonValues(this.cipher, row.headers),
+      webhook_secret: row.webhook_secret ? this.cipher.open(row.webhook_secret) : null,
+    };
+  }
+
+  /**
+   * A delivery whose headers or signing secret were sealed with a key RELAY_SECRET_KEYS no longer
+   * lists cannot be sent: it becomes a dead letter saying why (redeliver it once the key is listed again).
+   */
+  private async deadLetterUnreadable(id: string, reason: string): Promise<void> {
+    this.logger.error({ delivery_id: id, reason }, 'delivery secrets cannot be opened: dead letter');
+    await this.dataSource.query(
+      `UPDATE ${TABLE} SET "status" = 'dead', "next_attempt_at" = NULL, "locked_until" = NULL, "last_error" = $2, "updated_at" = now() WHERE "id" = $1`,
+      [id, reason],
+    );
+  }
+
+  /**
+   * Records that an attempt starts, before its request is sent: the delivery counts it at once,
+   * so a request that reached the receiver from a process that then died is in the log. An earlier
+   * attempt left without an outcome (its process died) is marked so. Returns the attempt's id.
+   */
+  async beginAttempt(delivery: DeliveryRow): Promise<string> {
+    const rows = (await this.dataSource.query(
+      `WITH interrupted AS (
+         UPDATE "notifier"."delivery_attempts" SET "error" = $2
+         WHERE "delivery_id" = $1 AND "duration_ms" IS NULL AND "status_code" IS NULL AND "error" IS NULL
+       ), counted AS (
+         UPDATE ${TABLE} SET "attempts" = "attempts" + 1, "round_attempts" = "round_attempts" + 1, "updated_at" = now()
+         WHERE "id" = $1 RETURNING "id", "attempts"
+       )
+       INSERT INTO "notifier"."delivery_attempts" ("delivery_id", "attempt_no") SELECT "id", "attempts" FROM counted
+       RETURNING "id"`,
+      [delivery.id, INTERRUPTED_ATTEMPT],
+    )) as Array<{ id: string }>;
+    if (rows.length === 0) throw new RelayError('delivery_not_found', undefined, { id: delivery.id });
+    return rows[0].id;
+  }
+
+  /** Records the outcome of the attempt `attemptId` and its consequence, and gives the lease back. */
+  async finishAttempt(delivery: DeliveryRow, attemptId: string, outcome: AttemptOutcome): Promise<void> {
+    const status: DeliveryStatus = outcome.ok ? 'succeeded' : outcome.retryInMs !== null ? 'failed' : 'dead';
+    const error = outcome.error?.slice(0, 1000) ?? null;
+    await this.dataSource.query(
+      `WITH attempt AS (
+         UPDATE "notifier"."delivery_attempts" SET "status_code" = $3, "error" = $6, "duration_ms" = $7
+         WHERE "id" = $8
+       )
+       UPDATE ${TABLE} SET
+         "status" = $2::varchar,
+         "last_status_code" = $3, "last_error" = $4,
+         "next_attempt_at" = CASE WHEN $2::varchar = 'failed' THEN now() + make_interval(secs => $5::double precision / 1000) ELSE NULL END,
+         "delivered_at" = CASE WHEN $2::varchar = 'succeeded' THEN now() ELSE NULL END,
+         "locked_until" = NULL, "updated_at" = now()
+       WHERE "id" = $1`,
+      [delivery.id, status, outcome.statusCode, outcome.ok ? null : error, outcome.retryInMs ?? 0, error, Math.round(outcome.durationMs), attemptId],
+    );
   }
 
   /** Puts a delivery back without attempting it (throttled), due at `dueInMs`. */

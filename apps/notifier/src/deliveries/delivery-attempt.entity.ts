@@ -1,7 +1,10 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, type Relation } from 'typeorm';
 import type { DeliveryEntity } from './delivery.entity';
 
-/** One HTTP attempt of a delivery: its status code or error and how long it took. */
+/**
+ * One HTTP attempt of a delivery, recorded before its request is sent; then its status code or
+ * error and how long it took (all null: in flight, or its process stopped before the outcome).
+ */
 @Entity({ name: 'delivery_attempts' })
 @Check('delivery_attempts_no', `"attempt_no" >= 1`)
 @Index('delivery_attempts_delivery_idx', ['deliveryId', 'attemptNo'])
@@ -26,8 +29,9 @@ export class DeliveryAttemptEntity {
   @Column({ type: 'text', nullable: true })
   error: string | null;
 
-  @Column({ type: 'integer' })
-  durationMs: number;
+  /** Null until the attempt's outcome is recorded (it is recorded before its request is sent). */
+  @Column({ type: 'integer', nullable: true })
+  durationMs: number | null;
 
   @Column({ type: 'timestamptz', default: () => 'now()' })
   attemptedAt: Date;

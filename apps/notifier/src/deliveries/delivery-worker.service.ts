@@ -3,15 +3,18 @@ import { WakeableDelay } from '@app/messaging';
 import { DeliveryMetrics } from '@app/metrics';
 import { traceDeliveryAttempt, tracerOf } from '@app/tracing';
 import { NotifierConfig } from '../notifier.config';
-import { WebhookSecretsService } from '../secrets/webhook-secrets.service';
 import { DeliveriesService, type AttemptOutcome, type DeliveryRow } from './deliveries.service';
 import { nextRetryDelay, parseRetrySchedule } from './retry-schedule';
 import { SlackThrottleService } from './slack-throttle.service';
 import { standardWebhookHeaders } from './standard-webhooks';
 import { sendWebhook, type SendOutcome } from './webhook-sender';
 
-/** How often the worker looks for due retries when nothing wakes it. */
-const POLL_INTERVAL_MS = 200;
+/**
+ * The longest the worker sleeps when nothing wakes it: new deliveries of this process wake it at
+ * once, and it sleeps exactly until the next retry (or lease) it knows of; this bounds how late it
+ * notices work recorded by another replica that stopped before attempting it.
+ */
+const IDLE_MAX_MS = 15_000;
 /** How often old finished deliveries are removed from the log (and once at start). */
 const PURGE_INTERVAL_MS = 3_600_000;
 
@@ -34,7 +37,6 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
     @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
-    @Inject(WebhookSecretsService) private readonly secrets: WebhookSecretsService,
     @Inject(SlackThrottleService) private readonly slack: SlackThrottleService,
     @Inject(DeliveryMetrics) private readonly metrics: DeliveryMetrics,
   ) {
@@ -81,11 +83,15 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     while (!this.stopping) {
       const free = this.config.RELAY_NOTIFIER_MAX_IN_FLIGHT - this.inFlight.size;
       let claimed: DeliveryRow[] = [];
+      let sleepMs = IDLE_MAX_MS;
       if (free > 0) {
         try {
-          claimed = await this.deliveries.claimDue(free, this.leaseMs);
+          const due = await this.deliveries.claimDue(free, this.leaseMs);
+          claimed = due.claimed;
+          if (claimed.length < free && due.nextDueMs !== null) sleepMs = Math.min(IDLE_MAX_MS, Math.ceil(due.nextDueMs) + 5);
         } catch (error) {
           this.logger.warn({ err: error }, 'could not claim due deliveries');
+          sleepMs = 1000;
         }
       }
       for (const delivery of claimed) {
@@ -97,7 +103,9 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
           });
         this.inFlight.set(delivery.id, attempt);
       }
-      if (claimed.length === 0 || claimed.length === free) await this.sleep(POLL_INTERVAL_MS);
+      // Full (a finishing attempt wakes it), or nothing more due: sleep until the next due time it
+      // knows of; new deliveries of this process wake it at once.
+      await this.sleep(sleepMs);
     }
   }
 
@@ -115,10 +123,18 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     }
     const body = JSON.stringify(delivery.body);
     const headers: Record<string, string> = { 'content-type': delivery.content_type, ...delivery.headers };
+    // Recorded before the request goes out: a receiver never gets more requests than the log shows.
+    const attemptId = await this.deliveries.beginAttempt(delivery);
     if (delivery.channel === 'webhook') {
-      const secret = await this.secrets.secretOf(delivery.target_handle);
-      if (secret) Object.assign(headers, standardWebhookHeaders(secret, delivery.id, body));
-      else this.logger.warn({ delivery_id: delivery.id, handle: delivery.target_handle }, 'no webhook secret for this agent: sending unsigned');
+      const secret = delivery.webhook_secret ?? null;
+      if (!secret) {
+        // Never sent unsigned: it waits (by the retry schedule, then a dead letter) for a secret.
+        const error = `no webhook signing secret for ${delivery.target_handle}: not sent unsigned; make one with POST /admin/agents/{handle}/webhook-secret`;
+        this.logger.warn({ delivery_id: delivery.id, handle: delivery.target_handle }, 'no webhook secret for this agent: not sent');
+        await this.finish(delivery, attemptId, { ok: false, retryable: true, statusCode: null, error, durationMs: 0, retryAfterMs: null });
+        return;
+      }
+      Object.assign(headers, standardWebhookHeaders(secret, delivery.id, body));
     }
     const sent = await sendWebhook(
       { url: delivery.url, headers, body },
@@ -127,11 +143,16 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     );
     if (this.abort.signal.aborted) return;
     if (delivery.channel === 'slack' && sent.retryAfterMs !== null) await this.slack.pushBack(delivery.url, sent.retryAfterMs);
-    const outcome = this.outcomeOf(delivery, sent);
-    await this.deliveries.recordAttempt(delivery, outcome);
-    this.metrics.attempted(delivery.channel, outcome.ok ? 'succeeded' : outcome.retryInMs !== null ? 'failed' : 'dead', sent.durationMs / 1000);
+    await this.finish(delivery, attemptId, sent);
     if (sent.ok) this.logger.debug({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel }, 'delivered');
     else this.logger.warn({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel, status: sent.statusCode, error: sent.error }, 'delivery attempt failed');
+  }
+
+  /** Records the outcome of an attempt begun with `beginAttempt` and counts it in the metrics. */
+  private async finish(delivery: DeliveryRow, attemptId: string, sent: SendOutcome): Promise<void> {
+    const outcome = this.outcomeOf(delivery, sent);
+    await this.deliveries.finishAttempt(delivery, attemptId, outcome);
+    this.metrics.attempted(delivery.channel, outcome.ok ? 'succeeded' : outcome.retryInMs !== null ? 'failed' : 'dead', sent.durationMs / 1000);
   }
 
   private outcomeOf(delivery: DeliveryRow, sent: SendOutcome): AttemptOutcome {

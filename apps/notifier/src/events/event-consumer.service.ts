@@ -1,97 +1,48 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import {
-  AGENT_UPDATED_EVENT_SUBJECT,
-  prefixedSubject,
-  PUSH_CONFIG_EVENTS,
-  TASK_EVENT_SUBJECT_PREFIX,
-  TASK_EVENT_TYPES,
-  type AgentUpdatedEvent,
-  type PushConfigEvent,
-  type TaskEvent,
-} from '@app/contracts';
+import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, PUSH_CONFIG_EVENTS, TASK_EVENT_SUBJECT_PREFIX, type DeliveryChannel, type TaskEvent } from '@app/contracts';
 import { ensureEventStream, eventStreamName, openJetStream, RELAY_EVENTS_SUBJECT_ROOT, type JetStreamContext } from '@app/messaging';
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { traceLinkHeaders } from '@app/tracing';
-import { DeliveriesService } from '../deliveries/deliveries.service';
-import { planDeliveries } from '../deliveries/delivery-planner';
+import { DeliveriesService, type EventDeliveries } from '../deliveries/deliveries.service';
+import { planDeliveries, type AgentTarget } from '../deliveries/delivery-planner';
 import { DeliveryWorkerService } from '../deliveries/delivery-worker.service';
 import { NotifierConfig } from '../notifier.config';
 import { AgentTargetsService } from '../targets/agent-targets.service';
 import { PushTargetsService } from '../targets/push-targets.service';
 import { planPushDeliveries } from '../deliveries/push-payload';
+import { isAgentEvent, isPushConfigEvent, isTaskEvent } from './event-guards';
 
 /** Name of the notifier's durable consumer on the event stream (shared by its replicas). */
 export const NOTIFIER_CONSUMER = 'notifier';
 
 /** How long JetStream waits for an ack before it redelivers an event to another replica. */
 const ACK_WAIT_MS = 30_000;
-const FETCH_EXPIRES_MS = 1000;
+/** How long one pull request stays open at the server while no event comes (the client renews it). */
+const PULL_EXPIRES_MS = 10_000;
 const MAX_BACKOFF_MS = 5000;
-/**
- * A task event naming an agent the notifier has not heard of yet (its agent event is late) waits
- * this long, up to `UNKNOWN_AGENT_MAX_DELIVERIES` deliveries, before it is delivered without it.
- */
-const UNKNOWN_AGENT_RETRY_MS = 1000;
-const UNKNOWN_AGENT_MAX_DELIVERIES = 5;
+/** A task event whose targets could not be resolved (directory unreachable) is retried after this, doubling. */
+const RETRY_BASE_MS = 1000;
+const RETRY_MAX_MS = 30_000;
 
-class UnknownAgentError extends Error {}
-
-function isTaskEvent(value: unknown): value is TaskEvent {
-  const event = value as Partial<TaskEvent> | null;
-  return (
-    typeof event === 'object' &&
-    event !== null &&
-    typeof event.event_id === 'string' &&
-    typeof event.task_id === 'string' &&
-    typeof event.sender === 'string' &&
-    typeof event.recipient === 'string' &&
-    TASK_EVENT_TYPES.includes(event.type as TaskEvent['type']) &&
-    typeof event.task === 'object' &&
-    event.task !== null
-  );
-}
-
-function isPushConfigEvent(value: unknown): value is PushConfigEvent {
-  const event = value as Partial<PushConfigEvent> | null;
-  return (
-    typeof event === 'object' &&
-    event !== null &&
-    typeof event.event_id === 'string' &&
-    typeof event.task_id === 'string' &&
-    typeof event.config_id === 'string' &&
-    typeof event.owner === 'string' &&
-    (event.version === '0.3' || event.version === '1.0') &&
-    typeof event.deleted === 'boolean' &&
-    typeof event.occurred_at === 'string' &&
-    (event.deleted || typeof event.url === 'string')
-  );
-}
-
-function isAgentEvent(value: unknown): value is AgentUpdatedEvent {
-  const event = value as Partial<AgentUpdatedEvent> | null;
-  return (
-    typeof event === 'object' &&
-    event !== null &&
-    typeof event.event_id === 'string' &&
-    typeof event.agent_id === 'string' &&
-    typeof event.handle === 'string' &&
-    typeof event.occurred_at === 'string' &&
-    typeof event.disabled === 'boolean'
-  );
+function retryDelay(deliveryCount: number): number {
+  return Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(10, Math.max(0, deliveryCount - 1)));
 }
 
 /**
  * The notifier's durable JetStream consumer of relay events (explicit ack, a bounded number
- * pending): agent events keep the delivery targets current; each task event becomes its
- * deliveries, recorded before the event is acknowledged. An event redelivered after a crash
- * records nothing new (deliveries are unique per event and target).
+ * pending), read in batches: agent and push-config events keep the delivery targets current; the
+ * task events of a batch become their deliveries, recorded in one statement before the events are
+ * acknowledged. A task event is acknowledged only once its deliveries are recorded, or once the
+ * targets it names are known (held, or looked up from the directory) to need none; an event
+ * redelivered after a crash records nothing new (deliveries are unique per event and target).
  */
 @Injectable()
 export class EventConsumerService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(EventConsumerService.name);
   private jetStream: JetStreamContext | null = null;
+  private messages: ConsumerMessages | null = null;
   private loop: Promise<void> | null = null;
   private stopping = false;
   private stopSleep: (() => void) | null = null;
@@ -122,6 +73,8 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
     this.stopSleep?.();
+    // Stops pulling; the events already received are still handled (and acked) before the loop ends.
+    await this.messages?.close().catch(() => undefined);
     await this.loop;
     const jetStream = this.jetStream;
     this.jetStream = null;
@@ -134,11 +87,11 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
       try {
         const context = await this.connect();
         const consumer = await context.js.consumers.get(eventStreamName(this.config.NATS_SUBJECT_PREFIX), NOTIFIER_CONSUMER);
+        this.messages = await consumer.consume({ max_messages: Math.min(this.config.RELAY_NOTIFIER_MAX_ACK_PENDING, 64), expires: PULL_EXPIRES_MS });
+        if (this.stopping) break;
         backoffMs = 0;
-        while (!this.stopping) {
-          const batch = await consumer.fetch({ max_messages: Math.min(this.config.RELAY_NOTIFIER_MAX_ACK_PENDING, 64), expires: FETCH_EXPIRES_MS });
-          for await (const message of batch) await this.handle(message);
-        }
+        await this.drainInBatches(this.messages);
+        if (!this.stopping) throw new Error('the event consumer ended');
       } catch (error) {
         if (this.stopping) break;
         backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs > 0 ? backoffMs * 2 : 100);
@@ -146,6 +99,41 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
         await this.sleep(backoffMs);
       }
     }
+  }
+
+  /**
+   * Handles what has arrived as one batch while the previous batch is being recorded: one event at
+   * a time when idle (no added latency), bigger batches under load (fewer statements).
+   */
+  private async drainInBatches(messages: ConsumerMessages): Promise<void> {
+    const buffer: JsMsg[] = [];
+    let ended = false;
+    let failure: unknown = null;
+    const waiting: { wake: (() => void) | null } = { wake: null };
+    const pump = (async () => {
+      try {
+        for await (const message of messages) {
+          buffer.push(message);
+          waiting.wake?.();
+        }
+      } catch (error) {
+        failure = error;
+      } finally {
+        ended = true;
+        waiting.wake?.();
+      }
+    })();
+    for (;;) {
+      if (buffer.length === 0) {
+        if (ended) break;
+        await new Promise<void>((resolve) => (waiting.wake = resolve));
+        waiting.wake = null;
+        continue;
+      }
+      await this.handleBatch(buffer.splice(0, buffer.length));
+    }
+    await pump;
+    if (failure) throw failure;
   }
 
   private async connect(): Promise<JetStreamContext> {
@@ -173,64 +161,76 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     return this.jetStream;
   }
 
-  private async handle(message: JsMsg): Promise<void> {
-    const subject = message.subject.slice(prefixedSubject(this.config.NATS_SUBJECT_PREFIX, '').length);
-    let payload: unknown;
+  private async handleBatch(batch: JsMsg[]): Promise<void> {
+    const prefixLength = prefixedSubject(this.config.NATS_SUBJECT_PREFIX, '').length;
+    const toRecord: Array<{ message: JsMsg; deliveries: EventDeliveries }> = [];
+    for (const message of batch) {
+      const subject = message.subject.slice(prefixLength);
+      let payload: unknown;
+      try {
+        payload = message.json<unknown>();
+      } catch {
+        this.logger.error({ subject, seq: message.seq }, 'dropped an event that is not JSON');
+        message.term('not JSON');
+        continue;
+      }
+      try {
+        if (subject.startsWith(`${TASK_EVENT_SUBJECT_PREFIX}.`)) {
+          if (!isTaskEvent(payload)) {
+            this.logger.error({ subject, seq: message.seq }, 'dropped a malformed task event');
+            message.term('malformed task event');
+            continue;
+          }
+          const deliveries = await this.plan(payload, traceLinkHeaders(message.headers));
+          // Nothing to deliver, decided from targets known for these agents: done with it.
+          if (deliveries.planned.length === 0) message.ack();
+          else toRecord.push({ message, deliveries });
+          continue;
+        }
+        if (subject === AGENT_UPDATED_EVENT_SUBJECT) {
+          if (!isAgentEvent(payload)) {
+            this.logger.error({ subject, seq: message.seq }, 'dropped a malformed agent event');
+            message.term('malformed agent event');
+            continue;
+          }
+          await this.targets.apply(payload);
+        } else if (subject === PUSH_CONFIG_EVENTS.set || subject === PUSH_CONFIG_EVENTS.deleted) {
+          if (!isPushConfigEvent(payload)) {
+            this.logger.error({ subject, seq: message.seq }, 'dropped a malformed push config event');
+            message.term('malformed push config event');
+            continue;
+          }
+          await this.pushTargets.apply(payload);
+        }
+        message.ack();
+      } catch (error) {
+        const retryInMs = retryDelay(message.info.deliveryCount);
+        this.logger.warn({ err: error, subject, seq: message.seq, retry_in_ms: retryInMs }, 'event handling failed; it will be redelivered');
+        message.nak(retryInMs);
+      }
+    }
+    if (toRecord.length === 0) return;
+    let recorded: DeliveryChannel[];
     try {
-      payload = message.json<unknown>();
-    } catch {
-      this.logger.error({ subject, seq: message.seq }, 'dropped an event that is not JSON');
-      message.term('not JSON');
+      recorded = await this.deliveries.recordMany(toRecord.map((entry) => entry.deliveries));
+    } catch (error) {
+      this.logger.warn({ err: error, events: toRecord.length }, 'could not record deliveries; the events will be redelivered');
+      for (const { message } of toRecord) message.nak(retryDelay(message.info.deliveryCount));
       return;
     }
-    try {
-      if (subject.startsWith(`${TASK_EVENT_SUBJECT_PREFIX}.`)) {
-        if (!isTaskEvent(payload)) {
-          this.logger.error({ subject, seq: message.seq }, 'dropped a malformed task event');
-          message.term('malformed task event');
-          return;
-        }
-        await this.onTaskEvent(payload, message.info.deliveryCount, traceLinkHeaders(message.headers));
-      } else if (subject === AGENT_UPDATED_EVENT_SUBJECT) {
-        if (!isAgentEvent(payload)) {
-          this.logger.error({ subject, seq: message.seq }, 'dropped a malformed agent event');
-          message.term('malformed agent event');
-          return;
-        }
-        await this.targets.apply(payload);
-      } else if (subject === PUSH_CONFIG_EVENTS.set || subject === PUSH_CONFIG_EVENTS.deleted) {
-        if (!isPushConfigEvent(payload)) {
-          this.logger.error({ subject, seq: message.seq }, 'dropped a malformed push config event');
-          message.term('malformed push config event');
-          return;
-        }
-        await this.pushTargets.apply(payload);
-      }
-      message.ack();
-    } catch (error) {
-      if (error instanceof UnknownAgentError) {
-        this.logger.debug({ subject, seq: message.seq, reason: error.message }, 'waiting for an agent event');
-        message.nak(UNKNOWN_AGENT_RETRY_MS);
-        return;
-      }
-      this.logger.warn({ err: error, subject, seq: message.seq }, 'event handling failed; it will be redelivered');
-      message.nak(1000);
-    }
+    for (const { message } of toRecord) message.ack();
+    for (const channel of recorded) this.deliveryMetrics.recorded(channel);
+    if (recorded.length > 0) this.worker.wake();
   }
 
   /** `traceHeaders` go with each delivery, so that its attempts link back to the request that caused the event. */
-  private async onTaskEvent(event: TaskEvent, deliveryCount: number, traceHeaders: Record<string, string>): Promise<void> {
-    const targets = await this.targets.byHandles([event.sender, event.recipient]);
-    const unknown = [event.sender, event.recipient].filter((handle) => !targets.has(handle));
-    if (unknown.length > 0 && deliveryCount < UNKNOWN_AGENT_MAX_DELIVERIES) {
-      throw new UnknownAgentError(`no agent event yet for ${unknown.join(', ')}`);
-    }
-    const planned = [...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE), ...planPushDeliveries(event, await this.pushTargets.ofTask(event.task_id))];
-    if (planned.length === 0) return;
+  private async plan(event: TaskEvent, traceHeaders: Record<string, string>): Promise<EventDeliveries> {
+    const resolved = await this.targets.resolve([event.sender, event.recipient]);
+    const targets = new Map<string, AgentTarget>();
+    for (const [handle, target] of resolved) if (target) targets.set(handle, target);
+    const planned = [...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE), ...planPushDeliveries(event, this.pushTargets.ofTask(event.task_id))];
     for (const delivery of planned) Object.assign(delivery.headers, traceHeaders);
-    const recorded = await this.deliveries.record(event.event_id, event.task_id, planned);
-    for (const channel of recorded) this.deliveryMetrics.recorded(channel);
-    if (recorded.length > 0) this.worker.wake();
+    return { eventId: event.event_id, taskId: event.task_id, planned };
   }
 
   private sleep(ms: number): Promise<void> {

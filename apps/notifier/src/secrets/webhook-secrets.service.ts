@@ -1,33 +1,44 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { RelayError } from '@app/contracts';
+import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { generateWebhookSecret } from '../deliveries/standard-webhooks';
-import { WebhookSecretEntity } from './webhook-secret.entity';
+
+/** Stored sealed (AES-256-GCM under RELAY_SECRET_KEYS). */
+export const WEBHOOK_SECRET_SEALED_COLUMNS: SealedColumn[] = [{ table: '"notifier"."webhook_secrets"', keyColumns: ['handle'], column: 'secret', kind: 'text' }];
 
 /**
  * The per-agent webhook signing secrets. The notifier must sign with them, so they are stored
- * as they are (not hashed); they are returned only by `rotate` and never logged.
+ * sealed with a key of its own (not hashed); they are returned only by `rotate` and never logged.
+ * The delivery worker reads them, sealed, with each lease of deliveries and opens them to sign.
  */
 @Injectable()
 export class WebhookSecretsService {
   private readonly logger = new Logger(WebhookSecretsService.name);
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(SecretCipher) private readonly cipher: SecretCipher,
+  ) {}
 
-  /** Makes a new secret for the handle, replacing any previous one at once. */
-  async rotate(handle: string): Promise<string> {
+  /**
+   * Makes a new secret for the handle, replacing any previous one at once (at registration: a
+   * leftover of a registration that was rolled back). A request past its `notAfter` (it waited in
+   * a stalled process while its caller gave up) is refused: nobody would be shown that secret.
+   */
+  async rotate(handle: string, notAfter?: string): Promise<string> {
+    if (notAfter !== undefined && Date.now() > Date.parse(notAfter)) {
+      this.logger.warn({ handle, not_after: notAfter }, 'refused a webhook secret request that arrived after its caller gave up');
+      throw new RelayError('service_timeout', 'The webhook secret request arrived too late; nothing was changed', { service: 'notifier' });
+    }
     const secret = generateWebhookSecret();
     await this.dataSource.query(
       `INSERT INTO "notifier"."webhook_secrets" ("handle", "secret") VALUES ($1, $2)
        ON CONFLICT ("handle") DO UPDATE SET "secret" = EXCLUDED."secret", "rotated_at" = now()`,
-      [handle, secret],
+      [handle, this.cipher.seal(secret)],
     );
     this.logger.log({ handle }, 'webhook secret rotated');
     return secret;
-  }
-
-  async secretOf(handle: string): Promise<string | null> {
-    const row = await this.dataSource.getRepository(WebhookSecretEntity).findOne({ select: { secret: true }, where: { handle } });
-    return row?.secret ?? null;
   }
 }

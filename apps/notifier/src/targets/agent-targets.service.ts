@@ -1,23 +1,74 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { In, type DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { AgentUpdatedEvent } from '@app/contracts';
 import type { AgentTarget } from '../deliveries/delivery-planner';
-import { AgentTargetEntity } from './agent-target.entity';
+import { DirectoryClient } from './directory-client.service';
+
+interface KnownTarget {
+  agentId: string;
+  occurredAt: number;
+  target: AgentTarget;
+}
+
+interface AgentTargetRow {
+  agent_id: string;
+  handle: string;
+  name: string;
+  notification_webhook_url: string | null;
+  slack_webhook_url: string | null;
+  disabled: boolean;
+  occurred_at: Date;
+}
 
 /**
- * The notifier's copy of where each agent wants to be told, kept from the directory's
- * `relay.events.agent.updated` events. An event older than the stored one is ignored, so a
- * redelivered or late event never rolls a target back.
+ * Where each agent wants to be told, kept in memory: loaded from the notifier's table at start,
+ * then updated from the directory's `relay.events.agent.updated` events (every replica sees every
+ * one, through its own feed) and, for an agent not heard of yet, looked up from the directory.
+ * An event older than what is held is ignored, so a redelivered or late event never rolls a
+ * target back. The table (written by the replica that consumes each event) only seeds the memory.
  */
 @Injectable()
-export class AgentTargetsService {
+export class AgentTargetsService implements OnModuleInit {
   private readonly logger = new Logger(AgentTargetsService.name);
+  private readonly byHandle = new Map<string, KnownTarget>();
+  private readonly lookups = new Map<string, Promise<AgentTarget | null>>();
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(DirectoryClient) private readonly directory: DirectoryClient,
+  ) {}
 
+  async onModuleInit(): Promise<void> {
+    const rows = (await this.dataSource.query(
+      `SELECT "agent_id", "handle", "name", "notification_webhook_url", "slack_webhook_url", "disabled", "occurred_at" FROM "notifier"."agent_targets"`,
+    )) as AgentTargetRow[];
+    for (const row of rows) {
+      this.remember(row.agent_id, new Date(row.occurred_at).getTime(), {
+        handle: row.handle,
+        name: row.name,
+        notification_webhook_url: row.notification_webhook_url,
+        slack_webhook_url: row.slack_webhook_url,
+        disabled: row.disabled,
+      });
+    }
+    this.logger.log({ targets: this.byHandle.size }, 'agent targets loaded');
+  }
+
+  /** Applies an agent event to memory only (the per-replica feed). */
+  rememberEvent(event: AgentUpdatedEvent): boolean {
+    return this.remember(event.agent_id, Date.parse(event.occurred_at), {
+      handle: event.handle,
+      name: event.name,
+      notification_webhook_url: event.notification_webhook_url,
+      slack_webhook_url: event.slack_webhook_url,
+      disabled: event.disabled,
+    });
+  }
+
+  /** Applies an agent event to the table (the durable consumer) and to memory. */
   async apply(event: AgentUpdatedEvent): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
+    const stored = await this.dataSource.transaction(async (manager) => {
       // A handle now held by another agent id (re-registered) moves to the newer agent.
       await manager.query(`DELETE FROM "notifier"."agent_targets" WHERE "handle" = $1 AND "agent_id" <> $2 AND "occurred_at" <= $3`, [
         event.handle,
@@ -49,18 +100,62 @@ export class AgentTargetsService {
       if (rows.length === 0) this.logger.debug({ agent_id: event.agent_id, event_id: event.event_id }, 'ignored an agent event older than the stored target');
       return rows.length > 0;
     });
+    this.rememberEvent(event);
+    return stored;
   }
 
-  async byHandles(handles: string[]): Promise<Map<string, AgentTarget>> {
-    const rows = await this.dataSource.getRepository(AgentTargetEntity).find({
-      select: { handle: true, name: true, notificationWebhookUrl: true, slackWebhookUrl: true, disabled: true },
-      where: { handle: In(handles) },
-    });
-    return new Map(
-      rows.map((row): [string, AgentTarget] => [
-        row.handle,
-        { handle: row.handle, name: row.name, notification_webhook_url: row.notificationWebhookUrl, slack_webhook_url: row.slackWebhookUrl, disabled: row.disabled },
-      ]),
-    );
+  /**
+   * The targets of these handles. A handle not held in memory is looked up from the directory
+   * (one request per handle, shared by concurrent callers); a handle the directory does not know
+   * maps to null (a decision: nothing to deliver to it). Throws when the directory does not
+   * answer, so the event is retried rather than acknowledged without its deliveries.
+   */
+  async resolve(handles: string[]): Promise<Map<string, AgentTarget | null>> {
+    const resolved = new Map<string, AgentTarget | null>();
+    const missing: string[] = [];
+    for (const handle of handles) {
+      const known = this.byHandle.get(handle);
+      if (known) resolved.set(handle, known.target);
+      else if (!resolved.has(handle)) missing.push(handle);
+    }
+    if (missing.length > 0) {
+      const found = await Promise.all(missing.map((handle) => this.lookup(handle)));
+      missing.forEach((handle, index) => resolved.set(handle, found[index]));
+    }
+    return resolved;
+  }
+
+  private lookup(handle: string): Promise<AgentTarget | null> {
+    let pending = this.lookups.get(handle);
+    if (!pending) {
+      pending = this.directory
+        .agent(handle)
+        .then((agent) => {
+          if (!agent) {
+            this.logger.warn({ handle }, 'a task event names an agent the directory does not know: nothing to deliver to it');
+            return null;
+          }
+          // Its `updated_at` is no later than the `occurred_at` of the event of the same change.
+          this.remember(agent.id, Date.parse(agent.updated_at), {
+            handle: agent.handle,
+            name: agent.name,
+            notification_webhook_url: agent.notification_webhook_url,
+            slack_webhook_url: agent.slack_webhook_url,
+            disabled: agent.disabled,
+          });
+          this.logger.log({ handle }, 'looked up an agent not heard of yet from the directory');
+          return this.byHandle.get(handle)?.target ?? null;
+        })
+        .finally(() => this.lookups.delete(handle));
+      this.lookups.set(handle, pending);
+    }
+    return pending;
+  }
+
+  private remember(agentId: string, occurredAt: number, target: AgentTarget): boolean {
+    const held = this.byHandle.get(target.handle);
+    if (held && held.occurredAt > occurredAt) return false;
+    this.byHandle.set(target.handle, { agentId, occurredAt, target });
+    return true;
   }
 }

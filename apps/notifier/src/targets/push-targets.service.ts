@@ -1,25 +1,138 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { PushConfigEvent } from '@app/contracts';
+import { PUSH_CONFIG_SUBJECTS, type PushConfigEvent, type PushConfigVersion, type PushTargetReply } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { SecretCipher, SecretDecryptionError, type SealedColumn } from '@app/secrets';
 import type { PushTarget } from '../deliveries/push-payload';
-import { PushTargetEntity } from './push-target.entity';
 
-/** The A2A push-notification configs of each task, as the tasks service's events last said. */
+/** The token and credentials of each copy are stored sealed (AES-256-GCM under RELAY_SECRET_KEYS). */
+export const PUSH_TARGET_SEALED_COLUMNS: SealedColumn[] = [
+  { table: '"notifier"."push_targets"', keyColumns: ['task_id', 'owner_handle', 'config_id'], column: 'token', kind: 'text' },
+  { table: '"notifier"."push_targets"', keyColumns: ['task_id', 'owner_handle', 'config_id'], column: 'auth_credentials', kind: 'text' },
+];
+
+/** A push target whose `token` and `auth_credentials` are still sealed. */
+type SealedPushTarget = PushTarget;
+
+interface KnownPushTarget {
+  occurredAt: number;
+  /** When this replica first held it: configs are delivered to in the order they were set. */
+  since: number;
+  target: SealedPushTarget;
+}
+
+interface PushTargetRow {
+  task_id: string;
+  config_id: string;
+  owner_handle: string;
+  version: PushConfigVersion;
+  url: string;
+  token: string | null;
+  auth_scheme: string | null;
+  auth_credentials: string | null;
+  occurred_at: Date;
+  created_at: Date;
+}
+
+type FetchedTarget = NonNullable<PushTargetReply['target']>;
+
+/** Config ids are chosen by each owner: a config is one owner's id on one task. */
+function keyOf(target: Pick<PushTarget, 'owner_handle' | 'config_id'>): string {
+  return `${target.owner_handle}\u0000${target.config_id}`;
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function fromRow(row: PushTargetRow): SealedPushTarget {
+  return {
+    config_id: row.config_id,
+    owner_handle: row.owner_handle,
+    version: row.version,
+    url: row.url,
+    token: row.token,
+    auth_scheme: row.auth_scheme,
+    auth_credentials: row.auth_credentials,
+  };
+}
+
+/**
+ * The A2A push-notification configs of each task, as the tasks service's events last said, kept
+ * in memory with their token and credentials sealed: loaded from the notifier's table at start,
+ * then updated from the push-config events (every replica sees every one, through its own feed).
+ * The events name a config without its secrets; the config itself is asked from the tasks
+ * service. The table is written by the replica that consumes each event and seeds the memory.
+ * Secrets are opened only where a delivery is built (`ofTask`).
+ */
 @Injectable()
-export class PushTargetsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+export class PushTargetsService implements OnModuleInit {
+  private readonly logger = new Logger(PushTargetsService.name);
+  /** Task id → (owner, config id) → config. */
+  private readonly byTask = new Map<string, Map<string, KnownPushTarget>>();
+  private seq = 0;
 
-  async apply(event: PushConfigEvent): Promise<void> {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(SecretCipher) private readonly cipher: SecretCipher,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const rows = (await this.dataSource.query(`SELECT * FROM "notifier"."push_targets" ORDER BY "created_at", "owner_handle", "config_id"`)) as PushTargetRow[];
+    for (const row of rows) this.set(row.task_id, new Date(row.occurred_at).getTime(), fromRow(row));
+    this.logger.log({ tasks: this.byTask.size }, 'push targets loaded');
+  }
+
+  /**
+   * Applies a push-config event to memory only (the per-replica feed). A config this replica does
+   * not hold as new as the event is asked from the tasks service, or, when that does not answer,
+   * read from the copy the consuming replica stored.
+   */
+  async rememberEvent(event: PushConfigEvent): Promise<void> {
+    const occurredAt = Date.parse(event.occurred_at);
     if (event.deleted || !event.url) {
-      await this.dataSource.query(`DELETE FROM "notifier"."push_targets" WHERE "task_id" = $1 AND "owner_handle" = $2 AND "config_id" = $3 AND "occurred_at" <= $4`, [
+      this.forget(event, occurredAt);
+      return;
+    }
+    const held = this.byTask.get(event.task_id)?.get(keyOf({ owner_handle: event.owner, config_id: event.config_id }));
+    if (held && held.occurredAt >= occurredAt) return;
+    try {
+      const target = await this.fetch(event);
+      // Deleted since: its deletion event follows.
+      if (target) this.set(event.task_id, occurredAt, this.sealed(event, target));
+    } catch (error) {
+      this.logger.warn(
+        { err: error, task_id: event.task_id, config_id: event.config_id, owner: event.owner },
+        'push config not fetched; using the stored copy',
+      );
+      const [row] = (await this.dataSource.query(`SELECT * FROM "notifier"."push_targets" WHERE "task_id" = $1 AND "owner_handle" = $2 AND "config_id" = $3`, [
         event.task_id,
         event.owner,
         event.config_id,
-        event.occurred_at,
-      ]);
+      ])) as PushTargetRow[];
+      if (row) this.set(row.task_id, new Date(row.occurred_at).getTime(), fromRow(row));
+    }
+  }
+
+  /**
+   * Applies a push-config event to the table (the durable consumer) and to memory: the config is
+   * fetched from the tasks service and a sealed copy kept. Throws when the tasks service does not
+   * answer (the event is redelivered).
+   */
+  async apply(event: PushConfigEvent): Promise<void> {
+    const occurredAt = Date.parse(event.occurred_at);
+    const target = event.deleted || !event.url ? null : await this.fetch(event);
+    if (!target) {
+      await this.dataSource.query(
+        `DELETE FROM "notifier"."push_targets" WHERE "task_id" = $1 AND "owner_handle" = $2 AND "config_id" = $3 AND "occurred_at" <= $4`,
+        [event.task_id, event.owner, event.config_id, event.occurred_at],
+      );
+      this.forget(event, occurredAt);
       return;
     }
+    const sealed = this.sealed(event, target);
     await this.dataSource.query(
       `INSERT INTO "notifier"."push_targets" ("task_id", "config_id", "owner_handle", "version", "url", "token", "auth_scheme", "auth_credentials", "occurred_at")
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -27,30 +140,67 @@ export class PushTargetsService {
          "version" = EXCLUDED."version", "url" = EXCLUDED."url", "token" = EXCLUDED."token",
          "auth_scheme" = EXCLUDED."auth_scheme", "auth_credentials" = EXCLUDED."auth_credentials", "occurred_at" = EXCLUDED."occurred_at"
        WHERE "push_targets"."occurred_at" <= EXCLUDED."occurred_at"`,
-      [
-        event.task_id,
-        event.config_id,
-        event.owner,
-        event.version,
-        event.url,
-        event.token,
-        event.authentication?.schemes[0] ?? null,
-        event.authentication?.credentials ?? null,
-        event.occurred_at,
-      ],
+      [event.task_id, event.config_id, event.owner, sealed.version, sealed.url, sealed.token, sealed.auth_scheme, sealed.auth_credentials, event.occurred_at],
     );
+    this.set(event.task_id, occurredAt, sealed);
   }
 
-  async ofTask(taskId: string): Promise<PushTarget[]> {
-    const rows = await this.dataSource.getRepository(PushTargetEntity).find({ where: { taskId }, order: { createdAt: 'ASC', ownerHandle: 'ASC', configId: 'ASC' } });
-    return rows.map((row) => ({
-      config_id: row.configId,
-      owner_handle: row.ownerHandle,
-      version: row.version,
-      url: row.url,
-      token: row.token,
-      auth_scheme: row.authScheme,
-      auth_credentials: row.authCredentials,
-    }));
+  /**
+   * The task's configs, of every owner, in the order they were set, with their secrets opened. One
+   * config sealed with a key no longer listed is skipped rather than holding up the others.
+   */
+  ofTask(taskId: string): PushTarget[] {
+    const configs = this.byTask.get(taskId);
+    if (!configs) return [];
+    const targets: PushTarget[] = [];
+    const ordered = [...configs.values()].sort((a, b) => a.since - b.since || compareText(keyOf(a.target), keyOf(b.target)));
+    for (const { target } of ordered) {
+      try {
+        targets.push({ ...target, token: this.cipher.openNullable(target.token), auth_credentials: this.cipher.openNullable(target.auth_credentials) });
+      } catch (error) {
+        if (!(error instanceof SecretDecryptionError)) throw error;
+        this.logger.error(
+          { task_id: taskId, config_id: target.config_id, owner: target.owner_handle, reason: error.message },
+          'push config cannot be opened: not notified',
+        );
+      }
+    }
+    return targets;
+  }
+
+  private async fetch(event: PushConfigEvent): Promise<FetchedTarget | null> {
+    const { target } = await this.rpc.request(PUSH_CONFIG_SUBJECTS.target, { task_id: event.task_id, owner: event.owner, config_id: event.config_id });
+    return target;
+  }
+
+  private sealed(event: PushConfigEvent, target: FetchedTarget): SealedPushTarget {
+    return {
+      config_id: event.config_id,
+      owner_handle: event.owner,
+      version: target.version,
+      url: target.url,
+      token: this.cipher.sealNullable(target.token),
+      auth_scheme: target.authentication?.schemes[0] ?? null,
+      auth_credentials: this.cipher.sealNullable(target.authentication?.credentials ?? null),
+    };
+  }
+
+  private forget(event: PushConfigEvent, occurredAt: number): void {
+    const configs = this.byTask.get(event.task_id);
+    const key = keyOf({ owner_handle: event.owner, config_id: event.config_id });
+    const held = configs?.get(key);
+    if (configs && held && held.occurredAt <= occurredAt) {
+      configs.delete(key);
+      if (configs.size === 0) this.byTask.delete(event.task_id);
+    }
+  }
+
+  private set(taskId: string, occurredAt: number, target: SealedPushTarget): void {
+    let configs = this.byTask.get(taskId);
+    if (!configs) this.byTask.set(taskId, (configs = new Map()));
+    const key = keyOf(target);
+    const held = configs.get(key);
+    if (held && held.occurredAt > occurredAt) return;
+    configs.set(key, { occurredAt, since: held?.since ?? ++this.seq, target });
   }
 }

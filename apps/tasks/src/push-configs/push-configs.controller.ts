@@ -5,10 +5,12 @@ import {
   GetPushConfigRequest,
   ListPushConfigsRequest,
   PUSH_CONFIG_SUBJECTS,
+  PushTargetRequest,
   SetPushConfigRequest,
   type DeletePushConfigReply,
   type PushConfigListReply,
   type PushConfigView,
+  type PushTargetReply,
 } from '@app/contracts';
 import { PushConfigsService } from './push-configs.service';
 
@@ -29,6 +31,11 @@ export class PushConfigsController {
   @MessagePattern(PUSH_CONFIG_SUBJECTS.list)
   list(@Payload() request: ListPushConfigsRequest): Promise<PushConfigListReply> {
     return this.pushConfigs.list(request);
+  }
+
+  @MessagePattern(PUSH_CONFIG_SUBJECTS.target)
+  target(@Payload() request: PushTargetRequest): Promise<PushTargetReply> {
+    return this.pushConfigs.target(request);
   }
 
   @MessagePattern(PUSH_CONFIG_SUBJECTS.delete)

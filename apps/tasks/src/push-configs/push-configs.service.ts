@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -15,9 +15,12 @@ import {
   type PushConfigListReply,
   type PushConfigVersion,
   type PushConfigView,
+  type PushTargetReply,
+  type PushTargetRequest,
   type SetPushConfigRequest,
 } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
+import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 
@@ -35,10 +38,21 @@ interface PushConfigRow {
 
 const COLUMNS = `"task_id", "id", "owner_id", "owner_handle", "version", "url", "token", "auth_schemes", "auth_credentials"`;
 
+/** The token and credentials are stored sealed (AES-256-GCM under RELAY_SECRET_KEYS). */
+export const PUSH_CONFIG_SEALED_COLUMNS: SealedColumn[] = [
+  { table: '"tasks"."push_configs"', keyColumns: ['task_id', 'owner_id', 'id'], column: 'token', kind: 'text' },
+  { table: '"tasks"."push_configs"', keyColumns: ['task_id', 'owner_id', 'id'], column: 'auth_credentials', kind: 'text' },
+];
+
 /** Secrets are never returned in full: at most their last four characters. */
 export function maskSecret(value: string | null): string | null {
   if (value === null) return null;
   return value.length >= 12 ? `****${value.slice(-4)}` : '****';
+}
+
+/** The row with its token and credentials opened. */
+function opened(cipher: SecretCipher, row: PushConfigRow): PushConfigRow {
+  return { ...row, token: cipher.openNullable(row.token), auth_credentials: cipher.openNullable(row.auth_credentials) };
 }
 
 export function toPushConfigView(row: PushConfigRow): PushConfigView {
@@ -58,7 +72,10 @@ export function toPushConfigView(row: PushConfigRow): PushConfigView {
  */
 @Injectable()
 export class PushConfigsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(SecretCipher) private readonly cipher: SecretCipher,
+  ) {}
 
   async set(request: SetPushConfigRequest): Promise<PushConfigView> {
     return this.dataSource.transaction(async (manager) => {
@@ -88,13 +105,13 @@ export class PushConfigsService {
           request.caller.handle,
           request.version,
           request.config.url,
-          request.config.token ?? null,
+          this.cipher.sealNullable(request.config.token ?? null),
           authentication ? authentication.schemes : null,
-          authentication?.credentials ?? null,
+          this.cipher.sealNullable(authentication?.credentials ?? null),
         ],
       );
       await this.writeEvent(manager, row, false);
-      return toPushConfigView(row);
+      return toPushConfigView(opened(this.cipher, row));
     });
   }
 
@@ -106,7 +123,7 @@ export class PushConfigsService {
       request.config_id !== undefined ? [taskId, request.caller.id, request.config_id] : [taskId, request.caller.id],
     );
     if (rows.length === 0) throw new RelayError('push_config_not_found', undefined, { task_id: taskId, config_id: request.config_id ?? null });
-    return toPushConfigView(rows[0]);
+    return toPushConfigView(opened(this.cipher, rows[0]));
   }
 
   async list(request: ListPushConfigsRequest): Promise<PushConfigListReply> {
@@ -115,7 +132,7 @@ export class PushConfigsService {
       `SELECT ${COLUMNS} FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "owner_id" = $2 ORDER BY "created_at", "id"`,
       [taskId, request.caller.id],
     );
-    return { configs: rows.map(toPushConfigView) };
+    return { configs: rows.map((row) => toPushConfigView(opened(this.cipher, row))) };
   }
 
   /** Idempotent: deleting a config that is not there succeeds with `deleted: false`. */
@@ -131,6 +148,24 @@ export class PushConfigsService {
       if (deleted) await this.writeEvent(manager, deleted, true);
       return { deleted: deleted !== undefined };
     });
+  }
+
+  /** One config with its secrets in full, for the notifier that delivers to it (internal subject). */
+  async target(request: PushTargetRequest): Promise<PushTargetReply> {
+    const [row]: PushConfigRow[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "owner_handle" = $2 AND "id" = $3 ORDER BY "updated_at" DESC LIMIT 1`,
+      [request.task_id.toUpperCase(), request.owner, request.config_id],
+    );
+    if (!row) return { target: null };
+    const config = opened(this.cipher, row);
+    return {
+      target: {
+        version: config.version,
+        url: config.url,
+        token: config.token,
+        authentication: config.auth_schemes ? { schemes: config.auth_schemes, credentials: config.auth_credentials } : null,
+      },
+    };
   }
 
   /** The thread's id when the caller takes part in it; the thread row is locked for changes. */
@@ -154,8 +189,6 @@ export class PushConfigsService {
       owner: row.owner_handle,
       version: row.version,
       url: deleted ? null : row.url,
-      token: deleted ? null : row.token,
-      authentication: deleted || !row.auth_schemes ? null : { schemes: row.auth_schemes, credentials: row.auth_credentials },
       deleted,
       occurred_at: new Date().toISOString(),
     };

@@ -238,6 +238,8 @@ export interface CreateAgentReply {
   /** Shown once. */
   api_key: string;
   key: ApiKeyInfo;
+  /** The agent's webhook signing secret (kept by the notifier), shown once. */
+  webhook_secret: string;
 }
 
 export interface AgentPage {

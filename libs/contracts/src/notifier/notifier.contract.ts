@@ -1,10 +1,15 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
 
 /** Request subjects the notifier answers. */
 export const NOTIFIER_SUBJECTS = {
   /** Makes a new webhook signing secret for an agent, replacing the previous one. */
   rotateWebhookSecret: 'relay.notifier.v1.webhook_secret.rotate',
+  /**
+   * Makes the first webhook signing secret of an agent being registered (the directory asks, inside
+   * its registration transaction, and commits the agent only with the secret in hand).
+   */
+  provisionWebhookSecret: 'relay.notifier.v1.webhook_secret.provision',
   /** Lists deliveries, newest first (admin API). */
   listDeliveries: 'relay.notifier.v1.deliveries.list',
   /** One delivery with every attempt made (admin API). */
@@ -21,6 +26,14 @@ export class RotateWebhookSecretRequest {
   @MaxLength(255)
   @Matches(/^\S+$/, { message: 'handle must be an agent handle' })
   handle!: string;
+
+  /**
+   * ISO-8601 time after which the caller no longer waits for the answer: a request that reaches
+   * the notifier later (it was stalled) is refused, so no secret is ever stored that nobody was shown.
+   */
+  @IsOptional()
+  @IsISO8601()
+  not_after?: string;
 }
 
 export interface RotateWebhookSecretReply {
@@ -89,7 +102,8 @@ export interface DeliveryAttemptView {
   attempt_no: number;
   status_code: number | null;
   error: string | null;
-  duration_ms: number;
+  /** Null while the attempt is in flight, or when the notifier stopped before its outcome was known. */
+  duration_ms: number | null;
   attempted_at: string;
 }
 
@@ -103,6 +117,7 @@ export interface ListDeliveriesReply {
 
 export interface NotifierRpc {
   [NOTIFIER_SUBJECTS.rotateWebhookSecret]: { request: RotateWebhookSecretRequest; reply: RotateWebhookSecretReply };
+  [NOTIFIER_SUBJECTS.provisionWebhookSecret]: { request: RotateWebhookSecretRequest; reply: RotateWebhookSecretReply };
   [NOTIFIER_SUBJECTS.listDeliveries]: { request: ListDeliveriesRequest; reply: ListDeliveriesReply };
   [NOTIFIER_SUBJECTS.getDelivery]: { request: RedeliverRequest; reply: DeliveryDetail };
   [NOTIFIER_SUBJECTS.redeliver]: { request: RedeliverRequest; reply: DeliveryView };

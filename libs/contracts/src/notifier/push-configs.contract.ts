@@ -11,6 +11,8 @@ export const PUSH_CONFIG_SUBJECTS = {
   get: 'relay.tasks.v1.push_configs.get',
   list: 'relay.tasks.v1.push_configs.list',
   delete: 'relay.tasks.v1.push_configs.delete',
+  /** Internal (the notifier only, never routed from HTTP): one config with its token and credentials in full. */
+  target: 'relay.tasks.v1.push_configs.target',
 } as const;
 
 /** How many configs one participant may hold on one task. */
@@ -20,7 +22,10 @@ export const PUSH_CONFIGS_PER_TASK = 10;
 export const PUSH_CONFIG_VERSIONS = ['0.3', '1.0'] as const;
 export type PushConfigVersion = (typeof PUSH_CONFIG_VERSIONS)[number];
 
-/** JetStream subjects on which the tasks service tells the notifier about config changes (with credentials). */
+/**
+ * JetStream subjects on which the tasks service tells the notifier about config changes. The events
+ * never carry the token or credentials: the notifier asks for them (`PUSH_CONFIG_SUBJECTS.target`).
+ */
 export const PUSH_CONFIG_EVENTS = {
   set: 'relay.events.push_config.set',
   deleted: 'relay.events.push_config.deleted',
@@ -106,6 +111,34 @@ export class DeletePushConfigRequest extends PushConfigTaskRequest {
   config_id!: string;
 }
 
+/** Names one config for the notifier: the event's task, owner handle and config id. */
+export class PushTargetRequest {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  task_id!: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  owner!: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  config_id!: string;
+}
+
+/** One config as the notifier delivers to it, secrets in full; `target: null` once it is deleted. */
+export interface PushTargetReply {
+  target: {
+    version: PushConfigVersion;
+    url: string;
+    token: string | null;
+    authentication: { schemes: string[]; credentials: string | null } | null;
+  } | null;
+}
+
 /** A config as the relay returns it: `token` and `credentials` masked, never in full. */
 export interface PushConfigView {
   id: string;
@@ -124,7 +157,7 @@ export interface DeletePushConfigReply {
   deleted: boolean;
 }
 
-/** Payload of `relay.events.push_config.set|deleted` (internal: carries the credentials the notifier needs). */
+/** Payload of `relay.events.push_config.set|deleted`: which config changed, without its token or credentials. */
 export interface PushConfigEvent {
   event_id: string;
   task_id: string;
@@ -133,8 +166,6 @@ export interface PushConfigEvent {
   owner: string;
   version: PushConfigVersion;
   url: string | null;
-  token: string | null;
-  authentication: { schemes: string[]; credentials: string | null } | null;
   deleted: boolean;
   occurred_at: string;
 }
@@ -144,4 +175,5 @@ export interface PushConfigRpc {
   [PUSH_CONFIG_SUBJECTS.get]: { request: GetPushConfigRequest; reply: PushConfigView };
   [PUSH_CONFIG_SUBJECTS.list]: { request: ListPushConfigsRequest; reply: PushConfigListReply };
   [PUSH_CONFIG_SUBJECTS.delete]: { request: DeletePushConfigRequest; reply: DeletePushConfigReply };
+  [PUSH_CONFIG_SUBJECTS.target]: { request: PushTargetRequest; reply: PushTargetReply };
 }

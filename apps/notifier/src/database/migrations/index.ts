@@ -2,6 +2,15 @@ import { CreateNotifier1764480000000 } from './1764480000000-CreateNotifier';
 import { CreatePushTargets1764490000000 } from './1764490000000-CreatePushTargets';
 import { CreateSlackSlots1764500000000 } from './1764500000000-CreateSlackSlots';
 import { PushTargetsPerOwner1764510000000 } from './1764510000000-PushTargetsPerOwner';
+import { RecordAttemptsBeforeSending1764520000000 } from './1764520000000-RecordAttemptsBeforeSending';
+import { SealWebhookSecrets1764531800000 } from './1764531800000-SealWebhookSecrets';
 
 /** Every migration of the notifier schema, oldest first. */
-export const NOTIFIER_MIGRATIONS: Array<new () => object> = [CreateNotifier1764480000000, CreatePushTargets1764490000000, CreateSlackSlots1764500000000, PushTargetsPerOwner1764510000000];
+export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
+  CreateNotifier1764480000000,
+  CreatePushTargets1764490000000,
+  CreateSlackSlots1764500000000,
+  PushTargetsPerOwner1764510000000,
+  RecordAttemptsBeforeSending1764520000000,
+  SealWebhookSecrets1764531800000,
+];

@@ -3,6 +3,7 @@ import { CreatePushConfigs1764490000000 } from './1764490000000-CreatePushConfig
 import { PushConfigsPerOwner1764510000000 } from './1764510000000-PushConfigsPerOwner';
 import { MessageAndArtifactSizes1764520000000 } from './1764520000000-MessageAndArtifactSizes';
 import { OutboxTraceParent1764530000000 } from './1764530000000-OutboxTraceParent';
+import { PushSecretsOutOfOutbox1764531800000 } from './1764531800000-PushSecretsOutOfOutbox';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -11,4 +12,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   PushConfigsPerOwner1764510000000,
   MessageAndArtifactSizes1764520000000,
   OutboxTraceParent1764530000000,
+  PushSecretsOutOfOutbox1764531800000,
 ];

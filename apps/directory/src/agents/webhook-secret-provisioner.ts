@@ -1,0 +1,48 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { NOTIFIER_SUBJECTS, RelayError } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { DirectoryConfig } from '../directory.config';
+
+/**
+ * Asks the notifier (which owns webhook secrets) for a new agent's first signing secret. It is
+ * called inside the registration transaction: the agent commits only with the secret in hand, so a
+ * registration either shows the secret that signs the agent's webhooks or fails with nothing created.
+ */
+@Injectable()
+export class WebhookSecretProvisioner implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(WebhookSecretProvisioner.name);
+  private client?: NatsRpcClient;
+
+  constructor(@Inject(DirectoryConfig) private readonly config: DirectoryConfig) {}
+
+  async onModuleInit(): Promise<void> {
+    this.client = await NatsRpcClient.connect({
+      url: this.config.NATS_URL,
+      subjectPrefix: this.config.NATS_SUBJECT_PREFIX,
+      // Well inside the edge's own timeout for the whole registration.
+      defaultTimeoutMs: Math.max(100, Math.floor(this.config.NATS_REQUEST_TIMEOUT_MS * 0.4)),
+      name: 'agentrelay-directory-rpc',
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.client?.drain().catch(() => undefined);
+  }
+
+  async provision(handle: string): Promise<string> {
+    const client = this.client;
+    if (!client) throw new RelayError('service_unavailable', 'The directory is not connected to NATS', { service: 'notifier' });
+    // A request the notifier only reaches after we gave up (it was stalled) is refused there.
+    const notAfter = new Date(Date.now() + client.defaultTimeoutMs).toISOString();
+    try {
+      return (await client.request(NOTIFIER_SUBJECTS.provisionWebhookSecret, { handle, not_after: notAfter })).webhook_secret;
+    } catch (error) {
+      this.logger.warn({ err: error, handle }, 'registration refused: the notifier did not provide a webhook secret');
+      throw new RelayError(
+        'service_unavailable',
+        `The notifier did not provide a webhook signing secret, so ${handle} was not registered (nothing was created); retry`,
+        { service: 'notifier' },
+      );
+    }
+  }
+}
