@@ -15,7 +15,11 @@ export default {
   // A global option (ignored inside projects): e2e tests start whole relays and wait on real effects.
   testTimeout: 60000,
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/test/support/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/test/support/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'],
+    },
     {
       ...shared,
       displayName: 'e2e',

@@ -13,7 +13,12 @@ export async function resealAllSecrets(databaseUrl: string, secretKeys: string):
   const cipher = SecretCipher.fromConfig(secretKeys);
   const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl }).initialize();
   try {
-    return await resealColumns(dataSource, cipher, [...PUSH_CONFIG_SEALED_COLUMNS, ...WEBHOOK_SECRET_SEALED_COLUMNS, ...PUSH_TARGET_SEALED_COLUMNS, ...DELIVERY_SEALED_COLUMNS]);
+    return await resealColumns(dataSource, cipher, [
+      ...PUSH_CONFIG_SEALED_COLUMNS,
+      ...WEBHOOK_SECRET_SEALED_COLUMNS,
+      ...PUSH_TARGET_SEALED_COLUMNS,
+      ...DELIVERY_SEALED_COLUMNS,
+    ]);
   } finally {
     await dataSource.destroy();
   }

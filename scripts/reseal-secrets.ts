@@ -18,7 +18,9 @@ async function main(): Promise<void> {
   const results = await resealAllSecrets(config.DATABASE_URL, config.RELAY_SECRET_KEYS);
   let unreadable = 0;
   for (const result of results) {
-    console.log(`${result.table}.${result.column}: ${result.resealed} re-sealed${result.unreadable ? `, ${result.unreadable} sealed with a key not listed` : ''}`);
+    console.log(
+      `${result.table}.${result.column}: ${result.resealed} re-sealed${result.unreadable ? `, ${result.unreadable} sealed with a key not listed` : ''}`,
+    );
     unreadable += result.unreadable;
   }
   if (unreadable > 0) {

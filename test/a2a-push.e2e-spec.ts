@@ -22,7 +22,10 @@ function apiKeyInterceptor(apiKey: string): CallInterceptor {
 
 function sdkClient(relay: RelayHarness, caller: RegisteredTestAgent, handle: string): Promise<Client> {
   const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({})], clientConfig: { interceptors: [apiKeyInterceptor(caller.api_key)] } }),
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({})],
+      clientConfig: { interceptors: [apiKeyInterceptor(caller.api_key)] },
+    }),
   );
   return factory.createFromUrl(`${relay.url}/a2a/${handle}/`);
 }
@@ -56,7 +59,13 @@ describe('A2A push-notification config methods', () => {
   }
 
   async function newTask(from: RegisteredTestAgent, to: RegisteredTestAgent, text: string, configuration: Json = {}): Promise<Json> {
-    const body = await call(from, `/a2a/${to.agent.handle}`, 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] }, configuration: { returnImmediately: true, ...configuration } }, '1.0');
+    const body = await call(
+      from,
+      `/a2a/${to.agent.handle}`,
+      'SendMessage',
+      { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] }, configuration: { returnImmediately: true, ...configuration } },
+      '1.0',
+    );
     if (body.error) throw new Error(JSON.stringify(body.error));
     return body.result.task as Json;
   }
@@ -77,7 +86,12 @@ describe('A2A push-notification config methods', () => {
 
   it('creates, reads, lists and deletes configs with the SDK (v1.0), credentials masked', async () => {
     const client = await sdkClient(relay, alice, bob.agent.handle);
-    const sent = (await client.sendMessage({ tenant: '', message: userMessage('push me'), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined })) as Task;
+    const sent = (await client.sendMessage({
+      tenant: '',
+      message: userMessage('push me'),
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+      metadata: undefined,
+    })) as Task;
     const created = await client.createTaskPushNotificationConfig({
       tenant: '',
       id: 'cfg-sdk',
@@ -99,7 +113,9 @@ describe('A2A push-notification config methods', () => {
     expect((await client.listTaskPushNotificationConfig({ tenant: '', taskId: sent.id, pageSize: 10, pageToken: '' })).configs).toEqual([]);
 
     const stranger = await sdkClient(relay, carol, bob.agent.handle);
-    await expect(stranger.listTaskPushNotificationConfig({ tenant: '', taskId: sent.id, pageSize: 10, pageToken: '' })).rejects.toBeInstanceOf(TaskNotFoundError);
+    await expect(stranger.listTaskPushNotificationConfig({ tenant: '', taskId: sent.id, pageSize: 10, pageToken: '' })).rejects.toBeInstanceOf(
+      TaskNotFoundError,
+    );
   });
 
   it('speaks the v0.3 shapes on tasks/pushNotificationConfig/*', async () => {
@@ -108,7 +124,10 @@ describe('A2A push-notification config methods', () => {
       taskId: task.id,
       pushNotificationConfig: { id: 'cfg-03', url: sink.url('/v03'), token: 'tok03', authentication: { schemes: ['Bearer'], credentials: 'cred-000003' } },
     });
-    expect(set.result).toMatchObject({ taskId: task.id, pushNotificationConfig: { id: 'cfg-03', url: sink.url('/v03'), authentication: { schemes: ['Bearer'] } } });
+    expect(set.result).toMatchObject({
+      taskId: task.id,
+      pushNotificationConfig: { id: 'cfg-03', url: sink.url('/v03'), authentication: { schemes: ['Bearer'] } },
+    });
     expect(set.result.pushNotificationConfig.authentication.credentials).not.toBe('cred-000003');
     expect((await call(alice, '/a2a', 'tasks/pushNotificationConfig/get', { id: task.id, pushNotificationConfigId: 'cfg-03' })).result).toEqual(set.result);
     expect((await call(alice, '/a2a', 'tasks/pushNotificationConfig/get', { id: task.id })).result).toEqual(set.result);
@@ -132,15 +151,22 @@ describe('A2A push-notification config methods', () => {
     const bad = await call(alice, '/a2a', 'CreateTaskPushNotificationConfig', { taskId: task.id, url: 'ftp://nope' }, '1.0');
     expectRpcError(bad.error, { code: -32602, field: 'params.url', shape: 'error-info' });
     for (let index = 0; index < 10; index++) {
-      expect((await call(alice, '/a2a', 'CreateTaskPushNotificationConfig', { taskId: task.id, id: `c${index}`, url: sink.url(`/c${index}`) }, '1.0')).error).toBeUndefined();
+      expect(
+        (await call(alice, '/a2a', 'CreateTaskPushNotificationConfig', { taskId: task.id, id: `c${index}`, url: sink.url(`/c${index}`) }, '1.0')).error,
+      ).toBeUndefined();
     }
-    expect((await call(alice, '/a2a', 'CreateTaskPushNotificationConfig', { taskId: task.id, id: 'c10', url: sink.url('/c10') }, '1.0')).error.code).toBe(-32602);
+    expect((await call(alice, '/a2a', 'CreateTaskPushNotificationConfig', { taskId: task.id, id: 'c10', url: sink.url('/c10') }, '1.0')).error.code).toBe(
+      -32602,
+    );
   });
 
   it('registers an inline config on send, and the worker’s completion reaches the webhook', async () => {
     const params = {
       message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'notify me' }] },
-      configuration: { returnImmediately: true, taskPushNotificationConfig: { url: sink.url('/inline'), authentication: { scheme: 'Bearer', credentials: 'inline-secret' } } },
+      configuration: {
+        returnImmediately: true,
+        taskPushNotificationConfig: { url: sink.url('/inline'), authentication: { scheme: 'Bearer', credentials: 'inline-secret' } },
+      },
     };
     const task = (await call(alice, `/a2a/${bob.agent.handle}`, 'SendMessage', params, '1.0')).result.task as Json;
     const retried = await call(alice, `/a2a/${bob.agent.handle}`, 'SendMessage', params, '1.0');

@@ -42,7 +42,10 @@ describe('A2A JSON-RPC, raw', () => {
       expect((await v1(alice, '/a2a', 'CancelTask', { id: working.id })).status.state).toBe('TASK_STATE_CANCELED');
 
       const waiting = await newTask(alice, bob, 'c3');
-      await v1(bob, '/a2a', 'UpdateStatus', { id: waiting.id, status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text: 'Which DB?' }] } } });
+      await v1(bob, '/a2a', 'UpdateStatus', {
+        id: waiting.id,
+        status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text: 'Which DB?' }] } },
+      });
       expect((await v1(alice, '/a2a', 'CancelTask', { id: waiting.id })).status.state).toBe('TASK_STATE_CANCELED');
 
       for (const id of [submitted.id, working.id, waiting.id]) expect((await v1Error(alice, '/a2a', 'CancelTask', { id })).code).toBe(-32002);
@@ -80,8 +83,15 @@ describe('A2A JSON-RPC, raw', () => {
     it('drives a task with UpdateStatus and CompleteTask, artifacts exactly as given in both versions', async () => {
       const task = await newTask(alice, bob, 'build the report');
       const path = `/a2a/${alice.agent.handle}`;
-      await v1(bob, path, 'UpdateStatus', { id: task.id, status: { state: 'TASK_STATE_WORKING' }, artifacts: [{ artifactId: 'log', name: 'log', parts: [{ text: 'line 1\n' }], lastChunk: false }] });
-      await v1(bob, path, 'tasks/updateStatus', { id: task.id, artifacts: [{ artifact: { artifactId: 'log', parts: [{ text: 'line 2\n' }] }, append: true, lastChunk: true }] });
+      await v1(bob, path, 'UpdateStatus', {
+        id: task.id,
+        status: { state: 'TASK_STATE_WORKING' },
+        artifacts: [{ artifactId: 'log', name: 'log', parts: [{ text: 'line 1\n' }], lastChunk: false }],
+      });
+      await v1(bob, path, 'tasks/updateStatus', {
+        id: task.id,
+        artifacts: [{ artifact: { artifactId: 'log', parts: [{ text: 'line 2\n' }] }, append: true, lastChunk: true }],
+      });
       const completed = await v1(bob, path, 'CompleteTask', {
         id: task.id,
         artifacts: [
@@ -89,7 +99,12 @@ describe('A2A JSON-RPC, raw', () => {
             artifactId: 'report',
             name: 'report',
             description: 'The report',
-            parts: [{ text: 'summary', mediaType: 'text/markdown' }, { raw: 'aGVsbG8=', filename: 'r.bin', mediaType: 'application/octet-stream' }, { url: 'https://example.com/r.pdf', filename: 'r.pdf' }, { data: { rows: 3 }, mediaType: 'application/json' }],
+            parts: [
+              { text: 'summary', mediaType: 'text/markdown' },
+              { raw: 'aGVsbG8=', filename: 'r.bin', mediaType: 'application/octet-stream' },
+              { url: 'https://example.com/r.pdf', filename: 'r.pdf' },
+              { data: { rows: 3 }, mediaType: 'application/json' },
+            ],
             metadata: { generator: 'ci' },
           },
         ],
@@ -103,7 +118,12 @@ describe('A2A JSON-RPC, raw', () => {
           artifactId: 'report',
           name: 'report',
           description: 'The report',
-          parts: [{ text: 'summary', mediaType: 'text/markdown' }, { raw: 'aGVsbG8=', filename: 'r.bin', mediaType: 'application/octet-stream' }, { url: 'https://example.com/r.pdf', filename: 'r.pdf' }, { data: { rows: 3 }, mediaType: 'application/json' }],
+          parts: [
+            { text: 'summary', mediaType: 'text/markdown' },
+            { raw: 'aGVsbG8=', filename: 'r.bin', mediaType: 'application/octet-stream' },
+            { url: 'https://example.com/r.pdf', filename: 'r.pdf' },
+            { data: { rows: 3 }, mediaType: 'application/json' },
+          ],
           metadata: { generator: 'ci' },
         },
       ]);
@@ -124,7 +144,10 @@ describe('A2A JSON-RPC, raw', () => {
       expect(failed.status).toMatchObject({ state: 'TASK_STATE_FAILED', message: { role: 'ROLE_AGENT', parts: [{ text: 'The build broke' }] } });
 
       const declining = await newTask(alice, bob, 'will be rejected');
-      const rejected = await call(bob, '/a2a', 'tasks/updateStatus', { id: declining.id, status: { state: 'rejected', message: { kind: 'message', messageId: randomUUID(), role: 'agent', parts: [{ kind: 'text', text: 'Not my area' }] } } });
+      const rejected = await call(bob, '/a2a', 'tasks/updateStatus', {
+        id: declining.id,
+        status: { state: 'rejected', message: { kind: 'message', messageId: randomUUID(), role: 'agent', parts: [{ kind: 'text', text: 'Not my area' }] } },
+      });
       expect(rejected.body.result.status).toMatchObject({ state: 'rejected', message: { kind: 'message', role: 'agent' } });
       expect((await getTask(alice, declining.id)).status.state).toBe('TASK_STATE_REJECTED');
     });
@@ -134,7 +157,10 @@ describe('A2A JSON-RPC, raw', () => {
       expect(task.history[0].metadata).toEqual({ ticket: 'OPS-1', nested: { snake_key: true } });
       const thread = await agentRelay(bob, 'tasks/get', { task_id: task.id });
       expect((thread.messages as Json[])[0].payload).toEqual({ ticket: 'OPS-1', nested: { snake_key: true } });
-      await v1(bob, `/a2a/${alice.agent.handle}`, 'SendMessage', { message: message('ack', { taskId: task.id, metadata: { seen: 1 } }), configuration: { returnImmediately: true } });
+      await v1(bob, `/a2a/${alice.agent.handle}`, 'SendMessage', {
+        message: message('ack', { taskId: task.id, metadata: { seen: 1 } }),
+        configuration: { returnImmediately: true },
+      });
       const read = await getTask(alice, task.id);
       expect(read.history[1]).toMatchObject({ role: 'ROLE_AGENT', parts: [{ text: 'ack' }], metadata: { seen: 1 } });
       const seenByAlice = await agentRelay(alice, 'tasks/get', { task_id: task.id });

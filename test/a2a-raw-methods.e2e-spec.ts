@@ -33,12 +33,22 @@ describe('A2A JSON-RPC, raw', () => {
       ['SendMessage', '0.3'],
       ['message/send', '0.3'],
     ])('%s with A2A-Version %p answers a bare v0.3 Task', async (method, version) => {
-      const { body } = await call(alice, `/a2a/${bob.agent.handle}`, method, {
-        message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'v0.3 hello' }] },
-        configuration: { blocking: false },
-      }, version);
+      const { body } = await call(
+        alice,
+        `/a2a/${bob.agent.handle}`,
+        method,
+        {
+          message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'v0.3 hello' }] },
+          configuration: { blocking: false },
+        },
+        version,
+      );
       expect(body.error).toBeUndefined();
-      expect(body.result).toMatchObject({ kind: 'task', status: { state: 'submitted' }, history: [{ kind: 'message', role: 'user', parts: [{ kind: 'text', text: 'v0.3 hello' }] }] });
+      expect(body.result).toMatchObject({
+        kind: 'task',
+        status: { state: 'submitted' },
+        history: [{ kind: 'message', role: 'user', parts: [{ kind: 'text', text: 'v0.3 hello' }] }],
+      });
       expect(body.result.metadata.relay).toMatchObject({ sender: alice.agent.handle, recipient: bob.agent.handle });
     });
 
@@ -47,7 +57,13 @@ describe('A2A JSON-RPC, raw', () => {
       ['message/send', '1.0'],
       ['SendMessage', '1.0.2'],
     ])('%s with A2A-Version %s answers {task} in ProtoJSON', async (method, version) => {
-      const { body } = await call(alice, `/a2a/${bob.agent.handle}`, method, { message: message('v1 hello'), configuration: { returnImmediately: true } }, version);
+      const { body } = await call(
+        alice,
+        `/a2a/${bob.agent.handle}`,
+        method,
+        { message: message('v1 hello'), configuration: { returnImmediately: true } },
+        version,
+      );
       expect(body.error).toBeUndefined();
       expect(body.result.task).toMatchObject({ status: { state: 'TASK_STATE_SUBMITTED' }, history: [{ role: 'ROLE_USER', parts: [{ text: 'v1 hello' }] }] });
       expect(body.result.task).not.toHaveProperty('kind');
@@ -109,14 +125,20 @@ describe('A2A JSON-RPC, raw', () => {
 
     it.each(['CompleteTask', 'tasks/complete'])('%s lets the recipient complete with artifacts', async (method) => {
       const task = await newTask(alice, bob, 'complete me');
-      const result = await v1(bob, `/a2a/${alice.agent.handle}`, method, { id: task.id, artifacts: [{ artifactId: 'a1', name: 'answer', parts: [{ text: 'Done!' }] }] });
+      const result = await v1(bob, `/a2a/${alice.agent.handle}`, method, {
+        id: task.id,
+        artifacts: [{ artifactId: 'a1', name: 'answer', parts: [{ text: 'Done!' }] }],
+      });
       expect(result.status.state).toBe('TASK_STATE_COMPLETED');
       expect(result.artifacts).toEqual([{ artifactId: 'a1', name: 'answer', parts: [{ text: 'Done!' }] }]);
     });
 
     it.each(['UpdateStatus', 'tasks/updateStatus'])('%s lets the recipient report progress', async (method) => {
       const task = await newTask(alice, bob, 'work on me');
-      const result = await v1(bob, `/a2a/${alice.agent.handle}`, method, { id: task.id, status: { state: 'TASK_STATE_WORKING', message: 'Processing step 2 of 5...' } });
+      const result = await v1(bob, `/a2a/${alice.agent.handle}`, method, {
+        id: task.id,
+        status: { state: 'TASK_STATE_WORKING', message: 'Processing step 2 of 5...' },
+      });
       expect(result.status.state).toBe('TASK_STATE_WORKING');
       expect(result.status.message).toMatchObject({ role: 'ROLE_AGENT', parts: [{ text: 'Processing step 2 of 5...' }] });
     });
@@ -139,9 +161,16 @@ describe('A2A JSON-RPC, raw', () => {
       const error = await v1Error(alice, '/a2a', 'SendMessage', { message: message('to whom?') });
       expectRpcError(error, { code: -32602, field: 'recipient', shape: 'error-info' });
 
-      const viaMetadata = await v1(alice, '/a2a', 'SendMessage', { message: message('to bob', { metadata: { recipient: bob.agent.handle } }), configuration: { returnImmediately: true } });
+      const viaMetadata = await v1(alice, '/a2a', 'SendMessage', {
+        message: message('to bob', { metadata: { recipient: bob.agent.handle } }),
+        configuration: { returnImmediately: true },
+      });
       expect(viaMetadata.task.metadata.relay.recipient).toBe(bob.agent.handle);
-      const viaParam = await v1(alice, '/a2a/', 'SendMessage', { recipient: bob.agent.handle, message: message('to bob again'), configuration: { returnImmediately: true } });
+      const viaParam = await v1(alice, '/a2a/', 'SendMessage', {
+        recipient: bob.agent.handle,
+        message: message('to bob again'),
+        configuration: { returnImmediately: true },
+      });
       expect(viaParam.task.metadata.relay.recipient).toBe(bob.agent.handle);
     });
 
@@ -175,7 +204,13 @@ describe('A2A JSON-RPC, raw', () => {
           expect([method, path, error.code]).toEqual([method, path, -32001]);
         }
         for (const [method, params] of [
-          ['message/send', { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'x' }], taskId: task.id }, configuration: { blocking: false } }],
+          [
+            'message/send',
+            {
+              message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'x' }], taskId: task.id },
+              configuration: { blocking: false },
+            },
+          ],
           ['tasks/get', { id: task.id }],
           ['tasks/cancel', { id: task.id }],
         ] as const) {

@@ -30,7 +30,8 @@ describe('A2A JSON-RPC, raw', () => {
   describe('historyLength', () => {
     it('accepts both spellings: 0 drops the history, N keeps the most recent N', async () => {
       const task = await newTask(alice, bob, 'h1');
-      for (const text of ['h2', 'h3']) await v1(alice, '/a2a', 'SendMessage', { message: message(text, { taskId: task.id }), configuration: { returnImmediately: true } });
+      for (const text of ['h2', 'h3'])
+        await v1(alice, '/a2a', 'SendMessage', { message: message(text, { taskId: task.id }), configuration: { returnImmediately: true } });
       const none = await getTask(alice, task.id, { historyLength: 0 });
       expect(none).not.toHaveProperty('history');
       expect(none.status.message.parts[0].text).toBe('h3');
@@ -38,7 +39,10 @@ describe('A2A JSON-RPC, raw', () => {
       expect((await getTask(alice, task.id)).history).toHaveLength(3);
       const legacy = await call(alice, '/a2a', 'tasks/get', { id: task.id, historyLength: 1 });
       expect(legacy.body.result.history.map((entry: Json) => entry.parts[0].text)).toEqual(['h3']);
-      const sent = await v1(alice, '/a2a', 'SendMessage', { message: message('h4', { task_id: task.id }), configuration: { return_immediately: true, history_length: 1 } });
+      const sent = await v1(alice, '/a2a', 'SendMessage', {
+        message: message('h4', { task_id: task.id }),
+        configuration: { return_immediately: true, history_length: 1 },
+      });
       expect(sent.task.history.map((entry: Json) => entry.parts[0].text)).toEqual(['h4']);
     });
   });
@@ -47,7 +51,10 @@ describe('A2A JSON-RPC, raw', () => {
     it('returns a history larger than one service reply whole, and flags it when it passes the budget', async () => {
       const big = (letter: string): Json[] => [1, 2, 3].map(() => ({ text: letter.repeat(100_000) }));
       const task = await newTask(alice, bob, 'x', { parts: big('a') });
-      await v1(alice, '/a2a', 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: task.id, parts: big('b') }, configuration: { returnImmediately: true, historyLength: 0 } });
+      await v1(alice, '/a2a', 'SendMessage', {
+        message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: task.id, parts: big('b') },
+        configuration: { returnImmediately: true, historyLength: 0 },
+      });
       await v1(alice, '/a2a', 'SendMessage', { message: message('small', { taskId: task.id }), configuration: { returnImmediately: true, historyLength: 0 } });
 
       const whole = await getTask(alice, task.id);
@@ -94,7 +101,7 @@ describe('A2A JSON-RPC, raw', () => {
       const page2 = await v1(dave, path, 'ListTasks', { pageSize: 1, pageToken: page1.nextPageToken });
       expect(page2.totalSize).toBe(3);
       expect(page2.tasks).toHaveLength(1);
-      expect((await v1(dave, path, 'ListTasks', { pageSize: 101 }).catch((error: Error) => error.message))).toMatch(/-32602/);
+      expect(await v1(dave, path, 'ListTasks', { pageSize: 101 }).catch((error: Error) => error.message)).toMatch(/-32602/);
     });
 
     it('includes artifacts only when asked', async () => {

@@ -31,7 +31,10 @@ describe('A2A JSON-RPC, raw', () => {
   describe('contexts', () => {
     it('continues a task, adds a sibling with contextId only, and lets the worker open a reverse sibling', async () => {
       const first = await newTask(alice, bob, 'context root');
-      const appended = await v1(alice, `/a2a/${bob.agent.handle}`, 'SendMessage', { message: message('more', { taskId: first.id }), configuration: { returnImmediately: true } });
+      const appended = await v1(alice, `/a2a/${bob.agent.handle}`, 'SendMessage', {
+        message: message('more', { taskId: first.id }),
+        configuration: { returnImmediately: true },
+      });
       expect(appended.task.id).toBe(first.id);
       expect(appended.task.history.map((entry: Json) => entry.parts[0].text)).toEqual(['context root', 'more']);
 
@@ -51,11 +54,23 @@ describe('A2A JSON-RPC, raw', () => {
     it('rejects a contextId that does not match the task, and a context the caller is not part of', async () => {
       const task = await newTask(alice, bob, 'mine');
       const other = await newTask(alice, bob, 'other');
-      const { body } = await call(alice, `/a2a/${bob.agent.handle}`, 'SendMessage', { message: message('wrong context', { taskId: task.id, contextId: other.contextId }), configuration: { returnImmediately: true } }, '1.0');
+      const { body } = await call(
+        alice,
+        `/a2a/${bob.agent.handle}`,
+        'SendMessage',
+        { message: message('wrong context', { taskId: task.id, contextId: other.contextId }), configuration: { returnImmediately: true } },
+        '1.0',
+      );
       expectRpcError(body.error, { code: -32602, field: 'message.contextId', shape: 'error-info' });
       expect((await getTask(alice, task.id)).history).toHaveLength(1);
 
-      const intruder = await call(carol, `/a2a/${bob.agent.handle}`, 'SendMessage', { message: message('let me in', { contextId: task.contextId }), configuration: { returnImmediately: true } }, '1.0');
+      const intruder = await call(
+        carol,
+        `/a2a/${bob.agent.handle}`,
+        'SendMessage',
+        { message: message('let me in', { contextId: task.contextId }), configuration: { returnImmediately: true } },
+        '1.0',
+      );
       expectRpcError(intruder.body.error, { code: -32602, field: 'message.contextId', shape: 'error-info' });
       const listed = await v1(alice, '/a2a', 'ListTasks', { contextId: task.contextId });
       expect(listed.tasks).toHaveLength(1);
@@ -71,7 +86,10 @@ describe('A2A JSON-RPC, raw', () => {
         const [from, to] = index % 2 ? [hana, ivan] : [ivan, hana];
         await newTask(from, to, `task ${index}`, { contextId: root.contextId });
       }
-      const error = await v1Error(hana, `/a2a/${ivan.agent.handle}`, 'SendMessage', { message: message('task 101', { contextId: root.contextId }), configuration: { returnImmediately: true } });
+      const error = await v1Error(hana, `/a2a/${ivan.agent.handle}`, 'SendMessage', {
+        message: message('task 101', { contextId: root.contextId }),
+        configuration: { returnImmediately: true },
+      });
       expect(error.code).toBe(-32004);
       expect((await v1(hana, '/a2a', 'ListTasks', { contextId: root.contextId, pageSize: 1 })).totalSize).toBe(100);
     });
@@ -86,9 +104,15 @@ describe('A2A JSON-RPC, raw', () => {
       expect(again.task.id).toBe(first.task.id);
       expect(again.task.history).toHaveLength(1);
 
-      const error = await v1Error(alice, `/a2a/${bob.agent.handle}`, 'SendMessage', { ...params, message: { ...params.message, parts: [{ text: 'something else' }] } });
+      const error = await v1Error(alice, `/a2a/${bob.agent.handle}`, 'SendMessage', {
+        ...params,
+        message: { ...params.message, parts: [{ text: 'something else' }] },
+      });
       expect(error.code).toBe(-32602);
-      const legacy = await call(alice, `/a2a/${bob.agent.handle}`, 'message/send', { message: { kind: 'message', messageId, role: 'user', parts: [{ kind: 'text', text: 'something else' }] }, configuration: { blocking: false } });
+      const legacy = await call(alice, `/a2a/${bob.agent.handle}`, 'message/send', {
+        message: { kind: 'message', messageId, role: 'user', parts: [{ kind: 'text', text: 'something else' }] },
+        configuration: { blocking: false },
+      });
       expect(legacy.body.error.code).toBe(-32602);
     });
   });
@@ -103,9 +127,18 @@ describe('A2A JSON-RPC, raw', () => {
         expect(items.map((entry) => entry.summary_preview)).toContain('blocking question');
         return items.find((entry) => entry.summary_preview === 'blocking question')!.task_id as string;
       });
-      await v1(bob, '/a2a', 'UpdateStatus', { id: taskId, status: { state: 'TASK_STATE_INPUT_REQUIRED', message: 'Which environment?' } }, relay.urlOf(replica));
+      await v1(
+        bob,
+        '/a2a',
+        'UpdateStatus',
+        { id: taskId, status: { state: 'TASK_STATE_INPUT_REQUIRED', message: 'Which environment?' } },
+        relay.urlOf(replica),
+      );
       const asked = await first;
-      expect(asked.task).toMatchObject({ id: taskId, status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { role: 'ROLE_AGENT', parts: [{ text: 'Which environment?' }] } } });
+      expect(asked.task).toMatchObject({
+        id: taskId,
+        status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { role: 'ROLE_AGENT', parts: [{ text: 'Which environment?' }] } },
+      });
 
       const second = v1(alice, `/a2a/${bob.agent.handle}`, 'SendMessage', { message: message('staging', { taskId }) });
       await eventually(async () => expect((await getTask(bob, taskId)).status.state).toBe('TASK_STATE_WORKING'));
@@ -121,7 +154,14 @@ describe('A2A JSON-RPC, raw', () => {
       expect(info.metadata).toMatchObject({ state: 'TASK_STATE_SUBMITTED' });
       expect((await getTask(alice, info.metadata.taskId)).contextId).toBe(info.metadata.contextId);
 
-      const legacy = await call(alice, `/a2a/${bob.agent.handle}`, 'message/send', { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'still nobody' }] } }, undefined, relay.urlOf(impatient));
+      const legacy = await call(
+        alice,
+        `/a2a/${bob.agent.handle}`,
+        'message/send',
+        { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'still nobody' }] } },
+        undefined,
+        relay.urlOf(impatient),
+      );
       expect(legacy.body.error.data).toMatchObject({ state: 'submitted', taskId: expect.any(String), contextId: expect.any(String) });
       expect(legacy.body.error.code).toBe(error.code);
     });

@@ -44,13 +44,33 @@ describe('A2A JSON-RPC, raw', () => {
       const task = first.task as Json;
 
       await v1(bob, `/a2a/${alice.agent.handle}`, 'UpdateStatus', { id: task.id, status: { state: 'TASK_STATE_WORKING' } });
-      expect(await expectNext(events)).toEqual({ statusUpdate: { taskId: task.id, contextId: task.contextId, status: { state: 'TASK_STATE_WORKING', timestamp: expect.any(String), message: expect.any(Object) } } });
+      expect(await expectNext(events)).toEqual({
+        statusUpdate: {
+          taskId: task.id,
+          contextId: task.contextId,
+          status: { state: 'TASK_STATE_WORKING', timestamp: expect.any(String), message: expect.any(Object) },
+        },
+      });
 
-      await v1(bob, `/a2a/${alice.agent.handle}`, 'CompleteTask', { id: task.id, message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text: 'done' }] }, artifacts: [{ artifactId: 'out', name: 'out', parts: [{ text: 'result' }] }] });
+      await v1(bob, `/a2a/${alice.agent.handle}`, 'CompleteTask', {
+        id: task.id,
+        message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text: 'done' }] },
+        artifacts: [{ artifactId: 'out', name: 'out', parts: [{ text: 'result' }] }],
+      });
       const rest = await events.rest();
       expect(rest.map((event) => event.event)).toEqual([undefined, undefined]);
-      expect(rest[0].data.result).toEqual({ artifactUpdate: { taskId: task.id, contextId: task.contextId, artifact: { artifactId: 'out', name: 'out', parts: [{ text: 'result' }] }, lastChunk: true } });
-      expect(rest[1].data.result.statusUpdate).toMatchObject({ taskId: task.id, status: { state: 'TASK_STATE_COMPLETED', message: { role: 'ROLE_AGENT', parts: [{ text: 'done' }] } } });
+      expect(rest[0].data.result).toEqual({
+        artifactUpdate: {
+          taskId: task.id,
+          contextId: task.contextId,
+          artifact: { artifactId: 'out', name: 'out', parts: [{ text: 'result' }] },
+          lastChunk: true,
+        },
+      });
+      expect(rest[1].data.result.statusUpdate).toMatchObject({
+        taskId: task.id,
+        status: { state: 'TASK_STATE_COMPLETED', message: { role: 'ROLE_AGENT', parts: [{ text: 'done' }] } },
+      });
       expect(rest[1].data.result.statusUpdate).not.toHaveProperty('final');
     });
 
@@ -59,18 +79,33 @@ describe('A2A JSON-RPC, raw', () => {
         message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'v0.3 stream' }] },
       });
       const task = await expectNext(events);
-      expect(task).toMatchObject({ kind: 'task', status: { state: 'submitted' }, history: [{ kind: 'message', parts: [{ kind: 'text', text: 'v0.3 stream' }] }] });
+      expect(task).toMatchObject({
+        kind: 'task',
+        status: { state: 'submitted' },
+        history: [{ kind: 'message', parts: [{ kind: 'text', text: 'v0.3 stream' }] }],
+      });
       await agentRelay(bob, 'tasks/update', { task_id: task.id, transition: 'accept' });
-      expect(await expectNext(events)).toMatchObject({ kind: 'status-update', taskId: task.id, contextId: task.contextId, status: { state: 'working' }, final: false });
+      expect(await expectNext(events)).toMatchObject({
+        kind: 'status-update',
+        taskId: task.id,
+        contextId: task.contextId,
+        status: { state: 'working' },
+        final: false,
+      });
       await agentRelay(bob, 'tasks/update', { task_id: task.id, transition: 'complete' });
       const rest = await events.rest();
-      expect(rest.map((event) => event.data.result)).toEqual([expect.objectContaining({ kind: 'status-update', status: expect.objectContaining({ state: 'completed' }), final: true })]);
+      expect(rest.map((event) => event.data.result)).toEqual([
+        expect.objectContaining({ kind: 'status-update', status: expect.objectContaining({ state: 'completed' }), final: true }),
+      ]);
     });
 
     it('closes the stream when the task asks for input', async () => {
       const events = await stream(alice, `/a2a/${bob.agent.handle}`, 'SendStreamingMessage', { message: message('ask me') }, '1.0');
-      const task = ((await expectNext(events)).task as Json);
-      await v1(bob, `/a2a/${alice.agent.handle}`, 'UpdateStatus', { id: task.id, status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text: 'which one?' }] } } });
+      const task = (await expectNext(events)).task as Json;
+      await v1(bob, `/a2a/${alice.agent.handle}`, 'UpdateStatus', {
+        id: task.id,
+        status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text: 'which one?' }] } },
+      });
       // Accepted on the way (the agent reported input-required on a submitted task), then input-required, then closed.
       const rest = await events.rest();
       expect(rest.map((event) => event.data.result.statusUpdate?.status.state).at(-1)).toBe('TASK_STATE_INPUT_REQUIRED');
@@ -86,7 +121,7 @@ describe('A2A JSON-RPC, raw', () => {
     it('SubscribeToTask and tasks/resubscribe start from the current Task and follow it', async () => {
       const task = await newTask(alice, bob, 'follow me');
       const v1Events = await stream(alice, `/a2a/${bob.agent.handle}`, 'SubscribeToTask', { id: task.id }, '1.0');
-      expect(((await expectNext(v1Events)).task as Json)).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_SUBMITTED' } });
+      expect((await expectNext(v1Events)).task as Json).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_SUBMITTED' } });
       const legacy = await stream(bob, '/a2a', 'tasks/resubscribe', { id: task.id });
       expect(await expectNext(legacy)).toMatchObject({ kind: 'task', id: task.id, status: { state: 'submitted' } });
       await agentRelay(bob, 'tasks/update', { task_id: task.id, transition: 'accept' });
@@ -99,7 +134,7 @@ describe('A2A JSON-RPC, raw', () => {
       expect(legacyUpdates.slice(0, -1).every((update) => update.final === false)).toBe(true);
     });
 
-    it('answers resubscribe on a terminal task with -32004 and on another pair\'s task with -32001, as plain JSON', async () => {
+    it("answers resubscribe on a terminal task with -32004 and on another pair's task with -32001, as plain JSON", async () => {
       const task = await newTask(alice, bob, 'soon over');
       await v1(alice, '/a2a', 'CancelTask', { id: task.id });
       const terminal = await stream(alice, `/a2a/${bob.agent.handle}`, 'SubscribeToTask', { id: task.id }, '1.0');
@@ -109,7 +144,11 @@ describe('A2A JSON-RPC, raw', () => {
       expect(legacyTerminal.json?.error.code).toBe(-32004);
 
       const open = await newTask(alice, bob, 'not yours');
-      for (const [path, method, version] of [[`/a2a/${bob.agent.handle}`, 'SubscribeToTask', '1.0'], ['/a2a', 'SubscribeToTask', '1.0'], ['/a2a', 'tasks/resubscribe', undefined]] as const) {
+      for (const [path, method, version] of [
+        [`/a2a/${bob.agent.handle}`, 'SubscribeToTask', '1.0'],
+        ['/a2a', 'SubscribeToTask', '1.0'],
+        ['/a2a', 'tasks/resubscribe', undefined],
+      ] as const) {
         const foreign = await stream(carol, path, method, { id: open.id }, version);
         expect([method, foreign.json?.error.code]).toEqual([method, -32001]);
       }
@@ -128,7 +167,11 @@ describe('A2A JSON-RPC, raw', () => {
         const to = await registerAgent(bounded, { handle: uniqueHandle('eve', org), name: 'Eve' });
         const startedAt = Date.now();
         const id = nextId();
-        const events = await openSse(`${bounded.url}/a2a/${to.agent.handle}`, { 'x-api-key': from.api_key, 'a2a-version': '1.0' }, { jsonrpc: '2.0', id, method: 'SendStreamingMessage', params: { message: message('never done') } });
+        const events = await openSse(
+          `${bounded.url}/a2a/${to.agent.handle}`,
+          { 'x-api-key': from.api_key, 'a2a-version': '1.0' },
+          { jsonrpc: '2.0', id, method: 'SendStreamingMessage', params: { message: message('never done') } },
+        );
         const rest = await events.rest();
         expect(rest.map((event) => event.data.result.task?.status.state)).toEqual(['TASK_STATE_SUBMITTED']);
         expect(Date.now() - startedAt).toBeGreaterThanOrEqual(900);

@@ -119,7 +119,11 @@ describe('A2A through the official @a2a-js/sdk client', () => {
 
   /** AgentRelay dialect (seed 000) calls, as the recipient's coding agent makes them. */
   async function agentRelay(agent: RegisteredTestAgent, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const response = await request(relay.url).post('/a2a').set('authorization', `Bearer ${agent.api_key}`).send({ jsonrpc: '2.0', id: 1, method, params }).expect(200);
+    const response = await request(relay.url)
+      .post('/a2a')
+      .set('authorization', `Bearer ${agent.api_key}`)
+      .send({ jsonrpc: '2.0', id: 1, method, params })
+      .expect(200);
     if (response.body.error) throw new Error(`${method}: ${JSON.stringify(response.body.error)}`);
     return response.body.result as Record<string, unknown>;
   }
@@ -139,7 +143,14 @@ describe('A2A through the official @a2a-js/sdk client', () => {
 
   it('sends without blocking: the task comes back submitted, addressed to the endpoint agent', async () => {
     const message = userMessage('Refactor the users API');
-    const task = asTask(await aliceToBob.sendMessage({ tenant: '', message, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined }));
+    const task = asTask(
+      await aliceToBob.sendMessage({
+        tenant: '',
+        message,
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+        metadata: undefined,
+      }),
+    );
     expect(wire.at(-1)).toEqual({ method: 'SendMessage', version: '1.0' });
     expect(task.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
     expect(task.id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
@@ -172,8 +183,20 @@ describe('A2A through the official @a2a-js/sdk client', () => {
   });
 
   it('reads a task with a history length', async () => {
-    const sent = asTask(await aliceToBob.sendMessage({ tenant: '', message: userMessage('first'), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined }));
-    await aliceToBob.sendMessage({ tenant: '', message: userMessage('second', { taskId: sent.id }), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined });
+    const sent = asTask(
+      await aliceToBob.sendMessage({
+        tenant: '',
+        message: userMessage('first'),
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+        metadata: undefined,
+      }),
+    );
+    await aliceToBob.sendMessage({
+      tenant: '',
+      message: userMessage('second', { taskId: sent.id }),
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+      metadata: undefined,
+    });
     const full = await aliceToBob.getTask({ tenant: '', id: sent.id, historyLength: undefined });
     expect(full.history.map(textOf)).toEqual(['first', 'second']);
     const last = await aliceToBob.getTask({ tenant: '', id: sent.id, historyLength: 1 });
@@ -185,10 +208,24 @@ describe('A2A through the official @a2a-js/sdk client', () => {
     const carolToBob = await v1Client(relay, carol, bob.agent.handle);
     const ids: string[] = [];
     for (const text of ['one', 'two', 'three']) {
-      const task = asTask(await carolToBob.sendMessage({ tenant: '', message: userMessage(text), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined }));
+      const task = asTask(
+        await carolToBob.sendMessage({
+          tenant: '',
+          message: userMessage(text),
+          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+          metadata: undefined,
+        }),
+      );
       ids.push(task.id);
     }
-    const base = { tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false };
+    const base = {
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      historyLength: 0,
+      statusTimestampAfter: undefined,
+      includeArtifacts: false,
+    };
     const first = await carolToBob.listTasks({ ...base, pageSize: 2, pageToken: '' });
     expect(first.tasks.map((task) => task.id)).toEqual([ids[2], ids[1]]);
     expect(first.totalSize).toBe(3);
@@ -203,20 +240,34 @@ describe('A2A through the official @a2a-js/sdk client', () => {
   });
 
   it('cancels a task its caller created, and answers TaskNotCancelable once it is terminal', async () => {
-    const task = asTask(await aliceToBob.sendMessage({ tenant: '', message: userMessage('cancel me'), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined }));
+    const task = asTask(
+      await aliceToBob.sendMessage({
+        tenant: '',
+        message: userMessage('cancel me'),
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+        metadata: undefined,
+      }),
+    );
     await agentRelay(bob, 'tasks/update', { task_id: task.id, transition: 'accept' });
     const canceled = await aliceToBob.cancelTask({ tenant: '', id: task.id, metadata: undefined });
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     await expect(aliceToBob.cancelTask({ tenant: '', id: task.id, metadata: undefined })).rejects.toBeInstanceOf(TaskNotCancelableError);
-    await expect(aliceToBob.sendMessage({ tenant: '', message: userMessage('still there?', { taskId: task.id }), configuration: undefined, metadata: undefined })).rejects.toBeInstanceOf(
-      UnsupportedOperationError,
-    );
+    await expect(
+      aliceToBob.sendMessage({ tenant: '', message: userMessage('still there?', { taskId: task.id }), configuration: undefined, metadata: undefined }),
+    ).rejects.toBeInstanceOf(UnsupportedOperationError);
   });
 
   it('answers TaskNotFound for unknown tasks and for tasks of another pair', async () => {
     await expect(aliceToBob.getTask({ tenant: '', id: '01HXYZ4K2VNJQP7R8MWDB3CSTF', historyLength: undefined })).rejects.toBeInstanceOf(TaskNotFoundError);
     const carolToBob = await v1Client(relay, carol, bob.agent.handle);
-    const carols = asTask(await carolToBob.sendMessage({ tenant: '', message: userMessage('private'), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined }));
+    const carols = asTask(
+      await carolToBob.sendMessage({
+        tenant: '',
+        message: userMessage('private'),
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+        metadata: undefined,
+      }),
+    );
     await expect(aliceToBob.getTask({ tenant: '', id: carols.id, historyLength: undefined })).rejects.toBeInstanceOf(TaskNotFoundError);
     await expect(aliceToBob.cancelTask({ tenant: '', id: carols.id, metadata: undefined })).rejects.toBeInstanceOf(TaskNotFoundError);
     expect((await carolToBob.getTask({ tenant: '', id: carols.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
@@ -244,7 +295,14 @@ describe('A2A through the official @a2a-js/sdk client', () => {
   });
 
   it('resubscribes to a task from its current state until it is done', async () => {
-    const task = asTask(await aliceToBob.sendMessage({ tenant: '', message: userMessage('follow along'), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined }));
+    const task = asTask(
+      await aliceToBob.sendMessage({
+        tenant: '',
+        message: userMessage('follow along'),
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+        metadata: undefined,
+      }),
+    );
     await agentRelay(bob, 'tasks/update', { task_id: task.id, transition: 'accept' });
     const events = aliceToBob.resubscribeTask({ tenant: '', id: task.id });
     expect(summary(await nextEvent(events))).toEqual(['task', TaskState.TASK_STATE_WORKING]);
@@ -257,7 +315,14 @@ describe('A2A through the official @a2a-js/sdk client', () => {
   describe('v0.3 compat mode (legacyCompat)', () => {
     it('sends with message/send, reads with tasks/get and cancels with tasks/cancel', async () => {
       const legacy = await v03Client(relay, alice, bob.agent.handle);
-      const task = asTask(await legacy.sendMessage({ tenant: '', message: userMessage('legacy hello'), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined }));
+      const task = asTask(
+        await legacy.sendMessage({
+          tenant: '',
+          message: userMessage('legacy hello'),
+          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+          metadata: undefined,
+        }),
+      );
       expect(task.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
       expect(textOf(task.history[0])).toBe('legacy hello');
       const read = await legacy.getTask({ tenant: '', id: task.id, historyLength: 1 });

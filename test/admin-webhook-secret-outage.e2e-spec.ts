@@ -36,7 +36,9 @@ describe('webhook secrets when the notifier is down at registration', () => {
 
   beforeAll(async () => {
     sink = await WebhookSink.start();
-    relay = await RelayHarness.start({ env: { RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms' } });
+    relay = await RelayHarness.start({
+      env: { RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms' },
+    });
     db = new pg.Client({ connectionString: testDatabaseUrl() });
     await db.connect();
   });
@@ -97,7 +99,10 @@ describe('webhook secrets when the notifier is down at registration', () => {
 
     const task = await createHandoff(relay.url, sender, recipient);
     const delivery = (await eventually(async () => {
-      const listed = await request(relay.url).get(`/admin/deliveries?task_id=${encodeURIComponent(task)}`).set(admin).expect(200);
+      const listed = await request(relay.url)
+        .get(`/admin/deliveries?task_id=${encodeURIComponent(task)}`)
+        .set(admin)
+        .expect(200);
       const found = (listed.body.deliveries as Array<{ id: string; attempts: number; last_error: string | null }>).find((entry) => entry.attempts >= 2);
       return found ?? false;
     }, 20000)) as { id: string; attempts: number; last_error: string | null };

@@ -28,10 +28,14 @@ describe('webhook signing secrets through the admin API (kept by the notifier)',
     expect(rotated.body.webhook_secret).not.toBe(registered.webhook_secret);
 
     let stdout = '';
-    const code = await run(['webhook-secret', 'rotate', registered.agent.handle, '--json'], { RELAY_URL: relay.url, RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN }, {
-      stdout: (text) => (stdout += text),
-      stderr: () => undefined,
-    });
+    const code = await run(
+      ['webhook-secret', 'rotate', registered.agent.handle, '--json'],
+      { RELAY_URL: relay.url, RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN },
+      {
+        stdout: (text) => (stdout += text),
+        stderr: () => undefined,
+      },
+    );
     expect(code).toBe(EXIT.ok);
     expect(JSON.parse(stdout).webhook_secret).toMatch(WEBHOOK_SECRET);
     expect(JSON.parse(stdout).webhook_secret).not.toBe(rotated.body.webhook_secret);

@@ -33,7 +33,13 @@ describe('admin API: agents, keys and trust policies', () => {
         ['post', '/admin/agents/bob@acme/webhook-secret'],
       ];
       for (const [method, path] of routes) {
-        for (const authorization of [undefined, 'Bearer wrong-token-0123456789abcdef', `Bearer ${TEST_ADMIN_TOKEN}x`, TEST_ADMIN_TOKEN, `Basic ${TEST_ADMIN_TOKEN}`]) {
+        for (const authorization of [
+          undefined,
+          'Bearer wrong-token-0123456789abcdef',
+          `Bearer ${TEST_ADMIN_TOKEN}x`,
+          TEST_ADMIN_TOKEN,
+          `Basic ${TEST_ADMIN_TOKEN}`,
+        ]) {
           const call = (request(relay.url) as unknown as Record<string, (path: string) => request.Test>)[method](path);
           if (authorization) call.set('authorization', authorization);
           const response = await call.send({});
@@ -70,9 +76,24 @@ describe('admin API: agents, keys and trust policies', () => {
       const response = await request(relay.url)
         .post('/admin/agents')
         .set(admin)
-        .send({ handle: handle.toUpperCase(), name: 'Dana', role: 'ops', skills: ['k8s'], email: 'dana@example.com', notification_webhook_url: 'http://127.0.0.1:9/hook' })
+        .send({
+          handle: handle.toUpperCase(),
+          name: 'Dana',
+          role: 'ops',
+          skills: ['k8s'],
+          email: 'dana@example.com',
+          notification_webhook_url: 'http://127.0.0.1:9/hook',
+        })
         .expect(201);
-      expect(response.body.agent).toMatchObject({ handle, name: 'Dana', role: 'ops', skills: ['k8s'], email: 'dana@example.com', notification_webhook_url: 'http://127.0.0.1:9/hook', disabled: false });
+      expect(response.body.agent).toMatchObject({
+        handle,
+        name: 'Dana',
+        role: 'ops',
+        skills: ['k8s'],
+        email: 'dana@example.com',
+        notification_webhook_url: 'http://127.0.0.1:9/hook',
+        disabled: false,
+      });
       expect(response.body.api_key).toMatch(/^ah_live_[A-Z2-7]{32}$/);
       expect(response.body).toHaveProperty('webhook_secret');
       const taken = await request(relay.url).post('/admin/agents').set(admin).send({ handle, name: 'Dana again' }).expect(409);
@@ -119,7 +140,10 @@ describe('admin API: agents, keys and trust policies', () => {
       for (const handle of handles) await registerAgent(relay, { handle, name: handle });
       const got = await request(relay.url).get(`/admin/agents/${handles[0]}`).set(admin).expect(200);
       expect(got.body).toMatchObject({ handle: handles[0], disabled: false });
-      const encoded = await request(relay.url).get(`/admin/agents/${encodeURIComponent(handles[0].toUpperCase())}`).set(admin).expect(200);
+      const encoded = await request(relay.url)
+        .get(`/admin/agents/${encodeURIComponent(handles[0].toUpperCase())}`)
+        .set(admin)
+        .expect(200);
       expect(encoded.body.handle).toBe(handles[0]);
       expect((await request(relay.url).get('/admin/agents/%25zz@acme').set(admin).expect(404)).body.error.reason).toBe('agent_not_found');
 
@@ -139,7 +163,11 @@ describe('admin API: agents, keys and trust policies', () => {
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const page: request.Response = await request(relay.url).get('/admin/agents').query(cursor ? { limit: 2, cursor } : { limit: 2 }).set(admin).expect(200);
+        const page: request.Response = await request(relay.url)
+          .get('/admin/agents')
+          .query(cursor ? { limit: 2, cursor } : { limit: 2 })
+          .set(admin)
+          .expect(200);
         expect(page.body.items.length).toBeLessThanOrEqual(2);
         seen.push(...page.body.items.map((agent: { handle: string }) => agent.handle));
         cursor = page.body.next_cursor;
@@ -172,7 +200,13 @@ describe('admin API: agents, keys and trust policies', () => {
       await expect(authenticate({ authorization: `Bearer ${fay.api_key}` })).resolves.toEqual(expected);
       await expect(authenticate({ authorization: `bearer ${fay.api_key}` })).resolves.toEqual(expected);
       await expect(authenticate({ 'x-api-key': fay.api_key })).resolves.toEqual(expected);
-      const badHeaders: Array<Record<string, string>> = [{}, { authorization: fay.api_key }, { authorization: `Basic ${fay.api_key}` }, { 'x-api-key': '' }, { authorization: 'Bearer ah_live_short' }];
+      const badHeaders: Array<Record<string, string>> = [
+        {},
+        { authorization: fay.api_key },
+        { authorization: `Basic ${fay.api_key}` },
+        { 'x-api-key': '' },
+        { authorization: 'Bearer ah_live_short' },
+      ];
       for (const headers of badHeaders) {
         await expect(authenticate(headers)).rejects.toMatchObject({ reason: 'unauthenticated' });
       }
@@ -211,24 +245,47 @@ describe('admin API: agents, keys and trust policies', () => {
       const initial = await request(relay.url).get(path).set(admin).expect(200);
       expect(initial.body).toEqual({ handle: hal.agent.handle, allow: [], block: [], updated_at: null });
 
-      const fromJson = await request(relay.url).put(path).set(admin).send({ allow: ['Carol@Partner', '*@partner'], block: ['mallory@acme'] }).expect(200);
-      expect(fromJson.body).toMatchObject({ handle: hal.agent.handle, allow: ['carol@partner', '*@partner'], block: ['mallory@acme'], updated_at: expect.any(String) });
+      const fromJson = await request(relay.url)
+        .put(path)
+        .set(admin)
+        .send({ allow: ['Carol@Partner', '*@partner'], block: ['mallory@acme'] })
+        .expect(200);
+      expect(fromJson.body).toMatchObject({
+        handle: hal.agent.handle,
+        allow: ['carol@partner', '*@partner'],
+        block: ['mallory@acme'],
+        updated_at: expect.any(String),
+      });
 
       const yaml = [`# trust.yaml`, `agent: ${hal.agent.handle}`, `allow:`, `  - "*@vendor"`, `block:`, `  - eve@acme`, `  - "*@evil"`, ''].join('\n');
       const fromYaml = await request(relay.url).put(path).set(admin).set('content-type', 'application/yaml').send(yaml).expect(200);
       expect(fromYaml.body).toMatchObject({ allow: ['*@vendor'], block: ['eve@acme', '*@evil'] });
       const read = await request(relay.url).get(path).set(admin).expect(200);
       expect(read.body).toMatchObject({ allow: ['*@vendor'], block: ['eve@acme', '*@evil'] });
-      const withCharset = await request(relay.url).put(path).set(admin).set('content-type', 'application/yaml; charset=utf-8').send('allow: ["*@vendor"]\n').expect(200);
+      const withCharset = await request(relay.url)
+        .put(path)
+        .set(admin)
+        .set('content-type', 'application/yaml; charset=utf-8')
+        .send('allow: ["*@vendor"]\n')
+        .expect(200);
       expect(withCharset.body).toMatchObject({ allow: ['*@vendor'], block: [] });
     });
 
     it('answers 400 for a bad entry, a wrong agent, or YAML that does not parse; 404 for an unknown agent', async () => {
       const ivy = await registerAgent(relay, { handle: uniqueHandle('ivy', 'acme'), name: 'Ivy' });
       const path = `/admin/agents/${ivy.agent.handle}/trust`;
-      const badEntry = await request(relay.url).put(path).set(admin).send({ allow: ['not a handle'] }).expect(400);
+      const badEntry = await request(relay.url)
+        .put(path)
+        .set(admin)
+        .send({ allow: ['not a handle'] })
+        .expect(400);
       expect(badEntry.body.error.fields[0].field).toBe('allow');
-      const wrongAgent = await request(relay.url).put(path).set(admin).set('content-type', 'application/yaml').send('agent: someone@else\nallow: []\n').expect(400);
+      const wrongAgent = await request(relay.url)
+        .put(path)
+        .set(admin)
+        .set('content-type', 'application/yaml')
+        .send('agent: someone@else\nallow: []\n')
+        .expect(400);
       expect(wrongAgent.body.error.fields[0].field).toBe('agent');
       const broken = await request(relay.url).put(path).set(admin).set('content-type', 'application/yaml').send('allow: [unclosed\n').expect(400);
       expect(broken.body.error.message).toMatch(/YAML/);

@@ -26,7 +26,10 @@ describe('agentrelay CLI against a running relay', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  async function cli(argv: string[], env: Record<string, string | undefined> = { RELAY_URL: relay.url, RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN }): Promise<Captured> {
+  async function cli(
+    argv: string[],
+    env: Record<string, string | undefined> = { RELAY_URL: relay.url, RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN },
+  ): Promise<Captured> {
     let stdout = '';
     let stderr = '';
     const code = await run(argv, env, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
@@ -39,7 +42,10 @@ describe('agentrelay CLI against a running relay', () => {
     expect(result.code).toBe(EXIT.ok);
     const key = /(ah_live_[A-Z2-7]{32})/.exec(result.stdout)?.[1];
     expect(key).toBeDefined();
-    await expect(relay.edge.get(AgentAuthenticator).authenticate({ 'x-api-key': key as string })).resolves.toMatchObject({ handle: `kim@${org}`, role: 'backend' });
+    await expect(relay.edge.get(AgentAuthenticator).authenticate({ 'x-api-key': key as string })).resolves.toMatchObject({
+      handle: `kim@${org}`,
+      role: 'backend',
+    });
   });
 
   it('prints JSON with --json, and lists agents', async () => {

@@ -41,11 +41,19 @@ describe('a Postgres outage', () => {
       .post(`/a2a/${to.agent.handle}`)
       .set('x-api-key', agent.api_key)
       .set('a2a-version', '1.0')
-      .send({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId, role: 'ROLE_USER', parts: [{ text: 'during the outage' }] }, configuration: { returnImmediately: true } } });
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId, role: 'ROLE_USER', parts: [{ text: 'during the outage' }] }, configuration: { returnImmediately: true } },
+      });
   }
 
   function list(agent: RegisteredTestAgent): request.Test {
-    return request(relay.url).post('/a2a').set('x-api-key', agent.api_key).send({ jsonrpc: '2.0', id: 2, method: 'tasks/list', params: { filter: { role: 'recipient' } } });
+    return request(relay.url)
+      .post('/a2a')
+      .set('x-api-key', agent.api_key)
+      .send({ jsonrpc: '2.0', id: 2, method: 'tasks/list', params: { filter: { role: 'recipient' } } });
   }
 
   beforeAll(async () => {
@@ -87,10 +95,14 @@ describe('a Postgres outage', () => {
       await allowConnections('tasks', true);
     }
 
-    const retried = (await eventually(async () => {
-      const response = await send(alice, bob, messageId);
-      return response.status === 200 && response.body.result ? (response.body.result as Json) : false;
-    }, 60000, 250)) as Json;
+    const retried = (await eventually(
+      async () => {
+        const response = await send(alice, bob, messageId);
+        return response.status === 200 && response.body.result ? (response.body.result as Json) : false;
+      },
+      60000,
+      250,
+    )) as Json;
     const again = await send(alice, bob, messageId);
     expect(again.body.result.task.id).toBe(retried.task.id);
   }, 120000);
@@ -99,11 +111,15 @@ describe('a Postgres outage', () => {
     await allowConnections('directory', false);
     try {
       // The edge may answer from its directory cache for up to a second; then it asks the directory.
-      const call = await eventually(async () => {
-        const response = await list(bob);
-        expect(response.status).toBe(503);
-        return response;
-      }, 30000, 100);
+      const call = await eventually(
+        async () => {
+          const response = await list(bob);
+          expect(response.status).toBe(503);
+          return response;
+        },
+        30000,
+        100,
+      );
       expect(call.headers['retry-after']).toMatch(/^\d+$/);
       expect(call.body.error).toMatchObject({ code: -32050, data: { reason: 'service_unavailable', service: 'directory', dependency: 'database' } });
 

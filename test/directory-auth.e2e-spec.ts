@@ -68,7 +68,10 @@ describe('API keys and trust on POST /a2a', () => {
     await request(edges[1]).delete(`/admin/agents/${gus.agent.handle}/keys/${gus.key.prefix}`).set(admin).expect(200);
     for (const url of edges) {
       expectUnauthenticated(await request(url).post('/a2a').set('x-api-key', gus.api_key).send(inbox));
-      expectUnauthenticated(await request(url).post('/a2a').set('authorization', `Bearer ${gus.api_key}`).send(handoff(frank.agent.handle, 'from a revoked key')), 'send-1');
+      expectUnauthenticated(
+        await request(url).post('/a2a').set('authorization', `Bearer ${gus.api_key}`).send(handoff(frank.agent.handle, 'from a revoked key')),
+        'send-1',
+      );
       await request(url).post('/a2a').set('x-api-key', rotated.body.api_key).send(inbox).expect(200);
     }
     const frankInbox = await request(relay.url).post('/a2a').set('x-api-key', frank.api_key).send(inbox).expect(200);
@@ -97,11 +100,15 @@ describe('API keys and trust on POST /a2a', () => {
     expect((await send(carol.api_key, 'blocked')).body.error).toMatchObject({ code: -32013, data: { reason: 'teammate_blocked', policy: 'blocked' } });
     expect((await send(bob.api_key, 'blocked teammate')).body.error).toMatchObject({ code: -32013, data: { reason: 'teammate_blocked', policy: 'blocked' } });
 
-    const unknown = await request(relay.url).post('/a2a').set('x-api-key', bob.api_key).send(handoff(`nobody@${org}`, 'hello?')).expect(200);
+    const unknown = await request(relay.url)
+      .post('/a2a')
+      .set('x-api-key', bob.api_key)
+      .send(handoff(`nobody@${org}`, 'hello?'))
+      .expect(200);
     expect(unknown.body.error).toMatchObject({ code: -32004, data: { reason: 'recipient_not_found' } });
   });
 
-  it("disables an agent: its keys stop working, and its threads stay readable to the other party", async () => {
+  it('disables an agent: its keys stop working, and its threads stay readable to the other party', async () => {
     const org = `dis${Math.random().toString(36).slice(2, 7)}`;
     const bob = await registerAgent(relay, { handle: `bob@${org}`, name: 'Bob' });
     const frank = await registerAgent(relay, { handle: `frank@${org}`, name: 'Frank' });

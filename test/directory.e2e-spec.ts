@@ -60,10 +60,14 @@ describe('directory: agents, keys and admission over NATS and Postgres', () => {
 
   it('enforces the handle format and uniqueness in the database too', async () => {
     const registered = await registerAgent(relay, { handle: uniqueHandle('dup', 'acme'), name: 'Dup' });
-    await expect(db.query(`INSERT INTO "directory"."agents" ("handle", "name") VALUES ($1, 'Again')`, [registered.agent.handle])).rejects.toThrow(/agents_handle_key/);
+    await expect(db.query(`INSERT INTO "directory"."agents" ("handle", "name") VALUES ($1, 'Again')`, [registered.agent.handle])).rejects.toThrow(
+      /agents_handle_key/,
+    );
     await expect(db.query(`INSERT INTO "directory"."agents" ("handle", "name") VALUES ('Not A Handle', 'X')`)).rejects.toThrow(/agents_handle_format/);
     await expect(
-      db.query(`INSERT INTO "directory"."api_keys" ("agent_id", "key_hash", "prefix") VALUES ($1, 'plain-text-key', 'ah_live_AAAAAAAA')`, [registered.agent.id]),
+      db.query(`INSERT INTO "directory"."api_keys" ("agent_id", "key_hash", "prefix") VALUES ($1, 'plain-text-key', 'ah_live_AAAAAAAA')`, [
+        registered.agent.id,
+      ]),
     ).rejects.toThrow(/api_keys_hash_format/);
   });
 
@@ -107,7 +111,10 @@ describe('directory: agents, keys and admission over NATS and Postgres', () => {
 
       await request(relay.url).delete(`/admin/agents/${handle}`).set(admin).expect(200);
       await eventually(async () => expect((await lastEvent()).event).toMatchObject({ handle, disabled: true }));
-      const rows: Array<{ published_at: Date | null }> = await db.query(`SELECT "published_at" FROM "directory"."outbox_events" WHERE "payload"->>'handle' = $1`, [handle]);
+      const rows: Array<{ published_at: Date | null }> = await db.query(
+        `SELECT "published_at" FROM "directory"."outbox_events" WHERE "payload"->>'handle' = $1`,
+        [handle],
+      );
       expect(rows).toHaveLength(3);
       expect(rows.every((row) => row.published_at !== null)).toBe(true);
 

@@ -122,7 +122,12 @@ describe('edge limits', () => {
 
   describe('request size', () => {
     /** A raw JSON-RPC body sent as it is, with its exact byte length. */
-    async function postRaw(url: string, apiKey: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string>; body: Json }> {
+    async function postRaw(
+      url: string,
+      apiKey: string,
+      body: string,
+      headers: Record<string, string> = {},
+    ): Promise<{ status: number; headers: Record<string, string>; body: Json }> {
       let call = request(url).post('/a2a').set('x-api-key', apiKey).set('content-type', 'application/json');
       for (const [name, value] of Object.entries(headers)) call = call.set(name, value);
       const response = await call.send(body);
@@ -132,7 +137,12 @@ describe('edge limits', () => {
     /** An AgentRelay message/send to Bob whose text is padded so that the body is exactly `bytes` long. */
     function sendBodyOf(bytes: number): string {
       const shell = (text: string): string =>
-        JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'message/send', params: { recipient: bob.agent.handle, intent: 'inform', message: { role: 'user', parts: [{ type: 'data', data: { text } }] } } });
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'big',
+          method: 'message/send',
+          params: { recipient: bob.agent.handle, intent: 'inform', message: { role: 'user', parts: [{ type: 'data', data: { text } }] } },
+        });
       const body = shell(`${'x'.repeat(bytes - Buffer.byteLength(shell('')))}`);
       expect(Buffer.byteLength(body)).toBe(bytes);
       return body;
@@ -178,7 +188,14 @@ describe('edge limits', () => {
           .post(`/a2a/${bob.agent.handle}`)
           .set('x-api-key', alice.api_key)
           .set('content-type', 'application/json')
-          .send(JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'message/send', params: { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts }, configuration: { blocking: false } } }));
+          .send(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: 'big',
+              method: 'message/send',
+              params: { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts }, configuration: { blocking: false } },
+            }),
+          );
       const before = await tasksReceivedBy(bob);
 
       const replyLimit = relay.edge.get(NatsRpcClient).maxPayloadBytes - PAYLOAD_LIMITS.internalEnvelopeBytes;
@@ -191,7 +208,10 @@ describe('edge limits', () => {
         expect(await tasksReceivedBy(bob)).toBe(before);
       }
 
-      const fitting = Array.from({ length: Math.floor((replyLimit - 2 * TASK_LIMITS.textPartChars - 2000) / (TASK_LIMITS.textPartChars + 30)) }, () => textPart);
+      const fitting = Array.from(
+        { length: Math.floor((replyLimit - 2 * TASK_LIMITS.textPartChars - 2000) / (TASK_LIMITS.textPartChars + 30)) },
+        () => textPart,
+      );
       const accepted = await send(fitting);
       expect({ status: accepted.status, error: accepted.body.error }).toEqual({ status: 200, error: undefined });
       expect(accepted.body.result).toMatchObject({ kind: 'task', status: { state: 'submitted' } });
@@ -217,8 +237,18 @@ describe('edge limits', () => {
         `${relay.urlOf(edge)}/a2a/${bob.agent.handle}`,
         { 'x-api-key': agent.api_key, ...(version ? { 'a2a-version': version } : {}) },
         version === '1.0'
-          ? { jsonrpc: '2.0', id: 's', method: 'SendStreamingMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'watch' }] } } }
-          : { jsonrpc: '2.0', id: 's', method: 'message/stream', params: { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'watch' }] } } },
+          ? {
+              jsonrpc: '2.0',
+              id: 's',
+              method: 'SendStreamingMessage',
+              params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'watch' }] } },
+            }
+          : {
+              jsonrpc: '2.0',
+              id: 's',
+              method: 'message/stream',
+              params: { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'watch' }] } },
+            },
       );
     }
 
@@ -268,12 +298,18 @@ describe('edge limits', () => {
     function callFrom(url: string, localAddress: string, apiKey: string): Promise<{ status: number; retryAfter?: string; body: Json }> {
       return new Promise((resolve, reject) => {
         const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/list', params: {} });
-        const call = http.request(`${url}/a2a`, { method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'x-api-key': apiKey } }, (response) => {
-          let text = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (text += chunk));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] as string | undefined, body: JSON.parse(text) as Json }));
-        });
+        const call = http.request(
+          `${url}/a2a`,
+          { method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'x-api-key': apiKey } },
+          (response) => {
+            let text = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => (text += chunk));
+            response.on('end', () =>
+              resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] as string | undefined, body: JSON.parse(text) as Json }),
+            );
+          },
+        );
         call.on('error', reject);
         call.end(body);
       });

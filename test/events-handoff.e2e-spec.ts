@@ -28,8 +28,18 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
     collector = await EventCollector.start(relay.subjectPrefix);
     const bobHandle = uniqueHandle('bob', 'acme');
     const frankHandle = uniqueHandle('frank', 'acme');
-    bob = await registerAgent(relay, { handle: bobHandle, name: 'Bob', notification_webhook_url: sink.url(`/${bobHandle}`), slack_webhook_url: sink.url(`/${bobHandle}/slack`) });
-    frank = await registerAgent(relay, { handle: frankHandle, name: 'Frank', notification_webhook_url: sink.url(`/${frankHandle}`), slack_webhook_url: sink.url(`/${frankHandle}/slack`) });
+    bob = await registerAgent(relay, {
+      handle: bobHandle,
+      name: 'Bob',
+      notification_webhook_url: sink.url(`/${bobHandle}`),
+      slack_webhook_url: sink.url(`/${bobHandle}/slack`),
+    });
+    frank = await registerAgent(relay, {
+      handle: frankHandle,
+      name: 'Frank',
+      notification_webhook_url: sink.url(`/${frankHandle}`),
+      slack_webhook_url: sink.url(`/${frankHandle}/slack`),
+    });
   });
 
   afterAll(async () => {
@@ -41,7 +51,10 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
   it('an internal consumer of relay.events.task.> sees the whole life of a handoff, in order', async () => {
     const taskId = await createHandoff(relay.url, bob, frank, 'Please review the /users refactor.');
     await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
-    await ok(relay.url, frank.api_key, 'message/send', { task_id: taskId, message: { role: 'user', parts: [{ type: 'text', text: 'Which endpoint first?' }] } });
+    await ok(relay.url, frank.api_key, 'message/send', {
+      task_id: taskId,
+      message: { role: 'user', parts: [{ type: 'text', text: 'Which endpoint first?' }] },
+    });
     await ok(relay.url, bob.api_key, 'message/send', { task_id: taskId, message: { role: 'user', parts: [{ type: 'text', text: 'Start with /users.' }] } });
     await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'Reviewed; two comments.' });
 
@@ -59,7 +72,10 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
       sender: bob.agent.handle,
       recipient: frank.agent.handle,
       sequence_no: 1,
-      task: { summary: 'Please review the /users refactor.', latest_message: { from: bob.agent.handle, body: 'Please review the /users refactor.', sequence_no: 1 } },
+      task: {
+        summary: 'Please review the /users refactor.',
+        latest_message: { from: bob.agent.handle, body: 'Please review the /users refactor.', sequence_no: 1 },
+      },
     });
     expect(created.context_id).toEqual(expect.any(String));
     expect(life[2].task.latest_message).toMatchObject({ from: frank.agent.handle, sequence_no: 2 });
@@ -69,7 +85,12 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
     const bobPath = `/${bob.agent.handle}`;
     const frankPath = `/${frank.agent.handle}`;
     await eventually(
-      () => expect({ bob: sink.to(bobPath).length, frank: sink.to(frankPath).length, bobSlack: sink.to(`${bobPath}/slack`).length }).toEqual({ bob: 3, frank: 2, bobSlack: 1 }),
+      () =>
+        expect({ bob: sink.to(bobPath).length, frank: sink.to(frankPath).length, bobSlack: sink.to(`${bobPath}/slack`).length }).toEqual({
+          bob: 3,
+          frank: 2,
+          bobSlack: 1,
+        }),
       15000,
     );
     expect(sink.to(frankPath).map(typeOf)).toEqual(['a2a.task.created', 'a2a.task.message']);
@@ -103,7 +124,11 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
     const toBob = ['a2a.task.accepted', 'a2a.task.input_required', 'a2a.task.completed', 'a2a.task.rejected', 'a2a.task.accepted', 'a2a.task.failed'];
     const toFrank = ['a2a.task.created', 'a2a.task.message', 'a2a.task.created', 'a2a.task.created', 'a2a.task.created', 'a2a.task.canceled'];
     await eventually(
-      () => expect({ bob: sink.to(bobPath).length - bobBefore, frank: sink.to(frankPath).length - frankBefore }).toEqual({ bob: toBob.length, frank: toFrank.length }),
+      () =>
+        expect({ bob: sink.to(bobPath).length - bobBefore, frank: sink.to(frankPath).length - frankBefore }).toEqual({
+          bob: toBob.length,
+          frank: toFrank.length,
+        }),
       15000,
     );
     const bobGot = sink.to(bobPath).slice(bobBefore);
@@ -112,8 +137,14 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
     expect(frankGot.map(typeOf).sort()).toEqual([...toFrank].sort());
     for (const request of bobGot) expect(verifyStandardWebhook(request, bob.webhook_secret as string)).toBe(true);
     for (const request of frankGot) expect(verifyStandardWebhook(request, frank.webhook_secret as string)).toBe(true);
-    const question = bobGot.map((request) => JSON.parse(request.body) as { type: string; data: TaskEvent }).find((body) => body.type === 'a2a.task.input_required')!;
-    expect(question.data).toMatchObject({ task_id: asked, state: 'input_required', task: { latest_message: { from: frank.agent.handle, body: 'Which endpoint first?' } } });
+    const question = bobGot
+      .map((request) => JSON.parse(request.body) as { type: string; data: TaskEvent })
+      .find((body) => body.type === 'a2a.task.input_required')!;
+    expect(question.data).toMatchObject({
+      task_id: asked,
+      state: 'input_required',
+      task: { latest_message: { from: frank.agent.handle, body: 'Which endpoint first?' } },
+    });
     const rejection = bobGot.map((request) => JSON.parse(request.body) as { type: string; data: TaskEvent }).find((body) => body.type === 'a2a.task.rejected')!;
     expect(rejection.data).toMatchObject({ task_id: declined, state: 'rejected', task: { reason: 'not my area' } });
   }, 40000);

@@ -52,7 +52,12 @@ describe('foundation: four services on NATS and Postgres', () => {
   });
 
   it('does not see the services of another subject prefix', async () => {
-    const stranger = await NatsRpcClient.connect({ url: testNatsUrl(), subjectPrefix: `${relay.subjectPrefix}_other`, defaultTimeoutMs: 1000, name: 'stranger' });
+    const stranger = await NatsRpcClient.connect({
+      url: testNatsUrl(),
+      subjectPrefix: `${relay.subjectPrefix}_other`,
+      defaultTimeoutMs: 1000,
+      name: 'stranger',
+    });
     try {
       await expect(stranger.request(HEALTH_SUBJECTS.tasks, {})).rejects.toMatchObject({ reason: 'service_unavailable' });
     } finally {

@@ -45,7 +45,14 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
         'invalid_params',
         'artifacts.0.diff',
       );
-      await expectError(bob, 'message/send', { recipient: frank.agent.handle, message: textMessage('x'), artifacts: [{ type: 'poem' }] }, -32602, 'invalid_params', 'artifacts.0.type');
+      await expectError(
+        bob,
+        'message/send',
+        { recipient: frank.agent.handle, message: textMessage('x'), artifacts: [{ type: 'poem' }] },
+        -32602,
+        'invalid_params',
+        'artifacts.0.type',
+      );
       await expectError(
         bob,
         'message/send',
@@ -65,7 +72,13 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
     });
 
     it('-32012 when proposed_action does not match the intent (both ways)', async () => {
-      await expectError(bob, 'message/send', { recipient: frank.agent.handle, intent: 'propose_action', message: textMessage('x'), proposed_action: null }, -32012, 'invalid_intent_payload');
+      await expectError(
+        bob,
+        'message/send',
+        { recipient: frank.agent.handle, intent: 'propose_action', message: textMessage('x'), proposed_action: null },
+        -32012,
+        'invalid_intent_payload',
+      );
       await expectError(
         bob,
         'message/send',
@@ -171,10 +184,17 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
 
       const failed = await createHandoff(relay.url, bob, frank);
       await ok(relay.url, frank.api_key, 'tasks/update', { task_id: failed, transition: 'accept' });
-      expect((await update(frank, failed, 'fail', { reason: 'tests broke' })).body.result).toMatchObject({ status: { state: 'failed' }, failed_at: expect.any(String) });
+      expect((await update(frank, failed, 'fail', { reason: 'tests broke' })).body.result).toMatchObject({
+        status: { state: 'failed' },
+        failed_at: expect.any(String),
+      });
 
       const cancelled = await createHandoff(relay.url, bob, frank);
-      expect((await update(bob, cancelled, 'cancel')).body.result).toMatchObject({ status: { state: 'cancelled' }, cancelled_at: expect.any(String), accepted_at: null });
+      expect((await update(bob, cancelled, 'cancel')).body.result).toMatchObject({
+        status: { state: 'cancelled' },
+        cancelled_at: expect.any(String),
+        accepted_at: null,
+      });
       const aliased = await createHandoff(relay.url, bob, frank);
       const cancel = await ok(relay.url, bob.api_key, 'tasks/cancel', { task_id: aliased });
       expect(cancel).toEqual({ task_id: aliased, status: { state: 'cancelled' }, updated_at: expect.any(String) });

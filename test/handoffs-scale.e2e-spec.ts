@@ -42,35 +42,39 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
     await relay.stop();
   });
 
-  it('pages through 250 threads while new ones arrive, skipping and repeating none', async () => {
-    const senders = await Promise.all(['ann', 'ben', 'cid', 'dot', 'eli'].map((name) => registerAgent(relay, { handle: uniqueHandle(name, 'acme'), name })));
-    const inbox = await registerAgent(relay, { handle: uniqueHandle('inbox', 'acme'), name: 'Inbox' });
-    const created = await inBatches(250, 10, (index) => createHandoff(relay.url, senders[index % senders.length], inbox, `thread ${index}`));
-    const seen: string[] = [];
-    const arrivals: string[] = [];
-    let cursor: string | null = null;
-    let pages = 0;
-    do {
-      const page = await ok(relay.url, inbox.api_key, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 50, cursor } });
-      pages++;
-      expect(page.items.length).toBeLessThanOrEqual(50);
-      seen.push(...page.items.map((item: { task_id: string }) => item.task_id));
-      cursor = page.next_cursor;
-      arrivals.push(await createHandoff(relay.url, senders[pages % senders.length], inbox, `arrival ${pages}`));
-    } while (cursor !== null);
-    expect(pages).toBe(5);
-    expect(new Set(seen).size).toBe(seen.length);
-    expect([...seen].sort()).toEqual([...created].sort());
-    expect(seen.some((id) => arrivals.includes(id))).toBe(false);
+  it(
+    'pages through 250 threads while new ones arrive, skipping and repeating none',
+    async () => {
+      const senders = await Promise.all(['ann', 'ben', 'cid', 'dot', 'eli'].map((name) => registerAgent(relay, { handle: uniqueHandle(name, 'acme'), name })));
+      const inbox = await registerAgent(relay, { handle: uniqueHandle('inbox', 'acme'), name: 'Inbox' });
+      const created = await inBatches(250, 10, (index) => createHandoff(relay.url, senders[index % senders.length], inbox, `thread ${index}`));
+      const seen: string[] = [];
+      const arrivals: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page = await ok(relay.url, inbox.api_key, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 50, cursor } });
+        pages++;
+        expect(page.items.length).toBeLessThanOrEqual(50);
+        seen.push(...page.items.map((item: { task_id: string }) => item.task_id));
+        cursor = page.next_cursor;
+        arrivals.push(await createHandoff(relay.url, senders[pages % senders.length], inbox, `arrival ${pages}`));
+      } while (cursor !== null);
+      expect(pages).toBe(5);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect([...seen].sort()).toEqual([...created].sort());
+      expect(seen.some((id) => arrivals.includes(id))).toBe(false);
 
-    const fresh = await ok(relay.url, inbox.api_key, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 200 } });
-    expect(fresh.items.slice(0, arrivals.length).map((item: { task_id: string }) => item.task_id)).toEqual([...arrivals].reverse());
-    expect(fresh.next_cursor).toEqual(expect.any(String));
+      const fresh = await ok(relay.url, inbox.api_key, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 200 } });
+      expect(fresh.items.slice(0, arrivals.length).map((item: { task_id: string }) => item.task_id)).toEqual([...arrivals].reverse());
+      expect(fresh.next_cursor).toEqual(expect.any(String));
 
-    const sentByAnn = await ok(relay.url, senders[0].api_key, 'tasks/list', { filter: { role: 'sender' }, page: { limit: 200 } });
-    expect(sentByAnn.items).toHaveLength(50 + arrivals.filter((_, index) => (index + 1) % senders.length === 0).length);
-    expectRpcError((await rpc(relay.url, inbox.api_key, 'tasks/list', { page: { cursor: 'not-a-cursor' } })).body.error, { code: -32602, field: 'cursor' });
-  }, BULK_TEST_TIMEOUT_MS);
+      const sentByAnn = await ok(relay.url, senders[0].api_key, 'tasks/list', { filter: { role: 'sender' }, page: { limit: 200 } });
+      expect(sentByAnn.items).toHaveLength(50 + arrivals.filter((_, index) => (index + 1) % senders.length === 0).length);
+      expectRpcError((await rpc(relay.url, inbox.api_key, 'tasks/list', { page: { cursor: 'not-a-cursor' } })).body.error, { code: -32602, field: 'cursor' });
+    },
+    BULK_TEST_TIMEOUT_MS,
+  );
 
   it('filters the list by status and since', async () => {
     const inbox = await registerAgent(relay, { handle: uniqueHandle('filter', 'acme'), name: 'Filter' });
@@ -113,14 +117,19 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
   it('lets exactly one of 20 concurrent accepts win; the audit log holds one accept', async () => {
     const taskId = await createHandoff(relay.url, bob, frank, 'race');
     const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, index) => rpc(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept', session_id: `s-${index}` }, { id: index })),
+      Array.from({ length: 20 }, (_, index) =>
+        rpc(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept', session_id: `s-${index}` }, { id: index }),
+      ),
     );
     const winners = responses.filter((response) => response.body.result);
     expect(winners).toHaveLength(1);
     for (const loser of responses.filter((response) => response.body.error)) {
       expect([-32010, -32008]).toContain(loser.body.error!.code);
     }
-    const audit = await db.query(`SELECT "transition", "actor_id", "from_state", "to_state", "session_id" FROM "tasks"."audit_log" WHERE "thread_id" = $1 ORDER BY "id"`, [taskId]);
+    const audit = await db.query(
+      `SELECT "transition", "actor_id", "from_state", "to_state", "session_id" FROM "tasks"."audit_log" WHERE "thread_id" = $1 ORDER BY "id"`,
+      [taskId],
+    );
     expect(audit.rows).toEqual([
       { transition: 'create', actor_id: bob.agent.id, from_state: null, to_state: 'pending', session_id: null },
       { transition: 'accept', actor_id: frank.agent.id, from_state: 'pending', to_state: 'accepted', session_id: `s-${winners[0].body.id}` },
@@ -160,83 +169,137 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
     expect(events.rows.map((row) => row.type)).toEqual(['created', 'accepted', 'message_appended', 'completed']);
     for (const row of events.rows) {
       expect(row.subject).toBe(`relay.events.task.${row.type}`);
-      expect(row.payload).toMatchObject({ schema_version: 1, event_id: row.id, type: row.type, task_id: taskId, sender: bob.agent.handle, recipient: frank.agent.handle });
+      expect(row.payload).toMatchObject({
+        schema_version: 1,
+        event_id: row.id,
+        type: row.type,
+        task_id: taskId,
+        sender: bob.agent.handle,
+        recipient: frank.agent.handle,
+      });
     }
     expect(events.rows[3].payload).toMatchObject({ state: 'completed', task: { result_summary: 'shipped', message_count: 2 } });
   });
 
-  it('holds at most 500 messages per thread, with sequence numbers without gaps', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'long thread');
-    const client = relay.edge.get(NatsRpcClient);
-    for (let index = 2; index <= 500; index++) {
-      await client.request(TASKS_SUBJECTS.send, { caller: ref(index % 2 ? bob.agent : frank.agent), task_id: taskId, message: { parts: [{ kind: 'text', text: `m${index}` }] }, history_length: 0 });
-    }
-    const full = await rpc(relay.url, bob.api_key, 'message/send', { task_id: taskId, message: textMessage('one too many') });
-    expect(full.body.error).toMatchObject({ code: -32014, data: { reason: 'thread_message_limit' } });
-    const sequence = await db.query(`SELECT array_agg("sequence_no" ORDER BY "sequence_no") AS seq FROM "tasks"."messages" WHERE "thread_id" = $1`, [taskId]);
-    expect(sequence.rows[0].seq).toEqual(Array.from({ length: 500 }, (_, index) => index + 1));
-  }, BULK_TEST_TIMEOUT_MS);
+  it(
+    'holds at most 500 messages per thread, with sequence numbers without gaps',
+    async () => {
+      const taskId = await createHandoff(relay.url, bob, frank, 'long thread');
+      const client = relay.edge.get(NatsRpcClient);
+      for (let index = 2; index <= 500; index++) {
+        await client.request(TASKS_SUBJECTS.send, {
+          caller: ref(index % 2 ? bob.agent : frank.agent),
+          task_id: taskId,
+          message: { parts: [{ kind: 'text', text: `m${index}` }] },
+          history_length: 0,
+        });
+      }
+      const full = await rpc(relay.url, bob.api_key, 'message/send', { task_id: taskId, message: textMessage('one too many') });
+      expect(full.body.error).toMatchObject({ code: -32014, data: { reason: 'thread_message_limit' } });
+      const sequence = await db.query(`SELECT array_agg("sequence_no" ORDER BY "sequence_no") AS seq FROM "tasks"."messages" WHERE "thread_id" = $1`, [taskId]);
+      expect(sequence.rows[0].seq).toEqual(Array.from({ length: 500 }, (_, index) => index + 1));
+    },
+    BULK_TEST_TIMEOUT_MS,
+  );
 
-  it('reads a thread larger than one reply page by page, in full, in order', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'big thread');
-    const big = (index: number) => `${index}:`.padEnd(90_000, String.fromCharCode(97 + index));
-    for (let index = 0; index < 12; index++) {
-      await ok(relay.url, index % 2 ? bob.api_key : frank.api_key, 'message/send', { task_id: taskId, message: textMessage(big(index)) });
-    }
-    const messages: Array<{ sequence_no: number; body: string }> = [];
-    let pages = 0;
-    for (let after: number | null = 0; after !== null; pages++) {
-      const page = await ok(relay.url, bob.api_key, 'tasks/get', { task_id: taskId, after_sequence_no: after });
-      expect(page.message_count).toBe(13);
-      messages.push(...page.messages);
-      after = page.has_more_messages ? page.next_after_sequence_no : null;
-    }
-    expect(pages).toBeGreaterThan(1);
-    expect(messages.map((message) => message.sequence_no)).toEqual(Array.from({ length: 13 }, (_, index) => index + 1));
-    expect(messages[12].body).toBe(big(11));
-  }, BULK_TEST_TIMEOUT_MS);
+  it(
+    'reads a thread larger than one reply page by page, in full, in order',
+    async () => {
+      const taskId = await createHandoff(relay.url, bob, frank, 'big thread');
+      const big = (index: number) => `${index}:`.padEnd(90_000, String.fromCharCode(97 + index));
+      for (let index = 0; index < 12; index++) {
+        await ok(relay.url, index % 2 ? bob.api_key : frank.api_key, 'message/send', { task_id: taskId, message: textMessage(big(index)) });
+      }
+      const messages: Array<{ sequence_no: number; body: string }> = [];
+      let pages = 0;
+      for (let after: number | null = 0; after !== null; pages++) {
+        const page = await ok(relay.url, bob.api_key, 'tasks/get', { task_id: taskId, after_sequence_no: after });
+        expect(page.message_count).toBe(13);
+        messages.push(...page.messages);
+        after = page.has_more_messages ? page.next_after_sequence_no : null;
+      }
+      expect(pages).toBeGreaterThan(1);
+      expect(messages.map((message) => message.sequence_no)).toEqual(Array.from({ length: 13 }, (_, index) => index + 1));
+      expect(messages[12].body).toBe(big(11));
+    },
+    BULK_TEST_TIMEOUT_MS,
+  );
 
-  it('cuts list pages that would not fit one reply, and goes on with the cursor', async () => {
-    const inbox = await registerAgent(relay, { handle: uniqueHandle('bulky', 'acme'), name: 'Bulky' });
-    const long = (index: number) => `${index}:`.padEnd(90_000, 'z');
-    const created = [];
-    for (let index = 0; index < 12; index++) created.push(await createHandoff(relay.url, bob, inbox, long(index)));
-    const client = relay.edge.get(NatsRpcClient);
-    const first = await client.request(TASKS_SUBJECTS.list, { caller_id: inbox.agent.id, limit: 50 });
-    expect(first.items.length).toBeGreaterThan(0);
-    expect(first.items.length).toBeLessThan(12);
-    expect(first.next_cursor).toEqual(expect.any(String));
-    const rest = await client.request(TASKS_SUBJECTS.list, { caller_id: inbox.agent.id, limit: 50, cursor: first.next_cursor! });
-    expect([...first.items, ...rest.items].map((item) => item.id)).toEqual([...created].reverse());
-    expect(rest.next_cursor).toBeNull();
-    const preview = await ok(relay.url, inbox.api_key, 'tasks/list', {});
-    expect(preview.items).toHaveLength(12);
-    expect(preview.items[0].summary_preview).toHaveLength(200);
-    expect(preview.items[0].summary_preview.endsWith('…')).toBe(true);
-  }, BULK_TEST_TIMEOUT_MS);
+  it(
+    'cuts list pages that would not fit one reply, and goes on with the cursor',
+    async () => {
+      const inbox = await registerAgent(relay, { handle: uniqueHandle('bulky', 'acme'), name: 'Bulky' });
+      const long = (index: number) => `${index}:`.padEnd(90_000, 'z');
+      const created = [];
+      for (let index = 0; index < 12; index++) created.push(await createHandoff(relay.url, bob, inbox, long(index)));
+      const client = relay.edge.get(NatsRpcClient);
+      const first = await client.request(TASKS_SUBJECTS.list, { caller_id: inbox.agent.id, limit: 50 });
+      expect(first.items.length).toBeGreaterThan(0);
+      expect(first.items.length).toBeLessThan(12);
+      expect(first.next_cursor).toEqual(expect.any(String));
+      const rest = await client.request(TASKS_SUBJECTS.list, { caller_id: inbox.agent.id, limit: 50, cursor: first.next_cursor! });
+      expect([...first.items, ...rest.items].map((item) => item.id)).toEqual([...created].reverse());
+      expect(rest.next_cursor).toBeNull();
+      const preview = await ok(relay.url, inbox.api_key, 'tasks/list', {});
+      expect(preview.items).toHaveLength(12);
+      expect(preview.items[0].summary_preview).toHaveLength(200);
+      expect(preview.items[0].summary_preview.endsWith('…')).toBe(true);
+    },
+    BULK_TEST_TIMEOUT_MS,
+  );
 
   it('keeps the invariants in the database too', async () => {
     const taskId = await createHandoff(relay.url, bob, frank, 'invariants');
     await expect(db.query(`UPDATE "tasks"."threads" SET "state" = 'bogus' WHERE "id" = $1`, [taskId])).rejects.toThrow(/threads_state_known/);
-    await expect(db.query(`UPDATE "tasks"."threads" SET "state" = 'completed' WHERE "id" = $1`, [taskId])).rejects.toThrow(/threads_(completed_at_when_completed|accepted_at_when_accepted)/);
-    await expect(db.query(`UPDATE "tasks"."threads" SET "intent" = 'propose_action' WHERE "id" = $1`, [taskId])).rejects.toThrow(/threads_proposed_action_matches_intent/);
+    await expect(db.query(`UPDATE "tasks"."threads" SET "state" = 'completed' WHERE "id" = $1`, [taskId])).rejects.toThrow(
+      /threads_(completed_at_when_completed|accepted_at_when_accepted)/,
+    );
+    await expect(db.query(`UPDATE "tasks"."threads" SET "intent" = 'propose_action' WHERE "id" = $1`, [taskId])).rejects.toThrow(
+      /threads_proposed_action_matches_intent/,
+    );
     await expect(
-      db.query(`INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts") VALUES ($1, 1, 'dup', 'sender', 'x', 'x', 'x', '[{"kind":"text","text":"x"}]')`, [taskId]),
+      db.query(
+        `INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts") VALUES ($1, 1, 'dup', 'sender', 'x', 'x', 'x', '[{"kind":"text","text":"x"}]')`,
+        [taskId],
+      ),
     ).rejects.toThrow(/messages_pkey/);
     await expect(
-      db.query(`INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state") VALUES ($1, 'x', 'accept', NULL, 'accepted')`, [taskId]),
+      db.query(
+        `INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state") VALUES ($1, 'x', 'accept', NULL, 'accepted')`,
+        [taskId],
+      ),
     ).rejects.toThrow(/audit_log_create_has_no_from/);
   });
 
-  it('holds at most 100 tasks per context', async () => {
-    const client = relay.edge.get(NatsRpcClient);
-    const first = await client.request(TASKS_SUBJECTS.send, { caller: ref(bob.agent), recipient: ref(frank.agent), message: { parts: [{ kind: 'text', text: 'ctx 1' }] }, history_length: 0 });
-    const contextId = first.thread.context_id;
-    for (let index = 2; index <= 100; index++) {
-      await client.request(TASKS_SUBJECTS.send, { caller: ref(bob.agent), recipient: ref(frank.agent), context_id: contextId, message: { parts: [{ kind: 'text', text: `ctx ${index}` }] }, history_length: 0 });
-    }
-    await expect(
-      client.request(TASKS_SUBJECTS.send, { caller: ref(bob.agent), recipient: ref(frank.agent), context_id: contextId, message: { parts: [{ kind: 'text', text: 'ctx 101' }] } }),
-    ).rejects.toMatchObject({ reason: 'context_limit_reached' });
-  }, BULK_TEST_TIMEOUT_MS);
+  it(
+    'holds at most 100 tasks per context',
+    async () => {
+      const client = relay.edge.get(NatsRpcClient);
+      const first = await client.request(TASKS_SUBJECTS.send, {
+        caller: ref(bob.agent),
+        recipient: ref(frank.agent),
+        message: { parts: [{ kind: 'text', text: 'ctx 1' }] },
+        history_length: 0,
+      });
+      const contextId = first.thread.context_id;
+      for (let index = 2; index <= 100; index++) {
+        await client.request(TASKS_SUBJECTS.send, {
+          caller: ref(bob.agent),
+          recipient: ref(frank.agent),
+          context_id: contextId,
+          message: { parts: [{ kind: 'text', text: `ctx ${index}` }] },
+          history_length: 0,
+        });
+      }
+      await expect(
+        client.request(TASKS_SUBJECTS.send, {
+          caller: ref(bob.agent),
+          recipient: ref(frank.agent),
+          context_id: contextId,
+          message: { parts: [{ kind: 'text', text: 'ctx 101' }] },
+        }),
+      ).rejects.toMatchObject({ reason: 'context_limit_reached' });
+    },
+    BULK_TEST_TIMEOUT_MS,
+  );
 });

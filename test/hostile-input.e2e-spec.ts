@@ -26,7 +26,13 @@ describe('hostile input', () => {
     return { status: response.status, text: response.text, body: response.body as Json };
   }
 
-  function call(agent: RegisteredTestAgent, path: string, method: string, params: unknown, version?: string): Promise<{ status: number; text: string; body: Json }> {
+  function call(
+    agent: RegisteredTestAgent,
+    path: string,
+    method: string,
+    params: unknown,
+    version?: string,
+  ): Promise<{ status: number; text: string; body: Json }> {
     return post(agent, path, { jsonrpc: '2.0', id: 'probe', method, params }, version);
   }
 
@@ -40,7 +46,13 @@ describe('hostile input', () => {
   }
 
   async function newTask(from: RegisteredTestAgent, to: RegisteredTestAgent): Promise<Json> {
-    const sent = await call(from, `/a2a/${to.agent.handle}`, 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'work' }] }, configuration: { returnImmediately: true } }, '1.0');
+    const sent = await call(
+      from,
+      `/a2a/${to.agent.handle}`,
+      'SendMessage',
+      { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'work' }] }, configuration: { returnImmediately: true } },
+      '1.0',
+    );
     if (sent.status !== 200 || sent.body.error) throw new Error(`SendMessage answered ${sent.status}: ${sent.text}`);
     return sent.body.result.task as Json;
   }
@@ -59,10 +71,28 @@ describe('hostile input', () => {
 
   describe('U+0000', () => {
     it.each([
-      ['AgentRelay message text', 'message/send', { recipient: 'BOB', intent: 'inform', message: { role: 'user', parts: [{ type: 'text', text: 'a\u0000b' }] } }, undefined, 'message.parts[0].text'],
+      [
+        'AgentRelay message text',
+        'message/send',
+        { recipient: 'BOB', intent: 'inform', message: { role: 'user', parts: [{ type: 'text', text: 'a\u0000b' }] } },
+        undefined,
+        'message.parts[0].text',
+      ],
       ['A2A v1.0 messageId', 'SendMessage', { message: { messageId: 'm\u0000', role: 'ROLE_USER', parts: [{ text: 'x' }] } }, '1.0', 'message.messageId'],
-      ['a metadata key', 'SendMessage', { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'x' }], metadata: { 'k\u0000': 1 } } }, '1.0', 'message.metadata'],
-      ['a metadata value', 'message/send', { recipient: 'BOB', intent: 'inform', message: { role: 'user', parts: [{ type: 'text', text: 'x' }] }, metadata: { deep: ['ok', '\u0000'] } }, undefined, 'metadata.deep[1]'],
+      [
+        'a metadata key',
+        'SendMessage',
+        { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'x' }], metadata: { 'k\u0000': 1 } } },
+        '1.0',
+        'message.metadata',
+      ],
+      [
+        'a metadata value',
+        'message/send',
+        { recipient: 'BOB', intent: 'inform', message: { role: 'user', parts: [{ type: 'text', text: 'x' }] }, metadata: { deep: ['ok', '\u0000'] } },
+        undefined,
+        'metadata.deep[1]',
+      ],
       ['a looked-up task id', 'tasks/get', { task_id: '01HXYZ4K2VNJQP7R8MWDB3CS\u0000F' }, undefined, 'task_id'],
       ['an A2A task id', 'GetTask', { id: 'x\u0000' }, '1.0', 'id'],
     ])('in %s is -32602 naming the field', async (_label, method, params, version, field) => {
@@ -95,7 +125,9 @@ describe('hostile input', () => {
         expect([path, response.status]).toEqual([path, 400]);
         expect(response.body.error.reason).toBe('invalid_params');
       }
-      const yaml = await admin('put', `/admin/agents/${encodeURIComponent(alice.agent.handle)}/trust`).set('content-type', 'application/yaml').send('allow:\n  - "*@x\\0y"\n');
+      const yaml = await admin('put', `/admin/agents/${encodeURIComponent(alice.agent.handle)}/trust`)
+        .set('content-type', 'application/yaml')
+        .send('allow:\n  - "*@x\\0y"\n');
       expect(yaml.status).toBe(400);
       expect(yaml.body.error.fields[0].field).toBe('allow[0]');
     });
@@ -138,10 +170,16 @@ describe('hostile input', () => {
     });
 
     it('answers an upper-case URL scheme with 400 (admin) and -32602 (push config)', async () => {
-      const created = await admin('post', '/admin/agents').send({ handle: uniqueHandle('upper', org), name: 'U', notification_webhook_url: 'HTTP://example.com/hook' });
+      const created = await admin('post', '/admin/agents').send({
+        handle: uniqueHandle('upper', org),
+        name: 'U',
+        notification_webhook_url: 'HTTP://example.com/hook',
+      });
       expect(created.status).toBe(400);
       expect(created.body.error.fields).toEqual([{ field: 'notification_webhook_url', messages: [expect.stringContaining('lowercase')] }]);
-      const updated = await admin('patch', `/admin/agents/${encodeURIComponent(alice.agent.handle)}`).send({ slack_webhook_url: 'HTTPS://hooks.example.com/x' });
+      const updated = await admin('patch', `/admin/agents/${encodeURIComponent(alice.agent.handle)}`).send({
+        slack_webhook_url: 'HTTPS://hooks.example.com/x',
+      });
       expect(updated.status).toBe(400);
       expect(updated.body.error.fields[0].field).toBe('slack_webhook_url');
 
@@ -149,7 +187,10 @@ describe('hostile input', () => {
       const push = await call(alice, '/a2a', 'CreateTaskPushNotificationConfig', { taskId: task.id, url: 'HTTP://example.com/push' }, '1.0');
       expect(push.body.error).toMatchObject({ code: -32602 });
       expect(push.body.error.data[0].metadata.field).toBe('params.url');
-      const legacy = await call(alice, '/a2a', 'tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: { url: 'Https://example.com/push' } });
+      const legacy = await call(alice, '/a2a', 'tasks/pushNotificationConfig/set', {
+        taskId: task.id,
+        pushNotificationConfig: { url: 'Https://example.com/push' },
+      });
       expect(legacy.body.error).toMatchObject({ code: -32602 });
     });
   });
@@ -168,7 +209,12 @@ describe('hostile input', () => {
         ['/a2a', 'tasks/get', (id) => ({ id }), undefined],
         ['/a2a', 'tasks/cancel', (id) => ({ id }), undefined],
         ['/a2a', 'tasks/pushNotificationConfig/list', (id) => ({ id }), undefined],
-        ['/a2a', 'message/send', (id) => ({ message: { kind: 'message', messageId: 'probe-msg', role: 'user', parts: [{ kind: 'text', text: 'x' }], taskId: id } }), undefined],
+        [
+          '/a2a',
+          'message/send',
+          (id) => ({ message: { kind: 'message', messageId: 'probe-msg', role: 'user', parts: [{ kind: 'text', text: 'x' }], taskId: id } }),
+          undefined,
+        ],
       ];
       for (const [path, method, params, version] of probes) {
         const existing = await call(carol, path, method, params(task.id as string), version);

@@ -17,7 +17,11 @@ describe('JSON-RPC envelope on POST /a2a', () => {
   });
 
   const post = (body: string | object, path = '/a2a') =>
-    request(relay.url).post(path).set('authorization', `Bearer ${agent.api_key}`).set('content-type', 'application/json').send(typeof body === 'string' ? body : JSON.stringify(body));
+    request(relay.url)
+      .post(path)
+      .set('authorization', `Bearer ${agent.api_key}`)
+      .set('content-type', 'application/json')
+      .send(typeof body === 'string' ? body : JSON.stringify(body));
 
   it('answers unparseable JSON with -32700 and a null id', async () => {
     const response = await post('{"jsonrpc": "2.0", "id": "x", "method": ');
@@ -55,7 +59,11 @@ describe('JSON-RPC envelope on POST /a2a', () => {
   it('answers an unknown method with -32601 and the id', async () => {
     const response = await rpc(relay.url, agent.api_key, 'tasks/explode', { task_id: 'x' }, { id: 'req-u' });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ jsonrpc: '2.0', id: 'req-u', error: { code: -32601, data: { reason: 'method_not_found', method: 'tasks/explode' } } });
+    expect(response.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 'req-u',
+      error: { code: -32601, data: { reason: 'method_not_found', method: 'tasks/explode' } },
+    });
   });
 
   it('answers bad params with -32602 naming the field', async () => {
@@ -87,7 +95,12 @@ describe('JSON-RPC envelope on POST /a2a', () => {
 
   it('answers a body over 1 MiB with 413 and a JSON-RPC error body', async () => {
     const text = 'x'.repeat(1024 * 1024 + 10);
-    const response = await post({ jsonrpc: '2.0', id: 'big', method: 'message/send', params: { recipient: 'a@b', message: { parts: [{ type: 'text', text }] } } });
+    const response = await post({
+      jsonrpc: '2.0',
+      id: 'big',
+      method: 'message/send',
+      params: { recipient: 'a@b', message: { parts: [{ type: 'text', text }] } },
+    });
     expect(response.status).toBe(413);
     expect(response.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600, data: { reason: 'payload_too_large' } } });
   });
@@ -97,7 +110,13 @@ describe('JSON-RPC envelope on POST /a2a', () => {
     const http = await import('node:http');
     const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = http.request(
-        { host: url.hostname, port: url.port, path: '/a2a', method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${agent.api_key}`, 'transfer-encoding': 'chunked' } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: '/a2a',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${agent.api_key}`, 'transfer-encoding': 'chunked' },
+        },
         (res) => {
           let data = '';
           res.on('data', (chunk: Buffer) => (data += chunk.toString()));

@@ -42,7 +42,11 @@ describe('Prometheus metrics of the four processes', () => {
       env: { RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms', RELAY_WEBHOOK_TIMEOUT_MS: '2000', RELAY_DIRECTORY_CACHE_MS: '0' },
     });
     sender = await registerAgent(relay, { handle: uniqueHandle('metrics-s', 'acme'), name: 'Sender', notification_webhook_url: sink.url('/sender/hook') });
-    recipient = await registerAgent(relay, { handle: uniqueHandle('metrics-r', 'acme'), name: 'Recipient', notification_webhook_url: sink.url('/recipient/hook') });
+    recipient = await registerAgent(relay, {
+      handle: uniqueHandle('metrics-r', 'acme'),
+      name: 'Recipient',
+      notification_webhook_url: sink.url('/recipient/hook'),
+    });
   });
 
   afterAll(async () => {
@@ -76,7 +80,10 @@ describe('Prometheus metrics of the four processes', () => {
     const after = await eventually(
       async () => {
         const now = await scrapeAll();
-        expect(now.notifier.value('agentrelay_delivery_dead_letters_total', { channel: 'webhook' }) - before.notifier.value('agentrelay_delivery_dead_letters_total', { channel: 'webhook' })).toBe(2);
+        expect(
+          now.notifier.value('agentrelay_delivery_dead_letters_total', { channel: 'webhook' }) -
+            before.notifier.value('agentrelay_delivery_dead_letters_total', { channel: 'webhook' }),
+        ).toBe(2);
         expect(now.tasks.value('agentrelay_outbox_backlog_events')).toBe(0);
         expect(now.notifier.value('agentrelay_jetstream_consumer_ack_pending_messages', { consumer: 'notifier' })).toBe(0);
         return now;
@@ -84,7 +91,8 @@ describe('Prometheus metrics of the four processes', () => {
       45000,
       200,
     );
-    const delta = (process: Process, name: string, labels: Record<string, string> = {}): number => after[process].value(name, labels) - before[process].value(name, labels);
+    const delta = (process: Process, name: string, labels: Record<string, string> = {}): number =>
+      after[process].value(name, labels) - before[process].value(name, labels);
 
     // edge: HTTP requests by route, canonical method, dialect and outcome
     const a2a = { route: '/a2a', dialect: 'agentrelay' };
@@ -108,7 +116,8 @@ describe('Prometheus metrics of the four processes', () => {
     expect(client('relay.tasks.v1.transition', 'ok')).toBe(2);
     expect(delta('edge', 'agentrelay_nats_client_requests_total', { outcome: 'timeout' })).toBe(0);
     expect(delta('edge', 'agentrelay_nats_client_request_duration_seconds_count', { subject: 'relay.tasks.v1.transition', outcome: 'ok' })).toBe(2);
-    const handled = (process: Process, subject: string, outcome: string): number => delta(process, 'agentrelay_nats_handler_requests_total', { subject, outcome });
+    const handled = (process: Process, subject: string, outcome: string): number =>
+      delta(process, 'agentrelay_nats_handler_requests_total', { subject, outcome });
     expect(handled('directory', 'relay.directory.v1.authenticate', 'ok')).toBe(3);
     expect(handled('directory', 'relay.directory.v1.authenticate', 'error')).toBe(1);
     expect(handled('directory', 'relay.directory.v1.admit', 'ok')).toBe(1);
@@ -143,7 +152,12 @@ describe('Prometheus metrics of the four processes', () => {
 
   it('parses with a parser that refuses what is not the text format', () => {
     const families = parsePrometheusText('# HELP a_total A "help" \\\\ text\n# TYPE a_total counter\na_total{x="q\\"uote",y="2"} 3 1700000000000\n');
-    expect(families.get('a_total')).toEqual({ name: 'a_total', type: 'counter', help: 'A "help" \\ text', samples: [{ name: 'a_total', labels: { x: 'q"uote', y: '2' }, value: 3 }] });
+    expect(families.get('a_total')).toEqual({
+      name: 'a_total',
+      type: 'counter',
+      help: 'A "help" \\ text',
+      samples: [{ name: 'a_total', labels: { x: 'q"uote', y: '2' }, value: 3 }],
+    });
     expect(() => parsePrometheusText('b_total 1\n')).toThrow(/undeclared/);
     expect(() => parsePrometheusText('# TYPE c gauge\nc{x=1} 1\n')).toThrow(/not quoted/);
     expect(() => parsePrometheusText('# TYPE c gauge\nc one\n')).toThrow(/not a number/);

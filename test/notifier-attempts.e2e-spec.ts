@@ -46,7 +46,12 @@ describe('delivery log: an attempt is recorded before its request is sent', () =
     await relay.startService('notifier');
 
     const listed = async (): Promise<Array<{ id: string; status: string; attempts: number }>> =>
-      (await request(relay.url).get(`/admin/deliveries?task_id=${encodeURIComponent(task)}`).set(admin).expect(200)).body.deliveries;
+      (
+        await request(relay.url)
+          .get(`/admin/deliveries?task_id=${encodeURIComponent(task)}`)
+          .set(admin)
+          .expect(200)
+      ).body.deliveries;
     await eventually(async () => (await listed()).some((delivery) => delivery.status === 'succeeded'), 30000);
     const requests = sink.to(path);
     expect(requests).toHaveLength(2);

@@ -97,7 +97,14 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
     const retried = sink.to(path).slice(3);
     expect(retried).toHaveLength(3);
     expect(Math.min(...retried.map((request) => request.receivedAt)) - restartedAt).toBeGreaterThanOrEqual(1500);
-    expect(new Set(retried.map((request) => request.headers['webhook-id']))).toEqual(new Set(sink.to(path).slice(0, 3).map((request) => request.headers['webhook-id'])));
+    expect(new Set(retried.map((request) => request.headers['webhook-id']))).toEqual(
+      new Set(
+        sink
+          .to(path)
+          .slice(0, 3)
+          .map((request) => request.headers['webhook-id']),
+      ),
+    );
   }, 40000);
 
   it('delivers every event committed right before the tasks service stopped, and those committed while it was down, once each', async () => {
@@ -122,7 +129,10 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
     const events = handoffs(sender, recipient, 20);
     await outbox.write(events);
     const all = events.map((event) => event.event_id);
-    await eventually(async () => expect([...(await deliveryStatuses(all)).values()].filter((status) => status === 'succeeded')).toHaveLength(all.length), 20000);
+    await eventually(
+      async () => expect([...(await deliveryStatuses(all)).values()].filter((status) => status === 'succeeded')).toHaveLength(all.length),
+      20000,
+    );
     const requests = sink.to(path);
     expect(requests).toHaveLength(all.length);
     expect(new Set(requests.map(eventIdOf))).toEqual(new Set(all));

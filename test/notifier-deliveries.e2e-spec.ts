@@ -27,7 +27,9 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     return (await rpc.request(NOTIFIER_SUBJECTS.listDeliveries, { task_id: taskId, limit: 100 })).deliveries;
   }
 
-  async function pair(label: string): Promise<{ sender: TestAgent; recipient: TestAgent; paths: Record<'sender' | 'recipient' | 'senderSlack' | 'recipientSlack', string> }> {
+  async function pair(
+    label: string,
+  ): Promise<{ sender: TestAgent; recipient: TestAgent; paths: Record<'sender' | 'recipient' | 'senderSlack' | 'recipientSlack', string> }> {
     const senderHandle = uniqueHandle(`${label}-s`);
     const recipientHandle = uniqueHandle(`${label}-r`);
     const paths = {
@@ -102,7 +104,15 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     ]);
 
     const toRecipient = ['a2a.task.created', 'a2a.task.message', 'a2a.task.created', 'a2a.task.created', 'a2a.task.created', 'a2a.task.canceled'];
-    const toSender = ['a2a.task.accepted', 'a2a.task.message', 'a2a.task.input_required', 'a2a.task.completed', 'a2a.task.rejected', 'a2a.task.accepted', 'a2a.task.failed'];
+    const toSender = [
+      'a2a.task.accepted',
+      'a2a.task.message',
+      'a2a.task.input_required',
+      'a2a.task.completed',
+      'a2a.task.rejected',
+      'a2a.task.accepted',
+      'a2a.task.failed',
+    ];
     await eventually(
       () =>
         expect({
@@ -133,12 +143,21 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
       const ids = requests.map((request) => request.headers['webhook-id']);
       expect(new Set(ids).size).toBe(ids.length);
     }
-    const messageToSender = sink.to(paths.sender).map(bodyOf).find((body) => body.type === 'a2a.task.message')!;
+    const messageToSender = sink
+      .to(paths.sender)
+      .map(bodyOf)
+      .find((body) => body.type === 'a2a.task.message')!;
     expect(messageToSender.data.task.latest_message?.from).toBe(r);
-    const messageToRecipient = sink.to(paths.recipient).map(bodyOf).find((body) => body.type === 'a2a.task.message')!;
+    const messageToRecipient = sink
+      .to(paths.recipient)
+      .map(bodyOf)
+      .find((body) => body.type === 'a2a.task.message')!;
     expect(messageToRecipient.data.task.latest_message?.from).toBe(s);
 
-    const slack = JSON.parse(sink.to(paths.senderSlack)[0].body) as { text: string; blocks: Array<{ type: string; text?: { text: string }; elements?: Array<{ text: string }> }> };
+    const slack = JSON.parse(sink.to(paths.senderSlack)[0].body) as {
+      text: string;
+      blocks: Array<{ type: string; text?: { text: string }; elements?: Array<{ text: string }> }>;
+    };
     expect(slack.text).toContain(`${r} completed the handoff from ${s}`);
     expect(slack.blocks[0].type).toBe('section');
     expect(slack.blocks[1].elements?.[0].text).toContain(`/threads/${done}|Open the thread>`);
@@ -158,7 +177,14 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     const { paths, sender, recipient } = await pair('slackrate');
     const p = { sender: sender.handle, recipient: recipient.handle };
     await outbox.write([1, 2, 3, 4].map(() => taskEvent(`task-${randomUUID()}`, 'created', { ...p, sequenceNo: 1 })));
-    await eventually(() => expect({ recipientSlack: sink.to(paths.recipientSlack).length, recipient: sink.to(paths.recipient).length }).toEqual({ recipientSlack: 4, recipient: 4 }), 15000);
+    await eventually(
+      () =>
+        expect({ recipientSlack: sink.to(paths.recipientSlack).length, recipient: sink.to(paths.recipient).length }).toEqual({
+          recipientSlack: 4,
+          recipient: 4,
+        }),
+      15000,
+    );
     const times = sink.to(paths.recipientSlack).map((request) => request.receivedAt);
     for (let index = 1; index < times.length; index++) expect(times[index] - times[index - 1]).toBeGreaterThanOrEqual(300);
   }, 30000);
@@ -233,7 +259,14 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     const deadLetters = (listed.body as ListDeliveriesReply).deliveries;
     expect(deadLetters.every((entry) => entry.status === 'dead')).toBe(true);
     const dead = deadLetters.find((entry) => entry.task_id === task)!;
-    expect(dead).toMatchObject({ status: 'dead', attempts: 4, last_status_code: 503, last_error: 'HTTP 503', next_attempt_at: null, target_handle: recipient.handle });
+    expect(dead).toMatchObject({
+      status: 'dead',
+      attempts: 4,
+      last_status_code: 503,
+      last_error: 'HTTP 503',
+      next_attempt_at: null,
+      target_handle: recipient.handle,
+    });
 
     sink.plan(paths.recipient, [{ status: 204 }]);
     await request(relay.url).post(`/admin/deliveries/${dead.id}/redeliver`).expect(401);
@@ -264,12 +297,23 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     const p = { sender: sender.handle, recipient: recipient.handle };
     const older = new Date(Date.now() - 60_000).toISOString();
     await agents.publish({ agent_id: recipient.agentId, handle: recipient.handle, notification_webhook_url: null, slack_webhook_url: null, disabled: true });
-    await agents.publish({ agent_id: recipient.agentId, handle: recipient.handle, notification_webhook_url: sink.url(paths.recipient), slack_webhook_url: null, occurred_at: older });
+    await agents.publish({
+      agent_id: recipient.agentId,
+      handle: recipient.handle,
+      notification_webhook_url: sink.url(paths.recipient),
+      slack_webhook_url: null,
+      occurred_at: older,
+    });
     const ignored = `task-${randomUUID()}`;
     await outbox.write([taskEvent(ignored, 'created', { ...p, sequenceNo: 1 })]);
     // Events reach the stream in this order: the disabled agent's handoff before its re-enabling.
     await eventually(async () => expect(await outbox.unpublishedCount()).toBe(0));
-    await agents.publish({ agent_id: recipient.agentId, handle: recipient.handle, notification_webhook_url: sink.url(paths.recipient), slack_webhook_url: null });
+    await agents.publish({
+      agent_id: recipient.agentId,
+      handle: recipient.handle,
+      notification_webhook_url: sink.url(paths.recipient),
+      slack_webhook_url: null,
+    });
     const seen = `task-${randomUUID()}`;
     await outbox.write([taskEvent(seen, 'created', { ...p, sequenceNo: 1 })]);
     await eventually(() => expect(sink.to(paths.recipient).length).toBe(1), 15000);

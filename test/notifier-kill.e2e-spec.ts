@@ -24,7 +24,9 @@ describe('SIGKILL of the notifier and tasks service processes', () => {
   const handoffs = (sender: TestAgent, recipient: TestAgent, count: number): TaskEvent[] => newHandoffEvents(sender.handle, recipient.handle, count);
 
   async function succeeded(eventIds: string[]): Promise<number> {
-    const result = await outbox.db.query(`SELECT count(*)::int AS n FROM "notifier"."deliveries" WHERE event_id = ANY($1::uuid[]) AND status = 'succeeded'`, [eventIds]);
+    const result = await outbox.db.query(`SELECT count(*)::int AS n FROM "notifier"."deliveries" WHERE event_id = ANY($1::uuid[]) AND status = 'succeeded'`, [
+      eventIds,
+    ]);
     return result.rows[0].n as number;
   }
 

@@ -41,44 +41,87 @@ describe('A2A push-notification configs: kept by the tasks service, delivered by
       caller: ref(bob),
       task_id: taskId,
       version: '1.0',
-      config: { id: 'cfg-1', url: sink.url('/unused'), token: 'tok-0123456789abcdef', authentication: { schemes: ['Bearer'], credentials: 'secret-credentials-123' } },
+      config: {
+        id: 'cfg-1',
+        url: sink.url('/unused'),
+        token: 'tok-0123456789abcdef',
+        authentication: { schemes: ['Bearer'], credentials: 'secret-credentials-123' },
+      },
     });
-    expect(set).toEqual({ id: 'cfg-1', task_id: taskId, url: sink.url('/unused'), token: '****cdef', authentication: { schemes: ['Bearer'], credentials: '****-123' } });
-    const generated = await rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(frank), task_id: taskId.toLowerCase(), version: '0.3', config: { url: sink.url('/unused2'), token: 'short' } });
+    expect(set).toEqual({
+      id: 'cfg-1',
+      task_id: taskId,
+      url: sink.url('/unused'),
+      token: '****cdef',
+      authentication: { schemes: ['Bearer'], credentials: '****-123' },
+    });
+    const generated = await rpc.request(PUSH_CONFIG_SUBJECTS.set, {
+      caller: ref(frank),
+      task_id: taskId.toLowerCase(),
+      version: '0.3',
+      config: { url: sink.url('/unused2'), token: 'short' },
+    });
     expect(generated.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(generated.token).toBe('****');
 
-    await expect(rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(eve), task_id: taskId, version: '1.0', config: { url: sink.url('/x') } })).rejects.toMatchObject({
+    await expect(
+      rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(eve), task_id: taskId, version: '1.0', config: { url: sink.url('/x') } }),
+    ).rejects.toMatchObject({
       reason: 'not_a_participant',
     });
     await expect(rpc.request(PUSH_CONFIG_SUBJECTS.list, { caller: ref(eve), task_id: taskId })).rejects.toMatchObject({ reason: 'not_a_participant' });
-    await expect(rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: ref(bob), task_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV' })).rejects.toMatchObject({ reason: 'thread_not_found' });
-    await expect(rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(bob), task_id: taskId, version: '1.0', config: { url: 'ftp://x' } })).rejects.toMatchObject({
+    await expect(rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: ref(bob), task_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV' })).rejects.toMatchObject({
+      reason: 'thread_not_found',
+    });
+    await expect(
+      rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(bob), task_id: taskId, version: '1.0', config: { url: 'ftp://x' } }),
+    ).rejects.toMatchObject({
       reason: 'invalid_params',
     });
 
     expect((await rpc.request(PUSH_CONFIG_SUBJECTS.list, { caller: ref(bob), task_id: taskId })).configs.map((config) => config.id)).toEqual(['cfg-1']);
     expect(await rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: ref(bob), task_id: taskId, config_id: 'cfg-1' })).toEqual(set);
     expect(await rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: ref(bob), task_id: taskId })).toEqual(set);
-    await expect(rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: ref(frank), task_id: taskId, config_id: 'cfg-1' })).rejects.toMatchObject({ reason: 'push_config_not_found' });
+    await expect(rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: ref(frank), task_id: taskId, config_id: 'cfg-1' })).rejects.toMatchObject({
+      reason: 'push_config_not_found',
+    });
 
     expect(await rpc.request(PUSH_CONFIG_SUBJECTS.delete, { caller: ref(bob), task_id: taskId, config_id: 'cfg-1' })).toEqual({ deleted: true });
     expect(await rpc.request(PUSH_CONFIG_SUBJECTS.delete, { caller: ref(bob), task_id: taskId, config_id: 'cfg-1' })).toEqual({ deleted: false });
-    await expect(rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: ref(bob), task_id: taskId, config_id: 'cfg-1' })).rejects.toMatchObject({ reason: 'push_config_not_found' });
+    await expect(rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: ref(bob), task_id: taskId, config_id: 'cfg-1' })).rejects.toMatchObject({
+      reason: 'push_config_not_found',
+    });
   });
 
   it('holds at most 10 configs per participant and task, in an id space of its own; re-setting an existing id replaces it', async () => {
     const taskId = await createHandoff(relay.url, bob, frank, 'Ten configs');
     for (let index = 0; index < 10; index++) {
-      await rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(bob), task_id: taskId, version: '1.0', config: { id: `c${index}`, url: sink.url(`/c${index}`) } });
+      await rpc.request(PUSH_CONFIG_SUBJECTS.set, {
+        caller: ref(bob),
+        task_id: taskId,
+        version: '1.0',
+        config: { id: `c${index}`, url: sink.url(`/c${index}`) },
+      });
     }
-    await expect(rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(bob), task_id: taskId, version: '1.0', config: { id: 'c10', url: sink.url('/c10') } })).rejects.toMatchObject({
+    await expect(
+      rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(bob), task_id: taskId, version: '1.0', config: { id: 'c10', url: sink.url('/c10') } }),
+    ).rejects.toMatchObject({
       reason: 'push_config_limit',
     });
-    const replaced = await rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(bob), task_id: taskId, version: '0.3', config: { id: 'c1', url: sink.url('/c1-new') } });
+    const replaced = await rpc.request(PUSH_CONFIG_SUBJECTS.set, {
+      caller: ref(bob),
+      task_id: taskId,
+      version: '0.3',
+      config: { id: 'c1', url: sink.url('/c1-new') },
+    });
     expect(replaced.url).toBe(sink.url('/c1-new'));
     // Frank's slots and ids are his own: Bob's ten neither count against him nor clash with his ids.
-    const franks = await rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(frank), task_id: taskId, version: '1.0', config: { id: 'c0', url: sink.url('/frank-c0') } });
+    const franks = await rpc.request(PUSH_CONFIG_SUBJECTS.set, {
+      caller: ref(frank),
+      task_id: taskId,
+      version: '1.0',
+      config: { id: 'c0', url: sink.url('/frank-c0') },
+    });
     expect(franks.url).toBe(sink.url('/frank-c0'));
     expect((await rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: ref(bob), task_id: taskId, config_id: 'c0' })).url).toBe(sink.url('/c0'));
   });
@@ -91,7 +134,12 @@ describe('A2A push-notification configs: kept by the tasks service, delivered by
       version: '1.0',
       config: { id: 'v1', url: sink.url('/push-v1'), authentication: { schemes: ['Bearer'], credentials: 'secret-v1' } },
     });
-    await rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: ref(frank), task_id: taskId, version: '0.3', config: { id: 'v03', url: sink.url('/push-v03'), token: 'tok-v03' } });
+    await rpc.request(PUSH_CONFIG_SUBJECTS.set, {
+      caller: ref(frank),
+      task_id: taskId,
+      version: '0.3',
+      config: { id: 'v03', url: sink.url('/push-v03'), token: 'tok-v03' },
+    });
 
     await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
     await ok(relay.url, frank.api_key, 'message/send', { task_id: taskId, message: { role: 'user', parts: [{ type: 'text', text: 'On it' }] } });
@@ -105,7 +153,9 @@ describe('A2A push-notification configs: kept by the tasks service, delivered by
       expect(request.headers['webhook-signature']).toBeUndefined();
     }
     const v1Bodies = v1.map(json);
-    expect(v1Bodies).toContainEqual({ statusUpdate: { taskId, contextId: expect.any(String), status: { state: 'TASK_STATE_WORKING', timestamp: expect.any(String) } } });
+    expect(v1Bodies).toContainEqual({
+      statusUpdate: { taskId, contextId: expect.any(String), status: { state: 'TASK_STATE_WORKING', timestamp: expect.any(String) } },
+    });
     expect(v1Bodies).toContainEqual({ message: expect.objectContaining({ taskId, role: 'ROLE_AGENT', parts: [{ text: 'On it' }] }) });
 
     const v03 = sink.to('/push-v03');

@@ -56,7 +56,10 @@ describe('notifier replicas: a task event for an agent not heard of yet is deliv
 
   it('looks up from the directory a recipient whose agent event it never saw', async () => {
     const { sender, recipient, path } = await pair('lookup');
-    await eventually(async () => (await db.query('SELECT 1 FROM "notifier"."agent_targets" WHERE handle = $1', [recipient.agent.handle])).rowCount === 1, 15000);
+    await eventually(
+      async () => (await db.query('SELECT 1 FROM "notifier"."agent_targets" WHERE handle = $1', [recipient.agent.handle])).rowCount === 1,
+      15000,
+    );
     // The notifier forgets the recipient: no row, and no agent event left in the stream to replay.
     await relay.stopService('notifier');
     await db.query('DELETE FROM "notifier"."agent_targets" WHERE handle = $1', [recipient.agent.handle]);

@@ -98,19 +98,32 @@ describe('notifier: SSRF guard on IPv6 forms that embed an IPv4 address', () => 
     ['6to4 of loopback', 'http://[2002:7f00:1::]/hook'],
     ['6to4 of a private address', 'http://[2002:c0a8:101::1]/hook'],
     ['Teredo with a private client', 'http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/hook'],
-  ])('refuses %s (%s) as a dead letter, before any connection is attempted', async (_form, url) => {
-    const sender = uniqueHandle('ssrf6-s');
-    const recipient = uniqueHandle('ssrf6-r');
-    await agents.register(sender, {});
-    await agents.register(recipient, { webhook: url });
-    const task = `task-${randomUUID()}`;
-    await outbox.write([taskEvent(task, 'created', { sender, recipient, sequenceNo: 1 })]);
-    const rpc = relay.edge.get(NatsRpcClient);
-    const [delivery] = (await eventually(async (): Promise<DeliveryView[] | false> => {
-      const found: DeliveryView[] = (await rpc.request(NOTIFIER_SUBJECTS.listDeliveries, { task_id: task })).deliveries;
-      return found.length === 1 && found[0].status !== 'pending' ? found : false;
-    }, 30000, 100)) as DeliveryView[];
-    expect(fence.attempts).toEqual([]);
-    expect(delivery).toMatchObject({ status: 'dead', attempts: 1, last_status_code: null, last_error: expect.stringMatching(/^refused: address .* is not allowed/) });
-  }, 45000);
+  ])(
+    'refuses %s (%s) as a dead letter, before any connection is attempted',
+    async (_form, url) => {
+      const sender = uniqueHandle('ssrf6-s');
+      const recipient = uniqueHandle('ssrf6-r');
+      await agents.register(sender, {});
+      await agents.register(recipient, { webhook: url });
+      const task = `task-${randomUUID()}`;
+      await outbox.write([taskEvent(task, 'created', { sender, recipient, sequenceNo: 1 })]);
+      const rpc = relay.edge.get(NatsRpcClient);
+      const [delivery] = (await eventually(
+        async (): Promise<DeliveryView[] | false> => {
+          const found: DeliveryView[] = (await rpc.request(NOTIFIER_SUBJECTS.listDeliveries, { task_id: task })).deliveries;
+          return found.length === 1 && found[0].status !== 'pending' ? found : false;
+        },
+        30000,
+        100,
+      )) as DeliveryView[];
+      expect(fence.attempts).toEqual([]);
+      expect(delivery).toMatchObject({
+        status: 'dead',
+        attempts: 1,
+        last_status_code: null,
+        last_error: expect.stringMatching(/^refused: address .* is not allowed/),
+      });
+    },
+    45000,
+  );
 });

@@ -40,22 +40,26 @@ describe('notifier: SSRF guard on (the default)', () => {
     ['a private address', () => 'http://10.0.0.7/hook'],
     ['the metadata address', () => 'http://169.254.169.254/latest/meta-data/'],
     ['a metadata host name', () => 'http://metadata.google.internal/computeMetadata/v1/'],
-  ])('refuses %s without connecting, as a dead letter with no retry', async (_label, urlOf) => {
-    const sender = uniqueHandle('ssrf-s');
-    const recipient = uniqueHandle('ssrf-r');
-    await agents.register(sender, {});
-    await agents.register(recipient, { webhook: urlOf(sink.port), slack: urlOf(sink.port) });
-    const task = `task-${randomUUID()}`;
-    await outbox.write([taskEvent(task, 'created', { sender, recipient, sequenceNo: 1 })]);
-    const rpc = relay.edge.get(NatsRpcClient);
-    const deliveries = await eventually(async (): Promise<DeliveryView[]> => {
-      const found: DeliveryView[] = (await rpc.request(NOTIFIER_SUBJECTS.listDeliveries, { task_id: task })).deliveries;
-      expect(found.map((delivery) => delivery.status)).toEqual(['dead', 'dead']);
-      return found;
-    }, 15000);
-    for (const delivery of deliveries) {
-      expect(delivery).toMatchObject({ attempts: 1, last_status_code: null, last_error: expect.stringMatching(/^refused: /) });
-    }
-    expect(sink.requests).toHaveLength(0);
-  }, 30000);
+  ])(
+    'refuses %s without connecting, as a dead letter with no retry',
+    async (_label, urlOf) => {
+      const sender = uniqueHandle('ssrf-s');
+      const recipient = uniqueHandle('ssrf-r');
+      await agents.register(sender, {});
+      await agents.register(recipient, { webhook: urlOf(sink.port), slack: urlOf(sink.port) });
+      const task = `task-${randomUUID()}`;
+      await outbox.write([taskEvent(task, 'created', { sender, recipient, sequenceNo: 1 })]);
+      const rpc = relay.edge.get(NatsRpcClient);
+      const deliveries = await eventually(async (): Promise<DeliveryView[]> => {
+        const found: DeliveryView[] = (await rpc.request(NOTIFIER_SUBJECTS.listDeliveries, { task_id: task })).deliveries;
+        expect(found.map((delivery) => delivery.status)).toEqual(['dead', 'dead']);
+        return found;
+      }, 15000);
+      for (const delivery of deliveries) {
+        expect(delivery).toMatchObject({ attempts: 1, last_status_code: null, last_error: expect.stringMatching(/^refused: /) });
+      }
+      expect(sink.requests).toHaveLength(0);
+    },
+    30000,
+  );
 });

@@ -20,7 +20,11 @@ describe('push-notification configs per owner', () => {
   let sequence = 0;
 
   async function v1(agent: RegisteredTestAgent, method: string, params: unknown): Promise<Json> {
-    const response = await request(relay.url).post('/a2a').set('x-api-key', agent.api_key).set('a2a-version', '1.0').send({ jsonrpc: '2.0', id: ++sequence, method, params });
+    const response = await request(relay.url)
+      .post('/a2a')
+      .set('x-api-key', agent.api_key)
+      .set('a2a-version', '1.0')
+      .send({ jsonrpc: '2.0', id: ++sequence, method, params });
     expect(response.status).toBe(200);
     return response.body as Json;
   }
@@ -30,7 +34,12 @@ describe('push-notification configs per owner', () => {
       .post(`/a2a/${bob.agent.handle}`)
       .set('x-api-key', alice.api_key)
       .set('a2a-version', '1.0')
-      .send({ jsonrpc: '2.0', id: ++sequence, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'push' }] }, configuration: { returnImmediately: true } } });
+      .send({
+        jsonrpc: '2.0',
+        id: ++sequence,
+        method: 'SendMessage',
+        params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'push' }] }, configuration: { returnImmediately: true } },
+      });
     if (!response.body.result) throw new Error(JSON.stringify(response.body));
     return response.body.result.task.id as string;
   }

@@ -75,7 +75,9 @@ describe('rate limiting on POST /a2a, shared by two edges', () => {
     expect(info.config.subjects).toEqual([`${relay.subjectPrefix}.relay.ratelimit.>`]);
     expect(info.config.max_msgs_per_subject).toBe(1);
     const counts = await Promise.all(
-      [0, 1].map((offset) => jsm.streams.getMessage(stream, { last_by_subj: rateLimitSubject(relay.subjectPrefix, caller.agent.id, Math.floor(Date.now() / 60_000) - offset) })),
+      [0, 1].map((offset) =>
+        jsm.streams.getMessage(stream, { last_by_subj: rateLimitSubject(relay.subjectPrefix, caller.agent.id, Math.floor(Date.now() / 60_000) - offset) }),
+      ),
     );
     const leased = counts.find((message) => message !== null);
     expect(Number(leased?.string())).toBeGreaterThanOrEqual(3);
@@ -118,7 +120,9 @@ describe('rate limiting across a NATS restart', () => {
     const edgeLimiter = relay.edge.get(RateLimiter);
     expect(edgeLimiter.failOpenDecisions).toBe(0);
     const jsm = await jetstreamManager(relay.edge.get(NatsRpcClient).connection);
-    const recreated = await jsm.streams.getMessage(rateLimitStreamName(relay.subjectPrefix), { last_by_subj: rateLimitSubject(relay.subjectPrefix, after.agent.id, window) });
+    const recreated = await jsm.streams.getMessage(rateLimitStreamName(relay.subjectPrefix), {
+      last_by_subj: rateLimitSubject(relay.subjectPrefix, after.agent.id, window),
+    });
     expect(Number(recreated?.string())).toBe(3);
   });
 });

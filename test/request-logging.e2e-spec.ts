@@ -69,6 +69,12 @@ describe('request logging: one request id from the HTTP call through NATS into e
       expect(found).toBeDefined();
       return found;
     });
-    expect(failed).toMatchObject({ context: 'Rpc', subject: `${relay.subjectPrefix}.relay.directory.v1.authenticate`, outcome: 'error', reason: 'unauthenticated', level: 'info' });
+    expect(failed).toMatchObject({
+      context: 'Rpc',
+      subject: `${relay.subjectPrefix}.relay.directory.v1.authenticate`,
+      outcome: 'error',
+      reason: 'unauthenticated',
+      level: 'info',
+    });
   });
 });

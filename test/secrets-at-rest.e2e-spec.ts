@@ -59,7 +59,10 @@ describe('secrets at rest: push credentials and webhook secrets are sealed, kept
   async function expectDeliveriesStillWork(taskId: string, text: string, secret: string): Promise<void> {
     const webhooksBefore = webhooksTo(recipient).length;
     const pushesBefore = sink.to('/push').length;
-    await call(sender, `/a2a/${recipient.agent.handle}`, 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId, parts: [{ text }] }, configuration: { returnImmediately: true } });
+    await call(sender, `/a2a/${recipient.agent.handle}`, 'SendMessage', {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', taskId, parts: [{ text }] },
+      configuration: { returnImmediately: true },
+    });
     const webhook = await eventually(() => {
       const arrived = webhooksTo(recipient).slice(webhooksBefore);
       expect(arrived.map((hook) => JSON.parse(hook.body).type)).toContain('a2a.task.message');
@@ -122,8 +125,19 @@ describe('secrets at rest: push credentials and webhook secrets are sealed, kept
       configuration: { returnImmediately: true },
     });
     const taskId = sent.task.id as string;
-    await call(sender, '/a2a', 'CreateTaskPushNotificationConfig', { taskId, id: 'sealed', url: sink.url('/push'), authentication: { scheme: 'Bearer', credentials } });
-    await call(sender, '/a2a', 'tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: { id: 'sealed-03', url: sink.url('/push-03'), token } }, null);
+    await call(sender, '/a2a', 'CreateTaskPushNotificationConfig', {
+      taskId,
+      id: 'sealed',
+      url: sink.url('/push'),
+      authentication: { scheme: 'Bearer', credentials },
+    });
+    await call(
+      sender,
+      '/a2a',
+      'tasks/pushNotificationConfig/set',
+      { taskId, pushNotificationConfig: { id: 'sealed-03', url: sink.url('/push-03'), token } },
+      null,
+    );
 
     await expectDeliveriesStillWork(taskId, 'first message', secret);
     await eventually(() => expect(sink.to('/push-03').map((one) => one.headers['x-a2a-notification-token'])).toContain(token), 30000);
@@ -186,7 +200,10 @@ describe('secrets at rest: push credentials and webhook secrets are sealed, kept
       [id, randomUUID(), sender.agent.handle, sink.url('/never'), JSON.stringify(sealJsonValues(gone, { authorization: 'Bearer lost' }))],
     );
     const row = await eventually(async () => {
-      const { rows } = await db.query<{ status: string; last_error: string | null; attempts: number }>(`SELECT "status", "last_error", "attempts" FROM "notifier"."deliveries" WHERE "id" = $1`, [id]);
+      const { rows } = await db.query<{ status: string; last_error: string | null; attempts: number }>(
+        `SELECT "status", "last_error", "attempts" FROM "notifier"."deliveries" WHERE "id" = $1`,
+        [id],
+      );
       expect(rows[0].status).toBe('dead');
       return rows[0];
     }, 30000);

@@ -33,7 +33,11 @@ describe('artifact caps per thread', () => {
     const first = await rpc(relay.url, bob.api_key, 'message/send', { task_id: taskId, message: textMessage('diff 1'), artifacts: [bigDiff('one')] });
     expect({ status: first.status, error: first.body.error }).toEqual({ status: 200, error: undefined });
     for (const label of ['two', 'three', 'four']) {
-      const refused = await rpc(relay.url, bob.api_key, 'message/send', { task_id: taskId, message: textMessage(`diff ${label}`), artifacts: [bigDiff(label)] });
+      const refused = await rpc(relay.url, bob.api_key, 'message/send', {
+        task_id: taskId,
+        message: textMessage(`diff ${label}`),
+        artifacts: [bigDiff(label)],
+      });
       expectRpcError(refused.body.error, { code: -32602, reason: 'invalid_params', field: 'artifacts' });
       expect(refused.body.error?.data).toMatchObject({ limit: 'artifact_bytes_per_thread', max: TASK_LIMITS.artifactBytesPerThread });
       expect(refused.body.error?.message).toContain(`${TASK_LIMITS.artifactBytesPerThread} bytes`);

@@ -103,7 +103,7 @@ describe('a thread of big messages: read budget in Postgres, paged AgentRelay ta
   });
 });
 
-describe('the statement timeout of the services\' database pools', () => {
+describe("the statement timeout of the services' database pools", () => {
   let relay: RelayHarness;
   let db: Client;
 

@@ -13,7 +13,7 @@ import { testDatabaseUrl } from './support/test-env';
  * (the excess is refused at once with 503 and Retry-After), and a request whose caller timed out
  * while the process was stalled (SIGSTOP) is not carried out when it runs on (SIGCONT).
  */
-describe('tasks service overload: bounded work in flight, no work past the caller\'s deadline', () => {
+describe("tasks service overload: bounded work in flight, no work past the caller's deadline", () => {
   const MAX_IN_FLIGHT = 2;
   let relay: RelayHarness;
   let tasks: ServiceProcess;
@@ -23,7 +23,10 @@ describe('tasks service overload: bounded work in flight, no work past the calle
 
   beforeAll(async () => {
     // Requests held on a row lock must outlast neither the edge's nor the database's timeout.
-    relay = await RelayHarness.start({ services: ['directory', 'notifier'], env: { NATS_REQUEST_TIMEOUT_MS: '60000', RELAY_DB_STATEMENT_TIMEOUT_MS: '60000' } });
+    relay = await RelayHarness.start({
+      services: ['directory', 'notifier'],
+      env: { NATS_REQUEST_TIMEOUT_MS: '60000', RELAY_DB_STATEMENT_TIMEOUT_MS: '60000' },
+    });
     tasks = await ServiceProcess.start(relay, 'tasks', { RELAY_MAX_IN_FLIGHT: String(MAX_IN_FLIGHT) });
     db = new Client({ connectionString: testDatabaseUrl() });
     await db.connect();
@@ -96,7 +99,10 @@ describe('tasks service overload: bounded work in flight, no work past the calle
     }
 
     // A create sent after the stall is handled after the stalled ones (one subscription, in order).
-    const fresh = await eventually(() => ok(relay.url, frank.api_key, 'message/send', { recipient: bob.agent.handle, message: textMessage('after the stall') }), 60000);
+    const fresh = await eventually(
+      () => ok(relay.url, frank.api_key, 'message/send', { recipient: bob.agent.handle, message: textMessage('after the stall') }),
+      60000,
+    );
     expect(fresh.status.state).toBe('pending');
     await ok(relay.url, frank.api_key, 'tasks/list', { filter: { role: 'sender' } });
     const { rows } = await db.query(`SELECT count(*)::int AS "committed" FROM "tasks"."idempotency_keys" WHERE "key" = ANY($1::text[])`, [keys]);

@@ -25,7 +25,8 @@ describe('OpenTelemetry traces across the edge, NATS, the services and Postgres'
   function finishedSpan(description: string, matches: (span: ReadableSpan) => boolean): ReadableSpan {
     const spans = exporter.getFinishedSpans();
     const span = spans.find(matches);
-    if (!span) throw new Error(`no ${description} among ${spans.length} finished spans: ${spans.map((seen) => `${String(serviceOf(seen))} ${seen.name}`).join(', ')}`);
+    if (!span)
+      throw new Error(`no ${description} among ${spans.length} finished spans: ${spans.map((seen) => `${String(serviceOf(seen))} ${seen.name}`).join(', ')}`);
     return span;
   }
 
@@ -41,7 +42,11 @@ describe('OpenTelemetry traces across the edge, NATS, the services and Postgres'
     // The edge asks the directory on every call (no cached identity), so the create's trace reaches it.
     relay = await RelayHarness.start({ env: { RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_DIRECTORY_CACHE_MS: '0', LOG_LEVEL: 'debug' }, logDestination });
     sender = await registerAgent(relay, { handle: uniqueHandle('trace-s', 'acme'), name: 'Sender' });
-    recipient = await registerAgent(relay, { handle: uniqueHandle('trace-r', 'acme'), name: 'Recipient', notification_webhook_url: sink.url('/recipient/hook') });
+    recipient = await registerAgent(relay, {
+      handle: uniqueHandle('trace-r', 'acme'),
+      name: 'Recipient',
+      notification_webhook_url: sink.url('/recipient/hook'),
+    });
   });
 
   afterAll(async () => {
@@ -55,7 +60,11 @@ describe('OpenTelemetry traces across the edge, NATS, the services and Postgres'
 
     // The edge's server span of the call; its trace is the create's.
     const edgeSpan = await eventually(
-      () => finishedSpan('edge span of the send', (span) => serviceOf(span) === 'agentrelay-edge' && span.kind === SpanKind.SERVER && span.attributes['rpc.method'] === 'send'),
+      () =>
+        finishedSpan(
+          'edge span of the send',
+          (span) => serviceOf(span) === 'agentrelay-edge' && span.kind === SpanKind.SERVER && span.attributes['rpc.method'] === 'send',
+        ),
       30000,
     );
     expect(edgeSpan.name).toBe('POST /a2a');
@@ -85,8 +94,13 @@ describe('OpenTelemetry traces across the edge, NATS, the services and Postgres'
     const tasksQueries = queries.filter((query) => serviceOf(query) === 'agentrelay-tasks');
     expect(tasksQueries.length).toBeGreaterThan(0);
     // Every query of the trace belongs to the span of the service that made it.
-    const directorySpanIds = new Set(inTrace().filter((span) => serviceOf(span) === 'agentrelay-directory' && span.kind === SpanKind.SERVER).map(idOf));
-    for (const query of queries.filter((query) => serviceOf(query) === 'agentrelay-directory')) expect(directorySpanIds.has(query.parentSpanContext!.spanId)).toBe(true);
+    const directorySpanIds = new Set(
+      inTrace()
+        .filter((span) => serviceOf(span) === 'agentrelay-directory' && span.kind === SpanKind.SERVER)
+        .map(idOf),
+    );
+    for (const query of queries.filter((query) => serviceOf(query) === 'agentrelay-directory'))
+      expect(directorySpanIds.has(query.parentSpanContext!.spanId)).toBe(true);
     expect(queries.every((query) => ['agentrelay-tasks', 'agentrelay-directory'].includes(serviceOf(query) as string))).toBe(true);
     for (const query of tasksQueries) {
       expect(query.parentSpanContext?.spanId).toBe(idOf(tasksSpan));
@@ -133,11 +147,18 @@ describe('OpenTelemetry traces across the edge, NATS, the services and Postgres'
     });
     expect(response.status).toBe(200);
     const edgeSpan = await eventually(
-      () => finishedSpan('edge span in the caller’s trace', (span) => span.kind === SpanKind.SERVER && traceOf(span) === callerTrace && serviceOf(span) === 'agentrelay-edge'),
+      () =>
+        finishedSpan(
+          'edge span in the caller’s trace',
+          (span) => span.kind === SpanKind.SERVER && traceOf(span) === callerTrace && serviceOf(span) === 'agentrelay-edge',
+        ),
       30000,
     );
     expect(edgeSpan.parentSpanContext).toMatchObject({ spanId: '00f067aa0ba902b7', isRemote: true });
-    await eventually(() => finishedSpan('tasks span in the caller’s trace', (span) => serviceOf(span) === 'agentrelay-tasks' && traceOf(span) === callerTrace), 30000);
+    await eventually(
+      () => finishedSpan('tasks span in the caller’s trace', (span) => serviceOf(span) === 'agentrelay-tasks' && traceOf(span) === callerTrace),
+      30000,
+    );
   });
 
   it('makes no trace of readiness and liveness probes', async () => {
@@ -146,7 +167,9 @@ describe('OpenTelemetry traces across the edge, NATS, the services and Postgres'
     expect((await fetch(`${relay.url}/healthz`)).status).toBe(200);
     // The probe's answer waited for the services' health answers, so any span of it has ended by
     // now (a query only makes a span inside a request's span, so none of theirs can either).
-    const probeSpans = exporter.getFinishedSpans().filter((span) => span.name.endsWith('.health') || ['/readyz', '/healthz'].includes(String(span.attributes['http.route'])));
+    const probeSpans = exporter
+      .getFinishedSpans()
+      .filter((span) => span.name.endsWith('.health') || ['/readyz', '/healthz'].includes(String(span.attributes['http.route'])));
     expect(probeSpans.map((span) => `${String(serviceOf(span))} ${span.name}`)).toEqual([]);
   });
 });

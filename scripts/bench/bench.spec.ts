@@ -140,12 +140,17 @@ describe('bench chart', () => {
     assertWellFormed(svg);
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(svg).toContain('A &lt;title&gt; &amp; &quot;quotes&quot;');
-    const bars = [...svg.matchAll(/<rect class="bar" data-metric="(\w+)" data-server="([\w-]+)" data-group="([^"]+)" data-value="([^"]+)"[^>]*height="([\d.]+)"/g)].map(
-      ([, metric, server, group, value, height]) => ({ metric, server, group, value: Number(value), height: Number(height) }),
-    );
+    const bars = [
+      ...svg.matchAll(/<rect class="bar" data-metric="(\w+)" data-server="([\w-]+)" data-group="([^"]+)" data-value="([^"]+)"[^>]*height="([\d.]+)"/g),
+    ].map(([, metric, server, group, value, height]) => ({ metric, server, group, value: Number(value), height: Number(height) }));
     // 4 finite rows × 2 metrics; the NaN row draws nothing.
     expect(bars).toHaveLength(8);
-    expect(bars.filter((bar) => bar.metric === 'rps').map((bar) => `${bar.group}/${bar.server}`)).toEqual(['create c=1/relay', 'create c=1/sdk-postgres', 'create c=1/floor', 'get c=32/relay']);
+    expect(bars.filter((bar) => bar.metric === 'rps').map((bar) => `${bar.group}/${bar.server}`)).toEqual([
+      'create c=1/relay',
+      'create c=1/sdk-postgres',
+      'create c=1/floor',
+      'get c=32/relay',
+    ]);
     // Log axis from 10 to 10,000 req/s: heights grow with the log of the value over the axis' low end.
     const rps = bars.filter((bar) => bar.metric === 'rps');
     expect(rps[2].height / rps[0].height).toBeCloseTo(Math.log10(350) / Math.log10(5), 1);

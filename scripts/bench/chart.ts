@@ -75,7 +75,10 @@ export function renderChart(rows: readonly ChartRow[], title: string): string {
   // Legend.
   servers.forEach((server, index) => {
     const x = left + index * 190;
-    out.push(`<rect x="${x}" y="38" width="12" height="12" fill="${SERVER_COLORS[server]}"/>`, `<text x="${x + 16}" y="48">${escapeXml(LABELS[server])}</text>`);
+    out.push(
+      `<rect x="${x}" y="38" width="12" height="12" fill="${SERVER_COLORS[server]}"/>`,
+      `<text x="${x + 16}" y="48">${escapeXml(LABELS[server])}</text>`,
+    );
   });
   for (const panel of panels) {
     const { low, high } = decades(rows.map((row) => row[panel.metric]));

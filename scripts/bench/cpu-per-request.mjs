@@ -48,10 +48,17 @@ async function main() {
     METRICS_PORT: '0',
   };
   execFileSync(process.execPath, [`${ROOT}/dist/scripts/migrate.js`], { env, stdio: 'ignore' });
-  const children = SERVICES.map((service) => [service, spawn(process.execPath, [`${ROOT}/dist/apps/${service}/src/main.js`], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] })]);
+  const children = SERVICES.map((service) => [
+    service,
+    spawn(process.execPath, [`${ROOT}/dist/apps/${service}/src/main.js`], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] }),
+  ]);
   try {
     const deadline = Date.now() + 60_000;
-    while (!(await fetch(`${BASE}/readyz`).then((response) => response.ok).catch(() => false))) {
+    while (
+      !(await fetch(`${BASE}/readyz`)
+        .then((response) => response.ok)
+        .catch(() => false))
+    ) {
       if (Date.now() > deadline) throw new Error('the relay did not become ready');
       await new Promise((done) => setTimeout(done, 200));
     }
@@ -63,14 +70,25 @@ async function main() {
       keys.push(json.api_key);
     }
     const send = (index) =>
-      post('/a2a', { jsonrpc: '2.0', id: index, method: 'message/send', params: { recipient: `frank@${org}`, message: { role: 'user', parts: [{ type: 'text', text: `handoff ${index}` }] } } }, { authorization: `Bearer ${keys[0]}` });
+      post(
+        '/a2a',
+        {
+          jsonrpc: '2.0',
+          id: index,
+          method: 'message/send',
+          params: { recipient: `frank@${org}`, message: { role: 'user', parts: [{ type: 'text', text: `handoff ${index}` }] } },
+        },
+        { authorization: `Bearer ${keys[0]}` },
+      );
     // Warm up (JIT, pools, first series of each metric), then measure.
     for (let index = 0; index < 50; index++) await send(index);
     await new Promise((done) => setTimeout(done, 1000));
     // What each process burns idle (timers, default metrics' event-loop monitor, pollers), per second.
     const idleFrom = new Map(children.map(([service, child]) => [service, cpuSeconds(child.pid)]));
     await new Promise((done) => setTimeout(done, IDLE_MS));
-    const idleMsPerSecond = Object.fromEntries(children.map(([service, child]) => [service, ((cpuSeconds(child.pid) - idleFrom.get(service)) * 1000) / (IDLE_MS / 1000)]));
+    const idleMsPerSecond = Object.fromEntries(
+      children.map(([service, child]) => [service, ((cpuSeconds(child.pid) - idleFrom.get(service)) * 1000) / (IDLE_MS / 1000)]),
+    );
     const before = new Map(children.map(([service, child]) => [service, cpuSeconds(child.pid)]));
     let next = 0;
     let errors = 0;
@@ -89,8 +107,17 @@ async function main() {
     const cpuMs = Object.fromEntries(children.map(([service, child]) => [service, ((cpuSeconds(child.pid) - before.get(service)) * 1000) / REQUESTS]));
     const total = Object.values(cpuMs).reduce((sum, value) => sum + value, 0);
     console.log(
-      JSON.stringify({ root: ROOT, requests: REQUESTS, concurrency: CONCURRENCY, errors, requests_per_second: Math.round(REQUESTS / seconds), cpu_ms_per_request: { ...cpuMs, total }, idle_cpu_ms_per_second: idleMsPerSecond }, (key, value) =>
-        typeof value === 'number' ? Math.round(value * 1000) / 1000 : value,
+      JSON.stringify(
+        {
+          root: ROOT,
+          requests: REQUESTS,
+          concurrency: CONCURRENCY,
+          errors,
+          requests_per_second: Math.round(REQUESTS / seconds),
+          cpu_ms_per_request: { ...cpuMs, total },
+          idle_cpu_ms_per_second: idleMsPerSecond,
+        },
+        (key, value) => (typeof value === 'number' ? Math.round(value * 1000) / 1000 : value),
       ),
     );
   } finally {

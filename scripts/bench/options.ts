@@ -47,7 +47,12 @@ Postgres and NATS: BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432), NATS
 Ports from BENCH_PORT (18080): relay edge on it, baselines on the next ones.`;
 
 function list(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(',').map((item) => item.trim()).filter(Boolean);
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
 }
 
 function numbers(value: string | undefined, name: string): number[] | undefined {

@@ -52,8 +52,11 @@ export async function waitForHttp(client: HttpClient, path: string, children: Ch
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const dead = children.filter((child) => child.process.exitCode !== null);
-    if (dead.length > 0) throw new Error(`${dead.map((child) => `${child.name} exited (${child.process.exitCode}): ${child.stderrTail.join('').slice(-800)}`).join('\n')}`);
-    const ok = await (method === 'GET' ? client.get(path) : client.post(path, { jsonrpc: '2.0', id: 0, method: 'GetTask', params: { id: 'none' } }, { 'a2a-version': '1.0' }))
+    if (dead.length > 0)
+      throw new Error(`${dead.map((child) => `${child.name} exited (${child.process.exitCode}): ${child.stderrTail.join('').slice(-800)}`).join('\n')}`);
+    const ok = await (
+      method === 'GET' ? client.get(path) : client.post(path, { jsonrpc: '2.0', id: 0, method: 'GetTask', params: { id: 'none' } }, { 'a2a-version': '1.0' })
+    )
       .then((reply) => reply.status >= 200 && reply.status < 300)
       .catch(() => false);
     if (ok) return;

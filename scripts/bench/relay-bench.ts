@@ -76,7 +76,9 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const startedAt = new Date();
-  const loadAtStart = loadavg().map((value) => value.toFixed(1)).join(' / ');
+  const loadAtStart = loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' / ');
   const databaseName = `relay_bench_${Date.now().toString(36)}`;
   const databaseUrl = `${options.postgresUrl}/${databaseName}`;
   const subjectPrefix = `bench_${randomBytes(4).toString('hex')}`;
@@ -106,7 +108,9 @@ async function main(): Promise<void> {
     });
   }
   const phase = (what: string): void => console.log(`[${((Date.now() - startedAt.getTime()) / 1000).toFixed(1).padStart(5)} s] ${what}`);
-  console.log(`AgentRelay bench${options.quick ? ' (quick)' : ''}: database ${databaseName}, subject prefix ${subjectPrefix}, concurrency ${options.concurrencies.join('/')}, ${options.rounds} rounds`);
+  console.log(
+    `AgentRelay bench${options.quick ? ' (quick)' : ''}: database ${databaseName}, subject prefix ${subjectPrefix}, concurrency ${options.concurrencies.join('/')}, ${options.rounds} rounds`,
+  );
   try {
     phase('creating and migrating the bench database');
     await ensureDatabaseExists(databaseUrl);
@@ -160,7 +164,8 @@ async function main(): Promise<void> {
 
     const postgres = new PgProcesses(db, databaseName);
     const natsPids = process.env.BENCH_NATS_PID ? [Number(process.env.BENCH_NATS_PID)] : pidsByCommand('nats-server');
-    if (natsPids.length !== 1) console.log(`  note: ${natsPids.length} nats-server processes found (${natsPids.join(', ')}); all are counted (BENCH_NATS_PID picks one)`);
+    if (natsPids.length !== 1)
+      console.log(`  note: ${natsPids.length} nats-server processes found (${natsPids.join(', ')}); all are counted (BENCH_NATS_PID picks one)`);
     const groups: ProcessGroup[] = [
       ...RELAY_SERVICES.map((service) => ({ name: service, pids: () => [relay.get(service)!.process.pid!] })),
       { name: 'nats-server', pids: () => natsPids },
@@ -184,7 +189,9 @@ async function main(): Promise<void> {
     const peaks = sampler.peaks();
     const finishedAt = new Date();
     const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
-    const load = loadavg().map((value) => value.toFixed(1)).join(' / ');
+    const load = loadavg()
+      .map((value) => value.toFixed(1))
+      .join(' / ');
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, CLK_TCK ${sampler.clockTicks}, load average at start ${loadAtStart}, at end ${load}`;
     const markdown = [
       `# AgentRelay bench — ${finishedAt.toISOString()}`,

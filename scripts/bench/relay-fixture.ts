@@ -27,7 +27,8 @@ export interface RelayFixture {
 async function register(client: HttpClient, adminToken: string, handle: string, extra: Record<string, unknown> = {}): Promise<RelayAgent> {
   const reply = await client.post('/admin/agents', { handle, name: handle.split('@')[0], ...extra }, { authorization: `Bearer ${adminToken}` });
   const body = reply.json as { agent?: { id?: string; handle?: string }; api_key?: string } | undefined;
-  if (reply.status !== 201 || !body?.agent?.id || !body.api_key) throw new Error(`registering ${handle} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
+  if (reply.status !== 201 || !body?.agent?.id || !body.api_key)
+    throw new Error(`registering ${handle} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
   return { id: body.agent.id, handle: body.agent.handle ?? handle, key: body.api_key };
 }
 
@@ -62,7 +63,12 @@ function result(reply: JsonReply, what: string): Record<string, unknown> {
 export async function relayCreate(client: HttpClient, pair: RelayPair, index: number): Promise<string | undefined> {
   const reply = await client.post(
     '/a2a',
-    { jsonrpc: '2.0', id: index, method: 'message/send', params: { recipient: pair.recipient.handle, message: { role: 'user', parts: [{ type: 'text', text: `bench handoff ${index}` }] } } },
+    {
+      jsonrpc: '2.0',
+      id: index,
+      method: 'message/send',
+      params: { recipient: pair.recipient.handle, message: { role: 'user', parts: [{ type: 'text', text: `bench handoff ${index}` }] } },
+    },
     bearer(pair.sender),
   );
   const taskId = result(reply, 'message/send')?.task_id;
@@ -113,7 +119,11 @@ export async function relayLifecycle(client: HttpClient, pair: RelayPair, index:
 
 /** AgentRelay `tasks/list`, the recipient's inbox, a page of 50; the number of items. */
 export async function relayInbox(client: HttpClient, recipient: RelayAgent, index: number): Promise<number> {
-  const reply = await client.post('/a2a', { jsonrpc: '2.0', id: index, method: 'tasks/list', params: { filter: { role: 'recipient' }, page: { limit: 50 } } }, bearer(recipient));
+  const reply = await client.post(
+    '/a2a',
+    { jsonrpc: '2.0', id: index, method: 'tasks/list', params: { filter: { role: 'recipient' }, page: { limit: 50 } } },
+    bearer(recipient),
+  );
   const items = result(reply, 'tasks/list')?.items;
   return Array.isArray(items) ? items.length : -1;
 }

@@ -71,13 +71,17 @@ export function summarize(records: readonly WindowRecord[]): SummaryRow[] {
     };
     const sdkRounds = byRound('sdk-postgres', (window) => window.rps);
     if (sdkRounds.every((value) => value === undefined)) continue;
-    row.ratioRpsVsSdkPostgres = medianOfRoundRatios(byRound('relay', (window) => window.rps), sdkRounds).median;
+    row.ratioRpsVsSdkPostgres = medianOfRoundRatios(
+      byRound('relay', (window) => window.rps),
+      sdkRounds,
+    ).median;
     row.ratioCpuVsSdkPostgres = medianOfRoundRatios(
       byRound('relay', (window) => window.totalCpuMsPerRequest),
       byRound('sdk-postgres', (window) => window.totalCpuMsPerRequest),
     ).median;
   }
-  const scenarioOrder = (scenario: string): number => ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout'].findIndex((name) => scenario.startsWith(name));
+  const scenarioOrder = (scenario: string): number =>
+    ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout'].findIndex((name) => scenario.startsWith(name));
   const serverOrder: ServerName[] = ['relay', 'sdk-postgres', 'sdk-memory', 'floor'];
   const size = (scenario: string): number => Number(scenario.split('-')[1] ?? 0) || 0;
   return rows.sort(
@@ -130,7 +134,12 @@ export function cpuTable(rows: readonly SummaryRow[]): string {
     const cells = CPU_COLUMNS.map(([name, groups]) => {
       if (name === 'total') return `**${fmt(row.totalCpuMsPerRequest, 2)}**`;
       const values = groups.map((group) => row.cpuMsPerRequest[group]).filter((value): value is number => value !== undefined);
-      return values.length ? fmt(values.reduce((a, b) => a + b, 0), 2) : '';
+      return values.length
+        ? fmt(
+            values.reduce((a, b) => a + b, 0),
+            2,
+          )
+        : '';
     });
     lines.push(`| ${row.scenario} | ${row.concurrency} | ${SERVER_LABELS[row.server]} | ${cells.join(' | ')} |`);
   }
@@ -149,7 +158,10 @@ export function inboxTable(rows: readonly SummaryRow[]): { table: string; flatne
   const sizes = [...new Set(inbox.map((row) => Number(row.scenario.slice(6))))].sort((a, b) => a - b);
   const concurrencies = [...new Set(inbox.map((row) => row.concurrency))].sort((a, b) => a - b);
   const flatness: Record<number, number> = {};
-  const lines = [`| c | ${sizes.map((size) => `p99 ms @ ${size.toLocaleString('en-US')}`).join(' | ')} | largest ÷ smallest |`, `|---:|${sizes.map(() => '---:').join('|')}|---:|`];
+  const lines = [
+    `| c | ${sizes.map((size) => `p99 ms @ ${size.toLocaleString('en-US')}`).join(' | ')} | largest ÷ smallest |`,
+    `|---:|${sizes.map(() => '---:').join('|')}|---:|`,
+  ];
   for (const concurrency of concurrencies) {
     const p99 = sizes.map((size) => inbox.find((row) => row.concurrency === concurrency && row.scenario === `inbox-${size}`)?.p99 ?? NaN);
     flatness[concurrency] = p99[p99.length - 1] / p99[0];

@@ -96,7 +96,14 @@ export class Bench {
   }
 
   /** One measured window: CPU sample, load, CPU sample. */
-  async measure(server: ServerName, scenario: string, concurrency: number, round: number, unit: WindowRecord['unit'], run: () => Promise<WindowResult>): Promise<WindowRecord> {
+  async measure(
+    server: ServerName,
+    scenario: string,
+    concurrency: number,
+    round: number,
+    unit: WindowRecord['unit'],
+    run: () => Promise<WindowResult>,
+  ): Promise<WindowRecord> {
     const before = await this.sampler.sample();
     const window = await run();
     const after = await this.sampler.sample();
@@ -110,7 +117,15 @@ export class Bench {
     return record;
   }
 
-  private record(server: ServerName, scenario: string, concurrency: number, round: number, unit: WindowRecord['unit'], window: WindowResult, usage: Map<string, GroupUsage>): WindowRecord {
+  private record(
+    server: ServerName,
+    scenario: string,
+    concurrency: number,
+    round: number,
+    unit: WindowRecord['unit'],
+    window: WindowResult,
+    usage: Map<string, GroupUsage>,
+  ): WindowRecord {
     const cpuMs: Record<string, number> = {};
     const cpuMsPerRequest: Record<string, number> = {};
     const counted = window.requests - window.errors;
@@ -201,7 +216,9 @@ export class Bench {
       };
       await runWindow(this.warmup(concurrency, Math.ceil(this.options.warmupRequests / 5)), call);
       for (let round = 0; round < this.options.rounds; round++) {
-        await this.measure('relay', 'lifecycle', concurrency, round, 'lifecycle', () => runWindow(this.limits(concurrency, Math.ceil(this.options.windowRequests / 5), Math.ceil(this.options.windowMinRequests / 5)), call));
+        await this.measure('relay', 'lifecycle', concurrency, round, 'lifecycle', () =>
+          runWindow(this.limits(concurrency, Math.ceil(this.options.windowRequests / 5), Math.ceil(this.options.windowMinRequests / 5)), call),
+        );
       }
     }
   }
@@ -233,7 +250,9 @@ export class Bench {
       const plan = await this.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${INBOX_LIST_QUERY}`, [recipient.id]);
       const explain = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
       this.inboxPlans.push({ size, seedSeconds, explain });
-      console.log(`\n  inbox: ${size.toLocaleString('en-US')} threads, ${Math.floor(size / INBOX_SHARE).toLocaleString('en-US')} of them the recipient's (seeded in ${seedSeconds.toFixed(1)} s); EXPLAIN (ANALYZE, BUFFERS) of the list query:\n${indent(explain, '    ')}\n`);
+      console.log(
+        `\n  inbox: ${size.toLocaleString('en-US')} threads, ${Math.floor(size / INBOX_SHARE).toLocaleString('en-US')} of them the recipient's (seeded in ${seedSeconds.toFixed(1)} s); EXPLAIN (ANALYZE, BUFFERS) of the list query:\n${indent(explain, '    ')}\n`,
+      );
       const scenario = `inbox-${size}`;
       for (const concurrency of this.options.concurrencies) {
         const expected = Math.min(50, Math.floor(size / INBOX_SHARE));
@@ -280,7 +299,13 @@ export class Bench {
           }
           const lost = ids.length - latenciesMs.length;
           const errorSamples = [...window.errorSamples, ...(lost > 0 ? [`${lost} webhooks not received within ${this.options.fanoutWaitMs} ms`] : [])];
-          return { requests: latenciesMs.length + window.errors + lost, errors: window.errors + lost, seconds: (last - startedAt) / 1000, latenciesMs, errorSamples };
+          return {
+            requests: latenciesMs.length + window.errors + lost,
+            errors: window.errors + lost,
+            seconds: (last - startedAt) / 1000,
+            latenciesMs,
+            errorSamples,
+          };
         });
       }
     }

@@ -33,7 +33,10 @@ export function summarizeLatencies(latenciesMs: readonly number[]): LatencySumma
  * machine drift cancels), then their median. Rounds where either side is missing or the denominator
  * is zero are left out.
  */
-export function medianOfRoundRatios(numerator: ReadonlyArray<number | undefined>, denominator: ReadonlyArray<number | undefined>): { ratios: number[]; median: number } {
+export function medianOfRoundRatios(
+  numerator: ReadonlyArray<number | undefined>,
+  denominator: ReadonlyArray<number | undefined>,
+): { ratios: number[]; median: number } {
   const ratios: number[] = [];
   for (let round = 0; round < Math.min(numerator.length, denominator.length); round++) {
     const top = numerator[round];

@@ -101,7 +101,8 @@ function checkManifests(source: string, manifests: Manifest[]): void {
     if (keys.has(manifestKey(manifest))) problem(where, 'defined twice');
     keys.add(manifestKey(manifest));
     if (!API_VERSIONS[manifest.kind]) problem(where, `unexpected kind ${manifest.kind}`);
-    else if (manifest.apiVersion !== API_VERSIONS[manifest.kind]) problem(where, `apiVersion must be ${API_VERSIONS[manifest.kind]}, not ${manifest.apiVersion}`);
+    else if (manifest.apiVersion !== API_VERSIONS[manifest.kind])
+      problem(where, `apiVersion must be ${API_VERSIONS[manifest.kind]}, not ${manifest.apiVersion}`);
     if (typeof manifest.metadata?.name !== 'string' || !DNS_LABEL.test(manifest.metadata.name)) problem(where, 'metadata.name must be a DNS label');
     if (manifest.kind === 'ConfigMap' || manifest.kind === 'Secret') {
       const data = { ...(manifest.data ?? {}), ...(manifest.stringData ?? {}) };
@@ -125,15 +126,22 @@ function checkManifests(source: string, manifests: Manifest[]): void {
     const pod = template.spec ?? {};
     if (!matches(deployment.spec?.selector?.matchLabels, template.metadata?.labels)) problem(where, 'selector does not match the pod template labels');
     const annotations = template.metadata?.annotations ?? {};
-    if (annotations['prometheus.io/scrape'] !== 'true' || annotations['prometheus.io/port'] !== String(METRICS_PORT) || annotations['prometheus.io/path'] !== '/metrics') {
+    if (
+      annotations['prometheus.io/scrape'] !== 'true' ||
+      annotations['prometheus.io/port'] !== String(METRICS_PORT) ||
+      annotations['prometheus.io/path'] !== '/metrics'
+    ) {
       problem(where, `pod template needs the Prometheus scrape annotations for port ${METRICS_PORT} and /metrics`);
     }
-    if (!(pod.terminationGracePeriodSeconds >= MIN_GRACE_SECONDS[component])) problem(where, `terminationGracePeriodSeconds must be at least ${MIN_GRACE_SECONDS[component]} (the drain)`);
+    if (!(pod.terminationGracePeriodSeconds >= MIN_GRACE_SECONDS[component]))
+      problem(where, `terminationGracePeriodSeconds must be at least ${MIN_GRACE_SECONDS[component]} (the drain)`);
     if (pod.automountServiceAccountToken !== false) problem(where, 'the relay does not call the Kubernetes API: set automountServiceAccountToken: false');
     for (const container of pod.containers ?? []) {
       checkContainer(where, container, pod, { probes: true });
-      if (!(container.ports ?? []).some((port: Manifest) => port.containerPort === METRICS_PORT)) problem(where, `container ${container.name} does not declare the metrics port ${METRICS_PORT}`);
-      for (const from of container.envFrom ?? []) if (from.configMapRef && !configMaps.has(from.configMapRef.name)) problem(where, `envFrom names a missing ConfigMap ${from.configMapRef.name}`);
+      if (!(container.ports ?? []).some((port: Manifest) => port.containerPort === METRICS_PORT))
+        problem(where, `container ${container.name} does not declare the metrics port ${METRICS_PORT}`);
+      for (const from of container.envFrom ?? [])
+        if (from.configMapRef && !configMaps.has(from.configMapRef.name)) problem(where, `envFrom names a missing ConfigMap ${from.configMapRef.name}`);
       for (const env of container.env ?? []) {
         const ref = env.valueFrom?.secretKeyRef;
         if (ref && !(secrets.get(ref.name) ?? {})[ref.key]) problem(where, `env ${env.name} names a missing Secret key ${ref.name}/${ref.key}`);
@@ -142,14 +150,16 @@ function checkManifests(source: string, manifests: Manifest[]): void {
     if (component !== 'edge' && !(pod.containers ?? []).some((container: Manifest) => container.env?.some((env: Manifest) => env.name === 'DATABASE_URL'))) {
       problem(where, 'needs DATABASE_URL');
     }
-    if (!byKind('PodDisruptionBudget').some((budget) => matches(budget.spec?.selector?.matchLabels, template.metadata?.labels))) problem(where, 'no PodDisruptionBudget selects its pods');
+    if (!byKind('PodDisruptionBudget').some((budget) => matches(budget.spec?.selector?.matchLabels, template.metadata?.labels)))
+      problem(where, 'no PodDisruptionBudget selects its pods');
   }
   for (const autoscaled of ['edge', 'tasks']) {
     const hpa = byKind('HorizontalPodAutoscaler').find((manifest) => manifest.spec?.scaleTargetRef?.name === `agentrelay-${autoscaled}`);
     if (!hpa) problem(source, `no HorizontalPodAutoscaler for agentrelay-${autoscaled}`);
     else if (!deployments.some((deployment) => deployment.metadata.name === hpa.spec.scaleTargetRef.name && hpa.spec.scaleTargetRef.kind === 'Deployment')) {
       problem(source, `HorizontalPodAutoscaler ${hpa.metadata.name} targets no Deployment`);
-    } else if (!(hpa.spec.minReplicas >= 2 && hpa.spec.maxReplicas > hpa.spec.minReplicas)) problem(source, `HorizontalPodAutoscaler ${hpa.metadata.name} needs 2 <= minReplicas < maxReplicas`);
+    } else if (!(hpa.spec.minReplicas >= 2 && hpa.spec.maxReplicas > hpa.spec.minReplicas))
+      problem(source, `HorizontalPodAutoscaler ${hpa.metadata.name} needs 2 <= minReplicas < maxReplicas`);
   }
   const jobs = byKind('Job');
   if (jobs.length !== 1) problem(source, 'expected one migrate Job');
@@ -162,19 +172,27 @@ function checkManifests(source: string, manifests: Manifest[]): void {
   if (services.length !== 1) problem(source, 'expected exactly one Service, the edge');
   for (const service of services) {
     const edge = deployments.find((deployment) => deployment.metadata.name === 'agentrelay-edge');
-    if (!edge || !matches(service.spec?.selector, edge.spec?.template?.metadata?.labels)) problem(`${source} Service ${service.metadata.name}`, 'does not select the edge pods');
-    if (service.spec?.type && service.spec.type !== 'ClusterIP' && service.spec.type !== 'LoadBalancer') problem(`${source} Service`, `unexpected type ${service.spec.type}`);
+    if (!edge || !matches(service.spec?.selector, edge.spec?.template?.metadata?.labels))
+      problem(`${source} Service ${service.metadata.name}`, 'does not select the edge pods');
+    if (service.spec?.type && service.spec.type !== 'ClusterIP' && service.spec.type !== 'LoadBalancer')
+      problem(`${source} Service`, `unexpected type ${service.spec.type}`);
   }
   // Only the edge's HTTP port is open to everyone; everything else only to the metrics scraper.
   const policies = byKind('NetworkPolicy');
-  const denyAll = policies.find((policy) => matches(policy.spec?.podSelector?.matchLabels, { 'app.kubernetes.io/name': 'agentrelay' }) && policy.spec?.policyTypes?.includes('Ingress') && !policy.spec?.ingress);
+  const denyAll = policies.find(
+    (policy) =>
+      matches(policy.spec?.podSelector?.matchLabels, { 'app.kubernetes.io/name': 'agentrelay' }) &&
+      policy.spec?.policyTypes?.includes('Ingress') &&
+      !policy.spec?.ingress,
+  );
   if (!denyAll) problem(source, 'no NetworkPolicy denies ingress to every relay pod by default');
   for (const policy of policies) {
     for (const rule of policy.spec?.ingress ?? []) {
       const open = !rule.from || rule.from.length === 0;
       const selectsOnlyEdge = policy.spec?.podSelector?.matchLabels?.['app.kubernetes.io/component'] === 'edge';
       const ports = (rule.ports ?? []).map((port: Manifest) => port.port);
-      if (open && !(selectsOnlyEdge && ports.length === 1 && ports[0] === 8080)) problem(`${source} NetworkPolicy ${policy.metadata.name}`, 'opens ingress from anywhere to something other than the edge HTTP port');
+      if (open && !(selectsOnlyEdge && ports.length === 1 && ports[0] === 8080))
+        problem(`${source} NetworkPolicy ${policy.metadata.name}`, 'opens ingress from anywhere to something other than the edge HTTP port');
     }
   }
 }
@@ -197,11 +215,37 @@ function exposedMetricNames(): Set<string> {
   return names;
 }
 
-const PROMQL_WORDS = new Set(['sum', 'max', 'min', 'avg', 'count', 'by', 'without', 'rate', 'irate', 'increase', 'histogram_quantile', 'clamp_min', 'le', 'on', 'ignoring', 'bool', 'and', 'or', 'unless', 'offset', 'label_values']);
+const PROMQL_WORDS = new Set([
+  'sum',
+  'max',
+  'min',
+  'avg',
+  'count',
+  'by',
+  'without',
+  'rate',
+  'irate',
+  'increase',
+  'histogram_quantile',
+  'clamp_min',
+  'le',
+  'on',
+  'ignoring',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'offset',
+  'label_values',
+]);
 
 /** The metric names an expression uses (identifiers outside label matchers and strings, not functions or keywords). */
 function metricsIn(expression: string): string[] {
-  const withoutLabels = expression.replace(/\{[^}]*\}/g, '').replace(/"[^"]*"/g, '').replace(/\[[^\]]*\]/g, '').replace(/\$\w+/g, '');
+  const withoutLabels = expression
+    .replace(/\{[^}]*\}/g, '')
+    .replace(/"[^"]*"/g, '')
+    .replace(/\[[^\]]*\]/g, '')
+    .replace(/\$\w+/g, '');
   const withoutGroupings = withoutLabels.replace(/\b(by|without|on|ignoring)\s*\([^)]*\)/g, '').replace(/(^|[^\w.])\d+(\.\d+)?(e[+-]?\d+)?/gi, '$1');
   return (withoutGroupings.match(/[a-zA-Z_:][a-zA-Z0-9_:]*/g) ?? []).filter((word) => !PROMQL_WORDS.has(word));
 }
@@ -268,7 +312,9 @@ function checkDashboardAndAlerts(): void {
 function kubectlKustomize(directory: string): Manifest[] | null {
   try {
     const output = execFileSync('kubectl', ['kustomize', directory], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    return parseAllDocuments(output).map((document) => document.toJS() as Manifest).filter(Boolean);
+    return parseAllDocuments(output)
+      .map((document) => document.toJS() as Manifest)
+      .filter(Boolean);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     problem(directory, `kubectl kustomize failed: ${(error as { stderr?: string }).stderr ?? (error as Error).message}`);

@@ -17,10 +17,12 @@ const SUPPORTED = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'imag
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'PriorityClass', 'StorageClass']);
 
 export function readYamlDocuments(path: string): Manifest[] {
-  return parseAllDocuments(readFileSync(path, 'utf8')).map((document) => {
-    if (document.errors.length > 0) throw new Error(`${path}: ${document.errors.map((error) => error.message).join('; ')}`);
-    return document.toJS() as Manifest;
-  }).filter((manifest) => manifest !== null && manifest !== undefined);
+  return parseAllDocuments(readFileSync(path, 'utf8'))
+    .map((document) => {
+      if (document.errors.length > 0) throw new Error(`${path}: ${document.errors.map((error) => error.message).join('; ')}`);
+      return document.toJS() as Manifest;
+    })
+    .filter((manifest) => manifest !== null && manifest !== undefined);
 }
 
 function isPlainObject(value: unknown): value is Manifest {
@@ -43,7 +45,8 @@ export function strategicMerge(target: unknown, patch: unknown): unknown {
     }
     return merged;
   }
-  const byName = (list: unknown): list is Manifest[] => Array.isArray(list) && list.length > 0 && list.every((item) => isPlainObject(item) && typeof item.name === 'string');
+  const byName = (list: unknown): list is Manifest[] =>
+    Array.isArray(list) && list.length > 0 && list.every((item) => isPlainObject(item) && typeof item.name === 'string');
   if (byName(target) && byName(patch)) {
     const merged = target.map((item) => {
       const change = patch.find((candidate) => candidate.name === item.name);
@@ -108,4 +111,3 @@ export function renderKustomization(directory: string): Manifest[] {
 export function manifestKey(manifest: Manifest): string {
   return `${manifest.kind}/${manifest.metadata?.namespace ?? ''}/${manifest.metadata?.name}`;
 }
-

@@ -51,9 +51,17 @@ export class A2aRawClient {
   /** The next JSON-RPC id. */
   nextId = (): number => ++this.sequence;
 
-  agent = (name: string): Promise<RegisteredTestAgent> => registerAgent(this.relay, { handle: uniqueHandle(name, this.org), name: name[0].toUpperCase() + name.slice(1) });
+  agent = (name: string): Promise<RegisteredTestAgent> =>
+    registerAgent(this.relay, { handle: uniqueHandle(name, this.org), name: name[0].toUpperCase() + name.slice(1) });
 
-  call = async (agent: RegisteredTestAgent, path: string, method: string, params: unknown, version?: string, baseUrl = this.relay.url): Promise<{ status: number; body: Json }> => {
+  call = async (
+    agent: RegisteredTestAgent,
+    path: string,
+    method: string,
+    params: unknown,
+    version?: string,
+    baseUrl = this.relay.url,
+  ): Promise<{ status: number; body: Json }> => {
     const http = request(baseUrl).post(path).set('x-api-key', agent.api_key);
     if (version !== undefined) http.set('a2a-version', version);
     const response = await http.send({ jsonrpc: '2.0', id: this.nextId(), method, params });
@@ -92,7 +100,11 @@ export class A2aRawClient {
   /** Opens an SSE stream with a JSON-RPC call (A2A-Version when given). */
   stream = async (agent: RegisteredTestAgent, path: string, method: string, params: unknown, version?: string): Promise<RawStream> => {
     const id = this.nextId();
-    const opened = await openSse(`${this.relay.url}${path}`, { 'x-api-key': agent.api_key, ...(version !== undefined ? { 'a2a-version': version } : {}) }, { jsonrpc: '2.0', id, method, params });
+    const opened = await openSse(
+      `${this.relay.url}${path}`,
+      { 'x-api-key': agent.api_key, ...(version !== undefined ? { 'a2a-version': version } : {}) },
+      { jsonrpc: '2.0', id, method, params },
+    );
     return Object.assign(opened, { id });
   };
 }

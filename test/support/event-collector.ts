@@ -31,7 +31,12 @@ export class EventCollector {
     collector.messages = await consumer.consume();
     collector.pump = (async () => {
       for await (const message of collector.messages!) {
-        collector.events.push({ subject: message.subject, msgId: message.headers?.get('Nats-Msg-Id') || undefined, seq: message.seq, event: message.json<TaskEvent>() });
+        collector.events.push({
+          subject: message.subject,
+          msgId: message.headers?.get('Nats-Msg-Id') || undefined,
+          seq: message.seq,
+          event: message.json<TaskEvent>(),
+        });
       }
     })();
     return collector;

@@ -2,7 +2,13 @@ import type { RegisteredTestAgent } from './agents';
 import { ok } from './json-rpc';
 
 /** Creates a handoff from `sender` to `recipient` through `message/send` and returns its task id. */
-export async function createHandoff(url: string, sender: RegisteredTestAgent, recipient: RegisteredTestAgent, text = 'Please review the /users refactor.', extra: Record<string, unknown> = {}): Promise<string> {
+export async function createHandoff(
+  url: string,
+  sender: RegisteredTestAgent,
+  recipient: RegisteredTestAgent,
+  text = 'Please review the /users refactor.',
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const result = await ok(url, sender.api_key, 'message/send', {
     task_id: null,
     recipient: recipient.agent.handle,

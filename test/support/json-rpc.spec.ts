@@ -10,9 +10,22 @@ describe('rpcErrorFacts', () => {
     const error = {
       code: -32602,
       message: 'Invalid parameters',
-      data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'INVALID_PARAMS', domain: 'a2a-protocol.org', metadata: { relay_reason: 'invalid_params', field: 'message.contextId' } }],
+      data: [
+        {
+          '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+          reason: 'INVALID_PARAMS',
+          domain: 'a2a-protocol.org',
+          metadata: { relay_reason: 'invalid_params', field: 'message.contextId' },
+        },
+      ],
     };
-    expect(rpcErrorFacts(error)).toEqual({ code: -32602, message: 'Invalid parameters', shape: 'error-info', reason: 'invalid_params', field: 'message.contextId' });
+    expect(rpcErrorFacts(error)).toEqual({
+      code: -32602,
+      message: 'Invalid parameters',
+      shape: 'error-info',
+      reason: 'invalid_params',
+      field: 'message.contextId',
+    });
   });
 
   it('leaves out what the error does not say', () => {

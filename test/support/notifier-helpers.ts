@@ -54,7 +54,13 @@ export class AgentEvents {
     if (viaEvent) response = await this.admin({ handle, name: body.name });
     if (response.status !== 201) throw new Error(`registering ${handle} answered ${response.status}: ${JSON.stringify(response.body)}`);
     const registered = response.body as { agent: { id: string }; webhook_secret: string };
-    if (viaEvent) await this.publish({ agent_id: registered.agent.id, handle, notification_webhook_url: targets.webhook ?? null, slack_webhook_url: targets.slack ?? null });
+    if (viaEvent)
+      await this.publish({
+        agent_id: registered.agent.id,
+        handle,
+        notification_webhook_url: targets.webhook ?? null,
+        slack_webhook_url: targets.slack ?? null,
+      });
     return { agentId: registered.agent.id, handle, webhookSecret: registered.webhook_secret };
   }
 

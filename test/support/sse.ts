@@ -34,7 +34,15 @@ export async function openSse(url: string, headers: Record<string, string>, body
   const comments: string[] = [];
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
     const json = (await response.json()) as Json;
-    return { status: response.status, headers: response.headers, json, comments, next: async () => undefined, rest: async () => [], close: () => controller.abort() };
+    return {
+      status: response.status,
+      headers: response.headers,
+      json,
+      comments,
+      next: async () => undefined,
+      rest: async () => [],
+      close: () => controller.abort(),
+    };
   }
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();

@@ -108,7 +108,10 @@ function need(positionals: string[], index: number, what: string): string {
 
 function parseStates(value: string | undefined, fallback: readonly HandoffState[] | undefined): HandoffState[] | undefined {
   if (value === undefined) return fallback ? [...fallback] : undefined;
-  const states = value.split(',').map((state) => state.trim()).filter(Boolean);
+  const states = value
+    .split(',')
+    .map((state) => state.trim())
+    .filter(Boolean);
   const wrong = states.find((state) => !(HANDOFF_STATES as readonly string[]).includes(state));
   if (wrong !== undefined || states.length === 0) throw usage(`--status takes states from ${HANDOFF_STATES.join(', ')} (comma-separated).`);
   return states as HandoffState[];
@@ -149,7 +152,9 @@ async function artifactsFrom(values: AgentValues, io: AgentIo): Promise<HandoffA
   for (const ref of values.ref ?? []) {
     const match = /^(.*?):(\d+)(?:-(\d+))?$/.exec(ref);
     artifacts.push(
-      match ? { type: 'file_ref', path: match[1], line_start: Number(match[2]), ...(match[3] ? { line_end: Number(match[3]) } : {}) } : { type: 'file_ref', path: ref },
+      match
+        ? { type: 'file_ref', path: match[1], line_start: Number(match[2]), ...(match[3] ? { line_end: Number(match[3]) } : {}) }
+        : { type: 'file_ref', path: ref },
     );
   }
   for (const url of values.link ?? []) artifacts.push({ type: 'link', url });
@@ -158,7 +163,16 @@ async function artifactsFrom(values: AgentValues, io: AgentIo): Promise<HandoffA
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((row) =>
+        row
+          .map((cell, column) => cell.padEnd(widths[column]))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 function threadTable(items: ThreadListItem[], role: 'recipient' | 'sender'): string {
@@ -229,7 +243,10 @@ async function watchInbox(
 
     if (first) {
       if (json) for (const item of items) io.stdout(`${JSON.stringify({ event: 'present', thread: item })}\n`);
-      else io.stdout(`${items.length ? threadTable(items, 'recipient') : 'No matching handoffs.\n'}Watching for changes every ${intervalMs / 1000} s (Ctrl-C to stop).\n`);
+      else
+        io.stdout(
+          `${items.length ? threadTable(items, 'recipient') : 'No matching handoffs.\n'}Watching for changes every ${intervalMs / 1000} s (Ctrl-C to stop).\n`,
+        );
       first = false;
     } else {
       for (const { event, thread } of events) {
@@ -246,7 +263,13 @@ async function watchInbox(
 }
 
 /** Runs one agent command; relay failures become CliErrors with the exit code of their kind. */
-export async function runAgentCommand(command: AgentCommand, positionals: string[], values: AgentValues, env: Record<string, string | undefined>, io: AgentIo): Promise<number> {
+export async function runAgentCommand(
+  command: AgentCommand,
+  positionals: string[],
+  values: AgentValues,
+  env: Record<string, string | undefined>,
+  io: AgentIo,
+): Promise<number> {
   const apiKey = values['api-key'] ?? env.AGENTRELAY_API_KEY;
   if (!apiKey) throw new CliError('No API key: set AGENTRELAY_API_KEY (your agent key, ah_live_…) or pass --api-key.', EXIT.usage);
   const client = new RelayClient({ url: values.url ?? env.RELAY_URL ?? 'http://127.0.0.1:8080', apiKey });
@@ -259,7 +282,8 @@ export async function runAgentCommand(command: AgentCommand, positionals: string
         const text = need(positionals, 1, 'the message text');
         const intent = (values.intent ?? (values.action ? 'propose_action' : 'inform')) as HandoffIntent;
         if (!(HANDOFF_INTENTS as readonly string[]).includes(intent)) throw usage(`--intent must be one of ${HANDOFF_INTENTS.join(', ')}.`);
-        if (intent === 'propose_action' && (!values.action || !values.rationale)) throw usage('--intent propose_action needs --action "<description>" and --rationale "<why>" (and --target a,b).');
+        if (intent === 'propose_action' && (!values.action || !values.rationale))
+          throw usage('--intent propose_action needs --action "<description>" and --rationale "<why>" (and --target a,b).');
         const created = await client.createHandoff({
           recipient,
           text,
@@ -269,7 +293,10 @@ export async function runAgentCommand(command: AgentCommand, positionals: string
                 proposedAction: {
                   description: values.action as string,
                   rationale: values.rationale as string,
-                  target_files: (values.target ?? '').split(',').map((path) => path.trim()).filter(Boolean),
+                  target_files: (values.target ?? '')
+                    .split(',')
+                    .map((path) => path.trim())
+                    .filter(Boolean),
                 },
               }
             : {}),

@@ -91,7 +91,6 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
-
 interface ApiErrorBody {
   error?: { reason?: string; message?: string; fields?: Array<{ field: string; messages: string[] }> };
 }
@@ -119,9 +118,7 @@ class AdminApi {
     const parsed = parseBody(text);
     if (response.ok) return parsed as T;
     const error = (parsed as ApiErrorBody | undefined)?.error;
-    const detail = error?.fields?.length
-      ? error.fields.map((entry) => `  ${entry.field}: ${entry.messages.join(', ')}`).join('\n')
-      : undefined;
+    const detail = error?.fields?.length ? error.fields.map((entry) => `  ${entry.field}: ${entry.messages.join(', ')}`).join('\n') : undefined;
     const message = `${response.status} ${error?.reason ?? response.statusText}: ${error?.message ?? text}${detail ? `\n${detail}` : ''}`;
     throw new CliError(message, response.status === 401 ? EXIT.unauthorized : EXIT.apiError, parsed);
   }
@@ -145,7 +142,11 @@ function agentFields(values: Values): Record<string, unknown> {
   if (values.name !== undefined) fields.name = values.name;
   if (values.role !== undefined) fields.role = values.role;
   if (values.description !== undefined) fields.description = values.description;
-  if (values.skills !== undefined) fields.skills = values.skills.split(',').map((skill) => skill.trim()).filter(Boolean);
+  if (values.skills !== undefined)
+    fields.skills = values.skills
+      .split(',')
+      .map((skill) => skill.trim())
+      .filter(Boolean);
   if (values.email !== undefined) fields.email = values.email;
   if (values['webhook-url'] !== undefined) fields.notification_webhook_url = values['webhook-url'];
   if (values['slack-webhook-url'] !== undefined) fields.slack_webhook_url = values['slack-webhook-url'];
@@ -177,7 +178,16 @@ function describeAgent(agent: AgentRecord): string {
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((row) =>
+        row
+          .map((cell, column) => cell.padEnd(widths[column]))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 function keyRows(keys: ApiKeyInfo[]): string {
@@ -252,7 +262,11 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
         const items: AgentRecord[] = [];
         let cursor: string | null = null;
         do {
-          const query = new URLSearchParams({ limit: String(limit ?? 200), ...(values.all ? { include_disabled: 'true' } : {}), ...(cursor ? { cursor } : {}) });
+          const query = new URLSearchParams({
+            limit: String(limit ?? 200),
+            ...(values.all ? { include_disabled: 'true' } : {}),
+            ...(cursor ? { cursor } : {}),
+          });
           const page: AgentPage = await api.call<AgentPage>('GET', `/admin/agents?${query}`);
           items.push(...page.items);
           cursor = limit === undefined ? page.next_cursor : null;
@@ -388,7 +402,9 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
     }
   } catch (error) {
     if (error instanceof CliError) {
-      io.stderr(json ? `${JSON.stringify({ error: error.body ?? { message: error.message }, exit_code: error.exitCode })}\n` : `agentrelay: ${error.message}\n`);
+      io.stderr(
+        json ? `${JSON.stringify({ error: error.body ?? { message: error.message }, exit_code: error.exitCode })}\n` : `agentrelay: ${error.message}\n`,
+      );
       return error.exitCode;
     }
     io.stderr(`agentrelay: ${(error as Error).message}\n`);

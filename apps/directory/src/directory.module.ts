@@ -14,7 +14,10 @@ export class DirectoryModule {
   static forRoot(config: DirectoryConfig): DynamicModule {
     return {
       module: DirectoryModule,
-      imports: [serviceTypeOrmRoot(directoryDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START), serviceMetricsModule(config, [metricsProvider(OutboxMetrics)])],
+      imports: [
+        serviceTypeOrmRoot(directoryDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START),
+        serviceMetricsModule(config, [metricsProvider(OutboxMetrics)]),
+      ],
       controllers: [healthControllerFor('directory'), DirectoryController],
       providers: [
         { provide: DirectoryConfig, useValue: config },

@@ -32,7 +32,12 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
   const natsMaxPayload = app.get(NatsRpcClient).maxPayloadBytes;
   const bodyLimit = requestBodyLimit(natsMaxPayload);
   if (bodyLimit < MAX_BODY_BYTES) {
-    logger.forContext('Bootstrap').warn({ nats_max_payload: natsMaxPayload, body_limit: bodyLimit }, `NATS max_payload is ${natsMaxPayload} bytes: JSON-RPC bodies are limited to ${bodyLimit} bytes instead of ${MAX_BODY_BYTES}`);
+    logger
+      .forContext('Bootstrap')
+      .warn(
+        { nats_max_payload: natsMaxPayload, body_limit: bodyLimit },
+        `NATS max_payload is ${natsMaxPayload} bytes: JSON-RPC bodies are limited to ${bodyLimit} bytes instead of ${MAX_BODY_BYTES}`,
+      );
   }
   configureJsonRpcHttp(app, bodyLimit);
   configureInputGuard(app);

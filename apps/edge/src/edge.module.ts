@@ -17,8 +17,19 @@ export class EdgeModule {
     return {
       module: EdgeModule,
       imports: [
-        MetricsModule.forRoot({ host: config.METRICS_HOST, port: config.METRICS_PORT, metrics: [metricsProvider(HttpMetrics), metricsProvider(NatsClientMetrics)] }),
-        MessagingModule, DirectoryLookupsModule, HealthModule, AdminModule, DeliveriesAdminModule, CardsModule, JsonRpcModule],
+        MetricsModule.forRoot({
+          host: config.METRICS_HOST,
+          port: config.METRICS_PORT,
+          metrics: [metricsProvider(HttpMetrics), metricsProvider(NatsClientMetrics)],
+        }),
+        MessagingModule,
+        DirectoryLookupsModule,
+        HealthModule,
+        AdminModule,
+        DeliveriesAdminModule,
+        CardsModule,
+        JsonRpcModule,
+      ],
       providers: [{ provide: EdgeConfig, useValue: config }, RequestMetrics],
       exports: [EdgeConfig, RequestMetrics],
     };

@@ -29,7 +29,9 @@ const idempotencyKey = z
   .string()
   .min(1)
   .max(255)
-  .describe('A unique key for this message (e.g. a UUID). Pass the same key again when retrying the call: the relay then never sends it twice. Made up for you when omitted.');
+  .describe(
+    'A unique key for this message (e.g. a UUID). Pass the same key again when retrying the call: the relay then never sends it twice. Made up for you when omitted.',
+  );
 
 const description = z.string().min(1).optional().describe('What the artifact is for');
 const artifact = z.discriminatedUnion('type', [
@@ -111,7 +113,9 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
         intent: z
           .enum(HANDOFF_INTENTS)
           .optional()
-          .describe('inform (FYI), ask_question (needs an answer) or propose_action (with proposed_action); default: propose_action when proposed_action is given, else inform'),
+          .describe(
+            'inform (FYI), ask_question (needs an answer) or propose_action (with proposed_action); default: propose_action when proposed_action is given, else inform',
+          ),
         proposed_action: proposedAction.optional(),
         artifacts: z.array(artifact).max(50).optional().describe('Structured attachments'),
         idempotency_key: idempotencyKey.optional(),
@@ -128,10 +132,18 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
           ...(args.artifacts ? { artifacts: args.artifacts as HandoffArtifact[] } : {}),
           ...(args.idempotency_key ? { idempotencyKey: args.idempotency_key } : {}),
         });
-        const attached = args.artifacts?.length ? ` with ${plural(args.artifacts.length, 'artifact')} (${args.artifacts.map((item) => artifactLine(item as HandoffArtifact)).join('; ')})` : '';
+        const attached = args.artifacts?.length
+          ? ` with ${plural(args.artifacts.length, 'artifact')} (${args.artifacts.map((item) => artifactLine(item as HandoffArtifact)).join('; ')})`
+          : '';
         return toolResult(
           `Sent handoff ${created.task_id} to ${args.recipient}${attached}; it is ${created.status.state}. Idempotency key: ${created.idempotency_key}.`,
-          { task_id: created.task_id, recipient: args.recipient, state: created.status.state, created_at: created.created_at, idempotency_key: created.idempotency_key },
+          {
+            task_id: created.task_id,
+            recipient: args.recipient,
+            state: created.status.state,
+            created_at: created.created_at,
+            idempotency_key: created.idempotency_key,
+          },
         );
       }, true),
   );
@@ -140,7 +152,8 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
     'check_inbox',
     {
       title: 'Check inbox',
-      description: 'List handoffs addressed to you that are still open (pending, accepted, input_required by default), newest first, with unread message counts.',
+      description:
+        'List handoffs addressed to you that are still open (pending, accepted, input_required by default), newest first, with unread message counts.',
       inputSchema: {
         status: states.optional().describe('Only these states (default: pending, accepted, input_required)'),
         since: since.optional(),
@@ -176,7 +189,12 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
     },
     (args) =>
       run(async () => {
-        const page = await client.listThreads({ role: 'sender', ...(args.status ? { status: args.status } : {}), ...(args.since ? { since: args.since } : {}), limit: args.limit ?? 50 });
+        const page = await client.listThreads({
+          role: 'sender',
+          ...(args.status ? { status: args.status } : {}),
+          ...(args.since ? { since: args.since } : {}),
+          limit: args.limit ?? 50,
+        });
         const more = page.next_cursor ? '\nMore threads match: narrow with status or since.' : '';
         return toolResult(`${listText(page.items, 'Sent handoffs', 'sender')}${more}`, {
           threads: page.items,
@@ -205,7 +223,8 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
     'reply',
     {
       title: 'Reply in a thread',
-      description: "Add a message to a handoff thread you are part of (answer a question, give requested input, report progress). Not possible once the thread is finished.",
+      description:
+        'Add a message to a handoff thread you are part of (answer a question, give requested input, report progress). Not possible once the thread is finished.',
       inputSchema: {
         task_id: taskId,
         message: z.string().min(1).max(100_000).describe('Your message'),
@@ -241,12 +260,15 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
       run(async () => {
         const sessionId = args.session_id ?? options.sessionId;
         const result = await client.transition(args.task_id, 'accept', { sessionId });
-        return toolResult(`Accepted ${result.task_id}; it is ${result.status.state}. Read it with get_thread, reply as you go, and finish with complete_handoff.`, {
-          task_id: result.task_id,
-          state: result.status.state,
-          session_id: sessionId,
-          accepted_at: result.accepted_at,
-        });
+        return toolResult(
+          `Accepted ${result.task_id}; it is ${result.status.state}. Read it with get_thread, reply as you go, and finish with complete_handoff.`,
+          {
+            task_id: result.task_id,
+            state: result.status.state,
+            session_id: sessionId,
+            accepted_at: result.accepted_at,
+          },
+        );
       }, true),
   );
 
@@ -264,7 +286,12 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
     (args) =>
       run(async () => {
         const result = await client.transition(args.task_id, 'complete', { resultSummary: args.result_summary });
-        return toolResult(`Completed ${result.task_id}.`, { task_id: result.task_id, state: result.status.state, completed_at: result.completed_at, result_summary: args.result_summary });
+        return toolResult(`Completed ${result.task_id}.`, {
+          task_id: result.task_id,
+          state: result.status.state,
+          completed_at: result.completed_at,
+          result_summary: args.result_summary,
+        });
       }, true),
   );
 
@@ -279,7 +306,11 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
     (args) =>
       run(async () => {
         const result = await client.transition(args.task_id, 'decline', args.reason ? { reason: args.reason } : {});
-        return toolResult(`Declined ${result.task_id}; it is ${result.status.state}.`, { task_id: result.task_id, state: result.status.state, reason: args.reason ?? null });
+        return toolResult(`Declined ${result.task_id}; it is ${result.status.state}.`, {
+          task_id: result.task_id,
+          state: result.status.state,
+          reason: args.reason ?? null,
+        });
       }, true),
   );
 
@@ -287,14 +318,18 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
     'request_input',
     {
       title: 'Ask the sender for input',
-      description: "Ask the sender of a handoff you accepted a question you need answered before you can go on; the thread waits (input_required) until they reply.",
+      description:
+        'Ask the sender of a handoff you accepted a question you need answered before you can go on; the thread waits (input_required) until they reply.',
       inputSchema: { task_id: taskId, question: z.string().min(1).max(100_000).describe('What you need from the sender') },
       annotations: { destructiveHint: false, openWorldHint: true },
     },
     (args) =>
       run(async () => {
         const result = await client.transition(args.task_id, 'request_input', { text: args.question });
-        return toolResult(`Asked the sender of ${result.task_id}; it is ${result.status.state} until they reply.`, { task_id: result.task_id, state: result.status.state });
+        return toolResult(`Asked the sender of ${result.task_id}; it is ${result.status.state} until they reply.`, {
+          task_id: result.task_id,
+          state: result.status.state,
+        });
       }, true),
   );
 

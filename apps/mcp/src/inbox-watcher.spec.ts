@@ -31,7 +31,12 @@ describe('InboxWatcher', () => {
         return inbox.map((entry) => ({ ...entry }));
       },
     } as unknown as RelayClient;
-    watcher = new InboxWatcher(client, 60_000, async () => void changes++, () => undefined);
+    watcher = new InboxWatcher(
+      client,
+      60_000,
+      async () => void changes++,
+      () => undefined,
+    );
   });
 
   afterEach(() => watcher.unsubscribe());

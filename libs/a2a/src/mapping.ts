@@ -13,7 +13,15 @@ const STATE_NAMES: Record<ThreadState, { '0.3': string; '1.0': string }> = {
 };
 
 /** v1.0 TaskState enum numbers (ProtoJSON parsers accept the integer values on input too). */
-const STATE_NUMBERS: Record<number, ThreadState> = { 1: 'pending', 2: 'accepted', 3: 'completed', 4: 'failed', 5: 'cancelled', 6: 'input_required', 7: 'rejected' };
+const STATE_NUMBERS: Record<number, ThreadState> = {
+  1: 'pending',
+  2: 'accepted',
+  3: 'completed',
+  4: 'failed',
+  5: 'cancelled',
+  6: 'input_required',
+  7: 'rejected',
+};
 
 const STATE_BY_WIRE_NAME = new Map<string, ThreadState>();
 for (const [state, names] of Object.entries(STATE_NAMES) as [ThreadState, { '0.3': string; '1.0': string }][]) {

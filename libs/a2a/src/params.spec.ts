@@ -1,7 +1,6 @@
 import { parseCancelParams, parseCompleteParams, parseGetParams, parseListParams, parseSendParams, parseUpdateStatusParams } from './params';
 import { invalidFieldOf } from './testing/invalid-field';
 
-
 const message = { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'hi' }] };
 
 describe('parseSendParams', () => {
@@ -22,15 +21,23 @@ describe('parseSendParams', () => {
   });
 
   it('reads snake_case message fields and the history length', () => {
-    const parsed = parseSendParams({ message: { message_id: 'm', task_id: 't', context_id: 'c', parts: [{ text: 'x' }] }, configuration: { history_length: 2 } });
+    const parsed = parseSendParams({
+      message: { message_id: 'm', task_id: 't', context_id: 'c', parts: [{ text: 'x' }] },
+      configuration: { history_length: 2 },
+    });
     expect(parsed.message).toMatchObject({ messageId: 'm', taskId: 't', contextId: 'c' });
     expect(parsed.historyLength).toBe(2);
   });
 
   it('reads an inline push-notification config in either version', () => {
-    expect(parseSendParams({ message, configuration: { taskPushNotificationConfig: { url: 'https://h/x', token: 't' } } }).pushConfig).toEqual({ url: 'https://h/x', token: 't' });
+    expect(parseSendParams({ message, configuration: { taskPushNotificationConfig: { url: 'https://h/x', token: 't' } } }).pushConfig).toEqual({
+      url: 'https://h/x',
+      token: 't',
+    });
     expect(parseSendParams({ message, configuration: { push_notification_config: { url: 'https://h/y' } } }).pushConfig).toEqual({ url: 'https://h/y' });
-    expect(invalidFieldOf(() => parseSendParams({ message, configuration: { taskPushNotificationConfig: { url: 'nope' } } }))).toBe('configuration.taskPushNotificationConfig.url');
+    expect(invalidFieldOf(() => parseSendParams({ message, configuration: { taskPushNotificationConfig: { url: 'nope' } } }))).toBe(
+      'configuration.taskPushNotificationConfig.url',
+    );
   });
 
   it('names bad fields', () => {
@@ -63,8 +70,24 @@ describe('parseListParams', () => {
 
   it('reads every filter in both spellings', () => {
     expect(
-      parseListParams({ page_size: 10, page_token: 'tok', context_id: 'c', status: 'TASK_STATE_WORKING', status_timestamp_after: '2026-01-01T00:00:00Z', history_length: 1, include_artifacts: true }),
-    ).toEqual({ pageSize: 10, pageToken: 'tok', contextId: 'c', status: 'accepted', statusTimestampAfter: '2026-01-01T00:00:00.000Z', historyLength: 1, includeArtifacts: true });
+      parseListParams({
+        page_size: 10,
+        page_token: 'tok',
+        context_id: 'c',
+        status: 'TASK_STATE_WORKING',
+        status_timestamp_after: '2026-01-01T00:00:00Z',
+        history_length: 1,
+        include_artifacts: true,
+      }),
+    ).toEqual({
+      pageSize: 10,
+      pageToken: 'tok',
+      contextId: 'c',
+      status: 'accepted',
+      statusTimestampAfter: '2026-01-01T00:00:00.000Z',
+      historyLength: 1,
+      includeArtifacts: true,
+    });
     expect(parseListParams({ status: 'TASK_STATE_UNSPECIFIED' })).not.toHaveProperty('status');
   });
 
@@ -90,11 +113,18 @@ describe('agent-side methods', () => {
       message: { parts: [{ kind: 'text', text: 'Processing step 2 of 5...' }], body: 'Processing step 2 of 5...' },
       artifacts: [],
     });
-    expect(parseUpdateStatusParams({ id: 't', status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId: 'q', role: 'ROLE_AGENT', parts: [{ text: '?' }] } } })).toMatchObject({
+    expect(
+      parseUpdateStatusParams({
+        id: 't',
+        status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId: 'q', role: 'ROLE_AGENT', parts: [{ text: '?' }] } },
+      }),
+    ).toMatchObject({
       state: 'input_required',
       message: { messageId: 'q', role: 'agent', body: '?' },
     });
-    expect(parseUpdateStatusParams({ id: 't', artifacts: [{ artifactId: 'a', parts: [{ text: 'chunk' }], append: true, lastChunk: false }] }).state).toBeUndefined();
+    expect(
+      parseUpdateStatusParams({ id: 't', artifacts: [{ artifactId: 'a', parts: [{ text: 'chunk' }], append: true, lastChunk: false }] }).state,
+    ).toBeUndefined();
   });
 
   it('rejects canceled and empty reports', () => {

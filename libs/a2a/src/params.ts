@@ -24,7 +24,8 @@ function optionalInt(record: Record<string, unknown>, key: string, field: string
   const raw = record[key];
   if (raw === undefined || raw === null) return undefined;
   const value = typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : raw;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw invalidParams(field, `must be an integer from ${min} to ${max}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw invalidParams(field, `must be an integer from ${min} to ${max}`);
   return value;
 }
 
@@ -68,7 +69,8 @@ export function parseSendParams(params: unknown): SendParams {
   const historyLength = optionalInt(config, 'historyLength', 'configuration.historyLength', 0, 100000);
   const metadata = paramsMetadata(record);
   const recipientSource = record.recipient ?? message.metadata?.recipient ?? metadata?.recipient;
-  if (recipientSource !== undefined && recipientSource !== null && typeof recipientSource !== 'string') throw invalidParams('recipient', 'must be an agent handle');
+  if (recipientSource !== undefined && recipientSource !== null && typeof recipientSource !== 'string')
+    throw invalidParams('recipient', 'must be an agent handle');
   const blocking = returnImmediately !== undefined ? !returnImmediately : (blockingFlag ?? true);
   const pushConfig = parseInlinePushConfig(config);
   return {

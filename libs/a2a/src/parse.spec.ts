@@ -1,7 +1,6 @@
 import { parseArtifact, parseMessage, parsePart } from './parse';
 import { invalidFieldOf } from './testing/invalid-field';
 
-
 describe('parsePart', () => {
   it('reads v0.3 parts by kind', () => {
     expect(parsePart({ kind: 'text', text: 'hi', metadata: { a: 1 } }, 'p')).toEqual({ kind: 'text', text: 'hi', metadata: { a: 1 } });
@@ -16,7 +15,12 @@ describe('parsePart', () => {
   it('reads v1.0 oneof parts', () => {
     expect(parsePart({ text: 'hi', mediaType: 'text/plain' }, 'p')).toEqual({ kind: 'text', text: 'hi', media_type: 'text/plain' });
     expect(parsePart({ data: [1, 2] }, 'p')).toEqual({ kind: 'data', data: [1, 2] });
-    expect(parsePart({ data: { a: 1 }, mediaType: 'application/json', filename: 'a.json' }, 'p')).toEqual({ kind: 'data', data: { a: 1 }, media_type: 'application/json', filename: 'a.json' });
+    expect(parsePart({ data: { a: 1 }, mediaType: 'application/json', filename: 'a.json' }, 'p')).toEqual({
+      kind: 'data',
+      data: { a: 1 },
+      media_type: 'application/json',
+      filename: 'a.json',
+    });
     expect(parsePart({ raw: 'aGk=', filename: 'x.bin', mediaType: 'application/octet-stream' }, 'p')).toEqual({
       kind: 'file',
       file: { bytes: 'aGk=', name: 'x.bin', mime_type: 'application/octet-stream' },
@@ -35,10 +39,15 @@ describe('parsePart', () => {
 
 describe('parseMessage', () => {
   it('reads a v1.0 message', () => {
-    expect(parseMessage({ messageId: 'm-1', role: 'ROLE_USER', parts: [{ data: { a: 1 } }, { text: 'hello' }], contextId: 'c', taskId: 't', metadata: { k: 'v' } })).toEqual({
+    expect(
+      parseMessage({ messageId: 'm-1', role: 'ROLE_USER', parts: [{ data: { a: 1 } }, { text: 'hello' }], contextId: 'c', taskId: 't', metadata: { k: 'v' } }),
+    ).toEqual({
       messageId: 'm-1',
       role: 'user',
-      parts: [{ kind: 'data', data: { a: 1 } }, { kind: 'text', text: 'hello' }],
+      parts: [
+        { kind: 'data', data: { a: 1 } },
+        { kind: 'text', text: 'hello' },
+      ],
       body: 'hello',
       contextId: 'c',
       taskId: 't',

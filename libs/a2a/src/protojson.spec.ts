@@ -4,8 +4,18 @@ describe('normalizeProtoJson', () => {
   it('turns snake_case keys into camelCase at every level', () => {
     expect(snakeToCamel('status_timestamp_after')).toBe('statusTimestampAfter');
     expect(
-      normalizeProtoJson({ history_length: 3, page_token: 'x', message: { message_id: 'm', context_id: 'c', parts: [{ media_type: 'text/plain', text: 'hi' }] }, configuration: { return_immediately: true } }),
-    ).toEqual({ historyLength: 3, pageToken: 'x', message: { messageId: 'm', contextId: 'c', parts: [{ mediaType: 'text/plain', text: 'hi' }] }, configuration: { returnImmediately: true } });
+      normalizeProtoJson({
+        history_length: 3,
+        page_token: 'x',
+        message: { message_id: 'm', context_id: 'c', parts: [{ media_type: 'text/plain', text: 'hi' }] },
+        configuration: { return_immediately: true },
+      }),
+    ).toEqual({
+      historyLength: 3,
+      pageToken: 'x',
+      message: { messageId: 'm', contextId: 'c', parts: [{ mediaType: 'text/plain', text: 'hi' }] },
+      configuration: { returnImmediately: true },
+    });
   });
 
   it('keeps camelCase keys and prefers them when both spellings are present', () => {

@@ -9,11 +9,13 @@ import {
 } from './push-config';
 import { invalidFieldOf } from './testing/invalid-field';
 
-
 describe('push config params', () => {
   it('reads set in the v0.3 shape and in the flat v1.0 shape', () => {
     expect(
-      parsePushConfigSetParams({ taskId: 'T1', pushNotificationConfig: { id: 'cfg-03', url: 'https://client/hook', token: 'tok', authentication: { schemes: ['Bearer'], credentials: 'c' } } }),
+      parsePushConfigSetParams({
+        taskId: 'T1',
+        pushNotificationConfig: { id: 'cfg-03', url: 'https://client/hook', token: 'tok', authentication: { schemes: ['Bearer'], credentials: 'c' } },
+      }),
     ).toEqual({ taskId: 'T1', config: { id: 'cfg-03', url: 'https://client/hook', token: 'tok', authentication: { schemes: ['Bearer'], credentials: 'c' } } });
     expect(parsePushConfigSetParams({ id: 'cfg-1', task_id: 'T1', url: 'http://127.0.0.1:9/hook', authentication: { scheme: 'Bearer' } })).toEqual({
       taskId: 'T1',
@@ -46,11 +48,26 @@ describe('push config params', () => {
 });
 
 describe('push config rendering', () => {
-  const record: PushConfigRecord = { id: 'cfg', task_id: 'T', url: 'https://h', token: 'tok', authentication: { schemes: ['Bearer'], credentials: '****cret' } };
+  const record: PushConfigRecord = {
+    id: 'cfg',
+    task_id: 'T',
+    url: 'https://h',
+    token: 'tok',
+    authentication: { schemes: ['Bearer'], credentials: '****cret' },
+  };
 
   it('renders v0.3 nested and v1.0 flat', () => {
-    expect(renderPushConfig(record, '0.3')).toEqual({ taskId: 'T', pushNotificationConfig: { id: 'cfg', url: 'https://h', token: 'tok', authentication: { schemes: ['Bearer'], credentials: '****cret' } } });
-    expect(renderPushConfig(record, '1.0')).toEqual({ id: 'cfg', taskId: 'T', url: 'https://h', token: 'tok', authentication: { scheme: 'Bearer', credentials: '****cret' } });
+    expect(renderPushConfig(record, '0.3')).toEqual({
+      taskId: 'T',
+      pushNotificationConfig: { id: 'cfg', url: 'https://h', token: 'tok', authentication: { schemes: ['Bearer'], credentials: '****cret' } },
+    });
+    expect(renderPushConfig(record, '1.0')).toEqual({
+      id: 'cfg',
+      taskId: 'T',
+      url: 'https://h',
+      token: 'tok',
+      authentication: { scheme: 'Bearer', credentials: '****cret' },
+    });
     expect(renderPushConfig({ ...record, token: null, authentication: null }, '1.0')).toEqual({ id: 'cfg', taskId: 'T', url: 'https://h' });
   });
 

@@ -128,14 +128,20 @@ export function renderPushConfig(config: PushConfigRecord, version: WireVersion)
     const inner: Record<string, unknown> = { id: config.id, url: config.url };
     if (config.token !== null) inner.token = config.token;
     if (config.authentication) {
-      inner.authentication = { schemes: config.authentication.schemes, ...(config.authentication.credentials !== null ? { credentials: config.authentication.credentials } : {}) };
+      inner.authentication = {
+        schemes: config.authentication.schemes,
+        ...(config.authentication.credentials !== null ? { credentials: config.authentication.credentials } : {}),
+      };
     }
     return { taskId: config.task_id, pushNotificationConfig: inner };
   }
   const flat: Record<string, unknown> = { id: config.id, taskId: config.task_id, url: config.url };
   if (config.token !== null) flat.token = config.token;
   if (config.authentication) {
-    flat.authentication = { scheme: config.authentication.schemes[0], ...(config.authentication.credentials !== null ? { credentials: config.authentication.credentials } : {}) };
+    flat.authentication = {
+      scheme: config.authentication.schemes[0],
+      ...(config.authentication.credentials !== null ? { credentials: config.authentication.credentials } : {}),
+    };
   }
   return flat;
 }

@@ -71,10 +71,23 @@ describe('renderTask v0.3', () => {
   const task = renderTask(thread(), '0.3');
 
   it('uses kind discriminators, lowercase states and roles', () => {
-    expect(task).toMatchObject({ kind: 'task', id: '01HXYZ4K2VNJQP7R8MWDB3CSTF', contextId: 'ctx-1', status: { state: 'input-required', timestamp: '2026-04-25T10:02:00.000Z' } });
+    expect(task).toMatchObject({
+      kind: 'task',
+      id: '01HXYZ4K2VNJQP7R8MWDB3CSTF',
+      contextId: 'ctx-1',
+      status: { state: 'input-required', timestamp: '2026-04-25T10:02:00.000Z' },
+    });
     const history = task.history as Record<string, unknown>[];
     expect(history.map((entry) => entry.role)).toEqual(['user', 'agent', 'user']);
-    expect(history[0]).toEqual({ kind: 'message', messageId: 'm-1', contextId: 'ctx-1', taskId: '01HXYZ4K2VNJQP7R8MWDB3CSTF', role: 'user', parts: [{ kind: 'text', text: 'first' }], metadata: { k: 1 } });
+    expect(history[0]).toEqual({
+      kind: 'message',
+      messageId: 'm-1',
+      contextId: 'ctx-1',
+      taskId: '01HXYZ4K2VNJQP7R8MWDB3CSTF',
+      role: 'user',
+      parts: [{ kind: 'text', text: 'first' }],
+      metadata: { k: 1 },
+    });
     expect(history[1]).not.toHaveProperty('metadata');
   });
 
@@ -144,9 +157,21 @@ describe('renderTask v1.0', () => {
   });
 
   it('keeps the mediaType and filename of text and data parts in v1.0 (v0.3 parts have none)', () => {
-    const described: ArtifactView = { ...standardArtifact, parts: [{ kind: 'text', text: '# x', media_type: 'text/markdown' }, { kind: 'data', data: {}, filename: 'd.json', media_type: 'application/json' }] };
-    expect(renderArtifact(described, '1.0').parts).toEqual([{ text: '# x', mediaType: 'text/markdown' }, { data: {}, filename: 'd.json', mediaType: 'application/json' }]);
-    expect(renderArtifact(described, '0.3').parts).toEqual([{ kind: 'text', text: '# x' }, { kind: 'data', data: {} }]);
+    const described: ArtifactView = {
+      ...standardArtifact,
+      parts: [
+        { kind: 'text', text: '# x', media_type: 'text/markdown' },
+        { kind: 'data', data: {}, filename: 'd.json', media_type: 'application/json' },
+      ],
+    };
+    expect(renderArtifact(described, '1.0').parts).toEqual([
+      { text: '# x', mediaType: 'text/markdown' },
+      { data: {}, filename: 'd.json', mediaType: 'application/json' },
+    ]);
+    expect(renderArtifact(described, '0.3').parts).toEqual([
+      { kind: 'text', text: '# x' },
+      { kind: 'data', data: {} },
+    ]);
   });
 
   it('renders a message without parts from its body', () => {
@@ -164,7 +189,9 @@ describe('renderTaskPage', () => {
 
   it('drops histories past the byte budget and flags those tasks', () => {
     const big = (id: string) => thread({ id, messages: [message(1, 'sender', 'x'.repeat(600))] });
-    const page = renderTaskPage({ threads: [big('a'), big('b'), big('c')], nextPageToken: 'n', pageSize: 3, totalSize: 9 }, '1.0', { historyBudgetBytes: 1500 });
+    const page = renderTaskPage({ threads: [big('a'), big('b'), big('c')], nextPageToken: 'n', pageSize: 3, totalSize: 9 }, '1.0', {
+      historyBudgetBytes: 1500,
+    });
     const tasks = page.tasks as Record<string, Record<string, unknown>>[];
     expect(tasks[0].history).toHaveLength(1);
     expect(tasks[1].history).toHaveLength(1);
@@ -175,7 +202,10 @@ describe('renderTaskPage', () => {
   });
 
   it('flags the tasks whose history is only partly there', () => {
-    const page = renderTaskPage({ threads: [thread({ id: 'a' }), thread({ id: 'b' })], cutHistories: new Set(['b']), nextPageToken: null, pageSize: 2, totalSize: 2 }, '1.0');
+    const page = renderTaskPage(
+      { threads: [thread({ id: 'a' }), thread({ id: 'b' })], cutHistories: new Set(['b']), nextPageToken: null, pageSize: 2, totalSize: 2 },
+      '1.0',
+    );
     const tasks = page.tasks as Record<string, Record<string, unknown>>[];
     expect(tasks[0].metadata).not.toHaveProperty('relay.historyTruncated');
     expect(tasks[1].metadata).toMatchObject({ relay: { historyTruncated: true } });
@@ -187,9 +217,19 @@ describe('stream events', () => {
   it('renders a status update in both versions, the latest message in the status', () => {
     const done = thread({ state: 'completed' });
     expect(renderStatusUpdate(done, '1.0', true)).toEqual({
-      statusUpdate: { taskId: done.id, contextId: 'ctx-1', status: { state: 'TASK_STATE_COMPLETED', timestamp: done.status_timestamp, message: expect.objectContaining({ messageId: 'm-3' }) } },
+      statusUpdate: {
+        taskId: done.id,
+        contextId: 'ctx-1',
+        status: { state: 'TASK_STATE_COMPLETED', timestamp: done.status_timestamp, message: expect.objectContaining({ messageId: 'm-3' }) },
+      },
     });
-    expect(renderStatusUpdate(done, '0.3', true)).toMatchObject({ kind: 'status-update', taskId: done.id, contextId: 'ctx-1', status: { state: 'completed' }, final: true });
+    expect(renderStatusUpdate(done, '0.3', true)).toMatchObject({
+      kind: 'status-update',
+      taskId: done.id,
+      contextId: 'ctx-1',
+      status: { state: 'completed' },
+      final: true,
+    });
     expect(renderStatusUpdate(thread(), '0.3', false)).toMatchObject({ status: { state: 'input-required' }, final: false });
   });
 

@@ -82,7 +82,8 @@ export function renderArtifact(artifact: ArtifactView, version: WireVersion): Js
   const name = artifact.name ?? artifact.type;
   if (name !== null) rendered.name = name;
   if (artifact.description !== null) rendered.description = artifact.description;
-  const parts: PartView[] = artifact.type !== null && artifact.parts.length === 0 ? [{ kind: 'data', data: { type: artifact.type, ...artifact.fields } }] : artifact.parts;
+  const parts: PartView[] =
+    artifact.type !== null && artifact.parts.length === 0 ? [{ kind: 'data', data: { type: artifact.type, ...artifact.fields } }] : artifact.parts;
   rendered.parts = parts.map((part) => renderPart(part, version));
   return withMetadata(rendered, artifact.metadata);
 }
@@ -118,7 +119,10 @@ export function renderTask(thread: ThreadView, version: WireVersion, options: Re
   const history = options.historyTruncated ? undefined : selectHistory(thread.messages, options.historyLength);
   if (history !== undefined) task.history = history.map((message) => renderMessage(message, thread, version));
   if (options.includeArtifacts !== false && thread.artifacts.length > 0) task.artifacts = thread.artifacts.map((artifact) => renderArtifact(artifact, version));
-  task.metadata = { ...thread.metadata, relay: relayMetadata(thread, options.historyTruncated === true || (options.historyCut === true && history !== undefined)) };
+  task.metadata = {
+    ...thread.metadata,
+    relay: relayMetadata(thread, options.historyTruncated === true || (options.historyCut === true && history !== undefined)),
+  };
   return task;
 }
 

@@ -11,7 +11,12 @@ describe('requestBodyLimit', () => {
 
 describe('assertMessageFitsReplies', () => {
   it('counts the first text part three times and refuses what a reply could not carry', () => {
-    const message = { parts: [{ kind: 'text' as const, text: 'x'.repeat(1000) }, { kind: 'data' as const, data: { n: 1 } }] };
+    const message = {
+      parts: [
+        { kind: 'text' as const, text: 'x'.repeat(1000) },
+        { kind: 'data' as const, data: { n: 1 } },
+      ],
+    };
     expect(messageReplyBytes(message)).toBe(Buffer.byteLength(JSON.stringify(message)) + 2 * 1002);
     expect(() => assertMessageFitsReplies(message, PAYLOAD_LIMITS.internalEnvelopeBytes + messageReplyBytes(message))).not.toThrow();
     expect(() => assertMessageFitsReplies(message, PAYLOAD_LIMITS.internalEnvelopeBytes + messageReplyBytes(message) - 1)).toThrow(

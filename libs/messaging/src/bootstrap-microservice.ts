@@ -23,13 +23,18 @@ export async function startRelayMicroservice(
   const logger = new PinoNestLogger(createRootLogger(service, config.LOG_LEVEL, options.logDestination));
   const tracer = startTracing(service, config);
   const app = await NestFactory.createMicroservice(module, {
-    strategy: new RelayNatsServer(config.NATS_SUBJECT_PREFIX, {
-      servers: config.NATS_URL,
-      queue: SERVICE_QUEUE_GROUPS[service],
-      name: `agentrelay-${service}`,
-      maxReconnectAttempts: -1,
-      noAsyncTraces: true,
-    }, undefined, config.RELAY_MAX_IN_FLIGHT),
+    strategy: new RelayNatsServer(
+      config.NATS_SUBJECT_PREFIX,
+      {
+        servers: config.NATS_URL,
+        queue: SERVICE_QUEUE_GROUPS[service],
+        name: `agentrelay-${service}`,
+        maxReconnectAttempts: -1,
+        noAsyncTraces: true,
+      },
+      undefined,
+      config.RELAY_MAX_IN_FLIGHT,
+    ),
     logger,
     bufferLogs: true,
   });

@@ -113,7 +113,14 @@ export async function deleteEventStream(jsm: JetStreamManager, subjectPrefix: st
  * `subject` is the full (already prefixed) subject. `traceParent`, when given, is sent as the
  * message's `traceparent`, so that its consumers can link their work to the request that caused it.
  */
-export function publishWithMsgId(js: JetStreamClient, subject: string, payload: unknown, msgId: string, timeoutMs = 5000, traceParent?: string | null): Promise<PubAck> {
+export function publishWithMsgId(
+  js: JetStreamClient,
+  subject: string,
+  payload: unknown,
+  msgId: string,
+  timeoutMs = 5000,
+  traceParent?: string | null,
+): Promise<PubAck> {
   const headers = natsHeaders();
   const requestId = currentRequestId();
   if (requestId) headers.set(REQUEST_ID_HEADER, requestId);

@@ -1,13 +1,6 @@
 import { connect, errors, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
-import {
-  isRelayErrorBody,
-  prefixedSubject,
-  RelayError,
-  type RpcReply,
-  type RpcRequest,
-  type RpcSubject,
-} from '@app/contracts';
+import { isRelayErrorBody, prefixedSubject, RelayError, type RpcReply, type RpcRequest, type RpcSubject } from '@app/contracts';
 import { currentRequestId, REQUEST_ID_HEADER } from '@app/logging';
 import type { NatsClientMetrics } from '@app/metrics';
 import { traceNatsRequest } from '@app/tracing';

@@ -33,28 +33,33 @@ export class RequestIdInterceptor implements NestInterceptor {
     const subject = natsContext?.getSubject?.() ?? 'unknown';
     const startedAt = performance.now();
     return new Observable((subscriber) =>
-      runWithRequestId(requestId, () => runInServerSpan(this.tracer, subject, headers, (span) => {
-        const effectiveRequestId = currentRequestId();
-        return next.handle().subscribe({
-          next: (value) => subscriber.next(value),
-          error: (error: unknown) => {
-            span?.end(error);
-            this.metrics?.handled(subject, 'error', startedAt);
-            const durationMs = Math.round((performance.now() - startedAt) * 10) / 10;
-            this.logger.info({ request_id: effectiveRequestId, subject, duration_ms: durationMs, outcome: 'error', reason: reasonOf(error) }, 'request failed');
-            subscriber.error(error);
-          },
-          complete: () => {
-            span?.end();
-            this.metrics?.handled(subject, 'ok', startedAt);
-            if (this.logger.isLevelEnabled('debug')) {
+      runWithRequestId(requestId, () =>
+        runInServerSpan(this.tracer, subject, headers, (span) => {
+          const effectiveRequestId = currentRequestId();
+          return next.handle().subscribe({
+            next: (value) => subscriber.next(value),
+            error: (error: unknown) => {
+              span?.end(error);
+              this.metrics?.handled(subject, 'error', startedAt);
               const durationMs = Math.round((performance.now() - startedAt) * 10) / 10;
-              this.logger.debug({ request_id: effectiveRequestId, subject, duration_ms: durationMs, outcome: 'ok' }, 'request handled');
-            }
-            subscriber.complete();
-          },
-        });
-      })),
+              this.logger.info(
+                { request_id: effectiveRequestId, subject, duration_ms: durationMs, outcome: 'error', reason: reasonOf(error) },
+                'request failed',
+              );
+              subscriber.error(error);
+            },
+            complete: () => {
+              span?.end();
+              this.metrics?.handled(subject, 'ok', startedAt);
+              if (this.logger.isLevelEnabled('debug')) {
+                const durationMs = Math.round((performance.now() - startedAt) * 10) / 10;
+                this.logger.debug({ request_id: effectiveRequestId, subject, duration_ms: durationMs, outcome: 'ok' }, 'request handled');
+              }
+              subscriber.complete();
+            },
+          });
+        }),
+      ),
     );
   }
 }

@@ -49,15 +49,27 @@ export class HttpMetrics {
   private readonly series: Branch<Branch<Branch<Branch<Branch<HttpSeries>>>>> = new Map();
 
   constructor(registry: Registry) {
-    this.requests = new CounterFamily(registry, 'agentrelay_http_requests_total', 'HTTP requests answered by the edge.', ['route', 'method', 'dialect', 'outcome', 'status_class']);
-    this.duration = new HistogramFamily(registry, 'agentrelay_http_request_duration_seconds', 'Time from the request to the end of its response (a stream counts until it closes).', [
+    this.requests = new CounterFamily(registry, 'agentrelay_http_requests_total', 'HTTP requests answered by the edge.', [
       'route',
       'method',
       'dialect',
+      'outcome',
       'status_class',
     ]);
-    this.authFailures = new CounterFamily(registry, 'agentrelay_auth_failures_total', 'Requests refused for a missing or bad API key or admin token.', ['route']);
-    this.rateLimitRejections = new CounterFamily(registry, 'agentrelay_rate_limit_rejections_total', 'Calls refused by the per-agent rate limit (HTTP 429).').bind();
+    this.duration = new HistogramFamily(
+      registry,
+      'agentrelay_http_request_duration_seconds',
+      'Time from the request to the end of its response (a stream counts until it closes).',
+      ['route', 'method', 'dialect', 'status_class'],
+    );
+    this.authFailures = new CounterFamily(registry, 'agentrelay_auth_failures_total', 'Requests refused for a missing or bad API key or admin token.', [
+      'route',
+    ]);
+    this.rateLimitRejections = new CounterFamily(
+      registry,
+      'agentrelay_rate_limit_rejections_total',
+      'Calls refused by the per-agent rate limit (HTTP 429).',
+    ).bind();
     this.rateLimitFailOpen = new CounterFamily(
       registry,
       'agentrelay_rate_limit_fail_open_total',

@@ -59,7 +59,8 @@ export class MetricsServer {
 
   listen(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const fail = (error: Error): void => reject(new Error(`The metrics server cannot listen on ${this.host}:${this.port} (METRICS_HOST / METRICS_PORT): ${error.message}`));
+      const fail = (error: Error): void =>
+        reject(new Error(`The metrics server cannot listen on ${this.host}:${this.port} (METRICS_HOST / METRICS_PORT): ${error.message}`));
       this.server.once('error', fail);
       this.server.listen(this.port, this.host, () => {
         this.server.off('error', fail);

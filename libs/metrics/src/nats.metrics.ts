@@ -37,10 +37,12 @@ export class NatsClientMetrics {
 
   constructor(registry: Registry) {
     this.requests = new CounterFamily(registry, 'agentrelay_nats_client_requests_total', 'NATS requests made, by subject and outcome.', ['subject', 'outcome']);
-    this.duration = new HistogramFamily(registry, 'agentrelay_nats_client_request_duration_seconds', 'Time from a NATS request to its reply (or failure), seen by the caller.', [
-      'subject',
-      'outcome',
-    ]);
+    this.duration = new HistogramFamily(
+      registry,
+      'agentrelay_nats_client_request_duration_seconds',
+      'Time from a NATS request to its reply (or failure), seen by the caller.',
+      ['subject', 'outcome'],
+    );
   }
 
   /**
@@ -86,8 +88,14 @@ export class NatsHandlerMetrics {
 
   constructor(registry: Registry, subjectPrefix = '') {
     this.prefixLength = subjectPrefix ? subjectPrefix.length + 1 : 0;
-    this.requests = new CounterFamily(registry, 'agentrelay_nats_handler_requests_total', 'NATS requests handled, by subject and outcome.', ['subject', 'outcome']);
-    this.duration = new HistogramFamily(registry, 'agentrelay_nats_handler_duration_seconds', 'Time a service spent handling one NATS request.', ['subject', 'outcome']);
+    this.requests = new CounterFamily(registry, 'agentrelay_nats_handler_requests_total', 'NATS requests handled, by subject and outcome.', [
+      'subject',
+      'outcome',
+    ]);
+    this.duration = new HistogramFamily(registry, 'agentrelay_nats_handler_duration_seconds', 'Time a service spent handling one NATS request.', [
+      'subject',
+      'outcome',
+    ]);
   }
 
   /** One handled request on `receivedSubject`, begun at `startedAt` (`performance.now()`). */

@@ -52,7 +52,9 @@ describe('HttpMetrics', () => {
 describe('NATS metrics', () => {
   it('tell timeouts, missing responders and error answers apart', () => {
     expect(natsClientOutcomeOf({ reason: 'service_timeout', message: 'x' })).toBe('timeout');
-    expect(natsClientOutcomeOf({ reason: 'service_unavailable', message: 'The tasks service is unavailable (no responders on relay.tasks.v1.get)' })).toBe('no_responders');
+    expect(natsClientOutcomeOf({ reason: 'service_unavailable', message: 'The tasks service is unavailable (no responders on relay.tasks.v1.get)' })).toBe(
+      'no_responders',
+    );
     expect(natsClientOutcomeOf({ reason: 'service_unavailable', message: 'NATS request to the tasks service failed: closed' })).toBe('failed');
     expect(natsClientOutcomeOf({ reason: 'thread_not_found', message: 'x' })).toBe('error');
     expect(natsClientOutcomeOf(new Error('boom'))).toBe('failed');

@@ -160,12 +160,19 @@ export class DeliveryMetrics {
   private readonly attemptDuration: HistogramFamily;
 
   constructor(registry: Registry, channels: readonly string[]) {
-    this.deliveries = new CounterFamily(registry, 'agentrelay_deliveries_total', 'Deliveries entering a state: pending when recorded, then succeeded, failed (retry scheduled) or dead.', [
-      'channel',
-      'state',
-    ]);
+    this.deliveries = new CounterFamily(
+      registry,
+      'agentrelay_deliveries_total',
+      'Deliveries entering a state: pending when recorded, then succeeded, failed (retry scheduled) or dead.',
+      ['channel', 'state'],
+    );
     this.deadLetters = new CounterFamily(registry, 'agentrelay_delivery_dead_letters_total', 'Deliveries given up after their last attempt.', ['channel']);
-    this.attempts = new CounterFamily(registry, 'agentrelay_delivery_attempts_total', 'Delivery attempts, by channel and the state they left the delivery in.', ['channel', 'state']);
+    this.attempts = new CounterFamily(
+      registry,
+      'agentrelay_delivery_attempts_total',
+      'Delivery attempts, by channel and the state they left the delivery in.',
+      ['channel', 'state'],
+    );
     this.attemptDuration = new HistogramFamily(
       registry,
       'agentrelay_delivery_attempt_duration_seconds',

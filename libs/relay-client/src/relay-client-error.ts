@@ -51,7 +51,7 @@ export function adviceFor(error: RelayClientError): string {
     case 'invalid_transition':
       return typeof data.state === 'string'
         ? `The thread is ${data.state}, where ${String(data.transition ?? 'that transition')} is not allowed; read the thread to see where it stands.`
-        : 'That transition is not allowed from the thread\'s current state; read the thread to see where it stands.';
+        : "That transition is not allowed from the thread's current state; read the thread to see where it stands.";
     case 'not_authorized_transition':
       return typeof data.required_role === 'string'
         ? `Only the thread's ${data.required_role} can do that.`
@@ -77,6 +77,6 @@ export function adviceFor(error: RelayClientError): string {
     case 'unreachable':
       return 'Cannot reach the relay: check RELAY_URL and that the relay is running.';
     default:
-      return 'See the relay\'s message above.';
+      return "See the relay's message above.";
   }
 }

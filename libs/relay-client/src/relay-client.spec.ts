@@ -82,7 +82,9 @@ describe('RelayClient', () => {
   });
 
   it('names the relay error symbol, code and data of a JSON-RPC error', async () => {
-    const { fetch } = fakeFetch([rpcError(200, -32007, 'The thread is completed; no more messages can be added', { reason: 'thread_terminal', state: 'completed' })]);
+    const { fetch } = fakeFetch([
+      rpcError(200, -32007, 'The thread is completed; no more messages can be added', { reason: 'thread_terminal', state: 'completed' }),
+    ]);
     const client = new RelayClient({ url: 'http://relay.test', apiKey: 'k', fetch });
     const error = (await client.appendMessage('T1', 'more').catch((caught: unknown) => caught)) as RelayClientError;
     expect(error).toBeInstanceOf(RelayClientError);

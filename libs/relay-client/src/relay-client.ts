@@ -158,12 +158,17 @@ export class RelayClient {
 
   /** The public card of an agent, or null when no enabled agent has that handle. */
   async agentCard(handle: string): Promise<AgentCard | null> {
-    const response = await this.send(`${this.baseUrl}/.well-known/agent-card.json?id=${encodeURIComponent(handle)}`, { method: 'GET', headers: { accept: 'application/json' } });
+    const response = await this.send(`${this.baseUrl}/.well-known/agent-card.json?id=${encodeURIComponent(handle)}`, {
+      method: 'GET',
+      headers: { accept: 'application/json' },
+    });
     if (response.status === 404) return null;
     const body = await readJson(response);
     if (!response.ok) {
       const error = (body as { error?: { reason?: string; message?: string } } | undefined)?.error;
-      throw new RelayClientError('relay_error', error?.reason ?? `http_${response.status}`, error?.message ?? `The relay answered HTTP ${response.status}`, { httpStatus: response.status });
+      throw new RelayClientError('relay_error', error?.reason ?? `http_${response.status}`, error?.message ?? `The relay answered HTTP ${response.status}`, {
+        httpStatus: response.status,
+      });
     }
     return body as AgentCard;
   }
@@ -186,14 +191,11 @@ export class RelayClient {
 
   private async callOnce<T>(method: string, params: Record<string, unknown>): Promise<T> {
     const id = this.nextRequestId++;
-    const response = await this.send(
-      `${this.baseUrl}/a2a`,
-      {
-        method: 'POST',
-        headers: { authorization: `Bearer ${this.options.apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
-      },
-    );
+    const response = await this.send(`${this.baseUrl}/a2a`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.options.apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+    });
     const body = (await readJson(response)) as JsonRpcResponse | undefined;
     const retryAfter = Number(response.headers.get('retry-after'));
     if (body?.error) {
@@ -208,7 +210,9 @@ export class RelayClient {
     }
     if (response.status === 401) throw new RelayClientError('relay_error', 'unauthenticated', 'Missing or invalid API key', { httpStatus: 401 });
     if (!response.ok || body === undefined || !('result' in body)) {
-      throw new RelayClientError('bad_response', 'bad_response', `The relay answered HTTP ${response.status} without a JSON-RPC result`, { httpStatus: response.status });
+      throw new RelayClientError('bad_response', 'bad_response', `The relay answered HTTP ${response.status} without a JSON-RPC result`, {
+        httpStatus: response.status,
+      });
     }
     return body.result as T;
   }

@@ -74,7 +74,8 @@ export function threadText(thread: Thread, options: { full?: boolean } = {}): st
   if (thread.proposed_action) {
     const action = thread.proposed_action;
     lines.push('', `Proposed action: ${action.description}`, `  target files: ${action.target_files.join(', ') || '-'}`, `  rationale: ${action.rationale}`);
-    if (action.suggested_diff) lines.push(full ? `  suggested diff:\n${fenced(action.suggested_diff)}` : `  suggested diff: ${lineCount(action.suggested_diff)} lines`);
+    if (action.suggested_diff)
+      lines.push(full ? `  suggested diff:\n${fenced(action.suggested_diff)}` : `  suggested diff: ${lineCount(action.suggested_diff)} lines`);
   }
   if (thread.artifacts.length > 0) {
     lines.push('', `Artifacts (${thread.artifacts.length}):`);

@@ -22,9 +22,16 @@ export class SecretResealer implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     for (const result of await resealColumns(this.dataSource, this.cipher, this.columns)) {
-      if (result.resealed > 0) this.logger.log({ table: result.table, column: result.column, resealed: result.resealed, key_id: this.cipher.primaryKeyId }, 'sealed stored secrets with the current key');
+      if (result.resealed > 0)
+        this.logger.log(
+          { table: result.table, column: result.column, resealed: result.resealed, key_id: this.cipher.primaryKeyId },
+          'sealed stored secrets with the current key',
+        );
       if (result.unreadable > 0) {
-        this.logger.error({ table: result.table, column: result.column, unreadable: result.unreadable }, 'stored secrets sealed with a key RELAY_SECRET_KEYS does not list');
+        this.logger.error(
+          { table: result.table, column: result.column, unreadable: result.unreadable },
+          'stored secrets sealed with a key RELAY_SECRET_KEYS does not list',
+        );
       }
     }
   }
@@ -37,7 +44,11 @@ export class SecretsModule {
   static forRoot(secretKeys: string, sealedColumns: SealedColumn[]): DynamicModule {
     return {
       module: SecretsModule,
-      providers: [{ provide: SecretCipher, useValue: SecretCipher.fromConfig(secretKeys) }, { provide: SEALED_COLUMNS, useValue: sealedColumns }, SecretResealer],
+      providers: [
+        { provide: SecretCipher, useValue: SecretCipher.fromConfig(secretKeys) },
+        { provide: SEALED_COLUMNS, useValue: sealedColumns },
+        SecretResealer,
+      ],
       exports: [SecretCipher],
     };
   }

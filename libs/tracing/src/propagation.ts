@@ -1,4 +1,14 @@
-import { context, isSpanContextValid, propagation, ROOT_CONTEXT, trace, TraceFlags, type Context, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  trace,
+  TraceFlags,
+  type Context,
+  type TextMapGetter,
+  type TextMapSetter,
+} from '@opentelemetry/api';
 import { isTracingOn } from './tracing';
 
 /** Message headers as NATS (and JetStream) carry them: one value per name is all trace context needs. */

@@ -1,5 +1,13 @@
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
-import { extractTraceHeaders, extractTraceRecord, injectTraceHeaders, TRACEPARENT_HEADER, TRACESTATE_HEADER, traceRecordOf, type HeaderCarrier } from './propagation';
+import {
+  extractTraceHeaders,
+  extractTraceRecord,
+  injectTraceHeaders,
+  TRACEPARENT_HEADER,
+  TRACESTATE_HEADER,
+  traceRecordOf,
+  type HeaderCarrier,
+} from './propagation';
 import { activeServiceTracer, isTracingOn, withServiceTracer, type RelayTracer } from './tracing';
 
 /** A started span with the context it is active in. */
@@ -105,7 +113,12 @@ function natsAttributes(subject: string): Attributes {
  * tracing, and when the caller sent no trace context (an untraced caller such as a readiness
  * probe starts no trace in a service).
  */
-export function runInServerSpan<T>(tracer: RelayTracer | undefined, subject: string, headers: HeaderCarrier | undefined, run: (span: ActiveSpan | undefined) => T): T {
+export function runInServerSpan<T>(
+  tracer: RelayTracer | undefined,
+  subject: string,
+  headers: HeaderCarrier | undefined,
+  run: (span: ActiveSpan | undefined) => T,
+): T {
   if (!tracer) return run(undefined);
   const parent = extractTraceHeaders(headers);
   if (!trace.getSpanContext(parent)) return run(undefined);
@@ -131,12 +144,21 @@ export function traceLinkHeaders(headers: HeaderCarrier | undefined): Record<str
  * (named by the `traceparent` among the delivery's `headers`). The receiver is sent this span's
  * `traceparent` instead, so its own trace continues from the attempt.
  */
-export function traceDeliveryAttempt<T>(tracer: RelayTracer | undefined, channel: string, headers: Record<string, string>, attempt: () => Promise<T>): Promise<T> {
+export function traceDeliveryAttempt<T>(
+  tracer: RelayTracer | undefined,
+  channel: string,
+  headers: Record<string, string>,
+  attempt: () => Promise<T>,
+): Promise<T> {
   if (!tracer) return attempt();
   const links: Link[] = [];
   const cause = trace.getSpanContext(extractTraceRecord(headers));
   if (cause) links.push({ context: cause });
-  const span = tracer.tracer.startSpan(`deliver ${channel}`, { kind: SpanKind.CLIENT, links, attributes: { 'agentrelay.delivery.channel': channel } }, ROOT_CONTEXT);
+  const span = tracer.tracer.startSpan(
+    `deliver ${channel}`,
+    { kind: SpanKind.CLIENT, links, attributes: { 'agentrelay.delivery.channel': channel } },
+    ROOT_CONTEXT,
+  );
   const active = withServiceTracer(trace.setSpan(ROOT_CONTEXT, span), tracer);
   delete headers[TRACESTATE_HEADER];
   Object.assign(headers, traceRecordOf(active));

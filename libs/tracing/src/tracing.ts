@@ -29,7 +29,6 @@ export interface TracingSettings {
   OTEL_TRACES_SAMPLER_ARG?: number;
 }
 
-
 /** One service's tracer: spans it starts carry the service's name. */
 export interface RelayTracer {
   readonly service: string;
@@ -148,4 +147,3 @@ export function withServiceTracer(parent: Context, tracer: RelayTracer): Context
 export function activeServiceTracer(active: Context = context.active()): RelayTracer | undefined {
   return active.getValue(SERVICE_TRACER) as RelayTracer | undefined;
 }
-

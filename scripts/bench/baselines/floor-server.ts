@@ -30,7 +30,11 @@ async function answer(request: RpcRequest): Promise<unknown> {
     return { task: { id, contextId, status: { state: 'TASK_STATE_SUBMITTED' } } };
   }
   if (request.method === 'GetTask' || request.method === 'tasks/get') {
-    const { rows } = await pool.query({ name: 'floor-get', text: 'SELECT id, context_id, message FROM bench_floor_tasks WHERE id = $1', values: [request.params?.id] });
+    const { rows } = await pool.query({
+      name: 'floor-get',
+      text: 'SELECT id, context_id, message FROM bench_floor_tasks WHERE id = $1',
+      values: [request.params?.id],
+    });
     if (rows.length === 0) throw Object.assign(new Error('task not found'), { code: -32001 });
     const row = rows[0] as { id: string; context_id: string; message: unknown };
     return { id: row.id, contextId: row.context_id, status: { state: 'TASK_STATE_SUBMITTED' }, history: [row.message] };
@@ -39,7 +43,9 @@ async function answer(request: RpcRequest): Promise<unknown> {
 }
 
 async function main(): Promise<void> {
-  await pool.query('CREATE TABLE IF NOT EXISTS bench_floor_tasks (id uuid PRIMARY KEY, context_id text NOT NULL, message jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
+  await pool.query(
+    'CREATE TABLE IF NOT EXISTS bench_floor_tasks (id uuid PRIMARY KEY, context_id text NOT NULL, message jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',
+  );
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -58,7 +64,8 @@ async function main(): Promise<void> {
       }
       answer(request).then(
         (result) => reply({ jsonrpc: '2.0', id: request.id ?? null, result }),
-        (error: Error & { code?: number }) => reply({ jsonrpc: '2.0', id: request.id ?? null, error: { code: typeof error.code === 'number' ? error.code : -32603, message: error.message } }),
+        (error: Error & { code?: number }) =>
+          reply({ jsonrpc: '2.0', id: request.id ?? null, error: { code: typeof error.code === 'number' ? error.code : -32603, message: error.message } }),
       );
     });
   });

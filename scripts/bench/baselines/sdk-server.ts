@@ -7,7 +7,15 @@
  *   BENCH_PORT=… BENCH_SDK_STORE=postgres|memory DATABASE_URL=… node dist/scripts/bench/baselines/sdk-server.js
  */
 import { A2A_PROTOCOL_VERSION, TaskState, type AgentCard, type Task } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore } from '@a2a-js/sdk/server';
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+  type TaskStore,
+} from '@a2a-js/sdk/server';
 import { DatabaseTaskStore } from '@a2a-js/sdk/server/database';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -60,7 +68,9 @@ async function main(): Promise<void> {
   let db: Kysely<unknown> | undefined;
   let store: TaskStore;
   if (STORE === 'postgres') {
-    db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, application_name: 'bench-sdk-postgres' }) }) });
+    db = new Kysely<unknown>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, application_name: 'bench-sdk-postgres' }) }),
+    });
     store = new DatabaseTaskStore(db);
   } else {
     store = new InMemoryTaskStore();

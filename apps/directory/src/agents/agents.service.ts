@@ -119,9 +119,9 @@ export class AgentsService {
             disabledAt: null,
           }),
         );
-        const key = await manager.getRepository(ApiKeyEntity).save(
-          manager.getRepository(ApiKeyEntity).create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }),
-        );
+        const key = await manager
+          .getRepository(ApiKeyEntity)
+          .save(manager.getRepository(ApiKeyEntity).create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }));
         await this.events.record(manager, agent);
         // Last, while the new row holds the handle: no agent without its secret, no secret stored
         // for a handle someone else holds. A failure here rolls the registration back (503).
@@ -237,7 +237,9 @@ export class AgentsService {
   }
 
   async findAgent(manager: EntityManager, handle: string, forUpdate = false): Promise<AgentEntity> {
-    const agent = await manager.getRepository(AgentEntity).findOne({ where: { handle }, ...(forUpdate ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const agent = await manager
+      .getRepository(AgentEntity)
+      .findOne({ where: { handle }, ...(forUpdate ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
     if (!agent) throw new RelayError('agent_not_found', `No agent with the handle ${handle}`);
     return agent;
   }

@@ -53,7 +53,10 @@ interface RecipientRow {
 }
 
 /** An agent's public profile and trust lists in one query; null for an unknown handle. */
-export async function findRecipient(pool: pg.Pool, handle: string): Promise<{ profile: AgentPublicProfile; disabled: boolean; policy: TrustLists | null } | null> {
+export async function findRecipient(
+  pool: pg.Pool,
+  handle: string,
+): Promise<{ profile: AgentPublicProfile; disabled: boolean; policy: TrustLists | null } | null> {
   const { rows } = await pool.query<RecipientRow>({
     name: 'directory-recipient',
     text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."disabled_at", p."allow", p."block"

@@ -28,7 +28,8 @@ export class TrustService {
     }
     const decision = decideAdmission(sender, recipient, found.policy);
     if (!decision.admitted) {
-      const message = decision.policy === 'blocked' ? `${recipient} has blocked ${sender}` : `${recipient} does not admit senders outside its org unless allowed`;
+      const message =
+        decision.policy === 'blocked' ? `${recipient} has blocked ${sender}` : `${recipient} does not admit senders outside its org unless allowed`;
       throw new RelayError('teammate_blocked', message, { policy: decision.policy, recipient });
     }
     return { recipient: found.profile };
@@ -45,10 +46,9 @@ export class TrustService {
     const policy = await this.dataSource.transaction(async (manager) => {
       const agent = await this.agents.findAgent(manager, request.handle);
       const repository = manager.getRepository(TrustPolicyEntity);
-      await repository.upsert(
-        { agentId: agent.id, allow: uniqueEntries(request.allow), block: uniqueEntries(request.block), updatedAt: new Date() },
-        ['agentId'],
-      );
+      await repository.upsert({ agentId: agent.id, allow: uniqueEntries(request.allow), block: uniqueEntries(request.block), updatedAt: new Date() }, [
+        'agentId',
+      ]);
       const policy = await repository.findOneOrFail({ where: { agentId: agent.id } });
       return { handle: agent.handle, allow: policy.allow, block: policy.block, updated_at: policy.updatedAt.toISOString() };
     });

@@ -50,10 +50,16 @@ export class AdminValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: Parameters<ValidationPipe['transform']>[1]): Promise<unknown> {
     if (value instanceof UnparseableYaml) {
-      throw new RelayError('invalid_params', `Invalid YAML: ${value.detail}`, { field: 'body', fields: [{ field: 'body', messages: [`invalid YAML: ${value.detail}`] }] });
+      throw new RelayError('invalid_params', `Invalid YAML: ${value.detail}`, {
+        field: 'body',
+        fields: [{ field: 'body', messages: [`invalid YAML: ${value.detail}`] }],
+      });
     }
     if (metadata.type === 'body' && !isPlainObject(value ?? {})) {
-      throw new RelayError('invalid_params', 'The body must be a JSON (or, for trust policies, YAML) object', { field: 'body', fields: [{ field: 'body', messages: ['must be an object'] }] });
+      throw new RelayError('invalid_params', 'The body must be a JSON (or, for trust policies, YAML) object', {
+        field: 'body',
+        fields: [{ field: 'body', messages: ['must be an object'] }],
+      });
     }
     return super.transform(value ?? {}, metadata);
   }

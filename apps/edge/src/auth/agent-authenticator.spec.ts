@@ -30,7 +30,10 @@ describe('extractApiKey', () => {
 describe('AgentAuthenticator', () => {
   function withDirectory(reply: () => Promise<AgentIdentity>) {
     const authenticate = jest.fn(reply);
-    return { authenticate, authenticator: new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, new AuthFailureThrottle(loadConfig(EdgeConfig, {}))) };
+    return {
+      authenticate,
+      authenticator: new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, new AuthFailureThrottle(loadConfig(EdgeConfig, {}))),
+    };
   }
 
   it('asks the directory with the key only', async () => {
@@ -60,7 +63,10 @@ describe('AgentAuthenticator', () => {
       await expect(authenticator.authenticate({ 'x-api-key': wrong(index) }, '10.0.0.1')).rejects.toMatchObject({ reason: 'unauthenticated' });
     }
     authenticate.mockClear();
-    await expect(authenticator.authenticate({ 'x-api-key': wrong(9) }, '10.0.0.1')).rejects.toMatchObject({ reason: 'rate_limited', data: { retry_after_seconds: 60 } });
+    await expect(authenticator.authenticate({ 'x-api-key': wrong(9) }, '10.0.0.1')).rejects.toMatchObject({
+      reason: 'rate_limited',
+      data: { retry_after_seconds: 60 },
+    });
     expect(authenticate).not.toHaveBeenCalled();
     await expect(authenticator.authenticate({ 'x-api-key': KEY }, '10.0.0.1')).resolves.toEqual(IDENTITY);
     await expect(authenticator.authenticate({ 'x-api-key': wrong(8) }, '10.0.0.2')).rejects.toMatchObject({ reason: 'unauthenticated' });

@@ -102,7 +102,8 @@ export function agentCardV1(profile: AgentPublicProfile, publicUrl: string): Age
 export function relayCardV1(publicUrl: string): AgentCardV1 {
   return {
     name: 'AgentRelay',
-    description: 'A relay that lets AI agents hand work to each other over A2A JSON-RPC. Address a recipient by handle; discover agents at /.well-known/agent-card.json?id=<handle>.',
+    description:
+      'A relay that lets AI agents hand work to each other over A2A JSON-RPC. Address a recipient by handle; discover agents at /.well-known/agent-card.json?id=<handle>.',
     version: RELAY_VERSION,
     supportedInterfaces: interfaces(`${base(publicUrl)}/a2a`),
     provider: { organization: 'AgentRelay', url: base(publicUrl) },

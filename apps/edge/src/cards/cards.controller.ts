@@ -62,11 +62,17 @@ export class CardsController {
       card = await build();
     } catch (error) {
       if (error instanceof RelayError && error.reason === 'agent_not_found') {
-        void reply.status(404).header('cache-control', 'no-store').send({ error: { reason: 'agent_not_found', message: error.message } });
+        void reply
+          .status(404)
+          .header('cache-control', 'no-store')
+          .send({ error: { reason: 'agent_not_found', message: error.message } });
         return;
       }
       if (error instanceof RelayError) {
-        void reply.status(httpStatusOf(error.reason) === 200 ? 500 : httpStatusOf(error.reason)).header('cache-control', 'no-store').send({ error: { reason: error.reason, message: error.message } });
+        void reply
+          .status(httpStatusOf(error.reason) === 200 ? 500 : httpStatusOf(error.reason))
+          .header('cache-control', 'no-store')
+          .send({ error: { reason: error.reason, message: error.message } });
         return;
       }
       throw error;

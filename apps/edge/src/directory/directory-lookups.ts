@@ -1,14 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Subscription } from '@nats-io/transport-node';
 import { createHash } from 'node:crypto';
-import {
-  DIRECTORY_CHANGES_SUBJECT,
-  DIRECTORY_SUBJECTS,
-  prefixedSubject,
-  type AgentIdentity,
-  type AgentProfile,
-  type AgentPublicProfile,
-} from '@app/contracts';
+import { DIRECTORY_CHANGES_SUBJECT, DIRECTORY_SUBJECTS, prefixedSubject, type AgentIdentity, type AgentProfile, type AgentPublicProfile } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { EdgeConfig } from '../edge.config';
 import { ExpiringCache } from './expiring-cache';

@@ -28,7 +28,10 @@ describe('input guard', () => {
   });
 
   it('checks route params and the query first, and names JSON-RPC fields relative to params', () => {
-    expect(findRequestProblem({ method: 'POST', url: '/a2a/x', params: { handle: 'a\u0000' }, query: {}, body: {} })).toEqual({ path: 'handle', problem: 'must not contain the character U+0000' });
+    expect(findRequestProblem({ method: 'POST', url: '/a2a/x', params: { handle: 'a\u0000' }, query: {}, body: {} })).toEqual({
+      path: 'handle',
+      problem: 'must not contain the character U+0000',
+    });
     expect(findRequestProblem({ method: 'POST', url: '/admin/agents', params: {}, query: { q: '\u0000' }, body: undefined })?.path).toBe('q');
     const call = { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { task_id: 'x\u0000' } };
     expect(findRequestProblem({ method: 'POST', url: '/a2a', params: {}, query: {}, body: call })?.path).toBe('task_id');

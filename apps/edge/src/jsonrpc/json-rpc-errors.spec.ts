@@ -15,13 +15,24 @@ describe('one rendering of relay errors per dialect', () => {
 
   it('renders A2A v0.3 errors with the A2A code', () => {
     const conflict = new RelayError('state_changed', 'Another caller changed the state first', { task_id: 'T1' });
-    expect(renderRelayError(conflict, { kind: 'a2a', version: '0.3' }).error).toEqual({ code: -32004, message: 'Another caller changed the state first', data: { reason: 'state_changed', task_id: 'T1' } });
-    expect(renderRelayError(notFound, { kind: 'a2a', version: '0.3' }).error).toEqual({ code: -32001, message: 'Task not found', data: { reason: 'thread_not_found' } });
+    expect(renderRelayError(conflict, { kind: 'a2a', version: '0.3' }).error).toEqual({
+      code: -32004,
+      message: 'Another caller changed the state first',
+      data: { reason: 'state_changed', task_id: 'T1' },
+    });
+    expect(renderRelayError(notFound, { kind: 'a2a', version: '0.3' }).error).toEqual({
+      code: -32001,
+      message: 'Task not found',
+      data: { reason: 'thread_not_found' },
+    });
   });
 
   it('renders "not a participant" and "not found" identically in both A2A dialects', () => {
     const outsider = new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: 'T2' });
-    for (const dialect of [{ kind: 'a2a', version: '0.3' }, { kind: 'a2a', version: '1.0' }] as const) {
+    for (const dialect of [
+      { kind: 'a2a', version: '0.3' },
+      { kind: 'a2a', version: '1.0' },
+    ] as const) {
       expect(JSON.stringify(renderRelayError(outsider, dialect))).toBe(JSON.stringify(renderRelayError(notFound, dialect)));
     }
     expect(renderRelayError(outsider, { kind: 'agentrelay' }).error.code).toBe(-32005);
@@ -31,7 +42,14 @@ describe('one rendering of relay errors per dialect', () => {
     expect(renderRelayError(notFound, { kind: 'a2a', version: '1.0' }).error).toEqual({
       code: -32001,
       message: 'Task not found',
-      data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org', metadata: { relay_reason: 'thread_not_found' } }],
+      data: [
+        {
+          '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+          reason: 'TASK_NOT_FOUND',
+          domain: 'a2a-protocol.org',
+          metadata: { relay_reason: 'thread_not_found' },
+        },
+      ],
     });
   });
 

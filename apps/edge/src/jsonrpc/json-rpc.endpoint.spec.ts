@@ -60,7 +60,10 @@ function endpoint(stream: JsonRpcEventStream, config = loadConfig(EdgeConfig, {}
   return new JsonRpcEndpoint(config, authenticator, rateLimiter, new RequestMetrics(new HttpMetrics(new Registry())), a2a, a2a);
 }
 
-const request = { headers: { 'a2a-version': '1.0' }, body: { jsonrpc: '2.0', id: 7, method: 'SendStreamingMessage', params: { message: {} } } } as unknown as FastifyRequest;
+const request = {
+  headers: { 'a2a-version': '1.0' },
+  body: { jsonrpc: '2.0', id: 7, method: 'SendStreamingMessage', params: { message: {} } },
+} as unknown as FastifyRequest;
 
 describe('JsonRpcEndpoint streams', () => {
   it('writes each item as a data event repeating the id, and an error after the start as an error event', async () => {
@@ -71,7 +74,12 @@ describe('JsonRpcEndpoint streams', () => {
     });
     await endpoint(stream).answer(request, fakeReply(raw), 'bob@acme');
     expect(raw.status).toBe(200);
-    expect(raw.headers).toMatchObject({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-ratelimit-limit': '60' });
+    expect(raw.headers).toMatchObject({
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+      'x-ratelimit-limit': '60',
+    });
     const [first, second] = raw.written.split('\n\n');
     expect(first).toBe('data: {"jsonrpc":"2.0","id":7,"result":{"task":{"id":"T1"}}}');
     expect(second.split('\n')[0]).toBe('event: error');
@@ -110,7 +118,12 @@ describe('JsonRpcEndpoint streams', () => {
     const raws = [new FakeRaw(), new FakeRaw()];
     const answers = raws.map((raw) => relay.answer(request, fakeReply(raw), 'bob@acme'));
     const refused: { status?: number; body?: unknown } = {};
-    const refusedReply = { ...fakeReply(new FakeRaw()), header: () => refusedReply, code: (status: number) => ((refused.status = status), refusedReply), send: (body: unknown) => ((refused.body = body), refusedReply) };
+    const refusedReply = {
+      ...fakeReply(new FakeRaw()),
+      header: () => refusedReply,
+      code: (status: number) => ((refused.status = status), refusedReply),
+      send: (body: unknown) => ((refused.body = body), refusedReply),
+    };
     await relay.answer(request, refusedReply as unknown as FastifyReply, 'bob@acme');
     expect(refused.status).toBe(429);
     expect(JSON.stringify(refused.body)).toContain('RELAY_STREAMS_PER_AGENT');

@@ -152,10 +152,14 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     const limit = this.config.RELAY_STREAMS_PER_AGENT;
     const open = this.streamsPerAgent.get(caller.id) ?? 0;
     if (open >= limit) {
-      throw new RelayError('rate_limited', `At most ${limit} streams per agent may be open at once (RELAY_STREAMS_PER_AGENT); close one before opening another`, {
-        limit,
-        limit_name: 'RELAY_STREAMS_PER_AGENT',
-      });
+      throw new RelayError(
+        'rate_limited',
+        `At most ${limit} streams per agent may be open at once (RELAY_STREAMS_PER_AGENT); close one before opening another`,
+        {
+          limit,
+          limit_name: 'RELAY_STREAMS_PER_AGENT',
+        },
+      );
     }
     this.streamsPerAgent.set(caller.id, open + 1);
     let released = false;

@@ -66,7 +66,11 @@ export function configureJsonRpcHttp(app: NestFastifyApplication, bodyLimit = JS
     const contentType = request.headers['content-type'] ?? '';
     if (!JSON_CONTENT_TYPE.test(contentType)) {
       reply.header('connection', 'close');
-      sendJsonRpcError(reply, request.headers, new RelayError('unsupported_media_type', `Content-Type must be application/json, not ${contentType ? `'${contentType}'` : 'missing'}`));
+      sendJsonRpcError(
+        reply,
+        request.headers,
+        new RelayError('unsupported_media_type', `Content-Type must be application/json, not ${contentType ? `'${contentType}'` : 'missing'}`),
+      );
       return payload;
     }
     const declared = Number(request.headers['content-length']);

@@ -301,11 +301,13 @@ export class DeliveriesService {
    * schedule. The receiver sees the same `webhook-id`.
    */
   async redeliver(id: string): Promise<DeliveryView> {
-    const updated = updatedRows<DeliveryRow>(await this.dataSource.query(
-      `UPDATE ${TABLE} SET "status" = 'pending', "next_attempt_at" = now(), "round_attempts" = 0, "delivered_at" = NULL, "locked_until" = NULL, "updated_at" = now()
+    const updated = updatedRows<DeliveryRow>(
+      await this.dataSource.query(
+        `UPDATE ${TABLE} SET "status" = 'pending', "next_attempt_at" = now(), "round_attempts" = 0, "delivered_at" = NULL, "locked_until" = NULL, "updated_at" = now()
        WHERE "id" = $1 RETURNING *`,
-      [id],
-    ));
+        [id],
+      ),
+    );
     if (updated.length === 0) throw new RelayError('delivery_not_found', undefined, { id });
     return toDeliveryView(updated[0]);
   }

@@ -97,7 +97,9 @@ export function slackMessage(event: TaskEvent, threadUrl: string | null): { text
       { type: 'section', text: { type: 'mrkdwn', text: `${headline}\n${detail}` } },
       {
         type: 'context',
-        elements: [{ type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · State: ${event.state} · ${threadReference(event.task_id, threadUrl)}` }],
+        elements: [
+          { type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · State: ${event.state} · ${threadReference(event.task_id, threadUrl)}` },
+        ],
       },
     ],
   };

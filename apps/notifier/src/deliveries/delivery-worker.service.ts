@@ -145,7 +145,11 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     if (delivery.channel === 'slack' && sent.retryAfterMs !== null) await this.slack.pushBack(delivery.url, sent.retryAfterMs);
     await this.finish(delivery, attemptId, sent);
     if (sent.ok) this.logger.debug({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel }, 'delivered');
-    else this.logger.warn({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel, status: sent.statusCode, error: sent.error }, 'delivery attempt failed');
+    else
+      this.logger.warn(
+        { delivery_id: delivery.id, event: delivery.event, channel: delivery.channel, status: sent.statusCode, error: sent.error },
+        'delivery attempt failed',
+      );
   }
 
   /** Records the outcome of an attempt begun with `beginAttempt` and counts it in the metrics. */

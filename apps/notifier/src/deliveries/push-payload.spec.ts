@@ -72,7 +72,13 @@ describe('A2A push payloads', () => {
       target({ config_id: 'a', auth_scheme: 'Bearer', auth_credentials: 'xyz' }),
       target({ config_id: 'b', version: '0.3', token: 'tok' }),
     ]);
-    expect(withAuth).toMatchObject({ channel: 'push', target_ref: 'push:a', content_type: 'application/a2a+json', headers: { authorization: 'Bearer xyz' }, event: 'a2a.task.completed' });
+    expect(withAuth).toMatchObject({
+      channel: 'push',
+      target_ref: 'push:a',
+      content_type: 'application/a2a+json',
+      headers: { authorization: 'Bearer xyz' },
+      event: 'a2a.task.completed',
+    });
     expect(withToken).toMatchObject({ target_ref: 'push:b', content_type: 'application/json', headers: { 'x-a2a-notification-token': 'tok' } });
     expect(withToken.headers.authorization).toBeUndefined();
   });

@@ -47,7 +47,13 @@ function latestMessage(event: TaskEvent, version: PushConfigVersion): Record<str
       parts: [{ kind: 'text', text: message.body }],
     };
   }
-  return { messageId: message.id, taskId: event.task_id, contextId: event.context_id, role: fromSender ? 'ROLE_USER' : 'ROLE_AGENT', parts: [{ text: message.body }] };
+  return {
+    messageId: message.id,
+    taskId: event.task_id,
+    contextId: event.context_id,
+    role: fromSender ? 'ROLE_USER' : 'ROLE_AGENT',
+    parts: [{ text: message.body }],
+  };
 }
 
 /**

@@ -100,7 +100,10 @@ export function checkWebhookUrl(url: string, allowPrivate: boolean): URL {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new SsrfRefusedError(`scheme ${parsed.protocol} is not allowed`);
   if (parsed.username || parsed.password) throw new SsrfRefusedError('credentials in the URL are not allowed');
   if (allowPrivate) return parsed;
-  const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  const host = parsed.hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
   if (BLOCKED_HOSTNAMES.has(host) || host.endsWith('.localhost') || host.endsWith('.internal')) {
     throw new SsrfRefusedError(`host ${host} is not allowed`);
   }

@@ -1,7 +1,14 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, PUSH_CONFIG_EVENTS, TASK_EVENT_SUBJECT_PREFIX, type DeliveryChannel, type TaskEvent } from '@app/contracts';
+import {
+  AGENT_UPDATED_EVENT_SUBJECT,
+  prefixedSubject,
+  PUSH_CONFIG_EVENTS,
+  TASK_EVENT_SUBJECT_PREFIX,
+  type DeliveryChannel,
+  type TaskEvent,
+} from '@app/contracts';
 import { ensureEventStream, eventStreamName, openJetStream, RELAY_EVENTS_SUBJECT_ROOT, type JetStreamContext } from '@app/messaging';
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { traceLinkHeaders } from '@app/tracing';
@@ -153,7 +160,10 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     };
     try {
       await this.jetStream.jsm.consumers.info(stream, NOTIFIER_CONSUMER);
-      await this.jetStream.jsm.consumers.update(stream, NOTIFIER_CONSUMER, { ack_wait: consumerConfig.ack_wait, max_ack_pending: consumerConfig.max_ack_pending });
+      await this.jetStream.jsm.consumers.update(stream, NOTIFIER_CONSUMER, {
+        ack_wait: consumerConfig.ack_wait,
+        max_ack_pending: consumerConfig.max_ack_pending,
+      });
     } catch (error) {
       if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound)) throw error;
       await this.jetStream.jsm.consumers.add(stream, consumerConfig);
@@ -228,7 +238,10 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     const resolved = await this.targets.resolve([event.sender, event.recipient]);
     const targets = new Map<string, AgentTarget>();
     for (const [handle, target] of resolved) if (target) targets.set(handle, target);
-    const planned = [...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE), ...planPushDeliveries(event, this.pushTargets.ofTask(event.task_id))];
+    const planned = [
+      ...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE),
+      ...planPushDeliveries(event, this.pushTargets.ofTask(event.task_id)),
+    ];
     for (const delivery of planned) Object.assign(delivery.headers, traceHeaders);
     return { eventId: event.event_id, taskId: event.task_id, planned };
   }

@@ -6,7 +6,9 @@ import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { generateWebhookSecret } from '../deliveries/standard-webhooks';
 
 /** Stored sealed (AES-256-GCM under RELAY_SECRET_KEYS). */
-export const WEBHOOK_SECRET_SEALED_COLUMNS: SealedColumn[] = [{ table: '"notifier"."webhook_secrets"', keyColumns: ['handle'], column: 'secret', kind: 'text' }];
+export const WEBHOOK_SECRET_SEALED_COLUMNS: SealedColumn[] = [
+  { table: '"notifier"."webhook_secrets"', keyColumns: ['handle'], column: 'secret', kind: 'text' },
+];
 
 /**
  * The per-agent webhook signing secrets. The notifier must sign with them, so they are stored

@@ -86,16 +86,7 @@ export class AgentTargetsService implements OnModuleInit {
            "occurred_at" = EXCLUDED."occurred_at", "updated_at" = now()
          WHERE "agent_targets"."occurred_at" <= EXCLUDED."occurred_at"
          RETURNING "agent_id"`,
-        [
-          event.agent_id,
-          event.handle,
-          event.name,
-          event.notification_webhook_url,
-          event.slack_webhook_url,
-          event.disabled,
-          event.event_id,
-          event.occurred_at,
-        ],
+        [event.agent_id, event.handle, event.name, event.notification_webhook_url, event.slack_webhook_url, event.disabled, event.event_id, event.occurred_at],
       )) as unknown[];
       if (rows.length === 0) this.logger.debug({ agent_id: event.agent_id, event_id: event.event_id }, 'ignored an agent event older than the stored target');
       return rows.length > 0;

@@ -1,7 +1,13 @@
 import { RelayError, TASK_LIMITS, type ArtifactInput, type PartView } from '@app/contracts';
 
 /** An artifact's `size_bytes`: its fields, parts and metadata as JSON, its name and description. */
-export function artifactBytes(artifact: { fields?: unknown; parts?: PartView[] | unknown; metadata?: unknown; name?: string | null; description?: string | null }): number {
+export function artifactBytes(artifact: {
+  fields?: unknown;
+  parts?: PartView[] | unknown;
+  metadata?: unknown;
+  name?: string | null;
+  description?: string | null;
+}): number {
   return (
     Buffer.byteLength(JSON.stringify(artifact.fields ?? {})) +
     Buffer.byteLength(JSON.stringify(artifact.parts ?? [])) +

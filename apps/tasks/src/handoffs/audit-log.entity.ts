@@ -7,10 +7,7 @@ const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled
 /** One state transition of a thread: who, from which state to which, and why. */
 @Entity({ name: 'audit_log' })
 @Index('audit_log_thread_idx', ['threadId', 'id'])
-@Check(
-  'audit_log_transition_known',
-  `"transition" IN ('create', 'accept', 'complete', 'cancel', 'decline', 'fail', 'request_input', 'resume')`,
-)
+@Check('audit_log_transition_known', `"transition" IN ('create', 'accept', 'complete', 'cancel', 'decline', 'fail', 'request_input', 'resume')`)
 @Check('audit_log_from_state_known', `"from_state" IS NULL OR "from_state" IN (${STATES})`)
 @Check('audit_log_to_state_known', `"to_state" IN (${STATES})`)
 @Check('audit_log_create_has_no_from', `("transition" = 'create') = ("from_state" IS NULL)`)

@@ -237,7 +237,10 @@ export class HandoffsService {
     const more = items.length < candidates.length || rows.length > limit;
     const reply: ListReply = { items, next_cursor: more && last ? encodeCursor({ order, id: last.id, status_key: last.status_key }) : null };
     if (request.include_total) {
-      const [{ total }] = await this.dataSource.query(`SELECT count(*)::int AS "total" FROM "tasks"."threads" t WHERE ${filtered.join(' AND ')}`, params.slice(0, countParams(filtered)));
+      const [{ total }] = await this.dataSource.query(
+        `SELECT count(*)::int AS "total" FROM "tasks"."threads" t WHERE ${filtered.join(' AND ')}`,
+        params.slice(0, countParams(filtered)),
+      );
       reply.total_size = total;
     }
     return reply;
@@ -294,7 +297,10 @@ export class HandoffsService {
         });
       }
       thread = rows[0];
-      this.logger.log({ task_id: thread.id, transition: request.transition, from: current.state, to: rule.to, actor_id: request.caller_id }, 'thread transition');
+      this.logger.log(
+        { task_id: thread.id, transition: request.transition, from: current.state, to: rule.to, actor_id: request.caller_id },
+        'thread transition',
+      );
       await manager.insert(AuditLogEntity, {
         threadId: thread.id,
         actorId: request.caller_id,
@@ -308,7 +314,10 @@ export class HandoffsService {
     } else {
       thread = await this.loadThread(manager, request.task_id, true);
       if (thread.state !== current.state && !rule.from.includes(thread.state)) {
-        throw new RelayError('state_changed', `Another caller changed the thread to ${thread.state} first`, { expected_state: current.state, state: thread.state });
+        throw new RelayError('state_changed', `Another caller changed the thread to ${thread.state} first`, {
+          expected_state: current.state,
+          state: thread.state,
+        });
       }
     }
     let message: MessageRow | null = null;
@@ -319,7 +328,10 @@ export class HandoffsService {
     if (rule.event) await writeTaskEvent(manager, rule.event, thread, message, now);
     else if (message) await writeTaskEvent(manager, 'message_appended', thread, message, now);
     else if (!rule.to) await this.touch(manager, thread.id, now);
-    return { thread: await this.view(manager, thread, request.history_length, await this.unreadCount(manager, thread.id, request.caller_id)), message: message ? toMessageView(message) : null };
+    return {
+      thread: await this.view(manager, thread, request.history_length, await this.unreadCount(manager, thread.id, request.caller_id)),
+      message: message ? toMessageView(message) : null,
+    };
   }
 
   /** A create in one round trip; null (nothing written) when an idempotency key is already known. */
@@ -328,7 +340,12 @@ export class HandoffsService {
     const created = await createThreadInOneStatement(this.pool, request, plainParts(request.message.parts), artifactParts, this.keysOf(request), hash);
     if (!created) return null;
     const history = request.history_length === 0 ? [] : [created.message];
-    return { thread: toThreadView(created.thread, history, created.artifacts, 0), message: toMessageRef(created.message), created: true, idempotent_replay: false };
+    return {
+      thread: toThreadView(created.thread, history, created.artifacts, 0),
+      message: toMessageRef(created.message),
+      created: true,
+      idempotent_replay: false,
+    };
   }
 
   private async create(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
@@ -375,7 +392,7 @@ export class HandoffsService {
     const current = await this.loadThread(manager, request.task_id as string, true);
     const party = partyOf(current, request.caller.id);
     if (request.context_id !== undefined && request.context_id !== current.context_id) {
-      throw new RelayError('invalid_params', 'context_id does not match the thread\'s context', { field: 'context_id' });
+      throw new RelayError('invalid_params', "context_id does not match the thread's context", { field: 'context_id' });
     }
     if (isTerminalState(current.state)) {
       throw new RelayError('thread_terminal', `The thread is ${current.state}; no more messages can be added`, { state: current.state });
@@ -483,7 +500,10 @@ export class HandoffsService {
     for (const artifact of artifacts ?? []) {
       const artifactId = artifact.artifact_id ?? randomUUID();
       const parts = artifact.parts ? plainParts(artifact.parts) : [];
-      const [existing]: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = $1 AND "artifact_id" = $2`, [threadId, artifactId]);
+      const [existing]: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = $1 AND "artifact_id" = $2`, [
+        threadId,
+        artifactId,
+      ]);
       if (existing && artifact.append) {
         const added = appendedBytes(artifact, parts);
         const appended: unknown[] = await manager.query(
@@ -646,7 +666,13 @@ export class HandoffsService {
    * after `afterSequenceNo`, within the reply's byte budget: the newest ones are kept, or with
    * `afterSequenceNo` the oldest ones (the caller pages on from the last one it got).
    */
-  private async view(manager: EntityManager, thread: ThreadRow, historyLength: number | undefined, unread: number, afterSequenceNo?: number): Promise<ThreadView> {
+  private async view(
+    manager: EntityManager,
+    thread: ThreadRow,
+    historyLength: number | undefined,
+    unread: number,
+    afterSequenceNo?: number,
+  ): Promise<ThreadView> {
     const lowerBound = Math.max(afterSequenceNo ?? 0, historyLength === undefined ? 0 : thread.message_count - historyLength);
     let messages: MessageRow[] = [];
     if (historyLength !== 0) {
@@ -668,4 +694,3 @@ function countParams(clauses: string[]): number {
   for (const clause of clauses) for (const match of clause.matchAll(/\$(\d+)/g)) highest = Math.max(highest, Number(match[1]));
   return highest;
 }
-

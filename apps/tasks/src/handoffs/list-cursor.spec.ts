@@ -16,7 +16,14 @@ describe('list cursors', () => {
 
   it('refuses a status key Postgres would not read as the timestamp the list wrote', () => {
     const forged = (statusKey: unknown): string => Buffer.from(JSON.stringify(['status', '01HXYZ4K2VNJQP7R8MWDB3CSTF', statusKey])).toString('base64url');
-    for (const statusKey of ['1', '99999', 'Tue, 1 Jan 2030', '2026-02-31T00:00:00.000000Z', '2026-04-25T10:00:00.123456Z\u0000', '+275760-09-13T00:00:00.000000Z']) {
+    for (const statusKey of [
+      '1',
+      '99999',
+      'Tue, 1 Jan 2030',
+      '2026-02-31T00:00:00.000000Z',
+      '2026-04-25T10:00:00.123456Z\u0000',
+      '+275760-09-13T00:00:00.000000Z',
+    ]) {
       expect(() => decodeCursor(forged(statusKey), 'status')).toThrow(RelayError);
     }
   });

@@ -50,7 +50,8 @@ describe('the transition table', () => {
 
   it('lets the standard A2A cancel stop any active task and answers task_not_cancelable otherwise', () => {
     for (const state of ['pending', 'accepted', 'input_required'] as const) expect(outcome('cancel', state, 'sender', 'any_active')).toBe('ok:cancelled');
-    for (const state of ['completed', 'cancelled', 'failed', 'rejected'] as const) expect(outcome('cancel', state, 'sender', 'any_active')).toBe('task_not_cancelable');
+    for (const state of ['completed', 'cancelled', 'failed', 'rejected'] as const)
+      expect(outcome('cancel', state, 'sender', 'any_active')).toBe('task_not_cancelable');
     expect(outcome('cancel', 'accepted', 'recipient', 'any_active')).toBe('task_not_cancelable');
   });
 });

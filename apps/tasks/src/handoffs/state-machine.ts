@@ -41,7 +41,7 @@ export function checkTransition(command: TaskCommand, cancelMode: CancelMode | u
   const rule = transitionRule(command, cancelMode);
   const a2aCancel = command === 'cancel' && cancelMode === 'any_active';
   if (party !== rule.who) {
-    if (a2aCancel) throw new RelayError('task_not_cancelable', 'Only the task\'s sender can cancel it', { state });
+    if (a2aCancel) throw new RelayError('task_not_cancelable', "Only the task's sender can cancel it", { state });
     throw new RelayError('not_authorized_transition', `Only the thread's ${rule.who} can ${command === 'progress' ? 'update its status' : command} it`, {
       transition: command,
       required_role: rule.who,

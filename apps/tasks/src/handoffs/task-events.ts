@@ -49,7 +49,15 @@ export function taskEvent(type: TaskEventType, thread: ThreadRow, latest: Messag
  */
 export async function writeTaskEvent(manager: EntityManager, type: TaskEventType, thread: ThreadRow, latest: MessageRow | null, at: Date): Promise<string> {
   const event = taskEvent(type, thread, latest, at);
-  await manager.insert(OutboxEventEntity, { id: event.id, subject: event.subject, type, taskId: thread.id, payload: event.payload, createdAt: at, traceParent: currentTraceParent() });
+  await manager.insert(OutboxEventEntity, {
+    id: event.id,
+    subject: event.subject,
+    type,
+    taskId: thread.id,
+    payload: event.payload,
+    createdAt: at,
+    traceParent: currentTraceParent(),
+  });
   await manager.query(`SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '')`);
   return event.id;
 }

@@ -197,7 +197,10 @@ export async function createThreadInOneStatement(
   });
   const [row] = result.rows;
   if (row && !row.within_artifact_caps) {
-    throw artifactLimitError({ count: 0, bytes: 0 }, { count: artifacts.length, bytes: artifactsToStore.reduce((sum, artifact) => sum + artifact.size_bytes, 0) });
+    throw artifactLimitError(
+      { count: 0, bytes: 0 },
+      { count: artifacts.length, bytes: artifactsToStore.reduce((sum, artifact) => sum + artifact.size_bytes, 0) },
+    );
   }
   return row?.created === 1 ? { thread, message, artifacts } : null;
 }

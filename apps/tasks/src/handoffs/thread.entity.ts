@@ -24,10 +24,7 @@ const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled
 @Check('threads_metadata_object', `jsonb_typeof("metadata") = 'object'`)
 @Check('threads_message_count_range', `"message_count" BETWEEN 0 AND 500`)
 @Check('threads_version_positive', `"version" >= 1`)
-@Check(
-  'threads_accepted_at_when_accepted',
-  `"state" NOT IN ('accepted', 'input_required', 'completed', 'failed') OR "accepted_at" IS NOT NULL`,
-)
+@Check('threads_accepted_at_when_accepted', `"state" NOT IN ('accepted', 'input_required', 'completed', 'failed') OR "accepted_at" IS NOT NULL`)
 @Check('threads_completed_at_when_completed', `("state" = 'completed') = ("completed_at" IS NOT NULL)`)
 @Check('threads_cancelled_at_when_cancelled', `("state" = 'cancelled') = ("cancelled_at" IS NOT NULL)`)
 @Check('threads_failed_at_when_failed', `("state" = 'failed') = ("failed_at" IS NOT NULL)`)

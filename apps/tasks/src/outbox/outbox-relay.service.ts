@@ -85,17 +85,22 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
     let published = 0;
     try {
       for (const row of rows) {
-        await publishWithMsgId(context.js, prefixedSubject(this.options.subjectPrefix, row.subject), row.payload, row.id, this.options.publishTimeoutMs, row.trace_parent).catch(
-          async (error: unknown) => {
-            const message = error instanceof Error ? error.message : String(error);
-            await this.dataSource
-              .query(`UPDATE ${OUTBOX_TABLE} SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [row.id, message.slice(0, 1000)])
-              .catch(() => undefined);
-            // The stream may have been removed or the connection replaced: check it again next round.
-            this.streamReady = false;
-            throw error;
-          },
-        );
+        await publishWithMsgId(
+          context.js,
+          prefixedSubject(this.options.subjectPrefix, row.subject),
+          row.payload,
+          row.id,
+          this.options.publishTimeoutMs,
+          row.trace_parent,
+        ).catch(async (error: unknown) => {
+          const message = error instanceof Error ? error.message : String(error);
+          await this.dataSource
+            .query(`UPDATE ${OUTBOX_TABLE} SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [row.id, message.slice(0, 1000)])
+            .catch(() => undefined);
+          // The stream may have been removed or the connection replaced: check it again next round.
+          this.streamReady = false;
+          throw error;
+        });
         this.unmarked.add(row.id);
         published += 1;
       }
@@ -180,7 +185,9 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
     if (Date.now() < this.nextLeadershipTry) return false;
     this.nextLeadershipTry = Date.now() + STANDBY_RETRY_MS;
     try {
-      const { rows } = await listener.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS "locked"`, [`agentrelay.outbox:${this.options.subjectPrefix}`]);
+      const { rows } = await listener.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS "locked"`, [
+        `agentrelay.outbox:${this.options.subjectPrefix}`,
+      ]);
       this.leading = listener === this.listener && rows[0]?.locked === true;
       if (this.leading) this.logger.log('this replica relays the outbox');
     } catch (error) {

@@ -169,9 +169,7 @@ export class ListAgentsRequest {
   cursor?: string;
 
   @IsOptional()
-  @Transform(({ obj, key }: { obj: Record<string, unknown>; key: string }) =>
-    obj[key] === 'true' ? true : obj[key] === 'false' ? false : obj[key],
-  )
+  @Transform(({ obj, key }: { obj: Record<string, unknown>; key: string }) => (obj[key] === 'true' ? true : obj[key] === 'false' ? false : obj[key]))
   @IsBoolean()
   include_disabled?: boolean;
 }

@@ -1,16 +1,7 @@
 import type { ThreadState } from '../tasks/thread.model';
 import { TASK_EVENT_SUBJECT_PREFIX } from '../subjects';
 
-export const TASK_EVENT_TYPES = [
-  'created',
-  'message_appended',
-  'accepted',
-  'input_required',
-  'completed',
-  'failed',
-  'rejected',
-  'canceled',
-] as const;
+export const TASK_EVENT_TYPES = ['created', 'message_appended', 'accepted', 'input_required', 'completed', 'failed', 'rejected', 'canceled'] as const;
 export type TaskEventType = (typeof TASK_EVENT_TYPES)[number];
 
 export const TASK_EVENT_SCHEMA_VERSION = 1;

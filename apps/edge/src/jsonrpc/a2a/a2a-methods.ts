@@ -134,7 +134,9 @@ export class A2aMethods implements DialectMethods {
       case 'resubscribe':
         return this.resubscribe(call, version);
       case 'update':
-        throw new RelayError('method_not_found', `${call.method} is an AgentRelay method: call it without the A2A-Version: 1.0 header`, { method: call.method });
+        throw new RelayError('method_not_found', `${call.method} is an AgentRelay method: call it without the A2A-Version: 1.0 header`, {
+          method: call.method,
+        });
       default:
         throw new RelayError('method_not_found', `Method '${call.method}' not found`, { method: call.method });
     }
@@ -180,9 +182,13 @@ export class A2aMethods implements DialectMethods {
     } else {
       const recipientHandle = call.endpointHandle ?? params.recipient;
       if (recipientHandle === undefined) {
-        throw new RelayError('invalid_params', 'A new task needs a recipient: send it to /a2a/{handle}, or give message.metadata.recipient or the recipient param', {
-          field: 'recipient',
-        });
+        throw new RelayError(
+          'invalid_params',
+          'A new task needs a recipient: send it to /a2a/{handle}, or give message.metadata.recipient or the recipient param',
+          {
+            field: 'recipient',
+          },
+        );
       }
       const recipient = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
       const reply = await this.tasks(() =>
@@ -206,7 +212,13 @@ export class A2aMethods implements DialectMethods {
     return thread;
   }
 
-  private async waitUntilSettled(caller: AgentIdentity, thread: ThreadView, deadline: number, historyLength: number | undefined, version: WireVersion): Promise<ThreadView> {
+  private async waitUntilSettled(
+    caller: AgentIdentity,
+    thread: ThreadView,
+    deadline: number,
+    historyLength: number | undefined,
+    version: WireVersion,
+  ): Promise<ThreadView> {
     let latest = thread;
     const result = await this.waiter.waitFor(thread.id, deadline, async () => {
       latest = await this.read(caller, thread.id, historyLength, false);
@@ -247,7 +259,10 @@ export class A2aMethods implements DialectMethods {
       this.assertPair(thread, call.caller, endpoint);
       if (isTerminalState(thread.state)) {
         const state = toWireState(thread.state, version);
-        throw new RelayError('unsupported_operation', `Task ${thread.id} is ${state}, a terminal state, and cannot be subscribed to; read it with GetTask`, { taskId: thread.id, state });
+        throw new RelayError('unsupported_operation', `Task ${thread.id} is ${state}, a terminal state, and cannot be subscribed to; read it with GetTask`, {
+          taskId: thread.id,
+          state,
+        });
       }
       return await this.eventStream(call.caller, thread, params.historyLength, version, watch);
     } catch (error) {
@@ -257,14 +272,28 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** The Task is rendered here (errors so far are plain JSON-RPC errors); the rest follows as the stream is read. */
-  private async eventStream(caller: AgentIdentity, thread: ThreadView, historyLength: number | undefined, version: WireVersion, watch: TaskWatch): Promise<JsonRpcEventStream> {
+  private async eventStream(
+    caller: AgentIdentity,
+    thread: ThreadView,
+    historyLength: number | undefined,
+    version: WireVersion,
+    watch: TaskWatch,
+  ): Promise<JsonRpcEventStream> {
     const complete = await this.completeHistory(caller, thread, historyLength);
     const first = renderSendResult(complete.thread, version, { historyLength, historyCut: complete.cut });
     const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
     return new JsonRpcEventStream((signal) => this.streamEvents(caller, thread, first, version, watch, deadline, signal));
   }
 
-  private async *streamEvents(caller: AgentIdentity, thread: ThreadView, first: Json, version: WireVersion, watch: TaskWatch, deadline: number, signal: AbortSignal): AsyncGenerator<Json> {
+  private async *streamEvents(
+    caller: AgentIdentity,
+    thread: ThreadView,
+    first: Json,
+    version: WireVersion,
+    watch: TaskWatch,
+    deadline: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<Json> {
     try {
       yield first;
       let last = thread;
@@ -285,8 +314,10 @@ export class A2aMethods implements DialectMethods {
    */
   private *changes(before: ThreadView, after: ThreadView, version: WireVersion): Generator<Json> {
     const known = new Map(before.artifacts.map((artifact) => [artifact.artifact_id, JSON.stringify(artifact)]));
-    for (const artifact of after.artifacts) if (known.get(artifact.artifact_id) !== JSON.stringify(artifact)) yield renderArtifactUpdate(after, artifact, version);
-    const statusChanged = after.state !== before.state || after.status_timestamp !== before.status_timestamp || after.messages.at(-1)?.id !== before.messages.at(-1)?.id;
+    for (const artifact of after.artifacts)
+      if (known.get(artifact.artifact_id) !== JSON.stringify(artifact)) yield renderArtifactUpdate(after, artifact, version);
+    const statusChanged =
+      after.state !== before.state || after.status_timestamp !== before.status_timestamp || after.messages.at(-1)?.id !== before.messages.at(-1)?.id;
     if (statusChanged) yield renderStatusUpdate(after, version, isTerminalState(after.state));
   }
 
@@ -307,33 +338,47 @@ export class A2aMethods implements DialectMethods {
     const params = parseListParams(call.params);
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const token = params.pageToken !== undefined ? decodePageToken(params.pageToken) : undefined;
-    const page = await this.tasks(() => this.rpc.request(TASKS_SUBJECTS.list, {
-      caller_id: call.caller.id,
-      role: 'either',
-      ...(endpoint ? { counterpart_id: endpoint.id } : {}),
-      ...(params.contextId !== undefined ? { context_id: params.contextId } : {}),
-      ...(params.status !== undefined ? { states: [params.status] } : {}),
-      ...(params.statusTimestampAfter !== undefined ? { status_timestamp_after: params.statusTimestampAfter } : {}),
-      limit: params.pageSize,
-      ...(token ? { cursor: token.cursor } : {}),
-      order: 'status',
-      history_length: 1,
-      include_total: token === undefined,
-      include_artifacts: params.includeArtifacts,
-    }));
+    const page = await this.tasks(() =>
+      this.rpc.request(TASKS_SUBJECTS.list, {
+        caller_id: call.caller.id,
+        role: 'either',
+        ...(endpoint ? { counterpart_id: endpoint.id } : {}),
+        ...(params.contextId !== undefined ? { context_id: params.contextId } : {}),
+        ...(params.status !== undefined ? { states: [params.status] } : {}),
+        ...(params.statusTimestampAfter !== undefined ? { status_timestamp_after: params.statusTimestampAfter } : {}),
+        limit: params.pageSize,
+        ...(token ? { cursor: token.cursor } : {}),
+        order: 'status',
+        history_length: 1,
+        include_total: token === undefined,
+        include_artifacts: params.includeArtifacts,
+      }),
+    );
     // Histories longer than the latest message are read task by task, so that no single NATS
     // message has to carry a whole page of histories; the page's byte budget applies afterwards.
     const wantsHistory = params.historyLength === undefined || params.historyLength > 1;
-    const { threads, cut } = wantsHistory ? await this.withHistories(call.caller, page.items, params.historyLength) : { threads: page.items, cut: new Set<string>() };
+    const { threads, cut } = wantsHistory
+      ? await this.withHistories(call.caller, page.items, params.historyLength)
+      : { threads: page.items, cut: new Set<string>() };
     const total = token?.total ?? page.total_size ?? page.items.length;
     return renderTaskPage(
-      { threads, cutHistories: cut, nextPageToken: page.next_cursor ? encodePageToken({ cursor: page.next_cursor, total }) : '', pageSize: params.pageSize, totalSize: total },
+      {
+        threads,
+        cutHistories: cut,
+        nextPageToken: page.next_cursor ? encodePageToken({ cursor: page.next_cursor, total }) : '',
+        pageSize: params.pageSize,
+        totalSize: total,
+      },
       version,
       { historyLength: params.historyLength, includeArtifacts: params.includeArtifacts, historyBudgetBytes: this.config.RELAY_LIST_HISTORY_BUDGET_BYTES },
     );
   }
 
-  private async withHistories(caller: AgentIdentity, items: ThreadView[], historyLength: number | undefined): Promise<{ threads: ThreadView[]; cut: Set<string> }> {
+  private async withHistories(
+    caller: AgentIdentity,
+    items: ThreadView[],
+    historyLength: number | undefined,
+  ): Promise<{ threads: ThreadView[]; cut: Set<string> }> {
     const threads: ThreadView[] = new Array<ThreadView>(items.length);
     const cut = new Set<string>();
     let next = 0;
@@ -393,9 +438,13 @@ export class A2aMethods implements DialectMethods {
       return renderTask(reply.thread, version);
     } catch (error) {
       if (error instanceof RelayError && NOT_CANCELABLE.has(error.reason)) {
-        throw new RelayError('task_not_cancelable', `Task ${params.id} cannot be canceled: only its creator can cancel it, and only while it is submitted, working or input-required`, {
-          taskId: params.id,
-        });
+        throw new RelayError(
+          'task_not_cancelable',
+          `Task ${params.id} cannot be canceled: only its creator can cancel it, and only while it is submitted, working or input-required`,
+          {
+            taskId: params.id,
+          },
+        );
       }
       throw error;
     }
@@ -414,7 +463,9 @@ export class A2aMethods implements DialectMethods {
   private async setPushConfig(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
     const params = parsePushConfigSetParams(call.params);
     await this.checkEndpointPair(call, params.taskId);
-    const config = await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: participant(call.caller), task_id: params.taskId, version, config: params.config }));
+    const config = await this.tasks(() =>
+      this.rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: participant(call.caller), task_id: params.taskId, version, config: params.config }),
+    );
     return renderPushConfig(config, version);
   }
 
@@ -422,7 +473,11 @@ export class A2aMethods implements DialectMethods {
     const params = parsePushConfigRefParams(call.params, false);
     await this.checkEndpointPair(call, params.taskId);
     const config = await this.tasks(() =>
-      this.rpc.request(PUSH_CONFIG_SUBJECTS.get, { caller: participant(call.caller), task_id: params.taskId, ...(params.configId !== undefined ? { config_id: params.configId } : {}) }),
+      this.rpc.request(PUSH_CONFIG_SUBJECTS.get, {
+        caller: participant(call.caller),
+        task_id: params.taskId,
+        ...(params.configId !== undefined ? { config_id: params.configId } : {}),
+      }),
     );
     return renderPushConfig(config, version);
   }
@@ -438,7 +493,9 @@ export class A2aMethods implements DialectMethods {
   private async deletePushConfig(call: JsonRpcCall): Promise<unknown> {
     const params = parsePushConfigRefParams(call.params, true);
     await this.checkEndpointPair(call, params.taskId);
-    await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.delete, { caller: participant(call.caller), task_id: params.taskId, config_id: params.configId as string }));
+    await this.tasks(() =>
+      this.rpc.request(PUSH_CONFIG_SUBJECTS.delete, { caller: participant(call.caller), task_id: params.taskId, config_id: params.configId as string }),
+    );
     return null;
   }
 
@@ -488,7 +545,13 @@ export class A2aMethods implements DialectMethods {
     }
   }
 
-  private async runSteps(call: JsonRpcCall, thread: ThreadView, steps: TaskCommand[], message: A2aMessageInput | undefined, artifacts: A2aArtifactInput[]): Promise<ThreadView> {
+  private async runSteps(
+    call: JsonRpcCall,
+    thread: ThreadView,
+    steps: TaskCommand[],
+    message: A2aMessageInput | undefined,
+    artifacts: A2aArtifactInput[],
+  ): Promise<ThreadView> {
     let current = thread;
     for (const [index, step] of steps.entries()) {
       const last = index === steps.length - 1;

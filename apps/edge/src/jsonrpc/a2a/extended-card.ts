@@ -11,7 +11,12 @@ export function agentCardV03(card: AgentCardV1): Record<string, unknown> {
   for (const [name, scheme] of Object.entries(card.securitySchemes)) {
     if (scheme.httpAuthSecurityScheme) {
       const { scheme: httpScheme, bearerFormat, description } = scheme.httpAuthSecurityScheme;
-      securitySchemes[name] = { type: 'http', scheme: httpScheme.toLowerCase(), ...(bearerFormat ? { bearerFormat } : {}), ...(description ? { description } : {}) };
+      securitySchemes[name] = {
+        type: 'http',
+        scheme: httpScheme.toLowerCase(),
+        ...(bearerFormat ? { bearerFormat } : {}),
+        ...(description ? { description } : {}),
+      };
     } else if (scheme.apiKeySecurityScheme) {
       const { location, name: header, description } = scheme.apiKeySecurityScheme;
       securitySchemes[name] = { type: 'apiKey', in: location, name: header, ...(description ? { description } : {}) };

@@ -8,13 +8,16 @@ describe('ListTasks page token', () => {
     expect(decodePageToken(token)).toEqual({ cursor: 'abc|01H', total: 7 });
   });
 
-  it.each(['', 'not-a-token', Buffer.from('{"c":1,"t":2}').toString('base64url'), Buffer.from('{"c":"x","t":-1}').toString('base64url')])('rejects %p naming pageToken', (value) => {
-    try {
-      decodePageToken(value);
-      throw new Error('expected a throw');
-    } catch (error) {
-      expect(error).toBeInstanceOf(RelayError);
-      expect(error).toMatchObject({ reason: 'invalid_params', data: { field: 'pageToken' } });
-    }
-  });
+  it.each(['', 'not-a-token', Buffer.from('{"c":1,"t":2}').toString('base64url'), Buffer.from('{"c":"x","t":-1}').toString('base64url')])(
+    'rejects %p naming pageToken',
+    (value) => {
+      try {
+        decodePageToken(value);
+        throw new Error('expected a throw');
+      } catch (error) {
+        expect(error).toBeInstanceOf(RelayError);
+        expect(error).toMatchObject({ reason: 'invalid_params', data: { field: 'pageToken' } });
+      }
+    },
+  );
 });

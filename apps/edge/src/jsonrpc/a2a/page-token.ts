@@ -16,7 +16,8 @@ export function encodePageToken(token: PageToken): string {
 export function decodePageToken(value: string): PageToken {
   try {
     const decoded = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as { c?: unknown; t?: unknown };
-    if (typeof decoded.c === 'string' && typeof decoded.t === 'number' && Number.isInteger(decoded.t) && decoded.t >= 0) return { cursor: decoded.c, total: decoded.t };
+    if (typeof decoded.c === 'string' && typeof decoded.t === 'number' && Number.isInteger(decoded.t) && decoded.t >= 0)
+      return { cursor: decoded.c, total: decoded.t };
   } catch {
     // fall through: not a token this relay issued
   }

@@ -197,7 +197,7 @@ export class AgentRelayMethods implements DialectMethods {
     if (!endpoint) return;
     const thread = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId, history_length: 0, mark_read: false });
     const other = thread.sender.id === call.caller.id ? thread.recipient : thread.sender;
-    if (other.id !== endpoint.id) throw new RelayError('thread_not_found', `No thread with id ${taskId} between you and ${endpoint.handle}`, { task_id: taskId });
+    if (other.id !== endpoint.id)
+      throw new RelayError('thread_not_found', `No thread with id ${taskId} between you and ${endpoint.handle}`, { task_id: taskId });
   }
 }
-

@@ -33,13 +33,19 @@ describe('AgentRelay params', () => {
 
   it('reads proposed_action, null when absent', () => {
     expect(parseProposedAction({ proposed_action: null })).toBeNull();
-    expect(parseProposedAction({ proposed_action: { description: 'd', target_files: ['a'], rationale: 'r' } })).toEqual({ description: 'd', target_files: ['a'], rationale: 'r' });
+    expect(parseProposedAction({ proposed_action: { description: 'd', target_files: ['a'], rationale: 'r' } })).toEqual({
+      description: 'd',
+      target_files: ['a'],
+      rationale: 'r',
+    });
     expect(fieldOf(() => parseProposedAction({ proposed_action: { description: 'd', rationale: 'r' } }))).toBe('proposed_action.target_files');
   });
 
   it('reads list filters and pages with their defaults and bounds', () => {
     expect(parseListParams({})).toEqual({ role: 'recipient', limit: 50 });
-    expect(parseListParams({ filter: { role: 'sender', status: ['pending', 'accepted'], since: '2026-04-20T00:00:00Z' }, page: { limit: 200, cursor: 'abc' } })).toEqual({
+    expect(
+      parseListParams({ filter: { role: 'sender', status: ['pending', 'accepted'], since: '2026-04-20T00:00:00Z' }, page: { limit: 200, cursor: 'abc' } }),
+    ).toEqual({
       role: 'sender',
       states: ['pending', 'accepted'],
       since: '2026-04-20T00:00:00.000Z',

@@ -101,7 +101,9 @@ export function parseMessage(params: Params, key = 'message'): MessageInput {
   if (!Array.isArray(parts) || parts.length === 0) throw invalid(`${key}.parts`, 'must be an array with at least one part');
   if (parts.length > TASK_LIMITS.partsPerMessage) throw invalid(`${key}.parts`, `must hold at most ${TASK_LIMITS.partsPerMessage} parts`);
   if (present(message.role) && typeof message.role !== 'string') throw invalid(`${key}.role`, 'must be a string');
-  const messageId = optionalString(message, 'message_id', `${key}.message_id`, TASK_LIMITS.messageIdChars) ?? optionalString(message, 'messageId', `${key}.messageId`, TASK_LIMITS.messageIdChars);
+  const messageId =
+    optionalString(message, 'message_id', `${key}.message_id`, TASK_LIMITS.messageIdChars) ??
+    optionalString(message, 'messageId', `${key}.messageId`, TASK_LIMITS.messageIdChars);
   const payload = optionalMetadata(message, 'payload', `${key}.payload`) ?? optionalMetadata(message, 'metadata', `${key}.metadata`);
   return {
     ...(messageId !== undefined ? { message_id: messageId } : {}),

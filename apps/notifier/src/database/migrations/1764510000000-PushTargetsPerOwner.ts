@@ -12,7 +12,9 @@ export class PushTargetsPerOwner1764510000000 implements MigrationInterface {
     await runner.query(`ALTER TABLE "notifier"."push_targets" DROP CONSTRAINT "push_targets_pkey"`);
     await runner.query(`ALTER TABLE "notifier"."push_targets" ADD CONSTRAINT "push_targets_pkey" PRIMARY KEY ("task_id", "owner_handle", "config_id")`);
     await runner.query(`ALTER TABLE "notifier"."deliveries" DROP CONSTRAINT "deliveries_event_target_key"`);
-    await runner.query(`ALTER TABLE "notifier"."deliveries" ADD CONSTRAINT "deliveries_event_target_key" UNIQUE ("event_id", "channel", "target_handle", "target_ref")`);
+    await runner.query(
+      `ALTER TABLE "notifier"."deliveries" ADD CONSTRAINT "deliveries_event_target_key" UNIQUE ("event_id", "channel", "target_handle", "target_ref")`,
+    );
   }
 
   async down(runner: QueryRunner): Promise<void> {

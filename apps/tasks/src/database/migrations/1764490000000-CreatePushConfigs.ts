@@ -49,7 +49,9 @@ export class CreatePushConfigs1764490000000 implements MigrationInterface {
     await runner.query(`ALTER TABLE "tasks"."outbox_events" DROP CONSTRAINT "outbox_events_type_known"`);
     await runner.query(`ALTER TABLE "tasks"."outbox_events" DROP CONSTRAINT "outbox_events_subject_matches_type"`);
     await runner.query(`ALTER TABLE "tasks"."outbox_events" ADD CONSTRAINT "outbox_events_type_known" CHECK ("type" IN (${TASK_EVENT_TYPES}))`);
-    await runner.query(`ALTER TABLE "tasks"."outbox_events" ADD CONSTRAINT "outbox_events_subject_matches_type" CHECK ("subject" = 'relay.events.task.' || "type")`);
+    await runner.query(
+      `ALTER TABLE "tasks"."outbox_events" ADD CONSTRAINT "outbox_events_subject_matches_type" CHECK ("subject" = 'relay.events.task.' || "type")`,
+    );
     await runner.query(`DROP TABLE "tasks"."push_configs"`);
   }
 }
