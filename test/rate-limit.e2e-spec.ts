@@ -91,7 +91,7 @@ describe('rate limiting across a NATS restart', () => {
 
   beforeAll(async () => {
     nats = await PrivateNatsServer.start();
-    relay = await RelayHarness.start({ services: ['directory', 'tasks'], env: { NATS_URL: nats.url, RELAY_RATE_LIMIT_PER_MINUTE: '3' } });
+    relay = await RelayHarness.start({ env: { NATS_URL: nats.url, RELAY_RATE_LIMIT_PER_MINUTE: '3' } });
   });
 
   afterAll(async () => {
