@@ -60,7 +60,7 @@ describe('a Postgres outage', () => {
     for (const url of Object.values(databases)) await ensureDatabaseExists(url);
     maintenance = new pg.Client({ connectionString: new URL('/postgres', databases.tasks).toString() });
     await maintenance.connect();
-    relay = await RelayHarness.start({ services: [] });
+    relay = await RelayHarness.start({ services: ['notifier'] });
     for (const service of ['directory', 'tasks'] as const) processes.push(await ServiceProcess.start(relay, service, { DATABASE_URL: databases[service] }));
     const org = `outage${Math.random().toString(36).slice(2, 7)}`;
     alice = await registerAgent(relay, { handle: uniqueHandle('alice', org), name: 'Alice' });
