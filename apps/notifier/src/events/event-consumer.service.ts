@@ -95,7 +95,11 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
         const context = await this.connect();
         const consumer = await context.js.consumers.get(eventStreamName(this.config.NATS_SUBJECT_PREFIX), NOTIFIER_CONSUMER);
         this.messages = await consumer.consume({ max_messages: Math.min(this.config.RELAY_NOTIFIER_MAX_ACK_PENDING, 64), expires: PULL_EXPIRES_MS });
-        if (this.stopping) break;
+        if (this.stopping) {
+          // Shutdown began while the pull was being set up: close it, or its timers outlive the service.
+          await this.messages.close().catch(() => undefined);
+          break;
+        }
         backoffMs = 0;
         await this.drainInBatches(this.messages);
         if (!this.stopping) throw new Error('the event consumer ended');

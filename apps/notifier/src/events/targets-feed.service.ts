@@ -19,6 +19,8 @@ const PUSH_CONFIG_EVENTS_FILTER = PUSH_CONFIG_EVENTS.set.replace(/\.[^.]+$/, '.*
 export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(TargetsFeedService.name);
   private jetStream: JetStreamContext | null = null;
+  /** The connection being opened: both feeds share it (two opens at once would leave one undrained). */
+  private opening: Promise<JetStreamContext> | null = null;
   private readonly open = new Set<ConsumerMessages>();
   private loops: Array<Promise<void>> = [];
   private stopping = false;
@@ -53,14 +55,16 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
     let messages: ConsumerMessages | null = null;
     while (!this.stopping) {
       try {
-        if (!this.jetStream || this.jetStream.connection.isClosed()) {
-          this.jetStream = await openJetStream({ url: this.config.NATS_URL, name: 'agentrelay-notifier-targets' });
-        }
-        await ensureEventStream(this.jetStream.jsm, prefix);
-        const consumer = await this.jetStream.js.consumers.get(eventStreamName(prefix), { filter_subjects: filter, deliver_policy: DeliverPolicy.All });
+        const jetStream = await this.connect();
+        await ensureEventStream(jetStream.jsm, prefix);
+        const consumer = await jetStream.js.consumers.get(eventStreamName(prefix), { filter_subjects: filter, deliver_policy: DeliverPolicy.All });
         messages = await consumer.consume();
         this.open.add(messages);
-        if (this.stopping) break;
+        if (this.stopping) {
+          // Shutdown began while the consumer was being set up: close it, or its timers outlive the service.
+          await messages.close().catch(() => undefined);
+          break;
+        }
         backoffMs = 0;
         for await (const message of messages) {
           let payload: unknown;
@@ -86,6 +90,18 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
         await this.sleep(backoffMs);
       }
     }
+  }
+
+  private async connect(): Promise<JetStreamContext> {
+    if (this.jetStream && !this.jetStream.connection.isClosed()) return this.jetStream;
+    this.opening ??= openJetStream({ url: this.config.NATS_URL, name: 'agentrelay-notifier-targets' }).finally(() => (this.opening = null));
+    const jetStream = await this.opening;
+    if (this.stopping) {
+      await jetStream.connection.drain().catch(() => undefined);
+      throw new Error('the notifier is stopping');
+    }
+    this.jetStream = jetStream;
+    return jetStream;
   }
 
   private sleep(ms: number): Promise<void> {
