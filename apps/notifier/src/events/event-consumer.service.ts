@@ -244,7 +244,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     for (const [handle, target] of resolved) if (target) targets.set(handle, target);
     const planned = [
       ...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE),
-      ...planPushDeliveries(event, this.pushTargets.ofTask(event.task_id)),
+      ...planPushDeliveries(event, this.pushTargets.ofTask(event.task_id, Date.parse(event.occurred_at))),
     ];
     for (const delivery of planned) Object.assign(delivery.headers, traceHeaders);
     return { eventId: event.event_id, taskId: event.task_id, planned };

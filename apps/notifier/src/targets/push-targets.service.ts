@@ -17,6 +17,8 @@ type SealedPushTarget = PushTarget;
 
 interface KnownPushTarget {
   occurredAt: number;
+  /** When the config was first set (the tasks service's clock): events before it are not its business. */
+  setAt: number;
   /** When this replica first held it: configs are delivered to in the order they were set. */
   since: number;
   target: SealedPushTarget;
@@ -149,11 +151,13 @@ export class PushTargetsService implements OnModuleInit {
    * The task's configs, of every owner, in the order they were set, with their secrets opened. One
    * config sealed with a key no longer listed is skipped rather than holding up the others.
    */
-  ofTask(taskId: string): PushTarget[] {
+  ofTask(taskId: string, eventAt = Number.POSITIVE_INFINITY): PushTarget[] {
     const configs = this.byTask.get(taskId);
     if (!configs) return [];
     const targets: PushTarget[] = [];
-    const ordered = [...configs.values()].sort((a, b) => a.since - b.since || compareText(keyOf(a.target), keyOf(b.target)));
+    const ordered = [...configs.values()]
+      .filter((known) => known.setAt <= eventAt)
+      .sort((a, b) => a.since - b.since || compareText(keyOf(a.target), keyOf(b.target)));
     for (const { target } of ordered) {
       try {
         targets.push({ ...target, token: this.cipher.openNullable(target.token), auth_credentials: this.cipher.openNullable(target.auth_credentials) });
@@ -201,6 +205,6 @@ export class PushTargetsService implements OnModuleInit {
     const key = keyOf(target);
     const held = configs.get(key);
     if (held && held.occurredAt > occurredAt) return;
-    configs.set(key, { occurredAt, since: held?.since ?? ++this.seq, target });
+    configs.set(key, { occurredAt, setAt: held?.setAt ?? occurredAt, since: held?.since ?? ++this.seq, target });
   }
 }
