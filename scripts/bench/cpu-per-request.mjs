@@ -46,6 +46,7 @@ async function main() {
     RELAY_PUBLIC_URL: BASE,
     LOG_LEVEL: 'warn',
     METRICS_PORT: '0',
+    RELAY_SECRET_KEYS: `cpu:${randomBytes(32).toString('base64')}`,
   };
   execFileSync(process.execPath, [`${ROOT}/dist/scripts/migrate.js`], { env, stdio: 'ignore' });
   const children = SERVICES.map((service) => [

@@ -133,6 +133,8 @@ async function main(): Promise<void> {
       RELAY_PUBLIC_URL: relayUrl,
       LOG_LEVEL: 'warn',
       METRICS_PORT: '0',
+      // A key of this run's own for the secrets the relay stores sealed.
+      RELAY_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
     });
     children.push(...relay.values());
     const baselineChildren = new Map<ServerName, Child>();
