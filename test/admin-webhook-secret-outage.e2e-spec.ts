@@ -3,7 +3,7 @@ import request from 'supertest';
 import { SecretCipher } from '@app/secrets';
 import { registerAgent, uniqueHandle } from './support/agents';
 import { eventually } from './support/eventually';
-import { createHandoff } from './support/handoffs';
+import { createTask } from './support/tasks';
 import { verifyStandardWebhook } from './support/notifier-helpers';
 import { ServiceProcess } from './support/process/service-process';
 import { RelayHarness, TEST_ADMIN_TOKEN, TEST_SECRET_KEYS } from './support/relay-harness';
@@ -81,7 +81,7 @@ describe('webhook secrets when the notifier is down at registration', () => {
     expect(shown).toMatch(WEBHOOK_SECRET);
     expect(await storedSecret(handle)).toBe(shown);
 
-    const task = await createHandoff(relay.url, sender, registered.body);
+    const task = await createTask(relay.url, sender, registered.body);
     await eventually(() => sink.to(path).length === 1, 20000);
     const [webhook] = sink.to(path);
     expect(JSON.parse(webhook.body).data.task_id).toBe(task);
@@ -97,7 +97,7 @@ describe('webhook secrets when the notifier is down at registration', () => {
     // An agent registered before secrets were required (or whose secret was lost) has none.
     await db.query('DELETE FROM "notifier"."webhook_secrets" WHERE handle = $1', [handle]);
 
-    const task = await createHandoff(relay.url, sender, recipient);
+    const task = await createTask(relay.url, sender, recipient);
     const delivery = (await eventually(async () => {
       const listed = await request(relay.url)
         .get(`/admin/deliveries?task_id=${encodeURIComponent(task)}`)

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client as PgClient } from 'pg';
-import type { Thread, ThreadListItem } from '@app/relay-client';
+import type { Thread, TaskListItem } from '@app/relay-client';
 import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
@@ -98,7 +98,7 @@ describe('agentrelay agent commands against a running relay', () => {
       expect(inbox.stdout).toMatch(new RegExp(`${taskId}\\s+pending\\s+${bob.agent.handle.replace('.', '\\.')}\\s+inform\\s+1\\s`));
       expect(inbox.stdout).toContain('1 thread, 1 unread message.');
       const inboxJson = JSON.parse((await agentrelay(['inbox', '--status', 'pending', '--json'], as(frank))).stdout) as {
-        items: ThreadListItem[];
+        items: TaskListItem[];
         total_unread: number;
       };
       expect(inboxJson.items.map((item) => item.task_id)).toEqual([taskId]);
@@ -109,11 +109,11 @@ describe('agentrelay agent commands against a running relay', () => {
       expect(shown.stdout).toContain('file_diff src/api/users.ts (');
       expect(shown.stdout).toContain('+export const users = { items: [], next_cursor: null };');
       expect(shown.stdout).toContain('test_command `npm test -- users`');
-      const read = JSON.parse((await agentrelay(['inbox', '--json'], as(frank))).stdout) as { items: ThreadListItem[] };
+      const read = JSON.parse((await agentrelay(['inbox', '--json'], as(frank))).stdout) as { items: TaskListItem[] };
       expect(read.items.find((item) => item.task_id === taskId)?.unread_messages).toBe(0);
 
       expect((await agentrelay(['accept', taskId], as(frank, { AGENTRELAY_SESSION_ID: 'codex-cli-7' }))).code).toBe(EXIT.ok);
-      const audit = await db.query(`SELECT "session_id" FROM "tasks"."audit_log" WHERE "thread_id" = $1 AND "transition" = 'accept'`, [taskId]);
+      const audit = await db.query(`SELECT "session_id" FROM "tasks"."audit_log" WHERE "task_id" = $1 AND "transition" = 'accept'`, [taskId]);
       expect(audit.rows).toEqual([{ session_id: 'codex-cli-7' }]);
       const replied = await agentrelay(['reply', taskId, 'Is next_cursor null on the last page?'], as(frank));
       expect(replied.stdout).toBe(`Replied in ${taskId} (message #2).\n`);
@@ -207,8 +207,8 @@ describe('agentrelay agent commands against a running relay', () => {
       ]);
       expect(proposal.code).toBe(EXIT.ok);
       const proposed = taskOf(proposal);
-      const proposedThread = JSON.parse((await cli(frank, ['show', proposed, '--json'])).stdout) as Thread;
-      expect(proposedThread).toMatchObject({
+      const proposedTask = JSON.parse((await cli(frank, ['show', proposed, '--json'])).stdout) as Thread;
+      expect(proposedTask).toMatchObject({
         intent: 'propose_action',
         proposed_action: { description: 'Read next_cursor in UsersTable', target_files: ['apps/web/UsersTable.tsx'], rationale: 'The API is paginated now' },
         artifacts: [

@@ -5,7 +5,7 @@ import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 const inbox = { jsonrpc: '2.0', id: 'inbox-1', method: 'tasks/list', params: { filter: { role: 'recipient' } } };
 
-function handoff(recipient: string, text: string): Record<string, unknown> {
+function task(recipient: string, text: string): Record<string, unknown> {
   return {
     jsonrpc: '2.0',
     id: 'send-1',
@@ -69,7 +69,7 @@ describe('API keys and trust on POST /a2a', () => {
     for (const url of edges) {
       expectUnauthenticated(await request(url).post('/a2a').set('x-api-key', gus.api_key).send(inbox));
       expectUnauthenticated(
-        await request(url).post('/a2a').set('authorization', `Bearer ${gus.api_key}`).send(handoff(frank.agent.handle, 'from a revoked key')),
+        await request(url).post('/a2a').set('authorization', `Bearer ${gus.api_key}`).send(task(frank.agent.handle, 'from a revoked key')),
         'send-1',
       );
       await request(url).post('/a2a').set('x-api-key', rotated.body.api_key).send(inbox).expect(200);
@@ -87,7 +87,7 @@ describe('API keys and trust on POST /a2a', () => {
     const frank = await registerAgent(relay, { handle: `frank@${org}`, name: 'Frank' });
     const bob = await registerAgent(relay, { handle: `bob@${org}`, name: 'Bob' });
     const carol = await registerAgent(relay, { handle: `carol@${partner}`, name: 'Carol' });
-    const send = (key: string, text: string) => request(relay.url).post('/a2a').set('x-api-key', key).send(handoff(frank.agent.handle, text)).expect(200);
+    const send = (key: string, text: string) => request(relay.url).post('/a2a').set('x-api-key', key).send(task(frank.agent.handle, text)).expect(200);
 
     expect((await send(bob.api_key, 'teammate')).body.result).toMatchObject({ status: { state: 'pending' } });
     const refused = await send(carol.api_key, 'stranger');
@@ -103,7 +103,7 @@ describe('API keys and trust on POST /a2a', () => {
     const unknown = await request(relay.url)
       .post('/a2a')
       .set('x-api-key', bob.api_key)
-      .send(handoff(`nobody@${org}`, 'hello?'))
+      .send(task(`nobody@${org}`, 'hello?'))
       .expect(200);
     expect(unknown.body.error).toMatchObject({ code: -32004, data: { reason: 'recipient_not_found' } });
   });
@@ -112,7 +112,7 @@ describe('API keys and trust on POST /a2a', () => {
     const org = `dis${Math.random().toString(36).slice(2, 7)}`;
     const bob = await registerAgent(relay, { handle: `bob@${org}`, name: 'Bob' });
     const frank = await registerAgent(relay, { handle: `frank@${org}`, name: 'Frank' });
-    const sent = await request(relay.url).post('/a2a').set('x-api-key', bob.api_key).send(handoff(frank.agent.handle, 'before I leave')).expect(200);
+    const sent = await request(relay.url).post('/a2a').set('x-api-key', bob.api_key).send(task(frank.agent.handle, 'before I leave')).expect(200);
     const taskId = sent.body.result.task_id as string;
     expect(taskId).toBeDefined();
 

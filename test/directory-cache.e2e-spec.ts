@@ -8,7 +8,7 @@ import { RelayHarness } from './support/relay-harness';
 /** The longest an edge may act on a directory answer (RELAY_DIRECTORY_CACHE_MS at its default). */
 const CACHE_BOUND_MS = 1000;
 
-function handoff(recipient: string): Record<string, unknown> {
+function task(recipient: string): Record<string, unknown> {
   return { jsonrpc: '2.0', id: 1, method: 'message/send', params: { recipient, message: { role: 'user', parts: [{ type: 'text', text: 'cached?' }] } } };
 }
 
@@ -55,7 +55,7 @@ describe('directory answers cached at the edge', () => {
     const bob = await registerAgent(relay, { handle: uniqueHandle('bob', 'cache'), name: 'Bob' });
     const ivy = await registerAgent(relay, { handle: uniqueHandle('ivy', 'cache'), name: 'Ivy' });
     for (const url of edges) {
-      expect((await request(url).post('/a2a').set('x-api-key', bob.api_key).send(handoff(frank.agent.handle)).expect(200)).body.result).toBeDefined();
+      expect((await request(url).post('/a2a').set('x-api-key', bob.api_key).send(task(frank.agent.handle)).expect(200)).body.result).toBeDefined();
       await request(url).post('/a2a').set('x-api-key', ivy.api_key).send(inbox).expect(200);
     }
 
@@ -64,7 +64,7 @@ describe('directory answers cached at the edge', () => {
     const changedAt = Date.now();
     await waitUntil(changedAt + CACHE_BOUND_MS);
     for (const url of edges) {
-      const blocked = await request(url).post('/a2a').set('x-api-key', bob.api_key).send(handoff(frank.agent.handle)).expect(200);
+      const blocked = await request(url).post('/a2a').set('x-api-key', bob.api_key).send(task(frank.agent.handle)).expect(200);
       expect(blocked.body.error).toMatchObject({ code: -32013, data: { reason: 'teammate_blocked', policy: 'blocked' } });
       await request(url).post('/a2a').set('x-api-key', ivy.api_key).send(inbox).expect(401);
     }

@@ -27,7 +27,7 @@ describe('edge limits', () => {
 
   /** The tasks whose recipient is `agent`, straight from the tasks schema. */
   async function tasksReceivedBy(agent: RegisteredTestAgent): Promise<number> {
-    const result = await db.query<{ count: string }>(`SELECT count(*) AS count FROM "tasks"."threads" WHERE "recipient_id" = $1`, [agent.agent.id]);
+    const result = await db.query<{ count: string }>(`SELECT count(*) AS count FROM "tasks"."tasks" WHERE "recipient_id" = $1`, [agent.agent.id]);
     return Number(result.rows[0].count);
   }
 

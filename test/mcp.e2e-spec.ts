@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Thread, ThreadListItem } from '@app/relay-client';
+import type { Thread, TaskListItem } from '@app/relay-client';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { McpAgent, mcpServerCommand, textOf } from './support/mcp-agent';
@@ -15,7 +15,7 @@ const DIFF =
   '--- a/src/api/users.ts\n+++ b/src/api/users.ts\n@@ -1,3 +1,4 @@\n-export const users = [];\n+export const users = { items: [], next_cursor: null };\n';
 
 interface ListData {
-  threads: ThreadListItem[];
+  tasks: TaskListItem[];
   total_unread: number;
   has_more: boolean;
 }
@@ -86,23 +86,23 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
       const retried = await bobMcp.ok<{ task_id: string }>('send_handoff', sendArgs);
       expect(retried.data.task_id).toBe(taskId);
       const sentList = await bobMcp.ok<ListData>('list_sent', {});
-      expect(sentList.data.threads.filter((thread) => thread.summary_preview.startsWith('Refactored /users API'))).toHaveLength(1);
+      expect(sentList.data.tasks.filter((task) => task.summary_preview.startsWith('Refactored /users API'))).toHaveLength(1);
 
       // Frank's subscription hears of the new handoff without calling check_inbox.
       await eventually(() => expect(updates).toContain(INBOX_URI), 20000);
       const resource = await frankMcp.client.readResource({ uri: INBOX_URI });
-      const snapshot = JSON.parse((resource.contents[0] as { text: string }).text) as { threads: ThreadListItem[] };
-      expect(snapshot.threads.map((thread) => thread.task_id)).toContain(taskId);
+      const snapshot = JSON.parse((resource.contents[0] as { text: string }).text) as { tasks: TaskListItem[] };
+      expect(snapshot.tasks.map((task) => task.task_id)).toContain(taskId);
 
       const inbox = await frankMcp.ok<ListData>('check_inbox', {});
-      const item = inbox.data.threads.find((thread) => thread.task_id === taskId);
+      const item = inbox.data.tasks.find((task) => task.task_id === taskId);
       expect(item).toMatchObject({ status: { state: 'pending' }, sender: { handle: bob.agent.handle }, intent: 'inform', unread_messages: 1 });
       expect(inbox.data.total_unread).toBeGreaterThanOrEqual(1);
       expect(inbox.text).toContain(`${taskId} [pending] from ${bob.agent.handle}`);
       expect(inbox.text).toContain('1 unread');
 
-      const read = await frankMcp.ok<{ thread: Thread }>('get_thread', { task_id: taskId });
-      expect(read.data.thread).toMatchObject({
+      const read = await frankMcp.ok<{ task: Thread }>('get_thread', { task_id: taskId });
+      expect(read.data.task).toMatchObject({
         task_id: taskId,
         status: { state: 'pending' },
         recipient: frank.agent.handle,
@@ -115,19 +115,19 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
       expect(read.text).toContain('+export const users = { items: [], next_cursor: null };');
       // Reading marked it read.
       const afterRead = await frankMcp.ok<ListData>('check_inbox', { status: ['pending'] });
-      expect(afterRead.data.threads.find((thread) => thread.task_id === taskId)?.unread_messages).toBe(0);
+      expect(afterRead.data.tasks.find((task) => task.task_id === taskId)?.unread_messages).toBe(0);
 
       const accepted = await frankMcp.ok<{ state: string; session_id: string }>('accept_handoff', { task_id: taskId });
       expect(accepted.data).toMatchObject({ state: 'accepted', session_id: 'claude-frank-1' });
-      const audit = await db.query(`SELECT "session_id" FROM "tasks"."audit_log" WHERE "thread_id" = $1 AND "transition" = 'accept'`, [taskId]);
+      const audit = await db.query(`SELECT "session_id" FROM "tasks"."audit_log" WHERE "task_id" = $1 AND "transition" = 'accept'`, [taskId]);
       expect(audit.rows).toEqual([{ session_id: 'claude-frank-1' }]);
 
       const replied = await frankMcp.ok<{ sequence_no: number }>('reply', { task_id: taskId, message: 'On it. Should next_cursor be null on the last page?' });
       expect(replied.data.sequence_no).toBe(2);
 
-      const bobView = await bobMcp.ok<{ thread: Thread }>('get_thread', { task_id: taskId });
-      expect(bobView.data.thread.status.state).toBe('accepted');
-      expect(bobView.data.thread.messages.map((message) => [message.from, message.body])).toEqual([
+      const bobView = await bobMcp.ok<{ task: Thread }>('get_thread', { task_id: taskId });
+      expect(bobView.data.task.status.state).toBe('accepted');
+      expect(bobView.data.task.messages.map((message) => [message.from, message.body])).toEqual([
         [bob.agent.handle, sendArgs.message],
         [frank.agent.handle, 'On it. Should next_cursor be null on the last page?'],
       ]);
@@ -139,14 +139,14 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
       });
       expect(completed.data.state).toBe('completed');
 
-      const done = await bobMcp.ok<{ thread: Thread }>('get_thread', { task_id: taskId });
-      expect(done.data.thread).toMatchObject({
+      const done = await bobMcp.ok<{ task: Thread }>('get_thread', { task_id: taskId });
+      expect(done.data.task).toMatchObject({
         status: { state: 'completed' },
         result_summary: 'Web client reads items/next_cursor; npm test -- users passes.',
       });
       expect(done.text).toContain('Result: Web client reads items/next_cursor; npm test -- users passes.');
       const finished = await bobMcp.ok<ListData>('list_sent', { status: ['completed'] });
-      expect(finished.data.threads.map((thread) => thread.task_id)).toContain(taskId);
+      expect(finished.data.tasks.map((task) => task.task_id)).toContain(taskId);
 
       await frankMcp.client.unsubscribeResource({ uri: INBOX_URI });
     },
@@ -202,8 +202,8 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
       const declined = await bobMcp.ok<{ task_id: string }>('send_handoff', { recipient: frank.agent.handle, message: 'Rewrite it in Rust' });
       const rejection = await frankMcp.ok<{ state: string }>('decline_handoff', { task_id: declined.data.task_id, reason: 'Out of scope for the web team' });
       expect(rejection.data.state).toBe('rejected');
-      const bobSees = await bobMcp.ok<{ thread: Thread }>('get_thread', { task_id: declined.data.task_id });
-      expect(bobSees.data.thread).toMatchObject({ status: { state: 'rejected' }, reason: 'Out of scope for the web team' });
+      const bobSees = await bobMcp.ok<{ task: Thread }>('get_thread', { task_id: declined.data.task_id });
+      expect(bobSees.data.task).toMatchObject({ status: { state: 'rejected' }, reason: 'Out of scope for the web team' });
 
       const proposal = await bobMcp.ok<{ task_id: string }>('send_handoff', {
         recipient: frank.agent.handle,
@@ -214,27 +214,27 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
       const asked = await frankMcp.ok<{ state: string }>('request_input', { task_id: proposal.data.task_id, question: 'Which page size?' });
       expect(asked.data.state).toBe('input_required');
       const waiting = await bobMcp.ok<ListData>('list_sent', { status: ['input_required'] });
-      expect(waiting.data.threads.map((thread) => thread.task_id)).toContain(proposal.data.task_id);
+      expect(waiting.data.tasks.map((task) => task.task_id)).toContain(proposal.data.task_id);
       await bobMcp.ok('reply', { task_id: proposal.data.task_id, message: '50 per page' });
-      const resumed = await frankMcp.ok<{ thread: Thread }>('get_thread', { task_id: proposal.data.task_id });
-      expect(resumed.data.thread.status.state).toBe('accepted');
+      const resumed = await frankMcp.ok<{ task: Thread }>('get_thread', { task_id: proposal.data.task_id });
+      expect(resumed.data.task.status.state).toBe('accepted');
       expect(resumed.text).toContain('Proposed action: Use next_cursor in UsersTable');
-      expect(resumed.data.thread.intent).toBe('propose_action');
-      expect(resumed.data.thread.messages.map((message) => message.body)).toEqual([
+      expect(resumed.data.task.intent).toBe('propose_action');
+      expect(resumed.data.task.messages.map((message) => message.body)).toEqual([
         'Switch the users table to the paginated API',
         'Which page size?',
         '50 per page',
       ]);
-      const audit = await db.query(`SELECT "session_id" FROM "tasks"."audit_log" WHERE "thread_id" = $1 AND "transition" = 'accept'`, [proposal.data.task_id]);
+      const audit = await db.query(`SELECT "session_id" FROM "tasks"."audit_log" WHERE "task_id" = $1 AND "transition" = 'accept'`, [proposal.data.task_id]);
       expect(audit.rows).toEqual([{ session_id: 'explicit-session' }]);
 
       const withdrawn = await bobMcp.ok<{ task_id: string }>('send_handoff', { recipient: frank.agent.handle, message: 'Never mind this one' });
       const cancelled = await bobMcp.ok<{ state: string }>('cancel_handoff', { task_id: withdrawn.data.task_id });
       expect(cancelled.data.state).toBe('cancelled');
       const open = await frankMcp.ok<ListData>('check_inbox', {});
-      expect(open.data.threads.map((thread) => thread.task_id)).not.toContain(withdrawn.data.task_id);
+      expect(open.data.tasks.map((task) => task.task_id)).not.toContain(withdrawn.data.task_id);
       const later = await frankMcp.ok<ListData>('check_inbox', { since: new Date(Date.now() + 3600_000).toISOString() });
-      expect(later.data.threads).toEqual([]);
+      expect(later.data.tasks).toEqual([]);
       expect(later.text).toContain('none');
       const badSince = await frankMcp.call('check_inbox', { since: 'yesterday' });
       expect(badSince.isError).toBe(true);

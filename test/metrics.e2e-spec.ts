@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { MetricsServer } from '@app/metrics';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
-import { createHandoff } from './support/handoffs';
+import { createTask } from './support/tasks';
 import { ok, rpc } from './support/json-rpc';
 import { parsePrometheusText, PrometheusScrape } from './support/prometheus-text';
 import { RelayHarness, type ServiceName } from './support/relay-harness';
@@ -69,7 +69,7 @@ describe('Prometheus metrics of the four processes', () => {
     await eventually(async () => expect((await scrape('directory')).value('agentrelay_outbox_backlog_events')).toBe(0), 30000);
     const before = await scrapeAll();
 
-    const taskId = await createHandoff(relay.url, sender, recipient);
+    const taskId = await createTask(relay.url, sender, recipient);
     await ok(relay.url, recipient.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
     await ok(relay.url, recipient.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'Done.' });
     const refused = await rpc(relay.url, `ah_live_${'A'.repeat(32)}`, 'tasks/get', { task_id: taskId });

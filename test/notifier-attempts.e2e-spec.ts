@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { registerAgent, uniqueHandle } from './support/agents';
 import { eventually } from './support/eventually';
-import { createHandoff } from './support/handoffs';
+import { createTask } from './support/tasks';
 import { verifyStandardWebhook } from './support/notifier-helpers';
 import { ServiceProcess } from './support/process/service-process';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
@@ -40,7 +40,7 @@ describe('delivery log: an attempt is recorded before its request is sent', () =
 
     // The first request reaches the receiver, which answers only after the sender is gone.
     sink.plan(path, [{ status: 200, delayMs: 20000 }, { status: 200 }]);
-    const task = await createHandoff(relay.url, sender, recipient);
+    const task = await createTask(relay.url, sender, recipient);
     await eventually(() => sink.to(path).length === 1, 20000);
     await notifier.kill();
     await relay.startService('notifier');

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { eventStreamName, openJetStream } from '@app/messaging';
 import { registerAgent, uniqueHandle } from './support/agents';
 import { eventually } from './support/eventually';
-import { createHandoff } from './support/handoffs';
+import { createTask } from './support/tasks';
 import { ServiceProcess } from './support/process/service-process';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { testNatsUrl } from './support/test-env';
@@ -69,7 +69,7 @@ measure('notifier CPU per event and at rest', () => {
       expect(update.status).toBe(200);
     }
     // Warm-up: the first events compile the hot paths.
-    for (let i = 0; i < 20; i++) await createHandoff(relay.url, sender, recipient);
+    for (let i = 0; i < 20; i++) await createTask(relay.url, sender, recipient);
     if (WITH_WEBHOOK) await eventually(() => sink.to(path).length >= 20, 30000);
     await new Promise((resolve) => setTimeout(resolve, 3000));
 
@@ -86,7 +86,7 @@ measure('notifier CPU per event and at rest', () => {
       Array.from({ length: 8 }, async () => {
         while (next < EVENTS) {
           next++;
-          await createHandoff(relay.url, sender, recipient);
+          await createTask(relay.url, sender, recipient);
         }
       }),
     );

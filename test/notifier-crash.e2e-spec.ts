@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TaskEvent } from '@app/contracts';
 import { eventually } from './support/eventually';
 import { AgentEvents, verifyStandardWebhook, type TestAgent } from './support/notifier-helpers';
-import { newHandoffEvents, OutboxWriter } from './support/outbox-writer';
+import { newTaskEvents, OutboxWriter } from './support/outbox-writer';
 import { RelayHarness } from './support/relay-harness';
 import { WebhookSink, type SinkRequest } from './support/webhook-sink';
 
@@ -25,7 +25,7 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
   let agents: AgentEvents;
 
   const pair = (label: string): ReturnType<AgentEvents['pair']> => agents.pair(label, sink);
-  const handoffs = (sender: TestAgent, recipient: TestAgent, count: number): TaskEvent[] => newHandoffEvents(sender.handle, recipient.handle, count);
+  const tasks = (sender: TestAgent, recipient: TestAgent, count: number): TaskEvent[] => newTaskEvents(sender.handle, recipient.handle, count);
 
   async function deliveryStatuses(eventIds: string[]): Promise<Map<string, string>> {
     const result = await outbox.db.query('SELECT event_id, status FROM "notifier"."deliveries" WHERE event_id = ANY($1::uuid[])', [eventIds]);
@@ -51,11 +51,11 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
   it('delivers everything after the notifier is stopped with deliveries in flight and events still unread', async () => {
     const { sender, recipient, path } = await pair('inflight');
     sink.plan(path, [{ status: 200, delayMs: 8000 }]);
-    const before = handoffs(sender, recipient, 12);
+    const before = tasks(sender, recipient, 12);
     await outbox.write(before);
     await eventually(() => expect(sink.to(path).length).toBeGreaterThanOrEqual(2), 15000);
     await relay.stopService('notifier');
-    const whileDown = handoffs(sender, recipient, 5);
+    const whileDown = tasks(sender, recipient, 5);
     await outbox.write(whileDown);
     await eventually(async () => expect(await outbox.unpublishedCount()).toBe(0));
     sink.plan(path, [{ status: 200 }]);
@@ -79,7 +79,7 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
   it('attempts again the deliveries a crashed notifier held, once their lease runs out', async () => {
     const { sender, recipient, path } = await pair('lease');
     sink.plan(path, [{ status: 200, delayMs: 8000 }]);
-    const events = handoffs(sender, recipient, 3);
+    const events = tasks(sender, recipient, 3);
     await outbox.write(events);
     await eventually(() => expect(sink.to(path).length).toBe(3), 15000);
     await relay.stopService('notifier');
@@ -109,10 +109,10 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
 
   it('delivers every event committed right before the tasks service stopped, and those committed while it was down, once each', async () => {
     const { sender, recipient, path } = await pair('tasks');
-    const first = handoffs(sender, recipient, 10);
+    const first = tasks(sender, recipient, 10);
     await outbox.write(first);
     await relay.stopService('tasks');
-    const whileDown = handoffs(sender, recipient, 10);
+    const whileDown = tasks(sender, recipient, 10);
     await outbox.write(whileDown);
     await relay.startService('tasks');
     const all = [...first, ...whileDown].map((event) => event.event_id);
@@ -126,7 +126,7 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
   it('shares the work between two notifier replicas without sending anything twice', async () => {
     await relay.startService('notifier');
     const { sender, recipient, path } = await pair('replicas');
-    const events = handoffs(sender, recipient, 20);
+    const events = tasks(sender, recipient, 20);
     await outbox.write(events);
     const all = events.map((event) => event.event_id);
     await eventually(

@@ -162,8 +162,8 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     expect(slack.blocks[0].type).toBe('section');
     expect(slack.blocks[1].elements?.[0].text).toContain(`/threads/${done}|Open the thread>`);
     expect(sink.to(paths.senderSlack)[0].headers['webhook-signature']).toBeUndefined();
-    const newHandoff = JSON.parse(sink.to(paths.recipientSlack)[0].body) as { text: string };
-    expect(newHandoff.text).toContain(`New handoff from ${s} to ${r}`);
+    const newTask = JSON.parse(sink.to(paths.recipientSlack)[0].body) as { text: string };
+    expect(newTask.text).toContain(`New handoff from ${s} to ${r}`);
 
     const recorded = await deliveriesOf(done);
     expect(recorded.length).toBe(8);

@@ -1,7 +1,7 @@
 import type { TaskEvent } from '@app/contracts';
 import { eventually } from './support/eventually';
 import { AgentEvents, verifyStandardWebhook, type TestAgent } from './support/notifier-helpers';
-import { newHandoffEvents, OutboxWriter } from './support/outbox-writer';
+import { newTaskEvents, OutboxWriter } from './support/outbox-writer';
 import { ServiceProcess } from './support/process/service-process';
 import { RelayHarness } from './support/relay-harness';
 import { WebhookSink, type SinkRequest } from './support/webhook-sink';
@@ -21,7 +21,7 @@ describe('SIGKILL of the notifier and tasks service processes', () => {
   const processes: ServiceProcess[] = [];
 
   const pair = (label: string): ReturnType<AgentEvents['pair']> => agents.pair(label, sink);
-  const handoffs = (sender: TestAgent, recipient: TestAgent, count: number): TaskEvent[] => newHandoffEvents(sender.handle, recipient.handle, count);
+  const newEvents = (sender: TestAgent, recipient: TestAgent, count: number): TaskEvent[] => newTaskEvents(sender.handle, recipient.handle, count);
 
   async function succeeded(eventIds: string[]): Promise<number> {
     const result = await outbox.db.query(`SELECT count(*)::int AS n FROM "notifier"."deliveries" WHERE event_id = ANY($1::uuid[]) AND status = 'succeeded'`, [
@@ -53,12 +53,12 @@ describe('SIGKILL of the notifier and tasks service processes', () => {
     const notifier = await ServiceProcess.start(relay, 'notifier');
     processes.push(notifier);
     sink.plan(path, [{ status: 200, delayMs: 8000 }]);
-    const before = handoffs(sender, recipient, 8);
+    const before = newEvents(sender, recipient, 8);
     await outbox.write(before);
     await eventually(() => expect(sink.to(path).length).toBe(before.length), 20000);
     await notifier.kill();
 
-    const whileDown = handoffs(sender, recipient, 4);
+    const whileDown = newEvents(sender, recipient, 4);
     await outbox.write(whileDown);
     await eventually(async () => expect(await outbox.unpublishedCount()).toBe(0));
     sink.plan(path, [{ status: 200 }]);
@@ -82,7 +82,7 @@ describe('SIGKILL of the notifier and tasks service processes', () => {
     await relay.stopService('tasks');
     const tasks = await ServiceProcess.start(relay, 'tasks');
     processes.push(tasks);
-    const committed = handoffs(sender, recipient, 30);
+    const committed = newEvents(sender, recipient, 30);
     await outbox.write(committed.slice(0, 15));
     await outbox.write(committed.slice(15));
     await tasks.kill();

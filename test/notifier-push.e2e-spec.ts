@@ -2,7 +2,7 @@ import { PUSH_CONFIG_SUBJECTS, type ParticipantRef } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
-import { createHandoff } from './support/handoffs';
+import { createTask } from './support/tasks';
 import { ok } from './support/json-rpc';
 import { RelayHarness } from './support/relay-harness';
 import { WebhookSink, type SinkRequest } from './support/webhook-sink';
@@ -36,7 +36,7 @@ describe('A2A push-notification configs: kept by the tasks service, delivered by
   });
 
   it('registers configs for participants only, masks their secrets, lists and deletes (idempotently) the caller’s own', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'Configs please');
+    const taskId = await createTask(relay.url, bob, frank, 'Configs please');
     const set = await rpc.request(PUSH_CONFIG_SUBJECTS.set, {
       caller: ref(bob),
       task_id: taskId,
@@ -94,7 +94,7 @@ describe('A2A push-notification configs: kept by the tasks service, delivered by
   });
 
   it('holds at most 10 configs per participant and task, in an id space of its own; re-setting an existing id replaces it', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'Ten configs');
+    const taskId = await createTask(relay.url, bob, frank, 'Ten configs');
     for (let index = 0; index < 10; index++) {
       await rpc.request(PUSH_CONFIG_SUBJECTS.set, {
         caller: ref(bob),
@@ -127,7 +127,7 @@ describe('A2A push-notification configs: kept by the tasks service, delivered by
   });
 
   it('posts every later event of the task to each config, in its version’s format and with its authentication, until deleted', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'Push me');
+    const taskId = await createTask(relay.url, bob, frank, 'Push me');
     await rpc.request(PUSH_CONFIG_SUBJECTS.set, {
       caller: ref(bob),
       task_id: taskId,

@@ -3,7 +3,7 @@ import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, type TaskEvent } from '@a
 import { eventStreamName, openJetStream } from '@app/messaging';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
-import { createHandoff } from './support/handoffs';
+import { createTask } from './support/tasks';
 import { verifyStandardWebhook } from './support/notifier-helpers';
 import { ServiceProcess } from './support/process/service-process';
 import { RelayHarness } from './support/relay-harness';
@@ -31,9 +31,9 @@ describe('notifier replicas: a task event for an agent not heard of yet is deliv
     return { sender, recipient, path };
   }
 
-  async function handoffs(sender: RegisteredTestAgent, recipient: RegisteredTestAgent, count: number): Promise<string[]> {
+  async function newEvents(sender: RegisteredTestAgent, recipient: RegisteredTestAgent, count: number): Promise<string[]> {
     const tasks: string[] = [];
-    for (let index = 0; index < count; index++) tasks.push(await createHandoff(relay.url, sender, recipient));
+    for (let index = 0; index < count; index++) tasks.push(await createTask(relay.url, sender, recipient));
     return tasks;
   }
 
@@ -71,7 +71,7 @@ describe('notifier replicas: a task event for an agent not heard of yet is deliv
     }
     await relay.startService('notifier');
 
-    const tasks = await handoffs(sender, recipient, 2);
+    const tasks = await newEvents(sender, recipient, 2);
     await eventually(() => sink.to(path).length >= 2, 30000);
     expect(new Set(sink.to(path).map(taskIdOf))).toEqual(new Set(tasks));
     for (const request of sink.to(path)) expect(verifyStandardWebhook(request, recipient.webhook_secret as string)).toBe(true);
@@ -108,8 +108,8 @@ describe('notifier replicas: a task event for an agent not heard of yet is deliv
     // A second replica takes over the event stream while the first one stays stalled (its pull requests run out).
     processes.push(await ServiceProcess.start(relay, 'notifier'));
     await sleep(Math.max(0, 11_000 - (Date.now() - stalledAt)));
-    const tasks = await handoffs(sender, late.recipient, 5);
-    const earlier = await handoffs(sender, recipient, 1);
+    const tasks = await newEvents(sender, late.recipient, 5);
+    const earlier = await newEvents(sender, recipient, 1);
 
     await eventually(() => sink.to(late.path).length >= 5 && sink.to(path).length >= 1, 45000);
     expect(new Set(sink.to(late.path).map(taskIdOf))).toEqual(new Set(tasks));

@@ -1,7 +1,7 @@
 import { TASK_LIMITS } from '@app/contracts';
 import { RelayHarness } from './support/relay-harness';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
-import { createHandoff, textMessage } from './support/handoffs';
+import { createTask, textMessage } from './support/tasks';
 import { expectRpcError, ok, rpc, type Json } from './support/json-rpc';
 
 /** A typed artifact of about 300 KB: a diff and its description. */
@@ -29,7 +29,7 @@ describe('artifact caps per thread', () => {
   });
 
   it('refuses appends past the bytes cap naming it, and the thread stays readable, listable and changeable', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'Big diffs follow.');
+    const taskId = await createTask(relay.url, bob, frank, 'Big diffs follow.');
     const first = await rpc(relay.url, bob.api_key, 'message/send', { task_id: taskId, message: textMessage('diff 1'), artifacts: [bigDiff('one')] });
     expect({ status: first.status, error: first.body.error }).toEqual({ status: 200, error: undefined });
     for (const label of ['two', 'three', 'four']) {
@@ -39,14 +39,14 @@ describe('artifact caps per thread', () => {
         artifacts: [bigDiff(label)],
       });
       expectRpcError(refused.body.error, { code: -32602, reason: 'invalid_params', field: 'artifacts' });
-      expect(refused.body.error?.data).toMatchObject({ limit: 'artifact_bytes_per_thread', max: TASK_LIMITS.artifactBytesPerThread });
-      expect(refused.body.error?.message).toContain(`${TASK_LIMITS.artifactBytesPerThread} bytes`);
+      expect(refused.body.error?.data).toMatchObject({ limit: 'artifact_bytes_per_thread', max: TASK_LIMITS.artifactBytesPerTask });
+      expect(refused.body.error?.message).toContain(`${TASK_LIMITS.artifactBytesPerTask} bytes`);
     }
 
-    const thread = await ok(relay.url, frank.api_key, 'tasks/get', { task_id: taskId });
-    expect(thread.artifacts.map((artifact: Json) => artifact.path)).toEqual(['src/one.ts']);
+    const task = await ok(relay.url, frank.api_key, 'tasks/get', { task_id: taskId });
+    expect(task.artifacts.map((artifact: Json) => artifact.path)).toEqual(['src/one.ts']);
     // The refused sends wrote nothing, not even their messages.
-    expect(thread.messages.map((message: Json) => message.body)).toEqual(['Big diffs follow.', 'diff 1']);
+    expect(task.messages.map((message: Json) => message.body)).toEqual(['Big diffs follow.', 'diff 1']);
     const inbox = await ok(relay.url, frank.api_key, 'tasks/list', { filter: { role: 'recipient' } });
     expect(inbox.items.map((item: Json) => item.task_id)).toContain(taskId);
     const accepted = await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
@@ -54,16 +54,16 @@ describe('artifact caps per thread', () => {
   }, 120000);
 
   it('refuses artifacts past the count cap naming it', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'Many links follow.');
+    const taskId = await createTask(relay.url, bob, frank, 'Many links follow.');
     const batch = (from: number): Json[] => Array.from({ length: TASK_LIMITS.artifactsPerRequest }, (_, index) => smallLink(from + index));
-    for (let from = 0; from < TASK_LIMITS.artifactsPerThread; from += TASK_LIMITS.artifactsPerRequest) {
+    for (let from = 0; from < TASK_LIMITS.artifactsPerTask; from += TASK_LIMITS.artifactsPerRequest) {
       await ok(relay.url, bob.api_key, 'message/send', { task_id: taskId, message: textMessage(`links from ${from}`), artifacts: batch(from) });
     }
     const refused = await rpc(relay.url, bob.api_key, 'message/send', { task_id: taskId, message: textMessage('one more'), artifacts: [smallLink(1000)] });
     expectRpcError(refused.body.error, { code: -32602, reason: 'invalid_params', field: 'artifacts' });
-    expect(refused.body.error?.data).toMatchObject({ limit: 'artifacts_per_thread', max: TASK_LIMITS.artifactsPerThread });
-    const thread = await ok(relay.url, frank.api_key, 'tasks/get', { task_id: taskId });
-    expect(thread.artifacts).toHaveLength(TASK_LIMITS.artifactsPerThread);
+    expect(refused.body.error?.data).toMatchObject({ limit: 'artifacts_per_thread', max: TASK_LIMITS.artifactsPerTask });
+    const task = await ok(relay.url, frank.api_key, 'tasks/get', { task_id: taskId });
+    expect(task.artifacts).toHaveLength(TASK_LIMITS.artifactsPerTask);
   }, 120000);
 
   it('refuses a create whose artifacts exceed the bytes cap, creating nothing', async () => {

@@ -2,7 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
 import { RelayHarness } from './support/relay-harness';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
-import { createHandoff, textMessage } from './support/handoffs';
+import { createTask, textMessage } from './support/tasks';
 import { eventually } from './support/eventually';
 import { expectRpcError, ok, rpc, type RpcResponse } from './support/json-rpc';
 import { ServiceProcess } from './support/process/service-process';
@@ -43,17 +43,17 @@ describe("tasks service overload: bounded work in flight, no work past the calle
   });
 
   it('refuses requests past RELAY_MAX_IN_FLIGHT at once with 503 overloaded and Retry-After, and finishes the ones in flight', async () => {
-    const held = [await createHandoff(relay.url, bob, frank, 'held 1'), await createHandoff(relay.url, bob, frank, 'held 2')];
+    const held = [await createTask(relay.url, bob, frank, 'held 1'), await createTask(relay.url, bob, frank, 'held 2')];
     await ok(relay.url, frank.api_key, 'tasks/get', { task_id: held[0] });
     await db.query('BEGIN');
-    await db.query(`SELECT 1 FROM "tasks"."threads" WHERE "id" = ANY($1::text[]) FOR UPDATE`, [held]);
+    await db.query(`SELECT 1 FROM "tasks"."tasks" WHERE "id" = ANY($1::text[]) FOR UPDATE`, [held]);
     let inFlight: Array<Promise<RpcResponse>>;
     try {
       inFlight = held.map((taskId) => rpc(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' }));
       await eventually(async () => {
         const { rows } = await db.query(
           `SELECT count(DISTINCT l."pid")::int AS "waiting" FROM pg_locks l JOIN pg_stat_activity a ON a."pid" = l."pid"
-           WHERE NOT l."granted" AND a."datname" = current_database() AND a."application_name" = 'agentrelay-tasks' AND a."query" LIKE '%UPDATE "tasks"."threads"%'`,
+           WHERE NOT l."granted" AND a."datname" = current_database() AND a."application_name" = 'agentrelay-tasks' AND a."query" LIKE '%UPDATE "tasks"."tasks"%'`,
         );
         expect(rows[0].waiting).toBe(MAX_IN_FLIGHT);
       }, 60000);

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { useSpanExporterForTests } from '@app/tracing';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
-import { createHandoff } from './support/handoffs';
+import { createTask } from './support/tasks';
 import { RelayHarness } from './support/relay-harness';
 import { WebhookSink } from './support/webhook-sink';
 
@@ -56,7 +56,7 @@ describe('OpenTelemetry traces across the edge, NATS, the services and Postgres'
   });
 
   it('follows a create from the edge through directory and tasks into its queries, and links the delivery of its event to it', async () => {
-    const taskId = await createHandoff(relay.url, sender, recipient);
+    const taskId = await createTask(relay.url, sender, recipient);
 
     // The edge's server span of the call; its trace is the create's.
     const edgeSpan = await eventually(
@@ -108,7 +108,7 @@ describe('OpenTelemetry traces across the edge, NATS, the services and Postgres'
       expect(nanosOf(query.endTime)).toBeLessThanOrEqual(nanosOf(tasksSpan.endTime));
     }
     const create = tasksQueries.find((query) => query.name === 'WITH tasks-create-thread');
-    expect(create?.attributes['db.query.text']).toContain('INSERT INTO "tasks"."threads"');
+    expect(create?.attributes['db.query.text']).toContain('INSERT INTO "tasks"."tasks"');
 
     // The handler's log line carries the trace, as the edge's access line does.
     await eventually(() => {

@@ -29,7 +29,7 @@ const ADMIN_TOKEN = `bench_${randomBytes(16).toString('hex')}`;
 
 async function verifyStored(db: pg.Client, acknowledged: Map<ServerName, string[]>): Promise<Record<string, { acknowledged: number; stored: number | null }>> {
   const queries: Partial<Record<ServerName, string>> = {
-    relay: `SELECT count(*)::int AS n FROM "tasks"."threads" WHERE "id" = ANY($1::text[])`,
+    relay: `SELECT count(*)::int AS n FROM "tasks"."tasks" WHERE "id" = ANY($1::text[])`,
     'sdk-postgres': `SELECT count(*)::int AS n FROM public."tasks" WHERE "id" = ANY($1::text[])`,
     floor: `SELECT count(*)::int AS n FROM bench_floor_tasks WHERE id = ANY($1::uuid[])`,
   };

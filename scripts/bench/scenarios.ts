@@ -228,7 +228,7 @@ export class Bench {
    * INBOX_SHARE to the measured recipient, the others to 1,000 other recipients), prints the plan of
    * the list query and measures the recipient's `tasks/list`.
    */
-  async inbox(schemaTable = '"tasks"."threads"'): Promise<void> {
+  async inbox(schemaTable = '"tasks"."tasks"'): Promise<void> {
     const relay = this.target('relay');
     const { sender, recipient } = this.relay.inbox;
     let seeded = 0;
@@ -328,7 +328,7 @@ export class Bench {
 export const INBOX_SHARE = 10;
 
 /**
- * The query tasks' `list()` (apps/tasks/src/handoffs/handoffs.service.ts) runs for an inbox page
+ * The query tasks' `list()` (apps/tasks/src/tasks/handoffs.service.ts) runs for an inbox page
  * (`filter: {role: 'recipient'}, page: {limit: 50}`), copied here so the bench shows its plan
  * without importing the service. Keep it in step when that query changes.
  */
@@ -338,10 +338,10 @@ export const INBOX_LIST_QUERY = `SELECT t."id", t."context_id", t."sender_id", t
   t."completed_at", t."cancelled_at", t."failed_at", t."rejected_at", t."created_at", t."updated_at", t."status_timestamp",
   to_char(t."status_timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "status_key",
   (SELECT count(*) FROM "tasks"."messages" m
-    WHERE m."thread_id" = t."id" AND m."author_id" <> $1
+    WHERE m."task_id" = t."id" AND m."author_id" <> $1
       AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                      WHERE r."thread_id" = t."id" AND r."participant_id" = $1), 0)) AS "unread_messages"
-FROM "tasks"."threads" t
+                                      WHERE r."task_id" = t."id" AND r."participant_id" = $1), 0)) AS "unread_messages"
+FROM "tasks"."tasks" t
 WHERE t."recipient_id" = $1
 ORDER BY t."id" DESC
 LIMIT 51`;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { taskEventSubject, TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType, type ThreadState } from '@app/contracts';
+import { taskEventSubject, TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType, type TaskState } from '@app/contracts';
 import { testDatabaseUrl } from './test-env';
 
-const STATE_OF: Record<TaskEventType, ThreadState> = {
+const STATE_OF: Record<TaskEventType, TaskState> = {
   created: 'pending',
   message_appended: 'accepted',
   accepted: 'accepted',
@@ -47,7 +47,7 @@ export function taskEvent(
 }
 
 /** `count` new handoffs (`created` events) from `sender` to `recipient`, each in a task of its own. */
-export function newHandoffEvents(sender: string, recipient: string, count: number): TaskEvent[] {
+export function newTaskEvents(sender: string, recipient: string, count: number): TaskEvent[] {
   return Array.from({ length: count }, () => taskEvent(`task-${randomUUID()}`, 'created', { sender, recipient, sequenceNo: 1 }));
 }
 

@@ -7,11 +7,11 @@ import {
   RelayClient,
   RelayClientError,
   oneLine,
-  threadText,
-  type HandoffArtifact,
-  type HandoffIntent,
-  type HandoffState,
-  type ThreadListItem,
+  taskText,
+  type TaskArtifact,
+  type TaskIntent,
+  type TaskState,
+  type TaskListItem,
 } from '@app/relay-client';
 import { CliError, EXIT, usage } from './cli-errors';
 
@@ -106,7 +106,7 @@ function need(positionals: string[], index: number, what: string): string {
   return value;
 }
 
-function parseStates(value: string | undefined, fallback: readonly HandoffState[] | undefined): HandoffState[] | undefined {
+function parseStates(value: string | undefined, fallback: readonly TaskState[] | undefined): TaskState[] | undefined {
   if (value === undefined) return fallback ? [...fallback] : undefined;
   const states = value
     .split(',')
@@ -114,7 +114,7 @@ function parseStates(value: string | undefined, fallback: readonly HandoffState[
     .filter(Boolean);
   const wrong = states.find((state) => !(HANDOFF_STATES as readonly string[]).includes(state));
   if (wrong !== undefined || states.length === 0) throw usage(`--status takes states from ${HANDOFF_STATES.join(', ')} (comma-separated).`);
-  return states as HandoffState[];
+  return states as TaskState[];
 }
 
 function parseLimit(value: string | undefined): number {
@@ -136,8 +136,8 @@ export function diffTarget(diff: string, fallback: string): string {
   return target && target !== '/dev/null' ? target : (/^--- (?:a\/)?(\S+)/m.exec(diff)?.[1] ?? fallback);
 }
 
-async function artifactsFrom(values: AgentValues, io: AgentIo): Promise<HandoffArtifact[]> {
-  const artifacts: HandoffArtifact[] = [];
+async function artifactsFrom(values: AgentValues, io: AgentIo): Promise<TaskArtifact[]> {
+  const artifacts: TaskArtifact[] = [];
   for (const file of values.diff ?? []) {
     let diff: string;
     try {
@@ -175,7 +175,7 @@ function table(rows: string[][]): string {
   );
 }
 
-function threadTable(items: ThreadListItem[], role: 'recipient' | 'sender'): string {
+function taskTable(items: TaskListItem[], role: 'recipient' | 'sender'): string {
   const unread = items.reduce((sum, item) => sum + item.unread_messages, 0);
   const rows = items.map((item) => [
     item.task_id,
@@ -190,7 +190,7 @@ function threadTable(items: ThreadListItem[], role: 'recipient' | 'sender'): str
   return `${table([header, ...rows])}${items.length} thread${items.length === 1 ? '' : 's'}, ${unread} unread message${unread === 1 ? '' : 's'}.\n`;
 }
 
-function fingerprint(item: ThreadListItem): string {
+function fingerprint(item: TaskListItem): string {
   return `${item.status.state}|${item.updated_at}|${item.unread_messages}`;
 }
 
@@ -213,47 +213,47 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
  */
 async function watchInbox(
   client: RelayClient,
-  filter: { status?: HandoffState[]; since?: string },
+  filter: { status?: TaskState[]; since?: string },
   intervalMs: number,
   json: boolean,
   io: AgentIo,
 ): Promise<number> {
-  const known = new Map<string, ThreadListItem>();
+  const known = new Map<string, TaskListItem>();
   let first = true;
   while (!io.signal?.aborted) {
-    let items: ThreadListItem[];
+    let items: TaskListItem[];
     try {
-      items = await client.listAllThreads({ role: 'recipient', ...filter, limit: 200 });
+      items = await client.listAllTasks({ role: 'recipient', ...filter, limit: 200 });
     } catch (error) {
       if (!(error instanceof RelayClientError) || !error.transient) throw error;
       io.stderr(`agentrelay: ${error.message} (retrying in ${intervalMs / 1000} s)\n`);
       await sleep(intervalMs, io.signal);
       continue;
     }
-    const events: Array<{ event: 'new' | 'changed' | 'gone'; thread: ThreadListItem }> = [];
+    const events: Array<{ event: 'new' | 'changed' | 'gone'; task: TaskListItem }> = [];
     for (const item of items) {
       const before = known.get(item.task_id);
-      if (!before) events.push({ event: 'new', thread: item });
-      else if (fingerprint(before) !== fingerprint(item)) events.push({ event: 'changed', thread: item });
+      if (!before) events.push({ event: 'new', task: item });
+      else if (fingerprint(before) !== fingerprint(item)) events.push({ event: 'changed', task: item });
     }
     const present = new Set(items.map((item) => item.task_id));
-    for (const [taskId, item] of known) if (!present.has(taskId)) events.push({ event: 'gone', thread: item });
+    for (const [taskId, item] of known) if (!present.has(taskId)) events.push({ event: 'gone', task: item });
     known.clear();
     for (const item of items) known.set(item.task_id, item);
 
     if (first) {
-      if (json) for (const item of items) io.stdout(`${JSON.stringify({ event: 'present', thread: item })}\n`);
+      if (json) for (const item of items) io.stdout(`${JSON.stringify({ event: 'present', task: item })}\n`);
       else
         io.stdout(
-          `${items.length ? threadTable(items, 'recipient') : 'No matching handoffs.\n'}Watching for changes every ${intervalMs / 1000} s (Ctrl-C to stop).\n`,
+          `${items.length ? taskTable(items, 'recipient') : 'No matching handoffs.\n'}Watching for changes every ${intervalMs / 1000} s (Ctrl-C to stop).\n`,
         );
       first = false;
     } else {
-      for (const { event, thread } of events) {
+      for (const { event, task } of events) {
         io.stdout(
           json
-            ? `${JSON.stringify({ event, thread })}\n`
-            : `${new Date().toISOString()} ${event.padEnd(7)} ${thread.task_id} [${thread.status.state}] from ${thread.sender.handle}, ${thread.unread_messages} unread: ${oneLine(thread.summary_preview, 60)}\n`,
+            ? `${JSON.stringify({ event, task })}\n`
+            : `${new Date().toISOString()} ${event.padEnd(7)} ${task.task_id} [${task.status.state}] from ${task.sender.handle}, ${task.unread_messages} unread: ${oneLine(task.summary_preview, 60)}\n`,
         );
       }
     }
@@ -280,11 +280,11 @@ export async function runAgentCommand(
       case 'send': {
         const recipient = need(positionals, 0, 'the recipient (name@org)');
         const text = need(positionals, 1, 'the message text');
-        const intent = (values.intent ?? (values.action ? 'propose_action' : 'inform')) as HandoffIntent;
+        const intent = (values.intent ?? (values.action ? 'propose_action' : 'inform')) as TaskIntent;
         if (!(HANDOFF_INTENTS as readonly string[]).includes(intent)) throw usage(`--intent must be one of ${HANDOFF_INTENTS.join(', ')}.`);
         if (intent === 'propose_action' && (!values.action || !values.rationale))
           throw usage('--intent propose_action needs --action "<description>" and --rationale "<why>" (and --target a,b).');
-        const created = await client.createHandoff({
+        const created = await client.createTask({
           recipient,
           text,
           intent,
@@ -320,17 +320,17 @@ export async function runAgentCommand(
           if (!Number.isFinite(interval) || interval < 0.2 || interval > 3600) throw usage('--interval is in seconds, from 0.2 to 3600.');
           return await watchInbox(client, { ...(status ? { status } : {}), ...(since ? { since } : {}) }, interval * 1000, json, io);
         }
-        const page = await client.listThreads({ role, ...(status ? { status } : {}), ...(since ? { since } : {}), limit: parseLimit(values.limit) });
+        const page = await client.listTasks({ role, ...(status ? { status } : {}), ...(since ? { since } : {}), limit: parseLimit(values.limit) });
         const unread = page.items.reduce((sum, item) => sum + item.unread_messages, 0);
         print(
           { items: page.items, total_unread: unread, next_cursor: page.next_cursor },
-          page.items.length ? threadTable(page.items, role) : role === 'recipient' ? 'No handoffs in your inbox.\n' : 'No handoffs sent.\n',
+          page.items.length ? taskTable(page.items, role) : role === 'recipient' ? 'No handoffs in your inbox.\n' : 'No handoffs sent.\n',
         );
         return EXIT.ok;
       }
       case 'show': {
-        const thread = await client.getThread(need(positionals, 0, 'the task id'));
-        print(thread, threadText(thread, { full: true }));
+        const task = await client.getTask(need(positionals, 0, 'the task id'));
+        print(task, taskText(task, { full: true }));
         return EXIT.ok;
       }
       case 'reply': {

@@ -1,7 +1,7 @@
-import type { RelayClient, ThreadListItem } from '@app/relay-client';
+import type { RelayClient, TaskListItem } from '@app/relay-client';
 import { InboxWatcher } from './inbox-watcher';
 
-function item(taskId: string, state: ThreadListItem['status']['state'], unread: number, updatedAt = '2026-01-01T00:00:00Z'): ThreadListItem {
+function item(taskId: string, state: TaskListItem['status']['state'], unread: number, updatedAt = '2026-01-01T00:00:00Z'): TaskListItem {
   return {
     task_id: taskId,
     thread_id: taskId,
@@ -16,7 +16,7 @@ function item(taskId: string, state: ThreadListItem['status']['state'], unread: 
 }
 
 describe('InboxWatcher', () => {
-  let inbox: ThreadListItem[];
+  let inbox: TaskListItem[];
   let listCalls: number;
   let changes: number;
   let watcher: InboxWatcher;
@@ -26,7 +26,7 @@ describe('InboxWatcher', () => {
     listCalls = 0;
     changes = 0;
     const client = {
-      listAllThreads: async () => {
+      listAllTasks: async () => {
         listCalls++;
         return inbox.map((entry) => ({ ...entry }));
       },
@@ -44,7 +44,7 @@ describe('InboxWatcher', () => {
   it('reads the open threads with the total of unread messages', async () => {
     inbox.push(item('T2', 'accepted', 2));
     const snapshot = await watcher.read();
-    expect(snapshot.threads.map((thread) => thread.task_id)).toEqual(['T1', 'T2']);
+    expect(snapshot.tasks.map((task) => task.task_id)).toEqual(['T1', 'T2']);
     expect(snapshot.total_unread).toBe(3);
   });
 

@@ -1,18 +1,18 @@
-import { OPEN_STATES, type RelayClient, type ThreadListItem } from '@app/relay-client';
+import { OPEN_STATES, type RelayClient, type TaskListItem } from '@app/relay-client';
 
 export const INBOX_URI = 'agentrelay://inbox';
 
 export interface InboxSnapshot {
   /** Open threads addressed to this agent (pending, accepted, input_required), newest first. */
-  threads: ThreadListItem[];
+  tasks: TaskListItem[];
   total_unread: number;
   checked_at: string;
 }
 
 /** What identifies a change: a thread appearing or leaving, changing state, or getting new messages. */
-function fingerprint(threads: ThreadListItem[]): string {
-  return threads
-    .map((thread) => `${thread.task_id}:${thread.status.state}:${thread.updated_at}:${thread.unread_messages}`)
+function fingerprint(tasks: TaskListItem[]): string {
+  return tasks
+    .map((task) => `${task.task_id}:${task.status.state}:${task.updated_at}:${task.unread_messages}`)
     .sort()
     .join('|');
 }
@@ -36,8 +36,8 @@ export class InboxWatcher {
   ) {}
 
   async read(): Promise<InboxSnapshot> {
-    const threads = await this.client.listAllThreads({ role: 'recipient', status: [...OPEN_STATES], limit: 200 });
-    return { threads, total_unread: threads.reduce((sum, thread) => sum + thread.unread_messages, 0), checked_at: new Date().toISOString() };
+    const tasks = await this.client.listAllTasks({ role: 'recipient', status: [...OPEN_STATES], limit: 200 });
+    return { tasks, total_unread: tasks.reduce((sum, task) => sum + task.unread_messages, 0), checked_at: new Date().toISOString() };
   }
 
   get isSubscribed(): boolean {
@@ -49,7 +49,7 @@ export class InboxWatcher {
     if (this.subscribed) return;
     this.subscribed = true;
     try {
-      this.lastFingerprint = fingerprint((await this.read()).threads);
+      this.lastFingerprint = fingerprint((await this.read()).tasks);
     } catch (error) {
       this.onPollError(error);
     }
@@ -81,7 +81,7 @@ export class InboxWatcher {
   private async poll(): Promise<void> {
     let current: string;
     try {
-      current = fingerprint((await this.read()).threads);
+      current = fingerprint((await this.read()).tasks);
     } catch (error) {
       this.onPollError(error);
       return;

@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { threadLine, type RelayClient } from '@app/relay-client';
-import { registerHandoffTools } from './handoff-tools';
+import { taskLine, type RelayClient } from '@app/relay-client';
+import { registerTaskTools } from './task-tools';
 import { INBOX_URI, InboxWatcher } from './inbox-watcher';
 
 export const MCP_SERVER_NAME = 'agentrelay-mcp';
@@ -36,7 +36,7 @@ export function createRelayMcpServer(options: RelayMcpServerOptions): RelayMcpSe
     (error) => options.log(`inbox poll failed: ${error instanceof Error ? error.message : String(error)}`),
   );
 
-  registerHandoffTools(server, options.client, { sessionId: options.sessionId, onThreadChanged: () => void inbox.checkNow() });
+  registerTaskTools(server, options.client, { sessionId: options.sessionId, onTaskChanged: () => void inbox.checkNow() });
 
   server.registerResource(
     'inbox',
@@ -54,7 +54,7 @@ export function createRelayMcpServer(options: RelayMcpServerOptions): RelayMcpSe
           {
             uri: uri.href,
             mimeType: 'text/plain',
-            text: snapshot.threads.length ? snapshot.threads.map((thread) => threadLine(thread)).join('\n') : 'No open handoffs.',
+            text: snapshot.tasks.length ? snapshot.tasks.map((task) => taskLine(task)).join('\n') : 'No open handoffs.',
           },
         ],
       };

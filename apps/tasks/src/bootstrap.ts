@@ -2,8 +2,8 @@ import type { INestMicroservice } from '@nestjs/common';
 import type { LoggingOptions } from '@app/logging';
 import { startRelayMicroservice } from '@app/messaging';
 import { TasksConfig } from './tasks.config';
-import { TasksModule } from './tasks.module';
+import { TasksAppModule } from './tasks-app.module';
 
 export function startTasksService(config: TasksConfig, options: LoggingOptions = {}): Promise<INestMicroservice> {
-  return startRelayMicroservice('tasks', TasksModule.forRoot(config), config, options);
+  return startRelayMicroservice('tasks', TasksAppModule.forRoot(config), config, options);
 }

@@ -1,4 +1,4 @@
-import { RelayError, THREAD_STATES, type ThreadState } from '@app/contracts';
+import { RelayError, THREAD_STATES, type TaskState } from '@app/contracts';
 import { fromWireState, toWireRole, toWireState } from './mapping';
 
 describe('state mapping (docs/state-machine.md#states)', () => {
@@ -11,8 +11,8 @@ describe('state mapping (docs/state-machine.md#states)', () => {
     ['failed', 'failed', 'TASK_STATE_FAILED'],
     ['rejected', 'rejected', 'TASK_STATE_REJECTED'],
   ])('%s is %s in v0.3 and %s in v1.0, and reads back from both', (state, v03, v10) => {
-    expect(toWireState(state as ThreadState, '0.3')).toBe(v03);
-    expect(toWireState(state as ThreadState, '1.0')).toBe(v10);
+    expect(toWireState(state as TaskState, '0.3')).toBe(v03);
+    expect(toWireState(state as TaskState, '1.0')).toBe(v10);
     expect(fromWireState(v03, 'status')).toBe(state);
     expect(fromWireState(v10, 'status')).toBe(state);
   });

@@ -1,8 +1,8 @@
-import { RelayError, type ThreadState } from '@app/contracts';
+import { RelayError, type TaskState } from '@app/contracts';
 import type { WireVersion } from './dialect';
 
 /** Internal state → A2A v0.3 and v1.0 names (the table of docs/state-machine.md#states). */
-const STATE_NAMES: Record<ThreadState, { '0.3': string; '1.0': string }> = {
+const STATE_NAMES: Record<TaskState, { '0.3': string; '1.0': string }> = {
   pending: { '0.3': 'submitted', '1.0': 'TASK_STATE_SUBMITTED' },
   accepted: { '0.3': 'working', '1.0': 'TASK_STATE_WORKING' },
   input_required: { '0.3': 'input-required', '1.0': 'TASK_STATE_INPUT_REQUIRED' },
@@ -13,7 +13,7 @@ const STATE_NAMES: Record<ThreadState, { '0.3': string; '1.0': string }> = {
 };
 
 /** v1.0 TaskState enum numbers (ProtoJSON parsers accept the integer values on input too). */
-const STATE_NUMBERS: Record<number, ThreadState> = {
+const STATE_NUMBERS: Record<number, TaskState> = {
   1: 'pending',
   2: 'accepted',
   3: 'completed',
@@ -23,15 +23,15 @@ const STATE_NUMBERS: Record<number, ThreadState> = {
   7: 'rejected',
 };
 
-const STATE_BY_WIRE_NAME = new Map<string, ThreadState>();
-for (const [state, names] of Object.entries(STATE_NAMES) as [ThreadState, { '0.3': string; '1.0': string }][]) {
+const STATE_BY_WIRE_NAME = new Map<string, TaskState>();
+for (const [state, names] of Object.entries(STATE_NAMES) as [TaskState, { '0.3': string; '1.0': string }][]) {
   STATE_BY_WIRE_NAME.set(names['0.3'], state);
   STATE_BY_WIRE_NAME.set(names['1.0'], state);
 }
 STATE_BY_WIRE_NAME.set('input_required', 'input_required');
 STATE_BY_WIRE_NAME.set('cancelled', 'cancelled');
 
-export function toWireState(state: ThreadState, version: WireVersion): string {
+export function toWireState(state: TaskState, version: WireVersion): string {
   return STATE_NAMES[state][version];
 }
 
@@ -40,7 +40,7 @@ export function toWireState(state: ThreadState, version: WireVersion): string {
  * `TASK_STATE_UNSPECIFIED` / `unknown` / 0 mean "no state" and give `undefined`; anything else
  * unknown (including auth-required, which the relay never enters) is `invalid_params` on `field`.
  */
-export function fromWireState(value: unknown, field: string): ThreadState | undefined {
+export function fromWireState(value: unknown, field: string): TaskState | undefined {
   if (value === undefined || value === null || value === '' || value === 0 || value === 'TASK_STATE_UNSPECIFIED' || value === 'unknown') return undefined;
   const state = typeof value === 'number' ? STATE_NUMBERS[value] : typeof value === 'string' ? STATE_BY_WIRE_NAME.get(value) : undefined;
   if (!state) throw new RelayError('invalid_params', `${field} is not a task state the relay knows: ${JSON.stringify(value)}`, { field });

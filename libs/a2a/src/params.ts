@@ -1,4 +1,4 @@
-import type { ThreadState } from '@app/contracts';
+import type { TaskState } from '@app/contracts';
 import { fromWireState } from './mapping';
 import { invalidParams, isRecord, optionalMetadata, optionalString, parseArtifacts, parseMessage, type A2aArtifactInput, type A2aMessageInput } from './parse';
 import { normalizeProtoJson } from './protojson';
@@ -98,7 +98,7 @@ export interface ListParams {
   pageSize: number;
   pageToken?: string;
   contextId?: string;
-  status?: ThreadState;
+  status?: TaskState;
   statusTimestampAfter?: string;
   historyLength?: number;
   includeArtifacts: boolean;
@@ -166,7 +166,7 @@ export function parseCompleteParams(params: unknown): CompleteParams {
 
 /** The states an agent may report with `UpdateStatus`. */
 export type ReportedState = 'accepted' | 'input_required' | 'completed' | 'failed' | 'rejected';
-const REPORTABLE: readonly ThreadState[] = ['accepted', 'input_required', 'completed', 'failed', 'rejected'];
+const REPORTABLE: readonly TaskState[] = ['accepted', 'input_required', 'completed', 'failed', 'rejected'];
 
 export interface UpdateStatusParams {
   id: string;

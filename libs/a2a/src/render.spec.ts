@@ -1,4 +1,4 @@
-import type { ArtifactView, MessageView, ThreadView } from '@app/contracts';
+import type { ArtifactView, MessageView, TaskView } from '@app/contracts';
 import { renderArtifact, renderArtifactUpdate, renderMessage, renderSendResult, renderStatusUpdate, renderTask, renderTaskPage } from './render';
 
 function message(sequence: number, author: 'sender' | 'recipient', body: string, payload: Record<string, unknown> = {}): MessageView {
@@ -38,7 +38,7 @@ const standardArtifact: ArtifactView = {
   metadata: { source: 'ci' },
 };
 
-function thread(overrides: Partial<ThreadView> = {}): ThreadView {
+function sampleTask(overrides: Partial<TaskView> = {}): TaskView {
   return {
     id: '01HXYZ4K2VNJQP7R8MWDB3CSTF',
     context_id: 'ctx-1',
@@ -68,7 +68,7 @@ function thread(overrides: Partial<ThreadView> = {}): ThreadView {
 }
 
 describe('renderTask v0.3', () => {
-  const task = renderTask(thread(), '0.3');
+  const task = renderTask(sampleTask(), '0.3');
 
   it('uses kind discriminators, lowercase states and roles', () => {
     expect(task).toMatchObject({
@@ -117,7 +117,7 @@ describe('renderTask v0.3', () => {
 
 describe('renderTask v1.0', () => {
   it('is ProtoJSON: TASK_STATE_*, ROLE_*, parts without kind', () => {
-    const task = renderTask(thread(), '1.0');
+    const task = renderTask(sampleTask(), '1.0');
     expect(task).not.toHaveProperty('kind');
     expect((task.status as Record<string, unknown>).state).toBe('TASK_STATE_INPUT_REQUIRED');
     const history = task.history as Record<string, unknown>[];
@@ -133,27 +133,30 @@ describe('renderTask v1.0', () => {
   });
 
   it('wraps the send result as {task} in v1.0 and leaves it bare in v0.3', () => {
-    expect(renderSendResult(thread(), '1.0')).toHaveProperty('task.id', '01HXYZ4K2VNJQP7R8MWDB3CSTF');
-    expect(renderSendResult(thread(), '0.3')).toHaveProperty('kind', 'task');
+    expect(renderSendResult(sampleTask(), '1.0')).toHaveProperty('task.id', '01HXYZ4K2VNJQP7R8MWDB3CSTF');
+    expect(renderSendResult(sampleTask(), '0.3')).toHaveProperty('kind', 'task');
   });
 
   it('applies historyLength: 0 drops history, N keeps the most recent N', () => {
-    expect(renderTask(thread(), '1.0', { historyLength: 0 })).not.toHaveProperty('history');
-    expect((renderTask(thread(), '1.0', { historyLength: 2 }).history as Record<string, unknown>[]).map((entry) => entry.messageId)).toEqual(['m-2', 'm-3']);
-    expect(renderTask(thread(), '1.0', { historyLength: 10 }).history).toHaveLength(3);
-    expect((renderTask(thread(), '1.0', { historyLength: 0 }).status as Record<string, unknown>).message).toMatchObject({ messageId: 'm-3' });
+    expect(renderTask(sampleTask(), '1.0', { historyLength: 0 })).not.toHaveProperty('history');
+    expect((renderTask(sampleTask(), '1.0', { historyLength: 2 }).history as Record<string, unknown>[]).map((entry) => entry.messageId)).toEqual([
+      'm-2',
+      'm-3',
+    ]);
+    expect(renderTask(sampleTask(), '1.0', { historyLength: 10 }).history).toHaveLength(3);
+    expect((renderTask(sampleTask(), '1.0', { historyLength: 0 }).status as Record<string, unknown>).message).toMatchObject({ messageId: 'm-3' });
   });
 
   it('flags a cut history and keeps the part it has', () => {
-    const task = renderTask(thread(), '1.0', { historyCut: true });
+    const task = renderTask(sampleTask(), '1.0', { historyCut: true });
     expect(task.history).toHaveLength(3);
     expect(task.metadata).toMatchObject({ relay: { historyTruncated: true } });
-    expect(renderTask(thread(), '1.0', { historyCut: true, historyLength: 0 }).metadata).not.toHaveProperty('relay.historyTruncated');
+    expect(renderTask(sampleTask(), '1.0', { historyCut: true, historyLength: 0 }).metadata).not.toHaveProperty('relay.historyTruncated');
   });
 
   it('omits artifacts when asked, and when there are none', () => {
-    expect(renderTask(thread(), '1.0', { includeArtifacts: false })).not.toHaveProperty('artifacts');
-    expect(renderTask(thread({ artifacts: [] }), '1.0')).not.toHaveProperty('artifacts');
+    expect(renderTask(sampleTask(), '1.0', { includeArtifacts: false })).not.toHaveProperty('artifacts');
+    expect(renderTask(sampleTask({ artifacts: [] }), '1.0')).not.toHaveProperty('artifacts');
   });
 
   it('keeps the mediaType and filename of text and data parts in v1.0 (v0.3 parts have none)', () => {
@@ -175,21 +178,21 @@ describe('renderTask v1.0', () => {
   });
 
   it('renders a message without parts from its body', () => {
-    expect(renderMessage({ ...message(1, 'recipient', 'hello'), parts: [] }, thread(), '1.0').parts).toEqual([{ text: 'hello' }]);
+    expect(renderMessage({ ...message(1, 'recipient', 'hello'), parts: [] }, sampleTask(), '1.0').parts).toEqual([{ text: 'hello' }]);
     expect(renderArtifact({ ...standardArtifact, metadata: {} }, '1.0')).not.toHaveProperty('metadata');
   });
 });
 
 describe('renderTaskPage', () => {
   it('wraps tasks with paging fields and leaves artifacts out by default', () => {
-    const page = renderTaskPage({ threads: [thread()], nextPageToken: null, pageSize: 50, totalSize: 1 }, '1.0');
+    const page = renderTaskPage({ tasks: [sampleTask()], nextPageToken: null, pageSize: 50, totalSize: 1 }, '1.0');
     expect(page).toMatchObject({ nextPageToken: '', pageSize: 50, totalSize: 1 });
     expect((page.tasks as Record<string, unknown>[])[0]).not.toHaveProperty('artifacts');
   });
 
   it('drops histories past the byte budget and flags those tasks', () => {
-    const big = (id: string) => thread({ id, messages: [message(1, 'sender', 'x'.repeat(600))] });
-    const page = renderTaskPage({ threads: [big('a'), big('b'), big('c')], nextPageToken: 'n', pageSize: 3, totalSize: 9 }, '1.0', {
+    const big = (id: string) => sampleTask({ id, messages: [message(1, 'sender', 'x'.repeat(600))] });
+    const page = renderTaskPage({ tasks: [big('a'), big('b'), big('c')], nextPageToken: 'n', pageSize: 3, totalSize: 9 }, '1.0', {
       historyBudgetBytes: 1500,
     });
     const tasks = page.tasks as Record<string, Record<string, unknown>>[];
@@ -203,7 +206,7 @@ describe('renderTaskPage', () => {
 
   it('flags the tasks whose history is only partly there', () => {
     const page = renderTaskPage(
-      { threads: [thread({ id: 'a' }), thread({ id: 'b' })], cutHistories: new Set(['b']), nextPageToken: null, pageSize: 2, totalSize: 2 },
+      { tasks: [sampleTask({ id: 'a' }), sampleTask({ id: 'b' })], cutHistories: new Set(['b']), nextPageToken: null, pageSize: 2, totalSize: 2 },
       '1.0',
     );
     const tasks = page.tasks as Record<string, Record<string, unknown>>[];
@@ -215,7 +218,7 @@ describe('renderTaskPage', () => {
 
 describe('stream events', () => {
   it('renders a status update in both versions, the latest message in the status', () => {
-    const done = thread({ state: 'completed' });
+    const done = sampleTask({ state: 'completed' });
     expect(renderStatusUpdate(done, '1.0', true)).toEqual({
       statusUpdate: {
         taskId: done.id,
@@ -230,16 +233,16 @@ describe('stream events', () => {
       status: { state: 'completed' },
       final: true,
     });
-    expect(renderStatusUpdate(thread(), '0.3', false)).toMatchObject({ status: { state: 'input-required' }, final: false });
+    expect(renderStatusUpdate(sampleTask(), '0.3', false)).toMatchObject({ status: { state: 'input-required' }, final: false });
   });
 
   it('renders an added artifact as one last chunk', () => {
-    expect(renderArtifactUpdate(thread(), standardArtifact, '1.0')).toEqual({
-      artifactUpdate: { taskId: thread().id, contextId: 'ctx-1', artifact: renderArtifact(standardArtifact, '1.0'), lastChunk: true },
+    expect(renderArtifactUpdate(sampleTask(), standardArtifact, '1.0')).toEqual({
+      artifactUpdate: { taskId: sampleTask().id, contextId: 'ctx-1', artifact: renderArtifact(standardArtifact, '1.0'), lastChunk: true },
     });
-    expect(renderArtifactUpdate(thread(), standardArtifact, '0.3')).toEqual({
+    expect(renderArtifactUpdate(sampleTask(), standardArtifact, '0.3')).toEqual({
       kind: 'artifact-update',
-      taskId: thread().id,
+      taskId: sampleTask().id,
       contextId: 'ctx-1',
       artifact: renderArtifact(standardArtifact, '0.3'),
       lastChunk: true,

@@ -1,4 +1,4 @@
-import type { ArtifactView, MessageView, PartView, ThreadView } from '@app/contracts';
+import type { ArtifactView, MessageView, PartView, TaskView } from '@app/contracts';
 import type { WireVersion } from './dialect';
 import { toWireRole, toWireState } from './mapping';
 
@@ -60,13 +60,13 @@ export function renderPart(part: PartView, version: WireVersion): Json {
 }
 
 /** A thread message as an A2A Message: body as the first text part, payload as metadata. */
-export function renderMessage(message: MessageView, thread: Pick<ThreadView, 'id' | 'context_id'>, version: WireVersion): Json {
+export function renderMessage(message: MessageView, task: Pick<TaskView, 'id' | 'context_id'>, version: WireVersion): Json {
   const parts: PartView[] = message.parts.length > 0 ? message.parts : [{ kind: 'text', text: message.body }];
   const rendered: Json = {
     ...(version === '0.3' ? { kind: 'message' } : {}),
     messageId: message.id,
-    contextId: thread.context_id,
-    taskId: thread.id,
+    contextId: task.context_id,
+    taskId: task.id,
     role: toWireRole(message.author, version),
     parts: parts.map((part) => renderPart(part, version)),
   };
@@ -89,12 +89,12 @@ export function renderArtifact(artifact: ArtifactView, version: WireVersion): Js
 }
 
 /** The `relay` member of a task's metadata: what a vanilla A2A client cannot see otherwise. */
-function relayMetadata(thread: ThreadView, historyTruncated: boolean): Json {
+function relayMetadata(task: TaskView, historyTruncated: boolean): Json {
   return {
-    intent: thread.intent,
-    proposed_action: thread.proposed_action,
-    sender: thread.sender.handle,
-    recipient: thread.recipient.handle,
+    intent: task.intent,
+    proposed_action: task.proposed_action,
+    sender: task.sender.handle,
+    recipient: task.recipient.handle,
     ...(historyTruncated ? { historyTruncated: true } : {}),
   };
 }
@@ -106,34 +106,34 @@ function selectHistory(messages: MessageView[], historyLength: number | undefine
 }
 
 /** A handoff thread as an A2A Task of the given wire version (not wrapped). */
-export function renderTask(thread: ThreadView, version: WireVersion, options: RenderTaskOptions = {}): Json {
-  const latest = thread.messages.at(-1);
-  const status: Json = { state: toWireState(thread.state, version), timestamp: thread.status_timestamp };
-  if (latest) status.message = renderMessage(latest, thread, version);
-  const task: Json = {
+export function renderTask(task: TaskView, version: WireVersion, options: RenderTaskOptions = {}): Json {
+  const latest = task.messages.at(-1);
+  const status: Json = { state: toWireState(task.state, version), timestamp: task.status_timestamp };
+  if (latest) status.message = renderMessage(latest, task, version);
+  const rendered: Json = {
     ...(version === '0.3' ? { kind: 'task' } : {}),
-    id: thread.id,
-    contextId: thread.context_id,
+    id: task.id,
+    contextId: task.context_id,
     status,
   };
-  const history = options.historyTruncated ? undefined : selectHistory(thread.messages, options.historyLength);
-  if (history !== undefined) task.history = history.map((message) => renderMessage(message, thread, version));
-  if (options.includeArtifacts !== false && thread.artifacts.length > 0) task.artifacts = thread.artifacts.map((artifact) => renderArtifact(artifact, version));
-  task.metadata = {
-    ...thread.metadata,
-    relay: relayMetadata(thread, options.historyTruncated === true || (options.historyCut === true && history !== undefined)),
+  const history = options.historyTruncated ? undefined : selectHistory(task.messages, options.historyLength);
+  if (history !== undefined) rendered.history = history.map((message) => renderMessage(message, task, version));
+  if (options.includeArtifacts !== false && task.artifacts.length > 0) rendered.artifacts = task.artifacts.map((artifact) => renderArtifact(artifact, version));
+  rendered.metadata = {
+    ...task.metadata,
+    relay: relayMetadata(task, options.historyTruncated === true || (options.historyCut === true && history !== undefined)),
   };
-  return task;
+  return rendered;
 }
 
 /** The result of message/send / SendMessage: a bare v0.3 Task, or v1.0 `{task}`. */
-export function renderSendResult(thread: ThreadView, version: WireVersion, options: RenderTaskOptions = {}): Json {
-  const task = renderTask(thread, version, options);
-  return version === '1.0' ? { task } : task;
+export function renderSendResult(task: TaskView, version: WireVersion, options: RenderTaskOptions = {}): Json {
+  const rendered = renderTask(task, version, options);
+  return version === '1.0' ? { task: rendered } : rendered;
 }
 
 export interface TaskPageInput {
-  threads: ThreadView[];
+  tasks: TaskView[];
   /** Ids of the threads whose history holds only its most recent part. */
   cutHistories?: ReadonlySet<string>;
   nextPageToken: string | null;
@@ -151,29 +151,29 @@ export function renderTaskPage(
   options: { historyLength?: number; includeArtifacts?: boolean; historyBudgetBytes?: number } = {},
 ): Json {
   let remaining = options.historyBudgetBytes ?? LIST_HISTORY_BUDGET_BYTES;
-  const tasks = page.threads.map((thread) => {
-    const historyCut = page.cutHistories?.has(thread.id) ?? false;
-    const rendered = renderTask(thread, version, { historyLength: options.historyLength, includeArtifacts: options.includeArtifacts ?? false, historyCut });
+  const tasks = page.tasks.map((task) => {
+    const historyCut = page.cutHistories?.has(task.id) ?? false;
+    const rendered = renderTask(task, version, { historyLength: options.historyLength, includeArtifacts: options.includeArtifacts ?? false, historyCut });
     if (rendered.history === undefined) return rendered;
     const size = Buffer.byteLength(JSON.stringify(rendered.history));
     if (size <= remaining) {
       remaining -= size;
       return rendered;
     }
-    return renderTask(thread, version, { historyLength: options.historyLength, includeArtifacts: options.includeArtifacts ?? false, historyTruncated: true });
+    return renderTask(task, version, { historyLength: options.historyLength, includeArtifacts: options.includeArtifacts ?? false, historyTruncated: true });
   });
   return { tasks, nextPageToken: page.nextPageToken ?? '', pageSize: page.pageSize, totalSize: page.totalSize };
 }
 
 /** A task's status as a stream event: v1.0 `{statusUpdate}`, v0.3 `kind: "status-update"` with `final` on terminal states. */
-export function renderStatusUpdate(thread: ThreadView, version: WireVersion, final: boolean): Json {
-  const status = renderTask(thread, version, { historyLength: 0, includeArtifacts: false }).status;
-  const update: Json = { taskId: thread.id, contextId: thread.context_id, status };
+export function renderStatusUpdate(task: TaskView, version: WireVersion, final: boolean): Json {
+  const status = renderTask(task, version, { historyLength: 0, includeArtifacts: false }).status;
+  const update: Json = { taskId: task.id, contextId: task.context_id, status };
   return version === '1.0' ? { statusUpdate: update } : { kind: 'status-update', ...update, final };
 }
 
 /** An artifact added to a task, as one whole chunk: v1.0 `{artifactUpdate}`, v0.3 `kind: "artifact-update"`. */
-export function renderArtifactUpdate(thread: Pick<ThreadView, 'id' | 'context_id'>, artifact: ArtifactView, version: WireVersion): Json {
-  const update: Json = { taskId: thread.id, contextId: thread.context_id, artifact: renderArtifact(artifact, version), lastChunk: true };
+export function renderArtifactUpdate(task: Pick<TaskView, 'id' | 'context_id'>, artifact: ArtifactView, version: WireVersion): Json {
+  const update: Json = { taskId: task.id, contextId: task.context_id, artifact: renderArtifact(artifact, version), lastChunk: true };
   return version === '1.0' ? { artifactUpdate: update } : { kind: 'artifact-update', ...update, append: false };
 }

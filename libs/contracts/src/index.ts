@@ -3,7 +3,7 @@ export * from './subjects';
 export * from './rpc-map';
 export * from './payload-limits';
 export * from './health/health.contract';
-export * from './tasks/thread.model';
+export * from './tasks/task.model';
 export * from './tasks/tasks.contract';
 export * from './directory/agent.model';
 export * from './directory/handle';

@@ -1,4 +1,4 @@
 export * from './relay-types';
 export * from './relay-client-error';
 export * from './relay-client';
-export * from './thread-text';
+export * from './task-text';

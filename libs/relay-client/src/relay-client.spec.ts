@@ -37,7 +37,7 @@ describe('RelayClient', () => {
   it('creates a handoff in the AgentRelay shape with the key in metadata.client_idempotency_key', async () => {
     const { fetch, calls } = fakeFetch([rpcResult({ task_id: 'T1', status: { state: 'pending' }, created_at: '2026-01-01T00:00:00Z' })]);
     const client = new RelayClient({ url: 'http://relay.test/', apiKey: 'ah_live_KEY', fetch });
-    const created = await client.createHandoff({
+    const created = await client.createTask({
       recipient: 'frank@acme',
       text: 'Refactored /users',
       artifacts: [{ type: 'file_diff', path: 'a.ts', diff: '@@ -1 +1 @@' }],
@@ -66,7 +66,7 @@ describe('RelayClient', () => {
       rpcResult({ task_id: 'T2', status: { state: 'pending' }, created_at: '2026-01-01T00:00:00Z' }),
     ]);
     const client = new RelayClient({ url: 'http://relay.test', apiKey: 'k', fetch, retryDelaysMs: [1] });
-    const created = await client.createHandoff({ recipient: 'frank@acme', text: 'hi' });
+    const created = await client.createTask({ recipient: 'frank@acme', text: 'hi' });
     expect(created.task_id).toBe('T2');
     expect(calls).toHaveLength(3);
     const keys = calls.map((call) => (call.body?.params.metadata as { client_idempotency_key: string }).client_idempotency_key);
@@ -95,7 +95,7 @@ describe('RelayClient', () => {
   it('reports a refused key as unauthenticated', async () => {
     const { fetch } = fakeFetch([rpcError(401, -32000, 'Missing or invalid API key', { reason: 'unauthenticated' })]);
     const client = new RelayClient({ url: 'http://relay.test', apiKey: 'bad', fetch });
-    const error = (await client.listThreads({ role: 'recipient' }).catch((caught: unknown) => caught)) as RelayClientError;
+    const error = (await client.listTasks({ role: 'recipient' }).catch((caught: unknown) => caught)) as RelayClientError;
     expect(error.unauthorized).toBe(true);
     expect(adviceFor(error)).toMatch(/AGENTRELAY_API_KEY/);
   });
@@ -103,7 +103,7 @@ describe('RelayClient', () => {
   it('sends the list filter and page in the AgentRelay shape', async () => {
     const { fetch, calls } = fakeFetch([rpcResult({ items: [], next_cursor: null })]);
     const client = new RelayClient({ url: 'http://relay.test', apiKey: 'k', fetch });
-    await client.listThreads({ role: 'sender', status: ['pending', 'accepted'], since: '2026-01-01T00:00:00Z', limit: 10 });
+    await client.listTasks({ role: 'sender', status: ['pending', 'accepted'], since: '2026-01-01T00:00:00Z', limit: 10 });
     expect(calls[0].body?.params).toEqual({
       filter: { role: 'sender', status: ['pending', 'accepted'], since: '2026-01-01T00:00:00Z' },
       page: { limit: 10, cursor: null },

@@ -4,15 +4,15 @@ import type {
   AgentCard,
   AppendedMessage,
   CancelResult,
-  CreatedHandoff,
-  HandoffArtifact,
-  HandoffIntent,
-  HandoffState,
-  HandoffTransition,
+  CreatedTask,
+  TaskArtifact,
+  TaskIntent,
+  TaskState,
+  TaskTransition,
   ProposedAction,
   Thread,
-  ThreadListItem,
-  ThreadPage,
+  TaskListItem,
+  TaskPage,
   TransitionResult,
 } from './relay-types';
 
@@ -30,19 +30,19 @@ export interface RelayClientOptions {
   fetch?: typeof fetch;
 }
 
-export interface NewHandoff {
+export interface NewTask {
   recipient: string;
   text: string;
-  intent?: HandoffIntent;
+  intent?: TaskIntent;
   proposedAction?: ProposedAction;
-  artifacts?: HandoffArtifact[];
+  artifacts?: TaskArtifact[];
   /** Sent as `metadata.client_idempotency_key`: the relay creates one thread per key, however often the call is repeated. */
   idempotencyKey?: string;
 }
 
-export interface ThreadFilter {
+export interface TaskFilter {
   role: 'recipient' | 'sender';
-  status?: HandoffState[];
+  status?: TaskState[];
   /** ISO 8601: only threads created or updated after this time. */
   since?: string;
   limit?: number;
@@ -84,17 +84,17 @@ export class RelayClient {
   }
 
   /** Creates a handoff. Without an idempotency key one is made, so the client's own retries stay safe. */
-  async createHandoff(handoff: NewHandoff): Promise<CreatedHandoff & { idempotency_key: string }> {
-    const idempotencyKey = handoff.idempotencyKey ?? randomUUID();
+  async createTask(task: NewTask): Promise<CreatedTask & { idempotency_key: string }> {
+    const idempotencyKey = task.idempotencyKey ?? randomUUID();
     const params: Record<string, unknown> = {
-      recipient: handoff.recipient,
-      intent: handoff.intent ?? 'inform',
-      message: { role: 'user', parts: [{ type: 'text', text: handoff.text }] },
-      artifacts: handoff.artifacts ?? [],
-      proposed_action: handoff.proposedAction ?? null,
+      recipient: task.recipient,
+      intent: task.intent ?? 'inform',
+      message: { role: 'user', parts: [{ type: 'text', text: task.text }] },
+      artifacts: task.artifacts ?? [],
+      proposed_action: task.proposedAction ?? null,
       metadata: { client_idempotency_key: idempotencyKey },
     };
-    const created = await this.call<CreatedHandoff>('message/send', params, true);
+    const created = await this.call<CreatedTask>('message/send', params, true);
     return { ...created, idempotency_key: idempotencyKey };
   }
 
@@ -112,12 +112,12 @@ export class RelayClient {
    * The thread with its artifacts and the messages that fit one reply (after `afterSequenceNo`
    * when given); reading it marks it read for the caller.
    */
-  getThread(taskId: string, afterSequenceNo?: number): Promise<Thread> {
+  getTask(taskId: string, afterSequenceNo?: number): Promise<Thread> {
     return this.call<Thread>('tasks/get', { task_id: taskId, ...(afterSequenceNo !== undefined ? { after_sequence_no: afterSequenceNo } : {}) }, true);
   }
 
-  listThreads(filter: ThreadFilter): Promise<ThreadPage> {
-    return this.call<ThreadPage>(
+  listTasks(filter: TaskFilter): Promise<TaskPage> {
+    return this.call<TaskPage>(
       'tasks/list',
       {
         filter: { role: filter.role, ...(filter.status?.length ? { status: filter.status } : {}), ...(filter.since ? { since: filter.since } : {}) },
@@ -128,11 +128,11 @@ export class RelayClient {
   }
 
   /** Every thread matching the filter, following `next_cursor` up to `maxItems`. */
-  async listAllThreads(filter: Omit<ThreadFilter, 'cursor'>, maxItems = 1000): Promise<ThreadListItem[]> {
-    const items: ThreadListItem[] = [];
+  async listAllTasks(filter: Omit<TaskFilter, 'cursor'>, maxItems = 1000): Promise<TaskListItem[]> {
+    const items: TaskListItem[] = [];
     let cursor: string | null = null;
     do {
-      const page: ThreadPage = await this.listThreads({ ...filter, limit: Math.min(filter.limit ?? 200, maxItems - items.length), cursor });
+      const page: TaskPage = await this.listTasks({ ...filter, limit: Math.min(filter.limit ?? 200, maxItems - items.length), cursor });
       items.push(...page.items);
       cursor = page.next_cursor;
     } while (cursor && items.length < maxItems);
@@ -140,7 +140,7 @@ export class RelayClient {
   }
 
   /** `tasks/update`: accept, complete, decline, fail, request_input (the recipient) or cancel (the sender). */
-  transition(taskId: string, transition: HandoffTransition, options: TransitionOptions = {}): Promise<TransitionResult> {
+  transition(taskId: string, transition: TaskTransition, options: TransitionOptions = {}): Promise<TransitionResult> {
     return this.call<TransitionResult>('tasks/update', {
       task_id: taskId,
       transition,

@@ -3,26 +3,26 @@
  * snake_case params, `{type: "text"}` parts and the relay's own states and error symbols.
  */
 export const HANDOFF_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
-export type HandoffState = (typeof HANDOFF_STATES)[number];
+export type TaskState = (typeof HANDOFF_STATES)[number];
 
 /** Threads still open: waiting to be accepted, being worked on, or waiting for the sender's input. */
-export const OPEN_STATES: readonly HandoffState[] = ['pending', 'accepted', 'input_required'];
-export const TERMINAL_HANDOFF_STATES: readonly HandoffState[] = ['completed', 'cancelled', 'failed', 'rejected'];
+export const OPEN_STATES: readonly TaskState[] = ['pending', 'accepted', 'input_required'];
+export const TERMINAL_HANDOFF_STATES: readonly TaskState[] = ['completed', 'cancelled', 'failed', 'rejected'];
 
 export const HANDOFF_INTENTS = ['inform', 'ask_question', 'propose_action'] as const;
-export type HandoffIntent = (typeof HANDOFF_INTENTS)[number];
+export type TaskIntent = (typeof HANDOFF_INTENTS)[number];
 
 export const HANDOFF_TRANSITIONS = ['accept', 'complete', 'cancel', 'decline', 'fail', 'request_input'] as const;
-export type HandoffTransition = (typeof HANDOFF_TRANSITIONS)[number];
+export type TaskTransition = (typeof HANDOFF_TRANSITIONS)[number];
 
-export type HandoffArtifact =
+export type TaskArtifact =
   | { type: 'file_diff'; path: string; diff: string; description?: string }
   | { type: 'file_ref'; path: string; line_start?: number; line_end?: number; ref?: string; description?: string }
   | { type: 'test_command'; command: string; cwd?: string; expected?: string; description?: string }
   | { type: 'api_contract'; name: string; spec: string; format?: string; endpoints?: string[]; description?: string }
   | { type: 'link'; url: string; title?: string; description?: string };
 
-export type ArtifactType = HandoffArtifact['type'];
+export type ArtifactType = TaskArtifact['type'];
 
 export interface ProposedAction {
   description: string;
@@ -37,7 +37,7 @@ export interface AgentRef {
   role: string | null;
 }
 
-export interface ThreadMessage {
+export interface TaskMessage {
   id: string;
   sequence_no: number;
   /** Handle of the author. */
@@ -51,16 +51,16 @@ export interface ThreadMessage {
 export interface Thread {
   task_id: string;
   thread_id: string;
-  status: { state: HandoffState };
+  status: { state: TaskState };
   sender: AgentRef;
   /** Handle of the recipient. */
   recipient: string;
   summary: string;
-  intent: HandoffIntent;
+  intent: TaskIntent;
   /** Typed artifacts; artifacts sent by standard A2A clients have `type: null` and parts. */
-  artifacts: Array<HandoffArtifact | ({ type: null } & Record<string, unknown>)>;
+  artifacts: Array<TaskArtifact | ({ type: null } & Record<string, unknown>)>;
   proposed_action: ProposedAction | null;
-  messages: ThreadMessage[];
+  messages: TaskMessage[];
   message_count: number;
   /** The thread was cut to fit one reply: more messages follow `next_after_sequence_no`. */
   has_more_messages: boolean;
@@ -77,27 +77,27 @@ export interface Thread {
 }
 
 /** An item of `tasks/list`. */
-export interface ThreadListItem {
+export interface TaskListItem {
   task_id: string;
   thread_id: string;
-  status: { state: HandoffState };
+  status: { state: TaskState };
   sender: AgentRef;
   summary_preview: string;
-  intent: HandoffIntent;
+  intent: TaskIntent;
   unread_messages: number;
   created_at: string;
   updated_at: string;
 }
 
-export interface ThreadPage {
-  items: ThreadListItem[];
+export interface TaskPage {
+  items: TaskListItem[];
   next_cursor: string | null;
 }
 
 /** `message/send` without `task_id`. */
-export interface CreatedHandoff {
+export interface CreatedTask {
   task_id: string;
-  status: { state: HandoffState };
+  status: { state: TaskState };
   created_at: string;
 }
 
@@ -114,7 +114,7 @@ export interface AppendedMessage {
 export interface TransitionResult {
   task_id: string;
   thread_id: string;
-  status: { state: HandoffState };
+  status: { state: TaskState };
   accepted_at: string | null;
   completed_at: string | null;
   cancelled_at: string | null;
@@ -126,7 +126,7 @@ export interface TransitionResult {
 /** `tasks/cancel`. */
 export interface CancelResult {
   task_id: string;
-  status: { state: HandoffState };
+  status: { state: TaskState };
   updated_at: string;
 }
 

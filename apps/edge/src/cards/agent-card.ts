@@ -69,7 +69,7 @@ const SECURITY_REQUIREMENTS: AgentCardV1['securityRequirements'] = [{ schemes: {
 
 const CAPABILITIES: AgentCardV1['capabilities'] = { streaming: true, pushNotifications: true, extendedAgentCard: true };
 
-function handoffSkill(name: string): AgentSkill {
+function taskSkill(name: string): AgentSkill {
   return {
     id: 'handoff',
     name: 'Handoff',
@@ -91,10 +91,7 @@ export function agentCardV1(profile: AgentPublicProfile, publicUrl: string): Age
     securityRequirements: SECURITY_REQUIREMENTS,
     defaultInputModes: [...MODES],
     defaultOutputModes: [...MODES],
-    skills: [
-      handoffSkill(profile.name),
-      ...profile.skills.map((tag) => ({ id: tag, name: tag, description: `${profile.name} works with ${tag}`, tags: [tag] })),
-    ],
+    skills: [taskSkill(profile.name), ...profile.skills.map((tag) => ({ id: tag, name: tag, description: `${profile.name} works with ${tag}`, tags: [tag] }))],
   };
 }
 

@@ -1,5 +1,5 @@
 import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType } from '@app/contracts';
-import { planDeliveries, slackMessage, threadUrlFor, type AgentTarget } from './delivery-planner';
+import { planDeliveries, slackMessage, taskUrlFor, type AgentTarget } from './delivery-planner';
 
 function event(type: TaskEventType, author: string | null = null): TaskEvent {
   return {
@@ -91,8 +91,8 @@ describe('delivery planning', () => {
   });
 
   it('names the thread by id when no thread URL is configured', () => {
-    expect(threadUrlFor('', 'T1')).toBeNull();
-    expect(threadUrlFor('https://ui.acme.dev/handoffs/{task_id}', 'T 1')).toBe('https://ui.acme.dev/handoffs/T%201');
+    expect(taskUrlFor('', 'T1')).toBeNull();
+    expect(taskUrlFor('https://ui.acme.dev/tasks/{task_id}', 'T 1')).toBe('https://ui.acme.dev/tasks/T%201');
     const context = JSON.stringify(slackMessage(event('created'), null).blocks[1]);
     expect(context).toContain('Thread `T1`');
     expect(context).not.toContain('Open the thread');

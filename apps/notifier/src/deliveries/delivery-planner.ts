@@ -76,7 +76,7 @@ function quote(text: string, max = 300): string {
  * A Slack incoming-webhook message: readable text for notifications, blocks with who, what and the
  * thread (a link when a thread URL is configured, its id otherwise).
  */
-export function slackMessage(event: TaskEvent, threadUrl: string | null): { text: string; blocks: unknown[] } {
+export function slackMessage(event: TaskEvent, taskUrl: string | null): { text: string; blocks: unknown[] } {
   const sender = escapeSlack(event.sender);
   const recipient = escapeSlack(event.recipient);
   const summary = event.task.summary;
@@ -97,20 +97,18 @@ export function slackMessage(event: TaskEvent, threadUrl: string | null): { text
       { type: 'section', text: { type: 'mrkdwn', text: `${headline}\n${detail}` } },
       {
         type: 'context',
-        elements: [
-          { type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · State: ${event.state} · ${threadReference(event.task_id, threadUrl)}` },
-        ],
+        elements: [{ type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · State: ${event.state} · ${taskReference(event.task_id, taskUrl)}` }],
       },
     ],
   };
 }
 
-function threadReference(taskId: string, threadUrl: string | null): string {
-  return threadUrl ? `<${threadUrl}|Open the thread>` : `Thread \`${escapeSlack(taskId)}\``;
+function taskReference(taskId: string, taskUrl: string | null): string {
+  return taskUrl ? `<${taskUrl}|Open the thread>` : `Thread \`${escapeSlack(taskId)}\``;
 }
 
 /** The thread's URL from the configured template, or null when none is configured. */
-export function threadUrlFor(template: string, taskId: string): string | null {
+export function taskUrlFor(template: string, taskId: string): string | null {
   return template ? template.replace('{task_id}', encodeURIComponent(taskId)) : null;
 }
 
@@ -118,7 +116,7 @@ export function threadUrlFor(template: string, taskId: string): string | null {
  * The deliveries one task event calls for: the notified party's webhook (Standard Webhooks JSON),
  * its Slack for new handoffs and completions. Disabled or unknown agents get nothing.
  */
-export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarget>, threadUrlTemplate: string): PlannedDelivery[] {
+export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarget>, taskUrlTemplate: string): PlannedDelivery[] {
   const planned: PlannedDelivery[] = [];
   const webhookParty = webhookPartyOf(event);
   if (webhookParty) {
@@ -148,7 +146,7 @@ export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarge
         url: target.slack_webhook_url,
         content_type: 'application/json',
         headers: {},
-        body: slackMessage(event, threadUrlFor(threadUrlTemplate, event.task_id)),
+        body: slackMessage(event, taskUrlFor(taskUrlTemplate, event.task_id)),
       });
     }
   }

@@ -1,7 +1,7 @@
-import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType, type ThreadState } from '@app/contracts';
+import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType, type TaskState } from '@app/contracts';
 import { planPushDeliveries, pushBody, type PushTarget } from './push-payload';
 
-function event(type: TaskEventType, state: ThreadState, from: string | null = null): TaskEvent {
+function event(type: TaskEventType, state: TaskState, from: string | null = null): TaskEvent {
   return {
     schema_version: TASK_EVENT_SCHEMA_VERSION,
     event_id: 'e1',

@@ -1,4 +1,4 @@
-import type { PushConfigVersion, TaskEvent, ThreadState } from '@app/contracts';
+import type { PushConfigVersion, TaskEvent, TaskState } from '@app/contracts';
 import { WEBHOOK_EVENTS, type PlannedDelivery } from './delivery-planner';
 
 /** An A2A push-notification config the notifier delivers to. */
@@ -12,7 +12,7 @@ export interface PushTarget {
   auth_credentials: string | null;
 }
 
-const V03_STATE: Record<ThreadState, string> = {
+const V03_STATE: Record<TaskState, string> = {
   pending: 'submitted',
   accepted: 'working',
   input_required: 'input-required',
@@ -22,7 +22,7 @@ const V03_STATE: Record<ThreadState, string> = {
   rejected: 'rejected',
 };
 
-const V10_STATE: Record<ThreadState, string> = {
+const V10_STATE: Record<TaskState, string> = {
   pending: 'TASK_STATE_SUBMITTED',
   accepted: 'TASK_STATE_WORKING',
   input_required: 'TASK_STATE_INPUT_REQUIRED',

@@ -1,15 +1,15 @@
-import { ArtifactEntity } from '../handoffs/artifact.entity';
-import { AuditLogEntity } from '../handoffs/audit-log.entity';
-import { IdempotencyKeyEntity } from '../handoffs/idempotency-key.entity';
-import { MessageEntity } from '../handoffs/message.entity';
-import { ReadCursorEntity } from '../handoffs/read-cursor.entity';
-import { ThreadEntity } from '../handoffs/thread.entity';
+import { ArtifactEntity } from '../tasks/artifact.entity';
+import { AuditLogEntity } from '../tasks/audit-log.entity';
+import { IdempotencyKeyEntity } from '../tasks/idempotency-key.entity';
+import { MessageEntity } from '../tasks/message.entity';
+import { ReadCursorEntity } from '../tasks/read-cursor.entity';
+import { TaskEntity } from '../tasks/task.entity';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import { PushConfigEntity } from '../push-configs/push-config.entity';
 
 /** Every entity of the tasks schema. */
 export const TASKS_ENTITIES: Array<new () => object> = [
-  ThreadEntity,
+  TaskEntity,
   MessageEntity,
   ArtifactEntity,
   IdempotencyKeyEntity,

@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
-import type { ThreadEntity } from '../handoffs/thread.entity';
+import type { TaskEntity } from '../tasks/task.entity';
 
 /** An A2A push-notification config of a task, owned by the agent that set it; ids are per owner. */
 @Entity({ name: 'push_configs' })
@@ -12,9 +12,9 @@ export class PushConfigEntity {
   @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'push_configs_pkey' })
   taskId: string;
 
-  @ManyToOne('ThreadEntity', { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'task_id', foreignKeyConstraintName: 'push_configs_thread_fkey' })
-  task?: Relation<ThreadEntity>;
+  @ManyToOne('TaskEntity', { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'task_id', foreignKeyConstraintName: 'push_configs_task_fkey' })
+  task?: Relation<TaskEntity>;
 
   @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'push_configs_pkey' })
   id: string;

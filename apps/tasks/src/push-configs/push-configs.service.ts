@@ -170,15 +170,15 @@ export class PushConfigsService {
 
   /** The thread's id when the caller takes part in it; the thread row is locked for changes. */
   private async participantTask(manager: EntityManager, taskId: string, caller: ParticipantRefDto, forUpdate: boolean): Promise<string> {
-    const [thread]: Array<{ id: string; sender_id: string; recipient_id: string }> = await manager.query(
-      `SELECT "id", "sender_id", "recipient_id" FROM "tasks"."threads" WHERE "id" = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+    const [task]: Array<{ id: string; sender_id: string; recipient_id: string }> = await manager.query(
+      `SELECT "id", "sender_id", "recipient_id" FROM "tasks"."tasks" WHERE "id" = $1${forUpdate ? ' FOR UPDATE' : ''}`,
       [taskId.toUpperCase()],
     );
-    if (!thread) throw new RelayError('thread_not_found', `No thread with id ${taskId}`, { task_id: taskId });
-    if (thread.sender_id !== caller.id && thread.recipient_id !== caller.id) {
-      throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: thread.id });
+    if (!task) throw new RelayError('thread_not_found', `No thread with id ${taskId}`, { task_id: taskId });
+    if (task.sender_id !== caller.id && task.recipient_id !== caller.id) {
+      throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: task.id });
     }
-    return thread.id;
+    return task.id;
   }
 
   private async writeEvent(manager: EntityManager, row: PushConfigRow, deleted: boolean): Promise<void> {

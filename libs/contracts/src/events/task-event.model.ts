@@ -1,4 +1,4 @@
-import type { ThreadState } from '../tasks/thread.model';
+import type { TaskState } from '../tasks/task.model';
 import { TASK_EVENT_SUBJECT_PREFIX } from '../subjects';
 
 export const TASK_EVENT_TYPES = ['created', 'message_appended', 'accepted', 'input_required', 'completed', 'failed', 'rejected', 'canceled'] as const;
@@ -20,7 +20,7 @@ export interface TaskEvent {
   context_id: string;
   sender: string;
   recipient: string;
-  state: ThreadState;
+  state: TaskState;
   sequence_no: number | null;
   occurred_at: string;
   /** Enough of the thread to act on without reading it back. */

@@ -30,10 +30,10 @@ import {
   type ArtifactType,
   type Intent,
   type MessageView,
-  type ThreadState,
-  type ThreadView,
+  type TaskState,
+  type TaskView,
   type Transition,
-} from './thread.model';
+} from './task.model';
 
 /** Request subjects the tasks service answers. */
 export const TASKS_SUBJECTS = {
@@ -49,14 +49,14 @@ export const TASKS_SUBJECTS = {
 
 /** Limits of the tasks service. */
 export const TASK_LIMITS = {
-  messagesPerThread: 500,
+  messagesPerTask: 500,
   tasksPerContext: 100,
   partsPerMessage: 50,
   textPartChars: 100_000,
   artifactsPerRequest: 50,
   /** Artifacts one thread holds at most, and their bytes (fields, parts, metadata, name, description) in all: every read carries them. */
-  artifactsPerThread: 100,
-  artifactBytesPerThread: 384 * 1024,
+  artifactsPerTask: 100,
+  artifactBytesPerTask: 384 * 1024,
   artifactFieldChars: 262_144,
   messageIdChars: 255,
   summaryPreviewChars: 200,
@@ -359,7 +359,7 @@ export interface MessageRef {
 }
 
 export interface SendReply {
-  thread: ThreadView;
+  task: TaskView;
   /** The message this request appended (or the original one on an idempotent replay). */
   message: MessageRef;
   created: boolean;
@@ -416,7 +416,7 @@ export class ListRequest {
   @IsArray()
   @ArrayMaxSize(THREAD_STATES.length)
   @IsIn(THREAD_STATES, { each: true })
-  states?: ThreadState[];
+  states?: TaskState[];
 
   /** Threads created or updated after this instant. */
   @IsOptional()
@@ -478,7 +478,7 @@ export class ListRequest {
 
 export interface ListReply {
   /** At most `limit` items; fewer when more would not fit one reply (`next_cursor` then goes on). */
-  items: ThreadView[];
+  items: TaskView[];
   next_cursor: string | null;
   /** Present when `include_total` was asked for. */
   total_size?: number;
@@ -550,14 +550,14 @@ export class TransitionRequest {
 }
 
 export interface TransitionReply {
-  thread: ThreadView;
+  task: TaskView;
   /** The message appended with the transition, if any. */
   message: MessageView | null;
 }
 
 export interface TasksRpc {
   [TASKS_SUBJECTS.send]: { request: SendRequest; reply: SendReply };
-  [TASKS_SUBJECTS.get]: { request: GetRequest; reply: ThreadView };
+  [TASKS_SUBJECTS.get]: { request: GetRequest; reply: TaskView };
   [TASKS_SUBJECTS.list]: { request: ListRequest; reply: ListReply };
   [TASKS_SUBJECTS.transition]: { request: TransitionRequest; reply: TransitionReply };
 }

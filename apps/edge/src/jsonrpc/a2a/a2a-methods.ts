@@ -38,8 +38,8 @@ import {
   type MessageInput,
   type ParticipantRef,
   type TaskCommand,
-  type ThreadState,
-  type ThreadView,
+  type TaskState,
+  type TaskView,
   type TransitionRequest,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
@@ -52,7 +52,7 @@ import { decodePageToken, encodePageToken } from './page-token';
 import { TaskEventWaiter, type TaskWatch } from './task-event-waiter';
 
 /** A blocking send returns once its task is terminal or waits for input. */
-function settled(state: ThreadState): boolean {
+function settled(state: TaskState): boolean {
   return isTerminalState(state) || state === 'input_required';
 }
 
@@ -148,20 +148,20 @@ export class A2aMethods implements DialectMethods {
     const startedAt = Date.now();
     const params = parseSendParams(call.params);
     const historyLength = historyToFetch(params.historyLength);
-    let thread = await this.sendThread(call, params, version);
-    if (params.blocking && thread.sender.id === call.caller.id && !settled(thread.state)) {
-      thread = await this.waitUntilSettled(call.caller, thread, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version);
+    let task = await this.sendTask(call, params, version);
+    if (params.blocking && task.sender.id === call.caller.id && !settled(task.state)) {
+      task = await this.waitUntilSettled(call.caller, task, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version);
     }
-    const complete = await this.completeHistory(call.caller, thread, params.historyLength);
-    return renderSendResult(complete.thread, version, { historyLength: params.historyLength, historyCut: complete.cut });
+    const complete = await this.completeHistory(call.caller, task, params.historyLength);
+    return renderSendResult(complete.task, version, { historyLength: params.historyLength, historyCut: complete.cut });
   }
 
   /** What every send does, blocking or not, streaming or not: create, continue or sibling a task, and register its push config. */
-  private async sendThread(call: JsonRpcCall, params: SendParams, version: WireVersion): Promise<ThreadView> {
+  private async sendTask(call: JsonRpcCall, params: SendParams, version: WireVersion): Promise<TaskView> {
     const { message } = params;
     assertMessageFitsReplies(messageInput(message), this.rpc.maxPayloadBytes);
     const historyLength = historyToFetch(params.historyLength);
-    let thread: ThreadView;
+    let task: TaskView;
     let replay: boolean;
     if (message.taskId !== undefined) {
       if (call.endpointHandle !== null) {
@@ -177,7 +177,7 @@ export class A2aMethods implements DialectMethods {
           ...(historyLength !== undefined ? { history_length: historyLength } : {}),
         }),
       );
-      thread = reply.thread;
+      task = reply.task;
       replay = reply.idempotent_replay;
     } else {
       const recipientHandle = call.endpointHandle ?? params.recipient;
@@ -201,34 +201,34 @@ export class A2aMethods implements DialectMethods {
           ...(historyLength !== undefined ? { history_length: historyLength } : {}),
         }),
       );
-      thread = reply.thread;
+      task = reply.task;
       replay = reply.idempotent_replay;
     }
     // A retried send (same messageId) registered its config the first time.
     const pushConfig = params.pushConfig;
     if (pushConfig !== undefined && !replay) {
-      await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: participant(call.caller), task_id: thread.id, version, config: pushConfig }));
+      await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: participant(call.caller), task_id: task.id, version, config: pushConfig }));
     }
-    return thread;
+    return task;
   }
 
   private async waitUntilSettled(
     caller: AgentIdentity,
-    thread: ThreadView,
+    task: TaskView,
     deadline: number,
     historyLength: number | undefined,
     version: WireVersion,
-  ): Promise<ThreadView> {
-    let latest = thread;
-    const result = await this.waiter.waitFor(thread.id, deadline, async () => {
-      latest = await this.read(caller, thread.id, historyLength, false);
+  ): Promise<TaskView> {
+    let latest = task;
+    const result = await this.waiter.waitFor(task.id, deadline, async () => {
+      latest = await this.read(caller, task.id, historyLength, false);
       return settled(latest.state) ? latest : undefined;
     });
     if (result) return result;
     throw new RelayError(
       'blocking_timeout',
-      `Task ${thread.id} is still ${toWireState(latest.state, version)} after the server deadline of ${this.config.RELAY_BLOCKING_TIMEOUT_MS} ms; poll it with GetTask instead of sending again`,
-      { taskId: thread.id, contextId: thread.context_id, state: toWireState(latest.state, version) },
+      `Task ${task.id} is still ${toWireState(latest.state, version)} after the server deadline of ${this.config.RELAY_BLOCKING_TIMEOUT_MS} ms; poll it with GetTask instead of sending again`,
+      { taskId: task.id, contextId: task.context_id, state: toWireState(latest.state, version) },
     );
   }
 
@@ -240,9 +240,9 @@ export class A2aMethods implements DialectMethods {
     // Listen before sending, so that no change of the task between the send and the first wait is missed.
     const watch = this.waiter.watch(params.message.taskId);
     try {
-      const thread = await this.sendThread(call, params, version);
-      watch.follow(thread.id);
-      return await this.eventStream(call.caller, thread, params.historyLength, version, watch);
+      const task = await this.sendTask(call, params, version);
+      watch.follow(task.id);
+      return await this.eventStream(call.caller, task, params.historyLength, version, watch);
     } catch (error) {
       watch.close();
       throw error;
@@ -255,16 +255,16 @@ export class A2aMethods implements DialectMethods {
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const watch = this.waiter.watch(params.id);
     try {
-      const thread = await this.read(call.caller, params.id, historyToFetch(params.historyLength), false);
-      this.assertPair(thread, call.caller, endpoint);
-      if (isTerminalState(thread.state)) {
-        const state = toWireState(thread.state, version);
-        throw new RelayError('unsupported_operation', `Task ${thread.id} is ${state}, a terminal state, and cannot be subscribed to; read it with GetTask`, {
-          taskId: thread.id,
+      const task = await this.read(call.caller, params.id, historyToFetch(params.historyLength), false);
+      this.assertPair(task, call.caller, endpoint);
+      if (isTerminalState(task.state)) {
+        const state = toWireState(task.state, version);
+        throw new RelayError('unsupported_operation', `Task ${task.id} is ${state}, a terminal state, and cannot be subscribed to; read it with GetTask`, {
+          taskId: task.id,
           state,
         });
       }
-      return await this.eventStream(call.caller, thread, params.historyLength, version, watch);
+      return await this.eventStream(call.caller, task, params.historyLength, version, watch);
     } catch (error) {
       watch.close();
       throw error;
@@ -274,20 +274,20 @@ export class A2aMethods implements DialectMethods {
   /** The Task is rendered here (errors so far are plain JSON-RPC errors); the rest follows as the stream is read. */
   private async eventStream(
     caller: AgentIdentity,
-    thread: ThreadView,
+    task: TaskView,
     historyLength: number | undefined,
     version: WireVersion,
     watch: TaskWatch,
   ): Promise<JsonRpcEventStream> {
-    const complete = await this.completeHistory(caller, thread, historyLength);
-    const first = renderSendResult(complete.thread, version, { historyLength, historyCut: complete.cut });
+    const complete = await this.completeHistory(caller, task, historyLength);
+    const first = renderSendResult(complete.task, version, { historyLength, historyCut: complete.cut });
     const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
-    return new JsonRpcEventStream((signal) => this.streamEvents(caller, thread, first, version, watch, deadline, signal));
+    return new JsonRpcEventStream((signal) => this.streamEvents(caller, task, first, version, watch, deadline, signal));
   }
 
   private async *streamEvents(
     caller: AgentIdentity,
-    thread: ThreadView,
+    task: TaskView,
     first: Json,
     version: WireVersion,
     watch: TaskWatch,
@@ -296,10 +296,10 @@ export class A2aMethods implements DialectMethods {
   ): AsyncGenerator<Json> {
     try {
       yield first;
-      let last = thread;
+      let last = task;
       while (!settled(last.state)) {
         if (!(await watch.next(deadline, signal))) return;
-        const current = await this.read(caller, thread.id, 1, false);
+        const current = await this.read(caller, task.id, 1, false);
         yield* this.changes(last, current, version);
         last = current;
       }
@@ -312,7 +312,7 @@ export class A2aMethods implements DialectMethods {
    * The stream events between two reads of a task: each added or grown artifact (whole, replacing
    * what the client had), then the new status if it changed.
    */
-  private *changes(before: ThreadView, after: ThreadView, version: WireVersion): Generator<Json> {
+  private *changes(before: TaskView, after: TaskView, version: WireVersion): Generator<Json> {
     const known = new Map(before.artifacts.map((artifact) => [artifact.artifact_id, JSON.stringify(artifact)]));
     for (const artifact of after.artifacts)
       if (known.get(artifact.artifact_id) !== JSON.stringify(artifact)) yield renderArtifactUpdate(after, artifact, version);
@@ -326,10 +326,10 @@ export class A2aMethods implements DialectMethods {
   private async get(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
     const params = parseGetParams(call.params);
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
-    const thread = await this.read(call.caller, params.id, historyToFetch(params.historyLength), true);
-    this.assertPair(thread, call.caller, endpoint);
-    const complete = await this.completeHistory(call.caller, thread, params.historyLength);
-    return renderTask(complete.thread, version, { historyLength: params.historyLength, historyCut: complete.cut });
+    const task = await this.read(call.caller, params.id, historyToFetch(params.historyLength), true);
+    this.assertPair(task, call.caller, endpoint);
+    const complete = await this.completeHistory(call.caller, task, params.historyLength);
+    return renderTask(complete.task, version, { historyLength: params.historyLength, historyCut: complete.cut });
   }
 
   // ---- ListTasks ------------------------------------------------------------------------------
@@ -357,13 +357,13 @@ export class A2aMethods implements DialectMethods {
     // Histories longer than the latest message are read task by task, so that no single NATS
     // message has to carry a whole page of histories; the page's byte budget applies afterwards.
     const wantsHistory = params.historyLength === undefined || params.historyLength > 1;
-    const { threads, cut } = wantsHistory
+    const { tasks, cut } = wantsHistory
       ? await this.withHistories(call.caller, page.items, params.historyLength)
-      : { threads: page.items, cut: new Set<string>() };
+      : { tasks: page.items, cut: new Set<string>() };
     const total = token?.total ?? page.total_size ?? page.items.length;
     return renderTaskPage(
       {
-        threads,
+        tasks,
         cutHistories: cut,
         nextPageToken: page.next_cursor ? encodePageToken({ cursor: page.next_cursor, total }) : '',
         pageSize: params.pageSize,
@@ -374,12 +374,8 @@ export class A2aMethods implements DialectMethods {
     );
   }
 
-  private async withHistories(
-    caller: AgentIdentity,
-    items: ThreadView[],
-    historyLength: number | undefined,
-  ): Promise<{ threads: ThreadView[]; cut: Set<string> }> {
-    const threads: ThreadView[] = new Array<ThreadView>(items.length);
+  private async withHistories(caller: AgentIdentity, items: TaskView[], historyLength: number | undefined): Promise<{ tasks: TaskView[]; cut: Set<string> }> {
+    const tasks: TaskView[] = new Array<TaskView>(items.length);
     const cut = new Set<string>();
     let next = 0;
     const worker = async (): Promise<void> => {
@@ -387,16 +383,16 @@ export class A2aMethods implements DialectMethods {
         const index = next++;
         const item = items[index];
         if (item.message_count <= item.messages.length) {
-          threads[index] = item;
+          tasks[index] = item;
           continue;
         }
-        const read = await this.read(caller, item.id, historyLength, false).then((thread) => this.completeHistory(caller, thread, historyLength));
-        threads[index] = read.thread;
+        const read = await this.read(caller, item.id, historyLength, false).then((task) => this.completeHistory(caller, task, historyLength));
+        tasks[index] = read.task;
         if (read.cut) cut.add(item.id);
       }
     };
     await Promise.all(Array.from({ length: Math.min(8, items.length) }, () => worker()));
-    return { threads, cut };
+    return { tasks, cut };
   }
 
   /**
@@ -404,9 +400,9 @@ export class A2aMethods implements DialectMethods {
    * were asked for, the older ones are read page by page (oldest first) up to the history byte
    * budget; past it, only the newest part is kept and the task is flagged as cut.
    */
-  private async completeHistory(caller: AgentIdentity, first: ThreadView, historyLength: number | undefined): Promise<{ thread: ThreadView; cut: boolean }> {
+  private async completeHistory(caller: AgentIdentity, first: TaskView, historyLength: number | undefined): Promise<{ task: TaskView; cut: boolean }> {
     const wanted = historyLength === undefined ? first.message_count : Math.min(historyLength, first.message_count);
-    if (first.messages.length >= wanted || first.messages.length === 0) return { thread: first, cut: false };
+    if (first.messages.length >= wanted || first.messages.length === 0) return { task: first, cut: false };
     const size = (messages: MessageView[]): number => messages.reduce((sum, message) => sum + Buffer.byteLength(JSON.stringify(message)), 0);
     const earliestKept = first.messages[0].sequence_no;
     const older: MessageView[] = [];
@@ -419,10 +415,10 @@ export class A2aMethods implements DialectMethods {
       older.push(...fresh);
       after = fresh[fresh.length - 1].sequence_no;
       bytes += size(fresh);
-      if (bytes > this.config.RELAY_LIST_HISTORY_BUDGET_BYTES) return { thread: first, cut: true };
+      if (bytes > this.config.RELAY_LIST_HISTORY_BUDGET_BYTES) return { task: first, cut: true };
     }
     const messages = [...older, ...first.messages];
-    return { thread: { ...first, messages }, cut: messages.length < wanted };
+    return { task: { ...first, messages }, cut: messages.length < wanted };
   }
 
   // ---- CancelTask / tasks/cancel --------------------------------------------------------------
@@ -435,7 +431,7 @@ export class A2aMethods implements DialectMethods {
     }
     try {
       const reply = await this.transition({ caller_id: call.caller.id, task_id: params.id, transition: 'cancel', cancel_mode: 'any_active' });
-      return renderTask(reply.thread, version);
+      return renderTask(reply.task, version);
     } catch (error) {
       if (error instanceof RelayError && NOT_CANCELABLE.has(error.reason)) {
         throw new RelayError(
@@ -510,24 +506,24 @@ export class A2aMethods implements DialectMethods {
 
   private async complete(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
     const params = parseCompleteParams(call.params);
-    const thread = await this.readForUpdate(call, params.id);
-    const steps: TaskCommand[] = thread.state === 'pending' ? ['accept', 'complete'] : ['complete'];
-    return renderTask(await this.runSteps(call, thread, steps, params.message, params.artifacts), version);
+    const task = await this.readForUpdate(call, params.id);
+    const steps: TaskCommand[] = task.state === 'pending' ? ['accept', 'complete'] : ['complete'];
+    return renderTask(await this.runSteps(call, task, steps, params.message, params.artifacts), version);
   }
 
   private async updateStatus(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
     const params = parseUpdateStatusParams(call.params);
-    const thread = await this.readForUpdate(call, params.id);
-    const steps = this.plan(thread.state, params.state);
+    const task = await this.readForUpdate(call, params.id);
+    const steps = this.plan(task.state, params.state);
     if (params.state === 'input_required' && params.message === undefined && steps.includes('request_input')) {
       throw new RelayError('invalid_params', 'status.message is required to ask for input (the question)', { field: 'status.message' });
     }
-    if (steps.length === 1 && steps[0] === 'progress' && params.message === undefined && params.artifacts.length === 0) return renderTask(thread, version);
-    return renderTask(await this.runSteps(call, thread, steps, params.message, params.artifacts), version);
+    if (steps.length === 1 && steps[0] === 'progress' && params.message === undefined && params.artifacts.length === 0) return renderTask(task, version);
+    return renderTask(await this.runSteps(call, task, steps, params.message, params.artifacts), version);
   }
 
   /** The transitions that take a task from `from` to the state an agent reported. */
-  private plan(from: ThreadState, to: ReportedState | undefined): TaskCommand[] {
+  private plan(from: TaskState, to: ReportedState | undefined): TaskCommand[] {
     const viaAccept = (command: TaskCommand): TaskCommand[] => (from === 'pending' ? ['accept', command] : [command]);
     switch (to) {
       case undefined:
@@ -547,34 +543,34 @@ export class A2aMethods implements DialectMethods {
 
   private async runSteps(
     call: JsonRpcCall,
-    thread: ThreadView,
+    task: TaskView,
     steps: TaskCommand[],
     message: A2aMessageInput | undefined,
     artifacts: A2aArtifactInput[],
-  ): Promise<ThreadView> {
-    let current = thread;
+  ): Promise<TaskView> {
+    let current = task;
     for (const [index, step] of steps.entries()) {
       const last = index === steps.length - 1;
       const reason = message?.body || undefined;
       const request: TransitionRequest = {
         caller_id: call.caller.id,
-        task_id: thread.id,
+        task_id: task.id,
         transition: step,
         ...(last && message !== undefined ? { message: messageInput(message) } : {}),
         ...(last && artifacts.length > 0 ? { artifacts: artifactInputs(artifacts) } : {}),
         ...(last && step === 'complete' && reason !== undefined ? { result_summary: reason } : {}),
         ...(last && (step === 'fail' || step === 'decline') && reason !== undefined ? { reason } : {}),
       };
-      current = (await this.transition(request)).thread;
+      current = (await this.transition(request)).task;
     }
     return current;
   }
 
-  private async readForUpdate(call: JsonRpcCall, taskId: string): Promise<ThreadView> {
+  private async readForUpdate(call: JsonRpcCall, taskId: string): Promise<TaskView> {
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
-    const thread = await this.read(call.caller, taskId, 1, false);
-    this.assertPair(thread, call.caller, endpoint);
-    return thread;
+    const task = await this.read(call.caller, taskId, 1, false);
+    this.assertPair(task, call.caller, endpoint);
+    return task;
   }
 
   // ---- Shared plumbing ------------------------------------------------------------------------
@@ -583,7 +579,7 @@ export class A2aMethods implements DialectMethods {
     return this.tasks(() => this.rpc.request(TASKS_SUBJECTS.transition, request));
   }
 
-  private read(caller: AgentIdentity, taskId: string, historyLength: number | undefined, markRead: boolean, afterSequenceNo?: number): Promise<ThreadView> {
+  private read(caller: AgentIdentity, taskId: string, historyLength: number | undefined, markRead: boolean, afterSequenceNo?: number): Promise<TaskView> {
     return this.tasks(() =>
       this.rpc.request(TASKS_SUBJECTS.get, {
         caller_id: caller.id,
@@ -618,9 +614,9 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** On an agent's own endpoint, only the tasks between the caller and that agent exist. */
-  private assertPair(thread: ThreadView, caller: AgentIdentity, endpoint: AgentPublicProfile | null): void {
+  private assertPair(task: TaskView, caller: AgentIdentity, endpoint: AgentPublicProfile | null): void {
     if (!endpoint) return;
-    const other = thread.sender.id === caller.id ? thread.recipient : thread.sender;
+    const other = task.sender.id === caller.id ? task.recipient : task.sender;
     if (other.id !== endpoint.id) throw new RelayError('thread_not_found', 'Task not found');
   }
 

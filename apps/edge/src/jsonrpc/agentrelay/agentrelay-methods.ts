@@ -28,7 +28,7 @@ import {
   parseTaskId,
   requiredString,
 } from './agentrelay-params';
-import { renderListItem, renderThread, renderTransition } from './agentrelay-render';
+import { renderListItem, renderRelayTask, renderTransition } from './agentrelay-render';
 
 function participant(agent: { id: string; handle: string; name: string; role: string | null }): ParticipantRef {
   return { id: agent.id, handle: agent.handle, name: agent.name, role: agent.role };
@@ -93,14 +93,14 @@ export class AgentRelayMethods implements DialectMethods {
         ...(metadata !== undefined ? { metadata } : {}),
       });
       // A create always answers pending: an idempotent retry gets that same original result.
-      return { task_id: reply.thread.id, status: { state: reply.idempotent_replay ? 'pending' : reply.thread.state }, created_at: reply.thread.created_at };
+      return { task_id: reply.task.id, status: { state: reply.idempotent_replay ? 'pending' : reply.task.state }, created_at: reply.task.created_at };
     }
     if (params.recipient !== undefined && params.recipient !== null) requiredString(params, 'recipient');
     await this.assertEndpointPair(call, taskId);
     const reply = await this.rpc.request(TASKS_SUBJECTS.send, { ...common, caller: participant(call.caller), task_id: taskId });
     return {
-      task_id: reply.thread.id,
-      thread_id: reply.thread.id,
+      task_id: reply.task.id,
+      thread_id: reply.task.id,
       message_id: reply.message.id,
       sequence_no: reply.message.sequence_no,
       created_at: reply.message.created_at,
@@ -115,8 +115,8 @@ export class AgentRelayMethods implements DialectMethods {
     const taskId = parseTaskId(call.params);
     const afterSequenceNo = parseAfterSequenceNo(call.params);
     await this.assertEndpointPair(call, taskId);
-    const thread = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId, after_sequence_no: afterSequenceNo });
-    return renderThread(thread);
+    const task = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId, after_sequence_no: afterSequenceNo });
+    return renderRelayTask(task);
   }
 
   private async list(call: JsonRpcCall): Promise<unknown> {
@@ -153,7 +153,7 @@ export class AgentRelayMethods implements DialectMethods {
     if (transition === 'cancel') request.cancel_mode = 'pending_only';
     await this.assertEndpointPair(call, taskId);
     const reply = await this.rpc.request(TASKS_SUBJECTS.transition, request);
-    return renderTransition(reply.thread);
+    return renderTransition(reply.task);
   }
 
   private async cancel(call: JsonRpcCall): Promise<unknown> {
@@ -166,7 +166,7 @@ export class AgentRelayMethods implements DialectMethods {
       cancel_mode: 'pending_only',
       history_length: 0,
     });
-    return { task_id: reply.thread.id, status: { state: reply.thread.state }, updated_at: reply.thread.updated_at };
+    return { task_id: reply.task.id, status: { state: reply.task.state }, updated_at: reply.task.updated_at };
   }
 
   /**
@@ -195,8 +195,8 @@ export class AgentRelayMethods implements DialectMethods {
   private async assertEndpointPair(call: JsonRpcCall, taskId: string): Promise<void> {
     const endpoint = await this.endpointAgent(call);
     if (!endpoint) return;
-    const thread = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId, history_length: 0, mark_read: false });
-    const other = thread.sender.id === call.caller.id ? thread.recipient : thread.sender;
+    const task = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId, history_length: 0, mark_read: false });
+    const other = task.sender.id === call.caller.id ? task.recipient : task.sender;
     if (other.id !== endpoint.id)
       throw new RelayError('thread_not_found', `No thread with id ${taskId} between you and ${endpoint.handle}`, { task_id: taskId });
   }

@@ -11,7 +11,7 @@ import {
   type MessageInput,
   type PartView,
   type ProposedAction,
-  type ThreadState,
+  type TaskState,
 } from '@app/contracts';
 
 /** The params of each AgentRelay method, checked field by field (-32602 names the field; docs/dialects.md#agentrelay). */
@@ -164,7 +164,7 @@ export function parseMetadata(params: Params): Record<string, unknown> | undefin
 
 export interface ListParams {
   role: 'recipient' | 'sender';
-  states?: ThreadState[];
+  states?: TaskState[];
   since?: string;
   limit: number;
   cursor?: string;
@@ -177,13 +177,13 @@ export function parseListParams(params: Params): ListParams {
   const page = optionalObject(params, 'page') ?? {};
   const role = filter.role ?? 'recipient';
   if (role !== 'recipient' && role !== 'sender') throw invalid('filter.role', 'must be recipient or sender');
-  let states: ThreadState[] | undefined;
+  let states: TaskState[] | undefined;
   if (present(filter.status)) {
     const raw = typeof filter.status === 'string' ? [filter.status] : filter.status;
     if (!Array.isArray(raw) || !raw.every((state) => typeof state === 'string' && (THREAD_STATES as readonly string[]).includes(state))) {
       throw invalid('filter.status', `must be an array of states (${THREAD_STATES.join(', ')})`);
     }
-    states = raw as ThreadState[];
+    states = raw as TaskState[];
   }
   let since: string | undefined;
   if (present(filter.since)) {

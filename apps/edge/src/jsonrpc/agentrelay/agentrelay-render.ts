@@ -1,4 +1,4 @@
-import { TASK_LIMITS, type ArtifactView, type MessageView, type PartView, type ThreadView } from '@app/contracts';
+import { TASK_LIMITS, type ArtifactView, type MessageView, type PartView, type TaskView } from '@app/contracts';
 
 /** AgentRelay shapes of the neutral thread view (docs/dialects.md#agentrelay). */
 
@@ -37,41 +37,41 @@ export function renderMessage(message: MessageView): Record<string, unknown> {
   };
 }
 
-function sender(thread: ThreadView): Record<string, unknown> {
-  return { handle: thread.sender.handle, name: thread.sender.name, role: thread.sender.role };
+function sender(task: TaskView): Record<string, unknown> {
+  return { handle: task.sender.handle, name: task.sender.name, role: task.sender.role };
 }
 
 /**
  * tasks/get: one page of messages, oldest first. `has_more_messages` tells that the thread was cut
  * to fit the reply, and `next_after_sequence_no` the `after_sequence_no` that reads the next page.
  */
-export function renderThread(thread: ThreadView): Record<string, unknown> {
-  const last = thread.messages[thread.messages.length - 1];
-  const hasMore = last !== undefined && last.sequence_no < thread.message_count;
+export function renderRelayTask(task: TaskView): Record<string, unknown> {
+  const last = task.messages[task.messages.length - 1];
+  const hasMore = last !== undefined && last.sequence_no < task.message_count;
   return {
-    thread_id: thread.id,
-    task_id: thread.id,
-    status: { state: thread.state },
-    sender: sender(thread),
-    recipient_id: thread.recipient.id,
-    recipient: thread.recipient.handle,
-    summary: thread.summary,
-    intent: thread.intent,
-    artifacts: thread.artifacts.map(renderArtifact),
-    proposed_action: thread.proposed_action,
-    messages: thread.messages.map(renderMessage),
-    message_count: thread.message_count,
+    thread_id: task.id,
+    task_id: task.id,
+    status: { state: task.state },
+    sender: sender(task),
+    recipient_id: task.recipient.id,
+    recipient: task.recipient.handle,
+    summary: task.summary,
+    intent: task.intent,
+    artifacts: task.artifacts.map(renderArtifact),
+    proposed_action: task.proposed_action,
+    messages: task.messages.map(renderMessage),
+    message_count: task.message_count,
     has_more_messages: hasMore,
     next_after_sequence_no: hasMore ? last.sequence_no : null,
-    result_summary: thread.result_summary,
-    reason: thread.reason,
-    accepted_at: thread.accepted_at,
-    completed_at: thread.completed_at,
-    cancelled_at: thread.cancelled_at,
-    failed_at: thread.failed_at,
-    rejected_at: thread.rejected_at,
-    created_at: thread.created_at,
-    updated_at: thread.updated_at,
+    result_summary: task.result_summary,
+    reason: task.reason,
+    accepted_at: task.accepted_at,
+    completed_at: task.completed_at,
+    cancelled_at: task.cancelled_at,
+    failed_at: task.failed_at,
+    rejected_at: task.rejected_at,
+    created_at: task.created_at,
+    updated_at: task.updated_at,
   };
 }
 
@@ -81,31 +81,31 @@ export function summaryPreview(summary: string): string {
 }
 
 /** An item of tasks/list. */
-export function renderListItem(thread: ThreadView): Record<string, unknown> {
+export function renderListItem(task: TaskView): Record<string, unknown> {
   return {
-    thread_id: thread.id,
-    task_id: thread.id,
-    status: { state: thread.state },
-    sender: sender(thread),
-    summary_preview: summaryPreview(thread.summary),
-    intent: thread.intent,
-    unread_messages: thread.unread_messages,
-    created_at: thread.created_at,
-    updated_at: thread.updated_at,
+    thread_id: task.id,
+    task_id: task.id,
+    status: { state: task.state },
+    sender: sender(task),
+    summary_preview: summaryPreview(task.summary),
+    intent: task.intent,
+    unread_messages: task.unread_messages,
+    created_at: task.created_at,
+    updated_at: task.updated_at,
   };
 }
 
 /** tasks/update */
-export function renderTransition(thread: ThreadView): Record<string, unknown> {
+export function renderTransition(task: TaskView): Record<string, unknown> {
   return {
-    thread_id: thread.id,
-    task_id: thread.id,
-    status: { state: thread.state },
-    accepted_at: thread.accepted_at,
-    completed_at: thread.completed_at,
-    cancelled_at: thread.cancelled_at,
-    ...(thread.failed_at ? { failed_at: thread.failed_at } : {}),
-    ...(thread.rejected_at ? { rejected_at: thread.rejected_at } : {}),
-    updated_at: thread.updated_at,
+    thread_id: task.id,
+    task_id: task.id,
+    status: { state: task.state },
+    accepted_at: task.accepted_at,
+    completed_at: task.completed_at,
+    cancelled_at: task.cancelled_at,
+    ...(task.failed_at ? { failed_at: task.failed_at } : {}),
+    ...(task.rejected_at ? { rejected_at: task.rejected_at } : {}),
+    updated_at: task.updated_at,
   };
 }

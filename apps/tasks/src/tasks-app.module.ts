@@ -4,22 +4,22 @@ import { metricsProvider, OutboxMetrics, serviceMetricsModule } from '@app/metri
 import { SecretsModule } from '@app/secrets';
 import { TasksConfig } from './tasks.config';
 import { tasksDataSourceOptions } from './database/data-source';
-import { HandoffsModule } from './handoffs/handoffs.module';
+import { TasksModule } from './tasks/tasks.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { OUTBOX_TABLE } from './outbox/outbox.constants';
 import { PushConfigsModule } from './push-configs/push-configs.module';
 import { PUSH_CONFIG_SEALED_COLUMNS } from './push-configs/push-configs.service';
 
 @Module({})
-export class TasksModule {
+export class TasksAppModule {
   static forRoot(config: TasksConfig): DynamicModule {
     return {
-      module: TasksModule,
+      module: TasksAppModule,
       imports: [
         serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START),
         serviceMetricsModule(config, [metricsProvider(OutboxMetrics)]),
         SecretsModule.forRoot(config.RELAY_SECRET_KEYS, PUSH_CONFIG_SEALED_COLUMNS),
-        HandoffsModule,
+        TasksModule,
         PushConfigsModule,
         OutboxModule.forRoot({ natsUrl: config.NATS_URL, subjectPrefix: config.NATS_SUBJECT_PREFIX, databaseUrl: config.DATABASE_URL }),
       ],

@@ -8,32 +8,32 @@ import {
   TransitionRequest,
   type ListReply,
   type SendReply,
-  type ThreadView,
+  type TaskView,
   type TransitionReply,
 } from '@app/contracts';
-import { HandoffsService } from './handoffs.service';
+import { TasksService } from './tasks.service';
 
 @Controller()
-export class HandoffsController {
-  constructor(@Inject(HandoffsService) private readonly handoffs: HandoffsService) {}
+export class TasksController {
+  constructor(@Inject(TasksService) private readonly tasks: TasksService) {}
 
   @MessagePattern(TASKS_SUBJECTS.send)
   send(@Payload() request: SendRequest): Promise<SendReply> {
-    return this.handoffs.send(request);
+    return this.tasks.send(request);
   }
 
   @MessagePattern(TASKS_SUBJECTS.get)
-  get(@Payload() request: GetRequest): Promise<ThreadView> {
-    return this.handoffs.get(request);
+  get(@Payload() request: GetRequest): Promise<TaskView> {
+    return this.tasks.get(request);
   }
 
   @MessagePattern(TASKS_SUBJECTS.list)
   list(@Payload() request: ListRequest): Promise<ListReply> {
-    return this.handoffs.list(request);
+    return this.tasks.list(request);
   }
 
   @MessagePattern(TASKS_SUBJECTS.transition)
   transition(@Payload() request: TransitionRequest): Promise<TransitionReply> {
-    return this.handoffs.transition(request);
+    return this.tasks.transition(request);
   }
 }

@@ -2,7 +2,7 @@ import type { RegisteredTestAgent } from './agents';
 import { ok } from './json-rpc';
 
 /** Creates a handoff from `sender` to `recipient` through `message/send` and returns its task id. */
-export async function createHandoff(
+export async function createTask(
   url: string,
   sender: RegisteredTestAgent,
   recipient: RegisteredTestAgent,

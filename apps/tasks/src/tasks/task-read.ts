@@ -1,11 +1,11 @@
 import type pg from 'pg';
 import { RelayError, type GetRequest } from '@app/contracts';
 import { messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
-import { THREAD_COLUMNS, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
+import { TASK_COLUMNS, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
 /** A thread as one participant reads it: the row, that participant's unread count, messages and artifacts. */
-export interface ThreadRead {
-  thread: ThreadRow;
+export interface TaskRead {
+  task: TaskRow;
   unread: number;
   messages: MessageRow[];
   artifacts: ArtifactRow[];
@@ -20,31 +20,31 @@ export interface ThreadRead {
  */
 const READ_THREAD_SQL = `
 WITH t AS (
-  SELECT ${THREAD_COLUMNS},
+  SELECT ${TASK_COLUMNS},
     CASE WHEN t."sender_id" = $2 THEN 'sender' WHEN t."recipient_id" = $2 THEN 'recipient' END AS "party"
-  FROM "tasks"."threads" t WHERE t."id" = $1
+  FROM "tasks"."tasks" t WHERE t."id" = $1
 ), mark AS (
-  INSERT INTO "tasks"."read_cursors" ("thread_id", "participant_id", "last_read_sequence_no", "updated_at")
+  INSERT INTO "tasks"."read_cursors" ("task_id", "participant_id", "last_read_sequence_no", "updated_at")
   SELECT t."id", $2, t."message_count", now() FROM t WHERE t."party" IS NOT NULL AND $5
-  ON CONFLICT ("thread_id", "participant_id") DO UPDATE
+  ON CONFLICT ("task_id", "participant_id") DO UPDATE
     SET "last_read_sequence_no" = GREATEST("read_cursors"."last_read_sequence_no", EXCLUDED."last_read_sequence_no"), "updated_at" = now()
 )
 SELECT t.*,
   (SELECT count(*)::int FROM "tasks"."messages" m
-    WHERE m."thread_id" = t."id" AND m."author_id" <> $2
+    WHERE m."task_id" = t."id" AND m."author_id" <> $2
       AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                      WHERE r."thread_id" = t."id" AND r."participant_id" = $2), 0)) AS "unread",
+                                      WHERE r."task_id" = t."id" AND r."participant_id" = $2), 0)) AS "unread",
   CASE WHEN $3::int = 0 THEN '[]'::json ELSE ${messagesWithinBudgetSql(
     't."id"',
     'GREATEST($4::int, CASE WHEN $3::int IS NULL THEN 0 ELSE t."message_count" - $3::int END)',
     '$6::boolean',
   )} END AS "messages",
-  (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."thread_id" = t."id") AS "artifacts"
+  (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifacts"
 FROM t`;
 
 /** The thread for one of its participants; `thread_not_found` or `not_a_participant` otherwise (nothing marked read). */
-export async function readThread(pool: pg.Pool, request: GetRequest): Promise<ThreadRead> {
-  const { rows } = await pool.query<ThreadRow & { party: string | null; unread: number; messages: JsonMessage[]; artifacts: ArtifactRow[] }>({
+export async function readTask(pool: pg.Pool, request: GetRequest): Promise<TaskRead> {
+  const { rows } = await pool.query<TaskRow & { party: string | null; unread: number; messages: JsonMessage[]; artifacts: ArtifactRow[] }>({
     name: 'tasks-read-thread',
     text: READ_THREAD_SQL,
     values: [
@@ -59,9 +59,9 @@ export async function readThread(pool: pg.Pool, request: GetRequest): Promise<Th
   const [row] = rows;
   if (!row) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
   if (row.party === null) throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: row.id });
-  const { party: _party, unread, messages, artifacts, ...thread } = row;
+  const { party: _party, unread, messages, artifacts, ...task } = row;
   return {
-    thread,
+    task,
     unread,
     messages: messages.map(messageFromJson),
     artifacts,

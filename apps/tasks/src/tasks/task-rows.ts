@@ -1,6 +1,6 @@
-import type { ArtifactView, Intent, MessageRef, MessageView, PartView, ProposedAction, ThreadState, ThreadView } from '@app/contracts';
+import type { ArtifactView, Intent, MessageRef, MessageView, PartView, ProposedAction, TaskState, TaskView } from '@app/contracts';
 
-export interface ThreadRow {
+export interface TaskRow {
   id: string;
   context_id: string;
   sender_id: string;
@@ -11,7 +11,7 @@ export interface ThreadRow {
   recipient_handle: string;
   recipient_name: string;
   recipient_role: string | null;
-  state: ThreadState;
+  state: TaskState;
   intent: Intent;
   summary: string;
   proposed_action: ProposedAction | null;
@@ -35,7 +35,7 @@ export interface ThreadRow {
 }
 
 export interface MessageRow {
-  thread_id: string;
+  task_id: string;
   sequence_no: number;
   id: string;
   author: 'sender' | 'recipient';
@@ -48,7 +48,7 @@ export interface MessageRow {
 }
 
 export interface ArtifactRow {
-  thread_id: string;
+  task_id: string;
   artifact_id: string;
   position: number;
   type: ArtifactView['type'];
@@ -62,7 +62,7 @@ export interface ArtifactRow {
   size_bytes?: number;
 }
 
-export const THREAD_COLUMNS = `t."id", t."context_id", t."sender_id", t."sender_handle", t."sender_name", t."sender_role",
+export const TASK_COLUMNS = `t."id", t."context_id", t."sender_id", t."sender_handle", t."sender_name", t."sender_role",
   t."recipient_id", t."recipient_handle", t."recipient_name", t."recipient_role", t."state", t."intent", t."summary",
   t."proposed_action", t."metadata", t."result_summary", t."reason", t."message_count", t."version", t."accepted_at",
   t."completed_at", t."cancelled_at", t."failed_at", t."rejected_at", t."created_at", t."updated_at", t."status_timestamp"`;
@@ -100,7 +100,7 @@ export function toArtifactView(row: ArtifactRow): ArtifactView {
   };
 }
 
-export function toThreadView(row: ThreadRow, messages: MessageRow[], artifacts: ArtifactRow[], unread: number): ThreadView {
+export function toTaskView(row: TaskRow, messages: MessageRow[], artifacts: ArtifactRow[], unread: number): TaskView {
   return {
     id: row.id,
     context_id: row.context_id,

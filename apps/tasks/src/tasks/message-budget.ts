@@ -1,5 +1,5 @@
 import { TASK_LIMITS } from '@app/contracts';
-import type { MessageRow } from './thread-rows';
+import type { MessageRow } from './task-rows';
 
 /** What a message's fixed fields (ids, author, timestamps) add to its stored `size_bytes` in a reply. */
 const MESSAGE_OVERHEAD_BYTES = 256;
@@ -16,11 +16,11 @@ export function messageBytes(body: string, partsJson: string, payloadJson: strin
  * counted on the stored sizes, so only the rows that fit are loaded. The arguments are SQL
  * expressions (parameters or columns of the enclosing query).
  */
-export function messagesWithinBudgetSql(thread: string, after: string, keepOldest: string): string {
+export function messagesWithinBudgetSql(task: string, after: string, keepOldest: string): string {
   const order = `CASE WHEN ${keepOldest} THEN b."sequence_no" ELSE -b."sequence_no" END`;
   return `(SELECT COALESCE(json_agg(w ORDER BY w."sequence_no"), '[]'::json) FROM (
       SELECT b.*, sum(b."size_bytes" + ${MESSAGE_OVERHEAD_BYTES}) OVER (ORDER BY ${order}) AS "running", row_number() OVER (ORDER BY ${order}) AS "rank"
-      FROM "tasks"."messages" b WHERE b."thread_id" = ${thread} AND b."sequence_no" > ${after}
+      FROM "tasks"."messages" b WHERE b."task_id" = ${task} AND b."sequence_no" > ${after}
     ) w WHERE w."rank" = 1 OR w."running" <= ${TASK_LIMITS.replyMessageBytes})`;
 }
 

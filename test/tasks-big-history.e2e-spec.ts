@@ -3,7 +3,7 @@ import request from 'supertest';
 import { TASK_LIMITS } from '@app/contracts';
 import { RelayHarness } from './support/relay-harness';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
-import { createHandoff } from './support/handoffs';
+import { createTask } from './support/tasks';
 import { expectRpcError, ok, rpc, type Json } from './support/json-rpc';
 import { testDatabaseUrl } from './support/test-env';
 
@@ -14,14 +14,14 @@ const PARTS_PER_MESSAGE = 8;
 /** Fills a thread with big messages (and their sizes) straight in its table: the reads, not the writes, are under test. */
 async function fillWithBigMessages(db: Client, taskId: string, author: RegisteredTestAgent): Promise<void> {
   await db.query(
-    `INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
+    `INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
      SELECT $1, g, 'big-' || g, 'sender', $2, $3, c."body", c."parts", '{}', now(), octet_length(c."body") + octet_length(c."parts"::text) + 2
      FROM generate_series(2, $6) AS g,
        LATERAL (SELECT repeat(chr(97 + g % 26), $4) AS "body",
                        (SELECT jsonb_agg(jsonb_build_object('kind', 'text', 'text', repeat(chr(97 + (g + p * 0) % 26), $4))) FROM generate_series(1, $5) AS p) AS "parts") c`,
     [taskId, author.agent.id, author.agent.handle, TASK_LIMITS.textPartChars, PARTS_PER_MESSAGE, BIG_MESSAGES],
   );
-  await db.query(`UPDATE "tasks"."threads" SET "message_count" = $2 WHERE "id" = $1`, [taskId, BIG_MESSAGES]);
+  await db.query(`UPDATE "tasks"."tasks" SET "message_count" = $2 WHERE "id" = $1`, [taskId, BIG_MESSAGES]);
 }
 
 describe('a thread of big messages: read budget in Postgres, paged AgentRelay tasks/get', () => {
@@ -37,7 +37,7 @@ describe('a thread of big messages: read budget in Postgres, paged AgentRelay ta
     await db.connect();
     bob = await registerAgent(relay, { handle: uniqueHandle('bob', 'acme'), name: 'Bob', role: 'backend' });
     frank = await registerAgent(relay, { handle: uniqueHandle('frank', 'acme'), name: 'Frank', role: 'frontend' });
-    taskId = await createHandoff(relay.url, bob, frank, 'Here come the logs.');
+    taskId = await createTask(relay.url, bob, frank, 'Here come the logs.');
     await fillWithBigMessages(db, taskId, bob);
   }, 120000);
 
@@ -83,7 +83,7 @@ describe('a thread of big messages: read budget in Postgres, paged AgentRelay ta
             .send({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: taskId } }),
         ),
       ),
-      createHandoff(relay.url, ann, frank, 'Unrelated work, served while the big thread is read.'),
+      createTask(relay.url, ann, frank, 'Unrelated work, served while the big thread is read.'),
     ]);
     expect(other).toEqual(expect.any(String));
     for (const read of reads) {
@@ -122,9 +122,9 @@ describe("the statement timeout of the services' database pools", () => {
   it('cancels a statement stuck behind a lock and answers 503 with Retry-After, nothing changed', async () => {
     const bob = await registerAgent(relay, { handle: uniqueHandle('bob', 'acme'), name: 'Bob' });
     const frank = await registerAgent(relay, { handle: uniqueHandle('frank', 'acme'), name: 'Frank' });
-    const taskId = await createHandoff(relay.url, bob, frank);
+    const taskId = await createTask(relay.url, bob, frank);
     await db.query('BEGIN');
-    await db.query(`SELECT 1 FROM "tasks"."threads" WHERE "id" = $1 FOR UPDATE`, [taskId]);
+    await db.query(`SELECT 1 FROM "tasks"."tasks" WHERE "id" = $1 FOR UPDATE`, [taskId]);
     let stuck;
     try {
       stuck = await rpc(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
@@ -136,8 +136,8 @@ describe("the statement timeout of the services' database pools", () => {
     expect((stuck.body.error?.data as Json).dependency).toBe('database');
     expect(Number(stuck.headers['retry-after'])).toBeGreaterThan(0);
 
-    const thread = await ok(relay.url, bob.api_key, 'tasks/get', { task_id: taskId });
-    expect(thread.status.state).toBe('pending');
+    const task = await ok(relay.url, bob.api_key, 'tasks/get', { task_id: taskId });
+    expect(task.status.state).toBe('pending');
     const accepted = await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
     expect(accepted.status.state).toBe('accepted');
   }, 120000);

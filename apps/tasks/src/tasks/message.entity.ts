@@ -1,10 +1,10 @@
 import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique, type Relation } from 'typeorm';
 import type { PartView } from '@app/contracts';
-import type { ThreadEntity } from './thread.entity';
+import type { TaskEntity } from './task.entity';
 
 /** A message of a thread, numbered from 1 per thread; `id` is the client's message id. */
 @Entity({ name: 'messages' })
-@Unique('messages_thread_id_id_key', ['threadId', 'id'])
+@Unique('messages_task_id_id_key', ['taskId', 'id'])
 @Check('messages_sequence_range', `"sequence_no" BETWEEN 1 AND 500`)
 @Check('messages_id_length', `char_length("id") BETWEEN 1 AND 255`)
 @Check('messages_author_known', `"author" IN ('sender', 'recipient')`)
@@ -12,11 +12,11 @@ import type { ThreadEntity } from './thread.entity';
 @Check('messages_payload_object', `jsonb_typeof("payload") = 'object'`)
 export class MessageEntity {
   @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'messages_pkey' })
-  threadId: string;
+  taskId: string;
 
-  @ManyToOne('ThreadEntity', { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'thread_id', foreignKeyConstraintName: 'messages_thread_fkey' })
-  thread?: Relation<ThreadEntity>;
+  @ManyToOne('TaskEntity', { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'task_id', foreignKeyConstraintName: 'messages_task_fkey' })
+  task?: Relation<TaskEntity>;
 
   @PrimaryColumn({ type: 'integer', primaryKeyConstraintName: 'messages_pkey' })
   sequenceNo: number;

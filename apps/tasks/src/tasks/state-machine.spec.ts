@@ -1,7 +1,7 @@
-import { RelayError, THREAD_STATES, type TaskCommand, type ThreadState } from '@app/contracts';
+import { RelayError, THREAD_STATES, type TaskCommand, type TaskState } from '@app/contracts';
 import { checkTransition, type Party } from './state-machine';
 
-function outcome(command: TaskCommand, state: ThreadState, party: Party, mode?: 'pending_only' | 'any_active'): string {
+function outcome(command: TaskCommand, state: TaskState, party: Party, mode?: 'pending_only' | 'any_active'): string {
   try {
     const rule = checkTransition(command, mode, state, party);
     return `ok:${rule.to ?? state}`;
@@ -26,7 +26,7 @@ describe('the transition table', () => {
   });
 
   it('allows each transition only from its states (-32008 otherwise)', () => {
-    const allowed: Record<string, ThreadState[]> = {
+    const allowed: Record<string, TaskState[]> = {
       accept: ['pending'],
       complete: ['accepted', 'input_required'],
       decline: ['pending'],

@@ -24,16 +24,16 @@ export function appendedBytes(artifact: ArtifactInput, parts: PartView[]): numbe
 
 /** The error of a write that would take a thread past one of its artifact caps; it names the cap. */
 export function artifactLimitError(held: { count: number; bytes: number }, adding: { count: number; bytes: number }): RelayError {
-  if (held.count + adding.count > TASK_LIMITS.artifactsPerThread) {
-    return new RelayError('invalid_params', `A thread holds at most ${TASK_LIMITS.artifactsPerThread} artifacts (it has ${held.count})`, {
+  if (held.count + adding.count > TASK_LIMITS.artifactsPerTask) {
+    return new RelayError('invalid_params', `A thread holds at most ${TASK_LIMITS.artifactsPerTask} artifacts (it has ${held.count})`, {
       field: 'artifacts',
       limit: 'artifacts_per_thread',
-      max: TASK_LIMITS.artifactsPerThread,
+      max: TASK_LIMITS.artifactsPerTask,
     });
   }
   return new RelayError(
     'invalid_params',
-    `A thread's artifacts hold at most ${TASK_LIMITS.artifactBytesPerThread} bytes in all (it has ${held.bytes}, this adds ${adding.bytes}); send large content as a file reference or link`,
-    { field: 'artifacts', limit: 'artifact_bytes_per_thread', max: TASK_LIMITS.artifactBytesPerThread },
+    `A thread's artifacts hold at most ${TASK_LIMITS.artifactBytesPerTask} bytes in all (it has ${held.bytes}, this adds ${adding.bytes}); send large content as a file reference or link`,
+    { field: 'artifacts', limit: 'artifact_bytes_per_thread', max: TASK_LIMITS.artifactBytesPerTask },
   );
 }

@@ -3,7 +3,7 @@ import { TASKS_SUBJECTS, type AgentRecord, type ParticipantRef } from '@app/cont
 import { NatsRpcClient } from '@app/messaging';
 import { RelayHarness } from './support/relay-harness';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
-import { createHandoff, textMessage } from './support/handoffs';
+import { createTask, textMessage } from './support/tasks';
 import { eventually } from './support/eventually';
 import { expectRpcError, ok, rpc } from './support/json-rpc';
 import { testDatabaseUrl } from './support/test-env';
@@ -47,7 +47,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
     async () => {
       const senders = await Promise.all(['ann', 'ben', 'cid', 'dot', 'eli'].map((name) => registerAgent(relay, { handle: uniqueHandle(name, 'acme'), name })));
       const inbox = await registerAgent(relay, { handle: uniqueHandle('inbox', 'acme'), name: 'Inbox' });
-      const created = await inBatches(250, 10, (index) => createHandoff(relay.url, senders[index % senders.length], inbox, `thread ${index}`));
+      const created = await inBatches(250, 10, (index) => createTask(relay.url, senders[index % senders.length], inbox, `thread ${index}`));
       const seen: string[] = [];
       const arrivals: string[] = [];
       let cursor: string | null = null;
@@ -58,7 +58,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
         expect(page.items.length).toBeLessThanOrEqual(50);
         seen.push(...page.items.map((item: { task_id: string }) => item.task_id));
         cursor = page.next_cursor;
-        arrivals.push(await createHandoff(relay.url, senders[pages % senders.length], inbox, `arrival ${pages}`));
+        arrivals.push(await createTask(relay.url, senders[pages % senders.length], inbox, `arrival ${pages}`));
       } while (cursor !== null);
       expect(pages).toBe(5);
       expect(new Set(seen).size).toBe(seen.length);
@@ -78,15 +78,15 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
 
   it('filters the list by status and since', async () => {
     const inbox = await registerAgent(relay, { handle: uniqueHandle('filter', 'acme'), name: 'Filter' });
-    const first = await createHandoff(relay.url, bob, inbox, 'first');
-    const second = await createHandoff(relay.url, bob, inbox, 'second');
+    const first = await createTask(relay.url, bob, inbox, 'first');
+    const second = await createTask(relay.url, bob, inbox, 'second');
     await ok(relay.url, inbox.api_key, 'tasks/update', { task_id: first, transition: 'accept' });
     const pending = await ok(relay.url, inbox.api_key, 'tasks/list', { filter: { status: ['pending'] } });
     expect(pending.items.map((item: { task_id: string }) => item.task_id)).toEqual([second]);
     const both = await ok(relay.url, inbox.api_key, 'tasks/list', { filter: { status: ['pending', 'accepted'] } });
     expect(both.items.map((item: { task_id: string }) => item.task_id)).toEqual([second, first]);
-    const secondThread = await ok(relay.url, inbox.api_key, 'tasks/get', { task_id: second });
-    const since = await ok(relay.url, inbox.api_key, 'tasks/list', { filter: { since: secondThread.created_at } });
+    const secondTask = await ok(relay.url, inbox.api_key, 'tasks/get', { task_id: second });
+    const since = await ok(relay.url, inbox.api_key, 'tasks/list', { filter: { since: secondTask.created_at } });
     // Only the first thread was updated (accepted) after the second was created.
     expect(since.items.map((item: { task_id: string }) => item.task_id)).toEqual([first]);
     const future = await ok(relay.url, inbox.api_key, 'tasks/list', { filter: { since: '2999-01-01T00:00:00Z' } });
@@ -94,7 +94,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
   });
 
   it('counts unread messages of the other party, for both parties', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'unread check');
+    const taskId = await createTask(relay.url, bob, frank, 'unread check');
     const unreadOf = async (agent: RegisteredTestAgent, role: 'recipient' | 'sender') => {
       const page = await ok(relay.url, agent.api_key, 'tasks/list', { filter: { role }, page: { limit: 200 } });
       return page.items.find((item: { task_id: string }) => item.task_id === taskId).unread_messages as number;
@@ -115,7 +115,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
   });
 
   it('lets exactly one of 20 concurrent accepts win; the audit log holds one accept', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'race');
+    const taskId = await createTask(relay.url, bob, frank, 'race');
     const responses = await Promise.all(
       Array.from({ length: 20 }, (_, index) =>
         rpc(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept', session_id: `s-${index}` }, { id: index }),
@@ -127,7 +127,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
       expect([-32010, -32008]).toContain(loser.body.error!.code);
     }
     const audit = await db.query(
-      `SELECT "transition", "actor_id", "from_state", "to_state", "session_id" FROM "tasks"."audit_log" WHERE "thread_id" = $1 ORDER BY "id"`,
+      `SELECT "transition", "actor_id", "from_state", "to_state", "session_id" FROM "tasks"."audit_log" WHERE "task_id" = $1 ORDER BY "id"`,
       [taskId],
     );
     expect(audit.rows).toEqual([
@@ -137,21 +137,21 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
   });
 
   it('answers -32010 when another transition commits between the read and the conditional update', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'lost race');
+    const taskId = await createTask(relay.url, bob, frank, 'lost race');
     const rival = new Client({ connectionString: testDatabaseUrl() });
     await rival.connect();
     try {
       await rival.query('BEGIN');
-      await rival.query(`SELECT 1 FROM "tasks"."threads" WHERE "id" = $1 FOR UPDATE`, [taskId]);
+      await rival.query(`SELECT 1 FROM "tasks"."tasks" WHERE "id" = $1 FOR UPDATE`, [taskId]);
       const accept = rpc(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
       // The accept has read "pending" and now waits for the row lock in its conditional UPDATE.
       await eventually(async () => {
         const waiting = await db.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE "tasks"."threads"%' AND datname = current_database()`,
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE "tasks"."tasks"%' AND datname = current_database()`,
         );
         expect(waiting.rows[0].n).toBeGreaterThan(0);
       });
-      await rival.query(`UPDATE "tasks"."threads" SET "state" = 'rejected', "rejected_at" = now(), "status_timestamp" = now() WHERE "id" = $1`, [taskId]);
+      await rival.query(`UPDATE "tasks"."tasks" SET "state" = 'rejected', "rejected_at" = now(), "status_timestamp" = now() WHERE "id" = $1`, [taskId]);
       await rival.query('COMMIT');
       const response = await accept;
       expect(response.body.error).toMatchObject({ code: -32010, data: { reason: 'state_changed', expected_state: 'pending', state: 'rejected' } });
@@ -161,7 +161,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
   });
 
   it('writes one outbox event per change in the same transaction', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'events');
+    const taskId = await createTask(relay.url, bob, frank, 'events');
     await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
     await ok(relay.url, frank.api_key, 'message/send', { task_id: taskId, message: textMessage('working on it') });
     await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'shipped' });
@@ -184,7 +184,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
   it(
     'holds at most 500 messages per thread, with sequence numbers without gaps',
     async () => {
-      const taskId = await createHandoff(relay.url, bob, frank, 'long thread');
+      const taskId = await createTask(relay.url, bob, frank, 'long thread');
       const client = relay.edge.get(NatsRpcClient);
       for (let index = 2; index <= 500; index++) {
         await client.request(TASKS_SUBJECTS.send, {
@@ -196,7 +196,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
       }
       const full = await rpc(relay.url, bob.api_key, 'message/send', { task_id: taskId, message: textMessage('one too many') });
       expect(full.body.error).toMatchObject({ code: -32014, data: { reason: 'thread_message_limit' } });
-      const sequence = await db.query(`SELECT array_agg("sequence_no" ORDER BY "sequence_no") AS seq FROM "tasks"."messages" WHERE "thread_id" = $1`, [taskId]);
+      const sequence = await db.query(`SELECT array_agg("sequence_no" ORDER BY "sequence_no") AS seq FROM "tasks"."messages" WHERE "task_id" = $1`, [taskId]);
       expect(sequence.rows[0].seq).toEqual(Array.from({ length: 500 }, (_, index) => index + 1));
     },
     BULK_TEST_TIMEOUT_MS,
@@ -205,7 +205,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
   it(
     'reads a thread larger than one reply page by page, in full, in order',
     async () => {
-      const taskId = await createHandoff(relay.url, bob, frank, 'big thread');
+      const taskId = await createTask(relay.url, bob, frank, 'big thread');
       const big = (index: number) => `${index}:`.padEnd(90_000, String.fromCharCode(97 + index));
       for (let index = 0; index < 12; index++) {
         await ok(relay.url, index % 2 ? bob.api_key : frank.api_key, 'message/send', { task_id: taskId, message: textMessage(big(index)) });
@@ -231,7 +231,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
       const inbox = await registerAgent(relay, { handle: uniqueHandle('bulky', 'acme'), name: 'Bulky' });
       const long = (index: number) => `${index}:`.padEnd(90_000, 'z');
       const created = [];
-      for (let index = 0; index < 12; index++) created.push(await createHandoff(relay.url, bob, inbox, long(index)));
+      for (let index = 0; index < 12; index++) created.push(await createTask(relay.url, bob, inbox, long(index)));
       const client = relay.edge.get(NatsRpcClient);
       const first = await client.request(TASKS_SUBJECTS.list, { caller_id: inbox.agent.id, limit: 50 });
       expect(first.items.length).toBeGreaterThan(0);
@@ -249,25 +249,24 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
   );
 
   it('keeps the invariants in the database too', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'invariants');
-    await expect(db.query(`UPDATE "tasks"."threads" SET "state" = 'bogus' WHERE "id" = $1`, [taskId])).rejects.toThrow(/threads_state_known/);
-    await expect(db.query(`UPDATE "tasks"."threads" SET "state" = 'completed' WHERE "id" = $1`, [taskId])).rejects.toThrow(
-      /threads_(completed_at_when_completed|accepted_at_when_accepted)/,
+    const taskId = await createTask(relay.url, bob, frank, 'invariants');
+    await expect(db.query(`UPDATE "tasks"."tasks" SET "state" = 'bogus' WHERE "id" = $1`, [taskId])).rejects.toThrow(/tasks_state_known/);
+    await expect(db.query(`UPDATE "tasks"."tasks" SET "state" = 'completed' WHERE "id" = $1`, [taskId])).rejects.toThrow(
+      /tasks_(completed_at_when_completed|accepted_at_when_accepted)/,
     );
-    await expect(db.query(`UPDATE "tasks"."threads" SET "intent" = 'propose_action' WHERE "id" = $1`, [taskId])).rejects.toThrow(
-      /threads_proposed_action_matches_intent/,
+    await expect(db.query(`UPDATE "tasks"."tasks" SET "intent" = 'propose_action' WHERE "id" = $1`, [taskId])).rejects.toThrow(
+      /tasks_proposed_action_matches_intent/,
     );
     await expect(
       db.query(
-        `INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts") VALUES ($1, 1, 'dup', 'sender', 'x', 'x', 'x', '[{"kind":"text","text":"x"}]')`,
+        `INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts") VALUES ($1, 1, 'dup', 'sender', 'x', 'x', 'x', '[{"kind":"text","text":"x"}]')`,
         [taskId],
       ),
     ).rejects.toThrow(/messages_pkey/);
     await expect(
-      db.query(
-        `INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state") VALUES ($1, 'x', 'accept', NULL, 'accepted')`,
-        [taskId],
-      ),
+      db.query(`INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state") VALUES ($1, 'x', 'accept', NULL, 'accepted')`, [
+        taskId,
+      ]),
     ).rejects.toThrow(/audit_log_create_has_no_from/);
   });
 
@@ -281,7 +280,7 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
         message: { parts: [{ kind: 'text', text: 'ctx 1' }] },
         history_length: 0,
       });
-      const contextId = first.thread.context_id;
+      const contextId = first.task.context_id;
       for (let index = 2; index <= 100; index++) {
         await client.request(TASKS_SUBJECTS.send, {
           caller: ref(bob.agent),

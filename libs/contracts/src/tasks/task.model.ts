@@ -3,11 +3,11 @@
  * into AgentRelay, A2A v0.3 or A2A v1.0 shapes (docs/dialects.md).
  */
 export const THREAD_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
-export type ThreadState = (typeof THREAD_STATES)[number];
+export type TaskState = (typeof THREAD_STATES)[number];
 
-export const TERMINAL_STATES: readonly ThreadState[] = ['completed', 'cancelled', 'failed', 'rejected'];
+export const TERMINAL_STATES: readonly TaskState[] = ['completed', 'cancelled', 'failed', 'rejected'];
 
-export function isTerminalState(state: ThreadState): boolean {
+export function isTerminalState(state: TaskState): boolean {
   return TERMINAL_STATES.includes(state);
 }
 
@@ -75,10 +75,10 @@ export interface ProposedAction {
   suggested_diff?: string | null;
 }
 
-export interface ThreadView {
+export interface TaskView {
   id: string;
   context_id: string;
-  state: ThreadState;
+  state: TaskState;
   intent: Intent;
   summary: string;
   sender: ParticipantRef;

@@ -76,8 +76,8 @@ describe('handoffs: seed 000 on POST /a2a', () => {
       updated_at: expect.stringMatching(ISO),
     });
 
-    const thread = await ok(relay.url, frank.api_key, 'tasks/get', { task_id: taskId });
-    expect(thread).toMatchObject({
+    const task = await ok(relay.url, frank.api_key, 'tasks/get', { task_id: taskId });
+    expect(task).toMatchObject({
       thread_id: taskId,
       task_id: taskId,
       status: { state: 'accepted' },
@@ -102,7 +102,7 @@ describe('handoffs: seed 000 on POST /a2a', () => {
       cancelled_at: null,
       created_at: expect.stringMatching(ISO),
     });
-    expect(Object.keys(thread.messages[0]).sort()).toEqual(['body', 'created_at', 'from', 'id', 'payload', 'sequence_no']);
+    expect(Object.keys(task.messages[0]).sort()).toEqual(['body', 'created_at', 'from', 'id', 'payload', 'sequence_no']);
 
     const appended = await rpc(
       relay.url,

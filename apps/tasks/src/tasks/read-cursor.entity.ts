@@ -1,16 +1,16 @@
 import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
-import type { ThreadEntity } from './thread.entity';
+import type { TaskEntity } from './task.entity';
 
 /** How far a participant has read a thread's messages. */
 @Entity({ name: 'read_cursors' })
 @Check('read_cursors_sequence_range', `"last_read_sequence_no" BETWEEN 0 AND 500`)
 export class ReadCursorEntity {
   @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'read_cursors_pkey' })
-  threadId: string;
+  taskId: string;
 
-  @ManyToOne('ThreadEntity', { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'thread_id', foreignKeyConstraintName: 'read_cursors_thread_fkey' })
-  thread?: Relation<ThreadEntity>;
+  @ManyToOne('TaskEntity', { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'task_id', foreignKeyConstraintName: 'read_cursors_task_fkey' })
+  task?: Relation<TaskEntity>;
 
   @PrimaryColumn({ type: 'varchar', length: 64, primaryKeyConstraintName: 'read_cursors_pkey' })
   participantId: string;

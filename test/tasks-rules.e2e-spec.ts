@@ -1,6 +1,6 @@
 import { RelayHarness } from './support/relay-harness';
 import { registerAgent, setTrust, uniqueHandle, type RegisteredTestAgent } from './support/agents';
-import { createHandoff, textMessage } from './support/handoffs';
+import { createTask, textMessage } from './support/tasks';
 import { expectRpcError, ok, rpc } from './support/json-rpc';
 
 describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
@@ -101,11 +101,11 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
         { type: 'api_contract', name: 'users', spec: 'GET /users -> {items, next_cursor}' },
         { type: 'link', url: 'https://example.com/design', title: 'Design' },
       ];
-      const taskId = await createHandoff(relay.url, bob, frank, 'Proposal', { intent: 'propose_action', proposed_action: proposed, artifacts });
-      const thread = await ok(relay.url, frank.api_key, 'tasks/get', { task_id: taskId });
-      expect(thread.intent).toBe('propose_action');
-      expect(thread.proposed_action).toEqual(proposed);
-      expect(thread.artifacts).toEqual(artifacts);
+      const taskId = await createTask(relay.url, bob, frank, 'Proposal', { intent: 'propose_action', proposed_action: proposed, artifacts });
+      const task = await ok(relay.url, frank.api_key, 'tasks/get', { task_id: taskId });
+      expect(task.intent).toBe('propose_action');
+      expect(task.proposed_action).toEqual(proposed);
+      expect(task.artifacts).toEqual(artifacts);
     });
 
     it('-32013 when the recipient blocks the sender', async () => {
@@ -115,17 +115,17 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
     });
 
     it('-32005 when appending to a thread of others, -32006 for an unknown thread', async () => {
-      const taskId = await createHandoff(relay.url, bob, frank);
+      const taskId = await createTask(relay.url, bob, frank);
       await expectError(eve, 'message/send', { task_id: taskId, message: textMessage('me too') }, -32005, 'not_a_participant');
       await expectError(eve, 'message/send', { task_id: '01HXYZ4K2VNJQP7R8MWDB3CSTF', message: textMessage('?') }, -32006, 'thread_not_found');
     });
 
     it('-32007 when appending to a completed or cancelled thread', async () => {
-      const done = await createHandoff(relay.url, bob, frank);
+      const done = await createTask(relay.url, bob, frank);
       await ok(relay.url, frank.api_key, 'tasks/update', { task_id: done, transition: 'accept' });
       await ok(relay.url, frank.api_key, 'tasks/update', { task_id: done, transition: 'complete', result_summary: 'done' });
       await expectError(bob, 'message/send', { task_id: done, message: textMessage('one more thing') }, -32007, 'thread_terminal');
-      const cancelled = await createHandoff(relay.url, bob, frank);
+      const cancelled = await createTask(relay.url, bob, frank);
       await ok(relay.url, bob.api_key, 'tasks/cancel', { task_id: cancelled });
       await expectError(frank, 'message/send', { task_id: cancelled, message: textMessage('too late') }, -32007, 'thread_terminal');
     });
@@ -152,13 +152,13 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
       const appended = await ok(relay.url, bob.api_key, 'message/send', appendParams);
       const again = await ok(relay.url, bob.api_key, 'message/send', appendParams);
       expect(again).toEqual(appended);
-      const thread = await ok(relay.url, bob.api_key, 'tasks/get', { task_id: first.task_id });
-      expect(thread.messages.map((message: { sequence_no: number }) => message.sequence_no)).toEqual([1, 2]);
+      const task = await ok(relay.url, bob.api_key, 'tasks/get', { task_id: first.task_id });
+      expect(task.messages.map((message: { sequence_no: number }) => message.sequence_no)).toEqual([1, 2]);
       await expectError(bob, 'message/send', { ...appendParams, message: textMessage('changed') }, -32011, 'duplicate_idempotency_key');
     });
 
     it('keeps a client message id as the message id and replays on it', async () => {
-      const taskId = await createHandoff(relay.url, bob, frank);
+      const taskId = await createTask(relay.url, bob, frank);
       const params = { task_id: taskId, message: { role: 'user', message_id: `msg-${Date.now()}`, parts: [{ type: 'text', text: 'with my id' }] } };
       const appended = await ok(relay.url, bob.api_key, 'message/send', params);
       expect(appended.message_id).toBe(params.message.message_id);
@@ -168,7 +168,7 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
 
   describe('tasks/get errors', () => {
     it('-32006 for an unknown thread, -32005 for a thread of others', async () => {
-      const taskId = await createHandoff(relay.url, bob, frank);
+      const taskId = await createTask(relay.url, bob, frank);
       await expectError(eve, 'tasks/get', { task_id: taskId }, -32005, 'not_a_participant');
       await expectError(eve, 'tasks/get', { task_id: '01HXYZ4K2VNJQP7R8MWDB3CSTF' }, -32006, 'thread_not_found');
       await expectError(eve, 'tasks/get', { task_id: 42 }, -32602, 'invalid_params', 'task_id');
@@ -177,36 +177,36 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
 
   describe('transitions', () => {
     it('runs every allowed transition with its timestamps', async () => {
-      const declined = await createHandoff(relay.url, bob, frank);
+      const declined = await createTask(relay.url, bob, frank);
       const decline = await update(frank, declined, 'decline', { reason: 'not my area' });
       expect(decline.body.result).toMatchObject({ status: { state: 'rejected' }, rejected_at: expect.any(String) });
       expect((await ok(relay.url, bob.api_key, 'tasks/get', { task_id: declined })).reason).toBe('not my area');
 
-      const failed = await createHandoff(relay.url, bob, frank);
+      const failed = await createTask(relay.url, bob, frank);
       await ok(relay.url, frank.api_key, 'tasks/update', { task_id: failed, transition: 'accept' });
       expect((await update(frank, failed, 'fail', { reason: 'tests broke' })).body.result).toMatchObject({
         status: { state: 'failed' },
         failed_at: expect.any(String),
       });
 
-      const cancelled = await createHandoff(relay.url, bob, frank);
+      const cancelled = await createTask(relay.url, bob, frank);
       expect((await update(bob, cancelled, 'cancel')).body.result).toMatchObject({
         status: { state: 'cancelled' },
         cancelled_at: expect.any(String),
         accepted_at: null,
       });
-      const aliased = await createHandoff(relay.url, bob, frank);
+      const aliased = await createTask(relay.url, bob, frank);
       const cancel = await ok(relay.url, bob.api_key, 'tasks/cancel', { task_id: aliased });
       expect(cancel).toEqual({ task_id: aliased, status: { state: 'cancelled' }, updated_at: expect.any(String) });
     });
 
     it('request_input asks a question; the sender answer moves the thread back to accepted; complete works from input_required', async () => {
-      const taskId = await createHandoff(relay.url, bob, frank);
+      const taskId = await createTask(relay.url, bob, frank);
       await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept', session_id: 's-1' });
       const asked = await update(frank, taskId, 'request_input', { message: textMessage('Which endpoint first?') });
       expect(asked.body.result).toMatchObject({ status: { state: 'input_required' } });
-      const thread = await ok(relay.url, bob.api_key, 'tasks/get', { task_id: taskId });
-      expect(thread.messages[1]).toMatchObject({ sequence_no: 2, from: frank.agent.handle, body: 'Which endpoint first?' });
+      const task = await ok(relay.url, bob.api_key, 'tasks/get', { task_id: taskId });
+      expect(task.messages[1]).toMatchObject({ sequence_no: 2, from: frank.agent.handle, body: 'Which endpoint first?' });
       await expectError(frank, 'tasks/update', { task_id: taskId, transition: 'request_input' }, -32602, 'invalid_params', 'message');
       await ok(relay.url, bob.api_key, 'message/send', { task_id: taskId, message: textMessage('/users first') });
       expect((await ok(relay.url, frank.api_key, 'tasks/get', { task_id: taskId })).status).toEqual({ state: 'accepted' });
@@ -217,7 +217,7 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
     });
 
     it('refuses transitions from the wrong state with -32008', async () => {
-      const pending = await createHandoff(relay.url, bob, frank);
+      const pending = await createTask(relay.url, bob, frank);
       await expectError(frank, 'tasks/update', { task_id: pending, transition: 'complete' }, -32008, 'invalid_transition');
       await expectError(frank, 'tasks/update', { task_id: pending, transition: 'fail' }, -32008, 'invalid_transition');
       await expectError(frank, 'tasks/update', { task_id: pending, transition: 'request_input', message: textMessage('?') }, -32008, 'invalid_transition');
@@ -234,7 +234,7 @@ describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
     });
 
     it('refuses the wrong party with -32009, and strangers with -32005', async () => {
-      const taskId = await createHandoff(relay.url, bob, frank);
+      const taskId = await createTask(relay.url, bob, frank);
       await expectError(bob, 'tasks/update', { task_id: taskId, transition: 'accept' }, -32009, 'not_authorized_transition');
       await expectError(bob, 'tasks/update', { task_id: taskId, transition: 'decline' }, -32009, 'not_authorized_transition');
       await expectError(frank, 'tasks/update', { task_id: taskId, transition: 'cancel' }, -32009, 'not_authorized_transition');

@@ -6,11 +6,11 @@ import {
   HANDOFF_STATES,
   OPEN_STATES,
   artifactLine,
-  threadLine,
-  threadText,
-  type HandoffArtifact,
+  taskLine,
+  taskText,
+  type TaskArtifact,
   type RelayClient,
-  type ThreadListItem,
+  type TaskListItem,
 } from '@app/relay-client';
 import { toolError, toolResult } from './tool-results';
 
@@ -71,30 +71,30 @@ const proposedAction = z
   })
   .describe('Required with intent propose_action, not allowed otherwise');
 
-export interface HandoffToolsOptions {
+export interface TaskToolsOptions {
   /** Recorded by accept_handoff when the call names no session id. */
   sessionId: string;
   /** Told after a tool changed a thread, so inbox subscribers hear of it at once. */
-  onThreadChanged?: () => void;
+  onTaskChanged?: () => void;
 }
 
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
-function listText(items: ThreadListItem[], heading: string, role: 'recipient' | 'sender'): string {
+function listText(items: TaskListItem[], heading: string, role: 'recipient' | 'sender'): string {
   if (items.length === 0) return `${heading}: none.`;
   const unread = items.reduce((sum, item) => sum + item.unread_messages, 0);
-  const lines = items.map((item) => `- ${threadLine(item, role === 'recipient' ? 'sender' : 'none')}`);
+  const lines = items.map((item) => `- ${taskLine(item, role === 'recipient' ? 'sender' : 'none')}`);
   return `${heading}: ${plural(items.length, 'thread')}, ${plural(unread, 'unread message')}.\n${lines.join('\n')}`;
 }
 
 /** Registers the agent's handoff tools: one relay call each (find_agents one per handle). */
-export function registerHandoffTools(server: McpServer, client: RelayClient, options: HandoffToolsOptions): void {
-  const run = async (work: () => Promise<CallToolResult>, changesThread = false): Promise<CallToolResult> => {
+export function registerTaskTools(server: McpServer, client: RelayClient, options: TaskToolsOptions): void {
+  const run = async (work: () => Promise<CallToolResult>, changesTask = false): Promise<CallToolResult> => {
     try {
       const result = await work();
-      if (changesThread) options.onThreadChanged?.();
+      if (changesTask) options.onTaskChanged?.();
       return result;
     } catch (error) {
       return toolError(error);
@@ -124,16 +124,16 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
     },
     (args) =>
       run(async () => {
-        const created = await client.createHandoff({
+        const created = await client.createTask({
           recipient: args.recipient,
           text: args.message,
           intent: args.intent ?? (args.proposed_action ? 'propose_action' : 'inform'),
           ...(args.proposed_action ? { proposedAction: args.proposed_action } : {}),
-          ...(args.artifacts ? { artifacts: args.artifacts as HandoffArtifact[] } : {}),
+          ...(args.artifacts ? { artifacts: args.artifacts as TaskArtifact[] } : {}),
           ...(args.idempotency_key ? { idempotencyKey: args.idempotency_key } : {}),
         });
         const attached = args.artifacts?.length
-          ? ` with ${plural(args.artifacts.length, 'artifact')} (${args.artifacts.map((item) => artifactLine(item as HandoffArtifact)).join('; ')})`
+          ? ` with ${plural(args.artifacts.length, 'artifact')} (${args.artifacts.map((item) => artifactLine(item as TaskArtifact)).join('; ')})`
           : '';
         return toolResult(
           `Sent handoff ${created.task_id} to ${args.recipient}${attached}; it is ${created.status.state}. Idempotency key: ${created.idempotency_key}.`,
@@ -164,11 +164,11 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
     (args) =>
       run(async () => {
         const status = args.status ?? [...OPEN_STATES];
-        const page = await client.listThreads({ role: 'recipient', status, ...(args.since ? { since: args.since } : {}), limit: args.limit ?? 50 });
+        const page = await client.listTasks({ role: 'recipient', status, ...(args.since ? { since: args.since } : {}), limit: args.limit ?? 50 });
         const totalUnread = page.items.reduce((sum, item) => sum + item.unread_messages, 0);
         const more = page.next_cursor ? '\nMore threads match: narrow with status or since.' : '';
         return toolResult(`${listText(page.items, `Inbox (${status.join(', ')})`, 'recipient')}${more}`, {
-          threads: page.items,
+          tasks: page.items,
           total_unread: totalUnread,
           has_more: page.next_cursor !== null,
         });
@@ -189,7 +189,7 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
     },
     (args) =>
       run(async () => {
-        const page = await client.listThreads({
+        const page = await client.listTasks({
           role: 'sender',
           ...(args.status ? { status: args.status } : {}),
           ...(args.since ? { since: args.since } : {}),
@@ -197,7 +197,7 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
         });
         const more = page.next_cursor ? '\nMore threads match: narrow with status or since.' : '';
         return toolResult(`${listText(page.items, 'Sent handoffs', 'sender')}${more}`, {
-          threads: page.items,
+          tasks: page.items,
           total_unread: page.items.reduce((sum, item) => sum + item.unread_messages, 0),
           has_more: page.next_cursor !== null,
         });
@@ -214,8 +214,8 @@ export function registerHandoffTools(server: McpServer, client: RelayClient, opt
     },
     (args) =>
       run(async () => {
-        const thread = await client.getThread(args.task_id);
-        return toolResult(threadText(thread, { full: true }), { thread });
+        const task = await client.getTask(args.task_id);
+        return toolResult(taskText(task, { full: true }), { task });
       }, true),
   );
 

@@ -1,4 +1,4 @@
-import type { HandoffArtifact, Thread, ThreadListItem } from './relay-types';
+import type { TaskArtifact, Thread, TaskListItem } from './relay-types';
 
 /** Plain-text renderings of threads, read by people (the CLI) and by LLMs (the MCP tools). */
 
@@ -11,7 +11,7 @@ function lineCount(text: string): number {
 /** One line naming an artifact, e.g. `file_diff src/api/users.py (12 lines)`. */
 export function artifactLine(artifact: AnyArtifact): string {
   if (artifact.type === null) return `artifact ${String(artifact.name ?? artifact.artifact_id ?? '')}`.trim();
-  const typed = artifact as HandoffArtifact;
+  const typed = artifact as TaskArtifact;
   const about = typed.description ? ` — ${typed.description}` : '';
   switch (typed.type) {
     case 'file_diff':
@@ -42,19 +42,19 @@ function fenced(text: string): string {
 }
 
 /** When the thread reached its current state, if it is not pending. */
-function stateTime(thread: Thread): string | null {
-  switch (thread.status.state) {
+function stateTime(task: Thread): string | null {
+  switch (task.status.state) {
     case 'accepted':
     case 'input_required':
-      return thread.accepted_at;
+      return task.accepted_at;
     case 'completed':
-      return thread.completed_at;
+      return task.completed_at;
     case 'cancelled':
-      return thread.cancelled_at;
+      return task.cancelled_at;
     case 'failed':
-      return thread.failed_at;
+      return task.failed_at;
     case 'rejected':
-      return thread.rejected_at;
+      return task.rejected_at;
     default:
       return null;
   }
@@ -64,36 +64,36 @@ function stateTime(thread: Thread): string | null {
  * A whole thread: header, proposed action, artifacts (diffs and contracts in full when `full`),
  * every message and the result.
  */
-export function threadText(thread: Thread, options: { full?: boolean } = {}): string {
+export function taskText(task: Thread, options: { full?: boolean } = {}): string {
   const full = options.full ?? true;
-  const since = stateTime(thread);
+  const since = stateTime(task);
   const lines = [
-    `Handoff ${thread.task_id}: ${thread.status.state}${since ? ` since ${since}` : ''} (intent ${thread.intent})`,
-    `From ${thread.sender.handle} (${thread.sender.name}) to ${thread.recipient}, created ${thread.created_at}, updated ${thread.updated_at}`,
+    `Handoff ${task.task_id}: ${task.status.state}${since ? ` since ${since}` : ''} (intent ${task.intent})`,
+    `From ${task.sender.handle} (${task.sender.name}) to ${task.recipient}, created ${task.created_at}, updated ${task.updated_at}`,
   ];
-  if (thread.proposed_action) {
-    const action = thread.proposed_action;
+  if (task.proposed_action) {
+    const action = task.proposed_action;
     lines.push('', `Proposed action: ${action.description}`, `  target files: ${action.target_files.join(', ') || '-'}`, `  rationale: ${action.rationale}`);
     if (action.suggested_diff)
       lines.push(full ? `  suggested diff:\n${fenced(action.suggested_diff)}` : `  suggested diff: ${lineCount(action.suggested_diff)} lines`);
   }
-  if (thread.artifacts.length > 0) {
-    lines.push('', `Artifacts (${thread.artifacts.length}):`);
-    for (const artifact of thread.artifacts) {
+  if (task.artifacts.length > 0) {
+    lines.push('', `Artifacts (${task.artifacts.length}):`);
+    for (const artifact of task.artifacts) {
       lines.push(`- ${artifactLine(artifact)}`);
       const body = full ? artifactBody(artifact) : null;
       if (body !== null) lines.push(fenced(body));
     }
   }
-  lines.push('', `Messages (${thread.messages.length}):`);
-  for (const message of thread.messages) {
+  lines.push('', `Messages (${task.messages.length}):`);
+  for (const message of task.messages) {
     lines.push(`#${message.sequence_no} ${message.from} at ${message.created_at}:`, indent(message.body));
   }
-  if (thread.has_more_messages) {
-    lines.push(`(${thread.message_count} messages in all; the thread was cut to fit one reply: more follow #${thread.next_after_sequence_no})`);
+  if (task.has_more_messages) {
+    lines.push(`(${task.message_count} messages in all; the thread was cut to fit one reply: more follow #${task.next_after_sequence_no})`);
   }
-  if (thread.result_summary) lines.push('', `Result: ${thread.result_summary}`);
-  if (thread.reason) lines.push('', `Reason: ${thread.reason}`);
+  if (task.result_summary) lines.push('', `Result: ${task.result_summary}`);
+  if (task.reason) lines.push('', `Reason: ${task.reason}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -105,7 +105,7 @@ function indent(text: string): string {
 }
 
 /** One line per listed thread: id, state, who, unread count and the summary's start. */
-export function threadLine(item: ThreadListItem, counterpart: 'sender' | 'none' = 'sender'): string {
+export function taskLine(item: TaskListItem, counterpart: 'sender' | 'none' = 'sender'): string {
   const from = counterpart === 'sender' ? ` from ${item.sender.handle}` : '';
   const unread = item.unread_messages > 0 ? `, ${item.unread_messages} unread` : '';
   return `${item.task_id} [${item.status.state}]${from} (${item.intent}${unread}, updated ${item.updated_at}): ${oneLine(item.summary_preview, 120)}`;

@@ -1,17 +1,17 @@
-import { RelayError, type CancelMode, type TaskCommand, type TaskEventType, type ThreadState } from '@app/contracts';
+import { RelayError, type CancelMode, type TaskCommand, type TaskEventType, type TaskState } from '@app/contracts';
 
 export type Party = 'sender' | 'recipient';
 
 export interface TransitionRule {
-  from: readonly ThreadState[];
+  from: readonly TaskState[];
   /** Null for a progress update, which keeps the state. */
-  to: ThreadState | null;
+  to: TaskState | null;
   who: Party;
   /** The task event written with the change. */
   event: TaskEventType | null;
 }
 
-const ACTIVE: readonly ThreadState[] = ['pending', 'accepted', 'input_required'];
+const ACTIVE: readonly TaskState[] = ['pending', 'accepted', 'input_required'];
 
 /** The transition table of docs/state-machine.md#transitions. */
 export function transitionRule(command: TaskCommand, cancelMode: CancelMode = 'pending_only'): TransitionRule {
@@ -37,7 +37,7 @@ export function transitionRule(command: TaskCommand, cancelMode: CancelMode = 'p
  * Checks a command against the thread's current state and the caller's party. The standard A2A
  * cancel (`any_active`) answers every refusal with `task_not_cancelable`.
  */
-export function checkTransition(command: TaskCommand, cancelMode: CancelMode | undefined, state: ThreadState, party: Party): TransitionRule {
+export function checkTransition(command: TaskCommand, cancelMode: CancelMode | undefined, state: TaskState, party: Party): TransitionRule {
   const rule = transitionRule(command, cancelMode);
   const a2aCancel = command === 'cancel' && cancelMode === 'any_active';
   if (party !== rule.who) {
@@ -59,7 +59,7 @@ export function checkTransition(command: TaskCommand, cancelMode: CancelMode | u
 }
 
 /** The column that records when a state was entered. */
-export const STATE_TIMESTAMP_COLUMN: Partial<Record<ThreadState, string>> = {
+export const STATE_TIMESTAMP_COLUMN: Partial<Record<TaskState, string>> = {
   accepted: 'accepted_at',
   completed: 'completed_at',
   cancelled: 'cancelled_at',

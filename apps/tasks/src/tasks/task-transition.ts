@@ -4,16 +4,16 @@ import { currentTraceParent } from '@app/tracing';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import { checkTransition, STATE_TIMESTAMP_COLUMN } from './state-machine';
 import { taskEvent } from './task-events';
-import { THREAD_COLUMNS, type ArtifactRow, type ThreadRow } from './thread-rows';
+import { TASK_COLUMNS, type ArtifactRow, type TaskRow } from './task-rows';
 
 /** A state change as it was committed, with what the caller's reply shows of the thread. */
 export interface CommittedTransition {
-  thread: ThreadRow;
+  task: TaskRow;
   artifacts: ArtifactRow[];
   unread: number;
 }
 
-const LOAD_THREAD_SQL = `SELECT ${THREAD_COLUMNS} FROM "tasks"."threads" t WHERE t."id" = $1`;
+const LOAD_TASK_SQL = `SELECT ${TASK_COLUMNS} FROM "tasks"."tasks" t WHERE t."id" = $1`;
 
 /**
  * The change itself in one statement: the conditional UPDATE (it loses to a concurrent change of
@@ -23,14 +23,14 @@ const LOAD_THREAD_SQL = `SELECT ${THREAD_COLUMNS} FROM "tasks"."threads" t WHERE
 function changeSql(stampColumn: string | undefined): string {
   return `
 WITH changed AS (
-  UPDATE "tasks"."threads" t
+  UPDATE "tasks"."tasks" t
   SET "state" = $3, "status_timestamp" = $4, "updated_at" = $4, "version" = t."version" + 1,
       ${stampColumn ? `"${stampColumn}" = $4,` : ''}
       "result_summary" = COALESCE($5, t."result_summary"), "reason" = COALESCE($6, t."reason")
   WHERE t."id" = $1 AND t."state" = $2
-  RETURNING ${THREAD_COLUMNS}
+  RETURNING ${TASK_COLUMNS}
 ), audit AS (
-  INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
+  INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
   SELECT c."id", $7, $8, $2, $3, $9, $6, $4 FROM changed c
 ), outbox AS (
   INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
@@ -39,11 +39,11 @@ WITH changed AS (
   SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '') FROM changed
 )
 SELECT c.*,
-  (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."thread_id" = c."id") AS "artifacts",
+  (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = c."id") AS "artifacts",
   (SELECT count(*)::int FROM "tasks"."messages" m
-    WHERE m."thread_id" = c."id" AND m."author_id" <> $7
+    WHERE m."task_id" = c."id" AND m."author_id" <> $7
       AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                      WHERE r."thread_id" = c."id" AND r."participant_id" = $7), 0)) AS "unread",
+                                      WHERE r."task_id" = c."id" AND r."participant_id" = $7), 0)) AS "unread",
   (SELECT count(*) FROM wake)::int AS "woken"
 FROM changed c`;
 }
@@ -60,7 +60,7 @@ export function transitionableInOneStatement(request: TransitionRequest): boolea
  */
 export async function transitionInOneStatement(pool: pg.Pool, request: TransitionRequest): Promise<CommittedTransition> {
   const taskId = request.task_id.toUpperCase();
-  const { rows: found } = await pool.query<ThreadRow>({ name: 'tasks-load-thread', text: LOAD_THREAD_SQL, values: [taskId] });
+  const { rows: found } = await pool.query<TaskRow>({ name: 'tasks-load-thread', text: LOAD_TASK_SQL, values: [taskId] });
   const current = found[0];
   if (!current) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
   const party = current.sender_id === request.caller_id ? 'sender' : current.recipient_id === request.caller_id ? 'recipient' : null;
@@ -69,7 +69,7 @@ export async function transitionInOneStatement(pool: pg.Pool, request: Transitio
   const to = rule.to as NonNullable<typeof rule.to>;
   const now = new Date();
   const stampColumn = STATE_TIMESTAMP_COLUMN[to];
-  const expected: ThreadRow = {
+  const expected: TaskRow = {
     ...current,
     state: to,
     result_summary: request.result_summary ?? current.result_summary,
@@ -80,7 +80,7 @@ export async function transitionInOneStatement(pool: pg.Pool, request: Transitio
     ...(stampColumn ? { [stampColumn]: now } : {}),
   };
   const event = taskEvent(rule.event as NonNullable<typeof rule.event>, expected, null, now);
-  const { rows } = await pool.query<ThreadRow & { artifacts: ArtifactRow[]; unread: number }>({
+  const { rows } = await pool.query<TaskRow & { artifacts: ArtifactRow[]; unread: number }>({
     name: `tasks-transition-${stampColumn ?? 'none'}`,
     text: changeSql(stampColumn),
     values: [
@@ -102,13 +102,13 @@ export async function transitionInOneStatement(pool: pg.Pool, request: Transitio
   });
   const changed = rows[0];
   if (!changed) {
-    const { rows: latest } = await pool.query<ThreadRow>({ name: 'tasks-load-thread', text: LOAD_THREAD_SQL, values: [taskId] });
+    const { rows: latest } = await pool.query<TaskRow>({ name: 'tasks-load-thread', text: LOAD_TASK_SQL, values: [taskId] });
     throw new RelayError('state_changed', `Another caller changed the thread from ${current.state} to ${latest[0]?.state ?? 'gone'} first`, {
       expected_state: current.state,
       state: latest[0]?.state ?? null,
     });
   }
-  const { artifacts, unread, ...thread } = changed;
-  delete (thread as Record<string, unknown>).woken;
-  return { thread, artifacts, unread };
+  const { artifacts, unread, ...task } = changed;
+  delete (task as Record<string, unknown>).woken;
+  return { task, artifacts, unread };
 }

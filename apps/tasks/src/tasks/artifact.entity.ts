@@ -1,10 +1,10 @@
 import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique, UpdateDateColumn, type Relation } from 'typeorm';
 import type { ArtifactView, PartView } from '@app/contracts';
-import type { ThreadEntity } from './thread.entity';
+import type { TaskEntity } from './task.entity';
 
 /** An artifact of a thread: typed (`type` + `fields`) or free-form A2A parts, in attachment order. */
 @Entity({ name: 'artifacts' })
-@Unique('artifacts_thread_position_key', ['threadId', 'position'])
+@Unique('artifacts_task_position_key', ['taskId', 'position'])
 @Check('artifacts_type_known', `"type" IS NULL OR "type" IN ('file_diff', 'file_ref', 'test_command', 'api_contract', 'link')`)
 @Check('artifacts_typed_or_parts', `"type" IS NOT NULL OR jsonb_array_length("parts") >= 1`)
 @Check('artifacts_fields_object', `jsonb_typeof("fields") = 'object'`)
@@ -12,11 +12,11 @@ import type { ThreadEntity } from './thread.entity';
 @Check('artifacts_metadata_object', `jsonb_typeof("metadata") = 'object'`)
 export class ArtifactEntity {
   @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'artifacts_pkey' })
-  threadId: string;
+  taskId: string;
 
-  @ManyToOne('ThreadEntity', { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'thread_id', foreignKeyConstraintName: 'artifacts_thread_fkey' })
-  thread?: Relation<ThreadEntity>;
+  @ManyToOne('TaskEntity', { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'task_id', foreignKeyConstraintName: 'artifacts_task_fkey' })
+  task?: Relation<TaskEntity>;
 
   @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'artifacts_pkey' })
   artifactId: string;

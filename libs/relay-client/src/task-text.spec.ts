@@ -1,7 +1,7 @@
 import type { Thread } from './relay-types';
-import { artifactLine, oneLine, threadText } from './thread-text';
+import { artifactLine, oneLine, taskText } from './task-text';
 
-const thread: Thread = {
+const task: Thread = {
   task_id: 'T1',
   thread_id: 'T1',
   status: { state: 'completed' },
@@ -35,7 +35,7 @@ const thread: Thread = {
 
 describe('thread text', () => {
   it('renders a whole thread with diffs in full, messages and the result', () => {
-    const text = threadText(thread);
+    const text = taskText(task);
     expect(text).toContain('Handoff T1: completed since 2026-01-01T00:06:00Z (intent propose_action)');
     expect(text).toContain('From bob@acme (Bob) to frank@acme');
     expect(text).toContain('Proposed action: Use next_cursor\n  target files: web/Users.tsx\n  rationale: Paginated API');
@@ -47,7 +47,7 @@ describe('thread text', () => {
   });
 
   it('leaves diffs out when not full', () => {
-    expect(threadText(thread, { full: false })).not.toContain('+b');
+    expect(taskText(task, { full: false })).not.toContain('+b');
   });
 
   it('names artifacts in one line and cuts long text', () => {

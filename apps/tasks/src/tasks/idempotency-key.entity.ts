@@ -20,20 +20,20 @@ export class IdempotencyKeyEntity {
   requestHash: string;
 
   @Column({ type: 'char', length: 26 })
-  threadId: string;
+  taskId: string;
 
   @Column({ type: 'integer' })
   sequenceNo: number;
 
   @ManyToOne('MessageEntity', { onDelete: 'CASCADE' })
   @JoinColumn([
-    { name: 'thread_id', referencedColumnName: 'threadId', foreignKeyConstraintName: 'idempotency_keys_message_fkey' },
+    { name: 'task_id', referencedColumnName: 'taskId', foreignKeyConstraintName: 'idempotency_keys_message_fkey' },
     { name: 'sequence_no', referencedColumnName: 'sequenceNo', foreignKeyConstraintName: 'idempotency_keys_message_fkey' },
   ])
   message?: Relation<MessageEntity>;
 
   @Column({ type: 'boolean' })
-  createdThread: boolean;
+  createdTask: boolean;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

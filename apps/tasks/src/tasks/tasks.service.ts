@@ -17,7 +17,7 @@ import {
   type ProposedActionDto,
   type SendReply,
   type SendRequest,
-  type ThreadView,
+  type TaskView,
   type TransitionReply,
   type TransitionRequest,
 } from '@app/contracts';
@@ -29,10 +29,10 @@ import { decodeCursor, encodeCursor } from './list-cursor';
 import { messageBytes, messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { checkTransition, STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
 import { writeTaskEvent } from './task-events';
-import { createThreadInOneStatement, creatableInOneStatement, nextThreadId } from './thread-creation';
-import { readThread } from './thread-read';
-import { transitionableInOneStatement, transitionInOneStatement } from './thread-transition';
-import { firstText, THREAD_COLUMNS, toMessageRef, toMessageView, toThreadView, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
+import { createTaskInOneStatement, creatableInOneStatement, nextTaskId } from './task-creation';
+import { readTask } from './task-read';
+import { transitionableInOneStatement, transitionInOneStatement } from './task-transition';
+import { firstText, TASK_COLUMNS, toMessageRef, toMessageView, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
 type IdempotencyScope = 'message_id' | 'client_key';
 
@@ -103,10 +103,10 @@ function validateArtifacts(artifacts: ArtifactInput[] | undefined): void {
   });
 }
 
-function partyOf(thread: ThreadRow, callerId: string): Party {
-  if (thread.sender_id === callerId) return 'sender';
-  if (thread.recipient_id === callerId) return 'recipient';
-  throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: thread.id });
+function partyOf(task: TaskRow, callerId: string): Party {
+  if (task.sender_id === callerId) return 'sender';
+  if (task.recipient_id === callerId) return 'recipient';
+  throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: task.id });
 }
 
 /**
@@ -114,8 +114,8 @@ function partyOf(thread: ThreadRow, callerId: string): Party {
  * outbox event) is written in one transaction; transitions are decided by a conditional UPDATE.
  */
 @Injectable()
-export class HandoffsService {
-  private readonly logger = new Logger(HandoffsService.name);
+export class TasksService {
+  private readonly logger = new Logger(TasksService.name);
 
   private readonly pool: pg.Pool;
 
@@ -151,7 +151,7 @@ export class HandoffsService {
       } catch (error) {
         const { code, constraint } = pgError(error);
         if (code === '23505' && constraint === 'idempotency_keys_pkey' && attempt < 2) continue;
-        if (code === '23505' && constraint === 'messages_thread_id_id_key') {
+        if (code === '23505' && constraint === 'messages_task_id_id_key') {
           throw new RelayError('invalid_params', 'message.message_id is already used by another message of this thread', { field: 'message.message_id' });
         }
         throw error;
@@ -159,9 +159,9 @@ export class HandoffsService {
     }
   }
 
-  async get(request: GetRequest): Promise<ThreadView> {
-    const read = await readThread(this.pool, request);
-    return toThreadView(read.thread, read.messages, read.artifacts, read.unread);
+  async get(request: GetRequest): Promise<TaskView> {
+    const read = await readTask(this.pool, request);
+    return toTaskView(read.task, read.messages, read.artifacts, read.unread);
   }
 
   async list(request: ListRequest): Promise<ListReply> {
@@ -190,14 +190,14 @@ export class HandoffsService {
       else where.push(`(t."status_timestamp", t."id") < (${add(cursor.status_key)}::timestamptz, ${add(cursor.id)})`);
     }
     const orderBy = order === 'created' ? `t."id" DESC` : `t."status_timestamp" DESC, t."id" DESC`;
-    const rows: ThreadRow[] = await this.dataSource.query(
-      `SELECT ${THREAD_COLUMNS},
+    const rows: TaskRow[] = await this.dataSource.query(
+      `SELECT ${TASK_COLUMNS},
          to_char(t."status_timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "status_key",
          (SELECT count(*) FROM "tasks"."messages" m
-           WHERE m."thread_id" = t."id" AND m."author_id" <> $1
+           WHERE m."task_id" = t."id" AND m."author_id" <> $1
              AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                             WHERE r."thread_id" = t."id" AND r."participant_id" = $1), 0)) AS "unread_messages"
-       FROM "tasks"."threads" t
+                                             WHERE r."task_id" = t."id" AND r."participant_id" = $1), 0)) AS "unread_messages"
+       FROM "tasks"."tasks" t
        WHERE ${where.join(' AND ')}
        ORDER BY ${orderBy}
        LIMIT ${limit + 1}`,
@@ -209,23 +209,23 @@ export class HandoffsService {
     const messages: MessageRow[] =
       historyLength > 0 && ids.length > 0
         ? await this.dataSource.query(
-            `SELECT m.* FROM "tasks"."messages" m JOIN "tasks"."threads" t ON t."id" = m."thread_id"
-             WHERE m."thread_id" = ANY($1::text[]) AND m."sequence_no" > t."message_count" - $2 ORDER BY m."thread_id", m."sequence_no"`,
+            `SELECT m.* FROM "tasks"."messages" m JOIN "tasks"."tasks" t ON t."id" = m."task_id"
+             WHERE m."task_id" = ANY($1::text[]) AND m."sequence_no" > t."message_count" - $2 ORDER BY m."task_id", m."sequence_no"`,
             [ids, historyLength],
           )
         : [];
     const artifacts: ArtifactRow[] =
       ids.length > 0 && request.include_artifacts !== false
-        ? await this.dataSource.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = ANY($1::text[]) ORDER BY "thread_id", "position"`, [ids])
+        ? await this.dataSource.query(`SELECT * FROM "tasks"."artifacts" WHERE "task_id" = ANY($1::text[]) ORDER BY "task_id", "position"`, [ids])
         : [];
     // Items are added while they fit one reply; the cursor goes on after the last one added.
-    const items: ThreadView[] = [];
+    const items: TaskView[] = [];
     let bytes = 0;
     for (const row of candidates) {
-      const item = toThreadView(
+      const item = toTaskView(
         row,
-        messages.filter((message) => message.thread_id === row.id),
-        artifacts.filter((artifact) => artifact.thread_id === row.id),
+        messages.filter((message) => message.task_id === row.id),
+        artifacts.filter((artifact) => artifact.task_id === row.id),
         Number(row.unread_messages ?? 0),
       );
       if (request.summary_max_chars !== undefined) item.summary = item.summary.slice(0, request.summary_max_chars);
@@ -238,7 +238,7 @@ export class HandoffsService {
     const reply: ListReply = { items, next_cursor: more && last ? encodeCursor({ order, id: last.id, status_key: last.status_key }) : null };
     if (request.include_total) {
       const [{ total }] = await this.dataSource.query(
-        `SELECT count(*)::int AS "total" FROM "tasks"."threads" t WHERE ${filtered.join(' AND ')}`,
+        `SELECT count(*)::int AS "total" FROM "tasks"."tasks" t WHERE ${filtered.join(' AND ')}`,
         params.slice(0, countParams(filtered)),
       );
       reply.total_size = total;
@@ -255,15 +255,15 @@ export class HandoffsService {
     }
     validateArtifacts(request.artifacts);
     if (transitionableInOneStatement(request)) {
-      const { thread, artifacts, unread } = await transitionInOneStatement(this.pool, request);
-      this.logger.debug({ task_id: thread.id, transition: request.transition, to: thread.state, actor_id: request.caller_id }, 'thread transition');
-      return { thread: toThreadView(thread, [], artifacts, unread), message: null };
+      const { task, artifacts, unread } = await transitionInOneStatement(this.pool, request);
+      this.logger.debug({ task_id: task.id, transition: request.transition, to: task.state, actor_id: request.caller_id }, 'thread transition');
+      return { task: toTaskView(task, [], artifacts, unread), message: null };
     }
     try {
       return await this.dataSource.transaction((manager) => this.applyTransition(manager, request));
     } catch (error) {
       const { code, constraint } = pgError(error);
-      if (code === '23505' && constraint === 'messages_thread_id_id_key') {
+      if (code === '23505' && constraint === 'messages_task_id_id_key') {
         throw new RelayError('invalid_params', 'message.message_id is already used by another message of this thread', { field: 'message.message_id' });
       }
       throw error;
@@ -271,38 +271,35 @@ export class HandoffsService {
   }
 
   private async applyTransition(manager: EntityManager, request: TransitionRequest): Promise<TransitionReply> {
-    const current = await this.loadThread(manager, request.task_id);
+    const current = await this.loadTask(manager, request.task_id);
     const party = partyOf(current, request.caller_id);
     const rule = checkTransition(request.transition, request.cancel_mode, current.state, party);
     const now = new Date();
-    let thread: ThreadRow;
+    let task: TaskRow;
     if (rule.to) {
       const stampColumn = STATE_TIMESTAMP_COLUMN[rule.to];
-      const rows = updatedRows<ThreadRow>(
+      const rows = updatedRows<TaskRow>(
         await manager.query(
-          `UPDATE "tasks"."threads" t
+          `UPDATE "tasks"."tasks" t
            SET "state" = $3, "status_timestamp" = $4, "updated_at" = $4, "version" = t."version" + 1,
                ${stampColumn ? `"${stampColumn}" = $4,` : ''}
                "result_summary" = COALESCE($5, t."result_summary"), "reason" = COALESCE($6, t."reason")
            WHERE t."id" = $1 AND t."state" = $2
-           RETURNING ${THREAD_COLUMNS}`,
+           RETURNING ${TASK_COLUMNS}`,
           [current.id, current.state, rule.to, now, request.result_summary ?? null, request.reason ?? null],
         ),
       );
       if (rows.length === 0) {
-        const latest = await this.loadThread(manager, request.task_id);
+        const latest = await this.loadTask(manager, request.task_id);
         throw new RelayError('state_changed', `Another caller changed the thread from ${current.state} to ${latest.state} first`, {
           expected_state: current.state,
           state: latest.state,
         });
       }
-      thread = rows[0];
-      this.logger.log(
-        { task_id: thread.id, transition: request.transition, from: current.state, to: rule.to, actor_id: request.caller_id },
-        'thread transition',
-      );
+      task = rows[0];
+      this.logger.log({ task_id: task.id, transition: request.transition, from: current.state, to: rule.to, actor_id: request.caller_id }, 'thread transition');
       await manager.insert(AuditLogEntity, {
-        threadId: thread.id,
+        taskId: task.id,
         actorId: request.caller_id,
         transition: request.transition,
         fromState: current.state,
@@ -312,24 +309,24 @@ export class HandoffsService {
         at: now,
       });
     } else {
-      thread = await this.loadThread(manager, request.task_id, true);
-      if (thread.state !== current.state && !rule.from.includes(thread.state)) {
-        throw new RelayError('state_changed', `Another caller changed the thread to ${thread.state} first`, {
+      task = await this.loadTask(manager, request.task_id, true);
+      if (task.state !== current.state && !rule.from.includes(task.state)) {
+        throw new RelayError('state_changed', `Another caller changed the thread to ${task.state} first`, {
           expected_state: current.state,
-          state: thread.state,
+          state: task.state,
         });
       }
     }
     let message: MessageRow | null = null;
     if (request.message) {
-      ({ thread, message } = await this.appendMessage(manager, thread, party, request.message, now));
+      ({ task, message } = await this.appendMessage(manager, task, party, request.message, now));
     }
-    await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
-    if (rule.event) await writeTaskEvent(manager, rule.event, thread, message, now);
-    else if (message) await writeTaskEvent(manager, 'message_appended', thread, message, now);
-    else if (!rule.to) await this.touch(manager, thread.id, now);
+    await this.upsertArtifacts(manager, task.id, request.artifacts, now);
+    if (rule.event) await writeTaskEvent(manager, rule.event, task, message, now);
+    else if (message) await writeTaskEvent(manager, 'message_appended', task, message, now);
+    else if (!rule.to) await this.touch(manager, task.id, now);
     return {
-      thread: await this.view(manager, thread, request.history_length, await this.unreadCount(manager, thread.id, request.caller_id)),
+      task: await this.view(manager, task, request.history_length, await this.unreadCount(manager, task.id, request.caller_id)),
       message: message ? toMessageView(message) : null,
     };
   }
@@ -337,11 +334,11 @@ export class HandoffsService {
   /** A create in one round trip; null (nothing written) when an idempotency key is already known. */
   private async createInOneStatement(request: SendRequest, hash: string): Promise<SendReply | null> {
     const artifactParts = (artifact: ArtifactInput): PartView[] => (artifact.parts ? plainParts(artifact.parts) : []);
-    const created = await createThreadInOneStatement(this.pool, request, plainParts(request.message.parts), artifactParts, this.keysOf(request), hash);
+    const created = await createTaskInOneStatement(this.pool, request, plainParts(request.message.parts), artifactParts, this.keysOf(request), hash);
     if (!created) return null;
     const history = request.history_length === 0 ? [] : [created.message];
     return {
-      thread: toThreadView(created.thread, history, created.artifacts, 0),
+      task: toTaskView(created.task, history, created.artifacts, 0),
       message: toMessageRef(created.message),
       created: true,
       idempotent_replay: false,
@@ -352,16 +349,16 @@ export class HandoffsService {
     const sender = request.caller;
     const recipient = request.recipient as ParticipantRefDto;
     const contextId = await this.claimContext(manager, request.context_id, sender.id);
-    const id = nextThreadId();
+    const id = nextTaskId();
     const now = new Date();
     const parts = plainParts(request.message.parts);
     const intent = request.intent ?? 'inform';
-    const [thread]: ThreadRow[] = await manager.query(
-      `INSERT INTO "tasks"."threads" AS t ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
+    const [task]: TaskRow[] = await manager.query(
+      `INSERT INTO "tasks"."tasks" AS t ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
          "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
          "metadata", "message_count", "created_at", "updated_at", "status_timestamp")
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, 1, $15, $15, $15)
-       RETURNING ${THREAD_COLUMNS}`,
+       RETURNING ${TASK_COLUMNS}`,
       [
         id,
         contextId,
@@ -380,16 +377,16 @@ export class HandoffsService {
         now,
       ],
     );
-    const message = await this.insertMessage(manager, thread, 'sender', 1, request.message, parts, now);
-    await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
-    await manager.insert(AuditLogEntity, { threadId: thread.id, actorId: sender.id, transition: 'create', fromState: null, toState: 'pending', at: now });
+    const message = await this.insertMessage(manager, task, 'sender', 1, request.message, parts, now);
+    await this.upsertArtifacts(manager, task.id, request.artifacts, now);
+    await manager.insert(AuditLogEntity, { taskId: task.id, actorId: sender.id, transition: 'create', fromState: null, toState: 'pending', at: now });
     await this.rememberKeys(manager, request, hash, message, true);
-    await writeTaskEvent(manager, 'created', thread, message, now);
-    return { thread: await this.view(manager, thread, request.history_length, 0), message: toMessageRef(message), created: true, idempotent_replay: false };
+    await writeTaskEvent(manager, 'created', task, message, now);
+    return { task: await this.view(manager, task, request.history_length, 0), message: toMessageRef(message), created: true, idempotent_replay: false };
   }
 
   private async append(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
-    const current = await this.loadThread(manager, request.task_id as string, true);
+    const current = await this.loadTask(manager, request.task_id as string, true);
     const party = partyOf(current, request.caller.id);
     if (request.context_id !== undefined && request.context_id !== current.context_id) {
       throw new RelayError('invalid_params', "context_id does not match the thread's context", { field: 'context_id' });
@@ -399,17 +396,17 @@ export class HandoffsService {
     }
     const now = new Date();
     const resumes = current.state === 'input_required' && party === 'sender';
-    let thread = current;
+    let task = current;
     if (resumes) {
-      [thread] = updatedRows<ThreadRow>(
+      [task] = updatedRows<TaskRow>(
         await manager.query(
-          `UPDATE "tasks"."threads" t SET "state" = 'accepted', "status_timestamp" = $2, "updated_at" = $2, "version" = t."version" + 1
-           WHERE t."id" = $1 AND t."state" = 'input_required' RETURNING ${THREAD_COLUMNS}`,
+          `UPDATE "tasks"."tasks" t SET "state" = 'accepted', "status_timestamp" = $2, "updated_at" = $2, "version" = t."version" + 1
+           WHERE t."id" = $1 AND t."state" = 'input_required' RETURNING ${TASK_COLUMNS}`,
           [current.id, now],
         ),
       );
       await manager.insert(AuditLogEntity, {
-        threadId: thread.id,
+        taskId: task.id,
         actorId: request.caller.id,
         transition: 'resume',
         fromState: 'input_required',
@@ -417,15 +414,15 @@ export class HandoffsService {
         at: now,
       });
     }
-    const appended = await this.appendMessage(manager, thread, party, request.message, now);
-    thread = appended.thread;
-    await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
+    const appended = await this.appendMessage(manager, task, party, request.message, now);
+    task = appended.task;
+    await this.upsertArtifacts(manager, task.id, request.artifacts, now);
     await this.rememberKeys(manager, request, hash, appended.message, false);
-    await writeTaskEvent(manager, 'message_appended', thread, appended.message, now);
-    if (resumes) await writeTaskEvent(manager, 'accepted', thread, appended.message, now);
-    const unread = await this.unreadCount(manager, thread.id, request.caller.id);
+    await writeTaskEvent(manager, 'message_appended', task, appended.message, now);
+    if (resumes) await writeTaskEvent(manager, 'accepted', task, appended.message, now);
+    const unread = await this.unreadCount(manager, task.id, request.caller.id);
     return {
-      thread: await this.view(manager, thread, request.history_length, unread),
+      task: await this.view(manager, task, request.history_length, unread),
       message: toMessageRef(appended.message),
       created: false,
       idempotent_replay: false,
@@ -435,32 +432,32 @@ export class HandoffsService {
   /** Appends a message to a thread whose row this transaction has locked (FOR UPDATE or UPDATE). */
   private async appendMessage(
     manager: EntityManager,
-    current: ThreadRow,
+    current: TaskRow,
     party: Party,
     input: MessageInput,
     now: Date,
-  ): Promise<{ thread: ThreadRow; message: MessageRow }> {
-    if (current.message_count >= TASK_LIMITS.messagesPerThread) {
-      throw new RelayError('thread_message_limit', `The thread holds the maximum of ${TASK_LIMITS.messagesPerThread} messages`, {
-        limit: TASK_LIMITS.messagesPerThread,
+  ): Promise<{ task: TaskRow; message: MessageRow }> {
+    if (current.message_count >= TASK_LIMITS.messagesPerTask) {
+      throw new RelayError('thread_message_limit', `The thread holds the maximum of ${TASK_LIMITS.messagesPerTask} messages`, {
+        limit: TASK_LIMITS.messagesPerTask,
       });
     }
     const sequenceNo = current.message_count + 1;
-    const [thread] = updatedRows<ThreadRow>(
+    const [task] = updatedRows<TaskRow>(
       await manager.query(
-        `UPDATE "tasks"."threads" t SET "message_count" = $2, "updated_at" = $3, "version" = t."version" + 1
-         WHERE t."id" = $1 AND t."message_count" = $4 RETURNING ${THREAD_COLUMNS}`,
+        `UPDATE "tasks"."tasks" t SET "message_count" = $2, "updated_at" = $3, "version" = t."version" + 1
+         WHERE t."id" = $1 AND t."message_count" = $4 RETURNING ${TASK_COLUMNS}`,
         [current.id, sequenceNo, now, current.message_count],
       ),
     );
-    if (!thread) throw new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: current.id });
-    const message = await this.insertMessage(manager, thread, party, sequenceNo, input, plainParts(input.parts), now);
-    return { thread, message };
+    if (!task) throw new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: current.id });
+    const message = await this.insertMessage(manager, task, party, sequenceNo, input, plainParts(input.parts), now);
+    return { task, message };
   }
 
   private async insertMessage(
     manager: EntityManager,
-    thread: ThreadRow,
+    task: TaskRow,
     party: Party,
     sequenceNo: number,
     input: MessageInput,
@@ -471,15 +468,15 @@ export class HandoffsService {
     const payloadJson = JSON.stringify(input.payload ?? {});
     const body = firstText(parts);
     const [message]: MessageRow[] = await manager.query(
-      `INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
+      `INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
       [
-        thread.id,
+        task.id,
         sequenceNo,
         input.message_id ?? randomUUID(),
         party,
-        party === 'sender' ? thread.sender_id : thread.recipient_id,
-        party === 'sender' ? thread.sender_handle : thread.recipient_handle,
+        party === 'sender' ? task.sender_id : task.recipient_id,
+        party === 'sender' ? task.sender_handle : task.recipient_handle,
         body,
         partsJson,
         payloadJson,
@@ -495,13 +492,13 @@ export class HandoffsService {
    * locked. Each write checks the thread's artifact caps in its own statement and writes nothing
    * past them.
    */
-  private async upsertArtifacts(manager: EntityManager, threadId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<void> {
-    const caps = [TASK_LIMITS.artifactsPerThread, TASK_LIMITS.artifactBytesPerThread];
+  private async upsertArtifacts(manager: EntityManager, taskId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<void> {
+    const caps = [TASK_LIMITS.artifactsPerTask, TASK_LIMITS.artifactBytesPerTask];
     for (const artifact of artifacts ?? []) {
       const artifactId = artifact.artifact_id ?? randomUUID();
       const parts = artifact.parts ? plainParts(artifact.parts) : [];
-      const [existing]: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = $1 AND "artifact_id" = $2`, [
-        threadId,
+      const [existing]: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "task_id" = $1 AND "artifact_id" = $2`, [
+        taskId,
         artifactId,
       ]);
       if (existing && artifact.append) {
@@ -509,12 +506,12 @@ export class HandoffsService {
         const appended: unknown[] = await manager.query(
           `UPDATE "tasks"."artifacts" SET "parts" = "parts" || $3::jsonb, "last_chunk" = $4, "updated_at" = $5,
              "metadata" = "metadata" || $6::jsonb, "size_bytes" = "size_bytes" + $7
-           WHERE "thread_id" = $1 AND "artifact_id" = $2
-             AND (SELECT sum(o."size_bytes") FROM "tasks"."artifacts" o WHERE o."thread_id" = $1) + $7::int <= $8::int
+           WHERE "task_id" = $1 AND "artifact_id" = $2
+             AND (SELECT sum(o."size_bytes") FROM "tasks"."artifacts" o WHERE o."task_id" = $1) + $7::int <= $8::int
            RETURNING 1`,
-          [threadId, artifactId, JSON.stringify(parts), artifact.last_chunk ?? false, now, JSON.stringify(artifact.metadata ?? {}), added, caps[1]],
+          [taskId, artifactId, JSON.stringify(parts), artifact.last_chunk ?? false, now, JSON.stringify(artifact.metadata ?? {}), added, caps[1]],
         );
-        if (updatedRows(appended).length === 0) throw artifactLimitError(await this.artifactsHeld(manager, threadId), { count: 0, bytes: added });
+        if (updatedRows(appended).length === 0) throw artifactLimitError(await this.artifactsHeld(manager, taskId), { count: 0, bytes: added });
         continue;
       }
       const stored = {
@@ -527,7 +524,7 @@ export class HandoffsService {
       };
       const size = artifactBytes(stored);
       const values = [
-        threadId,
+        taskId,
         artifactId,
         stored.type,
         JSON.stringify(stored.fields),
@@ -542,42 +539,42 @@ export class HandoffsService {
       ];
       // The thread's other artifacts, and this one at its new size, within both caps.
       const withinCaps = `(SELECT count(*) < $12::int AND COALESCE(sum(o."size_bytes"), 0) + $11::int <= $13::int
-        FROM "tasks"."artifacts" o WHERE o."thread_id" = $1::text AND o."artifact_id" <> $2::text)`;
+        FROM "tasks"."artifacts" o WHERE o."task_id" = $1::text AND o."artifact_id" <> $2::text)`;
       const written: unknown[] = existing
         ? await manager.query(
             `UPDATE "tasks"."artifacts" SET "type" = $3, "fields" = $4, "name" = $5, "description" = $6, "parts" = $7, "metadata" = $8,
                "last_chunk" = $9, "updated_at" = $10, "size_bytes" = $11
-             WHERE "thread_id" = $1::text AND "artifact_id" = $2::text AND ${withinCaps}
+             WHERE "task_id" = $1::text AND "artifact_id" = $2::text AND ${withinCaps}
              RETURNING 1`,
             values,
           )
         : await manager.query(
-            `INSERT INTO "tasks"."artifacts" ("thread_id", "artifact_id", "type", "fields", "name", "description", "parts", "metadata", "last_chunk",
+            `INSERT INTO "tasks"."artifacts" ("task_id", "artifact_id", "type", "fields", "name", "description", "parts", "metadata", "last_chunk",
                "created_at", "updated_at", "size_bytes", "position")
              SELECT $1::text, $2::text, $3::text, $4::jsonb, $5::text, $6::text, $7::jsonb, $8::jsonb, $9::boolean, $10::timestamptz, $10::timestamptz, $11::int,
-               (SELECT COALESCE(MAX("position"), 0) + 1 FROM "tasks"."artifacts" WHERE "thread_id" = $1::text)
+               (SELECT COALESCE(MAX("position"), 0) + 1 FROM "tasks"."artifacts" WHERE "task_id" = $1::text)
              WHERE ${withinCaps}
              RETURNING 1`,
             values,
           );
       if (updatedRows(written).length === 0) {
-        const held = await this.artifactsHeld(manager, threadId);
+        const held = await this.artifactsHeld(manager, taskId);
         throw artifactLimitError(existing ? { count: held.count - 1, bytes: held.bytes - Number(existing.size_bytes ?? 0) } : held, { count: 1, bytes: size });
       }
     }
   }
 
   /** How many artifacts a thread holds and their bytes (to say which cap a refused write met). */
-  private async artifactsHeld(manager: EntityManager, threadId: string): Promise<{ count: number; bytes: number }> {
+  private async artifactsHeld(manager: EntityManager, taskId: string): Promise<{ count: number; bytes: number }> {
     const [held]: Array<{ count: number; bytes: number }> = await manager.query(
-      `SELECT count(*)::int AS "count", COALESCE(sum("size_bytes"), 0)::int AS "bytes" FROM "tasks"."artifacts" WHERE "thread_id" = $1`,
-      [threadId],
+      `SELECT count(*)::int AS "count", COALESCE(sum("size_bytes"), 0)::int AS "bytes" FROM "tasks"."artifacts" WHERE "task_id" = $1`,
+      [taskId],
     );
     return held;
   }
 
-  private async touch(manager: EntityManager, threadId: string, now: Date): Promise<void> {
-    await manager.query(`UPDATE "tasks"."threads" SET "updated_at" = $2, "version" = "version" + 1 WHERE "id" = $1`, [threadId, now]);
+  private async touch(manager: EntityManager, taskId: string, now: Date): Promise<void> {
+    await manager.query(`UPDATE "tasks"."tasks" SET "updated_at" = $2, "version" = "version" + 1 WHERE "id" = $1`, [taskId, now]);
   }
 
   /** A new context, or a sibling in an existing one the caller takes part in (at most 100 tasks). */
@@ -586,7 +583,7 @@ export class HandoffsService {
     await manager.query(`SELECT pg_advisory_xact_lock(hashtext('tasks.context:' || $1))`, [contextId]);
     const [{ total, mine }] = await manager.query(
       `SELECT count(*)::int AS "total", count(*) FILTER (WHERE "sender_id" = $2 OR "recipient_id" = $2)::int AS "mine"
-       FROM "tasks"."threads" WHERE "context_id" = $1`,
+       FROM "tasks"."tasks" WHERE "context_id" = $1`,
       [contextId, senderId],
     );
     if (total > 0 && mine === 0) throw new RelayError('invalid_params', 'context_id names a context you take no part in', { field: 'context_id' });
@@ -613,50 +610,50 @@ export class HandoffsService {
       if (row.requestHash !== hash) {
         throw new RelayError('duplicate_idempotency_key', 'This idempotency key was used with a different payload', { field, key });
       }
-      const thread = await this.loadThread(manager, row.threadId);
-      const [message]: MessageRow[] = await manager.query(`SELECT * FROM "tasks"."messages" WHERE "thread_id" = $1 AND "sequence_no" = $2`, [
-        row.threadId,
+      const task = await this.loadTask(manager, row.taskId);
+      const [message]: MessageRow[] = await manager.query(`SELECT * FROM "tasks"."messages" WHERE "task_id" = $1 AND "sequence_no" = $2`, [
+        row.taskId,
         row.sequenceNo,
       ]);
-      const unread = await this.unreadCount(manager, thread.id, request.caller.id);
+      const unread = await this.unreadCount(manager, task.id, request.caller.id);
       return {
-        thread: await this.view(manager, thread, request.history_length, unread),
+        task: await this.view(manager, task, request.history_length, unread),
         message: toMessageRef(message),
-        created: row.createdThread,
+        created: row.createdTask,
         idempotent_replay: true,
       };
     }
     return undefined;
   }
 
-  private async rememberKeys(manager: EntityManager, request: SendRequest, hash: string, message: MessageRow, createdThread: boolean): Promise<void> {
+  private async rememberKeys(manager: EntityManager, request: SendRequest, hash: string, message: MessageRow, createdTask: boolean): Promise<void> {
     for (const { scope, key } of this.keysOf(request)) {
       await manager.insert(IdempotencyKeyEntity, {
         senderId: request.caller.id,
         scope,
         key,
         requestHash: hash,
-        threadId: message.thread_id,
+        taskId: message.task_id,
         sequenceNo: message.sequence_no,
-        createdThread,
+        createdTask,
       });
     }
   }
 
-  private async loadThread(manager: EntityManager, taskId: string, forUpdate = false): Promise<ThreadRow> {
-    const [thread]: ThreadRow[] = await manager.query(`SELECT ${THREAD_COLUMNS} FROM "tasks"."threads" t WHERE t."id" = $1${forUpdate ? ' FOR UPDATE' : ''}`, [
+  private async loadTask(manager: EntityManager, taskId: string, forUpdate = false): Promise<TaskRow> {
+    const [task]: TaskRow[] = await manager.query(`SELECT ${TASK_COLUMNS} FROM "tasks"."tasks" t WHERE t."id" = $1${forUpdate ? ' FOR UPDATE' : ''}`, [
       taskId.toUpperCase(),
     ]);
-    if (!thread) throw new RelayError('thread_not_found', `No thread with id ${taskId}`, { task_id: taskId });
-    return thread;
+    if (!task) throw new RelayError('thread_not_found', `No thread with id ${taskId}`, { task_id: taskId });
+    return task;
   }
 
-  private async unreadCount(manager: EntityManager, threadId: string, callerId: string): Promise<number> {
+  private async unreadCount(manager: EntityManager, taskId: string, callerId: string): Promise<number> {
     const [{ unread }] = await manager.query(
       `SELECT count(*)::int AS "unread" FROM "tasks"."messages" m
-       WHERE m."thread_id" = $1 AND m."author_id" <> $2
-         AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r WHERE r."thread_id" = $1 AND r."participant_id" = $2), 0)`,
-      [threadId, callerId],
+       WHERE m."task_id" = $1 AND m."author_id" <> $2
+         AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r WHERE r."task_id" = $1 AND r."participant_id" = $2), 0)`,
+      [taskId, callerId],
     );
     return unread;
   }
@@ -666,25 +663,19 @@ export class HandoffsService {
    * after `afterSequenceNo`, within the reply's byte budget: the newest ones are kept, or with
    * `afterSequenceNo` the oldest ones (the caller pages on from the last one it got).
    */
-  private async view(
-    manager: EntityManager,
-    thread: ThreadRow,
-    historyLength: number | undefined,
-    unread: number,
-    afterSequenceNo?: number,
-  ): Promise<ThreadView> {
-    const lowerBound = Math.max(afterSequenceNo ?? 0, historyLength === undefined ? 0 : thread.message_count - historyLength);
+  private async view(manager: EntityManager, task: TaskRow, historyLength: number | undefined, unread: number, afterSequenceNo?: number): Promise<TaskView> {
+    const lowerBound = Math.max(afterSequenceNo ?? 0, historyLength === undefined ? 0 : task.message_count - historyLength);
     let messages: MessageRow[] = [];
     if (historyLength !== 0) {
       const [row]: Array<{ messages: JsonMessage[] }> = await manager.query(`SELECT ${messagesWithinBudgetSql('$1', '$2', '$3')} AS "messages"`, [
-        thread.id,
+        task.id,
         lowerBound,
         afterSequenceNo !== undefined,
       ]);
       messages = row.messages.map(messageFromJson);
     }
-    const artifacts: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "thread_id" = $1 ORDER BY "position"`, [thread.id]);
-    return toThreadView(thread, messages, artifacts, unread);
+    const artifacts: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "task_id" = $1 ORDER BY "position"`, [task.id]);
+    return toTaskView(task, messages, artifacts, unread);
   }
 }
 

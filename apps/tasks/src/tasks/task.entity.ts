@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import type { Intent, ProposedAction, ThreadState } from '@app/contracts';
+import type { Intent, ProposedAction, TaskState } from '@app/contracts';
 
 const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
 
@@ -8,30 +8,27 @@ const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled
  * identities copied at creation. The index columns `id` and `status_timestamp` are descending in
  * the schema; TypeORM has no column order for an index, which it does not compare.
  */
-@Entity({ name: 'threads' })
-@Index('threads_recipient_created_idx', ['recipientId', 'id'])
-@Index('threads_sender_created_idx', ['senderId', 'id'])
-@Index('threads_recipient_status_idx', ['recipientId', 'statusTimestamp', 'id'])
-@Index('threads_sender_status_idx', ['senderId', 'statusTimestamp', 'id'])
-@Index('threads_context_idx', ['contextId'])
-@Check('threads_id_ulid', `"id" ~ '^[0-9A-HJKMNP-TV-Z]{26}$'`)
-@Check('threads_state_known', `"state" IN (${STATES})`)
-@Check('threads_intent_known', `"intent" IN ('inform', 'ask_question', 'propose_action')`)
-@Check(
-  'threads_proposed_action_matches_intent',
-  `("intent" = 'propose_action') = ("proposed_action" IS NOT NULL AND jsonb_typeof("proposed_action") = 'object')`,
-)
-@Check('threads_metadata_object', `jsonb_typeof("metadata") = 'object'`)
-@Check('threads_message_count_range', `"message_count" BETWEEN 0 AND 500`)
-@Check('threads_version_positive', `"version" >= 1`)
-@Check('threads_accepted_at_when_accepted', `"state" NOT IN ('accepted', 'input_required', 'completed', 'failed') OR "accepted_at" IS NOT NULL`)
-@Check('threads_completed_at_when_completed', `("state" = 'completed') = ("completed_at" IS NOT NULL)`)
-@Check('threads_cancelled_at_when_cancelled', `("state" = 'cancelled') = ("cancelled_at" IS NOT NULL)`)
-@Check('threads_failed_at_when_failed', `("state" = 'failed') = ("failed_at" IS NOT NULL)`)
-@Check('threads_rejected_at_when_rejected', `("state" = 'rejected') = ("rejected_at" IS NOT NULL)`)
-export class ThreadEntity {
+@Entity({ name: 'tasks' })
+@Index('tasks_recipient_created_idx', ['recipientId', 'id'])
+@Index('tasks_sender_created_idx', ['senderId', 'id'])
+@Index('tasks_recipient_status_idx', ['recipientId', 'statusTimestamp', 'id'])
+@Index('tasks_sender_status_idx', ['senderId', 'statusTimestamp', 'id'])
+@Index('tasks_context_idx', ['contextId'])
+@Check('tasks_id_ulid', `"id" ~ '^[0-9A-HJKMNP-TV-Z]{26}$'`)
+@Check('tasks_state_known', `"state" IN (${STATES})`)
+@Check('tasks_intent_known', `"intent" IN ('inform', 'ask_question', 'propose_action')`)
+@Check('tasks_proposed_action_matches_intent', `("intent" = 'propose_action') = ("proposed_action" IS NOT NULL AND jsonb_typeof("proposed_action") = 'object')`)
+@Check('tasks_metadata_object', `jsonb_typeof("metadata") = 'object'`)
+@Check('tasks_message_count_range', `"message_count" BETWEEN 0 AND 500`)
+@Check('tasks_version_positive', `"version" >= 1`)
+@Check('tasks_accepted_at_when_accepted', `"state" NOT IN ('accepted', 'input_required', 'completed', 'failed') OR "accepted_at" IS NOT NULL`)
+@Check('tasks_completed_at_when_completed', `("state" = 'completed') = ("completed_at" IS NOT NULL)`)
+@Check('tasks_cancelled_at_when_cancelled', `("state" = 'cancelled') = ("cancelled_at" IS NOT NULL)`)
+@Check('tasks_failed_at_when_failed', `("state" = 'failed') = ("failed_at" IS NOT NULL)`)
+@Check('tasks_rejected_at_when_rejected', `("state" = 'rejected') = ("rejected_at" IS NOT NULL)`)
+export class TaskEntity {
   /** ULID. */
-  @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'threads_pkey' })
+  @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'tasks_pkey' })
   id: string;
 
   @Column({ type: 'varchar', length: 255 })
@@ -62,7 +59,7 @@ export class ThreadEntity {
   recipientRole: string | null;
 
   @Column({ type: 'varchar', length: 20, default: 'pending' })
-  state: ThreadState;
+  state: TaskState;
 
   @Column({ type: 'varchar', length: 20, default: 'inform' })
   intent: Intent;

@@ -7,9 +7,9 @@ import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import { artifactBytes, artifactLimitError } from './artifact-limits';
 import { messageBytes } from './message-budget';
 import { taskEvent } from './task-events';
-import { firstText, type ArtifactRow, type MessageRow, type ThreadRow } from './thread-rows';
+import { firstText, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
-export const nextThreadId = monotonicFactory();
+export const nextTaskId = monotonicFactory();
 
 export interface IdempotencyKeyRef {
   scope: 'message_id' | 'client_key';
@@ -17,8 +17,8 @@ export interface IdempotencyKeyRef {
 }
 
 /** A new thread with its first message and artifacts, as stored, built without reading it back. */
-export interface NewThread {
-  thread: ThreadRow;
+export interface NewTask {
+  task: TaskRow;
   message: MessageRow;
   artifacts: ArtifactRow[];
 }
@@ -38,29 +38,29 @@ WITH known_key AS (
   SELECT count(*) <= $27::int AND COALESCE(sum(a."size_bytes"), 0) <= $28::int AS "within"
   FROM jsonb_to_recordset($21::jsonb) AS a("size_bytes" int)
 ), thread AS (
-  INSERT INTO "tasks"."threads" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
+  INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
     "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
     "metadata", "message_count", "created_at", "updated_at", "status_timestamp")
   SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, 1, $15, $15, $15
   WHERE NOT EXISTS (SELECT 1 FROM known_key) AND (SELECT "within" FROM artifact_caps)
   RETURNING "id"
 ), message AS (
-  INSERT INTO "tasks"."messages" ("thread_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
+  INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
   SELECT t."id", 1, $16, 'sender', $3, $4, $12, $17, $20, $15, $26 FROM thread t
-  RETURNING "thread_id"
+  RETURNING "task_id"
 ), artifact AS (
-  INSERT INTO "tasks"."artifacts" ("thread_id", "artifact_id", "position", "type", "fields", "name", "description", "parts", "metadata",
+  INSERT INTO "tasks"."artifacts" ("task_id", "artifact_id", "position", "type", "fields", "name", "description", "parts", "metadata",
     "last_chunk", "created_at", "updated_at", "size_bytes")
   SELECT t."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", $15, $15,
     a."size_bytes"
   FROM thread t, jsonb_to_recordset($21::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
     "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean, "size_bytes" int)
 ), audit AS (
-  INSERT INTO "tasks"."audit_log" ("thread_id", "actor_id", "transition", "from_state", "to_state", "at")
+  INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "at")
   SELECT t."id", $3, 'create', NULL, 'pending', $15 FROM thread t
 ), idempotency AS (
-  INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "thread_id", "sequence_no", "created_thread")
-  SELECT $3, k."scope", k."key", $22, m."thread_id", 1, true FROM message m, unnest($18::text[], $19::text[]) AS k("scope", "key")
+  INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
+  SELECT $3, k."scope", k."key", $22, m."task_id", 1, true FROM message m, unnest($18::text[], $19::text[]) AS k("scope", "key")
 ), outbox AS (
   INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
   SELECT $23, $24, 'created', t."id", $25, $15, $29 FROM thread t
@@ -82,9 +82,9 @@ export function creatableInOneStatement(request: SendRequest): boolean {
   return true;
 }
 
-function artifactRows(threadId: string, artifacts: ArtifactInput[] | undefined, parts: (artifact: ArtifactInput) => PartView[]): ArtifactRow[] {
+function artifactRows(taskId: string, artifacts: ArtifactInput[] | undefined, parts: (artifact: ArtifactInput) => PartView[]): ArtifactRow[] {
   return (artifacts ?? []).map((artifact, index) => ({
-    thread_id: threadId,
+    task_id: taskId,
     artifact_id: artifact.artifact_id ?? randomUUID(),
     position: index + 1,
     type: artifact.type ?? null,
@@ -102,20 +102,20 @@ function artifactRows(threadId: string, artifacts: ArtifactInput[] | undefined, 
  * `keys` was already used by this sender (the caller then replays or refuses through the keys);
  * refuses, having written nothing, artifacts past a thread's caps.
  */
-export async function createThreadInOneStatement(
+export async function createTaskInOneStatement(
   pool: pg.Pool,
   request: SendRequest,
   parts: PartView[],
   artifactParts: (artifact: ArtifactInput) => PartView[],
   keys: IdempotencyKeyRef[],
   requestHash: string,
-): Promise<NewThread | null> {
+): Promise<NewTask | null> {
   const sender = request.caller;
   const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
   const now = new Date();
   const summary = firstText(parts);
-  const thread: ThreadRow = {
-    id: nextThreadId(),
+  const task: TaskRow = {
+    id: nextTaskId(),
     context_id: randomUUID(),
     sender_id: sender.id,
     sender_handle: sender.handle,
@@ -144,7 +144,7 @@ export async function createThreadInOneStatement(
     status_timestamp: now,
   };
   const message: MessageRow = {
-    thread_id: thread.id,
+    task_id: task.id,
     sequence_no: 1,
     id: request.message.message_id ?? randomUUID(),
     author: 'sender',
@@ -155,29 +155,29 @@ export async function createThreadInOneStatement(
     payload: request.message.payload ?? {},
     created_at: now,
   };
-  const artifacts = artifactRows(thread.id, request.artifacts, artifactParts);
-  const event = taskEvent('created', thread, message, now);
+  const artifacts = artifactRows(task.id, request.artifacts, artifactParts);
+  const event = taskEvent('created', task, message, now);
   const partsJson = JSON.stringify(parts);
   const payloadJson = JSON.stringify(message.payload);
-  const artifactsToStore = artifacts.map(({ thread_id: _threadId, ...artifact }) => ({ ...artifact, size_bytes: artifactBytes(artifact) }));
+  const artifactsToStore = artifacts.map(({ task_id: _threadId, ...artifact }) => ({ ...artifact, size_bytes: artifactBytes(artifact) }));
   const result = await pool.query<{ created: number; within_artifact_caps: boolean }>({
     name: 'tasks-create-thread',
     text: CREATE_THREAD_SQL,
     values: [
-      thread.id,
-      thread.context_id,
+      task.id,
+      task.context_id,
       sender.id,
       sender.handle,
       sender.name,
-      thread.sender_role,
+      task.sender_role,
       recipient.id,
       recipient.handle,
       recipient.name,
-      thread.recipient_role,
-      thread.intent,
+      task.recipient_role,
+      task.intent,
       summary,
-      thread.proposed_action ? JSON.stringify(thread.proposed_action) : null,
-      JSON.stringify(thread.metadata),
+      task.proposed_action ? JSON.stringify(task.proposed_action) : null,
+      JSON.stringify(task.metadata),
       now,
       message.id,
       partsJson,
@@ -190,8 +190,8 @@ export async function createThreadInOneStatement(
       event.subject,
       JSON.stringify(event.payload),
       messageBytes(summary, partsJson, payloadJson),
-      TASK_LIMITS.artifactsPerThread,
-      TASK_LIMITS.artifactBytesPerThread,
+      TASK_LIMITS.artifactsPerTask,
+      TASK_LIMITS.artifactBytesPerTask,
       currentTraceParent(),
     ],
   });
@@ -202,5 +202,5 @@ export async function createThreadInOneStatement(
       { count: artifacts.length, bytes: artifactsToStore.reduce((sum, artifact) => sum + artifact.size_bytes, 0) },
     );
   }
-  return row?.created === 1 ? { thread, message, artifacts } : null;
+  return row?.created === 1 ? { task, message, artifacts } : null;
 }

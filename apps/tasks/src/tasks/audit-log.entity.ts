@@ -1,12 +1,12 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, type Relation } from 'typeorm';
-import type { ThreadState } from '@app/contracts';
-import type { ThreadEntity } from './thread.entity';
+import type { TaskState } from '@app/contracts';
+import type { TaskEntity } from './task.entity';
 
 const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
 
 /** One state transition of a thread: who, from which state to which, and why. */
 @Entity({ name: 'audit_log' })
-@Index('audit_log_thread_idx', ['threadId', 'id'])
+@Index('audit_log_task_idx', ['taskId', 'id'])
 @Check('audit_log_transition_known', `"transition" IN ('create', 'accept', 'complete', 'cancel', 'decline', 'fail', 'request_input', 'resume')`)
 @Check('audit_log_from_state_known', `"from_state" IS NULL OR "from_state" IN (${STATES})`)
 @Check('audit_log_to_state_known', `"to_state" IN (${STATES})`)
@@ -17,11 +17,11 @@ export class AuditLogEntity {
   id: string;
 
   @Column({ type: 'char', length: 26 })
-  threadId: string;
+  taskId: string;
 
-  @ManyToOne('ThreadEntity', { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'thread_id', foreignKeyConstraintName: 'audit_log_thread_fkey' })
-  thread?: Relation<ThreadEntity>;
+  @ManyToOne('TaskEntity', { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'task_id', foreignKeyConstraintName: 'audit_log_task_fkey' })
+  task?: Relation<TaskEntity>;
 
   @Column({ type: 'varchar', length: 64 })
   actorId: string;
@@ -30,10 +30,10 @@ export class AuditLogEntity {
   transition: string;
 
   @Column({ type: 'varchar', length: 20, nullable: true })
-  fromState: ThreadState | null;
+  fromState: TaskState | null;
 
   @Column({ type: 'varchar', length: 20 })
-  toState: ThreadState;
+  toState: TaskState;
 
   @Column({ type: 'varchar', length: 255, nullable: true })
   sessionId: string | null;

@@ -3,7 +3,7 @@ import { ensureEventStream, openJetStream } from '@app/messaging';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { EventCollector } from './support/event-collector';
 import { eventually } from './support/eventually';
-import { createHandoff } from './support/handoffs';
+import { createTask } from './support/tasks';
 import { ok } from './support/json-rpc';
 import { verifyStandardWebhook } from './support/notifier-helpers';
 import { RelayHarness } from './support/relay-harness';
@@ -49,7 +49,7 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
   });
 
   it('an internal consumer of relay.events.task.> sees the whole life of a handoff, in order', async () => {
-    const taskId = await createHandoff(relay.url, bob, frank, 'Please review the /users refactor.');
+    const taskId = await createTask(relay.url, bob, frank, 'Please review the /users refactor.');
     await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
     await ok(relay.url, frank.api_key, 'message/send', {
       task_id: taskId,
@@ -108,17 +108,17 @@ describe('a handoff end to end: task events on JetStream and signed webhooks', (
     const update = (agent: RegisteredTestAgent, taskId: string, transition: string, extra: Record<string, unknown> = {}) =>
       ok(relay.url, agent.api_key, 'tasks/update', { task_id: taskId, transition, ...extra });
 
-    const asked = await createHandoff(relay.url, bob, frank, 'Needs a question');
+    const asked = await createTask(relay.url, bob, frank, 'Needs a question');
     await update(frank, asked, 'accept');
     await update(frank, asked, 'request_input', { message: { role: 'user', parts: [{ type: 'text', text: 'Which endpoint first?' }] } });
     await ok(relay.url, bob.api_key, 'message/send', { task_id: asked, message: { role: 'user', parts: [{ type: 'text', text: '/users' }] } });
     await update(frank, asked, 'complete', { result_summary: 'Done' });
-    const declined = await createHandoff(relay.url, bob, frank, 'Not for frank');
+    const declined = await createTask(relay.url, bob, frank, 'Not for frank');
     await update(frank, declined, 'decline', { reason: 'not my area' });
-    const failed = await createHandoff(relay.url, bob, frank, 'Will break');
+    const failed = await createTask(relay.url, bob, frank, 'Will break');
     await update(frank, failed, 'accept');
     await update(frank, failed, 'fail', { reason: 'tests broke' });
-    const cancelled = await createHandoff(relay.url, bob, frank, 'Never mind');
+    const cancelled = await createTask(relay.url, bob, frank, 'Never mind');
     await update(bob, cancelled, 'cancel');
 
     const toBob = ['a2a.task.accepted', 'a2a.task.input_required', 'a2a.task.completed', 'a2a.task.rejected', 'a2a.task.accepted', 'a2a.task.failed'];
