@@ -1,4 +1,4 @@
-import { RelayError, TASK_LIMITS, type ArtifactType } from '@app/contracts';
+import { RelayError, TASK_LIMITS, type ArtifactInput, type ArtifactType } from '@app/contracts';
 
 type FieldKind = 'string' | 'url' | 'integer' | 'string[]';
 
@@ -78,4 +78,11 @@ export function validateTypedArtifact(type: ArtifactType, fields: Record<string,
       field: `${field}.${unknown}`,
     });
   }
+}
+
+/** Checks the fields of every typed artifact of a request. */
+export function validateArtifactInputs(artifacts: ArtifactInput[] | undefined): void {
+  (artifacts ?? []).forEach((artifact, index) => {
+    if (artifact.type !== undefined) validateTypedArtifact(artifact.type, artifact.fields ?? {}, `artifacts.${index}`);
+  });
 }

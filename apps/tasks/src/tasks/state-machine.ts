@@ -66,3 +66,10 @@ export const STATE_TIMESTAMP_COLUMN: Partial<Record<TaskState, string>> = {
   failed: 'failed_at',
   rejected: 'rejected_at',
 };
+
+/** Which side of the task the caller is on; anyone else is refused. */
+export function partyOf(task: { id: string; sender_id: string; recipient_id: string }, callerId: string): Party {
+  if (task.sender_id === callerId) return 'sender';
+  if (task.recipient_id === callerId) return 'recipient';
+  throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: task.id });
+}

@@ -7,14 +7,10 @@ import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import { artifactBytes, artifactLimitError } from './artifact-limits';
 import { messageBytes } from './message-budget';
 import { taskEvent } from './task-events';
+import type { IdempotencyKey } from './send-idempotency';
 import { firstText, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
 export const nextTaskId = monotonicFactory();
-
-export interface IdempotencyKeyRef {
-  scope: 'message_id' | 'client_key';
-  key: string;
-}
 
 /** A new thread with its first message and artifacts, as stored, built without reading it back. */
 export interface NewTask {
@@ -107,7 +103,7 @@ export async function createTaskInOneStatement(
   request: SendRequest,
   parts: PartView[],
   artifactParts: (artifact: ArtifactInput) => PartView[],
-  keys: IdempotencyKeyRef[],
+  keys: Array<Pick<IdempotencyKey, 'scope' | 'key'>>,
   requestHash: string,
 ): Promise<NewTask | null> {
   const sender = request.caller;

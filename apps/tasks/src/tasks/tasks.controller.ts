@@ -11,29 +11,35 @@ import {
   type TaskView,
   type TransitionReply,
 } from '@app/contracts';
-import { TasksService } from './tasks.service';
+import { ReadTasks } from './read-tasks';
+import { SendTask } from './send-task';
+import { TransitionTask } from './transition-task';
 
 @Controller()
 export class TasksController {
-  constructor(@Inject(TasksService) private readonly tasks: TasksService) {}
+  constructor(
+    @Inject(SendTask) private readonly sending: SendTask,
+    @Inject(TransitionTask) private readonly transitions: TransitionTask,
+    @Inject(ReadTasks) private readonly reads: ReadTasks,
+  ) {}
 
   @MessagePattern(TASKS_SUBJECTS.send)
   send(@Payload() request: SendRequest): Promise<SendReply> {
-    return this.tasks.send(request);
+    return this.sending.send(request);
   }
 
   @MessagePattern(TASKS_SUBJECTS.get)
   get(@Payload() request: GetRequest): Promise<TaskView> {
-    return this.tasks.get(request);
+    return this.reads.get(request);
   }
 
   @MessagePattern(TASKS_SUBJECTS.list)
   list(@Payload() request: ListRequest): Promise<ListReply> {
-    return this.tasks.list(request);
+    return this.reads.list(request);
   }
 
   @MessagePattern(TASKS_SUBJECTS.transition)
   transition(@Payload() request: TransitionRequest): Promise<TransitionReply> {
-    return this.tasks.transition(request);
+    return this.transitions.transition(request);
   }
 }

@@ -1,6 +1,10 @@
 import { Module } from '@nestjs/common';
+import { ReadTasks } from './read-tasks';
+import { SendIdempotency } from './send-idempotency';
+import { SendTask } from './send-task';
+import { TaskRepository } from './task-repository';
 import { TasksController } from './tasks.controller';
-import { TasksService } from './tasks.service';
+import { TransitionTask } from './transition-task';
 
-@Module({ controllers: [TasksController], providers: [TasksService] })
+@Module({ controllers: [TasksController], providers: [TaskRepository, SendIdempotency, SendTask, TransitionTask, ReadTasks] })
 export class TasksModule {}

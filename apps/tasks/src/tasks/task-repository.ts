@@ -1,0 +1,342 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import {
+  RelayError,
+  TASK_LIMITS,
+  type ArtifactInput,
+  type MessageInput,
+  type ParticipantRefDto,
+  type PartView,
+  type SendRequest,
+  type TaskState,
+  type TaskView,
+} from '@app/contracts';
+import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-limits';
+import { messageBytes, messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
+import { AuditLogEntity } from './audit-log.entity';
+import { STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
+import { nextTaskId } from './task-creation';
+import { firstText, TASK_COLUMNS, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
+
+interface PgError {
+  code?: string;
+  constraint?: string;
+  driverError?: { code?: string; constraint?: string };
+}
+
+/** The SQLSTATE and constraint of a failed statement, whether TypeORM wrapped the driver's error or not. */
+export function pgError(error: unknown): { code?: string; constraint?: string } {
+  const candidate = error as PgError;
+  return candidate.driverError ?? candidate;
+}
+
+/** A write refused because the message id is taken in the task, as the caller's error; anything else as it was. */
+export function duplicateMessageIdOr(error: unknown): unknown {
+  const { code, constraint } = pgError(error);
+  if (code === '23505' && constraint === 'messages_task_id_id_key') {
+    return new RelayError('invalid_params', 'message.message_id is already used by another message of this thread', { field: 'message.message_id' });
+  }
+  return error;
+}
+
+/** Rows of an `UPDATE … RETURNING` (TypeORM answers `[rows, count]` for an UPDATE). */
+export function updatedRows<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return result as T[];
+}
+
+/** Parts as plain JSON (class instances of the validated request become plain objects). */
+export function plainParts(parts: MessageInput['parts']): PartView[] {
+  return JSON.parse(JSON.stringify(parts)) as PartView[];
+}
+
+/** One row of a task's audit log: who moved it from which state to which. */
+export type AuditEntry = Pick<AuditLogEntity, 'taskId' | 'actorId' | 'transition' | 'fromState' | 'toState' | 'at'> &
+  Partial<Pick<AuditLogEntity, 'sessionId' | 'reason'>>;
+
+/**
+ * The SQL of the multi-statement paths (appends, transitions with messages or artifacts, replays),
+ * each statement on the caller's transaction. The one-statement hot paths keep their SQL beside
+ * them (task-creation.ts, task-read.ts, task-transition.ts).
+ */
+@Injectable()
+export class TaskRepository {
+  async loadTask(manager: EntityManager, taskId: string, forUpdate = false): Promise<TaskRow> {
+    const [task]: TaskRow[] = await manager.query(`SELECT ${TASK_COLUMNS} FROM "tasks"."tasks" t WHERE t."id" = $1${forUpdate ? ' FOR UPDATE' : ''}`, [
+      taskId.toUpperCase(),
+    ]);
+    if (!task) throw new RelayError('thread_not_found', `No thread with id ${taskId}`, { task_id: taskId });
+    return task;
+  }
+
+  async unreadCount(manager: EntityManager, taskId: string, callerId: string): Promise<number> {
+    const [{ unread }] = await manager.query(
+      `SELECT count(*)::int AS "unread" FROM "tasks"."messages" m
+       WHERE m."task_id" = $1 AND m."author_id" <> $2
+         AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r WHERE r."task_id" = $1 AND r."participant_id" = $2), 0)`,
+      [taskId, callerId],
+    );
+    return unread;
+  }
+
+  /**
+   * The thread with its most recent `historyLength` messages (all when undefined), or the messages
+   * after `afterSequenceNo`, within the reply's byte budget: the newest ones are kept, or with
+   * `afterSequenceNo` the oldest ones (the caller pages on from the last one it got).
+   */
+  async view(manager: EntityManager, task: TaskRow, historyLength: number | undefined, unread: number, afterSequenceNo?: number): Promise<TaskView> {
+    const lowerBound = Math.max(afterSequenceNo ?? 0, historyLength === undefined ? 0 : task.message_count - historyLength);
+    let messages: MessageRow[] = [];
+    if (historyLength !== 0) {
+      const [row]: Array<{ messages: JsonMessage[] }> = await manager.query(`SELECT ${messagesWithinBudgetSql('$1', '$2', '$3')} AS "messages"`, [
+        task.id,
+        lowerBound,
+        afterSequenceNo !== undefined,
+      ]);
+      messages = row.messages.map(messageFromJson);
+    }
+    const artifacts: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "task_id" = $1 ORDER BY "position"`, [task.id]);
+    return toTaskView(task, messages, artifacts, unread);
+  }
+
+  /** Appends a message to a thread whose row this transaction has locked (FOR UPDATE or UPDATE). */
+  async appendMessage(manager: EntityManager, current: TaskRow, party: Party, input: MessageInput, now: Date): Promise<{ task: TaskRow; message: MessageRow }> {
+    if (current.message_count >= TASK_LIMITS.messagesPerTask) {
+      throw new RelayError('thread_message_limit', `The thread holds the maximum of ${TASK_LIMITS.messagesPerTask} messages`, {
+        limit: TASK_LIMITS.messagesPerTask,
+      });
+    }
+    const sequenceNo = current.message_count + 1;
+    const [task] = updatedRows<TaskRow>(
+      await manager.query(
+        `UPDATE "tasks"."tasks" t SET "message_count" = $2, "updated_at" = $3, "version" = t."version" + 1
+         WHERE t."id" = $1 AND t."message_count" = $4 RETURNING ${TASK_COLUMNS}`,
+        [current.id, sequenceNo, now, current.message_count],
+      ),
+    );
+    if (!task) throw new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: current.id });
+    const message = await this.insertMessage(manager, task, party, sequenceNo, input, plainParts(input.parts), now);
+    return { task, message };
+  }
+
+  async insertMessage(
+    manager: EntityManager,
+    task: TaskRow,
+    party: Party,
+    sequenceNo: number,
+    input: MessageInput,
+    parts: PartView[],
+    now: Date,
+  ): Promise<MessageRow> {
+    const partsJson = JSON.stringify(parts);
+    const payloadJson = JSON.stringify(input.payload ?? {});
+    const body = firstText(parts);
+    const [message]: MessageRow[] = await manager.query(
+      `INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
+      [
+        task.id,
+        sequenceNo,
+        input.message_id ?? randomUUID(),
+        party,
+        party === 'sender' ? task.sender_id : task.recipient_id,
+        party === 'sender' ? task.sender_handle : task.recipient_handle,
+        body,
+        partsJson,
+        payloadJson,
+        now,
+        messageBytes(body, partsJson, payloadJson),
+      ],
+    );
+    return message;
+  }
+
+  /**
+   * Adds, replaces or appends to the thread's artifacts, on a thread row this transaction has
+   * locked. Each write checks the thread's artifact caps in its own statement and writes nothing
+   * past them.
+   */
+  async upsertArtifacts(manager: EntityManager, taskId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<void> {
+    const caps = [TASK_LIMITS.artifactsPerTask, TASK_LIMITS.artifactBytesPerTask];
+    for (const artifact of artifacts ?? []) {
+      const artifactId = artifact.artifact_id ?? randomUUID();
+      const parts = artifact.parts ? plainParts(artifact.parts) : [];
+      const [existing]: ArtifactRow[] = await manager.query(`SELECT * FROM "tasks"."artifacts" WHERE "task_id" = $1 AND "artifact_id" = $2`, [
+        taskId,
+        artifactId,
+      ]);
+      if (existing && artifact.append) {
+        const added = appendedBytes(artifact, parts);
+        const appended: unknown[] = await manager.query(
+          `UPDATE "tasks"."artifacts" SET "parts" = "parts" || $3::jsonb, "last_chunk" = $4, "updated_at" = $5,
+             "metadata" = "metadata" || $6::jsonb, "size_bytes" = "size_bytes" + $7
+           WHERE "task_id" = $1 AND "artifact_id" = $2
+             AND (SELECT sum(o."size_bytes") FROM "tasks"."artifacts" o WHERE o."task_id" = $1) + $7::int <= $8::int
+           RETURNING 1`,
+          [taskId, artifactId, JSON.stringify(parts), artifact.last_chunk ?? false, now, JSON.stringify(artifact.metadata ?? {}), added, caps[1]],
+        );
+        if (updatedRows(appended).length === 0) throw artifactLimitError(await this.artifactsHeld(manager, taskId), { count: 0, bytes: added });
+        continue;
+      }
+      const stored = {
+        type: artifact.type ?? null,
+        fields: artifact.fields ?? {},
+        name: artifact.name ?? null,
+        description: artifact.description ?? null,
+        parts,
+        metadata: artifact.metadata ?? {},
+      };
+      const size = artifactBytes(stored);
+      const values = [
+        taskId,
+        artifactId,
+        stored.type,
+        JSON.stringify(stored.fields),
+        stored.name,
+        stored.description,
+        JSON.stringify(parts),
+        JSON.stringify(stored.metadata),
+        artifact.append ? (artifact.last_chunk ?? false) : (artifact.last_chunk ?? true),
+        now,
+        size,
+        ...caps,
+      ];
+      // The thread's other artifacts, and this one at its new size, within both caps.
+      const withinCaps = `(SELECT count(*) < $12::int AND COALESCE(sum(o."size_bytes"), 0) + $11::int <= $13::int
+        FROM "tasks"."artifacts" o WHERE o."task_id" = $1::text AND o."artifact_id" <> $2::text)`;
+      const written: unknown[] = existing
+        ? await manager.query(
+            `UPDATE "tasks"."artifacts" SET "type" = $3, "fields" = $4, "name" = $5, "description" = $6, "parts" = $7, "metadata" = $8,
+               "last_chunk" = $9, "updated_at" = $10, "size_bytes" = $11
+             WHERE "task_id" = $1::text AND "artifact_id" = $2::text AND ${withinCaps}
+             RETURNING 1`,
+            values,
+          )
+        : await manager.query(
+            `INSERT INTO "tasks"."artifacts" ("task_id", "artifact_id", "type", "fields", "name", "description", "parts", "metadata", "last_chunk",
+               "created_at", "updated_at", "size_bytes", "position")
+             SELECT $1::text, $2::text, $3::text, $4::jsonb, $5::text, $6::text, $7::jsonb, $8::jsonb, $9::boolean, $10::timestamptz, $10::timestamptz, $11::int,
+               (SELECT COALESCE(MAX("position"), 0) + 1 FROM "tasks"."artifacts" WHERE "task_id" = $1::text)
+             WHERE ${withinCaps}
+             RETURNING 1`,
+            values,
+          );
+      if (updatedRows(written).length === 0) {
+        const held = await this.artifactsHeld(manager, taskId);
+        throw artifactLimitError(existing ? { count: held.count - 1, bytes: held.bytes - Number(existing.size_bytes ?? 0) } : held, { count: 1, bytes: size });
+      }
+    }
+  }
+
+  /** How many artifacts a thread holds and their bytes (to say which cap a refused write met). */
+  async artifactsHeld(manager: EntityManager, taskId: string): Promise<{ count: number; bytes: number }> {
+    const [held]: Array<{ count: number; bytes: number }> = await manager.query(
+      `SELECT count(*)::int AS "count", COALESCE(sum("size_bytes"), 0)::int AS "bytes" FROM "tasks"."artifacts" WHERE "task_id" = $1`,
+      [taskId],
+    );
+    return held;
+  }
+
+  async touch(manager: EntityManager, taskId: string, now: Date): Promise<void> {
+    await manager.query(`UPDATE "tasks"."tasks" SET "updated_at" = $2, "version" = "version" + 1 WHERE "id" = $1`, [taskId, now]);
+  }
+
+  /** A new context, or a sibling in an existing one the caller takes part in (at most 100 tasks). */
+  async claimContext(manager: EntityManager, contextId: string | undefined, senderId: string): Promise<string> {
+    if (contextId === undefined) return randomUUID();
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('tasks.context:' || $1))`, [contextId]);
+    const [{ total, mine }] = await manager.query(
+      `SELECT count(*)::int AS "total", count(*) FILTER (WHERE "sender_id" = $2 OR "recipient_id" = $2)::int AS "mine"
+       FROM "tasks"."tasks" WHERE "context_id" = $1`,
+      [contextId, senderId],
+    );
+    if (total > 0 && mine === 0) throw new RelayError('invalid_params', 'context_id names a context you take no part in', { field: 'context_id' });
+    if (total >= TASK_LIMITS.tasksPerContext) {
+      throw new RelayError('context_limit_reached', `The context holds the maximum of ${TASK_LIMITS.tasksPerContext} tasks`, {
+        context_id: contextId,
+        limit: TASK_LIMITS.tasksPerContext,
+      });
+    }
+    return contextId;
+  }
+
+  /** Inserts a new task, pending, with its first message counted. */
+  async insertTask(manager: EntityManager, request: SendRequest, contextId: string, parts: PartView[], now: Date): Promise<TaskRow> {
+    const sender = request.caller;
+    const recipient = request.recipient as ParticipantRefDto;
+    const [task]: TaskRow[] = await manager.query(
+      `INSERT INTO "tasks"."tasks" AS t ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
+         "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
+         "metadata", "message_count", "created_at", "updated_at", "status_timestamp")
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, 1, $15, $15, $15)
+       RETURNING ${TASK_COLUMNS}`,
+      [
+        nextTaskId(),
+        contextId,
+        sender.id,
+        sender.handle,
+        sender.name,
+        sender.role ?? null,
+        recipient.id,
+        recipient.handle,
+        recipient.name,
+        recipient.role ?? null,
+        request.intent ?? 'inform',
+        firstText(parts),
+        request.proposed_action ? JSON.stringify(request.proposed_action) : null,
+        JSON.stringify(request.metadata ?? {}),
+        now,
+      ],
+    );
+    return task;
+  }
+
+  /**
+   * Moves a task from `from` to `to` (stamping the state's timestamp column), or answers null when
+   * another caller moved it first.
+   */
+  async changeState(
+    manager: EntityManager,
+    task: TaskRow,
+    to: TaskState,
+    now: Date,
+    outcome: { resultSummary?: string | null; reason?: string | null } = {},
+  ): Promise<TaskRow | null> {
+    const stampColumn = STATE_TIMESTAMP_COLUMN[to];
+    const rows = updatedRows<TaskRow>(
+      await manager.query(
+        `UPDATE "tasks"."tasks" t
+         SET "state" = $3, "status_timestamp" = $4, "updated_at" = $4, "version" = t."version" + 1,
+             ${stampColumn ? `"${stampColumn}" = $4,` : ''}
+             "result_summary" = COALESCE($5, t."result_summary"), "reason" = COALESCE($6, t."reason")
+         WHERE t."id" = $1 AND t."state" = $2
+         RETURNING ${TASK_COLUMNS}`,
+        [task.id, task.state, to, now, outcome.resultSummary ?? null, outcome.reason ?? null],
+      ),
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The sender's answer puts a task waiting for input back to accepted (its accepted_at stays). */
+  async resume(manager: EntityManager, taskId: string, now: Date): Promise<TaskRow> {
+    const [task] = updatedRows<TaskRow>(
+      await manager.query(
+        `UPDATE "tasks"."tasks" t SET "state" = 'accepted', "status_timestamp" = $2, "updated_at" = $2, "version" = t."version" + 1
+         WHERE t."id" = $1 AND t."state" = 'input_required' RETURNING ${TASK_COLUMNS}`,
+        [taskId, now],
+      ),
+    );
+    return task;
+  }
+
+  async recordTransition(manager: EntityManager, entry: AuditEntry): Promise<void> {
+    await manager.insert(AuditLogEntity, entry);
+  }
+
+  /** The message a stored idempotency key points at. */
+  async messageAt(manager: EntityManager, taskId: string, sequenceNo: number): Promise<MessageRow> {
+    const [message]: MessageRow[] = await manager.query(`SELECT * FROM "tasks"."messages" WHERE "task_id" = $1 AND "sequence_no" = $2`, [taskId, sequenceNo]);
+    return message;
+  }
+}
