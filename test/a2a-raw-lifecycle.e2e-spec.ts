@@ -155,8 +155,8 @@ describe('A2A JSON-RPC, raw', () => {
     it('carries message metadata as the thread message payload, both ways', async () => {
       const task = await newTask(alice, bob, 'with metadata', { metadata: { ticket: 'OPS-1', nested: { snake_key: true } } });
       expect(task.history[0].metadata).toEqual({ ticket: 'OPS-1', nested: { snake_key: true } });
-      const thread = await agentRelay(bob, 'tasks/get', { task_id: task.id });
-      expect((thread.messages as Json[])[0].payload).toEqual({ ticket: 'OPS-1', nested: { snake_key: true } });
+      const relayView = await agentRelay(bob, 'tasks/get', { task_id: task.id });
+      expect((relayView.messages as Json[])[0].payload).toEqual({ ticket: 'OPS-1', nested: { snake_key: true } });
       await v1(bob, `/a2a/${alice.agent.handle}`, 'SendMessage', {
         message: message('ack', { taskId: task.id, metadata: { seen: 1 } }),
         configuration: { returnImmediately: true },

@@ -81,7 +81,7 @@ export class TaskRepository {
   }
 
   /**
-   * The thread with its most recent `historyLength` messages (all when undefined), or the messages
+   * The task with its most recent `historyLength` messages (all when undefined), or the messages
    * after `afterSequenceNo`, within the reply's byte budget: the newest ones are kept, or with
    * `afterSequenceNo` the oldest ones (the caller pages on from the last one it got).
    */
@@ -100,7 +100,7 @@ export class TaskRepository {
     return toTaskView(task, messages, artifacts, unread);
   }
 
-  /** Appends a message to a thread whose row this transaction has locked (FOR UPDATE or UPDATE). */
+  /** Appends a message to a task whose row this transaction has locked (FOR UPDATE or UPDATE). */
   async appendMessage(manager: EntityManager, current: TaskRow, party: Party, input: MessageInput, now: Date): Promise<{ task: TaskRow; message: MessageRow }> {
     if (current.message_count >= TASK_LIMITS.messagesPerTask) {
       throw new RelayError('thread_message_limit', `The thread holds the maximum of ${TASK_LIMITS.messagesPerTask} messages`, {
@@ -153,8 +153,8 @@ export class TaskRepository {
   }
 
   /**
-   * Adds, replaces or appends to the thread's artifacts, on a thread row this transaction has
-   * locked. Each write checks the thread's artifact caps in its own statement and writes nothing
+   * Adds, replaces or appends to the task's artifacts, on a task row this transaction has
+   * locked. Each write checks the task's artifact caps in its own statement and writes nothing
    * past them.
    */
   async upsertArtifacts(manager: EntityManager, taskId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<void> {
@@ -202,7 +202,7 @@ export class TaskRepository {
         size,
         ...caps,
       ];
-      // The thread's other artifacts, and this one at its new size, within both caps.
+      // The task's other artifacts, and this one at its new size, within both caps.
       const withinCaps = `(SELECT count(*) < $12::int AND COALESCE(sum(o."size_bytes"), 0) + $11::int <= $13::int
         FROM "tasks"."artifacts" o WHERE o."task_id" = $1::text AND o."artifact_id" <> $2::text)`;
       const written: unknown[] = existing
@@ -229,7 +229,7 @@ export class TaskRepository {
     }
   }
 
-  /** How many artifacts a thread holds and their bytes (to say which cap a refused write met). */
+  /** How many artifacts a task holds and their bytes (to say which cap a refused write met). */
   async artifactsHeld(manager: EntityManager, taskId: string): Promise<{ count: number; bytes: number }> {
     const [held]: Array<{ count: number; bytes: number }> = await manager.query(
       `SELECT count(*)::int AS "count", COALESCE(sum("size_bytes"), 0)::int AS "bytes" FROM "tasks"."artifacts" WHERE "task_id" = $1`,

@@ -4,7 +4,7 @@ import type { Intent, ProposedAction, TaskState } from '@app/contracts';
 const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
 
 /**
- * A handoff thread (an A2A task) between a sender and a recipient agent, with the participants'
+ * A task (an A2A task) between a sender and a recipient agent, with the participants'
  * identities copied at creation. The index columns `id` and `status_timestamp` are descending in
  * the schema; TypeORM has no column order for an index, which it does not compare.
  */
@@ -82,7 +82,7 @@ export class TaskEntity {
   @Column({ type: 'integer', default: 0 })
   messageCount: number;
 
-  /** Bumped by every change of the thread (transition, message, artifact). */
+  /** Bumped by every change of the task (transition, message, artifact). */
   @Column({ type: 'integer', default: 1 })
   version: number;
 
