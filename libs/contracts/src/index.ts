@@ -2,6 +2,7 @@ export * from './errors';
 export * from './subjects';
 export * from './rpc-map';
 export * from './payload-limits';
+export * from './limits';
 export * from './health/health.contract';
 export * from './tasks/thread.model';
 export * from './tasks/tasks.contract';
