@@ -73,7 +73,7 @@ export class AgentRelayMethods implements DialectMethods {
     const artifacts = parseArtifacts(params);
     const metadata = parseMetadata(params);
     const idempotencyKey = parseIdempotencyKey(metadata);
-    const contextId = optionalString(params, 'context_id');
+    const contextId = optionalString(params, 'context_id', 'context_id', TASK_LIMITS.contextIdChars);
     const common: Omit<SendRequest, 'caller'> = {
       message,
       ...(intent !== undefined ? { intent } : {}),
@@ -95,7 +95,7 @@ export class AgentRelayMethods implements DialectMethods {
       // A create always answers pending: an idempotent retry gets that same original result.
       return { task_id: reply.thread.id, status: { state: reply.idempotent_replay ? 'pending' : reply.thread.state }, created_at: reply.thread.created_at };
     }
-    if (params.recipient !== undefined && params.recipient !== null) requiredString(params, 'recipient');
+    if (params.recipient !== undefined && params.recipient !== null) requiredString(params, 'recipient', 'recipient', TASK_LIMITS.handleChars);
     await this.assertEndpointPair(call, taskId);
     const reply = await this.rpc.request(TASKS_SUBJECTS.send, { ...common, caller: participant(call.caller), task_id: taskId });
     return {
@@ -142,11 +142,11 @@ export class AgentRelayMethods implements DialectMethods {
       throw invalid('transition', `must be one of ${TRANSITIONS.join(', ')}`);
     }
     const request: TransitionRequest = { caller_id: call.caller.id, task_id: taskId, transition: transition as Transition, history_length: 0 };
-    const sessionId = optionalString(params, 'session_id');
+    const sessionId = optionalString(params, 'session_id', 'session_id', TASK_LIMITS.sessionIdChars);
     if (sessionId !== undefined) request.session_id = sessionId;
-    const resultSummary = optionalString(params, 'result_summary', 'result_summary', 100_000);
+    const resultSummary = optionalString(params, 'result_summary', 'result_summary', TASK_LIMITS.textPartChars);
     if (resultSummary !== undefined) request.result_summary = resultSummary;
-    const reason = optionalString(params, 'reason', 'reason', 4000);
+    const reason = optionalString(params, 'reason', 'reason', TASK_LIMITS.reasonChars);
     if (reason !== undefined) request.reason = reason;
     if (transition === 'request_input') request.message = parseMessage(params);
     else if (params.message !== undefined && params.message !== null) request.message = parseMessage(params);
@@ -176,7 +176,7 @@ export class AgentRelayMethods implements DialectMethods {
   private recipientHandle(call: JsonRpcCall): string {
     const given = call.params.recipient;
     if (call.endpointHandle === null || (given !== undefined && given !== null)) {
-      const recipient = requiredString(call.params, 'recipient', 'recipient', 255).trim().toLowerCase();
+      const recipient = requiredString(call.params, 'recipient', 'recipient', TASK_LIMITS.handleChars).trim().toLowerCase();
       if (call.endpointHandle !== null && recipient !== call.endpointHandle) {
         throw invalid('recipient', `must be ${call.endpointHandle} (or omitted) on this agent's endpoint`);
       }

@@ -57,7 +57,7 @@ function optionalMetadata(params: Params, key: string, field = key): Record<stri
 }
 
 export function parseTaskId(params: Params): string {
-  return requiredString(params, 'task_id', 'task_id', 64);
+  return requiredString(params, 'task_id', 'task_id', TASK_LIMITS.taskIdChars);
 }
 
 function parsePart(value: unknown, field: string): PartView {
@@ -73,11 +73,14 @@ function parsePart(value: unknown, field: string): PartView {
       return { kind: 'text', text, ...extra };
     }
     case 'data':
-      if (!present(value.data)) throw invalid(`${field}.data`, 'is required for a data part');
+      if (!present(value.data) || value.data === '') throw invalid(`${field}.data`, 'is required for a data part');
       return { kind: 'data', data: value.data, ...extra };
     case 'file': {
       const file = optionalObject(value, 'file', `${field}.file`);
       if (!file || (typeof file.uri !== 'string' && typeof file.bytes !== 'string')) throw invalid(`${field}.file`, 'needs a uri or bytes');
+      optionalString(file, 'name', `${field}.file.name`, TASK_LIMITS.fileNameChars);
+      optionalString(file, 'mime_type', `${field}.file.mime_type`, TASK_LIMITS.mediaTypeChars);
+      if (typeof file.uri === 'string') requiredString(file, 'uri', `${field}.file.uri`, TASK_LIMITS.fileUriChars);
       return { kind: 'file', file: file as { name?: string; mime_type?: string; bytes?: string; uri?: string }, ...extra };
     }
     default:
@@ -123,14 +126,23 @@ export function parseProposedAction(params: Params): ProposedAction | null {
   const action = params.proposed_action;
   if (!present(action)) return null;
   if (!isRecord(action)) throw invalid('proposed_action', 'must be an object or null');
-  const description = requiredString(action, 'description', 'proposed_action.description', 4000);
-  const rationale = requiredString(action, 'rationale', 'proposed_action.rationale', 4000);
+  const description = requiredString(action, 'description', 'proposed_action.description', TASK_LIMITS.proposedActionTextChars);
+  const rationale = requiredString(action, 'rationale', 'proposed_action.rationale', TASK_LIMITS.proposedActionTextChars);
   const targets = action.target_files;
-  if (!Array.isArray(targets) || !targets.every((target) => typeof target === 'string' && target.length <= 1024)) {
-    throw invalid('proposed_action.target_files', 'is required and must be an array of paths');
+  if (!Array.isArray(targets) || !targets.every((target) => typeof target === 'string' && target.length <= TASK_LIMITS.proposedActionTargetFileChars)) {
+    throw invalid(
+      'proposed_action.target_files',
+      `is required and must be an array of paths of at most ${TASK_LIMITS.proposedActionTargetFileChars} characters`,
+    );
+  }
+  if (targets.length > TASK_LIMITS.proposedActionTargetFiles) {
+    throw invalid('proposed_action.target_files', `must hold at most ${TASK_LIMITS.proposedActionTargetFiles} paths`);
   }
   const suggested = action.suggested_diff;
   if (present(suggested) && typeof suggested !== 'string') throw invalid('proposed_action.suggested_diff', 'must be a string or null');
+  if (typeof suggested === 'string' && suggested.length > TASK_LIMITS.artifactFieldChars) {
+    throw invalid('proposed_action.suggested_diff', `must be at most ${TASK_LIMITS.artifactFieldChars} characters`);
+  }
   const unknown = Object.keys(action).find((key) => !['description', 'rationale', 'target_files', 'suggested_diff'].includes(key));
   if (unknown !== undefined) throw invalid(`proposed_action.${unknown}`, 'is not a field of proposed_action');
   return { description, target_files: targets as string[], rationale, ...(present(suggested) ? { suggested_diff: suggested as string } : {}) };
@@ -155,7 +167,7 @@ export function parseArtifacts(params: Params): ArtifactInput[] | undefined {
 
 export function parseIdempotencyKey(metadata: Record<string, unknown> | undefined): string | undefined {
   if (!metadata || !present(metadata.client_idempotency_key)) return undefined;
-  return requiredString(metadata, 'client_idempotency_key', 'metadata.client_idempotency_key', 255);
+  return requiredString(metadata, 'client_idempotency_key', 'metadata.client_idempotency_key', TASK_LIMITS.idempotencyKeyChars);
 }
 
 export function parseMetadata(params: Params): Record<string, unknown> | undefined {
@@ -199,6 +211,6 @@ export function parseListParams(params: Params): ListParams {
     }
     limit = page.limit as number;
   }
-  const cursor = present(page.cursor) ? requiredString(page, 'cursor', 'page.cursor', 512) : undefined;
+  const cursor = present(page.cursor) ? requiredString(page, 'cursor', 'page.cursor', TASK_LIMITS.listCursorChars) : undefined;
   return { role, ...(states ? { states } : {}), ...(since ? { since } : {}), limit, ...(cursor ? { cursor } : {}) };
 }
