@@ -1,5 +1,4 @@
-import { AUTH_SCHEME_TOKEN, ONE_LINE, PUSH_CONFIG_LIMITS, TASK_LIMITS } from '@app/contracts';
-import type { WireVersion } from './dialect';
+import { AUTH_SCHEME_TOKEN, ONE_LINE, PUSH_CONFIG_LIMITS, TASK_LIMITS, type WireVersion } from '@app/contracts';
 import { invalidParams, isRecord, optionalString } from './parse';
 import { normalizeProtoJson } from './protojson';
 

@@ -1,4 +1,5 @@
 export * from './errors';
+export * from './wire-version';
 export * from './subjects';
 export * from './rpc-map';
 export * from './payload-limits';

@@ -1,11 +1,11 @@
-import type { PushConfigVersion, TaskEvent, ThreadState } from '@app/contracts';
+import type { WireVersion, TaskEvent, ThreadState } from '@app/contracts';
 import { WEBHOOK_EVENTS, type PlannedDelivery } from './delivery-planner';
 
 /** An A2A push-notification config the notifier delivers to. */
 export interface PushTarget {
   config_id: string;
   owner_handle: string;
-  version: PushConfigVersion;
+  version: WireVersion;
   url: string;
   token: string | null;
   auth_scheme: string | null;
@@ -33,7 +33,7 @@ const V10_STATE: Record<ThreadState, string> = {
 };
 
 /** The latest message of the event, or null. Authors from the thread's sender have role user, the recipient's role agent. */
-function latestMessage(event: TaskEvent, version: PushConfigVersion): Record<string, unknown> | null {
+function latestMessage(event: TaskEvent, version: WireVersion): Record<string, unknown> | null {
   const message = event.task.latest_message;
   if (!message) return null;
   const fromSender = message.from === event.sender;
@@ -61,7 +61,7 @@ function latestMessage(event: TaskEvent, version: PushConfigVersion): Record<str
  * v1.0 a StreamResponse (`task` for a new task, `message` for a message, `statusUpdate` for a
  * state change); v0.3 the task object.
  */
-export function pushBody(event: TaskEvent, version: PushConfigVersion): Record<string, unknown> {
+export function pushBody(event: TaskEvent, version: WireVersion): Record<string, unknown> {
   const message = latestMessage(event, version);
   if (version === '0.3') {
     return {

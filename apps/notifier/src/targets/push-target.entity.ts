@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
-import type { PushConfigVersion } from '@app/contracts';
+import type { WireVersion } from '@app/contracts';
 
 /** The notifier's copy of one A2A push-notification config of a task (ids are per owner), kept from the tasks service's events. */
 @Entity({ name: 'push_targets' })
@@ -15,7 +15,7 @@ export class PushTargetEntity {
   ownerHandle: string;
 
   @Column({ type: 'varchar', length: 8 })
-  version: PushConfigVersion;
+  version: WireVersion;
 
   @Column({ type: 'varchar', length: 2048 })
   url: string;

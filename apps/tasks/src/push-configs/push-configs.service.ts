@@ -13,7 +13,7 @@ import {
   type ParticipantRefDto,
   type PushConfigEvent,
   type PushConfigListReply,
-  type PushConfigVersion,
+  type WireVersion,
   type PushConfigView,
   type PushTargetReply,
   type PushTargetRequest,
@@ -29,7 +29,7 @@ interface PushConfigRow {
   id: string;
   owner_id: string;
   owner_handle: string;
-  version: PushConfigVersion;
+  version: WireVersion;
   url: string;
   token: string | null;
   auth_schemes: string[] | null;

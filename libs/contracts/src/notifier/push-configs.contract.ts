@@ -2,6 +2,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { PUSH_CONFIG_LIMITS, TASK_LIMITS } from '../limits';
 import { ParticipantRefDto } from '../tasks/tasks.contract';
+import { WIRE_VERSIONS, type WireVersion } from '../wire-version';
 
 /**
  * A2A push-notification configs of a task, kept by the tasks service (participant-only, ids and a
@@ -15,10 +16,6 @@ export const PUSH_CONFIG_SUBJECTS = {
   /** Internal (the notifier only, never routed from HTTP): one config with its token and credentials in full. */
   target: 'relay.tasks.v1.push_configs.target',
 } as const;
-
-/** The A2A version a config was registered with decides the payload the notifier posts. */
-export const PUSH_CONFIG_VERSIONS = ['0.3', '1.0'] as const;
-export type PushConfigVersion = (typeof PUSH_CONFIG_VERSIONS)[number];
 
 /**
  * JetStream subjects on which the tasks service tells the notifier about config changes. The events
@@ -88,8 +85,9 @@ export class PushConfigTaskRequest {
 }
 
 export class SetPushConfigRequest extends PushConfigTaskRequest {
-  @IsIn(PUSH_CONFIG_VERSIONS)
-  version!: PushConfigVersion;
+  /** The A2A version the config was registered with: it decides the payload the notifier posts. */
+  @IsIn(WIRE_VERSIONS)
+  version!: WireVersion;
 
   @ValidateNested()
   @Type(() => PushConfigInput)
@@ -135,7 +133,7 @@ export class PushTargetRequest {
 /** One config as the notifier delivers to it, secrets in full; `target: null` once it is deleted. */
 export interface PushTargetReply {
   target: {
-    version: PushConfigVersion;
+    version: WireVersion;
     url: string;
     token: string | null;
     authentication: { schemes: string[]; credentials: string | null } | null;
@@ -167,7 +165,7 @@ export interface PushConfigEvent {
   config_id: string;
   /** Handle of the participant who registered it. */
   owner: string;
-  version: PushConfigVersion;
+  version: WireVersion;
   url: string | null;
   deleted: boolean;
   occurred_at: string;

@@ -22,7 +22,6 @@ import {
   type Json,
   type ReportedState,
   type SendParams,
-  type WireVersion,
 } from '@app/a2a';
 import {
   assertMessageFitsReplies,
@@ -41,6 +40,7 @@ import {
   type ThreadState,
   type ThreadView,
   type TransitionRequest,
+  type WireVersion,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { AgentCardService } from '../../cards/cards.service';
