@@ -16,17 +16,17 @@ import { DirectoryLookups } from '../../directory/directory-lookups';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
 import {
   invalid,
-  optionalString,
+  optionalNonBlank,
   parseAfterSequenceNo,
-  parseArtifacts,
+  parseRelayArtifacts,
   parseIdempotencyKey,
   parseIntent,
-  parseListParams,
-  parseMessage,
+  parseRelayListParams,
+  parseRelayMessage,
   parseMetadata,
   parseProposedAction,
   parseTaskId,
-  requiredString,
+  requiredNonBlank,
 } from './agentrelay-params';
 import { renderListItem, renderThread, renderTransition } from './agentrelay-render';
 
@@ -66,14 +66,14 @@ export class AgentRelayMethods implements DialectMethods {
   private async send(call: JsonRpcCall): Promise<unknown> {
     const params = call.params;
     const taskId = params.task_id === null || params.task_id === undefined ? undefined : parseTaskId(params);
-    const message = parseMessage(params);
+    const message = parseRelayMessage(params);
     assertMessageFitsReplies(message, this.rpc.maxPayloadBytes);
     const intent = parseIntent(params);
     const proposedAction = parseProposedAction(params);
-    const artifacts = parseArtifacts(params);
+    const artifacts = parseRelayArtifacts(params);
     const metadata = parseMetadata(params);
     const idempotencyKey = parseIdempotencyKey(metadata);
-    const contextId = optionalString(params, 'context_id', 'context_id', TASK_LIMITS.contextIdChars);
+    const contextId = optionalNonBlank(params, 'context_id', 'context_id', TASK_LIMITS.contextIdChars);
     const common: Omit<SendRequest, 'caller'> = {
       message,
       ...(intent !== undefined ? { intent } : {}),
@@ -95,7 +95,7 @@ export class AgentRelayMethods implements DialectMethods {
       // A create always answers pending: an idempotent retry gets that same original result.
       return { task_id: reply.thread.id, status: { state: reply.idempotent_replay ? 'pending' : reply.thread.state }, created_at: reply.thread.created_at };
     }
-    if (params.recipient !== undefined && params.recipient !== null) requiredString(params, 'recipient', 'recipient', TASK_LIMITS.handleChars);
+    if (params.recipient !== undefined && params.recipient !== null) requiredNonBlank(params, 'recipient', 'recipient', TASK_LIMITS.handleChars);
     await this.assertEndpointPair(call, taskId);
     const reply = await this.rpc.request(TASKS_SUBJECTS.send, { ...common, caller: participant(call.caller), task_id: taskId });
     return {
@@ -120,7 +120,7 @@ export class AgentRelayMethods implements DialectMethods {
   }
 
   private async list(call: JsonRpcCall): Promise<unknown> {
-    const params = parseListParams(call.params);
+    const params = parseRelayListParams(call.params);
     const endpoint = await this.endpointAgent(call);
     const page = await this.rpc.request(TASKS_SUBJECTS.list, {
       caller_id: call.caller.id,
@@ -142,14 +142,14 @@ export class AgentRelayMethods implements DialectMethods {
       throw invalid('transition', `must be one of ${TRANSITIONS.join(', ')}`);
     }
     const request: TransitionRequest = { caller_id: call.caller.id, task_id: taskId, transition: transition as Transition, history_length: 0 };
-    const sessionId = optionalString(params, 'session_id', 'session_id', TASK_LIMITS.sessionIdChars);
+    const sessionId = optionalNonBlank(params, 'session_id', 'session_id', TASK_LIMITS.sessionIdChars);
     if (sessionId !== undefined) request.session_id = sessionId;
-    const resultSummary = optionalString(params, 'result_summary', 'result_summary', TASK_LIMITS.textPartChars);
+    const resultSummary = optionalNonBlank(params, 'result_summary', 'result_summary', TASK_LIMITS.textPartChars);
     if (resultSummary !== undefined) request.result_summary = resultSummary;
-    const reason = optionalString(params, 'reason', 'reason', TASK_LIMITS.reasonChars);
+    const reason = optionalNonBlank(params, 'reason', 'reason', TASK_LIMITS.reasonChars);
     if (reason !== undefined) request.reason = reason;
-    if (transition === 'request_input') request.message = parseMessage(params);
-    else if (params.message !== undefined && params.message !== null) request.message = parseMessage(params);
+    if (transition === 'request_input') request.message = parseRelayMessage(params);
+    else if (params.message !== undefined && params.message !== null) request.message = parseRelayMessage(params);
     if (transition === 'cancel') request.cancel_mode = 'pending_only';
     await this.assertEndpointPair(call, taskId);
     const reply = await this.rpc.request(TASKS_SUBJECTS.transition, request);
@@ -176,7 +176,7 @@ export class AgentRelayMethods implements DialectMethods {
   private recipientHandle(call: JsonRpcCall): string {
     const given = call.params.recipient;
     if (call.endpointHandle === null || (given !== undefined && given !== null)) {
-      const recipient = requiredString(call.params, 'recipient', 'recipient', TASK_LIMITS.handleChars).trim().toLowerCase();
+      const recipient = requiredNonBlank(call.params, 'recipient', 'recipient', TASK_LIMITS.handleChars).trim().toLowerCase();
       if (call.endpointHandle !== null && recipient !== call.endpointHandle) {
         throw invalid('recipient', `must be ${call.endpointHandle} (or omitted) on this agent's endpoint`);
       }

@@ -29,16 +29,22 @@ function present(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
-export function requiredString(params: Params, key: string, field = key, max = 255): string {
+export function requiredNonBlank(params: Params, key: string, field: string, max: number): string {
   const value = params[key];
   if (typeof value !== 'string' || value.trim() === '') throw invalid(field, 'is required and must be a non-empty string');
   if (value.length > max) throw invalid(field, `must be at most ${max} characters`);
   return value;
 }
 
-export function optionalString(params: Params, key: string, field = key, max = 255): string | undefined {
+export function optionalNonBlank(params: Params, key: string, field: string, max: number): string | undefined {
   if (!present(params[key])) return undefined;
-  return requiredString(params, key, field, max);
+  return requiredNonBlank(params, key, field, max);
+}
+
+/** A string field, when it is one, of at most `max` characters. */
+function atMostChars(params: Params, key: string, field: string, max: number): void {
+  const value = params[key];
+  if (typeof value === 'string' && value.length > max) throw invalid(field, `must be at most ${max} characters`);
 }
 
 function optionalObject(params: Params, key: string, field = key): Record<string, unknown> | undefined {
@@ -57,10 +63,10 @@ function optionalMetadata(params: Params, key: string, field = key): Record<stri
 }
 
 export function parseTaskId(params: Params): string {
-  return requiredString(params, 'task_id', 'task_id', TASK_LIMITS.taskIdChars);
+  return requiredNonBlank(params, 'task_id', 'task_id', TASK_LIMITS.taskIdChars);
 }
 
-function parsePart(value: unknown, field: string): PartView {
+function parseRelayPart(value: unknown, field: string): PartView {
   if (!isRecord(value)) throw invalid(field, 'must be a part object');
   const metadata = optionalMetadata(value, 'metadata', `${field}.metadata`);
   const extra = metadata ? { metadata } : {};
@@ -78,9 +84,9 @@ function parsePart(value: unknown, field: string): PartView {
     case 'file': {
       const file = optionalObject(value, 'file', `${field}.file`);
       if (!file || (typeof file.uri !== 'string' && typeof file.bytes !== 'string')) throw invalid(`${field}.file`, 'needs a uri or bytes');
-      optionalString(file, 'name', `${field}.file.name`, TASK_LIMITS.fileNameChars);
-      optionalString(file, 'mime_type', `${field}.file.mime_type`, TASK_LIMITS.mediaTypeChars);
-      if (typeof file.uri === 'string') requiredString(file, 'uri', `${field}.file.uri`, TASK_LIMITS.fileUriChars);
+      atMostChars(file, 'name', `${field}.file.name`, TASK_LIMITS.fileNameChars);
+      atMostChars(file, 'mime_type', `${field}.file.mime_type`, TASK_LIMITS.mediaTypeChars);
+      atMostChars(file, 'uri', `${field}.file.uri`, TASK_LIMITS.fileUriChars);
       return { kind: 'file', file: file as { name?: string; mime_type?: string; bytes?: string; uri?: string }, ...extra };
     }
     default:
@@ -97,7 +103,7 @@ export function parseAfterSequenceNo(params: Params): number {
   return value as number;
 }
 
-export function parseMessage(params: Params, key = 'message'): MessageInput {
+export function parseRelayMessage(params: Params, key = 'message'): MessageInput {
   const message = params[key];
   if (!isRecord(message)) throw invalid(key, 'is required and must be an object with parts');
   const parts = message.parts;
@@ -105,12 +111,12 @@ export function parseMessage(params: Params, key = 'message'): MessageInput {
   if (parts.length > TASK_LIMITS.partsPerMessage) throw invalid(`${key}.parts`, `must hold at most ${TASK_LIMITS.partsPerMessage} parts`);
   if (present(message.role) && typeof message.role !== 'string') throw invalid(`${key}.role`, 'must be a string');
   const messageId =
-    optionalString(message, 'message_id', `${key}.message_id`, TASK_LIMITS.messageIdChars) ??
-    optionalString(message, 'messageId', `${key}.messageId`, TASK_LIMITS.messageIdChars);
+    optionalNonBlank(message, 'message_id', `${key}.message_id`, TASK_LIMITS.messageIdChars) ??
+    optionalNonBlank(message, 'messageId', `${key}.messageId`, TASK_LIMITS.messageIdChars);
   const payload = optionalMetadata(message, 'payload', `${key}.payload`) ?? optionalMetadata(message, 'metadata', `${key}.metadata`);
   return {
     ...(messageId !== undefined ? { message_id: messageId } : {}),
-    parts: parts.map((part, index) => parsePart(part, `${key}.parts[${index}]`)),
+    parts: parts.map((part, index) => parseRelayPart(part, `${key}.parts[${index}]`)),
     ...(payload !== undefined ? { payload } : {}),
   };
 }
@@ -126,8 +132,8 @@ export function parseProposedAction(params: Params): ProposedAction | null {
   const action = params.proposed_action;
   if (!present(action)) return null;
   if (!isRecord(action)) throw invalid('proposed_action', 'must be an object or null');
-  const description = requiredString(action, 'description', 'proposed_action.description', TASK_LIMITS.proposedActionTextChars);
-  const rationale = requiredString(action, 'rationale', 'proposed_action.rationale', TASK_LIMITS.proposedActionTextChars);
+  const description = requiredNonBlank(action, 'description', 'proposed_action.description', TASK_LIMITS.proposedActionTextChars);
+  const rationale = requiredNonBlank(action, 'rationale', 'proposed_action.rationale', TASK_LIMITS.proposedActionTextChars);
   const targets = action.target_files;
   if (!Array.isArray(targets) || !targets.every((target) => typeof target === 'string' && target.length <= TASK_LIMITS.proposedActionTargetFileChars)) {
     throw invalid(
@@ -149,7 +155,7 @@ export function parseProposedAction(params: Params): ProposedAction | null {
 }
 
 /** AgentRelay typed artifacts: `{type: "file_diff", path, diff}` and the other four types (fields checked by the tasks service). */
-export function parseArtifacts(params: Params): ArtifactInput[] | undefined {
+export function parseRelayArtifacts(params: Params): ArtifactInput[] | undefined {
   const artifacts = params.artifacts;
   if (!present(artifacts)) return undefined;
   if (!Array.isArray(artifacts)) throw invalid('artifacts', 'must be an array');
@@ -167,14 +173,14 @@ export function parseArtifacts(params: Params): ArtifactInput[] | undefined {
 
 export function parseIdempotencyKey(metadata: Record<string, unknown> | undefined): string | undefined {
   if (!metadata || !present(metadata.client_idempotency_key)) return undefined;
-  return requiredString(metadata, 'client_idempotency_key', 'metadata.client_idempotency_key', TASK_LIMITS.idempotencyKeyChars);
+  return requiredNonBlank(metadata, 'client_idempotency_key', 'metadata.client_idempotency_key', TASK_LIMITS.idempotencyKeyChars);
 }
 
 export function parseMetadata(params: Params): Record<string, unknown> | undefined {
   return optionalMetadata(params, 'metadata');
 }
 
-export interface ListParams {
+export interface RelayListParams {
   role: 'recipient' | 'sender';
   states?: ThreadState[];
   since?: string;
@@ -184,7 +190,7 @@ export interface ListParams {
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
-export function parseListParams(params: Params): ListParams {
+export function parseRelayListParams(params: Params): RelayListParams {
   const filter = optionalObject(params, 'filter') ?? {};
   const page = optionalObject(params, 'page') ?? {};
   const role = filter.role ?? 'recipient';
@@ -211,6 +217,6 @@ export function parseListParams(params: Params): ListParams {
     }
     limit = page.limit as number;
   }
-  const cursor = present(page.cursor) ? requiredString(page, 'cursor', 'page.cursor', TASK_LIMITS.listCursorChars) : undefined;
+  const cursor = present(page.cursor) ? requiredNonBlank(page, 'cursor', 'page.cursor', TASK_LIMITS.listCursorChars) : undefined;
   return { role, ...(states ? { states } : {}), ...(since ? { since } : {}), limit, ...(cursor ? { cursor } : {}) };
 }
