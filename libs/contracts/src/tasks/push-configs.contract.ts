@@ -1,7 +1,7 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { PUSH_CONFIG_LIMITS, TASK_LIMITS } from '../limits';
-import { ParticipantRefDto } from '../tasks/tasks.contract';
+import { ParticipantRefDto } from './tasks.contract';
 import { WIRE_VERSIONS, type WireVersion } from '../wire-version';
 
 /**
