@@ -1,6 +1,6 @@
-import { TASK_LIMITS, type ThreadState } from '@app/contracts';
+import { invalidParams, TASK_LIMITS, type ThreadState } from '@app/contracts';
 import { fromWireState } from './mapping';
-import { invalidParams, isRecord, optionalMetadata, optionalString, parseArtifacts, parseMessage, type A2aArtifactInput, type A2aMessageInput } from './parse';
+import { isRecord, optionalMetadata, optionalString, parseArtifacts, parseMessage, type A2aArtifactInput, type A2aMessageInput } from './parse';
 import { normalizeProtoJson } from './protojson';
 import { parseInlinePushConfig, type PushConfigFields } from './push-config';
 

@@ -1,4 +1,4 @@
-import { metadataBoundsProblem, RelayError, TASK_LIMITS, type PartView } from '@app/contracts';
+import { invalidParams, metadataBoundsProblem, TASK_LIMITS, type PartView } from '@app/contracts';
 
 /** An A2A message as the relay reads it, whatever its wire version. */
 export interface A2aMessageInput {
@@ -27,10 +27,6 @@ export interface A2aArtifactInput {
 }
 
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
-
-export function invalidParams(field: string, problem: string): RelayError {
-  return new RelayError('invalid_params', `${field} ${problem}`, { field });
-}
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

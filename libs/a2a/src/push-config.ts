@@ -1,5 +1,5 @@
-import { AUTH_SCHEME_TOKEN, ONE_LINE, PUSH_CONFIG_LIMITS, TASK_LIMITS, type WireVersion } from '@app/contracts';
-import { invalidParams, isRecord, optionalString } from './parse';
+import { AUTH_SCHEME_TOKEN, invalidParams, ONE_LINE, PUSH_CONFIG_LIMITS, TASK_LIMITS, type WireVersion } from '@app/contracts';
+import { isRecord, optionalString } from './parse';
 import { normalizeProtoJson } from './protojson';
 
 /**

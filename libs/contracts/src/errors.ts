@@ -108,6 +108,11 @@ export class RelayError extends Error {
   }
 }
 
+/** The `invalid_params` error of one field: "`field` `problem`", the field as the client wrote it. */
+export function invalidParams(field: string, problem: string): RelayError {
+  return new RelayError('invalid_params', `${field} ${problem}`, { field });
+}
+
 export function jsonRpcCode(reason: ErrorSymbol, dialect: DialectKind): number {
   return ERROR_CATALOGUE[reason][dialect];
 }

@@ -1,6 +1,23 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  optionalNonBlank,
+  parseAfterSequenceNo,
+  parseIdempotencyKey,
+  parseIntent,
+  parseMetadata,
+  parseProposedAction,
+  parseRelayArtifacts,
+  parseRelayListParams,
+  parseRelayMessage,
+  parseTaskId,
+  renderListItem,
+  renderThread,
+  renderTransition,
+  requiredNonBlank,
+} from '@app/agentrelay';
+import {
   assertMessageFitsReplies,
+  invalidParams,
   RelayError,
   TASK_LIMITS,
   TASKS_SUBJECTS,
@@ -14,21 +31,6 @@ import {
 import { NatsRpcClient } from '@app/messaging';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
-import {
-  invalid,
-  optionalNonBlank,
-  parseAfterSequenceNo,
-  parseRelayArtifacts,
-  parseIdempotencyKey,
-  parseIntent,
-  parseRelayListParams,
-  parseRelayMessage,
-  parseMetadata,
-  parseProposedAction,
-  parseTaskId,
-  requiredNonBlank,
-} from './agentrelay-params';
-import { renderListItem, renderThread, renderTransition } from './agentrelay-render';
 
 function participant(agent: { id: string; handle: string; name: string; role: string | null }): ParticipantRef {
   return { id: agent.id, handle: agent.handle, name: agent.name, role: agent.role };
@@ -139,7 +141,7 @@ export class AgentRelayMethods implements DialectMethods {
     const taskId = parseTaskId(params);
     const transition = params.transition;
     if (typeof transition !== 'string' || !(TRANSITIONS as readonly string[]).includes(transition)) {
-      throw invalid('transition', `must be one of ${TRANSITIONS.join(', ')}`);
+      throw invalidParams('transition', `must be one of ${TRANSITIONS.join(', ')}`);
     }
     const request: TransitionRequest = { caller_id: call.caller.id, task_id: taskId, transition: transition as Transition, history_length: 0 };
     const sessionId = optionalNonBlank(params, 'session_id', 'session_id', TASK_LIMITS.sessionIdChars);
@@ -178,7 +180,7 @@ export class AgentRelayMethods implements DialectMethods {
     if (call.endpointHandle === null || (given !== undefined && given !== null)) {
       const recipient = requiredNonBlank(call.params, 'recipient', 'recipient', TASK_LIMITS.handleChars).trim().toLowerCase();
       if (call.endpointHandle !== null && recipient !== call.endpointHandle) {
-        throw invalid('recipient', `must be ${call.endpointHandle} (or omitted) on this agent's endpoint`);
+        throw invalidParams('recipient', `must be ${call.endpointHandle} (or omitted) on this agent's endpoint`);
       }
       return recipient;
     }

@@ -1,5 +1,5 @@
 import { RelayError } from '@app/contracts';
-import { parseRelayArtifacts, parseRelayListParams, parseRelayMessage, parseProposedAction } from './agentrelay-params';
+import { parseRelayArtifacts, parseRelayListParams, parseRelayMessage, parseProposedAction } from './params';
 
 function fieldOf(run: () => unknown): string | undefined {
   try {
