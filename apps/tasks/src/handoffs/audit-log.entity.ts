@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, type Relation } from 'typeorm';
-import type { ThreadState } from '@app/contracts';
+import { TASK_LIMITS, type ThreadState } from '@app/contracts';
 import type { ThreadEntity } from './thread.entity';
 
 const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
@@ -23,7 +23,7 @@ export class AuditLogEntity {
   @JoinColumn({ name: 'thread_id', foreignKeyConstraintName: 'audit_log_thread_fkey' })
   thread?: Relation<ThreadEntity>;
 
-  @Column({ type: 'varchar', length: 64 })
+  @Column({ type: 'varchar', length: TASK_LIMITS.agentIdChars })
   actorId: string;
 
   @Column({ type: 'varchar', length: 20 })
@@ -35,7 +35,7 @@ export class AuditLogEntity {
   @Column({ type: 'varchar', length: 20 })
   toState: ThreadState;
 
-  @Column({ type: 'varchar', length: 255, nullable: true })
+  @Column({ type: 'varchar', length: TASK_LIMITS.sessionIdChars, nullable: true })
   sessionId: string | null;
 
   @Column({ type: 'text', nullable: true })

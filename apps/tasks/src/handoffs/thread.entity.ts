@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import type { Intent, ProposedAction, ThreadState } from '@app/contracts';
+import { TASK_LIMITS, type Intent, type ProposedAction, type ThreadState } from '@app/contracts';
 
 const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
 
@@ -22,7 +22,7 @@ const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled
   `("intent" = 'propose_action') = ("proposed_action" IS NOT NULL AND jsonb_typeof("proposed_action") = 'object')`,
 )
 @Check('threads_metadata_object', `jsonb_typeof("metadata") = 'object'`)
-@Check('threads_message_count_range', `"message_count" BETWEEN 0 AND 500`)
+@Check('threads_message_count_range', `"message_count" BETWEEN 0 AND ${TASK_LIMITS.messagesPerThread}`)
 @Check('threads_version_positive', `"version" >= 1`)
 @Check('threads_accepted_at_when_accepted', `"state" NOT IN ('accepted', 'input_required', 'completed', 'failed') OR "accepted_at" IS NOT NULL`)
 @Check('threads_completed_at_when_completed', `("state" = 'completed') = ("completed_at" IS NOT NULL)`)
@@ -34,31 +34,31 @@ export class ThreadEntity {
   @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'threads_pkey' })
   id: string;
 
-  @Column({ type: 'varchar', length: 255 })
+  @Column({ type: 'varchar', length: TASK_LIMITS.contextIdChars })
   contextId: string;
 
-  @Column({ type: 'varchar', length: 64 })
+  @Column({ type: 'varchar', length: TASK_LIMITS.agentIdChars })
   senderId: string;
 
-  @Column({ type: 'varchar', length: 255 })
+  @Column({ type: 'varchar', length: TASK_LIMITS.handleChars })
   senderHandle: string;
 
-  @Column({ type: 'varchar', length: 200 })
+  @Column({ type: 'varchar', length: TASK_LIMITS.agentNameChars })
   senderName: string;
 
-  @Column({ type: 'varchar', length: 100, nullable: true })
+  @Column({ type: 'varchar', length: TASK_LIMITS.agentRoleChars, nullable: true })
   senderRole: string | null;
 
-  @Column({ type: 'varchar', length: 64 })
+  @Column({ type: 'varchar', length: TASK_LIMITS.agentIdChars })
   recipientId: string;
 
-  @Column({ type: 'varchar', length: 255 })
+  @Column({ type: 'varchar', length: TASK_LIMITS.handleChars })
   recipientHandle: string;
 
-  @Column({ type: 'varchar', length: 200 })
+  @Column({ type: 'varchar', length: TASK_LIMITS.agentNameChars })
   recipientName: string;
 
-  @Column({ type: 'varchar', length: 100, nullable: true })
+  @Column({ type: 'varchar', length: TASK_LIMITS.agentRoleChars, nullable: true })
   recipientRole: string | null;
 
   @Column({ type: 'varchar', length: 20, default: 'pending' })
