@@ -179,6 +179,23 @@ describe('input limits', () => {
     expect(await stored(fay)).toEqual({ threads: 1, messages: 1, artifacts: 0, push_configs: 0 });
   });
 
+  it('fails a task with a status message longer than a reason may be: the reason is its first characters, the message whole', async () => {
+    const gus = await recipient('gus');
+    const created = await v10Send(gus, [{ text: 'try this' }]);
+    const taskId = created.body.result?.task?.id as string;
+    const text = 'why '.repeat(TASK_LIMITS.reasonChars);
+    const failed = await v10(gus, `/a2a/${alice.agent.handle}`, 'UpdateStatus', {
+      id: taskId,
+      status: { state: 'TASK_STATE_FAILED', message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }] } },
+    });
+    expect(failed.body.error).toBeUndefined();
+    expect(failed.body.result?.status?.state).toBe('TASK_STATE_FAILED');
+    const row = await db.query(`SELECT "reason" FROM "tasks"."threads" WHERE "id" = $1`, [taskId]);
+    expect(row.rows[0].reason).toBe(text.slice(0, TASK_LIMITS.reasonChars));
+    const read = await v10(alice, '/a2a', 'GetTask', { id: taskId });
+    expect(read.body.result?.history.at(-1).parts[0].text).toBe(text);
+  });
+
   it('answers a task id the tasks service cannot parse as task not found', async () => {
     const tooLong = await v10(alice, '/a2a', 'GetTask', { id: 'T'.repeat(TASK_LIMITS.taskIdChars + 1) });
     expectRpcError(tooLong.body.error, { code: -32001 });
