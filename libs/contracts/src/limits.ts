@@ -28,11 +28,6 @@ export const TASK_LIMITS = {
   contextIdChars: 255,
   idempotencyKeyChars: 255,
   sessionIdChars: 255,
-  /** A participant as a thread records it: agent id, handle, display name and role. */
-  agentIdChars: 64,
-  handleChars: 255,
-  agentNameChars: 200,
-  agentRoleChars: 100,
   /** The reason of a decline, fail or cancel. */
   reasonChars: 4000,
   proposedActionTextChars: 4000,
@@ -58,6 +53,20 @@ export const TASK_LIMITS = {
   metadataDepth: 16,
   /** A metadata or payload object serialized as JSON (UTF-8). */
   metadataBytes: 64 * 1024,
+} as const;
+
+/** Limits of an agent's fields, kept by the directory; the other services copy id, handle, name and role as they are. */
+export const AGENT_LIMITS = {
+  /** An agent id (a UUID) as the other services store it. */
+  idChars: 64,
+  handleChars: 255,
+  nameChars: 200,
+  roleChars: 100,
+  descriptionChars: 2000,
+  skills: 50,
+  skillChars: 64,
+  emailChars: 320,
+  webhookUrlChars: 2048,
 } as const;
 
 /** Limits of A2A push-notification configs, kept by the tasks service and used by the notifier. */

@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
-import { PUSH_CONFIG_LIMITS, TASK_LIMITS, type WireVersion } from '@app/contracts';
+import { AGENT_LIMITS, PUSH_CONFIG_LIMITS, TASK_LIMITS, type WireVersion } from '@app/contracts';
 
 /** The notifier's copy of one A2A push-notification config of a task (ids are per owner), kept from the tasks service's events. */
 @Entity({ name: 'push_targets' })
@@ -11,7 +11,7 @@ export class PushTargetEntity {
   @PrimaryColumn({ type: 'varchar', length: PUSH_CONFIG_LIMITS.configIdChars, primaryKeyConstraintName: 'push_targets_pkey' })
   configId: string;
 
-  @PrimaryColumn({ type: 'varchar', length: TASK_LIMITS.handleChars, primaryKeyConstraintName: 'push_targets_pkey' })
+  @PrimaryColumn({ type: 'varchar', length: AGENT_LIMITS.handleChars, primaryKeyConstraintName: 'push_targets_pkey' })
   ownerHandle: string;
 
   @Column({ type: 'varchar', length: 8 })

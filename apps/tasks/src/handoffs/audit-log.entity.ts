@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, type Relation } from 'typeorm';
-import { TASK_LIMITS, type ThreadState } from '@app/contracts';
+import { AGENT_LIMITS, TASK_LIMITS, type ThreadState } from '@app/contracts';
 import type { ThreadEntity } from './thread.entity';
 
 const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
@@ -23,7 +23,7 @@ export class AuditLogEntity {
   @JoinColumn({ name: 'thread_id', foreignKeyConstraintName: 'audit_log_thread_fkey' })
   thread?: Relation<ThreadEntity>;
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.agentIdChars })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.idChars })
   actorId: string;
 
   @Column({ type: 'varchar', length: 20 })

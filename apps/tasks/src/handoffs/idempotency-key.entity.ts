@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
-import { TASK_LIMITS } from '@app/contracts';
+import { AGENT_LIMITS, TASK_LIMITS } from '@app/contracts';
 import type { MessageEntity } from './message.entity';
 
 /** A sender's idempotency key (a message id or a client key), pointing at the message it created. */
@@ -7,7 +7,7 @@ import type { MessageEntity } from './message.entity';
 @Check('idempotency_keys_scope_known', `"scope" IN ('message_id', 'client_key')`)
 @Check('idempotency_keys_key_length', `char_length("key") BETWEEN 1 AND ${TASK_LIMITS.idempotencyKeyChars}`)
 export class IdempotencyKeyEntity {
-  @PrimaryColumn({ type: 'varchar', length: TASK_LIMITS.agentIdChars, primaryKeyConstraintName: 'idempotency_keys_pkey' })
+  @PrimaryColumn({ type: 'varchar', length: AGENT_LIMITS.idChars, primaryKeyConstraintName: 'idempotency_keys_pkey' })
   senderId: string;
 
   @PrimaryColumn({ type: 'varchar', length: 20, primaryKeyConstraintName: 'idempotency_keys_pkey' })

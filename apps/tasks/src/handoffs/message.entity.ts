@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique, type Relation } from 'typeorm';
-import { TASK_LIMITS, type PartView } from '@app/contracts';
+import { AGENT_LIMITS, TASK_LIMITS, type PartView } from '@app/contracts';
 import type { ThreadEntity } from './thread.entity';
 
 /** A message of a thread, numbered from 1 per thread; `id` is the client's message id. */
@@ -27,10 +27,10 @@ export class MessageEntity {
   @Column({ type: 'varchar', length: 10 })
   author: 'sender' | 'recipient';
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.agentIdChars })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.idChars })
   authorId: string;
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.handleChars })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.handleChars })
   fromHandle: string;
 
   @Column({ type: 'text' })

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
-import { TASK_LIMITS } from '@app/contracts';
+import { AGENT_LIMITS, TASK_LIMITS } from '@app/contracts';
 import type { ThreadEntity } from './thread.entity';
 
 /** How far a participant has read a thread's messages. */
@@ -13,7 +13,7 @@ export class ReadCursorEntity {
   @JoinColumn({ name: 'thread_id', foreignKeyConstraintName: 'read_cursors_thread_fkey' })
   thread?: Relation<ThreadEntity>;
 
-  @PrimaryColumn({ type: 'varchar', length: TASK_LIMITS.agentIdChars, primaryKeyConstraintName: 'read_cursors_pkey' })
+  @PrimaryColumn({ type: 'varchar', length: AGENT_LIMITS.idChars, primaryKeyConstraintName: 'read_cursors_pkey' })
   participantId: string;
 
   @Column({ type: 'integer', default: 0 })

@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import { TASK_LIMITS, type Intent, type ProposedAction, type ThreadState } from '@app/contracts';
+import { AGENT_LIMITS, TASK_LIMITS, type Intent, type ProposedAction, type ThreadState } from '@app/contracts';
 
 const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
 
@@ -37,28 +37,28 @@ export class ThreadEntity {
   @Column({ type: 'varchar', length: TASK_LIMITS.contextIdChars })
   contextId: string;
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.agentIdChars })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.idChars })
   senderId: string;
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.handleChars })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.handleChars })
   senderHandle: string;
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.agentNameChars })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.nameChars })
   senderName: string;
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.agentRoleChars, nullable: true })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.roleChars, nullable: true })
   senderRole: string | null;
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.agentIdChars })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.idChars })
   recipientId: string;
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.handleChars })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.handleChars })
   recipientHandle: string;
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.agentNameChars })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.nameChars })
   recipientName: string;
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.agentRoleChars, nullable: true })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.roleChars, nullable: true })
   recipientRole: string | null;
 
   @Column({ type: 'varchar', length: 20, default: 'pending' })

@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
-import { PUSH_CONFIG_LIMITS, TASK_LIMITS } from '@app/contracts';
+import { AGENT_LIMITS, PUSH_CONFIG_LIMITS } from '@app/contracts';
 import type { ThreadEntity } from '../handoffs/thread.entity';
 
 /** An A2A push-notification config of a task, owned by the agent that set it; ids are per owner. */
@@ -20,10 +20,10 @@ export class PushConfigEntity {
   @PrimaryColumn({ type: 'varchar', length: PUSH_CONFIG_LIMITS.configIdChars, primaryKeyConstraintName: 'push_configs_pkey' })
   id: string;
 
-  @PrimaryColumn({ type: 'varchar', length: TASK_LIMITS.agentIdChars, primaryKeyConstraintName: 'push_configs_pkey' })
+  @PrimaryColumn({ type: 'varchar', length: AGENT_LIMITS.idChars, primaryKeyConstraintName: 'push_configs_pkey' })
   ownerId: string;
 
-  @Column({ type: 'varchar', length: TASK_LIMITS.handleChars })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.handleChars })
   ownerHandle: string;
 
   /** A2A dialect the config was set in: '0.3' or '1.0'. */

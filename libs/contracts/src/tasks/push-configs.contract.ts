@@ -1,6 +1,6 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
-import { PUSH_CONFIG_LIMITS, TASK_LIMITS } from '../limits';
+import { AGENT_LIMITS, PUSH_CONFIG_LIMITS, TASK_LIMITS } from '../limits';
 import { ParticipantRefDto } from './tasks.contract';
 import { WIRE_VERSIONS, type WireVersion } from '../wire-version';
 
@@ -121,7 +121,7 @@ export class PushTargetRequest {
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.handleChars)
+  @MaxLength(AGENT_LIMITS.handleChars)
   owner!: string;
 
   @IsString()

@@ -34,7 +34,7 @@ import {
   type ThreadView,
   type Transition,
 } from './thread.model';
-import { metadataBoundsProblem, TASK_LIMITS } from '../limits';
+import { AGENT_LIMITS, metadataBoundsProblem, TASK_LIMITS } from '../limits';
 
 /** Request subjects the tasks service answers. */
 export const TASKS_SUBJECTS = {
@@ -69,21 +69,21 @@ export function IsBoundedMetadata(options?: ValidationOptions): PropertyDecorato
 export class ParticipantRefDto {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.agentIdChars)
+  @MaxLength(AGENT_LIMITS.idChars)
   id: string;
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.handleChars)
+  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 
   @IsString()
-  @MaxLength(TASK_LIMITS.agentNameChars)
+  @MaxLength(AGENT_LIMITS.nameChars)
   name: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.agentRoleChars)
+  @MaxLength(AGENT_LIMITS.roleChars)
   role: string | null;
 }
 

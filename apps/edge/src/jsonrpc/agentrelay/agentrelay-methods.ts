@@ -16,6 +16,7 @@ import {
   requiredNonBlank,
 } from '@app/agentrelay';
 import {
+  AGENT_LIMITS,
   assertMessageFitsReplies,
   invalidParams,
   RelayError,
@@ -97,7 +98,7 @@ export class AgentRelayMethods implements DialectMethods {
       // A create always answers pending: an idempotent retry gets that same original result.
       return { task_id: reply.thread.id, status: { state: reply.idempotent_replay ? 'pending' : reply.thread.state }, created_at: reply.thread.created_at };
     }
-    if (params.recipient !== undefined && params.recipient !== null) requiredNonBlank(params, 'recipient', 'recipient', TASK_LIMITS.handleChars);
+    if (params.recipient !== undefined && params.recipient !== null) requiredNonBlank(params, 'recipient', 'recipient', AGENT_LIMITS.handleChars);
     await this.assertEndpointPair(call, taskId);
     const reply = await this.rpc.request(TASKS_SUBJECTS.send, { ...common, caller: participant(call.caller), task_id: taskId });
     return {
@@ -178,7 +179,7 @@ export class AgentRelayMethods implements DialectMethods {
   private recipientHandle(call: JsonRpcCall): string {
     const given = call.params.recipient;
     if (call.endpointHandle === null || (given !== undefined && given !== null)) {
-      const recipient = requiredNonBlank(call.params, 'recipient', 'recipient', TASK_LIMITS.handleChars).trim().toLowerCase();
+      const recipient = requiredNonBlank(call.params, 'recipient', 'recipient', AGENT_LIMITS.handleChars).trim().toLowerCase();
       if (call.endpointHandle !== null && recipient !== call.endpointHandle) {
         throw invalidParams('recipient', `must be ${call.endpointHandle} (or omitted) on this agent's endpoint`);
       }

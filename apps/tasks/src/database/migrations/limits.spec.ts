@@ -1,5 +1,5 @@
 import type { QueryRunner } from 'typeorm';
-import { PUSH_CONFIG_LIMITS, TASK_LIMITS } from '@app/contracts';
+import { AGENT_LIMITS, PUSH_CONFIG_LIMITS, TASK_LIMITS } from '@app/contracts';
 import { TASKS_MIGRATIONS } from './index';
 
 /** The SQL of every migration of the tasks schema, oldest first, as `up` runs it. */
@@ -44,10 +44,10 @@ describe('tasks migrations', () => {
   it('size the columns of threads, artifacts and the audit log to the contract limits', () => {
     expect(columnType(sql, 'threads', 'context_id')).toBe(`varchar(${TASK_LIMITS.contextIdChars})`);
     for (const side of ['sender', 'recipient']) {
-      expect(columnType(sql, 'threads', `${side}_id`)).toBe(`varchar(${TASK_LIMITS.agentIdChars})`);
-      expect(columnType(sql, 'threads', `${side}_handle`)).toBe(`varchar(${TASK_LIMITS.handleChars})`);
-      expect(columnType(sql, 'threads', `${side}_name`)).toBe(`varchar(${TASK_LIMITS.agentNameChars})`);
-      expect(columnType(sql, 'threads', `${side}_role`)).toBe(`varchar(${TASK_LIMITS.agentRoleChars})`);
+      expect(columnType(sql, 'threads', `${side}_id`)).toBe(`varchar(${AGENT_LIMITS.idChars})`);
+      expect(columnType(sql, 'threads', `${side}_handle`)).toBe(`varchar(${AGENT_LIMITS.handleChars})`);
+      expect(columnType(sql, 'threads', `${side}_name`)).toBe(`varchar(${AGENT_LIMITS.nameChars})`);
+      expect(columnType(sql, 'threads', `${side}_role`)).toBe(`varchar(${AGENT_LIMITS.roleChars})`);
     }
     expect(columnType(sql, 'artifacts', 'artifact_id')).toBe(`varchar(${TASK_LIMITS.artifactIdChars})`);
     expect(columnType(sql, 'artifacts', 'name')).toBe(`varchar(${TASK_LIMITS.artifactNameChars})`);
