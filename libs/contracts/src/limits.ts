@@ -12,7 +12,11 @@ export const TASK_LIMITS = {
   /** Artifacts one thread holds at most, and their bytes (fields, parts, metadata, name, description) in all: every read carries them. */
   artifactsPerThread: 100,
   artifactBytesPerThread: 384 * 1024,
+  /** A typed artifact's string field, URL field, and list field (items, and characters per item). */
   artifactFieldChars: 262_144,
+  artifactUrlChars: 8192,
+  artifactListItems: 500,
+  artifactListItemChars: 1024,
   artifactIdChars: 255,
   artifactNameChars: 1024,
   artifactDescriptionChars: 10_000,
