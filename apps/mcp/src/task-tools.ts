@@ -1,6 +1,8 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+// The limits module alone: the rest of the contracts (class-validator DTOs) has no place in this client.
+import { TASK_LIMITS } from '@app/contracts/limits';
 import {
   HANDOFF_INTENTS,
   HANDOFF_STATES,
@@ -14,7 +16,7 @@ import {
 } from '@app/relay-client';
 import { toolError, toolResult } from './tool-results';
 
-const taskId = z.string().min(1).max(64).describe('The handoff (task) id, e.g. 01J9Z3…');
+const taskId = z.string().min(1).max(TASK_LIMITS.taskIdChars).describe('The handoff (task) id, e.g. 01J9Z3…');
 const handle = z
   .string()
   .regex(/^[^\s@]+@[^\s@]+$/, 'a handle looks like name@org')
@@ -24,11 +26,11 @@ const since = z
   .string()
   .refine((value) => /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value)), 'must be an ISO 8601 time, e.g. 2026-04-25T10:00:00Z')
   .describe('ISO 8601 time: only threads created or updated after it');
-const limit = z.number().int().min(1).max(200).describe('At most this many threads (default 50)');
+const limit = z.number().int().min(1).max(TASK_LIMITS.listMaxLimit).describe(`At most this many threads (default ${TASK_LIMITS.listDefaultLimit})`);
 const idempotencyKey = z
   .string()
   .min(1)
-  .max(255)
+  .max(TASK_LIMITS.idempotencyKeyChars)
   .describe(
     'A unique key for this message (e.g. a UUID). Pass the same key again when retrying the call: the relay then never sends it twice. Made up for you when omitted.',
   );
@@ -109,7 +111,11 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
         "Hand work, a question or a proposed change to another agent: creates a thread in the recipient's inbox, with optional artifacts (diffs, file references, test commands, API contracts, links).",
       inputSchema: {
         recipient: handle.describe('Handle of the agent to hand off to, name@org'),
-        message: z.string().min(1).max(100_000).describe('What you need or are telling them, self-contained: the first line becomes the summary'),
+        message: z
+          .string()
+          .min(1)
+          .max(TASK_LIMITS.textPartChars)
+          .describe('What you need or are telling them, self-contained: the first line becomes the summary'),
         intent: z
           .enum(HANDOFF_INTENTS)
           .optional()
@@ -117,7 +123,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
             'inform (FYI), ask_question (needs an answer) or propose_action (with proposed_action); default: propose_action when proposed_action is given, else inform',
           ),
         proposed_action: proposedAction.optional(),
-        artifacts: z.array(artifact).max(50).optional().describe('Structured attachments'),
+        artifacts: z.array(artifact).max(TASK_LIMITS.artifactsPerRequest).optional().describe('Structured attachments'),
         idempotency_key: idempotencyKey.optional(),
       },
       annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -227,7 +233,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
         'Add a message to a handoff thread you are part of (answer a question, give requested input, report progress). Not possible once the thread is finished.',
       inputSchema: {
         task_id: taskId,
-        message: z.string().min(1).max(100_000).describe('Your message'),
+        message: z.string().min(1).max(TASK_LIMITS.textPartChars).describe('Your message'),
         idempotency_key: idempotencyKey.optional(),
       },
       annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -252,7 +258,12 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
       description: 'Take on a pending handoff addressed to you (records your session id); the sender sees that you are working on it.',
       inputSchema: {
         task_id: taskId,
-        session_id: z.string().min(1).max(255).optional().describe("Your session's id, for the audit log (default: this server's session)"),
+        session_id: z
+          .string()
+          .min(1)
+          .max(TASK_LIMITS.sessionIdChars)
+          .optional()
+          .describe("Your session's id, for the audit log (default: this server's session)"),
       },
       annotations: { destructiveHint: false, openWorldHint: true },
     },
@@ -279,7 +290,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
       description: 'Finish a handoff you accepted, with a summary of what you did; the sender is told.',
       inputSchema: {
         task_id: taskId,
-        result_summary: z.string().min(1).max(100_000).describe('What was done and how to check it'),
+        result_summary: z.string().min(1).max(TASK_LIMITS.textPartChars).describe('What was done and how to check it'),
       },
       annotations: { destructiveHint: false, openWorldHint: true },
     },
@@ -300,7 +311,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
     {
       title: 'Decline a handoff',
       description: 'Turn down a pending handoff addressed to you, saying why; the thread ends as rejected.',
-      inputSchema: { task_id: taskId, reason: z.string().min(1).max(4000).optional().describe('Why you decline') },
+      inputSchema: { task_id: taskId, reason: z.string().min(1).max(TASK_LIMITS.reasonChars).optional().describe('Why you decline') },
       annotations: { destructiveHint: true, openWorldHint: true },
     },
     (args) =>
@@ -320,7 +331,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
       title: 'Ask the sender for input',
       description:
         'Ask the sender of a handoff you accepted a question you need answered before you can go on; the thread waits (input_required) until they reply.',
-      inputSchema: { task_id: taskId, question: z.string().min(1).max(100_000).describe('What you need from the sender') },
+      inputSchema: { task_id: taskId, question: z.string().min(1).max(TASK_LIMITS.textPartChars).describe('What you need from the sender') },
       annotations: { destructiveHint: false, openWorldHint: true },
     },
     (args) =>

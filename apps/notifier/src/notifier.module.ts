@@ -1,7 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { DELIVERY_CHANNELS } from '@app/contracts';
-import { defaultInstanceId, healthControllerFor, INSTANCE_ID, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
+import { poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
+import { defaultInstanceId, healthControllerFor, INSTANCE_ID } from '@app/messaging';
 import { DeliveryMetrics, JetStreamConsumerMetrics, metricsProvider, serviceMetricsModule } from '@app/metrics';
 import { SecretsModule } from '@app/secrets';
 import { NotifierConfig } from './notifier.config';

@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { defaultInstanceId, healthControllerFor, INSTANCE_ID, outboxMetricsBinding, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
+import { outboxMetricsBinding, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
+import { defaultInstanceId, healthControllerFor, INSTANCE_ID } from '@app/messaging';
 import { metricsProvider, OutboxMetrics, serviceMetricsModule } from '@app/metrics';
 import { SecretsModule } from '@app/secrets';
 import { TasksConfig } from './tasks.config';

@@ -1,10 +1,7 @@
-import { RelayError } from '@app/contracts';
-
-/** The A2A wire version a request is answered in. */
-export type WireVersion = '0.3' | '1.0';
+import { RelayError, type DialectKind, type WireVersion } from '@app/contracts';
 
 /** How a request is answered: AgentRelay shapes or standard A2A shapes of its wire version (docs/dialects.md). */
-export type Dialect = { kind: 'agentrelay' } | { kind: 'a2a'; version: WireVersion };
+export type Dialect = { kind: Extract<DialectKind, 'agentrelay'> } | { kind: Extract<DialectKind, 'a2a'>; version: WireVersion };
 
 export const CANONICAL_METHODS = [
   'send',

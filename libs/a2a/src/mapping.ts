@@ -1,5 +1,4 @@
-import { RelayError, type TaskState } from '@app/contracts';
-import type { WireVersion } from './dialect';
+import { RelayError, type TaskState, type WireVersion } from '@app/contracts';
 
 /** Internal state → A2A v0.3 and v1.0 names (the table of docs/state-machine.md#states). */
 const STATE_NAMES: Record<TaskState, { '0.3': string; '1.0': string }> = {

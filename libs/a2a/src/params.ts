@@ -1,6 +1,6 @@
-import type { TaskState } from '@app/contracts';
+import { invalidParams, TASK_LIMITS, type TaskState } from '@app/contracts';
 import { fromWireState } from './mapping';
-import { invalidParams, isRecord, optionalMetadata, optionalString, parseArtifacts, parseMessage, type A2aArtifactInput, type A2aMessageInput } from './parse';
+import { isRecord, optionalMetadata, optionalString, parseArtifacts, parseMessage, type A2aArtifactInput, type A2aMessageInput } from './parse';
 import { normalizeProtoJson } from './protojson';
 import { parseInlinePushConfig, type PushConfigFields } from './push-config';
 
@@ -9,9 +9,6 @@ import { parseInlinePushConfig, type PushConfigFields } from './push-config';
  * `params` of the JSON-RPC envelope, normalizes it from ProtoJSON (camelCase or snake_case) and
  * throws `invalid_params` naming the offending field.
  */
-
-export const LIST_PAGE_SIZE_DEFAULT = 50;
-export const LIST_PAGE_SIZE_MAX = 100;
 
 function paramsRecord(params: unknown): Record<string, unknown> {
   if (params === undefined || params === null) return {};
@@ -37,7 +34,7 @@ function optionalBool(record: Record<string, unknown>, key: string, field: strin
 }
 
 function requiredId(record: Record<string, unknown>): string {
-  const id = optionalString(record, 'id', 'id', 255) ?? optionalString(record, 'taskId', 'taskId', 255);
+  const id = optionalString(record, 'id', 'id', TASK_LIMITS.a2aIdChars) ?? optionalString(record, 'taskId', 'taskId', TASK_LIMITS.a2aIdChars);
   if (id === undefined) throw invalidParams('id', 'is required');
   return id;
 }
@@ -66,7 +63,7 @@ export function parseSendParams(params: unknown): SendParams {
   const config = (configuration ?? {}) as Record<string, unknown>;
   const returnImmediately = optionalBool(config, 'returnImmediately', 'configuration.returnImmediately');
   const blockingFlag = optionalBool(config, 'blocking', 'configuration.blocking');
-  const historyLength = optionalInt(config, 'historyLength', 'configuration.historyLength', 0, 100000);
+  const historyLength = optionalInt(config, 'historyLength', 'configuration.historyLength', 0, TASK_LIMITS.historyLengthMax);
   const metadata = paramsMetadata(record);
   const recipientSource = record.recipient ?? message.metadata?.recipient ?? metadata?.recipient;
   if (recipientSource !== undefined && recipientSource !== null && typeof recipientSource !== 'string')
@@ -90,7 +87,7 @@ export interface GetParams {
 
 export function parseGetParams(params: unknown): GetParams {
   const record = paramsRecord(params);
-  const historyLength = optionalInt(record, 'historyLength', 'historyLength', 0, 100000);
+  const historyLength = optionalInt(record, 'historyLength', 'historyLength', 0, TASK_LIMITS.historyLengthMax);
   return { id: requiredId(record), ...(historyLength !== undefined ? { historyLength } : {}) };
 }
 
@@ -106,9 +103,9 @@ export interface ListParams {
 
 export function parseListParams(params: unknown): ListParams {
   const record = paramsRecord(params);
-  const pageSize = optionalInt(record, 'pageSize', 'pageSize', 0, LIST_PAGE_SIZE_MAX);
-  const pageToken = optionalString(record, 'pageToken', 'pageToken', 1024);
-  const contextId = optionalString(record, 'contextId', 'contextId', 255);
+  const pageSize = optionalInt(record, 'pageSize', 'pageSize', 0, TASK_LIMITS.a2aPageSizeMax);
+  const pageToken = optionalString(record, 'pageToken', 'pageToken', TASK_LIMITS.a2aPageTokenChars);
+  const contextId = optionalString(record, 'contextId', 'contextId', TASK_LIMITS.contextIdChars);
   const status = fromWireState(record.status, 'status');
   const after = optionalString(record, 'statusTimestampAfter', 'statusTimestampAfter', 64);
   let statusTimestampAfter: string | undefined;
@@ -117,9 +114,9 @@ export function parseListParams(params: unknown): ListParams {
     if (!/^\d{4}-\d{2}-\d{2}T/.test(after) || Number.isNaN(time)) throw invalidParams('statusTimestampAfter', 'must be an RFC 3339 timestamp');
     statusTimestampAfter = new Date(time).toISOString();
   }
-  const historyLength = optionalInt(record, 'historyLength', 'historyLength', 0, 100000);
+  const historyLength = optionalInt(record, 'historyLength', 'historyLength', 0, TASK_LIMITS.historyLengthMax);
   return {
-    pageSize: pageSize === undefined || pageSize === 0 ? LIST_PAGE_SIZE_DEFAULT : pageSize,
+    pageSize: pageSize === undefined || pageSize === 0 ? TASK_LIMITS.a2aPageSizeDefault : pageSize,
     ...(pageToken !== undefined ? { pageToken } : {}),
     ...(contextId !== undefined ? { contextId } : {}),
     ...(status !== undefined ? { status } : {}),

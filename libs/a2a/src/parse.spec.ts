@@ -1,3 +1,4 @@
+import { TASK_LIMITS } from '@app/contracts';
 import { parseArtifact, parseMessage, parsePart } from './parse';
 import { invalidFieldOf } from './testing/invalid-field';
 
@@ -92,5 +93,22 @@ describe('parseArtifact', () => {
   it('needs parts, and an id to append', () => {
     expect(invalidFieldOf(() => parseArtifact({ artifactId: 'a' }, 'artifacts[0]'))).toBe('artifacts[0].parts');
     expect(invalidFieldOf(() => parseArtifact({ parts: [{ text: 'x' }], append: true }, 'artifacts[0]'))).toBe('artifacts[0].artifactId');
+  });
+});
+
+describe('limits of the tasks contract', () => {
+  it('refuses what the tasks service would refuse, naming the A2A field', () => {
+    const text = 'x'.repeat(TASK_LIMITS.textPartChars + 1);
+    expect(invalidFieldOf(() => parsePart({ text }, 'message.parts[0]'))).toBe('message.parts[0].text');
+    expect(invalidFieldOf(() => parsePart({ kind: 'text', text }, 'message.parts[0]'))).toBe('message.parts[0].text');
+    expect(invalidFieldOf(() => parsePart({ kind: 'data', data: null }, 'p'))).toBe('p.data');
+    expect(invalidFieldOf(() => parsePart({ data: '' }, 'p'))).toBe('p.data');
+    const name = 'n'.repeat(TASK_LIMITS.fileNameChars + 1);
+    expect(invalidFieldOf(() => parsePart({ url: 'https://example.com/a', filename: name }, 'p'))).toBe('p.filename');
+    const parts = Array.from({ length: TASK_LIMITS.partsPerMessage + 1 }, () => ({ text: 'hi' }));
+    expect(invalidFieldOf(() => parseMessage({ parts }))).toBe('message.parts');
+    expect(parseMessage({ parts: parts.slice(1) }).parts).toHaveLength(TASK_LIMITS.partsPerMessage);
+    const artifact = { artifactId: 'a', name: 'n'.repeat(TASK_LIMITS.artifactNameChars + 1), parts: [{ text: 'x' }] };
+    expect(invalidFieldOf(() => parseArtifact(artifact, 'artifacts[0]'))).toBe('artifacts[0].name');
   });
 });

@@ -1,4 +1,4 @@
-import { metadataBoundsProblem, RelayError, type PartView } from '@app/contracts';
+import { invalidParams, metadataBoundsProblem, TASK_LIMITS, type PartView } from '@app/contracts';
 
 /** An A2A message as the relay reads it, whatever its wire version. */
 export interface A2aMessageInput {
@@ -26,18 +26,13 @@ export interface A2aArtifactInput {
   last_chunk: boolean;
 }
 
-export const MESSAGE_ID_MAX_LENGTH = 255;
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
-
-export function invalidParams(field: string, problem: string): RelayError {
-  return new RelayError('invalid_params', `${field} ${problem}`, { field });
-}
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function optionalString(record: Record<string, unknown>, key: string, field: string, maxLength = 10000): string | undefined {
+export function optionalString(record: Record<string, unknown>, key: string, field: string, maxLength: number): string | undefined {
   const value = record[key];
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string') throw invalidParams(field, 'must be a string');
@@ -62,8 +57,8 @@ function base64(value: unknown, field: string): string {
 
 function fileFromV03(file: unknown, field: string): Extract<PartView, { kind: 'file' }>['file'] {
   if (!isRecord(file)) throw invalidParams(field, 'must be an object with bytes or uri');
-  const name = optionalString(file, 'name', `${field}.name`, 1000);
-  const mimeType = optionalString(file, 'mimeType', `${field}.mimeType`, 255);
+  const name = optionalString(file, 'name', `${field}.name`, TASK_LIMITS.fileNameChars);
+  const mimeType = optionalString(file, 'mimeType', `${field}.mimeType`, TASK_LIMITS.mediaTypeChars);
   const hasBytes = file.bytes !== undefined && file.bytes !== null;
   const hasUri = file.uri !== undefined && file.uri !== null;
   if (hasBytes === hasUri) throw invalidParams(field, 'must carry exactly one of bytes or uri');
@@ -74,8 +69,15 @@ function fileFromV03(file: unknown, field: string): Extract<PartView, { kind: 'f
   };
 }
 
+function text(value: unknown, field: string): string {
+  if (typeof value !== 'string') throw invalidParams(field, 'must be a string');
+  if (value.length > TASK_LIMITS.textPartChars) throw invalidParams(field, `must be at most ${TASK_LIMITS.textPartChars} characters`);
+  return value;
+}
+
 function uriOf(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 8192) throw invalidParams(field, 'must be a URI');
+  if (typeof value !== 'string' || value.length === 0) throw invalidParams(field, 'must be a URI');
+  if (value.length > TASK_LIMITS.fileUriChars) throw invalidParams(field, `must be at most ${TASK_LIMITS.fileUriChars} characters`);
   return value;
 }
 
@@ -89,12 +91,9 @@ export function parsePart(value: unknown, field: string): PartView {
   const withMetadata = <T extends PartView>(part: T): T => (metadata ? { ...part, metadata } : part);
   const kind = value.kind;
   if (kind !== undefined) {
-    if (kind === 'text') {
-      if (typeof value.text !== 'string') throw invalidParams(`${field}.text`, 'must be a string');
-      return withMetadata({ kind: 'text', text: value.text });
-    }
+    if (kind === 'text') return withMetadata({ kind: 'text', text: text(value.text, `${field}.text`) });
     if (kind === 'data') {
-      if (value.data === undefined) throw invalidParams(`${field}.data`, 'is required');
+      if (value.data === undefined || value.data === null || value.data === '') throw invalidParams(`${field}.data`, 'is required');
       return withMetadata({ kind: 'data', data: value.data });
     }
     if (kind === 'file') return withMetadata({ kind: 'file', file: fileFromV03(value.file, `${field}.file`) });
@@ -102,14 +101,14 @@ export function parsePart(value: unknown, field: string): PartView {
   }
   const members = ['text', 'raw', 'url', 'data'].filter((key) => value[key] !== undefined && value[key] !== null);
   if (members.length !== 1) throw invalidParams(field, 'must carry exactly one of text, raw, url or data');
-  const filename = optionalString(value, 'filename', `${field}.filename`, 1000);
-  const mediaType = optionalString(value, 'mediaType', `${field}.mediaType`, 255);
+  const filename = optionalString(value, 'filename', `${field}.filename`, TASK_LIMITS.fileNameChars);
+  const mediaType = optionalString(value, 'mediaType', `${field}.mediaType`, TASK_LIMITS.mediaTypeChars);
   const described = { ...(mediaType !== undefined ? { media_type: mediaType } : {}), ...(filename !== undefined ? { filename } : {}) };
   switch (members[0]) {
     case 'text':
-      if (typeof value.text !== 'string') throw invalidParams(`${field}.text`, 'must be a string');
-      return withMetadata({ kind: 'text', text: value.text, ...described });
+      return withMetadata({ kind: 'text', text: text(value.text, `${field}.text`), ...described });
     case 'data':
+      if (value.data === '') throw invalidParams(`${field}.data`, 'is required');
       return withMetadata({ kind: 'data', data: value.data, ...described });
     default: {
       const file: Extract<PartView, { kind: 'file' }>['file'] = {
@@ -124,7 +123,7 @@ export function parsePart(value: unknown, field: string): PartView {
 
 export function parseParts(value: unknown, field: string): PartView[] {
   if (!Array.isArray(value) || value.length === 0) throw invalidParams(field, 'must be a non-empty array of parts');
-  if (value.length > 100) throw invalidParams(field, 'must hold at most 100 parts');
+  if (value.length > TASK_LIMITS.partsPerMessage) throw invalidParams(field, `must hold at most ${TASK_LIMITS.partsPerMessage} parts`);
   return value.map((part, index) => parsePart(part, `${field}[${index}]`));
 }
 
@@ -139,9 +138,9 @@ function parseRole(value: unknown, field: string): 'user' | 'agent' | undefined 
 export function parseMessage(value: unknown, field = 'message'): A2aMessageInput {
   if (!isRecord(value)) throw invalidParams(field, 'is required and must be a Message object');
   const parts = parseParts(value.parts, `${field}.parts`);
-  const messageId = optionalString(value, 'messageId', `${field}.messageId`, MESSAGE_ID_MAX_LENGTH);
-  const taskId = optionalString(value, 'taskId', `${field}.taskId`, 255);
-  const contextId = optionalString(value, 'contextId', `${field}.contextId`, 255);
+  const messageId = optionalString(value, 'messageId', `${field}.messageId`, TASK_LIMITS.messageIdChars);
+  const taskId = optionalString(value, 'taskId', `${field}.taskId`, TASK_LIMITS.a2aIdChars);
+  const contextId = optionalString(value, 'contextId', `${field}.contextId`, TASK_LIMITS.contextIdChars);
   const metadata = optionalMetadata(value, 'metadata', `${field}.metadata`);
   const role = parseRole(value.role, `${field}.role`);
   const firstText = parts.find((part): part is Extract<PartView, { kind: 'text' }> => part.kind === 'text');
@@ -172,9 +171,9 @@ export function parseArtifact(value: unknown, field: string): A2aArtifactInput {
   if (!isRecord(value)) throw invalidParams(field, 'must be an Artifact object');
   const inner = isRecord(value.artifact) ? value.artifact : value;
   const innerField = inner === value ? field : `${field}.artifact`;
-  const artifactId = optionalString(inner, 'artifactId', `${innerField}.artifactId`, 255);
-  const name = optionalString(inner, 'name', `${innerField}.name`, 1000);
-  const description = optionalString(inner, 'description', `${innerField}.description`, 10000);
+  const artifactId = optionalString(inner, 'artifactId', `${innerField}.artifactId`, TASK_LIMITS.artifactIdChars);
+  const name = optionalString(inner, 'name', `${innerField}.name`, TASK_LIMITS.artifactNameChars);
+  const description = optionalString(inner, 'description', `${innerField}.description`, TASK_LIMITS.artifactDescriptionChars);
   const metadata = optionalMetadata(inner, 'metadata', `${innerField}.metadata`);
   const append = optionalBoolean(value, 'append', `${field}.append`) ?? optionalBoolean(inner, 'append', `${innerField}.append`) ?? false;
   const lastChunk = optionalBoolean(value, 'lastChunk', `${field}.lastChunk`) ?? optionalBoolean(inner, 'lastChunk', `${innerField}.lastChunk`) ?? false;
@@ -193,6 +192,6 @@ export function parseArtifact(value: unknown, field: string): A2aArtifactInput {
 export function parseArtifacts(value: unknown, field: string): A2aArtifactInput[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw invalidParams(field, 'must be an array of artifacts');
-  if (value.length > 50) throw invalidParams(field, 'must hold at most 50 artifacts');
+  if (value.length > TASK_LIMITS.artifactsPerRequest) throw invalidParams(field, `must hold at most ${TASK_LIMITS.artifactsPerRequest} artifacts`);
   return value.map((artifact, index) => parseArtifact(artifact, `${field}[${index}]`));
 }

@@ -1,5 +1,5 @@
-import type { WireVersion } from './dialect';
-import { invalidParams, isRecord, optionalString } from './parse';
+import { AUTH_SCHEME_TOKEN, invalidParams, ONE_LINE, PUSH_CONFIG_LIMITS, TASK_LIMITS, type WireVersion } from '@app/contracts';
+import { isRecord, optionalString } from './parse';
 import { normalizeProtoJson } from './protojson';
 
 /**
@@ -32,8 +32,13 @@ function paramsRecord(params: unknown): Record<string, unknown> {
 }
 
 function requiredString(record: Record<string, unknown>, key: string, field: string): string {
-  const value = optionalString(record, key, field, 255);
+  const value = optionalString(record, key, field, TASK_LIMITS.a2aIdChars);
   if (value === undefined) throw invalidParams(field, 'is required');
+  return value;
+}
+
+function oneLine(value: string | undefined, field: string): string | undefined {
+  if (value !== undefined && !ONE_LINE.test(value)) throw invalidParams(field, 'must be one line');
   return value;
 }
 
@@ -47,7 +52,8 @@ function httpUrl(value: unknown, field: string): string {
   } catch {
     throw invalidParams(field, 'must be an http(s) URL');
   }
-  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || value.length > 2048) throw invalidParams(field, 'must be an http(s) URL');
+  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || /\s/.test(value)) throw invalidParams(field, 'must be an http(s) URL');
+  if (value.length > PUSH_CONFIG_LIMITS.urlChars) throw invalidParams(field, `must be at most ${PUSH_CONFIG_LIMITS.urlChars} characters`);
   // The URL is stored as written, and the stores admit only the lowercase spelling of the scheme.
   if (!LOWERCASE_HTTP_SCHEME.test(value)) throw invalidParams(field, 'must start with http:// or https:// (lowercase scheme)');
   return value;
@@ -56,18 +62,25 @@ function httpUrl(value: unknown, field: string): string {
 /** Reads the config fields of either shape (`authentication.schemes[]` in v0.3, `.scheme` in v1.0). */
 export function parsePushConfigFields(value: unknown, field: string): PushConfigFields {
   if (!isRecord(value)) throw invalidParams(field, 'must be a push notification config object');
-  const id = optionalString(value, 'id', `${field}.id`, 255);
+  const id = optionalString(value, 'id', `${field}.id`, PUSH_CONFIG_LIMITS.configIdChars);
   const url = httpUrl(value.url, `${field}.url`);
-  const token = optionalString(value, 'token', `${field}.token`, 4096);
+  const token = oneLine(optionalString(value, 'token', `${field}.token`, PUSH_CONFIG_LIMITS.tokenChars), `${field}.token`);
   let authentication: PushConfigFields['authentication'];
   const auth = value.authentication;
   if (auth !== undefined && auth !== null) {
     if (!isRecord(auth)) throw invalidParams(`${field}.authentication`, 'must be an object');
     const schemes = Array.isArray(auth.schemes) ? auth.schemes : auth.scheme !== undefined ? [auth.scheme] : [];
-    if (schemes.length === 0 || schemes.some((scheme) => typeof scheme !== 'string' || scheme.length === 0 || scheme.length > 64)) {
-      throw invalidParams(`${field}.authentication`, 'needs a scheme (v1.0 scheme, or v0.3 schemes[])');
+    if (schemes.length === 0) throw invalidParams(`${field}.authentication`, 'needs a scheme (v1.0 scheme, or v0.3 schemes[])');
+    if (schemes.length > PUSH_CONFIG_LIMITS.schemesPerConfig)
+      throw invalidParams(`${field}.authentication.schemes`, `must hold at most ${PUSH_CONFIG_LIMITS.schemesPerConfig} schemes`);
+    const limit = PUSH_CONFIG_LIMITS.schemeChars;
+    if (schemes.some((scheme) => typeof scheme !== 'string' || scheme.length > limit || !AUTH_SCHEME_TOKEN.test(scheme))) {
+      throw invalidParams(`${field}.authentication`, `needs schemes that are HTTP auth scheme tokens of at most ${limit} characters`);
     }
-    const credentials = optionalString(auth, 'credentials', `${field}.authentication.credentials`, 4096);
+    const credentials = oneLine(
+      optionalString(auth, 'credentials', `${field}.authentication.credentials`, PUSH_CONFIG_LIMITS.credentialsChars),
+      `${field}.authentication.credentials`,
+    );
     authentication = { schemes: schemes as string[], ...(credentials !== undefined ? { credentials } : {}) };
   }
   return { ...(id !== undefined ? { id } : {}), url, ...(token !== undefined ? { token } : {}), ...(authentication ? { authentication } : {}) };
@@ -104,7 +117,7 @@ export function parsePushConfigRefParams(params: unknown, requireConfigId: boole
     return { taskId, configId };
   }
   const taskId = requiredString(record, 'id', 'id');
-  const configId = optionalString(record, 'pushNotificationConfigId', 'pushNotificationConfigId', 255);
+  const configId = optionalString(record, 'pushNotificationConfigId', 'pushNotificationConfigId', TASK_LIMITS.a2aIdChars);
   if (requireConfigId && configId === undefined) throw invalidParams('pushNotificationConfigId', 'is required');
   return { taskId, ...(configId !== undefined ? { configId } : {}) };
 }

@@ -1,5 +1,4 @@
-import type { ArtifactView, MessageView, PartView, TaskView } from '@app/contracts';
-import type { WireVersion } from './dialect';
+import type { ArtifactView, MessageView, PartView, TaskView, WireVersion } from '@app/contracts';
 import { toWireRole, toWireState } from './mapping';
 
 export type Json = Record<string, unknown>;

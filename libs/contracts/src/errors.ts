@@ -2,7 +2,8 @@
  * The relay's error catalogue. Every domain error has one symbol; the symbol decides the
  * JSON-RPC code in each dialect and, where one applies, the HTTP status.
  */
-export type Dialect = 'agentrelay' | 'a2a';
+/** The family of a dialect, which decides the JSON-RPC code of an error: AgentRelay or standard A2A (either wire version). */
+export type DialectKind = 'agentrelay' | 'a2a';
 
 export interface ErrorSpec {
   /** Code in the AgentRelay dialect (docs/dialects.md#errors). */
@@ -107,7 +108,12 @@ export class RelayError extends Error {
   }
 }
 
-export function jsonRpcCode(reason: ErrorSymbol, dialect: Dialect): number {
+/** The `invalid_params` error of one field: "`field` `problem`", the field as the client wrote it. */
+export function invalidParams(field: string, problem: string): RelayError {
+  return new RelayError('invalid_params', `${field} ${problem}`, { field });
+}
+
+export function jsonRpcCode(reason: ErrorSymbol, dialect: DialectKind): number {
   return ERROR_CATALOGUE[reason][dialect];
 }
 

@@ -1,5 +1,5 @@
 import { assertMessageFitsReplies, messageReplyBytes, NATS_MAX_PAYLOAD_FOR_FULL_BODY, PAYLOAD_LIMITS, requestBodyLimit } from './payload-limits';
-import { metadataBoundsProblem, TASK_LIMITS } from './tasks/tasks.contract';
+import { metadataBoundsProblem, TASK_LIMITS } from './limits';
 
 describe('requestBodyLimit', () => {
   it('is the whole 1 MiB once NATS carries it with the envelope, and less under a smaller max_payload', () => {

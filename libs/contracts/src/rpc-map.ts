@@ -1,7 +1,7 @@
 import type { HealthRpc } from './health/health.contract';
 import type { DirectoryRpc } from './directory/directory.contract';
 import type { NotifierRpc } from './notifier/notifier.contract';
-import type { PushConfigRpc } from './notifier/push-configs.contract';
+import type { PushConfigRpc } from './tasks/push-configs.contract';
 import type { TasksRpc } from './tasks/tasks.contract';
 
 /**

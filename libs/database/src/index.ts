@@ -2,6 +2,5 @@ export * from './data-source.factory';
 export * from './snake-naming.strategy';
 export * from './create-database';
 export * from './database-health';
-export * from './health.controller';
 export * from './typeorm-root';
 export * from './database-metrics';

@@ -8,3 +8,4 @@ export * from './bootstrap-microservice';
 export * from './jetstream';
 export * from './wakeable-delay';
 export * from './request-deadline';
+export * from './service-health.controller';

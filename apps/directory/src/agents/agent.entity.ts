@@ -1,4 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { AGENT_LIMITS } from '@app/contracts';
 
 @Entity({ name: 'agents' })
 @Check('agents_handle_format', `"handle" ~ '^[a-z0-9][a-z0-9._-]{0,127}@[a-z0-9][a-z0-9.-]{0,126}$'`)
@@ -10,13 +11,13 @@ export class AgentEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  @Column({ type: 'varchar', length: 255, unique: true })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.handleChars, unique: true })
   handle: string;
 
-  @Column({ type: 'varchar', length: 200 })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.nameChars })
   name: string;
 
-  @Column({ type: 'varchar', length: 100, nullable: true })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.roleChars, nullable: true })
   role: string | null;
 
   @Column({ type: 'text', nullable: true })
@@ -28,13 +29,13 @@ export class AgentEntity {
   @Column({ type: 'jsonb', default: () => "'{}'" })
   metadata: Record<string, unknown>;
 
-  @Column({ type: 'varchar', length: 320, nullable: true })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.emailChars, nullable: true })
   email: string | null;
 
-  @Column({ type: 'varchar', length: 2048, nullable: true })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.webhookUrlChars, nullable: true })
   notificationWebhookUrl: string | null;
 
-  @Column({ type: 'varchar', length: 2048, nullable: true })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.webhookUrlChars, nullable: true })
   slackWebhookUrl: string | null;
 
   @Column({ type: 'timestamptz', nullable: true })

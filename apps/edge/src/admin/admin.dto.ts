@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
-import { normalizeHandle, TrustPolicyFields } from '@app/contracts';
+import { AGENT_LIMITS, normalizeHandle, TrustPolicyFields } from '@app/contracts';
 
 /**
  * A trust policy as `PUT /admin/agents/{handle}/trust` reads it, in JSON or as a `trust.yaml`
@@ -10,6 +10,6 @@ export class TrustPolicyBody extends TrustPolicyFields {
   @IsOptional()
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(255)
+  @MaxLength(AGENT_LIMITS.handleChars)
   agent?: string;
 }

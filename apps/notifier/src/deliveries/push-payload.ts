@@ -1,58 +1,29 @@
-import type { PushConfigVersion, TaskEvent, TaskState } from '@app/contracts';
+import { renderPart, toWireRole, toWireState } from '@app/a2a';
+import type { WireVersion, TaskEvent } from '@app/contracts';
 import { WEBHOOK_EVENTS, type PlannedDelivery } from './delivery-planner';
 
 /** An A2A push-notification config the notifier delivers to. */
 export interface PushTarget {
   config_id: string;
   owner_handle: string;
-  version: PushConfigVersion;
+  version: WireVersion;
   url: string;
   token: string | null;
   auth_scheme: string | null;
   auth_credentials: string | null;
 }
 
-const V03_STATE: Record<TaskState, string> = {
-  pending: 'submitted',
-  accepted: 'working',
-  input_required: 'input-required',
-  completed: 'completed',
-  cancelled: 'canceled',
-  failed: 'failed',
-  rejected: 'rejected',
-};
-
-const V10_STATE: Record<TaskState, string> = {
-  pending: 'TASK_STATE_SUBMITTED',
-  accepted: 'TASK_STATE_WORKING',
-  input_required: 'TASK_STATE_INPUT_REQUIRED',
-  completed: 'TASK_STATE_COMPLETED',
-  cancelled: 'TASK_STATE_CANCELED',
-  failed: 'TASK_STATE_FAILED',
-  rejected: 'TASK_STATE_REJECTED',
-};
-
 /** The latest message of the event, or null. Authors from the task's sender have role user, the recipient's role agent. */
-function latestMessage(event: TaskEvent, version: PushConfigVersion): Record<string, unknown> | null {
+function latestMessage(event: TaskEvent, version: WireVersion): Record<string, unknown> | null {
   const message = event.task.latest_message;
   if (!message) return null;
-  const fromSender = message.from === event.sender;
-  if (version === '0.3') {
-    return {
-      kind: 'message',
-      messageId: message.id,
-      taskId: event.task_id,
-      contextId: event.context_id,
-      role: fromSender ? 'user' : 'agent',
-      parts: [{ kind: 'text', text: message.body }],
-    };
-  }
   return {
+    ...(version === '0.3' ? { kind: 'message' } : {}),
     messageId: message.id,
     taskId: event.task_id,
     contextId: event.context_id,
-    role: fromSender ? 'ROLE_USER' : 'ROLE_AGENT',
-    parts: [{ text: message.body }],
+    role: toWireRole(message.from === event.sender ? 'sender' : 'recipient', version),
+    parts: [renderPart({ kind: 'text', text: message.body }, version)],
   };
 }
 
@@ -61,19 +32,19 @@ function latestMessage(event: TaskEvent, version: PushConfigVersion): Record<str
  * v1.0 a StreamResponse (`task` for a new task, `message` for a message, `statusUpdate` for a
  * state change); v0.3 the task object.
  */
-export function pushBody(event: TaskEvent, version: PushConfigVersion): Record<string, unknown> {
+export function pushBody(event: TaskEvent, version: WireVersion): Record<string, unknown> {
   const message = latestMessage(event, version);
   if (version === '0.3') {
     return {
       kind: 'task',
       id: event.task_id,
       contextId: event.context_id,
-      status: { state: V03_STATE[event.state], timestamp: event.occurred_at },
+      status: { state: toWireState(event.state, version), timestamp: event.occurred_at },
       ...(message && (event.type === 'created' || event.type === 'message_appended') ? { history: [message] } : {}),
       metadata: { event: WEBHOOK_EVENTS[event.type].event, event_id: event.event_id },
     };
   }
-  const status = { state: V10_STATE[event.state], timestamp: event.occurred_at };
+  const status = { state: toWireState(event.state, version), timestamp: event.occurred_at };
   if (event.type === 'created') {
     return { task: { id: event.task_id, contextId: event.context_id, status, ...(message ? { history: [message] } : {}) } };
   }

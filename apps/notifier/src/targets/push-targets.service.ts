@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { PUSH_CONFIG_SUBJECTS, type PushConfigEvent, type PushConfigVersion, type PushTargetReply } from '@app/contracts';
+import { PUSH_CONFIG_SUBJECTS, type PushConfigEvent, type WireVersion, type PushTargetReply } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { SecretCipher, SecretDecryptionError, type SealedColumn } from '@app/secrets';
 import type { PushTarget } from '../deliveries/push-payload';
@@ -28,7 +28,7 @@ interface PushTargetRow {
   task_id: string;
   config_id: string;
   owner_handle: string;
-  version: PushConfigVersion;
+  version: WireVersion;
   url: string;
   token: string | null;
   auth_scheme: string | null;

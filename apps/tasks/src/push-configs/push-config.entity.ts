@@ -1,4 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
+import { AGENT_LIMITS, PUSH_CONFIG_LIMITS } from '@app/contracts';
 import type { TaskEntity } from '../tasks/task.entity';
 
 /** An A2A push-notification config of a task, owned by the agent that set it; ids are per owner. */
@@ -16,29 +17,29 @@ export class PushConfigEntity {
   @JoinColumn({ name: 'task_id', foreignKeyConstraintName: 'push_configs_task_fkey' })
   task?: Relation<TaskEntity>;
 
-  @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'push_configs_pkey' })
+  @PrimaryColumn({ type: 'varchar', length: PUSH_CONFIG_LIMITS.configIdChars, primaryKeyConstraintName: 'push_configs_pkey' })
   id: string;
 
-  @PrimaryColumn({ type: 'varchar', length: 64, primaryKeyConstraintName: 'push_configs_pkey' })
+  @PrimaryColumn({ type: 'varchar', length: AGENT_LIMITS.idChars, primaryKeyConstraintName: 'push_configs_pkey' })
   ownerId: string;
 
-  @Column({ type: 'varchar', length: 255 })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.handleChars })
   ownerHandle: string;
 
   /** A2A dialect the config was set in: '0.3' or '1.0'. */
   @Column({ type: 'varchar', length: 8 })
   version: string;
 
-  @Column({ type: 'varchar', length: 2048 })
+  @Column({ type: 'varchar', length: PUSH_CONFIG_LIMITS.urlChars })
   url: string;
 
-  @Column({ type: 'varchar', length: 4096, nullable: true })
+  @Column({ type: 'varchar', length: PUSH_CONFIG_LIMITS.tokenChars, nullable: true })
   token: string | null;
 
   @Column({ type: 'text', array: true, nullable: true })
   authSchemes: string[] | null;
 
-  @Column({ type: 'varchar', length: 4096, nullable: true })
+  @Column({ type: 'varchar', length: PUSH_CONFIG_LIMITS.credentialsChars, nullable: true })
   authCredentials: string | null;
 
   @CreateDateColumn({ type: 'timestamptz' })

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   PUSH_CONFIG_EVENTS,
-  PUSH_CONFIGS_PER_TASK,
+  PUSH_CONFIG_LIMITS,
   RelayError,
   type DeletePushConfigReply,
   type DeletePushConfigRequest,
@@ -13,7 +13,7 @@ import {
   type ParticipantRefDto,
   type PushConfigEvent,
   type PushConfigListReply,
-  type PushConfigVersion,
+  type WireVersion,
   type PushConfigView,
   type PushTargetReply,
   type PushTargetRequest,
@@ -29,7 +29,7 @@ interface PushConfigRow {
   id: string;
   owner_id: string;
   owner_handle: string;
-  version: PushConfigVersion;
+  version: WireVersion;
   url: string;
   token: string | null;
   auth_schemes: string[] | null;
@@ -87,8 +87,8 @@ export class PushConfigsService {
         request.caller.id,
       ]);
       const same = existing.find((row) => row.id === id);
-      if (!same && existing.length >= PUSH_CONFIGS_PER_TASK) {
-        throw new RelayError('push_config_limit', undefined, { task_id: taskId, limit: PUSH_CONFIGS_PER_TASK });
+      if (!same && existing.length >= PUSH_CONFIG_LIMITS.perParticipantAndTask) {
+        throw new RelayError('push_config_limit', undefined, { task_id: taskId, limit: PUSH_CONFIG_LIMITS.perParticipantAndTask });
       }
       const authentication = request.config.authentication;
       const [row]: PushConfigRow[] = await manager.query(

@@ -38,7 +38,7 @@ function fits(kind: FieldKind, value: unknown): boolean {
     case 'string':
       return typeof value === 'string' && value.trim().length > 0 && value.length <= TASK_LIMITS.artifactFieldChars;
     case 'url':
-      if (typeof value !== 'string' || value.length > 8192) return false;
+      if (typeof value !== 'string' || value.length > TASK_LIMITS.artifactUrlChars) return false;
       try {
         const url = new URL(value);
         return url.protocol === 'http:' || url.protocol === 'https:';
@@ -48,7 +48,11 @@ function fits(kind: FieldKind, value: unknown): boolean {
     case 'integer':
       return Number.isInteger(value) && (value as number) >= 0;
     case 'string[]':
-      return Array.isArray(value) && value.length <= 500 && value.every((item) => typeof item === 'string' && item.length <= 1024);
+      return (
+        Array.isArray(value) &&
+        value.length <= TASK_LIMITS.artifactListItems &&
+        value.every((item) => typeof item === 'string' && item.length <= TASK_LIMITS.artifactListItemChars)
+      );
   }
 }
 

@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique, UpdateDateColumn, type Relation } from 'typeorm';
-import type { ArtifactView, PartView } from '@app/contracts';
+import { TASK_LIMITS, type ArtifactView, type PartView } from '@app/contracts';
 import type { TaskEntity } from './task.entity';
 
 /** An artifact of a task: typed (`type` + `fields`) or free-form A2A parts, in attachment order. */
@@ -18,7 +18,7 @@ export class ArtifactEntity {
   @JoinColumn({ name: 'task_id', foreignKeyConstraintName: 'artifacts_task_fkey' })
   task?: Relation<TaskEntity>;
 
-  @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'artifacts_pkey' })
+  @PrimaryColumn({ type: 'varchar', length: TASK_LIMITS.artifactIdChars, primaryKeyConstraintName: 'artifacts_pkey' })
   artifactId: string;
 
   @Column({ type: 'integer' })
@@ -30,7 +30,7 @@ export class ArtifactEntity {
   @Column({ type: 'jsonb', default: () => "'{}'" })
   fields: Record<string, unknown>;
 
-  @Column({ type: 'varchar', length: 1024, nullable: true })
+  @Column({ type: 'varchar', length: TASK_LIMITS.artifactNameChars, nullable: true })
   name: string | null;
 
   @Column({ type: 'text', nullable: true })

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, type Relation } from 'typeorm';
-import type { TaskState } from '@app/contracts';
+import { AGENT_LIMITS, TASK_LIMITS, type TaskState } from '@app/contracts';
 import type { TaskEntity } from './task.entity';
 
 const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
@@ -23,7 +23,7 @@ export class AuditLogEntity {
   @JoinColumn({ name: 'task_id', foreignKeyConstraintName: 'audit_log_task_fkey' })
   task?: Relation<TaskEntity>;
 
-  @Column({ type: 'varchar', length: 64 })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.idChars })
   actorId: string;
 
   @Column({ type: 'varchar', length: 20 })
@@ -35,7 +35,7 @@ export class AuditLogEntity {
   @Column({ type: 'varchar', length: 20 })
   toState: TaskState;
 
-  @Column({ type: 'varchar', length: 255, nullable: true })
+  @Column({ type: 'varchar', length: TASK_LIMITS.sessionIdChars, nullable: true })
   sessionId: string | null;
 
   @Column({ type: 'text', nullable: true })

@@ -1,18 +1,19 @@
 import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
+import { AGENT_LIMITS, TASK_LIMITS } from '@app/contracts';
 import type { MessageEntity } from './message.entity';
 
 /** A sender's idempotency key (a message id or a client key), pointing at the message it created. */
 @Entity({ name: 'idempotency_keys' })
 @Check('idempotency_keys_scope_known', `"scope" IN ('message_id', 'client_key')`)
-@Check('idempotency_keys_key_length', `char_length("key") BETWEEN 1 AND 255`)
+@Check('idempotency_keys_key_length', `char_length("key") BETWEEN 1 AND ${TASK_LIMITS.idempotencyKeyChars}`)
 export class IdempotencyKeyEntity {
-  @PrimaryColumn({ type: 'varchar', length: 64, primaryKeyConstraintName: 'idempotency_keys_pkey' })
+  @PrimaryColumn({ type: 'varchar', length: AGENT_LIMITS.idChars, primaryKeyConstraintName: 'idempotency_keys_pkey' })
   senderId: string;
 
   @PrimaryColumn({ type: 'varchar', length: 20, primaryKeyConstraintName: 'idempotency_keys_pkey' })
   scope: 'message_id' | 'client_key';
 
-  @PrimaryColumn({ type: 'varchar', length: 255, primaryKeyConstraintName: 'idempotency_keys_pkey' })
+  @PrimaryColumn({ type: 'varchar', length: TASK_LIMITS.idempotencyKeyChars, primaryKeyConstraintName: 'idempotency_keys_pkey' })
   key: string;
 
   /** Lowercase hex SHA-256 of the request the key first came with. */

@@ -1,12 +1,12 @@
 import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique, type Relation } from 'typeorm';
-import type { PartView } from '@app/contracts';
+import { AGENT_LIMITS, TASK_LIMITS, type PartView } from '@app/contracts';
 import type { TaskEntity } from './task.entity';
 
 /** A message of a task, numbered from 1 per task; `id` is the client's message id. */
 @Entity({ name: 'messages' })
 @Unique('messages_task_id_id_key', ['taskId', 'id'])
-@Check('messages_sequence_range', `"sequence_no" BETWEEN 1 AND 500`)
-@Check('messages_id_length', `char_length("id") BETWEEN 1 AND 255`)
+@Check('messages_sequence_range', `"sequence_no" BETWEEN 1 AND ${TASK_LIMITS.messagesPerTask}`)
+@Check('messages_id_length', `char_length("id") BETWEEN 1 AND ${TASK_LIMITS.messageIdChars}`)
 @Check('messages_author_known', `"author" IN ('sender', 'recipient')`)
 @Check('messages_parts_array', `jsonb_typeof("parts") = 'array' AND jsonb_array_length("parts") >= 1`)
 @Check('messages_payload_object', `jsonb_typeof("payload") = 'object'`)
@@ -21,16 +21,16 @@ export class MessageEntity {
   @PrimaryColumn({ type: 'integer', primaryKeyConstraintName: 'messages_pkey' })
   sequenceNo: number;
 
-  @Column({ type: 'varchar', length: 255 })
+  @Column({ type: 'varchar', length: TASK_LIMITS.messageIdChars })
   id: string;
 
   @Column({ type: 'varchar', length: 10 })
   author: 'sender' | 'recipient';
 
-  @Column({ type: 'varchar', length: 64 })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.idChars })
   authorId: string;
 
-  @Column({ type: 'varchar', length: 255 })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.handleChars })
   fromHandle: string;
 
   @Column({ type: 'text' })

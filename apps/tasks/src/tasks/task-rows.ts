@@ -1,71 +1,68 @@
-import type { ArtifactView, Intent, MessageRef, MessageView, PartView, ProposedAction, TaskState, TaskView } from '@app/contracts';
+import type { ArtifactView, MessageRef, MessageView, PartView, TaskView } from '@app/contracts';
+import type { ArtifactEntity } from './artifact.entity';
+import type { MessageEntity } from './message.entity';
+import type { TaskEntity } from './task.entity';
 
-export interface TaskRow {
-  id: string;
-  context_id: string;
-  sender_id: string;
-  sender_handle: string;
-  sender_name: string;
-  sender_role: string | null;
-  recipient_id: string;
-  recipient_handle: string;
-  recipient_name: string;
-  recipient_role: string | null;
-  state: TaskState;
-  intent: Intent;
-  summary: string;
-  proposed_action: ProposedAction | null;
-  metadata: Record<string, unknown>;
-  result_summary: string | null;
-  reason: string | null;
-  message_count: number;
-  version: number;
-  accepted_at: Date | null;
-  completed_at: Date | null;
-  cancelled_at: Date | null;
-  failed_at: Date | null;
-  rejected_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  status_timestamp: Date;
+/** `senderHandle` → `sender_handle`: an entity property under the column name the naming strategy gives it. */
+type SnakeCase<Name extends string> = Name extends `${infer Head}${infer Tail}`
+  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
+  : Name;
+
+/**
+ * A table's row as raw SQL returns it: its entity's columns under their snake_case names. The
+ * entities are the one TypeScript description of the tables (the schema-drift test holds them to
+ * the migrations); the row types and column lists here derive from them.
+ */
+export type RowOf<Entity> = { -readonly [Property in keyof Entity as Property extends string ? SnakeCase<Property> : never]-?: Entity[Property] };
+
+export type TaskRow = RowOf<TaskEntity> & {
   /** Present on list queries. */
   unread_messages?: number | string;
   /** Microsecond text of status_timestamp (list cursors). */
   status_key?: string;
-}
+};
 
-export interface MessageRow {
-  task_id: string;
-  sequence_no: number;
-  id: string;
-  author: 'sender' | 'recipient';
-  author_id: string;
-  from_handle: string;
-  body: string;
-  parts: PartView[];
-  payload: Record<string, unknown>;
-  created_at: Date;
-}
+/** A message row; `size_bytes` as stored (absent on a row built before it is written). */
+export type MessageRow = RowOf<Omit<MessageEntity, 'task' | 'sizeBytes'>> & { size_bytes?: number };
 
-export interface ArtifactRow {
-  task_id: string;
-  artifact_id: string;
-  position: number;
-  type: ArtifactView['type'];
-  fields: Record<string, unknown>;
-  name: string | null;
-  description: string | null;
-  parts: PartView[];
-  metadata: Record<string, unknown>;
-  last_chunk: boolean;
-  /** As stored (absent on a row built before it is written). */
-  size_bytes?: number;
-}
+/** An artifact row as a task read carries it; `size_bytes` as stored (absent on a row built before it is written). */
+export type ArtifactRow = RowOf<Omit<ArtifactEntity, 'task' | 'sizeBytes' | 'createdAt' | 'updatedAt'>> & { size_bytes?: number };
 
-export const TASK_COLUMNS = `t."id", t."context_id", t."sender_id", t."sender_handle", t."sender_name", t."sender_role",
-  t."recipient_id", t."recipient_handle", t."recipient_name", t."recipient_role", t."state", t."intent", t."summary",
-  t."proposed_action", t."metadata", t."result_summary", t."reason", t."message_count", t."version", t."accepted_at",
-  t."completed_at", t."cancelled_at", t."failed_at", t."rejected_at", t."created_at", t."updated_at", t."status_timestamp"`;
+/** Every column of a task row: the compiler refuses a column missing from, or unknown to, the entity. */
+const THREAD_ROW_COLUMNS: { [Column in keyof RowOf<TaskEntity>]: true } = {
+  id: true,
+  context_id: true,
+  sender_id: true,
+  sender_handle: true,
+  sender_name: true,
+  sender_role: true,
+  recipient_id: true,
+  recipient_handle: true,
+  recipient_name: true,
+  recipient_role: true,
+  state: true,
+  intent: true,
+  summary: true,
+  proposed_action: true,
+  metadata: true,
+  result_summary: true,
+  reason: true,
+  message_count: true,
+  version: true,
+  accepted_at: true,
+  completed_at: true,
+  cancelled_at: true,
+  failed_at: true,
+  rejected_at: true,
+  created_at: true,
+  updated_at: true,
+  status_timestamp: true,
+};
+
+/** The task columns of a query on `"tasks"."tasks" t`. */
+export const TASK_COLUMNS = Object.keys(THREAD_ROW_COLUMNS)
+  .map((column) => `t."${column}"`)
+  .join(', ');
 
 function iso(value: Date | null): string | null {
   return value ? value.toISOString() : null;

@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import type { Intent, ProposedAction, TaskState } from '@app/contracts';
+import { AGENT_LIMITS, TASK_LIMITS, type Intent, type ProposedAction, type TaskState } from '@app/contracts';
 
 const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
 
@@ -19,7 +19,7 @@ const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled
 @Check('tasks_intent_known', `"intent" IN ('inform', 'ask_question', 'propose_action')`)
 @Check('tasks_proposed_action_matches_intent', `("intent" = 'propose_action') = ("proposed_action" IS NOT NULL AND jsonb_typeof("proposed_action") = 'object')`)
 @Check('tasks_metadata_object', `jsonb_typeof("metadata") = 'object'`)
-@Check('tasks_message_count_range', `"message_count" BETWEEN 0 AND 500`)
+@Check('tasks_message_count_range', `"message_count" BETWEEN 0 AND ${TASK_LIMITS.messagesPerTask}`)
 @Check('tasks_version_positive', `"version" >= 1`)
 @Check('tasks_accepted_at_when_accepted', `"state" NOT IN ('accepted', 'input_required', 'completed', 'failed') OR "accepted_at" IS NOT NULL`)
 @Check('tasks_completed_at_when_completed', `("state" = 'completed') = ("completed_at" IS NOT NULL)`)
@@ -31,31 +31,31 @@ export class TaskEntity {
   @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'tasks_pkey' })
   id: string;
 
-  @Column({ type: 'varchar', length: 255 })
+  @Column({ type: 'varchar', length: TASK_LIMITS.contextIdChars })
   contextId: string;
 
-  @Column({ type: 'varchar', length: 64 })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.idChars })
   senderId: string;
 
-  @Column({ type: 'varchar', length: 255 })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.handleChars })
   senderHandle: string;
 
-  @Column({ type: 'varchar', length: 200 })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.nameChars })
   senderName: string;
 
-  @Column({ type: 'varchar', length: 100, nullable: true })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.roleChars, nullable: true })
   senderRole: string | null;
 
-  @Column({ type: 'varchar', length: 64 })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.idChars })
   recipientId: string;
 
-  @Column({ type: 'varchar', length: 255 })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.handleChars })
   recipientHandle: string;
 
-  @Column({ type: 'varchar', length: 200 })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.nameChars })
   recipientName: string;
 
-  @Column({ type: 'varchar', length: 100, nullable: true })
+  @Column({ type: 'varchar', length: AGENT_LIMITS.roleChars, nullable: true })
   recipientRole: string | null;
 
   @Column({ type: 'varchar', length: 20, default: 'pending' })

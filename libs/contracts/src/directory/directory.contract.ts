@@ -17,7 +17,8 @@ import {
   ValidateIf,
 } from 'class-validator';
 import type { AgentIdentity, AgentPublicProfile } from './agent.model';
-import { API_KEY_DISPLAY_PREFIX_PATTERN, HANDLE_MAX_LENGTH, HANDLE_PATTERN, normalizeHandle, TRUST_PATTERN } from './handle';
+import { AGENT_LIMITS } from '../limits';
+import { API_KEY_DISPLAY_PREFIX_PATTERN, HANDLE_PATTERN, normalizeHandle, TRUST_PATTERN } from './handle';
 
 /** Request subjects the directory answers. */
 export const DIRECTORY_SUBJECTS = {
@@ -63,20 +64,20 @@ const lowercaseList = ({ value }: { value: unknown }): unknown => (Array.isArray
 export class AgentFields {
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @MaxLength(AGENT_LIMITS.roleChars)
   role?: string | null;
 
   @IsOptional()
   @IsString()
-  @MaxLength(2000)
+  @MaxLength(AGENT_LIMITS.descriptionChars)
   description?: string | null;
 
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(50)
+  @ArrayMaxSize(AGENT_LIMITS.skills)
   @IsString({ each: true })
   @IsNotEmpty({ each: true })
-  @MaxLength(64, { each: true })
+  @MaxLength(AGENT_LIMITS.skillChars, { each: true })
   skills?: string[];
 
   @IsOptional()
@@ -85,32 +86,32 @@ export class AgentFields {
 
   @IsOptional()
   @IsEmail({}, { message: 'email must be an email address' })
-  @MaxLength(320)
+  @MaxLength(AGENT_LIMITS.emailChars)
   email?: string | null;
 
   @IsOptional()
   @IsUrl(HTTP_URL, { message: 'notification_webhook_url must be an http(s) URL' })
   @Matches(LOWERCASE_HTTP_SCHEME, { message: 'notification_webhook_url must start with http:// or https:// (lowercase scheme)' })
-  @MaxLength(2048)
+  @MaxLength(AGENT_LIMITS.webhookUrlChars)
   notification_webhook_url?: string | null;
 
   @IsOptional()
   @IsUrl(HTTP_URL, { message: 'slack_webhook_url must be an http(s) URL' })
   @Matches(LOWERCASE_HTTP_SCHEME, { message: 'slack_webhook_url must start with http:// or https:// (lowercase scheme)' })
-  @MaxLength(2048)
+  @MaxLength(AGENT_LIMITS.webhookUrlChars)
   slack_webhook_url?: string | null;
 }
 
 export class CreateAgentRequest extends AgentFields {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(HANDLE_MAX_LENGTH)
+  @MaxLength(AGENT_LIMITS.handleChars)
   @Matches(HANDLE_PATTERN, HANDLE_MESSAGE)
   handle: string;
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(200)
+  @MaxLength(AGENT_LIMITS.nameChars)
   name: string;
 }
 
@@ -119,21 +120,21 @@ export class UpdateAgentFields extends AgentFields {
   @ValidateIf((request: UpdateAgentFields) => request.name !== undefined)
   @IsString()
   @IsNotEmpty()
-  @MaxLength(200)
+  @MaxLength(AGENT_LIMITS.nameChars)
   name?: string;
 }
 
 export class UpdateAgentRequest extends UpdateAgentFields {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(HANDLE_MAX_LENGTH)
+  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 }
 
 export class HandleRequest {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(HANDLE_MAX_LENGTH)
+  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 }
 
@@ -146,12 +147,12 @@ export class AuthenticateRequest {
 export class AdmitRequest {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(HANDLE_MAX_LENGTH)
+  @MaxLength(AGENT_LIMITS.handleChars)
   sender: string;
 
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(HANDLE_MAX_LENGTH)
+  @MaxLength(AGENT_LIMITS.handleChars)
   recipient: string;
 }
 
@@ -202,7 +203,7 @@ export class TrustPolicyFields {
 export class PutTrustRequest extends TrustPolicyFields {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(HANDLE_MAX_LENGTH)
+  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 }
 

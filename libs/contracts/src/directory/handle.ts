@@ -1,10 +1,11 @@
+import { AGENT_LIMITS } from '../limits';
+
 /**
  * Agent handles are `name@org`, lowercase: letters, digits and `.`, `_`, `-` (not first) in the
  * name; letters, digits, `.` and `-` (not first) in the org. The same rule is a CHECK in the
  * directory schema.
  */
 export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9._-]{0,127}@[a-z0-9][a-z0-9.-]{0,126}$/;
-export const HANDLE_MAX_LENGTH = 255;
 
 /** A trust-policy entry: an exact handle, or `*@org` for a whole organisation. */
 export const TRUST_PATTERN = /^(\*|[a-z0-9][a-z0-9._-]{0,127})@[a-z0-9][a-z0-9.-]{0,126}$/;
@@ -16,7 +17,7 @@ export const API_KEY_PREFIX = 'ah_live_';
 export const API_KEY_DISPLAY_PREFIX_PATTERN = /^ah_live_[A-Z2-7]{8}$/;
 
 export function isValidHandle(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= HANDLE_MAX_LENGTH && HANDLE_PATTERN.test(value);
+  return typeof value === 'string' && value.length <= AGENT_LIMITS.handleChars && HANDLE_PATTERN.test(value);
 }
 
 /** The organisation of a handle: the part after `@`. */

@@ -34,6 +34,7 @@ import {
   type TaskView,
   type Transition,
 } from './task.model';
+import { AGENT_LIMITS, metadataBoundsProblem, TASK_LIMITS } from '../limits';
 
 /** Request subjects the tasks service answers. */
 export const TASKS_SUBJECTS = {
@@ -46,52 +47,6 @@ export const TASKS_SUBJECTS = {
   /** A state transition (or a progress update without one). */
   transition: 'relay.tasks.v1.transition',
 } as const;
-
-/** Limits of the tasks service. */
-export const TASK_LIMITS = {
-  messagesPerTask: 500,
-  tasksPerContext: 100,
-  partsPerMessage: 50,
-  textPartChars: 100_000,
-  artifactsPerRequest: 50,
-  /** Artifacts one task holds at most, and their bytes (fields, parts, metadata, name, description) in all: every read carries them. */
-  artifactsPerTask: 100,
-  artifactBytesPerTask: 384 * 1024,
-  artifactFieldChars: 262_144,
-  messageIdChars: 255,
-  summaryPreviewChars: 200,
-  listDefaultLimit: 50,
-  listMaxLimit: 200,
-  /** Message bytes one reply carries at most (NATS payloads are limited); page with `after_sequence_no`. */
-  replyMessageBytes: 512 * 1024,
-  /** Bytes of items one list reply carries at most. */
-  replyListBytes: 768 * 1024,
-  /** Keys of one object (or items of one array) inside a metadata or payload object. */
-  metadataKeysPerObject: 256,
-  /** Nesting of objects and arrays inside a metadata or payload object (the object itself is level 1). */
-  metadataDepth: 16,
-  /** A metadata or payload object serialized as JSON (UTF-8). */
-  metadataBytes: 64 * 1024,
-} as const;
-
-/**
- * What is wrong with a metadata (or message payload) object against the TASK_LIMITS bounds, or
- * undefined when it is within them. Walks the value once without recursion, stopping at the first
- * object with too many keys or too deep, before serializing it to measure its bytes.
- */
-export function metadataBoundsProblem(value: Record<string, unknown>): string | undefined {
-  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
-  while (pending.length > 0) {
-    const { value: current, depth } = pending.pop()!;
-    if (typeof current !== 'object' || current === null) continue;
-    if (depth > TASK_LIMITS.metadataDepth) return `nests objects and arrays deeper than ${TASK_LIMITS.metadataDepth} levels`;
-    const children = Array.isArray(current) ? current : Object.values(current);
-    if (children.length > TASK_LIMITS.metadataKeysPerObject) return `has an object or array with more than ${TASK_LIMITS.metadataKeysPerObject} keys`;
-    for (const child of children) pending.push({ value: child, depth: depth + 1 });
-  }
-  if (Buffer.byteLength(JSON.stringify(value)) > TASK_LIMITS.metadataBytes) return `must be at most ${TASK_LIMITS.metadataBytes} bytes as JSON`;
-  return undefined;
-}
 
 /** An object within the metadata bounds of TASK_LIMITS (keys per object, depth, bytes). */
 export function IsBoundedMetadata(options?: ValidationOptions): PropertyDecorator {
@@ -114,33 +69,33 @@ export function IsBoundedMetadata(options?: ValidationOptions): PropertyDecorato
 export class ParticipantRefDto {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxLength(AGENT_LIMITS.idChars)
   id: string;
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 
   @IsString()
-  @MaxLength(200)
+  @MaxLength(AGENT_LIMITS.nameChars)
   name: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @MaxLength(AGENT_LIMITS.roleChars)
   role: string | null;
 }
 
 export class FilePartDto {
   @IsOptional()
   @IsString()
-  @MaxLength(1024)
+  @MaxLength(TASK_LIMITS.fileNameChars)
   name?: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(255)
+  @MaxLength(TASK_LIMITS.mediaTypeChars)
   mime_type?: string;
 
   @ValidateIf((file: FilePartDto) => file.uri === undefined)
@@ -149,7 +104,7 @@ export class FilePartDto {
 
   @ValidateIf((file: FilePartDto) => file.bytes === undefined)
   @IsString()
-  @MaxLength(8192)
+  @MaxLength(TASK_LIMITS.fileUriChars)
   uri?: string;
 }
 
@@ -177,13 +132,13 @@ export class PartDto {
   /** A2A v1.0 `mediaType` of a text or data part (a file part has `file.mime_type`). */
   @IsOptional()
   @IsString()
-  @MaxLength(255)
+  @MaxLength(TASK_LIMITS.mediaTypeChars)
   media_type?: string;
 
   /** A2A v1.0 `filename` of a text or data part (a file part has `file.name`). */
   @IsOptional()
   @IsString()
-  @MaxLength(1024)
+  @MaxLength(TASK_LIMITS.fileNameChars)
   filename?: string;
 
   @IsOptional()
@@ -220,7 +175,7 @@ export class ArtifactInput {
   @IsOptional()
   @IsString()
   @MinLength(1)
-  @MaxLength(255)
+  @MaxLength(TASK_LIMITS.artifactIdChars)
   artifact_id?: string;
 
   @IsOptional()
@@ -233,12 +188,12 @@ export class ArtifactInput {
 
   @IsOptional()
   @IsString()
-  @MaxLength(1024)
+  @MaxLength(TASK_LIMITS.artifactNameChars)
   name?: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(10000)
+  @MaxLength(TASK_LIMITS.artifactDescriptionChars)
   description?: string;
 
   @ValidateIf((artifact: ArtifactInput) => artifact.type === undefined)
@@ -266,18 +221,18 @@ export class ArtifactInput {
 export class ProposedActionDto {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(4000)
+  @MaxLength(TASK_LIMITS.proposedActionTextChars)
   description: string;
 
   @IsArray()
-  @ArrayMaxSize(200)
+  @ArrayMaxSize(TASK_LIMITS.proposedActionTargetFiles)
   @IsString({ each: true })
-  @MaxLength(1024, { each: true })
+  @MaxLength(TASK_LIMITS.proposedActionTargetFileChars, { each: true })
   target_files: string[];
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(4000)
+  @MaxLength(TASK_LIMITS.proposedActionTextChars)
   rationale: string;
 
   @IsOptional()
@@ -296,7 +251,7 @@ export class SendRequest {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id?: string;
 
   /** The recipient of a new task (admitted by the directory); required on create. */
@@ -309,7 +264,7 @@ export class SendRequest {
   @IsOptional()
   @IsString()
   @MinLength(1)
-  @MaxLength(255)
+  @MaxLength(TASK_LIMITS.contextIdChars)
   context_id?: string;
 
   @ValidateNested()
@@ -341,13 +296,14 @@ export class SendRequest {
   @IsOptional()
   @IsString()
   @MinLength(1)
-  @MaxLength(255)
+  @MaxLength(TASK_LIMITS.idempotencyKeyChars)
   idempotency_key?: string;
 
   /** How many of the most recent messages the reply's task carries (all when absent). */
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(TASK_LIMITS.historyLengthMax)
   history_length?: number;
 }
 
@@ -373,13 +329,14 @@ export class GetRequest {
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id: string;
 
   /** 0 = no messages, N = the most recent N; all when absent. */
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(TASK_LIMITS.historyLengthMax)
   history_length?: number;
 
   /**
@@ -436,7 +393,7 @@ export class ListRequest {
 
   @IsOptional()
   @IsString()
-  @MaxLength(255)
+  @MaxLength(TASK_LIMITS.contextIdChars)
   context_id?: string;
 
   @IsOptional()
@@ -447,7 +404,7 @@ export class ListRequest {
 
   @IsOptional()
   @IsString()
-  @MaxLength(512)
+  @MaxLength(TASK_LIMITS.listCursorChars)
   cursor?: string;
 
   @IsOptional()
@@ -458,6 +415,7 @@ export class ListRequest {
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(TASK_LIMITS.historyLengthMax)
   history_length?: number;
 
   @IsOptional()
@@ -502,7 +460,7 @@ export class TransitionRequest {
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id: string;
 
   @IsIn(TASK_COMMANDS)
@@ -515,7 +473,7 @@ export class TransitionRequest {
   /** Recorded in the audit log (accept). */
   @IsOptional()
   @IsString()
-  @MaxLength(255)
+  @MaxLength(TASK_LIMITS.sessionIdChars)
   session_id?: string;
 
   /** complete. */
@@ -527,7 +485,7 @@ export class TransitionRequest {
   /** decline, fail, cancel. */
   @IsOptional()
   @IsString()
-  @MaxLength(4000)
+  @MaxLength(TASK_LIMITS.reasonChars)
   reason?: string;
 
   /** The question of request_input (required there), or a message with any other transition. */
@@ -546,6 +504,7 @@ export class TransitionRequest {
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(TASK_LIMITS.historyLengthMax)
   history_length?: number;
 }
 

@@ -16,20 +16,19 @@ import {
   renderPushConfig,
   renderPushConfigList,
   renderTaskPage,
-  snakeToCamel,
   toWireState,
   type A2aArtifactInput,
   type A2aMessageInput,
   type Json,
   type ReportedState,
   type SendParams,
-  type WireVersion,
 } from '@app/a2a';
 import {
   assertMessageFitsReplies,
   isTerminalState,
   PUSH_CONFIG_SUBJECTS,
   RelayError,
+  TASK_LIMITS,
   TASKS_SUBJECTS,
   type AgentIdentity,
   type AgentPublicProfile,
@@ -41,6 +40,7 @@ import {
   type TaskState,
   type TaskView,
   type TransitionRequest,
+  type WireVersion,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { AgentCardService } from '../../cards/cards.service';
@@ -77,14 +77,11 @@ function historyToFetch(historyLength: number | undefined): number | undefined {
   return historyLength === undefined ? undefined : Math.max(1, historyLength);
 }
 
-/** Fields of the tasks contract, as an A2A client names them. */
-const A2A_FIELD_NAMES: Record<string, string> = {
-  context_id: 'message.contextId',
-  'message.message_id': 'message.messageId',
-  'message.payload': 'message.metadata',
-  history_length: 'historyLength',
-  cursor: 'pageToken',
-};
+/**
+ * The rules of a send that depend on what is stored (the task's context, the ids of its messages),
+ * which the edge cannot check before asking: their errors name the field as the A2A client wrote it.
+ */
+const SEND_STATE_RULE_FIELDS = { context_id: 'message.contextId', 'message.message_id': 'message.messageId' };
 
 /** Errors of a standard cancel that A2A calls TaskNotCancelable (-32002). */
 const NOT_CANCELABLE = new Set(['invalid_transition', 'not_authorized_transition', 'state_changed', 'thread_terminal', 'task_not_cancelable']);
@@ -168,14 +165,16 @@ export class A2aMethods implements DialectMethods {
         const endpoint = await this.endpointAgent(call.endpointHandle);
         this.assertPair(await this.read(call.caller, message.taskId, 0, false), call.caller, endpoint);
       }
-      const reply = await this.tasks(() =>
-        this.rpc.request(TASKS_SUBJECTS.send, {
-          caller: participant(call.caller),
-          task_id: message.taskId,
-          ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
-          message: messageInput(message),
-          ...(historyLength !== undefined ? { history_length: historyLength } : {}),
-        }),
+      const reply = await this.tasks(
+        () =>
+          this.rpc.request(TASKS_SUBJECTS.send, {
+            caller: participant(call.caller),
+            task_id: message.taskId,
+            ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
+            message: messageInput(message),
+            ...(historyLength !== undefined ? { history_length: historyLength } : {}),
+          }),
+        SEND_STATE_RULE_FIELDS,
       );
       task = reply.task;
       replay = reply.idempotent_replay;
@@ -191,15 +190,17 @@ export class A2aMethods implements DialectMethods {
         );
       }
       const recipient = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
-      const reply = await this.tasks(() =>
-        this.rpc.request(TASKS_SUBJECTS.send, {
-          caller: participant(call.caller),
-          recipient: participant(recipient),
-          ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
-          message: messageInput(message),
-          ...(params.metadata !== undefined ? { metadata: params.metadata } : {}),
-          ...(historyLength !== undefined ? { history_length: historyLength } : {}),
-        }),
+      const reply = await this.tasks(
+        () =>
+          this.rpc.request(TASKS_SUBJECTS.send, {
+            caller: participant(call.caller),
+            recipient: participant(recipient),
+            ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
+            message: messageInput(message),
+            ...(params.metadata !== undefined ? { metadata: params.metadata } : {}),
+            ...(historyLength !== undefined ? { history_length: historyLength } : {}),
+          }),
+        SEND_STATE_RULE_FIELDS,
       );
       task = reply.task;
       replay = reply.idempotent_replay;
@@ -338,21 +339,23 @@ export class A2aMethods implements DialectMethods {
     const params = parseListParams(call.params);
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const token = params.pageToken !== undefined ? decodePageToken(params.pageToken) : undefined;
-    const page = await this.tasks(() =>
-      this.rpc.request(TASKS_SUBJECTS.list, {
-        caller_id: call.caller.id,
-        role: 'either',
-        ...(endpoint ? { counterpart_id: endpoint.id } : {}),
-        ...(params.contextId !== undefined ? { context_id: params.contextId } : {}),
-        ...(params.status !== undefined ? { states: [params.status] } : {}),
-        ...(params.statusTimestampAfter !== undefined ? { status_timestamp_after: params.statusTimestampAfter } : {}),
-        limit: params.pageSize,
-        ...(token ? { cursor: token.cursor } : {}),
-        order: 'status',
-        history_length: 1,
-        include_total: token === undefined,
-        include_artifacts: params.includeArtifacts,
-      }),
+    const page = await this.tasks(
+      () =>
+        this.rpc.request(TASKS_SUBJECTS.list, {
+          caller_id: call.caller.id,
+          role: 'either',
+          ...(endpoint ? { counterpart_id: endpoint.id } : {}),
+          ...(params.contextId !== undefined ? { context_id: params.contextId } : {}),
+          ...(params.status !== undefined ? { states: [params.status] } : {}),
+          ...(params.statusTimestampAfter !== undefined ? { status_timestamp_after: params.statusTimestampAfter } : {}),
+          limit: params.pageSize,
+          ...(token ? { cursor: token.cursor } : {}),
+          order: 'status',
+          history_length: 1,
+          include_total: token === undefined,
+          include_artifacts: params.includeArtifacts,
+        }),
+      { cursor: 'pageToken' },
     );
     // Histories longer than the latest message are read task by task, so that no single NATS
     // message has to carry a whole page of histories; the page's byte budget applies afterwards.
@@ -552,6 +555,8 @@ export class A2aMethods implements DialectMethods {
     for (const [index, step] of steps.entries()) {
       const last = index === steps.length - 1;
       const reason = message?.body || undefined;
+      // The whole text stays in the message; the reason the task records is its first characters.
+      const shortReason = reason?.slice(0, TASK_LIMITS.reasonChars);
       const request: TransitionRequest = {
         caller_id: call.caller.id,
         task_id: task.id,
@@ -559,7 +564,7 @@ export class A2aMethods implements DialectMethods {
         ...(last && message !== undefined ? { message: messageInput(message) } : {}),
         ...(last && artifacts.length > 0 ? { artifacts: artifactInputs(artifacts) } : {}),
         ...(last && step === 'complete' && reason !== undefined ? { result_summary: reason } : {}),
-        ...(last && (step === 'fail' || step === 'decline') && reason !== undefined ? { reason } : {}),
+        ...(last && (step === 'fail' || step === 'decline') && shortReason !== undefined ? { reason: shortReason } : {}),
       };
       current = (await this.transition(request)).task;
     }
@@ -592,19 +597,21 @@ export class A2aMethods implements DialectMethods {
   }
 
   /**
-   * Runs a tasks command. A task id the tasks service cannot even parse is "task not found" (a
-   * standard client only ever learns that a task is not one of its own), and the fields of its
-   * other validation errors are named as the A2A client wrote them.
+   * Runs a tasks command whose input the edge has checked (libs/a2a, to the limits of the tasks
+   * contract). A task id the tasks service cannot even parse is "task not found" (a standard client
+   * only ever learns that a task is not one of its own); the errors of the rules on stored state
+   * listed in `stateRuleFields` name the field as the A2A client wrote it.
    */
-  private async tasks<T>(command: () => Promise<T>): Promise<T> {
+  private async tasks<T>(command: () => Promise<T>, stateRuleFields: Record<string, string> = {}): Promise<T> {
     try {
       return await command();
     } catch (error) {
       if (!(error instanceof RelayError) || error.reason !== 'invalid_params' || typeof error.data?.field !== 'string') throw error;
       const field = error.data.field;
       if (field === 'task_id') throw new RelayError('thread_not_found', 'Task not found');
-      const a2aField = A2A_FIELD_NAMES[field] ?? snakeToCamel(field);
-      throw new RelayError('invalid_params', error.message.replace(field, a2aField), { ...error.data, field: a2aField });
+      const a2aField = stateRuleFields[field];
+      if (a2aField === undefined || !error.message.startsWith(`${field} `)) throw error;
+      throw new RelayError('invalid_params', `${a2aField}${error.message.slice(field.length)}`, { ...error.data, field: a2aField });
     }
   }
 

@@ -1,4 +1,4 @@
-import { RelayError } from '@app/contracts';
+import { RelayError, TASK_LIMITS } from '@app/contracts';
 import { decodePageToken, encodePageToken } from './page-token';
 
 describe('ListTasks page token', () => {
@@ -8,16 +8,19 @@ describe('ListTasks page token', () => {
     expect(decodePageToken(token)).toEqual({ cursor: 'abc|01H', total: 7 });
   });
 
-  it.each(['', 'not-a-token', Buffer.from('{"c":1,"t":2}').toString('base64url'), Buffer.from('{"c":"x","t":-1}').toString('base64url')])(
-    'rejects %p naming pageToken',
-    (value) => {
-      try {
-        decodePageToken(value);
-        throw new Error('expected a throw');
-      } catch (error) {
-        expect(error).toBeInstanceOf(RelayError);
-        expect(error).toMatchObject({ reason: 'invalid_params', data: { field: 'pageToken' } });
-      }
-    },
-  );
+  it.each([
+    '',
+    'not-a-token',
+    Buffer.from('{"c":1,"t":2}').toString('base64url'),
+    Buffer.from('{"c":"x","t":-1}').toString('base64url'),
+    encodePageToken({ cursor: 'c'.repeat(TASK_LIMITS.listCursorChars + 1), total: 1 }),
+  ])('rejects %p naming pageToken', (value) => {
+    try {
+      decodePageToken(value);
+      throw new Error('expected a throw');
+    } catch (error) {
+      expect(error).toBeInstanceOf(RelayError);
+      expect(error).toMatchObject({ reason: 'invalid_params', data: { field: 'pageToken' } });
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import { RelayError } from '@app/contracts';
+import { RelayError, TASK_LIMITS } from '@app/contracts';
 
 /**
  * The A2A ListTasks page token: the tasks service's cursor plus the total size computed on the
@@ -16,8 +16,15 @@ export function encodePageToken(token: PageToken): string {
 export function decodePageToken(value: string): PageToken {
   try {
     const decoded = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as { c?: unknown; t?: unknown };
-    if (typeof decoded.c === 'string' && typeof decoded.t === 'number' && Number.isInteger(decoded.t) && decoded.t >= 0)
-      return { cursor: decoded.c, total: decoded.t };
+    const cursor = decoded.c;
+    if (
+      typeof cursor === 'string' &&
+      cursor.length <= TASK_LIMITS.listCursorChars &&
+      typeof decoded.t === 'number' &&
+      Number.isInteger(decoded.t) &&
+      decoded.t >= 0
+    )
+      return { cursor, total: decoded.t };
   } catch {
     // fall through: not a token this relay issued
   }

@@ -1,6 +1,24 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  optionalNonBlank,
+  parseAfterSequenceNo,
+  parseIdempotencyKey,
+  parseIntent,
+  parseMetadata,
+  parseProposedAction,
+  parseRelayArtifacts,
+  parseRelayListParams,
+  parseRelayMessage,
+  parseTaskId,
+  renderListItem,
+  renderRelayTask,
+  renderTransition,
+  requiredNonBlank,
+} from '@app/agentrelay';
+import {
+  AGENT_LIMITS,
   assertMessageFitsReplies,
+  invalidParams,
   RelayError,
   TASK_LIMITS,
   TASKS_SUBJECTS,
@@ -14,21 +32,6 @@ import {
 import { NatsRpcClient } from '@app/messaging';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
-import {
-  invalid,
-  optionalString,
-  parseAfterSequenceNo,
-  parseArtifacts,
-  parseIdempotencyKey,
-  parseIntent,
-  parseListParams,
-  parseMessage,
-  parseMetadata,
-  parseProposedAction,
-  parseTaskId,
-  requiredString,
-} from './agentrelay-params';
-import { renderListItem, renderRelayTask, renderTransition } from './agentrelay-render';
 
 function participant(agent: { id: string; handle: string; name: string; role: string | null }): ParticipantRef {
   return { id: agent.id, handle: agent.handle, name: agent.name, role: agent.role };
@@ -66,14 +69,14 @@ export class AgentRelayMethods implements DialectMethods {
   private async send(call: JsonRpcCall): Promise<unknown> {
     const params = call.params;
     const taskId = params.task_id === null || params.task_id === undefined ? undefined : parseTaskId(params);
-    const message = parseMessage(params);
+    const message = parseRelayMessage(params);
     assertMessageFitsReplies(message, this.rpc.maxPayloadBytes);
     const intent = parseIntent(params);
     const proposedAction = parseProposedAction(params);
-    const artifacts = parseArtifacts(params);
+    const artifacts = parseRelayArtifacts(params);
     const metadata = parseMetadata(params);
     const idempotencyKey = parseIdempotencyKey(metadata);
-    const contextId = optionalString(params, 'context_id');
+    const contextId = optionalNonBlank(params, 'context_id', 'context_id', TASK_LIMITS.contextIdChars);
     const common: Omit<SendRequest, 'caller'> = {
       message,
       ...(intent !== undefined ? { intent } : {}),
@@ -95,7 +98,7 @@ export class AgentRelayMethods implements DialectMethods {
       // A create always answers pending: an idempotent retry gets that same original result.
       return { task_id: reply.task.id, status: { state: reply.idempotent_replay ? 'pending' : reply.task.state }, created_at: reply.task.created_at };
     }
-    if (params.recipient !== undefined && params.recipient !== null) requiredString(params, 'recipient');
+    if (params.recipient !== undefined && params.recipient !== null) requiredNonBlank(params, 'recipient', 'recipient', AGENT_LIMITS.handleChars);
     await this.assertEndpointPair(call, taskId);
     const reply = await this.rpc.request(TASKS_SUBJECTS.send, { ...common, caller: participant(call.caller), task_id: taskId });
     return {
@@ -120,7 +123,7 @@ export class AgentRelayMethods implements DialectMethods {
   }
 
   private async list(call: JsonRpcCall): Promise<unknown> {
-    const params = parseListParams(call.params);
+    const params = parseRelayListParams(call.params);
     const endpoint = await this.endpointAgent(call);
     const page = await this.rpc.request(TASKS_SUBJECTS.list, {
       caller_id: call.caller.id,
@@ -139,17 +142,17 @@ export class AgentRelayMethods implements DialectMethods {
     const taskId = parseTaskId(params);
     const transition = params.transition;
     if (typeof transition !== 'string' || !(TRANSITIONS as readonly string[]).includes(transition)) {
-      throw invalid('transition', `must be one of ${TRANSITIONS.join(', ')}`);
+      throw invalidParams('transition', `must be one of ${TRANSITIONS.join(', ')}`);
     }
     const request: TransitionRequest = { caller_id: call.caller.id, task_id: taskId, transition: transition as Transition, history_length: 0 };
-    const sessionId = optionalString(params, 'session_id');
+    const sessionId = optionalNonBlank(params, 'session_id', 'session_id', TASK_LIMITS.sessionIdChars);
     if (sessionId !== undefined) request.session_id = sessionId;
-    const resultSummary = optionalString(params, 'result_summary', 'result_summary', 100_000);
+    const resultSummary = optionalNonBlank(params, 'result_summary', 'result_summary', TASK_LIMITS.textPartChars);
     if (resultSummary !== undefined) request.result_summary = resultSummary;
-    const reason = optionalString(params, 'reason', 'reason', 4000);
+    const reason = optionalNonBlank(params, 'reason', 'reason', TASK_LIMITS.reasonChars);
     if (reason !== undefined) request.reason = reason;
-    if (transition === 'request_input') request.message = parseMessage(params);
-    else if (params.message !== undefined && params.message !== null) request.message = parseMessage(params);
+    if (transition === 'request_input') request.message = parseRelayMessage(params);
+    else if (params.message !== undefined && params.message !== null) request.message = parseRelayMessage(params);
     if (transition === 'cancel') request.cancel_mode = 'pending_only';
     await this.assertEndpointPair(call, taskId);
     const reply = await this.rpc.request(TASKS_SUBJECTS.transition, request);
@@ -176,9 +179,9 @@ export class AgentRelayMethods implements DialectMethods {
   private recipientHandle(call: JsonRpcCall): string {
     const given = call.params.recipient;
     if (call.endpointHandle === null || (given !== undefined && given !== null)) {
-      const recipient = requiredString(call.params, 'recipient', 'recipient', 255).trim().toLowerCase();
+      const recipient = requiredNonBlank(call.params, 'recipient', 'recipient', AGENT_LIMITS.handleChars).trim().toLowerCase();
       if (call.endpointHandle !== null && recipient !== call.endpointHandle) {
-        throw invalid('recipient', `must be ${call.endpointHandle} (or omitted) on this agent's endpoint`);
+        throw invalidParams('recipient', `must be ${call.endpointHandle} (or omitted) on this agent's endpoint`);
       }
       return recipient;
     }

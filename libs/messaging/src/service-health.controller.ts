@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { hostname } from 'node:os';
 import type { DataSource } from 'typeorm';
 import { HEALTH_SUBJECTS, type HealthReply, type RelayService } from '@app/contracts';
-import { checkDatabase } from './database-health';
+import { checkDatabase } from '@app/database';
 
 export const INSTANCE_ID = Symbol('INSTANCE_ID');
 
@@ -12,7 +12,7 @@ export function defaultInstanceId(): string {
   return `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
-/** Answers the service's health subject with its own status and its Postgres connection. */
+/** Answers the service's NATS health subject (`relay.<service>.v1.health`) with its own status and its Postgres connection. */
 export function healthControllerFor(service: RelayService): Type<unknown> {
   @Controller()
   class ServiceHealthController {

@@ -1,6 +1,8 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
-import { ParticipantRefDto } from '../tasks/tasks.contract';
+import { AGENT_LIMITS, PUSH_CONFIG_LIMITS, TASK_LIMITS } from '../limits';
+import { ParticipantRefDto } from './tasks.contract';
+import { WIRE_VERSIONS, type WireVersion } from '../wire-version';
 
 /**
  * A2A push-notification configs of a task, kept by the tasks service (participant-only, ids and a
@@ -15,13 +17,6 @@ export const PUSH_CONFIG_SUBJECTS = {
   target: 'relay.tasks.v1.push_configs.target',
 } as const;
 
-/** How many configs one participant may hold on one task. */
-export const PUSH_CONFIGS_PER_TASK = 10;
-
-/** The A2A version a config was registered with decides the payload the notifier posts. */
-export const PUSH_CONFIG_VERSIONS = ['0.3', '1.0'] as const;
-export type PushConfigVersion = (typeof PUSH_CONFIG_VERSIONS)[number];
-
 /**
  * JetStream subjects on which the tasks service tells the notifier about config changes. The events
  * never carry the token or credentials: the notifier asks for them (`PUSH_CONFIG_SUBJECTS.target`).
@@ -31,19 +26,24 @@ export const PUSH_CONFIG_EVENTS = {
   deleted: 'relay.events.push_config.deleted',
 } as const;
 
+/** An HTTP authentication scheme token (RFC 9110), as a push config's `authentication` names it. */
+export const AUTH_SCHEME_TOKEN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+/** A token or credentials go into a header: one line. */
+export const ONE_LINE = /^[^\r\n]*$/;
+
 export class PushAuthenticationDto {
   @IsArray()
   @ArrayMinSize(1)
-  @ArrayMaxSize(10)
+  @ArrayMaxSize(PUSH_CONFIG_LIMITS.schemesPerConfig)
   @IsString({ each: true })
-  @MaxLength(64, { each: true })
-  @Matches(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, { each: true, message: 'each scheme must be an HTTP auth scheme token' })
+  @MaxLength(PUSH_CONFIG_LIMITS.schemeChars, { each: true })
+  @Matches(AUTH_SCHEME_TOKEN, { each: true, message: 'each scheme must be an HTTP auth scheme token' })
   schemes!: string[];
 
   @IsOptional()
   @IsString()
-  @MaxLength(4096)
-  @Matches(/^[^\r\n]*$/, { message: 'credentials must be one line' })
+  @MaxLength(PUSH_CONFIG_LIMITS.credentialsChars)
+  @Matches(ONE_LINE, { message: 'credentials must be one line' })
   credentials?: string;
 }
 
@@ -52,18 +52,18 @@ export class PushConfigInput {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLength(PUSH_CONFIG_LIMITS.configIdChars)
   id?: string;
 
   @IsString()
-  @MaxLength(2048)
+  @MaxLength(PUSH_CONFIG_LIMITS.urlChars)
   @Matches(/^https?:\/\/\S+$/, { message: 'url must be an http(s) URL' })
   url!: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(4096)
-  @Matches(/^[^\r\n]*$/, { message: 'token must be one line' })
+  @MaxLength(PUSH_CONFIG_LIMITS.tokenChars)
+  @Matches(ONE_LINE, { message: 'token must be one line' })
   token?: string;
 
   @IsOptional()
@@ -80,13 +80,14 @@ export class PushConfigTaskRequest {
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id!: string;
 }
 
 export class SetPushConfigRequest extends PushConfigTaskRequest {
-  @IsIn(PUSH_CONFIG_VERSIONS)
-  version!: PushConfigVersion;
+  /** The A2A version the config was registered with: it decides the payload the notifier posts. */
+  @IsIn(WIRE_VERSIONS)
+  version!: WireVersion;
 
   @ValidateNested()
   @Type(() => PushConfigInput)
@@ -98,7 +99,7 @@ export class GetPushConfigRequest extends PushConfigTaskRequest {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLength(PUSH_CONFIG_LIMITS.configIdChars)
   config_id?: string;
 }
 
@@ -107,7 +108,7 @@ export class ListPushConfigsRequest extends PushConfigTaskRequest {}
 export class DeletePushConfigRequest extends PushConfigTaskRequest {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLength(PUSH_CONFIG_LIMITS.configIdChars)
   config_id!: string;
 }
 
@@ -115,24 +116,24 @@ export class DeletePushConfigRequest extends PushConfigTaskRequest {
 export class PushTargetRequest {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id!: string;
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLength(AGENT_LIMITS.handleChars)
   owner!: string;
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLength(PUSH_CONFIG_LIMITS.configIdChars)
   config_id!: string;
 }
 
 /** One config as the notifier delivers to it, secrets in full; `target: null` once it is deleted. */
 export interface PushTargetReply {
   target: {
-    version: PushConfigVersion;
+    version: WireVersion;
     url: string;
     token: string | null;
     authentication: { schemes: string[]; credentials: string | null } | null;
@@ -164,7 +165,7 @@ export interface PushConfigEvent {
   config_id: string;
   /** Handle of the participant who registered it. */
   owner: string;
-  version: PushConfigVersion;
+  version: WireVersion;
   url: string | null;
   deleted: boolean;
   occurred_at: string;

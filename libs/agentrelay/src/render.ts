@@ -2,7 +2,7 @@ import { TASK_LIMITS, type ArtifactView, type MessageView, type PartView, type T
 
 /** AgentRelay shapes of the neutral task view (docs/dialects.md#agentrelay). */
 
-function seedPart(part: PartView): Record<string, unknown> {
+function renderRelayPart(part: PartView): Record<string, unknown> {
   switch (part.kind) {
     case 'text':
       return { type: 'text', text: part.text };
@@ -14,19 +14,19 @@ function seedPart(part: PartView): Record<string, unknown> {
 }
 
 /** A typed artifact is `{type, ...fields}`; a standard A2A artifact keeps its id, name and parts. */
-export function renderArtifact(artifact: ArtifactView): Record<string, unknown> {
+export function renderRelayArtifact(artifact: ArtifactView): Record<string, unknown> {
   if (artifact.type !== null) return { type: artifact.type, ...artifact.fields };
   return {
     type: null,
     artifact_id: artifact.artifact_id,
     name: artifact.name,
     description: artifact.description,
-    parts: artifact.parts.map(seedPart),
+    parts: artifact.parts.map(renderRelayPart),
     metadata: artifact.metadata,
   };
 }
 
-export function renderMessage(message: MessageView): Record<string, unknown> {
+export function renderRelayMessage(message: MessageView): Record<string, unknown> {
   return {
     id: message.id,
     sequence_no: message.sequence_no,
@@ -57,9 +57,9 @@ export function renderRelayTask(task: TaskView): Record<string, unknown> {
     recipient: task.recipient.handle,
     summary: task.summary,
     intent: task.intent,
-    artifacts: task.artifacts.map(renderArtifact),
+    artifacts: task.artifacts.map(renderRelayArtifact),
     proposed_action: task.proposed_action,
-    messages: task.messages.map(renderMessage),
+    messages: task.messages.map(renderRelayMessage),
     message_count: task.message_count,
     has_more_messages: hasMore,
     next_after_sequence_no: hasMore ? last.sequence_no : null,

@@ -1,0 +1,2 @@
+export * from './params';
+export * from './render';
