@@ -9,6 +9,7 @@ import type {
   TaskIntent,
   TaskState,
   TaskTransition,
+  InboxEvent,
   ProposedAction,
   Thread,
   TaskListItem,
@@ -36,14 +37,14 @@ export interface NewTask {
   intent?: TaskIntent;
   proposedAction?: ProposedAction;
   artifacts?: TaskArtifact[];
-  /** Sent as `metadata.client_idempotency_key`: the relay creates one thread per key, however often the call is repeated. */
+  /** Sent as `metadata.client_idempotency_key`: the relay creates one task per key, however often the call is repeated. */
   idempotencyKey?: string;
 }
 
 export interface TaskFilter {
   role: 'recipient' | 'sender';
   status?: TaskState[];
-  /** ISO 8601: only threads created or updated after this time. */
+  /** ISO 8601: only tasks created or updated after this time. */
   since?: string;
   limit?: number;
   cursor?: string | null;
@@ -83,7 +84,7 @@ export class RelayClient {
     return this.baseUrl;
   }
 
-  /** Creates a handoff. Without an idempotency key one is made, so the client's own retries stay safe. */
+  /** Creates a task. Without an idempotency key one is made, so the client's own retries stay safe. */
   async createTask(task: NewTask): Promise<CreatedTask & { idempotency_key: string }> {
     const idempotencyKey = task.idempotencyKey ?? randomUUID();
     const params: Record<string, unknown> = {
@@ -98,7 +99,7 @@ export class RelayClient {
     return { ...created, idempotency_key: idempotencyKey };
   }
 
-  /** Appends a message to a thread (either participant). */
+  /** Appends a message to a task (either participant). */
   async appendMessage(taskId: string, text: string, idempotencyKey: string = randomUUID()): Promise<AppendedMessage & { idempotency_key: string }> {
     const appended = await this.call<AppendedMessage>(
       'message/send',
@@ -109,7 +110,7 @@ export class RelayClient {
   }
 
   /**
-   * The thread with its artifacts and the messages that fit one reply (after `afterSequenceNo`
+   * The task with its artifacts and the messages that fit one reply (after `afterSequenceNo`
    * when given); reading it marks it read for the caller.
    */
   getTask(taskId: string, afterSequenceNo?: number): Promise<Thread> {
@@ -127,7 +128,7 @@ export class RelayClient {
     );
   }
 
-  /** Every thread matching the filter, following `next_cursor` up to `maxItems`. */
+  /** Every task matching the filter, following `next_cursor` up to `maxItems`. */
   async listAllTasks(filter: Omit<TaskFilter, 'cursor'>, maxItems = 1000): Promise<TaskListItem[]> {
     const items: TaskListItem[] = [];
     let cursor: string | null = null;
@@ -151,7 +152,7 @@ export class RelayClient {
     });
   }
 
-  /** `tasks/cancel`: the sender withdraws a handoff that is still pending. */
+  /** `tasks/cancel`: the sender withdraws a task that is still pending. */
   cancel(taskId: string): Promise<CancelResult> {
     return this.call<CancelResult>('tasks/cancel', { task_id: taskId });
   }
@@ -197,6 +198,77 @@ export class RelayClient {
       body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
     });
     const body = (await readJson(response)) as JsonRpcResponse | undefined;
+    this.throwIfError(response, body);
+    return (body as JsonRpcResponse).result as T;
+  }
+
+  /**
+   * The calling agent's live inbox (`tasks/watch`): a `ready` event, or with `lastEventId` the
+   * events missed since that id, then every event of every task the agent takes part in, until
+   * `signal` aborts or the relay ends the stream (its `RELAY_STREAM_MAX_MS`); watch again with the
+   * last id to go on without a gap.
+   */
+  async *watchInbox(options: { lastEventId?: string; signal?: AbortSignal; onOpen?: () => void } = {}): AsyncGenerator<InboxEvent> {
+    const id = this.nextRequestId++;
+    let response: Response;
+    try {
+      response = await this.fetchImpl(`${this.baseUrl}/a2a`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${this.options.apiKey}`,
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          ...(options.lastEventId !== undefined ? { 'last-event-id': options.lastEventId } : {}),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tasks/watch', params: {} }),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    } catch (error) {
+      if (options.signal?.aborted) return;
+      throw new RelayClientError('unreachable', 'unreachable', `Cannot reach the relay at ${this.baseUrl}: ${(error as Error).message}`);
+    }
+    if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream') || !response.body) {
+      this.throwIfError(response, (await readJson(response)) as JsonRpcResponse | undefined);
+      throw new RelayClientError('bad_response', 'bad_response', `The relay answered HTTP ${response.status} without an event stream`, {
+        httpStatus: response.status,
+      });
+    }
+    options.onOpen?.();
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for (;;) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          if (options.signal?.aborted) return;
+          throw new RelayClientError('unreachable', 'unreachable', `The inbox stream from ${this.baseUrl} broke: ${(error as Error).message}`);
+        }
+        if (chunk.done) return;
+        buffer = (buffer + decoder.decode(chunk.value, { stream: true })).replace(/\r\n/g, '\n');
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let eventId: string | undefined;
+          const data: string[] = [];
+          for (const line of block.split('\n')) {
+            if (line.startsWith('id:')) eventId = line.slice(3).trim();
+            else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+          }
+          if (data.length === 0) continue;
+          const message = JSON.parse(data.join('\n')) as JsonRpcResponse;
+          this.throwIfError(response, message);
+          yield { ...(message.result as Omit<InboxEvent, 'id'>), id: eventId ?? '' } as InboxEvent;
+        }
+      }
+    } finally {
+      await reader.cancel().catch(() => undefined);
+    }
+  }
+
+  private throwIfError(response: Response, body: JsonRpcResponse | undefined): void {
     const retryAfter = Number(response.headers.get('retry-after'));
     if (body?.error) {
       const { code, message, data } = body.error;
@@ -214,7 +286,6 @@ export class RelayClient {
         httpStatus: response.status,
       });
     }
-    return body.result as T;
   }
 
   private async send(url: string, init: RequestInit): Promise<Response> {

@@ -26,8 +26,15 @@ export interface PlannedDelivery {
 
 type Party = 'sender' | 'recipient';
 
+/** The task events that notify anyone: an artifact's own event (`artifact_updated`) is for live streams only, its task's next event tells. */
+export type NotifyingEventType = Exclude<TaskEventType, 'artifact_updated'>;
+
+export function notifies(event: TaskEvent): event is TaskEvent & { type: NotifyingEventType } {
+  return event.type !== 'artifact_updated';
+}
+
 /** Webhook event name of each task event and who it is for (`author-other`: the party that did not write the message). */
-export const WEBHOOK_EVENTS: Record<TaskEventType, { event: string; to: Party | 'other-than-author' }> = {
+export const WEBHOOK_EVENTS: Record<NotifyingEventType, { event: string; to: Party | 'other-than-author' }> = {
   created: { event: 'a2a.task.created', to: 'recipient' },
   message_appended: { event: 'a2a.task.message', to: 'other-than-author' },
   accepted: { event: 'a2a.task.accepted', to: 'sender' },
@@ -38,11 +45,12 @@ export const WEBHOOK_EVENTS: Record<TaskEventType, { event: string; to: Party | 
   canceled: { event: 'a2a.task.canceled', to: 'recipient' },
 };
 
-/** Slack is told about new handoffs (the recipient) and completions (the sender). */
+/** Slack is told about new tasks (the recipient) and completions (the sender). */
 const SLACK_EVENTS: Partial<Record<TaskEventType, Party>> = { created: 'recipient', completed: 'sender' };
 
 /** The party a task event notifies by webhook, or null when it cannot be told (a message without an author). */
 export function webhookPartyOf(event: TaskEvent): Party | null {
+  if (!notifies(event)) return null;
   // The sender answering an input request puts the task back to work: that is its own doing, and
   // the recipient hears of it through the message's own event.
   if (event.type === 'accepted' && event.task.latest_message?.from === event.sender) return null;
@@ -56,7 +64,7 @@ export function webhookPartyOf(event: TaskEvent): Party | null {
 }
 
 /** The Standard Webhooks body: `{type, timestamp, data}` with the versioned task event as data. */
-export function webhookBody(event: TaskEvent): { type: string; timestamp: string; data: TaskEvent } {
+export function webhookBody(event: TaskEvent & { type: NotifyingEventType }): { type: string; timestamp: string; data: TaskEvent } {
   return { type: WEBHOOK_EVENTS[event.type].event, timestamp: event.occurred_at, data: event };
 }
 
@@ -74,7 +82,7 @@ function quote(text: string, max = 300): string {
 
 /**
  * A Slack incoming-webhook message: readable text for notifications, blocks with who, what and the
- * thread (a link when a thread URL is configured, its id otherwise).
+ * task (a link when a task URL is configured, its id otherwise).
  */
 export function slackMessage(event: TaskEvent, taskUrl: string | null): { text: string; blocks: unknown[] } {
   const sender = escapeSlack(event.sender);
@@ -97,7 +105,9 @@ export function slackMessage(event: TaskEvent, taskUrl: string | null): { text: 
       { type: 'section', text: { type: 'mrkdwn', text: `${headline}\n${detail}` } },
       {
         type: 'context',
-        elements: [{ type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · State: ${event.state} · ${taskReference(event.task_id, taskUrl)}` }],
+        elements: [
+          { type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · State: ${event.state} · ${taskReference(event.task_id, taskUrl)}` },
+        ],
       },
     ],
   };
@@ -107,17 +117,18 @@ function taskReference(taskId: string, taskUrl: string | null): string {
   return taskUrl ? `<${taskUrl}|Open the thread>` : `Thread \`${escapeSlack(taskId)}\``;
 }
 
-/** The thread's URL from the configured template, or null when none is configured. */
+/** The task's URL from the configured template, or null when none is configured. */
 export function taskUrlFor(template: string, taskId: string): string | null {
   return template ? template.replace('{task_id}', encodeURIComponent(taskId)) : null;
 }
 
 /**
  * The deliveries one task event calls for: the notified party's webhook (Standard Webhooks JSON),
- * its Slack for new handoffs and completions. Disabled or unknown agents get nothing.
+ * its Slack for new tasks and completions. Disabled or unknown agents get nothing.
  */
 export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarget>, taskUrlTemplate: string): PlannedDelivery[] {
   const planned: PlannedDelivery[] = [];
+  if (!notifies(event)) return planned;
   const webhookParty = webhookPartyOf(event);
   if (webhookParty) {
     const target = targets.get(event[webhookParty]);

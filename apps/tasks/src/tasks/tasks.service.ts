@@ -20,6 +20,11 @@ import {
   type TaskView,
   type TransitionReply,
   type TransitionRequest,
+  type TaskEventArtifact,
+  type TaskEventsReply,
+  type TaskEventsRequest,
+  type InboxEventsReply,
+  type InboxEventsRequest,
 } from '@app/contracts';
 import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-limits';
 import { validateTypedArtifact } from './artifact-rules';
@@ -28,7 +33,8 @@ import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import { messageBytes, messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { checkTransition, STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
-import { writeTaskEvent } from './task-events';
+import { readInboxEvents, readTaskEvents } from './task-event-replay';
+import { writeArtifactEvents, writeTaskEvent } from './task-events';
 import { createTaskInOneStatement, creatableInOneStatement, nextTaskId } from './task-creation';
 import { readTask } from './task-read';
 import { transitionableInOneStatement, transitionInOneStatement } from './task-transition';
@@ -110,7 +116,7 @@ function partyOf(task: TaskRow, callerId: string): Party {
 }
 
 /**
- * The handoff state machine on Postgres. Every change (thread, message, artifacts, audit row,
+ * The task state machine on Postgres. Every change (task, message, artifacts, audit row,
  * outbox event) is written in one transaction; transitions are decided by a conditional UPDATE.
  */
 @Injectable()
@@ -162,6 +168,14 @@ export class TasksService {
   async get(request: GetRequest): Promise<TaskView> {
     const read = await readTask(this.pool, request);
     return toTaskView(read.task, read.messages, read.artifacts, read.unread);
+  }
+
+  events(request: TaskEventsRequest): Promise<TaskEventsReply> {
+    return readTaskEvents(this.pool, request);
+  }
+
+  inboxEvents(request: InboxEventsRequest): Promise<InboxEventsReply> {
+    return readInboxEvents(this.pool, request);
   }
 
   async list(request: ListRequest): Promise<ListReply> {
@@ -297,7 +311,10 @@ export class TasksService {
         });
       }
       task = rows[0];
-      this.logger.log({ task_id: task.id, transition: request.transition, from: current.state, to: rule.to, actor_id: request.caller_id }, 'thread transition');
+      this.logger.log(
+        { task_id: task.id, transition: request.transition, from: current.state, to: rule.to, actor_id: request.caller_id },
+        'thread transition',
+      );
       await manager.insert(AuditLogEntity, {
         taskId: task.id,
         actorId: request.caller_id,
@@ -321,7 +338,8 @@ export class TasksService {
     if (request.message) {
       ({ task, message } = await this.appendMessage(manager, task, party, request.message, now));
     }
-    await this.upsertArtifacts(manager, task.id, request.artifacts, now);
+    const artifacts = await this.upsertArtifacts(manager, task.id, request.artifacts, now);
+    await writeArtifactEvents(manager, task, artifacts, now, rule.event !== null || message !== null);
     if (rule.event) await writeTaskEvent(manager, rule.event, task, message, now);
     else if (message) await writeTaskEvent(manager, 'message_appended', task, message, now);
     else if (!rule.to) await this.touch(manager, task.id, now);
@@ -416,8 +434,9 @@ export class TasksService {
     }
     const appended = await this.appendMessage(manager, task, party, request.message, now);
     task = appended.task;
-    await this.upsertArtifacts(manager, task.id, request.artifacts, now);
+    const artifacts = await this.upsertArtifacts(manager, task.id, request.artifacts, now);
     await this.rememberKeys(manager, request, hash, appended.message, false);
+    await writeArtifactEvents(manager, task, artifacts, now, true);
     await writeTaskEvent(manager, 'message_appended', task, appended.message, now);
     if (resumes) await writeTaskEvent(manager, 'accepted', task, appended.message, now);
     const unread = await this.unreadCount(manager, task.id, request.caller.id);
@@ -429,7 +448,7 @@ export class TasksService {
     };
   }
 
-  /** Appends a message to a thread whose row this transaction has locked (FOR UPDATE or UPDATE). */
+  /** Appends a message to a task whose row this transaction has locked (FOR UPDATE or UPDATE). */
   private async appendMessage(
     manager: EntityManager,
     current: TaskRow,
@@ -488,12 +507,14 @@ export class TasksService {
   }
 
   /**
-   * Adds, replaces or appends to the thread's artifacts, on a thread row this transaction has
-   * locked. Each write checks the thread's artifact caps in its own statement and writes nothing
+   * Adds, replaces or appends to the task's artifacts, on a task row this transaction has
+   * locked. Each write checks the task's artifact caps in its own statement and writes nothing
    * past them.
    */
-  private async upsertArtifacts(manager: EntityManager, taskId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<void> {
+  /** Writes the artifacts; returns each as its `artifact_updated` event carries it (the chunk, for an append). */
+  private async upsertArtifacts(manager: EntityManager, taskId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<TaskEventArtifact[]> {
     const caps = [TASK_LIMITS.artifactsPerTask, TASK_LIMITS.artifactBytesPerTask];
+    const changed: TaskEventArtifact[] = [];
     for (const artifact of artifacts ?? []) {
       const artifactId = artifact.artifact_id ?? randomUUID();
       const parts = artifact.parts ? plainParts(artifact.parts) : [];
@@ -512,6 +533,17 @@ export class TasksService {
           [taskId, artifactId, JSON.stringify(parts), artifact.last_chunk ?? false, now, JSON.stringify(artifact.metadata ?? {}), added, caps[1]],
         );
         if (updatedRows(appended).length === 0) throw artifactLimitError(await this.artifactsHeld(manager, taskId), { count: 0, bytes: added });
+        changed.push({
+          artifact_id: artifactId,
+          type: existing.type,
+          fields: existing.fields,
+          name: existing.name,
+          description: existing.description,
+          parts,
+          metadata: artifact.metadata ?? {},
+          append: true,
+          last_chunk: artifact.last_chunk ?? false,
+        });
         continue;
       }
       const stored = {
@@ -537,7 +569,7 @@ export class TasksService {
         size,
         ...caps,
       ];
-      // The thread's other artifacts, and this one at its new size, within both caps.
+      // The task's other artifacts, and this one at its new size, within both caps.
       const withinCaps = `(SELECT count(*) < $12::int AND COALESCE(sum(o."size_bytes"), 0) + $11::int <= $13::int
         FROM "tasks"."artifacts" o WHERE o."task_id" = $1::text AND o."artifact_id" <> $2::text)`;
       const written: unknown[] = existing
@@ -561,10 +593,12 @@ export class TasksService {
         const held = await this.artifactsHeld(manager, taskId);
         throw artifactLimitError(existing ? { count: held.count - 1, bytes: held.bytes - Number(existing.size_bytes ?? 0) } : held, { count: 1, bytes: size });
       }
+      changed.push({ artifact_id: artifactId, ...stored, append: false, last_chunk: values[8] as boolean });
     }
+    return changed;
   }
 
-  /** How many artifacts a thread holds and their bytes (to say which cap a refused write met). */
+  /** How many artifacts a task holds and their bytes (to say which cap a refused write met). */
   private async artifactsHeld(manager: EntityManager, taskId: string): Promise<{ count: number; bytes: number }> {
     const [held]: Array<{ count: number; bytes: number }> = await manager.query(
       `SELECT count(*)::int AS "count", COALESCE(sum("size_bytes"), 0)::int AS "bytes" FROM "tasks"."artifacts" WHERE "task_id" = $1`,
@@ -659,11 +693,17 @@ export class TasksService {
   }
 
   /**
-   * The thread with its most recent `historyLength` messages (all when undefined), or the messages
+   * The task with its most recent `historyLength` messages (all when undefined), or the messages
    * after `afterSequenceNo`, within the reply's byte budget: the newest ones are kept, or with
    * `afterSequenceNo` the oldest ones (the caller pages on from the last one it got).
    */
-  private async view(manager: EntityManager, task: TaskRow, historyLength: number | undefined, unread: number, afterSequenceNo?: number): Promise<TaskView> {
+  private async view(
+    manager: EntityManager,
+    task: TaskRow,
+    historyLength: number | undefined,
+    unread: number,
+    afterSequenceNo?: number,
+  ): Promise<TaskView> {
     const lowerBound = Math.max(afterSequenceNo ?? 0, historyLength === undefined ? 0 : task.message_count - historyLength);
     let messages: MessageRow[] = [];
     if (historyLength !== 0) {

@@ -1,4 +1,5 @@
 import { Type } from 'class-transformer';
+import type { PositionedTaskEvent } from '../events/task-event.model';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -37,14 +38,18 @@ import {
 
 /** Request subjects the tasks service answers. */
 export const TASKS_SUBJECTS = {
-  /** Create a thread (no `task_id`) or append a message to one. */
+  /** Create a task (no `task_id`) or append a message to one. */
   send: 'relay.tasks.v1.send',
-  /** One thread for a participant; marks it read for the caller. */
+  /** One task for a participant; marks it read for the caller. */
   get: 'relay.tasks.v1.get',
-  /** A participant's threads, newest first, keyset-paginated. */
+  /** A participant's tasks, newest first, keyset-paginated. */
   list: 'relay.tasks.v1.list',
   /** A state transition (or a progress update without one). */
   transition: 'relay.tasks.v1.transition',
+  /** A task's events after a position (a stream's replay), optionally with the task as of the newest of them. */
+  events: 'relay.tasks.v1.events',
+  /** The events of every task an agent takes part in, after a position (the live inbox's replay). */
+  inbox_events: 'relay.tasks.v1.inbox_events',
 } as const;
 
 /** Limits of the tasks service. */
@@ -54,7 +59,7 @@ export const TASK_LIMITS = {
   partsPerMessage: 50,
   textPartChars: 100_000,
   artifactsPerRequest: 50,
-  /** Artifacts one thread holds at most, and their bytes (fields, parts, metadata, name, description) in all: every read carries them. */
+  /** Artifacts one task holds at most, and their bytes (fields, parts, metadata, name, description) in all: every read carries them. */
   artifactsPerTask: 100,
   artifactBytesPerTask: 384 * 1024,
   artifactFieldChars: 262_144,
@@ -292,14 +297,14 @@ export class SendRequest {
   @Type(() => ParticipantRefDto)
   caller: ParticipantRefDto;
 
-  /** Append to this thread; absent to create one. */
+  /** Append to this task; absent to create one. */
   @IsOptional()
   @IsString()
   @IsNotEmpty()
   @MaxLength(64)
   task_id?: string;
 
-  /** The recipient of a new thread (admitted by the directory); required on create. */
+  /** The recipient of a new task (admitted by the directory); required on create. */
   @ValidateIf((request: SendRequest) => request.task_id === undefined)
   @ValidateNested()
   @Type(() => ParticipantRefDto)
@@ -332,7 +337,7 @@ export class SendRequest {
   @Type(() => ArtifactInput)
   artifacts?: ArtifactInput[];
 
-  /** Thread metadata (kept on create). */
+  /** Task metadata (kept on create). */
   @IsOptional()
   @IsBoundedMetadata()
   metadata?: Record<string, unknown>;
@@ -344,7 +349,7 @@ export class SendRequest {
   @MaxLength(255)
   idempotency_key?: string;
 
-  /** How many of the most recent messages the reply's thread carries (all when absent). */
+  /** How many of the most recent messages the reply's task carries (all when absent). */
   @IsOptional()
   @IsInt()
   @Min(0)
@@ -383,15 +388,15 @@ export class GetRequest {
   history_length?: number;
 
   /**
-   * Only the messages after this sequence number, oldest first: pages through a thread whose
-   * messages do not fit one reply (`messages` then holds fewer than the thread has).
+   * Only the messages after this sequence number, oldest first: pages through a task whose
+   * messages do not fit one reply (`messages` then holds fewer than the task has).
    */
   @IsOptional()
   @IsInt()
   @Min(0)
   after_sequence_no?: number;
 
-  /** Whether reading marks the thread read for the caller (default true). */
+  /** Whether reading marks the task read for the caller (default true). */
   @IsOptional()
   @IsBoolean()
   mark_read?: boolean;
@@ -399,7 +404,7 @@ export class GetRequest {
 
 export const LIST_ROLES = ['recipient', 'sender', 'either'] as const;
 export type ListRole = (typeof LIST_ROLES)[number];
-/** `created`: newest thread first; `status`: most recent status change first. */
+/** `created`: newest task first; `status`: most recent status change first. */
 export const LIST_ORDERS = ['created', 'status'] as const;
 export type ListOrder = (typeof LIST_ORDERS)[number];
 
@@ -418,17 +423,17 @@ export class ListRequest {
   @IsIn(THREAD_STATES, { each: true })
   states?: TaskState[];
 
-  /** Threads created or updated after this instant. */
+  /** Tasks created or updated after this instant. */
   @IsOptional()
   @IsISO8601({ strict: true })
   since?: string;
 
-  /** Threads whose status changed after this instant. */
+  /** Tasks whose status changed after this instant. */
   @IsOptional()
   @IsISO8601({ strict: true })
   status_timestamp_after?: string;
 
-  /** Only threads between the caller and this agent. */
+  /** Only tasks between the caller and this agent. */
   @IsOptional()
   @IsString()
   @IsNotEmpty()
@@ -555,9 +560,74 @@ export interface TransitionReply {
   message: MessageView | null;
 }
 
+/** How many events one `events` reply carries at most; a replay asks again after the last one. */
+export const TASK_EVENTS_PAGE_LIMIT = 200;
+
+/** Replay of one task's events for a participant (docs/events.md#positions-and-stream-ids). */
+export class TaskEventsRequest {
+  @IsString()
+  @IsNotEmpty()
+  caller_id: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  task_id: string;
+
+  /** The events after this outbox position; it must be a position of one of this task's events (else `invalid_params`). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(20)
+  after_position?: string;
+
+  /** Also answer the task (with `history_length` messages) as of `position`, read in the same snapshot. */
+  @IsOptional()
+  @IsBoolean()
+  snapshot?: boolean;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  history_length?: number;
+}
+
+export interface TaskEventsReply {
+  /** At most TASK_EVENTS_PAGE_LIMIT events after `after_position`, oldest first (none when only a snapshot was asked). */
+  events: PositionedTaskEvent[];
+  /** Whether more events follow the last one answered. */
+  has_more: boolean;
+  /** The position of the task's newest event in the snapshot read. */
+  position: string;
+  task?: TaskView;
+}
+
+/** Replay of the events of every task an agent takes part in (docs/dialects.md#live-inbox-taskswatch). */
+export class InboxEventsRequest {
+  /** The agent's handle, as task events name their sender and recipient. */
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  caller_handle: string;
+
+  /** The events after this outbox position (any position: the inbox spans tasks); none: only the newest position. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(20)
+  after_position?: string;
+}
+
+export interface InboxEventsReply {
+  events: PositionedTaskEvent[];
+  has_more: boolean;
+  /** The newest outbox position when read. */
+  position: string;
+}
+
 export interface TasksRpc {
   [TASKS_SUBJECTS.send]: { request: SendRequest; reply: SendReply };
   [TASKS_SUBJECTS.get]: { request: GetRequest; reply: TaskView };
   [TASKS_SUBJECTS.list]: { request: ListRequest; reply: ListReply };
   [TASKS_SUBJECTS.transition]: { request: TransitionRequest; reply: TransitionReply };
+  [TASKS_SUBJECTS.events]: { request: TaskEventsRequest; reply: TaskEventsReply };
+  [TASKS_SUBJECTS.inbox_events]: { request: InboxEventsRequest; reply: InboxEventsReply };
 }
