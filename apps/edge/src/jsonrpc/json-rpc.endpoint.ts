@@ -23,10 +23,10 @@ import {
 export const SSE_KEEP_ALIVE_MS = 15000;
 
 /** The methods the AgentRelay dialect (docs/dialects.md#agentrelay) answers itself; the rest go to the A2A handlers. */
-const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel']);
+const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel', 'watch']);
 
 /** The methods answered with a stream, which hold a connection open: RELAY_STREAMS_PER_AGENT bounds them. */
-const STREAMING_CANONICAL = new Set(['stream', 'resubscribe']);
+const STREAMING_CANONICAL = new Set(['stream', 'resubscribe', 'watch']);
 
 interface Envelope {
   id: JsonRpcId;
@@ -72,6 +72,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     const headers = request.headers;
     let id: JsonRpcId = null;
     let dialect: Dialect = preliminaryDialect(headers);
+    let streaming = false;
     try {
       const envelope = this.readEnvelope(request.body);
       id = envelope.id;
@@ -82,6 +83,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       const canonical = canonicalMethod(envelope.method);
       if (!canonical) throw new RelayError('method_not_found', `Method '${envelope.method}' not found`, { method: envelope.method });
       dialect = chooseDialect(version, canonical, envelope.params, envelope.method);
+      streaming = STREAMING_CANONICAL.has(canonical);
       this.metrics.identify(request, canonical, dialect);
       annotateRpcMethod(canonical, dialect.kind);
       const call: JsonRpcCall = { id, method: envelope.method, canonical, params: envelope.params, dialect, caller, endpointHandle, headers };
@@ -89,7 +91,10 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       const releaseStreamSlot = STREAMING_CANONICAL.has(canonical) ? this.reserveStreamSlot(caller) : undefined;
       try {
         const result = await this.dispatch(call);
-        if (reply.sent) return;
+        if (reply.sent) {
+          if (result instanceof JsonRpcEventStream) result.release();
+          return;
+        }
         if (result instanceof JsonRpcEventStream) {
           await this.stream(reply, id, result, dialect, releaseStreamSlot);
           return;
@@ -108,6 +113,10 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       this.metrics.failed(request, dialect, relayError.reason);
       annotateRpcError(relayError.reason);
       const rendered = renderRelayError(relayError, dialect);
+      if (streaming && rendered.status === 200 && dialect.kind === 'a2a' && dialect.version === '0.3') {
+        this.streamError(reply, { jsonrpc: '2.0', id, error: rendered.error });
+        return;
+      }
       if (relayError.reason === 'unauthenticated') reply.header('www-authenticate', 'Bearer realm="agentrelay"');
       const retryAfter = retryAfterSeconds(relayError);
       if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
@@ -195,24 +204,25 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     this.streams.add(controller);
     this.metrics.streamOpened();
     const open = (): boolean => !controller.signal.aborted && !raw.destroyed && !raw.writableEnded;
-    const headers: Record<string, string | number | string[]> = {};
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
-    raw.writeHead(200, {
-      ...headers,
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    raw.flushHeaders();
-    const keepAlive = setInterval(() => {
-      if (open()) raw.write(': keep-alive\n\n');
-    }, SSE_KEEP_ALIVE_MS);
+    let keepAlive: NodeJS.Timeout | undefined;
     try {
-      for await (const result of stream.open(controller.signal)) {
+      const headers: Record<string, string | number | string[]> = {};
+      for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
+      raw.writeHead(200, {
+        ...headers,
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      raw.flushHeaders();
+      keepAlive = setInterval(() => {
+        if (open()) raw.write(': keep-alive\n\n');
+      }, SSE_KEEP_ALIVE_MS);
+      for await (const item of stream.open(controller.signal)) {
         if (!open()) break;
-        const event: JsonRpcResponse = { jsonrpc: '2.0', id, result };
-        raw.write(`data: ${JSON.stringify(event)}\n\n`);
+        const event: JsonRpcResponse = { jsonrpc: '2.0', id, result: item.event };
+        raw.write(`id: ${item.id}\ndata: ${JSON.stringify(event)}\n\n`);
       }
     } catch (error) {
       if (open()) {
@@ -223,12 +233,25 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
         this.logger.debug({ err: error }, 'error after the stream was closed');
       }
     } finally {
+      stream.release();
       clearInterval(keepAlive);
       raw.off('close', onClose);
       this.streams.delete(controller);
       this.metrics.streamClosed();
       if (!raw.writableEnded) raw.end();
     }
+  }
+
+  /**
+   * A v0.3 streaming call's error (docs/dialects.md#streams): v0.3 clients read only an event
+   * stream there, so it is one `event: error` carrying the JSON-RPC error response.
+   */
+  private streamError(reply: FastifyReply, body: JsonRpcResponse): void {
+    reply
+      .code(200)
+      .header('content-type', 'text/event-stream')
+      .header('cache-control', 'no-cache')
+      .send(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
   }
 
   private send(reply: FastifyReply, body: JsonRpcResponse, status: number): void {

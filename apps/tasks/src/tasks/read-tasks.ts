@@ -1,12 +1,23 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { TASK_LIMITS, type GetRequest, type ListReply, type ListRequest, type TaskView } from '@app/contracts';
+import {
+  TASK_LIMITS,
+  type GetRequest,
+  type InboxEventsReply,
+  type InboxEventsRequest,
+  type ListReply,
+  type ListRequest,
+  type TaskEventsReply,
+  type TaskEventsRequest,
+  type TaskView,
+} from '@app/contracts';
 import { decodeCursor, encodeCursor } from './list-cursor';
+import { readInboxEvents, readTaskEvents } from './task-event-replay';
 import { readTask } from './task-read';
 import { TASK_COLUMNS, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
-/** The read side: one task with its history, and pages of a caller's tasks. */
+/** The read side: one task with its history, pages of a caller's tasks, and the event log of streams. */
 @Injectable()
 export class ReadTasks {
   /** The pg pool behind TypeORM: a read is one statement on it. */
@@ -14,6 +25,16 @@ export class ReadTasks {
 
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {
     this.pool = (dataSource.driver as unknown as { master: pg.Pool }).master;
+  }
+
+  /** A task's events after a position (a stream's replay), with the task itself when asked, in one snapshot. */
+  events(request: TaskEventsRequest): Promise<TaskEventsReply> {
+    return readTaskEvents(this.pool, request);
+  }
+
+  /** The events of every task the caller takes part in after a position (the live inbox's replay). */
+  inboxEvents(request: InboxEventsRequest): Promise<InboxEventsReply> {
+    return readInboxEvents(this.pool, request);
   }
 
   async get(request: GetRequest): Promise<TaskView> {

@@ -15,7 +15,7 @@ import { validateArtifactInputs } from './artifact-rules';
 import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempotency';
 import { partyOf } from './state-machine';
 import { createTaskInOneStatement, creatableInOneStatement } from './task-creation';
-import { writeTaskEvent } from './task-events';
+import { writeArtifactEvents, writeTaskEvent } from './task-events';
 import { duplicateMessageIdOr, pgError, plainParts, TaskRepository } from './task-repository';
 import { toMessageRef, toTaskView } from './task-rows';
 
@@ -145,8 +145,9 @@ export class SendTask {
     }
     const appended = await this.repository.appendMessage(manager, task, party, request.message, now);
     task = appended.task;
-    await this.repository.upsertArtifacts(manager, task.id, request.artifacts, now);
+    const artifacts = await this.repository.upsertArtifacts(manager, task.id, request.artifacts, now);
     await this.idempotency.remember(manager, request, hash, appended.message, false);
+    await writeArtifactEvents(manager, task, artifacts, now, true);
     await writeTaskEvent(manager, 'message_appended', task, appended.message, now);
     if (resumes) await writeTaskEvent(manager, 'accepted', task, appended.message, now);
     const unread = await this.repository.unreadCount(manager, task.id, request.caller.id);

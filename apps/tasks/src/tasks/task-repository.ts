@@ -9,6 +9,7 @@ import {
   type ParticipantRefDto,
   type PartView,
   type SendRequest,
+  type TaskEventArtifact,
   type TaskState,
   type TaskView,
 } from '@app/contracts';
@@ -155,10 +156,11 @@ export class TaskRepository {
   /**
    * Adds, replaces or appends to the task's artifacts, on a task row this transaction has
    * locked. Each write checks the task's artifact caps in its own statement and writes nothing
-   * past them.
+   * past them. Returns each artifact as its `artifact_updated` event carries it (the chunk, for an append).
    */
-  async upsertArtifacts(manager: EntityManager, taskId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<void> {
+  async upsertArtifacts(manager: EntityManager, taskId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<TaskEventArtifact[]> {
     const caps = [TASK_LIMITS.artifactsPerTask, TASK_LIMITS.artifactBytesPerTask];
+    const changed: TaskEventArtifact[] = [];
     for (const artifact of artifacts ?? []) {
       const artifactId = artifact.artifact_id ?? randomUUID();
       const parts = artifact.parts ? plainParts(artifact.parts) : [];
@@ -177,6 +179,17 @@ export class TaskRepository {
           [taskId, artifactId, JSON.stringify(parts), artifact.last_chunk ?? false, now, JSON.stringify(artifact.metadata ?? {}), added, caps[1]],
         );
         if (updatedRows(appended).length === 0) throw artifactLimitError(await this.artifactsHeld(manager, taskId), { count: 0, bytes: added });
+        changed.push({
+          artifact_id: artifactId,
+          type: existing.type,
+          fields: existing.fields,
+          name: existing.name,
+          description: existing.description,
+          parts,
+          metadata: artifact.metadata ?? {},
+          append: true,
+          last_chunk: artifact.last_chunk ?? false,
+        });
         continue;
       }
       const stored = {
@@ -226,7 +239,9 @@ export class TaskRepository {
         const held = await this.artifactsHeld(manager, taskId);
         throw artifactLimitError(existing ? { count: held.count - 1, bytes: held.bytes - Number(existing.size_bytes ?? 0) } : held, { count: 1, bytes: size });
       }
+      changed.push({ artifact_id: artifactId, ...stored, append: false, last_chunk: values[8] as boolean });
     }
+    return changed;
   }
 
   /** How many artifacts a task holds and their bytes (to say which cap a refused write met). */

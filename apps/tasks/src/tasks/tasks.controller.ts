@@ -5,6 +5,10 @@ import {
   ListRequest,
   SendRequest,
   TASKS_SUBJECTS,
+  TaskEventsRequest,
+  InboxEventsRequest,
+  type InboxEventsReply,
+  type TaskEventsReply,
   TransitionRequest,
   type ListReply,
   type SendReply,
@@ -36,6 +40,16 @@ export class TasksController {
   @MessagePattern(TASKS_SUBJECTS.list)
   list(@Payload() request: ListRequest): Promise<ListReply> {
     return this.reads.list(request);
+  }
+
+  @MessagePattern(TASKS_SUBJECTS.events)
+  events(@Payload() request: TaskEventsRequest): Promise<TaskEventsReply> {
+    return this.reads.events(request);
+  }
+
+  @MessagePattern(TASKS_SUBJECTS.inbox_events)
+  inboxEvents(@Payload() request: InboxEventsRequest): Promise<InboxEventsReply> {
+    return this.reads.inboxEvents(request);
   }
 
   @MessagePattern(TASKS_SUBJECTS.transition)

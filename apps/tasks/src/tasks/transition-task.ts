@@ -4,7 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { RelayError, type TransitionReply, type TransitionRequest } from '@app/contracts';
 import { validateArtifactInputs } from './artifact-rules';
 import { checkTransition, partyOf } from './state-machine';
-import { writeTaskEvent } from './task-events';
+import { writeArtifactEvents, writeTaskEvent } from './task-events';
 import { duplicateMessageIdOr, TaskRepository } from './task-repository';
 import { toMessageView, toTaskView, type MessageRow, type TaskRow } from './task-rows';
 import { transitionableInOneStatement, transitionInOneStatement } from './task-transition';
@@ -87,7 +87,8 @@ export class TransitionTask {
     if (request.message) {
       ({ task, message } = await this.repository.appendMessage(manager, task, party, request.message, now));
     }
-    await this.repository.upsertArtifacts(manager, task.id, request.artifacts, now);
+    const artifacts = await this.repository.upsertArtifacts(manager, task.id, request.artifacts, now);
+    await writeArtifactEvents(manager, task, artifacts, now, rule.event !== null || message !== null);
     if (rule.event) await writeTaskEvent(manager, rule.event, task, message, now);
     else if (message) await writeTaskEvent(manager, 'message_appended', task, message, now);
     else if (!rule.to) await this.repository.touch(manager, task.id, now);

@@ -1,4 +1,5 @@
 import { Type } from 'class-transformer';
+import type { PositionedTaskEvent } from '../events/task-event.model';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -46,6 +47,10 @@ export const TASKS_SUBJECTS = {
   list: 'relay.tasks.v1.list',
   /** A state transition (or a progress update without one). */
   transition: 'relay.tasks.v1.transition',
+  /** A task's events after a position (a stream's replay), optionally with the task as of the newest of them. */
+  events: 'relay.tasks.v1.events',
+  /** The events of every task an agent takes part in, after a position (the live inbox's replay). */
+  inbox_events: 'relay.tasks.v1.inbox_events',
 } as const;
 
 /** An object within the metadata bounds of TASK_LIMITS (keys per object, depth, bytes). */
@@ -514,9 +519,74 @@ export interface TransitionReply {
   message: MessageView | null;
 }
 
+/** How many events one `events` reply carries at most; a replay asks again after the last one. */
+export const TASK_EVENTS_PAGE_LIMIT = 200;
+
+/** Replay of one task's events for a participant (docs/events.md#positions-and-stream-ids). */
+export class TaskEventsRequest {
+  @IsString()
+  @IsNotEmpty()
+  caller_id: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  task_id: string;
+
+  /** The events after this outbox position; it must be a position of one of this task's events (else `invalid_params`). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(20)
+  after_position?: string;
+
+  /** Also answer the task (with `history_length` messages) as of `position`, read in the same snapshot. */
+  @IsOptional()
+  @IsBoolean()
+  snapshot?: boolean;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  history_length?: number;
+}
+
+export interface TaskEventsReply {
+  /** At most TASK_EVENTS_PAGE_LIMIT events after `after_position`, oldest first (none when only a snapshot was asked). */
+  events: PositionedTaskEvent[];
+  /** Whether more events follow the last one answered. */
+  has_more: boolean;
+  /** The position of the task's newest event in the snapshot read. */
+  position: string;
+  task?: TaskView;
+}
+
+/** Replay of the events of every task an agent takes part in (docs/dialects.md#live-inbox-taskswatch). */
+export class InboxEventsRequest {
+  /** The agent's handle, as task events name their sender and recipient. */
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  caller_handle: string;
+
+  /** The events after this outbox position (any position: the inbox spans tasks); none: only the newest position. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(20)
+  after_position?: string;
+}
+
+export interface InboxEventsReply {
+  events: PositionedTaskEvent[];
+  has_more: boolean;
+  /** The newest outbox position when read. */
+  position: string;
+}
+
 export interface TasksRpc {
   [TASKS_SUBJECTS.send]: { request: SendRequest; reply: SendReply };
   [TASKS_SUBJECTS.get]: { request: GetRequest; reply: TaskView };
   [TASKS_SUBJECTS.list]: { request: ListRequest; reply: ListReply };
   [TASKS_SUBJECTS.transition]: { request: TransitionRequest; reply: TransitionReply };
+  [TASKS_SUBJECTS.events]: { request: TaskEventsRequest; reply: TaskEventsReply };
+  [TASKS_SUBJECTS.inbox_events]: { request: InboxEventsRequest; reply: InboxEventsReply };
 }

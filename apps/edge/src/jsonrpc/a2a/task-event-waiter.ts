@@ -1,161 +1,35 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { Subscription } from '@nats-io/transport-node';
-import { prefixedSubject, TASK_EVENT_SUBJECT_PREFIX, type TaskEvent } from '@app/contracts';
-import { NatsRpcClient } from '@app/messaging';
+import { Inject, Injectable } from '@nestjs/common';
+import { TaskEventFeed } from '../../streams/task-event-feed';
 
 type Listener = () => void;
-type AnyListener = (taskId: string) => void;
 
 /**
- * A stream's view of one task's events, opened before the task is known (so that no event of a
- * task created by the send that follows is missed). `next` resolves once the task changed since
- * the previous call.
- */
-export interface TaskWatch {
-  /** Starts following `taskId`; an event of it since the watch was opened counts as a change. */
-  follow(taskId: string): void;
-  /** Waits for a change of the followed task; false when `deadline` (epoch ms) passed or `signal` aborted first. */
-  next(deadline: number, signal: AbortSignal): Promise<boolean>;
-  /** Stops listening; idempotent. */
-  close(): void;
-}
-
-/**
- * Wakes blocking A2A sends when their task changes. One core NATS subscription per edge on
- * `<prefix>.relay.events.task.>` sees every task event the tasks service relays to JetStream,
- * whichever edge replica the change went through. Waiters re-read the task when woken, so an
- * event only has to say "task X changed".
+ * Wakes blocking A2A sends when their task changes, from the edge's one feed of task events
+ * (`TaskEventFeed`), whichever edge replica the change went through. Waiters re-read the task when
+ * woken, so an event only has to say "task X changed".
  */
 @Injectable()
-export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger(TaskEventWaiter.name);
+export class TaskEventWaiter {
   private readonly listeners = new Map<string, Set<Listener>>();
-  /** Watches opened before their task id was known: they see every task's events until they follow one. */
-  private readonly anyListeners = new Set<AnyListener>();
-  private subscription?: Subscription;
 
-  constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
+  constructor(@Inject(TaskEventFeed) private readonly feed: TaskEventFeed) {}
 
-  /** Nothing to set up: the edge listens to task events only while a wait or watch needs them. */
-  onModuleInit(): void {}
-
-  onModuleDestroy(): void {
-    this.stopListening();
-  }
-
-  /**
-   * Subscribes to every task event under the prefix when the first listener arrives. The SUB goes
-   * out on the connection before any request the listener's caller sends next, so no event of that
-   * request is missed; when the last listener leaves, the edge stops receiving events at once.
-   */
-  private startListening(): void {
-    if (this.subscription) return;
-    const subject = prefixedSubject(this.rpc.subjectPrefix, `${TASK_EVENT_SUBJECT_PREFIX}.>`);
-    this.subscription = this.rpc.connection.subscribe(subject, {
-      callback: (error, message) => {
-        if (error) {
-          this.logger.warn({ err: error }, 'task event subscription error');
-          return;
-        }
-        let taskId: string | undefined;
-        try {
-          taskId = message.json<Partial<TaskEvent>>().task_id;
-        } catch {
-          return;
-        }
-        if (typeof taskId === 'string') this.notify(taskId);
-      },
-    });
-  }
-
-  private stopListening(): void {
-    this.subscription?.unsubscribe();
-    this.subscription = undefined;
-  }
-
-  private stopListeningWhenIdle(): void {
-    if (this.activeListeners === 0) this.stopListening();
-  }
-
-  private notify(taskId: string): void {
-    for (const listener of [...this.anyListeners]) listener(taskId);
-    const listeners = this.listeners.get(taskId);
-    if (!listeners) return;
-    for (const listener of [...listeners]) listener();
-  }
-
-  /** How many waits and watches are listening right now (read-only; for tests and diagnostics). */
+  /** How many waits are listening right now (read-only; for tests and diagnostics). */
   get activeListeners(): number {
-    let count = this.anyListeners.size;
+    let count = 0;
     for (const set of this.listeners.values()) count += set.size;
     return count;
   }
 
   private addListener(taskId: string, listener: Listener): () => void {
-    this.startListening();
     const set = this.listeners.get(taskId) ?? new Set<Listener>();
     set.add(listener);
     this.listeners.set(taskId, set);
+    const stopFollowing = this.feed.followTask(taskId, () => listener());
     return () => {
+      stopFollowing();
       set.delete(listener);
       if (set.size === 0 && this.listeners.get(taskId) === set) this.listeners.delete(taskId);
-      this.stopListeningWhenIdle();
-    };
-  }
-
-  /** Opens a watch; with a task id it follows that task right away. */
-  watch(taskId?: string): TaskWatch {
-    let changed = false;
-    let wake: (() => void) | undefined;
-    let removeListener: (() => void) | undefined;
-    let closed = false;
-    const seen = new Set<string>();
-    const onAny: AnyListener = (id) => {
-      seen.add(id);
-    };
-    const onChange: Listener = () => {
-      changed = true;
-      wake?.();
-    };
-    this.startListening();
-    this.anyListeners.add(onAny);
-    const follow = (id: string): void => {
-      if (closed || removeListener) return;
-      this.anyListeners.delete(onAny);
-      if (seen.has(id)) changed = true;
-      seen.clear();
-      removeListener = this.addListener(id, onChange);
-    };
-    const close = (): void => {
-      closed = true;
-      this.anyListeners.delete(onAny);
-      removeListener?.();
-      removeListener = undefined;
-      this.stopListeningWhenIdle();
-      wake?.();
-    };
-    if (taskId !== undefined) follow(taskId);
-    return {
-      follow,
-      close,
-      next: async (deadline, signal) => {
-        if (!changed && !closed && !signal.aborted) {
-          await new Promise<void>((resolve) => {
-            const done = (): void => {
-              clearTimeout(timer);
-              signal.removeEventListener('abort', done);
-              wake = undefined;
-              resolve();
-            };
-            const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
-            signal.addEventListener('abort', done);
-            wake = done;
-          });
-        }
-        const result = changed && !closed && !signal.aborted;
-        changed = false;
-        return result;
-      },
     };
   }
 

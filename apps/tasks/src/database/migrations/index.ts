@@ -4,6 +4,8 @@ import { PushConfigsPerOwner1764510000000 } from './1764510000000-PushConfigsPer
 import { MessageAndArtifactSizes1764520000000 } from './1764520000000-MessageAndArtifactSizes';
 import { OutboxTraceParent1764530000000 } from './1764530000000-OutboxTraceParent';
 import { PushSecretsOutOfOutbox1764531800000 } from './1764531800000-PushSecretsOutOfOutbox';
+import { TaskEventReplay1764540000000 } from './1764540000000-TaskEventReplay';
+
 import { OneNameForTasks1764550000000 } from './1764550000000-OneNameForTasks';
 
 /** Every migration of the tasks schema, oldest first. */
@@ -14,5 +16,6 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   MessageAndArtifactSizes1764520000000,
   OutboxTraceParent1764530000000,
   PushSecretsOutOfOutbox1764531800000,
+  TaskEventReplay1764540000000,
   OneNameForTasks1764550000000,
 ];
