@@ -5,7 +5,7 @@ import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support
 import type { Json } from './support/json-rpc';
 import { RelayHarness } from './support/relay-harness';
 import { openSse } from './support/sse';
-import { TaskEventWaiter } from '../apps/edge/src/jsonrpc/a2a/task-event-waiter';
+import { TaskEventFeed } from '../apps/edge/src/streams/task-event-feed';
 
 /**
  * Raw JSON-RPC against the standard A2A surface, the streaming family: SendStreamingMessage,
@@ -48,7 +48,7 @@ describe('A2A JSON-RPC, raw', () => {
         statusUpdate: {
           taskId: task.id,
           contextId: task.contextId,
-          status: { state: 'TASK_STATE_WORKING', timestamp: expect.any(String), message: expect.any(Object) },
+          status: { state: 'TASK_STATE_WORKING', timestamp: expect.any(String) },
         },
       });
 
@@ -134,14 +134,19 @@ describe('A2A JSON-RPC, raw', () => {
       expect(legacyUpdates.slice(0, -1).every((update) => update.final === false)).toBe(true);
     });
 
-    it("answers resubscribe on a terminal task with -32004 and on another pair's task with -32001, as plain JSON", async () => {
+    it("answers resubscribe on a terminal task with -32004 and on another pair's task with -32001: plain JSON in v1.0, one error event in v0.3", async () => {
       const task = await newTask(alice, bob, 'soon over');
       await v1(alice, '/a2a', 'CancelTask', { id: task.id });
       const terminal = await stream(alice, `/a2a/${bob.agent.handle}`, 'SubscribeToTask', { id: task.id }, '1.0');
       expect(terminal.headers.get('content-type')).toMatch(/^application\/json/);
       expect(terminal.json?.error.code).toBe(-32004);
+      // v0.3 clients read only an event stream here: the error is its one event.
       const legacyTerminal = await stream(alice, '/a2a', 'tasks/resubscribe', { id: task.id });
-      expect(legacyTerminal.json?.error.code).toBe(-32004);
+      expect(legacyTerminal.status).toBe(200);
+      expect(legacyTerminal.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const legacyEvents = await legacyTerminal.rest();
+      expect(legacyEvents).toHaveLength(1);
+      expect(legacyEvents[0]).toMatchObject({ event: 'error', data: { jsonrpc: '2.0', id: legacyTerminal.id, error: { code: -32004 } } });
 
       const open = await newTask(alice, bob, 'not yours');
       for (const [path, method, version] of [
@@ -150,7 +155,8 @@ describe('A2A JSON-RPC, raw', () => {
         ['/a2a', 'tasks/resubscribe', undefined],
       ] as const) {
         const foreign = await stream(carol, path, method, { id: open.id }, version);
-        expect([method, foreign.json?.error.code]).toEqual([method, -32001]);
+        const error = foreign.json?.error ?? (await foreign.rest())[0]?.data.error;
+        expect([method, error?.code]).toEqual([method, -32001]);
       }
     });
 
@@ -181,13 +187,13 @@ describe('A2A JSON-RPC, raw', () => {
     });
 
     it('stops following the task when the client hangs up', async () => {
-      const waiter = relay.edge.get(TaskEventWaiter);
-      const before = waiter.activeListeners;
+      const feed = relay.edge.get(TaskEventFeed);
+      const before = feed.stats.listeners;
       const events = await stream(alice, `/a2a/${bob.agent.handle}`, 'SendStreamingMessage', { message: message('hang up') }, '1.0');
       await expectNext(events);
-      expect(waiter.activeListeners).toBe(before + 1);
+      expect(feed.stats.listeners).toBe(before + 1);
       events.close();
-      await eventually(() => expect(waiter.activeListeners).toBe(before));
+      await eventually(() => expect(feed.stats.listeners).toBe(before));
     });
   });
 });

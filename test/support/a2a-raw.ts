@@ -98,11 +98,22 @@ export class A2aRawClient {
   getTask = (agent: RegisteredTestAgent, id: string, extra: Json = {}): Promise<Json> => this.v1(agent, '/a2a', 'GetTask', { id, ...extra });
 
   /** Opens an SSE stream with a JSON-RPC call (A2A-Version when given). */
-  stream = async (agent: RegisteredTestAgent, path: string, method: string, params: unknown, version?: string): Promise<RawStream> => {
+  stream = async (
+    agent: RegisteredTestAgent,
+    path: string,
+    method: string,
+    params: unknown,
+    version?: string,
+    options: { lastEventId?: string; baseUrl?: string } = {},
+  ): Promise<RawStream> => {
     const id = this.nextId();
     const opened = await openSse(
-      `${this.relay.url}${path}`,
-      { 'x-api-key': agent.api_key, ...(version !== undefined ? { 'a2a-version': version } : {}) },
+      `${options.baseUrl ?? this.relay.url}${path}`,
+      {
+        'x-api-key': agent.api_key,
+        ...(version !== undefined ? { 'a2a-version': version } : {}),
+        ...(options.lastEventId !== undefined ? { 'last-event-id': options.lastEventId } : {}),
+      },
       { jsonrpc: '2.0', id, method, params },
     );
     return Object.assign(opened, { id });

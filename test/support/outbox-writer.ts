@@ -6,6 +6,7 @@ import { testDatabaseUrl } from './test-env';
 const STATE_OF: Record<TaskEventType, ThreadState> = {
   created: 'pending',
   message_appended: 'accepted',
+  artifact_updated: 'accepted',
   accepted: 'accepted',
   input_required: 'input_required',
   completed: 'completed',

@@ -3,7 +3,11 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 /** One Server-Sent Event: its `event:` name (undefined for plain data events) and its parsed `data:`. */
 export interface SseEvent {
   event?: string;
+  /** The event's `id:` (its position in the task's history), when it has one. */
+  id?: string;
   data: Json;
+  /** The event's lines exactly as received (comments left out). */
+  raw: string;
 }
 
 /**
@@ -56,14 +60,21 @@ export async function openSse(url: string, headers: Record<string, string>, body
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         let event: string | undefined;
+        let id: string | undefined;
         const data: string[] = [];
+        const lines: string[] = [];
         for (const line of block.split('\n')) {
-          if (line.startsWith(':')) comments.push(line.slice(1).trim());
-          else if (line.startsWith('event:')) event = line.slice(6).trim();
+          if (line.startsWith(':')) {
+            comments.push(line.slice(1).trim());
+            continue;
+          }
+          lines.push(line);
+          if (line.startsWith('event:')) event = line.slice(6).trim();
+          else if (line.startsWith('id:')) id = line.slice(3).trim();
           else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
         }
         if (data.length === 0) continue;
-        return { ...(event !== undefined ? { event } : {}), data: JSON.parse(data.join('\n')) as Json };
+        return { ...(event !== undefined ? { event } : {}), ...(id !== undefined ? { id } : {}), data: JSON.parse(data.join('\n')) as Json, raw: lines.join('\n') };
       }
       if (ended) return undefined;
       const chunk = await reader.read();

@@ -102,7 +102,7 @@ describe('agent-side methods', () => {
   it('reads CompleteTask with artifacts', () => {
     expect(parseCompleteParams({ id: 't', artifacts: [{ parts: [{ kind: 'text', text: 'Done!' }] }] })).toEqual({
       id: 't',
-      artifacts: [{ parts: [{ kind: 'text', text: 'Done!' }], append: false, last_chunk: false }],
+      artifacts: [{ parts: [{ kind: 'text', text: 'Done!' }], append: false, last_chunk: true }],
     });
   });
 

@@ -79,7 +79,7 @@ describe('parseArtifact', () => {
       name: 'report',
       parts: [{ kind: 'text', text: 'x' }],
       append: false,
-      last_chunk: false,
+      last_chunk: true,
     });
     expect(parseArtifact({ artifact: { artifactId: 'a', parts: [{ kind: 'text', text: 'y' }] }, append: true, lastChunk: true }, 'a')).toMatchObject({
       artifact_id: 'a',

@@ -22,7 +22,7 @@ export interface A2aArtifactInput {
   metadata?: Record<string, unknown>;
   /** Append these parts to the artifact with the same id instead of replacing it. */
   append: boolean;
-  /** This chunk is the artifact's last. */
+  /** This chunk is the artifact's last (default: true for a whole artifact, false for an appended chunk). */
   last_chunk: boolean;
 }
 
@@ -177,7 +177,8 @@ export function parseArtifact(value: unknown, field: string): A2aArtifactInput {
   const description = optionalString(inner, 'description', `${innerField}.description`, 10000);
   const metadata = optionalMetadata(inner, 'metadata', `${innerField}.metadata`);
   const append = optionalBoolean(value, 'append', `${field}.append`) ?? optionalBoolean(inner, 'append', `${innerField}.append`) ?? false;
-  const lastChunk = optionalBoolean(value, 'lastChunk', `${field}.lastChunk`) ?? optionalBoolean(inner, 'lastChunk', `${innerField}.lastChunk`) ?? false;
+  // A whole artifact is its own last chunk unless the client says more follow.
+  const lastChunk = optionalBoolean(value, 'lastChunk', `${field}.lastChunk`) ?? optionalBoolean(inner, 'lastChunk', `${innerField}.lastChunk`) ?? !append;
   if (append && artifactId === undefined) throw invalidParams(`${innerField}.artifactId`, 'is required to append to an artifact');
   return {
     ...(artifactId !== undefined ? { artifact_id: artifactId } : {}),

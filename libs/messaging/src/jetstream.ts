@@ -120,8 +120,10 @@ export function publishWithMsgId(
   msgId: string,
   timeoutMs = 5000,
   traceParent?: string | null,
+  extraHeaders: Record<string, string> = {},
 ): Promise<PubAck> {
   const headers = natsHeaders();
+  for (const [name, value] of Object.entries(extraHeaders)) headers.set(name, value);
   const requestId = currentRequestId();
   if (requestId) headers.set(REQUEST_ID_HEADER, requestId);
   if (traceParent) headers.set(TRACEPARENT_HEADER, traceParent);

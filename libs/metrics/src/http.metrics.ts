@@ -46,6 +46,8 @@ export class HttpMetrics {
   private readonly rateLimitRejections: ValueSeries;
   private readonly rateLimitFailOpen: ValueSeries;
   private readonly sseStreams: ValueSeries;
+  private readonly taskEventSubscriptions: ValueSeries;
+  private readonly taskEventListeners: ValueSeries;
   private readonly series: Branch<Branch<Branch<Branch<Branch<HttpSeries>>>>> = new Map();
 
   constructor(registry: Registry) {
@@ -76,6 +78,12 @@ export class HttpMetrics {
       'Calls let through without a rate-limit decision because the rate-limit store was unavailable.',
     ).bind();
     this.sseStreams = new GaugeFamily(registry, 'agentrelay_sse_streams_open', 'A2A Server-Sent Event streams open right now.').bind();
+    this.taskEventSubscriptions = new GaugeFamily(
+      registry,
+      'agentrelay_task_event_subscriptions',
+      'NATS subscriptions the edge holds to task events for its streams (1 while any stream is open, else 0).',
+    ).bind();
+    this.taskEventListeners = new GaugeFamily(registry, 'agentrelay_task_event_listeners', 'Streams listening to task events (per task or per agent) right now.').bind();
   }
 
   /** One answered request. `seconds` is its duration; `statusCode` the HTTP status it got. */
@@ -108,5 +116,11 @@ export class HttpMetrics {
 
   streamClosed(): void {
     this.sseStreams.dec();
+  }
+
+  /** What the edge's task event feed holds: its NATS subscriptions and the streams listening to it. */
+  taskEventFeed(subscriptions: number, listeners: number): void {
+    this.taskEventSubscriptions.value = subscriptions;
+    this.taskEventListeners.value = listeners;
   }
 }

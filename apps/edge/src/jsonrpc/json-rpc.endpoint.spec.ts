@@ -69,7 +69,7 @@ describe('JsonRpcEndpoint streams', () => {
   it('writes each item as a data event repeating the id, and an error after the start as an error event', async () => {
     const raw = new FakeRaw();
     const stream = new JsonRpcEventStream(async function* () {
-      yield { task: { id: 'T1' } };
+      yield { id: '1', event: { task: { id: 'T1' } } };
       throw new RelayError('thread_not_found', 'Task not found');
     });
     await endpoint(stream).answer(request, fakeReply(raw), 'bob@acme');
@@ -81,7 +81,7 @@ describe('JsonRpcEndpoint streams', () => {
       'x-ratelimit-limit': '60',
     });
     const [first, second] = raw.written.split('\n\n');
-    expect(first).toBe('data: {"jsonrpc":"2.0","id":7,"result":{"task":{"id":"T1"}}}');
+    expect(first).toBe('id: 1\ndata: {"jsonrpc":"2.0","id":7,"result":{"task":{"id":"T1"}}}');
     expect(second.split('\n')[0]).toBe('event: error');
     expect(JSON.parse(second.split('\n')[1].slice('data: '.length))).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32001 } });
     expect(raw.writableEnded).toBe(true);
@@ -93,7 +93,7 @@ describe('JsonRpcEndpoint streams', () => {
       const raw = new FakeRaw();
       let stopped = false;
       const stream = new JsonRpcEventStream(async function* (signal) {
-        yield { task: { id: 'T1' } };
+        yield { id: '1', event: { task: { id: 'T1' } } };
         await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
         stopped = true;
       });
@@ -111,7 +111,7 @@ describe('JsonRpcEndpoint streams', () => {
 
   it('refuses a stream past RELAY_STREAMS_PER_AGENT with 429, and frees the slot as soon as a stream closes', async () => {
     const stream = new JsonRpcEventStream(async function* (signal) {
-      yield { task: { id: 'T1' } };
+      yield { id: '1', event: { task: { id: 'T1' } } };
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
     });
     const relay = endpoint(stream, loadConfig(EdgeConfig, { RELAY_STREAMS_PER_AGENT: '2' }));

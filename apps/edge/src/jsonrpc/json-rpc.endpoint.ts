@@ -72,6 +72,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     const headers = request.headers;
     let id: JsonRpcId = null;
     let dialect: Dialect = preliminaryDialect(headers);
+    let streaming = false;
     try {
       const envelope = this.readEnvelope(request.body);
       id = envelope.id;
@@ -82,6 +83,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       const canonical = canonicalMethod(envelope.method);
       if (!canonical) throw new RelayError('method_not_found', `Method '${envelope.method}' not found`, { method: envelope.method });
       dialect = chooseDialect(version, canonical, envelope.params, envelope.method);
+      streaming = STREAMING_CANONICAL.has(canonical);
       this.metrics.identify(request, canonical, dialect);
       annotateRpcMethod(canonical, dialect.kind);
       const call: JsonRpcCall = { id, method: envelope.method, canonical, params: envelope.params, dialect, caller, endpointHandle, headers };
@@ -108,6 +110,10 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       this.metrics.failed(request, dialect, relayError.reason);
       annotateRpcError(relayError.reason);
       const rendered = renderRelayError(relayError, dialect);
+      if (streaming && rendered.status === 200 && dialect.kind === 'a2a' && dialect.version === '0.3') {
+        this.streamError(reply, { jsonrpc: '2.0', id, error: rendered.error });
+        return;
+      }
       if (relayError.reason === 'unauthenticated') reply.header('www-authenticate', 'Bearer realm="agentrelay"');
       const retryAfter = retryAfterSeconds(relayError);
       if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
@@ -209,10 +215,10 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       if (open()) raw.write(': keep-alive\n\n');
     }, SSE_KEEP_ALIVE_MS);
     try {
-      for await (const result of stream.open(controller.signal)) {
+      for await (const item of stream.open(controller.signal)) {
         if (!open()) break;
-        const event: JsonRpcResponse = { jsonrpc: '2.0', id, result };
-        raw.write(`data: ${JSON.stringify(event)}\n\n`);
+        const event: JsonRpcResponse = { jsonrpc: '2.0', id, result: item.event };
+        raw.write(`id: ${item.id}\ndata: ${JSON.stringify(event)}\n\n`);
       }
     } catch (error) {
       if (open()) {
@@ -229,6 +235,18 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       this.metrics.streamClosed();
       if (!raw.writableEnded) raw.end();
     }
+  }
+
+  /**
+   * A v0.3 streaming call's error (docs/dialects.md#streams): v0.3 clients read only an event
+   * stream there, so it is one `event: error` carrying the JSON-RPC error response.
+   */
+  private streamError(reply: FastifyReply, body: JsonRpcResponse): void {
+    reply
+      .code(200)
+      .header('content-type', 'text/event-stream')
+      .header('cache-control', 'no-cache')
+      .send(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
   }
 
   private send(reply: FastifyReply, body: JsonRpcResponse, status: number): void {

@@ -15,13 +15,11 @@ export interface JsonRpcCall {
 }
 
 /**
- * A result answered as a Server-Sent Events stream instead of one JSON body: each item the
- * iterable yields is sent as the `result` of one JSON-RPC response event. `open` gets a signal that
- * aborts when the client goes away; the iterable must then stop (and release what it holds).
+ * A result answered as a Server-Sent Events stream instead of one JSON body: each item is sent as
+ * the `result` of one JSON-RPC response event, with the item's `id` as the SSE id. `open` gets a
+ * signal that aborts when the client goes away; the iterable must then stop (and release what it holds).
  */
-export class JsonRpcEventStream {
-  constructor(readonly open: (signal: AbortSignal) => AsyncIterable<unknown>) {}
-}
+export { EventStream as JsonRpcEventStream } from '../streams/task-streams';
 
 /** The method handlers of one dialect. */
 export interface DialectMethods {

@@ -26,8 +26,15 @@ export interface PlannedDelivery {
 
 type Party = 'sender' | 'recipient';
 
+/** The task events that notify anyone: an artifact's own event (`artifact_updated`) is for live streams only, its task's next event tells. */
+export type NotifyingEventType = Exclude<TaskEventType, 'artifact_updated'>;
+
+export function notifies(event: TaskEvent): event is TaskEvent & { type: NotifyingEventType } {
+  return event.type !== 'artifact_updated';
+}
+
 /** Webhook event name of each task event and who it is for (`author-other`: the party that did not write the message). */
-export const WEBHOOK_EVENTS: Record<TaskEventType, { event: string; to: Party | 'other-than-author' }> = {
+export const WEBHOOK_EVENTS: Record<NotifyingEventType, { event: string; to: Party | 'other-than-author' }> = {
   created: { event: 'a2a.task.created', to: 'recipient' },
   message_appended: { event: 'a2a.task.message', to: 'other-than-author' },
   accepted: { event: 'a2a.task.accepted', to: 'sender' },
@@ -43,6 +50,7 @@ const SLACK_EVENTS: Partial<Record<TaskEventType, Party>> = { created: 'recipien
 
 /** The party a task event notifies by webhook, or null when it cannot be told (a message without an author). */
 export function webhookPartyOf(event: TaskEvent): Party | null {
+  if (!notifies(event)) return null;
   // The sender answering an input request puts the task back to work: that is its own doing, and
   // the recipient hears of it through the message's own event.
   if (event.type === 'accepted' && event.task.latest_message?.from === event.sender) return null;
@@ -56,7 +64,7 @@ export function webhookPartyOf(event: TaskEvent): Party | null {
 }
 
 /** The Standard Webhooks body: `{type, timestamp, data}` with the versioned task event as data. */
-export function webhookBody(event: TaskEvent): { type: string; timestamp: string; data: TaskEvent } {
+export function webhookBody(event: TaskEvent & { type: NotifyingEventType }): { type: string; timestamp: string; data: TaskEvent } {
   return { type: WEBHOOK_EVENTS[event.type].event, timestamp: event.occurred_at, data: event };
 }
 
@@ -120,6 +128,7 @@ export function threadUrlFor(template: string, taskId: string): string | null {
  */
 export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarget>, threadUrlTemplate: string): PlannedDelivery[] {
   const planned: PlannedDelivery[] = [];
+  if (!notifies(event)) return planned;
   const webhookParty = webhookPartyOf(event);
   if (webhookParty) {
     const target = targets.get(event[webhookParty]);

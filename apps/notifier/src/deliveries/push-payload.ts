@@ -1,5 +1,5 @@
 import type { PushConfigVersion, TaskEvent, ThreadState } from '@app/contracts';
-import { WEBHOOK_EVENTS, type PlannedDelivery } from './delivery-planner';
+import { notifies, WEBHOOK_EVENTS, type PlannedDelivery } from './delivery-planner';
 
 /** An A2A push-notification config the notifier delivers to. */
 export interface PushTarget {
@@ -70,7 +70,7 @@ export function pushBody(event: TaskEvent, version: PushConfigVersion): Record<s
       contextId: event.context_id,
       status: { state: V03_STATE[event.state], timestamp: event.occurred_at },
       ...(message && (event.type === 'created' || event.type === 'message_appended') ? { history: [message] } : {}),
-      metadata: { event: WEBHOOK_EVENTS[event.type].event, event_id: event.event_id },
+      metadata: { event: notifies(event) ? WEBHOOK_EVENTS[event.type].event : event.type, event_id: event.event_id },
     };
   }
   const status = { state: V10_STATE[event.state], timestamp: event.occurred_at };
@@ -83,6 +83,7 @@ export function pushBody(event: TaskEvent, version: PushConfigVersion): Record<s
 
 /** Every event of a task goes to each of its push configs, with the config's authentication. */
 export function planPushDeliveries(event: TaskEvent, targets: PushTarget[]): PlannedDelivery[] {
+  if (!notifies(event)) return [];
   return targets.map((target) => {
     const headers: Record<string, string> = {};
     if (target.auth_scheme) headers.authorization = target.auth_credentials ? `${target.auth_scheme} ${target.auth_credentials}` : target.auth_scheme;

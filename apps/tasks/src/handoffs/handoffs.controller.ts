@@ -5,6 +5,8 @@ import {
   ListRequest,
   SendRequest,
   TASKS_SUBJECTS,
+  TaskEventsRequest,
+  type TaskEventsReply,
   TransitionRequest,
   type ListReply,
   type SendReply,
@@ -30,6 +32,11 @@ export class HandoffsController {
   @MessagePattern(TASKS_SUBJECTS.list)
   list(@Payload() request: ListRequest): Promise<ListReply> {
     return this.handoffs.list(request);
+  }
+
+  @MessagePattern(TASKS_SUBJECTS.events)
+  events(@Payload() request: TaskEventsRequest): Promise<TaskEventsReply> {
+    return this.handoffs.events(request);
   }
 
   @MessagePattern(TASKS_SUBJECTS.transition)

@@ -20,6 +20,9 @@ import {
   type ThreadView,
   type TransitionReply,
   type TransitionRequest,
+  type TaskEventArtifact,
+  type TaskEventsReply,
+  type TaskEventsRequest,
 } from '@app/contracts';
 import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-limits';
 import { validateTypedArtifact } from './artifact-rules';
@@ -28,7 +31,8 @@ import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import { messageBytes, messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { checkTransition, STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
-import { writeTaskEvent } from './task-events';
+import { readTaskEvents } from './task-event-replay';
+import { writeArtifactEvents, writeTaskEvent } from './task-events';
 import { createThreadInOneStatement, creatableInOneStatement, nextThreadId } from './thread-creation';
 import { readThread } from './thread-read';
 import { transitionableInOneStatement, transitionInOneStatement } from './thread-transition';
@@ -162,6 +166,10 @@ export class HandoffsService {
   async get(request: GetRequest): Promise<ThreadView> {
     const read = await readThread(this.pool, request);
     return toThreadView(read.thread, read.messages, read.artifacts, read.unread);
+  }
+
+  events(request: TaskEventsRequest): Promise<TaskEventsReply> {
+    return readTaskEvents(this.pool, request);
   }
 
   async list(request: ListRequest): Promise<ListReply> {
@@ -324,7 +332,8 @@ export class HandoffsService {
     if (request.message) {
       ({ thread, message } = await this.appendMessage(manager, thread, party, request.message, now));
     }
-    await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
+    const artifacts = await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
+    await writeArtifactEvents(manager, thread, artifacts, now);
     if (rule.event) await writeTaskEvent(manager, rule.event, thread, message, now);
     else if (message) await writeTaskEvent(manager, 'message_appended', thread, message, now);
     else if (!rule.to) await this.touch(manager, thread.id, now);
@@ -419,8 +428,9 @@ export class HandoffsService {
     }
     const appended = await this.appendMessage(manager, thread, party, request.message, now);
     thread = appended.thread;
-    await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
+    const artifacts = await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
     await this.rememberKeys(manager, request, hash, appended.message, false);
+    await writeArtifactEvents(manager, thread, artifacts, now);
     await writeTaskEvent(manager, 'message_appended', thread, appended.message, now);
     if (resumes) await writeTaskEvent(manager, 'accepted', thread, appended.message, now);
     const unread = await this.unreadCount(manager, thread.id, request.caller.id);
@@ -495,8 +505,10 @@ export class HandoffsService {
    * locked. Each write checks the thread's artifact caps in its own statement and writes nothing
    * past them.
    */
-  private async upsertArtifacts(manager: EntityManager, threadId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<void> {
+  /** Writes the artifacts; returns each as its `artifact_updated` event carries it (the chunk, for an append). */
+  private async upsertArtifacts(manager: EntityManager, threadId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<TaskEventArtifact[]> {
     const caps = [TASK_LIMITS.artifactsPerThread, TASK_LIMITS.artifactBytesPerThread];
+    const changed: TaskEventArtifact[] = [];
     for (const artifact of artifacts ?? []) {
       const artifactId = artifact.artifact_id ?? randomUUID();
       const parts = artifact.parts ? plainParts(artifact.parts) : [];
@@ -515,6 +527,17 @@ export class HandoffsService {
           [threadId, artifactId, JSON.stringify(parts), artifact.last_chunk ?? false, now, JSON.stringify(artifact.metadata ?? {}), added, caps[1]],
         );
         if (updatedRows(appended).length === 0) throw artifactLimitError(await this.artifactsHeld(manager, threadId), { count: 0, bytes: added });
+        changed.push({
+          artifact_id: artifactId,
+          type: existing.type,
+          fields: existing.fields,
+          name: existing.name,
+          description: existing.description,
+          parts,
+          metadata: artifact.metadata ?? {},
+          append: true,
+          last_chunk: artifact.last_chunk ?? false,
+        });
         continue;
       }
       const stored = {
@@ -564,7 +587,9 @@ export class HandoffsService {
         const held = await this.artifactsHeld(manager, threadId);
         throw artifactLimitError(existing ? { count: held.count - 1, bytes: held.bytes - Number(existing.size_bytes ?? 0) } : held, { count: 1, bytes: size });
       }
+      changed.push({ artifact_id: artifactId, ...stored, append: false, last_chunk: values[8] as boolean });
     }
+    return changed;
   }
 
   /** How many artifacts a thread holds and their bytes (to say which cap a refused write met). */

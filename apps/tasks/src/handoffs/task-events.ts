@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { currentTraceParent } from '@app/tracing';
-import { TASK_EVENT_SCHEMA_VERSION, taskEventSubject, type TaskEvent, type TaskEventType } from '@app/contracts';
+import { TASK_EVENT_SCHEMA_VERSION, taskEventSubject, type TaskEvent, type TaskEventArtifact, type TaskEventMessage, type TaskEventType } from '@app/contracts';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import type { MessageRow, ThreadRow } from './thread-rows';
@@ -14,7 +14,13 @@ export interface OutboxTaskEvent {
   payload: TaskEvent;
 }
 
-export function taskEvent(type: TaskEventType, thread: ThreadRow, latest: MessageRow | null, at: Date): OutboxTaskEvent {
+/** The message as an event carries it: enough for a stream to render it without reading it back. */
+function eventMessage(message: MessageRow): TaskEventMessage {
+  const payload = message.payload && Object.keys(message.payload).length > 0 ? { payload: message.payload } : {};
+  return { id: message.id, sequence_no: message.sequence_no, from: message.from_handle, body: message.body, parts: message.parts, ...payload };
+}
+
+export function taskEvent(type: TaskEventType, thread: ThreadRow, latest: MessageRow | null, at: Date, artifact?: TaskEventArtifact): OutboxTaskEvent {
   const id = randomUUID();
   return {
     id,
@@ -35,10 +41,11 @@ export function taskEvent(type: TaskEventType, thread: ThreadRow, latest: Messag
         intent: thread.intent,
         summary: thread.summary,
         message_count: thread.message_count,
-        latest_message: latest ? { id: latest.id, sequence_no: latest.sequence_no, from: latest.from_handle, body: latest.body } : null,
+        latest_message: latest ? eventMessage(latest) : null,
         result_summary: thread.result_summary,
         reason: thread.reason,
       },
+      ...(artifact ? { artifact } : {}),
     },
   };
 }
@@ -47,8 +54,15 @@ export function taskEvent(type: TaskEventType, thread: ThreadRow, latest: Messag
  * Writes one task event to the outbox in the caller's transaction (the outbox relay publishes it
  * to JetStream afterwards) and wakes the relay with a NOTIFY delivered at commit.
  */
-export async function writeTaskEvent(manager: EntityManager, type: TaskEventType, thread: ThreadRow, latest: MessageRow | null, at: Date): Promise<string> {
-  const event = taskEvent(type, thread, latest, at);
+export async function writeTaskEvent(
+  manager: EntityManager,
+  type: TaskEventType,
+  thread: ThreadRow,
+  latest: MessageRow | null,
+  at: Date,
+  artifact?: TaskEventArtifact,
+): Promise<string> {
+  const event = taskEvent(type, thread, latest, at, artifact);
   await manager.insert(OutboxEventEntity, {
     id: event.id,
     subject: event.subject,
@@ -60,4 +74,9 @@ export async function writeTaskEvent(manager: EntityManager, type: TaskEventType
   });
   await manager.query(`SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '')`);
   return event.id;
+}
+
+/** One `artifact_updated` event per artifact a change added, replaced or appended to, in the order given, before the change's own event. */
+export async function writeArtifactEvents(manager: EntityManager, thread: ThreadRow, artifacts: TaskEventArtifact[], at: Date): Promise<void> {
+  for (const artifact of artifacts) await writeTaskEvent(manager, 'artifact_updated', thread, null, at, artifact);
 }

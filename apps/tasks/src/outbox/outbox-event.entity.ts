@@ -1,6 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Generated, Index, PrimaryColumn, Unique } from 'typeorm';
 
-const TASK_EVENT_TYPES = `'created', 'message_appended', 'accepted', 'input_required', 'completed', 'failed', 'rejected', 'canceled'`;
+const TASK_EVENT_TYPES = `'created', 'message_appended', 'artifact_updated', 'accepted', 'input_required', 'completed', 'failed', 'rejected', 'canceled'`;
 
 /**
  * An event written in the same transaction as the change it reports, published to NATS by the
@@ -9,6 +9,7 @@ const TASK_EVENT_TYPES = `'created', 'message_appended', 'accepted', 'input_requ
 @Entity({ name: 'outbox_events' })
 @Unique('outbox_events_position_key', ['position'])
 @Index('outbox_events_unpublished_idx', ['position'], { where: '"published_at" IS NULL' })
+@Index('outbox_events_task_position_idx', ['taskId', 'position'])
 @Check('outbox_events_type_known', `"type" IN (${TASK_EVENT_TYPES}, 'push_config_set', 'push_config_deleted')`)
 @Check(
   'outbox_events_subject_matches_type',

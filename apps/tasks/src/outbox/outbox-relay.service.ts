@@ -2,12 +2,13 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { prefixedSubject } from '@app/contracts';
+import { prefixedSubject, TASK_EVENT_POSITION_HEADER } from '@app/contracts';
 import { ensureEventStream, openJetStream, publishWithMsgId, WakeableDelay, type JetStreamContext } from '@app/messaging';
 import { OUTBOX_NOTIFY_CHANNEL, OUTBOX_RELAY_OPTIONS, OUTBOX_TABLE, type OutboxRelayOptions } from './outbox.constants';
 
 interface UnpublishedRow {
   id: string;
+  position: string;
   subject: string;
   payload: unknown;
   trace_parent: string | null;
@@ -22,7 +23,7 @@ interface UnpublishedRow {
 const STANDBY_RETRY_MS = 1000;
 
 const UNPUBLISHED_SQL = `
-SELECT id, subject, payload, trace_parent FROM ${OUTBOX_TABLE}
+SELECT id, position::text AS position, subject, payload, trace_parent FROM ${OUTBOX_TABLE}
 WHERE published_at IS NULL AND NOT (id = ANY($2::uuid[]))
 ORDER BY position
 LIMIT $1`;
@@ -92,6 +93,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
           row.id,
           this.options.publishTimeoutMs,
           row.trace_parent,
+          { [TASK_EVENT_POSITION_HEADER]: row.position },
         ).catch(async (error: unknown) => {
           const message = error instanceof Error ? error.message : String(error);
           await this.dataSource

@@ -1,10 +1,53 @@
-import type { ThreadState } from '../tasks/thread.model';
+import type { ArtifactType, PartView, ThreadState } from '../tasks/thread.model';
 import { TASK_EVENT_SUBJECT_PREFIX } from '../subjects';
 
-export const TASK_EVENT_TYPES = ['created', 'message_appended', 'accepted', 'input_required', 'completed', 'failed', 'rejected', 'canceled'] as const;
+export const TASK_EVENT_TYPES = [
+  'created',
+  'message_appended',
+  'artifact_updated',
+  'accepted',
+  'input_required',
+  'completed',
+  'failed',
+  'rejected',
+  'canceled',
+] as const;
 export type TaskEventType = (typeof TASK_EVENT_TYPES)[number];
 
 export const TASK_EVENT_SCHEMA_VERSION = 1;
+
+/**
+ * The header the outbox relay puts on every task event it publishes: the event's position in the
+ * outbox (a decimal bigint), which orders one task's events and is the stream event id
+ * (docs/events.md#positions-and-stream-ids).
+ */
+export const TASK_EVENT_POSITION_HEADER = 'Relay-Event-Position';
+
+/** The message a task event is about, with what a stream needs to render it. */
+export interface TaskEventMessage {
+  id: string;
+  sequence_no: number;
+  from: string;
+  body: string;
+  /** The message's parts as stored (absent on events written before they were carried). */
+  parts?: PartView[];
+  /** The message's metadata (`payload`), when it has any. */
+  payload?: Record<string, unknown>;
+}
+
+/** One artifact as an `artifact_updated` event carries it: the whole artifact, or the chunk appended. */
+export interface TaskEventArtifact {
+  artifact_id: string;
+  type: ArtifactType | null;
+  fields: Record<string, unknown>;
+  name: string | null;
+  description: string | null;
+  /** The parts this change added (`append`) or the artifact's parts (not `append`). */
+  parts: PartView[];
+  metadata: Record<string, unknown>;
+  append: boolean;
+  last_chunk: boolean;
+}
 
 /** The JetStream subject of a task event type: `relay.events.task.<event>`. */
 export function taskEventSubject(type: TaskEventType): string {
@@ -28,8 +71,17 @@ export interface TaskEvent {
     intent: string;
     summary: string;
     message_count: number;
-    latest_message: { id: string; sequence_no: number; from: string; body: string } | null;
+    latest_message: TaskEventMessage | null;
     result_summary: string | null;
     reason: string | null;
   };
+  /** On `artifact_updated` only: the artifact added or replaced, or the chunk appended to it. */
+  artifact?: TaskEventArtifact;
+}
+
+/** A task event with its outbox position, as a replay reads it back. */
+export interface PositionedTaskEvent {
+  /** The outbox position (decimal bigint as a string). */
+  position: string;
+  event: TaskEvent;
 }

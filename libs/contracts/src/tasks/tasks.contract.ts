@@ -1,4 +1,5 @@
 import { Type } from 'class-transformer';
+import type { PositionedTaskEvent } from '../events/task-event.model';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -45,6 +46,8 @@ export const TASKS_SUBJECTS = {
   list: 'relay.tasks.v1.list',
   /** A state transition (or a progress update without one). */
   transition: 'relay.tasks.v1.transition',
+  /** A task's events after a position (a stream's replay), optionally with the task as of the newest of them. */
+  events: 'relay.tasks.v1.events',
 } as const;
 
 /** Limits of the tasks service. */
@@ -555,9 +558,51 @@ export interface TransitionReply {
   message: MessageView | null;
 }
 
+/** How many events one `events` reply carries at most; a replay asks again after the last one. */
+export const TASK_EVENTS_PAGE_LIMIT = 200;
+
+/** Replay of one task's events for a participant (docs/events.md#positions-and-stream-ids). */
+export class TaskEventsRequest {
+  @IsString()
+  @IsNotEmpty()
+  caller_id: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  task_id: string;
+
+  /** The events after this outbox position; it must be a position of one of this task's events (else `invalid_params`). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(20)
+  after_position?: string;
+
+  /** Also answer the task (with `history_length` messages) as of `position`, read in the same snapshot. */
+  @IsOptional()
+  @IsBoolean()
+  snapshot?: boolean;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  history_length?: number;
+}
+
+export interface TaskEventsReply {
+  /** At most TASK_EVENTS_PAGE_LIMIT events after `after_position`, oldest first (none when only a snapshot was asked). */
+  events: PositionedTaskEvent[];
+  /** Whether more events follow the last one answered. */
+  has_more: boolean;
+  /** The position of the task's newest event in the snapshot read. */
+  position: string;
+  thread?: ThreadView;
+}
+
 export interface TasksRpc {
   [TASKS_SUBJECTS.send]: { request: SendRequest; reply: SendReply };
   [TASKS_SUBJECTS.get]: { request: GetRequest; reply: ThreadView };
   [TASKS_SUBJECTS.list]: { request: ListRequest; reply: ListReply };
   [TASKS_SUBJECTS.transition]: { request: TransitionRequest; reply: TransitionReply };
+  [TASKS_SUBJECTS.events]: { request: TaskEventsRequest; reply: TaskEventsReply };
 }

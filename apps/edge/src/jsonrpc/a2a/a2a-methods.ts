@@ -46,10 +46,11 @@ import { NatsRpcClient } from '@app/messaging';
 import { AgentCardService } from '../../cards/cards.service';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { EdgeConfig } from '../../edge.config';
-import { JsonRpcEventStream, type DialectMethods, type JsonRpcCall } from '../json-rpc.types';
+import type { DialectMethods, JsonRpcCall, JsonRpcEventStream } from '../json-rpc.types';
 import { agentCardV03 } from './extended-card';
 import { decodePageToken, encodePageToken } from './page-token';
-import { TaskEventWaiter, type TaskWatch } from './task-event-waiter';
+import { lastEventId, TaskStreams } from '../../streams/task-streams';
+import { TaskEventWaiter } from './task-event-waiter';
 
 /** A blocking send returns once its task is terminal or waits for input. */
 function settled(state: ThreadState): boolean {
@@ -102,6 +103,7 @@ export class A2aMethods implements DialectMethods {
     @Inject(TaskEventWaiter) private readonly waiter: TaskEventWaiter,
     @Inject(AgentCardService) private readonly cards: AgentCardService,
     @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
+    @Inject(TaskStreams) private readonly streams: TaskStreams,
   ) {}
 
   async handle(call: JsonRpcCall): Promise<unknown> {
@@ -234,91 +236,25 @@ export class A2aMethods implements DialectMethods {
 
   // ---- SendStreamingMessage / message/stream, SubscribeToTask / tasks/resubscribe ---------------
 
-  /** A non-blocking send answered as a stream: the Task, then its changes until it settles. */
+  /** A non-blocking send answered as a stream of the task's events until it settles (docs/events.md#stream-events). */
   private async stream(call: JsonRpcCall, version: WireVersion): Promise<JsonRpcEventStream> {
     const params = parseSendParams(call.params);
-    // Listen before sending, so that no change of the task between the send and the first wait is missed.
-    const watch = this.waiter.watch(params.message.taskId);
-    try {
-      const thread = await this.sendThread(call, params, version);
-      watch.follow(thread.id);
-      return await this.eventStream(call.caller, thread, params.historyLength, version, watch);
-    } catch (error) {
-      watch.close();
-      throw error;
-    }
+    const thread = await this.sendThread(call, params, version);
+    return this.streams.open({ caller: call.caller, endpointHandle: null, taskId: thread.id, version, kind: 'send', historyLength: params.historyLength });
   }
 
-  /** The stream of a task the caller takes part in and that is not over yet, from its current state. */
+  /** The stream of a task the caller takes part in: its current state (or the events after `Last-Event-ID`), then its events until it is over. */
   private async resubscribe(call: JsonRpcCall, version: WireVersion): Promise<JsonRpcEventStream> {
     const params = parseGetParams(call.params);
-    const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
-    const watch = this.waiter.watch(params.id);
-    try {
-      const thread = await this.read(call.caller, params.id, historyToFetch(params.historyLength), false);
-      this.assertPair(thread, call.caller, endpoint);
-      if (isTerminalState(thread.state)) {
-        const state = toWireState(thread.state, version);
-        throw new RelayError('unsupported_operation', `Task ${thread.id} is ${state}, a terminal state, and cannot be subscribed to; read it with GetTask`, {
-          taskId: thread.id,
-          state,
-        });
-      }
-      return await this.eventStream(call.caller, thread, params.historyLength, version, watch);
-    } catch (error) {
-      watch.close();
-      throw error;
-    }
-  }
-
-  /** The Task is rendered here (errors so far are plain JSON-RPC errors); the rest follows as the stream is read. */
-  private async eventStream(
-    caller: AgentIdentity,
-    thread: ThreadView,
-    historyLength: number | undefined,
-    version: WireVersion,
-    watch: TaskWatch,
-  ): Promise<JsonRpcEventStream> {
-    const complete = await this.completeHistory(caller, thread, historyLength);
-    const first = renderSendResult(complete.thread, version, { historyLength, historyCut: complete.cut });
-    const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
-    return new JsonRpcEventStream((signal) => this.streamEvents(caller, thread, first, version, watch, deadline, signal));
-  }
-
-  private async *streamEvents(
-    caller: AgentIdentity,
-    thread: ThreadView,
-    first: Json,
-    version: WireVersion,
-    watch: TaskWatch,
-    deadline: number,
-    signal: AbortSignal,
-  ): AsyncGenerator<Json> {
-    try {
-      yield first;
-      let last = thread;
-      while (!settled(last.state)) {
-        if (!(await watch.next(deadline, signal))) return;
-        const current = await this.read(caller, thread.id, 1, false);
-        yield* this.changes(last, current, version);
-        last = current;
-      }
-    } finally {
-      watch.close();
-    }
-  }
-
-  /**
-   * The stream events between two reads of a task: each added or grown artifact (whole, replacing
-   * what the client had), then the new status if it changed.
-   */
-  private *changes(before: ThreadView, after: ThreadView, version: WireVersion): Generator<Json> {
-    const known = new Map(before.artifacts.map((artifact) => [artifact.artifact_id, JSON.stringify(artifact)]));
-    for (const artifact of after.artifacts)
-      if (known.get(artifact.artifact_id) !== JSON.stringify(artifact)) yield renderArtifactUpdate(after, artifact, version);
-    const statusChanged =
-      after.state !== before.state || after.status_timestamp !== before.status_timestamp || after.messages.at(-1)?.id !== before.messages.at(-1)?.id;
-    if (statusChanged) yield renderStatusUpdate(after, version, isTerminalState(after.state));
+    return this.streams.open({
+      caller: call.caller,
+      endpointHandle: call.endpointHandle,
+      taskId: params.id,
+      version,
+      kind: 'subscribe',
+      lastEventId: lastEventId(call.headers),
+      historyLength: params.historyLength,
+    });
   }
 
   // ---- GetTask / tasks/get --------------------------------------------------------------------

@@ -4,6 +4,7 @@ import { PushConfigsPerOwner1764510000000 } from './1764510000000-PushConfigsPer
 import { MessageAndArtifactSizes1764520000000 } from './1764520000000-MessageAndArtifactSizes';
 import { OutboxTraceParent1764530000000 } from './1764530000000-OutboxTraceParent';
 import { PushSecretsOutOfOutbox1764531800000 } from './1764531800000-PushSecretsOutOfOutbox';
+import { TaskEventReplay1764540000000 } from './1764540000000-TaskEventReplay';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -13,4 +14,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   MessageAndArtifactSizes1764520000000,
   OutboxTraceParent1764530000000,
   PushSecretsOutOfOutbox1764531800000,
+  TaskEventReplay1764540000000,
 ];

@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { TaskEventFeed } from './task-event-feed';
+import { TaskStreams } from './task-streams';
+
+/** Streams of task events (A2A task streams and the AgentRelay live inbox), fed by one task event subscription per edge. */
+@Module({
+  providers: [TaskEventFeed, TaskStreams],
+  exports: [TaskEventFeed, TaskStreams],
+})
+export class StreamsModule {}

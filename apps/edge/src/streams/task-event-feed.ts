@@ -1,0 +1,113 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import type { Msg, Subscription } from '@nats-io/transport-node';
+import { prefixedSubject, TASK_EVENT_POSITION_HEADER, TASK_EVENT_SUBJECT_PREFIX, type PositionedTaskEvent, type TaskEvent } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { HttpMetrics } from '@app/metrics';
+
+export type FeedListener = (item: PositionedTaskEvent) => void;
+
+/**
+ * The task events as they are relayed to JetStream, for the edge's streams: one core NATS
+ * subscription per edge on `<prefix>.relay.events.task.>`, held while at least one stream
+ * listens. Each event comes with its outbox position (the `Relay-Event-Position` header), which
+ * orders a task's events and is the stream's event id (docs/events.md#positions-and-stream-ids).
+ */
+@Injectable()
+export class TaskEventFeed implements OnModuleDestroy {
+  private readonly logger = new Logger(TaskEventFeed.name);
+  private readonly byTask = new Map<string, Set<FeedListener>>();
+  private readonly byAgent = new Map<string, Set<FeedListener>>();
+  private subscription?: Subscription;
+  private listenerCount = 0;
+
+  constructor(
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(HttpMetrics) private readonly metrics: HttpMetrics,
+  ) {}
+
+  onModuleDestroy(): void {
+    this.byTask.clear();
+    this.byAgent.clear();
+    this.listenerCount = 0;
+    this.stopWhenIdle();
+  }
+
+  /** The events of one task, from now on; the returned function stops them (idempotent). */
+  followTask(taskId: string, listener: FeedListener): () => void {
+    return this.add(this.byTask, taskId, listener);
+  }
+
+  /** The events of every task an agent (by handle) takes part in, from now on. */
+  followAgent(handle: string, listener: FeedListener): () => void {
+    return this.add(this.byAgent, handle, listener);
+  }
+
+  /** NATS subscriptions held and listeners registered (also exported as metrics). */
+  get stats(): { subscriptions: number; listeners: number } {
+    return { subscriptions: this.subscription ? 1 : 0, listeners: this.listenerCount };
+  }
+
+  private add(index: Map<string, Set<FeedListener>>, key: string, listener: FeedListener): () => void {
+    this.start();
+    const set = index.get(key) ?? new Set<FeedListener>();
+    index.set(key, set);
+    set.add(listener);
+    this.listenerCount += 1;
+    this.report();
+    let removed = false;
+    return () => {
+      if (removed) return;
+      removed = true;
+      set.delete(listener);
+      if (set.size === 0 && index.get(key) === set) index.delete(key);
+      this.listenerCount -= 1;
+      this.stopWhenIdle();
+      this.report();
+    };
+  }
+
+  /**
+   * The SUB goes out on the connection before any request the listener's caller sends next, so an
+   * event committed after the caller's next read of the outbox is not missed.
+   */
+  private start(): void {
+    if (this.subscription) return;
+    const subject = prefixedSubject(this.rpc.subjectPrefix, `${TASK_EVENT_SUBJECT_PREFIX}.>`);
+    this.subscription = this.rpc.connection.subscribe(subject, {
+      callback: (error, message) => {
+        if (error) {
+          this.logger.warn({ err: error }, 'task event subscription error');
+          return;
+        }
+        this.dispatch(message);
+      },
+    });
+  }
+
+  private stopWhenIdle(): void {
+    if (this.listenerCount > 0 || !this.subscription) return;
+    this.subscription.unsubscribe();
+    this.subscription = undefined;
+  }
+
+  private report(): void {
+    this.metrics.taskEventFeed(this.subscription ? 1 : 0, this.listenerCount);
+  }
+
+  private dispatch(message: Msg): void {
+    const position = message.headers?.get(TASK_EVENT_POSITION_HEADER);
+    if (!position) return;
+    let event: TaskEvent;
+    try {
+      event = message.json<TaskEvent>();
+    } catch {
+      return;
+    }
+    const item: PositionedTaskEvent = { position, event };
+    for (const listener of [...(this.byTask.get(event.task_id) ?? [])]) listener(item);
+    const sender = this.byAgent.get(event.sender);
+    if (sender) for (const listener of [...sender]) listener(item);
+    const recipient = event.recipient !== event.sender ? this.byAgent.get(event.recipient) : undefined;
+    if (recipient) for (const listener of [...recipient]) listener(item);
+  }
+}

@@ -1,0 +1,179 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { renderSendResult, renderTaskEvent, toWireState, type Json, type WireVersion } from '@app/a2a';
+import {
+  isTerminalState,
+  RelayError,
+  TASKS_SUBJECTS,
+  type AgentIdentity,
+  type PositionedTaskEvent,
+  type TaskEventsReply,
+  type TaskEventsRequest,
+  type ThreadState,
+  type ThreadView,
+} from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { DirectoryLookups } from '../directory/directory-lookups';
+import { EdgeConfig } from '../edge.config';
+import { EventQueue } from './event-queue';
+import { TaskEventFeed } from './task-event-feed';
+
+/** One item of a stream: its SSE `id` (the position of the last task event it shows) and the rendered event. */
+export interface StreamItem {
+  id: string;
+  event: Json;
+}
+
+/** What a stream is answered as: items read as the client reads; `signal` aborts when the client goes away. */
+export class EventStream {
+  constructor(readonly open: (signal: AbortSignal) => AsyncIterable<StreamItem>) {}
+}
+
+/**
+ * `send`: the stream of SendStreamingMessage / message/stream, which ends when the task is
+ * terminal or waits for the sender (input-required). `subscribe`: SubscribeToTask /
+ * tasks/resubscribe, which ends only when the task is terminal.
+ */
+export type TaskStreamKind = 'send' | 'subscribe';
+
+export interface TaskStreamRequest {
+  caller: AgentIdentity;
+  /** The {handle} of POST /a2a/{handle}: only tasks between the caller and that agent exist there. */
+  endpointHandle: string | null;
+  taskId: string;
+  version: WireVersion;
+  kind: TaskStreamKind;
+  /** The `Last-Event-ID` header: replay the events after it instead of starting with the Task. */
+  lastEventId?: string;
+  historyLength?: number;
+}
+
+/** The `Last-Event-ID` header of a request that resumes a stream, if any. */
+export function lastEventId(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const value = headers['last-event-id'];
+  const id = Array.isArray(value) ? value[0] : value;
+  return id !== undefined && id.trim() !== '' ? id.trim() : undefined;
+}
+
+function endsStream(kind: TaskStreamKind, state: ThreadState): boolean {
+  return isTerminalState(state) || (kind === 'send' && state === 'input_required');
+}
+
+function isAfter(position: string, than: string): boolean {
+  return BigInt(position) > BigInt(than);
+}
+
+/**
+ * Streams built from the task's event log (docs/events.md#positions-and-stream-ids): the Task as of
+ * its newest event (or, with `Last-Event-ID`, the events after that one, read back from the
+ * tasks service's outbox), then each task event as it is relayed, one stream event per task event,
+ * in the task's order. Every subscriber on every edge renders the same events with the same ids.
+ */
+@Injectable()
+export class TaskStreams {
+  constructor(
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(TaskEventFeed) private readonly feed: TaskEventFeed,
+    @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
+    @Inject(EdgeConfig) private readonly config: EdgeConfig,
+  ) {}
+
+  /**
+   * Checks the request and reads where the stream starts before answering, so that an error here
+   * is a plain JSON-RPC error; the events follow as the returned stream is read.
+   */
+  async open(request: TaskStreamRequest): Promise<EventStream> {
+    const endpoint = request.endpointHandle !== null ? await this.directory.profile(request.endpointHandle) : null;
+    const queue = new EventQueue();
+    // Listening before the read: an event committed after it arrives here; one before it is in the read.
+    const stopFollowing = this.feed.followTask(request.taskId.toUpperCase(), (item) => queue.push(item));
+    try {
+      const start = await this.events({
+        caller_id: request.caller.id,
+        task_id: request.taskId,
+        snapshot: true,
+        history_length: request.lastEventId !== undefined ? 0 : request.historyLength === undefined ? undefined : Math.max(1, request.historyLength),
+        ...(request.lastEventId !== undefined ? { after_position: request.lastEventId } : {}),
+      });
+      const thread = start.thread as ThreadView;
+      if (endpoint) {
+        const other = thread.sender.id === request.caller.id ? thread.recipient : thread.sender;
+        if (other.id !== endpoint.id) throw new RelayError('thread_not_found', 'Task not found');
+      }
+      if (request.lastEventId === undefined && request.kind === 'subscribe' && isTerminalState(thread.state)) {
+        const state = toWireState(thread.state, request.version);
+        throw new RelayError('unsupported_operation', `Task ${thread.id} is ${state}, a terminal state, and cannot be subscribed to; read it with GetTask`, {
+          taskId: thread.id,
+          state,
+        });
+      }
+      const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
+      return new EventStream((signal) => this.run(request, start, thread, queue, deadline, signal, stopFollowing));
+    } catch (error) {
+      stopFollowing();
+      throw error;
+    }
+  }
+
+  private async *run(
+    request: TaskStreamRequest,
+    start: TaskEventsReply,
+    thread: ThreadView,
+    queue: EventQueue,
+    deadline: number,
+    signal: AbortSignal,
+    stopFollowing: () => void,
+  ): AsyncGenerator<StreamItem> {
+    const { kind, version } = request;
+    try {
+      let last = start.position;
+      if (request.lastEventId === undefined) {
+        yield { id: start.position, event: renderSendResult(thread, version, { historyLength: request.historyLength }) };
+        if (endsStream(kind, thread.state)) return;
+      } else {
+        let page = start;
+        let after = request.lastEventId;
+        for (;;) {
+          for (const item of page.events) {
+            yield this.item(item, request);
+            after = item.position;
+            if (endsStream(kind, item.event.state)) return;
+          }
+          if (!page.has_more || signal.aborted) break;
+          page = await this.events({ caller_id: request.caller.id, task_id: request.taskId, after_position: after });
+        }
+        // Everything up to the read's newest event is written; a task that was already over ends here.
+        if (!isAfter(last, after) && endsStream(kind, thread.state)) return;
+        if (isAfter(after, last)) last = after;
+      }
+      for (;;) {
+        const next = await queue.next(deadline, signal);
+        if (next.kind === 'deadline' || next.kind === 'aborted') return;
+        if (next.kind === 'overflow') {
+          throw new RelayError('overloaded', `The stream fell more than its buffer behind the task's events; subscribe again with Last-Event-ID: ${last}`, {
+            last_event_id: last,
+          });
+        }
+        if (!isAfter(next.item.position, last)) continue;
+        last = next.item.position;
+        yield this.item(next.item, request);
+        if (endsStream(kind, next.item.event.state)) return;
+      }
+    } finally {
+      stopFollowing();
+    }
+  }
+
+  private item(item: PositionedTaskEvent, request: TaskStreamRequest): StreamItem {
+    return { id: item.position, event: renderTaskEvent(item.event, request.version, endsStream(request.kind, item.event.state)) };
+  }
+
+  /** A task id the tasks service cannot even parse is a task that is not found. */
+  private async events(request: TaskEventsRequest): Promise<TaskEventsReply> {
+    try {
+      return await this.rpc.request(TASKS_SUBJECTS.events, request);
+    } catch (error) {
+      if (error instanceof RelayError && error.reason === 'invalid_params' && error.data?.field === 'task_id') throw new RelayError('thread_not_found', 'Task not found');
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import type { MessageView, TaskEvent, TaskEventMessage } from '@app/contracts';
+import type { WireVersion } from './dialect';
+import { toWireState } from './mapping';
+import { renderArtifact, renderMessage, type Json } from './render';
+
+function messageView(event: TaskEvent, message: TaskEventMessage): MessageView {
+  return {
+    id: message.id,
+    sequence_no: message.sequence_no,
+    from: message.from,
+    author: message.from === event.sender ? 'sender' : 'recipient',
+    body: message.body,
+    parts: message.parts ?? [],
+    payload: message.payload ?? {},
+    created_at: event.occurred_at,
+  };
+}
+
+/** Events whose message is their own (a resume's `accepted` repeats the answer its `message_appended` carried). */
+function carriesOwnMessage(event: TaskEvent): boolean {
+  return event.type !== 'accepted' && event.type !== 'artifact_updated';
+}
+
+/**
+ * One task event as one A2A stream item (docs/events.md#stream-events): `created` as the Task,
+ * `artifact_updated` as an artifact update (a chunk when `append`), every other event as a status
+ * update whose `status.message` is the message the event added. `final` marks, in v0.3, the last
+ * event of the stream.
+ */
+export function renderTaskEvent(event: TaskEvent, version: WireVersion, final: boolean): Json {
+  const ids = { id: event.task_id, context_id: event.context_id };
+  const latest = event.task.latest_message;
+  const message = latest && carriesOwnMessage(event) ? renderMessage(messageView(event, latest), ids, version) : undefined;
+  const status: Json = { state: toWireState(event.state, version), ...(message ? { message } : {}), timestamp: event.occurred_at };
+  if (event.type === 'created') {
+    const task: Json = {
+      ...(version === '0.3' ? { kind: 'task' } : {}),
+      id: event.task_id,
+      contextId: event.context_id,
+      status,
+      ...(message ? { history: [message] } : {}),
+      metadata: { relay: { intent: event.task.intent, sender: event.sender, recipient: event.recipient } },
+    };
+    return version === '1.0' ? { task } : task;
+  }
+  if (event.type === 'artifact_updated' && event.artifact) {
+    const chunk = event.artifact;
+    const artifact = renderArtifact({ ...chunk }, version);
+    // ProtoJSON (v1.0) leaves a false `append` out; v0.3 spells it.
+    if (version === '1.0') {
+      return { artifactUpdate: { taskId: event.task_id, contextId: event.context_id, artifact, ...(chunk.append ? { append: true } : {}), lastChunk: chunk.last_chunk } };
+    }
+    return { kind: 'artifact-update', taskId: event.task_id, contextId: event.context_id, artifact, append: chunk.append, lastChunk: chunk.last_chunk };
+  }
+  const update: Json = { taskId: event.task_id, contextId: event.context_id, status };
+  return version === '1.0' ? { statusUpdate: update } : { kind: 'status-update', ...update, final };
+}
