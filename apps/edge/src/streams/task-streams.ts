@@ -6,6 +6,7 @@ import {
   TASKS_SUBJECTS,
   type AgentIdentity,
   type PositionedTaskEvent,
+  type TaskEvent,
   type TaskEventsReply,
   type TaskEventsRequest,
   type ThreadState,
@@ -56,6 +57,11 @@ export function lastEventId(headers: Record<string, string | string[] | undefine
 
 function endsStream(kind: TaskStreamKind, state: ThreadState): boolean {
   return isTerminalState(state) || (kind === 'send' && state === 'input_required');
+}
+
+/** Whether the stream ends with this event: a change of state that settles it (an artifact written with a completion comes before the completion's own event). */
+function endsWith(kind: TaskStreamKind, event: TaskEvent): boolean {
+  return event.type !== 'artifact_updated' && endsStream(kind, event.state);
 }
 
 function isAfter(position: string, than: string): boolean {
@@ -136,7 +142,7 @@ export class TaskStreams {
           for (const item of page.events) {
             yield this.item(item, request);
             after = item.position;
-            if (endsStream(kind, item.event.state)) return;
+            if (endsWith(kind, item.event)) return;
           }
           if (!page.has_more || signal.aborted) break;
           page = await this.events({ caller_id: request.caller.id, task_id: request.taskId, after_position: after });
@@ -156,7 +162,7 @@ export class TaskStreams {
         if (!isAfter(next.item.position, last)) continue;
         last = next.item.position;
         yield this.item(next.item, request);
-        if (endsStream(kind, next.item.event.state)) return;
+        if (endsWith(kind, next.item.event)) return;
       }
     } finally {
       stopFollowing();
@@ -164,7 +170,7 @@ export class TaskStreams {
   }
 
   private item(item: PositionedTaskEvent, request: TaskStreamRequest): StreamItem {
-    return { id: item.position, event: renderTaskEvent(item.event, request.version, endsStream(request.kind, item.event.state)) };
+    return { id: item.position, event: renderTaskEvent(item.event, request.version, endsWith(request.kind, item.event)) };
   }
 
   /** A task id the tasks service cannot even parse is a task that is not found. */
