@@ -118,8 +118,8 @@ describe('A2A through the official @a2a-js/sdk client', () => {
   let aliceToBob: Client;
 
   /** AgentRelay dialect (seed 000) calls, as the recipient's coding agent makes them. */
-  async function agentRelay(agent: RegisteredTestAgent, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const response = await request(relay.url)
+  async function agentRelay(agent: RegisteredTestAgent, method: string, params: Record<string, unknown>, baseUrl = relay.url): Promise<Record<string, unknown>> {
+    const response = await request(baseUrl)
       .post('/a2a')
       .set('authorization', `Bearer ${agent.api_key}`)
       .send({ jsonrpc: '2.0', id: 1, method, params })
@@ -310,6 +310,107 @@ describe('A2A through the official @a2a-js/sdk client', () => {
     await agentRelay(bob, 'tasks/update', { task_id: task.id, transition: 'complete' });
     expect((await drain(events)).map(summary)).toEqual([['statusUpdate', TaskState.TASK_STATE_COMPLETED]]);
     await expect(drain(aliceToBob.resubscribeTask({ tenant: '', id: task.id }))).rejects.toBeInstanceOf(UnsupportedOperationError);
+  });
+
+  describe('streams from the task event log, while the recipient works through a second edge', () => {
+    let secondEdge: string;
+
+    beforeAll(async () => {
+      secondEdge = relay.urlOf(await relay.startEdge());
+    });
+
+    /** What Bob's coding agent does on the other edge: accept, reply, an artifact in two chunks, complete. */
+    async function workOn(taskId: string): Promise<void> {
+      await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'accept' }, secondEdge);
+      await agentRelay(bob, 'message/send', { task_id: taskId, message: { role: 'agent', parts: [{ type: 'text', text: 'Reply from Bob' }] } }, secondEdge);
+      for (const [index, text] of ['chunk one; ', 'chunk two'].entries()) {
+        await agentRelay(
+          bob,
+          'tasks/updateStatus',
+          { id: taskId, artifacts: [{ artifactId: 'log', name: 'log', parts: [{ kind: 'text', text }], append: index > 0, lastChunk: index > 0 }] },
+          secondEdge,
+        );
+      }
+      await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'complete' }, secondEdge);
+    }
+
+    /** A stream event with what the test checks of it: kind, state or chunk flags, and the text it carries. */
+    function detail(event: StreamResponse): unknown[] {
+      const payload = event.payload;
+      switch (payload?.$case) {
+        case 'task':
+          return ['task', payload.value.status?.state];
+        case 'statusUpdate':
+          return ['status', payload.value.status?.state, textOf(payload.value.status?.message)];
+        case 'artifactUpdate': {
+          const part = payload.value.artifact?.parts[0]?.content;
+          return ['artifact', payload.value.append, payload.value.lastChunk, part?.$case === 'text' ? part.value : undefined];
+        }
+        default:
+          return [payload?.$case];
+      }
+    }
+
+    const expected = [
+      ['status', TaskState.TASK_STATE_WORKING, undefined],
+      ['status', TaskState.TASK_STATE_WORKING, 'Reply from Bob'],
+      ['artifact', false, false, 'chunk one; '],
+      ['artifact', true, true, 'chunk two'],
+      ['status', TaskState.TASK_STATE_COMPLETED, undefined],
+    ];
+
+    it.each([
+      ['v1.0', false],
+      ['v0.3 compat', true],
+    ])('%s: sendMessageStream and resubscribeTask see the Task, WORKING, the reply, the artifact in two chunks and COMPLETED', async (_name, legacy) => {
+      const client = legacy ? await v03Client(relay, alice, bob.agent.handle) : await v1Client(relay, alice, bob.agent.handle);
+      const events = client.sendMessageStream({ tenant: '', message: userMessage('Stream it all'), configuration: undefined, metadata: undefined });
+      const first = await nextEvent(events);
+      expect(detail(first)).toEqual(['task', TaskState.TASK_STATE_SUBMITTED]);
+      const taskId = first.payload?.$case === 'task' ? first.payload.value.id : '';
+      const again = client.resubscribeTask({ tenant: '', id: taskId });
+      expect(detail(await nextEvent(again))).toEqual(['task', TaskState.TASK_STATE_SUBMITTED]);
+      await workOn(taskId);
+      expect((await drain(events)).map(detail)).toEqual(expected);
+      expect((await drain(again)).map(detail)).toEqual(expected);
+      const read = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
+      expect(read.artifacts.map((artifact) => artifact.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join(''))).toEqual([
+        'chunk one; chunk two',
+      ]);
+    });
+
+    it.each([
+      ['v1.0', false],
+      ['v0.3 compat', true],
+    ])('%s: a subscription to a task that asks for input stays open until it completes', async (_name, legacy) => {
+      const client = legacy ? await v03Client(relay, alice, bob.agent.handle) : await v1Client(relay, alice, bob.agent.handle);
+      const task = asTask(
+        await client.sendMessage({
+          tenant: '',
+          message: userMessage('Ask me something'),
+          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+          metadata: undefined,
+        }),
+      );
+      const events = client.resubscribeTask({ tenant: '', id: task.id });
+      expect(detail(await nextEvent(events))).toEqual(['task', TaskState.TASK_STATE_SUBMITTED]);
+      await agentRelay(bob, 'tasks/update', { task_id: task.id, transition: 'accept' }, secondEdge);
+      await agentRelay(
+        bob,
+        'tasks/update',
+        { task_id: task.id, transition: 'request_input', message: { role: 'agent', parts: [{ type: 'text', text: 'Which branch?' }] } },
+        secondEdge,
+      );
+      expect(detail(await nextEvent(events))).toEqual(['status', TaskState.TASK_STATE_WORKING, undefined]);
+      expect(detail(await nextEvent(events))).toEqual(['status', TaskState.TASK_STATE_INPUT_REQUIRED, 'Which branch?']);
+      await agentRelay(alice, 'message/send', { task_id: task.id, message: { role: 'user', parts: [{ type: 'text', text: 'main' }] } }, secondEdge);
+      await agentRelay(bob, 'tasks/update', { task_id: task.id, transition: 'complete' }, secondEdge);
+      expect((await drain(events)).map(detail)).toEqual([
+        ['status', TaskState.TASK_STATE_WORKING, 'main'],
+        ['status', TaskState.TASK_STATE_WORKING, undefined],
+        ['status', TaskState.TASK_STATE_COMPLETED, undefined],
+      ]);
+    });
   });
 
   describe('v0.3 compat mode (legacyCompat)', () => {
