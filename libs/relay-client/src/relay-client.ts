@@ -9,6 +9,7 @@ import type {
   HandoffIntent,
   HandoffState,
   HandoffTransition,
+  InboxEvent,
   ProposedAction,
   Thread,
   ThreadListItem,
@@ -197,6 +198,74 @@ export class RelayClient {
       body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
     });
     const body = (await readJson(response)) as JsonRpcResponse | undefined;
+    this.throwIfError(response, body);
+    return (body as JsonRpcResponse).result as T;
+  }
+
+  /**
+   * The calling agent's live inbox (`tasks/watch`): a `ready` event, or with `lastEventId` the
+   * events missed since that id, then every event of every thread the agent takes part in, until
+   * `signal` aborts or the relay ends the stream (its `RELAY_STREAM_MAX_MS`); watch again with the
+   * last id to go on without a gap.
+   */
+  async *watchInbox(options: { lastEventId?: string; signal?: AbortSignal } = {}): AsyncGenerator<InboxEvent> {
+    const id = this.nextRequestId++;
+    let response: Response;
+    try {
+      response = await this.fetchImpl(`${this.baseUrl}/a2a`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${this.options.apiKey}`,
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          ...(options.lastEventId !== undefined ? { 'last-event-id': options.lastEventId } : {}),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tasks/watch', params: {} }),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    } catch (error) {
+      if (options.signal?.aborted) return;
+      throw new RelayClientError('unreachable', 'unreachable', `Cannot reach the relay at ${this.baseUrl}: ${(error as Error).message}`);
+    }
+    if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream') || !response.body) {
+      this.throwIfError(response, (await readJson(response)) as JsonRpcResponse | undefined);
+      throw new RelayClientError('bad_response', 'bad_response', `The relay answered HTTP ${response.status} without an event stream`, { httpStatus: response.status });
+    }
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for (;;) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          if (options.signal?.aborted) return;
+          throw new RelayClientError('unreachable', 'unreachable', `The inbox stream from ${this.baseUrl} broke: ${(error as Error).message}`);
+        }
+        if (chunk.done) return;
+        buffer = (buffer + decoder.decode(chunk.value, { stream: true })).replace(/\r\n/g, '\n');
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let eventId: string | undefined;
+          const data: string[] = [];
+          for (const line of block.split('\n')) {
+            if (line.startsWith('id:')) eventId = line.slice(3).trim();
+            else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+          }
+          if (data.length === 0) continue;
+          const message = JSON.parse(data.join('\n')) as JsonRpcResponse;
+          this.throwIfError(response, message);
+          yield { ...(message.result as Omit<InboxEvent, 'id'>), id: eventId ?? '' } as InboxEvent;
+        }
+      }
+    } finally {
+      await reader.cancel().catch(() => undefined);
+    }
+  }
+
+  private throwIfError(response: Response, body: JsonRpcResponse | undefined): void {
     const retryAfter = Number(response.headers.get('retry-after'));
     if (body?.error) {
       const { code, message, data } = body.error;
@@ -214,7 +283,6 @@ export class RelayClient {
         httpStatus: response.status,
       });
     }
-    return body.result as T;
   }
 
   private async send(url: string, init: RequestInit): Promise<Response> {

@@ -139,3 +139,26 @@ export interface AgentCard {
   skills: string[];
   metadata: Record<string, unknown>;
 }
+
+/**
+ * One event of the live inbox (`tasks/watch`, docs/dialects.md#live-inbox-taskswatch): `ready` when
+ * the watch starts, else a change of one of the agent's threads (`created`, `message_appended`,
+ * `artifact_updated`, `accepted`, `input_required`, `completed`, `failed`, `rejected`, `canceled`).
+ * `id` resumes the watch after this event.
+ */
+export interface InboxEvent {
+  id: string;
+  event: string;
+  task_id?: string;
+  context_id?: string;
+  status?: { state: HandoffState };
+  sender?: string;
+  recipient?: string;
+  intent?: HandoffIntent;
+  summary?: string;
+  message?: { message_id: string; sequence_no: number; from: string; body: string } | null;
+  artifact?: { artifact_id: string; type: string | null; name: string | null; append: boolean; last_chunk: boolean };
+  result_summary?: string | null;
+  reason?: string | null;
+  occurred_at?: string;
+}

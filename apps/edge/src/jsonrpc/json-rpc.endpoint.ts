@@ -23,10 +23,10 @@ import {
 export const SSE_KEEP_ALIVE_MS = 15000;
 
 /** The methods the AgentRelay dialect (docs/dialects.md#agentrelay) answers itself; the rest go to the A2A handlers. */
-const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel']);
+const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel', 'watch']);
 
 /** The methods answered with a stream, which hold a connection open: RELAY_STREAMS_PER_AGENT bounds them. */
-const STREAMING_CANONICAL = new Set(['stream', 'resubscribe']);
+const STREAMING_CANONICAL = new Set(['stream', 'resubscribe', 'watch']);
 
 interface Envelope {
   id: JsonRpcId;

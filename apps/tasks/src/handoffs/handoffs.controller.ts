@@ -6,6 +6,8 @@ import {
   SendRequest,
   TASKS_SUBJECTS,
   TaskEventsRequest,
+  InboxEventsRequest,
+  type InboxEventsReply,
   type TaskEventsReply,
   TransitionRequest,
   type ListReply,
@@ -37,6 +39,11 @@ export class HandoffsController {
   @MessagePattern(TASKS_SUBJECTS.events)
   events(@Payload() request: TaskEventsRequest): Promise<TaskEventsReply> {
     return this.handoffs.events(request);
+  }
+
+  @MessagePattern(TASKS_SUBJECTS.inbox_events)
+  inboxEvents(@Payload() request: InboxEventsRequest): Promise<InboxEventsReply> {
+    return this.handoffs.inboxEvents(request);
   }
 
   @MessagePattern(TASKS_SUBJECTS.transition)

@@ -23,6 +23,8 @@ import {
   type TaskEventArtifact,
   type TaskEventsReply,
   type TaskEventsRequest,
+  type InboxEventsReply,
+  type InboxEventsRequest,
 } from '@app/contracts';
 import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-limits';
 import { validateTypedArtifact } from './artifact-rules';
@@ -31,7 +33,7 @@ import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import { messageBytes, messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { checkTransition, STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
-import { readTaskEvents } from './task-event-replay';
+import { readInboxEvents, readTaskEvents } from './task-event-replay';
 import { writeArtifactEvents, writeTaskEvent } from './task-events';
 import { createThreadInOneStatement, creatableInOneStatement, nextThreadId } from './thread-creation';
 import { readThread } from './thread-read';
@@ -170,6 +172,10 @@ export class HandoffsService {
 
   events(request: TaskEventsRequest): Promise<TaskEventsReply> {
     return readTaskEvents(this.pool, request);
+  }
+
+  inboxEvents(request: InboxEventsRequest): Promise<InboxEventsReply> {
+    return readInboxEvents(this.pool, request);
   }
 
   async list(request: ListRequest): Promise<ListReply> {

@@ -1,5 +1,14 @@
 import type pg from 'pg';
-import { RelayError, TASK_EVENTS_PAGE_LIMIT, type PositionedTaskEvent, type TaskEvent, type TaskEventsReply, type TaskEventsRequest } from '@app/contracts';
+import {
+  RelayError,
+  TASK_EVENTS_PAGE_LIMIT,
+  type InboxEventsReply,
+  type InboxEventsRequest,
+  type PositionedTaskEvent,
+  type TaskEvent,
+  type TaskEventsReply,
+  type TaskEventsRequest,
+} from '@app/contracts';
 import { readThread } from './thread-read';
 import { toThreadView } from './thread-rows';
 
@@ -68,4 +77,34 @@ async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest,
   });
   const events: PositionedTaskEvent[] = rows.slice(0, TASK_EVENTS_PAGE_LIMIT).map((row) => ({ position: row.position, event: row.payload }));
   return { events, has_more: rows.length > TASK_EVENTS_PAGE_LIMIT, position, ...(thread ? { thread } : {}) };
+}
+
+const INBOX_EVENTS_AFTER_SQL = `
+SELECT "position"::text AS "position", "payload" FROM "tasks"."outbox_events"
+WHERE "position" > $1::bigint AND ${TASK_EVENTS_ONLY} AND ("payload"->>'sender' = $2 OR "payload"->>'recipient' = $2)
+ORDER BY "position" LIMIT $3`;
+const NEWEST_OUTBOX_POSITION_SQL = `SELECT COALESCE(max("position"), 0)::text AS "position" FROM "tasks"."outbox_events"`;
+
+/**
+ * The events of every task an agent (by handle) takes part in, after an outbox position, oldest
+ * first; without a position only the newest one, where a live inbox starts.
+ */
+export async function readInboxEvents(pool: pg.Pool, request: InboxEventsRequest): Promise<InboxEventsReply> {
+  const after = request.after_position;
+  if (after !== undefined && !POSITION.test(after)) {
+    throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event id of this relay`, { field: 'Last-Event-ID' });
+  }
+  const { rows: newest } = await pool.query<{ position: string }>({ name: 'tasks-outbox-newest', text: NEWEST_OUTBOX_POSITION_SQL });
+  const position = newest[0].position;
+  if (after === undefined) return { events: [], has_more: false, position };
+  if (BigInt(after) > BigInt(position)) {
+    throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event of this relay; watch again without it`, { field: 'Last-Event-ID' });
+  }
+  const { rows } = await pool.query<{ position: string; payload: TaskEvent }>({
+    name: 'tasks-inbox-events-after',
+    text: INBOX_EVENTS_AFTER_SQL,
+    values: [after, request.caller_handle, TASK_EVENTS_PAGE_LIMIT + 1],
+  });
+  const events: PositionedTaskEvent[] = rows.slice(0, TASK_EVENTS_PAGE_LIMIT).map((row) => ({ position: row.position, event: row.payload }));
+  return { events, has_more: rows.length > TASK_EVENTS_PAGE_LIMIT, position };
 }

@@ -48,6 +48,8 @@ export const TASKS_SUBJECTS = {
   transition: 'relay.tasks.v1.transition',
   /** A task's events after a position (a stream's replay), optionally with the task as of the newest of them. */
   events: 'relay.tasks.v1.events',
+  /** The events of every task an agent takes part in, after a position (the live inbox's replay). */
+  inbox_events: 'relay.tasks.v1.inbox_events',
 } as const;
 
 /** Limits of the tasks service. */
@@ -599,10 +601,33 @@ export interface TaskEventsReply {
   thread?: ThreadView;
 }
 
+/** Replay of the events of every task an agent takes part in (docs/dialects.md#live-inbox-taskswatch). */
+export class InboxEventsRequest {
+  /** The agent's handle, as task events name their sender and recipient. */
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  caller_handle: string;
+
+  /** The events after this outbox position (any position: the inbox spans tasks); none: only the newest position. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(20)
+  after_position?: string;
+}
+
+export interface InboxEventsReply {
+  events: PositionedTaskEvent[];
+  has_more: boolean;
+  /** The newest outbox position when read. */
+  position: string;
+}
+
 export interface TasksRpc {
   [TASKS_SUBJECTS.send]: { request: SendRequest; reply: SendReply };
   [TASKS_SUBJECTS.get]: { request: GetRequest; reply: ThreadView };
   [TASKS_SUBJECTS.list]: { request: ListRequest; reply: ListReply };
   [TASKS_SUBJECTS.transition]: { request: TransitionRequest; reply: TransitionReply };
   [TASKS_SUBJECTS.events]: { request: TaskEventsRequest; reply: TaskEventsReply };
+  [TASKS_SUBJECTS.inbox_events]: { request: InboxEventsRequest; reply: InboxEventsReply };
 }

@@ -13,6 +13,8 @@ import {
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { DirectoryLookups } from '../../directory/directory-lookups';
+import { InboxStreams } from '../../streams/inbox-stream';
+import { lastEventId } from '../../streams/task-streams';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
 import {
   invalid,
@@ -35,8 +37,8 @@ function participant(agent: { id: string; handle: string; name: string; role: st
 }
 
 /**
- * The AgentRelay dialect on `POST /a2a`: message/send, tasks/get, tasks/list, tasks/update and
- * tasks/cancel, in its shapes and error codes (docs/dialects.md#agentrelay). The edge authenticates, asks the directory to admit a new thread's
+ * The AgentRelay dialect on `POST /a2a`: message/send, tasks/get, tasks/list, tasks/update,
+ * tasks/cancel and the live inbox tasks/watch, in its shapes and error codes (docs/dialects.md#agentrelay). The edge authenticates, asks the directory to admit a new thread's
  * recipient, and runs the command on the tasks service.
  */
 @Injectable()
@@ -44,6 +46,7 @@ export class AgentRelayMethods implements DialectMethods {
   constructor(
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
     @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
+    @Inject(InboxStreams) private readonly inbox: InboxStreams,
   ) {}
 
   handle(call: JsonRpcCall): Promise<unknown> {
@@ -58,6 +61,8 @@ export class AgentRelayMethods implements DialectMethods {
         return this.update(call);
       case 'cancel':
         return this.cancel(call);
+      case 'watch':
+        return this.inbox.open(call.caller, lastEventId(call.headers));
       default:
         throw new RelayError('method_not_found', `Method '${call.method}' not found`, { method: call.method });
     }
