@@ -12,6 +12,7 @@ import {
   type HandoffIntent,
   type HandoffState,
   type ThreadListItem,
+  LiveInbox,
 } from '@app/relay-client';
 import { CliError, EXIT, usage } from './cli-errors';
 
@@ -26,7 +27,8 @@ export const AGENT_USAGE = `Agent commands (authenticate with $AGENTRELAY_API_KE
                                     hand off work; --diff reads a unified diff (e.g. git diff > x.patch)
   inbox [--status pending,accepted] [--since <iso time>] [--limit <n>] [--watch [--interval <s>]]
                                     open handoffs addressed to you (default: pending, accepted,
-                                    input_required) with unread counts; --watch polls for changes
+                                    input_required) with unread counts; --watch follows the live
+                                    inbox (--interval: how often to look while its stream is down)
   sent [--status completed] [--since <iso time>] [--limit <n>]
                                     handoffs you sent and where each stands
   show <task>                       the whole thread: messages, artifacts, result (marks it read)
@@ -209,7 +211,8 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 
 /**
  * `inbox --watch`: prints the inbox, then a line per thread that arrives, changes or leaves it,
- * polling the relay (it has no inbox stream yet) until stopped.
+ * looking again whenever the live inbox (`tasks/watch`) reports a change, and every `intervalMs`
+ * while that stream is down, until stopped.
  */
 async function watchInbox(
   client: RelayClient,
@@ -220,46 +223,56 @@ async function watchInbox(
 ): Promise<number> {
   const known = new Map<string, ThreadListItem>();
   let first = true;
-  while (!io.signal?.aborted) {
-    let items: ThreadListItem[];
-    try {
-      items = await client.listAllThreads({ role: 'recipient', ...filter, limit: 200 });
-    } catch (error) {
-      if (!(error instanceof RelayClientError) || !error.transient) throw error;
-      io.stderr(`agentrelay: ${error.message} (retrying in ${intervalMs / 1000} s)\n`);
-      await sleep(intervalMs, io.signal);
-      continue;
-    }
-    const events: Array<{ event: 'new' | 'changed' | 'gone'; thread: ThreadListItem }> = [];
-    for (const item of items) {
-      const before = known.get(item.task_id);
-      if (!before) events.push({ event: 'new', thread: item });
-      else if (fingerprint(before) !== fingerprint(item)) events.push({ event: 'changed', thread: item });
-    }
-    const present = new Set(items.map((item) => item.task_id));
-    for (const [taskId, item] of known) if (!present.has(taskId)) events.push({ event: 'gone', thread: item });
-    known.clear();
-    for (const item of items) known.set(item.task_id, item);
-
-    if (first) {
-      if (json) for (const item of items) io.stdout(`${JSON.stringify({ event: 'present', thread: item })}\n`);
-      else
-        io.stdout(
-          `${items.length ? threadTable(items, 'recipient') : 'No matching handoffs.\n'}Watching for changes every ${intervalMs / 1000} s (Ctrl-C to stop).\n`,
-        );
-      first = false;
-    } else {
-      for (const { event, thread } of events) {
-        io.stdout(
-          json
-            ? `${JSON.stringify({ event, thread })}\n`
-            : `${new Date().toISOString()} ${event.padEnd(7)} ${thread.task_id} [${thread.status.state}] from ${thread.sender.handle}, ${thread.unread_messages} unread: ${oneLine(thread.summary_preview, 60)}\n`,
-        );
-      }
-    }
-    await sleep(intervalMs, io.signal);
+  const live = new LiveInbox(client, intervalMs, (error) =>
+    io.stderr(`agentrelay: the live inbox stream failed (${(error as Error).message}); polling every ${intervalMs / 1000} s until it is back\n`),
+  );
+  live.start();
+  try {
+    await live.opened(10_000);
+    await watchLoop();
+  } finally {
+    live.stop();
   }
   return EXIT.ok;
+
+  async function watchLoop(): Promise<void> {
+    while (!io.signal?.aborted) {
+      let items: ThreadListItem[];
+      try {
+        items = await client.listAllThreads({ role: 'recipient', ...filter, limit: 200 });
+      } catch (error) {
+        if (!(error instanceof RelayClientError) || !error.transient) throw error;
+        io.stderr(`agentrelay: ${error.message} (retrying in ${intervalMs / 1000} s)\n`);
+        await sleep(intervalMs, io.signal);
+        continue;
+      }
+      const events: Array<{ event: 'new' | 'changed' | 'gone'; thread: ThreadListItem }> = [];
+      for (const item of items) {
+        const before = known.get(item.task_id);
+        if (!before) events.push({ event: 'new', thread: item });
+        else if (fingerprint(before) !== fingerprint(item)) events.push({ event: 'changed', thread: item });
+      }
+      const present = new Set(items.map((item) => item.task_id));
+      for (const [taskId, item] of known) if (!present.has(taskId)) events.push({ event: 'gone', thread: item });
+      known.clear();
+      for (const item of items) known.set(item.task_id, item);
+
+      if (first) {
+        if (json) for (const item of items) io.stdout(`${JSON.stringify({ event: 'present', thread: item })}\n`);
+        else io.stdout(`${items.length ? threadTable(items, 'recipient') : 'No matching handoffs.\n'}Watching for changes live (Ctrl-C to stop).\n`);
+        first = false;
+      } else {
+        for (const { event, thread } of events) {
+          io.stdout(
+            json
+              ? `${JSON.stringify({ event, thread })}\n`
+              : `${new Date().toISOString()} ${event.padEnd(7)} ${thread.task_id} [${thread.status.state}] from ${thread.sender.handle}, ${thread.unread_messages} unread: ${oneLine(thread.summary_preview, 60)}\n`,
+          );
+        }
+      }
+      await live.changed(intervalMs, io.signal);
+    }
+  }
 }
 
 /** Runs one agent command; relay failures become CliErrors with the exit code of their kind. */

@@ -208,7 +208,7 @@ export class RelayClient {
    * `signal` aborts or the relay ends the stream (its `RELAY_STREAM_MAX_MS`); watch again with the
    * last id to go on without a gap.
    */
-  async *watchInbox(options: { lastEventId?: string; signal?: AbortSignal } = {}): AsyncGenerator<InboxEvent> {
+  async *watchInbox(options: { lastEventId?: string; signal?: AbortSignal; onOpen?: () => void } = {}): AsyncGenerator<InboxEvent> {
     const id = this.nextRequestId++;
     let response: Response;
     try {
@@ -231,6 +231,7 @@ export class RelayClient {
       this.throwIfError(response, (await readJson(response)) as JsonRpcResponse | undefined);
       throw new RelayClientError('bad_response', 'bad_response', `The relay answered HTTP ${response.status} without an event stream`, { httpStatus: response.status });
     }
+    options.onOpen?.();
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = '';
