@@ -46,7 +46,8 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
     });
     [bobMcp, frankMcp] = await Promise.all([
       McpAgent.start(relay.url, bob.api_key, { AGENTRELAY_SESSION_ID: 'bob-session' }),
-      McpAgent.start(relay.url, frank.api_key, { AGENTRELAY_SESSION_ID: 'claude-frank-1', AGENTRELAY_INBOX_POLL_MS: '250' }),
+      // Ten minutes between polls: Frank's inbox subscription hears of changes from the live inbox stream.
+      McpAgent.start(relay.url, frank.api_key, { AGENTRELAY_SESSION_ID: 'claude-frank-1', AGENTRELAY_INBOX_POLL_MS: '600000' }),
     ]);
   }, PROCESS_TEST_TIMEOUT_MS);
 

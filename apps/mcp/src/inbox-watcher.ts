@@ -1,4 +1,4 @@
-import { OPEN_STATES, type RelayClient, type ThreadListItem } from '@app/relay-client';
+import { LiveInbox, OPEN_STATES, type RelayClient, type ThreadListItem } from '@app/relay-client';
 
 export const INBOX_URI = 'agentrelay://inbox';
 
@@ -18,13 +18,13 @@ function fingerprint(threads: ThreadListItem[]): string {
 }
 
 /**
- * The inbox as a subscribable resource. The relay has no inbox stream, so while a client is
- * subscribed the watcher polls `tasks/list` and calls `onChange` when the open threads differ
- * from the last look.
+ * The inbox as a subscribable resource. While a client is subscribed the watcher follows the
+ * relay's live inbox (`tasks/watch`) and, on each event (or every `intervalMs` while that stream
+ * is down), reads `tasks/list` and calls `onChange` when the open threads differ from the last look.
  */
 export class InboxWatcher {
   private subscribed = false;
-  private timer: NodeJS.Timeout | null = null;
+  private live: LiveInbox | null = null;
   private lastFingerprint: string | null = null;
   private polling: Promise<void> | null = null;
 
@@ -48,6 +48,9 @@ export class InboxWatcher {
   async subscribe(): Promise<void> {
     if (this.subscribed) return;
     this.subscribed = true;
+    this.live = new LiveInbox(this.client, this.intervalMs, this.onPollError);
+    this.live.start();
+    await this.live.opened(5000);
     try {
       this.lastFingerprint = fingerprint((await this.read()).threads);
     } catch (error) {
@@ -59,8 +62,8 @@ export class InboxWatcher {
   unsubscribe(): void {
     this.subscribed = false;
     this.lastFingerprint = null;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.live?.stop();
+    this.live = null;
   }
 
   /** Looks at once (after this server changed a thread itself) instead of waiting for the next poll. */
@@ -70,12 +73,17 @@ export class InboxWatcher {
     return this.polling;
   }
 
+  /** Looks again after each live inbox event, or after `intervalMs` while its stream is down, until unsubscribed. */
   private schedule(): void {
-    if (!this.subscribed) return;
-    this.timer = setTimeout(() => {
-      void this.checkNow().finally(() => this.schedule());
-    }, this.intervalMs);
-    this.timer.unref();
+    const live = this.live;
+    if (!live) return;
+    void (async () => {
+      while (this.subscribed && this.live === live) {
+        await live.changed(this.intervalMs);
+        if (!this.subscribed || this.live !== live) return;
+        await this.checkNow();
+      }
+    })();
   }
 
   private async poll(): Promise<void> {

@@ -14,7 +14,7 @@ Environment:
   RELAY_URL                  the relay (default http://127.0.0.1:8080)
   AGENTRELAY_API_KEY         your agent's API key (ah_live_…), required to serve
   AGENTRELAY_SESSION_ID      recorded when you accept a handoff (default: one per server process)
-  AGENTRELAY_INBOX_POLL_MS   how often the subscribed inbox is polled (default 5000)
+  AGENTRELAY_INBOX_POLL_MS   how often the subscribed inbox is polled while the live inbox stream is down (default 5000)
 
   --list-tools   print the tools (name, description, input schema) an LLM will see, and exit
 `;
