@@ -118,7 +118,12 @@ describe('A2A through the official @a2a-js/sdk client', () => {
   let aliceToBob: Client;
 
   /** AgentRelay dialect (seed 000) calls, as the recipient's coding agent makes them. */
-  async function agentRelay(agent: RegisteredTestAgent, method: string, params: Record<string, unknown>, baseUrl = relay.url): Promise<Record<string, unknown>> {
+  async function agentRelay(
+    agent: RegisteredTestAgent,
+    method: string,
+    params: Record<string, unknown>,
+    baseUrl = relay.url,
+  ): Promise<Record<string, unknown>> {
     const response = await request(baseUrl)
       .post('/a2a')
       .set('authorization', `Bearer ${agent.api_key}`)

@@ -37,7 +37,10 @@ describe('AgentRelay live inbox (tasks/watch)', () => {
     );
 
   const handoff = async (from: RegisteredTestAgent, to: RegisteredTestAgent, text: string): Promise<string> => {
-    const created = await ok(otherEdge, from.api_key, 'message/send', { recipient: to.agent.handle, message: { role: 'user', parts: [{ type: 'text', text }] } });
+    const created = await ok(otherEdge, from.api_key, 'message/send', {
+      recipient: to.agent.handle,
+      message: { role: 'user', parts: [{ type: 'text', text }] },
+    });
     return created.task_id as string;
   };
 

@@ -74,7 +74,12 @@ export async function openSse(url: string, headers: Record<string, string>, body
           else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
         }
         if (data.length === 0) continue;
-        return { ...(event !== undefined ? { event } : {}), ...(id !== undefined ? { id } : {}), data: JSON.parse(data.join('\n')) as Json, raw: lines.join('\n') };
+        return {
+          ...(event !== undefined ? { event } : {}),
+          ...(id !== undefined ? { id } : {}),
+          data: JSON.parse(data.join('\n')) as Json,
+          raw: lines.join('\n'),
+        };
       }
       if (ended) return undefined;
       const chunk = await reader.read();

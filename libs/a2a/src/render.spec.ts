@@ -1,5 +1,5 @@
 import type { ArtifactView, MessageView, ThreadView } from '@app/contracts';
-import { renderArtifact, renderArtifactUpdate, renderMessage, renderSendResult, renderStatusUpdate, renderTask, renderTaskPage } from './render';
+import { renderArtifact, renderMessage, renderSendResult, renderTask, renderTaskPage } from './render';
 
 function message(sequence: number, author: 'sender' | 'recipient', body: string, payload: Record<string, unknown> = {}): MessageView {
   return {
@@ -210,40 +210,5 @@ describe('renderTaskPage', () => {
     expect(tasks[0].metadata).not.toHaveProperty('relay.historyTruncated');
     expect(tasks[1].metadata).toMatchObject({ relay: { historyTruncated: true } });
     expect(tasks[1].history).toHaveLength(3);
-  });
-});
-
-describe('stream events', () => {
-  it('renders a status update in both versions, the latest message in the status', () => {
-    const done = thread({ state: 'completed' });
-    expect(renderStatusUpdate(done, '1.0', true)).toEqual({
-      statusUpdate: {
-        taskId: done.id,
-        contextId: 'ctx-1',
-        status: { state: 'TASK_STATE_COMPLETED', timestamp: done.status_timestamp, message: expect.objectContaining({ messageId: 'm-3' }) },
-      },
-    });
-    expect(renderStatusUpdate(done, '0.3', true)).toMatchObject({
-      kind: 'status-update',
-      taskId: done.id,
-      contextId: 'ctx-1',
-      status: { state: 'completed' },
-      final: true,
-    });
-    expect(renderStatusUpdate(thread(), '0.3', false)).toMatchObject({ status: { state: 'input-required' }, final: false });
-  });
-
-  it('renders an added artifact as one last chunk', () => {
-    expect(renderArtifactUpdate(thread(), standardArtifact, '1.0')).toEqual({
-      artifactUpdate: { taskId: thread().id, contextId: 'ctx-1', artifact: renderArtifact(standardArtifact, '1.0'), lastChunk: true },
-    });
-    expect(renderArtifactUpdate(thread(), standardArtifact, '0.3')).toEqual({
-      kind: 'artifact-update',
-      taskId: thread().id,
-      contextId: 'ctx-1',
-      artifact: renderArtifact(standardArtifact, '0.3'),
-      lastChunk: true,
-      append: false,
-    });
   });
 });

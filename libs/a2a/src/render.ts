@@ -164,16 +164,3 @@ export function renderTaskPage(
   });
   return { tasks, nextPageToken: page.nextPageToken ?? '', pageSize: page.pageSize, totalSize: page.totalSize };
 }
-
-/** A task's status as a stream event: v1.0 `{statusUpdate}`, v0.3 `kind: "status-update"` with `final` on terminal states. */
-export function renderStatusUpdate(thread: ThreadView, version: WireVersion, final: boolean): Json {
-  const status = renderTask(thread, version, { historyLength: 0, includeArtifacts: false }).status;
-  const update: Json = { taskId: thread.id, contextId: thread.context_id, status };
-  return version === '1.0' ? { statusUpdate: update } : { kind: 'status-update', ...update, final };
-}
-
-/** An artifact added to a task, as one whole chunk: v1.0 `{artifactUpdate}`, v0.3 `kind: "artifact-update"`. */
-export function renderArtifactUpdate(thread: Pick<ThreadView, 'id' | 'context_id'>, artifact: ArtifactView, version: WireVersion): Json {
-  const update: Json = { taskId: thread.id, contextId: thread.context_id, artifact: renderArtifact(artifact, version), lastChunk: true };
-  return version === '1.0' ? { artifactUpdate: update } : { kind: 'artifact-update', ...update, append: false };
-}

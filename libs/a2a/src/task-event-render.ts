@@ -48,7 +48,15 @@ export function renderTaskEvent(event: TaskEvent, version: WireVersion, final: b
     const artifact = renderArtifact({ ...chunk }, version);
     // ProtoJSON (v1.0) leaves a false `append` out; v0.3 spells it.
     if (version === '1.0') {
-      return { artifactUpdate: { taskId: event.task_id, contextId: event.context_id, artifact, ...(chunk.append ? { append: true } : {}), lastChunk: chunk.last_chunk } };
+      return {
+        artifactUpdate: {
+          taskId: event.task_id,
+          contextId: event.context_id,
+          artifact,
+          ...(chunk.append ? { append: true } : {}),
+          lastChunk: chunk.last_chunk,
+        },
+      };
     }
     return { kind: 'artifact-update', taskId: event.task_id, contextId: event.context_id, artifact, append: chunk.append, lastChunk: chunk.last_chunk };
   }

@@ -83,7 +83,11 @@ export class HttpMetrics {
       'agentrelay_task_event_subscriptions',
       'NATS subscriptions the edge holds to task events for its streams (1 while any stream is open, else 0).',
     ).bind();
-    this.taskEventListeners = new GaugeFamily(registry, 'agentrelay_task_event_listeners', 'Streams listening to task events (per task or per agent) right now.').bind();
+    this.taskEventListeners = new GaugeFamily(
+      registry,
+      'agentrelay_task_event_listeners',
+      'Streams listening to task events (per task or per agent) right now.',
+    ).bind();
   }
 
   /** One answered request. `seconds` is its duration; `statusCode` the HTTP status it got. */

@@ -229,7 +229,9 @@ export class RelayClient {
     }
     if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream') || !response.body) {
       this.throwIfError(response, (await readJson(response)) as JsonRpcResponse | undefined);
-      throw new RelayClientError('bad_response', 'bad_response', `The relay answered HTTP ${response.status} without an event stream`, { httpStatus: response.status });
+      throw new RelayClientError('bad_response', 'bad_response', `The relay answered HTTP ${response.status} without an event stream`, {
+        httpStatus: response.status,
+      });
     }
     options.onOpen?.();
     const reader = response.body.getReader();

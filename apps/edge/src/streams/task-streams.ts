@@ -178,7 +178,8 @@ export class TaskStreams {
     try {
       return await this.rpc.request(TASKS_SUBJECTS.events, request);
     } catch (error) {
-      if (error instanceof RelayError && error.reason === 'invalid_params' && error.data?.field === 'task_id') throw new RelayError('thread_not_found', 'Task not found');
+      if (error instanceof RelayError && error.reason === 'invalid_params' && error.data?.field === 'task_id')
+        throw new RelayError('thread_not_found', 'Task not found');
       throw error;
     }
   }

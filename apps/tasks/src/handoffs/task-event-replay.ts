@@ -54,10 +54,19 @@ export async function readTaskEvents(pool: pg.Pool, request: TaskEventsRequest):
 async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest, taskId: string, after: string | undefined): Promise<TaskEventsReply> {
   let thread: TaskEventsReply['thread'];
   if (request.snapshot) {
-    const read = await readThread(client as unknown as pg.Pool, { caller_id: request.caller_id, task_id: taskId, history_length: request.history_length, mark_read: false });
+    const read = await readThread(client as unknown as pg.Pool, {
+      caller_id: request.caller_id,
+      task_id: taskId,
+      history_length: request.history_length,
+      mark_read: false,
+    });
     thread = toThreadView(read.thread, read.messages, read.artifacts, read.unread);
   } else {
-    const { rows } = await client.query<{ participant: boolean }>({ name: 'tasks-event-participant', text: PARTICIPANT_SQL, values: [taskId, request.caller_id] });
+    const { rows } = await client.query<{ participant: boolean }>({
+      name: 'tasks-event-participant',
+      text: PARTICIPANT_SQL,
+      values: [taskId, request.caller_id],
+    });
     if (!rows[0]) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
     if (!rows[0].participant) throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: taskId });
   }
@@ -66,9 +75,13 @@ async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest,
   if (after === undefined) return { events: [], has_more: false, position, ...(thread ? { thread } : {}) };
   const { rows: known } = await client.query({ name: 'tasks-event-known', text: KNOWN_POSITION_SQL, values: [taskId, after] });
   if (known.length === 0) {
-    throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event of task ${taskId}; subscribe again without it to start from the task's current state`, {
-      field: 'Last-Event-ID',
-    });
+    throw new RelayError(
+      'invalid_params',
+      `Last-Event-ID '${after}' is not an event of task ${taskId}; subscribe again without it to start from the task's current state`,
+      {
+        field: 'Last-Event-ID',
+      },
+    );
   }
   const { rows } = await client.query<{ position: string; payload: TaskEvent }>({
     name: 'tasks-events-after',

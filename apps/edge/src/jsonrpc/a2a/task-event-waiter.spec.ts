@@ -30,7 +30,7 @@ function fakeRpc(): { rpc: NatsRpcClient; subject: () => string; publish: (paylo
 }
 
 describe('TaskEventWaiter', () => {
-  it('listens to every task event under the prefix only while a wait or watch needs them, and stops on shutdown', async () => {
+  it('listens to every task event under the prefix only while a wait needs them, and stops on shutdown', async () => {
     const fake = fakeRpc();
     const waiter = new TaskEventWaiter(fake.rpc);
     waiter.onModuleInit();
@@ -41,15 +41,12 @@ describe('TaskEventWaiter', () => {
     });
     expect(fake.subject()).toBe('pfx.relay.events.task.>');
     expect(fake.subscribed()).toBe(false);
-    const first = waiter.watch();
-    const second = waiter.watch('t1');
-    first.close();
+    const pending = waiter.waitFor('T1', Date.now() + 50, async () => undefined);
     expect(fake.subscribed()).toBe(true);
-    second.close();
-    expect(fake.subscribed()).toBe(false);
-    waiter.watch('t2');
     waiter.onModuleDestroy();
     expect(fake.subscribed()).toBe(false);
+    fake.publish({ task_id: 'T1' });
+    await expect(pending).resolves.toBeUndefined();
   });
 
   it('checks once at once, then again on each event of its task, until the check answers', async () => {
@@ -97,40 +94,5 @@ describe('TaskEventWaiter', () => {
     });
     expect(result).toBe('seen');
     expect(checks).toBe(2);
-  });
-});
-
-describe('TaskEventWaiter.watch', () => {
-  it('counts an event of the task sent before it was followed, then one change per event', async () => {
-    const fake = fakeRpc();
-    const waiter = new TaskEventWaiter(fake.rpc);
-    waiter.onModuleInit();
-    const watch = waiter.watch();
-    expect(waiter.activeListeners).toBe(1);
-    fake.publish({ task_id: 'other' });
-    fake.publish({ task_id: 't1' });
-    watch.follow('t1');
-    const never = new AbortController().signal;
-    await expect(watch.next(Date.now() + 1000, never)).resolves.toBe(true);
-    const pending = watch.next(Date.now() + 1000, never);
-    fake.publish({ task_id: 'other' });
-    fake.publish({ task_id: 't1' });
-    await expect(pending).resolves.toBe(true);
-    await expect(watch.next(Date.now() + 10, never)).resolves.toBe(false);
-    watch.close();
-    expect(waiter.activeListeners).toBe(0);
-  });
-
-  it('stops waiting when its signal aborts', async () => {
-    const fake = fakeRpc();
-    const waiter = new TaskEventWaiter(fake.rpc);
-    waiter.onModuleInit();
-    const watch = waiter.watch('t1');
-    const controller = new AbortController();
-    const pending = watch.next(Date.now() + 60000, controller.signal);
-    controller.abort();
-    await expect(pending).resolves.toBe(false);
-    watch.close();
-    expect(waiter.activeListeners).toBe(0);
   });
 });

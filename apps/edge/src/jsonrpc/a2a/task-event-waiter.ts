@@ -4,21 +4,6 @@ import { prefixedSubject, TASK_EVENT_SUBJECT_PREFIX, type TaskEvent } from '@app
 import { NatsRpcClient } from '@app/messaging';
 
 type Listener = () => void;
-type AnyListener = (taskId: string) => void;
-
-/**
- * A stream's view of one task's events, opened before the task is known (so that no event of a
- * task created by the send that follows is missed). `next` resolves once the task changed since
- * the previous call.
- */
-export interface TaskWatch {
-  /** Starts following `taskId`; an event of it since the watch was opened counts as a change. */
-  follow(taskId: string): void;
-  /** Waits for a change of the followed task; false when `deadline` (epoch ms) passed or `signal` aborted first. */
-  next(deadline: number, signal: AbortSignal): Promise<boolean>;
-  /** Stops listening; idempotent. */
-  close(): void;
-}
 
 /**
  * Wakes blocking A2A sends when their task changes. One core NATS subscription per edge on
@@ -30,13 +15,11 @@ export interface TaskWatch {
 export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(TaskEventWaiter.name);
   private readonly listeners = new Map<string, Set<Listener>>();
-  /** Watches opened before their task id was known: they see every task's events until they follow one. */
-  private readonly anyListeners = new Set<AnyListener>();
   private subscription?: Subscription;
 
   constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
 
-  /** Nothing to set up: the edge listens to task events only while a wait or watch needs them. */
+  /** Nothing to set up: the edge listens to task events only while a wait needs them. */
   onModuleInit(): void {}
 
   onModuleDestroy(): void {
@@ -78,15 +61,14 @@ export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
   }
 
   private notify(taskId: string): void {
-    for (const listener of [...this.anyListeners]) listener(taskId);
     const listeners = this.listeners.get(taskId);
     if (!listeners) return;
     for (const listener of [...listeners]) listener();
   }
 
-  /** How many waits and watches are listening right now (read-only; for tests and diagnostics). */
+  /** How many waits are listening right now (read-only; for tests and diagnostics). */
   get activeListeners(): number {
-    let count = this.anyListeners.size;
+    let count = 0;
     for (const set of this.listeners.values()) count += set.size;
     return count;
   }
@@ -100,62 +82,6 @@ export class TaskEventWaiter implements OnModuleInit, OnModuleDestroy {
       set.delete(listener);
       if (set.size === 0 && this.listeners.get(taskId) === set) this.listeners.delete(taskId);
       this.stopListeningWhenIdle();
-    };
-  }
-
-  /** Opens a watch; with a task id it follows that task right away. */
-  watch(taskId?: string): TaskWatch {
-    let changed = false;
-    let wake: (() => void) | undefined;
-    let removeListener: (() => void) | undefined;
-    let closed = false;
-    const seen = new Set<string>();
-    const onAny: AnyListener = (id) => {
-      seen.add(id);
-    };
-    const onChange: Listener = () => {
-      changed = true;
-      wake?.();
-    };
-    this.startListening();
-    this.anyListeners.add(onAny);
-    const follow = (id: string): void => {
-      if (closed || removeListener) return;
-      this.anyListeners.delete(onAny);
-      if (seen.has(id)) changed = true;
-      seen.clear();
-      removeListener = this.addListener(id, onChange);
-    };
-    const close = (): void => {
-      closed = true;
-      this.anyListeners.delete(onAny);
-      removeListener?.();
-      removeListener = undefined;
-      this.stopListeningWhenIdle();
-      wake?.();
-    };
-    if (taskId !== undefined) follow(taskId);
-    return {
-      follow,
-      close,
-      next: async (deadline, signal) => {
-        if (!changed && !closed && !signal.aborted) {
-          await new Promise<void>((resolve) => {
-            const done = (): void => {
-              clearTimeout(timer);
-              signal.removeEventListener('abort', done);
-              wake = undefined;
-              resolve();
-            };
-            const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
-            signal.addEventListener('abort', done);
-            wake = done;
-          });
-        }
-        const result = changed && !closed && !signal.aborted;
-        changed = false;
-        return result;
-      },
     };
   }
 
