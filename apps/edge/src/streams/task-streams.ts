@@ -48,11 +48,17 @@ export interface TaskStreamRequest {
   historyLength?: number;
 }
 
-/** The `Last-Event-ID` header of a request that resumes a stream, if any. */
+/** A stream event id: an outbox position (docs/events.md#positions-and-stream-ids). */
+const EVENT_ID = /^[0-9]{1,19}$/;
+
+/** The `Last-Event-ID` header of a request that resumes a stream, if any; one that cannot be an event id is `invalid_params`. */
 export function lastEventId(headers: Record<string, string | string[] | undefined>): string | undefined {
   const value = headers['last-event-id'];
-  const id = Array.isArray(value) ? value[0] : value;
-  return id !== undefined && id.trim() !== '' ? id.trim() : undefined;
+  const id = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (id === undefined || id === '') return undefined;
+  if (!EVENT_ID.test(id))
+    throw new RelayError('invalid_params', `Last-Event-ID '${id.slice(0, 40)}' is not an event id of this relay`, { field: 'Last-Event-ID' });
+  return id;
 }
 
 function endsStream(kind: TaskStreamKind, state: ThreadState): boolean {

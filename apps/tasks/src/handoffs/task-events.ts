@@ -76,7 +76,17 @@ export async function writeTaskEvent(
   return event.id;
 }
 
-/** One `artifact_updated` event per artifact a change added, replaced or appended to, in the order given, before the change's own event. */
+/**
+ * One `artifact_updated` event per artifact a change added, replaced or appended to, in the order
+ * given, before the change's own event: one INSERT for all of them (and the NOTIFY), none without artifacts.
+ */
 export async function writeArtifactEvents(manager: EntityManager, thread: ThreadRow, artifacts: TaskEventArtifact[], at: Date): Promise<void> {
-  for (const artifact of artifacts) await writeTaskEvent(manager, 'artifact_updated', thread, null, at, artifact);
+  if (artifacts.length === 0) return;
+  const traceParent = currentTraceParent();
+  const rows = artifacts.map((artifact) => {
+    const event = taskEvent('artifact_updated', thread, null, at, artifact);
+    return { id: event.id, subject: event.subject, type: event.type, taskId: thread.id, payload: event.payload, createdAt: at, traceParent };
+  });
+  await manager.insert(OutboxEventEntity, rows);
+  await manager.query(`SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '')`);
 }
