@@ -19,17 +19,19 @@ export class TaskEventFeed implements OnModuleDestroy {
   private readonly byAgent = new Map<string, Set<FeedListener>>();
   private subscription?: Subscription;
   private listenerCount = 0;
+  private closed = false;
 
   constructor(
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
     @Inject(HttpMetrics) private readonly metrics: HttpMetrics,
   ) {}
 
+  /** Shutting down: no more events (the streams still holding listeners end with their connections). */
   onModuleDestroy(): void {
-    this.byTask.clear();
-    this.byAgent.clear();
-    this.listenerCount = 0;
-    this.stopWhenIdle();
+    this.closed = true;
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    this.report();
   }
 
   /** The events of one task, from now on; the returned function stops them (idempotent). */
@@ -71,7 +73,7 @@ export class TaskEventFeed implements OnModuleDestroy {
    * event committed after the caller's next read of the outbox is not missed.
    */
   private start(): void {
-    if (this.subscription) return;
+    if (this.subscription || this.closed) return;
     const subject = prefixedSubject(this.rpc.subjectPrefix, `${TASK_EVENT_SUBJECT_PREFIX}.>`);
     this.subscription = this.rpc.connection.subscribe(subject, {
       callback: (error, message) => {

@@ -1,7 +1,10 @@
+import { Registry } from 'prom-client';
 import type { NatsRpcClient } from '@app/messaging';
+import { HttpMetrics } from '@app/metrics';
+import { TaskEventFeed } from '../../streams/task-event-feed';
 import { TaskEventWaiter } from './task-event-waiter';
 
-type Callback = (error: Error | null, message: { json: <T>() => T }) => void;
+type Callback = (error: Error | null, message: { json: <T>() => T; headers: { get: (name: string) => string } }) => void;
 
 /** A stand-in for the edge's NATS connection that records the subscription and lets the test publish. */
 function fakeRpc(): { rpc: NatsRpcClient; subject: () => string; publish: (payload: unknown) => void; subscribed: () => boolean } {
@@ -24,16 +27,16 @@ function fakeRpc(): { rpc: NatsRpcClient; subject: () => string; publish: (paylo
   return {
     rpc: { subjectPrefix: 'pfx', connection } as unknown as NatsRpcClient,
     subject: () => subject,
-    publish: (payload) => callback?.(null, { json: <T>() => payload as T }),
+    publish: (payload) => callback?.(null, { json: <T>() => payload as T, headers: { get: () => '1' } }),
     subscribed: () => subscribed,
   };
 }
 
 describe('TaskEventWaiter', () => {
-  it('listens to every task event under the prefix only while a wait needs them, and stops on shutdown', async () => {
+  it('listens to every task event under the prefix through the task event feed, only while a wait needs them, and stops on shutdown', async () => {
     const fake = fakeRpc();
-    const waiter = new TaskEventWaiter(fake.rpc);
-    waiter.onModuleInit();
+    const feed = new TaskEventFeed(fake.rpc, new HttpMetrics(new Registry()));
+    const waiter = new TaskEventWaiter(feed);
     expect(fake.subscribed()).toBe(false);
     await waiter.waitFor('T0', Date.now() + 10, async () => {
       expect(fake.subscribed()).toBe(true);
@@ -43,7 +46,7 @@ describe('TaskEventWaiter', () => {
     expect(fake.subscribed()).toBe(false);
     const pending = waiter.waitFor('T1', Date.now() + 50, async () => undefined);
     expect(fake.subscribed()).toBe(true);
-    waiter.onModuleDestroy();
+    feed.onModuleDestroy();
     expect(fake.subscribed()).toBe(false);
     fake.publish({ task_id: 'T1' });
     await expect(pending).resolves.toBeUndefined();
@@ -51,8 +54,7 @@ describe('TaskEventWaiter', () => {
 
   it('checks once at once, then again on each event of its task, until the check answers', async () => {
     const fake = fakeRpc();
-    const waiter = new TaskEventWaiter(fake.rpc);
-    waiter.onModuleInit();
+    const waiter = new TaskEventWaiter(new TaskEventFeed(fake.rpc, new HttpMetrics(new Registry())));
     let state = 'pending';
     let checks = 0;
     const waiting = waiter.waitFor('T1', Date.now() + 5000, async () => {
@@ -72,8 +74,7 @@ describe('TaskEventWaiter', () => {
 
   it('gives up at the deadline', async () => {
     const fake = fakeRpc();
-    const waiter = new TaskEventWaiter(fake.rpc);
-    waiter.onModuleInit();
+    const waiter = new TaskEventWaiter(new TaskEventFeed(fake.rpc, new HttpMetrics(new Registry())));
     const startedAt = Date.now();
     await expect(waiter.waitFor('T2', Date.now() + 100, async () => undefined)).resolves.toBeUndefined();
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(90);
@@ -81,8 +82,7 @@ describe('TaskEventWaiter', () => {
 
   it('re-checks when an event arrives while a check is running (no lost wake-up)', async () => {
     const fake = fakeRpc();
-    const waiter = new TaskEventWaiter(fake.rpc);
-    waiter.onModuleInit();
+    const waiter = new TaskEventWaiter(new TaskEventFeed(fake.rpc, new HttpMetrics(new Registry())));
     let checks = 0;
     const result = await waiter.waitFor('T3', Date.now() + 5000, async () => {
       checks++;
