@@ -3,12 +3,13 @@ import type { PositionedTaskEvent } from '@app/contracts';
 /** Events a stream holds for a client that reads slower than they come; past it the stream ends (resume with Last-Event-ID). */
 export const STREAM_BUFFER_LIMIT = 1000;
 
-export type QueueResult = { kind: 'event'; item: PositionedTaskEvent } | { kind: 'deadline' } | { kind: 'aborted' } | { kind: 'overflow' };
+export type QueueResult = { kind: 'event'; item: PositionedTaskEvent } | { kind: 'resync' } | { kind: 'deadline' } | { kind: 'aborted' } | { kind: 'overflow' };
 
 /** The live events of one stream, in the order the feed delivered them, waiting to be written. */
 export class EventQueue {
   private readonly items: PositionedTaskEvent[] = [];
   private overflowed = false;
+  private resyncRequested = false;
   private wake?: () => void;
 
   push(item: PositionedTaskEvent): void {
@@ -17,10 +18,20 @@ export class EventQueue {
     this.wake?.();
   }
 
-  /** The next event; or why there is none: `deadline` (epoch ms) passed, `signal` aborted, or the buffer overflowed. */
+  /** Live events may have been lost (the NATS connection was re-established): the stream reads the log again. */
+  requestResync(): void {
+    this.resyncRequested = true;
+    this.wake?.();
+  }
+
+  /** The next event, `resync` when asked to, or why there is none: `deadline` (epoch ms) passed, `signal` aborted, or the buffer overflowed. */
   async next(deadline: number, signal: AbortSignal): Promise<QueueResult> {
     for (;;) {
       if (signal.aborted) return { kind: 'aborted' };
+      if (this.resyncRequested) {
+        this.resyncRequested = false;
+        return { kind: 'resync' };
+      }
       const item = this.items.shift();
       if (item) return { kind: 'event', item };
       if (this.overflowed) return { kind: 'overflow' };

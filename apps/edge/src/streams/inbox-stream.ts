@@ -55,7 +55,12 @@ export class InboxStreams {
 
   async open(caller: AgentIdentity, lastEventId: string | undefined): Promise<EventStream> {
     const queue = new EventQueue();
-    const stopFollowing = this.feed.followAgent(caller.handle, (item) => queue.push(item));
+    const stopLive = this.feed.followAgent(caller.handle, (item) => queue.push(item));
+    const stopResync = this.feed.onReconnect(() => queue.requestResync());
+    const stopFollowing = (): void => {
+      stopLive();
+      stopResync();
+    };
     try {
       const start = await this.read(caller, lastEventId);
       const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
@@ -99,6 +104,21 @@ export class InboxStreams {
       for (;;) {
         const next = await queue.next(deadline, signal);
         if (next.kind === 'deadline' || next.kind === 'aborted') return;
+        if (next.kind === 'resync') {
+          // Events of different tasks may become visible out of position order: read again from the oldest one remembered.
+          let after = written.size > 0 ? [...written].reduce((oldest, position) => (BigInt(position) < BigInt(oldest) ? position : oldest)) : last;
+          for (let page = await this.read(caller, after); ; page = await this.read(caller, after)) {
+            for (const item of page.events) {
+              after = item.position;
+              if (written.has(item.position)) continue;
+              remember(item.position);
+              last = item.position;
+              yield { id: item.position, event: renderInboxEvent(item) };
+            }
+            if (!page.has_more || signal.aborted) break;
+          }
+          continue;
+        }
         if (next.kind === 'overflow') {
           throw new RelayError('overloaded', `The inbox fell more than its buffer behind; watch again with Last-Event-ID: ${last}`, { last_event_id: last });
         }

@@ -17,6 +17,8 @@ export class TaskEventFeed implements OnModuleDestroy {
   private readonly logger = new Logger(TaskEventFeed.name);
   private readonly byTask = new Map<string, Set<FeedListener>>();
   private readonly byAgent = new Map<string, Set<FeedListener>>();
+  private readonly resyncListeners = new Set<() => void>();
+  private watchingStatus = false;
   private subscription?: Subscription;
   private listenerCount = 0;
   private closed = false;
@@ -42,6 +44,15 @@ export class TaskEventFeed implements OnModuleDestroy {
   /** The events of every task an agent (by handle) takes part in, from now on. */
   followAgent(handle: string, listener: FeedListener): () => void {
     return this.add(this.byAgent, handle, listener);
+  }
+
+  /**
+   * Called when the NATS connection was re-established: core NATS does not replay what was
+   * published while it was down, so a stream reads its task's log again from its last position.
+   */
+  onReconnect(listener: () => void): () => void {
+    this.resyncListeners.add(listener);
+    return () => void this.resyncListeners.delete(listener);
   }
 
   /** NATS subscriptions held and listeners registered (also exported as metrics). */
@@ -74,6 +85,7 @@ export class TaskEventFeed implements OnModuleDestroy {
    */
   private start(): void {
     if (this.subscription || this.closed) return;
+    this.watchStatus();
     const subject = prefixedSubject(this.rpc.subjectPrefix, `${TASK_EVENT_SUBJECT_PREFIX}.>`);
     this.subscription = this.rpc.connection.subscribe(subject, {
       callback: (error, message) => {
@@ -84,6 +96,20 @@ export class TaskEventFeed implements OnModuleDestroy {
         this.dispatch(message);
       },
     });
+  }
+
+  private watchStatus(): void {
+    if (this.watchingStatus) return;
+    this.watchingStatus = true;
+    void (async () => {
+      try {
+        for await (const status of this.rpc.connection.status()) {
+          if (status.type === 'reconnect') for (const listener of [...this.resyncListeners]) listener();
+        }
+      } catch (error) {
+        this.logger.warn({ err: error }, 'NATS status stream ended');
+      }
+    })();
   }
 
   private stopWhenIdle(): void {

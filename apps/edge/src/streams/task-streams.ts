@@ -97,7 +97,12 @@ export class TaskStreams {
     const endpoint = request.endpointHandle !== null ? await this.directory.profile(request.endpointHandle) : null;
     const queue = new EventQueue();
     // Listening before the read: an event committed after it arrives here; one before it is in the read.
-    const stopFollowing = this.feed.followTask(request.taskId.toUpperCase(), (item) => queue.push(item));
+    const stopLive = this.feed.followTask(request.taskId.toUpperCase(), (item) => queue.push(item));
+    const stopResync = this.feed.onReconnect(() => queue.requestResync());
+    const stopFollowing = (): void => {
+      stopLive();
+      stopResync();
+    };
     try {
       const start = await this.events({
         caller_id: request.caller.id,
@@ -160,6 +165,19 @@ export class TaskStreams {
       for (;;) {
         const next = await queue.next(deadline, signal);
         if (next.kind === 'deadline' || next.kind === 'aborted') return;
+        if (next.kind === 'resync') {
+          // What was published while the connection was down is read back from the log.
+          for (let page = await this.events({ caller_id: request.caller.id, task_id: request.taskId, after_position: last }); ;) {
+            for (const item of page.events) {
+              last = item.position;
+              yield this.item(item, request);
+              if (endsWith(kind, item.event)) return;
+            }
+            if (!page.has_more || signal.aborted) break;
+            page = await this.events({ caller_id: request.caller.id, task_id: request.taskId, after_position: last });
+          }
+          continue;
+        }
         if (next.kind === 'overflow') {
           throw new RelayError('overloaded', `The stream fell more than its buffer behind the task's events; subscribe again with Last-Event-ID: ${last}`, {
             last_event_id: last,

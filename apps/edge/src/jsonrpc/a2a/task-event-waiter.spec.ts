@@ -12,6 +12,7 @@ function fakeRpc(): { rpc: NatsRpcClient; subject: () => string; publish: (paylo
   let subject = '';
   let subscribed = false;
   const connection = {
+    status: async function* () {},
     subscribe: (name: string, options: { callback: Callback }) => {
       subject = name;
       subscribed = true;
