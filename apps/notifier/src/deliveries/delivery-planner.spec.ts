@@ -1,5 +1,6 @@
 import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType } from '@app/contracts';
 import { planDeliveries, slackMessage, threadUrlFor, type AgentTarget } from './delivery-planner';
+import { planPushDeliveries } from './push-payload';
 
 function event(type: TaskEventType, author: string | null = null): TaskEvent {
   return {
@@ -59,6 +60,21 @@ describe('delivery planning', () => {
   it('does not tell the sender of its own answer to an input request (accepted again by its message)', () => {
     expect(planDeliveries(event('accepted', 'alice@acme'), targets, 'x').filter((planned) => planned.channel === 'webhook')).toEqual([]);
     expect(planDeliveries(event('accepted', 'bob@acme'), targets, 'x').map((planned) => planned.target_handle)).toEqual(['alice@acme']);
+  });
+
+  it("plans nothing for an artifact's own event (it is for live streams): no webhook, Slack post or push", () => {
+    expect(planDeliveries(event('artifact_updated', 'bob@acme'), targets, 'x')).toEqual([]);
+    const push = {
+      config_id: 'c1',
+      owner_handle: 'alice@acme',
+      version: '1.0' as const,
+      url: 'https://push',
+      token: null,
+      auth_scheme: null,
+      auth_credentials: null,
+    };
+    expect(planPushDeliveries(event('artifact_updated'), [push])).toEqual([]);
+    expect(planPushDeliveries(event('completed'), [push])).toHaveLength(1);
   });
 
   it('posts to Slack for new handoffs (recipient) and completions (sender) only', () => {

@@ -13,7 +13,7 @@ import { ensureEventStream, eventStreamName, openJetStream, RELAY_EVENTS_SUBJECT
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { traceLinkHeaders } from '@app/tracing';
 import { DeliveriesService, type EventDeliveries } from '../deliveries/deliveries.service';
-import { planDeliveries, type AgentTarget } from '../deliveries/delivery-planner';
+import { notifies, planDeliveries, type AgentTarget } from '../deliveries/delivery-planner';
 import { DeliveryWorkerService } from '../deliveries/delivery-worker.service';
 import { NotifierConfig } from '../notifier.config';
 import { AgentTargetsService } from '../targets/agent-targets.service';
@@ -193,6 +193,11 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
           if (!isTaskEvent(payload)) {
             this.logger.error({ subject, seq: message.seq }, 'dropped a malformed task event');
             message.term('malformed task event');
+            continue;
+          }
+          if (!notifies(payload)) {
+            // An artifact's own event is for live streams; nobody is notified of it.
+            message.ack();
             continue;
           }
           const deliveries = await this.plan(payload, traceLinkHeaders(message.headers));
