@@ -91,7 +91,10 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       const releaseStreamSlot = STREAMING_CANONICAL.has(canonical) ? this.reserveStreamSlot(caller) : undefined;
       try {
         const result = await this.dispatch(call);
-        if (reply.sent) return;
+        if (reply.sent) {
+          if (result instanceof JsonRpcEventStream) result.release();
+          return;
+        }
         if (result instanceof JsonRpcEventStream) {
           await this.stream(reply, id, result, dialect, releaseStreamSlot);
           return;
@@ -201,20 +204,21 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     this.streams.add(controller);
     this.metrics.streamOpened();
     const open = (): boolean => !controller.signal.aborted && !raw.destroyed && !raw.writableEnded;
-    const headers: Record<string, string | number | string[]> = {};
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
-    raw.writeHead(200, {
-      ...headers,
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    raw.flushHeaders();
-    const keepAlive = setInterval(() => {
-      if (open()) raw.write(': keep-alive\n\n');
-    }, SSE_KEEP_ALIVE_MS);
+    let keepAlive: NodeJS.Timeout | undefined;
     try {
+      const headers: Record<string, string | number | string[]> = {};
+      for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
+      raw.writeHead(200, {
+        ...headers,
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      raw.flushHeaders();
+      keepAlive = setInterval(() => {
+        if (open()) raw.write(': keep-alive\n\n');
+      }, SSE_KEEP_ALIVE_MS);
       for await (const item of stream.open(controller.signal)) {
         if (!open()) break;
         const event: JsonRpcResponse = { jsonrpc: '2.0', id, result: item.event };
@@ -229,6 +233,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
         this.logger.debug({ err: error }, 'error after the stream was closed');
       }
     } finally {
+      stream.release();
       clearInterval(keepAlive);
       raw.off('close', onClose);
       this.streams.delete(controller);

@@ -64,7 +64,7 @@ export class InboxStreams {
     try {
       const start = await this.read(caller, lastEventId);
       const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
-      return new EventStream((signal) => this.run(caller, lastEventId, start, queue, deadline, signal, stopFollowing));
+      return new EventStream((signal) => this.run(caller, lastEventId, start, queue, deadline, signal, stopFollowing), stopFollowing);
     } catch (error) {
       stopFollowing();
       throw error;

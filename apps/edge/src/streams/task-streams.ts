@@ -24,9 +24,16 @@ export interface StreamItem {
   event: Json;
 }
 
-/** What a stream is answered as: items read as the client reads; `signal` aborts when the client goes away. */
+/**
+ * What a stream is answered as: items read as the client reads; `signal` aborts when the client
+ * goes away. `release` lets go of what the stream holds (idempotent): reading it to its end does,
+ * and whoever does not read it must call it.
+ */
 export class EventStream {
-  constructor(readonly open: (signal: AbortSignal) => AsyncIterable<StreamItem>) {}
+  constructor(
+    readonly open: (signal: AbortSignal) => AsyncIterable<StreamItem>,
+    readonly release: () => void = () => undefined,
+  ) {}
 }
 
 /**
@@ -124,7 +131,7 @@ export class TaskStreams {
         });
       }
       const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
-      return new EventStream((signal) => this.run(request, start, thread, queue, deadline, signal, stopFollowing));
+      return new EventStream((signal) => this.run(request, start, thread, queue, deadline, signal, stopFollowing), stopFollowing);
     } catch (error) {
       stopFollowing();
       throw error;
