@@ -339,7 +339,7 @@ export class HandoffsService {
       ({ thread, message } = await this.appendMessage(manager, thread, party, request.message, now));
     }
     const artifacts = await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
-    await writeArtifactEvents(manager, thread, artifacts, now);
+    await writeArtifactEvents(manager, thread, artifacts, now, rule.event !== null || message !== null);
     if (rule.event) await writeTaskEvent(manager, rule.event, thread, message, now);
     else if (message) await writeTaskEvent(manager, 'message_appended', thread, message, now);
     else if (!rule.to) await this.touch(manager, thread.id, now);
@@ -436,7 +436,7 @@ export class HandoffsService {
     thread = appended.thread;
     const artifacts = await this.upsertArtifacts(manager, thread.id, request.artifacts, now);
     await this.rememberKeys(manager, request, hash, appended.message, false);
-    await writeArtifactEvents(manager, thread, artifacts, now);
+    await writeArtifactEvents(manager, thread, artifacts, now, true);
     await writeTaskEvent(manager, 'message_appended', thread, appended.message, now);
     if (resumes) await writeTaskEvent(manager, 'accepted', thread, appended.message, now);
     const unread = await this.unreadCount(manager, thread.id, request.caller.id);

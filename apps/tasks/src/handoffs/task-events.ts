@@ -78,9 +78,16 @@ export async function writeTaskEvent(
 
 /**
  * One `artifact_updated` event per artifact a change added, replaced or appended to, in the order
- * given, before the change's own event: one INSERT for all of them (and the NOTIFY), none without artifacts.
+ * given, before the change's own event: one INSERT for all of them, none without artifacts. The
+ * NOTIFY is left to the change's own event when one follows (`eventFollows`).
  */
-export async function writeArtifactEvents(manager: EntityManager, thread: ThreadRow, artifacts: TaskEventArtifact[], at: Date): Promise<void> {
+export async function writeArtifactEvents(
+  manager: EntityManager,
+  thread: ThreadRow,
+  artifacts: TaskEventArtifact[],
+  at: Date,
+  eventFollows: boolean,
+): Promise<void> {
   if (artifacts.length === 0) return;
   const traceParent = currentTraceParent();
   const rows = artifacts.map((artifact) => {
@@ -88,5 +95,5 @@ export async function writeArtifactEvents(manager: EntityManager, thread: Thread
     return { id: event.id, subject: event.subject, type: event.type, taskId: thread.id, payload: event.payload, createdAt: at, traceParent };
   });
   await manager.insert(OutboxEventEntity, rows);
-  await manager.query(`SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '')`);
+  if (!eventFollows) await manager.query(`SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '')`);
 }
