@@ -1,4 +1,4 @@
-import type { ArtifactView, MessageView, PartView, TaskView } from '@app/contracts';
+import type { ArtifactView, MessageView, PartView, ProposedAction, TaskView } from '@app/contracts';
 import type { WireVersion } from './dialect';
 import { toWireRole, toWireState } from './mapping';
 
@@ -59,7 +59,7 @@ export function renderPart(part: PartView, version: WireVersion): Json {
   }
 }
 
-/** A thread message as an A2A Message: body as the first text part, payload as metadata. */
+/** A task message as an A2A Message: body as the first text part, payload as metadata. */
 export function renderMessage(message: MessageView, task: Pick<TaskView, 'id' | 'context_id'>, version: WireVersion): Json {
   const parts: PartView[] = message.parts.length > 0 ? message.parts : [{ kind: 'text', text: message.body }];
   const rendered: Json = {
@@ -88,11 +88,22 @@ export function renderArtifact(artifact: ArtifactView, version: WireVersion): Js
   return withMetadata(rendered, artifact.metadata);
 }
 
+/** A proposed action in A2A's camelCase (A2A renderings carry no snake_case key). */
+function renderProposedAction(action: ProposedAction | null): Json | null {
+  if (action === null) return null;
+  return {
+    description: action.description,
+    targetFiles: action.target_files,
+    rationale: action.rationale,
+    ...(action.suggested_diff !== undefined && action.suggested_diff !== null ? { suggestedDiff: action.suggested_diff } : {}),
+  };
+}
+
 /** The `relay` member of a task's metadata: what a vanilla A2A client cannot see otherwise. */
 function relayMetadata(task: TaskView, historyTruncated: boolean): Json {
   return {
     intent: task.intent,
-    proposed_action: task.proposed_action,
+    proposedAction: renderProposedAction(task.proposed_action),
     sender: task.sender.handle,
     recipient: task.recipient.handle,
     ...(historyTruncated ? { historyTruncated: true } : {}),
@@ -105,7 +116,7 @@ function selectHistory(messages: MessageView[], historyLength: number | undefine
   return messages.slice(messages.length - historyLength);
 }
 
-/** A handoff thread as an A2A Task of the given wire version (not wrapped). */
+/** A task as an A2A Task of the given wire version (not wrapped). */
 export function renderTask(task: TaskView, version: WireVersion, options: RenderTaskOptions = {}): Json {
   const latest = task.messages.at(-1);
   const status: Json = { state: toWireState(task.state, version), timestamp: task.status_timestamp };
@@ -134,7 +145,7 @@ export function renderSendResult(task: TaskView, version: WireVersion, options: 
 
 export interface TaskPageInput {
   tasks: TaskView[];
-  /** Ids of the threads whose history holds only its most recent part. */
+  /** Ids of the tasks whose history holds only its most recent part. */
   cutHistories?: ReadonlySet<string>;
   nextPageToken: string | null;
   pageSize: number;
