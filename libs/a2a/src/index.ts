@@ -6,3 +6,5 @@ export * from './render';
 export * from './params';
 export * from './push-config';
 export * from './task-event-render';
+export * from './rest-params';
+export * from './rest-v03';

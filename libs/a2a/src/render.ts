@@ -1,4 +1,4 @@
-import type { ArtifactView, MessageView, PartView, TaskView, WireVersion } from '@app/contracts';
+import type { ArtifactView, MessageView, PartView, ProposedAction, TaskView, WireVersion } from '@app/contracts';
 import { toWireRole, toWireState } from './mapping';
 
 export type Json = Record<string, unknown>;
@@ -87,11 +87,22 @@ export function renderArtifact(artifact: ArtifactView, version: WireVersion): Js
   return withMetadata(rendered, artifact.metadata);
 }
 
+/** A proposed action in A2A's camelCase (A2A renderings carry no snake_case key). */
+function renderProposedAction(action: ProposedAction | null): Json | null {
+  if (action === null) return null;
+  return {
+    description: action.description,
+    targetFiles: action.target_files,
+    rationale: action.rationale,
+    ...(action.suggested_diff !== undefined && action.suggested_diff !== null ? { suggestedDiff: action.suggested_diff } : {}),
+  };
+}
+
 /** The `relay` member of a task's metadata: what a vanilla A2A client cannot see otherwise. */
 function relayMetadata(task: TaskView, historyTruncated: boolean): Json {
   return {
     intent: task.intent,
-    proposed_action: task.proposed_action,
+    proposedAction: renderProposedAction(task.proposed_action),
     sender: task.sender.handle,
     recipient: task.recipient.handle,
     ...(historyTruncated ? { historyTruncated: true } : {}),

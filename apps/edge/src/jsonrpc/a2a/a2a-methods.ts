@@ -43,10 +43,11 @@ import { NatsRpcClient } from '@app/messaging';
 import { AgentCardService } from '../../cards/cards.service';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { EdgeConfig } from '../../edge.config';
-import type { DialectMethods, JsonRpcCall, JsonRpcEventStream } from '../json-rpc.types';
+import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
+import { lastEventId, TaskStreams, type EventStream } from '../../streams/task-streams';
+import type { A2aCommand } from './a2a-command';
 import { agentCardV03 } from './extended-card';
 import { decodePageToken, encodePageToken } from './page-token';
-import { lastEventId, TaskStreams } from '../../streams/task-streams';
 import { TaskEventWaiter } from './task-event-waiter';
 
 /** A blocking send returns once its task is terminal or waits for input. */
@@ -100,8 +101,27 @@ export class A2aMethods implements DialectMethods {
     @Inject(TaskStreams) private readonly streams: TaskStreams,
   ) {}
 
-  async handle(call: JsonRpcCall): Promise<unknown> {
+  /** The JSON-RPC binding: a call of either A2A wire version, as one command. */
+  handle(call: JsonRpcCall): Promise<unknown> {
     const version: WireVersion = call.dialect.kind === 'a2a' ? call.dialect.version : '0.3';
+    const resumeFrom = lastEventId(call.headers);
+    return this.execute({
+      method: call.method,
+      canonical: call.canonical,
+      params: call.params,
+      version,
+      caller: call.caller,
+      endpointHandle: call.endpointHandle,
+      ...(resumeFrom !== undefined ? { lastEventId: resumeFrom } : {}),
+    });
+  }
+
+  /**
+   * Runs one A2A operation for any binding. Returns the rendered result of the command's wire
+   * version (an EventStream of rendered StreamResponses for the streaming ones).
+   */
+  execute(call: A2aCommand): Promise<unknown> {
+    const version = call.version;
     switch (call.canonical) {
       case 'send':
         return this.send(call, version);
@@ -140,7 +160,7 @@ export class A2aMethods implements DialectMethods {
 
   // ---- SendMessage / message/send -------------------------------------------------------------
 
-  private async send(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async send(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const startedAt = Date.now();
     const params = parseSendParams(call.params);
     const historyLength = historyToFetch(params.historyLength);
@@ -153,7 +173,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** What every send does, blocking or not, streaming or not: create, continue or sibling a task, and register its push config. */
-  private async sendTask(call: JsonRpcCall, params: SendParams, version: WireVersion): Promise<TaskView> {
+  private async sendTask(call: A2aCommand, params: SendParams, version: WireVersion): Promise<TaskView> {
     const { message } = params;
     assertMessageFitsReplies(messageInput(message), this.rpc.maxPayloadBytes);
     const historyLength = historyToFetch(params.historyLength);
@@ -235,14 +255,14 @@ export class A2aMethods implements DialectMethods {
   // ---- SendStreamingMessage / message/stream, SubscribeToTask / tasks/resubscribe ---------------
 
   /** A non-blocking send answered as a stream of the task's events until it settles (docs/events.md#stream-events). */
-  private async stream(call: JsonRpcCall, version: WireVersion): Promise<JsonRpcEventStream> {
+  private async stream(call: A2aCommand, version: WireVersion): Promise<EventStream> {
     const params = parseSendParams(call.params);
     const task = await this.sendTask(call, params, version);
     return this.streams.open({ caller: call.caller, endpointHandle: null, taskId: task.id, version, kind: 'send', historyLength: params.historyLength });
   }
 
   /** The stream of a task the caller takes part in: its current state (or the events after `Last-Event-ID`), then its events until it is over. */
-  private async resubscribe(call: JsonRpcCall, version: WireVersion): Promise<JsonRpcEventStream> {
+  private async resubscribe(call: A2aCommand, version: WireVersion): Promise<EventStream> {
     const params = parseGetParams(call.params);
     return this.streams.open({
       caller: call.caller,
@@ -250,14 +270,14 @@ export class A2aMethods implements DialectMethods {
       taskId: params.id,
       version,
       kind: 'subscribe',
-      lastEventId: lastEventId(call.headers),
+      lastEventId: call.lastEventId,
       historyLength: params.historyLength,
     });
   }
 
   // ---- GetTask / tasks/get --------------------------------------------------------------------
 
-  private async get(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async get(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseGetParams(call.params);
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const task = await this.read(call.caller, params.id, historyToFetch(params.historyLength), true);
@@ -268,7 +288,7 @@ export class A2aMethods implements DialectMethods {
 
   // ---- ListTasks ------------------------------------------------------------------------------
 
-  private async list(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async list(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseListParams(call.params);
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const token = params.pageToken !== undefined ? decodePageToken(params.pageToken) : undefined;
@@ -359,7 +379,7 @@ export class A2aMethods implements DialectMethods {
 
   // ---- CancelTask / tasks/cancel --------------------------------------------------------------
 
-  private async cancel(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async cancel(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseCancelParams(call.params);
     if (call.endpointHandle !== null) {
       const endpoint = await this.endpointAgent(call.endpointHandle);
@@ -385,14 +405,14 @@ export class A2aMethods implements DialectMethods {
   // ---- GetExtendedAgentCard / agent/getAuthenticatedExtendedCard -----------------------------
 
   /** The authenticated caller's view of the endpoint's card: the agent's on /a2a/{handle}, the relay's on /a2a. */
-  private async extendedCard(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async extendedCard(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const card = call.endpointHandle !== null ? await this.cards.agentCardV1(call.endpointHandle) : this.cards.relayCardV1();
     return version === '1.0' ? card : agentCardV03(card);
   }
 
   // ---- Push-notification configs (kept by the tasks service, delivered by the notifier) -------
 
-  private async setPushConfig(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async setPushConfig(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parsePushConfigSetParams(call.params);
     await this.checkEndpointPair(call, params.taskId);
     const config = await this.tasks(() =>
@@ -401,7 +421,7 @@ export class A2aMethods implements DialectMethods {
     return renderPushConfig(config, version);
   }
 
-  private async getPushConfig(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async getPushConfig(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parsePushConfigRefParams(call.params, false);
     await this.checkEndpointPair(call, params.taskId);
     const config = await this.tasks(() =>
@@ -414,7 +434,7 @@ export class A2aMethods implements DialectMethods {
     return renderPushConfig(config, version);
   }
 
-  private async listPushConfigs(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async listPushConfigs(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parsePushConfigListParams(call.params);
     await this.checkEndpointPair(call, params.taskId);
     const reply = await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.list, { caller: participant(call.caller), task_id: params.taskId }));
@@ -422,7 +442,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** Idempotent: deleting a config that is not there answers null too. */
-  private async deletePushConfig(call: JsonRpcCall): Promise<unknown> {
+  private async deletePushConfig(call: A2aCommand): Promise<unknown> {
     const params = parsePushConfigRefParams(call.params, true);
     await this.checkEndpointPair(call, params.taskId);
     await this.tasks(() =>
@@ -432,7 +452,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** On /a2a/{handle}, a task id must name a task between the caller and that agent. */
-  private async checkEndpointPair(call: JsonRpcCall, taskId: string): Promise<void> {
+  private async checkEndpointPair(call: A2aCommand, taskId: string): Promise<void> {
     if (call.endpointHandle === null) return;
     const endpoint = await this.endpointAgent(call.endpointHandle);
     this.assertPair(await this.read(call.caller, taskId, 0, false), call.caller, endpoint);
@@ -440,14 +460,14 @@ export class A2aMethods implements DialectMethods {
 
   // ---- Agent-side: CompleteTask and UpdateStatus (docs/dialects.md#agent-side-methods) -------
 
-  private async complete(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async complete(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseCompleteParams(call.params);
     const task = await this.readForUpdate(call, params.id);
     const steps: TaskCommand[] = task.state === 'pending' ? ['accept', 'complete'] : ['complete'];
     return renderTask(await this.runSteps(call, task, steps, params.message, params.artifacts), version);
   }
 
-  private async updateStatus(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async updateStatus(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseUpdateStatusParams(call.params);
     const task = await this.readForUpdate(call, params.id);
     const steps = this.plan(task.state, params.state);
@@ -478,7 +498,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   private async runSteps(
-    call: JsonRpcCall,
+    call: A2aCommand,
     task: TaskView,
     steps: TaskCommand[],
     message: A2aMessageInput | undefined,
@@ -504,7 +524,7 @@ export class A2aMethods implements DialectMethods {
     return current;
   }
 
-  private async readForUpdate(call: JsonRpcCall, taskId: string): Promise<TaskView> {
+  private async readForUpdate(call: A2aCommand, taskId: string): Promise<TaskView> {
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const task = await this.read(call.caller, taskId, 1, false);
     this.assertPair(task, call.caller, endpoint);

@@ -28,6 +28,9 @@ export function agentCardV03(card: AgentCardV1): Record<string, unknown> {
     description: card.description,
     url: v03.url,
     preferredTransport: 'JSONRPC',
+    additionalInterfaces: card.supportedInterfaces
+      .filter((entry) => entry.protocolVersion === '0.3')
+      .map((entry) => ({ url: entry.url, transport: entry.protocolBinding })),
     version: card.version,
     provider: card.provider,
     capabilities: { streaming: card.capabilities.streaming, pushNotifications: card.capabilities.pushNotifications },
