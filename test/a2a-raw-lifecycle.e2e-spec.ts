@@ -182,7 +182,7 @@ describe('A2A JSON-RPC, raw', () => {
         artifacts: [{ type: 'link', url: 'https://example.com/pr/1', title: 'PR' }],
       });
       const task = await getTask(alice, created.task_id as string);
-      expect(task.metadata.relay).toMatchObject({ intent: 'ask_question', proposed_action: null, sender: alice.agent.handle, recipient: bob.agent.handle });
+      expect(task.metadata.relay).toMatchObject({ intent: 'ask_question', proposedAction: null, sender: alice.agent.handle, recipient: bob.agent.handle });
       expect(task.artifacts[0].parts[0].data).toMatchObject({ type: 'link', url: 'https://example.com/pr/1' });
     });
   });

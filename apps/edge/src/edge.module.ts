@@ -9,6 +9,7 @@ import { HealthModule } from './health/health.module';
 import { JsonRpcModule } from './jsonrpc/json-rpc.module';
 import { MessagingModule } from './messaging/messaging.module';
 import { RequestMetrics } from './metrics/request-metrics';
+import { RestModule } from './rest/rest.module';
 
 @Global()
 @Module({})
@@ -29,6 +30,7 @@ export class EdgeModule {
         DeliveriesAdminModule,
         CardsModule,
         JsonRpcModule,
+        RestModule,
       ],
       providers: [{ provide: EdgeConfig, useValue: config }, RequestMetrics],
       exports: [EdgeConfig, RequestMetrics],

@@ -5,3 +5,4 @@ export * from './parse';
 export * from './render';
 export * from './params';
 export * from './push-config';
+export * from './rest-params';

@@ -93,7 +93,25 @@ describe('renderTask v0.3', () => {
 
   it('puts the latest message in status.message and relay facts in metadata.relay', () => {
     expect((task.status as Record<string, unknown>).message).toMatchObject({ messageId: 'm-3', role: 'user' });
-    expect(task.metadata).toEqual({ relay: { intent: 'ask_question', proposed_action: null, sender: 'bob@acme', recipient: 'frank@acme' } });
+    expect(task.metadata).toEqual({ relay: { intent: 'ask_question', proposedAction: null, sender: 'bob@acme', recipient: 'frank@acme' } });
+  });
+
+  it('renders a proposed action in camelCase, with no snake_case key anywhere', () => {
+    const proposed = renderTask(
+      thread({
+        intent: 'propose_action',
+        proposed_action: { description: 'Read next_cursor', target_files: ['web/Users.tsx'], rationale: 'Paginated now', suggested_diff: '--- a' },
+      }),
+      '1.0',
+    );
+    expect((proposed.metadata as Record<string, Record<string, unknown>>).relay.proposedAction).toEqual({
+      description: 'Read next_cursor',
+      targetFiles: ['web/Users.tsx'],
+      rationale: 'Paginated now',
+      suggestedDiff: '--- a',
+    });
+    const keys = JSON.stringify(proposed).match(/"[A-Za-z0-9]+_[A-Za-z0-9_]*":/g);
+    expect(keys).toBeNull();
   });
 
   it('renders typed artifacts as data parts and standard ones as given', () => {

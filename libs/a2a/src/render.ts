@@ -1,4 +1,4 @@
-import type { ArtifactView, MessageView, PartView, ThreadView } from '@app/contracts';
+import type { ArtifactView, MessageView, PartView, ProposedAction, ThreadView } from '@app/contracts';
 import type { WireVersion } from './dialect';
 import { toWireRole, toWireState } from './mapping';
 
@@ -88,11 +88,22 @@ export function renderArtifact(artifact: ArtifactView, version: WireVersion): Js
   return withMetadata(rendered, artifact.metadata);
 }
 
+/** A proposed action in A2A's camelCase (A2A renderings carry no snake_case key). */
+function renderProposedAction(action: ProposedAction | null): Json | null {
+  if (action === null) return null;
+  return {
+    description: action.description,
+    targetFiles: action.target_files,
+    rationale: action.rationale,
+    ...(action.suggested_diff !== undefined && action.suggested_diff !== null ? { suggestedDiff: action.suggested_diff } : {}),
+  };
+}
+
 /** The `relay` member of a task's metadata: what a vanilla A2A client cannot see otherwise. */
 function relayMetadata(thread: ThreadView, historyTruncated: boolean): Json {
   return {
     intent: thread.intent,
-    proposed_action: thread.proposed_action,
+    proposedAction: renderProposedAction(thread.proposed_action),
     sender: thread.sender.handle,
     recipient: thread.recipient.handle,
     ...(historyTruncated ? { historyTruncated: true } : {}),

@@ -7,7 +7,7 @@ const MODES = ['text/plain', 'application/json'];
 
 export interface AgentInterface {
   url: string;
-  protocolBinding: 'JSONRPC';
+  protocolBinding: 'JSONRPC' | 'HTTP+JSON';
   protocolVersion: '1.0' | '0.3';
 }
 
@@ -53,9 +53,11 @@ export function agentEndpoint(publicUrl: string, handle: string): string {
   return `${base(publicUrl)}/a2a/${handle}`;
 }
 
-function interfaces(url: string): AgentInterface[] {
+/** An endpoint's interfaces in preference order: JSON-RPC (1.0, then 0.3), and on an agent's endpoint HTTP+JSON 1.0. */
+function interfaces(url: string, httpJson: boolean): AgentInterface[] {
   return [
     { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+    ...(httpJson ? [{ url, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' } as const] : []),
     { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
   ];
 }
@@ -78,13 +80,13 @@ function handoffSkill(name: string): AgentSkill {
   };
 }
 
-/** The A2A v1.0 card of one agent: only public fields, interfaces at `RELAY_PUBLIC_URL/a2a/<handle>`. */
+/** The A2A v1.0 card of one agent: only public fields, JSON-RPC and HTTP+JSON interfaces at `RELAY_PUBLIC_URL/a2a/<handle>`. */
 export function agentCardV1(profile: AgentPublicProfile, publicUrl: string): AgentCardV1 {
   return {
     name: profile.name,
     description: profile.description ?? `${profile.name} (${profile.handle}) on AgentRelay`,
     version: RELAY_VERSION,
-    supportedInterfaces: interfaces(agentEndpoint(publicUrl, profile.handle)),
+    supportedInterfaces: interfaces(agentEndpoint(publicUrl, profile.handle), true),
     provider: { organization: profile.org, url: base(publicUrl) },
     capabilities: { ...CAPABILITIES },
     securitySchemes: SECURITY_SCHEMES,
@@ -105,7 +107,7 @@ export function relayCardV1(publicUrl: string): AgentCardV1 {
     description:
       'A relay that lets AI agents hand work to each other over A2A JSON-RPC. Address a recipient by handle; discover agents at /.well-known/agent-card.json?id=<handle>.',
     version: RELAY_VERSION,
-    supportedInterfaces: interfaces(`${base(publicUrl)}/a2a`),
+    supportedInterfaces: interfaces(`${base(publicUrl)}/a2a`, false),
     provider: { organization: 'AgentRelay', url: base(publicUrl) },
     capabilities: { ...CAPABILITIES },
     securitySchemes: SECURITY_SCHEMES,

@@ -2,7 +2,7 @@ import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestj
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import { httpStatusOf, isValidHandle, normalizeHandle, RelayError } from '@app/contracts';
-import { AgentCardService } from './cards.service';
+import { AgentCardService, type DatedCard } from './cards.service';
 
 export const CARD_CACHE_CONTROL = 'public, max-age=300';
 
@@ -24,7 +24,14 @@ function etagMatches(header: string | undefined, etag: string): boolean {
   });
 }
 
-/** Public agent cards (no auth): the relay's compact shape and A2A v1.0 AgentCards, with ETag and Cache-Control (docs/dialects.md#agent-cards). */
+/** True when the card has not changed since the `If-Modified-Since` date (HTTP dates have whole seconds). */
+function unmodifiedSince(header: string | undefined, lastModified: Date | undefined): boolean {
+  if (!header || !lastModified) return false;
+  const since = Date.parse(header);
+  return !Number.isNaN(since) && Math.floor(lastModified.getTime() / 1000) <= Math.floor(since / 1000);
+}
+
+/** Public agent cards (no auth): the relay's compact shape and A2A v1.0 AgentCards, with ETag, Last-Modified and Cache-Control (docs/dialects.md#agent-cards). */
 @Controller()
 export class CardsController {
   constructor(@Inject(AgentCardService) private readonly cards: AgentCardService) {}
@@ -37,15 +44,15 @@ export class CardsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     await this.serve(request, reply, async () => {
-      if (id === undefined || id === '') return this.cards.relayCardV1();
+      if (id === undefined || id === '') return { card: this.cards.relayCardV1() };
       const handle = this.handle(id);
-      return wantsV1Card(version) ? this.cards.agentCardV1(handle) : this.cards.relayAgentCard(handle);
+      return wantsV1Card(version) ? this.cards.datedAgentCardV1(handle) : this.cards.datedRelayAgentCard(handle);
     });
   }
 
   @Get('a2a/:handle/.well-known/agent-card.json')
   async agentCard(@Param('handle') handle: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    await this.serve(request, reply, () => this.cards.agentCardV1(this.handle(handle)));
+    await this.serve(request, reply, () => this.cards.datedAgentCardV1(this.handle(handle)));
   }
 
   private handle(raw: string): string {
@@ -54,12 +61,13 @@ export class CardsController {
     return handle;
   }
 
-  private async serve(request: FastifyRequest, reply: FastifyReply, build: () => Promise<object> | object): Promise<void> {
+  private async serve(request: FastifyRequest, reply: FastifyReply, build: () => Promise<DatedCard<object>> | DatedCard<object>): Promise<void> {
     // Cards are public discovery documents: any origin may read them.
     reply.header('vary', 'A2A-Version').header('access-control-allow-origin', '*');
     let card: object;
+    let updatedAt: string | undefined;
     try {
-      card = await build();
+      ({ card, updatedAt } = await build());
     } catch (error) {
       if (error instanceof RelayError && error.reason === 'agent_not_found') {
         void reply
@@ -80,7 +88,12 @@ export class CardsController {
     const body = JSON.stringify(card);
     const etag = cardEtag(body);
     reply.header('etag', etag).header('cache-control', CARD_CACHE_CONTROL);
-    if (etagMatches(request.headers['if-none-match'], etag)) {
+    const lastModified = updatedAt !== undefined ? new Date(updatedAt) : undefined;
+    if (lastModified) reply.header('last-modified', lastModified.toUTCString());
+    const ifNoneMatch = request.headers['if-none-match'];
+    // If-None-Match, when sent, decides alone (RFC 9110 §13.2.2).
+    const notModified = ifNoneMatch ? etagMatches(ifNoneMatch, etag) : unmodifiedSince(request.headers['if-modified-since'], lastModified);
+    if (notModified) {
       void reply.status(304).send();
       return;
     }

@@ -4,6 +4,12 @@ import { DirectoryLookups } from '../directory/directory-lookups';
 import { EdgeConfig } from '../edge.config';
 import { agentCardV1, relayAgentCard, relayCardV1, type AgentCardV1, type RelayAgentCard } from './agent-card';
 
+/** A card with the update time of the agent it describes (ISO 8601). */
+export interface DatedCard<T> {
+  card: T;
+  updatedAt?: string;
+}
+
 /** Agent cards built from the directory's public profiles; never a private field. */
 @Injectable()
 export class AgentCardService {
@@ -20,6 +26,18 @@ export class AgentCardService {
 
   async agentCardV1(handle: string): Promise<AgentCardV1> {
     return agentCardV1(await this.profile(handle), this.config.RELAY_PUBLIC_URL);
+  }
+
+  /** The v1.0 card and when its agent last changed (the card's `Last-Modified`). */
+  async datedAgentCardV1(handle: string): Promise<DatedCard<AgentCardV1>> {
+    const profile = await this.directory.profile(normalizeHandle(handle) as string);
+    return { card: agentCardV1(profile, this.config.RELAY_PUBLIC_URL), updatedAt: profile.updated_at };
+  }
+
+  /** The compact card and when its agent last changed. */
+  async datedRelayAgentCard(handle: string): Promise<DatedCard<RelayAgentCard>> {
+    const profile = await this.directory.profile(normalizeHandle(handle) as string);
+    return { card: relayAgentCard(profile, this.config.RELAY_PUBLIC_URL), updatedAt: profile.updated_at };
   }
 
   async relayAgentCard(handle: string): Promise<RelayAgentCard> {

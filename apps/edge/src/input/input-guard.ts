@@ -1,7 +1,8 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RelayError } from '@app/contracts';
-import { isJsonRpcPath, sendJsonRpcError } from '../jsonrpc/json-rpc.http';
+import { isJsonRpcPath, isRestPath, sendJsonRpcError } from '../jsonrpc/json-rpc.http';
+import { sendRestError } from '../rest/rest-errors';
 
 /** The deepest nesting of objects and arrays a request body may have. */
 export const MAX_JSON_DEPTH = 64;
@@ -86,6 +87,10 @@ function requestIdOf(body: unknown): string | number | null {
 
 function reject(request: FastifyRequest, reply: FastifyReply, problem: InputProblem): FastifyReply {
   const message = `${problem.path} ${problem.problem}`;
+  if (isRestPath(request.url)) {
+    sendRestError(reply, new RelayError('invalid_params', message, { field: problem.path }));
+    return reply;
+  }
   if (isJsonRpcCall(request)) {
     sendJsonRpcError(reply, request.headers, new RelayError('invalid_params', message, { field: problem.path }), requestIdOf(request.body));
     return reply;
@@ -98,7 +103,8 @@ function reject(request: FastifyRequest, reply: FastifyReply, problem: InputProb
 
 /**
  * One check of every request's input before any route sees it: route params, query and the parsed
- * body. A JSON-RPC call is answered -32602 naming the field, any other route 400.
+ * body. A JSON-RPC call is answered -32602 naming the field, an HTTP+JSON call 400 with a
+ * `google.rpc.Status` body, any other route 400.
  */
 export function configureInputGuard(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();

@@ -26,7 +26,7 @@ export function asRelayError(error: unknown): RelayError {
   return new RelayError('internal_error', `Internal error (id ${errorId})`, { error_id: errorId });
 }
 
-function stringMetadata(data: Record<string, unknown>): Record<string, string> {
+export function stringMetadata(data: Record<string, unknown>): Record<string, string> {
   const metadata: Record<string, string> = {};
   for (const [key, value] of Object.entries(data)) {
     if (value === undefined || value === null) continue;
@@ -43,7 +43,7 @@ export const A2A_TASK_NOT_FOUND_MESSAGE = 'Task not found';
  * one error, rendered identically, so that task ids cannot be probed. The AgentRelay dialect keeps
  * its two codes.
  */
-function withoutExistenceHint(error: RelayError): RelayError {
+export function withoutExistenceHint(error: RelayError): RelayError {
   if (error.reason !== 'not_a_participant' && error.reason !== 'thread_not_found') return error;
   return new RelayError('thread_not_found', A2A_TASK_NOT_FOUND_MESSAGE);
 }

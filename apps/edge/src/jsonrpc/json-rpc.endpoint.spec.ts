@@ -9,7 +9,9 @@ import type { AgentAuthenticator } from '../auth/agent-authenticator';
 import { RequestMetrics } from '../metrics/request-metrics';
 import { EdgeConfig } from '../edge.config';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
-import { JsonRpcEndpoint, SSE_KEEP_ALIVE_MS } from './json-rpc.endpoint';
+import { CallerGate } from '../endpoint/caller-gate';
+import { SseWriter, SSE_KEEP_ALIVE_MS } from '../endpoint/sse-writer';
+import { JsonRpcEndpoint } from './json-rpc.endpoint';
 import { JsonRpcEventStream, type DialectMethods } from './json-rpc.types';
 
 /** The raw response of a hijacked reply: records what is written. */
@@ -57,7 +59,8 @@ function endpoint(stream: JsonRpcEventStream, config = loadConfig(EdgeConfig, {}
   const authenticator = { authenticate: async () => ({ id: 'a1', handle: 'alice@acme', name: 'Alice', role: null }) } as unknown as AgentAuthenticator;
   const rateLimiter = { consume: async () => ({ allowed: true, limit: 60, retryAfterSeconds: 0 }) } as unknown as RateLimiter;
   const a2a: DialectMethods = { handle: async () => stream };
-  return new JsonRpcEndpoint(config, authenticator, rateLimiter, new RequestMetrics(new HttpMetrics(new Registry())), a2a, a2a);
+  const metrics = new RequestMetrics(new HttpMetrics(new Registry()));
+  return new JsonRpcEndpoint(new CallerGate(authenticator, rateLimiter), new SseWriter(config, metrics), metrics, a2a, a2a);
 }
 
 const request = {

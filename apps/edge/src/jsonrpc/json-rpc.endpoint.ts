@@ -1,12 +1,11 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalMethod, chooseDialect, negotiateVersion, type Dialect } from '@app/a2a';
-import { RelayError, retryAfterSeconds, type AgentIdentity } from '@app/contracts';
+import { RelayError, retryAfterSeconds } from '@app/contracts';
 import { annotateRpcError, annotateRpcMethod } from '@app/tracing';
-import { AgentAuthenticator } from '../auth/agent-authenticator';
-import { EdgeConfig } from '../edge.config';
+import { CallerGate } from '../endpoint/caller-gate';
+import { SseWriter, type SseFraming } from '../endpoint/sse-writer';
 import { RequestMetrics } from '../metrics/request-metrics';
-import { RateLimiter } from '../rate-limit/rate-limiter';
 import { asRelayError, renderRelayError } from './json-rpc-errors';
 import { preliminaryDialect, UnparseableJson } from './json-rpc.http';
 import {
@@ -18,9 +17,6 @@ import {
   type JsonRpcId,
   type JsonRpcResponse,
 } from './json-rpc.types';
-
-/** An SSE comment line sent on an idle stream, so that proxies and clients keep it open. */
-export const SSE_KEEP_ALIVE_MS = 15000;
 
 /** The methods the AgentRelay dialect (docs/dialects.md#agentrelay) answers itself; the rest go to the A2A handlers. */
 const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel']);
@@ -48,25 +44,16 @@ function readableId(body: Record<string, unknown>): JsonRpcId {
  * version and method, dialect, dispatch, and one rendering of every error.
  */
 @Injectable()
-export class JsonRpcEndpoint implements OnModuleDestroy {
+export class JsonRpcEndpoint {
   private readonly logger = new Logger(JsonRpcEndpoint.name);
-  /** The open SSE streams; shutting down ends them (a stream would otherwise hold the server open). */
-  private readonly streams = new Set<AbortController>();
-  /** Open (or opening) streams per agent id. */
-  private readonly streamsPerAgent = new Map<string, number>();
 
   constructor(
-    @Inject(EdgeConfig) private readonly config: EdgeConfig,
-    @Inject(AgentAuthenticator) private readonly authenticator: AgentAuthenticator,
-    @Inject(RateLimiter) private readonly rateLimiter: RateLimiter,
+    @Inject(CallerGate) private readonly gate: CallerGate,
+    @Inject(SseWriter) private readonly sse: SseWriter,
     @Inject(RequestMetrics) private readonly metrics: RequestMetrics,
     @Inject(AGENTRELAY_METHODS) private readonly agentRelayMethods: DialectMethods,
     @Optional() @Inject(A2A_METHODS) private readonly a2aMethods?: DialectMethods,
   ) {}
-
-  onModuleDestroy(): void {
-    for (const controller of this.streams) controller.abort();
-  }
 
   async answer(request: FastifyRequest, reply: FastifyReply, endpointHandle: string | null): Promise<void> {
     const headers = request.headers;
@@ -75,8 +62,7 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     try {
       const envelope = this.readEnvelope(request.body);
       id = envelope.id;
-      const caller = await this.authenticate(headers, request.ip);
-      await this.enforceRateLimit(caller, reply);
+      const caller = await this.gate.admit(request, reply);
       const version = negotiateVersion(headers['a2a-version']);
       dialect = version === '1.0' ? { kind: 'a2a', version } : dialect;
       const canonical = canonicalMethod(envelope.method);
@@ -86,12 +72,12 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
       annotateRpcMethod(canonical, dialect.kind);
       const call: JsonRpcCall = { id, method: envelope.method, canonical, params: envelope.params, dialect, caller, endpointHandle, headers };
       // Reserved before the method runs: a send refused for want of a slot has not been sent.
-      const releaseStreamSlot = STREAMING_CANONICAL.has(canonical) ? this.reserveStreamSlot(caller) : undefined;
+      const releaseStreamSlot = STREAMING_CANONICAL.has(canonical) ? this.sse.reserveSlot(caller) : undefined;
       try {
         const result = await this.dispatch(call);
         if (reply.sent) return;
         if (result instanceof JsonRpcEventStream) {
-          await this.stream(reply, id, result, dialect, releaseStreamSlot);
+          await this.sse.write(reply, result, this.framing(id, dialect), releaseStreamSlot);
           return;
         }
         this.send(reply, { jsonrpc: '2.0', id, result }, 200);
@@ -131,104 +117,18 @@ export class JsonRpcEndpoint implements OnModuleDestroy {
     return { id, method: body.method as string, params: (body.params as Record<string, unknown> | undefined) ?? {} };
   }
 
-  private async authenticate(headers: FastifyRequest['headers'], address: string): Promise<AgentIdentity> {
-    return this.authenticator.authenticate(headers, address);
-  }
-
-  private async enforceRateLimit(caller: AgentIdentity, reply: FastifyReply): Promise<void> {
-    const decision = await this.rateLimiter.consume(caller.id);
-    reply.header('x-ratelimit-limit', String(decision.limit));
-    if (!decision.allowed) {
-      reply.header('retry-after', String(decision.retryAfterSeconds));
-      throw new RelayError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfterSeconds} s`, {
-        limit: decision.limit,
-        retry_after_seconds: decision.retryAfterSeconds,
-      });
-    }
-  }
-
-  /** Takes one of the caller's stream slots, or throws `rate_limited` (429); the returned release is idempotent. */
-  private reserveStreamSlot(caller: AgentIdentity): () => void {
-    const limit = this.config.RELAY_STREAMS_PER_AGENT;
-    const open = this.streamsPerAgent.get(caller.id) ?? 0;
-    if (open >= limit) {
-      throw new RelayError(
-        'rate_limited',
-        `At most ${limit} streams per agent may be open at once (RELAY_STREAMS_PER_AGENT); close one before opening another`,
-        {
-          limit,
-          limit_name: 'RELAY_STREAMS_PER_AGENT',
-        },
-      );
-    }
-    this.streamsPerAgent.set(caller.id, open + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const remaining = (this.streamsPerAgent.get(caller.id) ?? 1) - 1;
-      if (remaining > 0) this.streamsPerAgent.set(caller.id, remaining);
-      else this.streamsPerAgent.delete(caller.id);
-    };
-  }
-
   private dispatch(call: JsonRpcCall): Promise<unknown> {
     if (call.dialect.kind === 'agentrelay' && AGENTRELAY_CANONICAL.has(call.canonical)) return this.agentRelayMethods.handle(call);
     if (!this.a2aMethods) throw new RelayError('method_not_found', `Method '${call.method}' not found`, { method: call.method });
     return this.a2aMethods.handle(call);
   }
 
-  /**
-   * Writes a stream result as Server-Sent Events: one `data:` event per item, each a whole JSON-RPC
-   * response repeating the request id; an error once the stream has started as an `event: error`;
-   * a `: keep-alive` comment when idle. Closing the connection stops the stream's work.
-   */
-  private async stream(reply: FastifyReply, id: JsonRpcId, stream: JsonRpcEventStream, dialect: Dialect, onClosed?: () => void): Promise<void> {
-    reply.hijack();
-    const raw = reply.raw;
-    const controller = new AbortController();
-    const onClose = (): void => {
-      controller.abort();
-      onClosed?.();
+  /** Each stream item is the `result` of a whole JSON-RPC response repeating the request id. */
+  private framing(id: JsonRpcId, dialect: Dialect): SseFraming {
+    return {
+      event: (result): JsonRpcResponse => ({ jsonrpc: '2.0', id, result }),
+      error: (error): JsonRpcResponse => ({ jsonrpc: '2.0', id, error: renderRelayError(error, dialect).error }),
     };
-    raw.on('close', onClose);
-    this.streams.add(controller);
-    this.metrics.streamOpened();
-    const open = (): boolean => !controller.signal.aborted && !raw.destroyed && !raw.writableEnded;
-    const headers: Record<string, string | number | string[]> = {};
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
-    raw.writeHead(200, {
-      ...headers,
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    raw.flushHeaders();
-    const keepAlive = setInterval(() => {
-      if (open()) raw.write(': keep-alive\n\n');
-    }, SSE_KEEP_ALIVE_MS);
-    try {
-      for await (const result of stream.open(controller.signal)) {
-        if (!open()) break;
-        const event: JsonRpcResponse = { jsonrpc: '2.0', id, result };
-        raw.write(`data: ${JSON.stringify(event)}\n\n`);
-      }
-    } catch (error) {
-      if (open()) {
-        const rendered = renderRelayError(asRelayError(error), dialect);
-        const event: JsonRpcResponse = { jsonrpc: '2.0', id, error: rendered.error };
-        raw.write(`event: error\ndata: ${JSON.stringify(event)}\n\n`);
-      } else {
-        this.logger.debug({ err: error }, 'error after the stream was closed');
-      }
-    } finally {
-      clearInterval(keepAlive);
-      raw.off('close', onClose);
-      this.streams.delete(controller);
-      this.metrics.streamClosed();
-      if (!raw.writableEnded) raw.end();
-    }
   }
 
   private send(reply: FastifyReply, body: JsonRpcResponse, status: number): void {

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module';
-import { RateLimitModule } from '../rate-limit/rate-limit.module';
+import { EndpointModule } from '../endpoint/endpoint.module';
 import { A2aModule } from './a2a/a2a.module';
 import { AgentRelayModule } from './agentrelay/agentrelay.module';
 import { JsonRpcController } from './json-rpc.controller';
@@ -8,7 +7,7 @@ import { JsonRpcEndpoint } from './json-rpc.endpoint';
 
 /** The JSON-RPC endpoints and their two families of dialects: AgentRelay and standard A2A (see docs/dialects.md). */
 @Module({
-  imports: [AuthModule, RateLimitModule, AgentRelayModule, A2aModule],
+  imports: [EndpointModule, AgentRelayModule, A2aModule],
   controllers: [JsonRpcController],
   providers: [JsonRpcEndpoint],
 })

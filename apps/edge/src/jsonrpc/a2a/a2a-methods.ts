@@ -47,6 +47,7 @@ import { AgentCardService } from '../../cards/cards.service';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { EdgeConfig } from '../../edge.config';
 import { JsonRpcEventStream, type DialectMethods, type JsonRpcCall } from '../json-rpc.types';
+import { lastEventIdOf, type A2aCommand } from './a2a-command';
 import { agentCardV03 } from './extended-card';
 import { decodePageToken, encodePageToken } from './page-token';
 import { TaskEventWaiter, type TaskWatch } from './task-event-waiter';
@@ -104,8 +105,27 @@ export class A2aMethods implements DialectMethods {
     @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
   ) {}
 
-  async handle(call: JsonRpcCall): Promise<unknown> {
+  /** The JSON-RPC binding: a call of either A2A wire version, as one command. */
+  handle(call: JsonRpcCall): Promise<unknown> {
     const version: WireVersion = call.dialect.kind === 'a2a' ? call.dialect.version : '0.3';
+    const lastEventId = lastEventIdOf(call.headers);
+    return this.execute({
+      method: call.method,
+      canonical: call.canonical,
+      params: call.params,
+      version,
+      caller: call.caller,
+      endpointHandle: call.endpointHandle,
+      ...(lastEventId !== undefined ? { lastEventId } : {}),
+    });
+  }
+
+  /**
+   * Runs one A2A operation for any binding. Returns the rendered result of the command's wire
+   * version (a JsonRpcEventStream of rendered StreamResponses for the streaming ones).
+   */
+  execute(call: A2aCommand): Promise<unknown> {
+    const version = call.version;
     switch (call.canonical) {
       case 'send':
         return this.send(call, version);
@@ -144,7 +164,7 @@ export class A2aMethods implements DialectMethods {
 
   // ---- SendMessage / message/send -------------------------------------------------------------
 
-  private async send(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async send(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const startedAt = Date.now();
     const params = parseSendParams(call.params);
     const historyLength = historyToFetch(params.historyLength);
@@ -157,7 +177,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** What every send does, blocking or not, streaming or not: create, continue or sibling a task, and register its push config. */
-  private async sendThread(call: JsonRpcCall, params: SendParams, version: WireVersion): Promise<ThreadView> {
+  private async sendThread(call: A2aCommand, params: SendParams, version: WireVersion): Promise<ThreadView> {
     const { message } = params;
     assertMessageFitsReplies(messageInput(message), this.rpc.maxPayloadBytes);
     const historyLength = historyToFetch(params.historyLength);
@@ -235,7 +255,7 @@ export class A2aMethods implements DialectMethods {
   // ---- SendStreamingMessage / message/stream, SubscribeToTask / tasks/resubscribe ---------------
 
   /** A non-blocking send answered as a stream: the Task, then its changes until it settles. */
-  private async stream(call: JsonRpcCall, version: WireVersion): Promise<JsonRpcEventStream> {
+  private async stream(call: A2aCommand, version: WireVersion): Promise<JsonRpcEventStream> {
     const params = parseSendParams(call.params);
     // Listen before sending, so that no change of the task between the send and the first wait is missed.
     const watch = this.waiter.watch(params.message.taskId);
@@ -250,7 +270,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** The stream of a task the caller takes part in and that is not over yet, from its current state. */
-  private async resubscribe(call: JsonRpcCall, version: WireVersion): Promise<JsonRpcEventStream> {
+  private async resubscribe(call: A2aCommand, version: WireVersion): Promise<JsonRpcEventStream> {
     const params = parseGetParams(call.params);
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const watch = this.waiter.watch(params.id);
@@ -323,7 +343,7 @@ export class A2aMethods implements DialectMethods {
 
   // ---- GetTask / tasks/get --------------------------------------------------------------------
 
-  private async get(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async get(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseGetParams(call.params);
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const thread = await this.read(call.caller, params.id, historyToFetch(params.historyLength), true);
@@ -334,7 +354,7 @@ export class A2aMethods implements DialectMethods {
 
   // ---- ListTasks ------------------------------------------------------------------------------
 
-  private async list(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async list(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseListParams(call.params);
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const token = params.pageToken !== undefined ? decodePageToken(params.pageToken) : undefined;
@@ -427,7 +447,7 @@ export class A2aMethods implements DialectMethods {
 
   // ---- CancelTask / tasks/cancel --------------------------------------------------------------
 
-  private async cancel(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async cancel(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseCancelParams(call.params);
     if (call.endpointHandle !== null) {
       const endpoint = await this.endpointAgent(call.endpointHandle);
@@ -453,14 +473,14 @@ export class A2aMethods implements DialectMethods {
   // ---- GetExtendedAgentCard / agent/getAuthenticatedExtendedCard -----------------------------
 
   /** The authenticated caller's view of the endpoint's card: the agent's on /a2a/{handle}, the relay's on /a2a. */
-  private async extendedCard(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async extendedCard(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const card = call.endpointHandle !== null ? await this.cards.agentCardV1(call.endpointHandle) : this.cards.relayCardV1();
     return version === '1.0' ? card : agentCardV03(card);
   }
 
   // ---- Push-notification configs (kept by the tasks service, delivered by the notifier) -------
 
-  private async setPushConfig(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async setPushConfig(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parsePushConfigSetParams(call.params);
     await this.checkEndpointPair(call, params.taskId);
     const config = await this.tasks(() =>
@@ -469,7 +489,7 @@ export class A2aMethods implements DialectMethods {
     return renderPushConfig(config, version);
   }
 
-  private async getPushConfig(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async getPushConfig(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parsePushConfigRefParams(call.params, false);
     await this.checkEndpointPair(call, params.taskId);
     const config = await this.tasks(() =>
@@ -482,7 +502,7 @@ export class A2aMethods implements DialectMethods {
     return renderPushConfig(config, version);
   }
 
-  private async listPushConfigs(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async listPushConfigs(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parsePushConfigListParams(call.params);
     await this.checkEndpointPair(call, params.taskId);
     const reply = await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.list, { caller: participant(call.caller), task_id: params.taskId }));
@@ -490,7 +510,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** Idempotent: deleting a config that is not there answers null too. */
-  private async deletePushConfig(call: JsonRpcCall): Promise<unknown> {
+  private async deletePushConfig(call: A2aCommand): Promise<unknown> {
     const params = parsePushConfigRefParams(call.params, true);
     await this.checkEndpointPair(call, params.taskId);
     await this.tasks(() =>
@@ -500,7 +520,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** On /a2a/{handle}, a task id must name a task between the caller and that agent. */
-  private async checkEndpointPair(call: JsonRpcCall, taskId: string): Promise<void> {
+  private async checkEndpointPair(call: A2aCommand, taskId: string): Promise<void> {
     if (call.endpointHandle === null) return;
     const endpoint = await this.endpointAgent(call.endpointHandle);
     this.assertPair(await this.read(call.caller, taskId, 0, false), call.caller, endpoint);
@@ -508,14 +528,14 @@ export class A2aMethods implements DialectMethods {
 
   // ---- Agent-side: CompleteTask and UpdateStatus (docs/dialects.md#agent-side-methods) -------
 
-  private async complete(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async complete(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseCompleteParams(call.params);
     const thread = await this.readForUpdate(call, params.id);
     const steps: TaskCommand[] = thread.state === 'pending' ? ['accept', 'complete'] : ['complete'];
     return renderTask(await this.runSteps(call, thread, steps, params.message, params.artifacts), version);
   }
 
-  private async updateStatus(call: JsonRpcCall, version: WireVersion): Promise<unknown> {
+  private async updateStatus(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseUpdateStatusParams(call.params);
     const thread = await this.readForUpdate(call, params.id);
     const steps = this.plan(thread.state, params.state);
@@ -546,7 +566,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   private async runSteps(
-    call: JsonRpcCall,
+    call: A2aCommand,
     thread: ThreadView,
     steps: TaskCommand[],
     message: A2aMessageInput | undefined,
@@ -570,7 +590,7 @@ export class A2aMethods implements DialectMethods {
     return current;
   }
 
-  private async readForUpdate(call: JsonRpcCall, taskId: string): Promise<ThreadView> {
+  private async readForUpdate(call: A2aCommand, taskId: string): Promise<ThreadView> {
     const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
     const thread = await this.read(call.caller, taskId, 1, false);
     this.assertPair(thread, call.caller, endpoint);

@@ -8,6 +8,6 @@ import { TaskEventWaiter } from './task-event-waiter';
 @Module({
   imports: [CardsModule],
   providers: [TaskEventWaiter, A2aMethods, { provide: A2A_METHODS, useExisting: A2aMethods }],
-  exports: [A2A_METHODS],
+  exports: [A2A_METHODS, A2aMethods],
 })
 export class A2aModule {}
