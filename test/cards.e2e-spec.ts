@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { AgentCardResolver, ClientFactory } from '@a2a-js/sdk/client';
+import { eventually } from './support/eventually';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 
@@ -72,6 +73,31 @@ describe('agent cards (public, no auth)', () => {
     expect(changed.body.description).toBe('Frontend agent for Acme apps and the design system');
   });
 
+  it('carries Last-Modified from the agent update time and answers 304 to If-Modified-Since until the agent changes', async () => {
+    const first = await request(relay.url).get(`/a2a/${handle}/.well-known/agent-card.json`).expect(200);
+    const lastModified = first.headers['last-modified'];
+    expect(new Date(lastModified).toUTCString()).toBe(lastModified);
+    await request(relay.url).get(`/a2a/${handle}/.well-known/agent-card.json`).set('if-modified-since', lastModified).expect(304);
+    await request(relay.url).get('/.well-known/agent-card.json').query({ id: handle }).set('if-modified-since', lastModified).expect(304);
+    const earlier = new Date(Date.parse(lastModified) - 1000).toUTCString();
+    await request(relay.url).get(`/a2a/${handle}/.well-known/agent-card.json`).set('if-modified-since', earlier).expect(200);
+    // If-None-Match decides alone when both are sent.
+    await request(relay.url)
+      .get(`/a2a/${handle}/.well-known/agent-card.json`)
+      .set('if-modified-since', lastModified)
+      .set('if-none-match', '"other"')
+      .expect(200);
+    await eventually(async () => {
+      await request(relay.url)
+        .patch(`/admin/agents/${handle}`)
+        .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+        .send({ description: `Frontend agent, edited ${Date.now()}` })
+        .expect(200);
+      const changed = await request(relay.url).get(`/a2a/${handle}/.well-known/agent-card.json`).set('if-modified-since', lastModified).expect(200);
+      expect(Date.parse(changed.headers['last-modified'])).toBeGreaterThan(Date.parse(lastModified));
+    });
+  });
+
   it('serves a v1.0 AgentCard for ?id=<handle> with A2A-Version: 1.0 and under /a2a/<handle>/', async () => {
     const viaQuery = await request(relay.url).get('/.well-known/agent-card.json').query({ id: handle }).set('a2a-version', '1.0').expect(200);
     const viaPath = await request(relay.url).get(`/a2a/${handle}/.well-known/agent-card.json`).expect(200);
@@ -83,6 +109,7 @@ describe('agent cards (public, no auth)', () => {
       version: expect.any(String),
       supportedInterfaces: [
         { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: endpoint, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
         { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
       ],
       capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
