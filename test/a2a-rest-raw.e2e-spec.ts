@@ -257,6 +257,13 @@ describe('A2A HTTP+JSON binding (raw HTTP)', () => {
       .send(JSON.stringify({ message: message('a2a+json'), configuration: { returnImmediately: true } }));
     expect(a2aJson.status).toBe(200);
 
+    const tooLarge = await http()
+      .post(`${base(bob)}/message:send`)
+      .set('x-api-key', alice.api_key)
+      .send({ message: message('x'.repeat(1100 * 1024)) });
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body.error).toMatchObject({ code: 413, details: [{ reason: 'PAYLOAD_TOO_LARGE' }] });
+
     const badVersion = await http()
       .get(`${base(bob)}/tasks`)
       .set('x-api-key', alice.api_key)
