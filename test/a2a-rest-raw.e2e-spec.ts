@@ -288,6 +288,41 @@ describe('A2A HTTP+JSON binding (raw HTTP)', () => {
   });
 });
 
+describe('A2A v0.3 HTTP+JSON binding under /v1 (raw HTTP)', () => {
+  beforeAll(async () => {
+    await raw.start();
+  });
+
+  afterAll(async () => {
+    await raw.stop();
+  });
+
+  it('speaks the v0.3 proto shapes, v0.3 error objects with HTTP statuses, and hides other pairs tasks', async () => {
+    const [erin, frank, grace] = await Promise.all([agent('erin'), agent('frank'), agent('grace')]);
+    const v1 = `/a2a/${frank.agent.handle}/v1`;
+    const sent = await request(raw.relay.url)
+      .post(`${v1}/message:send`)
+      .set('x-api-key', erin.api_key)
+      .send({ message: { messageId: 'v03-1', role: 'ROLE_USER', content: [{ text: 'legacy' }] } })
+      .expect(200);
+    expect(sent.body.task).toMatchObject({ status: { state: 'TASK_STATE_SUBMITTED' }, history: [{ messageId: 'v03-1', content: [{ text: 'legacy' }] }] });
+    const id = sent.body.task.id as string;
+    await request(raw.relay.url).post(`${v1}/tasks/${id}:cancel`).set('x-api-key', erin.api_key).expect(200);
+    const terminal = await request(raw.relay.url).get(`${v1}/tasks/${id}`).set('x-api-key', erin.api_key).expect(200);
+    expect(terminal.body.status.state).toBe('TASK_STATE_CANCELLED');
+    const again = await request(raw.relay.url).post(`${v1}/tasks/${id}:cancel`).set('x-api-key', erin.api_key).expect(409);
+    expect(again.body).toMatchObject({ code: -32002, data: { reason: 'task_not_cancelable' } });
+    const stranger = await request(raw.relay.url).get(`${v1}/tasks/${id}`).set('x-api-key', grace.api_key).expect(404);
+    expect(stranger.body).toMatchObject({ code: -32001, message: 'Task not found' });
+    const wrongType = await request(raw.relay.url).post(`${v1}/message:send`).set('x-api-key', erin.api_key).set('content-type', 'text/plain').send('{}');
+    expect(wrongType.status).toBe(415);
+    expect(wrongType.body).toMatchObject({ code: -32005 });
+    const badVersion = await request(raw.relay.url).get(`${v1}/tasks/${id}`).set('x-api-key', erin.api_key).set('a2a-version', '1.0').expect(400);
+    expect(badVersion.body).toMatchObject({ code: -32009 });
+    await request(raw.relay.url).get(`${v1}/tasks`).set('x-api-key', erin.api_key).expect(404);
+  });
+});
+
 describe('content type on JSON-RPC in the A2A dialects', () => {
   beforeAll(async () => {
     await raw.start();

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, RestTransportFactory, type BeforeArgs, type CallInterceptor, type Client } from '@a2a-js/sdk/client';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  RestTransportFactory,
+  type BeforeArgs,
+  type CallInterceptor,
+  type Client,
+} from '@a2a-js/sdk/client';
 import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
@@ -36,6 +44,20 @@ function restClient(relay: RelayHarness, caller: RegisteredTestAgent, handle: st
     }),
   );
   return factory.createFromUrl(`${relay.url}/a2a/${handle}/`);
+}
+
+/** The same through the SDK's v0.3 compat mode, on the card's v0.3 HTTP+JSON interface (`/v1/…`). */
+async function legacyRestClient(relay: RelayHarness, caller: RegisteredTestAgent, handle: string): Promise<Client> {
+  const card = await new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }).resolve(`${relay.url}/a2a/${handle}/`);
+  const v03 = card.supportedInterfaces.filter((entry) => entry.protocolVersion === '0.3' && entry.protocolBinding === 'HTTP+JSON');
+  expect(v03).toHaveLength(1);
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new RestTransportFactory({ legacyCompat: { enabled: true }, fetchImpl: recordingFetch })],
+      clientConfig: { interceptors: [apiKeyInterceptor(caller.api_key)] },
+    }),
+  );
+  return factory.createFromAgentCard({ ...card, supportedInterfaces: v03 });
 }
 
 function userMessage(text: string, taskId = ''): Message {
@@ -226,6 +248,66 @@ describe('A2A HTTP+JSON through the official @a2a-js/sdk REST transport', () => 
     await expect(carolToBob.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' })).rejects.toBeInstanceOf(
       TaskNotFoundError,
     );
+  });
+
+  describe('v0.3 HTTP+JSON under /v1 (legacyCompat)', () => {
+    it('sends, gets and cancels, answering TaskNotCancelable and TaskNotFound as v0.3 errors', async () => {
+      const legacy = await legacyRestClient(relay, alice, bob.agent.handle);
+      const task = await send(legacy, 'legacy REST');
+      expect(wire.at(-1)).toBe('POST /v1/message:send');
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+      expect(task.history.map((entry) => entry.parts[0]?.content)).toEqual([{ $case: 'text', value: 'legacy REST' }]);
+      const read = await legacy.getTask({ tenant: '', id: task.id, historyLength: 1 });
+      expect(wire.at(-1)).toBe(`GET /v1/tasks/${task.id}`);
+      expect(read.id).toBe(task.id);
+      const canceled = await legacy.cancelTask({ tenant: '', id: task.id, metadata: undefined });
+      expect(wire.at(-1)).toBe(`POST /v1/tasks/${task.id}:cancel`);
+      expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      await expect(legacy.cancelTask({ tenant: '', id: task.id, metadata: undefined })).rejects.toBeInstanceOf(TaskNotCancelableError);
+      const carols = await legacyRestClient(relay, carol, bob.agent.handle);
+      await expect(carols.getTask({ tenant: '', id: task.id, historyLength: undefined })).rejects.toBeInstanceOf(TaskNotFoundError);
+    });
+
+    it('streams with /v1/message:stream and subscribes with GET /v1/tasks/{id}:subscribe', async () => {
+      const legacy = await legacyRestClient(relay, alice, bob.agent.handle);
+      const events = legacy.sendMessageStream({ tenant: '', message: userMessage('legacy REST stream'), configuration: undefined, metadata: undefined });
+      const first = await nextEvent(events);
+      expect(wire.at(-1)).toBe('POST /v1/message:stream');
+      expect(summary(first)).toEqual(['task', TaskState.TASK_STATE_SUBMITTED]);
+      const taskId = first.payload?.$case === 'task' ? first.payload.value.id : '';
+      await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'accept' });
+      expect(summary(await nextEvent(events))).toEqual(['statusUpdate', TaskState.TASK_STATE_WORKING]);
+      const again = legacy.resubscribeTask({ tenant: '', id: taskId });
+      expect(summary(await nextEvent(again))).toEqual(['task', TaskState.TASK_STATE_WORKING]);
+      expect(wire.at(-1)).toBe(`GET /v1/tasks/${taskId}:subscribe`);
+      await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'complete' });
+      expect((await drain(events)).map(summary).at(-1)).toEqual(['statusUpdate', TaskState.TASK_STATE_COMPLETED]);
+      expect((await drain(again)).map(summary).at(-1)).toEqual(['statusUpdate', TaskState.TASK_STATE_COMPLETED]);
+    });
+
+    it('manages push configs under /v1/tasks/{id}/pushNotificationConfigs and reads the card at /v1/card', async () => {
+      const legacy = await legacyRestClient(relay, alice, bob.agent.handle);
+      const task = await send(legacy, 'legacy push');
+      const created = await legacy.createTaskPushNotificationConfig({
+        tenant: '',
+        id: 'cfg-v03',
+        taskId: task.id,
+        url: 'http://127.0.0.1:9/v03',
+        token: 'token-0123456789',
+        authentication: { scheme: 'Bearer', credentials: 'webhook-secret-03' },
+      });
+      expect(wire.at(-1)).toBe(`POST /v1/tasks/${task.id}/pushNotificationConfigs`);
+      expect(created).toMatchObject({ id: 'cfg-v03', taskId: task.id, url: 'http://127.0.0.1:9/v03' });
+      expect((await legacy.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'cfg-v03' })).url).toBe('http://127.0.0.1:9/v03');
+      const listed = await legacy.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' });
+      expect(listed.configs.map((config) => config.id)).toEqual(['cfg-v03']);
+      await legacy.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'cfg-v03' });
+      expect(wire.at(-1)).toBe(`DELETE /v1/tasks/${task.id}/pushNotificationConfigs/cfg-v03`);
+      expect((await legacy.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 10, pageToken: '' })).configs).toEqual([]);
+      const card = await legacy.getAgentCard();
+      expect(wire.at(-1)).toBe('GET /v1/card');
+      expect(card.name).toBe('Bob');
+    });
   });
 
   it('reads the extended card with GET /extendedAgentCard', async () => {

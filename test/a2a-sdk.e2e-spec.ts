@@ -52,7 +52,7 @@ function v1Client(relay: RelayHarness, caller: RegisteredTestAgent, handle: stri
 /** The same, through the SDK's v0.3 compat mode, on the card's v0.3 interface only. */
 async function v03Client(relay: RelayHarness, caller: RegisteredTestAgent, handle: string): Promise<Client> {
   const card = await new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }).resolve(`${relay.url}/a2a/${handle}/`);
-  const v03 = card.supportedInterfaces.filter((entry) => entry.protocolVersion === '0.3');
+  const v03 = card.supportedInterfaces.filter((entry) => entry.protocolVersion === '0.3' && entry.protocolBinding === 'JSONRPC');
   expect(v03).toHaveLength(1);
   return factory(caller.api_key, true).createFromAgentCard({ ...card, supportedInterfaces: v03 });
 }

@@ -111,6 +111,7 @@ describe('agent cards (public, no auth)', () => {
         { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
         { url: endpoint, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
         { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+        { url: endpoint, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
       ],
       capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
       defaultInputModes: expect.arrayContaining(['text/plain']),

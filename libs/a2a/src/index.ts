@@ -6,3 +6,4 @@ export * from './render';
 export * from './params';
 export * from './push-config';
 export * from './rest-params';
+export * from './rest-v03';

@@ -14,11 +14,13 @@ const PROFILE: AgentPublicProfile = {
 };
 
 describe('agent cards', () => {
-  it('builds the v1.0 card with both JSON-RPC interfaces at the public URL (trailing slash ignored)', () => {
+  it('builds the v1.0 card with the JSON-RPC and HTTP+JSON interfaces of both versions at the public URL (trailing slash ignored)', () => {
     const card = agentCardV1(PROFILE, 'https://relay.example/');
     expect(card.supportedInterfaces).toEqual([
       { url: 'https://relay.example/a2a/frank@acme', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url: 'https://relay.example/a2a/frank@acme', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
       { url: 'https://relay.example/a2a/frank@acme', protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      { url: 'https://relay.example/a2a/frank@acme', protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
     ]);
     expect(card.description).toContain('Frank');
     expect(card.skills.map((skill) => skill.id)).toEqual(['handoff', 'react']);

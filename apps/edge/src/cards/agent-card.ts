@@ -53,12 +53,14 @@ export function agentEndpoint(publicUrl: string, handle: string): string {
   return `${base(publicUrl)}/a2a/${handle}`;
 }
 
-/** An endpoint's interfaces in preference order: JSON-RPC (1.0, then 0.3), and on an agent's endpoint HTTP+JSON 1.0. */
+/** An endpoint's interfaces in preference order: JSON-RPC 1.0, HTTP+JSON 1.0, JSON-RPC 0.3, HTTP+JSON 0.3 (HTTP+JSON on an agent's endpoint only). */
 function interfaces(url: string, httpJson: boolean): AgentInterface[] {
+  const rest = (protocolVersion: '1.0' | '0.3'): AgentInterface[] => (httpJson ? [{ url, protocolBinding: 'HTTP+JSON', protocolVersion }] : []);
   return [
     { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-    ...(httpJson ? [{ url, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' } as const] : []),
+    ...rest('1.0'),
     { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+    ...rest('0.3'),
   ];
 }
 

@@ -2,7 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RelayError } from '@app/contracts';
 import { isJsonRpcPath, isRestPath, sendJsonRpcError } from '../jsonrpc/json-rpc.http';
-import { sendRestError } from '../rest/rest-errors';
+import { sendRestErrorForPath } from '../rest/rest-errors';
 
 /** The deepest nesting of objects and arrays a request body may have. */
 export const MAX_JSON_DEPTH = 64;
@@ -88,7 +88,7 @@ function requestIdOf(body: unknown): string | number | null {
 function reject(request: FastifyRequest, reply: FastifyReply, problem: InputProblem): FastifyReply {
   const message = `${problem.path} ${problem.problem}`;
   if (isRestPath(request.url)) {
-    sendRestError(reply, new RelayError('invalid_params', message, { field: problem.path }));
+    sendRestErrorForPath(request.url, reply, new RelayError('invalid_params', message, { field: problem.path }));
     return reply;
   }
   if (isJsonRpcCall(request)) {

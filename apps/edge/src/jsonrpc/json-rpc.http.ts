@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { canonicalMethod, chooseDialect, negotiateVersion, type Dialect } from '@app/a2a';
 import { PAYLOAD_LIMITS, RelayError } from '@app/contracts';
-import { sendRestError } from '../rest/rest-errors';
+import { sendRestErrorForPath } from '../rest/rest-errors';
 import { renderRelayError } from './json-rpc-errors';
 import type { JsonRpcResponse } from './json-rpc.types';
 
@@ -98,7 +98,7 @@ export function configureJsonRpcHttp(app: NestFastifyApplication, bodyLimit = JS
     const rest = isRestPath(request.url);
     if (!rest && !isJsonRpcPath(request.url)) return payload;
     const refuse = (error: RelayError, body?: Buffer): void => {
-      if (rest) sendRestError(reply, error);
+      if (rest) sendRestErrorForPath(request.url, reply, error);
       else sendJsonRpcError(reply, request.headers, error, null, sniffedDialect(request.headers, body));
     };
     const contentType = request.headers['content-type'] ?? '';

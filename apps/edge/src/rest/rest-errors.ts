@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { ERROR_CATALOGUE, httpStatusOf, jsonRpcCode, type ErrorSymbol, type RelayError } from '@app/contracts';
-import { A2A_ERROR_DOMAIN, ERROR_INFO_TYPE, stringMetadata, withoutExistenceHint } from '../jsonrpc/json-rpc-errors';
+import { A2A_ERROR_DOMAIN, ERROR_INFO_TYPE, renderRelayError, stringMetadata, withoutExistenceHint } from '../jsonrpc/json-rpc-errors';
 
 export const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
 
@@ -100,4 +100,22 @@ export function renderRestError(relayError: RelayError): RenderedRestError {
 export function sendRestError(reply: FastifyReply, error: RelayError): void {
   const rendered = renderRestError(error);
   reply.code(rendered.status).header('content-type', 'application/json; charset=utf-8').send(rendered.body);
+}
+
+/**
+ * The v0.3 HTTP+JSON binding's error (`/v1/…`): the v0.3 JSON-RPC error object `{code, message,
+ * data}` as the body, with the same HTTP status as v1.0.
+ */
+export function sendLegacyRestError(reply: FastifyReply, error: RelayError): void {
+  const rendered = renderRelayError(error, { kind: 'a2a', version: '0.3' });
+  reply
+    .code(restHttpStatus(withoutExistenceHint(error).reason))
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(rendered.error);
+}
+
+/** An error answered before an HTTP+JSON route runs, in the body of the route's version (`/v1/…` is v0.3). */
+export function sendRestErrorForPath(url: string, reply: FastifyReply, error: RelayError): void {
+  if (/^\/a2a\/[^/]+\/v1\//.test(url.split('?')[0])) sendLegacyRestError(reply, error);
+  else sendRestError(reply, error);
 }

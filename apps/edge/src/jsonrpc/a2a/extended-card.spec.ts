@@ -15,6 +15,10 @@ describe('agentCardV03', () => {
       description: 'Frontend agent',
       url: 'http://127.0.0.1:8080/a2a/frank@acme',
       preferredTransport: 'JSONRPC',
+      additionalInterfaces: [
+        { url: 'http://127.0.0.1:8080/a2a/frank@acme', transport: 'JSONRPC' },
+        { url: 'http://127.0.0.1:8080/a2a/frank@acme', transport: 'HTTP+JSON' },
+      ],
       capabilities: { streaming: true, pushNotifications: card.capabilities.pushNotifications },
       supportsAuthenticatedExtendedCard: true,
     });

@@ -28,8 +28,9 @@ export function agentCardV03(card: AgentCardV1): Record<string, unknown> {
     description: card.description,
     url: v03.url,
     preferredTransport: 'JSONRPC',
-    // v0.3 clients reach the relay over JSON-RPC only: the HTTP+JSON interface speaks A2A 1.0.
-    additionalInterfaces: [{ url: v03.url, transport: 'JSONRPC' }],
+    additionalInterfaces: card.supportedInterfaces
+      .filter((entry) => entry.protocolVersion === '0.3')
+      .map((entry) => ({ url: entry.url, transport: entry.protocolBinding })),
     version: card.version,
     provider: card.provider,
     capabilities: { streaming: card.capabilities.streaming, pushNotifications: card.capabilities.pushNotifications },
