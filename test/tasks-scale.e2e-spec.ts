@@ -264,9 +264,10 @@ describe('handoffs at scale: pagination, unread counts, races and limits', () =>
       ),
     ).rejects.toThrow(/messages_pkey/);
     await expect(
-      db.query(`INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state") VALUES ($1, 'x', 'accept', NULL, 'accepted')`, [
-        taskId,
-      ]),
+      db.query(
+        `INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state") VALUES ($1, 'x', 'accept', NULL, 'accepted')`,
+        [taskId],
+      ),
     ).rejects.toThrow(/audit_log_create_has_no_from/);
   });
 

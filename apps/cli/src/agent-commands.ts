@@ -208,7 +208,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /**
- * `inbox --watch`: prints the inbox, then a line per thread that arrives, changes or leaves it,
+ * `inbox --watch`: prints the inbox, then a line per task that arrives, changes or leaves it,
  * polling the relay (it has no inbox stream yet) until stopped.
  */
 async function watchInbox(

@@ -3,13 +3,13 @@ import { OPEN_STATES, type RelayClient, type TaskListItem } from '@app/relay-cli
 export const INBOX_URI = 'agentrelay://inbox';
 
 export interface InboxSnapshot {
-  /** Open threads addressed to this agent (pending, accepted, input_required), newest first. */
+  /** Open tasks addressed to this agent (pending, accepted, input_required), newest first. */
   tasks: TaskListItem[];
   total_unread: number;
   checked_at: string;
 }
 
-/** What identifies a change: a thread appearing or leaving, changing state, or getting new messages. */
+/** What identifies a change: a task appearing or leaving, changing state, or getting new messages. */
 function fingerprint(tasks: TaskListItem[]): string {
   return tasks
     .map((task) => `${task.task_id}:${task.status.state}:${task.updated_at}:${task.unread_messages}`)
@@ -19,7 +19,7 @@ function fingerprint(tasks: TaskListItem[]): string {
 
 /**
  * The inbox as a subscribable resource. The relay has no inbox stream, so while a client is
- * subscribed the watcher polls `tasks/list` and calls `onChange` when the open threads differ
+ * subscribed the watcher polls `tasks/list` and calls `onChange` when the open tasks differ
  * from the last look.
  */
 export class InboxWatcher {
@@ -63,7 +63,7 @@ export class InboxWatcher {
     this.timer = null;
   }
 
-  /** Looks at once (after this server changed a thread itself) instead of waiting for the next poll. */
+  /** Looks at once (after this server changed a task itself) instead of waiting for the next poll. */
   checkNow(): Promise<void> {
     if (!this.subscribed) return Promise.resolve();
     this.polling ??= this.poll().finally(() => (this.polling = null));
@@ -89,6 +89,13 @@ export class InboxWatcher {
     if (!this.subscribed) return;
     const changed = this.lastFingerprint !== null && current !== this.lastFingerprint;
     this.lastFingerprint = current;
-    if (changed) await this.onChange();
+    if (!changed) return;
+    // A notification that cannot be sent (the client went away) is reported, never left to reject
+    // the timer's or a tool's fire-and-forget check.
+    try {
+      await this.onChange();
+    } catch (error) {
+      this.onPollError(error);
+    }
   }
 }

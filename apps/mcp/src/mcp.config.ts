@@ -10,7 +10,7 @@ export class McpConfig {
   @MinLength(1, { message: 'AGENTRELAY_API_KEY must be set to your agent API key (ah_live_…)' })
   AGENTRELAY_API_KEY: string = '';
 
-  /** Recorded when this agent accepts a handoff; a fresh id per server process when unset. */
+  /** Recorded when this agent accepts a task; a fresh id per server process when unset. */
   @IsOptional()
   @IsString()
   AGENTRELAY_SESSION_ID?: string;

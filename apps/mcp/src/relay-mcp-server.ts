@@ -26,7 +26,7 @@ Handoffs addressed to you arrive in your inbox (check_inbox, or subscribe to the
 Work on one: get_thread to read it, accept_handoff, reply or request_input as you go, complete_handoff with a result summary (or decline_handoff).
 Hand work off: find_agents to check a handle, send_handoff, then list_sent and get_thread to follow it.`;
 
-/** The MCP server of one agent: its handoff tools and its inbox as a subscribable resource. */
+/** The MCP server of one agent: its task tools and its inbox as a subscribable resource. */
 export function createRelayMcpServer(options: RelayMcpServerOptions): RelayMcpServer {
   const server = new McpServer({ name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION }, { instructions: INSTRUCTIONS });
   const inbox = new InboxWatcher(

@@ -74,7 +74,7 @@ const proposedAction = z
 export interface TaskToolsOptions {
   /** Recorded by accept_handoff when the call names no session id. */
   sessionId: string;
-  /** Told after a tool changed a thread, so inbox subscribers hear of it at once. */
+  /** Told after a tool changed a task, so inbox subscribers hear of it at once. */
   onTaskChanged?: () => void;
 }
 
@@ -89,7 +89,7 @@ function listText(items: TaskListItem[], heading: string, role: 'recipient' | 's
   return `${heading}: ${plural(items.length, 'thread')}, ${plural(unread, 'unread message')}.\n${lines.join('\n')}`;
 }
 
-/** Registers the agent's handoff tools: one relay call each (find_agents one per handle). */
+/** Registers the agent's task tools: one relay call each (find_agents one per handle). */
 export function registerTaskTools(server: McpServer, client: RelayClient, options: TaskToolsOptions): void {
   const run = async (work: () => Promise<CallToolResult>, changesTask = false): Promise<CallToolResult> => {
     try {

@@ -53,7 +53,7 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Max(3650)
   RELAY_DELIVERY_RETENTION_DAYS: number = 30;
 
-  /** Link to a thread in your own UI for Slack messages (`{task_id}` is replaced); unset, Slack shows the thread id. */
+  /** Link to a task in your own UI for Slack messages (`{task_id}` is replaced); unset, Slack shows the task id. */
   @IsString()
   @Matches(/^(https?:\/\/\S+)?$/, { message: 'RELAY_THREAD_URL_TEMPLATE must be an http(s) URL' })
   RELAY_THREAD_URL_TEMPLATE: string = '';

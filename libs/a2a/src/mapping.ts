@@ -49,7 +49,7 @@ export function fromWireState(value: unknown, field: string): TaskState | undefi
 
 export type MessageAuthor = 'sender' | 'recipient';
 
-/** The thread's sender speaks as the A2A user, its recipient as the agent. */
+/** The task's sender speaks as the A2A user, its recipient as the agent. */
 export function toWireRole(author: MessageAuthor, version: WireVersion): string {
   if (version === '1.0') return author === 'sender' ? 'ROLE_USER' : 'ROLE_AGENT';
   return author === 'sender' ? 'user' : 'agent';

@@ -139,10 +139,7 @@ describe('renderTask v1.0', () => {
 
   it('applies historyLength: 0 drops history, N keeps the most recent N', () => {
     expect(renderTask(sampleTask(), '1.0', { historyLength: 0 })).not.toHaveProperty('history');
-    expect((renderTask(sampleTask(), '1.0', { historyLength: 2 }).history as Record<string, unknown>[]).map((entry) => entry.messageId)).toEqual([
-      'm-2',
-      'm-3',
-    ]);
+    expect((renderTask(sampleTask(), '1.0', { historyLength: 2 }).history as Record<string, unknown>[]).map((entry) => entry.messageId)).toEqual(['m-2', 'm-3']);
     expect(renderTask(sampleTask(), '1.0', { historyLength: 10 }).history).toHaveLength(3);
     expect((renderTask(sampleTask(), '1.0', { historyLength: 0 }).status as Record<string, unknown>).message).toMatchObject({ messageId: 'm-3' });
   });

@@ -59,7 +59,7 @@ export function renderPart(part: PartView, version: WireVersion): Json {
   }
 }
 
-/** A thread message as an A2A Message: body as the first text part, payload as metadata. */
+/** A task message as an A2A Message: body as the first text part, payload as metadata. */
 export function renderMessage(message: MessageView, task: Pick<TaskView, 'id' | 'context_id'>, version: WireVersion): Json {
   const parts: PartView[] = message.parts.length > 0 ? message.parts : [{ kind: 'text', text: message.body }];
   const rendered: Json = {
@@ -105,7 +105,7 @@ function selectHistory(messages: MessageView[], historyLength: number | undefine
   return messages.slice(messages.length - historyLength);
 }
 
-/** A handoff thread as an A2A Task of the given wire version (not wrapped). */
+/** A task as an A2A Task of the given wire version (not wrapped). */
 export function renderTask(task: TaskView, version: WireVersion, options: RenderTaskOptions = {}): Json {
   const latest = task.messages.at(-1);
   const status: Json = { state: toWireState(task.state, version), timestamp: task.status_timestamp };
@@ -134,7 +134,7 @@ export function renderSendResult(task: TaskView, version: WireVersion, options: 
 
 export interface TaskPageInput {
   tasks: TaskView[];
-  /** Ids of the threads whose history holds only its most recent part. */
+  /** Ids of the tasks whose history holds only its most recent part. */
   cutHistories?: ReadonlySet<string>;
   nextPageToken: string | null;
   pageSize: number;

@@ -36,14 +36,14 @@ export interface NewTask {
   intent?: TaskIntent;
   proposedAction?: ProposedAction;
   artifacts?: TaskArtifact[];
-  /** Sent as `metadata.client_idempotency_key`: the relay creates one thread per key, however often the call is repeated. */
+  /** Sent as `metadata.client_idempotency_key`: the relay creates one task per key, however often the call is repeated. */
   idempotencyKey?: string;
 }
 
 export interface TaskFilter {
   role: 'recipient' | 'sender';
   status?: TaskState[];
-  /** ISO 8601: only threads created or updated after this time. */
+  /** ISO 8601: only tasks created or updated after this time. */
   since?: string;
   limit?: number;
   cursor?: string | null;
@@ -83,7 +83,7 @@ export class RelayClient {
     return this.baseUrl;
   }
 
-  /** Creates a handoff. Without an idempotency key one is made, so the client's own retries stay safe. */
+  /** Creates a task. Without an idempotency key one is made, so the client's own retries stay safe. */
   async createTask(task: NewTask): Promise<CreatedTask & { idempotency_key: string }> {
     const idempotencyKey = task.idempotencyKey ?? randomUUID();
     const params: Record<string, unknown> = {
@@ -98,7 +98,7 @@ export class RelayClient {
     return { ...created, idempotency_key: idempotencyKey };
   }
 
-  /** Appends a message to a thread (either participant). */
+  /** Appends a message to a task (either participant). */
   async appendMessage(taskId: string, text: string, idempotencyKey: string = randomUUID()): Promise<AppendedMessage & { idempotency_key: string }> {
     const appended = await this.call<AppendedMessage>(
       'message/send',
@@ -109,7 +109,7 @@ export class RelayClient {
   }
 
   /**
-   * The thread with its artifacts and the messages that fit one reply (after `afterSequenceNo`
+   * The task with its artifacts and the messages that fit one reply (after `afterSequenceNo`
    * when given); reading it marks it read for the caller.
    */
   getTask(taskId: string, afterSequenceNo?: number): Promise<Thread> {
@@ -127,7 +127,7 @@ export class RelayClient {
     );
   }
 
-  /** Every thread matching the filter, following `next_cursor` up to `maxItems`. */
+  /** Every task matching the filter, following `next_cursor` up to `maxItems`. */
   async listAllTasks(filter: Omit<TaskFilter, 'cursor'>, maxItems = 1000): Promise<TaskListItem[]> {
     const items: TaskListItem[] = [];
     let cursor: string | null = null;
@@ -151,7 +151,7 @@ export class RelayClient {
     });
   }
 
-  /** `tasks/cancel`: the sender withdraws a handoff that is still pending. */
+  /** `tasks/cancel`: the sender withdraws a task that is still pending. */
   cancel(taskId: string): Promise<CancelResult> {
     return this.call<CancelResult>('tasks/cancel', { task_id: taskId });
   }

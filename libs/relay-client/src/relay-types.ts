@@ -5,7 +5,7 @@
 export const HANDOFF_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
 export type TaskState = (typeof HANDOFF_STATES)[number];
 
-/** Threads still open: waiting to be accepted, being worked on, or waiting for the sender's input. */
+/** Tasks still open: waiting to be accepted, being worked on, or waiting for the sender's input. */
 export const OPEN_STATES: readonly TaskState[] = ['pending', 'accepted', 'input_required'];
 export const TERMINAL_HANDOFF_STATES: readonly TaskState[] = ['completed', 'cancelled', 'failed', 'rejected'];
 
@@ -47,7 +47,7 @@ export interface TaskMessage {
   created_at: string;
 }
 
-/** `tasks/get`: the thread with one page of its messages (`next_after_sequence_no` reads the next). */
+/** `tasks/get`: the task with one page of its messages (`next_after_sequence_no` reads the next). */
 export interface Thread {
   task_id: string;
   thread_id: string;
@@ -62,7 +62,7 @@ export interface Thread {
   proposed_action: ProposedAction | null;
   messages: TaskMessage[];
   message_count: number;
-  /** The thread was cut to fit one reply: more messages follow `next_after_sequence_no`. */
+  /** The task was cut to fit one reply: more messages follow `next_after_sequence_no`. */
   has_more_messages: boolean;
   next_after_sequence_no: number | null;
   result_summary: string | null;

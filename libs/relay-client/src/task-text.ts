@@ -1,6 +1,6 @@
 import type { TaskArtifact, Thread, TaskListItem } from './relay-types';
 
-/** Plain-text renderings of threads, read by people (the CLI) and by LLMs (the MCP tools). */
+/** Plain-text renderings of tasks, read by people (the CLI) and by LLMs (the MCP tools). */
 
 type AnyArtifact = Thread['artifacts'][number];
 
@@ -41,7 +41,7 @@ function fenced(text: string): string {
   return `${fence}\n${text.replace(/\n$/, '')}\n${fence}`;
 }
 
-/** When the thread reached its current state, if it is not pending. */
+/** When the task reached its current state, if it is not pending. */
 function stateTime(task: Thread): string | null {
   switch (task.status.state) {
     case 'accepted':
@@ -61,7 +61,7 @@ function stateTime(task: Thread): string | null {
 }
 
 /**
- * A whole thread: header, proposed action, artifacts (diffs and contracts in full when `full`),
+ * A whole task: header, proposed action, artifacts (diffs and contracts in full when `full`),
  * every message and the result.
  */
 export function taskText(task: Thread, options: { full?: boolean } = {}): string {
@@ -104,7 +104,7 @@ function indent(text: string): string {
     .join('\n');
 }
 
-/** One line per listed thread: id, state, who, unread count and the summary's start. */
+/** One line per listed task: id, state, who, unread count and the summary's start. */
 export function taskLine(item: TaskListItem, counterpart: 'sender' | 'none' = 'sender'): string {
   const from = counterpart === 'sender' ? ` from ${item.sender.handle}` : '';
   const unread = item.unread_messages > 0 ? `, ${item.unread_messages} unread` : '';

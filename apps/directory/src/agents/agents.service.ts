@@ -178,7 +178,7 @@ export class AgentsService {
     return toAgentRecord(agent);
   }
 
-  /** Disables an agent: its keys are revoked at once; its threads stay where they are. */
+  /** Disables an agent: its keys are revoked at once; its tasks stay where they are. */
   async disable(handle: string): Promise<AgentRecord> {
     const { agent, changed } = await this.dataSource.transaction(async (manager) => {
       const current = await this.findAgent(manager, handle, true);

@@ -65,7 +65,7 @@ export class AdminAgentsController {
     return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.updateAgent, { ...body, handle: handleParam(handle) }));
   }
 
-  /** Disables the agent: its keys stop working at once; its threads stay readable to the other party. */
+  /** Disables the agent: its keys stop working at once; its tasks stay readable to the other party. */
   @Delete(':handle')
   disable(@Param('handle') handle: string): Promise<AgentRecord> {
     return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.disableAgent, { handle: handleParam(handle) }));

@@ -91,7 +91,10 @@ export function agentCardV1(profile: AgentPublicProfile, publicUrl: string): Age
     securityRequirements: SECURITY_REQUIREMENTS,
     defaultInputModes: [...MODES],
     defaultOutputModes: [...MODES],
-    skills: [taskSkill(profile.name), ...profile.skills.map((tag) => ({ id: tag, name: tag, description: `${profile.name} works with ${tag}`, tags: [tag] }))],
+    skills: [
+      taskSkill(profile.name),
+      ...profile.skills.map((tag) => ({ id: tag, name: tag, description: `${profile.name} works with ${tag}`, tags: [tag] })),
+    ],
   };
 }
 

@@ -38,7 +38,7 @@ export const WEBHOOK_EVENTS: Record<TaskEventType, { event: string; to: Party | 
   canceled: { event: 'a2a.task.canceled', to: 'recipient' },
 };
 
-/** Slack is told about new handoffs (the recipient) and completions (the sender). */
+/** Slack is told about new tasks (the recipient) and completions (the sender). */
 const SLACK_EVENTS: Partial<Record<TaskEventType, Party>> = { created: 'recipient', completed: 'sender' };
 
 /** The party a task event notifies by webhook, or null when it cannot be told (a message without an author). */
@@ -74,7 +74,7 @@ function quote(text: string, max = 300): string {
 
 /**
  * A Slack incoming-webhook message: readable text for notifications, blocks with who, what and the
- * thread (a link when a thread URL is configured, its id otherwise).
+ * task (a link when a task URL is configured, its id otherwise).
  */
 export function slackMessage(event: TaskEvent, taskUrl: string | null): { text: string; blocks: unknown[] } {
   const sender = escapeSlack(event.sender);
@@ -97,7 +97,9 @@ export function slackMessage(event: TaskEvent, taskUrl: string | null): { text: 
       { type: 'section', text: { type: 'mrkdwn', text: `${headline}\n${detail}` } },
       {
         type: 'context',
-        elements: [{ type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · State: ${event.state} · ${taskReference(event.task_id, taskUrl)}` }],
+        elements: [
+          { type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · State: ${event.state} · ${taskReference(event.task_id, taskUrl)}` },
+        ],
       },
     ],
   };
@@ -107,14 +109,14 @@ function taskReference(taskId: string, taskUrl: string | null): string {
   return taskUrl ? `<${taskUrl}|Open the thread>` : `Thread \`${escapeSlack(taskId)}\``;
 }
 
-/** The thread's URL from the configured template, or null when none is configured. */
+/** The task's URL from the configured template, or null when none is configured. */
 export function taskUrlFor(template: string, taskId: string): string | null {
   return template ? template.replace('{task_id}', encodeURIComponent(taskId)) : null;
 }
 
 /**
  * The deliveries one task event calls for: the notified party's webhook (Standard Webhooks JSON),
- * its Slack for new handoffs and completions. Disabled or unknown agents get nothing.
+ * its Slack for new tasks and completions. Disabled or unknown agents get nothing.
  */
 export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarget>, taskUrlTemplate: string): PlannedDelivery[] {
   const planned: PlannedDelivery[] = [];

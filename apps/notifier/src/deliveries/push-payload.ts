@@ -32,7 +32,7 @@ const V10_STATE: Record<TaskState, string> = {
   rejected: 'TASK_STATE_REJECTED',
 };
 
-/** The latest message of the event, or null. Authors from the thread's sender have role user, the recipient's role agent. */
+/** The latest message of the event, or null. Authors from the task's sender have role user, the recipient's role agent. */
 function latestMessage(event: TaskEvent, version: PushConfigVersion): Record<string, unknown> | null {
   const message = event.task.latest_message;
   if (!message) return null;

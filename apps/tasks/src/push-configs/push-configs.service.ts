@@ -168,7 +168,7 @@ export class PushConfigsService {
     };
   }
 
-  /** The thread's id when the caller takes part in it; the thread row is locked for changes. */
+  /** The task's id when the caller takes part in it; the task row is locked for changes. */
   private async participantTask(manager: EntityManager, taskId: string, caller: ParticipantRefDto, forUpdate: boolean): Promise<string> {
     const [task]: Array<{ id: string; sender_id: string; recipient_id: string }> = await manager.query(
       `SELECT "id", "sender_id", "recipient_id" FROM "tasks"."tasks" WHERE "id" = $1${forUpdate ? ' FOR UPDATE' : ''}`,

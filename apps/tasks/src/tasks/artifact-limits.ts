@@ -22,7 +22,7 @@ export function appendedBytes(artifact: ArtifactInput, parts: PartView[]): numbe
   return Buffer.byteLength(JSON.stringify(parts)) + Buffer.byteLength(JSON.stringify(artifact.metadata ?? {}));
 }
 
-/** The error of a write that would take a thread past one of its artifact caps; it names the cap. */
+/** The error of a write that would take a task past one of its artifact caps; it names the cap. */
 export function artifactLimitError(held: { count: number; bytes: number }, adding: { count: number; bytes: number }): RelayError {
   if (held.count + adding.count > TASK_LIMITS.artifactsPerTask) {
     return new RelayError('invalid_params', `A thread holds at most ${TASK_LIMITS.artifactsPerTask} artifacts (it has ${held.count})`, {

@@ -2,7 +2,7 @@ import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, Primary
 import type { ArtifactView, PartView } from '@app/contracts';
 import type { TaskEntity } from './task.entity';
 
-/** An artifact of a thread: typed (`type` + `fields`) or free-form A2A parts, in attachment order. */
+/** An artifact of a task: typed (`type` + `fields`) or free-form A2A parts, in attachment order. */
 @Entity({ name: 'artifacts' })
 @Unique('artifacts_task_position_key', ['taskId', 'position'])
 @Check('artifacts_type_known', `"type" IS NULL OR "type" IN ('file_diff', 'file_ref', 'test_command', 'api_contract', 'link')`)

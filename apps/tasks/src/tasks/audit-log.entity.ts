@@ -4,7 +4,7 @@ import type { TaskEntity } from './task.entity';
 
 const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
 
-/** One state transition of a thread: who, from which state to which, and why. */
+/** One state transition of a task: who, from which state to which, and why. */
 @Entity({ name: 'audit_log' })
 @Index('audit_log_task_idx', ['taskId', 'id'])
 @Check('audit_log_transition_known', `"transition" IN ('create', 'accept', 'complete', 'cancel', 'decline', 'fail', 'request_input', 'resume')`)

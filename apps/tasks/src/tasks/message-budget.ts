@@ -10,7 +10,7 @@ export function messageBytes(body: string, partsJson: string, payloadJson: strin
 }
 
 /**
- * A JSON array of the messages of thread `thread` after sequence number `after` that fit one
+ * A JSON array of the messages of task `task` after sequence number `after` that fit one
  * reply's byte budget (`TASK_LIMITS.replyMessageBytes`, at least one message): the oldest ones
  * when `keepOldest` (paging on with `after_sequence_no`), the newest ones otherwise. The budget is
  * counted on the stored sizes, so only the rows that fit are loaded. The arguments are SQL

@@ -2,7 +2,7 @@ import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, Primary
 import type { PartView } from '@app/contracts';
 import type { TaskEntity } from './task.entity';
 
-/** A message of a thread, numbered from 1 per thread; `id` is the client's message id. */
+/** A message of a task, numbered from 1 per task; `id` is the client's message id. */
 @Entity({ name: 'messages' })
 @Unique('messages_task_id_id_key', ['taskId', 'id'])
 @Check('messages_sequence_range', `"sequence_no" BETWEEN 1 AND 500`)

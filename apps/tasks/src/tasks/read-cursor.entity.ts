@@ -1,7 +1,7 @@
 import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
 import type { TaskEntity } from './task.entity';
 
-/** How far a participant has read a thread's messages. */
+/** How far a participant has read a task's messages. */
 @Entity({ name: 'read_cursors' })
 @Check('read_cursors_sequence_range', `"last_read_sequence_no" BETWEEN 0 AND 500`)
 export class ReadCursorEntity {

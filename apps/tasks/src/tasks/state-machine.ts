@@ -34,7 +34,7 @@ export function transitionRule(command: TaskCommand, cancelMode: CancelMode = 'p
 }
 
 /**
- * Checks a command against the thread's current state and the caller's party. The standard A2A
+ * Checks a command against the task's current state and the caller's party. The standard A2A
  * cancel (`any_active`) answers every refusal with `task_not_cancelable`.
  */
 export function checkTransition(command: TaskCommand, cancelMode: CancelMode | undefined, state: TaskState, party: Party): TransitionRule {

@@ -16,7 +16,7 @@ export interface IdempotencyKeyRef {
   key: string;
 }
 
-/** A new thread with its first message and artifacts, as stored, built without reading it back. */
+/** A new task with its first message and artifacts, as stored, built without reading it back. */
 export interface NewTask {
   task: TaskRow;
   message: MessageRow;
@@ -24,10 +24,10 @@ export interface NewTask {
 }
 
 /**
- * The whole create in one statement (one round trip, committed on its own): thread, first
+ * The whole create in one statement (one round trip, committed on its own): task, first
  * message, artifacts, audit row, idempotency keys and the `created` outbox event, plus the NOTIFY
  * that wakes the outbox relay at commit. Nothing is written when one of the sender's keys already
- * exists, or when the artifacts exceed a thread's caps (count `$27`, bytes `$28`); two creates
+ * exists, or when the artifacts exceed a task's caps (count `$27`, bytes `$28`); two creates
  * racing on one key meet the keys' primary key and one of them fails whole.
  */
 const CREATE_THREAD_SQL = `
@@ -98,9 +98,9 @@ function artifactRows(taskId: string, artifacts: ArtifactInput[] | undefined, pa
 }
 
 /**
- * Creates a thread in one prepared statement. Returns null, having written nothing, when one of
+ * Creates a task in one prepared statement. Returns null, having written nothing, when one of
  * `keys` was already used by this sender (the caller then replays or refuses through the keys);
- * refuses, having written nothing, artifacts past a thread's caps.
+ * refuses, having written nothing, artifacts past a task's caps.
  */
 export async function createTaskInOneStatement(
   pool: pg.Pool,

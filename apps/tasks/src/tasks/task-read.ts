@@ -3,7 +3,7 @@ import { RelayError, type GetRequest } from '@app/contracts';
 import { messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { TASK_COLUMNS, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
-/** A thread as one participant reads it: the row, that participant's unread count, messages and artifacts. */
+/** A task as one participant reads it: the row, that participant's unread count, messages and artifacts. */
 export interface TaskRead {
   task: TaskRow;
   unread: number;
@@ -12,11 +12,11 @@ export interface TaskRead {
 }
 
 /**
- * A participant's read of a thread in one statement (one snapshot, one round trip): the thread,
+ * A participant's read of a task in one statement (one snapshot, one round trip): the task,
  * the caller's unread count as it was before this read, the requested messages within the reply's
  * byte budget (the oldest ones when paging with `after_sequence_no`, `$6`, the newest otherwise) and
  * the artifacts, and, unless `$5` is false, the caller's read cursor moved to the last message. An outsider gets
- * the thread's row with a null party and marks nothing.
+ * the task's row with a null party and marks nothing.
  */
 const READ_THREAD_SQL = `
 WITH t AS (
@@ -42,7 +42,7 @@ SELECT t.*,
   (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifacts"
 FROM t`;
 
-/** The thread for one of its participants; `thread_not_found` or `not_a_participant` otherwise (nothing marked read). */
+/** The task for one of its participants; `thread_not_found` or `not_a_participant` otherwise (nothing marked read). */
 export async function readTask(pool: pg.Pool, request: GetRequest): Promise<TaskRead> {
   const { rows } = await pool.query<TaskRow & { party: string | null; unread: number; messages: JsonMessage[]; artifacts: ArtifactRow[] }>({
     name: 'tasks-read-thread',

@@ -128,7 +128,7 @@ export function toTaskView(row: TaskRow, messages: MessageRow[], artifacts: Arti
   };
 }
 
-/** The first text part of a message: its body, and a thread's summary. */
+/** The first text part of a message: its body, and a task's summary. */
 export function firstText(parts: PartView[]): string {
   for (const part of parts) if (part.kind === 'text') return part.text;
   return '';

@@ -6,7 +6,7 @@ import { checkTransition, STATE_TIMESTAMP_COLUMN } from './state-machine';
 import { taskEvent } from './task-events';
 import { TASK_COLUMNS, type ArtifactRow, type TaskRow } from './task-rows';
 
-/** A state change as it was committed, with what the caller's reply shows of the thread. */
+/** A state change as it was committed, with what the caller's reply shows of the task. */
 export interface CommittedTransition {
   task: TaskRow;
   artifacts: ArtifactRow[];
@@ -54,7 +54,7 @@ export function transitionableInOneStatement(request: TransitionRequest): boolea
 }
 
 /**
- * A state change in two round trips and no explicit transaction: the thread is read, the rule is
+ * A state change in two round trips and no explicit transaction: the task is read, the rule is
  * checked against its state and the caller's party, then one statement changes it on the
  * condition that the state is still the one read (else `state_changed`, nothing written).
  */

@@ -4,7 +4,7 @@ import type { Intent, ProposedAction, TaskState } from '@app/contracts';
 const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
 
 /**
- * A handoff thread (an A2A task) between a sender and a recipient agent, with the participants'
+ * A task (an A2A task) between a sender and a recipient agent, with the participants'
  * identities copied at creation. The index columns `id` and `status_timestamp` are descending in
  * the schema; TypeORM has no column order for an index, which it does not compare.
  */
@@ -17,7 +17,10 @@ const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled
 @Check('tasks_id_ulid', `"id" ~ '^[0-9A-HJKMNP-TV-Z]{26}$'`)
 @Check('tasks_state_known', `"state" IN (${STATES})`)
 @Check('tasks_intent_known', `"intent" IN ('inform', 'ask_question', 'propose_action')`)
-@Check('tasks_proposed_action_matches_intent', `("intent" = 'propose_action') = ("proposed_action" IS NOT NULL AND jsonb_typeof("proposed_action") = 'object')`)
+@Check(
+  'tasks_proposed_action_matches_intent',
+  `("intent" = 'propose_action') = ("proposed_action" IS NOT NULL AND jsonb_typeof("proposed_action") = 'object')`,
+)
 @Check('tasks_metadata_object', `jsonb_typeof("metadata") = 'object'`)
 @Check('tasks_message_count_range', `"message_count" BETWEEN 0 AND 500`)
 @Check('tasks_version_positive', `"version" >= 1`)
@@ -82,7 +85,7 @@ export class TaskEntity {
   @Column({ type: 'integer', default: 0 })
   messageCount: number;
 
-  /** Bumped by every change of the thread (transition, message, artifact). */
+  /** Bumped by every change of the task (transition, message, artifact). */
   @Column({ type: 'integer', default: 1 })
   version: number;
 

@@ -110,7 +110,7 @@ function partyOf(task: TaskRow, callerId: string): Party {
 }
 
 /**
- * The handoff state machine on Postgres. Every change (thread, message, artifacts, audit row,
+ * The task state machine on Postgres. Every change (task, message, artifacts, audit row,
  * outbox event) is written in one transaction; transitions are decided by a conditional UPDATE.
  */
 @Injectable()
@@ -297,7 +297,10 @@ export class TasksService {
         });
       }
       task = rows[0];
-      this.logger.log({ task_id: task.id, transition: request.transition, from: current.state, to: rule.to, actor_id: request.caller_id }, 'thread transition');
+      this.logger.log(
+        { task_id: task.id, transition: request.transition, from: current.state, to: rule.to, actor_id: request.caller_id },
+        'thread transition',
+      );
       await manager.insert(AuditLogEntity, {
         taskId: task.id,
         actorId: request.caller_id,
@@ -429,7 +432,7 @@ export class TasksService {
     };
   }
 
-  /** Appends a message to a thread whose row this transaction has locked (FOR UPDATE or UPDATE). */
+  /** Appends a message to a task whose row this transaction has locked (FOR UPDATE or UPDATE). */
   private async appendMessage(
     manager: EntityManager,
     current: TaskRow,
@@ -488,8 +491,8 @@ export class TasksService {
   }
 
   /**
-   * Adds, replaces or appends to the thread's artifacts, on a thread row this transaction has
-   * locked. Each write checks the thread's artifact caps in its own statement and writes nothing
+   * Adds, replaces or appends to the task's artifacts, on a task row this transaction has
+   * locked. Each write checks the task's artifact caps in its own statement and writes nothing
    * past them.
    */
   private async upsertArtifacts(manager: EntityManager, taskId: string, artifacts: ArtifactInput[] | undefined, now: Date): Promise<void> {
@@ -537,7 +540,7 @@ export class TasksService {
         size,
         ...caps,
       ];
-      // The thread's other artifacts, and this one at its new size, within both caps.
+      // The task's other artifacts, and this one at its new size, within both caps.
       const withinCaps = `(SELECT count(*) < $12::int AND COALESCE(sum(o."size_bytes"), 0) + $11::int <= $13::int
         FROM "tasks"."artifacts" o WHERE o."task_id" = $1::text AND o."artifact_id" <> $2::text)`;
       const written: unknown[] = existing
@@ -564,7 +567,7 @@ export class TasksService {
     }
   }
 
-  /** How many artifacts a thread holds and their bytes (to say which cap a refused write met). */
+  /** How many artifacts a task holds and their bytes (to say which cap a refused write met). */
   private async artifactsHeld(manager: EntityManager, taskId: string): Promise<{ count: number; bytes: number }> {
     const [held]: Array<{ count: number; bytes: number }> = await manager.query(
       `SELECT count(*)::int AS "count", COALESCE(sum("size_bytes"), 0)::int AS "bytes" FROM "tasks"."artifacts" WHERE "task_id" = $1`,
@@ -659,11 +662,17 @@ export class TasksService {
   }
 
   /**
-   * The thread with its most recent `historyLength` messages (all when undefined), or the messages
+   * The task with its most recent `historyLength` messages (all when undefined), or the messages
    * after `afterSequenceNo`, within the reply's byte budget: the newest ones are kept, or with
    * `afterSequenceNo` the oldest ones (the caller pages on from the last one it got).
    */
-  private async view(manager: EntityManager, task: TaskRow, historyLength: number | undefined, unread: number, afterSequenceNo?: number): Promise<TaskView> {
+  private async view(
+    manager: EntityManager,
+    task: TaskRow,
+    historyLength: number | undefined,
+    unread: number,
+    afterSequenceNo?: number,
+  ): Promise<TaskView> {
     const lowerBound = Math.max(afterSequenceNo ?? 0, historyLength === undefined ? 0 : task.message_count - historyLength);
     let messages: MessageRow[] = [];
     if (historyLength !== 0) {

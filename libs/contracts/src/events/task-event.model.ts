@@ -23,7 +23,7 @@ export interface TaskEvent {
   state: TaskState;
   sequence_no: number | null;
   occurred_at: string;
-  /** Enough of the thread to act on without reading it back. */
+  /** Enough of the task to act on without reading it back. */
   task: {
     intent: string;
     summary: string;

@@ -1,5 +1,5 @@
 /**
- * The dialect-neutral view of a handoff thread that the tasks service returns. The edge renders it
+ * The dialect-neutral view of a task that the tasks service returns. The edge renders it
  * into AgentRelay, A2A v0.3 or A2A v1.0 shapes (docs/dialects.md).
  */
 export const THREAD_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
@@ -43,7 +43,7 @@ export interface MessageView {
   sequence_no: number;
   /** Handle of the author. */
   from: string;
-  /** Whether the author is the thread's sender (A2A role user) or recipient (role agent). */
+  /** Whether the author is the task's sender (A2A role user) or recipient (role agent). */
   author: 'sender' | 'recipient';
   /** The first text part. */
   body: string;

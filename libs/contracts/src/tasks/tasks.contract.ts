@@ -37,11 +37,11 @@ import {
 
 /** Request subjects the tasks service answers. */
 export const TASKS_SUBJECTS = {
-  /** Create a thread (no `task_id`) or append a message to one. */
+  /** Create a task (no `task_id`) or append a message to one. */
   send: 'relay.tasks.v1.send',
-  /** One thread for a participant; marks it read for the caller. */
+  /** One task for a participant; marks it read for the caller. */
   get: 'relay.tasks.v1.get',
-  /** A participant's threads, newest first, keyset-paginated. */
+  /** A participant's tasks, newest first, keyset-paginated. */
   list: 'relay.tasks.v1.list',
   /** A state transition (or a progress update without one). */
   transition: 'relay.tasks.v1.transition',
@@ -54,7 +54,7 @@ export const TASK_LIMITS = {
   partsPerMessage: 50,
   textPartChars: 100_000,
   artifactsPerRequest: 50,
-  /** Artifacts one thread holds at most, and their bytes (fields, parts, metadata, name, description) in all: every read carries them. */
+  /** Artifacts one task holds at most, and their bytes (fields, parts, metadata, name, description) in all: every read carries them. */
   artifactsPerTask: 100,
   artifactBytesPerTask: 384 * 1024,
   artifactFieldChars: 262_144,
@@ -292,14 +292,14 @@ export class SendRequest {
   @Type(() => ParticipantRefDto)
   caller: ParticipantRefDto;
 
-  /** Append to this thread; absent to create one. */
+  /** Append to this task; absent to create one. */
   @IsOptional()
   @IsString()
   @IsNotEmpty()
   @MaxLength(64)
   task_id?: string;
 
-  /** The recipient of a new thread (admitted by the directory); required on create. */
+  /** The recipient of a new task (admitted by the directory); required on create. */
   @ValidateIf((request: SendRequest) => request.task_id === undefined)
   @ValidateNested()
   @Type(() => ParticipantRefDto)
@@ -332,7 +332,7 @@ export class SendRequest {
   @Type(() => ArtifactInput)
   artifacts?: ArtifactInput[];
 
-  /** Thread metadata (kept on create). */
+  /** Task metadata (kept on create). */
   @IsOptional()
   @IsBoundedMetadata()
   metadata?: Record<string, unknown>;
@@ -344,7 +344,7 @@ export class SendRequest {
   @MaxLength(255)
   idempotency_key?: string;
 
-  /** How many of the most recent messages the reply's thread carries (all when absent). */
+  /** How many of the most recent messages the reply's task carries (all when absent). */
   @IsOptional()
   @IsInt()
   @Min(0)
@@ -383,15 +383,15 @@ export class GetRequest {
   history_length?: number;
 
   /**
-   * Only the messages after this sequence number, oldest first: pages through a thread whose
-   * messages do not fit one reply (`messages` then holds fewer than the thread has).
+   * Only the messages after this sequence number, oldest first: pages through a task whose
+   * messages do not fit one reply (`messages` then holds fewer than the task has).
    */
   @IsOptional()
   @IsInt()
   @Min(0)
   after_sequence_no?: number;
 
-  /** Whether reading marks the thread read for the caller (default true). */
+  /** Whether reading marks the task read for the caller (default true). */
   @IsOptional()
   @IsBoolean()
   mark_read?: boolean;
@@ -399,7 +399,7 @@ export class GetRequest {
 
 export const LIST_ROLES = ['recipient', 'sender', 'either'] as const;
 export type ListRole = (typeof LIST_ROLES)[number];
-/** `created`: newest thread first; `status`: most recent status change first. */
+/** `created`: newest task first; `status`: most recent status change first. */
 export const LIST_ORDERS = ['created', 'status'] as const;
 export type ListOrder = (typeof LIST_ORDERS)[number];
 
@@ -418,17 +418,17 @@ export class ListRequest {
   @IsIn(THREAD_STATES, { each: true })
   states?: TaskState[];
 
-  /** Threads created or updated after this instant. */
+  /** Tasks created or updated after this instant. */
   @IsOptional()
   @IsISO8601({ strict: true })
   since?: string;
 
-  /** Threads whose status changed after this instant. */
+  /** Tasks whose status changed after this instant. */
   @IsOptional()
   @IsISO8601({ strict: true })
   status_timestamp_after?: string;
 
-  /** Only threads between the caller and this agent. */
+  /** Only tasks between the caller and this agent. */
   @IsOptional()
   @IsString()
   @IsNotEmpty()

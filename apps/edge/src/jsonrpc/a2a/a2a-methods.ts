@@ -90,8 +90,8 @@ const A2A_FIELD_NAMES: Record<string, string> = {
 const NOT_CANCELABLE = new Set(['invalid_transition', 'not_authorized_transition', 'state_changed', 'thread_terminal', 'task_not_cancelable']);
 
 /**
- * The standard A2A methods (v0.3 and v1.0) over the handoff engine: the edge orchestrates
- * directory admission and tasks commands, and renders the neutral thread view in the caller's
+ * The standard A2A methods (v0.3 and v1.0) over the tasks service: the edge orchestrates
+ * directory admission and tasks commands, and renders the neutral task view in the caller's
  * wire version.
  */
 @Injectable()
@@ -374,7 +374,11 @@ export class A2aMethods implements DialectMethods {
     );
   }
 
-  private async withHistories(caller: AgentIdentity, items: TaskView[], historyLength: number | undefined): Promise<{ tasks: TaskView[]; cut: Set<string> }> {
+  private async withHistories(
+    caller: AgentIdentity,
+    items: TaskView[],
+    historyLength: number | undefined,
+  ): Promise<{ tasks: TaskView[]; cut: Set<string> }> {
     const tasks: TaskView[] = new Array<TaskView>(items.length);
     const cut = new Set<string>();
     let next = 0;

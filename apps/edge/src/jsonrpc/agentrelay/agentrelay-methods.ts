@@ -36,7 +36,7 @@ function participant(agent: { id: string; handle: string; name: string; role: st
 
 /**
  * The AgentRelay dialect on `POST /a2a`: message/send, tasks/get, tasks/list, tasks/update and
- * tasks/cancel, in its shapes and error codes (docs/dialects.md#agentrelay). The edge authenticates, asks the directory to admit a new thread's
+ * tasks/cancel, in its shapes and error codes (docs/dialects.md#agentrelay). The edge authenticates, asks the directory to admit a new task's
  * recipient, and runs the command on the tasks service.
  */
 @Injectable()
@@ -108,7 +108,7 @@ export class AgentRelayMethods implements DialectMethods {
   }
 
   /**
-   * One page of the thread: its messages from the first (or after `after_sequence_no`) while they
+   * One page of the task: its messages from the first (or after `after_sequence_no`) while they
    * fit one reply's budget; `next_after_sequence_no` says where the next page starts.
    */
   private async get(call: JsonRpcCall): Promise<unknown> {
@@ -170,7 +170,7 @@ export class AgentRelayMethods implements DialectMethods {
   }
 
   /**
-   * The recipient of a new thread: the `recipient` param; on `POST /a2a/{handle}` that handle
+   * The recipient of a new task: the `recipient` param; on `POST /a2a/{handle}` that handle
    * (a `recipient` naming someone else there is invalid).
    */
   private recipientHandle(call: JsonRpcCall): string {
@@ -191,7 +191,7 @@ export class AgentRelayMethods implements DialectMethods {
     return this.directory.profile(call.endpointHandle);
   }
 
-  /** On an agent's own endpoint only the threads between the caller and that agent exist. */
+  /** On an agent's own endpoint only the tasks between the caller and that agent exist. */
   private async assertEndpointPair(call: JsonRpcCall, taskId: string): Promise<void> {
     const endpoint = await this.endpointAgent(call);
     if (!endpoint) return;

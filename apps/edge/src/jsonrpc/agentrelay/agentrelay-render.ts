@@ -1,6 +1,6 @@
 import { TASK_LIMITS, type ArtifactView, type MessageView, type PartView, type TaskView } from '@app/contracts';
 
-/** AgentRelay shapes of the neutral thread view (docs/dialects.md#agentrelay). */
+/** AgentRelay shapes of the neutral task view (docs/dialects.md#agentrelay). */
 
 function seedPart(part: PartView): Record<string, unknown> {
   switch (part.kind) {
@@ -42,7 +42,7 @@ function sender(task: TaskView): Record<string, unknown> {
 }
 
 /**
- * tasks/get: one page of messages, oldest first. `has_more_messages` tells that the thread was cut
+ * tasks/get: one page of messages, oldest first. `has_more_messages` tells that the task was cut
  * to fit the reply, and `next_after_sequence_no` the `after_sequence_no` that reads the next page.
  */
 export function renderRelayTask(task: TaskView): Record<string, unknown> {

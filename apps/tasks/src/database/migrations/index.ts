@@ -4,6 +4,7 @@ import { PushConfigsPerOwner1764510000000 } from './1764510000000-PushConfigsPer
 import { MessageAndArtifactSizes1764520000000 } from './1764520000000-MessageAndArtifactSizes';
 import { OutboxTraceParent1764530000000 } from './1764530000000-OutboxTraceParent';
 import { PushSecretsOutOfOutbox1764531800000 } from './1764531800000-PushSecretsOutOfOutbox';
+
 import { OneNameForTasks1764550000000 } from './1764550000000-OneNameForTasks';
 
 /** Every migration of the tasks schema, oldest first. */
