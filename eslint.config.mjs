@@ -35,6 +35,19 @@ export default tseslint.config(
     },
   },
   {
+    // Async mistakes the compiler lets through: a promise nobody awaits (its rejection is lost), a
+    // promise where a callback's return is ignored, `await` on a non-promise, and `return promise`
+    // inside try (the catch/finally would not see its rejection).
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/return-await': ['error', 'in-try-catch'],
+    },
+  },
+  {
     files: ['**/main.ts', '**/cli-data-source.ts', 'scripts/**', 'test/**', 'jest.config.mjs', 'eslint.config.mjs'],
     rules: { 'no-restricted-syntax': 'off', 'no-restricted-imports': 'off' },
   },

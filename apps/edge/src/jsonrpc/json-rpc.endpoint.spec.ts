@@ -35,6 +35,11 @@ class FakeRaw extends EventEmitter {
 }
 
 function fakeReply(raw: FakeRaw): FastifyReply {
+  return fakeReplyFields(raw) as unknown as FastifyReply;
+}
+
+/** The fake reply as a plain object (a FastifyReply is thenable, so it is not spread itself). */
+function fakeReplyFields(raw: FakeRaw) {
   const headers: Record<string, string> = {};
   const reply = {
     sent: false,
@@ -50,7 +55,7 @@ function fakeReply(raw: FakeRaw): FastifyReply {
     code: () => reply,
     send: () => reply,
   };
-  return reply as unknown as FastifyReply;
+  return reply;
 }
 
 function endpoint(stream: JsonRpcEventStream, config = loadConfig(EdgeConfig, {})): JsonRpcEndpoint {
@@ -119,7 +124,7 @@ describe('JsonRpcEndpoint streams', () => {
     const answers = raws.map((raw) => relay.answer(request, fakeReply(raw), 'bob@acme'));
     const refused: { status?: number; body?: unknown } = {};
     const refusedReply = {
-      ...fakeReply(new FakeRaw()),
+      ...fakeReplyFields(new FakeRaw()),
       header: () => refusedReply,
       code: (status: number) => ((refused.status = status), refusedReply),
       send: (body: unknown) => ((refused.body = body), refusedReply),
