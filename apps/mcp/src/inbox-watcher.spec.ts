@@ -79,4 +79,24 @@ describe('InboxWatcher', () => {
     expect(changes).toBe(0);
     expect(listCalls).toBe(1);
   });
+
+  it('reports a change notification that fails instead of rejecting the check', async () => {
+    const errors: unknown[] = [];
+    const failing = new InboxWatcher(
+      { listAllThreads: async () => inbox.map((entry) => ({ ...entry })) } as unknown as RelayClient,
+      60_000,
+      async () => {
+        throw new Error('transport closed');
+      },
+      (error) => errors.push(error),
+    );
+    await failing.subscribe();
+    inbox.push(item('T4', 'pending', 1));
+    try {
+      await expect(failing.checkNow()).resolves.toBeUndefined();
+      expect(errors).toEqual([new Error('transport closed')]);
+    } finally {
+      failing.unsubscribe();
+    }
+  });
 });

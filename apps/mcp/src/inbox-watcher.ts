@@ -89,6 +89,13 @@ export class InboxWatcher {
     if (!this.subscribed) return;
     const changed = this.lastFingerprint !== null && current !== this.lastFingerprint;
     this.lastFingerprint = current;
-    if (changed) await this.onChange();
+    if (!changed) return;
+    // A notification that cannot be sent (the client went away) is reported, never left to reject
+    // the timer's or a tool's fire-and-forget check.
+    try {
+      await this.onChange();
+    } catch (error) {
+      this.onPollError(error);
+    }
   }
 }
