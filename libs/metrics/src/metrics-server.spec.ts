@@ -25,6 +25,20 @@ describe('MetricsServer', () => {
     expect(await half.text()).toBe('not ready: nats down\n');
   });
 
+  it('answers /readyz 503 naming a check that throws before returning a promise', async () => {
+    const strict = new MetricsServer(new Registry(), '127.0.0.1', 0);
+    strict.addReadinessCheck('cache', () => {
+      throw new Error('not a promise');
+    });
+    await strict.listen();
+    try {
+      const down = await fetch(`${strict.url}/readyz`);
+      expect([down.status, await down.text()]).toEqual([503, 'not ready: cache down\n']);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('answers /healthz while the process runs and refuses other methods', async () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${server.url}/metrics`, { method: 'DELETE' })).status).toBe(405);

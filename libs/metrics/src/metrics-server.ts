@@ -53,7 +53,15 @@ export class MetricsServer {
   }
 
   private async failingChecks(): Promise<string[]> {
-    const results = await Promise.all([...this.checks].map(async ([name, check]) => ((await check().catch(() => false)) ? null : name)));
+    const results = await Promise.all(
+      [...this.checks].map(async ([name, check]) => {
+        try {
+          return (await check()) ? null : name;
+        } catch {
+          return name;
+        }
+      }),
+    );
     return results.filter((name): name is string => name !== null);
   }
 
