@@ -24,6 +24,8 @@ export interface SinkRequest {
 export class WebhookSink {
   readonly requests: SinkRequest[] = [];
   private readonly plans = new Map<string, SinkResponse[]>();
+  /** Answers still waiting out their delay: stop() clears them, so none keeps the process alive. */
+  private readonly delayed = new Set<NodeJS.Timeout>();
 
   private constructor(private readonly server: Server) {}
 
@@ -42,8 +44,12 @@ export class WebhookSink {
           response.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
           response.end(answer.status < 300 ? 'ok' : 'no');
         };
-        if (answer.delayMs) setTimeout(send, answer.delayMs);
-        else send();
+        if (!answer.delayMs) return send();
+        const timer = setTimeout(() => {
+          sink.delayed.delete(timer);
+          send();
+        }, answer.delayMs);
+        sink.delayed.add(timer);
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -68,6 +74,8 @@ export class WebhookSink {
   }
 
   async stop(): Promise<void> {
+    for (const timer of this.delayed) clearTimeout(timer);
+    this.delayed.clear();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
