@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, connect as tcpConnect } from 'node:net';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './support/eventually';
+import { listeningPort } from './support/private-nats';
 import { testDatabaseUrl, testNatsUrl } from './support/test-env';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -63,19 +64,12 @@ describe('npm start checks its dependencies first', () => {
   });
 
   it('names a NATS server without JetStream', async () => {
-    const port = await closedPort();
-    natsWithoutJetStream = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-    await eventually(
-      () =>
-        new Promise<void>((resolve, reject) => {
-          const socket = tcpConnect(port, '127.0.0.1', () => {
-            socket.destroy();
-            resolve();
-          }).once('error', reject);
-        }),
-      20000,
-      100,
-    );
+    // The server picks its own free port (one found free first could be taken by a file running alongside).
+    natsWithoutJetStream = spawn('nats-server', ['-a', '127.0.0.1', '-p', '-1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    for (const stream of [natsWithoutJetStream.stdout, natsWithoutJetStream.stderr]) stream?.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
+    await eventually(() => log.includes('Server is ready'), 20000, 100);
+    const port = listeningPort(log);
     const { code, output } = await start({ DATABASE_URL: testDatabaseUrl(), NATS_URL: `nats://127.0.0.1:${port}` });
     expect(code).toBe(1);
     expect(output).toContain(`NATS at nats://127.0.0.1:${port} answers but has no JetStream`);

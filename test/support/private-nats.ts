@@ -1,39 +1,32 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const NATS_SERVER = process.env.NATS_SERVER_BIN || '/usr/sbin/nats-server';
 
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * A NATS server with JetStream of a test's own, on a loopback port, that the test may kill and
  * start again (the shared server is never touched). Its JetStream store is a temporary folder.
+ * The first start lets the server pick a free port itself (a port found free and released first
+ * could be taken by a test file running alongside before the server binds it); a restart reuses it.
  */
 export class PrivateNatsServer {
   private child?: ChildProcess;
   private output = '';
+  private boundPort?: number;
 
-  private constructor(
-    readonly port: number,
-    private readonly storeDir: string,
-  ) {}
+  private constructor(private readonly storeDir: string) {}
 
   static async start(): Promise<PrivateNatsServer> {
-    const server = new PrivateNatsServer(await freeLoopbackPort(), mkdtempSync(join(tmpdir(), 'relay-nats-')));
+    const server = new PrivateNatsServer(mkdtempSync(join(tmpdir(), 'relay-nats-')));
     await server.launch();
     return server;
+  }
+
+  get port(): number {
+    if (this.boundPort === undefined) throw new Error('the private nats-server has not started');
+    return this.boundPort;
   }
 
   get url(): string {
@@ -63,7 +56,9 @@ export class PrivateNatsServer {
 
   private async launch(): Promise<void> {
     this.output = '';
-    const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.boundPort ?? -1), '-js', '-sd', this.storeDir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
     child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
     this.child = child;
@@ -73,5 +68,13 @@ export class PrivateNatsServer {
       if (Date.now() > deadline) throw new Error(`nats-server did not start:\n${this.output.slice(-2000)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    this.boundPort ??= listeningPort(this.output);
   }
+}
+
+/** The client port a nats-server reported it listens on. */
+export function listeningPort(output: string): number {
+  const port = /Listening for client connections on [^\s]+:(\d+)/.exec(output)?.[1];
+  if (!port) throw new Error(`nats-server did not say which port it listens on:\n${output.slice(-2000)}`);
+  return Number(port);
 }
