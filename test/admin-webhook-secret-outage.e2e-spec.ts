@@ -12,7 +12,6 @@ import { WebhookSink } from './support/webhook-sink';
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/=]{32,}$/;
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Issue 10 item 3: the webhook secret of an agent is never lost when the notifier is down at
@@ -73,7 +72,10 @@ describe('webhook secrets when the notifier is down at registration', () => {
     expect(refused.body.error).toMatchObject({ reason: 'service_unavailable', message: expect.stringContaining('nothing was created') });
     await request(relay.url).get(`/admin/agents/${handle}`).set(admin).expect(404);
     // The resumed notifier now reads the request its caller gave up on: it must not store a secret nobody saw.
-    await sleep(1500);
+    await notifier.waitForOutput(
+      /request not started: its caller stopped waiting|refused a webhook secret request that arrived after its caller gave up/,
+      30000,
+    );
     expect(await storedSecret(handle)).toBeNull();
 
     const registered = await request(relay.url).post('/admin/agents').set(admin).send(body).expect(201);

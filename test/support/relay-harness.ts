@@ -58,7 +58,9 @@ export class RelayHarness {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent',
       RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
       RELAY_SECRET_KEYS: TEST_SECRET_KEYS,
-      NATS_REQUEST_TIMEOUT_MS: '5000',
+      // Generous: test files run in parallel on a loaded machine, and a test that means to see a
+      // timeout sets its own.
+      NATS_REQUEST_TIMEOUT_MS: '20000',
       // Tests make many calls per agent; the rate-limit tests lower this again.
       RELAY_RATE_LIMIT_PER_MINUTE: '100000',
       // Every process's metrics server on a free port (several relays share this machine).

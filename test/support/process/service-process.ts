@@ -29,7 +29,12 @@ export class ServiceProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const started = new ServiceProcess(service, child);
-    await started.waitForOutput(`${service} service listening on NATS`, readyTimeoutMs);
+    try {
+      await started.waitForOutput(`${service} service listening on NATS`, readyTimeoutMs);
+    } catch (error) {
+      await started.kill();
+      throw error;
+    }
     return started;
   }
 
@@ -58,14 +63,12 @@ export class ServiceProcess {
     await this.exited;
   }
 
-  private async waitForOutput(text: string, timeoutMs: number): Promise<void> {
+  /** Waits until the process has printed `text` (or a match of it), e.g. a log line saying it did something. */
+  async waitForOutput(text: string | RegExp, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!this.output.includes(text)) {
+    while (typeof text === 'string' ? !this.output.includes(text) : !text.test(this.output)) {
       if (this.child.exitCode !== null) throw new Error(`${this.service} process exited (${this.child.exitCode}):\n${this.output.slice(-2000)}`);
-      if (Date.now() > deadline) {
-        await this.kill();
-        throw new Error(`${this.service} process did not start in ${timeoutMs} ms:\n${this.output.slice(-2000)}`);
-      }
+      if (Date.now() > deadline) throw new Error(`${this.service} process printed no ${String(text)} in ${timeoutMs} ms:\n${this.output.slice(-2000)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
