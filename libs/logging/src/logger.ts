@@ -40,11 +40,21 @@ const STDOUT_FLUSH_MS = 1000;
 
 /**
  * Stdout for log lines, written asynchronously in chunks instead of one write per line (a busy
- * service logs several lines per request); flushed every second and when the process exits.
+ * service logs several lines per request); flushed every second when lines were written, and when
+ * the process exits. (A flush with nothing buffered still writes: an idle logger would write every
+ * second, and such writes kept a process that started many services, as a test worker, from exiting.)
  */
 function bufferedStdout(): pino.DestinationStream {
   const stream = pino.destination({ dest: 1, sync: false, minLength: STDOUT_CHUNK_BYTES });
+  let written = false;
+  const write = stream.write.bind(stream);
+  stream.write = (line: string): boolean => {
+    written = true;
+    return write(line);
+  };
   const timer = setInterval(() => {
+    if (!written) return;
+    written = false;
     try {
       stream.flush();
     } catch {
