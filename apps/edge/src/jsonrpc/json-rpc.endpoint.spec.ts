@@ -12,7 +12,8 @@ import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { CallerGate } from '../endpoint/caller-gate';
 import { SseWriter, SSE_KEEP_ALIVE_MS } from '../endpoint/sse-writer';
 import { JsonRpcEndpoint } from './json-rpc.endpoint';
-import { JsonRpcEventStream, type DialectMethods } from './json-rpc.types';
+import { EventStream } from '../streams/task-streams';
+import type { DialectMethods } from './json-rpc.types';
 
 /** The raw response of a hijacked reply: records what is written. */
 class FakeRaw extends EventEmitter {
@@ -60,7 +61,7 @@ function fakeReplyFields(raw: FakeRaw) {
   return reply;
 }
 
-function endpoint(stream: JsonRpcEventStream, config = loadConfig(EdgeConfig, {})): JsonRpcEndpoint {
+function endpoint(stream: EventStream, config = loadConfig(EdgeConfig, {})): JsonRpcEndpoint {
   const authenticator = { authenticate: async () => ({ id: 'a1', handle: 'alice@acme', name: 'Alice', role: null }) } as unknown as AgentAuthenticator;
   const rateLimiter = { consume: async () => ({ allowed: true, limit: 60, retryAfterSeconds: 0 }) } as unknown as RateLimiter;
   const a2a: DialectMethods = { handle: async () => stream };
@@ -76,7 +77,7 @@ const request = {
 describe('JsonRpcEndpoint streams', () => {
   it('writes each item as a data event repeating the id, and an error after the start as an error event', async () => {
     const raw = new FakeRaw();
-    const stream = new JsonRpcEventStream(async function* () {
+    const stream = new EventStream(async function* () {
       yield { id: '1', event: { task: { id: 'T1' } } };
       throw new RelayError('thread_not_found', 'Task not found');
     });
@@ -100,7 +101,7 @@ describe('JsonRpcEndpoint streams', () => {
     try {
       const raw = new FakeRaw();
       let stopped = false;
-      const stream = new JsonRpcEventStream(async function* (signal) {
+      const stream = new EventStream(async function* (signal) {
         yield { id: '1', event: { task: { id: 'T1' } } };
         await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
         stopped = true;
@@ -118,7 +119,7 @@ describe('JsonRpcEndpoint streams', () => {
   });
 
   it('refuses a stream past RELAY_STREAMS_PER_AGENT with 429, and frees the slot as soon as a stream closes', async () => {
-    const stream = new JsonRpcEventStream(async function* (signal) {
+    const stream = new EventStream(async function* (signal) {
       yield { id: '1', event: { task: { id: 'T1' } } };
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
     });

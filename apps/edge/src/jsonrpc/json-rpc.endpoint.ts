@@ -7,16 +7,9 @@ import { CallerGate } from '../endpoint/caller-gate';
 import { SseWriter, type SseFraming } from '../endpoint/sse-writer';
 import { RequestMetrics } from '../metrics/request-metrics';
 import { asRelayError, renderRelayError } from './json-rpc-errors';
+import { EventStream } from '../streams/task-streams';
 import { preliminaryDialect, UnparseableJson } from './json-rpc.http';
-import {
-  A2A_METHODS,
-  AGENTRELAY_METHODS,
-  JsonRpcEventStream,
-  type DialectMethods,
-  type JsonRpcCall,
-  type JsonRpcId,
-  type JsonRpcResponse,
-} from './json-rpc.types';
+import { A2A_METHODS, AGENTRELAY_METHODS, type DialectMethods, type JsonRpcCall, type JsonRpcId, type JsonRpcResponse } from './json-rpc.types';
 
 /** The methods the AgentRelay dialect (docs/dialects.md#agentrelay) answers itself; the rest go to the A2A handlers. */
 const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel', 'watch']);
@@ -78,10 +71,10 @@ export class JsonRpcEndpoint {
       try {
         const result = await this.dispatch(call);
         if (reply.sent) {
-          if (result instanceof JsonRpcEventStream) result.release();
+          if (result instanceof EventStream) result.release();
           return;
         }
-        if (result instanceof JsonRpcEventStream) {
+        if (result instanceof EventStream) {
           await this.sse.write(reply, result, this.framing(id, dialect), releaseStreamSlot);
           return;
         }

@@ -14,16 +14,9 @@ export interface JsonRpcCall {
   headers: Record<string, string | string[] | undefined>;
 }
 
-/**
- * A result answered as a Server-Sent Events stream instead of one JSON body: each item is sent as
- * the `result` of one JSON-RPC response event, with the item's `id` as the SSE id. `open` gets a
- * signal that aborts when the client goes away; the iterable must then stop (and release what it holds).
- */
-export { EventStream as JsonRpcEventStream } from '../streams/task-streams';
-
 /** The method handlers of one dialect. */
 export interface DialectMethods {
-  /** Returns the JSON-RPC result (or a JsonRpcEventStream); throws a RelayError for a JSON-RPC error. */
+  /** Returns the JSON-RPC result (or an EventStream, answered as Server-Sent Events); throws a RelayError for a JSON-RPC error. */
   handle(call: JsonRpcCall): Promise<unknown>;
 }
 

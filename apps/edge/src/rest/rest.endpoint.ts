@@ -9,7 +9,7 @@ import { lastEventId as lastEventIdOf } from '../streams/task-streams';
 import { A2aMethods } from '../jsonrpc/a2a/a2a-methods';
 import { asRelayError } from '../jsonrpc/json-rpc-errors';
 import { UnparseableJson } from '../jsonrpc/json-rpc.http';
-import { JsonRpcEventStream } from '../jsonrpc/json-rpc.types';
+import { EventStream } from '../streams/task-streams';
 import { RequestMetrics } from '../metrics/request-metrics';
 import { renderRelayError } from '../jsonrpc/json-rpc-errors';
 import { renderRestError, sendLegacyRestError, sendRestError } from './rest-errors';
@@ -85,7 +85,7 @@ export class RestEndpoint {
           ...(lastEventId !== undefined ? { lastEventId } : {}),
         });
         if (reply.sent) return;
-        if (result instanceof JsonRpcEventStream) {
+        if (result instanceof EventStream) {
           await this.sse.write(reply, result, legacy ? LEGACY_FRAMING : REST_FRAMING, releaseStreamSlot);
           return;
         }
