@@ -15,6 +15,16 @@ function item(taskId: string, state: TaskListItem['status']['state'], unread: nu
   };
 }
 
+/** A live inbox that stays open without an event until the watcher lets go of it. */
+function quietLiveInbox(options: { signal?: AbortSignal } = {}): AsyncIterable<never> {
+  const closed = new Promise<IteratorResult<never>>((resolve) => {
+    const end = (): void => resolve({ done: true, value: undefined });
+    if (options.signal?.aborted) end();
+    else options.signal?.addEventListener('abort', end, { once: true });
+  });
+  return { [Symbol.asyncIterator]: () => ({ next: () => closed }) };
+}
+
 describe('InboxWatcher', () => {
   let inbox: TaskListItem[];
   let listCalls: number;
@@ -30,6 +40,7 @@ describe('InboxWatcher', () => {
         listCalls++;
         return inbox.map((entry) => ({ ...entry }));
       },
+      watchInbox: quietLiveInbox,
     } as unknown as RelayClient;
     watcher = new InboxWatcher(
       client,
@@ -83,7 +94,7 @@ describe('InboxWatcher', () => {
   it('reports a change notification that fails instead of rejecting the check', async () => {
     const errors: unknown[] = [];
     const failing = new InboxWatcher(
-      { listAllTasks: async () => inbox.map((entry) => ({ ...entry })) } as unknown as RelayClient,
+      { listAllTasks: async () => inbox.map((entry) => ({ ...entry })), watchInbox: quietLiveInbox } as unknown as RelayClient,
       60_000,
       async () => {
         throw new Error('transport closed');
