@@ -5,6 +5,7 @@ import { RelayHarness } from './support/relay-harness';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { createTask } from './support/tasks';
 import { expectRpcError, ok, rpc, type Json } from './support/json-rpc';
+import { openSse } from './support/sse';
 import { testDatabaseUrl } from './support/test-env';
 
 /** 61 messages of about 0.8 MB (eight text parts of 100,000 characters), as one agent can pile them up. */
@@ -95,6 +96,30 @@ describe('a thread of big messages: read budget in Postgres, paged AgentRelay ta
     }
     const ready = await request(relay.url).get('/readyz');
     expect(ready.status).toBe(200);
+  }, 180000);
+
+  it('opens a SubscribeToTask stream with the newest messages that fit, flagged as a cut history', async () => {
+    const stream = await openSse(
+      `${relay.url}/a2a`,
+      { authorization: `Bearer ${frank.api_key}`, 'a2a-version': '1.0' },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SubscribeToTask',
+        params: { id: taskId },
+      },
+    );
+    try {
+      expect(stream.status).toBe(200);
+      const first = await stream.next();
+      const task = first?.data.result.task as Json;
+      expect(task.history.length).toBeGreaterThanOrEqual(1);
+      expect(task.history.length).toBeLessThan(BIG_MESSAGES);
+      expect(task.history[task.history.length - 1].messageId).toBe(`big-${BIG_MESSAGES}`);
+      expect(task.metadata.relay.historyTruncated).toBe(true);
+    } finally {
+      stream.close();
+    }
   }, 180000);
 
   it('refuses an after_sequence_no that is not a non-negative integer', async () => {

@@ -152,7 +152,10 @@ export class TaskStreams {
     try {
       let last = start.position;
       if (request.lastEventId === undefined) {
-        yield { id: start.position, event: renderSendResult(task, version, { historyLength: request.historyLength }) };
+        // The snapshot carries the newest messages that fit one reply; a longer history is flagged as cut.
+        const wanted = Math.min(request.historyLength ?? task.message_count, task.message_count);
+        const historyCut = task.messages.length < wanted;
+        yield { id: start.position, event: renderSendResult(task, version, { historyLength: request.historyLength, historyCut }) };
         if (endsStream(kind, task.state)) return;
       } else {
         let page = start;
