@@ -32,7 +32,6 @@ import {
   type ArtifactInput,
   type MessageView,
   type MessageInput,
-  type ParticipantRef,
   type TaskCommand,
   type TaskState,
   type TaskView,
@@ -45,6 +44,7 @@ import { DirectoryLookups } from '../../directory/directory-lookups';
 import { EdgeConfig } from '../../edge.config';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
 import { lastEventId, TaskStreams, type EventStream } from '../../streams/task-streams';
+import { isBetween, participant, TaskAccess } from '../../tasks/task-access';
 import type { A2aCommand } from './a2a-command';
 import { agentCardV03 } from './extended-card';
 import { decodePageToken, encodePageToken } from './page-token';
@@ -53,10 +53,6 @@ import { TaskEventWaiter } from './task-event-waiter';
 /** A blocking send returns once its task is terminal or waits for input. */
 function settled(state: TaskState): boolean {
   return isTerminalState(state) || state === 'input_required';
-}
-
-function participant(agent: AgentIdentity | AgentPublicProfile): ParticipantRef {
-  return { id: agent.id, handle: agent.handle, name: agent.name, role: agent.role };
 }
 
 function messageInput(message: A2aMessageInput): MessageInput {
@@ -98,6 +94,7 @@ export class A2aMethods implements DialectMethods {
     @Inject(TaskEventWaiter) private readonly waiter: TaskEventWaiter,
     @Inject(AgentCardService) private readonly cards: AgentCardService,
     @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
+    @Inject(TaskAccess) private readonly access: TaskAccess,
     @Inject(TaskStreams) private readonly streams: TaskStreams,
   ) {}
 
@@ -538,15 +535,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   private read(caller: AgentIdentity, taskId: string, historyLength: number | undefined, markRead: boolean, afterSequenceNo?: number): Promise<TaskView> {
-    return this.tasks(() =>
-      this.rpc.request(TASKS_SUBJECTS.get, {
-        caller_id: caller.id,
-        task_id: taskId,
-        ...(historyLength !== undefined ? { history_length: historyLength } : {}),
-        ...(afterSequenceNo !== undefined ? { after_sequence_no: afterSequenceNo } : {}),
-        mark_read: markRead,
-      }),
-    );
+    return this.tasks(() => this.access.read(caller, taskId, { historyLength, afterSequenceNo, markRead }));
   }
 
   /**
@@ -569,15 +558,13 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** The agent of `POST /a2a/{handle}`; an unknown or disabled handle is `agent_not_found` (404). */
-  private endpointAgent(handle: string): Promise<AgentPublicProfile> {
-    return this.directory.profile(handle);
+  private async endpointAgent(handle: string): Promise<AgentPublicProfile> {
+    return (await this.access.endpointAgent(handle)) as AgentPublicProfile;
   }
 
   /** On an agent's own endpoint, only the tasks between the caller and that agent exist. */
   private assertPair(task: TaskView, caller: AgentIdentity, endpoint: AgentPublicProfile | null): void {
-    if (!endpoint) return;
-    const other = task.sender.id === caller.id ? task.recipient : task.sender;
-    if (other.id !== endpoint.id) throw new RelayError('thread_not_found', 'Task not found');
+    if (!isBetween(task, caller, endpoint)) throw new RelayError('thread_not_found', 'Task not found');
   }
 
   private async admit(caller: AgentIdentity, recipient: string, fromEndpoint: boolean): Promise<AgentPublicProfile> {

@@ -23,8 +23,6 @@ import {
   TASK_LIMITS,
   TASKS_SUBJECTS,
   TRANSITIONS,
-  type AgentPublicProfile,
-  type ParticipantRef,
   type SendRequest,
   type Transition,
   type TransitionRequest,
@@ -33,11 +31,8 @@ import { NatsRpcClient } from '@app/messaging';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { InboxStreams } from '../../streams/inbox-stream';
 import { lastEventId } from '../../streams/task-streams';
+import { isBetween, participant, TaskAccess } from '../../tasks/task-access';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
-
-function participant(agent: { id: string; handle: string; name: string; role: string | null }): ParticipantRef {
-  return { id: agent.id, handle: agent.handle, name: agent.name, role: agent.role };
-}
 
 /**
  * The AgentRelay dialect on `POST /a2a`: message/send, tasks/get, tasks/list, tasks/update,
@@ -49,6 +44,7 @@ export class AgentRelayMethods implements DialectMethods {
   constructor(
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
     @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
+    @Inject(TaskAccess) private readonly access: TaskAccess,
     @Inject(InboxStreams) private readonly inbox: InboxStreams,
   ) {}
 
@@ -123,13 +119,12 @@ export class AgentRelayMethods implements DialectMethods {
     const taskId = parseTaskId(call.params);
     const afterSequenceNo = parseAfterSequenceNo(call.params);
     await this.assertEndpointPair(call, taskId);
-    const task = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId, after_sequence_no: afterSequenceNo });
-    return renderRelayTask(task);
+    return renderRelayTask(await this.access.read(call.caller, taskId, { afterSequenceNo }));
   }
 
   private async list(call: JsonRpcCall): Promise<unknown> {
     const params = parseRelayListParams(call.params);
-    const endpoint = await this.endpointAgent(call);
+    const endpoint = await this.access.endpointAgent(call.endpointHandle);
     const page = await this.rpc.request(TASKS_SUBJECTS.list, {
       caller_id: call.caller.id,
       ...params,
@@ -193,19 +188,12 @@ export class AgentRelayMethods implements DialectMethods {
     return call.endpointHandle;
   }
 
-  /** The agent of `POST /a2a/{handle}`, or null on `POST /a2a`. */
-  private async endpointAgent(call: JsonRpcCall): Promise<AgentPublicProfile | null> {
-    if (call.endpointHandle === null) return null;
-    return this.directory.profile(call.endpointHandle);
-  }
-
   /** On an agent's own endpoint only the tasks between the caller and that agent exist. */
   private async assertEndpointPair(call: JsonRpcCall, taskId: string): Promise<void> {
-    const endpoint = await this.endpointAgent(call);
+    const endpoint = await this.access.endpointAgent(call.endpointHandle);
     if (!endpoint) return;
-    const task = await this.rpc.request(TASKS_SUBJECTS.get, { caller_id: call.caller.id, task_id: taskId, history_length: 0, mark_read: false });
-    const other = task.sender.id === call.caller.id ? task.recipient : task.sender;
-    if (other.id !== endpoint.id)
+    const task = await this.access.read(call.caller, taskId, { historyLength: 0, markRead: false });
+    if (!isBetween(task, call.caller, endpoint))
       throw new RelayError('thread_not_found', `No thread with id ${taskId} between you and ${endpoint.handle}`, { task_id: taskId });
   }
 }
