@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -14,6 +14,7 @@ import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } 
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { RelayHarness } from './support/relay-harness';
+import { drain, nextEvent, summary } from './support/sdk-streams';
 
 /** Puts the agent's API key on every call, as a vanilla A2A client would. */
 function apiKeyInterceptor(apiKey: string): CallInterceptor {
@@ -74,29 +75,6 @@ function userMessage(text: string, taskId = ''): Message {
 }
 
 const NOT_BLOCKING = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true };
-
-function summary(event: StreamResponse): [string, TaskState | undefined] {
-  switch (event.payload?.$case) {
-    case 'task':
-      return ['task', event.payload.value.status?.state];
-    case 'statusUpdate':
-      return ['statusUpdate', event.payload.value.status?.state];
-    default:
-      return [event.payload?.$case ?? 'none', undefined];
-  }
-}
-
-async function nextEvent(events: AsyncGenerator<StreamResponse, void, undefined>): Promise<StreamResponse> {
-  const item = await events.next();
-  if (item.done) throw new Error('the stream ended');
-  return item.value;
-}
-
-async function drain(events: AsyncGenerator<StreamResponse, void, undefined>): Promise<StreamResponse[]> {
-  const rest: StreamResponse[] = [];
-  for await (const event of events) rest.push(event);
-  return rest;
-}
 
 describe('A2A HTTP+JSON through the official @a2a-js/sdk REST transport', () => {
   let relay: RelayHarness;

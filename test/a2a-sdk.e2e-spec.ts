@@ -14,6 +14,7 @@ import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } 
 import { eventually } from './support/eventually';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { RelayHarness } from './support/relay-harness';
+import { drain, nextEvent, summary } from './support/sdk-streams';
 
 /** Puts the agent's API key on every call, as a vanilla A2A client would. */
 function apiKeyInterceptor(apiKey: string): CallInterceptor {
@@ -84,32 +85,6 @@ function textOf(message: Message | undefined): string | undefined {
   return part?.$case === 'text' ? part.value : undefined;
 }
 
-/** A stream event in short: what it is and the task state it carries. */
-function summary(event: StreamResponse): [string, TaskState | undefined] {
-  switch (event.payload?.$case) {
-    case 'task':
-      return ['task', event.payload.value.status?.state];
-    case 'statusUpdate':
-      return ['statusUpdate', event.payload.value.status?.state];
-    default:
-      return [event.payload?.$case ?? 'none', undefined];
-  }
-}
-
-/** Reads the next event of an SDK stream; fails if the stream ended. */
-async function nextEvent(events: AsyncGenerator<StreamResponse, void, undefined>): Promise<StreamResponse> {
-  const item = await events.next();
-  if (item.done) throw new Error('the stream ended');
-  return item.value;
-}
-
-/** Reads an SDK stream to its end. */
-async function drain(events: AsyncGenerator<StreamResponse, void, undefined>): Promise<StreamResponse[]> {
-  const rest: StreamResponse[] = [];
-  for await (const event of events) rest.push(event);
-  return rest;
-}
-
 describe('A2A through the official @a2a-js/sdk client', () => {
   let relay: RelayHarness;
   let alice: RegisteredTestAgent;
@@ -117,7 +92,7 @@ describe('A2A through the official @a2a-js/sdk client', () => {
   let carol: RegisteredTestAgent;
   let aliceToBob: Client;
 
-  /** AgentRelay dialect (seed 000) calls, as the recipient's coding agent makes them. */
+  /** AgentRelay dialect (docs/dialects.md#agentrelay) calls, as the recipient's coding agent makes them. */
   async function agentRelay(
     agent: RegisteredTestAgent,
     method: string,

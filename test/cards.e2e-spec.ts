@@ -40,7 +40,7 @@ describe('agent cards (public, no auth)', () => {
     await relay?.stop();
   });
 
-  it('serves the seed 002 card for ?id=<handle> without an A2A-Version header', async () => {
+  it('serves the compact relay card for ?id=<handle> without an A2A-Version header', async () => {
     const response = await request(relay.url).get('/.well-known/agent-card.json').query({ id: handle }).expect(200);
     expect(response.body).toEqual({
       id: handle,

@@ -3,7 +3,7 @@ import { registerAgent, setTrust, uniqueHandle, type RegisteredTestAgent } from 
 import { createTask, textMessage } from './support/tasks';
 import { expectRpcError, ok, rpc } from './support/json-rpc';
 
-describe('handoffs: seed 000 error codes, transitions and idempotency', () => {
+describe('tasks in the AgentRelay dialect: error codes, transitions and idempotency', () => {
   let relay: RelayHarness;
   let bob: RegisteredTestAgent;
   let frank: RegisteredTestAgent;

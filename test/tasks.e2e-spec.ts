@@ -5,7 +5,7 @@ import { expectRpcError, ok, rpc } from './support/json-rpc';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
-describe('handoffs: seed 000 on POST /a2a', () => {
+describe('tasks in the AgentRelay dialect on POST /a2a', () => {
   let relay: RelayHarness;
   let bob: RegisteredTestAgent;
   let frank: RegisteredTestAgent;

@@ -1,4 +1,4 @@
-import type { ArtifactType, PartView, TaskState } from '../tasks/task.model';
+import type { ArtifactView, PartView, TaskState } from '../tasks/task.model';
 import { TASK_EVENT_SUBJECT_PREFIX } from '../subjects';
 
 export const TASK_EVENT_TYPES = [
@@ -35,16 +35,8 @@ export interface TaskEventMessage {
   payload?: Record<string, unknown>;
 }
 
-/** One artifact as an `artifact_updated` event carries it: the whole artifact, or the chunk appended. */
-export interface TaskEventArtifact {
-  artifact_id: string;
-  type: ArtifactType | null;
-  fields: Record<string, unknown>;
-  name: string | null;
-  description: string | null;
-  /** The parts this change added (`append`) or the artifact's parts (not `append`). */
-  parts: PartView[];
-  metadata: Record<string, unknown>;
+/** One artifact as an `artifact_updated` event carries it: the whole artifact, or the chunk appended (then `parts` holds the chunk's parts only). */
+export interface TaskEventArtifact extends ArtifactView {
   append: boolean;
   last_chunk: boolean;
 }

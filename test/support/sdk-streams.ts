@@ -1,0 +1,27 @@
+import type { StreamResponse, TaskState } from '@a2a-js/sdk';
+
+/** A stream event of the official SDK in short: what it is and the task state it carries. */
+export function summary(event: StreamResponse): [string, TaskState | undefined] {
+  switch (event.payload?.$case) {
+    case 'task':
+      return ['task', event.payload.value.status?.state];
+    case 'statusUpdate':
+      return ['statusUpdate', event.payload.value.status?.state];
+    default:
+      return [event.payload?.$case ?? 'none', undefined];
+  }
+}
+
+/** Reads the next event of an SDK stream; fails if the stream ended. */
+export async function nextEvent(events: AsyncGenerator<StreamResponse, void, undefined>): Promise<StreamResponse> {
+  const item = await events.next();
+  if (item.done) throw new Error('the stream ended');
+  return item.value;
+}
+
+/** Reads an SDK stream to its end. */
+export async function drain(events: AsyncGenerator<StreamResponse, void, undefined>): Promise<StreamResponse[]> {
+  const rest: StreamResponse[] = [];
+  for await (const event of events) rest.push(event);
+  return rest;
+}
