@@ -24,7 +24,8 @@ const SUFFIXES: Record<string, string[]> = { histogram: ['_bucket', '_sum', '_co
 function parseValue(text: string, line: string): number {
   if (text === '+Inf') return Infinity;
   if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return NaN;
+  // Prometheus reads floats as Go does, NaN in any case; prom-client writes `Nan` for a gauge with no samples yet.
+  if (text.toLowerCase() === 'nan') return NaN;
   const value = Number(text);
   if (text === '' || Number.isNaN(value)) throw new Error(`not a number: '${text}' in: ${line}`);
   return value;
