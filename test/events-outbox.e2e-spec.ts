@@ -107,6 +107,21 @@ describe('task events: the outbox relay publishes to JetStream', () => {
     expect(marks.attempts).toBe(1);
   }, 60000);
 
+  it('publishes in position order when positions gain a digit within one batch (9 before 10, not as text)', async () => {
+    const task = `task-${randomUUID()}`;
+    const life = [taskEvent(task, 'created', 1), taskEvent(task, 'accepted'), taskEvent(task, 'message_appended', 2), taskEvent(task, 'completed')];
+    await relay.stopService('tasks');
+    // The next positions straddle a power of ten above every position so far: two below it, two from it on.
+    const { rows } = await outbox.db.query('SELECT COALESCE(max("position"), 0)::text AS "max" FROM "tasks"."outbox_events"');
+    let boundary = 10n;
+    while (boundary - 2n <= BigInt(rows[0].max as string)) boundary *= 10n;
+    await outbox.db.query(`SELECT setval('"tasks"."outbox_events_position_seq"', $1::bigint)`, [(boundary - 3n).toString()]);
+    await writeOutbox(life);
+    await relay.startService('tasks');
+    await eventually(() => expect(collector.ofTask(task).length).toBe(4));
+    expect(collector.ofTask(task).map((collected) => collected.event.event_id)).toEqual(life.map((event) => event.event_id));
+  }, 30000);
+
   it('publishes what was committed while the tasks service was down, after a restart, exactly once', async () => {
     const task = `task-${randomUUID()}`;
     const life = [taskEvent(task, 'created', 1), taskEvent(task, 'accepted'), taskEvent(task, 'completed')];

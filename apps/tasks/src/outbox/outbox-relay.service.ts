@@ -14,18 +14,19 @@ interface UnpublishedRow {
   trace_parent: string | null;
 }
 
-/**
- * The outbox rows not published yet, oldest first, leaving out the ones this relay published and
- * has not marked yet. Events of one task are written by transactions that hold its row in turn, so
- * position order is their order.
- */
 /** How often a replica that does not relay checks whether the relaying one is gone. */
 const STANDBY_RETRY_MS = 1000;
 
+/**
+ * The outbox rows not published yet, oldest first, leaving out the ones this relay published and
+ * has not marked yet. Events of one task are written by transactions that hold its row in turn, so
+ * position order is their order. The ORDER BY names the table's column: the position selected as
+ * text would sort 10 before 9.
+ */
 const UNPUBLISHED_SQL = `
 SELECT id, position::text AS position, subject, payload, trace_parent FROM ${OUTBOX_TABLE}
 WHERE published_at IS NULL AND NOT (id = ANY($2::uuid[]))
-ORDER BY position
+ORDER BY outbox_events.position
 LIMIT $1`;
 
 @Injectable()

@@ -20,7 +20,7 @@ const KNOWN_POSITION_SQL = `SELECT 1 FROM "tasks"."outbox_events" WHERE "task_id
 const EVENTS_AFTER_SQL = `
 SELECT "position"::text AS "position", "payload" FROM "tasks"."outbox_events"
 WHERE "task_id" = $1 AND "position" > $2::bigint AND ${TASK_EVENTS_ONLY}
-ORDER BY "position" LIMIT $3`;
+ORDER BY "outbox_events"."position" LIMIT $3`;
 const NEWEST_POSITION_SQL = `SELECT COALESCE(max("position"), 0)::text AS "position" FROM "tasks"."outbox_events" WHERE "task_id" = $1 AND ${TASK_EVENTS_ONLY}`;
 
 const POSITION = /^[0-9]{1,19}$/;
@@ -95,7 +95,7 @@ async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest,
 const INBOX_EVENTS_AFTER_SQL = `
 SELECT "position"::text AS "position", "payload" FROM "tasks"."outbox_events"
 WHERE "position" > $1::bigint AND ${TASK_EVENTS_ONLY} AND ("payload"->>'sender' = $2 OR "payload"->>'recipient' = $2)
-ORDER BY "position" LIMIT $3`;
+ORDER BY "outbox_events"."position" LIMIT $3`;
 const NEWEST_OUTBOX_POSITION_SQL = `SELECT COALESCE(max("position"), 0)::text AS "position" FROM "tasks"."outbox_events"`;
 
 /**
