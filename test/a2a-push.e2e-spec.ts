@@ -1,24 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { Role, type Message, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type BeforeArgs, type CallInterceptor, type Client } from '@a2a-js/sdk/client';
+import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { expectRpcError } from './support/json-rpc';
 import { RelayHarness } from './support/relay-harness';
+import { apiKeyInterceptor } from './support/sdk-client';
 import { WebhookSink } from './support/webhook-sink';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-function apiKeyInterceptor(apiKey: string): CallInterceptor {
-  return {
-    async before(args: BeforeArgs) {
-      args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, 'X-API-Key': apiKey } };
-    },
-    async after() {},
-  };
-}
 
 function sdkClient(relay: RelayHarness, caller: RegisteredTestAgent, handle: string): Promise<Client> {
   const factory = new ClientFactory(

@@ -1,30 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  DefaultAgentCardResolver,
-  RestTransportFactory,
-  type BeforeArgs,
-  type CallInterceptor,
-  type Client,
-} from '@a2a-js/sdk/client';
+import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { RelayHarness } from './support/relay-harness';
-import { drain, nextEvent, summary } from './support/sdk-streams';
-
-/** Puts the agent's API key on every call, as a vanilla A2A client would. */
-function apiKeyInterceptor(apiKey: string): CallInterceptor {
-  return {
-    async before(args: BeforeArgs) {
-      args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, 'X-API-Key': apiKey } };
-    },
-    async after() {},
-  };
-}
+import { apiKeyInterceptor, drain, nextEvent, summary } from './support/sdk-client';
 
 /** What the client put on the wire: HTTP method and path (under the agent endpoint) of every call. */
 const wire: string[] = [];

@@ -15,6 +15,7 @@ import {
 import { decodeCursor, encodeCursor } from './list-cursor';
 import { readInboxEvents, readTaskEvents } from './task-event-replay';
 import { readTask } from './task-read';
+import { pgPoolOf } from './task-repository';
 import { TASK_COLUMNS, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
 /** The read side: one task with its history, pages of a caller's tasks, and the event log of streams. */
@@ -24,7 +25,7 @@ export class ReadTasks {
   private readonly pool: pg.Pool;
 
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {
-    this.pool = (dataSource.driver as unknown as { master: pg.Pool }).master;
+    this.pool = pgPoolOf(dataSource);
   }
 
   /** A task's events after a position (a stream's replay), with the task itself when asked, in one snapshot. */

@@ -16,7 +16,7 @@ import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempo
 import { partyOf } from './state-machine';
 import { createTaskInOneStatement, creatableInOneStatement } from './task-creation';
 import { writeArtifactEvents, writeTaskEvent } from './task-events';
-import { duplicateMessageIdOr, pgError, plainParts, TaskRepository } from './task-repository';
+import { duplicateMessageIdOr, pgError, pgPoolOf, plainParts, TaskRepository } from './task-repository';
 import { toMessageRef, toTaskView } from './task-rows';
 
 function validateIntent(intent: Intent | undefined, proposedAction: ProposedActionDto | null | undefined): void {
@@ -47,7 +47,7 @@ export class SendTask {
     @Inject(TaskRepository) private readonly repository: TaskRepository,
     @Inject(SendIdempotency) private readonly idempotency: SendIdempotency,
   ) {
-    this.pool = (dataSource.driver as unknown as { master: pg.Pool }).master;
+    this.pool = pgPoolOf(dataSource);
   }
 
   async send(request: SendRequest): Promise<SendReply> {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
+import type pg from 'pg';
+import type { DataSource, EntityManager } from 'typeorm';
 import {
   RelayError,
   TASK_LIMITS,
@@ -39,6 +40,11 @@ export function duplicateMessageIdOr(error: unknown): unknown {
     return new RelayError('invalid_params', 'message.message_id is already used by another message of this thread', { field: 'message.message_id' });
   }
   return error;
+}
+
+/** The pg pool behind TypeORM: the one-statement hot paths send their statement to it directly. */
+export function pgPoolOf(dataSource: DataSource): pg.Pool {
+  return (dataSource.driver as unknown as { master: pg.Pool }).master;
 }
 
 /** Rows of an `UPDATE … RETURNING` (TypeORM answers `[rows, count]` for an UPDATE). */

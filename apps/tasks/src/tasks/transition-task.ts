@@ -5,7 +5,7 @@ import { RelayError, type TransitionReply, type TransitionRequest } from '@app/c
 import { validateArtifactInputs } from './artifact-rules';
 import { checkTransition, partyOf } from './state-machine';
 import { writeArtifactEvents, writeTaskEvent } from './task-events';
-import { duplicateMessageIdOr, TaskRepository } from './task-repository';
+import { duplicateMessageIdOr, pgPoolOf, TaskRepository } from './task-repository';
 import { toMessageView, toTaskView, type MessageRow, type TaskRow } from './task-rows';
 import { transitionableInOneStatement, transitionInOneStatement } from './task-transition';
 
@@ -24,7 +24,7 @@ export class TransitionTask {
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(TaskRepository) private readonly repository: TaskRepository,
   ) {
-    this.pool = (dataSource.driver as unknown as { master: pg.Pool }).master;
+    this.pool = pgPoolOf(dataSource);
   }
 
   async transition(request: TransitionRequest): Promise<TransitionReply> {

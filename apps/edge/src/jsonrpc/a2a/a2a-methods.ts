@@ -558,8 +558,8 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** The agent of `POST /a2a/{handle}`; an unknown or disabled handle is `agent_not_found` (404). */
-  private async endpointAgent(handle: string): Promise<AgentPublicProfile> {
-    return (await this.access.endpointAgent(handle)) as AgentPublicProfile;
+  private endpointAgent(handle: string): Promise<AgentPublicProfile> {
+    return this.directory.profile(handle);
   }
 
   /** On an agent's own endpoint, only the tasks between the caller and that agent exist. */

@@ -1,4 +1,15 @@
 import type { StreamResponse, TaskState } from '@a2a-js/sdk';
+import type { BeforeArgs, CallInterceptor } from '@a2a-js/sdk/client';
+
+/** Puts the agent's API key on every call of the official SDK client, as a vanilla A2A client would. */
+export function apiKeyInterceptor(apiKey: string): CallInterceptor {
+  return {
+    async before(args: BeforeArgs) {
+      args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, 'X-API-Key': apiKey } };
+    },
+    async after() {},
+  };
+}
 
 /** A stream event of the official SDK in short: what it is and the task state it carries. */
 export function summary(event: StreamResponse): [string, TaskState | undefined] {
