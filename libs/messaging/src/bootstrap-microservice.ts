@@ -3,9 +3,10 @@ import { NestFactory } from '@nestjs/core';
 import { SERVICE_QUEUE_GROUPS, type RelayService } from '@app/contracts';
 import type { DatabaseServiceConfig } from '@app/config';
 import { createRootLogger, PinoNestLogger, type LoggingOptions } from '@app/logging';
-import { NatsHandlerMetrics } from '@app/metrics';
+import { MetricsServer, NatsHandlerMetrics } from '@app/metrics';
 import { startTracing } from '@app/tracing';
 import { RelayNatsServer } from './relay-nats.server';
+import { ServiceLoad } from './service-load';
 import { RelayRpcExceptionFilter } from './rpc-exception.filter';
 import { RpcValidationPipe } from './rpc-validation.pipe';
 import { RequestIdInterceptor } from './request-id.interceptor';
@@ -22,7 +23,8 @@ export async function startRelayMicroservice(
 ): Promise<INestMicroservice> {
   const logger = new PinoNestLogger(createRootLogger(service, config.LOG_LEVEL, options.logDestination));
   const tracer = startTracing(service, config);
-  const app = await NestFactory.createMicroservice(module, {
+  const load = new ServiceLoad(config.RELAY_MAX_IN_FLIGHT);
+  const app = await NestFactory.createMicroservice(withServiceLoad(module, load), {
     strategy: new RelayNatsServer(
       config.NATS_SUBJECT_PREFIX,
       {
@@ -33,7 +35,7 @@ export async function startRelayMicroservice(
         noAsyncTraces: true,
       },
       undefined,
-      config.RELAY_MAX_IN_FLIGHT,
+      load,
     ),
     logger,
     bufferLogs: true,
@@ -46,6 +48,30 @@ export async function startRelayMicroservice(
   await app.listen();
   logger.log(`${service} service listening on NATS ${config.NATS_URL} (queue group ${SERVICE_QUEUE_GROUPS[service]})`, 'Bootstrap');
   return app;
+}
+
+const LOAD_READINESS_BINDING = Symbol('LOAD_READINESS_BINDING');
+
+/**
+ * The service's module, with the process's request load available to every provider (the NATS
+ * health answer reads it) and the metrics port's `/readyz` failing while the service sheds everything.
+ */
+function withServiceLoad(module: DynamicModule, load: ServiceLoad): DynamicModule {
+  class RelayServiceRoot {}
+  return {
+    module: RelayServiceRoot,
+    global: true,
+    imports: [module],
+    providers: [
+      { provide: ServiceLoad, useValue: load },
+      {
+        provide: LOAD_READINESS_BINDING,
+        inject: [{ token: MetricsServer, optional: true }],
+        useFactory: (server: MetricsServer | undefined) => server?.addReadinessCheck('in_flight', () => Promise.resolve(!load.overloaded)),
+      },
+    ],
+    exports: [ServiceLoad],
+  };
 }
 
 /** Exports the buffered spans once the app has closed (after its handlers finished). */

@@ -9,3 +9,4 @@ export * from './jetstream';
 export * from './wakeable-delay';
 export * from './request-deadline';
 export * from './service-health.controller';
+export * from './service-load';

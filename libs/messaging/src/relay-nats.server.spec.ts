@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import { RelayNatsServer } from './relay-nats.server';
+import { ServiceLoad } from './service-load';
 
 function fakeConnection() {
   const unsubscribed: string[] = [];
@@ -21,7 +22,70 @@ function fakeConnection() {
   };
 }
 
+/** A request as nats.js hands it to a subscription callback, whose replies are recorded (or refused, as NATS refuses one past `max_payload`). */
+function fakeRequest(pattern: string, respond: (data: string | Uint8Array) => boolean) {
+  const packet = { pattern, data: {}, id: 'request-1' };
+  return {
+    subject: pattern,
+    reply: '_INBOX.reply',
+    data: new TextEncoder().encode(JSON.stringify(packet)),
+    headers: undefined,
+    json: () => packet,
+    respond,
+  };
+}
+
+/** Resolves once `check` holds, polling on the event loop (Nest publishes replies on a later tick). */
+async function until(check: () => boolean): Promise<void> {
+  for (let attempt = 0; attempt < 200 && !check(); attempt++) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(check()).toBe(true);
+}
+
 describe('RelayNatsServer', () => {
+  it('frees the request slot when its reply cannot be published, and answers the caller with an error instead', async () => {
+    const load = new ServiceLoad(1);
+    const server = new RelayNatsServer('pfx', { queue: 'tasks' }, 10_000, load);
+    server.addHandler('relay.tasks.v1.get', async () => ({ big: 'x'.repeat(100) }), false);
+    const fake = fakeConnection();
+    server.bindEvents(fake.connection);
+    const replies: string[] = [];
+    let refusals = 0;
+    const respond = (data: string | Uint8Array): boolean => {
+      const text = typeof data === 'string' ? data : new TextDecoder().decode(data);
+      if (text.includes('"big"')) {
+        refusals += 1;
+        throw new Error('MAX_PAYLOAD_EXCEEDED');
+      }
+      replies.push(text);
+      return true;
+    };
+
+    for (let call = 1; call <= 3; call++) {
+      await server.handleMessage('relay.tasks.v1.get', fakeRequest('relay.tasks.v1.get', respond) as never);
+      await until(() => replies.length === call);
+      expect(load.inFlight).toBe(0);
+    }
+    expect(refusals).toBe(3);
+    const answer = JSON.parse(replies[2]) as { err: { reason: string; data: { cause: string } }; isDisposed: boolean };
+    expect(answer.err.reason).toBe('internal_error');
+    expect(answer.err.data.cause).toBe('reply_not_published');
+    expect(answer.isDisposed).toBe(true);
+  });
+
+  it('reports overload only after refusing every new request for a while', () => {
+    let now = 1_000;
+    const load = new ServiceLoad(2, () => now);
+    load.started();
+    load.started();
+    expect(load.hasRoom).toBe(false);
+    expect(load.overloaded).toBe(false);
+    now += 5_000;
+    expect(load.overloaded).toBe(true);
+    load.finished();
+    expect(load.overloaded).toBe(false);
+    expect(load.report()).toMatchObject({ in_flight: 1, max_in_flight: 2, saturated_since: null });
+  });
+
   it('subscribes under the prefix, and on close stops taking requests, then flushes and drains the connection', async () => {
     const server = new RelayNatsServer('pfx', { queue: 'tasks' });
     server.addHandler('relay.tasks.v1.get', async () => ({}), false);

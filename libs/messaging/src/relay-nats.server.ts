@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ServerNats, type NatsOptions } from '@nestjs/microservices';
 import { prefixedSubject, RelayError, OVERLOADED_RETRY_AFTER_SECONDS } from '@app/contracts';
 import { deadlineOf } from './request-deadline';
+import { ServiceLoad } from './service-load';
 
 type NatsServerOptions = NonNullable<NatsOptions['options']>;
 
@@ -32,11 +33,14 @@ interface IncomingRequest {
  * Work is bounded: a request whose caller's deadline has passed is not started (the caller gave up
  * on it), and past `maxInFlight` requests at once a request is refused at once as `overloaded`
  * rather than queued into the caller's timeout. Health checks are always answered.
+ *
+ * A request leaves the in-flight count on every path, also when its reply cannot be published (one
+ * larger than the NATS server's `max_payload` throws in nats.js): the caller is then told so with an
+ * error reply instead of waiting for its timeout.
  */
 export class RelayNatsServer extends ServerNats {
   private readonly ownSubscriptions: NatsSubscription[] = [];
   private connection?: NatsConnectionLike;
-  private inFlight = 0;
   private readonly idleWaiters: Array<() => void> = [];
   private readonly guardLogger = new Logger('RelayNatsServer');
   /** How each request being handled leaves the in-flight count, once. */
@@ -46,7 +50,7 @@ export class RelayNatsServer extends ServerNats {
     private readonly subjectPrefix: string,
     private readonly serverOptions: NatsServerOptions,
     private readonly shutdownTimeoutMs = 10_000,
-    private readonly maxInFlight = Number.POSITIVE_INFINITY,
+    readonly load = new ServiceLoad(),
   ) {
     super({ ...serverOptions, gracefulShutdown: false });
   }
@@ -78,13 +82,13 @@ export class RelayNatsServer extends ServerNats {
     }
     // A request is in flight until its last reply packet is published: Nest's handleMessage
     // returns as soon as the handler's observable is set up, before the work is done.
-    this.inFlight += 1;
+    this.load.started();
     let released = false;
     const release = (): void => {
       if (released) return;
       released = true;
-      this.inFlight -= 1;
-      if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+      this.load.finished();
+      if (this.load.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
     };
     this.releases.set(args[1], release);
     try {
@@ -100,12 +104,34 @@ export class RelayNatsServer extends ServerNats {
   override getPublisher(...args: Parameters<ServerNats['getPublisher']>): (response: unknown) => unknown {
     const publish = super.getPublisher(...args);
     const release = this.releases.get(args[0]);
+    const subject = (args[0] as { subject?: string }).subject ?? 'unknown';
     return (packet: unknown) => {
-      const published: unknown = publish(packet);
       const { isDisposed, err } = (packet ?? {}) as { isDisposed?: boolean; err?: unknown };
-      if (isDisposed || err !== undefined) release?.();
-      return published;
+      const last = isDisposed === true || err !== undefined;
+      try {
+        return publish(packet);
+      } catch (error) {
+        if (err === undefined) this.answerUnpublishable(publish, subject, error);
+        throw error;
+      } finally {
+        if (last) release?.();
+      }
     };
+  }
+
+  /** Tells the caller that its reply could not be sent (the error is small enough to be), rather than letting it time out. */
+  private answerUnpublishable(publish: (packet: unknown) => unknown, subject: string, error: unknown): void {
+    const reason = error instanceof Error ? error.message : String(error);
+    this.guardLogger.error({ subject, error: reason }, 'reply not published; the caller gets an error instead');
+    const refusal = new RelayError('internal_error', `The service could not send its answer to ${subject} (${reason})`, {
+      subject,
+      cause: 'reply_not_published',
+    });
+    try {
+      publish({ err: refusal.toBody(), isDisposed: true });
+    } catch (secondError) {
+      this.guardLogger.error({ subject, error: (secondError as Error).message }, 'error reply not published either');
+    }
   }
 
   /** Why a request is not started: its caller's deadline passed, or too many requests are in flight. */
@@ -118,19 +144,24 @@ export class RelayNatsServer extends ServerNats {
         subject: channel,
       });
     }
-    if (this.inFlight >= this.maxInFlight) {
-      this.guardLogger.warn({ subject: channel, in_flight: this.inFlight }, 'request shed: too many in flight');
-      return new RelayError('overloaded', `The service has ${this.inFlight} requests in flight, its maximum; retry after ${OVERLOADED_RETRY_AFTER_SECONDS} s`, {
-        subject: channel,
-        retry_after_seconds: OVERLOADED_RETRY_AFTER_SECONDS,
-      });
+    if (!this.load.hasRoom) {
+      this.load.refused();
+      this.guardLogger.warn({ subject: channel, in_flight: this.load.inFlight }, 'request shed: too many in flight');
+      return new RelayError(
+        'overloaded',
+        `The service has ${this.load.inFlight} requests in flight, its maximum; retry after ${OVERLOADED_RETRY_AFTER_SECONDS} s`,
+        {
+          subject: channel,
+          retry_after_seconds: OVERLOADED_RETRY_AFTER_SECONDS,
+        },
+      );
     }
     return null;
   }
 
   /** Requests being handled right now. */
   get inFlightRequests(): number {
-    return this.inFlight;
+    return this.load.inFlight;
   }
 
   override async close(): Promise<void> {
@@ -146,7 +177,7 @@ export class RelayNatsServer extends ServerNats {
   }
 
   private waitUntilIdle(): Promise<void> {
-    if (this.inFlight === 0) return Promise.resolve();
+    if (this.load.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, this.shutdownTimeoutMs);
       this.idleWaiters.push(() => {

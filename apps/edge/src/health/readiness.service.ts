@@ -41,6 +41,8 @@ export class ReadinessService {
     if (!natsUp) return { status: 'down', error: 'NATS is not connected' };
     try {
       const reply: HealthReply = await this.nats.request(HEALTH_SUBJECTS[service], {}, this.config.READINESS_TIMEOUT_MS);
+      // A service that has refused every new request for a while is not ready, though it answers its health check.
+      if (reply.status === 'overloaded') return { status: 'down', postgres: reply.postgres, instance: reply.instance, error: 'overloaded' };
       return { status: 'up', postgres: reply.postgres, instance: reply.instance };
     } catch (error) {
       return { status: 'down', error: error instanceof RelayError ? error.reason : 'unknown_error' };

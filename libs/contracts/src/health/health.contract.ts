@@ -8,11 +8,20 @@ export type DependencyStatus = 'up' | 'down';
 
 export class HealthRequest {}
 
+export interface ServiceLoadView {
+  in_flight: number;
+  max_in_flight: number | null;
+  saturated_since: string | null;
+  shed_total: number;
+}
+
 export interface HealthReply {
   service: string;
-  status: 'ok' | 'degraded';
+  /** `overloaded`: at its in-flight maximum, refusing every new request, for several seconds. */
+  status: 'ok' | 'degraded' | 'overloaded';
   postgres: DependencyStatus;
   instance: string;
+  load?: ServiceLoadView;
 }
 
 export interface HealthRpc {
