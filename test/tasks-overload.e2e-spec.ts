@@ -10,7 +10,8 @@ import { testDatabaseUrl } from './support/test-env';
 
 /**
  * Overload of the tasks service, with the service as a real process: work in flight is bounded
- * (the excess is refused at once with 503 and Retry-After), and a request whose caller timed out
+ * (the excess is refused at once with 503 and Retry-After; readiness fails while the service sheds
+ * everything), and a request whose caller timed out
  * while the process was stalled (SIGSTOP) is not carried out when it runs on (SIGCONT).
  */
 describe("tasks service overload: bounded work in flight, no work past the caller's deadline", () => {
@@ -64,6 +65,17 @@ describe("tasks service overload: bounded work in flight, no work past the calle
         expectRpcError(response.body.error, { code: -32052, reason: 'overloaded' });
         expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
       }
+
+      // Shedding everything for a while, the service is not ready, though it still answers its health check.
+      await eventually(async () => {
+        const readiness = await fetch(`${relay.url}/readyz`);
+        const report = (await readiness.json()) as { down: string[]; services: { tasks: { error?: string } } };
+        expect({ status: readiness.status, down: report.down, tasks: report.services.tasks.error }).toEqual({
+          status: 503,
+          down: ['tasks'],
+          tasks: 'overloaded',
+        });
+      }, 60000);
     } finally {
       await db.query('ROLLBACK');
     }
@@ -73,6 +85,7 @@ describe("tasks service overload: bounded work in flight, no work past the calle
     }
     const after = await ok(relay.url, bob.api_key, 'tasks/list', { filter: { role: 'sender' } });
     expect(after.items.length).toBeGreaterThanOrEqual(2);
+    await eventually(async () => expect((await fetch(`${relay.url}/readyz`)).status).toBe(200), 60000);
   }, 120000);
 
   it('does not carry out creates whose caller timed out while the service was stalled, and their key is free for the retry', async () => {

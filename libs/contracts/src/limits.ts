@@ -51,6 +51,8 @@ export const TASK_LIMITS = {
   replyMessageBytes: 512 * 1024,
   /** Bytes of items one list reply carries at most. */
   replyListBytes: 768 * 1024,
+  /** Bytes of events (with the task, when a replay starts with it) one event replay carries at most, at least one event; replays page on. */
+  replyEventBytes: 768 * 1024,
   /** Keys of one object (or items of one array) inside a metadata or payload object. */
   metadataKeysPerObject: 256,
   /** Nesting of objects and arrays inside a metadata or payload object (the object itself is level 1). */

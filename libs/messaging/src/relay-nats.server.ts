@@ -123,10 +123,7 @@ export class RelayNatsServer extends ServerNats {
   private answerUnpublishable(publish: (packet: unknown) => unknown, subject: string, error: unknown): void {
     const reason = error instanceof Error ? error.message : String(error);
     this.guardLogger.error({ subject, error: reason }, 'reply not published; the caller gets an error instead');
-    const refusal = new RelayError('internal_error', `The service could not send its answer to ${subject} (${reason})`, {
-      subject,
-      cause: 'reply_not_published',
-    });
+    const refusal = new RelayError('internal_error', `The service could not send its answer (${reason})`, { cause: 'reply_not_published' });
     try {
       publish({ err: refusal.toBody(), isDisposed: true });
     } catch (secondError) {

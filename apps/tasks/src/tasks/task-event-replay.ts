@@ -2,6 +2,7 @@ import type pg from 'pg';
 import {
   RelayError,
   TASK_EVENTS_PAGE_LIMIT,
+  TASK_LIMITS,
   type InboxEventsReply,
   type InboxEventsRequest,
   type PositionedTaskEvent,
@@ -17,10 +18,49 @@ const TASK_EVENTS_ONLY = `"type" NOT IN ('push_config_set', 'push_config_deleted
 
 const PARTICIPANT_SQL = `SELECT ("sender_id" = $2 OR "recipient_id" = $2) AS "participant" FROM "tasks"."tasks" WHERE "id" = $1`;
 const KNOWN_POSITION_SQL = `SELECT 1 FROM "tasks"."outbox_events" WHERE "task_id" = $1 AND "position" = $2::bigint AND ${TASK_EVENTS_ONLY}`;
-const EVENTS_AFTER_SQL = `
-SELECT "position"::text AS "position", "payload" FROM "tasks"."outbox_events"
-WHERE "task_id" = $1 AND "position" > $2::bigint AND ${TASK_EVENTS_ONLY}
-ORDER BY "outbox_events"."position" LIMIT $3`;
+/** What an event adds to its payload's bytes in a reply (`{"position": …, "event": …}`). */
+const EVENT_OVERHEAD_BYTES = 64;
+
+/**
+ * The first events (at most `$limit`) that `candidates` selects (`position`, `payload` of outbox rows,
+ * in position order), cut where their bytes pass `$budget`: the first one always comes back, flagged
+ * by `fits` whether it is within the budget, so that a caller that must not exceed it can leave it out.
+ * `candidates` is how many events the cut page had to choose from.
+ */
+function eventsWithinBudgetSql(candidates: string, limit: string, budget: string): string {
+  return `SELECT w."position"::text AS "position", w."payload", w."running" <= ${budget} AS "fits", w."candidates"::int AS "candidates" FROM (
+    SELECT e."position", e."payload",
+      sum(octet_length(e."payload"::text) + ${EVENT_OVERHEAD_BYTES}) OVER (ORDER BY e."position") AS "running",
+      row_number() OVER (ORDER BY e."position") AS "rank",
+      count(*) OVER () AS "candidates"
+    FROM (${candidates} ORDER BY "position" LIMIT ${limit}) e
+  ) w WHERE w."rank" = 1 OR w."running" <= ${budget} ORDER BY w."position"`;
+}
+
+const EVENTS_AFTER_SQL = eventsWithinBudgetSql(
+  `SELECT "position", "payload" FROM "tasks"."outbox_events" WHERE "task_id" = $1 AND "position" > $2::bigint AND ${TASK_EVENTS_ONLY}`,
+  '$3',
+  '$4',
+);
+
+interface BudgetedEventRow {
+  position: string;
+  payload: TaskEvent;
+  fits: boolean;
+  candidates: number;
+}
+
+/**
+ * A page of events from rows cut by `eventsWithinBudgetSql`: `has_more` while the page left events
+ * out, and no event at all when even the first would pass the budget and `mayExceed` is false (the
+ * next page, with more room, carries it).
+ */
+function eventPage(rows: BudgetedEventRow[], mayExceed: boolean): { events: PositionedTaskEvent[]; has_more: boolean } {
+  if (rows.length === 0) return { events: [], has_more: false };
+  if (!rows[0].fits && !mayExceed) return { events: [], has_more: true };
+  const events = rows.map((row) => ({ position: row.position, event: row.payload }));
+  return { events, has_more: events.length < rows[0].candidates };
+}
 const NEWEST_POSITION_SQL = `SELECT COALESCE(max("position"), 0)::text AS "position" FROM "tasks"."outbox_events" WHERE "task_id" = $1 AND ${TASK_EVENTS_ONLY}`;
 
 const POSITION = /^[0-9]{1,19}$/;
@@ -83,19 +123,22 @@ async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest,
       },
     );
   }
-  const { rows } = await client.query<{ position: string; payload: TaskEvent }>({
+  // The task read with the events shares the reply's budget; when they do not fit together, the events come on the next page.
+  const budget = TASK_LIMITS.replyEventBytes - (task ? Buffer.byteLength(JSON.stringify(task)) : 0);
+  const { rows } = await client.query<BudgetedEventRow>({
     name: 'tasks-events-after',
     text: EVENTS_AFTER_SQL,
-    values: [taskId, after, TASK_EVENTS_PAGE_LIMIT + 1],
+    values: [taskId, after, TASK_EVENTS_PAGE_LIMIT + 1, budget],
   });
-  const events: PositionedTaskEvent[] = rows.slice(0, TASK_EVENTS_PAGE_LIMIT).map((row) => ({ position: row.position, event: row.payload }));
-  return { events, has_more: rows.length > TASK_EVENTS_PAGE_LIMIT, position, ...(task ? { task } : {}) };
+  return { ...eventPage(rows.slice(0, TASK_EVENTS_PAGE_LIMIT), !task), position, ...(task ? { task } : {}) };
 }
 
-const INBOX_EVENTS_AFTER_SQL = `
-SELECT "position"::text AS "position", "payload" FROM "tasks"."outbox_events"
-WHERE "position" > $1::bigint AND ${TASK_EVENTS_ONLY} AND ("payload"->>'sender' = $2 OR "payload"->>'recipient' = $2)
-ORDER BY "outbox_events"."position" LIMIT $3`;
+const INBOX_EVENTS_AFTER_SQL = eventsWithinBudgetSql(
+  `SELECT "position", "payload" FROM "tasks"."outbox_events"
+   WHERE "position" > $1::bigint AND ${TASK_EVENTS_ONLY} AND ("payload"->>'sender' = $2 OR "payload"->>'recipient' = $2)`,
+  '$3',
+  '$4',
+);
 const NEWEST_OUTBOX_POSITION_SQL = `SELECT COALESCE(max("position"), 0)::text AS "position" FROM "tasks"."outbox_events"`;
 
 /**
@@ -113,11 +156,10 @@ export async function readInboxEvents(pool: pg.Pool, request: InboxEventsRequest
   if (BigInt(after) > BigInt(position)) {
     throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event of this relay; watch again without it`, { field: 'Last-Event-ID' });
   }
-  const { rows } = await pool.query<{ position: string; payload: TaskEvent }>({
+  const { rows } = await pool.query<BudgetedEventRow>({
     name: 'tasks-inbox-events-after',
     text: INBOX_EVENTS_AFTER_SQL,
-    values: [after, request.caller_handle, TASK_EVENTS_PAGE_LIMIT + 1],
+    values: [after, request.caller_handle, TASK_EVENTS_PAGE_LIMIT + 1, TASK_LIMITS.replyEventBytes],
   });
-  const events: PositionedTaskEvent[] = rows.slice(0, TASK_EVENTS_PAGE_LIMIT).map((row) => ({ position: row.position, event: row.payload }));
-  return { events, has_more: rows.length > TASK_EVENTS_PAGE_LIMIT, position };
+  return { ...eventPage(rows.slice(0, TASK_EVENTS_PAGE_LIMIT), true), position };
 }

@@ -551,7 +551,11 @@ export class TaskEventsRequest {
 }
 
 export interface TaskEventsReply {
-  /** At most TASK_EVENTS_PAGE_LIMIT events after `after_position`, oldest first (none when only a snapshot was asked). */
+  /**
+   * At most TASK_EVENTS_PAGE_LIMIT events after `after_position`, oldest first, within
+   * `TASK_LIMITS.replyEventBytes` with the task (none when only a snapshot was asked, or when the
+   * next event does not fit beside the task: `has_more` then says to ask again).
+   */
   events: PositionedTaskEvent[];
   /** Whether more events follow the last one answered. */
   has_more: boolean;
