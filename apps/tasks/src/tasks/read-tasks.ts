@@ -16,7 +16,38 @@ import { decodeCursor, encodeCursor } from './list-cursor';
 import { readInboxEvents, readTaskEvents } from './task-event-replay';
 import { readTask } from './task-read';
 import { pgPoolOf } from './task-repository';
-import { TASK_COLUMNS, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
+import { TASK_COLUMNS, toMessageView, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
+
+/** The newest messages of the listed tasks (`$1`, in list order), at most `$2` per task, while their stored bytes fit `$3` (in list order). */
+const LIST_MESSAGES_SQL = `
+SELECT w.* FROM (
+  SELECT m.*, sum(m."size_bytes" + 256) OVER (ORDER BY o."ord", m."sequence_no" DESC) AS "running"
+  FROM unnest($1::text[]) WITH ORDINALITY AS o("id", "ord")
+  JOIN "tasks"."tasks" t ON t."id" = o."id"
+  JOIN "tasks"."messages" m ON m."task_id" = o."id" AND m."sequence_no" > t."message_count" - $2
+) w WHERE w."running" <= $3 ORDER BY w."task_id", w."sequence_no"`;
+
+/** The artifacts of the listed tasks (`$1`, in list order) while they fit `$2`; the first task's always (a task holds at most TASK_LIMITS.artifactBytesPerTask). */
+const LIST_ARTIFACTS_SQL = `
+SELECT w.* FROM (
+  SELECT a.*, o."ord", sum(octet_length(a::text)) OVER (ORDER BY o."ord", a."position") AS "running"
+  FROM unnest($1::text[]) WITH ORDINALITY AS o("id", "ord")
+  JOIN "tasks"."artifacts" a ON a."task_id" = o."id"
+) w WHERE w."ord" = 1 OR w."running" <= $2 ORDER BY w."task_id", w."position"`;
+
+/** The newest of `messages` (oldest first) whose JSON fits `budget` bytes, in their order, and their bytes. */
+function newestWithin<T>(messages: T[], budget: number): { messages: T[]; bytes: number; length: number } {
+  let bytes = 0;
+  let first = messages.length;
+  while (first > 0) {
+    const size = Buffer.byteLength(JSON.stringify(messages[first - 1]));
+    if (bytes + size > budget) break;
+    bytes += size;
+    first -= 1;
+  }
+  const kept = messages.slice(first);
+  return { messages: kept, bytes, length: kept.length };
+}
 
 /** The read side: one task with its history, pages of a caller's tasks, and the event log of streams. */
 @Injectable()
@@ -85,31 +116,30 @@ export class ReadTasks {
     const candidates = rows.slice(0, limit);
     const ids = candidates.map((row) => row.id);
     const historyLength = request.history_length ?? 0;
+    // What is loaded is bounded too, in list order: the newest messages of each task, and the artifacts, while they fit one reply.
     const messages: MessageRow[] =
-      historyLength > 0 && ids.length > 0
-        ? await this.dataSource.query(
-            `SELECT m.* FROM "tasks"."messages" m JOIN "tasks"."tasks" t ON t."id" = m."task_id"
-             WHERE m."task_id" = ANY($1::text[]) AND m."sequence_no" > t."message_count" - $2 ORDER BY m."task_id", m."sequence_no"`,
-            [ids, historyLength],
-          )
-        : [];
+      historyLength > 0 && ids.length > 0 ? await this.dataSource.query(LIST_MESSAGES_SQL, [ids, historyLength, TASK_LIMITS.replyListBytes]) : [];
     const artifacts: ArtifactRow[] =
-      ids.length > 0 && request.include_artifacts !== false
-        ? await this.dataSource.query(`SELECT * FROM "tasks"."artifacts" WHERE "task_id" = ANY($1::text[]) ORDER BY "task_id", "position"`, [ids])
-        : [];
-    // Items are added while they fit one reply; the cursor goes on after the last one added.
+      ids.length > 0 && request.include_artifacts !== false ? await this.dataSource.query(LIST_ARTIFACTS_SQL, [ids, TASK_LIMITS.replyListBytes]) : [];
+    // Items are added while they fit one reply, each with its whole history asked for; the cursor goes on after the last one added.
+    // The first item always comes back, with the newest of its messages that fit.
     const items: TaskView[] = [];
     let bytes = 0;
     for (const row of candidates) {
       const item = toTaskView(
         row,
-        messages.filter((message) => message.task_id === row.id),
+        [],
         artifacts.filter((artifact) => artifact.task_id === row.id),
         Number(row.unread_messages ?? 0),
       );
       if (request.summary_max_chars !== undefined) item.summary = item.summary.slice(0, request.summary_max_chars);
-      bytes += Buffer.byteLength(JSON.stringify(item));
-      if (items.length > 0 && bytes > TASK_LIMITS.replyListBytes) break;
+      const history = messages.filter((message) => message.task_id === row.id).map(toMessageView);
+      const wanted = Math.min(historyLength, row.message_count);
+      const itemBytes = Buffer.byteLength(JSON.stringify(item));
+      const kept = newestWithin(history, TASK_LIMITS.replyListBytes - bytes - itemBytes);
+      if (items.length > 0 && (kept.length < wanted || bytes + itemBytes + kept.bytes > TASK_LIMITS.replyListBytes)) break;
+      item.messages = kept.messages;
+      bytes += itemBytes + kept.bytes;
       items.push(item);
     }
     const last = candidates[items.length - 1];

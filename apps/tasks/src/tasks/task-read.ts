@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { RelayError, type GetRequest } from '@app/contracts';
+import { RelayError, TASK_LIMITS, type GetRequest } from '@app/contracts';
 import { messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { TASK_COLUMNS, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
@@ -18,6 +18,14 @@ export interface TaskRead {
  * the artifacts, and, unless `$5` is false, the caller's read cursor moved to the last message. An outsider gets
  * the task's row with a null party and marks nothing.
  */
+/**
+ * What a read's messages may take: the message budget less the task's own texts (its summary repeats
+ * a first text part of up to 100,000 characters), so that the whole reply, with the task's artifacts
+ * (at most TASK_LIMITS.artifactBytesPerTask), stays within one NATS message.
+ */
+const MESSAGE_BUDGET_SQL = `(${TASK_LIMITS.replyMessageBytes} - octet_length(t."summary") - octet_length(COALESCE(t."result_summary", '')) - octet_length(COALESCE(t."reason", ''))
+  - octet_length(COALESCE(t."proposed_action"::text, '')) - octet_length(t."metadata"::text))`;
+
 const READ_THREAD_SQL = `
 WITH t AS (
   SELECT ${TASK_COLUMNS},
@@ -38,6 +46,7 @@ SELECT t.*,
     't."id"',
     'GREATEST($4::int, CASE WHEN $3::int IS NULL THEN 0 ELSE t."message_count" - $3::int END)',
     '$6::boolean',
+    MESSAGE_BUDGET_SQL,
   )} END AS "messages",
   (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifacts"
 FROM t`;
