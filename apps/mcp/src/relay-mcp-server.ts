@@ -56,7 +56,7 @@ export function createRelayMcpServer(options: RelayMcpServerOptions): RelayMcpSe
     (error) => options.log(`inbox poll failed: ${describe(error)}`),
     live,
   );
-  const channel = live ? startChannel(server, live, options, (error) => options.log(`channel: ${describe(error)}`)) : null;
+  const stopChannel = live ? startChannel(server, live, options, (error) => options.log(`channel: ${describe(error)}`)) : null;
 
   registerTaskTools(server, options.client, { sessionId: options.sessionId, onTaskChanged: () => void inbox.checkNow() });
 
@@ -94,7 +94,7 @@ export function createRelayMcpServer(options: RelayMcpServerOptions): RelayMcpSe
   });
   const stop = (): void => {
     inbox.unsubscribe();
-    channel?.close();
+    stopChannel?.();
     live?.stop();
   };
   server.server.onclose = stop;
@@ -111,9 +111,9 @@ export function createRelayMcpServer(options: RelayMcpServerOptions): RelayMcpSe
 
 /**
  * Declares the Claude Code channel and, once the client is initialized, follows the live inbox
- * and pushes what it reports as `notifications/claude/channel`.
+ * and pushes what it reports as `notifications/claude/channel`; returns the function that stops it.
  */
-function startChannel(server: McpServer, live: LiveInbox, options: RelayMcpServerOptions, onError: (error: unknown) => void): ChannelAnnouncer {
+function startChannel(server: McpServer, live: LiveInbox, options: RelayMcpServerOptions, onError: (error: unknown) => void): () => void {
   const ownHandle = new OwnHandle(options.client);
   const announcer = new ChannelAnnouncer({
     ownHandle: (event) => ownHandle.of(event),
@@ -125,11 +125,19 @@ function startChannel(server: McpServer, live: LiveInbox, options: RelayMcpServe
   });
   server.server.registerCapabilities({ experimental: { [CHANNEL_CAPABILITY]: {} } });
   live.onEvent((event) => announcer.accept(event));
+  let stopped = false;
   server.server.oninitialized = () => {
     live.start();
-    void live
-      .opened(LIVE_INBOX_OPEN_WAIT_MS)
-      .then((open) => options.log(open ? 'channel: following the live inbox' : 'channel: the live inbox is not open yet; the server keeps trying'));
+    void (async () => {
+      for (let waits = 0; !(await live.opened(LIVE_INBOX_OPEN_WAIT_MS)); waits++) {
+        if (stopped) return;
+        if (waits === 0) options.log('channel: the live inbox is not open yet; the server keeps trying');
+      }
+      options.log('channel: following the live inbox');
+    })();
   };
-  return announcer;
+  return () => {
+    stopped = true;
+    announcer.close();
+  };
 }
