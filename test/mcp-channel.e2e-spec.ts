@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { RelayClient } from '@app/relay-client';
@@ -19,6 +20,8 @@ type ChannelNotification = z.infer<typeof ChannelNotificationSchema>['params'];
 const PROCESS_TEST_TIMEOUT_MS = 240_000;
 /** How long a notification may take to reach the client on a loaded machine (the server collects a burst for a second first). */
 const ARRIVAL_MS = 60_000;
+/** The relay ends every live inbox stream this soon, so that the tests also run across the server's resumes. */
+const STREAM_MAX_MS = 3000;
 
 describe('agentrelay-mcp as a Claude Code channel (AGENTRELAY_CHANNEL=1), a real stdio process against a running relay', () => {
   let relay: RelayHarness;
@@ -29,19 +32,29 @@ describe('agentrelay-mcp as a Claude Code channel (AGENTRELAY_CHANNEL=1), a real
   const channel: ChannelNotification[] = [];
   const resourceUpdates: string[] = [];
   const org = `chan${Math.random().toString(36).slice(2, 7)}`;
+  /** How often the tasks service was asked for an inbox's events: once each time a live inbox opens or resumes. */
+  let inboxReads = 0;
+  const relayLog = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) {
+        if (line.includes('inbox_events') && (JSON.parse(line) as { subject?: string }).subject?.endsWith('relay.tasks.v1.inbox_events')) inboxReads += 1;
+      }
+      callback();
+    },
+  });
 
   const ofTask = (taskId: string): ChannelNotification[] => channel.filter((notification) => notification.meta.task_id === taskId);
 
   beforeAll(async () => {
-    relay = await RelayHarness.start();
+    relay = await RelayHarness.start({ env: { RELAY_STREAM_MAX_MS: String(STREAM_MAX_MS), LOG_LEVEL: 'debug' }, logDestination: relayLog });
     bob = await registerAgent(relay, { handle: uniqueHandle('bob', org), name: 'Bob', role: 'backend' });
     frank = await registerAgent(relay, { handle: uniqueHandle('frank', org), name: 'Frank', role: 'frontend' });
     bobApi = new RelayClient({ url: relay.url, apiKey: bob.api_key });
-    // Ten minutes between polls: whatever Frank hears comes from the live inbox stream.
+    // A short poll: the server waits this long before it resumes an ended live inbox.
     frankMcp = await McpAgent.start(relay.url, frank.api_key, {
       AGENTRELAY_CHANNEL: '1',
       AGENTRELAY_SESSION_ID: 'claude-frank-channel',
-      AGENTRELAY_INBOX_POLL_MS: '600000',
+      AGENTRELAY_INBOX_POLL_MS: '300',
     });
     frankMcp.client.setNotificationHandler(ChannelNotificationSchema, (notification) => void channel.push(notification.params));
     frankMcp.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void resourceUpdates.push(notification.params.uri));
@@ -129,6 +142,30 @@ describe('agentrelay-mcp as a Claude Code channel (AGENTRELAY_CHANNEL=1), a real
       await eventually(() => expect(ofTask(marker.task_id)).toHaveLength(1), ARRIVAL_MS);
       expect(ofTask(taskId)).toHaveLength(1);
       expect(channel).toHaveLength(before + 2);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'announces each event once across the resumes of the live inbox',
+    async () => {
+      const before = channel.length;
+      const first = await bobApi.createTask({ recipient: frank.agent.handle, text: 'Before the stream ends.' });
+      await eventually(() => expect(ofTask(first.task_id)).toHaveLength(1), ARRIVAL_MS);
+
+      // The relay ends the stream after STREAM_MAX_MS; the server resumes it from the last event id.
+      const readsBefore = inboxReads;
+      await eventually(() => expect(inboxReads).toBeGreaterThan(readsBefore), ARRIVAL_MS, 100);
+      const second = await bobApi.createTask({ recipient: frank.agent.handle, text: 'After the resume.' });
+      await eventually(() => expect(ofTask(second.task_id)).toHaveLength(1), ARRIVAL_MS);
+
+      const readsAfter = inboxReads;
+      await eventually(() => expect(inboxReads).toBeGreaterThan(readsAfter), ARRIVAL_MS, 100);
+      const marker = await bobApi.createTask({ recipient: frank.agent.handle, text: 'Marker: after another resume.' });
+      await eventually(() => expect(ofTask(marker.task_id)).toHaveLength(1), ARRIVAL_MS);
+      expect(ofTask(first.task_id)).toHaveLength(1);
+      expect(ofTask(second.task_id)).toHaveLength(1);
+      expect(channel).toHaveLength(before + 3);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
