@@ -1,4 +1,5 @@
-import type { RelayClient, TaskListItem } from '@app/relay-client';
+import { LiveInbox, type InboxEvent, type RelayClient, type TaskListItem } from '@app/relay-client';
+import { eventually } from '../../../test/support/eventually';
 import { InboxWatcher } from './inbox-watcher';
 
 function item(taskId: string, state: TaskListItem['status']['state'], unread: number, updatedAt = '2026-01-01T00:00:00Z'): TaskListItem {
@@ -108,6 +109,56 @@ describe('InboxWatcher', () => {
       expect(errors).toEqual([new Error('transport closed')]);
     } finally {
       failing.unsubscribe();
+    }
+  });
+
+  it('follows a shared live inbox without closing it when the client unsubscribes', async () => {
+    let push: ((event: InboxEvent) => void) | null = null;
+    let watches = 0;
+    const client = {
+      listAllTasks: async () => inbox.map((entry) => ({ ...entry })),
+      async *watchInbox(options: { signal?: AbortSignal; onOpen?: () => void }): AsyncGenerator<InboxEvent> {
+        watches++;
+        options.onOpen?.();
+        const queue: InboxEvent[] = [];
+        let wake: (() => void) | null = null;
+        push = (event) => {
+          queue.push(event);
+          wake?.();
+        };
+        options.signal?.addEventListener('abort', () => wake?.(), { once: true });
+        while (!options.signal?.aborted) {
+          const next = queue.shift();
+          if (next) yield next;
+          else await new Promise<void>((resolve) => (wake = resolve));
+        }
+      },
+    } as unknown as RelayClient;
+    const live = new LiveInbox(client, 60_000);
+    live.start();
+    const shared = new InboxWatcher(
+      client,
+      60_000,
+      async () => void changes++,
+      () => undefined,
+      live,
+    );
+    try {
+      await shared.subscribe();
+      inbox.push(item('T5', 'pending', 1));
+      push!({ id: '1', event: 'created', task_id: 'T5' });
+      await eventually(() => expect(changes).toBe(1));
+
+      shared.unsubscribe();
+      expect(live.isConnected).toBe(true);
+      await shared.subscribe();
+      inbox.push(item('T6', 'pending', 1));
+      push!({ id: '2', event: 'created', task_id: 'T6' });
+      await eventually(() => expect(changes).toBe(2));
+      expect(watches).toBe(1);
+    } finally {
+      shared.unsubscribe();
+      live.stop();
     }
   });
 });

@@ -21,10 +21,13 @@ function fingerprint(tasks: TaskListItem[]): string {
  * The inbox as a subscribable resource. While a client is subscribed the watcher follows the
  * relay's live inbox (`tasks/watch`) and, on each event (or every `intervalMs` while that stream
  * is down), reads `tasks/list` and calls `onChange` when the open tasks differ from the last look.
+ * Given a `sharedLive` inbox that someone else keeps open, it follows that one instead of opening
+ * its own stream.
  */
 export class InboxWatcher {
   private subscribed = false;
   private live: LiveInbox | null = null;
+  private watching: AbortController | null = null;
   private lastFingerprint: string | null = null;
   private polling: Promise<void> | null = null;
 
@@ -33,6 +36,7 @@ export class InboxWatcher {
     private readonly intervalMs: number,
     private readonly onChange: () => Promise<void>,
     private readonly onPollError: (error: unknown) => void,
+    private readonly sharedLive: LiveInbox | null = null,
   ) {}
 
   async read(): Promise<InboxSnapshot> {
@@ -48,21 +52,26 @@ export class InboxWatcher {
   async subscribe(): Promise<void> {
     if (this.subscribed) return;
     this.subscribed = true;
-    this.live = new LiveInbox(this.client, this.intervalMs, this.onPollError);
-    this.live.start();
-    await this.live.opened(5000);
+    const live = this.sharedLive ?? new LiveInbox(this.client, this.intervalMs, this.onPollError);
+    const watching = new AbortController();
+    this.live = live;
+    this.watching = watching;
+    live.start();
+    await live.opened(5000);
     try {
       this.lastFingerprint = fingerprint((await this.read()).tasks);
     } catch (error) {
       this.onPollError(error);
     }
-    this.schedule();
+    this.schedule(live, watching.signal);
   }
 
   unsubscribe(): void {
     this.subscribed = false;
     this.lastFingerprint = null;
-    this.live?.stop();
+    this.watching?.abort();
+    this.watching = null;
+    if (this.live !== this.sharedLive) this.live?.stop();
     this.live = null;
   }
 
@@ -74,13 +83,11 @@ export class InboxWatcher {
   }
 
   /** Looks again after each live inbox event, or after `intervalMs` while its stream is down, until unsubscribed. */
-  private schedule(): void {
-    const live = this.live;
-    if (!live) return;
+  private schedule(live: LiveInbox, signal: AbortSignal): void {
     void (async () => {
-      while (this.subscribed && this.live === live) {
-        await live.changed(this.intervalMs);
-        if (!this.subscribed || this.live !== live) return;
+      while (!signal.aborted) {
+        await live.changed(this.intervalMs, signal);
+        if (signal.aborted) return;
         await this.checkNow();
       }
     })();

@@ -10,6 +10,7 @@ export async function listTools(): Promise<Tool[]> {
     client: new RelayClient({ url: 'http://127.0.0.1:8080', apiKey: '' }),
     sessionId: 'list-tools',
     inboxPollMs: 60000,
+    channel: false,
     log: () => undefined,
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

@@ -15,6 +15,7 @@ Environment:
   AGENTRELAY_API_KEY         your agent's API key (ah_live_…), required to serve
   AGENTRELAY_SESSION_ID      recorded when you accept a handoff (default: one per server process)
   AGENTRELAY_INBOX_POLL_MS   how often the subscribed inbox is polled while the live inbox stream is down (default 5000)
+  AGENTRELAY_CHANNEL         1: push inbox events into a Claude Code session as a channel (claude/channel; default 0)
 
   --list-tools   print the tools (name, description, input schema) an LLM will see, and exit
 `;
@@ -46,6 +47,7 @@ async function main(argv: string[]): Promise<number> {
     client: new RelayClient({ url: config.RELAY_URL, apiKey: config.AGENTRELAY_API_KEY }),
     sessionId: config.AGENTRELAY_SESSION_ID ?? `agentrelay-mcp-${randomUUID()}`,
     inboxPollMs: config.AGENTRELAY_INBOX_POLL_MS,
+    channel: config.AGENTRELAY_CHANNEL,
     log,
   });
   const closed = new Promise<void>((resolve) => {
@@ -60,7 +62,7 @@ async function main(argv: string[]): Promise<number> {
   process.once('SIGTERM', shutdown);
   process.stdin.once('end', shutdown);
   await relay.server.connect(new StdioServerTransport());
-  log(`serving on stdio for the relay at ${config.RELAY_URL}`);
+  log(`serving on stdio for the relay at ${config.RELAY_URL}${config.AGENTRELAY_CHANNEL ? ', as a Claude Code channel' : ''}`);
   await closed;
   return 0;
 }

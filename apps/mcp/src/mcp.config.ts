@@ -1,4 +1,6 @@
-import { IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { toBoolean } from '@app/config';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
 
 /** The environment of agentrelay-mcp: which relay, as which agent. */
 export class McpConfig {
@@ -20,4 +22,9 @@ export class McpConfig {
   @Min(200)
   @Max(600000)
   AGENTRELAY_INBOX_POLL_MS: number = 5000;
+
+  /** Push inbox events into a Claude Code session as channel notifications (`claude/channel`). */
+  @Transform(toBoolean)
+  @IsIn([true, false], { message: 'AGENTRELAY_CHANNEL must be 1 or 0 (true or false)' })
+  AGENTRELAY_CHANNEL: boolean = false;
 }

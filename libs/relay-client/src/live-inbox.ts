@@ -1,4 +1,5 @@
 import type { RelayClient } from './relay-client';
+import type { InboxEvent } from './relay-types';
 
 /**
  * Follows the agent's live inbox (`tasks/watch`) in the background and tells its user when
@@ -11,6 +12,7 @@ export class LiveInbox {
   private pending = 0;
   private connected = false;
   private readonly waiters = new Set<() => void>();
+  private readonly listeners = new Set<(event: InboxEvent) => void>();
 
   constructor(
     private readonly client: RelayClient,
@@ -21,6 +23,15 @@ export class LiveInbox {
   /** Whether the stream is open right now. */
   get isConnected(): boolean {
     return this.connected;
+  }
+
+  /**
+   * Hands every task event (not `ready`) to `listener` as it arrives, replayed ones after a
+   * reconnect included; returns the function that stops it.
+   */
+  onEvent(listener: (event: InboxEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
   start(): void {
@@ -91,6 +102,13 @@ export class LiveInbox {
           this.lastEventId = event.id || this.lastEventId;
           if (event.event === 'ready') continue;
           this.pending += 1;
+          for (const listener of this.listeners) {
+            try {
+              listener(event);
+            } catch (error) {
+              this.onError(error);
+            }
+          }
           this.wakeAll();
         }
       } catch (error) {
