@@ -217,6 +217,55 @@ console.log('Deployed ' + input.answer + ' after ' + input.messages.length + ' m
   );
 
   it(
+    'on SIGTERM takes no new handoff, lets the running command finish and completes its task, then exits 0',
+    async () => {
+      const frank = await recipient('frank');
+      const started = join(dir, 'graceful-started');
+      const command = await script(
+        'graceful.mjs',
+        `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(started)}, 'yes');\nsetTimeout(() => console.log('finished after the signal'), 3000);\n`,
+      );
+      const worker = startWorker(frank, relay.url, ['--exec', command]);
+      const taskId = await send(frank, 'Finish what you started');
+      await eventually(() => expect(existsSync(started)).toBe(true), SETTLE_MS, 100);
+      worker.child.kill('SIGTERM');
+      const later = await send(frank, 'Too late');
+      expect(await worker.exited).toBe(0);
+
+      const thread = await bobClient.getTask(taskId);
+      expect(thread.status.state).toBe('completed');
+      expect(thread.result_summary).toBe('finished after the signal');
+      expect((await bobClient.getTask(later)).status.state).toBe('pending');
+      expect(worker.stderr).toContain('SIGTERM: taking no new handoffs');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'stops the command when the sender cancels the accepted handoff, and leaves the task cancelled',
+    async () => {
+      const frank = await recipient('frank');
+      const pidFile = join(dir, 'cancelled-run.pid');
+      const command = await script(
+        'cancelled.mjs',
+        `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetInterval(() => {}, 1000);\n`,
+      );
+      const worker = startWorker(frank, relay.url, ['--exec', command]);
+      const taskId = await send(frank, 'Start and be cancelled');
+      await eventually(() => expect(existsSync(pidFile)).toBe(true), SETTLE_MS, 100);
+      // A2A's cancel (an `id`, no AgentRelay fields) stops work already accepted.
+      await bobClient.call('tasks/cancel', { id: taskId });
+
+      const pid = Number(await readFile(pidFile, 'utf8'));
+      await eventually(() => expect(isRunning(pid)).toBe(false), SETTLE_MS);
+      await eventually(() => expect(worker.stderr).toContain(`${taskId}: cancelled by the sender`), SETTLE_MS);
+      expect((await bobClient.getTask(taskId)).status.state).toBe('cancelled');
+      expect(await worker.stop()).toBe(0);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'two workers on one handle run each of 20 handoffs exactly once',
     async () => {
       const frank = await recipient('frank');

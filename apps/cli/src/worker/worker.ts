@@ -235,6 +235,8 @@ export class Worker {
     const pending = await this.client.listAllTasks({ role: 'recipient', status: ['pending'], limit: 200 });
     for (const item of [...pending].reverse()) this.enqueue(item.task_id, 'pending');
     const accepted = await this.client.listAllTasks({ role: 'recipient', status: ['accepted'], limit: 200 });
+    const open = new Set(accepted.map((item) => item.task_id));
+    for (const taskId of this.seen.keys()) if (!open.has(taskId)) this.seen.delete(taskId);
     for (const item of accepted) {
       if (this.liveness.holds(item.task_id)) continue;
       await this.check(item.task_id, item).catch((error: unknown) => this.options.log(`worker: ${item.task_id}: ${(error as Error).message}`));
