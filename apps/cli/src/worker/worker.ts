@@ -309,7 +309,6 @@ export class Worker {
       thread.has_more_messages = page.has_more_messages;
       thread.next_after_sequence_no = page.next_after_sequence_no;
     }
-    this.handle ??= thread.recipient;
     return thread;
   }
 
@@ -349,6 +348,9 @@ export class Worker {
       if (known.standing.kind === 'run' && !runIsAbandoned(taskId, known.standing.claim, known.updatedAt, this.liveness)) return;
     }
     const thread = await this.thread(taskId);
+    // A listed task is one of the inbox; an event may be of a task this agent sent.
+    if (listed) this.handle ??= thread.recipient;
+    if (thread.recipient !== this.handle) return;
     const standing = standingOf(thread);
     this.seen.set(taskId, { updatedAt: thread.updated_at, standing });
     if (standing.kind === 'run') {
@@ -419,6 +421,7 @@ export class Worker {
     let dir: string | null = null;
     try {
       const thread = await this.thread(taskId);
+      this.handle ??= thread.recipient; // only the recipient can accept or resume a task
       if (thread.status.state !== 'accepted') return;
       dir = await mkdtemp(join(this.options.workdir ?? tmpdir(), `agentrelay-${taskId}-`));
       const input = await writeTaskFiles(dir, thread, run, answer);
