@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RelayClient, type Thread } from '@app/relay-client';
+import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { RelayHarness } from './support/relay-harness';
@@ -123,6 +124,45 @@ console.log('same input in the file: ' + (fromFile.task_id === process.env.AGENT
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+
+  it(
+    "attaches the artifacts that fit the thread's artifact budget and names in the result the ones left out",
+    async () => {
+      const frank = await recipient('frank');
+      const command = await script(
+        'big-artifacts.mjs',
+        `import { writeFileSync } from 'node:fs';
+writeFileSync('artifacts/a-small.txt', 'small');
+writeFileSync('artifacts/b-big.bin', Buffer.alloc(300 * 1024, 7));
+writeFileSync('artifacts/c-also-big.txt', 'y'.repeat(120 * 1024));
+console.log('made three files');
+`,
+      );
+      const worker = startWorker(frank, relay.url, ['--exec', command]);
+      const thread = await settled(bobClient, await send(frank, 'Make files'), worker);
+
+      expect(thread.status.state).toBe('completed');
+      // b-big.bin travels as base64 (400 KiB): past the thread's 384 KiB on its own.
+      expect((thread.artifacts as Array<{ name?: string }>).map((artifact) => artifact.name)).toEqual(['a-small.txt', 'c-also-big.txt']);
+      expect(thread.result_summary).toMatch(
+        /^made three files\n\nArtifacts left out: b-big\.bin \(307200 bytes: the thread's artifacts would pass 393216 bytes\)$/,
+      );
+      expect(await worker.stop()).toBe(0);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it('refuses to start without a command, with a usage error', async () => {
+    const errors: string[] = [];
+    const io = { stdout: () => undefined, stderr: (text: string) => errors.push(text) };
+    expect(await run(['worker'], { RELAY_URL: relay.url, AGENTRELAY_API_KEY: bob.api_key }, io)).toBe(EXIT.usage);
+    expect(errors.join('')).toContain("worker needs --exec '<command>'");
+    expect(await run(['worker', '--exec', 'true', '--timeout', 'soon'], { RELAY_URL: relay.url, AGENTRELAY_API_KEY: bob.api_key }, io)).toBe(EXIT.usage);
+    expect(errors.join('')).toContain('--timeout takes a duration such as 30m, 90s or 1h.');
+    expect(await run(['worker', '--exec', 'true'], { RELAY_URL: relay.url, AGENTRELAY_API_KEY: 'ah_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }, io)).toBe(
+      EXIT.unauthorized,
+    );
+  });
 
   it(
     'fails the handoff when the command exits non-zero, naming the exit code and the last lines of stderr',
