@@ -203,6 +203,23 @@ console.log('made three files');
   );
 
   it(
+    'kills what a finished command left running in its process group',
+    async () => {
+      const frank = await recipient('frank');
+      const pidFile = join(dir, 'left-behind.pid');
+      const worker = startWorker(frank, relay.url, ['--exec', `sleep 300 >/dev/null 2>&1 & echo $! > ${pidFile}; echo left a sleeper`]);
+      const thread = await settled(bobClient, await send(frank, 'Leave something behind'), worker);
+
+      expect(thread.status.state).toBe('completed');
+      expect(thread.result_summary).toBe('left a sleeper');
+      const pid = Number(await readFile(pidFile, 'utf8'));
+      await eventually(() => expect(isRunning(pid)).toBe(false), 30_000);
+      expect(await worker.stop()).toBe(0);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'asks the sender when the command needs input, and runs it again with the whole thread once the sender answered',
     async () => {
       const frank = await recipient('frank');

@@ -26,7 +26,8 @@ export type CommandOutcome =
 /**
  * Runs the command through the shell in its own process group, the handoff on stdin, and reads
  * its stdout line by line (progress lines go to `onProgress`). Past `timeoutMs`, or when `signal`
- * aborts, the whole group gets SIGTERM and, `killGraceMs` later, SIGKILL.
+ * aborts, the whole group gets SIGTERM and, `killGraceMs` later, SIGKILL; when the run ends, what is
+ * left of the group is killed.
  */
 export function runCommand(run: CommandRun): Promise<CommandOutcome> {
   const output = new RunOutput();
@@ -70,8 +71,8 @@ export function runCommand(run: CommandRun): Promise<CommandOutcome> {
     child.on('close', (code, signal) => {
       clearTimeout(timeout);
       run.signal.removeEventListener('abort', onAbort);
-      // The group may hold processes that outlived the shell: they go with it.
-      if (ending) killGroup('SIGKILL');
+      // Processes the command left behind in its group go with it: the next run starts clean.
+      killGroup('SIGKILL');
       if (killTimer) clearTimeout(killTimer);
       if (startError !== null && code === null && signal === null) resolve({ kind: 'not_started', error: startError, output });
       else if (ending) resolve({ kind: ending, output });
