@@ -247,6 +247,39 @@ console.log('Deployed ' + input.answer + ' after ' + input.messages.length + ' m
   );
 
   it(
+    "two workers on one handle resume each answered question once (the resume's claim is the lock)",
+    async () => {
+      const frank = await recipient('frank');
+      const runs = join(dir, 'resume-runs');
+      await mkdir(runs);
+      const command = await script(
+        'ask-and-count.mjs',
+        `import { appendFileSync, readFileSync } from 'node:fs';
+const input = JSON.parse(readFileSync(0, 'utf8'));
+appendFileSync(${JSON.stringify(runs)} + '/' + input.task_id + '-' + input.run, process.env.AGENTRELAY_SESSION_ID + '\\n');
+if (input.run === 1) { console.log('input-required: Go ahead?'); process.exit(3); }
+console.log('went ahead: ' + input.answer);
+`,
+      );
+      const workers = [
+        startWorker(frank, relay.url, ['--exec', command, '--concurrency', '3']),
+        startWorker(frank, relay.url, ['--exec', command, '--concurrency', '3']),
+      ];
+      const taskIds: string[] = [];
+      for (let i = 0; i < 6; i++) taskIds.push(await send(frank, `Question ${i}`));
+      for (const taskId of taskIds) await settled(bobClient, taskId, workers[0], ['input_required']);
+      for (const taskId of taskIds) await bobClient.appendMessage(taskId, 'yes');
+
+      for (const taskId of taskIds) expect((await settled(bobClient, taskId, workers[0])).result_summary).toBe('went ahead: yes');
+      for (const taskId of taskIds) {
+        for (const run of [1, 2]) expect((await readFile(join(runs, `${taskId}-${run}`), 'utf8')).trim().split('\n')).toHaveLength(1);
+      }
+      expect(await Promise.all(workers.map((worker) => worker.stop()))).toEqual([0, 0]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'after a worker is killed with SIGKILL mid-task, a restarted worker ends that task (failed, not left accepted)',
     async () => {
       const frank = await recipient('frank');
