@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { AGENT_COMMANDS, AGENT_USAGE, runAgentCommand, type AgentCommand } from './agent-commands';
 import { CliError, EXIT, usage } from './cli-errors';
+import { runWorkerCommand, WORKER_USAGE } from './worker/worker-command';
 import type { AgentPage, AgentRecord, ApiKeyInfo, ApiKeyList, CreateKeyReply, DeliveryView, ListDeliveriesReply, TrustPolicy } from '@app/contracts';
 
 /** Where the CLI writes; tests pass their own. */
@@ -21,6 +22,7 @@ export { EXIT } from './cli-errors';
 export const USAGE = `Usage: agentrelay <command> [options]
 
 ${AGENT_USAGE}
+${WORKER_USAGE}
 Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
   register <handle> --name <name> [--role <role>] [--description <text>] [--skills a,b]
            [--email <email>] [--webhook-url <url>] [--slack-webhook-url <url>] [--metadata <json>]
@@ -212,6 +214,8 @@ function need(positionals: string[], index: number, what: string): string {
 export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<number> {
   let json = argv.includes('--json');
   try {
+    // The worker has options of its own; it is dispatched before the shared option parsing.
+    if (argv[0] === 'worker') return await runWorkerCommand(argv.slice(1), env, io);
     let parsed;
     try {
       parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
