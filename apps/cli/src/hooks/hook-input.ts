@@ -1,7 +1,8 @@
 /**
  * The JSON a coding agent's client writes to a command hook's stdin. Claude Code and Codex share
- * the event names and the common fields (`session_id`, `transcript_path`, `cwd`, `hook_event_name`);
- * Codex adds `turn_id` to turn-scoped events (UserPromptSubmit, Stop), which tells the two apart.
+ * the event names and the common fields (`session_id`, `transcript_path`, `cwd`, `hook_event_name`).
+ * Codex adds `turn_id` to turn-scoped events (UserPromptSubmit, Stop) and keeps its transcripts
+ * under `.codex/` (Claude Code's are under `.claude/`).
  */
 export const HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'Stop'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
@@ -55,7 +56,7 @@ export function parseHookInput(stdin: string, eventArgument: string | undefined,
   const input = body as Record<string, unknown>;
 
   const named = typeof input.hook_event_name === 'string' ? input.hook_event_name : undefined;
-  const event = parseHookEvent(named) ?? parseHookEvent(eventArgument);
+  const event = named !== undefined ? parseHookEvent(named) : parseHookEvent(eventArgument);
   if (!event) {
     throw new HookInputError(
       named !== undefined
@@ -70,7 +71,7 @@ export function parseHookInput(stdin: string, eventArgument: string | undefined,
     if (!(HOOK_CLIENTS as readonly string[]).includes(clientOption)) throw new HookInputError(`--client must be ${HOOK_CLIENTS.join(' or ')}`);
     client = clientOption as HookClient;
   } else {
-    client = typeof input.turn_id === 'string' ? 'codex' : 'claude-code';
+    client = detectClient(input);
   }
   return {
     event,
@@ -79,4 +80,9 @@ export function parseHookInput(stdin: string, eventArgument: string | undefined,
     ...(typeof input.source === 'string' ? { source: input.source } : {}),
     stopHookActive: input.stop_hook_active === true,
   };
+}
+
+function detectClient(input: Record<string, unknown>): HookClient {
+  if (typeof input.turn_id === 'string') return 'codex';
+  return typeof input.transcript_path === 'string' && /[\\/]\.codex[\\/]/.test(input.transcript_path) ? 'codex' : 'claude-code';
 }

@@ -139,6 +139,9 @@ export function scanToml(text: string): Entry[] {
       if (!arrayOfTables) {
         if (tables.has(table)) throw new TomlEditError(`line ${number + 1}: the table [${table}] is defined twice`);
         tables.add(table);
+      } else {
+        // Each [[table]] starts a new element, whose keys are its own.
+        for (const key of [...keys]) if (key.startsWith(`${table}.`)) keys.delete(key);
       }
       entries.push({ kind: 'header', table, arrayOfTables, line: number });
       continue;

@@ -33,7 +33,7 @@ function isOurHook(handler: unknown, event: HookEvent): boolean {
  * hooks.json), leaving every other group and handler as it was.
  */
 export function upsertHooks(document: Json, wanted: Partial<Record<HookEvent, CommandHook>>, file: string): JsonEdit {
-  const value: Json = structuredClone(document);
+  const value = JSON.parse(JSON.stringify(document)) as Json;
   const changes: string[] = [];
   if (value.hooks !== undefined && !isObject(value.hooks)) throw new Error(`${file}: "hooks" is not an object`);
   const hooks = (value.hooks ??= {}) as Json;
@@ -71,7 +71,7 @@ export interface McpServerEntry {
  * other fields and its other environment variables.
  */
 export function upsertMcpJson(document: Json, name: string, server: McpServerEntry, file: string): JsonEdit {
-  const value: Json = structuredClone(document);
+  const value = JSON.parse(JSON.stringify(document)) as Json;
   if (value.mcpServers !== undefined && !isObject(value.mcpServers)) throw new Error(`${file}: "mcpServers" is not an object`);
   const servers = (value.mcpServers ??= {}) as Json;
   const before = servers[name];
