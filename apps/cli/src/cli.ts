@@ -4,6 +4,9 @@ import { parse as parseYaml } from 'yaml';
 import { AGENT_COMMANDS, AGENT_USAGE, runAgentCommand, type AgentCommand } from './agent-commands';
 import { CliError, EXIT, usage } from './cli-errors';
 import { runWorkerCommand, WORKER_USAGE } from './worker/worker-command';
+
+import { HOOK_USAGE, readProcessStdin, runHookCommand } from './hooks/hook-command';
+import { runSetupCommand } from './setup/setup-command';
 import type { AgentPage, AgentRecord, ApiKeyInfo, ApiKeyList, CreateKeyReply, DeliveryView, ListDeliveriesReply, TrustPolicy } from '@app/contracts';
 
 /** Where the CLI writes; tests pass their own. */
@@ -13,6 +16,8 @@ export interface CliIo {
   readFile?(path: string): Promise<string>;
   /** Stops `inbox --watch`. */
   signal?: AbortSignal;
+  /** The hook input of `agentrelay hook` (the process's stdin by default). */
+  readStdin?(signal: AbortSignal): Promise<string>;
 }
 
 export type CliEnv = Record<string, string | undefined>;
@@ -23,6 +28,8 @@ export const USAGE = `Usage: agentrelay <command> [options]
 
 ${AGENT_USAGE}
 ${WORKER_USAGE}
+
+${HOOK_USAGE}
 Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
   register <handle> --name <name> [--role <role>] [--description <text>] [--skills a,b]
            [--email <email>] [--webhook-url <url>] [--slack-webhook-url <url>] [--metadata <json>]
@@ -212,6 +219,9 @@ function need(positionals: string[], index: number, what: string): string {
  * API and returns the exit code.
  */
 export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<number> {
+  // Hooks and setup parse their own options: a hook must never exit 2, which blocks the client.
+  if (argv[0] === 'hook') return runHookCommand(argv.slice(1), env, { stdout: io.stdout, stderr: io.stderr, readStdin: io.readStdin ?? readProcessStdin });
+  if (argv[0] === 'setup') return runSetupCommand(argv.slice(1), env, io);
   let json = argv.includes('--json');
   try {
     // The worker has options of its own; it is dispatched before the shared option parsing.

@@ -1,0 +1,91 @@
+import { isDeepStrictEqual } from 'node:util';
+import { hookEventArgument, type HookEvent } from '../hooks/hook-input';
+
+/** A hook handler as both clients write it in their hooks block. */
+export interface CommandHook {
+  type: 'command';
+  command: string;
+  /** Seconds. */
+  timeout: number;
+  /** Codex shows it while the hook runs. */
+  statusMessage?: string;
+}
+
+type Json = Record<string, unknown>;
+
+export interface JsonEdit {
+  value: Json;
+  changes: string[];
+  notes: string[];
+}
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Whether a handler is the `agentrelay hook <event>` that setup writes. */
+function isOurHook(handler: unknown, event: HookEvent): boolean {
+  if (!isObject(handler) || typeof handler.command !== 'string') return false;
+  return new RegExp(`agentrelay(?:\\.mjs)?['"]?\\s+hook\\s+(?:${hookEventArgument(event)}|${event})(?:\\s|$)`).test(handler.command);
+}
+
+/**
+ * Adds (or updates) the agentrelay handler of each event in a `hooks` block shaped
+ * `{hooks: {<Event>: [{matcher?, hooks: [handler…]}]}}` (Claude Code's settings and Codex's
+ * hooks.json), leaving every other group and handler as it was.
+ */
+export function upsertHooks(document: Json, wanted: Partial<Record<HookEvent, CommandHook>>, file: string): JsonEdit {
+  const value = JSON.parse(JSON.stringify(document)) as Json;
+  const changes: string[] = [];
+  if (value.hooks !== undefined && !isObject(value.hooks)) throw new Error(`${file}: "hooks" is not an object`);
+  const hooks = (value.hooks ??= {}) as Json;
+  for (const [event, handler] of Object.entries(wanted) as Array<[HookEvent, CommandHook]>) {
+    if (hooks[event] !== undefined && !Array.isArray(hooks[event])) throw new Error(`${file}: hooks.${event} is not an array`);
+    const groups = (hooks[event] ??= []) as unknown[];
+    let found = false;
+    for (const group of groups) {
+      if (!isObject(group) || !Array.isArray(group.hooks)) continue;
+      const index = group.hooks.findIndex((entry) => isOurHook(entry, event));
+      if (index < 0) continue;
+      found = true;
+      if (!isDeepStrictEqual(group.hooks[index], handler)) {
+        group.hooks[index] = handler;
+        changes.push(`updated hooks.${event} (agentrelay hook ${hookEventArgument(event)})`);
+      }
+      break;
+    }
+    if (!found) {
+      groups.push({ hooks: [handler] });
+      changes.push(`added hooks.${event} (agentrelay hook ${hookEventArgument(event)})`);
+    }
+  }
+  return { value, changes, notes: [] };
+}
+
+export interface McpServerEntry {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * Sets `mcpServers.<name>` of a Claude Code `.mcp.json`, keeping the other servers, the entry's
+ * other fields and its other environment variables.
+ */
+export function upsertMcpJson(document: Json, name: string, server: McpServerEntry, file: string): JsonEdit {
+  const value = JSON.parse(JSON.stringify(document)) as Json;
+  if (value.mcpServers !== undefined && !isObject(value.mcpServers)) throw new Error(`${file}: "mcpServers" is not an object`);
+  const servers = (value.mcpServers ??= {}) as Json;
+  const before = servers[name];
+  const existing = isObject(before) ? before : {};
+  const existingEnv = isObject(existing.env) ? (existing.env as Record<string, string>) : {};
+  const notes: string[] = [];
+  for (const [key, text] of Object.entries(server.env)) {
+    const old = existingEnv[key];
+    if (typeof old === 'string' && old !== text && /^\$\{.+\}$/.test(text) && !/^\$\{.+\}$/.test(old)) {
+      notes.push(`replaced the literal ${key} in ${file} with ${text}: export it in the shell you start Claude Code from`);
+    }
+  }
+  const next = { ...existing, command: server.command, args: server.args, env: { ...existingEnv, ...server.env } };
+  if (isDeepStrictEqual(before, next)) return { value, changes: [], notes };
+  servers[name] = next;
+  return { value, changes: [`${before === undefined ? 'added' : 'updated'} mcpServers.${name}`], notes };
+}

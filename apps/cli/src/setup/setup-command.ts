@@ -1,0 +1,258 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
+import { CliError, EXIT, usage } from '../cli-errors';
+import { hookEventArgument, type HookClient, type HookEvent } from '../hooks/hook-input';
+import { enableHooksFeature, TomlEditError, upsertMcpServer } from './codex-toml';
+import { upsertHooks, upsertMcpJson, type CommandHook } from './json-config';
+
+const OPTIONS = {
+  project: { type: 'string' },
+  'block-on-new': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  url: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const SETUP_HELP = `Usage: agentrelay setup claude-code|codex [--project <dir>] [--url <relay url>] [--block-on-new] [--dry-run]
+
+Writes the agentrelay MCP server and the session hooks into the project's config (the current
+directory unless --project), merged with what is there:
+  claude-code  .mcp.json (mcpServers.agentrelay) and .claude/settings.json (hooks)
+  codex        .codex/config.toml ([mcp_servers.agentrelay], [features] hooks) and .codex/hooks.json
+--block-on-new also writes the Stop hook, which asks the agent to go on when a handoff arrived
+during its turn. --dry-run prints what would change and writes nothing. No API key is written:
+the configs read AGENTRELAY_API_KEY from the environment the client runs in.
+`;
+
+/** Seconds the client gives one hook run (the hook itself gives up after AGENTRELAY_HOOK_TIMEOUT_MS). */
+const CLIENT_HOOK_TIMEOUT_S = 10;
+const SERVER_NAME = 'agentrelay';
+
+interface PlannedFile {
+  /** Relative to the project. */
+  path: string;
+  before: string | null;
+  after: string;
+  changes: string[];
+}
+
+/** The clone this CLI runs from: the directory holding bin/agentrelay.mjs. */
+function cloneRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'bin', 'agentrelay.mjs'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) throw new CliError('Cannot find bin/agentrelay.mjs above the running CLI: run setup from the agentrelay clone', EXIT.usage);
+    dir = parent;
+  }
+}
+
+/** A word of a shell command, quoted when it needs to be. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_/.:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+async function readText(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new CliError(`Cannot read ${path}: ${(error as Error).message}`, EXIT.usage);
+  }
+}
+
+function parseJsonFile(text: string | null, path: string): Record<string, unknown> {
+  if (text === null || text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`${path} is not valid JSON (${(error as Error).message}): fix it, then run setup again. Nothing was written.`, EXIT.usage);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new CliError(`${path} is not a JSON object. Nothing was written.`, EXIT.usage);
+  return value as Record<string, unknown>;
+}
+
+function jsonPlan(path: string, before: string | null, original: Record<string, unknown>, value: Record<string, unknown>, changes: string[]): PlannedFile {
+  const unchanged = before !== null && isDeepStrictEqual(original, value);
+  return { path, before, after: unchanged ? before : `${JSON.stringify(value, null, 2)}\n`, changes: unchanged ? [] : changes };
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await writeFile(temporary, text);
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** `agentrelay setup claude-code|codex`: plans every file first, writes only when all of them merged. */
+export async function runSetupCommand(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  io: { stdout(text: string): void; stderr(text: string): void },
+): Promise<number> {
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    } catch (error) {
+      throw usage((error as Error).message);
+    }
+    const { values, positionals } = parsed;
+    if (values.help) {
+      io.stdout(SETUP_HELP);
+      return EXIT.ok;
+    }
+    const client = positionals[0];
+    if (client !== 'claude-code' && client !== 'codex') throw usage('Usage: agentrelay setup claude-code|codex [--project <dir>] [--block-on-new] [--dry-run]');
+    if (positionals.length > 1) throw usage(`Unexpected argument "${positionals[1]}".`);
+    const project = resolve(values.project ?? process.cwd());
+    if (!existsSync(project)) throw new CliError(`The project directory ${project} does not exist.`, EXIT.usage);
+    const relayUrl = values.url ?? env.RELAY_URL ?? 'http://127.0.0.1:8080';
+    const root = cloneRoot();
+    const hookCommand = (event: HookEvent): string =>
+      [
+        'node',
+        join(root, 'bin', 'agentrelay.mjs'),
+        'hook',
+        hookEventArgument(event),
+        '--client',
+        client,
+        '--url',
+        relayUrl,
+        ...(event === 'Stop' ? ['--block-on-new'] : []),
+      ]
+        .map(shellWord)
+        .join(' ');
+    const events: HookEvent[] = ['SessionStart', 'UserPromptSubmit', ...(values['block-on-new'] ? (['Stop'] as const) : [])];
+    const handlers = Object.fromEntries(
+      events.map((event) => [
+        event,
+        {
+          type: 'command',
+          command: hookCommand(event),
+          timeout: CLIENT_HOOK_TIMEOUT_S,
+          ...(client === 'codex' ? { statusMessage: 'Checking AgentRelay for handoffs' } : {}),
+        } satisfies CommandHook,
+      ]),
+    ) as Partial<Record<HookEvent, CommandHook>>;
+    const mcpBin = join(root, 'bin', 'agentrelay-mcp.mjs');
+
+    const notes: string[] = [];
+    const plans =
+      client === 'claude-code' ? await planClaudeCode(project, relayUrl, mcpBin, handlers, notes) : await planCodex(project, relayUrl, mcpBin, handlers, notes);
+    return await report(client, project, plans, notes, values['dry-run'] === true, io);
+  } catch (error) {
+    if (error instanceof CliError) {
+      io.stderr(`agentrelay: ${error.message}\n`);
+      return error.exitCode;
+    }
+    throw error;
+  }
+}
+
+async function planClaudeCode(
+  project: string,
+  relayUrl: string,
+  mcpBin: string,
+  handlers: Partial<Record<HookEvent, CommandHook>>,
+  notes: string[],
+): Promise<PlannedFile[]> {
+  const mcpPath = '.mcp.json';
+  const mcpBefore = await readText(join(project, mcpPath));
+  const mcpDocument = parseJsonFile(mcpBefore, mcpPath);
+  const mcp = upsertMcpJson(
+    mcpDocument,
+    SERVER_NAME,
+    { command: 'node', args: [mcpBin], env: { RELAY_URL: relayUrl, AGENTRELAY_API_KEY: '${AGENTRELAY_API_KEY}' } },
+    mcpPath,
+  );
+  notes.push(...mcp.notes);
+  const settingsPath = join('.claude', 'settings.json');
+  const settingsBefore = await readText(join(project, settingsPath));
+  const settingsDocument = parseJsonFile(settingsBefore, settingsPath);
+  const settings = guard(() => upsertHooks(settingsDocument, handlers, settingsPath));
+  notes.push(
+    'The API key is not in these files: Claude Code expands ${AGENTRELAY_API_KEY} in .mcp.json from its environment, and the hooks read AGENTRELAY_API_KEY from it.',
+  );
+  return [
+    jsonPlan(mcpPath, mcpBefore, mcpDocument, mcp.value, mcp.changes),
+    jsonPlan(settingsPath, settingsBefore, settingsDocument, settings.value, settings.changes),
+  ];
+}
+
+async function planCodex(
+  project: string,
+  relayUrl: string,
+  mcpBin: string,
+  handlers: Partial<Record<HookEvent, CommandHook>>,
+  notes: string[],
+): Promise<PlannedFile[]> {
+  const configPath = join('.codex', 'config.toml');
+  const configBefore = await readText(join(project, configPath));
+  const withServer = guard(
+    () => upsertMcpServer(configBefore ?? '', SERVER_NAME, { command: 'node', args: [mcpBin], env: { RELAY_URL: relayUrl }, envVars: ['AGENTRELAY_API_KEY'] }),
+    configPath,
+  );
+  const withFeature = guard(() => enableHooksFeature(withServer.text), configPath);
+  notes.push(...withServer.notes, ...withFeature.notes);
+  const hooksPath = join('.codex', 'hooks.json');
+  const hooksBefore = await readText(join(project, hooksPath));
+  const hooksDocument = parseJsonFile(hooksBefore, hooksPath);
+  const hooks = guard(() => upsertHooks(hooksDocument, handlers, hooksPath));
+  notes.push(
+    'The API key is not in these files: Codex passes AGENTRELAY_API_KEY from its environment to the MCP server (env_vars), and the hooks read it from the same environment.',
+    'Codex loads .codex/ only in a trusted project, and runs new hooks only once you review and trust them (/hooks).',
+  );
+  const configChanges = [...withServer.changes, ...withFeature.changes];
+  return [
+    { path: configPath, before: configBefore, after: configChanges.length ? withFeature.text : (configBefore ?? ''), changes: configChanges },
+    jsonPlan(hooksPath, hooksBefore, hooksDocument, hooks.value, hooks.changes),
+  ];
+}
+
+function guard<T>(edit: () => T, file?: string): T {
+  try {
+    return edit();
+  } catch (error) {
+    const where = file ? `${file}: ` : '';
+    if (error instanceof TomlEditError) throw new CliError(`${where}${error.message}. Nothing was written.`, EXIT.usage);
+    throw new CliError(`${where}${(error as Error).message}. Nothing was written.`, EXIT.usage);
+  }
+}
+
+async function report(
+  client: HookClient,
+  project: string,
+  plans: PlannedFile[],
+  notes: string[],
+  dryRun: boolean,
+  io: { stdout(text: string): void },
+): Promise<number> {
+  const lines: string[] = [`${dryRun ? 'Dry run: ' : ''}agentrelay setup ${client} in ${project}`];
+  for (const plan of plans) {
+    if (plan.changes.length === 0) {
+      lines.push(`  ${plan.path}: unchanged`);
+      continue;
+    }
+    lines.push(`  ${plan.path}: ${dryRun ? 'would ' : ''}${plan.before === null ? 'create' : 'update'} (${plan.changes.join('; ')})`);
+  }
+  if (!dryRun) {
+    for (const plan of plans.filter((entry) => entry.changes.length > 0)) await writeAtomically(join(project, plan.path), plan.after);
+  } else {
+    for (const plan of plans.filter((entry) => entry.changes.length > 0)) lines.push('', `--- ${plan.path} (as it would be written)`, plan.after.trimEnd());
+    lines.push('');
+  }
+  lines.push(...notes.map((note) => `Note: ${note}`));
+  io.stdout(`${lines.join('\n')}\n`);
+  return EXIT.ok;
+}
