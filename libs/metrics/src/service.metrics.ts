@@ -234,6 +234,12 @@ export class DeliveryMetrics {
     this.breakerDeferrals.inc(count);
   }
 
+  /** A delivery given up without an attempt: its destination's breaker held it for longer than the retry schedule spans. */
+  expiredHeld(channel: string): void {
+    this.deliveries.bind(channel, 'dead').inc();
+    this.deadLetters.bind(channel).inc();
+  }
+
   attempted(channel: string, state: Exclude<DeliveryState, 'pending'>, seconds: number): void {
     this.attempts.bind(channel, state).inc();
     this.attemptDuration.bind(channel, state).observe(seconds);

@@ -50,6 +50,9 @@ const TABLE = '"notifier"."deliveries"';
 /** The error shown for an attempt whose process stopped before its outcome was known. */
 const INTERRUPTED_ATTEMPT = 'interrupted: the notifier stopped before the outcome was known (the receiver may have got it)';
 
+/** The error of a delivery given up while its destination's breaker held it. */
+const HELD_TOO_LONG = 'dead: its destination did not answer (circuit breaker open) for longer than the retry schedule spans';
+
 /** Each header value of a delivery (a push config's authorization and token) is stored sealed. */
 export const DELIVERY_SEALED_COLUMNS: SealedColumn[] = [{ table: TABLE, keyColumns: ['id'], column: 'headers', kind: 'json-values' }];
 
@@ -65,6 +68,8 @@ export interface ClaimRequest {
   ownerSlots: Record<string, number>;
   /** Destinations not to attempt now, with ms until they may be attempted again. */
   held: Record<string, number>;
+  /** A delivery held this long after it was recorded becomes a dead letter rather than wait on. */
+  heldAtMostMs: number;
 }
 
 /** The deliveries planned for one task event. */
@@ -176,19 +181,28 @@ export class DeliveriesService {
    * owner's first due delivery, then their second, …) rather than oldest first, so one slow
    * destination's backlog never stands in front of anyone else's. What is not taken stays pending
    * for a later claim. The due deliveries of `held` destinations (an open circuit breaker: ms until
-   * its probe) are moved to the probe's time without an attempt. A lease lasts one and a half
+   * its probe) are moved to the probe's time without an attempt, or become dead letters once they
+   * are older than `heldAtMostMs` (the span of the retry schedule). A lease lasts one and a half
    * times the delivery's timeout and a second; a process that dies holding one loses it then.
    * Also says how long until a delivery not yet due may become due (a retry, a lease running out),
    * null when none: the worker sleeps until then, or until an attempt of its own ends.
    */
-  async claimDue(request: ClaimRequest): Promise<{ claimed: DeliveryRow[]; nextDueMs: number | null; deferred: number }> {
+  async claimDue(request: ClaimRequest): Promise<{ claimed: DeliveryRow[]; nextDueMs: number | null; deferred: number; expired: DeliveryChannel[] }> {
     const [row] = (await this.dataSource.query(
       `WITH deferred AS (
          UPDATE ${TABLE} d SET "next_attempt_at" = now() + make_interval(secs => held.value::double precision / 1000), "updated_at" = now()
          FROM jsonb_each_text($7::jsonb) held
          WHERE d."destination" = held.key AND d."status" IN ('pending', 'failed') AND d."next_attempt_at" <= now()
            AND (d."locked_until" IS NULL OR d."locked_until" < now())
+           AND d."created_at" >= now() - make_interval(secs => $8::double precision / 1000)
          RETURNING d."id"
+       ), expired AS (
+         UPDATE ${TABLE} d SET "status" = 'dead', "next_attempt_at" = NULL, "last_error" = $9, "updated_at" = now()
+         FROM jsonb_each_text($7::jsonb) held
+         WHERE d."destination" = held.key AND d."status" IN ('pending', 'failed') AND d."next_attempt_at" <= now()
+           AND (d."locked_until" IS NULL OR d."locked_until" < now())
+           AND d."created_at" < now() - make_interval(secs => $8::double precision / 1000)
+         RETURNING d."channel"
        ), ready AS (
          SELECT "id", "destination", "target_handle", "next_attempt_at", "created_at",
            row_number() OVER (PARTITION BY "destination" ORDER BY "next_attempt_at", "created_at", "id") AS "destination_turn"
@@ -215,6 +229,7 @@ export class DeliveriesService {
        SELECT
          (SELECT COALESCE(json_agg(claimed), '[]'::json) FROM claimed) AS "claimed",
          (SELECT count(*) FROM deferred)::int AS "deferred",
+         (SELECT COALESCE(json_agg(expired."channel"), '[]'::json) FROM expired) AS "expired",
          (SELECT (EXTRACT(EPOCH FROM (min(GREATEST(t."next_attempt_at", t."locked_until")) - now())) * 1000)::float8
           FROM ${TABLE} t WHERE t."status" IN ('pending', 'failed') AND GREATEST(t."next_attempt_at", t."locked_until") > now()) AS "next_due_ms"`,
       [
@@ -225,8 +240,10 @@ export class DeliveriesService {
         JSON.stringify(request.destinationSlots),
         JSON.stringify(request.ownerSlots),
         JSON.stringify(request.held),
+        request.heldAtMostMs,
+        HELD_TOO_LONG,
       ],
-    )) as Array<{ claimed: DeliveryRow[]; deferred: number; next_due_ms: number | null }>;
+    )) as Array<{ claimed: DeliveryRow[]; deferred: number; expired: DeliveryChannel[]; next_due_ms: number | null }>;
     const ready: DeliveryRow[] = [];
     for (const claimed of row.claimed) {
       try {
@@ -236,7 +253,7 @@ export class DeliveriesService {
         await this.deadLetterUnreadable(claimed.id, error.message);
       }
     }
-    return { claimed: ready, nextDueMs: row.next_due_ms === null ? null : Math.max(0, row.next_due_ms), deferred: row.deferred };
+    return { claimed: ready, nextDueMs: row.next_due_ms === null ? null : Math.max(0, row.next_due_ms), deferred: row.deferred, expired: row.expired };
   }
 
   /** The delivery with its header values and its agent's signing secret opened (both are stored sealed). */

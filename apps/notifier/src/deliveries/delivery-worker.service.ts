@@ -39,6 +39,8 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   private readonly breakers: DestinationBreakers;
   private readonly perDestination: number;
   private readonly perOwner: number;
+  /** How long the retry schedule lets a delivery live: a delivery held by a breaker longer becomes a dead letter. */
+  private readonly scheduleSpanMs: number;
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
   private purgeTimer: NodeJS.Timeout | null = null;
@@ -52,6 +54,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     @Inject(DeliveryMetrics) private readonly metrics: DeliveryMetrics,
   ) {
     this.schedule = parseRetrySchedule(config.RELAY_WEBHOOK_RETRY_SCHEDULE);
+    this.scheduleSpanMs = this.schedule.reduce((sum, delay) => sum + delay, 0);
     this.perDestination = Math.min(config.RELAY_NOTIFIER_SLOTS_PER_DESTINATION, config.RELAY_NOTIFIER_MAX_IN_FLIGHT);
     this.perOwner = Math.min(config.RELAY_NOTIFIER_SLOTS_PER_OWNER, config.RELAY_NOTIFIER_MAX_IN_FLIGHT);
     this.breakers = new DestinationBreakers({
@@ -106,6 +109,12 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
         try {
           const due = await this.deliveries.claimDue(this.claimRequest(free, admission.held, admission.probing));
           claimed = due.claimed;
+          for (const channel of due.expired) this.metrics.expiredHeld(channel);
+          if (due.expired.length > 0)
+            this.logger.warn(
+              { dead: due.expired.length, destinations: [...admission.held.keys()] },
+              'deliveries held by open circuit breakers for longer than the retry schedule: dead letters',
+            );
           if (due.deferred > 0) {
             this.metrics.deferredByBreaker(due.deferred);
             this.logger.debug({ deferred: due.deferred, destinations: [...admission.held.keys()] }, 'deliveries held by open circuit breakers');
@@ -157,6 +166,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       destinationSlots,
       ownerSlots,
       held: Object.fromEntries([...held].map(([destination, ms]) => [destination, Math.max(1, Math.ceil(ms))])),
+      heldAtMostMs: this.scheduleSpanMs,
     };
   }
 
