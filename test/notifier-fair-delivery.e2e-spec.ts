@@ -55,9 +55,11 @@ async function lateAnswerer(): Promise<Noise> {
 }
 
 describe.each([
-  ['never answers', blackHole],
-  ['answers after the timeout', lateAnswerer],
-])('fair delivery: one agent’s push configs at a receiver that %s', (_kind, startNoise) => {
+  ['never answers', blackHole, true],
+  ['answers after the timeout', lateAnswerer, true],
+  // The shares of slots alone, with the breaker's threshold out of reach.
+  ['never answers, without the breaker', blackHole, false],
+])('fair delivery: one agent’s push configs at a receiver that %s', (_kind, startNoise, withBreaker) => {
   let relay: RelayHarness;
   let sink: WebhookSink;
   let noise: Noise;
@@ -76,8 +78,10 @@ describe.each([
       env: {
         RELAY_WEBHOOK_ALLOW_PRIVATE: 'true',
         RELAY_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
-        RELAY_WEBHOOK_RETRY_SCHEDULE: '2s,4s,8s',
+        // Spans 36 s: a delivery held by the breaker for longer becomes a dead letter.
+        RELAY_WEBHOOK_RETRY_SCHEDULE: '2s,4s,30s',
         RELAY_NOTIFIER_BREAKER_OPEN_MS: '3000',
+        ...(withBreaker ? {} : { RELAY_NOTIFIER_BREAKER_FAILURES: '1000' }),
       },
     });
     rpc = relay.edge.get(NatsRpcClient);
@@ -111,7 +115,7 @@ describe.each([
   }
 
   /** Every push delivery of the noisy agent's tasks, from the admin API. */
-  async function noisyDeliveries(): Promise<Array<{ status: string; attempts: number; target_host: string }>> {
+  async function noisyDeliveries(): Promise<Array<{ status: string; attempts: number; target_host: string; last_error: string | null }>> {
     const lists = await Promise.all(
       noisyTasks.map(
         async (taskId) =>
@@ -120,7 +124,7 @@ describe.each([
               .get(`/admin/deliveries?task_id=${encodeURIComponent(taskId)}&limit=500`)
               .set(admin)
               .expect(200)
-          ).body.deliveries as Array<{ status: string; attempts: number; target_host: string; channel: string }>,
+          ).body.deliveries as Array<{ status: string; attempts: number; target_host: string; channel: string; last_error: string | null }>,
       ),
     );
     return lists.flat().filter((delivery) => delivery.channel === 'push');
@@ -163,6 +167,8 @@ describe.each([
     expect(figures.noisy_median_ms).toBeLessThanOrEqual(Math.max(2 * figures.quiet_median_ms, LATENCY_FLOOR_MS));
   }, 300000);
 
+  if (!withBreaker) return;
+
   it('opens the hanging destination’s breaker, holds its deliveries without burning their attempts, and leaves other destinations alone', async () => {
     const notifier = relay.services.get('notifier')![0];
     const scrape = async (): Promise<PrometheusScrape> => PrometheusScrape.parse(await (await fetch(`${notifier.get(MetricsServer).url}/metrics`)).text());
@@ -184,6 +190,15 @@ describe.each([
     // it, a few are tried (the first ones in flight, then one probe per window) and the rest wait.
     const attempts = hanging.reduce((sum, delivery) => sum + delivery.attempts, 0);
     expect(attempts).toBeLessThan(hanging.length / 2);
-    expect(hanging.filter((delivery) => delivery.status === 'pending' && delivery.attempts === 0).length).toBeGreaterThan(hanging.length / 2);
-  }, 180000);
+    expect(hanging.filter((delivery) => delivery.attempts === 0).length).toBeGreaterThan(hanging.length / 2);
+
+    // Held for longer than the retry schedule spans, a delivery is given up as a dead letter that says why.
+    const expired = await eventually(async () => {
+      const held = (await noisyDeliveries()).filter((delivery) => delivery.target_host === noise.origin && delivery.attempts === 0);
+      expect(held.filter((delivery) => delivery.status !== 'dead')).toEqual([]);
+      return held;
+    }, 120000);
+    expect(expired.length).toBeGreaterThan(hanging.length / 2);
+    expect(new Set(expired.map((delivery) => delivery.last_error))).toEqual(new Set([expect.stringMatching(/circuit breaker open/)]));
+  }, 240000);
 });
