@@ -36,8 +36,8 @@ function latencyOf(webhook: SinkRequest): number {
 interface Noise {
   /** `http://127.0.0.1:<port>`, as the delivery log names a delivery's host. */
   origin: string;
-  /** Where the noisy agent's push configs point: a destination that hangs past the timeout. */
-  url(path: string): string;
+  /** Where the noisy agent's `config`-th push config points: a destination that hangs past the timeout. */
+  url(config: number, path: string): string;
   /** Connections (or requests) the noisy destination has had. */
   hits(): number;
   stop(): Promise<void>;
@@ -45,7 +45,7 @@ interface Noise {
 
 async function blackHole(): Promise<Noise> {
   const hole = await BlackHole.start();
-  return { origin: hole.url(''), url: (path) => hole.url(path), hits: () => hole.connections, stop: () => hole.stop() };
+  return { origin: hole.url(''), url: (_config, path) => hole.url(path), hits: () => hole.connections, stop: () => hole.stop() };
 }
 
 async function lateAnswerer(): Promise<Noise> {
@@ -54,11 +54,26 @@ async function lateAnswerer(): Promise<Noise> {
   return { origin: sink.url(''), url: () => sink.url('/noise'), hits: () => sink.requests.length, stop: () => sink.stop() };
 }
 
+/** One black hole per config of a task: no destination's share binds, only the owner's does. */
+async function blackHoles(): Promise<Noise> {
+  const holes = await Promise.all(Array.from({ length: CONFIGS_PER_TASK }, () => BlackHole.start()));
+  return {
+    origin: holes[0].url(''),
+    url: (config, path) => holes[config].url(path),
+    hits: () => holes.reduce((sum, hole) => sum + hole.connections, 0),
+    stop: async () => {
+      await Promise.all(holes.map((hole) => hole.stop()));
+    },
+  };
+}
+
 describe.each([
   ['never answers', blackHole, true],
   ['answers after the timeout', lateAnswerer, true],
   // The shares of slots alone, with the breaker's threshold out of reach.
   ['never answers, without the breaker', blackHole, false],
+  // The owner's share alone: ten destinations, none failing often enough to open its breaker.
+  ['never answers, at ten destinations, without the breaker', blackHoles, false],
 ])('fair delivery: one agent’s push configs at a receiver that %s', (_kind, startNoise, withBreaker) => {
   let relay: RelayHarness;
   let sink: WebhookSink;
@@ -143,7 +158,7 @@ describe.each([
           caller: ref(noisy),
           task_id: taskId,
           version: '1.0',
-          config: { id: `hang-${config}`, url: noise.url(`/hang/${task}/${config}`) },
+          config: { id: `hang-${config}`, url: noise.url(config, `/hang/${task}/${config}`) },
         });
       }
     }
