@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { DatabaseServiceConfig, toBoolean } from '@app/config';
 import { IsSecretKeyList } from '@app/secrets';
 
@@ -44,17 +44,20 @@ export class NotifierConfig extends DatabaseServiceConfig {
   /**
    * Deliveries one notifier process attempts at once to one destination (host and port), at most
    * RELAY_NOTIFIER_MAX_IN_FLIGHT: a slow receiver holds no more than this share of the slots.
+   * Unset: a quarter of RELAY_NOTIFIER_MAX_IN_FLIGHT, at least 1 (see `slotShares`).
    */
+  @IsOptional()
   @IsInt()
   @Min(1)
   @Max(256)
-  RELAY_NOTIFIER_SLOTS_PER_DESTINATION: number = 4;
+  RELAY_NOTIFIER_SLOTS_PER_DESTINATION?: number;
 
-  /** Deliveries one notifier process attempts at once for one owner (the agent whose webhook or push config it is). */
+  /** Deliveries one notifier process attempts at once for one owner (the agent whose webhook or push config it is); unset: as per destination. */
+  @IsOptional()
   @IsInt()
   @Min(1)
   @Max(256)
-  RELAY_NOTIFIER_SLOTS_PER_OWNER: number = 4;
+  RELAY_NOTIFIER_SLOTS_PER_OWNER?: number;
 
   /** Consecutive timeouts or connection failures at one destination that open its circuit breaker. */
   @IsInt()
@@ -90,4 +93,14 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @IsString()
   @Matches(/^(https?:\/\/\S+)?$/, { message: 'RELAY_THREAD_URL_TEMPLATE must be an http(s) URL' })
   RELAY_THREAD_URL_TEMPLATE: string = '';
+}
+
+/** The in-flight slots one destination and one owner may hold at once: as configured, else a quarter of all; never more than all. */
+export function slotShares(config: NotifierConfig): { perDestination: number; perOwner: number } {
+  const all = config.RELAY_NOTIFIER_MAX_IN_FLIGHT;
+  const quarter = Math.max(1, Math.ceil(all / 4));
+  return {
+    perDestination: Math.min(all, config.RELAY_NOTIFIER_SLOTS_PER_DESTINATION ?? quarter),
+    perOwner: Math.min(all, config.RELAY_NOTIFIER_SLOTS_PER_OWNER ?? quarter),
+  };
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { WakeableDelay } from '@app/messaging';
 import { DeliveryMetrics } from '@app/metrics';
 import { traceDeliveryAttempt, tracerOf } from '@app/tracing';
-import { NotifierConfig } from '../notifier.config';
+import { NotifierConfig, slotShares } from '../notifier.config';
 import { DeliveriesService, type AttemptOutcome, type ClaimRequest, type DeliveryRow } from './deliveries.service';
 import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } from './destination-breakers';
 import { nextRetryDelay, parseRetrySchedule } from './retry-schedule';
@@ -55,8 +55,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   ) {
     this.schedule = parseRetrySchedule(config.RELAY_WEBHOOK_RETRY_SCHEDULE);
     this.scheduleSpanMs = this.schedule.reduce((sum, delay) => sum + delay, 0);
-    this.perDestination = Math.min(config.RELAY_NOTIFIER_SLOTS_PER_DESTINATION, config.RELAY_NOTIFIER_MAX_IN_FLIGHT);
-    this.perOwner = Math.min(config.RELAY_NOTIFIER_SLOTS_PER_OWNER, config.RELAY_NOTIFIER_MAX_IN_FLIGHT);
+    ({ perDestination: this.perDestination, perOwner: this.perOwner } = slotShares(config));
     this.breakers = new DestinationBreakers({
       failures: config.RELAY_NOTIFIER_BREAKER_FAILURES,
       openMs: config.RELAY_NOTIFIER_BREAKER_OPEN_MS,
