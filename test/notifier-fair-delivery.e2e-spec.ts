@@ -146,6 +146,8 @@ describe.each([
   }
 
   it('keeps another agent’s webhook latency within twice a quiet run while 50 push configs hang', async () => {
+    // The first deliveries of a fresh relay are slow (cold code paths and pools): not part of the baseline.
+    await quietLatencies(3);
     const quiet = await quietLatencies(8);
 
     // The noisy agent: 50 push configs over 5 tasks, all at the hanging destination, and one more
