@@ -96,6 +96,21 @@ describe('agentrelay CLI against a running relay', () => {
     expect(yaml.stdout).toContain('- "*@partner"');
   });
 
+  it('sets, shows and clears an agent’s own webhook timeout, and refuses one out of bounds', async () => {
+    expect((await cli(['register', `tim@${org}`, '--name', 'Tim', '--webhook-timeout-ms', '2500'])).code).toBe(EXIT.ok);
+    expect((await cli(['show', `tim@${org}`])).stdout).toMatch(/timeout: +2500 ms/);
+    const cleared = await cli(['update', `tim@${org}`, '--webhook-timeout-ms', 'default', '--json']);
+    expect(JSON.parse(cleared.stdout).webhook_timeout_ms).toBeNull();
+    expect((await cli(['show', `tim@${org}`])).stdout).toMatch(/timeout: +relay default/);
+
+    const tooShort = await cli(['update', `tim@${org}`, '--webhook-timeout-ms', '500']);
+    expect(tooShort.code).toBe(EXIT.apiError);
+    expect(tooShort.stderr).toMatch(/webhook_timeout_ms: webhook_timeout_ms must be at least 1000/);
+    const notANumber = await cli(['update', `tim@${org}`, '--webhook-timeout-ms', '2s']);
+    expect(notANumber.code).toBe(EXIT.usage);
+    expect(notANumber.stderr).toMatch(/--webhook-timeout-ms/);
+  });
+
   it('fails with clear messages and non-zero exit codes', async () => {
     const taken = await cli(['register', `kim@${org}`, '--name', 'Kim again']);
     expect(taken.code).toBe(EXIT.apiError);

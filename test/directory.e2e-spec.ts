@@ -94,6 +94,7 @@ describe('directory: agents, keys and admission over NATS and Postgres', () => {
         name: 'Evan',
         notification_webhook_url: 'http://127.0.0.1:9/evan',
         slack_webhook_url: null,
+        webhook_timeout_ms: null,
         disabled: false,
         occurred_at: expect.any(String),
       });

@@ -142,9 +142,9 @@ describe('notifier and tasks service crashes: nothing lost, nothing invented', (
     const insert = async (status: string, ageDays: number): Promise<string> => {
       const id = randomUUID();
       await outbox.db.query(
-        `INSERT INTO "notifier"."deliveries" ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "content_type", "body", "status",
+        `INSERT INTO "notifier"."deliveries" ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "destination", "content_type", "body", "status",
            "next_attempt_at", "delivered_at", "created_at", "updated_at")
-         VALUES ($1, $2, 'task-old', 'a2a.task.created', 'webhook', 'old@acme', 'old@acme', 'https://hooks.example.com/old', 'application/json', '{}', $3::varchar,
+         VALUES ($1, $2, 'task-old', 'a2a.task.created', 'webhook', 'old@acme', 'old@acme', 'https://hooks.example.com/old', 'hooks.example.com', 'application/json', '{}', $3::varchar,
            CASE WHEN $3::varchar = 'failed' THEN now() + interval '1 day' END, CASE WHEN $3::varchar = 'succeeded' THEN now() END,
            now() - make_interval(days => $4), now() - make_interval(days => $4))`,
         [id, randomUUID(), status, ageDays],

@@ -195,9 +195,16 @@ describe('secrets at rest: push credentials and webhook secrets are sealed, kept
     const gone = SecretCipher.fromConfig(`gone:${randomBytes(32).toString('base64')}`);
     const id = randomUUID();
     await db.query(
-      `INSERT INTO "notifier"."deliveries" ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "content_type", "headers", "body", "status", "next_attempt_at")
-       VALUES ($1, $2, 'T-UNREADABLE', 'a2a.task.message', 'push', $3, 'push:gone', $4, 'application/json', $5, '{}', 'pending', now())`,
-      [id, randomUUID(), sender.agent.handle, sink.url('/never'), JSON.stringify(sealJsonValues(gone, { authorization: 'Bearer lost' }))],
+      `INSERT INTO "notifier"."deliveries" ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "destination", "content_type", "headers", "body", "status", "next_attempt_at")
+       VALUES ($1, $2, 'T-UNREADABLE', 'a2a.task.message', 'push', $3, 'push:gone', $4, $6, 'application/json', $5, '{}', 'pending', now())`,
+      [
+        id,
+        randomUUID(),
+        sender.agent.handle,
+        sink.url('/never'),
+        JSON.stringify(sealJsonValues(gone, { authorization: 'Bearer lost' })),
+        new URL(sink.url('/never')).host,
+      ],
     );
     const row = await eventually(async () => {
       const { rows } = await db.query<{ status: string; last_error: string | null; attempts: number }>(

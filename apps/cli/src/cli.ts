@@ -33,11 +33,12 @@ ${HOOK_USAGE}
 Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
   register <handle> --name <name> [--role <role>] [--description <text>] [--skills a,b]
            [--email <email>] [--webhook-url <url>] [--slack-webhook-url <url>] [--metadata <json>]
+           [--webhook-timeout-ms <1000-30000>]
                                     register an agent and print its API key (shown once)
   agents [--all] [--limit <n>]      list agents (--all includes disabled ones)
   show <handle>                     show one agent, private fields included (show <task> is the agent command)
   update <handle> [--name …] [--role …] [--description …] [--skills a,b] [--email …]
-           [--webhook-url …] [--slack-webhook-url …] [--metadata <json>]
+           [--webhook-url …] [--slack-webhook-url …] [--metadata <json>] [--webhook-timeout-ms <ms>|default]
   disable <handle>                  disable an agent: its keys stop working at once
   keys list <handle>                list an agent's keys (display prefixes only)
   keys rotate <handle> [--revoke-old]
@@ -75,6 +76,7 @@ const OPTIONS = {
   email: { type: 'string' },
   'webhook-url': { type: 'string' },
   'slack-webhook-url': { type: 'string' },
+  'webhook-timeout-ms': { type: 'string' },
   metadata: { type: 'string' },
   all: { type: 'boolean' },
   limit: { type: 'string' },
@@ -159,6 +161,12 @@ function agentFields(values: Values): Record<string, unknown> {
   if (values.email !== undefined) fields.email = values.email;
   if (values['webhook-url'] !== undefined) fields.notification_webhook_url = values['webhook-url'];
   if (values['slack-webhook-url'] !== undefined) fields.slack_webhook_url = values['slack-webhook-url'];
+  const timeout = values['webhook-timeout-ms'];
+  if (timeout !== undefined) {
+    if (timeout !== 'default' && !/^\d+$/.test(timeout)) throw usage('--webhook-timeout-ms must be a number of milliseconds (1000-30000) or default');
+    // The relay checks the bounds and names them.
+    fields.webhook_timeout_ms = timeout === 'default' ? null : Number(timeout);
+  }
   if (values.metadata !== undefined) {
     try {
       fields.metadata = JSON.parse(values.metadata);
@@ -180,6 +188,7 @@ function describeAgent(agent: AgentRecord): string {
     `  email:       ${agent.email ?? '-'}`,
     `  webhook:     ${agent.notification_webhook_url ?? '-'}`,
     `  slack:       ${agent.slack_webhook_url ?? '-'}`,
+    `  timeout:     ${agent.webhook_timeout_ms === null ? 'relay default' : `${agent.webhook_timeout_ms} ms`} (webhook and push requests)`,
     `  metadata:    ${JSON.stringify(agent.metadata)}`,
   ];
   return `${lines.join('\n')}\n`;

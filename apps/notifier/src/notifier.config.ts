@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { DatabaseServiceConfig, toBoolean } from '@app/config';
 import { IsSecretKeyList } from '@app/secrets';
 
@@ -23,7 +23,7 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @IsIn([true, false], { message: 'RELAY_WEBHOOK_ALLOW_PRIVATE must be true or false' })
   RELAY_WEBHOOK_ALLOW_PRIVATE: boolean = false;
 
-  /** Timeout of one webhook request. */
+  /** Timeout of one webhook or push request, unless the owner agent set its own `webhook_timeout_ms`. */
   @IsInt()
   @Min(100)
   @Max(60000)
@@ -41,6 +41,42 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Max(256)
   RELAY_NOTIFIER_MAX_IN_FLIGHT: number = 16;
 
+  /**
+   * Deliveries one notifier process attempts at once to one destination (host and port), at most
+   * RELAY_NOTIFIER_MAX_IN_FLIGHT: a slow receiver holds no more than this share of the slots.
+   * Unset: a quarter of RELAY_NOTIFIER_MAX_IN_FLIGHT, at least 1 (see `slotShares`).
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  RELAY_NOTIFIER_SLOTS_PER_DESTINATION?: number;
+
+  /** Deliveries one notifier process attempts at once for one owner (the agent whose webhook or push config it is); unset: as per destination. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  RELAY_NOTIFIER_SLOTS_PER_OWNER?: number;
+
+  /** Consecutive timeouts or connection failures at one destination that open its circuit breaker. */
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  RELAY_NOTIFIER_BREAKER_FAILURES: number = 5;
+
+  /** How long an open breaker first holds its destination's deliveries; it doubles after each failed probe. */
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  RELAY_NOTIFIER_BREAKER_OPEN_MS: number = 30_000;
+
+  /** The longest an open breaker holds its destination's deliveries between two probes. */
+  @IsInt()
+  @Min(100)
+  @Max(86_400_000)
+  RELAY_NOTIFIER_BREAKER_MAX_OPEN_MS: number = 600_000;
+
   /** Events the durable consumer holds un-acknowledged at most. */
   @IsInt()
   @Min(1)
@@ -57,4 +93,14 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @IsString()
   @Matches(/^(https?:\/\/\S+)?$/, { message: 'RELAY_THREAD_URL_TEMPLATE must be an http(s) URL' })
   RELAY_THREAD_URL_TEMPLATE: string = '';
+}
+
+/** The in-flight slots one destination and one owner may hold at once: as configured, else a quarter of all; never more than all. */
+export function slotShares(config: NotifierConfig): { perDestination: number; perOwner: number } {
+  const all = config.RELAY_NOTIFIER_MAX_IN_FLIGHT;
+  const quarter = Math.max(1, Math.ceil(all / 4));
+  return {
+    perDestination: Math.min(all, config.RELAY_NOTIFIER_SLOTS_PER_DESTINATION ?? quarter),
+    perOwner: Math.min(all, config.RELAY_NOTIFIER_SLOTS_PER_OWNER ?? quarter),
+  };
 }

@@ -21,7 +21,7 @@ export class TasksAppModule {
         serviceMetricsModule(config, [metricsProvider(OutboxMetrics)]),
         SecretsModule.forRoot(config.RELAY_SECRET_KEYS, PUSH_CONFIG_SEALED_COLUMNS),
         TasksModule,
-        PushConfigsModule,
+        PushConfigsModule.forRoot(config),
         OutboxModule.forRoot({ natsUrl: config.NATS_URL, subjectPrefix: config.NATS_SUBJECT_PREFIX, databaseUrl: config.DATABASE_URL }),
       ],
       controllers: [healthControllerFor('tasks')],

@@ -73,6 +73,9 @@ export const AGENT_LIMITS = {
   skillChars: 64,
   emailChars: 320,
   webhookUrlChars: 2048,
+  /** The bounds of an agent's own `webhook_timeout_ms`, the timeout of each request to its webhook and push configs. */
+  webhookTimeoutMinMs: 1000,
+  webhookTimeoutMaxMs: 30000,
 } as const;
 
 /** Limits of A2A push-notification configs, kept by the tasks service and used by the notifier. */

@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import { CounterFamily, HistogramFamily, LATENCY_BUCKETS_SECONDS } from './series';
+import { CounterFamily, GaugeFamily, HistogramFamily, LATENCY_BUCKETS_SECONDS, type ValueSeries } from './series';
 
 /** A connection pool as pg's `Pool` reports it. */
 export interface PoolCounts {
@@ -158,8 +158,32 @@ export class DeliveryMetrics {
   private readonly deadLetters: CounterFamily;
   private readonly attempts: CounterFamily;
   private readonly attemptDuration: HistogramFamily;
+  private readonly breakersOpen: ValueSeries;
+  private readonly breakersHalfOpen: ValueSeries;
+  private readonly breakerTransitions: CounterFamily;
+  private readonly breakerDeferrals: ValueSeries;
 
   constructor(registry: Registry, channels: readonly string[]) {
+    const breakers = new GaugeFamily(
+      registry,
+      'agentrelay_delivery_breakers',
+      'Destinations (host and port) whose circuit breaker is open (nothing sent) or half-open (one probe), in this process.',
+      ['state'],
+    );
+    this.breakersOpen = breakers.bind('open');
+    this.breakersHalfOpen = breakers.bind('half_open');
+    this.breakerTransitions = new CounterFamily(
+      registry,
+      'agentrelay_delivery_breaker_transitions_total',
+      'Circuit breaker changes of a destination, by the state entered.',
+      ['to'],
+    );
+    for (const state of ['open', 'half_open', 'closed']) this.breakerTransitions.bind(state);
+    this.breakerDeferrals = new CounterFamily(
+      registry,
+      'agentrelay_delivery_breaker_deferrals_total',
+      'Due deliveries moved to after their destination breaker window, without an attempt.',
+    ).bind();
     this.deliveries = new CounterFamily(
       registry,
       'agentrelay_deliveries_total',
@@ -194,6 +218,26 @@ export class DeliveryMetrics {
 
   recorded(channel: string, count = 1): void {
     this.deliveries.bind(channel, 'pending').inc(count);
+  }
+
+  /** How many destinations have their breaker open or half-open right now. */
+  breakers(counts: { open: number; half_open: number }): void {
+    this.breakersOpen.value = counts.open;
+    this.breakersHalfOpen.value = counts.half_open;
+  }
+
+  breakerTransition(to: 'open' | 'half_open' | 'closed'): void {
+    this.breakerTransitions.bind(to).inc();
+  }
+
+  deferredByBreaker(count: number): void {
+    this.breakerDeferrals.inc(count);
+  }
+
+  /** A delivery given up without an attempt: its destination's breaker held it for longer than the retry schedule spans. */
+  expiredHeld(channel: string): void {
+    this.deliveries.bind(channel, 'dead').inc();
+    this.deadLetters.bind(channel).inc();
   }
 
   attempted(channel: string, state: Exclude<DeliveryState, 'pending'>, seconds: number): void {

@@ -7,6 +7,7 @@ import { AGENT_LIMITS } from '@app/contracts';
 @Check('agents_metadata_object', `jsonb_typeof("metadata") = 'object'`)
 @Check('agents_webhook_url_http', `"notification_webhook_url" IS NULL OR "notification_webhook_url" ~ '^https?://'`)
 @Check('agents_slack_url_http', `"slack_webhook_url" IS NULL OR "slack_webhook_url" ~ '^https?://'`)
+@Check('agents_webhook_timeout', `"webhook_timeout_ms" IS NULL OR "webhook_timeout_ms" BETWEEN 1000 AND 30000`)
 export class AgentEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -37,6 +38,10 @@ export class AgentEntity {
 
   @Column({ type: 'varchar', length: AGENT_LIMITS.webhookUrlChars, nullable: true })
   slackWebhookUrl: string | null;
+
+  /** The timeout of each request to the agent's webhook and push configs; null: the notifier's default. */
+  @Column({ type: 'integer', nullable: true })
+  webhookTimeoutMs: number | null;
 
   @Column({ type: 'timestamptz', nullable: true })
   disabledAt: Date | null;

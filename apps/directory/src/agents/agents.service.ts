@@ -39,6 +39,7 @@ export function toAgentRecord(agent: AgentEntity): AgentRecord {
     email: agent.email,
     notification_webhook_url: agent.notificationWebhookUrl,
     slack_webhook_url: agent.slackWebhookUrl,
+    webhook_timeout_ms: agent.webhookTimeoutMs,
     disabled: agent.disabledAt !== null,
     disabled_at: agent.disabledAt?.toISOString() ?? null,
     created_at: agent.createdAt.toISOString(),
@@ -116,6 +117,7 @@ export class AgentsService {
             email: request.email ?? null,
             notificationWebhookUrl: request.notification_webhook_url ?? null,
             slackWebhookUrl: request.slack_webhook_url ?? null,
+            webhookTimeoutMs: request.webhook_timeout_ms ?? null,
             disabledAt: null,
           }),
         );
@@ -168,6 +170,7 @@ export class AgentsService {
       if (request.email !== undefined) current.email = request.email;
       if (request.notification_webhook_url !== undefined) current.notificationWebhookUrl = request.notification_webhook_url;
       if (request.slack_webhook_url !== undefined) current.slackWebhookUrl = request.slack_webhook_url;
+      if (request.webhook_timeout_ms !== undefined) current.webhookTimeoutMs = request.webhook_timeout_ms;
       current.updatedAt = new Date();
       const saved = await manager.getRepository(AgentEntity).save(current);
       await this.events.record(manager, saved);

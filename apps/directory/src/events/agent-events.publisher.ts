@@ -20,6 +20,7 @@ export function agentUpdatedEvent(agent: AgentEntity, occurredAt: Date = new Dat
     name: agent.name,
     notification_webhook_url: agent.notificationWebhookUrl,
     slack_webhook_url: agent.slackWebhookUrl,
+    webhook_timeout_ms: agent.webhookTimeoutMs,
     disabled: agent.disabledAt !== null,
     occurred_at: occurredAt.toISOString(),
   };

@@ -27,6 +27,10 @@ export interface DeliveryRow {
   target_handle: string;
   target_ref: string;
   url: string;
+  /** The URL's host and port. */
+  destination: string;
+  /** The owner agent's request timeout; null: RELAY_WEBHOOK_TIMEOUT_MS. */
+  timeout_ms: number | null;
   content_type: string;
   headers: Record<string, string>;
   body: unknown;
@@ -56,8 +60,27 @@ const TABLE = '"notifier"."deliveries"';
 /** The error shown for an attempt whose process stopped before its outcome was known. */
 const INTERRUPTED_ATTEMPT = 'interrupted: the notifier stopped before the outcome was known (the receiver may have got it)';
 
+/** The error of a delivery given up while its destination's breaker held it. */
+const HELD_TOO_LONG = 'dead: its destination did not answer (circuit breaker open) for longer than the retry schedule spans';
+
 /** Each header value of a delivery (a push config's authorization and token) is stored sealed. */
 export const DELIVERY_SEALED_COLUMNS: SealedColumn[] = [{ table: TABLE, keyColumns: ['id'], column: 'headers', kind: 'json-values' }];
+
+/** What a claim may take: see `DeliveriesService.claimDue`. */
+export interface ClaimRequest {
+  limit: number;
+  /** The timeout of a delivery without one of its own (RELAY_WEBHOOK_TIMEOUT_MS). */
+  defaultTimeoutMs: number;
+  perDestination: number;
+  perOwner: number;
+  /** Slots left for destinations and owners this process has deliveries in flight to (or probes); others have the whole share. */
+  destinationSlots: Record<string, number>;
+  ownerSlots: Record<string, number>;
+  /** Destinations not to attempt now, with ms until they may be attempted again. */
+  held: Record<string, number>;
+  /** A delivery held this long after it was recorded becomes a dead letter rather than wait on. */
+  heldAtMostMs: number;
+}
 
 /** The deliveries planned for one task event. */
 export interface EventDeliveries {
@@ -69,6 +92,18 @@ export interface EventDeliveries {
 /** TypeORM answers an UPDATE … RETURNING on Postgres with `[rows, rowCount]`. */
 function updatedRows<T>(result: unknown): T[] {
   return (result as [T[], number])[0];
+}
+
+/**
+ * The destination of a URL as deliveries share slots and circuit breakers: its host and port
+ * (`example.com`, `10.0.0.1:8443`; a default port is left out), lowercase.
+ */
+export function destinationOf(url: string): string {
+  try {
+    return new URL(url).host || 'invalid';
+  } catch {
+    return 'invalid';
+  }
 }
 
 function targetHost(url: string): string {
@@ -120,7 +155,7 @@ export class DeliveriesService {
     for (const { eventId, taskId, planned } of events) {
       for (const delivery of planned) {
         const base = params.length;
-        values.push(`(${Array.from({ length: 11 }, (_, i) => `$${base + i + 1}`).join(', ')}, 'pending', now())`);
+        values.push(`(${Array.from({ length: 13 }, (_, i) => `$${base + i + 1}`).join(', ')}, 'pending', now())`);
         params.push(
           randomUUID(),
           eventId,
@@ -130,6 +165,8 @@ export class DeliveriesService {
           delivery.target_handle,
           delivery.target_ref,
           delivery.url,
+          destinationOf(delivery.url),
+          delivery.timeout_ms ?? null,
           delivery.content_type,
           JSON.stringify(sealJsonValues(this.cipher, delivery.headers)),
           JSON.stringify(delivery.body),
@@ -138,7 +175,7 @@ export class DeliveriesService {
     }
     if (values.length === 0) return [];
     const rows = (await this.dataSource.query(
-      `INSERT INTO ${TABLE} ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "content_type", "headers", "body", "status", "next_attempt_at")
+      `INSERT INTO ${TABLE} ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "destination", "timeout_ms", "content_type", "headers", "body", "status", "next_attempt_at")
        VALUES ${values.join(', ')}
        ON CONFLICT ("event_id", "channel", "target_handle", "target_ref") DO NOTHING
        RETURNING "channel"`,
@@ -148,30 +185,75 @@ export class DeliveriesService {
   }
 
   /**
-   * Leases up to `limit` due deliveries to this process for `leaseMs`. A process that dies
-   * holding a lease loses it when the lease runs out, and the delivery is attempted again. Also
-   * says, in the same statement, how long until another delivery may be due (a retry, or a lease
-   * running out), null when none is pending: the worker sleeps until then.
+   * Leases due deliveries to this process, fairly: at most `limit`, no destination or owner past
+   * the slots it has left (`perDestination` / `perOwner`, less what this process has in flight
+   * there, as `destinationSlots` / `ownerSlots` say), taken in turns (each destination's and
+   * owner's first due delivery, then their second, …) rather than oldest first, so one slow
+   * destination's backlog never stands in front of anyone else's. What is not taken stays pending
+   * for a later claim. The due deliveries of `held` destinations (an open circuit breaker: ms until
+   * its probe) are moved to the probe's time without an attempt, or become dead letters once they
+   * are older than `heldAtMostMs` (the span of the retry schedule). A lease lasts one and a half
+   * times the delivery's timeout and a second; a process that dies holding one loses it then.
+   * Also says how long until a delivery not yet due may become due (a retry, a lease running out),
+   * null when none: the worker sleeps until then, or until an attempt of its own ends.
    */
-  async claimDue(limit: number, leaseMs: number): Promise<{ claimed: DeliveryRow[]; nextDueMs: number | null }> {
+  async claimDue(request: ClaimRequest): Promise<{ claimed: DeliveryRow[]; nextDueMs: number | null; deferred: number; expired: DeliveryChannel[] }> {
     const [row] = (await this.dataSource.query(
-      `WITH due AS (
-         SELECT "id" FROM ${TABLE}
+      `WITH deferred AS (
+         UPDATE ${TABLE} d SET "next_attempt_at" = now() + make_interval(secs => held.value::double precision / 1000), "updated_at" = now()
+         FROM jsonb_each_text($7::jsonb) held
+         WHERE d."destination" = held.key AND d."status" IN ('pending', 'failed') AND d."next_attempt_at" <= now()
+           AND (d."locked_until" IS NULL OR d."locked_until" < now())
+           AND d."created_at" >= now() - make_interval(secs => $8::double precision / 1000)
+         RETURNING d."id"
+       ), expired AS (
+         UPDATE ${TABLE} d SET "status" = 'dead', "next_attempt_at" = NULL, "last_error" = $9, "updated_at" = now()
+         FROM jsonb_each_text($7::jsonb) held
+         WHERE d."destination" = held.key AND d."status" IN ('pending', 'failed') AND d."next_attempt_at" <= now()
+           AND (d."locked_until" IS NULL OR d."locked_until" < now())
+           AND d."created_at" < now() - make_interval(secs => $8::double precision / 1000)
+         RETURNING d."channel"
+       ), ready AS (
+         SELECT "id", "destination", "target_handle", "next_attempt_at", "created_at",
+           row_number() OVER (PARTITION BY "destination" ORDER BY "next_attempt_at", "created_at", "id") AS "destination_turn"
+         FROM ${TABLE}
          WHERE "status" IN ('pending', 'failed') AND "next_attempt_at" <= now() AND ("locked_until" IS NULL OR "locked_until" < now())
-         ORDER BY "next_attempt_at", "created_at"
+           AND NOT ($7::jsonb ? "destination")
+       ), within_destination AS (
+         SELECT *, row_number() OVER (PARTITION BY "target_handle" ORDER BY "next_attempt_at", "created_at", "id") AS "owner_turn"
+         FROM ready WHERE "destination_turn" <= COALESCE(($5::jsonb ->> "destination")::int, $3)
+       ), fair AS (
+         SELECT "id" FROM within_destination
+         WHERE "owner_turn" <= COALESCE(($6::jsonb ->> "target_handle")::int, $4)
+         ORDER BY GREATEST("destination_turn", "owner_turn"), "next_attempt_at", "created_at", "id"
          LIMIT $1
-         FOR UPDATE SKIP LOCKED
+       ), due AS (
+         SELECT d."id" FROM ${TABLE} d JOIN fair ON fair."id" = d."id"
+         WHERE d."status" IN ('pending', 'failed') AND (d."locked_until" IS NULL OR d."locked_until" < now())
+         FOR UPDATE OF d SKIP LOCKED
        ), claimed AS (
-         UPDATE ${TABLE} d SET "locked_until" = now() + make_interval(secs => $2::double precision / 1000), "updated_at" = now()
+         UPDATE ${TABLE} d SET "locked_until" = now() + make_interval(secs => (COALESCE(d."timeout_ms", $2) * 1.5 + 1000)::double precision / 1000), "updated_at" = now()
          FROM due WHERE d."id" = due."id"
          RETURNING d.*, (SELECT s."secret" FROM "notifier"."webhook_secrets" s WHERE s."handle" = d."target_handle") AS "webhook_secret"
        )
        SELECT
          (SELECT COALESCE(json_agg(claimed), '[]'::json) FROM claimed) AS "claimed",
+         (SELECT count(*) FROM deferred)::int AS "deferred",
+         (SELECT COALESCE(json_agg(expired."channel"), '[]'::json) FROM expired) AS "expired",
          (SELECT (EXTRACT(EPOCH FROM (min(GREATEST(t."next_attempt_at", t."locked_until")) - now())) * 1000)::float8
-          FROM ${TABLE} t WHERE t."status" IN ('pending', 'failed') AND t."id" NOT IN (SELECT "id" FROM due)) AS "next_due_ms"`,
-      [limit, leaseMs],
-    )) as Array<{ claimed: DeliveryRow[]; next_due_ms: number | null }>;
+          FROM ${TABLE} t WHERE t."status" IN ('pending', 'failed') AND GREATEST(t."next_attempt_at", t."locked_until") > now()) AS "next_due_ms"`,
+      [
+        request.limit,
+        request.defaultTimeoutMs,
+        request.perDestination,
+        request.perOwner,
+        JSON.stringify(request.destinationSlots),
+        JSON.stringify(request.ownerSlots),
+        JSON.stringify(request.held),
+        request.heldAtMostMs,
+        HELD_TOO_LONG,
+      ],
+    )) as Array<{ claimed: DeliveryRow[]; deferred: number; expired: DeliveryChannel[]; next_due_ms: number | null }>;
     const ready: DeliveryRow[] = [];
     for (const claimed of row.claimed) {
       try {
@@ -181,7 +263,7 @@ export class DeliveriesService {
         await this.deadLetterUnreadable(claimed.id, error.message);
       }
     }
-    return { claimed: ready, nextDueMs: row.next_due_ms === null ? null : Math.max(0, row.next_due_ms) };
+    return { claimed: ready, nextDueMs: row.next_due_ms === null ? null : Math.max(0, row.next_due_ms), deferred: row.deferred, expired: row.expired };
   }
 
   /** The delivery with its header values and its agent's signing secret opened (both are stored sealed). */

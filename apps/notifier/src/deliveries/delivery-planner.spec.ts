@@ -30,6 +30,7 @@ const target = (handle: string, extra: Partial<AgentTarget> = {}): AgentTarget =
   name: handle,
   notification_webhook_url: `https://hooks.example.com/${handle}`,
   slack_webhook_url: `https://hooks.slack.com/${handle}`,
+  webhook_timeout_ms: null,
   disabled: false,
   ...extra,
 });

@@ -6,6 +6,8 @@ export interface AgentTarget {
   name: string;
   notification_webhook_url: string | null;
   slack_webhook_url: string | null;
+  /** The agent's own request timeout for its webhook and push configs; null: the notifier's default. */
+  webhook_timeout_ms: number | null;
   disabled: boolean;
 }
 
@@ -22,6 +24,8 @@ export interface PlannedDelivery {
   /** Extra request headers (the A2A push authentication). */
   headers: Record<string, string>;
   body: unknown;
+  /** The request timeout of its attempts: the owner agent's `webhook_timeout_ms`, or null for the notifier's default. */
+  timeout_ms?: number | null;
 }
 
 type Party = 'sender' | 'recipient';
@@ -140,6 +144,7 @@ export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarge
         content_type: 'application/json',
         headers: {},
         body: webhookBody(event),
+        timeout_ms: target.webhook_timeout_ms,
       });
     }
   }

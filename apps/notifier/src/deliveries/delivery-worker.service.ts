@@ -2,8 +2,9 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { WakeableDelay } from '@app/messaging';
 import { DeliveryMetrics } from '@app/metrics';
 import { traceDeliveryAttempt, tracerOf } from '@app/tracing';
-import { NotifierConfig } from '../notifier.config';
-import { DeliveriesService, type AttemptOutcome, type DeliveryRow } from './deliveries.service';
+import { NotifierConfig, slotShares } from '../notifier.config';
+import { DeliveriesService, type AttemptOutcome, type ClaimRequest, type DeliveryRow } from './deliveries.service';
+import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } from './destination-breakers';
 import { nextRetryDelay, parseRetrySchedule } from './retry-schedule';
 import { SlackThrottleService } from './slack-throttle.service';
 import { standardWebhookHeaders } from './standard-webhooks';
@@ -18,16 +19,28 @@ const IDLE_MAX_MS = 15_000;
 /** How often old finished deliveries are removed from the log (and once at start). */
 const PURGE_INTERVAL_MS = 3_600_000;
 
+interface AttemptInFlight {
+  attempt: Promise<void>;
+  destination: string;
+  owner: string;
+}
+
 /**
- * Attempts recorded deliveries: leases due ones, sends them (bounded in-flight), records each
- * attempt, and schedules retries by the configured schedule until success or the dead letter.
+ * Attempts recorded deliveries: leases due ones fairly (a bounded share of the in-flight slots per
+ * destination and per owner, taken in turns), sends them, records each attempt, and schedules
+ * retries by the configured schedule until success or the dead letter. A destination that keeps
+ * timing out or refusing connections is held by its circuit breaker (see `DestinationBreakers`).
  */
 @Injectable()
 export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DeliveryWorkerService.name);
   private readonly schedule: number[];
-  private readonly leaseMs: number;
-  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly inFlight = new Map<string, AttemptInFlight>();
+  private readonly breakers: DestinationBreakers;
+  private readonly perDestination: number;
+  private readonly perOwner: number;
+  /** How long the retry schedule lets a delivery live: a delivery held by a breaker longer becomes a dead letter. */
+  private readonly scheduleSpanMs: number;
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
   private purgeTimer: NodeJS.Timeout | null = null;
@@ -41,8 +54,13 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     @Inject(DeliveryMetrics) private readonly metrics: DeliveryMetrics,
   ) {
     this.schedule = parseRetrySchedule(config.RELAY_WEBHOOK_RETRY_SCHEDULE);
-    // Long enough for one request with its timeout; a crashed process's leases run out after this.
-    this.leaseMs = Math.round(config.RELAY_WEBHOOK_TIMEOUT_MS * 1.5) + 1000;
+    this.scheduleSpanMs = this.schedule.reduce((sum, delay) => sum + delay, 0);
+    ({ perDestination: this.perDestination, perOwner: this.perOwner } = slotShares(config));
+    this.breakers = new DestinationBreakers({
+      failures: config.RELAY_NOTIFIER_BREAKER_FAILURES,
+      openMs: config.RELAY_NOTIFIER_BREAKER_OPEN_MS,
+      maxOpenMs: config.RELAY_NOTIFIER_BREAKER_MAX_OPEN_MS,
+    });
   }
 
   onApplicationBootstrap(): void {
@@ -61,7 +79,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     // they are attempted again, with the same webhook-id, by whichever process runs next.
     const abandoned = [...this.inFlight.keys()];
     this.abort.abort();
-    await Promise.allSettled(this.inFlight.values());
+    await Promise.allSettled([...this.inFlight.values()].map((inFlight) => inFlight.attempt));
     await this.deliveries.release(abandoned).catch(() => undefined);
   }
 
@@ -82,13 +100,27 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   private async run(): Promise<void> {
     while (!this.stopping) {
       const free = this.config.RELAY_NOTIFIER_MAX_IN_FLIGHT - this.inFlight.size;
+      const admission = this.breakers.admission();
+      for (const transition of admission.transitions) this.reportTransition(transition);
       let claimed: DeliveryRow[] = [];
       let sleepMs = IDLE_MAX_MS;
       if (free > 0) {
         try {
-          const due = await this.deliveries.claimDue(free, this.leaseMs);
+          const due = await this.deliveries.claimDue(this.claimRequest(free, admission.held, admission.probing));
           claimed = due.claimed;
-          if (claimed.length < free && due.nextDueMs !== null) sleepMs = Math.min(IDLE_MAX_MS, Math.ceil(due.nextDueMs) + 5);
+          for (const channel of due.expired) this.metrics.expiredHeld(channel);
+          if (due.expired.length > 0)
+            this.logger.warn(
+              { dead: due.expired.length, destinations: [...admission.held.keys()] },
+              'deliveries held by open circuit breakers for longer than the retry schedule: dead letters',
+            );
+          if (due.deferred > 0) {
+            this.metrics.deferredByBreaker(due.deferred);
+            this.logger.debug({ deferred: due.deferred, destinations: [...admission.held.keys()] }, 'deliveries held by open circuit breakers');
+          }
+          // The next retry or lease it knows of, or the next probe of an open breaker.
+          const waits = [...admission.held.values(), ...(due.nextDueMs === null ? [] : [due.nextDueMs])];
+          if (claimed.length < free && waits.length > 0) sleepMs = Math.min(IDLE_MAX_MS, Math.ceil(Math.min(...waits)) + 5);
         } catch (error) {
           this.logger.warn({ err: error }, 'could not claim due deliveries');
           sleepMs = 1000;
@@ -101,12 +133,68 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
             this.inFlight.delete(delivery.id);
             this.wake();
           });
-        this.inFlight.set(delivery.id, attempt);
+        this.inFlight.set(delivery.id, { attempt, destination: delivery.destination, owner: delivery.target_handle });
       }
-      // Full (a finishing attempt wakes it), or nothing more due: sleep until the next due time it
-      // knows of; new deliveries of this process wake it at once.
+      this.metrics.breakers(this.breakers.counts());
+      // Full, or the due deliveries wait for a slot of their destination or owner (a finishing
+      // attempt wakes it), or nothing more due: sleep until the next due time it knows of; new
+      // deliveries of this process wake it at once.
       await this.sleep(sleepMs);
     }
+  }
+
+  /** What this process may take now: the shares left to the destinations and owners it has attempts in flight to. */
+  private claimRequest(limit: number, held: Map<string, number>, probing: Set<string>): ClaimRequest {
+    const byDestination = new Map<string, number>();
+    const byOwner = new Map<string, number>();
+    for (const { destination, owner } of this.inFlight.values()) {
+      byDestination.set(destination, (byDestination.get(destination) ?? 0) + 1);
+      byOwner.set(owner, (byOwner.get(owner) ?? 0) + 1);
+    }
+    const destinationSlots: Record<string, number> = {};
+    for (const [destination, count] of byDestination) destinationSlots[destination] = Math.max(0, this.perDestination - count);
+    // A half-open destination gets one probe at a time.
+    for (const destination of probing) destinationSlots[destination] = Math.max(0, 1 - (byDestination.get(destination) ?? 0));
+    const ownerSlots: Record<string, number> = {};
+    for (const [owner, count] of byOwner) ownerSlots[owner] = Math.max(0, this.perOwner - count);
+    return {
+      limit,
+      defaultTimeoutMs: this.config.RELAY_WEBHOOK_TIMEOUT_MS,
+      perDestination: this.perDestination,
+      perOwner: this.perOwner,
+      destinationSlots,
+      ownerSlots,
+      held: Object.fromEntries([...held].map(([destination, ms]) => [destination, Math.max(1, Math.ceil(ms))])),
+      heldAtMostMs: this.scheduleSpanMs,
+    };
+  }
+
+  /** Tells the destination's breaker how the attempt went: any HTTP answer is an answer; a timeout or a failed connection is not. */
+  private recordAtDestination(delivery: DeliveryRow, sent: SendOutcome): void {
+    let outcome: DestinationOutcome | null = null;
+    if (sent.statusCode !== null) outcome = 'answered';
+    else if (sent.retryable) outcome = 'unreachable';
+    if (!outcome) return;
+    const transition = this.breakers.record(delivery.destination, outcome);
+    if (transition) this.reportTransition(transition);
+  }
+
+  private reportTransition(transition: BreakerTransition): void {
+    this.metrics.breakerTransition(transition.to);
+    this.metrics.breakers(this.breakers.counts());
+    const context = {
+      destination: transition.destination,
+      from: transition.from,
+      to: transition.to,
+      consecutive_failures: transition.consecutiveFailures,
+      open_for_ms: transition.openForMs,
+    };
+    if (transition.to === 'open') {
+      this.logger.warn(context, 'circuit breaker open: deliveries to this destination are held until the probe');
+      // Its due deliveries are moved past the window at the next claim.
+      this.wake();
+    } else if (transition.to === 'half_open') this.logger.log(context, 'circuit breaker half-open: one probe delivery goes out');
+    else this.logger.log(context, 'circuit breaker closed: the destination answers again');
   }
 
   private sleep(ms: number): Promise<void> {
@@ -138,10 +226,15 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     }
     const sent = await sendWebhook(
       { url: delivery.url, headers, body },
-      { timeoutMs: this.config.RELAY_WEBHOOK_TIMEOUT_MS, allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE, userAgent: 'AgentRelay-Notifier/1' },
+      {
+        timeoutMs: delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS,
+        allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE,
+        userAgent: 'AgentRelay-Notifier/1',
+      },
       this.abort.signal,
     );
     if (this.abort.signal.aborted) return;
+    this.recordAtDestination(delivery, sent);
     if (delivery.channel === 'slack' && sent.retryAfterMs !== null) await this.slack.pushBack(delivery.url, sent.retryAfterMs);
     await this.finish(delivery, attemptId, sent);
     if (sent.ok) this.logger.debug({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel }, 'delivered');

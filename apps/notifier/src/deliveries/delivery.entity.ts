@@ -9,6 +9,7 @@ import type { DeliveryAttemptEntity } from './delivery-attempt.entity';
 @Check('deliveries_status', `"status" IN ('pending', 'failed', 'succeeded', 'dead')`)
 @Check('deliveries_attempts', `"attempts" >= 0 AND "round_attempts" >= 0 AND "round_attempts" <= "attempts"`)
 @Check('deliveries_schedule', `("status" IN ('pending', 'failed')) = ("next_attempt_at" IS NOT NULL)`)
+@Check('deliveries_timeout', `"timeout_ms" IS NULL OR "timeout_ms" BETWEEN 1000 AND 30000`)
 @Check('deliveries_delivered', `("status" = 'succeeded') = ("delivered_at" IS NOT NULL)`)
 // The migration orders this index by "created_at" DESC, which an entity index cannot say.
 @Index('deliveries_status_created_idx', ['status', 'createdAt'])
@@ -38,6 +39,14 @@ export class DeliveryEntity {
 
   @Column({ type: 'varchar', length: 2048 })
   url: string;
+
+  /** The URL's host and port: deliveries share slots and a circuit breaker per destination. */
+  @Column({ type: 'varchar', length: 300 })
+  destination: string;
+
+  /** The request timeout the owner agent chose (`webhook_timeout_ms`); null: RELAY_WEBHOOK_TIMEOUT_MS. */
+  @Column({ type: 'integer', nullable: true })
+  timeoutMs: number | null;
 
   @Column({ type: 'varchar', length: 100 })
   contentType: string;

@@ -247,10 +247,10 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     const resolved = await this.targets.resolve([event.sender, event.recipient]);
     const targets = new Map<string, AgentTarget>();
     for (const [handle, target] of resolved) if (target) targets.set(handle, target);
-    const planned = [
-      ...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE),
-      ...planPushDeliveries(event, this.pushTargets.ofTask(event.task_id, Date.parse(event.occurred_at))),
-    ];
+    const pushes = planPushDeliveries(event, this.pushTargets.ofTask(event.task_id, Date.parse(event.occurred_at)));
+    // A push config's requests wait as long as its owner agent chose for its receivers.
+    for (const push of pushes) push.timeout_ms = targets.get(push.target_handle)?.webhook_timeout_ms ?? null;
+    const planned = [...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE), ...pushes];
     for (const delivery of planned) Object.assign(delivery.headers, traceHeaders);
     return { eventId: event.event_id, taskId: event.task_id, planned };
   }

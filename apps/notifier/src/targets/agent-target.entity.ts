@@ -1,8 +1,9 @@
-import { Column, Entity, PrimaryColumn, Unique } from 'typeorm';
+import { Check, Column, Entity, PrimaryColumn, Unique } from 'typeorm';
 
 /** The notifier's copy of an agent's delivery targets, kept from the directory's agent events. */
 @Entity({ name: 'agent_targets' })
 @Unique('agent_targets_handle_key', ['handle'])
+@Check('agent_targets_webhook_timeout', `"webhook_timeout_ms" IS NULL OR "webhook_timeout_ms" BETWEEN 1000 AND 30000`)
 export class AgentTargetEntity {
   @PrimaryColumn({ type: 'varchar', length: 64, primaryKeyConstraintName: 'agent_targets_pkey' })
   agentId: string;
@@ -18,6 +19,10 @@ export class AgentTargetEntity {
 
   @Column({ type: 'varchar', length: 2048, nullable: true })
   slackWebhookUrl: string | null;
+
+  /** The agent's own timeout for requests to its webhook and push configs; null: RELAY_WEBHOOK_TIMEOUT_MS. */
+  @Column({ type: 'integer', nullable: true })
+  webhookTimeoutMs: number | null;
 
   @Column({ type: 'boolean', default: false })
   disabled: boolean;

@@ -17,6 +17,7 @@ interface AgentTargetRow {
   name: string;
   notification_webhook_url: string | null;
   slack_webhook_url: string | null;
+  webhook_timeout_ms: number | null;
   disabled: boolean;
   occurred_at: Date;
 }
@@ -41,7 +42,7 @@ export class AgentTargetsService implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     const rows = (await this.dataSource.query(
-      `SELECT "agent_id", "handle", "name", "notification_webhook_url", "slack_webhook_url", "disabled", "occurred_at" FROM "notifier"."agent_targets"`,
+      `SELECT "agent_id", "handle", "name", "notification_webhook_url", "slack_webhook_url", "webhook_timeout_ms", "disabled", "occurred_at" FROM "notifier"."agent_targets"`,
     )) as AgentTargetRow[];
     for (const row of rows) {
       this.remember(row.agent_id, new Date(row.occurred_at).getTime(), {
@@ -49,6 +50,7 @@ export class AgentTargetsService implements OnModuleInit {
         name: row.name,
         notification_webhook_url: row.notification_webhook_url,
         slack_webhook_url: row.slack_webhook_url,
+        webhook_timeout_ms: row.webhook_timeout_ms,
         disabled: row.disabled,
       });
     }
@@ -62,6 +64,7 @@ export class AgentTargetsService implements OnModuleInit {
       name: event.name,
       notification_webhook_url: event.notification_webhook_url,
       slack_webhook_url: event.slack_webhook_url,
+      webhook_timeout_ms: event.webhook_timeout_ms ?? null,
       disabled: event.disabled,
     });
   }
@@ -77,16 +80,26 @@ export class AgentTargetsService implements OnModuleInit {
       ]);
       const rows = (await manager.query(
         `INSERT INTO "notifier"."agent_targets"
-           ("agent_id", "handle", "name", "notification_webhook_url", "slack_webhook_url", "disabled", "source_event_id", "occurred_at", "updated_at")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+           ("agent_id", "handle", "name", "notification_webhook_url", "slack_webhook_url", "webhook_timeout_ms", "disabled", "source_event_id", "occurred_at", "updated_at")
+         VALUES ($1, $2, $3, $4, $5, $9, $6, $7, $8, now())
          ON CONFLICT ("agent_id") DO UPDATE SET
            "handle" = EXCLUDED."handle", "name" = EXCLUDED."name",
            "notification_webhook_url" = EXCLUDED."notification_webhook_url", "slack_webhook_url" = EXCLUDED."slack_webhook_url",
-           "disabled" = EXCLUDED."disabled", "source_event_id" = EXCLUDED."source_event_id",
+           "webhook_timeout_ms" = EXCLUDED."webhook_timeout_ms", "disabled" = EXCLUDED."disabled", "source_event_id" = EXCLUDED."source_event_id",
            "occurred_at" = EXCLUDED."occurred_at", "updated_at" = now()
          WHERE "agent_targets"."occurred_at" <= EXCLUDED."occurred_at"
          RETURNING "agent_id"`,
-        [event.agent_id, event.handle, event.name, event.notification_webhook_url, event.slack_webhook_url, event.disabled, event.event_id, event.occurred_at],
+        [
+          event.agent_id,
+          event.handle,
+          event.name,
+          event.notification_webhook_url,
+          event.slack_webhook_url,
+          event.disabled,
+          event.event_id,
+          event.occurred_at,
+          event.webhook_timeout_ms ?? null,
+        ],
       )) as unknown[];
       if (rows.length === 0) this.logger.debug({ agent_id: event.agent_id, event_id: event.event_id }, 'ignored an agent event older than the stored target');
       return rows.length > 0;
@@ -132,6 +145,7 @@ export class AgentTargetsService implements OnModuleInit {
             name: agent.name,
             notification_webhook_url: agent.notification_webhook_url,
             slack_webhook_url: agent.slack_webhook_url,
+            webhook_timeout_ms: agent.webhook_timeout_ms ?? null,
             disabled: agent.disabled,
           });
           this.logger.log({ handle }, 'looked up an agent not heard of yet from the directory');

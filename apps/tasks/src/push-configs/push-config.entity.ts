@@ -5,6 +5,7 @@ import type { TaskEntity } from '../tasks/task.entity';
 /** An A2A push-notification config of a task, owned by the agent that set it; ids are per owner. */
 @Entity({ name: 'push_configs' })
 @Index('push_configs_task_created_idx', ['taskId', 'createdAt'])
+@Index('push_configs_owner_idx', ['ownerId'])
 @Check('push_configs_version', `"version" IN ('0.3', '1.0')`)
 @Check('push_configs_url_http', `"url" ~ '^https?://'`)
 @Check('push_configs_auth_schemes', `"auth_schemes" IS NULL OR cardinality("auth_schemes") >= 1`)

@@ -1,7 +1,16 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TasksConfig } from '../tasks.config';
 import { PushConfigsController } from './push-configs.controller';
 import { PushConfigsService } from './push-configs.service';
 
 /** A2A push-notification configs of tasks (`relay.tasks.v1.push_configs.*`). */
-@Module({ controllers: [PushConfigsController], providers: [PushConfigsService] })
-export class PushConfigsModule {}
+@Module({})
+export class PushConfigsModule {
+  static forRoot(config: TasksConfig): DynamicModule {
+    return {
+      module: PushConfigsModule,
+      controllers: [PushConfigsController],
+      providers: [PushConfigsService, { provide: TasksConfig, useValue: config }],
+    };
+  }
+}

@@ -23,6 +23,7 @@ import { currentTraceParent } from '@app/tracing';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
+import { TasksConfig } from '../tasks.config';
 
 interface PushConfigRow {
   task_id: string;
@@ -67,14 +68,16 @@ export function toPushConfigView(row: PushConfigRow): PushConfigView {
 
 /**
  * A2A push-notification configs of a task. Only the task's participants may register them, each
- * has its own ids, sees and deletes only its own and holds at most 10 per task, and every change goes to the outbox
- * (in the same transaction) for the notifier.
+ * has its own ids, sees and deletes only its own and holds at most 10 per task and
+ * RELAY_PUSH_CONFIGS_PER_AGENT across its tasks, and every change goes to the outbox (in the same
+ * transaction) for the notifier.
  */
 @Injectable()
 export class PushConfigsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
+    @Inject(TasksConfig) private readonly config: TasksConfig,
   ) {}
 
   async set(request: SetPushConfigRequest): Promise<PushConfigView> {
@@ -90,6 +93,7 @@ export class PushConfigsService {
       if (!same && existing.length >= PUSH_CONFIG_LIMITS.perParticipantAndTask) {
         throw new RelayError('push_config_limit', undefined, { task_id: taskId, limit: PUSH_CONFIG_LIMITS.perParticipantAndTask });
       }
+      if (!same) await this.checkAgentQuota(manager, request.caller.id);
       const authentication = request.config.authentication;
       const [row]: PushConfigRow[] = await manager.query(
         `INSERT INTO "tasks"."push_configs" ("task_id", "id", "owner_id", "owner_handle", "version", "url", "token", "auth_schemes", "auth_credentials")
@@ -166,6 +170,22 @@ export class PushConfigsService {
         authentication: config.auth_schemes ? { schemes: config.auth_schemes, credentials: config.auth_credentials } : null,
       },
     };
+  }
+
+  /**
+   * Refuses a new config past the agent's quota across its tasks. Its sets are serialised by a
+   * transaction lock on the agent, so two at once on different tasks cannot both take the last slot.
+   */
+  private async checkAgentQuota(manager: EntityManager, ownerId: string): Promise<void> {
+    const limit = this.config.RELAY_PUSH_CONFIGS_PER_AGENT;
+    // Two statements: a count in the locking statement would read the snapshot taken before the lock was granted.
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('tasks.push_configs:' || $1, 0))`, [ownerId]);
+    const [{ held }]: Array<{ held: number }> = await manager.query(`SELECT count(*)::int AS "held" FROM "tasks"."push_configs" WHERE "owner_id" = $1`, [
+      ownerId,
+    ]);
+    if (held >= limit) {
+      throw new RelayError('push_config_limit', `You hold at most ${limit} push notification configs across your tasks`, { scope: 'agent', limit });
+    }
   }
 
   /** The task's id when the caller takes part in it; the task row is locked for changes. */

@@ -100,6 +100,13 @@ export class AgentFields {
   @Matches(LOWERCASE_HTTP_SCHEME, { message: 'slack_webhook_url must start with http:// or https:// (lowercase scheme)' })
   @MaxLength(AGENT_LIMITS.webhookUrlChars)
   slack_webhook_url?: string | null;
+
+  /** How long the notifier waits for this agent's webhook and push receivers to answer (1–30 s); null: the relay's default. */
+  @IsOptional()
+  @IsInt({ message: 'webhook_timeout_ms must be a whole number of milliseconds' })
+  @Min(AGENT_LIMITS.webhookTimeoutMinMs, { message: `webhook_timeout_ms must be at least ${AGENT_LIMITS.webhookTimeoutMinMs}` })
+  @Max(AGENT_LIMITS.webhookTimeoutMaxMs, { message: `webhook_timeout_ms must be at most ${AGENT_LIMITS.webhookTimeoutMaxMs}` })
+  webhook_timeout_ms?: number | null;
 }
 
 export class CreateAgentRequest extends AgentFields {
@@ -219,6 +226,8 @@ export interface AgentRecord {
   email: string | null;
   notification_webhook_url: string | null;
   slack_webhook_url: string | null;
+  /** Null: the relay's default (RELAY_WEBHOOK_TIMEOUT_MS). */
+  webhook_timeout_ms: number | null;
   disabled: boolean;
   disabled_at: string | null;
   created_at: string;

@@ -15,6 +15,8 @@ export interface AgentUpdatedEvent {
   name: string;
   notification_webhook_url: string | null;
   slack_webhook_url: string | null;
+  /** The agent's own timeout of each request to its webhook and push configs; null (or absent, in older events): the notifier's default. */
+  webhook_timeout_ms?: number | null;
   disabled: boolean;
   /** ISO-8601 time of the change; the notifier ignores an event older than what it holds. */
   occurred_at: string;

@@ -4,6 +4,7 @@ import { CreateSlackSlots1764500000000 } from './1764500000000-CreateSlackSlots'
 import { PushTargetsPerOwner1764510000000 } from './1764510000000-PushTargetsPerOwner';
 import { RecordAttemptsBeforeSending1764520000000 } from './1764520000000-RecordAttemptsBeforeSending';
 import { SealWebhookSecrets1764531800000 } from './1764531800000-SealWebhookSecrets';
+import { FairDelivery1764560000000 } from './1764560000000-FairDelivery';
 
 /** Every migration of the notifier schema, oldest first. */
 export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
@@ -13,4 +14,5 @@ export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
   PushTargetsPerOwner1764510000000,
   RecordAttemptsBeforeSending1764520000000,
   SealWebhookSecrets1764531800000,
+  FairDelivery1764560000000,
 ];

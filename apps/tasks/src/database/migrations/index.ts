@@ -8,6 +8,7 @@ import { TaskEventReplay1764540000000 } from './1764540000000-TaskEventReplay';
 
 import { OneNameForTasks1764550000000 } from './1764550000000-OneNameForTasks';
 import { ConsoleReads1764560000000 } from './1764560000000-ConsoleReads';
+import { PushConfigsPerAgent1764560100000 } from './1764560100000-PushConfigsPerAgent';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -20,4 +21,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   TaskEventReplay1764540000000,
   OneNameForTasks1764550000000,
   ConsoleReads1764560000000,
+  PushConfigsPerAgent1764560100000,
 ];

@@ -1,0 +1,25 @@
+import { ConfigValidationError, loadConfig } from '@app/config';
+import { NotifierConfig, slotShares } from './notifier.config';
+
+const REQUIRED = { RELAY_SECRET_KEYS: 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=' };
+
+describe('NotifierConfig: shares of the delivery slots', () => {
+  it('gives each destination and owner a quarter of the slots by default, at least one', () => {
+    expect(slotShares(loadConfig(NotifierConfig, REQUIRED))).toEqual({ perDestination: 4, perOwner: 4 });
+    expect(slotShares(loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_MAX_IN_FLIGHT: '3' }))).toEqual({ perDestination: 1, perOwner: 1 });
+    expect(slotShares(loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_MAX_IN_FLIGHT: '64', RELAY_NOTIFIER_SLOTS_PER_DESTINATION: '' }))).toEqual({
+      perDestination: 16,
+      perOwner: 16,
+    });
+  });
+
+  it('takes configured shares, never more than all the slots', () => {
+    const config = loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SLOTS_PER_DESTINATION: '32', RELAY_NOTIFIER_SLOTS_PER_OWNER: '2' });
+    expect(slotShares(config)).toEqual({ perDestination: 16, perOwner: 2 });
+  });
+
+  it('refuses a share below one at boot, naming the key', () => {
+    expect(() => loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SLOTS_PER_OWNER: '0' })).toThrow(ConfigValidationError);
+    expect(() => loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SLOTS_PER_OWNER: '0' })).toThrow(/RELAY_NOTIFIER_SLOTS_PER_OWNER/);
+  });
+});
