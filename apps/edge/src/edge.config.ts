@@ -66,6 +66,21 @@ export class EdgeConfig extends CommonConfig {
   @Max(24 * 60 * 60 * 1000)
   RELAY_STREAM_MAX_MS: number = 600000;
 
+  /**
+   * Bytes of events one stream holds for a client that reads slower than they come (besides the one
+   * being written); past it the stream ends with the id to resume from.
+   */
+  @IsInt()
+  @Min(64 * 1024)
+  @Max(256 * 1024 * 1024)
+  RELAY_STREAM_BUFFER_BYTES: number = 2 * 1024 * 1024;
+
+  /** How long a stream waits for a client that has stopped reading (its socket full) before the relay closes it. */
+  @IsInt()
+  @Min(1000)
+  @Max(10 * 60 * 1000)
+  RELAY_STREAM_STALL_MS: number = 30000;
+
   /** Aggregate size of the message histories on one A2A ListTasks page (4 MiB; docs/dialects.md#limits). */
   @IsInt()
   @Min(1024)

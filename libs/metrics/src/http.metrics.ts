@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import { Gauge } from 'prom-client';
 import { CounterFamily, GaugeFamily, HistogramFamily, type HistogramSeries, type ValueSeries } from './series';
 
 interface HttpSeries {
@@ -46,6 +47,8 @@ export class HttpMetrics {
   private readonly rateLimitRejections: ValueSeries;
   private readonly rateLimitFailOpen: ValueSeries;
   private readonly sseStreams: ValueSeries;
+  private readonly sseStreamsStalled: ValueSeries;
+  private streamBuffers: () => number = () => 0;
   private readonly taskEventSubscriptions: ValueSeries;
   private readonly taskEventListeners: ValueSeries;
   private readonly series: Branch<Branch<Branch<Branch<Branch<HttpSeries>>>>> = new Map();
@@ -78,6 +81,20 @@ export class HttpMetrics {
       'Calls let through without a rate-limit decision because the rate-limit store was unavailable.',
     ).bind();
     this.sseStreams = new GaugeFamily(registry, 'agentrelay_sse_streams_open', 'A2A Server-Sent Event streams open right now.').bind();
+    const streamBuffers = (): number => this.streamBuffers();
+    new Gauge({
+      name: 'agentrelay_sse_buffered_bytes',
+      help: "Bytes of events the edge's open streams hold unsent (their queues and socket write buffers).",
+      registers: [registry],
+      collect() {
+        this.set(streamBuffers());
+      },
+    });
+    this.sseStreamsStalled = new CounterFamily(
+      registry,
+      'agentrelay_sse_streams_stalled_total',
+      'Streams closed because their client stopped reading (its socket stayed full for RELAY_STREAM_STALL_MS).',
+    ).bind();
     this.taskEventSubscriptions = new GaugeFamily(
       registry,
       'agentrelay_task_event_subscriptions',
@@ -120,6 +137,15 @@ export class HttpMetrics {
 
   streamClosed(): void {
     this.sseStreams.dec();
+  }
+
+  streamStalled(): void {
+    this.sseStreamsStalled.inc();
+  }
+
+  /** Reads, when scraped, what the open streams hold unsent. */
+  watchStreamBuffers(read: () => number): void {
+    this.streamBuffers = read;
   }
 
   /** What the edge's task event feed holds: its NATS subscriptions and the streams listening to it. */

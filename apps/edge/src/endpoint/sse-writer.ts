@@ -26,13 +26,21 @@ export interface SseFraming {
 export class SseWriter implements OnModuleDestroy {
   private readonly logger = new Logger(SseWriter.name);
   private readonly streams = new Set<AbortController>();
+  /** What each open stream holds unsent: its own buffer and its socket's. */
+  private readonly unsent = new Map<AbortController, () => number>();
   /** Open (or opening) streams per agent id. */
   private readonly streamsPerAgent = new Map<string, number>();
 
   constructor(
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
     @Inject(RequestMetrics) private readonly metrics: RequestMetrics,
-  ) {}
+  ) {
+    metrics.watchStreamBuffers(() => {
+      let bytes = 0;
+      for (const read of this.unsent.values()) bytes += read();
+      return bytes;
+    });
+  }
 
   onModuleDestroy(): void {
     for (const controller of this.streams) controller.abort();
@@ -67,6 +75,11 @@ export class SseWriter implements OnModuleDestroy {
    * Writes a stream result: one `data:` event per item with its position as the SSE `id:`, an error
    * once the stream has started as an `event: error`, a `: keep-alive` comment when idle. The
    * stream is released however it ends, even when its headers cannot be written.
+   *
+   * Writing follows the client: after a write the socket could not take whole, the next item waits
+   * for it to drain (meanwhile the stream's own bounded buffer takes the live events), and a client
+   * that reads nothing for RELAY_STREAM_STALL_MS is disconnected. What one stream holds is bounded
+   * by RELAY_STREAM_BUFFER_BYTES plus the item being written.
    */
   async write(reply: FastifyReply, stream: EventStream, framing: SseFraming, onClosed?: () => void): Promise<void> {
     reply.hijack();
@@ -78,6 +91,7 @@ export class SseWriter implements OnModuleDestroy {
     };
     raw.on('close', onClose);
     this.streams.add(controller);
+    this.unsent.set(controller, () => stream.bufferedBytes() + raw.writableLength);
     this.metrics.streamOpened();
     const open = (): boolean => !controller.signal.aborted && !raw.destroyed && !raw.writableEnded;
     let keepAlive: NodeJS.Timeout | undefined;
@@ -97,7 +111,13 @@ export class SseWriter implements OnModuleDestroy {
       }, SSE_KEEP_ALIVE_MS);
       for await (const item of stream.open(controller.signal)) {
         if (!open()) break;
-        raw.write(`id: ${item.id}\ndata: ${JSON.stringify(framing.event(item.event))}\n\n`);
+        const whole = raw.write(`id: ${item.id}\ndata: ${JSON.stringify(framing.event(item.event))}\n\n`);
+        if (!whole && !(await this.drained(raw, controller.signal))) {
+          this.logger.warn({ last_event_id: item.id, unsent_bytes: raw.writableLength }, 'stream closed: its client stopped reading');
+          this.metrics.streamStalled();
+          raw.destroy();
+          break;
+        }
       }
     } catch (error) {
       if (open()) {
@@ -110,8 +130,27 @@ export class SseWriter implements OnModuleDestroy {
       clearInterval(keepAlive);
       raw.off('close', onClose);
       this.streams.delete(controller);
+      this.unsent.delete(controller);
       this.metrics.streamClosed();
-      if (!raw.writableEnded) raw.end();
+      if (!raw.writableEnded && !raw.destroyed) raw.end();
     }
+  }
+
+  /** Whether the socket drained within RELAY_STREAM_STALL_MS (false also when the stream was closed meanwhile). */
+  private drained(raw: NodeJS.WritableStream & { destroyed: boolean }, signal: AbortSignal): Promise<boolean> {
+    if (signal.aborted || raw.destroyed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const finish = (outcome: boolean): void => {
+        clearTimeout(timer);
+        raw.off('drain', onDrain);
+        signal.removeEventListener('abort', onAbort);
+        resolve(outcome);
+      };
+      const onDrain = (): void => finish(true);
+      const onAbort = (): void => finish(false);
+      const timer = setTimeout(() => finish(false), this.config.RELAY_STREAM_STALL_MS);
+      raw.on('drain', onDrain);
+      signal.addEventListener('abort', onAbort);
+    });
   }
 }

@@ -56,6 +56,14 @@ export class RequestMetrics {
     this.http.streamClosed();
   }
 
+  streamStalled(): void {
+    this.http.streamStalled();
+  }
+
+  watchStreamBuffers(read: () => number): void {
+    this.http.watchStreamBuffers(read);
+  }
+
   private observe(request: FastifyRequest, reply: FastifyReply): void {
     const route = request.routeOptions.url ?? 'unmatched';
     const seconds = reply.elapsedTime / 1000;

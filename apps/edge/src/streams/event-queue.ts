@@ -1,20 +1,42 @@
 import type { PositionedTaskEvent } from '@app/contracts';
 
-/** Events a stream holds for a client that reads slower than they come; past it the stream ends (resume with Last-Event-ID). */
+/** Events a stream holds for a client that reads slower than they come; past it (or past its bytes) the stream ends (resume with Last-Event-ID). */
 export const STREAM_BUFFER_LIMIT = 1000;
+
+/** A live event, with the size it arrived with when the feed knows it. */
+export type QueuedEvent = PositionedTaskEvent & { bytes?: number };
+
+function sizeOf(item: QueuedEvent): number {
+  return item.bytes ?? Buffer.byteLength(JSON.stringify(item.event));
+}
 
 export type QueueResult = { kind: 'event'; item: PositionedTaskEvent } | { kind: 'resync' } | { kind: 'deadline' } | { kind: 'aborted' } | { kind: 'overflow' };
 
 /** The live events of one stream, in the order the feed delivered them, waiting to be written. */
 export class EventQueue {
-  private readonly items: PositionedTaskEvent[] = [];
+  private readonly items: QueuedEvent[] = [];
+  private readonly sizes: number[] = [];
+  private bytes = 0;
   private overflowed = false;
   private resyncRequested = false;
   private wake?: () => void;
 
-  push(item: PositionedTaskEvent): void {
-    if (this.items.length >= STREAM_BUFFER_LIMIT) this.overflowed = true;
-    else this.items.push(item);
+  /** At most `maxBytes` of events wait (and STREAM_BUFFER_LIMIT of them); past either the queue overflows and keeps no more. */
+  constructor(private readonly maxBytes = Number.POSITIVE_INFINITY) {}
+
+  /** Bytes of the events waiting to be written. */
+  get bufferedBytes(): number {
+    return this.bytes;
+  }
+
+  push(item: QueuedEvent): void {
+    const size = sizeOf(item);
+    if (this.overflowed || this.items.length >= STREAM_BUFFER_LIMIT || this.bytes + size > this.maxBytes) this.overflowed = true;
+    else {
+      this.items.push(item);
+      this.sizes.push(size);
+      this.bytes += size;
+    }
     this.wake?.();
   }
 
@@ -33,7 +55,10 @@ export class EventQueue {
         return { kind: 'resync' };
       }
       const item = this.items.shift();
-      if (item) return { kind: 'event', item };
+      if (item) {
+        this.bytes -= this.sizes.shift() ?? 0;
+        return { kind: 'event', item };
+      }
       if (this.overflowed) return { kind: 'overflow' };
       const remaining = deadline - Date.now();
       if (remaining <= 0) return { kind: 'deadline' };

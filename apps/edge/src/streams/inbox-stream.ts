@@ -54,7 +54,7 @@ export class InboxStreams {
   ) {}
 
   async open(caller: AgentIdentity, lastEventId: string | undefined): Promise<EventStream> {
-    const queue = new EventQueue();
+    const queue = new EventQueue(this.config.RELAY_STREAM_BUFFER_BYTES);
     const stopLive = this.feed.followAgent(caller.handle, (item) => queue.push(item));
     const stopResync = this.feed.onReconnect(() => queue.requestResync());
     const stopFollowing = (): void => {
@@ -64,7 +64,11 @@ export class InboxStreams {
     try {
       const start = await this.read(caller, lastEventId);
       const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
-      return new EventStream((signal) => this.run(caller, lastEventId, start, queue, deadline, signal, stopFollowing), stopFollowing);
+      return new EventStream(
+        (signal) => this.run(caller, lastEventId, start, queue, deadline, signal, stopFollowing),
+        stopFollowing,
+        () => queue.bufferedBytes,
+      );
     } catch (error) {
       stopFollowing();
       throw error;

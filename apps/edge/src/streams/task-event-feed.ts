@@ -138,7 +138,8 @@ export class TaskEventFeed implements OnModuleDestroy {
     } catch {
       return;
     }
-    const item: PositionedTaskEvent = { position, event };
+    // The size it came in: what a stream's bounded buffer counts it as.
+    const item: PositionedTaskEvent & { bytes?: number } = { position, event, bytes: message.data?.length };
     for (const listener of [...(this.everyEvent.get('all') ?? [])]) listener(item);
     for (const listener of [...(this.byTask.get(event.task_id) ?? [])]) listener(item);
     const sender = this.byAgent.get(event.sender);

@@ -34,6 +34,8 @@ export class EventStream {
   constructor(
     readonly open: (signal: AbortSignal) => AsyncIterable<StreamItem>,
     readonly release: () => void = () => undefined,
+    /** Bytes of live events waiting in the stream's own buffer. */
+    readonly bufferedBytes: () => number = () => 0,
   ) {}
 }
 
@@ -103,7 +105,7 @@ export class TaskStreams {
    */
   async open(request: TaskStreamRequest): Promise<EventStream> {
     const endpoint = request.endpointHandle !== null ? await this.directory.profile(request.endpointHandle) : null;
-    const queue = new EventQueue();
+    const queue = new EventQueue(this.config.RELAY_STREAM_BUFFER_BYTES);
     // Listening before the read: an event committed after it arrives here; one before it is in the read.
     const stopLive = this.feed.followTask(request.taskId.toUpperCase(), (item) => queue.push(item));
     const stopResync = this.feed.onReconnect(() => queue.requestResync());
@@ -132,7 +134,11 @@ export class TaskStreams {
         });
       }
       const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
-      return new EventStream((signal) => this.run(request, start, task, queue, deadline, signal, stopFollowing), stopFollowing);
+      return new EventStream(
+        (signal) => this.run(request, start, task, queue, deadline, signal, stopFollowing),
+        stopFollowing,
+        () => queue.bufferedBytes,
+      );
     } catch (error) {
       stopFollowing();
       throw error;
