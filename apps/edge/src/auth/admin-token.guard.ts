@@ -33,12 +33,16 @@ export class AdminTokenGuard implements CanActivate {
     const header = request.headers['authorization'];
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     const presented = match?.[1];
-    this.failures.assertAllowed(request.ip, presented);
+    // The token is checked first (in constant time, without I/O): someone else's failures from
+    // this address never lock the admin out.
     if (isAdminToken(presented, this.config.RELAY_ADMIN_TOKEN)) {
       this.failures.recordSuccess(presented as string);
       return true;
     }
-    if (header !== undefined) this.failures.recordFailure(request.ip, presented);
+    if (header !== undefined) {
+      this.failures.assertAllowed(request.ip, presented);
+      this.failures.recordFailure(request.ip, presented);
+    }
     http.getResponse<FastifyReply>().header('www-authenticate', ADMIN_REALM);
     throw new RelayError(
       'unauthenticated',
