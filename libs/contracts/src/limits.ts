@@ -47,15 +47,17 @@ export const TASK_LIMITS = {
   a2aPageSizeDefault: 50,
   a2aPageSizeMax: 100,
   a2aPageTokenChars: 1024,
+  /** The largest message sequence number a thread can reach (a Postgres integer): `after_sequence_no` is at most this. */
+  sequenceNoMax: 2_147_483_647,
   /** Message bytes one reply carries at most (NATS payloads are limited); page with `after_sequence_no`. */
   replyMessageBytes: 512 * 1024,
   /** Bytes of items one list reply carries at most. */
   replyListBytes: 768 * 1024,
-  /** Keys of one object (or items of one array) inside a metadata or payload object. */
+  /** Keys of one object (or items of one array) inside a metadata or payload object or a `data` part. */
   metadataKeysPerObject: 256,
-  /** Nesting of objects and arrays inside a metadata or payload object (the object itself is level 1). */
+  /** Nesting of objects and arrays inside a metadata or payload object or a `data` part (the object itself is level 1). */
   metadataDepth: 16,
-  /** A metadata or payload object serialized as JSON (UTF-8). */
+  /** A metadata or payload object, or the content of a `data` part, serialized as JSON (UTF-8). */
   metadataBytes: 64 * 1024,
 } as const;
 
@@ -86,11 +88,12 @@ export const PUSH_CONFIG_LIMITS = {
 } as const;
 
 /**
- * What is wrong with a metadata (or message payload) object against the TASK_LIMITS bounds, or
- * undefined when it is within them. Walks the value once without recursion, stopping at the first
- * object with too many keys or too deep, before serializing it to measure its bytes.
+ * What is wrong with a metadata (or message payload) object or the content of a `data` part against
+ * the TASK_LIMITS bounds, or undefined when it is within them. Walks the value once without
+ * recursion, stopping at the first object with too many keys or too deep, before serializing it to
+ * measure its bytes.
  */
-export function metadataBoundsProblem(value: Record<string, unknown>): string | undefined {
+export function metadataBoundsProblem(value: unknown): string | undefined {
   const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
   while (pending.length > 0) {
     const { value: current, depth } = pending.pop()!;
