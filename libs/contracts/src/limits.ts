@@ -71,6 +71,8 @@ export const AGENT_LIMITS = {
   descriptionChars: 2000,
   skills: 50,
   skillChars: 64,
+  /** Media types or ranges in an agent's `input_modes`. */
+  inputModes: 32,
   emailChars: 320,
   webhookUrlChars: 2048,
 } as const;

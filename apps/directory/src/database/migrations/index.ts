@@ -1,5 +1,10 @@
 import { CreateDirectory1764470000000 } from './1764470000000-CreateDirectory';
 import { CreateAgentEventOutbox1764470100000 } from './1764470100000-CreateAgentEventOutbox';
+import { AddAgentInputModes1764900000000 } from './1764900000000-AddAgentInputModes';
 
 /** Every migration of the directory schema, oldest first. */
-export const DIRECTORY_MIGRATIONS: Array<new () => object> = [CreateDirectory1764470000000, CreateAgentEventOutbox1764470100000];
+export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
+  CreateDirectory1764470000000,
+  CreateAgentEventOutbox1764470100000,
+  AddAgentInputModes1764900000000,
+];
