@@ -74,7 +74,13 @@ describe('edge input bounds', () => {
       const agentRelay = await rpc(relay.url, alice.api_key, 'message/send', {
         recipient: bob.agent.handle,
         intent: 'inform',
-        message: { role: 'user', parts: [{ type: 'text', text: 'see data' }, { type: 'data', data }] },
+        message: {
+          role: 'user',
+          parts: [
+            { type: 'text', text: 'see data' },
+            { type: 'data', data },
+          ],
+        },
       });
       expectRpcError(agentRelay.body.error, { code: -32602, reason: 'invalid_params', field: 'message.parts[1].data' });
       expect(agentRelay.body.error?.message).toContain(`more than ${TASK_LIMITS.metadataKeysPerObject} keys`);
@@ -195,7 +201,7 @@ describe('edge input bounds', () => {
     });
   });
 
-  describe('integer params', () => {
+  describe('integer and timestamp params', () => {
     it('answers an AgentRelay after_sequence_no past the largest sequence number -32602 naming it', async () => {
       const sent = await rpc(relay.url, alice.api_key, 'message/send', {
         recipient: bob.agent.handle,
@@ -211,6 +217,26 @@ describe('edge input bounds', () => {
       const largest = await rpc(relay.url, bob.api_key, 'tasks/get', { task_id: taskId, after_sequence_no: TASK_LIMITS.sequenceNoMax });
       expect(largest.body.error).toBeUndefined();
       expect(largest.body.result).toMatchObject({ task_id: taskId, messages: [] });
+    });
+
+    it('answers list timestamps outside the years 1 to 9999 -32602 naming them, in both dialects', async () => {
+      for (const since of ['0000-06-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:30:00-05:00']) {
+        const agentRelay = await rpc(relay.url, alice.api_key, 'tasks/list', { filter: { role: 'sender', since } });
+        expect({ since, status: agentRelay.status }).toEqual({ since, status: 200 });
+        expectRpcError(agentRelay.body.error, { code: -32602, reason: 'invalid_params', field: 'filter.since' });
+        const v10 = await rpc(relay.url, alice.api_key, 'ListTasks', { statusTimestampAfter: since }, { headers: { 'a2a-version': '1.0' } });
+        expect({ since, status: v10.status }).toEqual({ since, status: 200 });
+        expectRpcError(v10.body.error, { code: -32602, field: 'statusTimestampAfter' });
+      }
+      const earliest = await rpc(
+        relay.url,
+        alice.api_key,
+        'ListTasks',
+        { statusTimestampAfter: '0001-01-01T00:00:00Z' },
+        { headers: { 'a2a-version': '1.0' } },
+      );
+      expect(earliest.body.error).toBeUndefined();
+      expect(earliest.body.result).toMatchObject({ tasks: expect.any(Array) });
     });
 
     it('answers page sizes and history lengths past their bounds -32602 naming them, in every dialect', async () => {

@@ -3,6 +3,8 @@ import {
   INTENTS,
   metadataBoundsProblem,
   invalidParams,
+  isStorableTimestamp,
+  listFilterTimestamp,
   TASK_LIMITS,
   THREAD_STATES,
   type ArtifactInput,
@@ -209,7 +211,8 @@ export function parseRelayListParams(params: Params): RelayListParams {
     if (typeof filter.since !== 'string' || !ISO_8601.test(filter.since) || Number.isNaN(Date.parse(filter.since))) {
       throw invalidParams('filter.since', 'must be an ISO 8601 timestamp');
     }
-    since = new Date(filter.since).toISOString();
+    if (!isStorableTimestamp(Date.parse(filter.since))) throw invalidParams('filter.since', 'must lie in the years 1 to 9999 (UTC)');
+    since = listFilterTimestamp(Date.parse(filter.since));
   }
   let limit: number = TASK_LIMITS.listDefaultLimit;
   if (present(page.limit)) {

@@ -61,6 +61,19 @@ export const TASK_LIMITS = {
   metadataBytes: 64 * 1024,
 } as const;
 
+/** The instants a timestamp param may name: years 1 to 9999 in UTC, what Postgres and ISO 8601 both write. */
+const EARLIEST_TIMESTAMP_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_TIMESTAMP_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+export function isStorableTimestamp(ms: number): boolean {
+  return ms >= EARLIEST_TIMESTAMP_MS && ms <= LATEST_TIMESTAMP_MS;
+}
+
+/** A lower bound of a list filter as the tasks service reads it: no task predates 1970, so earlier bounds mean 1970. */
+export function listFilterTimestamp(ms: number): string {
+  return new Date(Math.max(ms, 0)).toISOString();
+}
+
 /** Limits of an agent's fields, kept by the directory; the other services copy id, handle, name and role as they are. */
 export const AGENT_LIMITS = {
   /** An agent id (a UUID) as the other services store it. */
