@@ -102,6 +102,9 @@ describe('AuthFailureThrottle', () => {
     expect(() => throttle.assertAllowed('10.0.0.9', 'guess-3', 1000)).toThrow(/Too many failed/);
     expect(() => throttle.assertAllowed('10.0.0.9', 'known-secret', 1000)).not.toThrow();
     expect(() => throttle.assertAllowed('10.0.0.9', 'known-secret', 1_000_000)).not.toThrow();
+    // Once refused (revoked, say), it is throttled like any other secret.
+    throttle.recordFailure('10.0.0.9', 'known-secret', 1000);
+    expect(() => throttle.assertAllowed('10.0.0.9', 'known-secret', 1000)).toThrow(/Too many failed/);
   });
 });
 

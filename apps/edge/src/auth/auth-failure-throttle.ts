@@ -25,8 +25,8 @@ interface FailureWindow {
  *    valid credential is accepted whatever the failures of its address.
  * 2. Before asking the directory, `assertAllowed`: an address or a secret past its budget is
  *    answered 429 without a lookup, unless the secret is one this edge has accepted before
- *    (`recordSuccess`). Such a secret is still checked by the directory (through its ≤ 1 s cache),
- *    so a revoked key stays refused; the exemption only saves the lookup for guesses.
+ *    (`recordSuccess`) and not refused since. Such a secret is still checked by the directory
+ *    (through its ≤ 1 s cache), so a revoked key stays refused and loses its pass.
  * 3. `recordFailure` after a refusal, `recordSuccess` after an acceptance.
  * A success never clears the failures of its address, so one valid key cannot buy more guesses.
  */
@@ -54,9 +54,13 @@ export class AuthFailureThrottle {
     );
   }
 
+  /** A refused credential: counted for its address and itself; a key accepted before (now revoked) loses its pass. */
   recordFailure(address: string, credential: string | undefined, now = Date.now()): void {
     this.count(addressKey(address), now);
-    if (credential !== undefined) this.count(secretKeyOf(credential), now);
+    if (credential === undefined) return;
+    const secretKey = secretKeyOf(credential);
+    this.accepted.delete(secretKey);
+    this.count(secretKey, now);
   }
 
   /** A key or token that was accepted: from now on a throttled address does not stop it before its check. */
