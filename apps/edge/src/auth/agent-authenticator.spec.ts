@@ -127,3 +127,22 @@ describe('RELAY_ADMIN_TOKEN', () => {
     expect(loadConfig(EdgeConfig, { RELAY_ADMIN_TOKEN: 'admin-token-0123456789abcdef' }).RELAY_ADMIN_TOKEN).toBe('admin-token-0123456789abcdef');
   });
 });
+
+describe('RELAY_TRUSTED_PROXIES', () => {
+  it('reads a comma-separated list of addresses, CIDR ranges and proxy-addr names, none by default', () => {
+    expect(loadConfig(EdgeConfig, {}).RELAY_TRUSTED_PROXIES).toEqual([]);
+    expect(loadConfig(EdgeConfig, { RELAY_TRUSTED_PROXIES: '' }).RELAY_TRUSTED_PROXIES).toEqual([]);
+    expect(loadConfig(EdgeConfig, { RELAY_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7, loopback' }).RELAY_TRUSTED_PROXIES).toEqual([
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.0.2.7',
+      'loopback',
+    ]);
+  });
+
+  it('refuses anything else at boot, naming the key', () => {
+    for (const value of ['10.0.0.0/33', 'proxy.internal', '10.0.0.0/8/1', '::1/129', '*']) {
+      expect(() => loadConfig(EdgeConfig, { RELAY_TRUSTED_PROXIES: value })).toThrow(/RELAY_TRUSTED_PROXIES/);
+    }
+  });
+});
