@@ -24,11 +24,13 @@ ${AGENT_USAGE}
 Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
   register <handle> --name <name> [--role <role>] [--description <text>] [--skills a,b]
            [--email <email>] [--webhook-url <url>] [--slack-webhook-url <url>] [--metadata <json>]
+           [--input-modes text/plain,image/*]
                                     register an agent and print its API key (shown once)
   agents [--all] [--limit <n>]      list agents (--all includes disabled ones)
   show <handle>                     show one agent, private fields included (show <task> is the agent command)
   update <handle> [--name …] [--role …] [--description …] [--skills a,b] [--email …]
            [--webhook-url …] [--slack-webhook-url …] [--metadata <json>]
+           [--input-modes a,b | --input-modes default]
   disable <handle>                  disable an agent: its keys stop working at once
   keys list <handle>                list an agent's keys (display prefixes only)
   keys rotate <handle> [--revoke-old]
@@ -67,6 +69,7 @@ const OPTIONS = {
   'webhook-url': { type: 'string' },
   'slack-webhook-url': { type: 'string' },
   metadata: { type: 'string' },
+  'input-modes': { type: 'string' },
   all: { type: 'boolean' },
   limit: { type: 'string' },
   'revoke-old': { type: 'boolean' },
@@ -150,6 +153,16 @@ function agentFields(values: Values): Record<string, unknown> {
   if (values.email !== undefined) fields.email = values.email;
   if (values['webhook-url'] !== undefined) fields.notification_webhook_url = values['webhook-url'];
   if (values['slack-webhook-url'] !== undefined) fields.slack_webhook_url = values['slack-webhook-url'];
+  // The media types the agent accepts in parts sent to it; `default` restores the relay's.
+  const inputModes = values['input-modes'];
+  if (inputModes !== undefined)
+    fields.input_modes =
+      inputModes.trim() === 'default'
+        ? null
+        : inputModes
+            .split(',')
+            .map((mode) => mode.trim())
+            .filter(Boolean);
   if (values.metadata !== undefined) {
     try {
       fields.metadata = JSON.parse(values.metadata);
@@ -172,6 +185,7 @@ function describeAgent(agent: AgentRecord): string {
     `  webhook:     ${agent.notification_webhook_url ?? '-'}`,
     `  slack:       ${agent.slack_webhook_url ?? '-'}`,
     `  metadata:    ${JSON.stringify(agent.metadata)}`,
+    `  input modes: ${agent.input_modes?.join(', ') ?? 'default (text/plain, application/json)'}`,
   ];
   return `${lines.join('\n')}\n`;
 }
