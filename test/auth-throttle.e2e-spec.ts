@@ -117,6 +117,15 @@ describe('failed-login throttle', () => {
     expect((await listFrom(url, alice.api_key)).status).toBe(200);
   });
 
+  it('never lets an agent spend its own key on the admin API: there it is the wrong realm, counted for the address', async () => {
+    const url = relay.urlOf(await relay.startEdge({ RELAY_AUTH_FAILURES_PER_WINDOW: String(FAILURES) }));
+    for (let attempt = 0; attempt < FAILURES; attempt += 1) {
+      expect((await request(url).get('/admin/agents').set('authorization', `Bearer ${bob.api_key}`)).status).toBe(401);
+    }
+    expect((await request(url).get('/admin/agents').set('authorization', `Bearer ${bob.api_key}`)).status).toBe(429);
+    expect((await listFrom(url, bob.api_key, { localAddress: '127.0.0.80' })).status).toBe(200);
+  });
+
   describe('behind a trusted proxy', () => {
     it('counts each client named by X-Forwarded-For on its own when the peer is in RELAY_TRUSTED_PROXIES', async () => {
       const url = relay.urlOf(await relay.startEdge({ RELAY_AUTH_FAILURES_PER_WINDOW: String(FAILURES), RELAY_TRUSTED_PROXIES: '127.0.0.1/32, ::1' }));

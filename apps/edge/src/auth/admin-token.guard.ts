@@ -40,8 +40,11 @@ export class AdminTokenGuard implements CanActivate {
       return true;
     }
     if (header !== undefined) {
-      this.failures.assertAllowed(request.ip, presented);
-      this.failures.recordFailure(request.ip, presented);
+      // An agent key here is the wrong realm, not a wrong key: it counts for the address only, so
+      // that an agent calling the admin API cannot spend its own key's budget with the agent API.
+      const secret = presented?.startsWith(API_KEY_PREFIX) ? undefined : presented;
+      this.failures.assertAllowed(request.ip, secret);
+      this.failures.recordFailure(request.ip, secret);
     }
     http.getResponse<FastifyReply>().header('www-authenticate', ADMIN_REALM);
     throw new RelayError(
