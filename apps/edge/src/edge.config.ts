@@ -35,11 +35,24 @@ export class EdgeConfig extends CommonConfig {
    * `uniquelocal`) whose `X-Forwarded-For` the edge believes when it takes a request's client
    * address (Fastify's `trustProxy`); comma-separated, none by default.
    */
-  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter(Boolean) : value))
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean)
+      : value,
+  )
   @IsArray()
   @ArrayMaxSize(100)
   @ValidateBy(
-    { name: 'isProxyAddress', validator: { validate: isTrustedProxy, defaultMessage: () => 'each entry of RELAY_TRUSTED_PROXIES must be an IP address, a CIDR range, loopback, linklocal or uniquelocal' } },
+    {
+      name: 'isProxyAddress',
+      validator: {
+        validate: isTrustedProxy,
+        defaultMessage: () => 'each entry of RELAY_TRUSTED_PROXIES must be an IP address, a CIDR range, loopback, linklocal or uniquelocal',
+      },
+    },
     { each: true },
   )
   RELAY_TRUSTED_PROXIES: string[] = [];

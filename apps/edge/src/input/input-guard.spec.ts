@@ -23,7 +23,10 @@ describe('input guard', () => {
       problem: 'must not contain a lone UTF-16 surrogate (such as \\ud800)',
     });
     expect(findInputProblem({ text: '\udc00 trailing half first' })?.path).toBe('text');
-    expect(findInputProblem({ metadata: { 'k\ud800': 1 } })).toEqual({ path: 'metadata', problem: 'has a key that contains a lone UTF-16 surrogate (such as \\ud800)' });
+    expect(findInputProblem({ metadata: { 'k\ud800': 1 } })).toEqual({
+      path: 'metadata',
+      problem: 'has a key that contains a lone UTF-16 surrogate (such as \\ud800)',
+    });
     expect(findInputProblem(JSON.parse('{"text":"\\ud83d\\ude00 \\u00e9"}'))).toBeUndefined();
   });
 
