@@ -63,6 +63,18 @@ describe('agentrelay CLI against a running relay', () => {
     expect(human.stdout).toMatch(new RegExp(`lee@${org}\\s+Lee`));
   });
 
+  it("sets the media types an agent accepts, and restores the relay's default", async () => {
+    const registered = await cli(['register', `ida@${org}`, '--name', 'Ida', '--json', '--input-modes', 'text/*, image/png']);
+    expect(registered.code).toBe(EXIT.ok);
+    expect(JSON.parse(registered.stdout).agent.input_modes).toEqual(['text/*', 'image/png']);
+    expect((await cli(['show', `ida@${org}`])).stdout).toMatch(/input modes: text\/\*, image\/png/);
+    const reset = await cli(['update', `ida@${org}`, '--input-modes', 'default', '--json']);
+    expect(JSON.parse(reset.stdout).input_modes).toBeNull();
+    const invalid = await cli(['update', `ida@${org}`, '--input-modes', 'pictures']);
+    expect(invalid.code).not.toBe(EXIT.ok);
+    expect(invalid.stderr).toMatch(/input_modes/);
+  });
+
   it('rotates and revokes keys', async () => {
     const first = JSON.parse((await cli(['register', `max@${org}`, '--name', 'Max', '--json'])).stdout);
     const rotated = await cli(['keys', 'rotate', `max@${org}`, '--revoke-old', '--json']);

@@ -9,6 +9,7 @@ export interface RegisterAgentInput {
   description?: string;
   skills?: string[];
   metadata?: Record<string, unknown>;
+  input_modes?: string[];
   email?: string;
   notification_webhook_url?: string;
   slack_webhook_url?: string;

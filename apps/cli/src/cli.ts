@@ -34,11 +34,13 @@ Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
   register <handle> --name <name> [--role <role>] [--description <text>] [--skills a,b]
            [--email <email>] [--webhook-url <url>] [--slack-webhook-url <url>] [--metadata <json>]
            [--webhook-timeout-ms <1000-30000>]
+           [--input-modes text/plain,image/*]
                                     register an agent and print its API key (shown once)
   agents [--all] [--limit <n>]      list agents (--all includes disabled ones)
   show <handle>                     show one agent, private fields included (show <task> is the agent command)
   update <handle> [--name …] [--role …] [--description …] [--skills a,b] [--email …]
            [--webhook-url …] [--slack-webhook-url …] [--metadata <json>] [--webhook-timeout-ms <ms>|default]
+           [--input-modes a,b | --input-modes default]
   disable <handle>                  disable an agent: its keys stop working at once
   keys list <handle>                list an agent's keys (display prefixes only)
   keys rotate <handle> [--revoke-old]
@@ -78,6 +80,7 @@ const OPTIONS = {
   'slack-webhook-url': { type: 'string' },
   'webhook-timeout-ms': { type: 'string' },
   metadata: { type: 'string' },
+  'input-modes': { type: 'string' },
   all: { type: 'boolean' },
   limit: { type: 'string' },
   'revoke-old': { type: 'boolean' },
@@ -167,6 +170,16 @@ function agentFields(values: Values): Record<string, unknown> {
     // The relay checks the bounds and names them.
     fields.webhook_timeout_ms = timeout === 'default' ? null : Number(timeout);
   }
+  // The media types the agent accepts in parts sent to it; `default` restores the relay's.
+  const inputModes = values['input-modes'];
+  if (inputModes !== undefined)
+    fields.input_modes =
+      inputModes.trim() === 'default'
+        ? null
+        : inputModes
+            .split(',')
+            .map((mode) => mode.trim())
+            .filter(Boolean);
   if (values.metadata !== undefined) {
     try {
       fields.metadata = JSON.parse(values.metadata);
@@ -190,6 +203,7 @@ function describeAgent(agent: AgentRecord): string {
     `  slack:       ${agent.slack_webhook_url ?? '-'}`,
     `  timeout:     ${agent.webhook_timeout_ms === null ? 'relay default' : `${agent.webhook_timeout_ms} ms`} (webhook and push requests)`,
     `  metadata:    ${JSON.stringify(agent.metadata)}`,
+    `  input modes: ${agent.input_modes?.join(', ') ?? 'default (text/plain, application/json)'}`,
   ];
   return `${lines.join('\n')}\n`;
 }

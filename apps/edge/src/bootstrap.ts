@@ -24,6 +24,8 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
   const adapter = new FastifyAdapter({
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
+    // The client address (request.ip) is X-Forwarded-For's only when the peer is a trusted proxy.
+    trustProxy: config.RELAY_TRUSTED_PROXIES.length > 0 ? config.RELAY_TRUSTED_PROXIES : false,
     genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => sanitizeRequestId(request.headers[REQUEST_ID_HEADER]) ?? randomUUID(),
   });
   const tracer = startTracing('edge', config);

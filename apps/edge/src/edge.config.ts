@@ -1,4 +1,6 @@
-import { IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy } from 'class-validator';
+import { isIP } from 'node:net';
 import { CommonConfig } from '@app/config';
 
 export class EdgeConfig extends CommonConfig {
@@ -28,7 +30,34 @@ export class EdgeConfig extends CommonConfig {
   @Max(100000)
   RELAY_RATE_LIMIT_PER_MINUTE: number = 60;
 
-  /** Failed authentications (agent keys, admin token) per client address or key prefix before 429. */
+  /**
+   * The proxies (addresses, CIDR ranges, or proxy-addr's names `loopback`, `linklocal`,
+   * `uniquelocal`) whose `X-Forwarded-For` the edge believes when it takes a request's client
+   * address (Fastify's `trustProxy`); comma-separated, none by default.
+   */
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean)
+      : value,
+  )
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateBy(
+    {
+      name: 'isProxyAddress',
+      validator: {
+        validate: isTrustedProxy,
+        defaultMessage: () => 'each entry of RELAY_TRUSTED_PROXIES must be an IP address, a CIDR range, loopback, linklocal or uniquelocal',
+      },
+    },
+    { each: true },
+  )
+  RELAY_TRUSTED_PROXIES: string[] = [];
+
+  /** Failed authentications (agent keys, admin token) per client address or per presented secret before 429. */
   @IsInt()
   @Min(1)
   @Max(100000)
@@ -103,4 +132,14 @@ export class EdgeConfig extends CommonConfig {
   @Min(50)
   @Max(30000)
   READINESS_TIMEOUT_MS: number = 1500;
+}
+
+const PROXY_ADDRESS_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isTrustedProxy(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  if (PROXY_ADDRESS_NAMES.has(value) || isIP(value) !== 0) return true;
+  const [address, prefix, ...rest] = value.split('/');
+  const version = isIP(address);
+  return rest.length === 0 && version !== 0 && /^\d{1,3}$/.test(prefix ?? '') && Number(prefix) <= (version === 4 ? 32 : 128);
 }

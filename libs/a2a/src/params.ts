@@ -1,4 +1,4 @@
-import { invalidParams, TASK_LIMITS, type TaskState } from '@app/contracts';
+import { invalidParams, isStorableTimestamp, listFilterTimestamp, TASK_LIMITS, type TaskState } from '@app/contracts';
 import { fromWireState } from './mapping';
 import { isRecord, optionalMetadata, optionalString, parseArtifacts, parseMessage, type A2aArtifactInput, type A2aMessageInput } from './parse';
 import { normalizeProtoJson } from './protojson';
@@ -112,7 +112,8 @@ export function parseListParams(params: unknown): ListParams {
   if (after !== undefined) {
     const time = Date.parse(after);
     if (!/^\d{4}-\d{2}-\d{2}T/.test(after) || Number.isNaN(time)) throw invalidParams('statusTimestampAfter', 'must be an RFC 3339 timestamp');
-    statusTimestampAfter = new Date(time).toISOString();
+    if (!isStorableTimestamp(time)) throw invalidParams('statusTimestampAfter', 'must lie in the years 1 to 9999 (UTC)');
+    statusTimestampAfter = listFilterTimestamp(time);
   }
   const historyLength = optionalInt(record, 'historyLength', 'historyLength', 0, TASK_LIMITS.historyLengthMax);
   return {

@@ -50,6 +50,13 @@ export function optionalMetadata(record: Record<string, unknown>, key: string, f
   return value;
 }
 
+/** The content of a `data` part, within the bounds of metadata (keys per object, depth, bytes). */
+export function boundedData(value: unknown, field: string): unknown {
+  const problem = metadataBoundsProblem(value);
+  if (problem !== undefined) throw invalidParams(field, problem);
+  return value;
+}
+
 function base64(value: unknown, field: string): string {
   if (typeof value !== 'string' || !BASE64.test(value.replace(/\s/g, ''))) throw invalidParams(field, 'must be base64');
   return value;
@@ -94,7 +101,7 @@ export function parsePart(value: unknown, field: string): PartView {
     if (kind === 'text') return withMetadata({ kind: 'text', text: text(value.text, `${field}.text`) });
     if (kind === 'data') {
       if (value.data === undefined || value.data === null || value.data === '') throw invalidParams(`${field}.data`, 'is required');
-      return withMetadata({ kind: 'data', data: value.data });
+      return withMetadata({ kind: 'data', data: boundedData(value.data, `${field}.data`) });
     }
     if (kind === 'file') return withMetadata({ kind: 'file', file: fileFromV03(value.file, `${field}.file`) });
     throw invalidParams(`${field}.kind`, 'must be text, file or data');
@@ -109,7 +116,7 @@ export function parsePart(value: unknown, field: string): PartView {
       return withMetadata({ kind: 'text', text: text(value.text, `${field}.text`), ...described });
     case 'data':
       if (value.data === '') throw invalidParams(`${field}.data`, 'is required');
-      return withMetadata({ kind: 'data', data: value.data, ...described });
+      return withMetadata({ kind: 'data', data: boundedData(value.data, `${field}.data`), ...described });
     default: {
       const file: Extract<PartView, { kind: 'file' }>['file'] = {
         ...(filename !== undefined ? { name: filename } : {}),

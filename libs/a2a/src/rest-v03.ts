@@ -1,5 +1,5 @@
 import { invalidParams } from '@app/contracts';
-import { isRecord } from './parse';
+import { boundedData, isRecord } from './parse';
 import type { Json } from './render';
 
 /**
@@ -26,7 +26,7 @@ function protoPartToParams(part: unknown, field: string): Json {
     const bytes = file.fileWithBytes ?? file.file_with_bytes;
     return { kind: 'file', file: { ...(uri !== undefined ? { uri } : { bytes }), ...(mimeType !== undefined ? { mimeType } : {}) } };
   }
-  if (isRecord(part.data)) return { kind: 'data', data: part.data.data };
+  if (isRecord(part.data)) return { kind: 'data', data: boundedData(part.data.data, `${field}.data.data`) };
   throw invalidParams(field, 'must hold text, file or data');
 }
 

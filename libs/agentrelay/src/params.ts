@@ -3,6 +3,8 @@ import {
   INTENTS,
   metadataBoundsProblem,
   invalidParams,
+  isStorableTimestamp,
+  listFilterTimestamp,
   TASK_LIMITS,
   THREAD_STATES,
   type ArtifactInput,
@@ -74,9 +76,12 @@ function parseRelayPart(value: unknown, field: string): PartView {
       if (text.length > TASK_LIMITS.textPartChars) throw invalidParams(`${field}.text`, `must be at most ${TASK_LIMITS.textPartChars} characters`);
       return { kind: 'text', text, ...extra };
     }
-    case 'data':
+    case 'data': {
       if (!present(value.data) || value.data === '') throw invalidParams(`${field}.data`, 'is required for a data part');
+      const problem = metadataBoundsProblem(value.data);
+      if (problem !== undefined) throw invalidParams(`${field}.data`, problem);
       return { kind: 'data', data: value.data, ...extra };
+    }
     case 'file': {
       const file = optionalObject(value, 'file', `${field}.file`);
       if (!file || (typeof file.uri !== 'string' && typeof file.bytes !== 'string')) throw invalidParams(`${field}.file`, 'needs a uri or bytes');
@@ -95,7 +100,9 @@ function parseRelayPart(value: unknown, field: string): PartView {
 export function parseAfterSequenceNo(params: Params): number {
   const value = params.after_sequence_no;
   if (value === undefined || value === null) return 0;
-  if (!Number.isInteger(value) || (value as number) < 0) throw invalidParams('after_sequence_no', 'must be a non-negative integer');
+  if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > TASK_LIMITS.sequenceNoMax) {
+    throw invalidParams('after_sequence_no', `must be an integer from 0 to ${TASK_LIMITS.sequenceNoMax}`);
+  }
   return value as number;
 }
 
@@ -204,7 +211,8 @@ export function parseRelayListParams(params: Params): RelayListParams {
     if (typeof filter.since !== 'string' || !ISO_8601.test(filter.since) || Number.isNaN(Date.parse(filter.since))) {
       throw invalidParams('filter.since', 'must be an ISO 8601 timestamp');
     }
-    since = new Date(filter.since).toISOString();
+    if (!isStorableTimestamp(Date.parse(filter.since))) throw invalidParams('filter.since', 'must lie in the years 1 to 9999 (UTC)');
+    since = listFilterTimestamp(Date.parse(filter.since));
   }
   let limit: number = TASK_LIMITS.listDefaultLimit;
   if (present(page.limit)) {

@@ -32,6 +32,12 @@ export const ERROR_CATALOGUE = {
     httpStatus: 415,
     a2aReason: 'CONTENT_TYPE_NOT_SUPPORTED',
   },
+  content_type_not_supported: {
+    agentrelay: -32017,
+    a2a: -32005,
+    message: 'Incompatible content types',
+    a2aReason: 'CONTENT_TYPE_NOT_SUPPORTED',
+  },
   rate_limited: { agentrelay: -32003, a2a: -32003, message: 'Rate limit exceeded', httpStatus: 429 },
   recipient_not_found: { agentrelay: -32004, a2a: -32602, message: 'No agent with the given recipient handle', a2aReason: 'INVALID_PARAMS' },
   not_a_participant: { agentrelay: -32005, a2a: -32001, message: 'You are not a participant of this thread', a2aReason: 'TASK_NOT_FOUND' },

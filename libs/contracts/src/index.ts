@@ -4,6 +4,7 @@ export * from './subjects';
 export * from './rpc-map';
 export * from './payload-limits';
 export * from './limits';
+export * from './media-types';
 export * from './health/health.contract';
 export * from './tasks/task.model';
 export * from './tasks/tasks.contract';

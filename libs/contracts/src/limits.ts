@@ -47,19 +47,34 @@ export const TASK_LIMITS = {
   a2aPageSizeDefault: 50,
   a2aPageSizeMax: 100,
   a2aPageTokenChars: 1024,
+  /** The largest message sequence number a thread can reach (a Postgres integer): `after_sequence_no` is at most this. */
+  sequenceNoMax: 2_147_483_647,
   /** Message bytes one reply carries at most (NATS payloads are limited); page with `after_sequence_no`. */
   replyMessageBytes: 512 * 1024,
   /** Bytes of items one list reply carries at most. */
   replyListBytes: 768 * 1024,
   /** Bytes of events (with the task, when a replay starts with it) one event replay carries at most, at least one event; replays page on. */
   replyEventBytes: 768 * 1024,
-  /** Keys of one object (or items of one array) inside a metadata or payload object. */
+  /** Keys of one object (or items of one array) inside a metadata or payload object or a `data` part. */
   metadataKeysPerObject: 256,
-  /** Nesting of objects and arrays inside a metadata or payload object (the object itself is level 1). */
+  /** Nesting of objects and arrays inside a metadata or payload object or a `data` part (the object itself is level 1). */
   metadataDepth: 16,
-  /** A metadata or payload object serialized as JSON (UTF-8). */
+  /** A metadata or payload object, or the content of a `data` part, serialized as JSON (UTF-8). */
   metadataBytes: 64 * 1024,
 } as const;
+
+/** The instants a timestamp param may name: years 1 to 9999 in UTC, what Postgres and ISO 8601 both write. */
+const EARLIEST_TIMESTAMP_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_TIMESTAMP_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+export function isStorableTimestamp(ms: number): boolean {
+  return ms >= EARLIEST_TIMESTAMP_MS && ms <= LATEST_TIMESTAMP_MS;
+}
+
+/** A lower bound of a list filter as the tasks service reads it: no task predates 1970, so earlier bounds mean 1970. */
+export function listFilterTimestamp(ms: number): string {
+  return new Date(Math.max(ms, 0)).toISOString();
+}
 
 /** Limits of an agent's fields, kept by the directory; the other services copy id, handle, name and role as they are. */
 export const AGENT_LIMITS = {
@@ -71,6 +86,8 @@ export const AGENT_LIMITS = {
   descriptionChars: 2000,
   skills: 50,
   skillChars: 64,
+  /** Media types or ranges in an agent's `input_modes`. */
+  inputModes: 32,
   emailChars: 320,
   webhookUrlChars: 2048,
   /** The bounds of an agent's own `webhook_timeout_ms`, the timeout of each request to its webhook and push configs. */
@@ -91,11 +108,12 @@ export const PUSH_CONFIG_LIMITS = {
 } as const;
 
 /**
- * What is wrong with a metadata (or message payload) object against the TASK_LIMITS bounds, or
- * undefined when it is within them. Walks the value once without recursion, stopping at the first
- * object with too many keys or too deep, before serializing it to measure its bytes.
+ * What is wrong with a metadata (or message payload) object or the content of a `data` part against
+ * the TASK_LIMITS bounds, or undefined when it is within them. Walks the value once without
+ * recursion, stopping at the first object with too many keys or too deep, before serializing it to
+ * measure its bytes.
  */
-export function metadataBoundsProblem(value: Record<string, unknown>): string | undefined {
+export function metadataBoundsProblem(value: unknown): string | undefined {
   const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
   while (pending.length > 0) {
     const { value: current, depth } = pending.pop()!;

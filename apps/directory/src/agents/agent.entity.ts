@@ -30,6 +30,10 @@ export class AgentEntity {
   @Column({ type: 'jsonb', default: () => "'{}'" })
   metadata: Record<string, unknown>;
 
+  /** The media types the agent accepts in the parts sent to it (its card's `defaultInputModes`); null: the relay's default. */
+  @Column({ type: 'text', array: true, nullable: true })
+  inputModes: string[] | null;
+
   @Column({ type: 'varchar', length: AGENT_LIMITS.emailChars, nullable: true })
   email: string | null;
 

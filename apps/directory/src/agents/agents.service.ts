@@ -36,6 +36,7 @@ export function toAgentRecord(agent: AgentEntity): AgentRecord {
     description: agent.description,
     skills: agent.skills,
     metadata: agent.metadata,
+    input_modes: agent.inputModes,
     email: agent.email,
     notification_webhook_url: agent.notificationWebhookUrl,
     slack_webhook_url: agent.slackWebhookUrl,
@@ -52,7 +53,7 @@ export function toIdentity(agent: AgentEntity): AgentIdentity {
 }
 
 export function toPublicProfile(agent: AgentEntity): AgentPublicProfile {
-  return { ...toIdentity(agent), description: agent.description, skills: agent.skills, metadata: agent.metadata };
+  return { ...toIdentity(agent), description: agent.description, skills: agent.skills, metadata: agent.metadata, input_modes: agent.inputModes };
 }
 
 function toKeyInfo(key: ApiKeyEntity): ApiKeyInfo {
@@ -114,6 +115,7 @@ export class AgentsService {
             description: request.description ?? null,
             skills: uniqueSkills(request.skills),
             metadata: request.metadata ?? {},
+            inputModes: request.input_modes ?? null,
             email: request.email ?? null,
             notificationWebhookUrl: request.notification_webhook_url ?? null,
             slackWebhookUrl: request.slack_webhook_url ?? null,
@@ -167,6 +169,7 @@ export class AgentsService {
       if (request.description !== undefined) current.description = request.description;
       if (request.skills !== undefined) current.skills = uniqueSkills(request.skills);
       if (request.metadata !== undefined) current.metadata = request.metadata;
+      if (request.input_modes !== undefined) current.inputModes = request.input_modes;
       if (request.email !== undefined) current.email = request.email;
       if (request.notification_webhook_url !== undefined) current.notificationWebhookUrl = request.notification_webhook_url;
       if (request.slack_webhook_url !== undefined) current.slackWebhookUrl = request.slack_webhook_url;

@@ -47,6 +47,7 @@ interface RecipientRow {
   description: string | null;
   skills: string[];
   metadata: Record<string, unknown>;
+  input_modes: string[] | null;
   disabled_at: Date | null;
   allow: string[] | null;
   block: string[] | null;
@@ -59,7 +60,7 @@ export async function findRecipient(
 ): Promise<{ profile: AgentPublicProfile; disabled: boolean; policy: TrustLists | null } | null> {
   const { rows } = await pool.query<RecipientRow>({
     name: 'directory-recipient',
-    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."disabled_at", p."allow", p."block"
+    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."input_modes", a."disabled_at", p."allow", p."block"
            FROM "directory"."agents" a LEFT JOIN "directory"."trust_policies" p ON p."agent_id" = a."id" WHERE a."handle" = $1`,
     values: [handle],
   });
@@ -75,6 +76,7 @@ export async function findRecipient(
       description: row.description,
       skills: row.skills,
       metadata: row.metadata,
+      input_modes: row.input_modes,
     },
     disabled: row.disabled_at !== null,
     policy: row.allow === null || row.block === null ? null : { allow: row.allow, block: row.block },

@@ -74,13 +74,20 @@ export class AdminTokenGuard implements CanActivate {
     }
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     const presented = match?.[1];
-    this.failures.assertAllowed(request.ip, presented);
+    // The token is checked first (in constant time, without I/O): someone else's failures from
+    // this address never lock the admin out.
     if (isAdminToken(presented, this.config.RELAY_ADMIN_TOKEN)) {
       this.failures.recordSuccess(presented as string);
       actors.set(request, ADMIN_TOKEN_ACTOR);
       return true;
     }
-    if (header !== undefined) this.failures.recordFailure(request.ip, presented);
+    if (header !== undefined) {
+      // An agent key here is the wrong realm, not a wrong key: it counts for the address only, so
+      // that an agent calling the admin API cannot spend its own key's budget with the agent API.
+      const secret = presented?.startsWith(API_KEY_PREFIX) ? undefined : presented;
+      this.failures.assertAllowed(request.ip, secret);
+      this.failures.recordFailure(request.ip, secret);
+    }
     http.getResponse<FastifyReply>().header('www-authenticate', ADMIN_REALM);
     throw new RelayError(
       'unauthenticated',

@@ -70,24 +70,41 @@ describe('AgentAuthenticator', () => {
     expect(authenticate).not.toHaveBeenCalled();
     await expect(authenticator.authenticate({ 'x-api-key': KEY }, '10.0.0.1')).resolves.toEqual(IDENTITY);
     await expect(authenticator.authenticate({ 'x-api-key': wrong(8) }, '10.0.0.2')).rejects.toMatchObject({ reason: 'unauthenticated' });
-    // A key prefix that failed 3 times is blocked from any address.
+    // One wrong key that failed 3 times is blocked from any address; another key with its prefix is not.
     for (const address of ['10.0.1.1', '10.0.1.2', '10.0.1.3']) {
       await expect(authenticator.authenticate({ 'x-api-key': wrong(10) }, address)).rejects.toMatchObject({ reason: 'unauthenticated' });
     }
     await expect(authenticator.authenticate({ 'x-api-key': wrong(10) }, '10.0.1.4')).rejects.toMatchObject({ reason: 'rate_limited' });
+    await expect(authenticator.authenticate({ 'x-api-key': `${wrong(10).slice(0, 16)}${'Q'.repeat(24)}` }, '10.0.1.5')).rejects.toMatchObject({
+      reason: 'unauthenticated',
+    });
   });
 });
 
 describe('AuthFailureThrottle', () => {
   const config = loadConfig(EdgeConfig, { RELAY_AUTH_FAILURES_PER_WINDOW: '2', RELAY_AUTH_FAILURE_WINDOW_MS: '10000' });
 
-  it('blocks a key prefix from any address, and forgets failures once the window is over', () => {
+  it('blocks a secret from any address by its whole value, never by a shared prefix, and forgets failures once the window is over', () => {
     const throttle = new AuthFailureThrottle(config);
-    throttle.recordFailure('10.0.0.1', `${'P'.repeat(16)}-first`, 0);
-    throttle.recordFailure('10.0.0.2', `${'P'.repeat(16)}-second`, 1000);
-    expect(() => throttle.assertAllowed('10.0.0.3', `${'P'.repeat(16)}-third`, 2000)).toThrow(/retry after 8 s/);
-    expect(() => throttle.assertAllowed('10.0.0.3', `${'Q'.repeat(16)}`, 2000)).not.toThrow();
-    expect(() => throttle.assertAllowed('10.0.0.3', `${'P'.repeat(16)}-third`, 10000)).not.toThrow();
+    const secret = `${'P'.repeat(16)}-first`;
+    throttle.recordFailure('10.0.0.1', secret, 0);
+    throttle.recordFailure('10.0.0.2', secret, 1000);
+    expect(() => throttle.assertAllowed('10.0.0.3', secret, 2000)).toThrow(/retry after 8 s/);
+    expect(() => throttle.assertAllowed('10.0.0.3', `${'P'.repeat(16)}-second`, 2000)).not.toThrow();
+    expect(() => throttle.assertAllowed('10.0.0.3', secret, 10000)).not.toThrow();
+  });
+
+  it('lets a secret accepted before pass an address past its budget, for as long as this edge remembers it', () => {
+    const throttle = new AuthFailureThrottle(config);
+    throttle.recordSuccess('known-secret');
+    throttle.recordFailure('10.0.0.9', 'guess-1', 0);
+    throttle.recordFailure('10.0.0.9', 'guess-2', 0);
+    expect(() => throttle.assertAllowed('10.0.0.9', 'guess-3', 1000)).toThrow(/Too many failed/);
+    expect(() => throttle.assertAllowed('10.0.0.9', 'known-secret', 1000)).not.toThrow();
+    expect(() => throttle.assertAllowed('10.0.0.9', 'known-secret', 1_000_000)).not.toThrow();
+    // Once refused (revoked, say), it is throttled like any other secret.
+    throttle.recordFailure('10.0.0.9', 'known-secret', 1000);
+    expect(() => throttle.assertAllowed('10.0.0.9', 'known-secret', 1000)).toThrow(/Too many failed/);
   });
 });
 
@@ -108,5 +125,24 @@ describe('RELAY_ADMIN_TOKEN', () => {
   it('may not be shaped like an agent key', () => {
     expect(() => loadConfig(EdgeConfig, { RELAY_ADMIN_TOKEN: KEY })).toThrow(/agent API key/);
     expect(loadConfig(EdgeConfig, { RELAY_ADMIN_TOKEN: 'admin-token-0123456789abcdef' }).RELAY_ADMIN_TOKEN).toBe('admin-token-0123456789abcdef');
+  });
+});
+
+describe('RELAY_TRUSTED_PROXIES', () => {
+  it('reads a comma-separated list of addresses, CIDR ranges and proxy-addr names, none by default', () => {
+    expect(loadConfig(EdgeConfig, {}).RELAY_TRUSTED_PROXIES).toEqual([]);
+    expect(loadConfig(EdgeConfig, { RELAY_TRUSTED_PROXIES: '' }).RELAY_TRUSTED_PROXIES).toEqual([]);
+    expect(loadConfig(EdgeConfig, { RELAY_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7, loopback' }).RELAY_TRUSTED_PROXIES).toEqual([
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.0.2.7',
+      'loopback',
+    ]);
+  });
+
+  it('refuses anything else at boot, naming the key', () => {
+    for (const value of ['10.0.0.0/33', 'proxy.internal', '10.0.0.0/8/1', '::1/129', '*']) {
+      expect(() => loadConfig(EdgeConfig, { RELAY_TRUSTED_PROXIES: value })).toThrow(/RELAY_TRUSTED_PROXIES/);
+    }
   });
 });

@@ -40,21 +40,27 @@ export class AgentAuthenticator {
     @Inject(AuthFailureThrottle) private readonly failures: AuthFailureThrottle,
   ) {}
 
-  /** `address` is the client's; too many failed attempts from it (or with the key's prefix) answer 429. */
+  /**
+   * `address` is the client's. A well-formed key goes to the directory (through its cache) unless
+   * its address or the key itself is past its failure budget and this edge never accepted the key:
+   * then 429 without a lookup (see AuthFailureThrottle).
+   */
   async authenticate(headers: RequestHeaders, address = 'unknown'): Promise<AgentIdentity> {
     let key: string | undefined;
     try {
       key = extractApiKey(headers);
     } catch (error) {
-      this.failures.assertAllowed(address, undefined);
-      this.failures.recordFailure(address, undefined);
+      this.refuse(address, undefined);
       throw error;
     }
     if (key === undefined) throw new RelayError('unauthenticated', 'Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>');
+    // Only agent keys get past this: the admin token (or anything else) never has the key format.
+    if (!API_KEY_PATTERN.test(key)) {
+      this.refuse(address, key);
+      throw new RelayError('unauthenticated', 'Malformed API key');
+    }
     this.failures.assertAllowed(address, key);
     try {
-      // Only agent keys get past this: the admin token (or anything else) never has the key format.
-      if (!API_KEY_PATTERN.test(key)) throw new RelayError('unauthenticated', 'Malformed API key');
       const identity = await this.directory.authenticate(key);
       this.failures.recordSuccess(key);
       return identity;
@@ -62,5 +68,11 @@ export class AgentAuthenticator {
       if (error instanceof RelayError && error.reason === 'unauthenticated') this.failures.recordFailure(address, key);
       throw error;
     }
+  }
+
+  /** A credential refused without I/O: 429 once its address (or the secret) is past its budget, else counted. */
+  private refuse(address: string, credential: string | undefined): void {
+    this.failures.assertAllowed(address, credential);
+    this.failures.recordFailure(address, credential);
   }
 }

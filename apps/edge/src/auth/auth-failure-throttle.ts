@@ -3,11 +3,11 @@ import { createHash } from 'node:crypto';
 import { RelayError } from '@app/contracts';
 import { EdgeConfig } from '../edge.config';
 
-/** How much of a presented key or token identifies it for the throttle: never the whole secret. */
-export const CREDENTIAL_PREFIX_CHARS = 16;
+/** Past this many tracked windows, expired ones are swept; past it after a sweep, the oldest go. */
+const MAX_WINDOWS = 100_000;
 
-/** Past this many tracked addresses and prefixes, expired windows are swept before adding another. */
-const SWEEP_THRESHOLD = 10_000;
+/** Digests of credentials accepted on this edge, kept (least recently used first out) to let their owners pass a throttled address. */
+const MAX_ACCEPTED = 100_000;
 
 interface FailureWindow {
   failures: number;
@@ -15,23 +15,36 @@ interface FailureWindow {
 }
 
 /**
- * Counts failed authentications (agent keys and the admin token) per client address and per
- * credential prefix in this edge process, each in a fixed window. Once either has reached
- * `RELAY_AUTH_FAILURES_PER_WINDOW`, the caller is answered 429 with `Retry-After` before its
- * credential is checked, until the window ends. Replicas of the edge count separately.
+ * Throttles failed authentications (agent keys and the admin token), never successful ones.
+ * Failures are counted in this edge process, each in a fixed window of
+ * `RELAY_AUTH_FAILURE_WINDOW_MS`, per client address and per presented secret (by its SHA-256
+ * digest: never by a public part of it, so nobody can spend someone else's budget).
+ *
+ * The order callers follow:
+ * 1. Check what is checkable without I/O first (the admin token, the shape of an agent key): a
+ *    valid credential is accepted whatever the failures of its address.
+ * 2. Before asking the directory, `assertAllowed`: an address or a secret past its budget is
+ *    answered 429 without a lookup, unless the secret is one this edge has accepted before
+ *    (`recordSuccess`) and not refused since. Such a secret is still checked by the directory
+ *    (through its ≤ 1 s cache), so a revoked key stays refused and loses its pass.
+ * 3. `recordFailure` after a refusal, `recordSuccess` after an acceptance.
+ * A success never clears the failures of its address, so one valid key cannot buy more guesses.
  */
 @Injectable()
 export class AuthFailureThrottle {
   private readonly windows = new Map<string, FailureWindow>();
-  /** Digests of agent keys and admin tokens accepted lately: their owners pass a blocked address. */
-  private readonly accepted = new Map<string, number>();
+  private readonly accepted = new Set<string>();
 
   constructor(@Inject(EdgeConfig) private readonly config: EdgeConfig) {}
 
-  /** Throws `rate_limited` (429, Retry-After) while the address or the credential's prefix is blocked. */
+  /**
+   * Throws `rate_limited` (429, Retry-After) while the address or the presented secret is past its
+   * failure budget, unless the secret was accepted on this edge before.
+   */
   assertAllowed(address: string, credential: string | undefined, now = Date.now()): void {
-    if (credential !== undefined && (this.accepted.get(digest(credential)) ?? 0) > now) return;
-    const blockedFor = Math.max(this.blockedFor(addressKey(address), now), credential === undefined ? 0 : this.blockedFor(prefixKey(credential), now));
+    const secretKey = credential === undefined ? undefined : secretKeyOf(credential);
+    if (secretKey !== undefined && this.accepted.has(secretKey)) return;
+    const blockedFor = Math.max(this.blockedFor(addressKey(address), now), secretKey === undefined ? 0 : this.blockedFor(secretKey, now));
     if (blockedFor <= 0) return;
     const retryAfterSeconds = Math.max(1, Math.ceil(blockedFor / 1000));
     throw new RelayError(
@@ -41,16 +54,22 @@ export class AuthFailureThrottle {
     );
   }
 
+  /** A refused credential: counted for its address and itself; a key accepted before (now revoked) loses its pass. */
   recordFailure(address: string, credential: string | undefined, now = Date.now()): void {
-    if (this.windows.size > SWEEP_THRESHOLD) this.sweep(now);
     this.count(addressKey(address), now);
-    if (credential !== undefined) this.count(prefixKey(credential), now);
+    if (credential === undefined) return;
+    const secretKey = secretKeyOf(credential);
+    this.accepted.delete(secretKey);
+    this.count(secretKey, now);
   }
 
-  /** A key or token that was accepted: a blocked address does not stop it for one window. */
-  recordSuccess(credential: string, now = Date.now()): void {
-    if (this.accepted.size > SWEEP_THRESHOLD) this.sweep(now);
-    this.accepted.set(digest(credential), now + this.config.RELAY_AUTH_FAILURE_WINDOW_MS);
+  /** A key or token that was accepted: from now on a throttled address does not stop it before its check. */
+  recordSuccess(credential: string): void {
+    const secretKey = secretKeyOf(credential);
+    this.windows.delete(secretKey);
+    this.accepted.delete(secretKey);
+    this.accepted.add(secretKey);
+    if (this.accepted.size > MAX_ACCEPTED) this.accepted.delete(this.accepted.values().next().value as string);
   }
 
   private blockedFor(key: string, now: number): number {
@@ -61,13 +80,19 @@ export class AuthFailureThrottle {
 
   private count(key: string, now: number): void {
     const window = this.windows.get(key);
-    if (window && window.endsAt > now) window.failures += 1;
-    else this.windows.set(key, { failures: 1, endsAt: now + this.config.RELAY_AUTH_FAILURE_WINDOW_MS });
+    if (window && window.endsAt > now) {
+      window.failures += 1;
+      return;
+    }
+    if (window) this.windows.delete(key);
+    if (this.windows.size >= MAX_WINDOWS) this.makeRoom(now);
+    this.windows.set(key, { failures: 1, endsAt: now + this.config.RELAY_AUTH_FAILURE_WINDOW_MS });
   }
 
-  private sweep(now: number): void {
+  /** Sweeps expired windows; when all are live, drops the oldest (windows are kept in the order they opened). */
+  private makeRoom(now: number): void {
     for (const [key, window] of this.windows) if (window.endsAt <= now) this.windows.delete(key);
-    for (const [key, until] of this.accepted) if (until <= now) this.accepted.delete(key);
+    while (this.windows.size >= MAX_WINDOWS) this.windows.delete(this.windows.keys().next().value as string);
   }
 }
 
@@ -75,10 +100,6 @@ function addressKey(address: string): string {
   return `address:${address}`;
 }
 
-function prefixKey(credential: string): string {
-  return `prefix:${credential.slice(0, CREDENTIAL_PREFIX_CHARS)}`;
-}
-
-function digest(credential: string): string {
-  return createHash('sha256').update(credential, 'utf8').digest('base64');
+function secretKeyOf(credential: string): string {
+  return `secret:${createHash('sha256').update(credential, 'utf8').digest('base64')}`;
 }

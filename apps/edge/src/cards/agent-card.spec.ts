@@ -11,6 +11,7 @@ const PROFILE: AgentPublicProfile = {
   description: null,
   skills: ['react'],
   metadata: { repos_owned: ['apps/web/'] },
+  input_modes: null,
 };
 
 describe('agent cards', () => {
@@ -25,6 +26,14 @@ describe('agent cards', () => {
     expect(card.description).toContain('Frank');
     expect(card.skills.map((skill) => skill.id)).toEqual(['handoff', 'react']);
     expect(card.securityRequirements).toHaveLength(2);
+  });
+
+  it("declares the agent's input modes, or the relay's default when it has none", () => {
+    expect(agentCardV1(PROFILE, 'http://relay.test').defaultInputModes).toEqual(['text/plain', 'application/json']);
+    expect(agentCardV1({ ...PROFILE, input_modes: ['text/*', 'application/pdf'] }, 'http://relay.test').defaultInputModes).toEqual([
+      'text/*',
+      'application/pdf',
+    ]);
   });
 
   it("builds the relay's compact card with the role in metadata", () => {

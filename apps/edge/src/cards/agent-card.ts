@@ -1,9 +1,9 @@
-import type { AgentPublicProfile } from '@app/contracts';
+import { DEFAULT_INPUT_MODES, inputModesOf, type AgentPublicProfile } from '@app/contracts';
 
 /** The relay's software version, reported as the `version` of every card it serves. */
 export const RELAY_VERSION = '0.1.0';
 
-const MODES = ['text/plain', 'application/json'];
+const MODES = [...DEFAULT_INPUT_MODES];
 
 export interface AgentInterface {
   url: string;
@@ -93,7 +93,7 @@ export function agentCardV1(profile: AgentPublicProfile, publicUrl: string): Age
     capabilities: { ...CAPABILITIES },
     securitySchemes: SECURITY_SCHEMES,
     securityRequirements: SECURITY_REQUIREMENTS,
-    defaultInputModes: [...MODES],
+    defaultInputModes: [...inputModesOf(profile)],
     defaultOutputModes: [...MODES],
     skills: [taskSkill(profile.name), ...profile.skills.map((tag) => ({ id: tag, name: tag, description: `${profile.name} works with ${tag}`, tags: [tag] }))],
   };

@@ -20,8 +20,18 @@ export class AgentCardService {
 
   /** The public profile of an enabled agent; `agent_not_found` for an unknown or disabled handle. */
   async profile(handle: string): Promise<AgentPublicProfile> {
-    const { id, handle: canonical, name, role, org, description, skills, metadata } = await this.directory.profile(normalizeHandle(handle) as string);
-    return { id, handle: canonical, name, role, org, description, skills, metadata };
+    const {
+      id,
+      handle: canonical,
+      name,
+      role,
+      org,
+      description,
+      skills,
+      metadata,
+      input_modes,
+    } = await this.directory.profile(normalizeHandle(handle) as string);
+    return { id, handle: canonical, name, role, org, description, skills, metadata, input_modes };
   }
 
   async agentCardV1(handle: string): Promise<AgentCardV1> {

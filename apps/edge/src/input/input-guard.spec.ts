@@ -17,6 +17,19 @@ describe('input guard', () => {
     expect(findInputProblem({ metadata: { 'x y': '\u0000' } })).toEqual({ path: 'metadata["x y"]', problem: 'must not contain the character U+0000' });
   });
 
+  it('names a string or key holding a lone surrogate, and accepts paired ones (emoji)', () => {
+    expect(findInputProblem({ message: { parts: [{ text: 'ok \ud83d\ude00' }, { text: 'bad \ud800' }] } })).toEqual({
+      path: 'message.parts[1].text',
+      problem: 'must not contain a lone UTF-16 surrogate (such as \\ud800)',
+    });
+    expect(findInputProblem({ text: '\udc00 trailing half first' })?.path).toBe('text');
+    expect(findInputProblem({ metadata: { 'k\ud800': 1 } })).toEqual({
+      path: 'metadata',
+      problem: 'has a key that contains a lone UTF-16 surrogate (such as \\ud800)',
+    });
+    expect(findInputProblem(JSON.parse('{"text":"\\ud83d\\ude00 \\u00e9"}'))).toBeUndefined();
+  });
+
   it(`accepts ${MAX_JSON_DEPTH} levels of nesting and refuses one more, without recursing`, () => {
     expect(findInputProblem(nested(MAX_JSON_DEPTH))).toBeUndefined();
     expect(findInputProblem(nested(MAX_JSON_DEPTH + 1))?.problem).toBe(`nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`);

@@ -14,6 +14,15 @@ export interface InputProblem {
 }
 
 const NUL = '\u0000';
+/** A UTF-16 surrogate that is not half of a pair: no UTF-8 text (and no Postgres text or jsonb) can hold it. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** What makes a string unstorable, or undefined: U+0000 or a lone surrogate such as `\ud800`. */
+function stringProblem(value: string): string | undefined {
+  if (value.includes(NUL)) return 'the character U+0000';
+  if (LONE_SURROGATE.test(value)) return 'a lone UTF-16 surrogate (such as \\ud800)';
+  return undefined;
+}
 const IDENTIFIER = /^[A-Za-z_$][\w$-]*$/;
 
 function memberPath(parent: string, key: string): string {
@@ -31,15 +40,16 @@ function isContainer(value: unknown): value is Record<string, unknown> | unknown
 
 /**
  * Walks a parsed JSON (or YAML) value once, in document order and without recursion, and names
- * the first string or key that contains U+0000 (Postgres cannot store it) or the first object or
- * array nested deeper than `maxDepth`.
+ * the first string or key that contains U+0000 or a lone surrogate (Postgres cannot store either)
+ * or the first object or array nested deeper than `maxDepth`.
  */
 export function findInputProblem(value: unknown, root = '', outerDepth = 0, maxDepth = MAX_JSON_DEPTH): InputProblem | undefined {
   const pending: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: root, depth: outerDepth }];
   while (pending.length > 0) {
     const { value: current, path, depth } = pending.pop()!;
     if (typeof current === 'string') {
-      if (current.includes(NUL)) return { path, problem: 'must not contain the character U+0000' };
+      const unstorable = stringProblem(current);
+      if (unstorable) return { path, problem: `must not contain ${unstorable}` };
       continue;
     }
     if (!isContainer(current)) continue;
@@ -49,7 +59,8 @@ export function findInputProblem(value: unknown, root = '', outerDepth = 0, maxD
       current.forEach((item, index) => children.push({ value: item, path: `${path}[${index}]`, depth: depth + 1 }));
     } else {
       for (const [key, item] of Object.entries(current)) {
-        if (key.includes(NUL)) return { path: path || '(body)', problem: 'has a key that contains the character U+0000' };
+        const unstorable = stringProblem(key);
+        if (unstorable) return { path: path || '(body)', problem: `has a key that contains ${unstorable}` };
         children.push({ value: item, path: memberPath(path, key), depth: depth + 1 });
       }
     }
@@ -66,7 +77,8 @@ function isJsonRpcCall(request: Pick<FastifyRequest, 'method' | 'url'>): boolean
 export function findRequestProblem(request: Pick<FastifyRequest, 'method' | 'url' | 'params' | 'query' | 'body'>): InputProblem | undefined {
   const routeParams = request.params as Record<string, unknown> | undefined;
   for (const [name, value] of Object.entries(routeParams ?? {})) {
-    if (typeof value === 'string' && value.includes(NUL)) return { path: name === '*' ? 'path' : name, problem: 'must not contain the character U+0000' };
+    const unstorable = typeof value === 'string' ? stringProblem(value) : undefined;
+    if (unstorable) return { path: name === '*' ? 'path' : name, problem: `must not contain ${unstorable}` };
   }
   // The query parser's object has a prototype of its own: read its entries as a plain object's.
   const query = findInputProblem({ ...(request.query as Record<string, unknown> | undefined) });
@@ -82,7 +94,7 @@ export function findRequestProblem(request: Pick<FastifyRequest, 'method' | 'url
 function requestIdOf(body: unknown): string | number | null {
   if (!isContainer(body) || Array.isArray(body)) return null;
   const id = body.id;
-  return (typeof id === 'string' && !id.includes(NUL)) || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+  return (typeof id === 'string' && stringProblem(id) === undefined) || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }
 
 function reject(request: FastifyRequest, reply: FastifyReply, problem: InputProblem): FastifyReply {

@@ -11,8 +11,12 @@ for (const [network, prefix] of [
   ['169.254.0.0', 16], // link-local, cloud metadata (169.254.169.254)
   ['172.16.0.0', 12], // private
   ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation (TEST-NET-1)
+  ['192.88.99.0', 24], // 6to4 relay anycast (deprecated)
   ['192.168.0.0', 16], // private
   ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation (TEST-NET-2)
+  ['203.0.113.0', 24], // documentation (TEST-NET-3)
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
 ] as const) {
@@ -21,8 +25,13 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
+  ['100::', 64], // discard-only
+  ['2001:2::', 48], // benchmarking
+  ['2001:db8::', 32], // documentation
+  ['3fff::', 20], // documentation (RFC 9637)
   ['fc00::', 7], // unique local (includes fd00:ec2::254, a metadata address)
   ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated, still routed inside some sites)
   ['ff00::', 8], // multicast
   ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): a private translator
 ] as const) {

@@ -13,4 +13,6 @@ export interface AgentPublicProfile extends AgentIdentity {
   description: string | null;
   skills: string[];
   metadata: Record<string, unknown>;
+  /** The media types (ranges such as `text/*` allowed) the agent accepts in parts sent to it; null: the relay's default. */
+  input_modes: string[] | null;
 }

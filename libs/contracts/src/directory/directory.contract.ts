@@ -1,6 +1,7 @@
 import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
+  ArrayMinSize,
   IsArray,
   IsBoolean,
   IsEmail,
@@ -17,7 +18,8 @@ import {
   ValidateIf,
 } from 'class-validator';
 import type { AgentIdentity, AgentPublicProfile } from './agent.model';
-import { AGENT_LIMITS } from '../limits';
+import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
+import { MEDIA_RANGE_PATTERN } from '../media-types';
 import { API_KEY_DISPLAY_PREFIX_PATTERN, HANDLE_PATTERN, normalizeHandle, TRUST_PATTERN } from './handle';
 
 /** Request subjects the directory answers. */
@@ -83,6 +85,16 @@ export class AgentFields {
   @IsOptional()
   @IsObject()
   metadata?: Record<string, unknown>;
+
+  /** Media types or ranges (`text/plain`, `image/*`, or `*\/*` for anything) the agent accepts in parts sent to it; null restores the relay default. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(AGENT_LIMITS.inputModes)
+  @IsString({ each: true })
+  @MaxLength(TASK_LIMITS.mediaTypeChars, { each: true })
+  @Matches(MEDIA_RANGE_PATTERN, { each: true, message: 'each entry of input_modes must be a media type or range such as text/plain, image/* or */*' })
+  input_modes?: string[] | null;
 
   @IsOptional()
   @IsEmail({}, { message: 'email must be an email address' })
@@ -223,6 +235,7 @@ export interface AgentRecord {
   description: string | null;
   skills: string[];
   metadata: Record<string, unknown>;
+  input_modes: string[] | null;
   email: string | null;
   notification_webhook_url: string | null;
   slack_webhook_url: string | null;

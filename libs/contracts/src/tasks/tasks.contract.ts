@@ -351,6 +351,7 @@ export class GetRequest {
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(TASK_LIMITS.sequenceNoMax)
   after_sequence_no?: number;
 
   /** Whether reading marks the task read for the caller (default true). */

@@ -2,6 +2,7 @@ import { CreateDirectory1764470000000 } from './1764470000000-CreateDirectory';
 import { CreateAgentEventOutbox1764470100000 } from './1764470100000-CreateAgentEventOutbox';
 import { AdminAudit1764560000000 } from './1764560000000-AdminAudit';
 import { AgentWebhookTimeout1764560100000 } from './1764560100000-AgentWebhookTimeout';
+import { AddAgentInputModes1764900000000 } from './1764900000000-AddAgentInputModes';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -9,4 +10,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   CreateAgentEventOutbox1764470100000,
   AdminAudit1764560000000,
   AgentWebhookTimeout1764560100000,
+  AddAgentInputModes1764900000000,
 ];

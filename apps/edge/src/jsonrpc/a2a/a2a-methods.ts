@@ -22,6 +22,8 @@ import {
 } from '@app/a2a';
 import {
   assertMessageFitsReplies,
+  assertPartsAccepted,
+  inputModesOf,
   isTerminalState,
   PUSH_CONFIG_SUBJECTS,
   RelayError,
@@ -180,6 +182,8 @@ export class A2aMethods implements DialectMethods {
       if (call.endpointHandle !== null) {
         const endpoint = await this.endpointAgent(call.endpointHandle);
         this.assertPair(await this.read(call.caller, message.taskId, 0, false), call.caller, endpoint);
+        // The message goes to the endpoint's agent, whose modes the edge has just read.
+        assertPartsAccepted(message.parts, inputModesOf(endpoint), endpoint.handle);
       }
       const reply = await this.tasks(
         () =>
@@ -206,6 +210,7 @@ export class A2aMethods implements DialectMethods {
         );
       }
       const recipient = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
+      assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.tasks(
         () =>
           this.rpc.request(TASKS_SUBJECTS.send, {

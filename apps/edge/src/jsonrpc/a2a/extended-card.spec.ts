@@ -3,7 +3,17 @@ import { agentCardV03 } from './extended-card';
 
 describe('agentCardV03', () => {
   const card = agentCardV1(
-    { id: 'id-1', handle: 'frank@acme', name: 'Frank', role: 'frontend', org: 'acme', description: 'Frontend agent', skills: ['react'], metadata: {} },
+    {
+      id: 'id-1',
+      handle: 'frank@acme',
+      name: 'Frank',
+      role: 'frontend',
+      org: 'acme',
+      description: 'Frontend agent',
+      skills: ['react'],
+      metadata: {},
+      input_modes: null,
+    },
     'http://127.0.0.1:8080',
   );
 

@@ -9,6 +9,9 @@ export interface PageToken {
   total: number;
 }
 
+/** `totalSize` is a proto int32. */
+const INT32_MAX = 2_147_483_647;
+
 export function encodePageToken(token: PageToken): string {
   return Buffer.from(JSON.stringify({ c: token.cursor, t: token.total })).toString('base64url');
 }
@@ -22,7 +25,8 @@ export function decodePageToken(value: string): PageToken {
       cursor.length <= TASK_LIMITS.listCursorChars &&
       typeof decoded.t === 'number' &&
       Number.isInteger(decoded.t) &&
-      decoded.t >= 0
+      decoded.t >= 0 &&
+      decoded.t <= INT32_MAX
     )
       return { cursor, total: decoded.t };
   } catch {

@@ -21,11 +21,14 @@ import {
   ADMIN_TASKS_SUBJECTS,
   AGENT_LIMITS,
   assertMessageFitsReplies,
+  assertPartsAccepted,
+  inputModesOf,
   invalidParams,
   RelayError,
   TASK_LIMITS,
   TASKS_SUBJECTS,
   TRANSITIONS,
+  type AgentPublicProfile,
   type SendRequest,
   type Transition,
   type TransitionRequest,
@@ -95,6 +98,7 @@ export class AgentRelayMethods implements DialectMethods {
     if (taskId === undefined) {
       const recipientHandle = this.recipientHandle(call);
       const recipient = await this.directory.admit(call.caller.handle, recipientHandle);
+      assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.rpc.request(TASKS_SUBJECTS.send, {
         ...common,
         caller: participant(call.caller),
@@ -105,7 +109,9 @@ export class AgentRelayMethods implements DialectMethods {
       return { task_id: reply.task.id, status: { state: reply.idempotent_replay ? 'pending' : reply.task.state }, created_at: reply.task.created_at };
     }
     if (params.recipient !== undefined && params.recipient !== null) requiredNonBlank(params, 'recipient', 'recipient', AGENT_LIMITS.handleChars);
-    await this.assertEndpointPair(call, taskId);
+    // On an agent's endpoint the message goes to that agent, whose modes the edge has just read.
+    const endpoint = await this.assertEndpointPair(call, taskId);
+    if (endpoint) assertPartsAccepted(message.parts, inputModesOf(endpoint), endpoint.handle);
     const reply = await this.rpc.request(TASKS_SUBJECTS.send, { ...common, caller: participant(call.caller), task_id: taskId });
     return {
       task_id: reply.task.id,
@@ -211,11 +217,13 @@ export class AgentRelayMethods implements DialectMethods {
   }
 
   /** On an agent's own endpoint only the tasks between the caller and that agent exist. */
-  private async assertEndpointPair(call: JsonRpcCall, taskId: string): Promise<void> {
+  /** On an agent's endpoint, only the tasks between the caller and that agent exist; answers that agent (null on `/a2a`). */
+  private async assertEndpointPair(call: JsonRpcCall, taskId: string): Promise<AgentPublicProfile | null> {
     const endpoint = await this.access.endpointAgent(call.endpointHandle);
-    if (!endpoint) return;
+    if (!endpoint) return null;
     const task = await this.access.read(call.caller, taskId, { historyLength: 0, markRead: false });
     if (!isBetween(task, call.caller, endpoint))
       throw new RelayError('thread_not_found', `No thread with id ${taskId} between you and ${endpoint.handle}`, { task_id: taskId });
+    return endpoint;
   }
 }
