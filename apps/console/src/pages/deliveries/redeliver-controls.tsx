@@ -1,0 +1,55 @@
+import { useState } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { adminApi } from '../../api/admin-api';
+import type { DeliveryView } from '../../api/types';
+import { ConfirmDialog } from '../../components/confirm-dialog';
+import { ErrorMessage } from '../../components/error-message';
+
+type Request = { kind: 'one'; delivery: DeliveryView } | { kind: 'all'; status: 'failed' | 'dead'; taskId?: string; count: number };
+
+function describe(request: Request): string {
+  if (request.kind === 'one') return `${request.delivery.event} to ${request.delivery.target_handle}`;
+  const what = request.status === 'dead' ? 'dead letters' : 'failed deliveries';
+  return `${request.count === 1 ? 'the 1' : `all ${request.count}`} ${what}${request.taskId ? ` of task ${request.taskId}` : ''}`;
+}
+
+/** Redelivery, one or all of a filter, each after a confirmation. */
+export function useRedeliver() {
+  const queryClient = useQueryClient();
+  const [asking, setAsking] = useState<Request | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const redeliver = useMutation({
+    mutationFn: async (request: Request) => {
+      if (request.kind === 'one') {
+        await adminApi.redeliver(request.delivery.id);
+        return 1;
+      }
+      return (await adminApi.redeliverAll(request.status, request.taskId)).redelivered;
+    },
+    onSuccess: (count, request) => {
+      setDone(request.kind === 'one' ? `Redelivering ${describe(request)}.` : `Redelivering ${count} ${count === 1 ? 'delivery' : 'deliveries'}.`);
+      void queryClient.invalidateQueries({ queryKey: ['deliveries'] });
+      void queryClient.invalidateQueries({ queryKey: ['delivery'] });
+    },
+    onSettled: () => setAsking(null),
+  });
+
+  const view = (
+    <>
+      <p role="status" className="hint">
+        {done ?? ''}
+      </p>
+      {redeliver.isError && <ErrorMessage error={redeliver.error} />}
+      <ConfirmDialog
+        open={asking !== null}
+        title="Redeliver?"
+        confirmLabel="Redeliver"
+        onCancel={() => setAsking(null)}
+        onConfirm={() => asking && redeliver.mutate(asking)}
+      >
+        {asking ? `Send ${describe(asking)} again, with a fresh retry schedule?` : ''}
+      </ConfirmDialog>
+    </>
+  );
+  return { ask: (request: Request) => (setDone(null), setAsking(request)), busy: redeliver.isPending, view };
+}
