@@ -9,6 +9,7 @@ import { useDocumentTitle } from '../../lib/use-document-title';
 import { useLiveTaskEvents } from '../live/use-live-task-events';
 import { AuditTable } from './audit-table';
 import { HandoffHeader } from './handoff-header';
+import { TaskArtifacts } from './task-artifacts';
 import { TaskDeliveries } from './task-deliveries';
 import { Timeline } from './timeline';
 
@@ -52,6 +53,7 @@ export function HandoffPage() {
   return (
     <article className="handoff" aria-label={`Handoff ${task.summary}`}>
       <HandoffHeader task={task} />
+      <TaskArtifacts artifacts={task.artifacts} />
       <Timeline entries={timeline} />
       <TaskDeliveries taskId={task.id} />
       <AuditTable rows={audit} />

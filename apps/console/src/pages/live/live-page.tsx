@@ -41,7 +41,11 @@ export function LivePage() {
   const onEvent = useCallback(
     (event: LiveTaskEvent) => {
       const data = queryClient.getQueryData<InfiniteData<Page<AdminTaskRow>>>(queryKey);
-      if (!data) return;
+      if (!data) {
+        // The first page is on its way and may have been read before this event: read it again.
+        void queryClient.invalidateQueries({ queryKey });
+        return;
+      }
       const { pages, unseenTask } = applyLiveEvent(data.pages, event);
       if (!unseenTask) {
         queryClient.setQueryData<InfiniteData<Page<AdminTaskRow>>>(queryKey, { ...data, pages });
