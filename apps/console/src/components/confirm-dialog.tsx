@@ -1,4 +1,4 @@
-import { useEffect, useRef, type ReactNode } from 'react';
+import { useEffect, useId, useRef, type ReactNode } from 'react';
 
 /**
  * A modal question (the native `<dialog>`: focus is held inside, Escape cancels). Open while
@@ -20,6 +20,7 @@ export function ConfirmDialog({
   onCancel: () => void;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
   useEffect(() => {
     const element = dialog.current;
     if (!element) return;
@@ -27,8 +28,8 @@ export function ConfirmDialog({
     if (!open && element.open) element.close();
   }, [open]);
   return (
-    <dialog ref={dialog} className="dialog" aria-labelledby="dialog-title" onCancel={onCancel}>
-      <h2 id="dialog-title">{title}</h2>
+    <dialog ref={dialog} className="dialog" aria-labelledby={titleId} onCancel={onCancel}>
+      <h2 id={titleId}>{title}</h2>
       <div className="dialog-body">{children}</div>
       <div className="actions">
         <button type="button" className="button danger" onClick={onConfirm}>
