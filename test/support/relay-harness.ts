@@ -5,6 +5,7 @@ import type { LoggingOptions } from '@app/logging';
 import { deleteEventStream, openJetStream } from '@app/messaging';
 import { createEdgeApp } from '../../apps/edge/src/bootstrap';
 import { EdgeConfig } from '../../apps/edge/src/edge.config';
+import { consoleSessionStreamName } from '../../apps/edge/src/console/console-sessions';
 import { rateLimitStreamName } from '../../apps/edge/src/rate-limit/rate-limiter';
 import { startTasksService } from '../../apps/tasks/src/bootstrap';
 import { TasksConfig } from '../../apps/tasks/src/tasks.config';
@@ -132,8 +133,9 @@ export class RelayHarness {
     const jetStream = await openJetStream({ url: testNatsUrl(), name: 'test-harness-cleanup' });
     try {
       await deleteEventStream(jetStream.jsm, this.subjectPrefix);
-      // The edges' rate-limit counters of this run, if any.
+      // The edges' rate-limit counters and console sessions of this run, if any.
       await jetStream.jsm.streams.delete(rateLimitStreamName(this.subjectPrefix)).catch(() => undefined);
+      await jetStream.jsm.streams.delete(consoleSessionStreamName(this.subjectPrefix)).catch(() => undefined);
     } finally {
       await jetStream.connection.drain();
     }

@@ -1,6 +1,11 @@
 import { Controller, Inject } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
+  ADMIN_AUDIT_SUBJECTS,
+  ListAdminAuditRequest,
+  RecordAdminAuditRequest,
+  type AdminAuditEntry,
+  type AdminAuditPage,
   AdmitRequest,
   AuthenticateRequest,
   CreateAgentRequest,
@@ -22,6 +27,7 @@ import {
   type TrustPolicy,
 } from '@app/contracts';
 import { AgentsService } from './agents/agents.service';
+import { AdminAuditService } from './audit/admin-audit.service';
 import { TrustService } from './trust/trust.service';
 
 /** The directory's NATS subjects; thin over the services. */
@@ -30,7 +36,18 @@ export class DirectoryController {
   constructor(
     @Inject(AgentsService) private readonly agents: AgentsService,
     @Inject(TrustService) private readonly trust: TrustService,
+    @Inject(AdminAuditService) private readonly audit: AdminAuditService,
   ) {}
+
+  @MessagePattern(ADMIN_AUDIT_SUBJECTS.record)
+  recordAudit(@Payload() request: RecordAdminAuditRequest): Promise<AdminAuditEntry> {
+    return this.audit.record(request);
+  }
+
+  @MessagePattern(ADMIN_AUDIT_SUBJECTS.list)
+  listAudit(@Payload() request: ListAdminAuditRequest): Promise<AdminAuditPage> {
+    return this.audit.list(request);
+  }
 
   @MessagePattern(DIRECTORY_SUBJECTS.authenticate)
   authenticate(@Payload() request: AuthenticateRequest): Promise<AgentIdentity> {

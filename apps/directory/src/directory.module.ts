@@ -5,6 +5,7 @@ import { metricsProvider, OutboxMetrics, serviceMetricsModule } from '@app/metri
 import { DirectoryConfig } from './directory.config';
 import { directoryDataSourceOptions } from './database/data-source';
 import { AgentsService } from './agents/agents.service';
+import { AdminAuditService } from './audit/admin-audit.service';
 import { WebhookSecretProvisioner } from './agents/webhook-secret-provisioner';
 import { DirectoryController } from './directory.controller';
 import { AgentEventsPublisher } from './events/agent-events.publisher';
@@ -29,6 +30,7 @@ export class DirectoryModule {
         WebhookSecretProvisioner,
         AgentsService,
         TrustService,
+        AdminAuditService,
       ],
     };
   }

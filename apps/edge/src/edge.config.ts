@@ -72,6 +72,17 @@ export class EdgeConfig extends CommonConfig {
   @Max(64 * 1024 * 1024)
   RELAY_LIST_HISTORY_BUDGET_BYTES: number = 4 * 1024 * 1024;
 
+  /** How long a console sign-in (`POST /admin/session`) lasts, kept server-side (8 h). */
+  @IsInt()
+  @Min(60000)
+  @Max(7 * 24 * 60 * 60 * 1000)
+  RELAY_CONSOLE_SESSION_TTL_MS: number = 8 * 60 * 60 * 1000;
+
+  /** The built operator console the edge serves under `/console/` (relative to the working directory). */
+  @IsString()
+  @MinLength(1)
+  RELAY_CONSOLE_DIR: string = 'dist/console';
+
   /** How long /readyz waits for each service's health answer. */
   @IsInt()
   @Min(50)

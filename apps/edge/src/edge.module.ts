@@ -2,7 +2,9 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { HttpMetrics, metricsProvider, MetricsModule, NatsClientMetrics } from '@app/metrics';
 import { AdminModule } from './admin/admin.module';
 import { DeliveriesAdminModule } from './admin/deliveries-admin.module';
+import { AdminAuditModule } from './admin/admin-audit.module';
 import { CardsModule } from './cards/cards.module';
+import { ConsoleModule } from './console/console.module';
 import { DirectoryLookupsModule } from './directory/directory-lookups.module';
 import { EdgeConfig } from './edge.config';
 import { HealthModule } from './health/health.module';
@@ -28,6 +30,8 @@ export class EdgeModule {
         HealthModule,
         AdminModule,
         DeliveriesAdminModule,
+        AdminAuditModule,
+        ConsoleModule,
         CardsModule,
         JsonRpcModule,
         RestModule,

@@ -11,6 +11,7 @@ export * from './tasks/push-configs.contract';
 export * from './directory/agent.model';
 export * from './directory/handle';
 export * from './directory/directory.contract';
+export * from './directory/admin-audit.contract';
 export * from './events/task-event.model';
 export * from './events/agent-event.model';
 export * from './notifier/notifier.contract';

@@ -1,4 +1,5 @@
 import type { HealthRpc } from './health/health.contract';
+import type { AdminAuditRpc } from './directory/admin-audit.contract';
 import type { DirectoryRpc } from './directory/directory.contract';
 import type { NotifierRpc } from './notifier/notifier.contract';
 import type { PushConfigRpc } from './tasks/push-configs.contract';
@@ -8,7 +9,7 @@ import type { TasksRpc } from './tasks/tasks.contract';
  * Every request subject with its request payload and reply type. Both the edge's client and the
  * services' handlers are typed from this map, so a wrong payload is a compile error on both sides.
  */
-export type RpcMap = HealthRpc & NotifierRpc & DirectoryRpc & TasksRpc & PushConfigRpc;
+export type RpcMap = HealthRpc & NotifierRpc & DirectoryRpc & AdminAuditRpc & TasksRpc & PushConfigRpc;
 
 export type RpcSubject = keyof RpcMap;
 export type RpcRequest<S extends RpcSubject> = RpcMap[S]['request'];

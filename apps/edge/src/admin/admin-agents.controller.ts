@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, UseFilters, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
 import {
   CreateAgentRequest,
   DIRECTORY_SUBJECTS,
@@ -18,6 +18,7 @@ import {
 import { NatsRpcClient } from '@app/messaging';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { DirectoryLookups } from '../directory/directory-lookups';
+import { AdminAuditInterceptor, Audited } from './admin-audit';
 import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
 import { TrustPolicyBody } from './admin.dto';
 
@@ -38,6 +39,7 @@ function handleParam(value: string): string {
 @UseGuards(AdminTokenGuard)
 @UseFilters(AdminExceptionFilter)
 @UsePipes(AdminValidationPipe)
+@UseInterceptors(AdminAuditInterceptor)
 export class AdminAgentsController {
   constructor(
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
@@ -46,6 +48,7 @@ export class AdminAgentsController {
 
   @Post()
   @HttpCode(201)
+  @Audited('agent.create', undefined, (result) => ({ handle: (result as RegisteredAgent).agent.handle }))
   create(@Body() body: CreateAgentRequest): Promise<RegisteredAgent> {
     return this.rpc.request(DIRECTORY_SUBJECTS.createAgent, body);
   }
@@ -61,18 +64,21 @@ export class AdminAgentsController {
   }
 
   @Patch(':handle')
+  @Audited('agent.update', 'handle')
   update(@Param('handle') handle: string, @Body() body: UpdateAgentFields): Promise<AgentRecord> {
     return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.updateAgent, { ...body, handle: handleParam(handle) }));
   }
 
   /** Disables the agent: its keys stop working at once; its tasks stay readable to the other party. */
   @Delete(':handle')
+  @Audited('agent.disable', 'handle')
   disable(@Param('handle') handle: string): Promise<AgentRecord> {
     return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.disableAgent, { handle: handleParam(handle) }));
   }
 
   @Post(':handle/keys')
   @HttpCode(201)
+  @Audited('key.create', 'handle', (result) => ({ prefix: (result as CreateKeyReply).key.prefix }))
   createKey(@Param('handle') handle: string): Promise<CreateKeyReply> {
     return this.rpc.request(DIRECTORY_SUBJECTS.createKey, { handle: handleParam(handle) });
   }
@@ -83,6 +89,7 @@ export class AdminAgentsController {
   }
 
   @Delete(':handle/keys/:prefix')
+  @Audited('key.revoke', 'handle', (result) => ({ prefix: (result as ApiKeyInfo).prefix }))
   revokeKey(@Param('handle') handle: string, @Param('prefix') prefix: string): Promise<ApiKeyInfo> {
     return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.revokeKey, { handle: handleParam(handle), prefix }));
   }
@@ -94,6 +101,7 @@ export class AdminAgentsController {
 
   /** Replaces the trust policy, from JSON or from a `trust.yaml` body (`Content-Type: application/yaml`). */
   @Put(':handle/trust')
+  @Audited('trust.put', 'handle')
   putTrust(@Param('handle') handle: string, @Body() body: TrustPolicyBody): Promise<TrustPolicy> {
     const target = handleParam(handle);
     if (body.agent !== undefined && body.agent !== target) {
@@ -108,6 +116,7 @@ export class AdminAgentsController {
   /** Replaces the agent's webhook signing secret (kept by the notifier) and shows the new one once. */
   @Post(':handle/webhook-secret')
   @HttpCode(201)
+  @Audited('webhook_secret.rotate', 'handle')
   async rotateSecret(@Param('handle') handle: string): Promise<{ handle: string; webhook_secret: string }> {
     const agent = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: handleParam(handle) });
     if (agent.disabled) throw new RelayError('agent_disabled', `The agent ${agent.handle} is disabled`);

@@ -1,7 +1,8 @@
-import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, UseFilters, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
 import { ListDeliveriesRequest, NOTIFIER_SUBJECTS, RelayError, type DeliveryDetail, type DeliveryView, type ListDeliveriesReply } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { AdminAuditInterceptor, Audited } from './admin-audit';
 import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -11,6 +12,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 @UseGuards(AdminTokenGuard)
 @UseFilters(AdminExceptionFilter)
 @UsePipes(AdminValidationPipe)
+@UseInterceptors(AdminAuditInterceptor)
 export class DeliveriesController {
   constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
 
@@ -30,6 +32,7 @@ export class DeliveriesController {
   /** `POST /admin/deliveries/{id}/redeliver`: attempts the delivery again with a fresh retry schedule. */
   @Post(':id/redeliver')
   @HttpCode(202)
+  @Audited('delivery.redeliver', 'id')
   redeliver(@Param('id') id: string): Promise<DeliveryView> {
     if (!UUID.test(id)) throw new RelayError('delivery_not_found', undefined, { id });
     return this.rpc.request(NOTIFIER_SUBJECTS.redeliver, { id });

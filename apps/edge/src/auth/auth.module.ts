@@ -1,10 +1,14 @@
 import { Module } from '@nestjs/common';
+import { ConsoleSessions } from '../console/console-sessions';
 import { AdminTokenGuard } from './admin-token.guard';
 import { AgentAuthenticator } from './agent-authenticator';
 import { AuthFailureThrottle } from './auth-failure-throttle';
 
-/** Who is calling: agents by API key (through the directory), admins by the admin token. */
-@Module({ providers: [AgentAuthenticator, AdminTokenGuard, AuthFailureThrottle], exports: [AgentAuthenticator, AdminTokenGuard, AuthFailureThrottle] })
+/** Who is calling: agents by API key (through the directory), admins by the admin token or a console session. */
+@Module({
+  providers: [AgentAuthenticator, AdminTokenGuard, AuthFailureThrottle, ConsoleSessions],
+  exports: [AgentAuthenticator, AdminTokenGuard, AuthFailureThrottle, ConsoleSessions],
+})
 export class AuthModule {}
 
 export { AgentAuthenticator } from './agent-authenticator';

@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ADMIN_AUDIT_LIMITS, type AdminAuditEntry, type AdminAuditPage, type ListAdminAuditRequest, type RecordAdminAuditRequest } from '@app/contracts';
+import { AdminAuditEntity } from './admin-audit.entity';
+
+function toEntry(row: AdminAuditEntity): AdminAuditEntry {
+  return { id: String(row.id), at: row.at.toISOString(), actor: row.actor, action: row.action, target: row.target, detail: row.detail };
+}
+
+/** The admin audit log: appended to by the edge after each admin change, read newest first. */
+@Injectable()
+export class AdminAuditService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async record(request: RecordAdminAuditRequest): Promise<AdminAuditEntry> {
+    const repository = this.dataSource.getRepository(AdminAuditEntity);
+    const saved = await repository.save(
+      repository.create({ actor: request.actor, action: request.action, target: request.target ?? null, detail: request.detail ?? {} }),
+    );
+    return toEntry(await repository.findOneByOrFail({ id: saved.id }));
+  }
+
+  async list(request: ListAdminAuditRequest): Promise<AdminAuditPage> {
+    const limit = request.limit ?? ADMIN_AUDIT_LIMITS.listDefaultLimit;
+    const query = this.dataSource
+      .getRepository(AdminAuditEntity)
+      .createQueryBuilder('audit')
+      .orderBy('audit.id', 'DESC')
+      .limit(limit + 1);
+    if (request.cursor) query.where('audit.id < :cursor', { cursor: request.cursor });
+    const rows = await query.getMany();
+    const items = rows.slice(0, limit).map(toEntry);
+    return { items, next_cursor: rows.length > limit ? items[items.length - 1].id : null };
+  }
+}

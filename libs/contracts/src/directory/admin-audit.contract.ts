@@ -1,0 +1,74 @@
+import { Type } from 'class-transformer';
+import { IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+
+/** The admin audit log, kept by the directory: who changed what through the admin API. */
+export const ADMIN_AUDIT_SUBJECTS = {
+  record: 'relay.directory.v1.audit.record',
+  list: 'relay.directory.v1.audit.list',
+} as const;
+
+export const ADMIN_AUDIT_LIMITS = {
+  actorChars: 64,
+  actionChars: 64,
+  targetChars: 512,
+  listDefaultLimit: 50,
+  listMaxLimit: 200,
+} as const;
+
+export class RecordAdminAuditRequest {
+  /** `admin token` or `console:<session>`. */
+  @IsString()
+  @MinLength(1)
+  @MaxLength(ADMIN_AUDIT_LIMITS.actorChars)
+  actor: string;
+
+  /** What was done, e.g. `agent.create`, `key.revoke`, `delivery.redeliver`. */
+  @IsString()
+  @Matches(/^[a-z_]+\.[a-z_]+$/)
+  @MaxLength(ADMIN_AUDIT_LIMITS.actionChars)
+  action: string;
+
+  /** What it was done to: a handle, a key prefix, a delivery id, … */
+  @IsOptional()
+  @IsString()
+  @MaxLength(ADMIN_AUDIT_LIMITS.targetChars)
+  target?: string;
+
+  /** A few facts about the change (never a secret). */
+  @IsOptional()
+  @IsObject()
+  detail?: Record<string, unknown>;
+}
+
+export class ListAdminAuditRequest {
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(ADMIN_AUDIT_LIMITS.listMaxLimit)
+  limit?: number;
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^[0-9]{1,19}$/, { message: 'cursor must be the next_cursor of a previous page' })
+  cursor?: string;
+}
+
+export interface AdminAuditEntry {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  target: string | null;
+  detail: Record<string, unknown>;
+}
+
+export interface AdminAuditPage {
+  items: AdminAuditEntry[];
+  next_cursor: string | null;
+}
+
+export interface AdminAuditRpc {
+  [ADMIN_AUDIT_SUBJECTS.record]: { request: RecordAdminAuditRequest; reply: AdminAuditEntry };
+  [ADMIN_AUDIT_SUBJECTS.list]: { request: ListAdminAuditRequest; reply: AdminAuditPage };
+}
