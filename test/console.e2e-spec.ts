@@ -304,7 +304,7 @@ describe('operator console in a browser', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await shown(page.getByLabel('Admin token'));
     expect((await admin('GET', '/admin/session', { cookie })).status).toBe(401);
-    expect((await admin('GET', '/admin/tasks', { cookie })).status).toBe(401);
+    expect((await admin('GET', '/admin/agents', { cookie })).status).toBe(401);
   });
 
   it('ran every page without a Content-Security-Policy refusal', () => {

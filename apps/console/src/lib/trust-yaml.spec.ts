@@ -6,6 +6,8 @@ describe('the trust policy as YAML', () => {
   it('writes the agent, allow and block lists so that they read back the same', () => {
     const text = trustPolicyToYaml({ handle: 'frank@acme', allow: ['*@acme', 'bob@other'], block: [] });
     expect(parse(text)).toEqual({ agent: 'frank@acme', allow: ['*@acme', 'bob@other'], block: [] });
+    expect(text).toBe('agent: "frank@acme"\nallow:\n  - "*@acme"\n  - "bob@other"\nblock: []\n');
+    expect(parse(trustPolicyToYaml({ handle: 'a@b', allow: [], block: ['x "y"@z'] }))).toEqual({ agent: 'a@b', allow: [], block: ['x "y"@z'] });
   });
 
   it('shows the line an error points at, with a caret under the column', () => {

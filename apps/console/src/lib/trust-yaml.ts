@@ -1,9 +1,14 @@
-import { stringify } from 'yaml';
 import type { TrustPolicy } from '../api/types';
 
-/** A trust policy as the `trust.yaml` text an admin edits. */
+/** A YAML list of strings; each is written JSON-quoted, which YAML reads as a double-quoted scalar (`*@acme` needs quotes). */
+function yamlList(key: string, entries: string[]): string {
+  if (entries.length === 0) return `${key}: []\n`;
+  return `${key}:\n${entries.map((entry) => `  - ${JSON.stringify(entry)}\n`).join('')}`;
+}
+
+/** A trust policy as the `trust.yaml` text an admin edits (the relay parses it; the console only writes it). */
 export function trustPolicyToYaml(policy: Pick<TrustPolicy, 'handle' | 'allow' | 'block'>): string {
-  return stringify({ agent: policy.handle, allow: policy.allow, block: policy.block });
+  return `agent: ${JSON.stringify(policy.handle)}\n${yamlList('allow', policy.allow)}${yamlList('block', policy.block)}`;
 }
 
 export interface LineExcerpt {
