@@ -32,7 +32,8 @@ describe('operator console in a browser', () => {
   let page: Page;
   let bob: RegisteredTestAgent;
   let frank: RegisteredTestAgent;
-  const word = `quokka${Math.random().toString(36).slice(2, 8)}`;
+  // Letters only, so that full-text search reads it as one word.
+  const word = `quokka${Array.from({ length: 6 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('')}`;
   const summary = `Refactored the users API (${word})`;
   let taskId: string;
 

@@ -5,9 +5,9 @@ import type { DeliveryView } from '../../api/types';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorMessage } from '../../components/error-message';
 
-type Request = { kind: 'one'; delivery: DeliveryView } | { kind: 'all'; status: 'failed' | 'dead'; taskId?: string; count: number };
+export type RedeliverRequest = { kind: 'one'; delivery: DeliveryView } | { kind: 'all'; status: 'failed' | 'dead'; taskId?: string; count: number };
 
-function describe(request: Request): string {
+function describe(request: RedeliverRequest): string {
   if (request.kind === 'one') return `${request.delivery.event} to ${request.delivery.target_handle}`;
   const what = request.status === 'dead' ? 'dead letters' : 'failed deliveries';
   return `${request.count === 1 ? 'the 1' : `all ${request.count}`} ${what}${request.taskId ? ` of task ${request.taskId}` : ''}`;
@@ -16,10 +16,10 @@ function describe(request: Request): string {
 /** Redelivery, one or all of a filter, each after a confirmation. */
 export function useRedeliver() {
   const queryClient = useQueryClient();
-  const [asking, setAsking] = useState<Request | null>(null);
+  const [asking, setAsking] = useState<RedeliverRequest | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const redeliver = useMutation({
-    mutationFn: async (request: Request) => {
+    mutationFn: async (request: RedeliverRequest) => {
       if (request.kind === 'one') {
         await adminApi.redeliver(request.delivery.id);
         return 1;
@@ -51,5 +51,9 @@ export function useRedeliver() {
       </ConfirmDialog>
     </>
   );
-  return { ask: (request: Request) => (setDone(null), setAsking(request)), busy: redeliver.isPending, view };
+  const ask = (request: RedeliverRequest) => {
+    setDone(null);
+    setAsking(request);
+  };
+  return { ask, busy: redeliver.isPending, view };
 }
