@@ -10,7 +10,8 @@ export type RedeliverRequest = { kind: 'one'; delivery: DeliveryView } | { kind:
 function describe(request: RedeliverRequest): string {
   if (request.kind === 'one') return `${request.delivery.event} to ${request.delivery.target_handle}`;
   const what = request.status === 'dead' ? 'dead letters' : 'failed deliveries';
-  return `${request.count === 1 ? 'the 1' : `all ${request.count}`} ${what}${request.taskId ? ` of task ${request.taskId}` : ''}`;
+  // The API redelivers every match (up to 1000 a call), which may be more than the page lists.
+  return `every one of the ${what}${request.taskId ? ` of task ${request.taskId}` : ''} (${request.count} listed here)`;
 }
 
 /** Redelivery, one or all of a filter, each after a confirmation. */
