@@ -271,6 +271,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
         'send_handoff',
         'check_inbox',
         'list_sent',
+        'search_handoffs',
         'get_thread',
         'reply',
         'accept_handoff',

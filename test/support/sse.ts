@@ -27,12 +27,13 @@ export interface SseStream {
   close(): void;
 }
 
+/** A POST of `body` answered with a stream; with `body` undefined, a GET (the admin event stream). */
 export async function openSse(url: string, headers: Record<string, string>, body: unknown): Promise<SseStream> {
   const controller = new AbortController();
   const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
-    body: JSON.stringify(body),
+    ...(body === undefined
+      ? { method: 'GET', headers: { accept: 'text/event-stream', ...headers } }
+      : { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers }, body: JSON.stringify(body) }),
     signal: controller.signal,
   });
   const comments: string[] = [];

@@ -7,6 +7,7 @@ import {
   RelayClient,
   RelayClientError,
   oneLine,
+  searchHitText,
   taskText,
   type TaskArtifact,
   type TaskIntent,
@@ -17,7 +18,7 @@ import {
 import { CliError, EXIT, usage } from './cli-errors';
 
 /** The commands an agent runs with its own API key, against `POST /a2a`. */
-export const AGENT_COMMANDS = ['send', 'inbox', 'sent', 'show', 'reply', 'accept', 'complete', 'decline', 'request-input', 'cancel'] as const;
+export const AGENT_COMMANDS = ['send', 'inbox', 'sent', 'search', 'show', 'reply', 'accept', 'complete', 'decline', 'request-input', 'cancel'] as const;
 export type AgentCommand = (typeof AGENT_COMMANDS)[number];
 
 export const AGENT_USAGE = `Agent commands (authenticate with $AGENTRELAY_API_KEY or --api-key):
@@ -31,6 +32,9 @@ export const AGENT_USAGE = `Agent commands (authenticate with $AGENTRELAY_API_KE
                                     inbox (--interval: how often to look while its stream is down)
   sent [--status completed] [--since <iso time>] [--limit <n>]
                                     handoffs you sent and where each stands
+  search <words…> [--role recipient|sender|either] [--status completed] [--limit <n>]
+                                    full-text search over your handoffs (message text, artifact
+                                    names), best match first, matches marked «like this»
   show <task>                       the whole thread: messages, artifacts, result (marks it read)
   reply <task> "<text>" [--idempotency-key <key>]
                                     add a message to a thread
@@ -60,6 +64,7 @@ export interface AgentValues {
   limit?: string;
   watch?: boolean;
   interval?: string;
+  role?: string;
 }
 
 export interface AgentIo {
@@ -119,10 +124,10 @@ function parseStates(value: string | undefined, fallback: readonly TaskState[] |
   return states as TaskState[];
 }
 
-function parseLimit(value: string | undefined): number {
-  if (value === undefined) return 50;
+function parseLimit(value: string | undefined, fallback = 50, max = fallback === 50 ? 200 : 100): number {
+  if (value === undefined) return fallback;
   const limit = Number(value);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw usage('--limit must be an integer from 1 to 200.');
+  if (!Number.isInteger(limit) || limit < 1 || limit > max) throw usage(`--limit must be an integer from 1 to ${max}.`);
   return limit;
 }
 
@@ -338,6 +343,19 @@ export async function runAgentCommand(
         print(
           { items: page.items, total_unread: unread, next_cursor: page.next_cursor },
           page.items.length ? taskTable(page.items, role) : role === 'recipient' ? 'No handoffs in your inbox.\n' : 'No handoffs sent.\n',
+        );
+        return EXIT.ok;
+      }
+      case 'search': {
+        const query = positionals.join(' ').trim();
+        if (query === '') throw usage('search needs the words to look for, e.g. agentrelay search users API.');
+        const role = values.role ?? 'either';
+        if (role !== 'recipient' && role !== 'sender' && role !== 'either') throw usage('--role must be recipient, sender or either.');
+        const status = parseStates(values.status, undefined);
+        const page = await client.searchTasks(query, { role, ...(status ? { status } : {}), limit: parseLimit(values.limit, 20) });
+        print(
+          { items: page.items, next_cursor: page.next_cursor },
+          page.items.length ? `${page.items.map(searchHitText).join('\n')}\n` : `No handoffs match "${query}".\n`,
         );
         return EXIT.ok;
       }

@@ -8,6 +8,7 @@ import {
   HANDOFF_STATES,
   OPEN_STATES,
   artifactLine,
+  searchHitText,
   taskLine,
   taskText,
   type TaskArtifact,
@@ -205,6 +206,39 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
         return toolResult(`${listText(page.items, 'Sent handoffs', 'sender')}${more}`, {
           tasks: page.items,
           total_unread: page.items.reduce((sum, item) => sum + item.unread_messages, 0),
+          has_more: page.next_cursor !== null,
+        });
+      }),
+  );
+
+  server.registerTool(
+    'search_handoffs',
+    {
+      title: 'Search handoffs',
+      description:
+        'Full-text search over the handoffs you sent or received (message text and artifact names), best match first, with the matching words marked «like this». Use it to find an earlier thread about a topic.',
+      inputSchema: {
+        query: z.string().trim().min(1).max(500).describe('Words to look for; "quoted phrase", -word to exclude, OR between alternatives'),
+        role: z
+          .enum(['recipient', 'sender', 'either'])
+          .optional()
+          .describe('Only handoffs you received (recipient), sent (sender), or both (either, the default)'),
+        status: states.optional().describe('Only these states (default: all)'),
+        limit: z.number().int().min(1).max(100).optional().describe('At most this many threads (default 20)'),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    (args) =>
+      run(async () => {
+        const page = await client.searchTasks(args.query, {
+          ...(args.role ? { role: args.role } : {}),
+          ...(args.status ? { status: args.status } : {}),
+          limit: args.limit ?? 20,
+        });
+        const heading = page.items.length === 0 ? `No handoffs match "${args.query}".` : `${plural(page.items.length, 'thread')} match "${args.query}":`;
+        const more = page.next_cursor ? '\nMore threads match: narrow the words, role or status.' : '';
+        return toolResult(`${heading}${page.items.length > 0 ? `\n${page.items.map(searchHitText).join('\n')}` : ''}${more}`, {
+          tasks: page.items,
           has_more: page.next_cursor !== null,
         });
       }),

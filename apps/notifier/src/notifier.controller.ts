@@ -1,6 +1,10 @@
 import { Controller, Inject } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
+  ADMIN_DELIVERIES_SUBJECTS,
+  RedeliverManyRequest,
+  type FailureCountsReply,
+  type RedeliverManyReply,
   ListDeliveriesRequest,
   NOTIFIER_SUBJECTS,
   RedeliverRequest,
@@ -48,5 +52,18 @@ export class NotifierController {
     const view = await this.deliveries.redeliver(request.id);
     this.worker.wake();
     return view;
+  }
+
+  /** Redelivers up to 1000 failed or dead deliveries (of one task, when named) at once. */
+  @MessagePattern(ADMIN_DELIVERIES_SUBJECTS.redeliverMany)
+  async redeliverMany(@Payload() request: RedeliverManyRequest): Promise<RedeliverManyReply> {
+    const redelivered = await this.deliveries.redeliverMany(request);
+    if (redelivered > 0) this.worker.wake();
+    return { redelivered };
+  }
+
+  @MessagePattern(ADMIN_DELIVERIES_SUBJECTS.failureCounts)
+  failureCounts(): Promise<FailureCountsReply> {
+    return this.deliveries.failureCounts();
   }
 }

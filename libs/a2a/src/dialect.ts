@@ -19,6 +19,7 @@ export const CANONICAL_METHODS = [
   'push_config_delete',
   'extended_card',
   'watch',
+  'search',
 ] as const;
 export type CanonicalMethod = (typeof CANONICAL_METHODS)[number];
 
@@ -52,6 +53,7 @@ const METHOD_ALIASES: Record<string, CanonicalMethod> = {
   'agent/getAuthenticatedExtendedCard': 'extended_card',
   GetExtendedAgentCard: 'extended_card',
   'tasks/watch': 'watch',
+  'tasks/search': 'search',
 };
 
 export function canonicalMethod(method: string): CanonicalMethod | undefined {
@@ -89,14 +91,14 @@ function usesAgentRelayParams(params: unknown): boolean {
 
 /**
  * Decides the dialect of a request (docs/dialects.md#how-the-relay-picks-a-dialect). The live
- * inbox (`tasks/watch`) is always AgentRelay; otherwise a 1.0 header always means A2A v1.0. Without it, `tasks/update` and `tasks/list`, and any request
+ * inbox (`tasks/watch`) and the search (`tasks/search`) are always AgentRelay; otherwise a 1.0 header always means A2A v1.0. Without it, `tasks/update` and `tasks/list`, and any request
  * whose params use the AgentRelay fields, are AgentRelay; the rest is A2A v0.3. When the caller
  * passes the method as it was spelled, the A2A-only spelling `ListTasks` (without AgentRelay
  * params) stays standard A2A whatever the header.
  */
 export function chooseDialect(version: WireVersion, method: CanonicalMethod, params: unknown, spelledMethod?: string): Dialect {
-  // The live inbox exists only in the AgentRelay dialect, whatever the header.
-  if (method === 'watch') return { kind: 'agentrelay' };
+  // The live inbox and the search exist only in the AgentRelay dialect, whatever the header.
+  if (method === 'watch' || method === 'search') return { kind: 'agentrelay' };
   if (version === '1.0') return { kind: 'a2a', version };
   if (method === 'list' && spelledMethod === 'ListTasks' && !usesAgentRelayParams(params)) return { kind: 'a2a', version };
   if (method === 'update' || method === 'list') return { kind: 'agentrelay' };

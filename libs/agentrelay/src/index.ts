@@ -1,2 +1,3 @@
 export * from './params';
 export * from './render';
+export * from './search';

@@ -14,6 +14,7 @@ import type {
   Thread,
   TaskListItem,
   TaskPage,
+  SearchPage,
   TransitionResult,
 } from './relay-types';
 
@@ -46,6 +47,13 @@ export interface TaskFilter {
   status?: TaskState[];
   /** ISO 8601: only tasks created or updated after this time. */
   since?: string;
+  limit?: number;
+  cursor?: string | null;
+}
+
+export interface SearchFilter {
+  role?: 'recipient' | 'sender' | 'either';
+  status?: TaskState[];
   limit?: number;
   cursor?: string | null;
 }
@@ -123,6 +131,19 @@ export class RelayClient {
       {
         filter: { role: filter.role, ...(filter.status?.length ? { status: filter.status } : {}), ...(filter.since ? { since: filter.since } : {}) },
         page: { limit: filter.limit ?? 50, cursor: filter.cursor ?? null },
+      },
+      true,
+    );
+  }
+
+  /** Full-text search over the caller's own tasks (message text and artifact names), best match first. */
+  searchTasks(query: string, filter: SearchFilter = {}): Promise<SearchPage> {
+    return this.call<SearchPage>(
+      'tasks/search',
+      {
+        query,
+        filter: { ...(filter.role ? { role: filter.role } : {}), ...(filter.status?.length ? { status: filter.status } : {}) },
+        page: { ...(filter.limit !== undefined ? { limit: filter.limit } : {}), cursor: filter.cursor ?? null },
       },
       true,
     );

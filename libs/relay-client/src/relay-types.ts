@@ -94,6 +94,24 @@ export interface TaskPage {
   next_cursor: string | null;
 }
 
+/** Where a search hit matched: a message (by sequence number) or an artifact name, as plain text fragments. */
+export interface SearchHighlight {
+  source: 'message' | 'artifact';
+  sequence_no?: number;
+  artifact_name?: string;
+  fragments: Array<{ text: string; match: boolean }>;
+}
+
+/** An item of `tasks/search`: the task's `tasks/list` item and where it matched. */
+export interface SearchHit extends TaskListItem {
+  highlights: SearchHighlight[];
+}
+
+export interface SearchPage {
+  items: SearchHit[];
+  next_cursor: string | null;
+}
+
 /** `message/send` without `task_id`. */
 export interface CreatedTask {
   task_id: string;

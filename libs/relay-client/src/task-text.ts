@@ -1,4 +1,4 @@
-import type { TaskArtifact, Thread, TaskListItem } from './relay-types';
+import type { SearchHighlight, SearchHit, TaskArtifact, Thread, TaskListItem } from './relay-types';
 
 /** Plain-text renderings of tasks, read by people (the CLI) and by LLMs (the MCP tools). */
 
@@ -116,4 +116,16 @@ export function oneLine(text: string, max: number): string {
   const first = text.split('\n', 1)[0];
   if (first.length > max) return `${first.slice(0, max - 1)}…`;
   return first.length < text.trimEnd().length ? `${first} …` : first;
+}
+
+/** A search highlight as one line of text, each match between `«` and `»`. */
+export function highlightLine(highlight: SearchHighlight): string {
+  const where = highlight.source === 'message' ? `message #${highlight.sequence_no}` : `artifact ${highlight.artifact_name}`;
+  const text = highlight.fragments.map((fragment) => (fragment.match ? `«${fragment.text}»` : fragment.text)).join('');
+  return `${where}: ${text.replace(/\s+/g, ' ').trim()}`;
+}
+
+/** A search hit: its list line and where it matched, indented. */
+export function searchHitText(hit: SearchHit): string {
+  return [`- ${taskLine(hit, 'sender')}`, ...hit.highlights.map((highlight) => `    ${highlightLine(highlight)}`)].join('\n');
 }

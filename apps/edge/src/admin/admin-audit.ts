@@ -48,7 +48,7 @@ interface AuditedRoute {
   /** The route param that names what was changed. */
   targetParam?: string;
   /** What of the reply goes into the row's detail (never a secret). */
-  detail?: (result: unknown) => Record<string, unknown> | undefined;
+  detail?: (result: unknown, body: unknown) => Record<string, unknown> | undefined;
 }
 
 /** Marks an admin route as a change: once it succeeds, an audit row names its actor, action and target. */
@@ -69,11 +69,13 @@ export class AdminAuditInterceptor implements NestInterceptor {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const params = (request.params ?? {}) as Record<string, string>;
     const target = route.targetParam ? params[route.targetParam] : undefined;
-    return next.handle().pipe(
-      mergeMap((result: unknown) =>
-        from(this.audit.record(adminActorOf(request), route.action, target, route.detail?.(result)).then(() => result)),
-      ),
-    );
+    return next
+      .handle()
+      .pipe(
+        mergeMap((result: unknown) =>
+          from(this.audit.record(adminActorOf(request), route.action, target, route.detail?.(result, request.body)).then(() => result)),
+        ),
+      );
   }
 }
 

@@ -1,5 +1,15 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, UseFilters, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
-import { ListDeliveriesRequest, NOTIFIER_SUBJECTS, RelayError, type DeliveryDetail, type DeliveryView, type ListDeliveriesReply } from '@app/contracts';
+import {
+  ADMIN_DELIVERIES_SUBJECTS,
+  RedeliverManyRequest,
+  type RedeliverManyReply,
+  ListDeliveriesRequest,
+  NOTIFIER_SUBJECTS,
+  RelayError,
+  type DeliveryDetail,
+  type DeliveryView,
+  type ListDeliveriesReply,
+} from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { AdminAuditInterceptor, Audited } from './admin-audit';
@@ -20,6 +30,14 @@ export class DeliveriesController {
   @Get()
   list(@Query() query: ListDeliveriesRequest): Promise<ListDeliveriesReply> {
     return this.rpc.request(NOTIFIER_SUBJECTS.listDeliveries, query);
+  }
+
+  /** `POST /admin/deliveries/redeliver {status, task_id?}`: redelivers up to 1000 failed or dead deliveries, the oldest first. */
+  @Post('redeliver')
+  @HttpCode(202)
+  @Audited('delivery.redeliver_many', undefined, (result, body) => ({ ...(body as RedeliverManyRequest), ...(result as RedeliverManyReply) }))
+  redeliverMany(@Body() body: RedeliverManyRequest): Promise<RedeliverManyReply> {
+    return this.rpc.request(ADMIN_DELIVERIES_SUBJECTS.redeliverMany, body);
   }
 
   /** `GET /admin/deliveries/{id}`: the delivery with every attempt (status code, error, duration). */

@@ -2,13 +2,23 @@ import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { AdminAuditModule } from '../admin/admin-audit.module';
+import { AdminEventsController, AdminEventStreams } from '../admin/admin-events';
+import { AdminTasksController } from '../admin/admin-tasks.controller';
 import { AuthModule } from '../auth/auth.module';
 import { EdgeConfig } from '../edge.config';
+import { StreamsModule } from '../streams/streams.module';
 import { AdminSessionController } from './admin-session.controller';
 import { registerConsoleStatic } from './console-static';
 
-/** The operator console: its static files under `/console/` and its sign-in (`/admin/session`). */
-@Module({ imports: [AuthModule, AdminAuditModule], controllers: [AdminSessionController] })
+/**
+ * The operator console: its static files under `/console/`, its sign-in (`/admin/session`) and the
+ * admin reads it shows (tasks across all agents, search, counts, the overview, the live events).
+ */
+@Module({
+  imports: [AuthModule, AdminAuditModule, StreamsModule],
+  controllers: [AdminSessionController, AdminTasksController, AdminEventsController],
+  providers: [AdminEventStreams],
+})
 export class ConsoleModule implements OnModuleInit {
   constructor(
     @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,

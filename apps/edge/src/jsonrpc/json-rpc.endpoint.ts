@@ -12,7 +12,7 @@ import { preliminaryDialect, UnparseableJson } from './json-rpc.http';
 import { A2A_METHODS, AGENTRELAY_METHODS, type DialectMethods, type JsonRpcCall, type JsonRpcId, type JsonRpcResponse } from './json-rpc.types';
 
 /** The methods the AgentRelay dialect (docs/dialects.md#agentrelay) answers itself; the rest go to the A2A handlers. */
-const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel', 'watch']);
+const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel', 'watch', 'search']);
 
 /** The methods answered with a stream, which hold a connection open: RELAY_STREAMS_PER_AGENT bounds them. */
 const STREAMING_CANONICAL = new Set(['stream', 'resubscribe', 'watch']);

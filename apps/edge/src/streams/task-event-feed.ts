@@ -17,6 +17,8 @@ export class TaskEventFeed implements OnModuleDestroy {
   private readonly logger = new Logger(TaskEventFeed.name);
   private readonly byTask = new Map<string, Set<FeedListener>>();
   private readonly byAgent = new Map<string, Set<FeedListener>>();
+  /** Listeners of every task event (the admin event stream). */
+  private readonly everyEvent = new Map<string, Set<FeedListener>>();
   private readonly resyncListeners = new Set<() => void>();
   private watchingStatus = false;
   private subscription?: Subscription;
@@ -44,6 +46,11 @@ export class TaskEventFeed implements OnModuleDestroy {
   /** The events of every task an agent (by handle) takes part in, from now on. */
   followAgent(handle: string, listener: FeedListener): () => void {
     return this.add(this.byAgent, handle, listener);
+  }
+
+  /** Every task event of the relay, from now on (the admin API's event stream). */
+  followAll(listener: FeedListener): () => void {
+    return this.add(this.everyEvent, 'all', listener);
   }
 
   /**
@@ -132,6 +139,7 @@ export class TaskEventFeed implements OnModuleDestroy {
       return;
     }
     const item: PositionedTaskEvent = { position, event };
+    for (const listener of [...(this.everyEvent.get('all') ?? [])]) listener(item);
     for (const listener of [...(this.byTask.get(event.task_id) ?? [])]) listener(item);
     const sender = this.byAgent.get(event.sender);
     if (sender) for (const listener of [...sender]) listener(item);

@@ -2,7 +2,17 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { RelayError, type DeliveryChannel, type DeliveryDetail, type DeliveryStatus, type DeliveryView, type ListDeliveriesRequest } from '@app/contracts';
+import {
+  RelayError,
+  REDELIVER_MANY_LIMIT,
+  type DeliveryChannel,
+  type DeliveryDetail,
+  type DeliveryStatus,
+  type DeliveryView,
+  type FailureCountsReply,
+  type ListDeliveriesRequest,
+  type RedeliverManyRequest,
+} from '@app/contracts';
 import { openJsonValues, SecretCipher, SecretDecryptionError, sealJsonValues, type SealedColumn } from '@app/secrets';
 import { DeliveryAttemptEntity } from './delivery-attempt.entity';
 import type { PlannedDelivery } from './delivery-planner';
@@ -310,5 +320,31 @@ export class DeliveriesService {
     );
     if (updated.length === 0) throw new RelayError('delivery_not_found', undefined, { id });
     return toDeliveryView(updated[0]);
+  }
+
+  /**
+   * Sends again, like `redeliver`, up to REDELIVER_MANY_LIMIT deliveries of a status (optionally of
+   * one task), the oldest first, in one statement. Returns how many.
+   */
+  async redeliverMany(request: RedeliverManyRequest): Promise<number> {
+    const params: unknown[] = [request.status, REDELIVER_MANY_LIMIT];
+    if (request.task_id !== undefined) params.push(request.task_id);
+    const result = (await this.dataSource.query(
+      `UPDATE ${TABLE} SET "status" = 'pending', "next_attempt_at" = now(), "round_attempts" = 0, "delivered_at" = NULL, "locked_until" = NULL, "updated_at" = now()
+       WHERE "id" IN (
+         SELECT "id" FROM ${TABLE} WHERE "status" = $1 ${request.task_id !== undefined ? 'AND "task_id" = $3' : ''}
+         ORDER BY "created_at", "id" LIMIT $2 FOR UPDATE SKIP LOCKED
+       )`,
+      params,
+    )) as [unknown[], number];
+    return result[1];
+  }
+
+  async failureCounts(): Promise<FailureCountsReply> {
+    const rows = (await this.dataSource.query(
+      `SELECT count(*) FILTER (WHERE "status" = 'failed')::int AS "failed", count(*) FILTER (WHERE "status" = 'dead')::int AS "dead"
+       FROM ${TABLE} WHERE "status" IN ('failed', 'dead')`,
+    )) as FailureCountsReply[];
+    return rows[0];
   }
 }

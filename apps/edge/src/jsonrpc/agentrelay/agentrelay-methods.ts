@@ -9,13 +9,16 @@ import {
   parseRelayArtifacts,
   parseRelayListParams,
   parseRelayMessage,
+  parseRelaySearchParams,
   parseTaskId,
   renderListItem,
   renderRelayTask,
+  renderSearchItem,
   renderTransition,
   requiredNonBlank,
 } from '@app/agentrelay';
 import {
+  ADMIN_TASKS_SUBJECTS,
   AGENT_LIMITS,
   assertMessageFitsReplies,
   invalidParams,
@@ -62,6 +65,8 @@ export class AgentRelayMethods implements DialectMethods {
         return this.cancel(call);
       case 'watch':
         return this.inbox.open(call.caller, lastEventId(call.headers));
+      case 'search':
+        return this.search(call);
       default:
         throw new RelayError('method_not_found', `Method '${call.method}' not found`, { method: call.method });
     }
@@ -135,6 +140,23 @@ export class AgentRelayMethods implements DialectMethods {
       summary_max_chars: TASK_LIMITS.summaryPreviewChars + 1,
     });
     return { items: page.items.map(renderListItem), next_cursor: page.next_cursor };
+  }
+
+  /** tasks/search: full-text search over the caller's own tasks (as sender or recipient), ranked, with highlights. */
+  private async search(call: JsonRpcCall): Promise<unknown> {
+    const params = parseRelaySearchParams(call.params);
+    const endpoint = await this.access.endpointAgent(call.endpointHandle);
+    const found = await this.rpc.request(ADMIN_TASKS_SUBJECTS.agentSearch, {
+      caller_id: call.caller.id,
+      query: params.query,
+      role: params.role,
+      ...(params.states ? { states: params.states } : {}),
+      limit: params.limit,
+      ...(params.cursor ? { cursor: params.cursor } : {}),
+    });
+    // On an agent's endpoint (`/a2a/{handle}`) only the tasks between the caller and that agent.
+    const items = found.items.filter((item) => isBetween(item.task, call.caller, endpoint));
+    return { items: items.map((item) => renderSearchItem(item.task, item.highlights)), next_cursor: found.next_cursor };
   }
 
   private async update(call: JsonRpcCall): Promise<unknown> {

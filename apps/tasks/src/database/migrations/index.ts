@@ -7,6 +7,7 @@ import { PushSecretsOutOfOutbox1764531800000 } from './1764531800000-PushSecrets
 import { TaskEventReplay1764540000000 } from './1764540000000-TaskEventReplay';
 
 import { OneNameForTasks1764550000000 } from './1764550000000-OneNameForTasks';
+import { ConsoleReads1764560000000 } from './1764560000000-ConsoleReads';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -18,4 +19,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   PushSecretsOutOfOutbox1764531800000,
   TaskEventReplay1764540000000,
   OneNameForTasks1764550000000,
+  ConsoleReads1764560000000,
 ];

@@ -1,0 +1,284 @@
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import type { PositionedTaskEvent } from '../events/task-event.model';
+import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
+import { LIST_ROLES, type ListRole } from './tasks.contract';
+import { INTENTS, THREAD_STATES, type ArtifactView, type Intent, type MessageView, type TaskState, type TaskView } from './task.model';
+
+/** Request subjects of the tasks service for the admin API (relay-wide reads) and the agents' search. */
+export const ADMIN_TASKS_SUBJECTS = {
+  /** Tasks across all agents, newest first, keyset-paginated. */
+  list: 'relay.tasks.v1.admin.list',
+  /** One task with its timeline (from the outbox) and its transition audit. */
+  get: 'relay.tasks.v1.admin.get',
+  /** Full-text search over message text and artifact names, relay-wide. */
+  search: 'relay.tasks.v1.admin.search',
+  /** Every task event after an outbox position (the admin event stream's replay), byte-bounded. */
+  events: 'relay.tasks.v1.admin.events',
+  /** An agent's tasks counted by state, as recipient (inbox) and as sender. */
+  counts: 'relay.tasks.v1.admin.counts',
+  /** Activity of the last hour, open tasks, the oldest pending task and the outbox lag. */
+  overview: 'relay.tasks.v1.admin.overview',
+  /** The same search, scoped to the tasks the caller takes part in (`tasks/search`). */
+  agentSearch: 'relay.tasks.v1.search',
+} as const;
+
+export const ADMIN_TASK_LIMITS = {
+  listDefaultLimit: 50,
+  listMaxLimit: 200,
+  searchDefaultLimit: 20,
+  searchMaxLimit: 100,
+  queryChars: 500,
+  cursorChars: 512,
+  /** Characters of a task's summary on a list row. */
+  rowSummaryChars: 300,
+  /**
+   * Timeline entries one task read carries at most, and the bytes of the whole reply (the task, as
+   * GetTask bounds it, then timeline entries while they fit; `timeline_truncated` past either).
+   */
+  timelineEntries: 500,
+  detailReplyBytes: 900 * 1024,
+  /** Audit rows one task read carries at most. */
+  auditRows: 500,
+  /** Bytes of events one admin replay page carries at most (at least one event). */
+  eventsPageBytes: 512 * 1024,
+  eventsPageEvents: 200,
+  /** Highlights per search hit, and fragments' characters per highlight. */
+  highlightsPerHit: 3,
+} as const;
+
+/** The filters the admin list and search share; the agent is given by id (the edge resolves the handle). */
+export class AdminTaskFilter {
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(AGENT_LIMITS.idChars)
+  agent_id?: string;
+
+  /** With `agent_id`: the agent as sender, recipient or either (default either). */
+  @IsOptional()
+  @IsIn(LIST_ROLES)
+  role?: ListRole;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(THREAD_STATES.length)
+  @IsIn(THREAD_STATES, { each: true })
+  states?: TaskState[];
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(INTENTS.length)
+  @IsIn(INTENTS, { each: true })
+  intents?: Intent[];
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(TASK_LIMITS.contextIdChars)
+  context_id?: string;
+
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  created_after?: string;
+
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  created_before?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(ADMIN_TASK_LIMITS.cursorChars)
+  cursor?: string;
+}
+
+export class AdminListTasksRequest extends AdminTaskFilter {
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(ADMIN_TASK_LIMITS.listMaxLimit)
+  limit?: number;
+}
+
+export class AdminSearchTasksRequest extends AdminTaskFilter {
+  @IsString()
+  @MinLength(1)
+  @MaxLength(ADMIN_TASK_LIMITS.queryChars)
+  @Matches(/\S/, { message: 'q must contain a word' })
+  query: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(ADMIN_TASK_LIMITS.searchMaxLimit)
+  limit?: number;
+}
+
+/** `tasks/search`: the caller's own tasks only (as sender or recipient). */
+export class AgentSearchTasksRequest {
+  @IsString()
+  @IsNotEmpty()
+  caller_id: string;
+
+  @IsString()
+  @MinLength(1)
+  @MaxLength(ADMIN_TASK_LIMITS.queryChars)
+  @Matches(/\S/, { message: 'query must contain a word' })
+  query: string;
+
+  @IsOptional()
+  @IsIn(LIST_ROLES)
+  role?: ListRole;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(THREAD_STATES.length)
+  @IsIn(THREAD_STATES, { each: true })
+  states?: TaskState[];
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(ADMIN_TASK_LIMITS.searchMaxLimit)
+  limit?: number;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(ADMIN_TASK_LIMITS.cursorChars)
+  cursor?: string;
+}
+
+export class AdminGetTaskRequest {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(TASK_LIMITS.taskIdChars)
+  task_id: string;
+}
+
+export class AdminEventsRequest {
+  /** The events after this outbox position; without it only the newest position is answered. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(20)
+  after_position?: string;
+}
+
+export class AdminCountsRequest {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(AGENT_LIMITS.idChars)
+  agent_id: string;
+}
+
+export class AdminOverviewRequest {}
+
+export interface AdminParty {
+  handle: string;
+  name: string;
+}
+
+export interface AdminTaskRow {
+  id: string;
+  context_id: string;
+  state: TaskState;
+  intent: Intent;
+  summary: string;
+  sender: AdminParty;
+  recipient: AdminParty;
+  message_count: number;
+  artifact_count: number;
+  created_at: string;
+  updated_at: string;
+  status_timestamp: string;
+}
+
+export interface AdminTaskPage {
+  items: AdminTaskRow[];
+  next_cursor: string | null;
+}
+
+export interface TimelineEntry {
+  position: string;
+  event: string;
+  at: string;
+  actor: string | null;
+  state: TaskState;
+  message?: MessageView;
+  artifact?: ArtifactView;
+  reason?: string | null;
+}
+
+export interface TaskAuditRow {
+  at: string;
+  actor: string | null;
+  action: string;
+  from_state: TaskState | null;
+  to_state: TaskState | null;
+}
+
+export interface AdminTaskDetail {
+  task: TaskView;
+  /** Oldest first; the first `ADMIN_TASK_LIMITS.timelineEntries` entries that fit `detailReplyBytes`. */
+  timeline: TimelineEntry[];
+  /** Whether the timeline was cut to fit one reply (the task has more events than it shows). */
+  timeline_truncated: boolean;
+  audit: TaskAuditRow[];
+  /** Whether the task's messages were cut to fit one reply (the oldest ones are shown). */
+  messages_truncated: boolean;
+}
+
+export interface HighlightFragment {
+  text: string;
+  match: boolean;
+}
+
+export interface SearchHighlight {
+  source: 'message' | 'artifact';
+  sequence_no?: number;
+  artifact_name?: string;
+  fragments: HighlightFragment[];
+}
+
+export interface AdminSearchHit {
+  task: AdminTaskRow;
+  rank: number;
+  highlights: SearchHighlight[];
+}
+
+export interface AdminSearchPage {
+  items: AdminSearchHit[];
+  next_cursor: string | null;
+}
+
+/** `tasks/search` hits: the caller's tasks (without messages or artifacts), as `tasks/list` renders them. */
+export interface AgentSearchReply {
+  items: Array<{ task: TaskView; rank: number; highlights: SearchHighlight[] }>;
+  next_cursor: string | null;
+}
+
+export interface AdminEventsReply {
+  events: PositionedTaskEvent[];
+  has_more: boolean;
+  /** The newest outbox position when read. */
+  position: string;
+}
+
+export interface AdminCountsReply {
+  inbox: Record<TaskState, number>;
+  sent: Record<TaskState, number>;
+}
+
+export interface AdminOverviewReply {
+  per_minute: Array<{ minute: string; created: number; completed: number }>;
+  open_by_state: { pending: number; accepted: number; input_required: number };
+  oldest_pending: { id: string; created_at: string; sender: string; recipient: string } | null;
+  outbox_lag: { unpublished: number; oldest_unpublished_ms: number | null };
+}
+
+export interface AdminTasksRpc {
+  [ADMIN_TASKS_SUBJECTS.list]: { request: AdminListTasksRequest; reply: AdminTaskPage };
+  [ADMIN_TASKS_SUBJECTS.get]: { request: AdminGetTaskRequest; reply: AdminTaskDetail };
+  [ADMIN_TASKS_SUBJECTS.search]: { request: AdminSearchTasksRequest; reply: AdminSearchPage };
+  [ADMIN_TASKS_SUBJECTS.events]: { request: AdminEventsRequest; reply: AdminEventsReply };
+  [ADMIN_TASKS_SUBJECTS.counts]: { request: AdminCountsRequest; reply: AdminCountsReply };
+  [ADMIN_TASKS_SUBJECTS.overview]: { request: AdminOverviewRequest; reply: AdminOverviewReply };
+  [ADMIN_TASKS_SUBJECTS.agentSearch]: { request: AgentSearchTasksRequest; reply: AgentSearchReply };
+}
