@@ -23,5 +23,6 @@ export function consoleBuildIsStale(root = process.cwd()): boolean {
 export function ensureConsoleBuild(root = process.cwd()): void {
   if (!consoleBuildIsStale(root)) return;
   console.log('Building the console (npm run build:console)…');
-  execFileSync('npm', ['run', '--silent', 'build:console'], { cwd: root, stdio: 'inherit' });
+  // Jest sets NODE_ENV=test, which would give Vite React's development build; the tests drive what ships.
+  execFileSync('npm', ['run', '--silent', 'build:console'], { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
 }
