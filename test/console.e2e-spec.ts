@@ -131,6 +131,18 @@ describe('operator console in a browser', () => {
     await ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'Client reads items and next_cursor.' });
     await shown(row.getByText('Completed', { exact: true }));
 
+    const question = `Does the client read next_cursor? (${word})`;
+    await ok(relay.url, frank.api_key, 'message/send', {
+      task_id: null,
+      recipient: bob.agent.handle,
+      intent: 'ask_question',
+      message: { role: 'user', parts: [{ type: 'text', text: question }] },
+    });
+    await shown(page.getByRole('row').filter({ hasText: question }).getByText('Pending', { exact: true }), 5_000);
+    const table = page.getByRole('table', { name: 'Handoffs, newest first' });
+    const summaries = await table.getByRole('row').filter({ hasText: word }).allInnerTexts();
+    expect(summaries.map((text) => (text.includes(question) ? 'question' : 'refactor'))).toEqual(['question', 'refactor']);
+
     expect(await page.evaluate(() => (globalThis as { consoleTestMark?: string }).consoleTestMark)).toBe('still here');
     expect(await row.getByText(`${bob.agent.handle} → ${frank.agent.handle}`).count()).toBe(1);
     await checkPage('live');
