@@ -35,7 +35,11 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 };
 
 /** A path segment the console may name: no traversal, no hidden files, no separators or control characters once decoded. */
-const SAFE_SEGMENT = /^(?!\.)[^/\\\u0000-\u001f]+$/;
+function isSafeSegment(segment: string): boolean {
+  if (segment.startsWith('.') || segment.includes('/') || segment.includes('\\')) return false;
+  for (let index = 0; index < segment.length; index++) if (segment.charCodeAt(index) < 0x20) return false;
+  return true;
+}
 
 /**
  * The decoded segments of a path under `/console/`, or undefined when it tries to leave the
@@ -52,7 +56,7 @@ export function consolePathSegments(urlPath: string): string[] | undefined {
     } catch {
       return undefined;
     }
-    if (!SAFE_SEGMENT.test(segment)) return undefined;
+    if (!isSafeSegment(segment)) return undefined;
     segments.push(segment);
   }
   return segments;
