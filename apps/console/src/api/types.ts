@@ -55,8 +55,11 @@ export interface AuditRow {
 
 export interface TaskDetail {
   task: TaskView;
+  /** Oldest first; cut to fit one reply when `timeline_truncated`. */
   timeline: TimelineEntry[];
+  timeline_truncated: boolean;
   audit: AuditRow[];
+  messages_truncated: boolean;
 }
 
 /** One event of `GET /admin/events` (SSE `event: task`). */

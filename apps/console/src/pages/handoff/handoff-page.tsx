@@ -49,12 +49,12 @@ export function HandoffPage() {
       </>
     );
   }
-  const { task, timeline, audit } = detail.data;
+  const { task, timeline, timeline_truncated, audit } = detail.data;
   return (
     <article className="handoff" aria-label={`Handoff ${task.summary}`}>
       <HandoffHeader task={task} />
       <TaskArtifacts artifacts={task.artifacts} />
-      <Timeline entries={timeline} />
+      <Timeline entries={timeline} truncated={timeline_truncated} />
       <TaskDeliveries taskId={task.id} />
       <AuditTable rows={audit} />
     </article>

@@ -42,10 +42,11 @@ function EntryBody({ entry }: { entry: TimelineEntry }) {
 }
 
 /** Every event of the task, oldest first, each with its time and who did it. */
-export function Timeline({ entries }: { entries: TimelineEntry[] }) {
+export function Timeline({ entries, truncated }: { entries: TimelineEntry[]; truncated: boolean }) {
   return (
     <section aria-labelledby="timeline-title">
       <h2 id="timeline-title">Timeline</h2>
+      {truncated && <p className="hint">The task has more events than one page shows: these are its first {entries.length}.</p>}
       <ol className="timeline" aria-label="Events, oldest first">
         {entries.map((entry) => (
           <li key={entry.position} className={`timeline-entry event-${entry.event}`}>
