@@ -86,7 +86,9 @@ describe('console API: sessions, CSRF and the admin audit', () => {
     await request(relay.url).patch(`/admin/agents/${handle}`).set(admin).send({ role: 'backend' }).expect(200);
     const key = await request(relay.url).post(`/admin/agents/${handle}/keys`).set('cookie', signedIn.cookie).set('x-csrf-token', signedIn.csrf).expect(201);
     const audit = await request(relay.url).get('/admin/audit?limit=200').set('cookie', signedIn.cookie).expect(200);
-    const mine = audit.body.items.filter((row: { target: string | null; detail: Record<string, unknown> }) => row.target === handle || row.detail.handle === handle);
+    const mine = audit.body.items.filter(
+      (row: { target: string | null; detail: Record<string, unknown> }) => row.target === handle || row.detail.handle === handle,
+    );
     expect(mine.map((row: { actor: string; action: string }) => [row.actor, row.action])).toEqual([
       [`console:${signedIn.session}`, 'key.create'],
       ['admin token', 'agent.update'],
@@ -114,7 +116,9 @@ describe('console API: sessions, CSRF and the admin audit', () => {
       await request(url).get('/admin/session').set('cookie', signedIn.cookie).expect(401);
     }
     const audit = await request(relay.url).get('/admin/audit?limit=50').set(admin).expect(200);
-    const actions = audit.body.items.filter((row: { actor: string }) => row.actor === `console:${signedIn.session}`).map((row: { action: string }) => row.action);
+    const actions = audit.body.items
+      .filter((row: { actor: string }) => row.actor === `console:${signedIn.session}`)
+      .map((row: { action: string }) => row.action);
     expect(actions).toEqual(['session.sign_out', 'session.sign_in']);
   });
 
@@ -146,7 +150,10 @@ describe('console API: failed sign-ins go through the failed-login throttle', ()
 
   it('answers 429 with Retry-After past the limit of wrong tokens, before the token is checked', async () => {
     for (let attempt = 0; attempt < 3; attempt++) {
-      await request(relay.url).post('/admin/session').send({ token: `wrong-token-${attempt}-0123456789abcdef` }).expect(401);
+      await request(relay.url)
+        .post('/admin/session')
+        .send({ token: `wrong-token-${attempt}-0123456789abcdef` })
+        .expect(401);
     }
     const throttled = await request(relay.url).post('/admin/session').send({ token: 'wrong-token-9-0123456789abcdef' }).expect(429);
     expect(throttled.body.error.reason).toBe('rate_limited');

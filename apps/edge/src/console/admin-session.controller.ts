@@ -37,10 +37,7 @@ export class AdminSessionController {
     this.failures.assertAllowed(request.ip, body.token);
     if (!isAdminToken(body.token, this.config.RELAY_ADMIN_TOKEN)) {
       this.failures.recordFailure(request.ip, body.token);
-      throw new RelayError(
-        'unauthenticated',
-        this.config.RELAY_ADMIN_TOKEN ? 'Wrong admin token' : 'The admin API is disabled: RELAY_ADMIN_TOKEN is not set',
-      );
+      throw new RelayError('unauthenticated', this.config.RELAY_ADMIN_TOKEN ? 'Wrong admin token' : 'The admin API is disabled: RELAY_ADMIN_TOKEN is not set');
     }
     this.failures.recordSuccess(body.token);
     const { cookie, view } = await this.sessions.create();

@@ -45,6 +45,8 @@ const CREATED_KEY_SQL = `to_char(t."created_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"
 /** Where a highlight's matches start and stop: control characters, removed from the text first, so that no text is read as markup. */
 const START_SEL = '\u0001';
 const STOP_SEL = '\u0002';
+/** Matches of each source (messages, artifacts) a relay-wide search ranks at most (docs/admin-api.md#search). */
+export const SEARCH_CANDIDATES = 10_000;
 const HEADLINE_OPTIONS = `StartSel=${START_SEL}, StopSel=${STOP_SEL}, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "`;
 
 /** Which event enters which state, to find the audit row (and so the actor) of a state event. */
@@ -341,19 +343,35 @@ export class AdminReads {
         : `, (SELECT count(*) FROM "tasks"."messages" m WHERE m."task_id" = t."id" AND m."author_id" <> ${params.add(unreadFor)}
              AND m."sequence_no" > COALESCE((SELECT c."last_read_sequence_no" FROM "tasks"."read_cursors" c
                                              WHERE c."task_id" = t."id" AND c."participant_id" = $${params.values.length}), 0)) AS "unread_messages"`;
+    const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
+    // With an agent or a context the tasks are few: each one's matches are ranked, all of them.
+    // Relay-wide, the index's first SEARCH_CANDIDATES matches of each source are ranked (a word
+    // on most tasks would otherwise rank them all, past the statement timeout).
+    const scoped = filter.agent_id !== undefined || filter.context_id !== undefined;
+    const ranked = scoped
+      ? `SELECT t.*, r."rank" FROM "tasks"."tasks" t CROSS JOIN q
+         CROSS JOIN LATERAL (SELECT max(x."rank") AS "rank" FROM (
+           SELECT ts_rank(${MESSAGE_SEARCH_VECTOR}, q."query") AS "rank" FROM "tasks"."messages" m WHERE m."task_id" = t."id" AND ${MESSAGE_SEARCH_VECTOR} @@ q."query"
+           UNION ALL
+           SELECT ts_rank(${ARTIFACT_SEARCH_VECTOR}, q."query") FROM "tasks"."artifacts" a WHERE a."task_id" = t."id" AND ${ARTIFACT_SEARCH_VECTOR} @@ q."query"
+         ) x) r
+         ${where ? `${where} AND` : 'WHERE'} r."rank" IS NOT NULL`
+      : `SELECT t.*, r."rank" FROM (
+           SELECT "task_id", max("rank") AS "rank" FROM (
+             (SELECT m."task_id", ts_rank(${MESSAGE_SEARCH_VECTOR}, q."query") AS "rank" FROM "tasks"."messages" m, q
+              WHERE ${MESSAGE_SEARCH_VECTOR} @@ q."query" LIMIT ${SEARCH_CANDIDATES})
+             UNION ALL
+             (SELECT a."task_id", ts_rank(${ARTIFACT_SEARCH_VECTOR}, q."query") FROM "tasks"."artifacts" a, q
+              WHERE ${ARTIFACT_SEARCH_VECTOR} @@ q."query" LIMIT ${SEARCH_CANDIDATES})
+           ) hits GROUP BY "task_id"
+         ) r JOIN "tasks"."tasks" t ON t."id" = r."task_id"
+         ${where}`;
     const { rows } = await this.pool.query<AdminRow>(
       `WITH q AS (SELECT websearch_to_tsquery('english', ${words}) AS "query"),
-       hits AS (
-         SELECT m."task_id", ts_rank(${MESSAGE_SEARCH_VECTOR}, q."query") AS "rank" FROM "tasks"."messages" m, q WHERE ${MESSAGE_SEARCH_VECTOR} @@ q."query"
-         UNION ALL
-         SELECT a."task_id", ts_rank(${ARTIFACT_SEARCH_VECTOR}, q."query") FROM "tasks"."artifacts" a, q WHERE ${ARTIFACT_SEARCH_VECTOR} @@ q."query"
-       ),
-       r AS (SELECT "task_id", max("rank") AS "rank" FROM hits GROUP BY "task_id")
-       SELECT ${TASK_COLUMNS}, ${CREATED_KEY_SQL} AS "created_key", r."rank", r."rank"::text AS "rank_key",
+       page AS (${ranked} ORDER BY r."rank" DESC, t."id" DESC LIMIT ${limit + 1})
+       SELECT ${TASK_COLUMNS}, ${CREATED_KEY_SQL} AS "created_key", t."rank", t."rank"::text AS "rank_key",
          (SELECT count(*) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifact_count"${unread}
-       FROM r JOIN "tasks"."tasks" t ON t."id" = r."task_id"
-       ${clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : ''}
-       ORDER BY r."rank" DESC, t."id" DESC LIMIT ${limit + 1}`,
+       FROM page t ORDER BY t."rank" DESC, t."id" DESC`,
       params.values,
     );
     const page = rows.slice(0, limit);

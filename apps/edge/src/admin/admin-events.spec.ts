@@ -1,0 +1,123 @@
+import { EventEmitter } from 'node:events';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { PositionedTaskEvent, TaskEvent } from '@app/contracts';
+import type { NatsRpcClient } from '@app/messaging';
+import type { EdgeConfig } from '../edge.config';
+import type { RequestMetrics } from '../metrics/request-metrics';
+import { STREAM_BUFFER_LIMIT } from '../streams/event-queue';
+import type { FeedListener, TaskEventFeed } from '../streams/task-event-feed';
+import { AdminEventStreams } from './admin-events';
+
+function event(position: number): PositionedTaskEvent {
+  const payload: TaskEvent = {
+    schema_version: 1,
+    event_id: `e-${position}`,
+    type: 'created',
+    task_id: `T${position}`,
+    context_id: 'c-1',
+    sender: 'alice@acme',
+    recipient: 'bob@acme',
+    state: 'pending',
+    sequence_no: 1,
+    occurred_at: '2026-01-01T00:00:00.000Z',
+    task: { intent: 'inform', summary: 's', message_count: 1, latest_message: null, result_summary: null, reason: null },
+  };
+  return { position: String(position), event: payload };
+}
+
+/** A response whose socket takes writes only while `accepting`, and drains when told to. */
+class SlowSocket extends EventEmitter {
+  readonly chunks: string[] = [];
+  accepting = false;
+  destroyed = false;
+  writableEnded = false;
+  writableNeedDrain = false;
+  writeHead(): void {}
+  flushHeaders(): void {}
+  write(chunk: string): boolean {
+    this.chunks.push(chunk);
+    this.writableNeedDrain = !this.accepting;
+    return this.accepting;
+  }
+  drain(): void {
+    this.writableNeedDrain = false;
+    this.emit('drain');
+  }
+  end(): void {
+    this.writableEnded = true;
+  }
+}
+
+function streams(): { service: AdminEventStreams; push: (item: PositionedTaskEvent) => void } {
+  let live: FeedListener | undefined;
+  const rpc = { request: async () => ({ events: [], has_more: false, position: '100' }) } as unknown as NatsRpcClient;
+  const feed = {
+    followAll: (listener: FeedListener) => {
+      live = listener;
+      return () => (live = undefined);
+    },
+    onReconnect: () => () => undefined,
+  } as unknown as TaskEventFeed;
+  const config = { RELAY_STREAM_MAX_MS: 60_000 } as EdgeConfig;
+  const metrics = { streamOpened: () => undefined, streamClosed: () => undefined } as unknown as RequestMetrics;
+  return { service: new AdminEventStreams(rpc, feed, config, metrics), push: (item) => live?.(item) };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let attempt = 0; attempt < 1000 && !condition(); attempt++) await new Promise((resolve) => setImmediate(resolve));
+  expect(condition()).toBe(true);
+}
+
+describe('AdminEventStreams', () => {
+  it('writes nothing more while the socket has not drained, then ends past the queue bound naming where to resume', async () => {
+    const { service, push } = streams();
+    const socket = new SlowSocket();
+    const reply = { hijack: () => undefined, raw: socket } as unknown as FastifyReply;
+    const served = service.serve({ headers: {}, id: 'r-1' } as unknown as FastifyRequest, reply);
+    await until(() => socket.chunks.length === 1);
+    expect(socket.chunks[0]).toBe('id: 100\nevent: ready\ndata: {"position":"100"}\n\n');
+
+    // The client reads nothing: the stream waits on the socket while the live events queue up.
+    for (let position = 101; position <= 100 + STREAM_BUFFER_LIMIT + 5; position++) push(event(position));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(socket.chunks).toHaveLength(1);
+
+    socket.accepting = true;
+    socket.drain();
+    await served;
+    const written = socket.chunks.filter((chunk) => chunk.includes('event: task'));
+    expect(written).toHaveLength(STREAM_BUFFER_LIMIT);
+    const last = socket.chunks[socket.chunks.length - 1];
+    expect(last.startsWith('event: error\n')).toBe(true);
+    expect(JSON.parse(last.split('data: ')[1])).toMatchObject({
+      error: { reason: 'overloaded', data: { last_event_id: String(100 + STREAM_BUFFER_LIMIT) } },
+    });
+    expect(socket.writableEnded).toBe(true);
+  });
+
+  it('writes each live event once, as the console reads it', async () => {
+    const { service, push } = streams();
+    const socket = new SlowSocket();
+    socket.accepting = true;
+    const served = service.serve({ headers: {}, id: 'r-2' } as unknown as FastifyRequest, { hijack: () => undefined, raw: socket } as unknown as FastifyReply);
+    await until(() => socket.chunks.length === 1);
+    push(event(101));
+    push(event(101));
+    push(event(102));
+    await until(() => socket.chunks.length === 3);
+    expect(socket.chunks.slice(1).map((chunk) => chunk.split('\n')[0])).toEqual(['id: 101', 'id: 102']);
+    expect(JSON.parse(socket.chunks[1].split('data: ')[1])).toEqual({
+      position: '101',
+      event: 'created',
+      task_id: 'T101',
+      state: 'pending',
+      intent: 'inform',
+      summary: 's',
+      sender: 'alice@acme',
+      recipient: 'bob@acme',
+      at: '2026-01-01T00:00:00.000Z',
+    });
+    socket.emit('close');
+    await served;
+  });
+});
