@@ -226,6 +226,27 @@ describe('operator console in a browser', () => {
     await checkPage('agent');
   });
 
+  it("rotates an agent's key: the new key, shown once, works and the old one is refused (401)", async () => {
+    await page.goto(consoleUrl(`agents/${encodeURIComponent(frank.agent.handle)}`));
+    const oldPrefix = frank.key.prefix;
+    await (await shown(page.getByRole('button', { name: `Rotate ${oldPrefix}` }))).click();
+    const dialog = await shown(page.getByRole('dialog', { name: `Rotate ${oldPrefix}?` }));
+    await dialog.getByRole('button', { name: 'Rotate key' }).click();
+    const newKey = await (await shown(page.getByLabel('New API key'))).inputValue();
+    expect(newKey).toMatch(/^ah_live_/);
+    const keys = page.getByRole('table', { name: `Keys of ${frank.agent.handle}` });
+    await shown(keys.getByRole('row').filter({ hasText: oldPrefix }).getByText('Revoked'));
+    await shown(
+      keys
+        .getByRole('row')
+        .filter({ hasText: newKey.slice(0, 'ah_live_'.length + 8) })
+        .getByText('Active', { exact: true }),
+    );
+
+    await eventually(async () => expect((await rpc(relay.url, frank.api_key, 'tasks/list', { filter: { role: 'recipient' } })).status).toBe(401), 10_000);
+    expect((await rpc(relay.url, newKey, 'tasks/list', { filter: { role: 'recipient' } })).status).toBe(200);
+  });
+
   it("edits an agent's trust policy: a YAML error is shown at its line, then a valid policy applies", async () => {
     await page.goto(consoleUrl(`agents/${encodeURIComponent(frank.agent.handle)}`));
     const editor = await shown(page.getByLabel('Policy (YAML)'));
