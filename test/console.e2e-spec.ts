@@ -257,6 +257,11 @@ describe('operator console in a browser', () => {
     expect(await editor.getAttribute('aria-invalid')).toBe('true');
     await checkPage('agent-trust-error');
 
+    // Well-formed YAML that the relay refuses: its reason is shown.
+    await editor.fill('allow:\n  - not a handle\n');
+    await page.getByRole('button', { name: 'Apply policy' }).click();
+    await shown(page.getByRole('alert').filter({ hasText: 'each entry must be a handle' }));
+
     await editor.fill('allow:\n  - "*@acme"\nblock:\n  - eve@acme\n');
     await page.getByRole('button', { name: 'Apply policy' }).click();
     await shown(page.getByRole('status').getByText('Trust policy applied.'));

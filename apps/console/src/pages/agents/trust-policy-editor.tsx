@@ -6,13 +6,14 @@ import type { AgentRecord } from '../../api/types';
 import { ErrorMessage } from '../../components/error-message';
 import { TimeStamp } from '../../components/time-stamp';
 import { excerptAt, offsetOfLine, trustPolicyToYaml, type LineExcerpt } from '../../lib/trust-yaml';
+import { yamlSyntaxProblem, type PolicyProblem } from '../../lib/yaml-check';
 
-function YamlError({ error, excerpt }: { error: ApiError; excerpt: LineExcerpt | null }) {
+function PolicyError({ problem, excerpt }: { problem: PolicyProblem; excerpt: LineExcerpt | null }) {
   return (
     <div role="alert" className="error" id="trust-error">
       <p>
         {excerpt ? `Line ${excerpt.line}, column ${excerpt.column}: ` : ''}
-        {error.message}
+        {problem.message}
       </p>
       {excerpt && (
         <pre className="yaml-excerpt" aria-label={`Line ${excerpt.line} of the policy`}>
@@ -23,23 +24,39 @@ function YamlError({ error, excerpt }: { error: ApiError; excerpt: LineExcerpt |
   );
 }
 
-/** The agent's trust policy as `trust.yaml`, checked and applied by the relay; errors point at their line. */
+/** The agent's trust policy as `trust.yaml`, checked here and by the relay, then applied; errors point at their line. */
 export function TrustPolicyEditor({ agent }: { agent: AgentRecord }) {
   const queryClient = useQueryClient();
   const queryKey = ['agent', agent.handle, 'trust'];
   const policy = useQuery({ queryKey, queryFn: () => adminApi.getTrust(agent.handle) });
   const editor = useRef<HTMLTextAreaElement>(null);
   const [sent, setSent] = useState('');
+  const [problem, setProblem] = useState<PolicyProblem | null>(null);
+
+  const showProblem = (found: PolicyProblem, yaml: string) => {
+    setSent(yaml);
+    setProblem(found);
+    const field = editor.current;
+    if (!found.place || !field) return;
+    field.focus();
+    const offset = offsetOfLine(yaml, found.place.line) + found.place.column - 1;
+    field.setSelectionRange(offset, offset);
+  };
+
   const apply = useMutation({
-    mutationFn: (yaml: string) => adminApi.putTrustYaml(agent.handle, yaml),
-    onSuccess: (updated) => queryClient.setQueryData(queryKey, updated),
+    // YAML syntax is checked here first; the relay checks it again, and the policy's entries.
+    mutationFn: async (yaml: string) => {
+      const syntax = await yamlSyntaxProblem(yaml);
+      if (syntax) return { problem: syntax };
+      return { policy: await adminApi.putTrustYaml(agent.handle, yaml) };
+    },
+    onMutate: () => setProblem(null),
+    onSuccess: (answer, yaml) => {
+      if (answer.problem) showProblem(answer.problem, yaml);
+      else queryClient.setQueryData(queryKey, answer.policy);
+    },
     onError: (error, yaml) => {
-      const place = error instanceof ApiError ? error.place : null;
-      const field = editor.current;
-      if (!place || !field) return;
-      field.focus();
-      const offset = offsetOfLine(yaml, place.line) + place.column - 1;
-      field.setSelectionRange(offset, offset);
+      if (error instanceof ApiError && error.reason === 'invalid_params') showProblem({ message: error.message, place: error.place }, yaml);
     },
   });
 
@@ -48,13 +65,10 @@ export function TrustPolicyEditor({ agent }: { agent: AgentRecord }) {
 
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const yaml = String(new FormData(event.currentTarget).get('policy') ?? '');
-    setSent(yaml);
-    apply.mutate(yaml);
+    apply.mutate(String(new FormData(event.currentTarget).get('policy') ?? ''));
   };
-  const error = apply.error instanceof ApiError ? apply.error : null;
-  const place = error?.place;
-  const excerpt = place ? excerptAt(sent, place.line, place.column) : null;
+  const excerpt = problem?.place ? excerptAt(sent, problem.place.line, problem.place.column) : null;
+  const applied = apply.isSuccess && !problem;
 
   return (
     <section className="card" aria-labelledby="trust-title">
@@ -80,12 +94,12 @@ export function TrustPolicyEditor({ agent }: { agent: AgentRecord }) {
           spellCheck={false}
           defaultValue={trustPolicyToYaml(policy.data)}
           key={policy.data.updated_at ?? 'unset'}
-          aria-invalid={error ? true : undefined}
-          aria-describedby={error ? 'trust-error' : undefined}
+          aria-invalid={problem ? true : undefined}
+          aria-describedby={problem ? 'trust-error' : undefined}
         />
-        {error && <YamlError error={error} excerpt={excerpt} />}
-        {apply.isError && !error && <ErrorMessage error={apply.error} />}
-        {apply.isSuccess && <p role="status">Trust policy applied.</p>}
+        {problem && <PolicyError problem={problem} excerpt={excerpt} />}
+        {apply.isError && !problem && <ErrorMessage error={apply.error} />}
+        {applied && <p role="status">Trust policy applied.</p>}
         <div className="actions">
           <button type="submit" className="button" disabled={apply.isPending || agent.disabled}>
             Apply policy
