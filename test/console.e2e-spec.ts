@@ -39,12 +39,11 @@ describe('operator console in a browser', () => {
 
   const consoleUrl = (path = ''): string => `${relay.url}/console/${path}`;
 
-  async function admin(method: string, path: string, init: { cookie?: string; csrf?: string; body?: unknown } = {}): Promise<Response> {
-    const headers: Record<string, string> = {};
-    if (init.cookie) headers.cookie = init.cookie;
+  /** An admin API call as the browser's session would make it: the cookie, and the CSRF header when given. */
+  async function admin(method: string, path: string, init: { cookie: string; csrf?: string }): Promise<Response> {
+    const headers: Record<string, string> = { cookie: init.cookie };
     if (init.csrf) headers['x-csrf-token'] = init.csrf;
-    if (init.body !== undefined) headers['content-type'] = 'application/json';
-    return fetch(`${relay.url}${path}`, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+    return fetch(`${relay.url}${path}`, { method, headers });
   }
 
   async function sessionCookie(): Promise<string> {
@@ -328,14 +327,21 @@ describe('operator console in a browser', () => {
 
   it('refuses a change made with the session cookie but without its CSRF token (403)', async () => {
     const cookie = await sessionCookie();
-    expect((await admin('GET', '/admin/session', { cookie })).status).toBe(200);
-    const withoutToken = await admin('POST', `/admin/agents/${encodeURIComponent(bob.agent.handle)}/keys`, { cookie });
+    const session = await admin('GET', '/admin/session', { cookie });
+    expect(session.status).toBe(200);
+    const { csrf_token: csrfToken } = (await session.json()) as { csrf_token: string };
+    const keysPath = `/admin/agents/${encodeURIComponent(bob.agent.handle)}/keys`;
+
+    const withoutToken = await admin('POST', keysPath, { cookie });
     expect(withoutToken.status).toBe(403);
     expect(await withoutToken.json()).toMatchObject({ error: { reason: 'csrf_failed' } });
-    const wrongToken = await admin('POST', `/admin/agents/${encodeURIComponent(bob.agent.handle)}/keys`, { cookie, csrf: 'not-the-token' });
-    expect(wrongToken.status).toBe(403);
-    const keys = (await (await admin('GET', `/admin/agents/${encodeURIComponent(bob.agent.handle)}/keys`, { cookie })).json()) as { items: unknown[] };
-    expect(keys.items).toHaveLength(1);
+    expect((await admin('POST', keysPath, { cookie, csrf: 'not-the-token' })).status).toBe(403);
+    const keysOf = async () => ((await (await admin('GET', keysPath, { cookie })).json()) as { items: unknown[] }).items;
+    expect(await keysOf()).toHaveLength(1);
+
+    // The same change with the session's token goes through.
+    expect((await admin('POST', keysPath, { cookie, csrf: csrfToken })).status).toBe(201);
+    expect(await keysOf()).toHaveLength(2);
   });
 
   it('signs out: the session cookie no longer works', async () => {
