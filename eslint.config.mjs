@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -38,7 +39,7 @@ export default tseslint.config(
     // Async mistakes the compiler lets through: a promise nobody awaits (its rejection is lost), a
     // promise where a callback's return is ignored, `await` on a non-promise, and `return promise`
     // inside try (the catch/finally would not see its rejection).
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -46,6 +47,12 @@ export default tseslint.config(
       '@typescript-eslint/await-thenable': 'error',
       '@typescript-eslint/return-await': ['error', 'in-try-catch'],
     },
+  },
+  {
+    // The console (a browser app): React's hook rules.
+    files: ['apps/console/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: { ...reactHooks.configs.recommended.rules },
   },
   {
     files: ['**/main.ts', '**/cli-data-source.ts', 'scripts/**', 'test/**', 'jest.config.mjs', 'eslint.config.mjs'],

@@ -3,6 +3,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { dropDatabase, ensureDatabaseExists } from '../../libs/database/src/create-database';
+import { ensureConsoleBuild } from './console-build';
 import { workerDatabaseUrl } from './test-env';
 
 const STALE_DATABASE_AGE_MS = 6 * 60 * 60 * 1000;
@@ -61,8 +62,10 @@ function workerCount(globalConfig: { maxWorkers?: number } | undefined): number 
  * the harness starts them, under an advisory lock), after clearing what crashed runs left behind.
  * Files of one worker run one after another and share its database, as a whole run in band would;
  * files of two workers never share one (each relay's outbox relay publishes every row of its table).
+ * The console's browser tests need its static build: made here when missing or older than its sources.
  */
 export default async function globalSetup(globalConfig?: { maxWorkers?: number }): Promise<void> {
+  ensureConsoleBuild();
   const base = new URL(process.env.TEST_DATABASE_BASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres');
   await dropStaleTestDatabases(base);
   await deleteOrphanedTestStreams(process.env.NATS_URL || 'nats://127.0.0.1:4222');

@@ -34,8 +34,9 @@ export class AdminSessionController {
   @Post()
   @HttpCode(201)
   async signIn(@Body() body: SignInBody, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<ConsoleSessionView> {
-    this.failures.assertAllowed(request.ip, body.token);
+    // The token is checked first: someone else's failures from this address never lock the admin out.
     if (!isAdminToken(body.token, this.config.RELAY_ADMIN_TOKEN)) {
+      this.failures.assertAllowed(request.ip, body.token);
       this.failures.recordFailure(request.ip, body.token);
       throw new RelayError('unauthenticated', this.config.RELAY_ADMIN_TOKEN ? 'Wrong admin token' : 'The admin API is disabled: RELAY_ADMIN_TOKEN is not set');
     }

@@ -1,0 +1,207 @@
+/**
+ * The admin API's answers as the console reads them (snake_case JSON under `/admin/…`). The task
+ * view is the tasks service's own model; the rows, hits and counts are the admin routes' shapes.
+ */
+import type { ArtifactView, Intent, MessageView, TaskState, TaskView } from '@app/contracts/tasks/task.model';
+
+export type { ArtifactView, Intent, MessageView, TaskState, TaskView };
+
+export const TASK_STATES: readonly TaskState[] = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'];
+export const INTENTS: readonly Intent[] = ['inform', 'ask_question', 'propose_action'];
+
+export interface Party {
+  handle: string;
+  name: string;
+}
+
+export interface AdminTaskRow {
+  id: string;
+  context_id: string;
+  state: TaskState;
+  intent: Intent;
+  summary: string;
+  sender: Party;
+  recipient: Party;
+  message_count: number;
+  artifact_count: number;
+  created_at: string;
+  updated_at: string;
+  status_timestamp: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface TimelineEntry {
+  position: string;
+  event: string;
+  at: string;
+  actor: string | null;
+  state: string;
+  message?: MessageView;
+  artifact?: ArtifactView;
+  reason?: string | null;
+}
+
+export interface AuditRow {
+  at: string;
+  actor: string | null;
+  action: string;
+  from_state: string | null;
+  to_state: string | null;
+}
+
+export interface TaskDetail {
+  task: TaskView;
+  /** Oldest first; cut to fit one reply when `timeline_truncated`. */
+  timeline: TimelineEntry[];
+  timeline_truncated: boolean;
+  audit: AuditRow[];
+  messages_truncated: boolean;
+}
+
+/** One event of `GET /admin/events` (SSE `event: task`). */
+export interface LiveTaskEvent {
+  position: string;
+  event: string;
+  task_id: string;
+  state: TaskState;
+  intent: Intent;
+  summary: string;
+  sender: string;
+  recipient: string;
+  at: string;
+}
+
+export interface HighlightFragment {
+  text: string;
+  match: boolean;
+}
+
+export interface SearchHighlight {
+  source: 'message' | 'artifact';
+  sequence_no?: number;
+  artifact_name?: string;
+  fragments: HighlightFragment[];
+}
+
+export interface SearchHit {
+  task: AdminTaskRow;
+  rank: number;
+  highlights: SearchHighlight[];
+}
+
+export interface SessionInfo {
+  csrf_token: string;
+  expires_at: string;
+  session: string;
+}
+
+export interface AgentRecord {
+  id: string;
+  handle: string;
+  name: string;
+  role: string | null;
+  description: string | null;
+  skills: string[];
+  metadata: Record<string, unknown>;
+  email: string | null;
+  notification_webhook_url: string | null;
+  slack_webhook_url: string | null;
+  disabled: boolean;
+  disabled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The fields of an agent's card an admin edits; `null` clears a field. */
+export interface AgentCardFields {
+  name?: string;
+  role?: string | null;
+  description?: string | null;
+  skills?: string[];
+  email?: string | null;
+  notification_webhook_url?: string | null;
+  slack_webhook_url?: string | null;
+}
+
+export interface NewAgent extends AgentCardFields {
+  handle: string;
+  name: string;
+}
+
+export interface ApiKeyInfo {
+  prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface RegisteredAgent {
+  agent: AgentRecord;
+  api_key: string;
+  key: ApiKeyInfo;
+  webhook_secret: string;
+}
+
+export interface CreatedKey {
+  api_key: string;
+  key: ApiKeyInfo;
+}
+
+export interface TrustPolicy {
+  handle: string;
+  allow: string[];
+  block: string[];
+  updated_at: string | null;
+}
+
+export interface AgentCounts {
+  inbox: Partial<Record<TaskState, number>>;
+  sent: Partial<Record<TaskState, number>>;
+}
+
+export const DELIVERY_STATUSES = ['failed', 'dead', 'pending', 'succeeded'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export interface DeliveryView {
+  id: string;
+  event_id: string;
+  task_id: string;
+  event: string;
+  channel: 'webhook' | 'slack' | 'push';
+  target_handle: string;
+  target_host: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+export interface DeliveryAttempt {
+  attempt_no: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number | null;
+  attempted_at: string;
+}
+
+export interface DeliveryDetail extends DeliveryView {
+  attempt_log: DeliveryAttempt[];
+}
+
+export interface Overview {
+  per_minute: Array<{ minute: string; created: number; completed: number }>;
+  open_by_state: { pending: number; accepted: number; input_required: number };
+  oldest_pending: { id: string; created_at: string; sender: string | Party; recipient: string | Party } | null;
+  delivery_failures: { failed: number; dead: number };
+  outbox_lag: { unpublished: number; oldest_unpublished_ms: number | null };
+}
+
+export interface ApiErrorBody {
+  error: { reason: string; message: string; fields?: Array<{ field: string; messages: string[] }>; data?: Record<string, unknown> };
+}

@@ -1,0 +1,23 @@
+import { describe, expect, it } from '@jest/globals';
+import { parse } from 'yaml';
+import { excerptAt, offsetOfLine, trustPolicyToYaml } from './trust-yaml';
+
+describe('the trust policy as YAML', () => {
+  it('writes the agent, allow and block lists so that they read back the same', () => {
+    const text = trustPolicyToYaml({ handle: 'frank@acme', allow: ['*@acme', 'bob@other'], block: [] });
+    expect(parse(text)).toEqual({ agent: 'frank@acme', allow: ['*@acme', 'bob@other'], block: [] });
+    expect(text).toBe('agent: "frank@acme"\nallow:\n  - "*@acme"\n  - "bob@other"\nblock: []\n');
+    expect(parse(trustPolicyToYaml({ handle: 'a@b', allow: [], block: ['x "y"@z'] }))).toEqual({ agent: 'a@b', allow: [], block: ['x "y"@z'] });
+  });
+
+  it('shows the line an error points at, with a caret under the column', () => {
+    expect(excerptAt('allow:\n  - a@b\n  bad: [\n', 3, 8)).toEqual({ line: 3, column: 8, text: '  bad: [', marker: '       ^' });
+    expect(excerptAt('one line', 1, 99)?.marker).toBe(`${' '.repeat(8)}^`);
+    expect(excerptAt('one line', 5, 1)).toBeNull();
+  });
+
+  it('finds where a line starts', () => {
+    expect(offsetOfLine('ab\ncde\nf', 1)).toBe(0);
+    expect(offsetOfLine('ab\ncde\nf', 3)).toBe(7);
+  });
+});

@@ -1,0 +1,37 @@
+import type { TrustPolicy } from '../api/types';
+
+/** A YAML list of strings; each is written JSON-quoted, which YAML reads as a double-quoted scalar (`*@acme` needs quotes). */
+function yamlList(key: string, entries: string[]): string {
+  if (entries.length === 0) return `${key}: []\n`;
+  return `${key}:\n${entries.map((entry) => `  - ${JSON.stringify(entry)}\n`).join('')}`;
+}
+
+/** A trust policy as the `trust.yaml` text an admin edits (the relay parses it; the console only writes it). */
+export function trustPolicyToYaml(policy: Pick<TrustPolicy, 'handle' | 'allow' | 'block'>): string {
+  return `agent: ${JSON.stringify(policy.handle)}\n${yamlList('allow', policy.allow)}${yamlList('block', policy.block)}`;
+}
+
+export interface LineExcerpt {
+  line: number;
+  column: number;
+  text: string;
+  /** Spaces up to the column, then a caret under it. */
+  marker: string;
+}
+
+/** The line of the text an error points at (1-based line and column), to show under the editor. */
+export function excerptAt(text: string, line: number, column: number): LineExcerpt | null {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  if (line < 1 || line > lines.length) return null;
+  const content = lines[line - 1];
+  const at = Math.min(Math.max(column, 1), content.length + 1);
+  return { line, column: at, text: content, marker: `${' '.repeat(at - 1)}^` };
+}
+
+/** The character offset where a 1-based line starts, to put the editor's caret there. */
+export function offsetOfLine(text: string, line: number): number {
+  let offset = 0;
+  const lines = text.split('\n');
+  for (let index = 0; index < Math.min(line - 1, lines.length); index += 1) offset += lines[index].length + 1;
+  return offset;
+}

@@ -1,0 +1,62 @@
+import { useCallback } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useParams } from 'react-router';
+import { adminApi } from '../../api/admin-api';
+import { ApiError } from '../../api/api-error';
+import type { LiveTaskEvent } from '../../api/types';
+import { ErrorMessage } from '../../components/error-message';
+import { useDocumentTitle } from '../../lib/use-document-title';
+import { useLiveTaskEvents } from '../live/use-live-task-events';
+import { AuditTable } from './audit-table';
+import { HandoffHeader } from './handoff-header';
+import { TaskArtifacts } from './task-artifacts';
+import { TaskDeliveries } from './task-deliveries';
+import { Timeline } from './timeline';
+
+/** One handoff: its header, the timeline of every event, its deliveries and its audit rows. */
+export function HandoffPage() {
+  const { id = '' } = useParams();
+  const queryClient = useQueryClient();
+  const detail = useQuery({ queryKey: ['task', id], queryFn: () => adminApi.getTask(id) });
+  useDocumentTitle(detail.data ? `Handoff: ${detail.data.task.summary || id}` : 'Handoff');
+
+  const onEvent = useCallback(
+    (event: LiveTaskEvent) => {
+      if (event.task_id !== id) return;
+      void queryClient.invalidateQueries({ queryKey: ['task', id] });
+      void queryClient.invalidateQueries({ queryKey: ['deliveries', 'task', id] });
+    },
+    [id, queryClient],
+  );
+  useLiveTaskEvents(onEvent);
+
+  if (detail.isPending) return <p role="status">Loading the handoff…</p>;
+  if (detail.isError) {
+    if (detail.error instanceof ApiError && detail.error.status === 404) {
+      return (
+        <>
+          <h1>Handoff not found</h1>
+          <p>
+            No handoff has the id <code>{id}</code>. <Link to="/handoffs">Back to the live handoffs</Link>
+          </p>
+        </>
+      );
+    }
+    return (
+      <>
+        <h1>Handoff</h1>
+        <ErrorMessage error={detail.error} />
+      </>
+    );
+  }
+  const { task, timeline, timeline_truncated, audit } = detail.data;
+  return (
+    <article className="handoff" aria-label={`Handoff ${task.summary}`}>
+      <HandoffHeader task={task} />
+      <TaskArtifacts artifacts={task.artifacts} />
+      <Timeline entries={timeline} truncated={timeline_truncated} />
+      <TaskDeliveries taskId={task.id} />
+      <AuditTable rows={audit} />
+    </article>
+  );
+}

@@ -1,0 +1,89 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+/** Debian's Chromium; the tests never download a browser. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** Where each run keeps its screenshot of every console page. */
+export const SCREENSHOT_DIR = join(tmpdir(), 'agentrelay-console-screenshots');
+
+export interface ConsoleBrowser {
+  context: BrowserContext;
+  page: Page;
+  /** What the page reported as errors (CSP refusals among them). */
+  consoleErrors: string[];
+  close(): Promise<void>;
+}
+
+/** Chromium with a fresh profile, one page, and the page's console errors collected. */
+export async function openConsoleBrowser(): Promise<ConsoleBrowser> {
+  const profile = await mkdtemp(join(tmpdir(), 'console-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM_PATH,
+    args: CHROMIUM_ARGS,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+  });
+  // Generous: the machine running the tests may be busy.
+  context.setDefaultTimeout(20_000);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const consoleErrors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => consoleErrors.push(error.message));
+  return {
+    context,
+    page,
+    consoleErrors,
+    close: async () => {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+let axeSource: Promise<string> | undefined;
+
+/**
+ * Runs axe-core in the page and returns its serious and critical violations. The script goes in
+ * through the DevTools protocol (page.evaluate), which the page's CSP does not govern, so the
+ * console keeps its `script-src 'self'` while it is checked.
+ */
+export async function seriousAccessibilityViolations(page: Page): Promise<AxeViolation[]> {
+  axeSource ??= readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  const source = await axeSource;
+  await page.evaluate(source);
+  const violations = await page.evaluate<AxeViolation[]>(`
+    axe.run(document, { resultTypes: ['violations'] }).then((result) =>
+      result.violations.map((violation) => ({
+        id: violation.id,
+        impact: violation.impact ?? null,
+        help: violation.help,
+        nodes: violation.nodes.map((node) => JSON.stringify(node.target)),
+      })),
+    )`);
+  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+}
