@@ -219,7 +219,7 @@ export class AdminReads {
     const actorsByState = new Map<TaskState, Array<string | null>>();
     for (const row of audit) actorsByState.set(row.to_state as TaskState, [...(actorsByState.get(row.to_state as TaskState) ?? []), row.actor]);
     const { rows: events } = await client.query<{ position: string; payload: TaskEvent }>(
-      `SELECT "position"::text AS "position", "payload" FROM "tasks"."outbox_events" WHERE "task_id" = $1 AND ${TASK_EVENTS_ONLY} ORDER BY "position" LIMIT $2`,
+      `SELECT "position"::text AS "position", "payload" FROM "tasks"."outbox_events" WHERE "task_id" = $1 AND ${TASK_EVENTS_ONLY} ORDER BY "outbox_events"."position" LIMIT $2`,
       [taskId, ADMIN_TASK_LIMITS.timelineEntries + 1],
     );
     const sequenceNos = events.map((row) => row.payload.sequence_no).filter((value): value is number => value !== null);
@@ -274,7 +274,7 @@ export class AdminReads {
     }
     const { rows } = await this.pool.query<{ position: string; payload: TaskEvent }>(
       `SELECT "position"::text AS "position", "payload" FROM "tasks"."outbox_events"
-       WHERE "position" > $1::bigint AND ${TASK_EVENTS_ONLY} ORDER BY "position" LIMIT $2`,
+       WHERE "position" > $1::bigint AND ${TASK_EVENTS_ONLY} ORDER BY "outbox_events"."position" LIMIT $2`,
       [after, ADMIN_TASK_LIMITS.eventsPageEvents + 1],
     );
     const events: PositionedTaskEvent[] = [];
