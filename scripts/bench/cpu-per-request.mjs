@@ -1,10 +1,14 @@
+/* global AbortController, TextDecoder */
 // CPU time per request of each relay process: starts a relay from a built tree (dist/ of this
 // checkout, or of another one given as the first argument, to compare two builds on one machine),
 // sends BENCH_REQUESTS creates (AgentRelay message/send) at BENCH_CONCURRENCY, and reads each
 // process's user+system CPU time from /proc before and after. CPU time per request moves far less
-// with the machine's load than throughput does. Linux only.
+// with the machine's load than throughput does. Linux only. With BENCH_CONSOLE_STREAMS=N, N console
+// streams (`GET /admin/events`) follow every event meanwhile: the edge's extra CPU over a run
+// without them, divided by the events they received, is the console stream's cost per task event.
 //
 //   npm run build && node scripts/bench/cpu-per-request.mjs [root]
+//   BENCH_CONSOLE_STREAMS=4 node scripts/bench/cpu-per-request.mjs
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -16,6 +20,7 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const PORT = Number(process.env.BENCH_PORT ?? 18180);
 const IDLE_MS = 10_000;
+const CONSOLE_STREAMS = Number(process.env.BENCH_CONSOLE_STREAMS ?? 0);
 const BASE = `http://127.0.0.1:${PORT}`;
 const SERVICES = ['directory', 'tasks', 'notifier', 'edge'];
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
@@ -30,6 +35,27 @@ function cpuSeconds(pid) {
 async function post(path, body, headers) {
   const response = await fetch(`${BASE}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   return { status: response.status, json: await response.json() };
+}
+
+/** Follows `GET /admin/events` and counts the task events it receives, until aborted. */
+function followConsoleEvents(adminToken, signal, counter) {
+  return fetch(`${BASE}/admin/events`, { headers: { authorization: `Bearer ${adminToken}`, accept: 'text/event-stream' }, signal })
+    .then(async (response) => {
+      if (!response.ok) throw new Error(`GET /admin/events answered ${response.status}`);
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of response.body) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          if (buffer.slice(0, end).includes('event: task')) counter.events += 1;
+          buffer = buffer.slice(end + 2);
+        }
+      }
+    })
+    .catch((error) => {
+      if (!signal.aborted) throw error;
+    });
 }
 
 async function main() {
@@ -90,6 +116,10 @@ async function main() {
     const idleMsPerSecond = Object.fromEntries(
       children.map(([service, child]) => [service, ((cpuSeconds(child.pid) - idleFrom.get(service)) * 1000) / (IDLE_MS / 1000)]),
     );
+    const consoleAbort = new AbortController();
+    const consoleEvents = { events: 0 };
+    const consoleStreams = Array.from({ length: CONSOLE_STREAMS }, () => followConsoleEvents(adminToken, consoleAbort.signal, consoleEvents));
+    await new Promise((done) => setTimeout(done, CONSOLE_STREAMS > 0 ? 1000 : 0));
     const before = new Map(children.map(([service, child]) => [service, cpuSeconds(child.pid)]));
     let next = 0;
     let errors = 0;
@@ -106,6 +136,8 @@ async function main() {
     // The outbox relay and the notifier finish the events of the last creates.
     await new Promise((done) => setTimeout(done, 2000));
     const cpuMs = Object.fromEntries(children.map(([service, child]) => [service, ((cpuSeconds(child.pid) - before.get(service)) * 1000) / REQUESTS]));
+    consoleAbort.abort();
+    await Promise.all(consoleStreams);
     const total = Object.values(cpuMs).reduce((sum, value) => sum + value, 0);
     console.log(
       JSON.stringify(
@@ -117,6 +149,7 @@ async function main() {
           requests_per_second: Math.round(REQUESTS / seconds),
           cpu_ms_per_request: { ...cpuMs, total },
           idle_cpu_ms_per_second: idleMsPerSecond,
+          ...(CONSOLE_STREAMS > 0 ? { console_streams: CONSOLE_STREAMS, console_events_received: consoleEvents.events } : {}),
         },
         (key, value) => (typeof value === 'number' ? Math.round(value * 1000) / 1000 : value),
       ),
