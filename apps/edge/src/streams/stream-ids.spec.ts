@@ -1,5 +1,6 @@
+import { ConfigValidationError, loadConfig } from '@app/config';
 import { RelayError } from '@app/contracts';
-import type { EdgeConfig } from '../edge.config';
+import { EdgeConfig } from '../edge.config';
 import { StreamIds } from './stream-ids';
 
 const key = Buffer.alloc(32, 1).toString('base64');
@@ -45,5 +46,13 @@ describe('StreamIds', () => {
     const config = { RELAY_ADMIN_TOKEN: 'an-admin-token-of-the-relay' } as EdgeConfig;
     const id = new StreamIds(config).encode('7', 'agent-a', 'inbox');
     expect(new StreamIds(config).decode(id, 'agent-a', 'inbox')).toBe('7');
+  });
+
+  it('takes RELAY_STREAM_ID_KEY only as the base64 of 32 bytes, checked at boot', () => {
+    expect(loadConfig(EdgeConfig, { RELAY_STREAM_ID_KEY: key }).RELAY_STREAM_ID_KEY).toBe(key);
+    expect(loadConfig(EdgeConfig, { RELAY_STREAM_ID_KEY: '' }).RELAY_STREAM_ID_KEY).toBeUndefined();
+    for (const wrong of [Buffer.alloc(16, 1).toString('base64'), 'not base64 at all, but 44 characters long!!', key.slice(0, -1)]) {
+      expect(() => loadConfig(EdgeConfig, { RELAY_STREAM_ID_KEY: wrong })).toThrow(ConfigValidationError);
+    }
   });
 });
