@@ -80,8 +80,7 @@ describe('replies within the transport budget: large replays page, and never wed
           (event.data.result?.statusUpdate?.status?.message?.parts ?? []).map((part: { text: string }) => part.text.slice(0, 2)),
         );
         expect(texts).toEqual(['a0', 'a1', 'a2', 'a3', 'b0', 'b1', 'b2', 'b3', 'c0', 'c1', 'c2', 'c3']);
-        const ids = events.map((event) => BigInt(event.id as string));
-        expect(ids).toEqual([...ids].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
+        expect(new Set(events.map((event) => event.id)).size).toBe(events.length);
       } finally {
         stream.close();
       }

@@ -45,6 +45,17 @@ if (!env.RELAY_SECRET_KEYS) {
   env.RELAY_SECRET_KEYS = readFileSync(keyFile, 'utf8').trim();
 }
 
+// The agents' stream ids are sealed with RELAY_STREAM_ID_KEY; a kept key lets a stream resume after a restart.
+if (!env.RELAY_STREAM_ID_KEY) {
+  const keyFile = '.relay/stream-id-key';
+  if (!existsSync(keyFile)) {
+    mkdirSync('.relay', { recursive: true });
+    writeFileSync(keyFile, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+  }
+  chmodSync(keyFile, 0o600);
+  env.RELAY_STREAM_ID_KEY = readFileSync(keyFile, 'utf8').trim();
+}
+
 const children = new Map();
 const crashes = new Map();
 let stopping = false;

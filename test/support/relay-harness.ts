@@ -29,6 +29,7 @@ export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
 /** The key that seals stored secrets in tests (a fixed one, so a restarted service opens what another sealed). */
 export const TEST_SECRET_KEYS = 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=';
+export const TEST_STREAM_ID_KEY = 'dGVzdC1zdHJlYW0taWQta2V5LTAxMjM0NTY3ODlhYmM=';
 
 /**
  * A whole relay inside the test process: the edge on an ephemeral loopback port and each service
@@ -59,6 +60,8 @@ export class RelayHarness {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent',
       RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
       RELAY_SECRET_KEYS: TEST_SECRET_KEYS,
+      // One key for every edge of a harness, so that a stream resumes on another edge.
+      RELAY_STREAM_ID_KEY: TEST_STREAM_ID_KEY,
       // Generous: test files run in parallel on a loaded machine, and a test that means to see a
       // timeout sets its own.
       NATS_REQUEST_TIMEOUT_MS: '20000',

@@ -25,6 +25,21 @@ export class EdgeConfig extends CommonConfig {
   @Matches(/^(?!ah_live_)/, { message: 'RELAY_ADMIN_TOKEN must not look like an agent API key (ah_live_…)' })
   RELAY_ADMIN_TOKEN?: string;
 
+  /**
+   * The key (base64 of 32 bytes) that seals the ids of the agents' streams; every edge of a relay
+   * needs the same one for a stream to resume on another edge or after a restart. Unset, it is
+   * derived from RELAY_ADMIN_TOKEN, or random per process when that is unset too.
+   */
+  @IsOptional()
+  @ValidateBy({
+    name: 'isStreamIdKey',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && /^[A-Za-z0-9+/]{43}=$/.test(value) && Buffer.from(value, 'base64').length === 32,
+      defaultMessage: () => 'RELAY_STREAM_ID_KEY must be the base64 of 32 bytes (openssl rand -base64 32)',
+    },
+  })
+  RELAY_STREAM_ID_KEY?: string;
+
   @IsInt()
   @Min(1)
   @Max(100000)

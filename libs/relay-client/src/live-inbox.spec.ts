@@ -2,14 +2,16 @@ import type { RelayClient } from './relay-client';
 import type { InboxEvent } from './relay-types';
 import { eventually } from '../../../test/support/eventually';
 import { LiveInbox } from './live-inbox';
+import { RelayClientError } from './relay-client-error';
 
-/** A relay whose live inbox sends `streams[n]` on the n-th watch, then stays open until aborted. */
-function relayStreaming(streams: InboxEvent[][]): { client: RelayClient; resumedFrom: Array<string | undefined> } {
+/** A relay whose live inbox sends `streams[n]` on the n-th watch (or refuses it with that error), then stays open until aborted. */
+function relayStreaming(streams: Array<InboxEvent[] | Error>): { client: RelayClient; resumedFrom: Array<string | undefined> } {
   const resumedFrom: Array<string | undefined> = [];
   const client = {
     async *watchInbox(options: { lastEventId?: string; signal?: AbortSignal; onOpen?: () => void }): AsyncGenerator<InboxEvent> {
       const events = streams[resumedFrom.length] ?? [];
       resumedFrom.push(options.lastEventId);
+      if (events instanceof Error) throw events;
       options.onOpen?.();
       yield* events;
       if (resumedFrom.length < streams.length) return;
@@ -32,6 +34,26 @@ describe('LiveInbox', () => {
       await eventually(() => expect(seen).toHaveLength(2));
       expect(seen).toEqual(['11', '12']);
       expect(relay.resumedFrom).toEqual([undefined, '11']);
+    } finally {
+      live.stop();
+    }
+  });
+
+  it('watches again without the id when the relay refuses it as a resume id', async () => {
+    const refused = new RelayClientError('relay_error', 'invalid_params', "Last-Event-ID 'x' is not an event id of your live inbox", {
+      code: -32602,
+      data: { reason: 'invalid_params', field: 'Last-Event-ID' },
+    });
+    const relay = relayStreaming([[event('a1', 'ready'), event('a2', 'created')], refused, [event('b1', 'ready'), event('b2')]]);
+    const errors: unknown[] = [];
+    const live = new LiveInbox(relay.client, 10, (error) => errors.push(error));
+    const seen: string[] = [];
+    live.onEvent((each) => seen.push(each.id));
+    live.start();
+    try {
+      await eventually(() => expect(seen).toEqual(['a2', 'b2']));
+      expect(relay.resumedFrom).toEqual([undefined, 'a2', undefined]);
+      expect(errors).toEqual([refused]);
     } finally {
       live.stop();
     }

@@ -1,4 +1,5 @@
 import type { RelayClient } from './relay-client';
+import { RelayClientError } from './relay-client-error';
 import type { InboxEvent } from './relay-types';
 
 /**
@@ -112,6 +113,7 @@ export class LiveInbox {
           this.wakeAll();
         }
       } catch (error) {
+        if (error instanceof RelayClientError && error.refusedResumeId) this.lastEventId = undefined;
         if (!signal.aborted) this.onError(error);
       }
       this.connected = false;

@@ -23,6 +23,11 @@ export class RelayClientError extends Error {
     return this.reason === 'unauthenticated';
   }
 
+  /** The relay refused the `Last-Event-ID` a stream resumed from (one it no longer reads, e.g. after its stream-id key changed): watch again without it. */
+  get refusedResumeId(): boolean {
+    return this.reason === 'invalid_params' && this.details.data?.field === 'Last-Event-ID';
+  }
+
   /** Worth retrying unchanged: the relay was unreachable, overloaded or a service timed out. */
   get transient(): boolean {
     return this.failure === 'unreachable' || ['service_unavailable', 'service_timeout', 'overloaded', 'rate_limited'].includes(this.reason);

@@ -279,6 +279,8 @@ export class Worker {
           if (event.event !== 'ready') this.handleEvent(event);
         }
       } catch (error) {
+        // A refused resume id starts afresh: the scan on open finds what came meanwhile.
+        if (error instanceof RelayClientError && error.refusedResumeId) lastEventId = undefined;
         if (!signal.aborted) this.options.log(`worker: the live inbox stream failed (${(error as Error).message}); opening it again`);
       }
       await sleep(this.options.reconnectMs ?? 5000, signal);

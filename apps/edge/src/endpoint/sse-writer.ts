@@ -72,7 +72,7 @@ export class SseWriter implements OnModuleDestroy {
   }
 
   /**
-   * Writes a stream result: one `data:` event per item with its position as the SSE `id:`, an error
+   * Writes a stream result: one `data:` event per item with its id (opaque: StreamIds) as the SSE `id:`, an error
    * once the stream has started as an `event: error`, a `: keep-alive` comment when idle. The
    * stream is released however it ends, even when its headers cannot be written.
    *

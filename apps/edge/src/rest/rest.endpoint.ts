@@ -5,7 +5,7 @@ import { RelayError, retryAfterSeconds, type WireVersion } from '@app/contracts'
 import { annotateRpcError, annotateRpcMethod } from '@app/tracing';
 import { CallerGate } from '../endpoint/caller-gate';
 import { SseWriter, type SseFraming } from '../endpoint/sse-writer';
-import { lastEventId as lastEventIdOf } from '../streams/task-streams';
+import { lastEventIdHeader } from '../streams/task-streams';
 import { A2aMethods } from '../jsonrpc/a2a/a2a-methods';
 import { asRelayError } from '../jsonrpc/json-rpc-errors';
 import { UnparseableJson } from '../jsonrpc/json-rpc.http';
@@ -72,7 +72,7 @@ export class RestEndpoint {
       annotateRpcMethod(operation.canonical, 'a2a');
       if (request.body instanceof UnparseableJson) throw new RelayError('parse_error', `Invalid JSON payload: ${request.body.detail}`);
       const params = operation.params(request.body);
-      const lastEventId = lastEventIdOf(request.headers);
+      const lastEventId = lastEventIdHeader(request.headers);
       const releaseStreamSlot = STREAMING.has(operation.canonical) ? this.sse.reserveSlot(caller) : undefined;
       try {
         const result = await this.methods.execute({

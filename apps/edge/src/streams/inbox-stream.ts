@@ -3,6 +3,7 @@ import { RelayError, TASKS_SUBJECTS, type AgentIdentity, type InboxEventsReply, 
 import { NatsRpcClient } from '@app/messaging';
 import { EdgeConfig } from '../edge.config';
 import { EventQueue } from './event-queue';
+import { StreamIds } from './stream-ids';
 import { TaskEventFeed } from './task-event-feed';
 import { EventStream, type StreamItem } from './task-streams';
 
@@ -43,7 +44,8 @@ export function renderInboxEvent({ event }: PositionedTaskEvent): Record<string,
  * The live inbox of one agent (`tasks/watch`): a `ready` event whose id is where the inbox stands,
  * or, with `Last-Event-ID`, the agent's events after it read back from the outbox; then every event
  * of every task the agent takes part in as it is relayed. Events of different tasks can commit out
- * of position order, so the stream remembers what it wrote rather than the highest position.
+ * of position order, so the stream remembers what it wrote rather than the highest position. The
+ * ids are positions sealed for the agent (StreamIds): they reveal nothing of the other agents' events.
  */
 @Injectable()
 export class InboxStreams {
@@ -51,9 +53,12 @@ export class InboxStreams {
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
     @Inject(TaskEventFeed) private readonly feed: TaskEventFeed,
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
+    @Inject(StreamIds) private readonly ids: StreamIds,
   ) {}
 
+  /** `lastEventId`: the `Last-Event-ID` header, an id this agent's inbox showed it. */
   async open(caller: AgentIdentity, lastEventId: string | undefined): Promise<EventStream> {
+    const resumeAfter = lastEventId !== undefined ? this.ids.decode(lastEventId, caller.id, 'inbox') : undefined;
     const queue = new EventQueue(this.config.RELAY_STREAM_BUFFER_BYTES);
     const stopLive = this.feed.followAgent(caller.handle, (item) => queue.push(item));
     const stopResync = this.feed.onReconnect(() => queue.requestResync());
@@ -62,10 +67,10 @@ export class InboxStreams {
       stopResync();
     };
     try {
-      const start = await this.read(caller, lastEventId);
+      const start = await this.read(caller, resumeAfter);
       const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
       return new EventStream(
-        (signal) => this.run(caller, lastEventId, start, queue, deadline, signal, stopFollowing),
+        (signal) => this.run(caller, resumeAfter, start, queue, deadline, signal, stopFollowing),
         stopFollowing,
         () => queue.bufferedBytes,
       );
@@ -77,7 +82,7 @@ export class InboxStreams {
 
   private async *run(
     caller: AgentIdentity,
-    lastEventId: string | undefined,
+    resumeAfter: string | undefined,
     start: InboxEventsReply,
     queue: EventQueue,
     deadline: number,
@@ -91,15 +96,15 @@ export class InboxStreams {
     };
     let last = start.position;
     try {
-      if (lastEventId === undefined) {
-        yield { id: start.position, event: { event: 'ready' } };
+      if (resumeAfter === undefined) {
+        yield { id: this.id(start.position, caller), event: { event: 'ready' } };
       } else {
         let page = start;
         for (;;) {
           for (const item of page.events) {
             remember(item.position);
             last = item.position;
-            yield { id: item.position, event: renderInboxEvent(item) };
+            yield { id: this.id(item.position, caller), event: renderInboxEvent(item) };
           }
           if (!page.has_more || signal.aborted) break;
           page = await this.read(caller, last);
@@ -117,23 +122,29 @@ export class InboxStreams {
               if (written.has(item.position)) continue;
               remember(item.position);
               last = item.position;
-              yield { id: item.position, event: renderInboxEvent(item) };
+              yield { id: this.id(item.position, caller), event: renderInboxEvent(item) };
             }
             if (!page.has_more || signal.aborted) break;
           }
           continue;
         }
         if (next.kind === 'overflow') {
-          throw new RelayError('overloaded', `The inbox fell more than its buffer behind; watch again with Last-Event-ID: ${last}`, { last_event_id: last });
+          throw new RelayError('overloaded', `The inbox fell more than its buffer behind; watch again with Last-Event-ID: ${this.id(last, caller)}`, {
+            last_event_id: this.id(last, caller),
+          });
         }
         if (written.has(next.item.position)) continue;
         remember(next.item.position);
         last = next.item.position;
-        yield { id: next.item.position, event: renderInboxEvent(next.item) };
+        yield { id: this.id(next.item.position, caller), event: renderInboxEvent(next.item) };
       }
     } finally {
       stopFollowing();
     }
+  }
+
+  private id(position: string, caller: AgentIdentity): string {
+    return this.ids.encode(position, caller.id, 'inbox');
   }
 
   private read(caller: AgentIdentity, after: string | undefined): Promise<InboxEventsReply> {

@@ -2,10 +2,14 @@ import type { AgentIdentity, PositionedTaskEvent, TaskEvent, TaskEventsRequest, 
 import type { NatsRpcClient } from '@app/messaging';
 import type { DirectoryLookups } from '../directory/directory-lookups';
 import type { EdgeConfig } from '../edge.config';
+import { StreamIds } from './stream-ids';
 import type { FeedListener, TaskEventFeed } from './task-event-feed';
 import { TaskStreams } from './task-streams';
 
 const caller = { id: 'a-1', handle: 'alice@acme', name: 'Alice', role: null } as unknown as AgentIdentity;
+const ids = new StreamIds({ RELAY_STREAM_ID_KEY: Buffer.alloc(32, 7).toString('base64') } as EdgeConfig);
+/** The id the caller's stream of T1 shows for a position. */
+const id = (position: number): string => ids.encode(String(position), caller.id, { task: 'T1' });
 
 function event(position: number, type: TaskEvent['type'], state: TaskEvent['state']): PositionedTaskEvent {
   return {
@@ -69,7 +73,7 @@ function harness(log: PositionedTaskEvent[], snapshotPosition: string) {
       return () => (reconnect = undefined);
     },
   } as unknown as TaskEventFeed;
-  const streams = new TaskStreams(rpc, feed, {} as DirectoryLookups, { RELAY_STREAM_MAX_MS: 60_000 } as EdgeConfig);
+  const streams = new TaskStreams(rpc, feed, {} as DirectoryLookups, { RELAY_STREAM_MAX_MS: 60_000 } as EdgeConfig, ids);
   return { streams, requests, live: (item: PositionedTaskEvent) => live?.(item), reconnect: () => reconnect?.(), following: () => live !== undefined };
 }
 
@@ -77,14 +81,14 @@ describe('TaskStreams', () => {
   it('replays after Last-Event-ID, then writes only live events past what it wrote, and lets go of the feed at the end', async () => {
     const log = [event(5, 'created', 'pending'), event(7, 'accepted', 'accepted'), event(9, 'message_appended', 'accepted')];
     const fake = harness(log, '9');
-    const stream = await fake.streams.open({ caller, endpointHandle: null, taskId: 'T1', version: '1.0', kind: 'subscribe', lastEventId: '5' });
+    const stream = await fake.streams.open({ caller, endpointHandle: null, taskId: 'T1', version: '1.0', kind: 'subscribe', lastEventId: id(5) });
     const items = stream.open(new AbortController().signal)[Symbol.asyncIterator]();
-    expect((await items.next()).value?.id).toBe('7');
-    expect((await items.next()).value?.id).toBe('9');
+    expect((await items.next()).value?.id).toBe(id(7));
+    expect((await items.next()).value?.id).toBe(id(9));
     fake.live(event(9, 'message_appended', 'accepted'));
     fake.live(event(12, 'completed', 'completed'));
     const last = await items.next();
-    expect(last.value).toMatchObject({ id: '12', event: { statusUpdate: { status: { state: 'TASK_STATE_COMPLETED' } } } });
+    expect(last.value).toMatchObject({ id: id(12), event: { statusUpdate: { status: { state: 'TASK_STATE_COMPLETED' } } } });
     expect((await items.next()).done).toBe(true);
     expect(fake.following()).toBe(false);
   });
@@ -94,12 +98,12 @@ describe('TaskStreams', () => {
     const fake = harness(log, '3');
     const stream = await fake.streams.open({ caller, endpointHandle: null, taskId: 'T1', version: '1.0', kind: 'subscribe' });
     const items = stream.open(new AbortController().signal)[Symbol.asyncIterator]();
-    expect((await items.next()).value).toMatchObject({ id: '3', event: { task: { id: 'T1' } } });
+    expect((await items.next()).value).toMatchObject({ id: id(3), event: { task: { id: 'T1' } } });
     // Published while the edge's connection was down: never seen live.
     log.push(event(4, 'accepted', 'accepted'), event(6, 'completed', 'completed'));
     fake.reconnect();
-    expect((await items.next()).value?.id).toBe('4');
-    expect((await items.next()).value?.id).toBe('6');
+    expect((await items.next()).value?.id).toBe(id(4));
+    expect((await items.next()).value?.id).toBe(id(6));
     expect((await items.next()).done).toBe(true);
     expect(fake.requests.at(-1)).toMatchObject({ task_id: 'T1', after_position: '3' });
   });

@@ -17,9 +17,10 @@ import { NatsRpcClient } from '@app/messaging';
 import { DirectoryLookups } from '../directory/directory-lookups';
 import { EdgeConfig } from '../edge.config';
 import { EventQueue } from './event-queue';
+import { StreamIds, type StreamScope } from './stream-ids';
 import { TaskEventFeed } from './task-event-feed';
 
-/** One item of a stream: its SSE `id` (the position of the last task event it shows) and the rendered event. */
+/** One item of a stream: its SSE `id` (the position of the last task event it shows, sealed for the caller: StreamIds) and the rendered event. */
 export interface StreamItem {
   id: string;
   event: Json;
@@ -53,20 +54,25 @@ export interface TaskStreamRequest {
   taskId: string;
   version: WireVersion;
   kind: TaskStreamKind;
-  /** The `Last-Event-ID` header: replay the events after it instead of starting with the Task. */
+  /** The `Last-Event-ID` header (an id this stream showed the caller): replay the events after it instead of starting with the Task. */
   lastEventId?: string;
   historyLength?: number;
 }
 
-/** A stream event id: an outbox position (docs/events.md#positions-and-stream-ids). */
-const EVENT_ID = /^[0-9]{1,19}$/;
+/** An outbox position, the event id of the operators' event stream (docs/events.md#positions-and-stream-ids). */
+const POSITION = /^[0-9]{1,19}$/;
 
-/** The `Last-Event-ID` header of a request that resumes a stream, if any; one that cannot be an event id is `invalid_params`. */
-export function lastEventId(headers: Record<string, string | string[] | undefined>): string | undefined {
+/** The `Last-Event-ID` header of a request that resumes a stream, if any, as sent (an agent stream's opaque id). */
+export function lastEventIdHeader(headers: Record<string, string | string[] | undefined>): string | undefined {
   const value = headers['last-event-id'];
   const id = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (id === undefined || id === '') return undefined;
-  if (!EVENT_ID.test(id))
+  return id === undefined || id === '' ? undefined : id;
+}
+
+/** The `Last-Event-ID` header of a stream whose ids are positions, if any; one that cannot be a position is `invalid_params`. */
+export function lastEventId(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const id = lastEventIdHeader(headers);
+  if (id !== undefined && !POSITION.test(id))
     throw new RelayError('invalid_params', `Last-Event-ID '${id.slice(0, 40)}' is not an event id of this relay`, { field: 'Last-Event-ID' });
   return id;
 }
@@ -88,7 +94,8 @@ function isAfter(position: string, than: string): boolean {
  * Streams built from the task's event log (docs/events.md#positions-and-stream-ids): the Task as of
  * its newest event (or, with `Last-Event-ID`, the events after that one, read back from the
  * tasks service's outbox), then each task event as it is relayed, one stream event per task event,
- * in the task's order. Every subscriber on every edge renders the same events with the same ids.
+ * in the task's order. Every edge renders an agent the same events with the same ids; the ids are
+ * positions sealed for the caller and the task (StreamIds), so they reveal nothing of other tasks.
  */
 @Injectable()
 export class TaskStreams {
@@ -97,6 +104,7 @@ export class TaskStreams {
     @Inject(TaskEventFeed) private readonly feed: TaskEventFeed,
     @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
+    @Inject(StreamIds) private readonly ids: StreamIds,
   ) {}
 
   /**
@@ -104,6 +112,8 @@ export class TaskStreams {
    * is a plain JSON-RPC error; the events follow as the returned stream is read.
    */
   async open(request: TaskStreamRequest): Promise<EventStream> {
+    const scope: StreamScope = { task: request.taskId };
+    const after = request.lastEventId !== undefined ? this.ids.decode(request.lastEventId, request.caller.id, scope) : undefined;
     const endpoint = request.endpointHandle !== null ? await this.directory.profile(request.endpointHandle) : null;
     const queue = new EventQueue(this.config.RELAY_STREAM_BUFFER_BYTES);
     // Listening before the read: an event committed after it arrives here; one before it is in the read.
@@ -118,15 +128,15 @@ export class TaskStreams {
         caller_id: request.caller.id,
         task_id: request.taskId,
         snapshot: true,
-        history_length: request.lastEventId !== undefined ? 0 : request.historyLength === undefined ? undefined : Math.max(1, request.historyLength),
-        ...(request.lastEventId !== undefined ? { after_position: request.lastEventId } : {}),
+        history_length: after !== undefined ? 0 : request.historyLength === undefined ? undefined : Math.max(1, request.historyLength),
+        ...(after !== undefined ? { after_position: after } : {}),
       });
       const task = start.task as TaskView;
       if (endpoint) {
         const other = task.sender.id === request.caller.id ? task.recipient : task.sender;
         if (other.id !== endpoint.id) throw new RelayError('thread_not_found', 'Task not found');
       }
-      if (request.lastEventId === undefined && request.kind === 'subscribe' && isTerminalState(task.state)) {
+      if (after === undefined && request.kind === 'subscribe' && isTerminalState(task.state)) {
         const state = toWireState(task.state, request.version);
         throw new RelayError('unsupported_operation', `Task ${task.id} is ${state}, a terminal state, and cannot be subscribed to; read it with GetTask`, {
           taskId: task.id,
@@ -135,7 +145,7 @@ export class TaskStreams {
       }
       const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
       return new EventStream(
-        (signal) => this.run(request, start, task, queue, deadline, signal, stopFollowing),
+        (signal) => this.run(request, after, start, task, queue, deadline, signal, stopFollowing),
         stopFollowing,
         () => queue.bufferedBytes,
       );
@@ -147,6 +157,7 @@ export class TaskStreams {
 
   private async *run(
     request: TaskStreamRequest,
+    resumeAfter: string | undefined,
     start: TaskEventsReply,
     task: TaskView,
     queue: EventQueue,
@@ -157,15 +168,15 @@ export class TaskStreams {
     const { kind, version } = request;
     try {
       let last = start.position;
-      if (request.lastEventId === undefined) {
+      if (resumeAfter === undefined) {
         // The snapshot carries the newest messages that fit one reply; a longer history is flagged as cut.
         const wanted = Math.min(request.historyLength ?? task.message_count, task.message_count);
         const historyCut = task.messages.length < wanted;
-        yield { id: start.position, event: renderSendResult(task, version, { historyLength: request.historyLength, historyCut }) };
+        yield { id: this.id(start.position, request), event: renderSendResult(task, version, { historyLength: request.historyLength, historyCut }) };
         if (endsStream(kind, task.state)) return;
       } else {
         let page = start;
-        let after = request.lastEventId;
+        let after = resumeAfter;
         for (;;) {
           for (const item of page.events) {
             yield this.item(item, request);
@@ -196,9 +207,13 @@ export class TaskStreams {
           continue;
         }
         if (next.kind === 'overflow') {
-          throw new RelayError('overloaded', `The stream fell more than its buffer behind the task's events; subscribe again with Last-Event-ID: ${last}`, {
-            last_event_id: last,
-          });
+          throw new RelayError(
+            'overloaded',
+            `The stream fell more than its buffer behind the task's events; subscribe again with Last-Event-ID: ${this.id(last, request)}`,
+            {
+              last_event_id: this.id(last, request),
+            },
+          );
         }
         if (!isAfter(next.item.position, last)) continue;
         last = next.item.position;
@@ -211,7 +226,11 @@ export class TaskStreams {
   }
 
   private item(item: PositionedTaskEvent, request: TaskStreamRequest): StreamItem {
-    return { id: item.position, event: renderTaskEvent(item.event, request.version, endsWith(request.kind, item.event)) };
+    return { id: this.id(item.position, request), event: renderTaskEvent(item.event, request.version, endsWith(request.kind, item.event)) };
+  }
+
+  private id(position: string, request: TaskStreamRequest): string {
+    return this.ids.encode(position, request.caller.id, { task: request.taskId });
   }
 
   /** A task id the tasks service cannot even parse is a task that is not found. */

@@ -140,19 +140,31 @@ const INBOX_EVENTS_AFTER_SQL = eventsWithinBudgetSql(
   '$4',
 );
 const NEWEST_OUTBOX_POSITION_SQL = `SELECT COALESCE(max("position"), 0)::text AS "position" FROM "tasks"."outbox_events"`;
+/** The position of the agent's newest event (0 before its first): it tells nothing of the other agents' events. */
+const NEWEST_INBOX_POSITION_SQL = `SELECT GREATEST(
+     (SELECT max("position") FROM "tasks"."outbox_events" WHERE "payload"->>'sender' = $1 AND ${TASK_EVENTS_ONLY}),
+     (SELECT max("position") FROM "tasks"."outbox_events" WHERE "payload"->>'recipient' = $1 AND ${TASK_EVENTS_ONLY}),
+     0)::text AS "position"`;
 
 /**
  * The events of every task an agent (by handle) takes part in, after an outbox position, oldest
- * first; without a position only the newest one, where a live inbox starts.
+ * first; without a position only the position of the agent's newest event, where a live inbox starts.
  */
 export async function readInboxEvents(pool: pg.Pool, request: InboxEventsRequest): Promise<InboxEventsReply> {
   const after = request.after_position;
   if (after !== undefined && !POSITION.test(after)) {
     throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event id of this relay`, { field: 'Last-Event-ID' });
   }
+  if (after === undefined) {
+    const { rows: own } = await pool.query<{ position: string }>({
+      name: 'tasks-inbox-newest',
+      text: NEWEST_INBOX_POSITION_SQL,
+      values: [request.caller_handle],
+    });
+    return { events: [], has_more: false, position: own[0].position };
+  }
   const { rows: newest } = await pool.query<{ position: string }>({ name: 'tasks-outbox-newest', text: NEWEST_OUTBOX_POSITION_SQL });
   const position = newest[0].position;
-  if (after === undefined) return { events: [], has_more: false, position };
   if (BigInt(after) > BigInt(position)) {
     throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event of this relay; watch again without it`, { field: 'Last-Event-ID' });
   }

@@ -583,7 +583,7 @@ export class InboxEventsRequest {
 export interface InboxEventsReply {
   events: PositionedTaskEvent[];
   has_more: boolean;
-  /** The newest outbox position when read. */
+  /** Without `after_position`: the position of the agent's newest event (0 before its first); with it, the newest outbox position when read. */
   position: string;
 }
 

@@ -45,7 +45,7 @@ import { AgentCardService } from '../../cards/cards.service';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { EdgeConfig } from '../../edge.config';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
-import { lastEventId, TaskStreams, type EventStream } from '../../streams/task-streams';
+import { lastEventIdHeader, TaskStreams, type EventStream } from '../../streams/task-streams';
 import { isBetween, participant, TaskAccess } from '../../tasks/task-access';
 import type { A2aCommand } from './a2a-command';
 import { agentCardV03 } from './extended-card';
@@ -103,7 +103,7 @@ export class A2aMethods implements DialectMethods {
   /** The JSON-RPC binding: a call of either A2A wire version, as one command. */
   handle(call: JsonRpcCall): Promise<unknown> {
     const version: WireVersion = call.dialect.kind === 'a2a' ? call.dialect.version : '0.3';
-    const resumeFrom = lastEventId(call.headers);
+    const resumeFrom = lastEventIdHeader(call.headers);
     return this.execute({
       method: call.method,
       canonical: call.canonical,

@@ -36,7 +36,7 @@ import {
 import { NatsRpcClient } from '@app/messaging';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { InboxStreams } from '../../streams/inbox-stream';
-import { lastEventId } from '../../streams/task-streams';
+import { lastEventIdHeader } from '../../streams/task-streams';
 import { isBetween, participant, TaskAccess } from '../../tasks/task-access';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
 
@@ -67,7 +67,7 @@ export class AgentRelayMethods implements DialectMethods {
       case 'cancel':
         return this.cancel(call);
       case 'watch':
-        return this.inbox.open(call.caller, lastEventId(call.headers));
+        return this.inbox.open(call.caller, lastEventIdHeader(call.headers));
       case 'search':
         return this.search(call);
       default:

@@ -9,6 +9,7 @@ import { TaskEventReplay1764540000000 } from './1764540000000-TaskEventReplay';
 import { OneNameForTasks1764550000000 } from './1764550000000-OneNameForTasks';
 import { ConsoleReads1764560000000 } from './1764560000000-ConsoleReads';
 import { PushConfigsPerAgent1764560100000 } from './1764560100000-PushConfigsPerAgent';
+import { InboxPositions1764570000000 } from './1764570000000-InboxPositions';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -22,4 +23,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   OneNameForTasks1764550000000,
   ConsoleReads1764560000000,
   PushConfigsPerAgent1764560100000,
+  InboxPositions1764570000000,
 ];
