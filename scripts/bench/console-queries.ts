@@ -8,6 +8,10 @@
  *
  * The database is created when missing and seeded once; run again to time again. Never point it
  * at a relay's own database: the seeded tasks would show in its console.
+ *
+ * With CONSOLE_BENCH_URL and CONSOLE_BENCH_ADMIN_TOKEN (a relay whose services use this database),
+ * it also times the admin API calls the console's live page makes, through the edge: the first load
+ * (`GET /admin/tasks?limit=50`) and one filter.
  */
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
@@ -70,6 +74,35 @@ async function seed(dataSource: DataSource): Promise<void> {
   await dataSource.query(`ANALYZE "tasks"."messages"`);
 }
 
+/** p50/p99 of the console's live-page calls through a running relay's admin API, when one is named. */
+async function timeAdminApi(): Promise<void> {
+  const url = process.env.CONSOLE_BENCH_URL;
+  const token = process.env.CONSOLE_BENCH_ADMIN_TOKEN;
+  if (!url || !token) return;
+  const calls = [
+    ['live page, first load: GET /admin/tasks?limit=50', '/admin/tasks?limit=50'],
+    ['one filter: GET /admin/tasks?limit=50&state=pending', '/admin/tasks?limit=50&state=pending'],
+    ['search: GET /admin/search?q=marker42', '/admin/search?q=marker42&limit=20'],
+  ] as const;
+  console.log(`\nthrough the edge at ${url}`);
+  for (const [name, path] of calls) {
+    const call = async (): Promise<void> => {
+      const response = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+      if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
+      await response.arrayBuffer();
+    };
+    for (let warm = 0; warm < 5; warm++) await call();
+    const times: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      const started = process.hrtime.bigint();
+      await call();
+      times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+    times.sort((a, b) => a - b);
+    console.log(`${`${name} (${RUNS} runs)`.padEnd(60)} p50 ${percentile(times, 0.5).toFixed(2)} ms   p99 ${percentile(times, 0.99).toFixed(2)} ms`);
+  }
+}
+
 async function main(): Promise<void> {
   await ensureDatabaseExists(DATABASE_URL);
   await migrateAllSchemas(DATABASE_URL);
@@ -104,6 +137,7 @@ async function main(): Promise<void> {
       times.sort((a, b) => a - b);
       console.log(`${`${scenario.name} (${runs} runs)`.padEnd(48)} p50 ${percentile(times, 0.5).toFixed(2)} ms   p99 ${percentile(times, 0.99).toFixed(2)} ms`);
     }
+    await timeAdminApi();
     // The plans of the first page and of one filter, as the service sends them.
     const captured: Array<{ text: string; values: unknown[] }> = [];
     const query = pool.query.bind(pool) as (text: string, values?: unknown[]) => Promise<unknown>;
