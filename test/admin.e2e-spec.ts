@@ -289,6 +289,14 @@ describe('admin API: agents, keys and trust policies', () => {
       expect(wrongAgent.body.error.fields[0].field).toBe('agent');
       const broken = await request(relay.url).put(path).set(admin).set('content-type', 'application/yaml').send('allow: [unclosed\n').expect(400);
       expect(broken.body.error.message).toMatch(/YAML/);
+      const misplaced = await request(relay.url)
+        .put(path)
+        .set(admin)
+        .set('content-type', 'application/yaml')
+        .send('block: []\nallow:\n  - a@b\nallow: []\n')
+        .expect(400);
+      expect(misplaced.body.error.data).toMatchObject({ line: 4, column: 1 });
+      expect(misplaced.body.error.message).toMatch(/line 4, column 1/);
       const unknownKey = await request(relay.url).put(path).set(admin).set('content-type', 'application/yaml').send('allowed:\n  - a@b\n').expect(400);
       expect(unknownKey.body.error.fields[0].field).toBe('allowed');
       await request(relay.url).put(`/admin/agents/nobody-${Date.now()}@acme/trust`).set(admin).send({ allow: [] }).expect(404);

@@ -50,9 +50,11 @@ export class AdminValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: Parameters<ValidationPipe['transform']>[1]): Promise<unknown> {
     if (value instanceof UnparseableYaml) {
-      throw new RelayError('invalid_params', `Invalid YAML: ${value.detail}`, {
+      const place = value.line !== undefined ? ` (line ${value.line}, column ${value.column})` : '';
+      throw new RelayError('invalid_params', `Invalid YAML${place}: ${value.detail}`, {
         field: 'body',
         fields: [{ field: 'body', messages: [`invalid YAML: ${value.detail}`] }],
+        ...(value.line !== undefined ? { line: value.line, column: value.column } : {}),
       });
     }
     if (metadata.type === 'body' && !isPlainObject(value ?? {})) {

@@ -2,9 +2,20 @@ import { parse } from 'yaml';
 
 export const YAML_CONTENT_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
 
-/** A YAML body that did not parse; the route answers 400 naming the problem. */
+/** A YAML body that did not parse; the route answers 400 naming the problem and, when known, where it is (1-based). */
 export class UnparseableYaml {
-  constructor(readonly detail: string) {}
+  constructor(
+    readonly detail: string,
+    readonly line?: number,
+    readonly column?: number,
+  ) {}
+}
+
+/** The 1-based line and column of a character offset in `text`. */
+function placeOf(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, Math.max(0, Math.min(offset, text.length)));
+  const lineStart = before.lastIndexOf('\n') + 1;
+  return { line: before.split('\n').length, column: before.length - lineStart + 1 };
 }
 
 /** Parses a YAML request body; a syntax error becomes an UnparseableYaml value, not a thrown error. */
@@ -13,7 +24,9 @@ export function parseYamlBody(text: string): unknown {
   try {
     return parse(text, { prettyErrors: false, maxAliasCount: 50 });
   } catch (error) {
-    return new UnparseableYaml((error as Error).message.split('\n')[0]);
+    const offset = (error as { pos?: [number, number] }).pos?.[0];
+    const place = typeof offset === 'number' ? placeOf(text, offset) : undefined;
+    return new UnparseableYaml((error as Error).message.split('\n')[0], place?.line, place?.column);
   }
 }
 
