@@ -50,8 +50,16 @@ describe("tasks service overload: bounded work in flight, no work past the calle
     await db.query(`SELECT 1 FROM "tasks"."tasks" WHERE "id" = ANY($1::text[]) FOR UPDATE`, [held]);
     let inFlight: Array<Promise<RpcResponse>>;
     try {
-      inFlight = held.map((taskId) => rpc(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' }));
+      const answered: unknown[] = [];
+      inFlight = held.map((taskId) =>
+        rpc(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' }).then((response) => {
+          answered.push({ status: response.status, body: response.body });
+          return response;
+        }),
+      );
       await eventually(async () => {
+        // An accept answered while its row is locked was not held: say what it answered.
+        expect(answered).toEqual([]);
         const { rows } = await db.query(
           `SELECT count(DISTINCT l."pid")::int AS "waiting" FROM pg_locks l JOIN pg_stat_activity a ON a."pid" = l."pid"
            WHERE NOT l."granted" AND a."datname" = current_database() AND a."application_name" = 'agentrelay-tasks' AND a."query" LIKE '%UPDATE "tasks"."tasks"%'`,
