@@ -172,7 +172,7 @@ describe('console API: tasks across all agents, one task, search, counts, overvi
       zebra = await createTask(relay.url, alice, bob, 'The zebrafish migration failed on <b>staging</b> & prod \u0001 again');
       await ok(relay.url, bob.api_key, 'message/send', {
         task_id: zebra,
-        message: { role: 'agent', parts: [{ type: 'text', text: 'Retrying the zebrafish migrations tonight' }] },
+        message: { role: 'agent', parts: [{ type: 'text', text: 'Retrying the zebrafish migrations tonight (after 22:00).' }] },
       });
       quokka = await createTask(relay.url, bob, carol, 'Schema attached', {
         artifacts: [{ type: 'file_ref', path: 'db/quokka-schema.sql' }],
@@ -196,6 +196,9 @@ describe('console API: tasks across all agents, one task, search, counts, overvi
       expect(text).toMatch(/failed on\s+staging\s+& prod/);
       expect(text).not.toContain('<b>');
       expect([text.includes('\u0001'), text.includes('\u0002')]).toEqual([false, false]);
+      // A short message comes back whole, its closing punctuation included.
+      const reply = hit.highlights.find((highlight: Json) => highlight.sequence_no !== 1);
+      expect(reply.fragments.map((fragment: Json) => fragment.text).join('')).toBe('Retrying the zebrafish migrations tonight (after 22:00).');
     });
 
     it('finds artifact names, and stems words (migrations finds migration)', async () => {

@@ -47,7 +47,8 @@ const START_SEL = '\u0001';
 const STOP_SEL = '\u0002';
 /** Matches of each source (messages, artifacts) a relay-wide search ranks at most (docs/admin-api.md#search). */
 export const SEARCH_CANDIDATES = 10_000;
-const HEADLINE_OPTIONS = `StartSel=${START_SEL}, StopSel=${STOP_SEL}, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "`;
+// One excerpt around the best match: Postgres's fragment mode (MaxFragments > 0) drops the punctuation that ends a fragment.
+const HEADLINE_OPTIONS = `StartSel=${START_SEL}, StopSel=${STOP_SEL}, MaxWords=35, MinWords=15`;
 
 /** Which event enters which state, to find the audit row (and so the actor) of a state event. */
 const STATE_OF_EVENT: Partial<Record<TaskEvent['type'], TaskState>> = {
