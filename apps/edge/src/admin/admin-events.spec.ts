@@ -1,12 +1,13 @@
 import { EventEmitter } from 'node:events';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { PositionedTaskEvent, TaskEvent } from '@app/contracts';
 import type { NatsRpcClient } from '@app/messaging';
 import type { EdgeConfig } from '../edge.config';
+import { SseWriter } from '../endpoint/sse-writer';
 import type { RequestMetrics } from '../metrics/request-metrics';
 import { STREAM_BUFFER_LIMIT } from '../streams/event-queue';
 import type { FeedListener, TaskEventFeed } from '../streams/task-event-feed';
-import { AdminEventStreams } from './admin-events';
+import { ADMIN_EVENTS_FRAMING, AdminEventStreams } from './admin-events';
 
 function event(position: number): PositionedTaskEvent {
   const payload: TaskEvent = {
@@ -32,6 +33,7 @@ class SlowSocket extends EventEmitter {
   destroyed = false;
   writableEnded = false;
   writableNeedDrain = false;
+  writableLength = 0;
   writeHead(): void {}
   flushHeaders(): void {}
   write(chunk: string): boolean {
@@ -46,6 +48,18 @@ class SlowSocket extends EventEmitter {
   end(): void {
     this.writableEnded = true;
   }
+  destroy(): void {
+    this.destroyed = true;
+  }
+}
+
+/** The admin stream written to `socket` as the controller writes it: through the edge's SSE writer. */
+function serve(service: AdminEventStreams, socket: SlowSocket): Promise<void> {
+  const config = { RELAY_STREAM_STALL_MS: 60_000 } as EdgeConfig;
+  const metrics = { streamOpened: () => undefined, streamClosed: () => undefined, streamStalled: () => undefined, watchStreamBuffers: () => undefined };
+  const writer = new SseWriter(config, metrics as unknown as RequestMetrics);
+  const reply = { hijack: () => undefined, raw: socket, getHeaders: () => ({ 'cache-control': 'no-store' }) } as unknown as FastifyReply;
+  return service.open(undefined).then((stream) => writer.write(reply, stream, ADMIN_EVENTS_FRAMING));
 }
 
 function streams(): { service: AdminEventStreams; push: (item: PositionedTaskEvent) => void } {
@@ -58,9 +72,8 @@ function streams(): { service: AdminEventStreams; push: (item: PositionedTaskEve
     },
     onReconnect: () => () => undefined,
   } as unknown as TaskEventFeed;
-  const config = { RELAY_STREAM_MAX_MS: 60_000 } as EdgeConfig;
-  const metrics = { streamOpened: () => undefined, streamClosed: () => undefined } as unknown as RequestMetrics;
-  return { service: new AdminEventStreams(rpc, feed, config, metrics), push: (item) => live?.(item) };
+  const config = { RELAY_STREAM_MAX_MS: 60_000, RELAY_STREAM_BUFFER_BYTES: 64 * 1024 * 1024 } as EdgeConfig;
+  return { service: new AdminEventStreams(rpc, feed, config), push: (item) => live?.(item) };
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -72,8 +85,7 @@ describe('AdminEventStreams', () => {
   it('writes nothing more while the socket has not drained, then ends past the queue bound naming where to resume', async () => {
     const { service, push } = streams();
     const socket = new SlowSocket();
-    const reply = { hijack: () => undefined, raw: socket } as unknown as FastifyReply;
-    const served = service.serve({ headers: {}, id: 'r-1' } as unknown as FastifyRequest, reply);
+    const served = serve(service, socket);
     await until(() => socket.chunks.length === 1);
     expect(socket.chunks[0]).toBe('id: 100\nevent: ready\ndata: {"position":"100"}\n\n');
 
@@ -99,7 +111,7 @@ describe('AdminEventStreams', () => {
     const { service, push } = streams();
     const socket = new SlowSocket();
     socket.accepting = true;
-    const served = service.serve({ headers: {}, id: 'r-2' } as unknown as FastifyRequest, { hijack: () => undefined, raw: socket } as unknown as FastifyReply);
+    const served = serve(service, socket);
     await until(() => socket.chunks.length === 1);
     push(event(101));
     push(event(101));

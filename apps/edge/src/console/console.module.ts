@@ -5,6 +5,7 @@ import { AdminAuditModule } from '../admin/admin-audit.module';
 import { AdminEventsController, AdminEventStreams } from '../admin/admin-events';
 import { AdminTasksController } from '../admin/admin-tasks.controller';
 import { AuthModule } from '../auth/auth.module';
+import { EndpointModule } from '../endpoint/endpoint.module';
 import { EdgeConfig } from '../edge.config';
 import { StreamsModule } from '../streams/streams.module';
 import { AdminSessionController } from './admin-session.controller';
@@ -15,7 +16,7 @@ import { registerConsoleStatic } from './console-static';
  * admin reads it shows (tasks across all agents, search, counts, the overview, the live events).
  */
 @Module({
-  imports: [AuthModule, AdminAuditModule, StreamsModule],
+  imports: [AuthModule, AdminAuditModule, StreamsModule, EndpointModule],
   controllers: [AdminSessionController, AdminTasksController, AdminEventsController],
   providers: [AdminEventStreams],
 })

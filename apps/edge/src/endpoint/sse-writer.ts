@@ -13,12 +13,14 @@ export const SSE_KEEP_ALIVE_MS = 15000;
 export interface SseFraming {
   /** The JSON of one `data:` event for an item the stream yields. */
   event(item: unknown): unknown;
+  /** The SSE `event:` name of an item, when the binding names its events (unnamed: `message`). */
+  name?(item: unknown): string;
   /** The JSON of the `event: error` sent when the stream fails after it started. */
   error(error: RelayError): unknown;
 }
 
 /**
- * The one Server-Sent Events writer of the agent endpoints (JSON-RPC and HTTP+JSON): the open
+ * The one Server-Sent Events writer of the agent endpoints (JSON-RPC and HTTP+JSON) and the console's event stream: the open
  * streams, the per-agent bound on them (RELAY_STREAMS_PER_AGENT), and the writing of a stream
  * result. Closing the connection stops the stream's work; shutting down ends every stream.
  */
@@ -101,7 +103,8 @@ export class SseWriter implements OnModuleDestroy {
       raw.writeHead(200, {
         ...headers,
         'content-type': 'text/event-stream',
-        'cache-control': 'no-cache',
+        // A route that forbids caching (the admin API's no-store) keeps its own rule.
+        'cache-control': String(headers['cache-control'] ?? 'no-cache'),
         connection: 'keep-alive',
         'x-accel-buffering': 'no',
       });
@@ -111,7 +114,8 @@ export class SseWriter implements OnModuleDestroy {
       }, SSE_KEEP_ALIVE_MS);
       for await (const item of stream.open(controller.signal)) {
         if (!open()) break;
-        const whole = raw.write(`id: ${item.id}\ndata: ${JSON.stringify(framing.event(item.event))}\n\n`);
+        const name = framing.name ? `event: ${framing.name(item.event)}\n` : '';
+        const whole = raw.write(`id: ${item.id}\n${name}data: ${JSON.stringify(framing.event(item.event))}\n\n`);
         if (!whole && !(await this.drained(raw, controller.signal))) {
           this.logger.warn({ last_event_id: item.id, unsent_bytes: raw.writableLength }, 'stream closed: its client stopped reading');
           this.metrics.streamStalled();
