@@ -4,6 +4,7 @@ import request from 'supertest';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { expectRpcError, rpc, type Json } from './support/json-rpc';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
+import { countTasksReceivedBy } from './support/tasks';
 import { testDatabaseUrl } from './support/test-env';
 
 const PNG = { uri: 'https://files.example.com/shot.png', mimeType: 'image/png' };
@@ -25,10 +26,7 @@ describe('content types a recipient accepts', () => {
   let bob: RegisteredTestAgent;
   let carol: RegisteredTestAgent;
 
-  async function tasksReceivedBy(agent: RegisteredTestAgent): Promise<number> {
-    const result = await db.query<{ count: string }>(`SELECT count(*) AS count FROM "tasks"."tasks" WHERE "recipient_id" = $1`, [agent.agent.id]);
-    return Number(result.rows[0].count);
-  }
+  const tasksReceivedBy = (agent: RegisteredTestAgent): Promise<number> => countTasksReceivedBy(db, agent);
 
   beforeAll(async () => {
     relay = await RelayHarness.start();

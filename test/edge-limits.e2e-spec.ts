@@ -10,6 +10,7 @@ import { eventually } from './support/eventually';
 import { expectRpcError, rpc, type Json } from './support/json-rpc';
 import { TEST_ADMIN_TOKEN, RelayHarness } from './support/relay-harness';
 import { openSse, type SseStream } from './support/sse';
+import { countTasksReceivedBy } from './support/tasks';
 import { testDatabaseUrl } from './support/test-env';
 
 /**
@@ -25,11 +26,7 @@ describe('edge limits', () => {
   let bob: RegisteredTestAgent;
   let carol: RegisteredTestAgent;
 
-  /** The tasks whose recipient is `agent`, straight from the tasks schema. */
-  async function tasksReceivedBy(agent: RegisteredTestAgent): Promise<number> {
-    const result = await db.query<{ count: string }>(`SELECT count(*) AS count FROM "tasks"."tasks" WHERE "recipient_id" = $1`, [agent.agent.id]);
-    return Number(result.rows[0].count);
-  }
+  const tasksReceivedBy = (agent: RegisteredTestAgent): Promise<number> => countTasksReceivedBy(db, agent);
 
   beforeAll(async () => {
     relay = await RelayHarness.start();

@@ -5,6 +5,7 @@ import { TASK_LIMITS } from '@app/contracts';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { expectRpcError, rpc, type Json } from './support/json-rpc';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
+import { countTasksReceivedBy } from './support/tasks';
 import { testDatabaseUrl } from './support/test-env';
 
 /** About 658 KB of data in 40,000 keys: what one request cost the tasks service 1.5 CPU-seconds to store. */
@@ -38,10 +39,7 @@ describe('edge input bounds', () => {
   let alice: RegisteredTestAgent;
   let bob: RegisteredTestAgent;
 
-  async function tasksReceivedBy(agent: RegisteredTestAgent): Promise<number> {
-    const result = await db.query<{ count: string }>(`SELECT count(*) AS count FROM "tasks"."tasks" WHERE "recipient_id" = $1`, [agent.agent.id]);
-    return Number(result.rows[0].count);
-  }
+  const tasksReceivedBy = (agent: RegisteredTestAgent): Promise<number> => countTasksReceivedBy(db, agent);
 
   /** A JSON-RPC body sent as written (so that escapes such as \ud800 reach the edge untouched). */
   function postRaw(path: string, body: string, headers: Record<string, string> = {}): Promise<request.Response> {

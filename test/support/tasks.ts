@@ -1,3 +1,4 @@
+import type { Client } from 'pg';
 import type { RegisteredTestAgent } from './agents';
 import { ok } from './json-rpc';
 
@@ -20,4 +21,10 @@ export async function createTask(
 
 export function textMessage(text: string): { role: string; parts: Array<{ type: 'text'; text: string }> } {
   return { role: 'user', parts: [{ type: 'text', text }] };
+}
+
+/** How many tasks have `agent` as recipient, straight from the tasks schema (a refused send writes none). */
+export async function countTasksReceivedBy(db: Client, agent: RegisteredTestAgent): Promise<number> {
+  const result = await db.query<{ count: string }>(`SELECT count(*) AS count FROM "tasks"."tasks" WHERE "recipient_id" = $1`, [agent.agent.id]);
+  return Number(result.rows[0].count);
 }
