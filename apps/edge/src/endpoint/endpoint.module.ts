@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
+import { AgentCallPipeline } from './agent-call';
 import { CallerGate } from './caller-gate';
 import { SseWriter } from './sse-writer';
 
-/** What the agent endpoints of both bindings share: the caller gate and the SSE writer. */
+/** What the agent endpoints of both bindings share: the call pipeline, with its caller gate and SSE writer. */
 @Module({
   imports: [AuthModule, RateLimitModule],
-  providers: [CallerGate, SseWriter],
-  exports: [CallerGate, SseWriter],
+  providers: [CallerGate, SseWriter, AgentCallPipeline],
+  exports: [CallerGate, SseWriter, AgentCallPipeline],
 })
 export class EndpointModule {}

@@ -9,6 +9,7 @@ import type { AgentAuthenticator } from '../auth/agent-authenticator';
 import { RequestMetrics } from '../metrics/request-metrics';
 import { EdgeConfig } from '../edge.config';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
+import { AgentCallPipeline } from '../endpoint/agent-call';
 import { CallerGate } from '../endpoint/caller-gate';
 import { SseWriter, SSE_KEEP_ALIVE_MS } from '../endpoint/sse-writer';
 import { JsonRpcEndpoint } from './json-rpc.endpoint';
@@ -66,7 +67,7 @@ function endpoint(stream: EventStream, config = loadConfig(EdgeConfig, {})): Jso
   const rateLimiter = { consume: async () => ({ allowed: true, limit: 60, retryAfterSeconds: 0 }) } as unknown as RateLimiter;
   const a2a: DialectMethods = { handle: async () => stream };
   const metrics = new RequestMetrics(new HttpMetrics(new Registry()));
-  return new JsonRpcEndpoint(new CallerGate(authenticator, rateLimiter), new SseWriter(config, metrics), metrics, a2a, a2a);
+  return new JsonRpcEndpoint(new AgentCallPipeline(new CallerGate(authenticator, rateLimiter), new SseWriter(config, metrics), metrics), a2a, a2a);
 }
 
 const request = {

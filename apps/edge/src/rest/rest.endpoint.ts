@@ -1,40 +1,20 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { negotiateVersion, streamResponseToProto, type CanonicalMethod, type Dialect, type Json } from '@app/a2a';
-import { RelayError, retryAfterSeconds, type WireVersion } from '@app/contracts';
-import { annotateRpcError, annotateRpcMethod } from '@app/tracing';
-import { CallerGate } from '../endpoint/caller-gate';
-import { SseWriter, type SseFraming } from '../endpoint/sse-writer';
-import { lastEventIdHeader } from '../streams/task-streams';
+import { negotiateVersion, streamResponseToProto, type Dialect, type Json } from '@app/a2a';
+import { RelayError, type AgentIdentity, type WireVersion } from '@app/contracts';
+import { AgentCallPipeline, setRefusalHeaders, type AgentCallBinding, type PreparedCall } from '../endpoint/agent-call';
+import type { SseFraming } from '../endpoint/sse-writer';
 import { A2aMethods } from '../jsonrpc/a2a/a2a-methods';
-import { asRelayError } from '../jsonrpc/json-rpc-errors';
-import { UnparseableJson } from '../jsonrpc/json-rpc.http';
-import { EventStream } from '../streams/task-streams';
-import { RequestMetrics } from '../metrics/request-metrics';
 import { renderRelayError } from '../jsonrpc/json-rpc-errors';
+import { UnparseableJson } from '../jsonrpc/json-rpc.http';
+import { lastEventIdHeader } from '../streams/task-streams';
 import { renderRestError, sendLegacyRestError, sendRestError } from './rest-errors';
-
-/** One HTTP+JSON route's operation: the A2A method it is and how its params are read from the request. */
-export interface RestOperation {
-  canonical: CanonicalMethod;
-  /** The route as a client names it in errors, e.g. `POST /tasks/{id}:cancel`. */
-  route: string;
-  /** Builds the method's params from the path, query and body; throws `invalid_params`. */
-  params: (body: unknown) => Record<string, unknown>;
-  /** The v0.3 binding under `/v1/…`: its result is the v1.0 rendering translated by `render`. */
-  legacy?: {
-    /** The wire version the command renders in (v1.0, except for the v0.3 card). */
-    version: WireVersion;
-    render: (result: Json) => unknown;
-  };
-}
-
-const STREAMING: ReadonlySet<CanonicalMethod> = new Set(['stream', 'resubscribe']);
+import { describePath, matchRestRoute } from './rest-routes';
 
 const V1: Dialect = { kind: 'a2a', version: '1.0' };
 const V03: Dialect = { kind: 'a2a', version: '0.3' };
 
-/** A StreamResponse is written as it is; an error that ends a stream as its `google.rpc.Status` body. */
+/** v1.0: a StreamResponse is written as it is; an error that ends a stream as its `google.rpc.Status` body. */
 const REST_FRAMING: SseFraming = {
   event: (item) => item,
   error: (error) => renderRestError(error).body,
@@ -46,82 +26,109 @@ const LEGACY_FRAMING: SseFraming = {
   error: (error) => renderRelayError(error, V03).error,
 };
 
+/** The segments of a path under `/a2a/{handle}`, each URL-decoded; undefined when one cannot be decoded. */
+function segmentsAfterHandle(url: string): string[] | undefined {
+  const segments = url.split('?')[0].split('/').slice(3);
+  try {
+    return segments.map((segment) => decodeURIComponent(segment));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * The A2A v1.0 HTTP+JSON binding of an agent endpoint (docs/dialects.md#http-json-binding): the
- * same gate (API key, rate limit, stream slots), the same A2A methods and the same errors as
- * JSON-RPC, mapped to HTTP statuses and `google.rpc.Status` bodies.
+ * The A2A HTTP+JSON binding of an agent endpoint (docs/dialects.md#http-json-binding), v1.0 and
+ * v0.3 under `/v1/…`: the request's route from the route table, its params, and the answers as
+ * HTTP statuses with `google.rpc.Status` bodies (v0.3: its error objects). Everything else is the
+ * same as JSON-RPC's (AgentCallPipeline).
  */
 @Injectable()
 export class RestEndpoint {
-  private readonly logger = new Logger(RestEndpoint.name);
-
   constructor(
-    @Inject(CallerGate) private readonly gate: CallerGate,
-    @Inject(SseWriter) private readonly sse: SseWriter,
-    @Inject(RequestMetrics) private readonly metrics: RequestMetrics,
+    @Inject(AgentCallPipeline) private readonly pipeline: AgentCallPipeline,
     @Inject(A2aMethods) private readonly methods: A2aMethods,
   ) {}
 
-  async answer(request: FastifyRequest, reply: FastifyReply, handle: string, operation: RestOperation): Promise<void> {
-    const legacy = operation.legacy;
-    const dialect = legacy ? V03 : V1;
-    try {
-      const caller = await this.gate.admit(request, reply);
-      this.assertVersion(request.headers['a2a-version'], legacy ? '0.3' : '1.0');
-      this.metrics.identify(request, operation.canonical, dialect);
-      annotateRpcMethod(operation.canonical, 'a2a');
-      if (request.body instanceof UnparseableJson) throw new RelayError('parse_error', `Invalid JSON payload: ${request.body.detail}`);
-      const params = operation.params(request.body);
-      const lastEventId = lastEventIdHeader(request.headers);
-      const releaseStreamSlot = STREAMING.has(operation.canonical) ? this.sse.reserveSlot(caller) : undefined;
-      try {
-        const result = await this.methods.execute({
-          method: operation.route,
-          canonical: operation.canonical,
-          params,
-          version: legacy?.version ?? '1.0',
-          caller,
-          endpointHandle: handle,
-          ...(lastEventId !== undefined ? { lastEventId } : {}),
-        });
-        if (reply.sent) return;
-        if (result instanceof EventStream) {
-          await this.sse.write(reply, result, legacy ? LEGACY_FRAMING : REST_FRAMING, releaseStreamSlot);
-          return;
-        }
-        // DeleteTaskPushNotificationConfig answers google.protobuf.Empty.
-        const body = result === null || result === undefined ? {} : legacy ? legacy.render(result as Json) : result;
-        reply.code(200).header('content-type', 'application/json; charset=utf-8').send(body);
-      } finally {
-        releaseStreamSlot?.();
-      }
-    } catch (error) {
-      if (reply.sent) {
-        this.logger.warn({ err: error }, 'error after the reply was sent');
-        return;
-      }
-      const relayError = asRelayError(error);
-      this.metrics.failed(request, dialect, relayError.reason);
-      annotateRpcError(relayError.reason);
-      if (relayError.reason === 'unauthenticated') reply.header('www-authenticate', 'Bearer realm="agentrelay"');
-      const retryAfter = retryAfterSeconds(relayError);
-      if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
-      if (legacy) sendLegacyRestError(reply, relayError);
-      else sendRestError(reply, relayError);
+  answer(request: FastifyRequest, reply: FastifyReply, handle: string): Promise<void> {
+    return this.pipeline.run(request, reply, new RestBinding(request, handle, this.methods));
+  }
+}
+
+class RestBinding implements AgentCallBinding {
+  readonly dialect: Dialect;
+  private readonly version: WireVersion;
+  private readonly segments: string[] | undefined;
+  private render: ((result: Json) => unknown) | undefined;
+
+  constructor(
+    private readonly request: FastifyRequest,
+    private readonly handle: string,
+    private readonly methods: A2aMethods,
+  ) {
+    const segments = segmentsAfterHandle(request.url);
+    const legacy = segments?.[0] === 'v1';
+    this.version = legacy ? '0.3' : '1.0';
+    this.dialect = legacy ? V03 : V1;
+    this.segments = legacy ? segments!.slice(1) : segments;
+  }
+
+  async prepare(admit: () => Promise<AgentIdentity>): Promise<PreparedCall> {
+    const request = this.request;
+    const prefix = this.version === '0.3' ? '/v1' : '';
+    const match = this.segments && matchRestRoute(this.version, request.method, this.segments);
+    if (!match) {
+      const path = `${prefix}${this.segments ? describePath(this.segments) : '/…'}`;
+      throw new RelayError('method_not_found', `No HTTP+JSON operation ${request.method} ${path}`, { method: `${request.method} ${path}` });
     }
+    const caller = await admit();
+    this.assertVersion(request.headers['a2a-version']);
+    if (request.body instanceof UnparseableJson) throw new RelayError('parse_error', `Invalid JSON payload: ${request.body.detail}`);
+    const { route, binding } = match;
+    const params = binding.params({
+      body: request.body,
+      query: (request.query as Record<string, unknown> | undefined) ?? {},
+      id: match.id,
+      configId: match.configId,
+    });
+    this.render = binding.render;
+    const lastEventId = lastEventIdHeader(request.headers);
+    const execute = () =>
+      this.methods.execute({
+        method: `${route.verb} ${prefix}${binding.path}`,
+        canonical: route.canonical,
+        params,
+        // v0.3 answers are the v1.0 renderings translated by the route's `render`.
+        version: '1.0',
+        caller,
+        endpointHandle: this.handle,
+        ...(lastEventId !== undefined ? { lastEventId } : {}),
+      });
+    return { caller, canonical: route.canonical, dialect: this.dialect, execute, framing: this.version === '0.3' ? LEGACY_FRAMING : REST_FRAMING };
+  }
+
+  sendResult(reply: FastifyReply, result: unknown): void {
+    // DeleteTaskPushNotificationConfig answers google.protobuf.Empty.
+    const body = result === null || result === undefined ? {} : this.render ? this.render(result as Json) : result;
+    reply.code(200).header('content-type', 'application/json; charset=utf-8').send(body);
+  }
+
+  sendError(reply: FastifyReply, error: RelayError): void {
+    setRefusalHeaders(reply, error);
+    if (this.version === '0.3') sendLegacyRestError(reply, error);
+    else sendRestError(reply, error);
   }
 
   /**
    * Each route speaks one version: `/v1/…` A2A 0.3, the others 1.0. No header means the route's
    * version (the two bindings have their own paths); another version is `version_not_supported`.
    */
-  private assertVersion(header: string | string[] | undefined, routeVersion: WireVersion): void {
+  private assertVersion(header: string | string[] | undefined): void {
     const raw = (Array.isArray(header) ? header[0] : header)?.trim() ?? '';
-    if (raw === '' || negotiateVersion(raw) === routeVersion) return;
-    const paths = routeVersion === '1.0' ? 'the v0.3 HTTP+JSON binding is under /v1/…' : 'the v1.0 HTTP+JSON binding has no /v1 prefix';
-    throw new RelayError('version_not_supported', `This HTTP+JSON route speaks A2A ${routeVersion}, not '${raw}' (${paths})`, {
+    if (raw === '' || negotiateVersion(raw) === this.version) return;
+    const paths = this.version === '1.0' ? 'the v0.3 HTTP+JSON binding is under /v1/…' : 'the v1.0 HTTP+JSON binding has no /v1 prefix';
+    throw new RelayError('version_not_supported', `This HTTP+JSON route speaks A2A ${this.version}, not '${raw}' (${paths})`, {
       requested: raw,
-      supported: [routeVersion],
+      supported: [this.version],
     });
   }
 }
