@@ -15,7 +15,8 @@ export interface TaskRead {
  * A participant's read of a task in one statement (one snapshot, one round trip): the task,
  * the caller's unread count as it was before this read, the requested messages within the reply's
  * byte budget (the oldest ones when paging with `after_sequence_no`, `$6`, the newest otherwise) and
- * the artifacts, and, unless `$5` is false, the caller's read cursor moved to the last message. An outsider gets
+ * the artifacts, and, unless `$5` is false, the caller's read cursor moved to the last message. A read with
+ * nothing new to mark writes nothing (so a polling GetTask is a read-only transaction). An outsider gets
  * the task's row with a null party and marks nothing.
  */
 /**
@@ -35,7 +36,8 @@ WITH t AS (
   INSERT INTO "tasks"."read_cursors" ("task_id", "participant_id", "last_read_sequence_no", "updated_at")
   SELECT t."id", $2, t."message_count", now() FROM t WHERE t."party" IS NOT NULL AND $5
   ON CONFLICT ("task_id", "participant_id") DO UPDATE
-    SET "last_read_sequence_no" = GREATEST("read_cursors"."last_read_sequence_no", EXCLUDED."last_read_sequence_no"), "updated_at" = now()
+    SET "last_read_sequence_no" = EXCLUDED."last_read_sequence_no", "updated_at" = now()
+    WHERE "read_cursors"."last_read_sequence_no" < EXCLUDED."last_read_sequence_no"
 )
 SELECT t.*,
   (SELECT count(*)::int FROM "tasks"."messages" m
