@@ -22,8 +22,14 @@ export interface Child {
   stderrTail: string[];
 }
 
+/** With `BENCH_CPU_PROFILE_DIR`, every child writes a V8 CPU profile there when it exits (Node refuses `--cpu-prof` in NODE_OPTIONS). */
+function profilingArgs(): string[] {
+  const directory = process.env.BENCH_CPU_PROFILE_DIR;
+  return directory ? ['--cpu-prof', `--cpu-prof-dir=${directory}`] : [];
+}
+
 function startChild(name: string, script: string, env: Record<string, string>): Child {
-  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...profilingArgs(), script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const stderrTail: string[] = [];
   const keep = (chunk: Buffer): void => {
     stderrTail.push(chunk.toString('utf8'));
