@@ -29,6 +29,7 @@ export class KeyFilterPublisher implements OnApplicationBootstrap, OnModuleDestr
   private needsReconcile = true;
   private sweeping?: Promise<void>;
   private timer?: NodeJS.Timeout;
+  private stopping = false;
 
   constructor(
     @Inject(DirectoryConfig) private readonly config: DirectoryConfig,
@@ -44,7 +45,9 @@ export class KeyFilterPublisher implements OnApplicationBootstrap, OnModuleDestr
     void this.sweep();
   }
 
+  /** Stops the sweep; a reconcile under way ends after its current page. */
   async onModuleDestroy(): Promise<void> {
+    this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.sweeping;
@@ -119,6 +122,10 @@ export class KeyFilterPublisher implements OnApplicationBootstrap, OnModuleDestr
       await Promise.all(missing.map((digest) => bucket.put(digest, '', { timeout: STORE_TIMEOUT_MS })));
       added += missing.length;
       if (rows.length < RECONCILE_PAGE) break;
+      if (this.stopping) {
+        this.needsReconcile = true;
+        return;
+      }
       after = rows[rows.length - 1].id;
     }
     const stale = [...listed];
