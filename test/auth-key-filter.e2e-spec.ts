@@ -126,6 +126,18 @@ describe('failed-login throttle with the key filter', () => {
     expect([401, 429]).toContain(await listStatus(url, key));
   });
 
+  it('unlists every key of an agent that is disabled', async () => {
+    const edge = relay.edge;
+    const erin = await registerAgent(relay, { handle: uniqueHandle('erin', org), name: 'Erin' });
+    const second = await issueKey(relay.url, erin.agent.handle);
+    await eventually(() => expect([erin.api_key, second].map((key) => edge.get(KeyFilter).verdict(key))).toEqual(['listed', 'listed']), 20000);
+    const disabled = await request(relay.url)
+      .delete(`/admin/agents/${encodeURIComponent(erin.agent.handle)}`)
+      .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`);
+    expect(disabled.status).toBe(200);
+    await eventually(() => expect([erin.api_key, second].map((key) => edge.get(KeyFilter).verdict(key))).toEqual(['unlisted', 'unlisted']), 20000);
+  });
+
   it('follows keys issued while the edge runs, and shows its state in its metrics', async () => {
     const edge = await relay.startEdge();
     await eventually(async () => expect((await scrape(edge)).value('agentrelay_key_filter_loaded')).toBe(1), 20000);
