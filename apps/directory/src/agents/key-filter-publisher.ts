@@ -85,10 +85,16 @@ export class KeyFilterPublisher implements OnApplicationBootstrap, OnModuleDestr
   sweep(): Promise<void> {
     this.sweeping ??= (async () => {
       try {
-        const bucket = await this.open();
+        let bucket = await this.open();
         if (!this.needsReconcile) {
-          await bucket.status();
-          return;
+          try {
+            await bucket.status();
+            return;
+          } catch {
+            // Gone (a NATS server that lost its store, say): created again and filled now.
+            this.bucket = undefined;
+            bucket = await this.open();
+          }
         }
         this.needsReconcile = false;
         await this.reconcile(bucket);
