@@ -2,7 +2,7 @@ import type { INestMicroservice } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig } from '@app/config';
 import type { LoggingOptions } from '@app/logging';
-import { deleteEventStream, openJetStream } from '@app/messaging';
+import { deleteEventStream, keyFilterBucketName, openJetStream } from '@app/messaging';
 import { createEdgeApp } from '../../apps/edge/src/bootstrap';
 import { EdgeConfig } from '../../apps/edge/src/edge.config';
 import { consoleSessionStreamName } from '../../apps/edge/src/console/console-sessions';
@@ -139,6 +139,8 @@ export class RelayHarness {
       // The edges' rate-limit counters and console sessions of this run, if any.
       await jetStream.jsm.streams.delete(rateLimitStreamName(this.subjectPrefix)).catch(() => undefined);
       await jetStream.jsm.streams.delete(consoleSessionStreamName(this.subjectPrefix)).catch(() => undefined);
+      // The directory's key filter bucket (file storage).
+      await jetStream.jsm.streams.delete(`KV_${keyFilterBucketName(this.subjectPrefix)}`).catch(() => undefined);
     } finally {
       await jetStream.connection.drain();
     }

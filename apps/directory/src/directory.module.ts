@@ -6,6 +6,7 @@ import { DirectoryConfig } from './directory.config';
 import { directoryDataSourceOptions } from './database/data-source';
 import { AgentsService } from './agents/agents.service';
 import { AdminAuditService } from './audit/admin-audit.service';
+import { KeyFilterPublisher } from './agents/key-filter-publisher';
 import { WebhookSecretProvisioner } from './agents/webhook-secret-provisioner';
 import { DirectoryController } from './directory.controller';
 import { AgentEventsPublisher } from './events/agent-events.publisher';
@@ -28,6 +29,7 @@ export class DirectoryModule {
         outboxMetricsBinding('"directory"."outbox_events"'),
         AgentEventsPublisher,
         WebhookSecretProvisioner,
+        KeyFilterPublisher,
         AgentsService,
         TrustService,
         AdminAuditService,

@@ -49,6 +49,7 @@ export class HttpMetrics {
   private readonly sseStreams: ValueSeries;
   private readonly sseStreamsStalled: ValueSeries;
   private streamBuffers: () => number = () => 0;
+  private keyFilter: () => { loaded: boolean; digests: number } = () => ({ loaded: false, digests: 0 });
   private readonly taskEventSubscriptions: ValueSeries;
   private readonly taskEventListeners: ValueSeries;
   private readonly series: Branch<Branch<Branch<Branch<Branch<HttpSeries>>>>> = new Map();
@@ -88,6 +89,23 @@ export class HttpMetrics {
       registers: [registry],
       collect() {
         this.set(streamBuffers());
+      },
+    });
+    const keyFilter = (): { loaded: boolean; digests: number } => this.keyFilter();
+    new Gauge({
+      name: 'agentrelay_key_filter_loaded',
+      help: "1 while the edge holds the key filter bucket's digests of live API keys and follows it; 0 while it falls back to the keys it accepted before.",
+      registers: [registry],
+      collect() {
+        this.set(keyFilter().loaded ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'agentrelay_key_filter_digests',
+      help: 'Digests of live API keys the edge holds from the key filter bucket.',
+      registers: [registry],
+      collect() {
+        this.set(keyFilter().digests);
       },
     });
     this.sseStreamsStalled = new CounterFamily(
@@ -146,6 +164,11 @@ export class HttpMetrics {
   /** Reads, when scraped, what the open streams hold unsent. */
   watchStreamBuffers(read: () => number): void {
     this.streamBuffers = read;
+  }
+
+  /** Reads, when scraped, the state of the edge's key filter. */
+  watchKeyFilter(read: () => { loaded: boolean; digests: number }): void {
+    this.keyFilter = read;
   }
 
   /** What the edge's task event feed holds: its NATS subscriptions and the streams listening to it. */

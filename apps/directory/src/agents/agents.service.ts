@@ -23,6 +23,7 @@ import { AgentEntity } from './agent.entity';
 import { ApiKeyEntity } from './api-key.entity';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from './api-keys';
 import { findKeyOwner, poolOf } from './hot-lookups';
+import { KeyFilterPublisher } from './key-filter-publisher';
 import { WebhookSecretProvisioner } from './webhook-secret-provisioner';
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -91,6 +92,7 @@ export class AgentsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(AgentEventsPublisher) private readonly events: AgentEventsPublisher,
     @Inject(WebhookSecretProvisioner) private readonly webhookSecrets: WebhookSecretProvisioner,
+    @Inject(KeyFilterPublisher) private readonly keyFilter: KeyFilterPublisher,
   ) {}
 
   async authenticate(apiKey: string): Promise<AgentIdentity> {
@@ -137,6 +139,8 @@ export class AgentsService {
       throw error;
     }
     await this.events.flush();
+    // Before the key is shown, so that edges know it by the time its holder presents it.
+    await this.keyFilter.add(generated.hash);
     return { agent: toAgentRecord(created.agent), api_key: generated.key, key: toKeyInfo(created.key), webhook_secret: created.webhookSecret };
   }
 
@@ -186,19 +190,22 @@ export class AgentsService {
 
   /** Disables an agent: its keys are revoked at once; its tasks stay where they are. */
   async disable(handle: string): Promise<AgentRecord> {
-    const { agent, changed } = await this.dataSource.transaction(async (manager) => {
+    const { agent, changed, revokedHashes } = await this.dataSource.transaction(async (manager) => {
       const current = await this.findAgent(manager, handle, true);
-      if (current.disabledAt !== null) return { agent: current, changed: false };
+      if (current.disabledAt !== null) return { agent: current, changed: false, revokedHashes: [] as string[] };
       const now = new Date();
       current.disabledAt = now;
       current.updatedAt = now;
+      // The agent's row is locked: no key is issued to it meanwhile.
+      const live = await manager.getRepository(ApiKeyEntity).find({ where: { agentId: current.id, revokedAt: IsNull() }, select: { id: true, keyHash: true } });
       await manager.getRepository(ApiKeyEntity).update({ agentId: current.id, revokedAt: IsNull() }, { revokedAt: now });
       const saved = await manager.getRepository(AgentEntity).save(current);
       await this.events.record(manager, saved);
-      return { agent: saved, changed: true };
+      return { agent: saved, changed: true, revokedHashes: live.map((key) => key.keyHash) };
     });
     if (changed) {
       this.events.announceChange({ kind: 'agent_disabled', handle: agent.handle });
+      await this.keyFilter.remove(revokedHashes);
       await this.events.flush();
     }
     return toAgentRecord(agent);
@@ -215,6 +222,7 @@ export class AgentsService {
           const repository = manager.getRepository(ApiKeyEntity);
           return repository.save(repository.create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }));
         });
+        await this.keyFilter.add(generated.hash);
         return { api_key: generated.key, key: toKeyInfo(key) };
       } catch (error) {
         if (attempt < 3 && isUniqueViolation(error, 'api_keys_agent_prefix_key')) continue;
@@ -236,10 +244,11 @@ export class AgentsService {
       const key = await repository.findOne({ where: { agentId: agent.id, prefix }, lock: { mode: 'pessimistic_write' } });
       if (!key || key.revokedAt !== null) throw new RelayError('key_not_found', `The agent ${handle} has no active key ${prefix}`);
       key.revokedAt = new Date();
-      return toKeyInfo(await repository.save(key));
+      return { info: toKeyInfo(await repository.save(key)), keyHash: key.keyHash };
     });
     this.events.announceChange({ kind: 'key_revoked', handle });
-    return revoked;
+    await this.keyFilter.remove([revoked.keyHash]);
+    return revoked.info;
   }
 
   async findAgent(manager: EntityManager, handle: string, forUpdate = false): Promise<AgentEntity> {

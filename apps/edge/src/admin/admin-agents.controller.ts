@@ -33,6 +33,7 @@ import {
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { KeyFilter } from '../auth/key-filter';
 import { DirectoryLookups } from '../directory/directory-lookups';
 import { AdminAuditInterceptor, Audited } from './admin-audit';
 import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
@@ -60,13 +61,16 @@ export class AdminAgentsController {
   constructor(
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
     @Inject(DirectoryLookups) private readonly lookups: DirectoryLookups,
+    @Inject(KeyFilter) private readonly keyFilter: KeyFilter,
   ) {}
 
   @Post()
   @HttpCode(201)
   @Audited('agent.create', undefined, (result) => ({ handle: (result as RegisteredAgent).agent.handle }))
-  create(@Body() body: CreateAgentRequest): Promise<RegisteredAgent> {
-    return this.rpc.request(DIRECTORY_SUBJECTS.createAgent, body);
+  async create(@Body() body: CreateAgentRequest): Promise<RegisteredAgent> {
+    const registered = await this.rpc.request(DIRECTORY_SUBJECTS.createAgent, body);
+    this.keyFilter.remember(registered.api_key);
+    return registered;
   }
 
   @Get()
@@ -95,8 +99,10 @@ export class AdminAgentsController {
   @Post(':handle/keys')
   @HttpCode(201)
   @Audited('key.create', 'handle', (result) => ({ prefix: (result as CreateKeyReply).key.prefix }))
-  createKey(@Param('handle') handle: string): Promise<CreateKeyReply> {
-    return this.rpc.request(DIRECTORY_SUBJECTS.createKey, { handle: handleParam(handle) });
+  async createKey(@Param('handle') handle: string): Promise<CreateKeyReply> {
+    const created = await this.rpc.request(DIRECTORY_SUBJECTS.createKey, { handle: handleParam(handle) });
+    this.keyFilter.remember(created.api_key);
+    return created;
   }
 
   @Get(':handle/keys')

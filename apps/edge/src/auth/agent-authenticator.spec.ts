@@ -6,6 +6,7 @@ import { EdgeConfig } from '../edge.config';
 import { isAdminToken } from './admin-token.guard';
 import { AgentAuthenticator, extractApiKey } from './agent-authenticator';
 import { AuthFailureThrottle } from './auth-failure-throttle';
+import type { KeyFilter, KeyFilterVerdict } from './key-filter';
 
 const KEY = `ah_live_${'ABCDEFGH234567QR'.repeat(2)}`;
 const IDENTITY: AgentIdentity = { id: 'a1', handle: 'bob@acme', name: 'Bob', role: null, org: 'acme' };
@@ -105,6 +106,56 @@ describe('AuthFailureThrottle', () => {
     // Once refused (revoked, say), it is throttled like any other secret.
     throttle.recordFailure('10.0.0.9', 'known-secret', 1000);
     expect(() => throttle.assertAllowed('10.0.0.9', 'known-secret', 1000)).toThrow(/Too many failed/);
+  });
+});
+
+describe('AuthFailureThrottle with the key filter', () => {
+  const config = loadConfig(EdgeConfig, { RELAY_AUTH_FAILURES_PER_WINDOW: '2', RELAY_AUTH_FAILURE_WINDOW_MS: '10000' });
+  const listedKey = `ah_live_${'L'.repeat(32)}`;
+  const newKey = `ah_live_${'N'.repeat(32)}`;
+  function filterOf(verdicts: Record<string, KeyFilterVerdict>, otherwise: KeyFilterVerdict): Pick<KeyFilter, 'verdict'> {
+    return { verdict: (key: string) => verdicts[key] ?? otherwise };
+  }
+  function throttledAddress(throttle: AuthFailureThrottle): void {
+    throttle.recordFailure('10.0.0.9', 'guess-1', 0);
+    throttle.recordFailure('10.0.0.9', 'guess-2', 0);
+  }
+
+  it('lets a key the filter lists pass an address past its budget, and answers 429 to one it does not list', () => {
+    const throttle = new AuthFailureThrottle(config, filterOf({ [listedKey]: 'listed' }, 'unlisted'));
+    throttledAddress(throttle);
+    expect(() => throttle.assertAllowed('10.0.0.9', listedKey, 1000)).not.toThrow();
+    expect(() => throttle.assertAllowed('10.0.0.9', newKey, 1000)).toThrow(/retry after 9 s/);
+    expect(() => throttle.assertAllowed('10.0.0.9', undefined, 1000)).toThrow(/Too many failed/);
+  });
+
+  it('still refuses a listed key that is itself past its budget', () => {
+    const throttle = new AuthFailureThrottle(config, filterOf({ [listedKey]: 'listed' }, 'unlisted'));
+    throttle.recordFailure('10.0.0.1', listedKey, 0);
+    throttle.recordFailure('10.0.0.2', listedKey, 0);
+    expect(() => throttle.assertAllowed('10.0.0.3', listedKey, 1000)).toThrow(/Too many failed/);
+  });
+
+  it('while the filter is not loaded, lets only keys accepted before pass a throttled address', () => {
+    const throttle = new AuthFailureThrottle(config, filterOf({}, 'unknown'));
+    throttle.recordSuccess(listedKey);
+    throttledAddress(throttle);
+    expect(() => throttle.assertAllowed('10.0.0.9', listedKey, 1000)).not.toThrow();
+    expect(() => throttle.assertAllowed('10.0.0.9', newKey, 1000)).toThrow(/Too many failed/);
+  });
+
+  it('keeps the pass of a key accepted before even when the filter does not list it', () => {
+    const throttle = new AuthFailureThrottle(config, filterOf({}, 'unlisted'));
+    throttle.recordSuccess(listedKey);
+    throttledAddress(throttle);
+    expect(() => throttle.assertAllowed('10.0.0.9', listedKey, 1000)).not.toThrow();
+  });
+
+  it('never asks the filter about an address within its budget', () => {
+    const verdict = jest.fn((): KeyFilterVerdict => 'unlisted');
+    const throttle = new AuthFailureThrottle(config, { verdict });
+    expect(() => throttle.assertAllowed('10.0.0.5', newKey, 1000)).not.toThrow();
+    expect(verdict).not.toHaveBeenCalled();
   });
 });
 

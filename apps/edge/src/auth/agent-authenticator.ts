@@ -42,8 +42,9 @@ export class AgentAuthenticator {
 
   /**
    * `address` is the client's. A well-formed key goes to the directory (through its cache) unless
-   * its address or the key itself is past its failure budget and this edge never accepted the key:
-   * then 429 without a lookup (see AuthFailureThrottle).
+   * the key itself is past its failure budget, or its address is and the key could not be valid
+   * (the key filter does not list it and this edge never accepted it): then 429 without a lookup
+   * (see AuthFailureThrottle).
    */
   async authenticate(headers: RequestHeaders, address = 'unknown'): Promise<AgentIdentity> {
     let key: string | undefined;

@@ -1,7 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { RelayError } from '@app/contracts';
 import { EdgeConfig } from '../edge.config';
+import { KeyFilter } from './key-filter';
 
 /** Past this many tracked windows, expired ones are swept; past it after a sweep, the oldest go. */
 const MAX_WINDOWS = 100_000;
@@ -23,10 +24,13 @@ interface FailureWindow {
  * The order callers follow:
  * 1. Check what is checkable without I/O first (the admin token, the shape of an agent key): a
  *    valid credential is accepted whatever the failures of its address.
- * 2. Before asking the directory, `assertAllowed`: an address or a secret past its budget is
- *    answered 429 without a lookup, unless the secret is one this edge has accepted before
- *    (`recordSuccess`) and not refused since. Such a secret is still checked by the directory
- *    (through its ≤ 1 s cache), so a revoked key stays refused and loses its pass.
+ * 2. Before asking the directory, `assertAllowed`: a secret past its own budget is answered 429
+ *    without a lookup. So is any secret from an address past its budget, unless it could be valid:
+ *    the key filter lists it as a live agent key (see KeyFilter), or this edge has accepted it
+ *    before (`recordSuccess`) and not refused it since. Such a key is still checked by the directory
+ *    (through its ≤ 1 s cache), so a revoked key stays refused and loses its pass. Someone else's
+ *    failures never refuse a valid key; while the filter is not loaded, only keys accepted before
+ *    pass a throttled address.
  * 3. `recordFailure` after a refusal, `recordSuccess` after an acceptance.
  * A success never clears the failures of its address, so one valid key cannot buy more guesses.
  */
@@ -35,17 +39,24 @@ export class AuthFailureThrottle {
   private readonly windows = new Map<string, FailureWindow>();
   private readonly accepted = new Set<string>();
 
-  constructor(@Inject(EdgeConfig) private readonly config: EdgeConfig) {}
+  constructor(
+    @Inject(EdgeConfig) private readonly config: EdgeConfig,
+    @Optional() @Inject(KeyFilter) private readonly keyFilter?: Pick<KeyFilter, 'verdict'>,
+  ) {}
 
   /**
-   * Throws `rate_limited` (429, Retry-After) while the address or the presented secret is past its
-   * failure budget, unless the secret was accepted on this edge before.
+   * Throws `rate_limited` (429, Retry-After) while the presented secret is past its failure budget,
+   * or while its address is and the secret neither is listed by the key filter nor was accepted on
+   * this edge before.
    */
   assertAllowed(address: string, credential: string | undefined, now = Date.now()): void {
     const secretKey = credential === undefined ? undefined : secretKeyOf(credential);
     if (secretKey !== undefined && this.accepted.has(secretKey)) return;
-    const blockedFor = Math.max(this.blockedFor(addressKey(address), now), secretKey === undefined ? 0 : this.blockedFor(secretKey, now));
-    if (blockedFor <= 0) return;
+    const secretBlockedFor = secretKey === undefined ? 0 : this.blockedFor(secretKey, now);
+    const addressBlockedFor = this.blockedFor(addressKey(address), now);
+    if (secretBlockedFor <= 0 && addressBlockedFor <= 0) return;
+    if (secretBlockedFor <= 0 && credential !== undefined && this.keyFilter?.verdict(credential) === 'listed') return;
+    const blockedFor = Math.max(secretBlockedFor, addressBlockedFor);
     const retryAfterSeconds = Math.max(1, Math.ceil(blockedFor / 1000));
     throw new RelayError(
       'rate_limited',

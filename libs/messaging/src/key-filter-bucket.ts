@@ -1,0 +1,44 @@
+import { StorageType } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { createHash } from 'node:crypto';
+
+/**
+ * What goes in front of a key's stored hash before the filter digest is taken: the bucket never
+ * holds the directory's lookup values (`key_hash`), nor anything that finds a row by them.
+ */
+const KEY_FILTER_DOMAIN = 'agentrelay key filter v1\n';
+
+/** Hex characters of a filter digest: 64 bits. */
+export const KEY_FILTER_DIGEST_HEX = 16;
+
+/**
+ * The key-value bucket listing a digest of every live API key of one relay (or test run): named
+ * after the subject prefix, like the streams, so runs never share one.
+ */
+export function keyFilterBucketName(subjectPrefix: string): string {
+  const scope = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
+  return scope ? `RELAY_KEYS_${scope}` : 'RELAY_KEYS';
+}
+
+/** The filter digest of a key from its stored hash (lowercase hex SHA-256 of the key, as the directory keeps it). */
+export function keyFilterDigest(keyHash: string): string {
+  return createHash('sha256').update(KEY_FILTER_DOMAIN).update(keyHash, 'utf8').digest('hex').slice(0, KEY_FILTER_DIGEST_HEX);
+}
+
+/** The filter digest of a key itself (what an edge computes from a presented key). */
+export function keyFilterDigestOfKey(apiKey: string): string {
+  return keyFilterDigest(createHash('sha256').update(apiKey, 'utf8').digest('hex'));
+}
+
+/**
+ * Opens the key filter bucket. The directory creates it (file storage, one value per key: its
+ * history is 1); edges only bind to it, and fail while it does not exist.
+ */
+export function openKeyFilterBucket(connection: NatsConnection, subjectPrefix: string, options: { create: boolean; timeoutMs: number }): Promise<KV> {
+  const kvm = new Kvm(connection);
+  const name = keyFilterBucketName(subjectPrefix);
+  return options.create
+    ? kvm.create(name, { history: 1, storage: StorageType.File, timeout: options.timeoutMs })
+    : kvm.open(name, { bindOnly: true, timeout: options.timeoutMs });
+}
