@@ -11,7 +11,7 @@ import type {
   TaskTransition,
   InboxEvent,
   ProposedAction,
-  Thread,
+  Task,
   TaskListItem,
   TaskPage,
   SearchPage,
@@ -121,8 +121,8 @@ export class RelayClient {
    * The task with its artifacts and the messages that fit one reply (after `afterSequenceNo`
    * when given); reading it marks it read for the caller.
    */
-  getTask(taskId: string, afterSequenceNo?: number): Promise<Thread> {
-    return this.call<Thread>('tasks/get', { task_id: taskId, ...(afterSequenceNo !== undefined ? { after_sequence_no: afterSequenceNo } : {}) }, true);
+  getTask(taskId: string, afterSequenceNo?: number): Promise<Task> {
+    return this.call<Task>('tasks/get', { task_id: taskId, ...(afterSequenceNo !== undefined ? { after_sequence_no: afterSequenceNo } : {}) }, true);
   }
 
   listTasks(filter: TaskFilter): Promise<TaskPage> {

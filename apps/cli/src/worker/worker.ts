@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RelayClient, RelayClientError, type InboxEvent, type TaskListItem, type Thread } from '@app/relay-client';
+import { RelayClient, RelayClientError, type InboxEvent, type TaskListItem, type Task } from '@app/relay-client';
 import { LEASE_SLACK_SECONDS, marker, runIsAbandoned, standingOf, type Liveness, type Standing, type WorkerMarker } from './claims';
 import { failReason } from './output';
 import { ProgressCoalescer } from './progress';
@@ -302,7 +302,7 @@ export class Worker {
   }
 
   /** The task with all its messages (tasks/get pages them). */
-  private async thread(taskId: string): Promise<Thread> {
+  private async thread(taskId: string): Promise<Task> {
     const thread = await this.essential(() => this.client.getTask(taskId));
     while (thread.has_more_messages && thread.next_after_sequence_no !== null) {
       const after = thread.next_after_sequence_no;
@@ -362,7 +362,7 @@ export class Worker {
     }
   }
 
-  private async abandon(thread: Thread, claim: WorkerMarker): Promise<void> {
+  private async abandon(thread: Task, claim: WorkerMarker): Promise<void> {
     const reason =
       `The worker ${claim.session_id} that ran this handoff stopped before its command finished ` +
       `(it was killed or lost, and no run of it is left). It is not run again, as a half-done command may have changed things: send the handoff again to retry.`;
@@ -486,7 +486,7 @@ export class Worker {
     return true;
   }
 
-  private async report(thread: Thread, dir: string, outcome: CommandOutcome, task: RunningTask): Promise<void> {
+  private async report(thread: Task, dir: string, outcome: CommandOutcome, task: RunningTask): Promise<void> {
     const taskId = thread.task_id;
     const fail = (headline: string, detail = ''): Promise<void> => {
       this.options.log(`worker: ${taskId}: failed: ${headline}`);
