@@ -67,7 +67,7 @@ export async function readTask(pool: pg.Pool, request: GetRequest): Promise<Task
   });
   const [row] = rows;
   if (!row) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
-  if (row.party === null) throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: row.id });
+  if (row.party === null) throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: row.id });
   const { party: _party, unread, messages, artifacts, ...task } = row;
   return {
     task,
