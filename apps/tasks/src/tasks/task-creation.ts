@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { monotonicFactory } from 'ulid';
 import { TASK_LIMITS, type ArtifactInput, type PartView, type SendRequest } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import { artifactBytes, artifactLimitError } from './artifact-limits';
 import { messageBytes } from './message-budget';
 import { taskEvent } from './task-events';
+import { nextTaskId } from './task-ids';
 import type { IdempotencyKey } from './send-idempotency';
 import { firstText, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
-
-export const nextTaskId = monotonicFactory();
 
 /** A new task with its first message and artifacts, as stored, built without reading it back. */
 export interface NewTask {

@@ -18,7 +18,7 @@ import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-lim
 import { messageBytes, messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { AuditLogEntity } from './audit-log.entity';
 import { STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
-import { nextTaskId } from './task-creation';
+import { nextTaskId } from './task-ids';
 import { firstText, TASK_COLUMNS, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
 interface PgError {
