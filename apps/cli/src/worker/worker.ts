@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RelayClient, RelayClientError, type InboxEvent, type TaskListItem, type Task } from '@app/relay-client';
+import { RelayClient, RelayClientError, retryTransient, type InboxEvent, type TaskListItem, type Task } from '@app/relay-client';
 import { LEASE_SLACK_SECONDS, marker, runIsAbandoned, standingOf, type Liveness, type Standing, type WorkerMarker } from './claims';
 import { failReason } from './output';
 import { ProgressCoalescer } from './progress';
@@ -48,7 +48,8 @@ const CONFLICTS = [
   'thread_not_found',
   'not_a_participant',
 ];
-const RETRY_DELAYS_MS = [1000, 2000, 5000, 10_000, 20_000, 30_000, 30_000, 30_000, 30_000, 30_000, 30_000, 30_000];
+/** A call that moves a task is retried this often, after 1 s, 2 s, 4 s, … up to 30 s between two (some four minutes in all). */
+const ESSENTIAL_RETRY = { retries: 12, minDelayMs: 1000, factor: 2, maxDelayMs: 30_000 };
 
 type QueueKind = 'pending' | 'check' | 'resume';
 
@@ -288,17 +289,11 @@ export class Worker {
   }
 
   /** A relay call that moves a task: retried while the relay is unreachable, overloaded or rate limited. */
-  private async essential<T>(call: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await call();
-      } catch (error) {
-        if (!(error instanceof RelayClientError) || !error.transient || attempt >= RETRY_DELAYS_MS.length) throw error;
-        const wait = Math.max(RETRY_DELAYS_MS[attempt], (error.details.retryAfterSeconds ?? 0) * 1000);
-        this.options.log(`worker: ${error.message} (retrying in ${Math.round(wait / 1000)} s)`);
-        await sleep(wait);
-      }
-    }
+  private essential<T>(call: () => Promise<T>): Promise<T> {
+    return retryTransient(call, {
+      ...ESSENTIAL_RETRY,
+      onRetry: (error, waitMs) => this.options.log(`worker: ${error.message} (retrying in ${Math.round(waitMs / 1000)} s)`),
+    });
   }
 
   /** The task with all its messages (tasks/get pages them). */
