@@ -10,3 +10,4 @@ export * from './wakeable-delay';
 export * from './request-deadline';
 export * from './service-health.controller';
 export * from './service-load';
+export * from './keep-reconnecting';
