@@ -1,171 +1,20 @@
 /**
- * Finds import cycles among the TypeScript files of apps/ and libs/: reads every file's static
- * `import` and `export … from`, resolves relative paths and the `@app/*` paths of tsconfig.json,
- * and prints every strongly connected component of more than one file, or of one file that
- * imports itself. Exits 1 if there is one. Type-only imports count: erased at build, they still
- * tie the files together (docs/decisions, "no import cycles").
+ * Fails on an import cycle among the TypeScript files of apps/ and libs/ (type-only imports
+ * included: erased at build, they still tie the files together; docs/decisions/0010). Prints each
+ * cycle's files and one path around it; exits 1 if there is one.
  *
  *   node --import ./test/support/process/register-ts.mjs scripts/ci/check-import-cycles.ts
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { findImportCycles } from './import-cycles';
 
-const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '../..');
-const SOURCE_DIRS = ['apps', 'libs'];
-const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'build', 'coverage']);
-const EXTENSIONS = ['.ts', '.tsx'];
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-function sourceFiles(dir: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (!SKIPPED_DIRS.has(entry.name)) found.push(...sourceFiles(path));
-    } else if (EXTENSIONS.some((extension) => entry.name.endsWith(extension)) && !entry.name.endsWith('.d.ts')) {
-      found.push(path);
-    }
-  }
-  return found;
+const { fileCount, cycles } = findImportCycles(ROOT, ['apps', 'libs']);
+for (const cycle of cycles) {
+  console.error(`import cycle among ${cycle.files.length} files: ${cycle.files.join(', ')}`);
+  console.error(`  for example: ${cycle.example.join(' -> ')}`);
 }
-
-/** The `@app/*` aliases of tsconfig.json, as [prefix, directory] pairs, longest prefix first. */
-function pathAliases(): [string, string][] {
-  const config = ts.readConfigFile(join(ROOT, 'tsconfig.json'), (path) => readFileSync(path, 'utf8'));
-  if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
-  const paths = (config.config.compilerOptions?.paths ?? {}) as Record<string, string[]>;
-  return Object.entries(paths)
-    .map(([alias, [target]]): [string, string] => [alias.replace(/\*$/, ''), join(ROOT, target.replace(/\*$/, ''))])
-    .sort(([a], [b]) => b.length - a.length);
-}
-
-function asFile(base: string): string | null {
-  const candidates = [base, ...EXTENSIONS.map((extension) => base + extension), ...EXTENSIONS.map((extension) => join(base, 'index' + extension))];
-  for (const candidate of [...new Set(candidates)]) {
-    if (existsSync(candidate) && statSync(candidate).isFile() && EXTENSIONS.some((extension) => candidate.endsWith(extension))) return candidate;
-  }
-  return base.endsWith('.js') ? asFile(base.slice(0, -'.js'.length)) : null;
-}
-
-function resolveImport(from: string, specifier: string, aliases: [string, string][]): string | null {
-  if (specifier.startsWith('.')) return asFile(resolve(dirname(from), specifier));
-  for (const [prefix, dir] of aliases) {
-    if (specifier === prefix.replace(/\/$/, '') || (prefix.endsWith('/') && specifier.startsWith(prefix))) {
-      return asFile(join(dir, specifier.slice(prefix.length)));
-    }
-  }
-  return null; // a package
-}
-
-/** A file's static `import … from` and `export … from` specifiers, type-only ones included. */
-function importsOf(file: string): string[] {
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false);
-  const specifiers: string[] = [];
-  for (const statement of source.statements) {
-    if (
-      (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) &&
-      statement.moduleSpecifier &&
-      ts.isStringLiteral(statement.moduleSpecifier)
-    ) {
-      specifiers.push(statement.moduleSpecifier.text);
-    }
-  }
-  return specifiers;
-}
-
-/** Tarjan's strongly connected components, iteratively (deep import chains would overflow the stack). */
-function stronglyConnected(graph: Map<string, string[]>): string[][] {
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: string[] = [];
-  const components: string[][] = [];
-  let next = 0;
-  for (const start of graph.keys()) {
-    if (index.has(start)) continue;
-    const work: { node: string; edge: number }[] = [{ node: start, edge: 0 }];
-    index.set(start, next);
-    low.set(start, next++);
-    stack.push(start);
-    onStack.add(start);
-    while (work.length > 0) {
-      const frame = work[work.length - 1];
-      const edges = graph.get(frame.node) ?? [];
-      if (frame.edge < edges.length) {
-        const target = edges[frame.edge++];
-        if (!index.has(target)) {
-          index.set(target, next);
-          low.set(target, next++);
-          stack.push(target);
-          onStack.add(target);
-          work.push({ node: target, edge: 0 });
-        } else if (onStack.has(target)) {
-          low.set(frame.node, Math.min(low.get(frame.node)!, index.get(target)!));
-        }
-        continue;
-      }
-      work.pop();
-      if (work.length > 0) {
-        const parent = work[work.length - 1].node;
-        low.set(parent, Math.min(low.get(parent)!, low.get(frame.node)!));
-      }
-      if (low.get(frame.node) === index.get(frame.node)) {
-        const component: string[] = [];
-        let member: string;
-        do {
-          member = stack.pop()!;
-          onStack.delete(member);
-          component.push(member);
-        } while (member !== frame.node);
-        components.push(component);
-      }
-    }
-  }
-  return components;
-}
-
-/** One shortest cycle through the component's first file, to show which imports close it. */
-function cycleThrough(component: string[], graph: Map<string, string[]>): string[] {
-  const members = new Set(component);
-  const start = [...component].sort()[0];
-  const previous = new Map<string, string>();
-  const queue = [start];
-  while (queue.length > 0) {
-    const node = queue.shift()!;
-    for (const target of graph.get(node) ?? []) {
-      if (!members.has(target)) continue;
-      if (target === start) {
-        const path = [node];
-        while (path[0] !== start) path.unshift(previous.get(path[0])!);
-        return [...path, start];
-      }
-      if (!previous.has(target)) {
-        previous.set(target, node);
-        queue.push(target);
-      }
-    }
-  }
-  return [start];
-}
-
-function main(): void {
-  const aliases = pathAliases();
-  const files = SOURCE_DIRS.flatMap((dir) => sourceFiles(join(ROOT, dir)));
-  const graph = new Map<string, string[]>();
-  for (const file of files) {
-    const targets = importsOf(file)
-      .map((specifier) => resolveImport(file, specifier, aliases))
-      .filter((target): target is string => target !== null);
-    graph.set(file, [...new Set(targets)]);
-  }
-  const cycles = stronglyConnected(graph).filter((component) => component.length > 1 || (graph.get(component[0]) ?? []).includes(component[0]));
-  const name = (file: string): string => relative(ROOT, file);
-  for (const component of cycles) {
-    console.error(`import cycle among ${component.length} files: ${component.map(name).sort().join(', ')}`);
-    console.error(`  for example: ${cycleThrough(component, graph).map(name).join(' -> ')}`);
-  }
-  console.log(`${files.length} files, ${cycles.length} import cycle${cycles.length === 1 ? '' : 's'}`);
-  if (cycles.length > 0) process.exitCode = 1;
-}
-
-main();
+console.log(`${fileCount} files, ${cycles.length} import cycle${cycles.length === 1 ? '' : 's'}`);
+if (cycles.length > 0) process.exitCode = 1;
