@@ -1,6 +1,6 @@
 /**
  * Fails on an import cycle among the TypeScript files of apps/ and libs/ (type-only imports
- * included: erased at build, they still tie the files together; docs/decisions/0010). Prints each
+ * included: erased at build, they still tie the files together; docs/decisions/0011). Prints each
  * cycle's files and one path around it; exits 1 if there is one.
  *
  *   node --import ./test/support/process/register-ts.mjs scripts/ci/check-import-cycles.ts
