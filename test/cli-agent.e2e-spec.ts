@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client as PgClient } from 'pg';
-import type { Thread, TaskListItem } from '@app/relay-client';
+import type { Task, TaskListItem } from '@app/relay-client';
 import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
@@ -118,7 +118,7 @@ describe('agentrelay agent commands against a running relay', () => {
       const replied = await agentrelay(['reply', taskId, 'Is next_cursor null on the last page?'], as(frank));
       expect(replied.stdout).toBe(`Replied in ${taskId} (message #2).\n`);
 
-      const bobView = JSON.parse((await agentrelay(['show', taskId, '--json'], as(bob))).stdout) as Thread;
+      const bobView = JSON.parse((await agentrelay(['show', taskId, '--json'], as(bob))).stdout) as Task;
       expect(bobView.messages.map((message) => message.body)).toEqual(['Refactored /users API: paginated now', 'Is next_cursor null on the last page?']);
       expect(bobView.artifacts).toEqual([
         { type: 'file_diff', path: 'src/api/users.ts', diff: PATCH },
@@ -207,7 +207,7 @@ describe('agentrelay agent commands against a running relay', () => {
       ]);
       expect(proposal.code).toBe(EXIT.ok);
       const proposed = taskOf(proposal);
-      const proposedTask = JSON.parse((await cli(frank, ['show', proposed, '--json'])).stdout) as Thread;
+      const proposedTask = JSON.parse((await cli(frank, ['show', proposed, '--json'])).stdout) as Task;
       expect(proposedTask).toMatchObject({
         intent: 'propose_action',
         proposed_action: { description: 'Read next_cursor in UsersTable', target_files: ['apps/web/UsersTable.tsx'], rationale: 'The API is paginated now' },
@@ -220,7 +220,7 @@ describe('agentrelay agent commands against a running relay', () => {
       expect((await cli(frank, ['request-input', proposed, 'Page size?'])).code).toBe(EXIT.ok);
       expect((await cli(bob, ['sent', '--status', 'input_required'])).stdout).toContain(proposed);
       await cli(bob, ['reply', proposed, '50']);
-      expect((JSON.parse((await cli(frank, ['show', proposed, '--json'])).stdout) as Thread).status.state).toBe('accepted');
+      expect((JSON.parse((await cli(frank, ['show', proposed, '--json'])).stdout) as Task).status.state).toBe('accepted');
       const notYours = await cli(bob, ['complete', proposed, 'I did it']);
       expect(notYours.code).toBe(EXIT.conflict);
       expect(notYours.stderr).toContain('not_authorized_transition');

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RelayClient, type Thread } from '@app/relay-client';
+import { RelayClient, type Task } from '@app/relay-client';
 import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
@@ -48,7 +48,7 @@ function startWorker(agent: RegisteredTestAgent, relayUrl: string, args: string[
 }
 
 /** The handoff's end state as its sender reads it. */
-async function settled(client: RelayClient, taskId: string, worker: WorkerProcess, states: string[] = ['completed', 'failed']): Promise<Thread> {
+async function settled(client: RelayClient, taskId: string, worker: WorkerProcess, states: string[] = ['completed', 'failed']): Promise<Task> {
   return eventually(
     async () => {
       const thread = await client.getTask(taskId);

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Thread, TaskListItem } from '@app/relay-client';
+import type { Task, TaskListItem } from '@app/relay-client';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { McpAgent, mcpServerCommand, textOf } from './support/mcp-agent';
@@ -102,7 +102,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
       expect(inbox.text).toContain(`${taskId} [pending] from ${bob.agent.handle}`);
       expect(inbox.text).toContain('1 unread');
 
-      const read = await frankMcp.ok<{ task: Thread }>('get_thread', { task_id: taskId });
+      const read = await frankMcp.ok<{ task: Task }>('get_thread', { task_id: taskId });
       expect(read.data.task).toMatchObject({
         task_id: taskId,
         status: { state: 'pending' },
@@ -126,7 +126,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
       const replied = await frankMcp.ok<{ sequence_no: number }>('reply', { task_id: taskId, message: 'On it. Should next_cursor be null on the last page?' });
       expect(replied.data.sequence_no).toBe(2);
 
-      const bobView = await bobMcp.ok<{ task: Thread }>('get_thread', { task_id: taskId });
+      const bobView = await bobMcp.ok<{ task: Task }>('get_thread', { task_id: taskId });
       expect(bobView.data.task.status.state).toBe('accepted');
       expect(bobView.data.task.messages.map((message) => [message.from, message.body])).toEqual([
         [bob.agent.handle, sendArgs.message],
@@ -140,7 +140,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
       });
       expect(completed.data.state).toBe('completed');
 
-      const done = await bobMcp.ok<{ task: Thread }>('get_thread', { task_id: taskId });
+      const done = await bobMcp.ok<{ task: Task }>('get_thread', { task_id: taskId });
       expect(done.data.task).toMatchObject({
         status: { state: 'completed' },
         result_summary: 'Web client reads items/next_cursor; npm test -- users passes.',
@@ -203,7 +203,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
       const declined = await bobMcp.ok<{ task_id: string }>('send_handoff', { recipient: frank.agent.handle, message: 'Rewrite it in Rust' });
       const rejection = await frankMcp.ok<{ state: string }>('decline_handoff', { task_id: declined.data.task_id, reason: 'Out of scope for the web team' });
       expect(rejection.data.state).toBe('rejected');
-      const bobSees = await bobMcp.ok<{ task: Thread }>('get_thread', { task_id: declined.data.task_id });
+      const bobSees = await bobMcp.ok<{ task: Task }>('get_thread', { task_id: declined.data.task_id });
       expect(bobSees.data.task).toMatchObject({ status: { state: 'rejected' }, reason: 'Out of scope for the web team' });
 
       const proposal = await bobMcp.ok<{ task_id: string }>('send_handoff', {
@@ -217,7 +217,7 @@ describe('agentrelay-mcp: two agents as real stdio MCP servers against a running
       const waiting = await bobMcp.ok<ListData>('list_sent', { status: ['input_required'] });
       expect(waiting.data.tasks.map((task) => task.task_id)).toContain(proposal.data.task_id);
       await bobMcp.ok('reply', { task_id: proposal.data.task_id, message: '50 per page' });
-      const resumed = await frankMcp.ok<{ task: Thread }>('get_thread', { task_id: proposal.data.task_id });
+      const resumed = await frankMcp.ok<{ task: Task }>('get_thread', { task_id: proposal.data.task_id });
       expect(resumed.data.task.status.state).toBe('accepted');
       expect(resumed.text).toContain('Proposed action: Use next_cursor in UsersTable');
       expect(resumed.data.task.intent).toBe('propose_action');

@@ -112,7 +112,7 @@ describe('OpenTelemetry traces across the edge, NATS, the services and Postgres'
       expect(nanosOf(query.startTime)).toBeGreaterThanOrEqual(nanosOf(tasksSpan.startTime));
       expect(nanosOf(query.endTime)).toBeLessThanOrEqual(nanosOf(tasksSpan.endTime) + SPAN_CLOCK_RESOLUTION_NANOS);
     }
-    const create = tasksQueries.find((query) => query.name === 'WITH tasks-create-thread');
+    const create = tasksQueries.find((query) => query.name === 'WITH tasks-create-task');
     expect(create?.attributes['db.query.text']).toContain('INSERT INTO "tasks"."tasks"');
 
     // The handler's log line carries the trace, as the edge's access line does.

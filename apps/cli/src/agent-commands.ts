@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
   adviceFor,
-  HANDOFF_INTENTS,
-  HANDOFF_STATES,
+  TASK_INTENTS,
+  TASK_STATES,
   OPEN_STATES,
   RelayClient,
   RelayClientError,
@@ -119,8 +119,8 @@ function parseStates(value: string | undefined, fallback: readonly TaskState[] |
     .split(',')
     .map((state) => state.trim())
     .filter(Boolean);
-  const wrong = states.find((state) => !(HANDOFF_STATES as readonly string[]).includes(state));
-  if (wrong !== undefined || states.length === 0) throw usage(`--status takes states from ${HANDOFF_STATES.join(', ')} (comma-separated).`);
+  const wrong = states.find((state) => !(TASK_STATES as readonly string[]).includes(state));
+  if (wrong !== undefined || states.length === 0) throw usage(`--status takes states from ${TASK_STATES.join(', ')} (comma-separated).`);
   return states as TaskState[];
 }
 
@@ -299,7 +299,7 @@ export async function runAgentCommand(
         const recipient = need(positionals, 0, 'the recipient (name@org)');
         const text = need(positionals, 1, 'the message text');
         const intent = (values.intent ?? (values.action ? 'propose_action' : 'inform')) as TaskIntent;
-        if (!(HANDOFF_INTENTS as readonly string[]).includes(intent)) throw usage(`--intent must be one of ${HANDOFF_INTENTS.join(', ')}.`);
+        if (!(TASK_INTENTS as readonly string[]).includes(intent)) throw usage(`--intent must be one of ${TASK_INTENTS.join(', ')}.`);
         if (intent === 'propose_action' && (!values.action || !values.rationale))
           throw usage('--intent propose_action needs --action "<description>" and --rationale "<why>" (and --target a,b).');
         const created = await client.createTask({

@@ -4,8 +4,8 @@ import { z } from 'zod';
 // The limits module alone: the rest of the contracts (class-validator DTOs) has no place in this client.
 import { TASK_LIMITS } from '@app/contracts/limits';
 import {
-  HANDOFF_INTENTS,
-  HANDOFF_STATES,
+  TASK_INTENTS,
+  TASK_STATES,
   OPEN_STATES,
   artifactLine,
   searchHitText,
@@ -22,7 +22,7 @@ const handle = z
   .string()
   .regex(/^[^\s@]+@[^\s@]+$/, 'a handle looks like name@org')
   .describe('An agent handle, name@org');
-const states = z.array(z.enum(HANDOFF_STATES)).min(1);
+const states = z.array(z.enum(TASK_STATES)).min(1);
 const since = z
   .string()
   .refine((value) => /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value)), 'must be an ISO 8601 time, e.g. 2026-04-25T10:00:00Z')
@@ -118,7 +118,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
           .max(TASK_LIMITS.textPartChars)
           .describe('What you need or are telling them, self-contained: the first line becomes the summary'),
         intent: z
-          .enum(HANDOFF_INTENTS)
+          .enum(TASK_INTENTS)
           .optional()
           .describe(
             'inform (FYI), ask_question (needs an answer) or propose_action (with proposed_action); default: propose_action when proposed_action is given, else inform',

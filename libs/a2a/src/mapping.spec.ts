@@ -1,4 +1,4 @@
-import { RelayError, THREAD_STATES, type TaskState } from '@app/contracts';
+import { RelayError, TASK_STATES, type TaskState } from '@app/contracts';
 import { fromWireState, toWireRole, toWireState } from './mapping';
 
 describe('state mapping (docs/state-machine.md#states)', () => {
@@ -18,7 +18,7 @@ describe('state mapping (docs/state-machine.md#states)', () => {
   });
 
   it('covers every internal state', () => {
-    for (const state of THREAD_STATES) expect(fromWireState(toWireState(state, '1.0'), 'status')).toBe(state);
+    for (const state of TASK_STATES) expect(fromWireState(toWireState(state, '1.0'), 'status')).toBe(state);
   });
 
   it('reads enum numbers and treats unspecified as no state', () => {

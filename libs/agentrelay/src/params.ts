@@ -6,7 +6,7 @@ import {
   isStorableTimestamp,
   listFilterTimestamp,
   TASK_LIMITS,
-  THREAD_STATES,
+  TASK_STATES,
   type ArtifactInput,
   type ArtifactType,
   type Intent,
@@ -201,8 +201,8 @@ export function parseRelayListParams(params: Params): RelayListParams {
   let states: TaskState[] | undefined;
   if (present(filter.status)) {
     const raw = typeof filter.status === 'string' ? [filter.status] : filter.status;
-    if (!Array.isArray(raw) || !raw.every((state) => typeof state === 'string' && (THREAD_STATES as readonly string[]).includes(state))) {
-      throw invalidParams('filter.status', `must be an array of states (${THREAD_STATES.join(', ')})`);
+    if (!Array.isArray(raw) || !raw.every((state) => typeof state === 'string' && (TASK_STATES as readonly string[]).includes(state))) {
+      throw invalidParams('filter.status', `must be an array of states (${TASK_STATES.join(', ')})`);
     }
     states = raw as TaskState[];
   }

@@ -1,13 +1,4 @@
-import {
-  ADMIN_TASK_LIMITS,
-  invalidParams,
-  LIST_ROLES,
-  THREAD_STATES,
-  type ListRole,
-  type SearchHighlight,
-  type TaskState,
-  type TaskView,
-} from '@app/contracts';
+import { ADMIN_TASK_LIMITS, invalidParams, LIST_ROLES, TASK_STATES, type ListRole, type SearchHighlight, type TaskState, type TaskView } from '@app/contracts';
 import { requiredNonBlank } from './params';
 import { renderListItem } from './render';
 
@@ -38,8 +29,8 @@ export function parseRelaySearchParams(params: Params): RelaySearchParams {
   let states: TaskState[] | undefined;
   if (filter.status !== undefined && filter.status !== null) {
     const raw = typeof filter.status === 'string' ? [filter.status] : filter.status;
-    if (!Array.isArray(raw) || !raw.every((state) => typeof state === 'string' && (THREAD_STATES as readonly string[]).includes(state))) {
-      throw invalidParams('filter.status', `must be an array of states (${THREAD_STATES.join(', ')})`);
+    if (!Array.isArray(raw) || !raw.every((state) => typeof state === 'string' && (TASK_STATES as readonly string[]).includes(state))) {
+      throw invalidParams('filter.status', `must be an array of states (${TASK_STATES.join(', ')})`);
     }
     states = raw as TaskState[];
   }

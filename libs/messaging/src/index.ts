@@ -11,3 +11,4 @@ export * from './request-deadline';
 export * from './service-health.controller';
 export * from './service-load';
 export * from './key-filter-bucket';
+export * from './keep-reconnecting';

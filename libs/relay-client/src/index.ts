@@ -3,3 +3,4 @@ export * from './relay-client-error';
 export * from './relay-client';
 export * from './task-text';
 export * from './live-inbox';
+export * from './transient-retry';

@@ -65,7 +65,7 @@ describe('RelayClient', () => {
       rpcError(503, -32050, 'A relay service is unavailable (no responders)', { reason: 'service_unavailable' }),
       rpcResult({ task_id: 'T2', status: { state: 'pending' }, created_at: '2026-01-01T00:00:00Z' }),
     ]);
-    const client = new RelayClient({ url: 'http://relay.test', apiKey: 'k', fetch, retryDelaysMs: [1] });
+    const client = new RelayClient({ url: 'http://relay.test', apiKey: 'k', fetch, retryDelayMs: 1 });
     const created = await client.createTask({ recipient: 'frank@acme', text: 'hi' });
     expect(created.task_id).toBe('T2');
     expect(calls).toHaveLength(3);
@@ -76,7 +76,7 @@ describe('RelayClient', () => {
 
   it('does not repeat a transition after a transient failure', async () => {
     const { fetch, calls } = fakeFetch([unreachable()]);
-    const client = new RelayClient({ url: 'http://relay.test', apiKey: 'k', fetch, retryDelaysMs: [1] });
+    const client = new RelayClient({ url: 'http://relay.test', apiKey: 'k', fetch, retryDelayMs: 1 });
     await expect(client.transition('T1', 'accept', { sessionId: 's-1' })).rejects.toMatchObject({ failure: 'unreachable', reason: 'unreachable' });
     expect(calls).toHaveLength(1);
   });

@@ -11,12 +11,13 @@ import type {
   TaskTransition,
   InboxEvent,
   ProposedAction,
-  Thread,
+  Task,
   TaskListItem,
   TaskPage,
   SearchPage,
   TransitionResult,
 } from './relay-types';
+import { retryTransient } from './transient-retry';
 
 export interface RelayClientOptions {
   /** Base URL of the relay's edge, e.g. http://127.0.0.1:8080. */
@@ -27,8 +28,8 @@ export interface RelayClientOptions {
   timeoutMs?: number;
   /** Extra attempts of a call that is safe to repeat after a transient failure (default 2). */
   retries?: number;
-  /** Waits before each retry (default 250 ms, then 1 s, …). */
-  retryDelaysMs?: number[];
+  /** The wait before the first retry (default 250 ms); each later one is four times longer, up to 3 s. */
+  retryDelayMs?: number;
   fetch?: typeof fetch;
 }
 
@@ -72,7 +73,11 @@ interface JsonRpcResponse {
   error?: { code: number; message: string; data?: Record<string, unknown> };
 }
 
-const DEFAULT_RETRY_DELAYS_MS = [250, 1000, 3000];
+const DEFAULT_RETRY_DELAY_MS = 250;
+const RETRY_FACTOR = 4;
+const MAX_RETRY_DELAY_MS = 3000;
+/** A relay that asks to be left alone for longer than this gets the error back instead of a waiting caller. */
+const MAX_RETRY_AFTER_MS = 10_000;
 
 /**
  * A small typed client of the relay's public API: AgentRelay JSON-RPC on `POST /a2a` and the
@@ -121,8 +126,8 @@ export class RelayClient {
    * The task with its artifacts and the messages that fit one reply (after `afterSequenceNo`
    * when given); reading it marks it read for the caller.
    */
-  getTask(taskId: string, afterSequenceNo?: number): Promise<Thread> {
-    return this.call<Thread>('tasks/get', { task_id: taskId, ...(afterSequenceNo !== undefined ? { after_sequence_no: afterSequenceNo } : {}) }, true);
+  getTask(taskId: string, afterSequenceNo?: number): Promise<Task> {
+    return this.call<Task>('tasks/get', { task_id: taskId, ...(afterSequenceNo !== undefined ? { after_sequence_no: afterSequenceNo } : {}) }, true);
   }
 
   listTasks(filter: TaskFilter): Promise<TaskPage> {
@@ -196,19 +201,14 @@ export class RelayClient {
   }
 
   /** One JSON-RPC call on `POST /a2a`; `repeatable` calls are retried after transient failures. */
-  async call<T>(method: string, params: Record<string, unknown>, repeatable = false): Promise<T> {
-    const attempts = repeatable ? 1 + (this.options.retries ?? 2) : 1;
-    const delays = this.options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.callOnce<T>(method, params);
-      } catch (error) {
-        if (!(error instanceof RelayClientError) || !error.transient || attempt >= attempts) throw error;
-        const wait = error.details.retryAfterSeconds !== undefined ? error.details.retryAfterSeconds * 1000 : delays[Math.min(attempt - 1, delays.length - 1)];
-        if (wait > 10_000) throw error;
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    }
+  call<T>(method: string, params: Record<string, unknown>, repeatable = false): Promise<T> {
+    return retryTransient(() => this.callOnce<T>(method, params), {
+      retries: repeatable ? (this.options.retries ?? 2) : 0,
+      minDelayMs: this.options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
+      factor: RETRY_FACTOR,
+      maxDelayMs: MAX_RETRY_DELAY_MS,
+      maxRetryAfterMs: MAX_RETRY_AFTER_MS,
+    });
   }
 
   private async callOnce<T>(method: string, params: Record<string, unknown>): Promise<T> {

@@ -2,18 +2,18 @@
  * The AgentRelay dialect of the relay's public JSON-RPC API (`POST /a2a`), as a client sees it:
  * snake_case params, `{type: "text"}` parts and the relay's own states and error symbols.
  */
-export const HANDOFF_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
-export type TaskState = (typeof HANDOFF_STATES)[number];
+export const TASK_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
 
 /** Tasks still open: waiting to be accepted, being worked on, or waiting for the sender's input. */
 export const OPEN_STATES: readonly TaskState[] = ['pending', 'accepted', 'input_required'];
-export const TERMINAL_HANDOFF_STATES: readonly TaskState[] = ['completed', 'cancelled', 'failed', 'rejected'];
+export const TERMINAL_STATES: readonly TaskState[] = ['completed', 'cancelled', 'failed', 'rejected'];
 
-export const HANDOFF_INTENTS = ['inform', 'ask_question', 'propose_action'] as const;
-export type TaskIntent = (typeof HANDOFF_INTENTS)[number];
+export const TASK_INTENTS = ['inform', 'ask_question', 'propose_action'] as const;
+export type TaskIntent = (typeof TASK_INTENTS)[number];
 
-export const HANDOFF_TRANSITIONS = ['accept', 'complete', 'cancel', 'decline', 'fail', 'request_input'] as const;
-export type TaskTransition = (typeof HANDOFF_TRANSITIONS)[number];
+export const TASK_TRANSITIONS = ['accept', 'complete', 'cancel', 'decline', 'fail', 'request_input'] as const;
+export type TaskTransition = (typeof TASK_TRANSITIONS)[number];
 
 export type TaskArtifact =
   | { type: 'file_diff'; path: string; diff: string; description?: string }
@@ -48,7 +48,7 @@ export interface TaskMessage {
 }
 
 /** `tasks/get`: the task with one page of its messages (`next_after_sequence_no` reads the next). */
-export interface Thread {
+export interface Task {
   task_id: string;
   thread_id: string;
   status: { state: TaskState };

@@ -1,7 +1,7 @@
-import type { Thread } from './relay-types';
+import type { Task } from './relay-types';
 import { artifactLine, oneLine, taskText } from './task-text';
 
-const task: Thread = {
+const task: Task = {
   task_id: 'T1',
   thread_id: 'T1',
   status: { state: 'completed' },

@@ -1,8 +1,8 @@
-import type { SearchHighlight, SearchHit, TaskArtifact, Thread, TaskListItem } from './relay-types';
+import type { SearchHighlight, SearchHit, TaskArtifact, Task, TaskListItem } from './relay-types';
 
 /** Plain-text renderings of tasks, read by people (the CLI) and by LLMs (the MCP tools). */
 
-type AnyArtifact = Thread['artifacts'][number];
+type AnyArtifact = Task['artifacts'][number];
 
 function lineCount(text: string): number {
   return text.replace(/\n$/, '').split('\n').length;
@@ -42,7 +42,7 @@ function fenced(text: string): string {
 }
 
 /** When the task reached its current state, if it is not pending. */
-function stateTime(task: Thread): string | null {
+function stateTime(task: Task): string | null {
   switch (task.status.state) {
     case 'accepted':
     case 'input_required':
@@ -64,7 +64,7 @@ function stateTime(task: Thread): string | null {
  * A whole task: header, proposed action, artifacts (diffs and contracts in full when `full`),
  * every message and the result.
  */
-export function taskText(task: Thread, options: { full?: boolean } = {}): string {
+export function taskText(task: Task, options: { full?: boolean } = {}): string {
   const full = options.full ?? true;
   const since = stateTime(task);
   const lines = [

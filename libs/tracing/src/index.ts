@@ -1,3 +1,4 @@
+export * from './service-tracers';
 export * from './tracing';
 export * from './propagation';
 export * from './spans';

@@ -1,7 +1,7 @@
 import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
 import pg from 'pg';
 import { endSpan, endWith } from './spans';
-import { activeServiceTracer } from './tracing';
+import { activeServiceTracer } from './service-tracers';
 
 type QueryFunction = (this: pg.Client, ...args: unknown[]) => unknown;
 

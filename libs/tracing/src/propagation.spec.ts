@@ -3,7 +3,8 @@ import { headers as natsHeaders } from '@nats-io/transport-node';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { currentTraceParent, extractTraceHeaders, TRACEPARENT_HEADER } from './propagation';
 import { runInServerSpan, startHttpServerSpan, traceDeliveryAttempt, traceLinkHeaders, traceNatsRequest } from './spans';
-import { isTracingOn, startTracing, tracingRequested, useSpanExporterForTests, type RelayTracer, type TracingSettings } from './tracing';
+import { isTracingOn, type RelayTracer } from './service-tracers';
+import { startTracing, tracingRequested, useSpanExporterForTests, type TracingSettings } from './tracing';
 
 const OFF: TracingSettings = { OTEL_SDK_DISABLED: false, OTEL_TRACES_EXPORTER: '', OTEL_TRACES_SAMPLER: 'parentbased_always_on' };
 

@@ -9,7 +9,7 @@ import {
   type TextMapGetter,
   type TextMapSetter,
 } from '@opentelemetry/api';
-import { isTracingOn } from './tracing';
+import { isTracingOn } from './service-tracers';
 
 /** Message headers as NATS (and JetStream) carry them: one value per name is all trace context needs. */
 export interface HeaderCarrier {

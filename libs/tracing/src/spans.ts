@@ -8,7 +8,7 @@ import {
   traceRecordOf,
   type HeaderCarrier,
 } from './propagation';
-import { activeServiceTracer, isTracingOn, withServiceTracer, type RelayTracer } from './tracing';
+import { activeServiceTracer, isTracingOn, withServiceTracer, type RelayTracer } from './service-tracers';
 
 /** A started span with the context it is active in. */
 export class ActiveSpan {

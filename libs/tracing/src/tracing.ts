@@ -1,4 +1,3 @@
-import { context, createContextKey, type Context, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -16,6 +15,7 @@ import {
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { tracePostgresQueries } from './postgres';
+import { forgetServiceTracer, registerServiceTracer, type RelayTracer } from './service-tracers';
 
 /** The standard `OTEL_*` keys the relay reads (through each app's config class). */
 export interface TracingSettings {
@@ -29,26 +29,8 @@ export interface TracingSettings {
   OTEL_TRACES_SAMPLER_ARG?: number;
 }
 
-/** One service's tracer: spans it starts carry the service's name. */
-export interface RelayTracer {
-  readonly service: string;
-  readonly tracer: Tracer;
-  /** Exports the spans still buffered and stops (called when the app shuts down). */
-  shutdown(): Promise<void>;
-}
-
-/** The context value naming the tracer of the service whose span is active (the Postgres and NATS seams read it). */
-export const SERVICE_TRACER = createContextKey('agentrelay.service-tracer');
-
-let tracingOn = false;
 let globalsInstalled = false;
 let testExporter: SpanExporter | null = null;
-const tracers = new Map<string, RelayTracer>();
-
-/** Whether any service of this process traces; decided at startup, read on the hot path. */
-export function isTracingOn(): boolean {
-  return tracingOn;
-}
 
 /**
  * Tests: every service started afterwards (in this process) traces, sampling everything, and
@@ -124,26 +106,10 @@ export function startTracing(service: string, settings: TracingSettings): RelayT
     service,
     tracer: provider.getTracer('agentrelay', '0.1.0'),
     shutdown: async () => {
-      if (tracers.get(service) === relayTracer) tracers.delete(service);
+      forgetServiceTracer(relayTracer);
       await provider.shutdown();
     },
   };
-  tracers.set(service, relayTracer);
-  tracingOn = true;
+  registerServiceTracer(relayTracer);
   return relayTracer;
-}
-
-/** The tracer of a service of this process, for work that runs outside any request (e.g. a delivery worker). */
-export function tracerOf(service: string): RelayTracer | undefined {
-  return tracingOn ? tracers.get(service) : undefined;
-}
-
-/** `parent` with `tracer` recorded as the service whose spans continue it. */
-export function withServiceTracer(parent: Context, tracer: RelayTracer): Context {
-  return parent.setValue(SERVICE_TRACER, tracer);
-}
-
-/** The tracer of the service whose span is active, if tracing is on. */
-export function activeServiceTracer(active: Context = context.active()): RelayTracer | undefined {
-  return active.getValue(SERVICE_TRACER) as RelayTracer | undefined;
 }

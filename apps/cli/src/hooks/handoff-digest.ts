@@ -1,4 +1,4 @@
-import { oneLine, TERMINAL_HANDOFF_STATES, type TaskListItem, type TaskState } from '@app/relay-client';
+import { oneLine, TERMINAL_STATES, type TaskListItem, type TaskState } from '@app/relay-client';
 import type { HookClient } from './hook-input';
 import type { SeenHandoff, SessionState } from './session-state';
 
@@ -29,7 +29,7 @@ const RECIPIENT_MADE: readonly TaskState[] = ['completed', 'failed', 'rejected',
 
 function changeOf(item: TaskListItem, seen: SeenHandoff | undefined): HandoffChange | null {
   const state = item.status.state;
-  if (!seen) return TERMINAL_HANDOFF_STATES.includes(state) ? null : { kind: 'new' };
+  if (!seen) return TERMINAL_STATES.includes(state) ? null : { kind: 'new' };
   if (state !== seen.state && !RECIPIENT_MADE.includes(state) && !(state === 'accepted' && seen.state === 'pending')) {
     return { kind: 'state', from: seen.state };
   }

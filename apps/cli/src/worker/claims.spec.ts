@@ -1,4 +1,4 @@
-import type { TaskMessage, Thread } from '@app/relay-client';
+import type { TaskMessage, Task } from '@app/relay-client';
 import { defaultSessionId, marker, runIsAbandoned, standingOf, type Liveness } from './claims';
 
 const FRANK = 'frank@acme';
@@ -8,7 +8,7 @@ function message(sequenceNo: number, from: string, payload: Record<string, unkno
   return { id: `m${sequenceNo}`, sequence_no: sequenceNo, from, body: `message ${sequenceNo}`, payload, created_at: '2026-01-01T00:00:00Z' };
 }
 
-function thread(state: Thread['status']['state'], messages: TaskMessage[]): Pick<Thread, 'status' | 'recipient' | 'messages'> {
+function thread(state: Task['status']['state'], messages: TaskMessage[]): Pick<Task, 'status' | 'recipient' | 'messages'> {
   return { status: { state }, recipient: FRANK, messages };
 }
 

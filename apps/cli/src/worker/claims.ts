@@ -1,4 +1,4 @@
-import type { TaskMessage, Thread } from '@app/relay-client';
+import type { TaskMessage, Task } from '@app/relay-client';
 
 /**
  * How workers on one handle share its tasks. A worker marks its messages in the thread with a
@@ -51,7 +51,7 @@ export type Standing =
   | { kind: 'idle' };
 
 /** Where an open task stands for the workers of its recipient, from its whole thread. */
-export function standingOf(thread: Pick<Thread, 'status' | 'recipient' | 'messages'>): Standing {
+export function standingOf(thread: Pick<Task, 'status' | 'recipient' | 'messages'>): Standing {
   let runs = 0;
   let last: { claim: WorkerMarker; message: TaskMessage } | null = null;
   for (const message of thread.messages) {

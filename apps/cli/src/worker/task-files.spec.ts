@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TASK_LIMITS } from '@app/contracts/limits';
-import type { Thread } from '@app/relay-client';
+import type { Task } from '@app/relay-client';
 import { artifactSize, collectArtifacts, writeTaskFiles } from './task-files';
 
-function thread(artifacts: Thread['artifacts']): Thread {
+function thread(artifacts: Task['artifacts']): Task {
   return {
     task_id: '01JTASK',
     thread_id: '01JTASK',

@@ -1,17 +1,17 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
 import { TASK_LIMITS } from '@app/contracts/limits';
-import type { TaskArtifact, TaskMessage, Thread } from '@app/relay-client';
+import type { TaskArtifact, TaskMessage, Task } from '@app/relay-client';
 
 /** What a run's command gets on stdin and in `handoff.json`. */
 export interface HandoffInput {
   task_id: string;
-  sender: Thread['sender'];
+  sender: Task['sender'];
   recipient: string;
-  intent: Thread['intent'];
+  intent: Task['intent'];
   /** The handoff's first message. */
   text: string;
-  proposed_action: Thread['proposed_action'];
+  proposed_action: Task['proposed_action'];
   /** The task's artifacts; those with content carry `file`, where the worker wrote it (relative to the task directory). */
   artifacts: Array<Record<string, unknown> & { file?: string }>;
   /** The whole thread, oldest first (the worker's own messages included). */
@@ -38,7 +38,7 @@ function safeName(name: string, fallback: string): string {
 }
 
 /** The content of an artifact as a file: a diff as `.diff`, a contract as its spec, an A2A artifact's parts. */
-function artifactFile(artifact: Thread['artifacts'][number], index: number): { name: string; content: Buffer } | null {
+function artifactFile(artifact: Task['artifacts'][number], index: number): { name: string; content: Buffer } | null {
   const prefix = String(index + 1).padStart(2, '0');
   if (artifact.type !== null) {
     const typed = artifact as TaskArtifact;
@@ -66,7 +66,7 @@ function artifactFile(artifact: Thread['artifacts'][number], index: number): { n
  * Writes a run's input into its fresh directory: `handoff.json`, the artifacts' contents under
  * `input/`, and an empty `artifacts/` for what the command hands back.
  */
-export async function writeTaskFiles(dir: string, thread: Thread, run: number, answer: string | null): Promise<HandoffInput> {
+export async function writeTaskFiles(dir: string, thread: Task, run: number, answer: string | null): Promise<HandoffInput> {
   await mkdir(join(dir, INPUT_DIR), { recursive: true });
   await mkdir(join(dir, ARTIFACTS_DIR), { recursive: true });
   const artifacts: HandoffInput['artifacts'] = [];
@@ -133,7 +133,7 @@ export function artifactSize(artifact: OutputArtifact): number {
 }
 
 /** The bytes and count a thread's artifacts already take, as near as the client can tell (rather more than less). */
-export function heldArtifacts(thread: Pick<Thread, 'artifacts'>): { count: number; bytes: number } {
+export function heldArtifacts(thread: Pick<Task, 'artifacts'>): { count: number; bytes: number } {
   return { count: thread.artifacts.length, bytes: thread.artifacts.reduce((sum, artifact) => sum + Buffer.byteLength(JSON.stringify(artifact)), 0) };
 }
 

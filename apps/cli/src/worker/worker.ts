@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RelayClient, RelayClientError, type InboxEvent, type TaskListItem, type Thread } from '@app/relay-client';
+import { RelayClient, RelayClientError, retryTransient, type InboxEvent, type TaskListItem, type Task } from '@app/relay-client';
 import { LEASE_SLACK_SECONDS, marker, runIsAbandoned, standingOf, type Liveness, type Standing, type WorkerMarker } from './claims';
 import { failReason } from './output';
 import { ProgressCoalescer } from './progress';
@@ -48,7 +48,8 @@ const CONFLICTS = [
   'thread_not_found',
   'not_a_participant',
 ];
-const RETRY_DELAYS_MS = [1000, 2000, 5000, 10_000, 20_000, 30_000, 30_000, 30_000, 30_000, 30_000, 30_000, 30_000];
+/** A call that moves a task is retried this often, after 1 s, 2 s, 4 s, … up to 30 s between two (some four minutes in all). */
+const ESSENTIAL_RETRY = { retries: 12, minDelayMs: 1000, factor: 2, maxDelayMs: 30_000 };
 
 type QueueKind = 'pending' | 'check' | 'resume';
 
@@ -288,21 +289,15 @@ export class Worker {
   }
 
   /** A relay call that moves a task: retried while the relay is unreachable, overloaded or rate limited. */
-  private async essential<T>(call: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await call();
-      } catch (error) {
-        if (!(error instanceof RelayClientError) || !error.transient || attempt >= RETRY_DELAYS_MS.length) throw error;
-        const wait = Math.max(RETRY_DELAYS_MS[attempt], (error.details.retryAfterSeconds ?? 0) * 1000);
-        this.options.log(`worker: ${error.message} (retrying in ${Math.round(wait / 1000)} s)`);
-        await sleep(wait);
-      }
-    }
+  private essential<T>(call: () => Promise<T>): Promise<T> {
+    return retryTransient(call, {
+      ...ESSENTIAL_RETRY,
+      onRetry: (error, waitMs) => this.options.log(`worker: ${error.message} (retrying in ${Math.round(waitMs / 1000)} s)`),
+    });
   }
 
   /** The task with all its messages (tasks/get pages them). */
-  private async thread(taskId: string): Promise<Thread> {
+  private async thread(taskId: string): Promise<Task> {
     const thread = await this.essential(() => this.client.getTask(taskId));
     while (thread.has_more_messages && thread.next_after_sequence_no !== null) {
       const after = thread.next_after_sequence_no;
@@ -362,7 +357,7 @@ export class Worker {
     }
   }
 
-  private async abandon(thread: Thread, claim: WorkerMarker): Promise<void> {
+  private async abandon(thread: Task, claim: WorkerMarker): Promise<void> {
     const reason =
       `The worker ${claim.session_id} that ran this handoff stopped before its command finished ` +
       `(it was killed or lost, and no run of it is left). It is not run again, as a half-done command may have changed things: send the handoff again to retry.`;
@@ -486,7 +481,7 @@ export class Worker {
     return true;
   }
 
-  private async report(thread: Thread, dir: string, outcome: CommandOutcome, task: RunningTask): Promise<void> {
+  private async report(thread: Task, dir: string, outcome: CommandOutcome, task: RunningTask): Promise<void> {
     const taskId = thread.task_id;
     const fail = (headline: string, detail = ''): Promise<void> => {
       this.options.log(`worker: ${taskId}: failed: ${headline}`);

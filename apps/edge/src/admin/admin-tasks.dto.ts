@@ -1,6 +1,6 @@
 import { Transform, Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { ADMIN_TASK_LIMITS, AGENT_LIMITS, INTENTS, LIST_ROLES, TASK_LIMITS, THREAD_STATES, type Intent, type ListRole, type TaskState } from '@app/contracts';
+import { ADMIN_TASK_LIMITS, AGENT_LIMITS, INTENTS, LIST_ROLES, TASK_LIMITS, TASK_STATES, type Intent, type ListRole, type TaskState } from '@app/contracts';
 
 /** `state=pending,accepted` and `state=pending&state=accepted` alike. */
 const commaList = ({ value }: { value: unknown }): unknown =>
@@ -26,8 +26,8 @@ export class AdminTaskFilterQuery {
   @IsOptional()
   @Transform(commaList)
   @IsArray()
-  @ArrayMaxSize(THREAD_STATES.length)
-  @IsIn(THREAD_STATES, { each: true, message: `state must be a comma-separated list of ${THREAD_STATES.join(', ')}` })
+  @ArrayMaxSize(TASK_STATES.length)
+  @IsIn(TASK_STATES, { each: true, message: `state must be a comma-separated list of ${TASK_STATES.join(', ')}` })
   state?: TaskState[];
 
   @IsOptional()

@@ -2,12 +2,12 @@ import { RelayError } from '@app/contracts';
 import { asRelayError, renderRelayError } from './json-rpc-errors';
 
 describe('one rendering of relay errors per dialect', () => {
-  const notFound = new RelayError('thread_not_found', 'Thread not found', { task_id: 'T1' });
+  const notFound = new RelayError('thread_not_found', 'Task not found', { task_id: 'T1' });
 
   it('renders AgentRelay errors with the AgentRelay code and data.reason', () => {
     expect(renderRelayError(notFound, { kind: 'agentrelay' })).toEqual({
       status: 200,
-      error: { code: -32006, message: 'Thread not found', data: { reason: 'thread_not_found', task_id: 'T1' } },
+      error: { code: -32006, message: 'Task not found', data: { reason: 'thread_not_found', task_id: 'T1' } },
     });
     const invalid = new RelayError('invalid_params', 'recipient is required', { field: 'recipient' });
     expect(renderRelayError(invalid, { kind: 'agentrelay' }).error.data).toEqual({ reason: 'invalid_params', field: 'recipient' });
@@ -28,7 +28,7 @@ describe('one rendering of relay errors per dialect', () => {
   });
 
   it('renders "not a participant" and "not found" identically in both A2A dialects', () => {
-    const outsider = new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: 'T2' });
+    const outsider = new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: 'T2' });
     for (const dialect of [
       { kind: 'a2a', version: '0.3' },
       { kind: 'a2a', version: '1.0' },

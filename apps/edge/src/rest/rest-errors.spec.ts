@@ -24,7 +24,7 @@ describe('renderRestError', () => {
   });
 
   it('tells a stranger only "Task not found", without the details of the refusal', () => {
-    const rendered = renderRestError(new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: 'T1' }));
+    const rendered = renderRestError(new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: 'T1' }));
     expect(rendered.body.error.message).toBe('Task not found');
     expect(rendered.body.error.details[0].metadata).toEqual({ relay_reason: 'thread_not_found', relay_code: '-32001' });
   });

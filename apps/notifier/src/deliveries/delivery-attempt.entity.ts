@@ -16,7 +16,7 @@ export class DeliveryAttemptEntity {
   @Column({ type: 'uuid' })
   deliveryId: string;
 
-  @ManyToOne('DeliveryEntity', (delivery: DeliveryEntity) => delivery.attemptLog, { onDelete: 'CASCADE' })
+  @ManyToOne('DeliveryEntity', { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'delivery_id', foreignKeyConstraintName: 'delivery_attempts_delivery_fkey' })
   delivery?: Relation<DeliveryEntity>;
 

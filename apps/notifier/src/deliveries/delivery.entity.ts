@@ -1,6 +1,5 @@
-import { Check, Column, CreateDateColumn, Entity, Index, OneToMany, PrimaryColumn, Unique, type Relation } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, Unique } from 'typeorm';
 import type { DeliveryChannel, DeliveryStatus } from '@app/contracts';
-import type { DeliveryAttemptEntity } from './delivery-attempt.entity';
 
 /** One event to one target (webhook, Slack or A2A push), with its retry schedule and outcome. */
 @Entity({ name: 'deliveries' })
@@ -88,7 +87,4 @@ export class DeliveryEntity {
 
   @Column({ type: 'timestamptz', nullable: true })
   deliveredAt: Date | null;
-
-  @OneToMany('DeliveryAttemptEntity', (attempt: DeliveryAttemptEntity) => attempt.delivery)
-  attemptLog?: Relation<DeliveryAttemptEntity[]>;
 }

@@ -9,7 +9,7 @@ import {
   type DeliveryChannel,
   type TaskEvent,
 } from '@app/contracts';
-import { ensureEventStream, eventStreamName, openJetStream, RELAY_EVENTS_SUBJECT_ROOT, type JetStreamContext } from '@app/messaging';
+import { ensureEventStream, eventStreamName, keepReconnecting, openJetStream, RELAY_EVENTS_SUBJECT_ROOT, type JetStreamContext } from '@app/messaging';
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { traceLinkHeaders } from '@app/tracing';
 import { DeliveriesService, type EventDeliveries } from '../deliveries/deliveries.service';
@@ -28,6 +28,8 @@ export const NOTIFIER_CONSUMER = 'notifier';
 const ACK_WAIT_MS = 30_000;
 /** How long one pull request stays open at the server while no event comes (the client renews it). */
 const PULL_EXPIRES_MS = 10_000;
+/** The wait after the consumer failed to open, doubled after each next failure up to the max; also the pause after it ended. */
+const MIN_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 5000;
 /** A task event whose targets could not be resolved (directory unreachable) is retried after this, doubling. */
 const RETRY_BASE_MS = 1000;
@@ -51,8 +53,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
   private jetStream: JetStreamContext | null = null;
   private messages: ConsumerMessages | null = null;
   private loop: Promise<void> | null = null;
-  private stopping = false;
-  private stopSleep: (() => void) | null = null;
+  private readonly stop = new AbortController();
 
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
@@ -78,8 +79,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopping = true;
-    this.stopSleep?.();
+    this.stop.abort();
     // Stops pulling; the events already received are still handled (and acked) before the loop ends.
     await this.messages?.close().catch(() => undefined);
     await this.loop;
@@ -88,28 +88,29 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     if (jetStream && !jetStream.connection.isClosed()) await jetStream.connection.drain().catch(() => undefined);
   }
 
-  private async run(): Promise<void> {
-    let backoffMs = 0;
-    while (!this.stopping) {
-      try {
-        const context = await this.connect();
-        const consumer = await context.js.consumers.get(eventStreamName(this.config.NATS_SUBJECT_PREFIX), NOTIFIER_CONSUMER);
-        this.messages = await consumer.consume({ max_messages: Math.min(this.config.RELAY_NOTIFIER_MAX_ACK_PENDING, 64), expires: PULL_EXPIRES_MS });
-        if (this.stopping) {
-          // Shutdown began while the pull was being set up: close it, or its timers outlive the service.
-          await this.messages.close().catch(() => undefined);
-          break;
-        }
-        backoffMs = 0;
-        await this.drainInBatches(this.messages);
-        if (!this.stopping) throw new Error('the event consumer ended');
-      } catch (error) {
-        if (this.stopping) break;
-        backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs > 0 ? backoffMs * 2 : 100);
-        this.logger.warn({ err: error, retry_in_ms: backoffMs }, 'event consumer interrupted');
-        await this.sleep(backoffMs);
-      }
+  private run(): Promise<void> {
+    return keepReconnecting(
+      () => this.openConsumer(),
+      (messages) => this.drainInBatches(messages),
+      {
+        signal: this.stop.signal,
+        minDelayMs: MIN_BACKOFF_MS,
+        maxDelayMs: MAX_BACKOFF_MS,
+        onInterrupted: (error, retryInMs) => this.logger.warn({ err: error, retry_in_ms: retryInMs }, 'event consumer interrupted'),
+      },
+    );
+  }
+
+  private async openConsumer(): Promise<ConsumerMessages> {
+    const context = await this.connect();
+    const consumer = await context.js.consumers.get(eventStreamName(this.config.NATS_SUBJECT_PREFIX), NOTIFIER_CONSUMER);
+    this.messages = await consumer.consume({ max_messages: Math.min(this.config.RELAY_NOTIFIER_MAX_ACK_PENDING, 64), expires: PULL_EXPIRES_MS });
+    if (this.stop.signal.aborted) {
+      // Shutdown began while the pull was being set up: close it, or its timers outlive the service.
+      await this.messages.close().catch(() => undefined);
+      throw new Error('the notifier is stopping');
     }
+    return this.messages;
   }
 
   /**
@@ -253,15 +254,5 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     const planned = [...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE), ...pushes];
     for (const delivery of planned) Object.assign(delivery.headers, traceHeaders);
     return { eventId: event.event_id, taskId: event.task_id, planned };
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.stopSleep = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
   }
 }

@@ -1,12 +1,14 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
 import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, PUSH_CONFIG_EVENTS } from '@app/contracts';
-import { ensureEventStream, eventStreamName, openJetStream, type JetStreamContext } from '@app/messaging';
+import { ensureEventStream, eventStreamName, keepReconnecting, openJetStream, type JetStreamContext } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 import { AgentTargetsService } from '../targets/agent-targets.service';
 import { PushTargetsService } from '../targets/push-targets.service';
 import { isAgentEvent, isPushConfigEvent } from './event-guards';
 
+/** The wait after a feed failed to open, doubled after each next failure up to the max; also the pause after it ended. */
+const MIN_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 5000;
 const PUSH_CONFIG_EVENTS_FILTER = PUSH_CONFIG_EVENTS.set.replace(/\.[^.]+$/, '.*');
 
@@ -23,8 +25,7 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
   private opening: Promise<JetStreamContext> | null = null;
   private readonly open = new Set<ConsumerMessages>();
   private loops: Array<Promise<void>> = [];
-  private stopping = false;
-  private stopSleep: (() => void) | null = null;
+  private readonly stop = new AbortController();
 
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
@@ -39,8 +40,7 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopping = true;
-    this.stopSleep?.();
+    this.stop.abort();
     await Promise.all([...this.open].map((messages) => messages.close().catch(() => undefined)));
     await Promise.all(this.loops);
     const jetStream = this.jetStream;
@@ -48,47 +48,54 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
     if (jetStream && !jetStream.connection.isClosed()) await jetStream.connection.drain().catch(() => undefined);
   }
 
-  private async run(filter: string): Promise<void> {
+  private run(filter: string): Promise<void> {
+    return keepReconnecting(
+      () => this.openFeed(filter),
+      (messages) => this.follow(messages),
+      {
+        signal: this.stop.signal,
+        minDelayMs: MIN_BACKOFF_MS,
+        maxDelayMs: MAX_BACKOFF_MS,
+        onInterrupted: (error, retryInMs) => this.logger.warn({ err: error, retry_in_ms: retryInMs }, 'targets feed interrupted'),
+      },
+    );
+  }
+
+  private async openFeed(filter: string): Promise<ConsumerMessages> {
     const prefix = this.config.NATS_SUBJECT_PREFIX;
-    const agentSubject = prefixedSubject(prefix, AGENT_UPDATED_EVENT_SUBJECT);
-    let backoffMs = 0;
-    let messages: ConsumerMessages | null = null;
-    while (!this.stopping) {
-      try {
-        const jetStream = await this.connect();
-        await ensureEventStream(jetStream.jsm, prefix);
-        const consumer = await jetStream.js.consumers.get(eventStreamName(prefix), { filter_subjects: filter, deliver_policy: DeliverPolicy.All });
-        messages = await consumer.consume();
-        this.open.add(messages);
-        if (this.stopping) {
-          // Shutdown began while the consumer was being set up: close it, or its timers outlive the service.
-          await messages.close().catch(() => undefined);
-          break;
+    const jetStream = await this.connect();
+    await ensureEventStream(jetStream.jsm, prefix);
+    const consumer = await jetStream.js.consumers.get(eventStreamName(prefix), { filter_subjects: filter, deliver_policy: DeliverPolicy.All });
+    const messages = await consumer.consume();
+    this.open.add(messages);
+    if (this.stop.signal.aborted) {
+      // Shutdown began while the consumer was being set up: close it, or its timers outlive the service.
+      this.open.delete(messages);
+      await messages.close().catch(() => undefined);
+      throw new Error('the notifier is stopping');
+    }
+    return messages;
+  }
+
+  private async follow(messages: ConsumerMessages): Promise<void> {
+    const agentSubject = prefixedSubject(this.config.NATS_SUBJECT_PREFIX, AGENT_UPDATED_EVENT_SUBJECT);
+    try {
+      for await (const message of messages) {
+        let payload: unknown;
+        try {
+          payload = message.json<unknown>();
+        } catch {
+          continue;
         }
-        backoffMs = 0;
-        for await (const message of messages) {
-          let payload: unknown;
-          try {
-            payload = message.json<unknown>();
-          } catch {
-            continue;
-          }
-          if (message.subject === agentSubject) {
-            if (isAgentEvent(payload)) this.targets.rememberEvent(payload);
-          } else if (isPushConfigEvent(payload)) {
-            await this.pushTargets.rememberEvent(payload);
-          }
+        if (message.subject === agentSubject) {
+          if (isAgentEvent(payload)) this.targets.rememberEvent(payload);
+        } else if (isPushConfigEvent(payload)) {
+          await this.pushTargets.rememberEvent(payload);
         }
-        if (!this.stopping) throw new Error('the ordered consumer ended');
-      } catch (error) {
-        if (messages) this.open.delete(messages);
-        await messages?.close().catch(() => undefined);
-        messages = null;
-        if (this.stopping) break;
-        backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs > 0 ? backoffMs * 2 : 100);
-        this.logger.warn({ err: error, retry_in_ms: backoffMs }, 'targets feed interrupted');
-        await this.sleep(backoffMs);
       }
+    } finally {
+      this.open.delete(messages);
+      await messages.close().catch(() => undefined);
     }
   }
 
@@ -96,21 +103,11 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
     if (this.jetStream && !this.jetStream.connection.isClosed()) return this.jetStream;
     this.opening ??= openJetStream({ url: this.config.NATS_URL, name: 'agentrelay-notifier-targets' }).finally(() => (this.opening = null));
     const jetStream = await this.opening;
-    if (this.stopping) {
+    if (this.stop.signal.aborted) {
       await jetStream.connection.drain().catch(() => undefined);
       throw new Error('the notifier is stopping');
     }
     this.jetStream = jetStream;
     return jetStream;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.stopSleep = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
   }
 }

@@ -196,7 +196,7 @@ export class PushConfigsService {
     );
     if (!task) throw new RelayError('thread_not_found', `No thread with id ${taskId}`, { task_id: taskId });
     if (task.sender_id !== caller.id && task.recipient_id !== caller.id) {
-      throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: task.id });
+      throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: task.id });
     }
     return task.id;
   }

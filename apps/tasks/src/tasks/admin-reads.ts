@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import {
   ADMIN_TASK_LIMITS,
   RelayError,
-  THREAD_STATES,
+  TASK_STATES,
   type AdminCountsReply,
   type AdminCountsRequest,
   type AdminEventsReply,
@@ -424,7 +424,7 @@ export class AdminReads {
   }
 
   async counts(request: AdminCountsRequest): Promise<AdminCountsReply> {
-    const zero = (): Record<TaskState, number> => Object.fromEntries(THREAD_STATES.map((state) => [state, 0])) as Record<TaskState, number>;
+    const zero = (): Record<TaskState, number> => Object.fromEntries(TASK_STATES.map((state) => [state, 0])) as Record<TaskState, number>;
     const reply: AdminCountsReply = { inbox: zero(), sent: zero() };
     const { rows } = await this.pool.query<{ side: 'inbox' | 'sent'; state: TaskState; count: number }>(
       `SELECT 'inbox' AS "side", "state", count(*)::int AS "count" FROM "tasks"."tasks" WHERE "recipient_id" = $1 GROUP BY "state"

@@ -25,7 +25,7 @@ export function appendedBytes(artifact: ArtifactInput, parts: PartView[]): numbe
 /** The error of a write that would take a task past one of its artifact caps; it names the cap. */
 export function artifactLimitError(held: { count: number; bytes: number }, adding: { count: number; bytes: number }): RelayError {
   if (held.count + adding.count > TASK_LIMITS.artifactsPerTask) {
-    return new RelayError('invalid_params', `A thread holds at most ${TASK_LIMITS.artifactsPerTask} artifacts (it has ${held.count})`, {
+    return new RelayError('invalid_params', `A task holds at most ${TASK_LIMITS.artifactsPerTask} artifacts (it has ${held.count})`, {
       field: 'artifacts',
       limit: 'artifacts_per_thread',
       max: TASK_LIMITS.artifactsPerTask,
@@ -33,7 +33,7 @@ export function artifactLimitError(held: { count: number; bytes: number }, addin
   }
   return new RelayError(
     'invalid_params',
-    `A thread's artifacts hold at most ${TASK_LIMITS.artifactBytesPerTask} bytes in all (it has ${held.bytes}, this adds ${adding.bytes}); send large content as a file reference or link`,
+    `A task's artifacts hold at most ${TASK_LIMITS.artifactBytesPerTask} bytes in all (it has ${held.bytes}, this adds ${adding.bytes}); send large content as a file reference or link`,
     { field: 'artifacts', limit: 'artifact_bytes_per_thread', max: TASK_LIMITS.artifactBytesPerTask },
   );
 }

@@ -52,7 +52,7 @@ export class SendTask {
 
   async send(request: SendRequest): Promise<SendReply> {
     if (request.task_id === undefined && request.recipient === undefined) {
-      throw new RelayError('invalid_params', 'recipient is required to create a thread', { field: 'recipient' });
+      throw new RelayError('invalid_params', 'recipient is required to create a task', { field: 'recipient' });
     }
     if (request.task_id === undefined && request.recipient?.id === request.caller.id) {
       throw new RelayError('invalid_params', 'recipient cannot be yourself: a handoff goes to another agent', { field: 'recipient' });
@@ -124,7 +124,7 @@ export class SendTask {
     const current = await this.repository.loadTask(manager, request.task_id as string, true);
     const party = partyOf(current, request.caller.id);
     if (request.context_id !== undefined && request.context_id !== current.context_id) {
-      throw new RelayError('invalid_params', "context_id does not match the thread's context", { field: 'context_id' });
+      throw new RelayError('invalid_params', "context_id does not match the task's context", { field: 'context_id' });
     }
     if (isTerminalState(current.state)) {
       throw new RelayError('thread_terminal', `The thread is ${current.state}; no more messages can be added`, { state: current.state });

@@ -1,4 +1,4 @@
-import { RelayError, THREAD_STATES, type TaskCommand, type TaskState } from '@app/contracts';
+import { RelayError, TASK_STATES, type TaskCommand, type TaskState } from '@app/contracts';
 import { checkTransition, type Party } from './state-machine';
 
 function outcome(command: TaskCommand, state: TaskState, party: Party, mode?: 'pending_only' | 'any_active'): string {
@@ -34,11 +34,11 @@ describe('the transition table', () => {
       request_input: ['accepted'],
     };
     for (const [command, states] of Object.entries(allowed)) {
-      for (const state of THREAD_STATES) {
+      for (const state of TASK_STATES) {
         expect(outcome(command as TaskCommand, state, 'recipient')).toEqual(states.includes(state) ? expect.stringMatching(/^ok:/) : 'invalid_transition');
       }
     }
-    for (const state of THREAD_STATES) expect(outcome('cancel', state, 'sender')).toBe(state === 'pending' ? 'ok:cancelled' : 'invalid_transition');
+    for (const state of TASK_STATES) expect(outcome('cancel', state, 'sender')).toBe(state === 'pending' ? 'ok:cancelled' : 'invalid_transition');
   });
 
   it('refuses the wrong party with not_authorized_transition', () => {

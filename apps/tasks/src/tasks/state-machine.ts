@@ -42,7 +42,7 @@ export function checkTransition(command: TaskCommand, cancelMode: CancelMode | u
   const a2aCancel = command === 'cancel' && cancelMode === 'any_active';
   if (party !== rule.who) {
     if (a2aCancel) throw new RelayError('task_not_cancelable', "Only the task's sender can cancel it", { state });
-    throw new RelayError('not_authorized_transition', `Only the thread's ${rule.who} can ${command === 'progress' ? 'update its status' : command} it`, {
+    throw new RelayError('not_authorized_transition', `Only the task's ${rule.who} can ${command === 'progress' ? 'update its status' : command} it`, {
       transition: command,
       required_role: rule.who,
     });
@@ -71,5 +71,5 @@ export const STATE_TIMESTAMP_COLUMN: Partial<Record<TaskState, string>> = {
 export function partyOf(task: { id: string; sender_id: string; recipient_id: string }, callerId: string): Party {
   if (task.sender_id === callerId) return 'sender';
   if (task.recipient_id === callerId) return 'recipient';
-  throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: task.id });
+  throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: task.id });
 }

@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { monotonicFactory } from 'ulid';
 import { TASK_LIMITS, type ArtifactInput, type PartView, type SendRequest } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import { artifactBytes, artifactLimitError } from './artifact-limits';
 import { messageBytes } from './message-budget';
 import { taskEvent } from './task-events';
+import { nextTaskId } from './task-ids';
 import type { IdempotencyKey } from './send-idempotency';
 import { firstText, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
-
-export const nextTaskId = monotonicFactory();
 
 /** A new task with its first message and artifacts, as stored, built without reading it back. */
 export interface NewTask {
@@ -26,14 +24,14 @@ export interface NewTask {
  * exists, or when the artifacts exceed a task's caps (count `$27`, bytes `$28`); two creates
  * racing on one key meet the keys' primary key and one of them fails whole.
  */
-const CREATE_THREAD_SQL = `
+const CREATE_TASK_SQL = `
 WITH known_key AS (
   SELECT 1 FROM "tasks"."idempotency_keys" k
   WHERE k."sender_id" = $3 AND (k."scope", k."key") IN (SELECT * FROM unnest($18::text[], $19::text[]))
 ), artifact_caps AS (
   SELECT count(*) <= $27::int AND COALESCE(sum(a."size_bytes"), 0) <= $28::int AS "within"
   FROM jsonb_to_recordset($21::jsonb) AS a("size_bytes" int)
-), thread AS (
+), created_task AS (
   INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
     "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
     "metadata", "message_count", "created_at", "updated_at", "status_timestamp")
@@ -42,28 +40,28 @@ WITH known_key AS (
   RETURNING "id"
 ), message AS (
   INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
-  SELECT t."id", 1, $16, 'sender', $3, $4, $12, $17, $20, $15, $26 FROM thread t
+  SELECT t."id", 1, $16, 'sender', $3, $4, $12, $17, $20, $15, $26 FROM created_task t
   RETURNING "task_id"
 ), artifact AS (
   INSERT INTO "tasks"."artifacts" ("task_id", "artifact_id", "position", "type", "fields", "name", "description", "parts", "metadata",
     "last_chunk", "created_at", "updated_at", "size_bytes")
   SELECT t."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", $15, $15,
     a."size_bytes"
-  FROM thread t, jsonb_to_recordset($21::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
+  FROM created_task t, jsonb_to_recordset($21::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
     "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean, "size_bytes" int)
 ), audit AS (
   INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "at")
-  SELECT t."id", $3, 'create', NULL, 'pending', $15 FROM thread t
+  SELECT t."id", $3, 'create', NULL, 'pending', $15 FROM created_task t
 ), idempotency AS (
   INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
   SELECT $3, k."scope", k."key", $22, m."task_id", 1, true FROM message m, unnest($18::text[], $19::text[]) AS k("scope", "key")
 ), outbox AS (
   INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
-  SELECT $23, $24, 'created', t."id", $25, $15, $29 FROM thread t
+  SELECT $23, $24, 'created', t."id", $25, $15, $29 FROM created_task t
 ), wake AS (
-  SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '') FROM thread
+  SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '') FROM created_task
 )
-SELECT (SELECT count(*) FROM thread)::int AS "created", (SELECT count(*) FROM wake)::int AS "woken",
+SELECT (SELECT count(*) FROM created_task)::int AS "created", (SELECT count(*) FROM wake)::int AS "woken",
   (SELECT "within" FROM artifact_caps) AS "within_artifact_caps"`;
 
 /** Whether a create can go through the one-statement path (a new context, artifacts with distinct ids). */
@@ -155,10 +153,10 @@ export async function createTaskInOneStatement(
   const event = taskEvent('created', task, message, now);
   const partsJson = JSON.stringify(parts);
   const payloadJson = JSON.stringify(message.payload);
-  const artifactsToStore = artifacts.map(({ task_id: _threadId, ...artifact }) => ({ ...artifact, size_bytes: artifactBytes(artifact) }));
+  const artifactsToStore = artifacts.map(({ task_id: _taskId, ...artifact }) => ({ ...artifact, size_bytes: artifactBytes(artifact) }));
   const result = await pool.query<{ created: number; within_artifact_caps: boolean }>({
-    name: 'tasks-create-thread',
-    text: CREATE_THREAD_SQL,
+    name: 'tasks-create-task',
+    text: CREATE_TASK_SQL,
     values: [
       task.id,
       task.context_id,

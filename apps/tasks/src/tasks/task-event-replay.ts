@@ -108,7 +108,7 @@ async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest,
       values: [taskId, request.caller_id],
     });
     if (!rows[0]) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
-    if (!rows[0].participant) throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: taskId });
+    if (!rows[0].participant) throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: taskId });
   }
   const { rows: newest } = await client.query<{ position: string }>({ name: 'tasks-event-newest', text: NEWEST_POSITION_SQL, values: [taskId] });
   const position = newest[0].position;

@@ -27,7 +27,7 @@ export interface TaskRead {
 const MESSAGE_BUDGET_SQL = `(${TASK_LIMITS.replyMessageBytes} - octet_length(t."summary") - octet_length(COALESCE(t."result_summary", '')) - octet_length(COALESCE(t."reason", ''))
   - octet_length(COALESCE(t."proposed_action"::text, '')) - octet_length(t."metadata"::text))`;
 
-const READ_THREAD_SQL = `
+const READ_TASK_SQL = `
 WITH t AS (
   SELECT ${TASK_COLUMNS},
     CASE WHEN t."sender_id" = $2 THEN 'sender' WHEN t."recipient_id" = $2 THEN 'recipient' END AS "party"
@@ -56,8 +56,8 @@ FROM t`;
 /** The task for one of its participants; `thread_not_found` or `not_a_participant` otherwise (nothing marked read). */
 export async function readTask(pool: pg.Pool, request: GetRequest): Promise<TaskRead> {
   const { rows } = await pool.query<TaskRow & { party: string | null; unread: number; messages: JsonMessage[]; artifacts: ArtifactRow[] }>({
-    name: 'tasks-read-thread',
-    text: READ_THREAD_SQL,
+    name: 'tasks-read-task',
+    text: READ_TASK_SQL,
     values: [
       request.task_id.toUpperCase(),
       request.caller_id,
@@ -69,7 +69,7 @@ export async function readTask(pool: pg.Pool, request: GetRequest): Promise<Task
   });
   const [row] = rows;
   if (!row) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
-  if (row.party === null) throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: row.id });
+  if (row.party === null) throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: row.id });
   const { party: _party, unread, messages, artifacts, ...task } = row;
   return {
     task,

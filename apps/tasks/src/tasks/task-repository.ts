@@ -18,7 +18,7 @@ import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-lim
 import { messageBytes, messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { AuditLogEntity } from './audit-log.entity';
 import { STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
-import { nextTaskId } from './task-creation';
+import { nextTaskId } from './task-ids';
 import { firstText, TASK_COLUMNS, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
 interface PgError {
@@ -110,7 +110,7 @@ export class TaskRepository {
   /** Appends a message to a task whose row this transaction has locked (FOR UPDATE or UPDATE). */
   async appendMessage(manager: EntityManager, current: TaskRow, party: Party, input: MessageInput, now: Date): Promise<{ task: TaskRow; message: MessageRow }> {
     if (current.message_count >= TASK_LIMITS.messagesPerTask) {
-      throw new RelayError('thread_message_limit', `The thread holds the maximum of ${TASK_LIMITS.messagesPerTask} messages`, {
+      throw new RelayError('thread_message_limit', `The task holds the maximum of ${TASK_LIMITS.messagesPerTask} messages`, {
         limit: TASK_LIMITS.messagesPerTask,
       });
     }

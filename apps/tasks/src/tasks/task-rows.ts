@@ -29,7 +29,7 @@ export type MessageRow = RowOf<Omit<MessageEntity, 'task' | 'sizeBytes'>> & { si
 export type ArtifactRow = RowOf<Omit<ArtifactEntity, 'task' | 'sizeBytes' | 'createdAt' | 'updatedAt'>> & { size_bytes?: number };
 
 /** Every column of a task row: the compiler refuses a column missing from, or unknown to, the entity. */
-const THREAD_ROW_COLUMNS: { [Column in keyof RowOf<TaskEntity>]: true } = {
+const TASK_ROW_COLUMNS: { [Column in keyof RowOf<TaskEntity>]: true } = {
   id: true,
   context_id: true,
   sender_id: true,
@@ -60,7 +60,7 @@ const THREAD_ROW_COLUMNS: { [Column in keyof RowOf<TaskEntity>]: true } = {
 };
 
 /** The task columns of a query on `"tasks"."tasks" t`. */
-export const TASK_COLUMNS = Object.keys(THREAD_ROW_COLUMNS)
+export const TASK_COLUMNS = Object.keys(TASK_ROW_COLUMNS)
   .map((column) => `t."${column}"`)
   .join(', ');
 

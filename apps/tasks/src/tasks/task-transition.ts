@@ -60,11 +60,11 @@ export function transitionableInOneStatement(request: TransitionRequest): boolea
  */
 export async function transitionInOneStatement(pool: pg.Pool, request: TransitionRequest): Promise<CommittedTransition> {
   const taskId = request.task_id.toUpperCase();
-  const { rows: found } = await pool.query<TaskRow>({ name: 'tasks-load-thread', text: LOAD_TASK_SQL, values: [taskId] });
+  const { rows: found } = await pool.query<TaskRow>({ name: 'tasks-load-task', text: LOAD_TASK_SQL, values: [taskId] });
   const current = found[0];
   if (!current) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
   const party = current.sender_id === request.caller_id ? 'sender' : current.recipient_id === request.caller_id ? 'recipient' : null;
-  if (party === null) throw new RelayError('not_a_participant', 'You are not a participant of this thread', { task_id: current.id });
+  if (party === null) throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: current.id });
   const rule = checkTransition(request.transition, request.cancel_mode, current.state, party);
   const to = rule.to as NonNullable<typeof rule.to>;
   const now = new Date();
@@ -102,8 +102,8 @@ export async function transitionInOneStatement(pool: pg.Pool, request: Transitio
   });
   const changed = rows[0];
   if (!changed) {
-    const { rows: latest } = await pool.query<TaskRow>({ name: 'tasks-load-thread', text: LOAD_TASK_SQL, values: [taskId] });
-    throw new RelayError('state_changed', `Another caller changed the thread from ${current.state} to ${latest[0]?.state ?? 'gone'} first`, {
+    const { rows: latest } = await pool.query<TaskRow>({ name: 'tasks-load-task', text: LOAD_TASK_SQL, values: [taskId] });
+    throw new RelayError('state_changed', `Another caller changed the task from ${current.state} to ${latest[0]?.state ?? 'gone'} first`, {
       expected_state: current.state,
       state: latest[0]?.state ?? null,
     });

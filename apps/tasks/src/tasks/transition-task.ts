@@ -57,7 +57,7 @@ export class TransitionTask {
       const changed = await this.repository.changeState(manager, current, rule.to, now, { resultSummary: request.result_summary, reason: request.reason });
       if (!changed) {
         const latest = await this.repository.loadTask(manager, request.task_id);
-        throw new RelayError('state_changed', `Another caller changed the thread from ${current.state} to ${latest.state} first`, {
+        throw new RelayError('state_changed', `Another caller changed the task from ${current.state} to ${latest.state} first`, {
           expected_state: current.state,
           state: latest.state,
         });
@@ -77,7 +77,7 @@ export class TransitionTask {
     } else {
       task = await this.repository.loadTask(manager, request.task_id, true);
       if (task.state !== current.state && !rule.from.includes(task.state)) {
-        throw new RelayError('state_changed', `Another caller changed the thread to ${task.state} first`, {
+        throw new RelayError('state_changed', `Another caller changed the task to ${task.state} first`, {
           expected_state: current.state,
           state: task.state,
         });

@@ -2,7 +2,7 @@ import { ArrayMaxSize, IsArray, IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, 
 import type { PositionedTaskEvent } from '../events/task-event.model';
 import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
 import { LIST_ROLES, type ListRole } from './tasks.contract';
-import { INTENTS, THREAD_STATES, type ArtifactView, type Intent, type MessageView, type TaskState, type TaskView } from './task.model';
+import { INTENTS, TASK_STATES, type ArtifactView, type Intent, type MessageView, type TaskState, type TaskView } from './task.model';
 
 /** Request subjects of the tasks service for the admin API (relay-wide reads) and the agents' search. */
 export const ADMIN_TASKS_SUBJECTS = {
@@ -61,8 +61,8 @@ export class AdminTaskFilter {
 
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(THREAD_STATES.length)
-  @IsIn(THREAD_STATES, { each: true })
+  @ArrayMaxSize(TASK_STATES.length)
+  @IsIn(TASK_STATES, { each: true })
   states?: TaskState[];
 
   @IsOptional()
@@ -130,8 +130,8 @@ export class AgentSearchTasksRequest {
 
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(THREAD_STATES.length)
-  @IsIn(THREAD_STATES, { each: true })
+  @ArrayMaxSize(TASK_STATES.length)
+  @IsIn(TASK_STATES, { each: true })
   states?: TaskState[];
 
   @IsOptional()

@@ -2,8 +2,8 @@
  * The dialect-neutral view of a task that the tasks service returns. The edge renders it
  * into AgentRelay, A2A v0.3 or A2A v1.0 shapes (docs/dialects.md).
  */
-export const THREAD_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
-export type TaskState = (typeof THREAD_STATES)[number];
+export const TASK_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
 
 export const TERMINAL_STATES: readonly TaskState[] = ['completed', 'cancelled', 'failed', 'rejected'];
 

@@ -26,7 +26,7 @@ import {
 import {
   ARTIFACT_TYPES,
   INTENTS,
-  THREAD_STATES,
+  TASK_STATES,
   TRANSITIONS,
   type ArtifactType,
   type Intent,
@@ -377,8 +377,8 @@ export class ListRequest {
 
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(THREAD_STATES.length)
-  @IsIn(THREAD_STATES, { each: true })
+  @ArrayMaxSize(TASK_STATES.length)
+  @IsIn(TASK_STATES, { each: true })
   states?: TaskState[];
 
   /** Tasks created or updated after this instant. */

@@ -1,0 +1,4 @@
+import { monotonicFactory } from 'ulid';
+
+/** The id of a new task: a ULID, increasing within this process even inside one millisecond (both create paths take it from here). */
+export const nextTaskId = monotonicFactory();
