@@ -247,3 +247,18 @@ export class DeliveryMetrics {
     if (state === 'dead') this.deadLetters.bind(channel).inc();
   }
 }
+
+/** Rows the retention deleted because they were past their window (docs/architecture.md#retention). */
+export class RetentionMetrics {
+  private readonly deletedRows: CounterFamily;
+
+  constructor(registry: Registry) {
+    this.deletedRows = new CounterFamily(registry, 'agentrelay_retention_deleted_rows_total', 'Rows deleted because they were past their retention window.', [
+      'table',
+    ]);
+  }
+
+  deleted(table: string, rows: number): void {
+    this.deletedRows.bind(table).inc(rows);
+  }
+}
