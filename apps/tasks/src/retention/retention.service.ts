@@ -5,11 +5,7 @@ import { deleteOldestBatchSql, RetentionSchedule, type RetentionSweep } from '@a
 import { RetentionMetrics } from '@app/metrics';
 import { TasksConfig } from '../tasks.config';
 import { pgPoolOf } from '../tasks/task-repository';
-import {
-  DELETE_IDEMPOTENCY_BATCH_SQL,
-  DELETE_OUTBOX_BATCH_SQL,
-  DELETE_TERMINAL_TASKS_BATCH_SQL,
-} from './retention-sql';
+import { DELETE_IDEMPOTENCY_BATCH_SQL, DELETE_OUTBOX_BATCH_SQL, DELETE_TERMINAL_TASKS_BATCH_SQL } from './retention-sql';
 
 const DAY_MS = 86_400_000;
 
