@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { loadConfig } from '@app/config';
+import { migrateServiceSchema } from '@app/database';
+import { createMetricsRegistry, RetentionMetrics } from '@app/metrics';
+import { tasksDataSourceOptions } from '../apps/tasks/src/database/data-source';
+import { TasksConfig } from '../apps/tasks/src/tasks.config';
 import { TasksRetentionService } from '../apps/tasks/src/retention/retention.service';
 import { DirectoryRetentionService } from '../apps/directory/src/retention/retention.service';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
@@ -139,6 +145,26 @@ describe('retention windows', () => {
     });
   });
 
+  it('skips an old event another transaction holds instead of waiting for it, and deletes it on a later run', async () => {
+    const held = await createTask(relay.url, alice, bob, 'Held by a long transaction');
+    await ageOutboxThrough(held, 8);
+    const holder = new Client({ connectionString: testDatabaseUrl() });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "tasks"."outbox_events" WHERE "task_id" = $1 FOR UPDATE`, [held]);
+      // The run ends while the row is held: it skipped the row rather than waited on it.
+      const skipped = await tasksRetention().runOnce();
+      expect(skipped).toBeDefined();
+      expect(await outboxRows(held)).toBe(1);
+      await holder.query('COMMIT');
+    } finally {
+      await holder.end();
+    }
+    await tasksRetention().runOnce();
+    expect(await outboxRows(held)).toBe(0);
+  });
+
   it('keeps an idempotency key for its window (a retry is the same task) and forgets it after (a retry is a new task)', async () => {
     const key = `retry-${randomUUID()}`;
     const send = async (): Promise<Json> => {
@@ -187,8 +213,21 @@ describe('retention windows', () => {
     const tasksDeleted = await tasksRetention().runOnce();
     expect(tasksDeleted?.['tasks.audit_log']).toBeGreaterThanOrEqual(1);
     expect(await audit()).toEqual(['accept']);
+    // The directory's agent events (carol's registration), published and past the outbox window, go too.
+    const agentEvents = async (handle: string): Promise<number> =>
+      (await db.query(`SELECT count(*)::int AS "n" FROM "directory"."outbox_events" WHERE "payload"->>'handle' = $1 AND "published_at" IS NOT NULL`, [handle]))
+        .rows[0].n;
+    await eventually(async () => (await agentEvents(carol.agent.handle)) > 0 && (await agentEvents(younger.agent.handle)) > 0, 30_000);
+    await db.query(
+      `UPDATE "directory"."outbox_events" SET "created_at" = now() - 8 * ${DAY}
+       WHERE "position" <= (SELECT max("position") FROM "directory"."outbox_events" WHERE "payload"->>'handle' = $1)`,
+      [carol.agent.handle],
+    );
     const directoryDeleted = await directoryRetention().runOnce();
     expect(directoryDeleted?.['directory.admin_audit']).toBeGreaterThanOrEqual(1);
+    expect(directoryDeleted?.['directory.outbox_events']).toBeGreaterThanOrEqual(1);
+    expect(await agentEvents(carol.agent.handle)).toBe(0);
+    expect(await agentEvents(younger.agent.handle)).toBeGreaterThan(0);
     expect(await directoryAudit()).toBe(0);
     const { rows: kept } = await db.query(`SELECT count(*)::int AS "n" FROM "directory"."admin_audit" WHERE "detail"->>'handle' = $1`, [younger.agent.handle]);
     expect(kept[0].n).toBeGreaterThan(0);
@@ -281,4 +320,75 @@ describe('retention beside the hot path', () => {
         30_000,
       );
   }, 300_000);
+});
+
+/**
+ * Only published events may go: an old event the outbox relay has not published yet is still owed
+ * to the stream. No relay runs here (no tasks service), so the event stays unpublished while the
+ * tasks service's retention, built on this database, runs.
+ */
+describe('retention and unpublished events', () => {
+  let dataSource: DataSource;
+  let db: Client;
+  const taskId = `UNPUB${randomUUID().slice(0, 8)}`;
+
+  beforeAll(async () => {
+    dataSource = await new DataSource(tasksDataSourceOptions(testDatabaseUrl())).initialize();
+    await migrateServiceSchema(dataSource);
+    db = new Client({ connectionString: testDatabaseUrl() });
+    await db.connect();
+  }, 120_000);
+
+  afterAll(async () => {
+    await db?.query(`DELETE FROM "tasks"."outbox_events" WHERE "task_id" = $1`, [taskId]).catch(() => undefined);
+    await db?.end();
+    await dataSource?.destroy();
+  });
+
+  it('keeps an old event that is not published yet and deletes the published one beside it', async () => {
+    const config = loadConfig(TasksConfig, { RELAY_SECRET_KEYS: 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=', DATABASE_URL: testDatabaseUrl() });
+    const retention = new TasksRetentionService(dataSource, config, new RetentionMetrics(createMetricsRegistry()));
+    // Whatever earlier test files left in this database counts as old and published, so the batch walks past it.
+    await db.query(`UPDATE "tasks"."outbox_events" SET "created_at" = now() - 30 * ${DAY}, "published_at" = COALESCE("published_at", now())`);
+    await db.query(
+      `INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "published_at")
+       VALUES (gen_random_uuid(), 'relay.events.task.created', 'created', $1, '{"note": "unpublished"}', now() - 30 * ${DAY}, NULL),
+              (gen_random_uuid(), 'relay.events.task.accepted', 'accepted', $1, '{"note": "published"}', now() - 30 * ${DAY}, now() - 30 * ${DAY})`,
+      [taskId],
+    );
+    const deleted = await retention.runOnce();
+    expect(deleted?.['tasks.outbox_events']).toBeGreaterThanOrEqual(1);
+    const { rows } = await db.query(`SELECT "payload"->>'note' AS "note" FROM "tasks"."outbox_events" WHERE "task_id" = $1`, [taskId]);
+    expect(rows).toEqual([{ note: 'unpublished' }]);
+  });
+});
+
+/** Nobody calls the retention here: it runs on its own schedule, with two tasks replicas taking turns at the lock. */
+describe('retention on its schedule', () => {
+  let relay: RelayHarness;
+  let db: Client;
+
+  beforeAll(async () => {
+    relay = await RelayHarness.start({ env: { RELAY_RETENTION_INTERVAL_MS: '300' } });
+    await relay.startService('tasks');
+    db = new Client({ connectionString: testDatabaseUrl() });
+    await db.connect();
+  }, 120_000);
+
+  afterAll(async () => {
+    await db?.end();
+    await relay?.stop();
+  });
+
+  it('deletes an idempotency key past its window without being asked', async () => {
+    const org = `sch${randomUUID().slice(0, 6)}`;
+    const alice = await registerAgent(relay, { handle: uniqueHandle('alice', org), name: 'Alice' });
+    const bob = await registerAgent(relay, { handle: uniqueHandle('bob', org), name: 'Bob' });
+    const key = `scheduled-${randomUUID()}`;
+    await createTask(relay.url, alice, bob, 'Scheduled', { metadata: { client_idempotency_key: key } });
+    const keys = async (): Promise<number> => (await db.query(`SELECT count(*)::int AS "n" FROM "tasks"."idempotency_keys" WHERE "key" = $1`, [key])).rows[0].n;
+    expect(await keys()).toBe(1);
+    await db.query(`UPDATE "tasks"."idempotency_keys" SET "created_at" = now() - 8 * ${DAY} WHERE "key" = $1`, [key]);
+    await eventually(async () => (await keys()) === 0, 30_000);
+  });
 });
