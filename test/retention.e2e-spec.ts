@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@app/config';
 import { migrateServiceSchema } from '@app/database';
-import { createMetricsRegistry, RetentionMetrics } from '@app/metrics';
+import { createMetricsRegistry, MetricsServer, RetentionMetrics } from '@app/metrics';
 import { tasksDataSourceOptions } from '../apps/tasks/src/database/data-source';
 import { TasksConfig } from '../apps/tasks/src/tasks.config';
 import { TasksRetentionService } from '../apps/tasks/src/retention/retention.service';
@@ -12,6 +12,7 @@ import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support
 import { eventually } from './support/eventually';
 import { rpc, rpcErrorFacts, type Json } from './support/json-rpc';
 import { RelayHarness } from './support/relay-harness';
+import { PrometheusScrape } from './support/prometheus-text';
 import { openSse, type SseStream } from './support/sse';
 import { createTask } from './support/tasks';
 import { testDatabaseUrl } from './support/test-env';
@@ -108,8 +109,12 @@ describe('retention windows', () => {
     const recent = await createTask(relay.url, alice, bob, 'A recent handoff');
     await eventually(() => published(recent), 30_000);
 
+    const scrape = async (): Promise<PrometheusScrape> =>
+      PrometheusScrape.parse(await (await fetch(`${relay.services.get('tasks')![0].get(MetricsServer).url}/metrics`)).text());
+    const counted = (await scrape()).value('agentrelay_retention_deleted_rows_total', { table: 'tasks.outbox_events' });
     const deleted = await tasksRetention().runOnce();
     expect(deleted?.['tasks.outbox_events']).toBeGreaterThanOrEqual(1);
+    expect((await scrape()).value('agentrelay_retention_deleted_rows_total', { table: 'tasks.outbox_events' })).toBe(counted + deleted!['tasks.outbox_events']);
     expect(await outboxRows(old)).toBe(0);
     expect(await outboxRows(recent)).toBe(1);
 

@@ -26,6 +26,7 @@ export class DirectoryRetentionService implements OnApplicationBootstrap, OnModu
     @Inject(DirectoryConfig) private readonly config: DirectoryConfig,
     @Inject(RetentionMetrics) metrics: RetentionMetrics,
   ) {
+    metrics.tables(['directory.admin_audit', 'directory.outbox_events']);
     this.schedule = new RetentionSchedule(
       () => (this.dataSource.driver as unknown as { master: pg.Pool }).master,
       () => this.sweeps(),

@@ -24,6 +24,12 @@ export class TasksRetentionService implements OnApplicationBootstrap, OnModuleDe
     @Inject(TasksConfig) private readonly config: TasksConfig,
     @Inject(RetentionMetrics) private readonly metrics: RetentionMetrics,
   ) {
+    metrics.tables([
+      'tasks.outbox_events',
+      'tasks.idempotency_keys',
+      'tasks.audit_log',
+      ...(config.RELAY_TERMINAL_TASK_RETENTION_DAYS > 0 ? ['tasks.tasks'] : []),
+    ]);
     this.schedule = new RetentionSchedule(
       () => pgPoolOf(this.dataSource),
       () => this.sweeps(),
