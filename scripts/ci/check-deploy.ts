@@ -21,6 +21,7 @@ import {
   NatsHandlerMetrics,
   OutboxMetrics,
   PostgresPoolMetrics,
+  RetentionMetrics,
 } from '@app/metrics';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -209,6 +210,7 @@ function exposedMetricNames(): Set<string> {
   new OutboxMetrics(registry);
   new JetStreamConsumerMetrics(registry);
   new DeliveryMetrics(registry, []);
+  new RetentionMetrics(registry);
   const names = new Set<string>();
   for (const metric of registry.getMetricsAsArray() as unknown as Array<{ name: string; type: string }>) {
     names.add(metric.name);

@@ -1,5 +1,5 @@
-import { DatabaseServiceConfig } from '@app/config';
+import { RetentionServiceConfig } from '@app/config';
 
-export class DirectoryConfig extends DatabaseServiceConfig {
+export class DirectoryConfig extends RetentionServiceConfig {
   override METRICS_PORT = 9465;
 }

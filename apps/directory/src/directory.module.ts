@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { outboxMetricsBinding, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
 import { defaultInstanceId, healthControllerFor, INSTANCE_ID } from '@app/messaging';
-import { metricsProvider, OutboxMetrics, serviceMetricsModule } from '@app/metrics';
+import { metricsProvider, OutboxMetrics, RetentionMetrics, serviceMetricsModule } from '@app/metrics';
 import { DirectoryConfig } from './directory.config';
 import { directoryDataSourceOptions } from './database/data-source';
 import { AgentsService } from './agents/agents.service';
@@ -10,6 +10,7 @@ import { KeyFilterPublisher } from './agents/key-filter-publisher';
 import { WebhookSecretProvisioner } from './agents/webhook-secret-provisioner';
 import { DirectoryController } from './directory.controller';
 import { AgentEventsPublisher } from './events/agent-events.publisher';
+import { DirectoryRetentionService } from './retention/retention.service';
 import { TrustService } from './trust/trust.service';
 
 @Module({})
@@ -19,7 +20,7 @@ export class DirectoryModule {
       module: DirectoryModule,
       imports: [
         serviceTypeOrmRoot(directoryDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START),
-        serviceMetricsModule(config, [metricsProvider(OutboxMetrics)]),
+        serviceMetricsModule(config, [metricsProvider(OutboxMetrics), metricsProvider(RetentionMetrics)]),
       ],
       controllers: [healthControllerFor('directory'), DirectoryController],
       providers: [
@@ -33,6 +34,7 @@ export class DirectoryModule {
         AgentsService,
         TrustService,
         AdminAuditService,
+        DirectoryRetentionService,
       ],
     };
   }

@@ -1,13 +1,14 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { outboxMetricsBinding, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
 import { defaultInstanceId, healthControllerFor, INSTANCE_ID } from '@app/messaging';
-import { metricsProvider, OutboxMetrics, serviceMetricsModule } from '@app/metrics';
+import { metricsProvider, OutboxMetrics, RetentionMetrics, serviceMetricsModule } from '@app/metrics';
 import { SecretsModule } from '@app/secrets';
 import { TasksConfig } from './tasks.config';
 import { tasksDataSourceOptions } from './database/data-source';
 import { TasksModule } from './tasks/tasks.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { OUTBOX_TABLE } from './outbox/outbox.constants';
+import { TasksRetentionService } from './retention/retention.service';
 import { PushConfigsModule } from './push-configs/push-configs.module';
 import { PUSH_CONFIG_SEALED_COLUMNS } from './push-configs/push-configs.service';
 
@@ -18,7 +19,7 @@ export class TasksAppModule {
       module: TasksAppModule,
       imports: [
         serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START),
-        serviceMetricsModule(config, [metricsProvider(OutboxMetrics)]),
+        serviceMetricsModule(config, [metricsProvider(OutboxMetrics), metricsProvider(RetentionMetrics)]),
         SecretsModule.forRoot(config.RELAY_SECRET_KEYS, PUSH_CONFIG_SEALED_COLUMNS),
         TasksModule,
         PushConfigsModule.forRoot(config),
@@ -30,6 +31,7 @@ export class TasksAppModule {
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
         poolMetricsBinding(),
         outboxMetricsBinding(OUTBOX_TABLE),
+        TasksRetentionService,
       ],
     };
   }

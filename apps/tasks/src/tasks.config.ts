@@ -1,8 +1,8 @@
 import { IsInt, Max, Min } from 'class-validator';
-import { DatabaseServiceConfig } from '@app/config';
+import { RetentionServiceConfig } from '@app/config';
 import { IsSecretKeyList } from '@app/secrets';
 
-export class TasksConfig extends DatabaseServiceConfig {
+export class TasksConfig extends RetentionServiceConfig {
   override METRICS_PORT = 9466;
 
   /** Keys that seal push-notification tokens and credentials at rest: `id:base64key,…`, the first one seals. */
@@ -14,4 +14,16 @@ export class TasksConfig extends DatabaseServiceConfig {
   @Min(1)
   @Max(100000)
   RELAY_PUSH_CONFIGS_PER_AGENT: number = 100;
+
+  /** Days an idempotency key (a message id or a client key) is remembered: the retry horizon, after which a retry creates a new task. */
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  RELAY_IDEMPOTENCY_RETENTION_DAYS: number = 7;
+
+  /** Days after which a terminal task is deleted with everything it holds; 0 keeps terminal tasks for good. */
+  @IsInt()
+  @Min(0)
+  @Max(36500)
+  RELAY_TERMINAL_TASK_RETENTION_DAYS: number = 0;
 }

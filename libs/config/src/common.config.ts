@@ -103,3 +103,36 @@ export class DatabaseServiceConfig extends CommonConfig {
   @Max(100000)
   RELAY_MAX_IN_FLIGHT: number = 64;
 }
+
+/** A service that keeps rows only for a window and deletes older ones in batches (docs/architecture.md#retention). */
+export class RetentionServiceConfig extends DatabaseServiceConfig {
+  /** Days a published outbox event is kept; it also bounds how far back a stream resumes with Last-Event-ID. */
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  RELAY_OUTBOX_RETENTION_DAYS: number = 7;
+
+  /** Days an audit row is kept. */
+  @IsInt()
+  @Min(1)
+  @Max(36500)
+  RELAY_AUDIT_RETENTION_DAYS: number = 400;
+
+  /** How often a replica looks for rows past their window (one replica at a time deletes). */
+  @IsInt()
+  @Min(100)
+  @Max(86400000)
+  RELAY_RETENTION_INTERVAL_MS: number = 600000;
+
+  /** Rows one delete removes, each batch its own short transaction. */
+  @IsInt()
+  @Min(1)
+  @Max(100000)
+  RELAY_RETENTION_BATCH_SIZE: number = 1000;
+
+  /** Pause between two batches, so that deletes never hold the database for long. */
+  @IsInt()
+  @Min(0)
+  @Max(60000)
+  RELAY_RETENTION_PAUSE_MS: number = 100;
+}

@@ -80,6 +80,12 @@ export const ERROR_CATALOGUE = {
   delivery_not_found: { agentrelay: -32023, a2a: -32023, message: 'No delivery with that id', httpStatus: 404 },
   push_config_not_found: { agentrelay: -32024, a2a: -32001, message: 'Push notification config not found', a2aReason: 'TASK_NOT_FOUND' },
   push_config_limit: { agentrelay: -32025, a2a: -32602, message: 'You hold at most 10 push notification configs on a task', a2aReason: 'INVALID_PARAMS' },
+  events_expired: {
+    agentrelay: -32026,
+    a2a: -32602,
+    message: 'Last-Event-ID is older than the events this relay keeps; read the task again and subscribe without it',
+    a2aReason: 'INVALID_PARAMS',
+  },
   agent_disabled: { agentrelay: -32030, a2a: -32030, message: 'The agent is disabled', httpStatus: 409 },
   csrf_failed: { agentrelay: -32031, a2a: -32031, message: 'Missing or wrong X-CSRF-Token for this console session', httpStatus: 403 },
   task_not_found: { agentrelay: -32032, a2a: -32001, message: 'No task with that id', httpStatus: 404, a2aReason: 'TASK_NOT_FOUND' },

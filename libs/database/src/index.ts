@@ -4,3 +4,4 @@ export * from './create-database';
 export * from './database-health';
 export * from './typeorm-root';
 export * from './database-metrics';
+export * from './retention';

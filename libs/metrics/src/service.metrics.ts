@@ -247,3 +247,23 @@ export class DeliveryMetrics {
     if (state === 'dead') this.deadLetters.bind(channel).inc();
   }
 }
+
+/** Rows the retention deleted because they were past their window (docs/architecture.md#retention). */
+export class RetentionMetrics {
+  private readonly deletedRows: CounterFamily;
+
+  constructor(registry: Registry) {
+    this.deletedRows = new CounterFamily(registry, 'agentrelay_retention_deleted_rows_total', 'Rows deleted because they were past their retention window.', [
+      'table',
+    ]);
+  }
+
+  /** Shows the tables' series from the start, at 0, so that a rate over them exists before the first delete. */
+  tables(tables: readonly string[]): void {
+    for (const table of tables) this.deletedRows.bind(table);
+  }
+
+  deleted(table: string, rows: number): void {
+    this.deletedRows.bind(table).inc(rows);
+  }
+}

@@ -147,7 +147,11 @@ export class InboxStreams {
     return this.ids.encode(position, caller.id, 'inbox');
   }
 
-  private read(caller: AgentIdentity, after: string | undefined): Promise<InboxEventsReply> {
-    return this.rpc.request(TASKS_SUBJECTS.inbox_events, { caller_handle: caller.handle, ...(after !== undefined ? { after_position: after } : {}) });
+  private async read(caller: AgentIdentity, after: string | undefined): Promise<InboxEventsReply> {
+    try {
+      return await this.rpc.request(TASKS_SUBJECTS.inbox_events, { caller_handle: caller.handle, ...(after !== undefined ? { after_position: after } : {}) });
+    } catch (error) {
+      throw this.ids.sealError(error, caller.id, 'inbox');
+    }
   }
 }

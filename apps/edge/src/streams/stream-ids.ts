@@ -59,6 +59,17 @@ export class StreamIds {
     });
   }
 
+  /**
+   * An error of the tasks service as this agent's stream shows it: the oldest position an expired
+   * `Last-Event-ID` may resume after becomes the stream's id for it (`oldest_event_id`), since an
+   * agent never sees a position.
+   */
+  sealError(error: unknown, agentId: string, scope: StreamScope): unknown {
+    if (!(error instanceof RelayError) || error.reason !== 'events_expired' || typeof error.data?.oldest_position !== 'string') return error;
+    const { oldest_position: position, ...data } = error.data;
+    return new RelayError(error.reason, error.message, { ...data, oldest_event_id: this.encode(position, agentId, scope) });
+  }
+
   private tag(agentId: string, scope: StreamScope): Buffer {
     const name = scope === 'inbox' ? 'inbox' : `task:${scope.task.toUpperCase()}`;
     return createHmac('sha256', this.key).update(`${agentId}\0${name}`).digest().subarray(0, TAG_BYTES);

@@ -240,7 +240,7 @@ export class TaskStreams {
     } catch (error) {
       if (error instanceof RelayError && error.reason === 'invalid_params' && error.data?.field === 'task_id')
         throw new RelayError('thread_not_found', 'Task not found');
-      throw error;
+      throw this.ids.sealError(error, request.caller_id, { task: request.task_id });
     }
   }
 }

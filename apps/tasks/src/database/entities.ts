@@ -6,6 +6,7 @@ import { ReadCursorEntity } from '../tasks/read-cursor.entity';
 import { TaskEntity } from '../tasks/task.entity';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import { PushConfigEntity } from '../push-configs/push-config.entity';
+import { OutboxHorizonEntity } from '../retention/outbox-horizon.entity';
 
 /** Every entity of the tasks schema. */
 export const TASKS_ENTITIES: Array<new () => object> = [
@@ -17,4 +18,5 @@ export const TASKS_ENTITIES: Array<new () => object> = [
   AuditLogEntity,
   OutboxEventEntity,
   PushConfigEntity,
+  OutboxHorizonEntity,
 ];

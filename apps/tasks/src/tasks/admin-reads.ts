@@ -31,6 +31,7 @@ import {
 } from '@app/contracts';
 import { ARTIFACT_SEARCH_TEXT, ARTIFACT_SEARCH_VECTOR, MESSAGE_SEARCH_VECTOR } from '../database/migrations/1764560000000-ConsoleReads';
 import { readTask } from './task-read';
+import { OUTBOX_HORIZON_SQL } from '../retention/retention-sql';
 import { pgPoolOf } from './task-repository';
 import { TASK_COLUMNS, toMessageView, toTaskView, type MessageRow, type TaskRow } from './task-rows';
 
@@ -278,6 +279,15 @@ export class AdminReads {
        WHERE "position" > $1::bigint AND ${TASK_EVENTS_ONLY} ORDER BY "outbox_events"."position" LIMIT $2`,
       [after, ADMIN_TASK_LIMITS.eventsPageEvents + 1],
     );
+    // Read after the events: a delete that took some of them before the read has moved the horizon past `after`.
+    const { rows: horizon } = await this.pool.query<{ position: string }>(OUTBOX_HORIZON_SQL);
+    const oldest = horizon[0]?.position ?? '0';
+    if (BigInt(after) < BigInt(oldest)) {
+      throw new RelayError('events_expired', `Last-Event-ID ${after} is older than the events this relay keeps; connect again from ${oldest} or without it`, {
+        field: 'Last-Event-ID',
+        oldest_position: oldest,
+      });
+    }
     const events: PositionedTaskEvent[] = [];
     let bytes = 0;
     for (const row of rows.slice(0, ADMIN_TASK_LIMITS.eventsPageEvents)) {

@@ -1,9 +1,10 @@
-import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
 import { AGENT_LIMITS, TASK_LIMITS } from '@app/contracts';
 import type { MessageEntity } from './message.entity';
 
 /** A sender's idempotency key (a message id or a client key), pointing at the message it created. */
 @Entity({ name: 'idempotency_keys' })
+@Index('idempotency_keys_created_at_idx', ['createdAt'])
 @Check('idempotency_keys_scope_known', `"scope" IN ('message_id', 'client_key')`)
 @Check('idempotency_keys_key_length', `char_length("key") BETWEEN 1 AND ${TASK_LIMITS.idempotencyKeyChars}`)
 export class IdempotencyKeyEntity {

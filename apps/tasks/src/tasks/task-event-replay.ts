@@ -10,6 +10,7 @@ import {
   type TaskEventsReply,
   type TaskEventsRequest,
 } from '@app/contracts';
+import { OUTBOX_HORIZON_SQL } from '../retention/retention-sql';
 import { readTask } from './task-read';
 import { toTaskView } from './task-rows';
 
@@ -65,9 +66,41 @@ const NEWEST_POSITION_SQL = `SELECT COALESCE(max("position"), 0)::text AS "posit
 
 const POSITION = /^[0-9]{1,19}$/;
 
+/** The highest outbox position the retention deleted (docs/events.md#retention): a stream resumes only after it. */
+async function outboxHorizon(client: pg.PoolClient): Promise<string> {
+  const { rows } = await client.query<{ position: string }>({ name: 'tasks-outbox-horizon', text: OUTBOX_HORIZON_SQL });
+  return rows[0]?.position ?? '0';
+}
+
+/**
+ * A `Last-Event-ID` older than the events the outbox keeps: the events after it may be gone. The data
+ * names the oldest position a stream may still resume after (the edge shows it as a stream id).
+ */
+function eventsExpired(after: string, horizon: string, then: string): RelayError {
+  return new RelayError('events_expired', `Last-Event-ID is older than the events this relay keeps (RELAY_OUTBOX_RETENTION_DAYS); ${then}`, {
+    field: 'Last-Event-ID',
+    oldest_position: horizon,
+  });
+}
+
+/** Runs `read` in one REPEATABLE READ snapshot on one connection, so that everything it reads agrees. */
+async function inSnapshot<T>(pool: pg.Pool, read: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    try {
+      return await read(client);
+    } finally {
+      await client.query('COMMIT');
+    }
+  } finally {
+    client.release();
+  }
+}
+
 /**
  * A task's events after a position, for one of its participants, read from the outbox (which keeps
- * every event, docs/events.md#positions-and-stream-ids), with the task itself as of the newest event
+ * every event for its window, docs/events.md#retention), with the task itself as of the newest event
  * when asked. Everything is read in one REPEATABLE READ snapshot, so the task and the position agree.
  */
 export async function readTaskEvents(pool: pg.Pool, request: TaskEventsRequest): Promise<TaskEventsReply> {
@@ -76,19 +109,7 @@ export async function readTaskEvents(pool: pg.Pool, request: TaskEventsRequest):
   if (after !== undefined && !POSITION.test(after)) {
     throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event id of this relay`, { field: 'Last-Event-ID' });
   }
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-    let reply: TaskEventsReply;
-    try {
-      reply = await readInSnapshot(client, request, taskId, after);
-    } finally {
-      await client.query('COMMIT');
-    }
-    return reply;
-  } finally {
-    client.release();
-  }
+  return inSnapshot(pool, (client) => readInSnapshot(client, request, taskId, after));
 }
 
 async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest, taskId: string, after: string | undefined): Promise<TaskEventsReply> {
@@ -113,7 +134,11 @@ async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest,
   const { rows: newest } = await client.query<{ position: string }>({ name: 'tasks-event-newest', text: NEWEST_POSITION_SQL, values: [taskId] });
   const position = newest[0].position;
   if (after === undefined) return { events: [], has_more: false, position, ...(task ? { task } : {}) };
-  const { rows: known } = await client.query({ name: 'tasks-event-known', text: KNOWN_POSITION_SQL, values: [taskId, after] });
+  const horizon = await outboxHorizon(client);
+  if (BigInt(after) < BigInt(horizon)) throw eventsExpired(after, horizon, 'read the task again and subscribe without it');
+  // The horizon itself is where an expired stream may resume (its event is gone, every later one is kept).
+  const { rows: known } =
+    after === horizon ? { rows: [{}] } : await client.query({ name: 'tasks-event-known', text: KNOWN_POSITION_SQL, values: [taskId, after] });
   if (known.length === 0) {
     throw new RelayError(
       'invalid_params',
@@ -133,9 +158,21 @@ async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest,
   return { ...eventPage(rows.slice(0, TASK_EVENTS_PAGE_LIMIT), !task), position, ...(task ? { task } : {}) };
 }
 
-const INBOX_EVENTS_AFTER_SQL = eventsWithinBudgetSql(
-  `SELECT "position", "payload" FROM "tasks"."outbox_events"
-   WHERE "position" > $1::bigint AND ${TASK_EVENTS_ONLY} AND ("payload"->>'sender' = $2 OR "payload"->>'recipient' = $2)`,
+/**
+ * The agent's events after a position: its events as sender and as recipient, each read in position
+ * order from its own index (outbox_events_sender_position_idx, outbox_events_recipient_position_idx)
+ * and cut at the page, then merged. An OR of the two would let the planner walk the whole outbox in
+ * position order for an agent with few events. A task between an agent and itself comes once, from
+ * the sender side.
+ */
+export const INBOX_EVENTS_AFTER_SQL = eventsWithinBudgetSql(
+  `SELECT "position", "payload" FROM (
+     (SELECT "position", "payload" FROM "tasks"."outbox_events"
+      WHERE "payload"->>'sender' = $2 AND "position" > $1::bigint AND ${TASK_EVENTS_ONLY} ORDER BY "position" LIMIT $3)
+     UNION ALL
+     (SELECT "position", "payload" FROM "tasks"."outbox_events"
+      WHERE "payload"->>'recipient' = $2 AND "position" > $1::bigint AND ${TASK_EVENTS_ONLY} AND "payload"->>'sender' <> $2 ORDER BY "position" LIMIT $3)
+   ) "own"`,
   '$3',
   '$4',
 );
@@ -163,15 +200,19 @@ export async function readInboxEvents(pool: pg.Pool, request: InboxEventsRequest
     });
     return { events: [], has_more: false, position: own[0].position };
   }
-  const { rows: newest } = await pool.query<{ position: string }>({ name: 'tasks-outbox-newest', text: NEWEST_OUTBOX_POSITION_SQL });
-  const position = newest[0].position;
-  if (BigInt(after) > BigInt(position)) {
-    throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event of this relay; watch again without it`, { field: 'Last-Event-ID' });
-  }
-  const { rows } = await pool.query<BudgetedEventRow>({
-    name: 'tasks-inbox-events-after',
-    text: INBOX_EVENTS_AFTER_SQL,
-    values: [after, request.caller_handle, TASK_EVENTS_PAGE_LIMIT + 1, TASK_LIMITS.replyEventBytes],
+  return inSnapshot(pool, async (client) => {
+    const { rows: newest } = await client.query<{ position: string }>({ name: 'tasks-outbox-newest', text: NEWEST_OUTBOX_POSITION_SQL });
+    const position = newest[0].position;
+    if (BigInt(after) > BigInt(position)) {
+      throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event of this relay; watch again without it`, { field: 'Last-Event-ID' });
+    }
+    const horizon = await outboxHorizon(client);
+    if (BigInt(after) < BigInt(horizon)) throw eventsExpired(after, horizon, 'read your tasks again and watch without it');
+    const { rows } = await client.query<BudgetedEventRow>({
+      name: 'tasks-inbox-events-after',
+      text: INBOX_EVENTS_AFTER_SQL,
+      values: [after, request.caller_handle, TASK_EVENTS_PAGE_LIMIT + 1, TASK_LIMITS.replyEventBytes],
+    });
+    return { ...eventPage(rows.slice(0, TASK_EVENTS_PAGE_LIMIT), true), position };
   });
-  return { ...eventPage(rows.slice(0, TASK_EVENTS_PAGE_LIMIT), true), position };
 }

@@ -18,6 +18,7 @@ const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled
 @Index('tasks_state_created_at_idx', ['state', 'createdAt', 'id'])
 @Index('tasks_sender_created_at_idx', ['senderId', 'createdAt', 'id'])
 @Index('tasks_recipient_created_at_idx', ['recipientId', 'createdAt', 'id'])
+@Index('tasks_terminal_status_idx', { synchronize: false })
 @Index('tasks_completed_at_idx', ['completedAt'], { where: '"completed_at" IS NOT NULL' })
 @Check('tasks_id_ulid', `"id" ~ '^[0-9A-HJKMNP-TV-Z]{26}$'`)
 @Check('tasks_state_known', `"state" IN (${STATES})`)

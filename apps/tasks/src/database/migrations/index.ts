@@ -10,6 +10,7 @@ import { OneNameForTasks1764550000000 } from './1764550000000-OneNameForTasks';
 import { ConsoleReads1764560000000 } from './1764560000000-ConsoleReads';
 import { PushConfigsPerAgent1764560100000 } from './1764560100000-PushConfigsPerAgent';
 import { InboxPositions1764570000000 } from './1764570000000-InboxPositions';
+import { Retention1764580000000 } from './1764580000000-Retention';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -24,4 +25,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   ConsoleReads1764560000000,
   PushConfigsPerAgent1764560100000,
   InboxPositions1764570000000,
+  Retention1764580000000,
 ];

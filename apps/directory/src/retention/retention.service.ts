@@ -1,0 +1,74 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { deleteOldestBatchSql, RetentionSchedule, type RetentionSweep } from '@app/database';
+import { RetentionMetrics } from '@app/metrics';
+import { DirectoryConfig } from '../directory.config';
+
+const DAY_MS = 86_400_000;
+export const PUBLISHED_AGENT_EVENT = `"published_at" IS NOT NULL`;
+
+const DELETE_AUDIT_BATCH_SQL = deleteOldestBatchSql('"directory"."admin_audit"', 'id', 'at');
+const DELETE_OUTBOX_BATCH_SQL = deleteOldestBatchSql('"directory"."outbox_events"', 'position', 'created_at', PUBLISHED_AGENT_EVENT);
+
+/**
+ * The directory's retention (docs/architecture.md#retention): the admin audit and the published agent
+ * events past their windows, deleted in small batches on a schedule by one replica at a time.
+ */
+@Injectable()
+export class DirectoryRetentionService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(DirectoryRetentionService.name);
+  private readonly schedule: RetentionSchedule;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(DirectoryConfig) private readonly config: DirectoryConfig,
+    @Inject(RetentionMetrics) metrics: RetentionMetrics,
+  ) {
+    metrics.tables(['directory.admin_audit', 'directory.outbox_events']);
+    this.schedule = new RetentionSchedule(
+      () => (this.dataSource.driver as unknown as { master: pg.Pool }).master,
+      () => this.sweeps(),
+      {
+        lockName: `agentrelay.retention.directory:${config.NATS_SUBJECT_PREFIX}`,
+        intervalMs: config.RELAY_RETENTION_INTERVAL_MS,
+        batchSize: config.RELAY_RETENTION_BATCH_SIZE,
+        pauseMs: config.RELAY_RETENTION_PAUSE_MS,
+      },
+      (table, rows) => metrics.deleted(table, rows),
+      { log: (fields, message) => this.logger.log(fields, message), warn: (fields, message) => this.logger.warn(fields, message) },
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    this.schedule.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.schedule.stop();
+  }
+
+  /** One run now: the rows deleted per table, or undefined when another replica is running one. */
+  runOnce(): Promise<Record<string, number> | undefined> {
+    return this.schedule.runOnce();
+  }
+
+  private sweeps(): RetentionSweep[] {
+    const now = Date.now();
+    return [
+      this.sweep('directory.admin_audit', DELETE_AUDIT_BATCH_SQL, new Date(now - this.config.RELAY_AUDIT_RETENTION_DAYS * DAY_MS)),
+      this.sweep('directory.outbox_events', DELETE_OUTBOX_BATCH_SQL, new Date(now - this.config.RELAY_OUTBOX_RETENTION_DAYS * DAY_MS)),
+    ];
+  }
+
+  private sweep(table: string, sql: string, cutoff: Date): RetentionSweep {
+    return {
+      table,
+      deleteBatch: async (limit) => {
+        const result = (await this.dataSource.query(sql, [cutoff, limit])) as [unknown[], number];
+        return result[1];
+      },
+    };
+  }
+}
