@@ -31,6 +31,8 @@ export interface OpenIdProviderOptions {
   webClients?: Record<string, unknown>[];
   accounts?: OpenIdAccount[];
   accessTokenTtlSeconds?: number;
+  /** More scopes and the claims each releases, besides openid, email, profile and groups (e.g. `{ agentrelay: ['agentrelay_role'] }`). */
+  scopeClaims?: Record<string, string[]>;
   /** The signing algorithm of the first key (and of each key added by rotateSigningKey). */
   algorithm?: 'RS256' | 'PS256' | 'ES256' | 'EdDSA';
 }
@@ -110,6 +112,12 @@ export class TestOpenIdProvider {
 
   addClient(client: ClientCredentialsClient): void {
     this.clients.set(client.clientId, client);
+    this.rebuild();
+  }
+
+  /** A client of the authorization-code flow, added while the provider runs (e.g. once the relay's redirect URL is known). */
+  addWebClient(metadata: Record<string, unknown>): void {
+    this.webClients.push(metadata);
     this.rebuild();
   }
 
@@ -218,7 +226,7 @@ export class TestOpenIdProvider {
           ],
           jwks: { keys: this.keys.map((key) => key.privateJwk) },
           cookies: { keys: this.cookieKeys },
-          claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'], groups: ['groups'] },
+          claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'], groups: ['groups'], ...this.options.scopeClaims },
           findAccount: async (_context: unknown, sub: string): Promise<Account | undefined> => {
             const account = this.accounts.get(sub);
             if (!account) return undefined;
