@@ -208,6 +208,9 @@ export class ConsoleOidc {
         `The identity provider refused the sign-in: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}.`,
       );
     }
+    if (error instanceof oidc.WWWAuthenticateChallengeError) {
+      return new SignInFailure(401, 'Sign-in refused', 'The identity provider refused the access token it issued.');
+    }
     if (error instanceof oidc.ResponseBodyError) {
       return new SignInFailure(401, 'Sign-in refused', `The identity provider refused the sign-in code: ${error.error}.`);
     }
