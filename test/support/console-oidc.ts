@@ -96,7 +96,7 @@ export async function signInWithOidc(relayUrl: string, login: string): Promise<O
     const page = await response.text();
     const action = /<form[^>]*action="([^"]+)"/.exec(page)?.[1];
     if (!action) throw new Error(`the provider answered ${response.status} without a form: ${page.slice(0, 300)}`);
-    const form = page.includes('name="password"') ? { prompt: 'login', login, password: 'any password' } : { prompt: 'consent' };
+    const form: Record<string, string> = page.includes('name="password"') ? { prompt: 'login', login, password: 'any password' } : { prompt: 'consent' };
     const target = new URL(action.replace(/&amp;/g, '&'), response.url);
     response = await fetch(target, {
       method: 'POST',

@@ -201,6 +201,10 @@ export class ConsoleOidc {
   }
 
   private failureOf(error: unknown): SignInFailure {
+    if (unreachable(error)) {
+      this.logger.warn({ err: error }, 'OIDC sign-in: the identity provider could not be reached');
+      return unavailable();
+    }
     if (error instanceof oidc.AuthorizationResponseError) {
       return new SignInFailure(
         401,
@@ -224,6 +228,18 @@ export class ConsoleOidc {
     this.logger.warn({ err: error }, 'OIDC sign-in: the identity provider could not be reached');
     return unavailable();
   }
+}
+
+/** Whether an error (or one it wraps) is the provider not answering: refused, unresolvable, timed out. */
+function unreachable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const { name, message, code } = current as { name?: unknown; message?: unknown; code?: unknown };
+    if ((name === 'TypeError' && message === 'fetch failed') || name === 'AbortError' || name === 'TimeoutError') return true;
+    if (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|UND_ERR)/.test(code)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 function unavailable(): SignInFailure {
