@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from 'class-validator';
 import { isIP } from 'node:net';
 import { CommonConfig } from '@app/config';
 
@@ -142,9 +142,9 @@ export class EdgeConfig extends CommonConfig {
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'RELAY_CONSOLE_OIDC_ISSUER must be an http(s) URL' })
   RELAY_CONSOLE_OIDC_ISSUER?: string;
 
-  /** The console's client id at that provider. */
-  @IsOptional()
-  @IsString()
+  /** The console's client id at that provider (needed with RELAY_CONSOLE_OIDC_ISSUER). */
+  @ValidateIf((config: EdgeConfig) => config.RELAY_CONSOLE_OIDC_ISSUER !== undefined || config.RELAY_CONSOLE_OIDC_CLIENT_ID !== undefined)
+  @IsString({ message: 'RELAY_CONSOLE_OIDC_CLIENT_ID is needed with RELAY_CONSOLE_OIDC_ISSUER' })
   @MinLength(1)
   RELAY_CONSOLE_OIDC_CLIENT_ID?: string;
 
