@@ -226,7 +226,13 @@ export class TestOpenIdProvider {
           ],
           jwks: { keys: this.keys.map((key) => key.privateJwk) },
           cookies: { keys: this.cookieKeys },
-          claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'], groups: ['groups'], ...this.options.scopeClaims },
+          claims: {
+            openid: ['sub'],
+            email: ['email', 'email_verified'],
+            profile: ['name', 'preferred_username'],
+            groups: ['groups'],
+            ...this.options.scopeClaims,
+          },
           findAccount: async (_context: unknown, sub: string): Promise<Account | undefined> => {
             const account = this.accounts.get(sub);
             if (!account) return undefined;
