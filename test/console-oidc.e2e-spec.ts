@@ -298,3 +298,31 @@ describe('console sign-in through OIDC while the provider is down', () => {
     }
   });
 });
+
+describe('console sign-in through OIDC on a relay without an admin token', () => {
+  let provider: TestOpenIdProvider;
+  let relay: RelayHarness;
+
+  beforeAll(async () => {
+    provider = await startConsoleProvider([people.admin]);
+    relay = await RelayHarness.start({ services: ['directory'], env: consoleOidcEnv(provider, { RELAY_ADMIN_TOKEN: '' }) });
+    registerConsoleClient(provider, relay.url);
+  });
+
+  afterAll(async () => {
+    await relay?.stop();
+    await provider?.stop();
+  });
+
+  it('offers only the OIDC sign-in, lets people in with their role and refuses any bearer token', async () => {
+    const methods = await request(relay.url).get('/admin/session/methods').expect(200);
+    expect(methods.body).toEqual({ admin_token: false, oidc: { start_url: '/admin/session/oidc/start' } });
+    const ada = await signedIn(relay.url, people.admin.sub);
+    expect(ada.session).toMatchObject({ role: 'admin', person: { sub: 'ada' } });
+    await request(relay.url).get('/admin/agents').set('cookie', ada.cookie).expect(200);
+    const bearer = await request(relay.url).get('/admin/agents').set(admin).expect(401);
+    expect(bearer.body.error.reason).toBe('unauthenticated');
+    const tokenSignIn = await request(relay.url).post('/admin/session').send({ token: TEST_ADMIN_TOKEN }).expect(401);
+    expect(tokenSignIn.body.error.message).toContain('RELAY_ADMIN_TOKEN is not set');
+  });
+});
