@@ -58,8 +58,8 @@ export function readCookie(header: string | undefined, name: string): string | u
  * Lets a request through with `Authorization: Bearer <RELAY_ADMIN_TOKEN>` (always `admin`), or
  * with the cookie of a live console session (then every method but GET and HEAD also needs the
  * session's `X-CSRF-Token`, else 403 `csrf_failed`), when the route's least role (`@LeastRole`)
- * allows the caller's role, else 403 `role_forbidden`. A route that declares no role is refused
- * to everyone. No admin token and no OIDC sign-in configured → always 401.
+ * allows the caller's role, else 403 `role_forbidden`. A route that declares no role (for a
+ * change: on the route itself, not its class) is refused to everyone. No admin token and no OIDC sign-in configured → always 401.
  */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
@@ -73,7 +73,11 @@ export class AdminTokenGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const principal = await this.authenticate(context);
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const least = this.reflector.getAllAndOverride<AdminRole | undefined>(LEAST_ROLE, [context.getHandler(), context.getClass()]);
+    // A class's role covers its reads only: a change must name its own, so that one added to a
+    // controller of reads is not open to the readers by default.
+    const least = SAFE_METHODS.has(request.method)
+      ? this.reflector.getAllAndOverride<AdminRole | undefined>(LEAST_ROLE, [context.getHandler(), context.getClass()])
+      : this.reflector.get<AdminRole | undefined>(LEAST_ROLE, context.getHandler());
     if (least === undefined) {
       throw new RelayError('role_forbidden', `${request.method} ${request.routeOptions.url ?? request.url} declares no least role, so no one may call it`);
     }
