@@ -34,7 +34,13 @@ describe('console API: sessions, CSRF and the admin audit', () => {
   it('signs in with the admin token: an HttpOnly, SameSite=Strict cookie on /admin, and no Secure over plain http', async () => {
     const response = await request(relay.url).post('/admin/session').send({ token: TEST_ADMIN_TOKEN }).expect(201);
     expect(response.headers['cache-control']).toBe('no-store');
-    expect(response.body).toEqual({ csrf_token: expect.any(String), expires_at: expect.any(String), session: expect.stringMatching(/^[0-9a-f]{12}$/) });
+    expect(response.body).toEqual({
+      csrf_token: expect.any(String),
+      expires_at: expect.any(String),
+      session: expect.stringMatching(/^[0-9a-f]{12}$/),
+      role: 'admin',
+      person: null,
+    });
     expect(Date.parse(response.body.expires_at) - Date.now()).toBeGreaterThan(7 * 60 * 60 * 1000);
     const setCookie = String(response.headers['set-cookie']);
     expect(setCookie).toMatch(/^relay_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/admin; Max-Age=28800$/);

@@ -147,7 +147,9 @@ function checkManifests(source: string, manifests: Manifest[]): void {
         if (from.configMapRef && !configMaps.has(from.configMapRef.name)) problem(where, `envFrom names a missing ConfigMap ${from.configMapRef.name}`);
       for (const env of container.env ?? []) {
         const ref = env.valueFrom?.secretKeyRef;
-        if (ref && !(secrets.get(ref.name) ?? {})[ref.key]) problem(where, `env ${env.name} names a missing Secret key ${ref.name}/${ref.key}`);
+        // An optional key (a setting the relay runs without) may be absent from the Secret.
+        if (ref && ref.optional !== true && !(secrets.get(ref.name) ?? {})[ref.key])
+          problem(where, `env ${env.name} names a missing Secret key ${ref.name}/${ref.key}`);
       }
     }
     if (component !== 'edge' && !(pod.containers ?? []).some((container: Manifest) => container.env?.some((env: Manifest) => env.name === 'DATABASE_URL'))) {

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from 'class-validator';
 import { isIP } from 'node:net';
 import { CommonConfig } from '@app/config';
 
@@ -137,6 +137,54 @@ export class EdgeConfig extends CommonConfig {
   @Max(7 * 24 * 60 * 60 * 1000)
   RELAY_CONSOLE_SESSION_TTL_MS: number = 8 * 60 * 60 * 1000;
 
+  /** The OpenID Provider people sign in to the console with (its issuer URL; discovery at `/.well-known/openid-configuration`). Unset: no OIDC sign-in. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'RELAY_CONSOLE_OIDC_ISSUER must be an http(s) URL' })
+  RELAY_CONSOLE_OIDC_ISSUER?: string;
+
+  /** The console's client id at that provider (needed with RELAY_CONSOLE_OIDC_ISSUER). */
+  @ValidateIf((config: EdgeConfig) => config.RELAY_CONSOLE_OIDC_ISSUER !== undefined || config.RELAY_CONSOLE_OIDC_CLIENT_ID !== undefined)
+  @IsString({ message: 'RELAY_CONSOLE_OIDC_CLIENT_ID is needed with RELAY_CONSOLE_OIDC_ISSUER' })
+  @MinLength(1)
+  RELAY_CONSOLE_OIDC_CLIENT_ID?: string;
+
+  /** The console's client secret (a confidential client); unset, the console is a public client and PKCE alone protects the code. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  RELAY_CONSOLE_OIDC_CLIENT_SECRET?: string;
+
+  /** Where the provider sends people back; unset, `<RELAY_PUBLIC_URL>/admin/session/oidc/callback`. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'RELAY_CONSOLE_OIDC_REDIRECT_URL must be an http(s) URL' })
+  RELAY_CONSOLE_OIDC_REDIRECT_URL?: string;
+
+  /** The ID token (or userinfo) claim that names a person's console role: admin, operator, viewer or auditor. */
+  @IsString()
+  @Matches(/^[A-Za-z0-9_:/.-]{1,200}$/, { message: 'RELAY_CONSOLE_OIDC_ROLE_CLAIM must be a claim name' })
+  RELAY_CONSOLE_OIDC_ROLE_CLAIM: string = 'agentrelay_role';
+
+  /** The claim that lists a person's groups, read with RELAY_CONSOLE_OIDC_GROUP_ROLES. */
+  @IsString()
+  @Matches(/^[A-Za-z0-9_:/.-]{1,200}$/, { message: 'RELAY_CONSOLE_OIDC_GROUPS_CLAIM must be a claim name' })
+  RELAY_CONSOLE_OIDC_GROUPS_CLAIM: string = 'groups';
+
+  /** JSON object group → role (e.g. `{"relay-admins":"admin","auditors":"auditor"}`); a person in several groups gets the strongest role. */
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? parseGroupRoles(value) : value))
+  @ValidateBy({
+    name: 'isGroupRoles',
+    validator: {
+      validate: isGroupRoles,
+      defaultMessage: () => 'RELAY_CONSOLE_OIDC_GROUP_ROLES must be a JSON object of group names to admin, operator, viewer or auditor',
+    },
+  })
+  RELAY_CONSOLE_OIDC_GROUP_ROLES: Record<string, string> = {};
+
+  /** Scopes asked of the provider besides `openid` (space-separated). */
+  @IsString()
+  @Matches(/^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$|^$/, { message: 'RELAY_CONSOLE_OIDC_SCOPES must be space-separated scope names' })
+  RELAY_CONSOLE_OIDC_SCOPES: string = 'profile email';
+
   /** The built operator console the edge serves under `/console/` (relative to the working directory). */
   @IsString()
   @MinLength(1)
@@ -147,6 +195,27 @@ export class EdgeConfig extends CommonConfig {
   @Min(50)
   @Max(30000)
   READINESS_TIMEOUT_MS: number = 1500;
+}
+
+const CONSOLE_ROLE_NAMES = new Set(['admin', 'operator', 'viewer', 'auditor']);
+
+/** The JSON of RELAY_CONSOLE_OIDC_GROUP_ROLES, or the raw string when it is not JSON (then refused by the validator). */
+function parseGroupRoles(value: string): unknown {
+  if (value.trim() === '') return {};
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
+function isGroupRoles(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const entries = Object.entries(value as Record<string, unknown>);
+  return (
+    entries.length <= 1000 &&
+    entries.every(([group, role]) => group.length > 0 && group.length <= 256 && typeof role === 'string' && CONSOLE_ROLE_NAMES.has(role))
+  );
 }
 
 const PROXY_ADDRESS_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);

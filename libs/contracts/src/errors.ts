@@ -88,6 +88,7 @@ export const ERROR_CATALOGUE = {
   },
   agent_disabled: { agentrelay: -32030, a2a: -32030, message: 'The agent is disabled', httpStatus: 409 },
   csrf_failed: { agentrelay: -32031, a2a: -32031, message: 'Missing or wrong X-CSRF-Token for this console session', httpStatus: 403 },
+  role_forbidden: { agentrelay: -32033, a2a: -32033, message: 'Your console role may not do this', httpStatus: 403 },
   task_not_found: { agentrelay: -32032, a2a: -32001, message: 'No task with that id', httpStatus: 404, a2aReason: 'TASK_NOT_FOUND' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -15,6 +15,7 @@ import type {
   RegisteredAgent,
   SearchHit,
   SessionInfo,
+  SignInMethods,
   TaskDetail,
   TrustPolicy,
 } from './types';
@@ -58,6 +59,10 @@ export class AdminApi {
       if (error instanceof ApiError && error.status === 401) return null;
       throw error;
     }
+  }
+
+  signInMethods(): Promise<SignInMethods> {
+    return this.request('GET', '/admin/session/methods', {}, false);
   }
 
   async signOut(): Promise<void> {

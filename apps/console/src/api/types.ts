@@ -60,6 +60,8 @@ export interface TaskDetail {
   timeline_truncated: boolean;
   audit: AuditRow[];
   messages_truncated: boolean;
+  /** Set when the relay left what agents wrote out of the answer (the auditor role). */
+  bodies_hidden?: true;
 }
 
 /** One event of `GET /admin/events` (SSE `event: task`). */
@@ -93,10 +95,28 @@ export interface SearchHit {
   highlights: SearchHighlight[];
 }
 
+export type ConsoleRole = 'auditor' | 'viewer' | 'operator' | 'admin';
+
+/** Who signed in through OIDC; null for a sign-in with the admin token. */
+export interface SessionPerson {
+  issuer: string;
+  sub: string;
+  email: string | null;
+  name: string | null;
+}
+
 export interface SessionInfo {
   csrf_token: string;
   expires_at: string;
   session: string;
+  role: ConsoleRole;
+  person: SessionPerson | null;
+}
+
+/** How this relay lets people sign in to the console. */
+export interface SignInMethods {
+  admin_token: boolean;
+  oidc: { start_url: string } | null;
 }
 
 export interface AgentRecord {

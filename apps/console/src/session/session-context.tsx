@@ -1,7 +1,8 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { adminApi } from '../api/admin-api';
-import type { SessionInfo } from '../api/types';
+import type { ConsoleRole, SessionInfo } from '../api/types';
+import { roleAllows, roleHidesBodies } from '../lib/roles';
 
 type SessionState = { status: 'checking' } | { status: 'signed_out'; expired: boolean } | { status: 'signed_in'; session: SessionInfo };
 
@@ -50,6 +51,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   const controls = useMemo(() => ({ state, signIn, signOut }), [state, signIn, signOut]);
   return <SessionContext.Provider value={controls}>{children}</SessionContext.Provider>;
+}
+
+/** What the signed-in role may do: `allows('operator')`, and whether bodies are hidden from it. */
+export function useRole(): { role: ConsoleRole; allows(least: ConsoleRole): boolean; hidesBodies: boolean } {
+  const { state } = useSession();
+  const role: ConsoleRole = state.status === 'signed_in' ? state.session.role : 'auditor';
+  return { role, allows: (least) => roleAllows(role, least), hidesBodies: roleHidesBodies(role) };
 }
 
 export function useSession(): SessionControls {

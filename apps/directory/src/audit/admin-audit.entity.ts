@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
-/** One change made through the admin API, and who made it (`admin token` or `console:<session>`). */
+/** One change made through the admin API, and who made it (`admin token` or `console:<session>`, and the person of an OIDC session). */
 @Entity({ name: 'admin_audit' })
 export class AdminAuditEntity {
   @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'admin_audit_pkey' })
@@ -11,6 +11,12 @@ export class AdminAuditEntity {
 
   @Column({ type: 'varchar', length: 64 })
   actor: string;
+
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  actor_sub: string | null;
+
+  @Column({ type: 'varchar', length: 320, nullable: true })
+  actor_email: string | null;
 
   @Column({ type: 'varchar', length: 64 })
   action: string;

@@ -5,7 +5,16 @@ import { ADMIN_AUDIT_LIMITS, type AdminAuditEntry, type AdminAuditPage, type Lis
 import { AdminAuditEntity } from './admin-audit.entity';
 
 function toEntry(row: AdminAuditEntity): AdminAuditEntry {
-  return { id: String(row.id), at: row.at.toISOString(), actor: row.actor, action: row.action, target: row.target, detail: row.detail };
+  return {
+    id: String(row.id),
+    at: row.at.toISOString(),
+    actor: row.actor,
+    actor_sub: row.actor_sub,
+    actor_email: row.actor_email,
+    action: row.action,
+    target: row.target,
+    detail: row.detail,
+  };
 }
 
 /** The admin audit log: appended to by the edge after each admin change, read newest first. */
@@ -16,7 +25,14 @@ export class AdminAuditService {
   async record(request: RecordAdminAuditRequest): Promise<AdminAuditEntry> {
     const repository = this.dataSource.getRepository(AdminAuditEntity);
     const saved = await repository.save(
-      repository.create({ actor: request.actor, action: request.action, target: request.target ?? null, detail: request.detail ?? {} }),
+      repository.create({
+        actor: request.actor,
+        actor_sub: request.actor_sub ?? null,
+        actor_email: request.actor_email ?? null,
+        action: request.action,
+        target: request.target ?? null,
+        detail: request.detail ?? {},
+      }),
     );
     return toEntry(await repository.findOneByOrFail({ id: saved.id }));
   }

@@ -32,6 +32,7 @@ import {
   type TrustPolicy,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import { LeastRole } from '../auth/admin-roles';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { KeyFilter } from '../auth/key-filter';
 import { DirectoryLookups } from '../directory/directory-lookups';
@@ -54,6 +55,7 @@ function handleParam(value: string): string {
 /** The admin API over the directory (agents, keys, trust). Thin: validation here, rules in the directory. */
 @Controller('admin/agents')
 @UseGuards(AdminTokenGuard)
+@LeastRole('auditor')
 @UseFilters(AdminExceptionFilter)
 @UsePipes(AdminValidationPipe)
 @UseInterceptors(AdminAuditInterceptor)
@@ -66,6 +68,7 @@ export class AdminAgentsController {
 
   @Post()
   @HttpCode(201)
+  @LeastRole('admin')
   @Audited('agent.create', undefined, (result) => ({ handle: (result as RegisteredAgent).agent.handle }))
   async create(@Body() body: CreateAgentRequest): Promise<RegisteredAgent> {
     const registered = await this.rpc.request(DIRECTORY_SUBJECTS.createAgent, body);
@@ -84,6 +87,7 @@ export class AdminAgentsController {
   }
 
   @Patch(':handle')
+  @LeastRole('admin')
   @Audited('agent.update', 'handle')
   update(@Param('handle') handle: string, @Body() body: UpdateAgentFields): Promise<AgentRecord> {
     return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.updateAgent, { ...body, handle: handleParam(handle) }));
@@ -91,12 +95,14 @@ export class AdminAgentsController {
 
   /** Disables the agent: its keys stop working at once; its tasks stay readable to the other party. */
   @Delete(':handle')
+  @LeastRole('operator')
   @Audited('agent.disable', 'handle')
   disable(@Param('handle') handle: string): Promise<AgentRecord> {
     return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.disableAgent, { handle: handleParam(handle) }));
   }
 
   @Post(':handle/keys')
+  @LeastRole('admin')
   @HttpCode(201)
   @Audited('key.create', 'handle', (result) => ({ prefix: (result as CreateKeyReply).key.prefix }))
   async createKey(@Param('handle') handle: string): Promise<CreateKeyReply> {
@@ -111,6 +117,7 @@ export class AdminAgentsController {
   }
 
   @Delete(':handle/keys/:prefix')
+  @LeastRole('admin')
   @Audited('key.revoke', 'handle', (result) => ({ prefix: (result as ApiKeyInfo).prefix }))
   revokeKey(@Param('handle') handle: string, @Param('prefix') prefix: string): Promise<ApiKeyInfo> {
     return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.revokeKey, { handle: handleParam(handle), prefix }));
@@ -123,6 +130,7 @@ export class AdminAgentsController {
 
   /** Replaces the trust policy, from JSON or from a `trust.yaml` body (`Content-Type: application/yaml`). */
   @Put(':handle/trust')
+  @LeastRole('operator')
   @Audited('trust.put', 'handle')
   putTrust(@Param('handle') handle: string, @Body() body: TrustPolicyBody): Promise<TrustPolicy> {
     const target = handleParam(handle);
@@ -137,6 +145,7 @@ export class AdminAgentsController {
 
   /** Replaces the agent's webhook signing secret (kept by the notifier) and shows the new one once. */
   @Post(':handle/webhook-secret')
+  @LeastRole('admin')
   @HttpCode(201)
   @Audited('webhook_secret.rotate', 'handle')
   async rotateSecret(@Param('handle') handle: string): Promise<{ handle: string; webhook_secret: string }> {

@@ -18,8 +18,16 @@ import type { FastifyRequest } from 'fastify';
 import { from, mergeMap, type Observable } from 'rxjs';
 import { ADMIN_AUDIT_SUBJECTS, ListAdminAuditRequest, type AdminAuditPage } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
-import { adminActorOf, AdminTokenGuard } from '../auth/admin-token.guard';
+import { LeastRole } from '../auth/admin-roles';
+import { adminPrincipalOf, AdminTokenGuard } from '../auth/admin-token.guard';
+import type { ConsolePerson } from '../console/console-sessions';
 import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
+
+/** Who an audit row names: the actor (`admin token`, `console:<session>`) and the person of an OIDC session. */
+export interface AuditActor {
+  actor: string;
+  person: ConsolePerson | null;
+}
 
 /** Writes admin audit rows (kept by the directory): who changed what through the admin API. */
 @Injectable()
@@ -32,9 +40,16 @@ export class AdminAudit {
    * Records a change that was made. The change is not undone when the row cannot be written (the
    * directory is down): that is logged as an error with what the row would have said.
    */
-  async record(actor: string, action: string, target?: string, detail?: Record<string, unknown>): Promise<void> {
+  async record(who: AuditActor, action: string, target?: string, detail?: Record<string, unknown>): Promise<void> {
+    const { actor, person } = who;
     try {
-      await this.rpc.request(ADMIN_AUDIT_SUBJECTS.record, { actor, action, ...(target !== undefined ? { target } : {}), ...(detail ? { detail } : {}) });
+      await this.rpc.request(ADMIN_AUDIT_SUBJECTS.record, {
+        actor,
+        ...(person ? { actor_sub: person.sub, ...(person.email ? { actor_email: person.email } : {}) } : {}),
+        action,
+        ...(target !== undefined ? { target } : {}),
+        ...(detail ? { detail } : {}),
+      });
     } catch (error) {
       this.logger.error({ err: error, actor, action, target }, 'admin audit row not written');
     }
@@ -73,7 +88,7 @@ export class AdminAuditInterceptor implements NestInterceptor {
       .handle()
       .pipe(
         mergeMap((result: unknown) =>
-          from(this.audit.record(adminActorOf(request), route.action, target, route.detail?.(result, request.body)).then(() => result)),
+          from(this.audit.record(adminPrincipalOf(request), route.action, target, route.detail?.(result, request.body)).then(() => result)),
         ),
       );
   }
@@ -82,6 +97,7 @@ export class AdminAuditInterceptor implements NestInterceptor {
 /** `GET /admin/audit?limit=&cursor=`: the admin audit log, newest first. */
 @Controller('admin/audit')
 @UseGuards(AdminTokenGuard)
+@LeastRole('auditor')
 @UseFilters(AdminExceptionFilter)
 @UsePipes(AdminValidationPipe)
 export class AdminAuditController {

@@ -2,20 +2,22 @@ import { Controller, Get, Inject, Injectable, Req, Res, UseFilters, UseGuards } 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ADMIN_TASK_LIMITS, ADMIN_TASKS_SUBJECTS, RelayError, type AdminEventsReply, type PositionedTaskEvent } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
-import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { hidesBodies, LeastRole } from '../auth/admin-roles';
+import { adminPrincipalOf, AdminTokenGuard } from '../auth/admin-token.guard';
 import { EdgeConfig } from '../edge.config';
 import { SseWriter, type SseFraming } from '../endpoint/sse-writer';
 import { EventQueue } from '../streams/event-queue';
 import { TaskEventFeed } from '../streams/task-event-feed';
 import { EventStream, lastEventId, type StreamItem } from '../streams/task-streams';
 import { AdminExceptionFilter } from './admin-errors';
+import { HIDDEN_TEXT } from './hidden-bodies';
 
 /** How many positions the stream remembers having written, so that an event is never written twice. */
 const WRITTEN_MEMORY = 4096;
 
 /** A task event as the console shows it (`event: task`). */
-export function renderAdminEvent({ position, event }: PositionedTaskEvent): Record<string, unknown> {
-  const summary = event.task.summary;
+export function renderAdminEvent({ position, event }: PositionedTaskEvent, hideBodies = false): Record<string, unknown> {
+  const summary = hideBodies ? HIDDEN_TEXT : event.task.summary;
   return {
     position,
     event: event.type,
@@ -57,8 +59,8 @@ export class AdminEventStreams {
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
   ) {}
 
-  /** Follows the feed, then reads where the stream starts (so that no event falls between the two). */
-  async open(resumeAfter: string | undefined): Promise<EventStream> {
+  /** Follows the feed, then reads where the stream starts (so that no event falls between the two); `hideBodies` leaves summaries out. */
+  async open(resumeAfter: string | undefined, hideBodies = false): Promise<EventStream> {
     const queue = new EventQueue(this.config.RELAY_STREAM_BUFFER_BYTES);
     const stopLive = this.feed.followAll((item) => queue.push(item));
     const stopResync = this.feed.onReconnect(() => queue.requestResync());
@@ -69,7 +71,7 @@ export class AdminEventStreams {
     try {
       const start = await this.read(resumeAfter);
       return new EventStream(
-        (signal) => this.run(queue, start, resumeAfter, signal),
+        (signal) => this.run(queue, start, resumeAfter, hideBodies, signal),
         stopFollowing,
         () => queue.bufferedBytes,
       );
@@ -79,7 +81,13 @@ export class AdminEventStreams {
     }
   }
 
-  private async *run(queue: EventQueue, start: AdminEventsReply, resumeAfter: string | undefined, signal: AbortSignal): AsyncGenerator<StreamItem> {
+  private async *run(
+    queue: EventQueue,
+    start: AdminEventsReply,
+    resumeAfter: string | undefined,
+    hideBodies: boolean,
+    signal: AbortSignal,
+  ): AsyncGenerator<StreamItem> {
     const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
     const written = new Set<string>();
     let last = resumeAfter ?? start.position;
@@ -87,7 +95,7 @@ export class AdminEventStreams {
       written.add(event.position);
       if (written.size > WRITTEN_MEMORY) written.delete(written.values().next().value as string);
       if (BigInt(event.position) > BigInt(last)) last = event.position;
-      return { id: event.position, event: { kind: 'task', data: renderAdminEvent(event) } };
+      return { id: event.position, event: { kind: 'task', data: renderAdminEvent(event, hideBodies) } };
     };
     const read = this.read.bind(this);
     async function* replay(after: string, first?: AdminEventsReply): AsyncGenerator<StreamItem> {
@@ -126,6 +134,7 @@ export class AdminEventStreams {
 
 @Controller('admin/events')
 @UseGuards(AdminTokenGuard)
+@LeastRole('auditor')
 @UseFilters(AdminExceptionFilter)
 export class AdminEventsController {
   constructor(
@@ -135,7 +144,7 @@ export class AdminEventsController {
 
   @Get()
   async stream(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const stream = await this.streams.open(lastEventId(request.headers));
+    const stream = await this.streams.open(lastEventId(request.headers), hidesBodies(adminPrincipalOf(request).role));
     await this.sse.write(reply, stream, ADMIN_EVENTS_FRAMING);
   }
 }

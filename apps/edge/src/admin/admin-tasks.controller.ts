@@ -1,4 +1,5 @@
-import { Controller, Get, Inject, Param, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Query, Req, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import {
   ADMIN_DELIVERIES_SUBJECTS,
   ADMIN_TASKS_SUBJECTS,
@@ -15,15 +16,18 @@ import {
   type AdminOverviewReply,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
-import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { hidesBodies, LeastRole } from '../auth/admin-roles';
+import { adminPrincipalOf, AdminTokenGuard } from '../auth/admin-token.guard';
 import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
 import { AdminSearchQuery, AdminTaskFilterQuery, AdminTasksQuery } from './admin-tasks.dto';
+import { hideDetail, hidePage, type WithHiddenBodies } from './hidden-bodies';
 
 export type AdminOverview = AdminOverviewReply & { delivery_failures: FailureCountsReply };
 
 /** The operator console's reads across all agents: tasks, one task's timeline, search, counts, the overview. */
 @Controller('admin')
 @UseGuards(AdminTokenGuard)
+@LeastRole('auditor')
 @UseFilters(AdminExceptionFilter)
 @UsePipes(AdminValidationPipe)
 export class AdminTasksController {
@@ -31,19 +35,26 @@ export class AdminTasksController {
 
   /** `GET /admin/tasks?agent=&role=&state=&intent=&context_id=&created_after=&created_before=&limit=&cursor=`, newest first. */
   @Get('tasks')
-  async list(@Query() query: AdminTasksQuery): Promise<AdminTaskPage> {
-    return this.rpc.request(ADMIN_TASKS_SUBJECTS.list, { ...(await this.filter(query)), ...(query.limit !== undefined ? { limit: query.limit } : {}) });
+  async list(@Query() query: AdminTasksQuery, @Req() request: FastifyRequest): Promise<WithHiddenBodies<AdminTaskPage>> {
+    const page = await this.rpc.request(ADMIN_TASKS_SUBJECTS.list, {
+      ...(await this.filter(query)),
+      ...(query.limit !== undefined ? { limit: query.limit } : {}),
+    });
+    return hidesBodies(adminPrincipalOf(request).role) ? hidePage(page) : page;
   }
 
   /** `GET /admin/tasks/{id}`: the task, its timeline (from the event log) and its transition audit. */
   @Get('tasks/:id')
-  get(@Param('id') id: string): Promise<AdminTaskDetail> {
+  async get(@Param('id') id: string, @Req() request: FastifyRequest): Promise<WithHiddenBodies<AdminTaskDetail>> {
     if (id.length > TASK_LIMITS.taskIdChars) throw new RelayError('task_not_found', `No task with id ${id.slice(0, 64)}…`, { task_id: id.slice(0, 64) });
-    return this.rpc.request(ADMIN_TASKS_SUBJECTS.get, { task_id: id });
+    const detail = await this.rpc.request(ADMIN_TASKS_SUBJECTS.get, { task_id: id });
+    return hidesBodies(adminPrincipalOf(request).role) ? hideDetail(detail) : detail;
   }
 
   /** `GET /admin/search?q=<words>&…`: full-text search over message text and artifact names, ranked, with the list's filters. */
   @Get('search')
+  // Search matches message text: an auditor, who may not read it, may not probe it either.
+  @LeastRole('viewer')
   async search(@Query() query: AdminSearchQuery): Promise<AdminSearchPage> {
     return this.rpc.request(ADMIN_TASKS_SUBJECTS.search, {
       ...(await this.filter(query)),

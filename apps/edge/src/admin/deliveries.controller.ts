@@ -11,6 +11,7 @@ import {
   type ListDeliveriesReply,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import { LeastRole } from '../auth/admin-roles';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { AdminAuditInterceptor, Audited } from './admin-audit';
 import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
@@ -20,6 +21,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The notifier's delivery log on the admin API: list by status, redeliver (dead letters included). */
 @Controller('admin/deliveries')
 @UseGuards(AdminTokenGuard)
+@LeastRole('auditor')
 @UseFilters(AdminExceptionFilter)
 @UsePipes(AdminValidationPipe)
 @UseInterceptors(AdminAuditInterceptor)
@@ -34,6 +36,7 @@ export class DeliveriesController {
 
   /** `POST /admin/deliveries/redeliver {status, task_id?}`: redelivers up to 1000 failed or dead deliveries, the oldest first. */
   @Post('redeliver')
+  @LeastRole('operator')
   @HttpCode(202)
   @Audited('delivery.redeliver_many', undefined, (result, body) => ({ ...(body as RedeliverManyRequest), ...(result as RedeliverManyReply) }))
   redeliverMany(@Body() body: RedeliverManyRequest): Promise<RedeliverManyReply> {
@@ -49,6 +52,7 @@ export class DeliveriesController {
 
   /** `POST /admin/deliveries/{id}/redeliver`: attempts the delivery again with a fresh retry schedule. */
   @Post(':id/redeliver')
+  @LeastRole('operator')
   @HttpCode(202)
   @Audited('delivery.redeliver', 'id')
   redeliver(@Param('id') id: string): Promise<DeliveryView> {

@@ -4,6 +4,7 @@ import { nanos } from '@nats-io/transport-node';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { prefixedSubject, RelayError } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import type { AdminRole } from '../auth/admin-roles';
 import { EdgeConfig } from '../edge.config';
 
 /** The cookie that carries a console session: 32 random bytes, base64url. */
@@ -11,18 +12,36 @@ export const SESSION_COOKIE = 'relay_session';
 const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
 const STORE_TIMEOUT_MS = 2000;
 
+/** The person an OIDC sign-in names, from their ID token: the audit names them by `sub` and email. */
+export interface ConsolePerson {
+  issuer: string;
+  sub: string;
+  email: string | null;
+  name: string | null;
+}
+
 /** A console session as the API shows it: `session` is its short public id, named in the admin audit. */
 export interface ConsoleSessionView {
   session: string;
   csrf_token: string;
   expires_at: string;
+  /** What the session may do (a sign-in with the admin token is `admin`). */
+  role: AdminRole;
+  /** Who signed in through OIDC; null for a sign-in with the admin token. */
+  person: ConsolePerson | null;
 }
+
+/** Who a new session is for: the admin token's holder, or a person with their role. */
+export type SessionHolder = { role: 'admin'; person: null } | { role: AdminRole; person: ConsolePerson };
 
 interface StoredSession {
   session: string;
   /** The cookie value's digest (also the subject it is stored under), compared again on every read. */
   cookie_digest: string;
   expires_at: string;
+  /** Absent on sessions stored before roles: those were all made with the admin token. */
+  role?: AdminRole;
+  person?: ConsolePerson | null;
 }
 
 /** The session stream of one relay (or test run): named after the subject prefix, like the rate-limit stream. */
@@ -61,12 +80,14 @@ export class ConsoleSessions {
   ) {}
 
   /** A new session: the cookie value to set (shown only in Set-Cookie) and the session's view. */
-  async create(now = Date.now()): Promise<{ cookie: string; view: ConsoleSessionView }> {
+  async create(holder: SessionHolder = { role: 'admin', person: null }, now = Date.now()): Promise<{ cookie: string; view: ConsoleSessionView }> {
     const cookie = randomBytes(32).toString('base64url');
     const stored: StoredSession = {
       session: randomBytes(6).toString('hex'),
       cookie_digest: cookieDigest(cookie),
       expires_at: new Date(now + this.config.RELAY_CONSOLE_SESSION_TTL_MS).toISOString(),
+      role: holder.role,
+      person: holder.person,
     };
     const { js } = await this.connect();
     await this.reachStore(() => js.publish(this.subjectOf(stored.cookie_digest), JSON.stringify(stored), { timeout: STORE_TIMEOUT_MS }));
@@ -104,7 +125,13 @@ export class ConsoleSessions {
   }
 
   private viewOf(cookie: string, stored: StoredSession): ConsoleSessionView {
-    return { session: stored.session, csrf_token: csrfTokenOf(cookie), expires_at: stored.expires_at };
+    return {
+      session: stored.session,
+      csrf_token: csrfTokenOf(cookie),
+      expires_at: stored.expires_at,
+      role: stored.role ?? 'admin',
+      person: stored.person ?? null,
+    };
   }
 
   private get streamName(): string {

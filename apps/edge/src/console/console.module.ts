@@ -9,16 +9,18 @@ import { EndpointModule } from '../endpoint/endpoint.module';
 import { EdgeConfig } from '../edge.config';
 import { StreamsModule } from '../streams/streams.module';
 import { AdminSessionController } from './admin-session.controller';
+import { ConsoleOidc } from './console-oidc';
 import { registerConsoleStatic } from './console-static';
 
 /**
- * The operator console: its static files under `/console/`, its sign-in (`/admin/session`) and the
+ * The operator console: its static files under `/console/`, its sign-in (`/admin/session`, with the
+ * admin token or through OIDC) and the
  * admin reads it shows (tasks across all agents, search, counts, the overview, the live events).
  */
 @Module({
   imports: [AuthModule, AdminAuditModule, StreamsModule, EndpointModule],
   controllers: [AdminSessionController, AdminTasksController, AdminEventsController],
-  providers: [AdminEventStreams],
+  providers: [AdminEventStreams, ConsoleOidc],
 })
 export class ConsoleModule implements OnModuleInit {
   constructor(

@@ -9,6 +9,8 @@ export const ADMIN_AUDIT_SUBJECTS = {
 
 export const ADMIN_AUDIT_LIMITS = {
   actorChars: 64,
+  actorSubChars: 255,
+  actorEmailChars: 320,
   actionChars: 64,
   targetChars: 512,
   listDefaultLimit: 50,
@@ -16,11 +18,24 @@ export const ADMIN_AUDIT_LIMITS = {
 } as const;
 
 export class RecordAdminAuditRequest {
-  /** `admin token` or `console:<session>`. */
+  /** `admin token` or `console:<session>` (a session of the admin token or of a person, named by `actor_sub`). */
   @IsString()
   @MinLength(1)
   @MaxLength(ADMIN_AUDIT_LIMITS.actorChars)
   actor: string;
+
+  /** The person behind a console session signed in through OIDC: their `sub` at the provider. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(ADMIN_AUDIT_LIMITS.actorSubChars)
+  actor_sub?: string;
+
+  /** That person's email, when the provider gave one. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(ADMIN_AUDIT_LIMITS.actorEmailChars)
+  actor_email?: string;
 
   /** What was done, e.g. `agent.create`, `key.revoke`, `delivery.redeliver`. */
   @IsString()
@@ -58,6 +73,9 @@ export interface AdminAuditEntry {
   id: string;
   at: string;
   actor: string;
+  /** The person (OIDC `sub`, email) behind a console session; null for the admin token and its sessions. */
+  actor_sub: string | null;
+  actor_email: string | null;
   action: string;
   target: string | null;
   detail: Record<string, unknown>;

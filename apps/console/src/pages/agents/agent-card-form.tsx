@@ -3,6 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { adminApi } from '../../api/admin-api';
 import type { AgentCardFields, AgentRecord } from '../../api/types';
 import { ErrorMessage } from '../../components/error-message';
+import { useRole } from '../../session/session-context';
 
 function nullable(data: FormData, name: string): string | null {
   const text = String(data.get(name) ?? '').trim();
@@ -12,6 +13,7 @@ function nullable(data: FormData, name: string): string | null {
 /** Edits the agent's card and contact fields; an emptied field is cleared. */
 export function AgentCardForm({ agent }: { agent: AgentRecord }) {
   const queryClient = useQueryClient();
+  const mayEdit = useRole().allows('admin');
   const save = useMutation({
     mutationFn: (fields: AgentCardFields) => adminApi.updateAgent(agent.handle, fields),
     onSuccess: (updated) => {
@@ -39,41 +41,45 @@ export function AgentCardForm({ agent }: { agent: AgentRecord }) {
     <section className="card" aria-labelledby="card-title">
       <h2 id="card-title">Card</h2>
       <form onSubmit={submit} className="grid-form" key={agent.updated_at}>
-        <div className="field">
-          <label htmlFor="card-name">Name</label>
-          <input id="card-name" name="name" required defaultValue={agent.name} />
-        </div>
-        <div className="field">
-          <label htmlFor="card-role">Role</label>
-          <input id="card-role" name="role" defaultValue={agent.role ?? ''} />
-        </div>
-        <div className="field wide">
-          <label htmlFor="card-description">Description</label>
-          <input id="card-description" name="description" defaultValue={agent.description ?? ''} />
-        </div>
-        <div className="field wide">
-          <label htmlFor="card-skills">Skills (comma-separated)</label>
-          <input id="card-skills" name="skills" defaultValue={agent.skills.join(', ')} />
-        </div>
-        <div className="field">
-          <label htmlFor="card-email">Email</label>
-          <input id="card-email" name="email" type="email" defaultValue={agent.email ?? ''} />
-        </div>
-        <div className="field wide">
-          <label htmlFor="card-webhook">Webhook URL</label>
-          <input id="card-webhook" name="notification_webhook_url" type="url" defaultValue={agent.notification_webhook_url ?? ''} />
-        </div>
-        <div className="field wide">
-          <label htmlFor="card-slack">Slack webhook URL</label>
-          <input id="card-slack" name="slack_webhook_url" type="url" defaultValue={agent.slack_webhook_url ?? ''} />
-        </div>
-        {save.isError && <ErrorMessage error={save.error} />}
-        {save.isSuccess && <p role="status">Saved.</p>}
-        <div className="actions">
-          <button type="submit" className="button" disabled={save.isPending || agent.disabled}>
-            Save card
-          </button>
-        </div>
+        <fieldset disabled={!mayEdit} className="plain">
+          <div className="field">
+            <label htmlFor="card-name">Name</label>
+            <input id="card-name" name="name" required defaultValue={agent.name} />
+          </div>
+          <div className="field">
+            <label htmlFor="card-role">Role</label>
+            <input id="card-role" name="role" defaultValue={agent.role ?? ''} />
+          </div>
+          <div className="field wide">
+            <label htmlFor="card-description">Description</label>
+            <input id="card-description" name="description" defaultValue={agent.description ?? ''} />
+          </div>
+          <div className="field wide">
+            <label htmlFor="card-skills">Skills (comma-separated)</label>
+            <input id="card-skills" name="skills" defaultValue={agent.skills.join(', ')} />
+          </div>
+          <div className="field">
+            <label htmlFor="card-email">Email</label>
+            <input id="card-email" name="email" type="email" defaultValue={agent.email ?? ''} />
+          </div>
+          <div className="field wide">
+            <label htmlFor="card-webhook">Webhook URL</label>
+            <input id="card-webhook" name="notification_webhook_url" type="url" defaultValue={agent.notification_webhook_url ?? ''} />
+          </div>
+          <div className="field wide">
+            <label htmlFor="card-slack">Slack webhook URL</label>
+            <input id="card-slack" name="slack_webhook_url" type="url" defaultValue={agent.slack_webhook_url ?? ''} />
+          </div>
+          {save.isError && <ErrorMessage error={save.error} />}
+          {save.isSuccess && <p role="status">Saved.</p>}
+          {mayEdit && (
+            <div className="actions">
+              <button type="submit" className="button" disabled={save.isPending || agent.disabled}>
+                Save card
+              </button>
+            </div>
+          )}
+        </fieldset>
       </form>
     </section>
   );

@@ -6,12 +6,14 @@ import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorMessage } from '../../components/error-message';
 import { ShownOnceSecret } from '../../components/shown-once-secret';
 import { TimeStamp } from '../../components/time-stamp';
+import { useRole } from '../../session/session-context';
 
 type KeyChange = { kind: 'rotate' | 'revoke'; prefix: string };
 
 /** The agent's API keys by prefix: make a new one, rotate one (new key, then the old revoked), revoke one. */
 export function AgentKeys({ agent }: { agent: AgentRecord }) {
   const queryClient = useQueryClient();
+  const mayChange = useRole().allows('admin') && !agent.disabled;
   const queryKey = ['agent', agent.handle, 'keys'];
   const keys = useQuery({ queryKey, queryFn: () => adminApi.listKeys(agent.handle) });
   const [newKey, setNewKey] = useState<CreatedKey | null>(null);
@@ -49,7 +51,7 @@ export function AgentKeys({ agent }: { agent: AgentRecord }) {
               <th scope="col">Prefix</th>
               <th scope="col">Created</th>
               <th scope="col">Status</th>
-              <th scope="col">Actions</th>
+              {mayChange && <th scope="col">Actions</th>}
             </tr>
           </thead>
           <tbody>
@@ -70,24 +72,26 @@ export function AgentKeys({ agent }: { agent: AgentRecord }) {
                     'Active'
                   )}
                 </td>
-                <td>
-                  {!key.revoked_at && !agent.disabled && (
-                    <span className="row-actions">
-                      <button type="button" className="button secondary" onClick={() => setPending({ kind: 'rotate', prefix: key.prefix })}>
-                        Rotate {key.prefix}
-                      </button>
-                      <button type="button" className="button danger" onClick={() => setPending({ kind: 'revoke', prefix: key.prefix })}>
-                        Revoke {key.prefix}
-                      </button>
-                    </span>
-                  )}
-                </td>
+                {mayChange && (
+                  <td>
+                    {!key.revoked_at && (
+                      <span className="row-actions">
+                        <button type="button" className="button secondary" onClick={() => setPending({ kind: 'rotate', prefix: key.prefix })}>
+                          Rotate {key.prefix}
+                        </button>
+                        <button type="button" className="button danger" onClick={() => setPending({ kind: 'revoke', prefix: key.prefix })}>
+                          Revoke {key.prefix}
+                        </button>
+                      </span>
+                    )}
+                  </td>
+                )}
               </tr>
             ))}
           </tbody>
         </table>
       )}
-      {!agent.disabled && (
+      {mayChange && (
         <button type="button" className="button secondary" disabled={change.isPending} onClick={() => change.mutate({ kind: 'create' })}>
           New key
         </button>

@@ -5,6 +5,7 @@ import { adminApi } from '../../api/admin-api';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorMessage } from '../../components/error-message';
 import { useDocumentTitle } from '../../lib/use-document-title';
+import { useRole } from '../../session/session-context';
 import { AgentCardForm } from './agent-card-form';
 import { AgentCounts } from './agent-counts';
 import { AgentKeys } from './agent-keys';
@@ -45,6 +46,7 @@ export function AgentPage() {
   const { handle = '' } = useParams();
   useDocumentTitle(`Agent ${handle}`);
   const agent = useQuery({ queryKey: ['agent', handle], queryFn: () => adminApi.getAgent(handle) });
+  const { allows } = useRole();
   if (agent.isPending) return <p role="status">Loading the agent…</p>;
   if (agent.isError) {
     return (
@@ -64,7 +66,7 @@ export function AgentPage() {
       <p>
         {record.disabled ? <strong>Disabled.</strong> : 'Active.'} <Link to={`/handoffs?agent=${encodeURIComponent(record.handle)}`}>Its handoffs</Link>
       </p>
-      {!record.disabled && <DisableAgentButton handle={record.handle} />}
+      {!record.disabled && allows('operator') && <DisableAgentButton handle={record.handle} />}
       <div className="columns">
         <AgentCardForm agent={record} />
         <AgentCounts handle={record.handle} />

@@ -4,11 +4,13 @@ import { adminApi } from '../../api/admin-api';
 import { ErrorMessage } from '../../components/error-message';
 import { TimeStamp } from '../../components/time-stamp';
 import { useDocumentTitle } from '../../lib/use-document-title';
+import { useRole } from '../../session/session-context';
 import { RegisterAgentForm } from './register-agent-form';
 
 /** Every agent (disabled ones too), and the form that registers a new one. */
 export function AgentsPage() {
   useDocumentTitle('Agents');
+  const { allows } = useRole();
   const agents = useInfiniteQuery({
     queryKey: ['agents'],
     queryFn: ({ pageParam }) => adminApi.listAgents(pageParam || undefined),
@@ -19,7 +21,7 @@ export function AgentsPage() {
   return (
     <>
       <h1>Agents</h1>
-      <RegisterAgentForm />
+      {allows('admin') && <RegisterAgentForm />}
       {agents.isPending && <p role="status">Loading agents…</p>}
       {agents.isError && <ErrorMessage error={agents.error} />}
       {agents.isSuccess && (

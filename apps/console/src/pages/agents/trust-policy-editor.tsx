@@ -7,6 +7,7 @@ import { ErrorMessage } from '../../components/error-message';
 import { TimeStamp } from '../../components/time-stamp';
 import { excerptAt, offsetOfLine, trustPolicyToYaml, type LineExcerpt } from '../../lib/trust-yaml';
 import { yamlSyntaxProblem, type PolicyProblem } from '../../lib/yaml-check';
+import { useRole } from '../../session/session-context';
 
 function PolicyError({ problem, excerpt }: { problem: PolicyProblem; excerpt: LineExcerpt | null }) {
   return (
@@ -27,6 +28,7 @@ function PolicyError({ problem, excerpt }: { problem: PolicyProblem; excerpt: Li
 /** The agent's trust policy as `trust.yaml`, checked here and by the relay, then applied; errors point at their line. */
 export function TrustPolicyEditor({ agent }: { agent: AgentRecord }) {
   const queryClient = useQueryClient();
+  const mayApply = useRole().allows('operator');
   const queryKey = ['agent', agent.handle, 'trust'];
   const policy = useQuery({ queryKey, queryFn: () => adminApi.getTrust(agent.handle) });
   const editor = useRef<HTMLTextAreaElement>(null);
@@ -94,17 +96,20 @@ export function TrustPolicyEditor({ agent }: { agent: AgentRecord }) {
           spellCheck={false}
           defaultValue={trustPolicyToYaml(policy.data)}
           key={policy.data.updated_at ?? 'unset'}
+          readOnly={!mayApply}
           aria-invalid={problem ? true : undefined}
           aria-describedby={problem ? 'trust-error' : undefined}
         />
         {problem && <PolicyError problem={problem} excerpt={excerpt} />}
         {apply.isError && !problem && <ErrorMessage error={apply.error} />}
         {applied && <p role="status">Trust policy applied.</p>}
-        <div className="actions">
-          <button type="submit" className="button" disabled={apply.isPending || agent.disabled}>
-            Apply policy
-          </button>
-        </div>
+        {mayApply && (
+          <div className="actions">
+            <button type="submit" className="button" disabled={apply.isPending || agent.disabled}>
+              Apply policy
+            </button>
+          </div>
+        )}
       </form>
     </section>
   );

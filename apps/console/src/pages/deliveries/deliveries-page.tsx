@@ -6,6 +6,7 @@ import type { DeliveryStatus } from '../../api/types';
 import { DeliveryTable } from '../../components/delivery-table';
 import { ErrorMessage } from '../../components/error-message';
 import { useDocumentTitle } from '../../lib/use-document-title';
+import { useRole } from '../../session/session-context';
 import { useRedeliver } from './redeliver-controls';
 
 const SECTION_TITLES: Record<DeliveryStatus, string> = {
@@ -18,7 +19,8 @@ const SECTION_TITLES: Record<DeliveryStatus, string> = {
 function DeliverySection({ status, taskId, redeliver }: { status: DeliveryStatus; taskId: string; redeliver: ReturnType<typeof useRedeliver> }) {
   const deliveries = useQuery({ queryKey: ['deliveries', status, taskId], queryFn: () => adminApi.listDeliveries(status, taskId || undefined) });
   const list = deliveries.data?.deliveries ?? [];
-  const canRedeliver = status === 'dead' || status === 'failed';
+  const mayRedeliver = useRole().allows('operator');
+  const canRedeliver = (status === 'dead' || status === 'failed') && mayRedeliver;
   return (
     <section aria-labelledby={`deliveries-${status}`}>
       <h2 id={`deliveries-${status}`}>{SECTION_TITLES[status]}</h2>
@@ -41,11 +43,15 @@ function DeliverySection({ status, taskId, redeliver }: { status: DeliveryStatus
             deliveries={list}
             caption={`${SECTION_TITLES[status]}, newest first`}
             showTask
-            action={(delivery) => (
-              <button type="button" className="button secondary" disabled={redeliver.busy} onClick={() => redeliver.ask({ kind: 'one', delivery })}>
-                Redeliver {delivery.event} to {delivery.target_handle}
-              </button>
-            )}
+            action={
+              canRedeliver
+                ? (delivery) => (
+                    <button type="button" className="button secondary" disabled={redeliver.busy} onClick={() => redeliver.ask({ kind: 'one', delivery })}>
+                      Redeliver {delivery.event} to {delivery.target_handle}
+                    </button>
+                  )
+                : undefined
+            }
           />
         </>
       )}

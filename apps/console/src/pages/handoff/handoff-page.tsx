@@ -49,10 +49,15 @@ export function HandoffPage() {
       </>
     );
   }
-  const { task, timeline, timeline_truncated, audit } = detail.data;
+  const { task, timeline, timeline_truncated, audit, bodies_hidden } = detail.data;
   return (
-    <article className="handoff" aria-label={`Handoff ${task.summary}`}>
+    <article className="handoff" aria-label={`Handoff ${task.summary || task.id}`}>
       <HandoffHeader task={task} />
+      {bodies_hidden && (
+        <p className="notice" role="note">
+          Your role (auditor) sees who, when and what state, not what the agents wrote: message text and artifacts&apos; content are hidden.
+        </p>
+      )}
       <TaskArtifacts artifacts={task.artifacts} />
       <Timeline entries={timeline} truncated={timeline_truncated} />
       <TaskDeliveries taskId={task.id} />

@@ -1,0 +1,47 @@
+import { ConfigValidationError, loadConfig } from '@app/config';
+import { EdgeConfig } from './edge.config';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(EdgeConfig, env);
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigValidationError) return error.problems;
+    throw error;
+  }
+}
+
+describe('edge config: console sign-in through OIDC', () => {
+  it('is off by default, with the role claim agentrelay_role and the groups claim groups', () => {
+    const config = loadConfig(EdgeConfig, {});
+    expect(config.RELAY_CONSOLE_OIDC_ISSUER).toBeUndefined();
+    expect(config.RELAY_CONSOLE_OIDC_ROLE_CLAIM).toBe('agentrelay_role');
+    expect(config.RELAY_CONSOLE_OIDC_GROUPS_CLAIM).toBe('groups');
+    expect(config.RELAY_CONSOLE_OIDC_GROUP_ROLES).toEqual({});
+    expect(config.RELAY_CONSOLE_OIDC_SCOPES).toBe('profile email');
+  });
+
+  it('reads the group mapping from JSON', () => {
+    const config = loadConfig(EdgeConfig, {
+      RELAY_CONSOLE_OIDC_ISSUER: 'https://idp.example.com',
+      RELAY_CONSOLE_OIDC_CLIENT_ID: 'console',
+      RELAY_CONSOLE_OIDC_GROUP_ROLES: '{"relay-admins":"admin","auditors":"auditor"}',
+    });
+    expect(config.RELAY_CONSOLE_OIDC_GROUP_ROLES).toEqual({ 'relay-admins': 'admin', auditors: 'auditor' });
+  });
+
+  it('names the setting that is wrong: no client id, a mapping that is not JSON or names no role, a bad issuer', () => {
+    expect(problemsOf({ RELAY_CONSOLE_OIDC_ISSUER: 'https://idp.example.com' })).toEqual([
+      expect.stringContaining('RELAY_CONSOLE_OIDC_CLIENT_ID is needed with RELAY_CONSOLE_OIDC_ISSUER'),
+    ]);
+    for (const mapping of ['{relay-admins: admin}', '{"relay-admins":"root"}', '["admin"]', '{"":"admin"}']) {
+      expect([mapping, problemsOf({ RELAY_CONSOLE_OIDC_GROUP_ROLES: mapping })]).toEqual([
+        mapping,
+        [expect.stringContaining('RELAY_CONSOLE_OIDC_GROUP_ROLES must be a JSON object of group names to admin, operator, viewer or auditor')],
+      ]);
+    }
+    expect(problemsOf({ RELAY_CONSOLE_OIDC_ISSUER: 'not a url', RELAY_CONSOLE_OIDC_CLIENT_ID: 'console' })).toEqual([
+      expect.stringContaining('RELAY_CONSOLE_OIDC_ISSUER must be an http(s) URL'),
+    ]);
+  });
+});
