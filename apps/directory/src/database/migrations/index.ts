@@ -3,6 +3,7 @@ import { CreateAgentEventOutbox1764470100000 } from './1764470100000-CreateAgent
 import { AdminAudit1764560000000 } from './1764560000000-AdminAudit';
 import { AgentWebhookTimeout1764560100000 } from './1764560100000-AgentWebhookTimeout';
 import { AddAgentInputModes1764900000000 } from './1764900000000-AddAgentInputModes';
+import { AgentTokenSubject1765000000000 } from './1765000000000-AgentTokenSubject';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -11,4 +12,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   AdminAudit1764560000000,
   AgentWebhookTimeout1764560100000,
   AddAgentInputModes1764900000000,
+  AgentTokenSubject1765000000000,
 ];
