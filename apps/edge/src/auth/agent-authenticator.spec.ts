@@ -6,6 +6,10 @@ import { EdgeConfig } from '../edge.config';
 import { isAdminToken } from './admin-token.guard';
 import { AgentAuthenticator, extractApiKey } from './agent-authenticator';
 import { AuthFailureThrottle } from './auth-failure-throttle';
+import { TokenVerifier } from './token-verifier';
+
+/** No identity provider configured: tokens are not looked at. */
+const NO_TOKENS = new TokenVerifier(loadConfig(EdgeConfig, {}));
 
 const KEY = `ah_live_${'ABCDEFGH234567QR'.repeat(2)}`;
 const IDENTITY: AgentIdentity = { id: 'a1', handle: 'bob@acme', name: 'Bob', role: null, org: 'acme' };
@@ -32,7 +36,7 @@ describe('AgentAuthenticator', () => {
     const authenticate = jest.fn(reply);
     return {
       authenticate,
-      authenticator: new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, new AuthFailureThrottle(loadConfig(EdgeConfig, {}))),
+      authenticator: new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, new AuthFailureThrottle(loadConfig(EdgeConfig, {})), NO_TOKENS),
     };
   }
 
@@ -56,7 +60,7 @@ describe('AgentAuthenticator', () => {
       if (key === KEY) return IDENTITY;
       throw new RelayError('unauthenticated', 'Invalid API key');
     });
-    const authenticator = new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, throttle);
+    const authenticator = new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, throttle, NO_TOKENS);
     await expect(authenticator.authenticate({ 'x-api-key': KEY }, '10.0.0.1')).resolves.toEqual(IDENTITY);
     const wrong = (index: number): string => `ah_live_${'BCDEFGHIJKLMN'[index].repeat(32)}`;
     for (let index = 0; index < 3; index += 1) {

@@ -3,11 +3,12 @@ import { ConsoleSessions } from '../console/console-sessions';
 import { AdminTokenGuard } from './admin-token.guard';
 import { AgentAuthenticator } from './agent-authenticator';
 import { AuthFailureThrottle } from './auth-failure-throttle';
+import { TokenVerifier } from './token-verifier';
 
-/** Who is calling: agents by API key (through the directory), admins by the admin token or a console session. */
+/** Who is calling: agents by API key or IdP JWT (through the directory), admins by the admin token or a console session. */
 @Module({
-  providers: [AgentAuthenticator, AdminTokenGuard, AuthFailureThrottle, ConsoleSessions],
-  exports: [AgentAuthenticator, AdminTokenGuard, AuthFailureThrottle, ConsoleSessions],
+  providers: [AgentAuthenticator, AdminTokenGuard, AuthFailureThrottle, ConsoleSessions, TokenVerifier],
+  exports: [AgentAuthenticator, AdminTokenGuard, AuthFailureThrottle, ConsoleSessions, TokenVerifier],
 })
 export class AuthModule {}
 

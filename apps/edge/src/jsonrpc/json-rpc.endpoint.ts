@@ -10,6 +10,7 @@ import { asRelayError, renderRelayError } from './json-rpc-errors';
 import { EventStream } from '../streams/task-streams';
 import { preliminaryDialect, UnparseableJson } from './json-rpc.http';
 import { A2A_METHODS, AGENTRELAY_METHODS, type DialectMethods, type JsonRpcCall, type JsonRpcId, type JsonRpcResponse } from './json-rpc.types';
+import { bearerChallenge } from '../auth/token-verifier';
 
 /** The methods the AgentRelay dialect (docs/dialects.md#agentrelay) answers itself; the rest go to the A2A handlers. */
 const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel', 'watch', 'search']);
@@ -96,7 +97,7 @@ export class JsonRpcEndpoint {
         this.streamError(reply, { jsonrpc: '2.0', id, error: rendered.error });
         return;
       }
-      if (relayError.reason === 'unauthenticated') reply.header('www-authenticate', 'Bearer realm="agentrelay"');
+      if (relayError.reason === 'unauthenticated') reply.header('www-authenticate', bearerChallenge(relayError));
       const retryAfter = retryAfterSeconds(relayError);
       if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
       this.send(reply, { jsonrpc: '2.0', id, error: rendered.error }, rendered.status);

@@ -13,6 +13,7 @@ import { EventStream } from '../streams/task-streams';
 import { RequestMetrics } from '../metrics/request-metrics';
 import { renderRelayError } from '../jsonrpc/json-rpc-errors';
 import { renderRestError, sendLegacyRestError, sendRestError } from './rest-errors';
+import { bearerChallenge } from '../auth/token-verifier';
 
 /** One HTTP+JSON route's operation: the A2A method it is and how its params are read from the request. */
 export interface RestOperation {
@@ -103,7 +104,7 @@ export class RestEndpoint {
       const relayError = asRelayError(error);
       this.metrics.failed(request, dialect, relayError.reason);
       annotateRpcError(relayError.reason);
-      if (relayError.reason === 'unauthenticated') reply.header('www-authenticate', 'Bearer realm="agentrelay"');
+      if (relayError.reason === 'unauthenticated') reply.header('www-authenticate', bearerChallenge(relayError));
       const retryAfter = retryAfterSeconds(relayError);
       if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
       if (legacy) sendLegacyRestError(reply, relayError);
