@@ -119,13 +119,13 @@ export class TokenVerifier {
     }
     const algorithm = typeof header.alg === 'string' ? header.alg : '';
     if (!TOKEN_ALGORITHMS.includes(algorithm)) {
-      throw invalidToken('algorithm', `alg "${printable(algorithm)}" is not allowed: only asymmetric signatures (RS*, PS*, ES*, EdDSA)`);
+      throw invalidToken('algorithm', `alg '${printable(algorithm)}' is not allowed: only asymmetric signatures (RS*, PS*, ES*, EdDSA)`);
     }
     const state = typeof payload.iss === 'string' ? this.issuers.get(payload.iss) : undefined;
     if (!state) {
       throw invalidToken(
         'issuer',
-        typeof payload.iss === 'string' ? `iss "${printable(payload.iss)}" is not a configured issuer` : 'the token has no iss claim',
+        typeof payload.iss === 'string' ? `iss '${printable(payload.iss)}' is not a configured issuer` : 'the token has no iss claim',
       );
     }
     return { state, algorithm };
@@ -161,9 +161,9 @@ export class TokenVerifier {
         case 'nbf':
           return invalidToken('not_yet_valid', 'the token is not yet valid (nbf)');
         case 'aud':
-          return invalidToken('audience', `aud is not ${state.config.audiences.map((audience) => `"${audience}"`).join(' or ')}`);
+          return invalidToken('audience', `aud is not ${state.config.audiences.map((audience) => `'${audience}'`).join(' or ')}`);
         case 'iss':
-          return invalidToken('issuer', `iss is not "${state.config.issuer}"`);
+          return invalidToken('issuer', `iss is not '${state.config.issuer}'`);
         case 'iat':
           return invalidToken('issued_at', 'iat is not a valid time');
         default:
