@@ -1,4 +1,4 @@
-import { createHmac, createPublicKey, randomUUID } from 'node:crypto';
+import { createHmac, createPublicKey, randomUUID, type JsonWebKey } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import request from 'supertest';
 import { eventually } from './support/eventually';
