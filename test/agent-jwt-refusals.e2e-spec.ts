@@ -78,7 +78,16 @@ describe('bearer JWTs refused with the check that failed, never echoing the toke
   });
 
   it('refuses an expired token', async () => {
-    await expectRefused(await aliceToken({ iat: now() - 7200, exp: now() - 3600 }), 'expired', /has expired/);
+    const expired = await aliceToken({ iat: now() - 7200, exp: now() - 3600 });
+    await expectRefused(expired, 'expired', /has expired/);
+    // A2A v1.0 JSON-RPC: the same in the ErrorInfo's metadata.
+    const v1 = await request(relay.url)
+      .post(`/a2a/${bob.agent.handle}`)
+      .set('authorization', `Bearer ${expired}`)
+      .set('a2a-version', '1.0')
+      .send({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} });
+    expect(v1.status).toBe(401);
+    expect(v1.body.error.data[0].metadata).toMatchObject({ relay_reason: 'unauthenticated', error: 'invalid_token', check: 'expired' });
   });
 
   it('refuses a token that is not yet valid', async () => {
