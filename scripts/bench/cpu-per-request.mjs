@@ -6,12 +6,18 @@
 // with the machine's load than throughput does. Linux only. With BENCH_CONSOLE_STREAMS=N, N console
 // streams (`GET /admin/events`) follow every event meanwhile: the edge's extra CPU over a run
 // without them, divided by the events they received, is the console stream's cost per task event.
+// BENCH_AUTH picks how the sender authenticates: `key` (its API key, the default), `jwt` (one bearer
+// JWT of an identity provider for the whole run: the edge's verified-token cache) or `jwt-fresh` (a
+// new JWT on every request: a full signature verification each time). The identity provider is this
+// script: a discovery document and a JWKS on a loopback port, tokens signed with jose (ES256).
 //
 //   npm run build && node scripts/bench/cpu-per-request.mjs [root]
 //   BENCH_CONSOLE_STREAMS=4 node scripts/bench/cpu-per-request.mjs
+//   BENCH_AUTH=jwt node scripts/bench/cpu-per-request.mjs
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -22,6 +28,9 @@ const PORT = Number(process.env.BENCH_PORT ?? 18180);
 const IDLE_MS = 10_000;
 const CONSOLE_STREAMS = Number(process.env.BENCH_CONSOLE_STREAMS ?? 0);
 const BASE = `http://127.0.0.1:${PORT}`;
+const AUTH = process.env.BENCH_AUTH ?? 'key';
+if (!['key', 'jwt', 'jwt-fresh'].includes(AUTH)) throw new Error(`BENCH_AUTH must be key, jwt or jwt-fresh, not ${AUTH}`);
+const TOKEN_AUDIENCE = 'https://relay.bench.agentrelay';
 const SERVICES = ['directory', 'tasks', 'notifier', 'edge'];
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 
@@ -58,7 +67,40 @@ function followConsoleEvents(adminToken, signal, counter) {
     });
 }
 
+/** The bench's identity provider: discovery and JWKS on a loopback port, and tokens signed with its key (jose). */
+async function startIdentityProvider() {
+  const { exportJWK, generateKeyPair, SignJWT } = await import('jose');
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'bench', alg: 'ES256', use: 'sig' };
+  const server = createServer((request, response) => {
+    const issuer = `http://127.0.0.1:${server.address().port}`;
+    const documents = {
+      '/.well-known/openid-configuration': { issuer, jwks_uri: `${issuer}/jwks`, token_endpoint: `${issuer}/token` },
+      '/jwks': { keys: [jwk] },
+    };
+    const document = documents[request.url];
+    response.writeHead(document ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(document ?? {}));
+  });
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  const issuer = `http://127.0.0.1:${server.address().port}`;
+  return {
+    issuer,
+    token: (handle) =>
+      new SignJWT({ agentrelay_handle: handle })
+        .setProtectedHeader({ alg: 'ES256', kid: 'bench' })
+        .setIssuer(issuer)
+        .setAudience(TOKEN_AUDIENCE)
+        .setSubject(`bench-${handle}`)
+        .setIssuedAt()
+        .setJti(randomBytes(8).toString('hex'))
+        .setExpirationTime('1h')
+        .sign(privateKey),
+    close: () => new Promise((done) => server.close(done)),
+  };
+}
+
 async function main() {
+  const idp = AUTH === 'key' ? undefined : await startIdentityProvider();
   const adminToken = `bench_${randomBytes(16).toString('hex')}`;
   const env = {
     ...process.env,
@@ -73,6 +115,7 @@ async function main() {
     LOG_LEVEL: 'warn',
     METRICS_PORT: '0',
     RELAY_SECRET_KEYS: `cpu:${randomBytes(32).toString('base64')}`,
+    ...(idp ? { RELAY_OIDC_ISSUERS: JSON.stringify([{ issuer: idp.issuer, audience: TOKEN_AUDIENCE }]) } : {}),
   };
   execFileSync(process.execPath, [`${ROOT}/dist/scripts/migrate.js`], { env, stdio: 'ignore' });
   const children = SERVICES.map((service) => [
@@ -96,6 +139,11 @@ async function main() {
       if (status !== 201) throw new Error(`registering ${handle} answered ${status}`);
       keys.push(json.api_key);
     }
+    // The sender's credential: its API key, one JWT for the run, or a new JWT per request.
+    const runToken = AUTH === 'jwt' ? await idp.token(`bob@${org}`) : undefined;
+    const freshTokens = [];
+    const credential = (index) => (AUTH === 'key' ? keys[0] : AUTH === 'jwt' ? runToken : freshTokens[index]);
+    if (AUTH === 'jwt-fresh') for (let index = 0; index < REQUESTS + 50; index++) freshTokens.push(await idp.token(`bob@${org}`));
     const send = (index) =>
       post(
         '/a2a',
@@ -105,7 +153,7 @@ async function main() {
           method: 'message/send',
           params: { recipient: `frank@${org}`, message: { role: 'user', parts: [{ type: 'text', text: `handoff ${index}` }] } },
         },
-        { authorization: `Bearer ${keys[0]}` },
+        { authorization: `Bearer ${credential(index)}` },
       );
     // Warm up (JIT, pools, first series of each metric), then measure.
     for (let index = 0; index < 50; index++) await send(index);
@@ -127,7 +175,7 @@ async function main() {
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
         while (next < REQUESTS) {
-          const { json } = await send(next++);
+          const { json } = await send(50 + next++);
           if (!json.result?.task_id) errors++;
         }
       }),
@@ -143,6 +191,7 @@ async function main() {
       JSON.stringify(
         {
           root: ROOT,
+          auth: AUTH,
           requests: REQUESTS,
           concurrency: CONCURRENCY,
           errors,
@@ -165,6 +214,7 @@ async function main() {
     await deleteEventStream(jetStream.jsm, env.NATS_SUBJECT_PREFIX);
     await jetStream.jsm.streams.delete(rateLimitStreamName(env.NATS_SUBJECT_PREFIX)).catch(() => undefined);
     await jetStream.connection.drain();
+    await idp?.close();
   }
 }
 

@@ -2,7 +2,24 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type JWTPayload } from 'jose';
-import Provider, { type Account, type Token } from 'oidc-provider';
+import type { Account, Token } from 'oidc-provider';
+
+type ProviderClass = typeof import('oidc-provider').default;
+let providerClass: ProviderClass | undefined;
+
+/** oidc-provider, loaded once (its import warns that it prefers a newer Node.js than the one the project supports). */
+async function loadProvider(): Promise<ProviderClass> {
+  if (!providerClass) {
+    const { warn } = console;
+    console.warn = quiet(warn);
+    try {
+      providerClass = (await import('oidc-provider')).default;
+    } finally {
+      console.warn = warn;
+    }
+  }
+  return providerClass;
+}
 
 /** A machine client of the provider that gets access tokens with the client-credentials grant. */
 export interface ClientCredentialsClient {
@@ -73,6 +90,7 @@ export class TestOpenIdProvider {
 
   static async start(options: OpenIdProviderOptions = {}): Promise<TestOpenIdProvider> {
     const provider = new TestOpenIdProvider(options);
+    await loadProvider();
     provider.keys = [await generateSigningKey(options.algorithm ?? 'RS256')];
     await provider.listen();
     provider.rebuild();
@@ -210,6 +228,7 @@ export class TestOpenIdProvider {
   /** oidc-provider takes its clients and keys when it is made: a change makes a new one on the same address. */
   private rebuild(): void {
     const current = this.currentKey;
+    const Provider = providerClass!;
     const provider = withoutProviderNotices(
       () =>
         new Provider(this.issuer, {
@@ -279,11 +298,6 @@ async function generateSigningKey(alg: string): Promise<SigningKey> {
 /** oidc-provider warns on every start that its in-memory store and login form are for development: so they are, here. */
 function withoutProviderNotices<T>(make: () => T): T {
   const { warn, info } = console;
-  const quiet =
-    (write: (...values: unknown[]) => void) =>
-    (...values: unknown[]) => {
-      if (!(typeof values[0] === 'string' && values[0].startsWith('oidc-provider '))) write(...values);
-    };
   console.warn = quiet(warn);
   console.info = quiet(info);
   try {
@@ -292,4 +306,10 @@ function withoutProviderNotices<T>(make: () => T): T {
     console.warn = warn;
     console.info = info;
   }
+}
+
+function quiet(write: (...values: unknown[]) => void): (...values: unknown[]) => void {
+  return (...values: unknown[]) => {
+    if (!(typeof values[0] === 'string' && values[0].startsWith('oidc-provider '))) write(...values);
+  };
 }

@@ -1,5 +1,5 @@
 import type { StreamResponse, TaskState } from '@a2a-js/sdk';
-import type { BeforeArgs, CallInterceptor } from '@a2a-js/sdk/client';
+import type { AuthenticationHandler, BeforeArgs, CallInterceptor } from '@a2a-js/sdk/client';
 
 /** Puts the agent's API key on every call of the official SDK client, as a vanilla A2A client would. */
 export function apiKeyInterceptor(apiKey: string): CallInterceptor {
@@ -8,6 +8,30 @@ export function apiKeyInterceptor(apiKey: string): CallInterceptor {
       args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, 'X-API-Key': apiKey } };
     },
     async after() {},
+  };
+}
+
+/**
+ * The SDK's authentication handler for bearer access tokens (e.g. OAuth2 client credentials): the
+ * token from `getToken` on every request, and one retry with a fresh token after a 401.
+ */
+export function bearerTokenAuth(getToken: () => Promise<string>): AuthenticationHandler & { tokensFetched: () => number } {
+  let token: string | undefined;
+  let fetched = 0;
+  const fresh = async (): Promise<string> => {
+    fetched += 1;
+    token = await getToken();
+    return token;
+  };
+  return {
+    async headers() {
+      return { authorization: `Bearer ${token ?? (await fresh())}` };
+    },
+    async shouldRetryWithHeaders(_request, response) {
+      if (response.status !== 401) return undefined;
+      return { authorization: `Bearer ${await fresh()}` };
+    },
+    tokensFetched: () => fetched,
   };
 }
 

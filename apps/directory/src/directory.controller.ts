@@ -8,6 +8,9 @@ import {
   type AdminAuditPage,
   AdmitRequest,
   AuthenticateRequest,
+  AuthenticateTokenRequest,
+  PutTokenSubjectRequest,
+  type TokenSubject,
   CreateAgentRequest,
   DIRECTORY_SUBJECTS,
   HandleRequest,
@@ -52,6 +55,16 @@ export class DirectoryController {
   @MessagePattern(DIRECTORY_SUBJECTS.authenticate)
   authenticate(@Payload() request: AuthenticateRequest): Promise<AgentIdentity> {
     return this.agents.authenticate(request.api_key);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.authenticateToken)
+  authenticateToken(@Payload() request: AuthenticateTokenRequest): Promise<AgentIdentity> {
+    return this.agents.authenticateToken(request);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.putTokenSubject)
+  putTokenSubject(@Payload() request: PutTokenSubjectRequest): Promise<TokenSubject> {
+    return this.agents.putTokenSubject(request);
   }
 
   @MessagePattern(DIRECTORY_SUBJECTS.admit)

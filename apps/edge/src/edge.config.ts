@@ -2,6 +2,7 @@ import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from 'class-validator';
 import { isIP } from 'node:net';
 import { CommonConfig } from '@app/config';
+import { tokenIssuersProblem } from './auth/token-issuers';
 
 export class EdgeConfig extends CommonConfig {
   /** The edge's metrics listen apart from its public port, which never serves them. */
@@ -83,6 +84,32 @@ export class EdgeConfig extends CommonConfig {
   @Min(1000)
   @Max(24 * 60 * 60 * 1000)
   RELAY_AUTH_FAILURE_WINDOW_MS: number = 60000;
+
+  /**
+   * The identity providers whose JWTs authenticate agents beside API keys: a JSON list of
+   * `{issuer, audience, handle_claim?}` or the path of a file holding one (docs/dialects.md#bearer-jwts-from-your-identity-provider).
+   */
+  @IsOptional()
+  @ValidateBy({
+    name: 'isTokenIssuers',
+    validator: {
+      validate: (value: unknown) => tokenIssuersProblem(value) === undefined,
+      defaultMessage: (args) => tokenIssuersProblem(args?.value) ?? 'RELAY_OIDC_ISSUERS is invalid',
+    },
+  })
+  RELAY_OIDC_ISSUERS?: string;
+
+  /** The clock skew allowed on a token's `exp` and `nbf` (seconds). */
+  @IsInt()
+  @Min(0)
+  @Max(300)
+  RELAY_OIDC_CLOCK_SKEW_SECONDS: number = 30;
+
+  /** The least time between two fetches of an issuer's JWKS for a token with an unknown `kid` (ms). */
+  @IsInt()
+  @Min(0)
+  @Max(24 * 60 * 60 * 1000)
+  RELAY_OIDC_JWKS_COOLDOWN_MS: number = 30000;
 
   /** A2A streams (message/stream, tasks/resubscribe) one agent may hold open at once on this edge. */
   @IsInt()

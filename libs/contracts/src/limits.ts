@@ -93,6 +93,9 @@ export const AGENT_LIMITS = {
   /** The bounds of an agent's own `webhook_timeout_ms`, the timeout of each request to its webhook and push configs. */
   webhookTimeoutMinMs: 1000,
   webhookTimeoutMaxMs: 30000,
+  /** An IdP issuer URL and a token `sub` mapped to an agent (docs/dialects.md#bearer-jwts-from-your-identity-provider). */
+  tokenIssuerChars: 512,
+  tokenSubjectChars: 255,
 } as const;
 
 /** Limits of A2A push-notification configs, kept by the tasks service and used by the notifier. */

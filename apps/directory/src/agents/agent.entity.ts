@@ -1,4 +1,4 @@
-import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { AGENT_LIMITS } from '@app/contracts';
 
 @Entity({ name: 'agents' })
@@ -7,7 +7,9 @@ import { AGENT_LIMITS } from '@app/contracts';
 @Check('agents_metadata_object', `jsonb_typeof("metadata") = 'object'`)
 @Check('agents_webhook_url_http', `"notification_webhook_url" IS NULL OR "notification_webhook_url" ~ '^https?://'`)
 @Check('agents_slack_url_http', `"slack_webhook_url" IS NULL OR "slack_webhook_url" ~ '^https?://'`)
+@Check('agents_token_subject_pair', `("token_issuer" IS NULL) = ("token_subject" IS NULL)`)
 @Check('agents_webhook_timeout', `"webhook_timeout_ms" IS NULL OR "webhook_timeout_ms" BETWEEN 1000 AND 30000`)
+@Index('agents_token_subject', ['tokenIssuer', 'tokenSubject'], { unique: true, where: '"token_issuer" IS NOT NULL' })
 export class AgentEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -46,6 +48,13 @@ export class AgentEntity {
   /** The timeout of each request to the agent's webhook and push configs; null: the notifier's default. */
   @Column({ type: 'integer', nullable: true })
   webhookTimeoutMs: number | null;
+
+  /** The IdP issuer and token `sub` that authenticate as this agent whatever the token's handle claim (null: none). */
+  @Column({ type: 'varchar', length: AGENT_LIMITS.tokenIssuerChars, nullable: true })
+  tokenIssuer: string | null;
+
+  @Column({ type: 'varchar', length: AGENT_LIMITS.tokenSubjectChars, nullable: true })
+  tokenSubject: string | null;
 
   @Column({ type: 'timestamptz', nullable: true })
   disabledAt: Date | null;

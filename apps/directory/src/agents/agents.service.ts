@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull, MoreThan, QueryFailedError, type EntityManager, type FindOptionsWhere } from 'typeorm';
 import {
   isValidHandle,
+  normalizeHandle,
   orgOf,
   RelayError,
   type AgentIdentity,
@@ -15,18 +16,30 @@ import {
   type CreateAgentReply,
   type CreateAgentRequest,
   type CreateKeyReply,
+  type AuthenticateTokenRequest,
   type ListAgentsRequest,
+  type PutTokenSubjectRequest,
+  type TokenSubject,
   type UpdateAgentRequest,
 } from '@app/contracts';
 import { AgentEventsPublisher } from '../events/agent-events.publisher';
 import { AgentEntity } from './agent.entity';
 import { ApiKeyEntity } from './api-key.entity';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from './api-keys';
-import { findKeyOwner, poolOf } from './hot-lookups';
+import { findKeyOwner, findTokenAgents, poolOf } from './hot-lookups';
 import { KeyFilterPublisher } from './key-filter-publisher';
 import { WebhookSecretProvisioner } from './webhook-secret-provisioner';
 
 const DEFAULT_PAGE_SIZE = 50;
+
+function subjectTaken(request: PutTokenSubjectRequest): RelayError {
+  return new RelayError('invalid_params', `subject: ${request.subject} of ${request.issuer} is already mapped to another agent`, { field: 'subject' });
+}
+
+/** A verified token that names no usable agent: `data.error` is OAuth's `invalid_token`, `data.check` which check failed. */
+function invalidToken(check: string, description: string): RelayError {
+  return new RelayError('unauthenticated', `Invalid token: ${description}`, { error: 'invalid_token', check, error_description: description });
+}
 
 export function toAgentRecord(agent: AgentEntity): AgentRecord {
   return {
@@ -101,6 +114,56 @@ export class AgentsService {
     const owner = await findKeyOwner(poolOf(this.dataSource), hash);
     if (!owner || !sameDigest(owner.keyHash, hash) || owner.revoked || owner.disabled) throw new RelayError('unauthenticated');
     return { id: owner.id, handle: owner.handle, name: owner.name, role: owner.role, org: owner.org };
+  }
+
+  /**
+   * The agent a verified IdP token names. A mapped (issuer, subject) decides; a handle claim that
+   * names another agent than the mapped one is refused, and so is a handle claim for an agent
+   * mapped to another subject of the same issuer.
+   */
+  async authenticateToken(request: AuthenticateTokenRequest): Promise<AgentIdentity> {
+    const handle = request.handle === undefined ? null : (normalizeHandle(request.handle) as string);
+    const candidates = await findTokenAgents(poolOf(this.dataSource), request.issuer, request.subject, handle);
+    const mapped = candidates.find((agent) => agent.tokenIssuer === request.issuer && agent.tokenSubject === request.subject);
+    let agent = mapped;
+    if (mapped && handle !== null && mapped.handle !== handle) {
+      throw invalidToken('subject_mismatch', `the handle claim names ${handle} but the token's subject is mapped to ${mapped.handle}`);
+    }
+    if (!agent && handle !== null) {
+      agent = candidates.find((candidate) => candidate.handle === handle);
+      if (!agent) throw invalidToken('unknown_agent', `the handle claim names ${handle}, which is not a registered agent`);
+      if (agent.tokenIssuer === request.issuer && agent.tokenSubject !== request.subject) {
+        throw invalidToken('subject_mismatch', `the agent ${handle} is mapped to another subject of this issuer`);
+      }
+    }
+    if (!agent) throw invalidToken('unknown_agent', `the token has no handle claim and its subject is not mapped to an agent`);
+    if (agent.disabled) throw invalidToken('agent_disabled', `the agent ${agent.handle} is disabled`);
+    return { id: agent.id, handle: agent.handle, name: agent.name, role: agent.role, org: agent.org };
+  }
+
+  /** Maps an IdP (issuer, subject) to the agent, or removes its mapping (both null). */
+  async putTokenSubject(request: PutTokenSubjectRequest): Promise<TokenSubject> {
+    let saved: AgentEntity;
+    try {
+      saved = await this.dataSource.transaction(async (manager) => {
+        const agent = await this.findAgent(manager, request.handle, true);
+        const unmapped = request.issuer === null || request.subject === null;
+        if (!unmapped) {
+          const holder = await manager.getRepository(AgentEntity).findOne({ where: { tokenIssuer: request.issuer!, tokenSubject: request.subject! } });
+          if (holder && holder.id !== agent.id) throw subjectTaken(request);
+        }
+        agent.tokenIssuer = unmapped ? null : request.issuer;
+        agent.tokenSubject = unmapped ? null : request.subject;
+        return manager.getRepository(AgentEntity).save(agent);
+      });
+    } catch (error) {
+      // Two mappings of one subject at once: the unique index decides.
+      if (error instanceof QueryFailedError && (error.driverError as { constraint?: string }).constraint === 'agents_token_subject')
+        throw subjectTaken(request);
+      throw error;
+    }
+    this.events.announceChange({ kind: 'token_subject_changed', handle: saved.handle });
+    return { handle: saved.handle, issuer: saved.tokenIssuer, subject: saved.tokenSubject };
   }
 
   async create(request: CreateAgentRequest): Promise<CreateAgentReply> {

@@ -39,6 +39,45 @@ export async function findKeyOwner(pool: pg.Pool, keyHash: string): Promise<(Age
   };
 }
 
+interface TokenAgentRow {
+  id: string;
+  handle: string;
+  name: string;
+  role: string | null;
+  disabled_at: Date | null;
+  token_issuer: string | null;
+  token_subject: string | null;
+}
+
+export interface TokenAgent extends AgentIdentity {
+  disabled: boolean;
+  tokenIssuer: string | null;
+  tokenSubject: string | null;
+}
+
+/**
+ * The agents a verified token may name, in one query: the one its (issuer, subject) is mapped to
+ * and the one its handle claim names (the same row, or two, or none).
+ */
+export async function findTokenAgents(pool: pg.Pool, issuer: string, subject: string, handle: string | null): Promise<TokenAgent[]> {
+  const { rows } = await pool.query<TokenAgentRow>({
+    name: 'directory-token-agents',
+    text: `SELECT "id", "handle", "name", "role", "disabled_at", "token_issuer", "token_subject" FROM "directory"."agents"
+           WHERE ("token_issuer" = $1 AND "token_subject" = $2) OR "handle" = $3`,
+    values: [issuer, subject, handle],
+  });
+  return rows.map((row) => ({
+    id: row.id,
+    handle: row.handle,
+    name: row.name,
+    role: row.role,
+    org: orgOf(row.handle),
+    disabled: row.disabled_at !== null,
+    tokenIssuer: row.token_issuer,
+    tokenSubject: row.token_subject,
+  }));
+}
+
 interface RecipientRow {
   id: string;
   handle: string;

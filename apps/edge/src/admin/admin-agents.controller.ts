@@ -22,6 +22,7 @@ import {
   normalizeHandle,
   NOTIFIER_SUBJECTS,
   RelayError,
+  TokenSubjectFields,
   UpdateAgentFields,
   type AgentPage,
   type AgentRecord,
@@ -29,12 +30,14 @@ import {
   type ApiKeyList,
   type CreateAgentReply,
   type CreateKeyReply,
+  type TokenSubject,
   type TrustPolicy,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { LeastRole } from '../auth/admin-roles';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { KeyFilter } from '../auth/key-filter';
+import { TokenVerifier } from '../auth/token-verifier';
 import { DirectoryLookups } from '../directory/directory-lookups';
 import { AdminAuditInterceptor, Audited } from './admin-audit';
 import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
@@ -64,6 +67,7 @@ export class AdminAgentsController {
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
     @Inject(DirectoryLookups) private readonly lookups: DirectoryLookups,
     @Inject(KeyFilter) private readonly keyFilter: KeyFilter,
+    @Inject(TokenVerifier) private readonly tokens: TokenVerifier,
   ) {}
 
   @Post()
@@ -141,6 +145,28 @@ export class AdminAgentsController {
       });
     }
     return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.putTrust, { handle: target, allow: body.allow ?? [], block: body.block ?? [] }));
+  }
+
+  /**
+   * Maps the `sub` of a configured issuer's tokens to the agent: such a token authenticates as this
+   * agent, and one whose handle claim names another agent is refused.
+   */
+  @Put(':handle/token-subject')
+  @LeastRole('admin')
+  @Audited('token_subject.put', 'handle', (result) => ({ issuer: (result as TokenSubject).issuer, subject: (result as TokenSubject).subject }))
+  putTokenSubject(@Param('handle') handle: string, @Body() body: TokenSubjectFields): Promise<TokenSubject> {
+    if (!this.tokens.hasIssuer(body.issuer)) {
+      throw new RelayError('invalid_params', `issuer: ${body.issuer} is not one of RELAY_OIDC_ISSUERS`, { field: 'issuer' });
+    }
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.putTokenSubject, { handle: handleParam(handle), issuer: body.issuer, subject: body.subject }));
+  }
+
+  /** Removes the agent's token subject: its tokens then authenticate by their handle claim only. */
+  @Delete(':handle/token-subject')
+  @LeastRole('admin')
+  @Audited('token_subject.delete', 'handle')
+  deleteTokenSubject(@Param('handle') handle: string): Promise<TokenSubject> {
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.putTokenSubject, { handle: handleParam(handle), issuer: null, subject: null }));
   }
 
   /** Replaces the agent's webhook signing secret (kept by the notifier) and shows the new one once. */

@@ -7,6 +7,10 @@ import { isAdminToken } from './admin-token.guard';
 import { AgentAuthenticator, extractApiKey } from './agent-authenticator';
 import { AuthFailureThrottle } from './auth-failure-throttle';
 import type { KeyFilter, KeyFilterVerdict } from './key-filter';
+import { TokenVerifier } from './token-verifier';
+
+/** No identity provider configured: tokens are not looked at. */
+const NO_TOKENS = new TokenVerifier(loadConfig(EdgeConfig, {}));
 
 const KEY = `ah_live_${'ABCDEFGH234567QR'.repeat(2)}`;
 const IDENTITY: AgentIdentity = { id: 'a1', handle: 'bob@acme', name: 'Bob', role: null, org: 'acme' };
@@ -33,7 +37,7 @@ describe('AgentAuthenticator', () => {
     const authenticate = jest.fn(reply);
     return {
       authenticate,
-      authenticator: new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, new AuthFailureThrottle(loadConfig(EdgeConfig, {}))),
+      authenticator: new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, new AuthFailureThrottle(loadConfig(EdgeConfig, {})), NO_TOKENS),
     };
   }
 
@@ -57,7 +61,7 @@ describe('AgentAuthenticator', () => {
       if (key === KEY) return IDENTITY;
       throw new RelayError('unauthenticated', 'Invalid API key');
     });
-    const authenticator = new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, throttle);
+    const authenticator = new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, throttle, NO_TOKENS);
     await expect(authenticator.authenticate({ 'x-api-key': KEY }, '10.0.0.1')).resolves.toEqual(IDENTITY);
     const wrong = (index: number): string => `ah_live_${'BCDEFGHIJKLMN'[index].repeat(32)}`;
     for (let index = 0; index < 3; index += 1) {

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { API_KEY_PATTERN, RelayError, type AgentIdentity } from '@app/contracts';
 import { DirectoryLookups } from '../directory/directory-lookups';
 import { AuthFailureThrottle } from './auth-failure-throttle';
+import { JWT_PATTERN, TokenVerifier } from './token-verifier';
 
 export type RequestHeaders = Record<string, string | string[] | undefined>;
 
@@ -29,15 +30,17 @@ export function extractApiKey(headers: RequestHeaders): string | undefined {
 }
 
 /**
- * Authenticates an agent from its API key through the directory, whose answer the edge keeps at
- * most a second (see DirectoryLookups): a revoked key or a disabled agent is refused by every edge
- * replica within that second.
+ * Authenticates an agent from its API key, or from a bearer JWT of a configured identity provider
+ * (told apart by shape), through the directory, whose answer the edge keeps at most a second (see
+ * DirectoryLookups): a revoked key or a disabled agent is refused by every edge replica within
+ * that second, whatever the token's lifetime.
  */
 @Injectable()
 export class AgentAuthenticator {
   constructor(
     @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
     @Inject(AuthFailureThrottle) private readonly failures: AuthFailureThrottle,
+    @Inject(TokenVerifier) private readonly tokens: TokenVerifier,
   ) {}
 
   /**
@@ -55,6 +58,7 @@ export class AgentAuthenticator {
       throw error;
     }
     if (key === undefined) throw new RelayError('unauthenticated', 'Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>');
+    if (this.tokens.enabled && !API_KEY_PATTERN.test(key) && JWT_PATTERN.test(key)) return this.authenticateToken(key, address);
     // Only agent keys get past this: the admin token (or anything else) never has the key format.
     if (!API_KEY_PATTERN.test(key)) {
       this.refuse(address, key);
@@ -67,6 +71,30 @@ export class AgentAuthenticator {
       return identity;
     } catch (error) {
       if (error instanceof RelayError && error.reason === 'unauthenticated') this.failures.recordFailure(address, key);
+      throw error;
+    }
+  }
+
+  /**
+   * A bearer JWT: checks that need no I/O first (shape, algorithm, issuer), then the failure
+   * budget, the signature and claims (or the edge's verified-token cache), and the agent it names
+   * with the directory. A 503 for an unreachable identity provider is not a failure of the caller.
+   */
+  private async authenticateToken(token: string, address: string): Promise<AgentIdentity> {
+    try {
+      this.tokens.precheck(token);
+    } catch (error) {
+      this.refuse(address, token);
+      throw error;
+    }
+    this.failures.assertAllowed(address, token);
+    try {
+      const verified = await this.tokens.verify(token);
+      const identity = await this.directory.authenticateToken(verified.issuer, verified.subject, verified.handle);
+      this.failures.recordSuccess(token);
+      return identity;
+    } catch (error) {
+      if (error instanceof RelayError && error.reason === 'unauthenticated') this.failures.recordFailure(address, token);
       throw error;
     }
   }

@@ -18,6 +18,13 @@ export interface AgentSkill {
   tags: string[];
 }
 
+/** One A2A v1.0 SecurityScheme in ProtoJSON oneof form. */
+export interface SecurityScheme {
+  httpAuthSecurityScheme?: { scheme: string; bearerFormat?: string; description?: string };
+  apiKeySecurityScheme?: { location: string; name: string; description?: string };
+  oauth2SecurityScheme?: { description?: string; flows: { clientCredentials: { tokenUrl: string; scopes: Record<string, string> } } };
+}
+
 /** An A2A v1.0 AgentCard in ProtoJSON form. */
 export interface AgentCardV1 {
   name: string;
@@ -26,7 +33,7 @@ export interface AgentCardV1 {
   supportedInterfaces: AgentInterface[];
   provider: { organization: string; url: string };
   capabilities: { streaming: boolean; pushNotifications: boolean; extendedAgentCard: boolean };
-  securitySchemes: Record<string, Record<string, Record<string, string>>>;
+  securitySchemes: Record<string, SecurityScheme>;
   securityRequirements: Array<{ schemes: Record<string, { list: string[] }> }>;
   defaultInputModes: string[];
   defaultOutputModes: string[];
@@ -71,6 +78,27 @@ const SECURITY_SCHEMES: AgentCardV1['securitySchemes'] = {
 
 const SECURITY_REQUIREMENTS: AgentCardV1['securityRequirements'] = [{ schemes: { bearer: { list: [] } } }, { schemes: { apiKey: { list: [] } } }];
 
+/**
+ * The API key schemes, plus one `oauth2` client-credentials scheme per identity provider whose
+ * token endpoint is known (`oauth2`, `oauth2_2`, ...): any one of them authenticates.
+ */
+function securityOf(tokenUrls: readonly string[]): Pick<AgentCardV1, 'securitySchemes' | 'securityRequirements'> {
+  if (tokenUrls.length === 0) return { securitySchemes: SECURITY_SCHEMES, securityRequirements: SECURITY_REQUIREMENTS };
+  const securitySchemes: AgentCardV1['securitySchemes'] = { ...SECURITY_SCHEMES };
+  const securityRequirements = [...SECURITY_REQUIREMENTS];
+  tokenUrls.forEach((tokenUrl, index) => {
+    const name = index === 0 ? 'oauth2' : `oauth2_${index + 1}`;
+    securitySchemes[name] = {
+      oauth2SecurityScheme: {
+        description: "Authorization: Bearer <JWT access token from your identity provider's client-credentials grant>",
+        flows: { clientCredentials: { tokenUrl, scopes: {} } },
+      },
+    };
+    securityRequirements.push({ schemes: { [name]: { list: [] } } });
+  });
+  return { securitySchemes, securityRequirements };
+}
+
 const CAPABILITIES: AgentCardV1['capabilities'] = { streaming: true, pushNotifications: true, extendedAgentCard: true };
 
 function taskSkill(name: string): AgentSkill {
@@ -83,7 +111,7 @@ function taskSkill(name: string): AgentSkill {
 }
 
 /** The A2A v1.0 card of one agent: only public fields, JSON-RPC and HTTP+JSON interfaces at `RELAY_PUBLIC_URL/a2a/<handle>`. */
-export function agentCardV1(profile: AgentPublicProfile, publicUrl: string): AgentCardV1 {
+export function agentCardV1(profile: AgentPublicProfile, publicUrl: string, tokenUrls: readonly string[] = []): AgentCardV1 {
   return {
     name: profile.name,
     description: profile.description ?? `${profile.name} (${profile.handle}) on AgentRelay`,
@@ -91,8 +119,7 @@ export function agentCardV1(profile: AgentPublicProfile, publicUrl: string): Age
     supportedInterfaces: interfaces(agentEndpoint(publicUrl, profile.handle), true),
     provider: { organization: profile.org, url: base(publicUrl) },
     capabilities: { ...CAPABILITIES },
-    securitySchemes: SECURITY_SCHEMES,
-    securityRequirements: SECURITY_REQUIREMENTS,
+    ...securityOf(tokenUrls),
     defaultInputModes: [...inputModesOf(profile)],
     defaultOutputModes: [...MODES],
     skills: [taskSkill(profile.name), ...profile.skills.map((tag) => ({ id: tag, name: tag, description: `${profile.name} works with ${tag}`, tags: [tag] }))],
@@ -100,7 +127,7 @@ export function agentCardV1(profile: AgentPublicProfile, publicUrl: string): Age
 }
 
 /** The relay's own v1.0 card: its relay endpoint `RELAY_PUBLIC_URL/a2a`. */
-export function relayCardV1(publicUrl: string): AgentCardV1 {
+export function relayCardV1(publicUrl: string, tokenUrls: readonly string[] = []): AgentCardV1 {
   return {
     name: 'AgentRelay',
     description:
@@ -109,8 +136,7 @@ export function relayCardV1(publicUrl: string): AgentCardV1 {
     supportedInterfaces: interfaces(`${base(publicUrl)}/a2a`, false),
     provider: { organization: 'AgentRelay', url: base(publicUrl) },
     capabilities: { ...CAPABILITIES },
-    securitySchemes: SECURITY_SCHEMES,
-    securityRequirements: SECURITY_REQUIREMENTS,
+    ...securityOf(tokenUrls),
     defaultInputModes: [...MODES],
     defaultOutputModes: [...MODES],
     skills: [

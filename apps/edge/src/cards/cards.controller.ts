@@ -44,7 +44,7 @@ export class CardsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     await this.serve(request, reply, async () => {
-      if (id === undefined || id === '') return { card: this.cards.relayCardV1() };
+      if (id === undefined || id === '') return { card: await this.cards.relayCardV1() };
       const handle = this.handle(id);
       return wantsV1Card(version) ? this.cards.datedAgentCardV1(handle) : this.cards.datedRelayAgentCard(handle);
     });

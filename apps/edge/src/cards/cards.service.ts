@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { normalizeHandle, type AgentPublicProfile } from '@app/contracts';
 import { DirectoryLookups } from '../directory/directory-lookups';
+import { TokenVerifier } from '../auth/token-verifier';
 import { EdgeConfig } from '../edge.config';
 import { agentCardV1, relayAgentCard, relayCardV1, type AgentCardV1, type RelayAgentCard } from './agent-card';
 
@@ -16,6 +17,7 @@ export class AgentCardService {
   constructor(
     @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
+    @Inject(TokenVerifier) private readonly tokens: TokenVerifier,
   ) {}
 
   /** The public profile of an enabled agent; `agent_not_found` for an unknown or disabled handle. */
@@ -35,13 +37,14 @@ export class AgentCardService {
   }
 
   async agentCardV1(handle: string): Promise<AgentCardV1> {
-    return agentCardV1(await this.profile(handle), this.config.RELAY_PUBLIC_URL);
+    const [profile, tokenUrls] = await Promise.all([this.profile(handle), this.tokens.tokenEndpoints()]);
+    return agentCardV1(profile, this.config.RELAY_PUBLIC_URL, tokenUrls);
   }
 
   /** The v1.0 card and when its agent last changed (the card's `Last-Modified`). */
   async datedAgentCardV1(handle: string): Promise<DatedCard<AgentCardV1>> {
-    const profile = await this.directory.profile(normalizeHandle(handle) as string);
-    return { card: agentCardV1(profile, this.config.RELAY_PUBLIC_URL), updatedAt: profile.updated_at };
+    const [profile, tokenUrls] = await Promise.all([this.directory.profile(normalizeHandle(handle) as string), this.tokens.tokenEndpoints()]);
+    return { card: agentCardV1(profile, this.config.RELAY_PUBLIC_URL, tokenUrls), updatedAt: profile.updated_at };
   }
 
   /** The compact card and when its agent last changed. */
@@ -54,7 +57,7 @@ export class AgentCardService {
     return relayAgentCard(await this.profile(handle), this.config.RELAY_PUBLIC_URL);
   }
 
-  relayCardV1(): AgentCardV1 {
-    return relayCardV1(this.config.RELAY_PUBLIC_URL);
+  async relayCardV1(): Promise<AgentCardV1> {
+    return relayCardV1(this.config.RELAY_PUBLIC_URL, await this.tokens.tokenEndpoints());
   }
 }

@@ -49,6 +49,13 @@ export class DirectoryLookups implements OnModuleInit, OnModuleDestroy {
     return this.identities.get(digest, () => this.rpc.request(DIRECTORY_SUBJECTS.authenticate, { api_key: apiKey }));
   }
 
+  /** The agent a verified JWT names (its mapped subject or its handle claim), checked enabled at most a cache lifetime ago. */
+  authenticateToken(issuer: string, subject: string, handle: string | undefined): Promise<AgentIdentity> {
+    return this.identities.get(`token ${issuer} ${subject} ${handle ?? ''}`, () =>
+      this.rpc.request(DIRECTORY_SUBJECTS.authenticateToken, { issuer, subject, ...(handle !== undefined ? { handle } : {}) }),
+    );
+  }
+
   /** The recipient's public profile when its trust policy admits the sender (errors are never cached). */
   admit(senderHandle: string, recipientHandle: string): Promise<AgentPublicProfile> {
     return this.admissions.get(`${senderHandle} ${recipientHandle}`, async () => {

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CanonicalMethod, Dialect } from '@app/a2a';
 import { retryAfterSeconds, type AgentIdentity, type RelayError } from '@app/contracts';
 import { annotateRpcError, annotateRpcMethod } from '@app/tracing';
+import { bearerChallenge } from '../auth/token-verifier';
 import { asRelayError } from '../jsonrpc/json-rpc-errors';
 import { RequestMetrics } from '../metrics/request-metrics';
 import { EventStream } from '../streams/task-streams';
@@ -38,7 +39,7 @@ export interface AgentCallBinding {
 
 /** The headers every refusal carries when they apply: the authentication challenge and `Retry-After`. */
 export function setRefusalHeaders(reply: FastifyReply, error: RelayError): void {
-  if (error.reason === 'unauthenticated') reply.header('www-authenticate', 'Bearer realm="agentrelay"');
+  if (error.reason === 'unauthenticated') reply.header('www-authenticate', bearerChallenge(error));
   const retryAfter = retryAfterSeconds(error);
   if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
 }

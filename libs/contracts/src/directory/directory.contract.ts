@@ -26,6 +26,12 @@ import { API_KEY_DISPLAY_PREFIX_PATTERN, HANDLE_PATTERN, normalizeHandle, TRUST_
 export const DIRECTORY_SUBJECTS = {
   /** `{api_key}` → the key's agent; `unauthenticated` for a malformed, unknown or revoked key or a disabled agent. */
   authenticate: 'relay.directory.v1.authenticate',
+  /**
+   * `{issuer, subject, handle?}` of a JWT the edge verified → the agent it names: the agent the
+   * (issuer, subject) is mapped to, else the one its handle claim names; `unauthenticated` with
+   * `data.error = 'invalid_token'` when they disagree, name nobody, or the agent is disabled.
+   */
+  authenticateToken: 'relay.directory.v1.tokens.authenticate',
   /** `{sender, recipient}` → `{recipient}` when the recipient's trust policy admits the sender. */
   admit: 'relay.directory.v1.admit',
   /** Public profile of an enabled agent (agent cards); `agent_not_found` otherwise. */
@@ -40,6 +46,8 @@ export const DIRECTORY_SUBJECTS = {
   revokeKey: 'relay.directory.v1.keys.revoke',
   putTrust: 'relay.directory.v1.trust.put',
   getTrust: 'relay.directory.v1.trust.get',
+  /** `{handle, issuer, subject}` maps a token subject to the agent (both null: unmapped). */
+  putTokenSubject: 'relay.directory.v1.token_subjects.put',
 } as const;
 
 /**
@@ -50,7 +58,7 @@ export const DIRECTORY_CHANGES_SUBJECT = 'relay.directory.v1.changes';
 
 /** What changed, for logs; receivers drop every cached directory answer whatever it says. */
 export interface DirectoryChange {
-  kind: 'agent_updated' | 'agent_disabled' | 'key_revoked' | 'trust_changed';
+  kind: 'agent_updated' | 'agent_disabled' | 'key_revoked' | 'trust_changed' | 'token_subject_changed';
   handle: string;
 }
 
@@ -161,6 +169,61 @@ export class AuthenticateRequest {
   @IsString()
   @MaxLength(256)
   api_key: string;
+}
+
+export class AuthenticateTokenRequest {
+  @IsString()
+  @MaxLength(AGENT_LIMITS.tokenIssuerChars)
+  issuer: string;
+
+  @IsString()
+  @MaxLength(AGENT_LIMITS.tokenSubjectChars)
+  subject: string;
+
+  /** The handle claim of the token, when it has one. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(AGENT_LIMITS.handleChars)
+  handle?: string;
+}
+
+/** The admin API's body of `PUT /admin/agents/{handle}/token-subject`. */
+export class TokenSubjectFields {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(AGENT_LIMITS.tokenIssuerChars)
+  issuer: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(AGENT_LIMITS.tokenSubjectChars)
+  subject: string;
+}
+
+export class PutTokenSubjectRequest {
+  @Transform(({ value }) => normalizeHandle(value))
+  @IsString()
+  @MaxLength(AGENT_LIMITS.handleChars)
+  handle: string;
+
+  @ValidateIf((_, value) => value !== null)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(AGENT_LIMITS.tokenIssuerChars)
+  issuer: string | null;
+
+  @ValidateIf((_, value) => value !== null)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(AGENT_LIMITS.tokenSubjectChars)
+  subject: string | null;
+}
+
+/** Which token subject of which issuer authenticates as the agent (both null: none). */
+export interface TokenSubject {
+  handle: string;
+  issuer: string | null;
+  subject: string | null;
 }
 
 export class AdmitRequest {
@@ -311,4 +374,6 @@ export interface DirectoryRpc {
   [DIRECTORY_SUBJECTS.revokeKey]: { request: RevokeKeyRequest; reply: ApiKeyInfo };
   [DIRECTORY_SUBJECTS.putTrust]: { request: PutTrustRequest; reply: TrustPolicy };
   [DIRECTORY_SUBJECTS.getTrust]: { request: HandleRequest; reply: TrustPolicy };
+  [DIRECTORY_SUBJECTS.authenticateToken]: { request: AuthenticateTokenRequest; reply: AgentIdentity };
+  [DIRECTORY_SUBJECTS.putTokenSubject]: { request: PutTokenSubjectRequest; reply: TokenSubject };
 }

@@ -4,6 +4,7 @@ import { AdminAudit1764560000000 } from './1764560000000-AdminAudit';
 import { AgentWebhookTimeout1764560100000 } from './1764560100000-AgentWebhookTimeout';
 import { AddAgentInputModes1764900000000 } from './1764900000000-AddAgentInputModes';
 import { AdminAuditPerson1765000000000 } from './1765000000000-AdminAuditPerson';
+import { AgentTokenSubject1765000100000 } from './1765000100000-AgentTokenSubject';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -13,4 +14,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   AgentWebhookTimeout1764560100000,
   AddAgentInputModes1764900000000,
   AdminAuditPerson1765000000000,
+  AgentTokenSubject1765000100000,
 ];

@@ -408,7 +408,7 @@ export class A2aMethods implements DialectMethods {
 
   /** The authenticated caller's view of the endpoint's card: the agent's on /a2a/{handle}, the relay's on /a2a. */
   private async extendedCard(call: A2aCommand, version: WireVersion): Promise<unknown> {
-    const card = call.endpointHandle !== null ? await this.cards.agentCardV1(call.endpointHandle) : this.cards.relayCardV1();
+    const card = call.endpointHandle !== null ? await this.cards.agentCardV1(call.endpointHandle) : await this.cards.relayCardV1();
     return version === '1.0' ? card : agentCardV03(card);
   }
 

@@ -20,6 +20,9 @@ export function agentCardV03(card: AgentCardV1): Record<string, unknown> {
     } else if (scheme.apiKeySecurityScheme) {
       const { location, name: header, description } = scheme.apiKeySecurityScheme;
       securitySchemes[name] = { type: 'apiKey', in: location, name: header, ...(description ? { description } : {}) };
+    } else if (scheme.oauth2SecurityScheme) {
+      const { description, flows } = scheme.oauth2SecurityScheme;
+      securitySchemes[name] = { type: 'oauth2', flows, ...(description ? { description } : {}) };
     }
   }
   return {
