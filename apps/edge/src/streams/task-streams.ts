@@ -127,15 +127,12 @@ export class TaskStreams {
       const start = await this.events({
         caller_id: request.caller.id,
         task_id: request.taskId,
+        ...(endpoint ? { counterpart_id: endpoint.id } : {}),
         snapshot: true,
         history_length: after !== undefined ? 0 : request.historyLength === undefined ? undefined : Math.max(1, request.historyLength),
         ...(after !== undefined ? { after_position: after } : {}),
       });
       const task = start.task as TaskView;
-      if (endpoint) {
-        const other = task.sender.id === request.caller.id ? task.recipient : task.sender;
-        if (other.id !== endpoint.id) throw new RelayError('thread_not_found', 'Task not found');
-      }
       if (after === undefined && request.kind === 'subscribe' && isTerminalState(task.state)) {
         const state = toWireState(task.state, request.version);
         throw new RelayError('unsupported_operation', `Task ${task.id} is ${state}, a terminal state, and cannot be subscribed to; read it with GetTask`, {

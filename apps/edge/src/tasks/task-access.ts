@@ -8,13 +8,6 @@ export function participant(agent: AgentIdentity | AgentPublicProfile): Particip
   return { id: agent.id, handle: agent.handle, name: agent.name, role: agent.role };
 }
 
-/** On an agent's own endpoint (`POST /a2a/{handle}`), only the tasks between the caller and that agent exist. */
-export function isBetween(task: TaskView, caller: AgentIdentity, endpoint: AgentPublicProfile | null): boolean {
-  if (!endpoint) return true;
-  const other = task.sender.id === caller.id ? task.recipient : task.sender;
-  return other.id === endpoint.id;
-}
-
 export interface ReadOptions {
   /** How many of the newest messages to carry (all that fit one reply when absent). */
   historyLength?: number;
@@ -22,6 +15,8 @@ export interface ReadOptions {
   afterSequenceNo?: number;
   /** Whether the read marks the task read for the caller. */
   markRead?: boolean;
+  /** On an agent's endpoint: that agent's id; the tasks service answers only a task between the caller and it. */
+  counterpartId?: string;
 }
 
 /**
@@ -47,6 +42,7 @@ export class TaskAccess {
       ...(options.historyLength !== undefined ? { history_length: options.historyLength } : {}),
       ...(options.afterSequenceNo !== undefined ? { after_sequence_no: options.afterSequenceNo } : {}),
       ...(options.markRead !== undefined ? { mark_read: options.markRead } : {}),
+      ...(options.counterpartId !== undefined ? { counterpart_id: options.counterpartId } : {}),
     });
   }
 }

@@ -10,9 +10,9 @@ import {
   type DeletePushConfigRequest,
   type GetPushConfigRequest,
   type ListPushConfigsRequest,
-  type ParticipantRefDto,
   type PushConfigEvent,
   type PushConfigListReply,
+  type PushConfigTaskRequest,
   type WireVersion,
   type PushConfigView,
   type PushTargetReply,
@@ -23,6 +23,7 @@ import { currentTraceParent } from '@app/tracing';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
+import { partyOf } from '../tasks/state-machine';
 import { TasksConfig } from '../tasks.config';
 
 interface PushConfigRow {
@@ -82,7 +83,7 @@ export class PushConfigsService {
 
   async set(request: SetPushConfigRequest): Promise<PushConfigView> {
     return this.dataSource.transaction(async (manager) => {
-      const taskId = await this.participantTask(manager, request.task_id, request.caller, true);
+      const taskId = await this.participantTask(manager, request, true);
       const id = request.config.id ?? randomUUID();
       // Ids and the quota are the caller's own: the other participant's configs neither count nor clash.
       const existing: PushConfigRow[] = await manager.query(`SELECT ${COLUMNS} FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "owner_id" = $2`, [
@@ -120,7 +121,7 @@ export class PushConfigsService {
   }
 
   async get(request: GetPushConfigRequest): Promise<PushConfigView> {
-    const taskId = await this.participantTask(this.dataSource.manager, request.task_id, request.caller, false);
+    const taskId = await this.participantTask(this.dataSource.manager, request, false);
     const rows: PushConfigRow[] = await this.dataSource.query(
       `SELECT ${COLUMNS} FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "owner_id" = $2 ${request.config_id !== undefined ? 'AND "id" = $3' : ''}
        ORDER BY "created_at", "id" LIMIT 1`,
@@ -131,7 +132,7 @@ export class PushConfigsService {
   }
 
   async list(request: ListPushConfigsRequest): Promise<PushConfigListReply> {
-    const taskId = await this.participantTask(this.dataSource.manager, request.task_id, request.caller, false);
+    const taskId = await this.participantTask(this.dataSource.manager, request, false);
     const rows: PushConfigRow[] = await this.dataSource.query(
       `SELECT ${COLUMNS} FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "owner_id" = $2 ORDER BY "created_at", "id"`,
       [taskId, request.caller.id],
@@ -142,7 +143,7 @@ export class PushConfigsService {
   /** Idempotent: deleting a config that is not there succeeds with `deleted: false`. */
   async delete(request: DeletePushConfigRequest): Promise<DeletePushConfigReply> {
     return this.dataSource.transaction(async (manager) => {
-      const taskId = await this.participantTask(manager, request.task_id, request.caller, true);
+      const taskId = await this.participantTask(manager, request, true);
       const result = (await manager.query(`DELETE FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "id" = $2 AND "owner_id" = $3 RETURNING ${COLUMNS}`, [
         taskId,
         request.config_id,
@@ -188,16 +189,15 @@ export class PushConfigsService {
     }
   }
 
-  /** The task's id when the caller takes part in it; the task row is locked for changes. */
-  private async participantTask(manager: EntityManager, taskId: string, caller: ParticipantRefDto, forUpdate: boolean): Promise<string> {
+  /** The task's id when the caller takes part in it (on an endpoint: with that agent); the task row is locked for changes. */
+  private async participantTask(manager: EntityManager, request: PushConfigTaskRequest, forUpdate: boolean): Promise<string> {
+    const taskId = request.task_id;
     const [task]: Array<{ id: string; sender_id: string; recipient_id: string }> = await manager.query(
       `SELECT "id", "sender_id", "recipient_id" FROM "tasks"."tasks" WHERE "id" = $1${forUpdate ? ' FOR UPDATE' : ''}`,
       [taskId.toUpperCase()],
     );
-    if (!task) throw new RelayError('thread_not_found', `No thread with id ${taskId}`, { task_id: taskId });
-    if (task.sender_id !== caller.id && task.recipient_id !== caller.id) {
-      throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: task.id });
-    }
+    if (!task) throw new RelayError('thread_not_found', `No task with id ${taskId}`, { task_id: taskId });
+    partyOf(task, request.caller.id, request.counterpart_id);
     return task.id;
   }
 

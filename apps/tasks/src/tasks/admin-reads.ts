@@ -315,6 +315,7 @@ export class AdminReads {
       request.limit ?? ADMIN_TASK_LIMITS.searchDefaultLimit,
       request.cursor,
       request.caller_id,
+      request.counterpart_id,
     );
     return {
       items: found.rows.map((row) => ({
@@ -336,12 +337,18 @@ export class AdminReads {
     limit: number,
     cursor: string | undefined,
     unreadFor?: string,
+    counterpartId?: string,
   ): Promise<{ rows: AdminRow[]; highlights: Map<string, SearchHighlight[]>; next_cursor: string | null }> {
     const params = new Params();
     const words = params.add(query);
     const clauses = commonClauses(filter, params);
     const sides = agentSides(filter.agent_id, filter.role ?? 'either', params);
     if (sides.length > 0) clauses.push(`(${sides.map((side) => `(${side})`).join(' OR ')})`);
+    if (counterpartId !== undefined && filter.agent_id !== undefined) {
+      // On an agent's endpoint: only the tasks between the caller and that agent.
+      const [agent, counterpart] = [params.add(filter.agent_id), params.add(counterpartId)];
+      clauses.push(`((t."sender_id" = ${agent} AND t."recipient_id" = ${counterpart}) OR (t."recipient_id" = ${agent} AND t."sender_id" = ${counterpart}))`);
+    }
     if (filter.states && filter.states.length > 0) clauses.push(`t."state" = ANY(${params.add(filter.states)}::text[])`);
     if (cursor !== undefined) {
       const [rankKey, id] = decode(cursor, 's', 'cursor');

@@ -122,7 +122,7 @@ export class SendTask {
 
   private async append(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
     const current = await this.repository.loadTask(manager, request.task_id as string, true);
-    const party = partyOf(current, request.caller.id);
+    const party = partyOf(current, request.caller.id, request.counterpart_id);
     if (request.context_id !== undefined && request.context_id !== current.context_id) {
       throw new RelayError('invalid_params', "context_id does not match the task's context", { field: 'context_id' });
     }

@@ -1,5 +1,5 @@
 import { RelayError, TASK_STATES, type TaskCommand, type TaskState } from '@app/contracts';
-import { checkTransition, type Party } from './state-machine';
+import { checkTransition, partyOf, type Party } from './state-machine';
 
 function outcome(command: TaskCommand, state: TaskState, party: Party, mode?: 'pending_only' | 'any_active'): string {
   try {
@@ -53,5 +53,31 @@ describe('the transition table', () => {
     for (const state of ['completed', 'cancelled', 'failed', 'rejected'] as const)
       expect(outcome('cancel', state, 'sender', 'any_active')).toBe('task_not_cancelable');
     expect(outcome('cancel', 'accepted', 'recipient', 'any_active')).toBe('task_not_cancelable');
+  });
+});
+
+describe('the party of a caller', () => {
+  const task = { id: 'T1', sender_id: 'bob', recipient_id: 'frank' };
+  const reasonOf = (call: () => unknown): string | undefined => {
+    try {
+      call();
+      return undefined;
+    } catch (error) {
+      return (error as RelayError).reason;
+    }
+  };
+
+  it('is the side the caller is on, and refuses anyone else', () => {
+    expect(partyOf(task, 'bob')).toBe('sender');
+    expect(partyOf(task, 'frank')).toBe('recipient');
+    expect(reasonOf(() => partyOf(task, 'carol'))).toBe('not_a_participant');
+  });
+
+  it("on an agent's endpoint, finds only the task between the caller and that agent", () => {
+    expect(partyOf(task, 'bob', 'frank')).toBe('sender');
+    expect(partyOf(task, 'frank', 'bob')).toBe('recipient');
+    expect(reasonOf(() => partyOf(task, 'bob', 'carol'))).toBe('thread_not_found');
+    expect(reasonOf(() => partyOf(task, 'bob', 'bob'))).toBe('thread_not_found');
+    expect(reasonOf(() => partyOf(task, 'carol', 'frank'))).toBe('not_a_participant');
   });
 });

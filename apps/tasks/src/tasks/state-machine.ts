@@ -67,9 +67,24 @@ export const STATE_TIMESTAMP_COLUMN: Partial<Record<TaskState, string>> = {
   rejected: 'rejected_at',
 };
 
-/** Which side of the task the caller is on; anyone else is refused. */
-export function partyOf(task: { id: string; sender_id: string; recipient_id: string }, callerId: string): Party {
-  if (task.sender_id === callerId) return 'sender';
-  if (task.recipient_id === callerId) return 'recipient';
-  throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: task.id });
+interface TaskParties {
+  id: string;
+  sender_id: string;
+  recipient_id: string;
+}
+
+/**
+ * Which side of the task the caller is on; anyone else is refused. With `counterpartId` (a call on
+ * that agent's endpoint, `/a2a/{handle}`), only a task between the caller and that agent exists.
+ */
+export function partyOf(task: TaskParties, callerId: string, counterpartId?: string): Party {
+  const party = task.sender_id === callerId ? 'sender' : task.recipient_id === callerId ? 'recipient' : undefined;
+  if (party === undefined) throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: task.id });
+  if (counterpartId !== undefined && (party === 'sender' ? task.recipient_id : task.sender_id) !== counterpartId) throw offEndpoint(task.id);
+  return party;
+}
+
+/** A task that is not between the caller and the endpoint's agent: on that endpoint it does not exist. */
+export function offEndpoint(taskId: string): RelayError {
+  return new RelayError('thread_not_found', 'Task not found', { task_id: taskId });
 }

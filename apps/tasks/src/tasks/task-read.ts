@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { RelayError, TASK_LIMITS, type GetRequest } from '@app/contracts';
 import { messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
+import { partyOf } from './state-machine';
 import { TASK_COLUMNS, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
 /** A task as one participant reads it: the row, that participant's unread count, messages and artifacts. */
@@ -30,11 +31,12 @@ const MESSAGE_BUDGET_SQL = `(${TASK_LIMITS.replyMessageBytes} - octet_length(t."
 const READ_TASK_SQL = `
 WITH t AS (
   SELECT ${TASK_COLUMNS},
-    CASE WHEN t."sender_id" = $2 THEN 'sender' WHEN t."recipient_id" = $2 THEN 'recipient' END AS "party"
+    CASE WHEN t."sender_id" = $2 THEN 'sender' WHEN t."recipient_id" = $2 THEN 'recipient' END AS "party",
+    ($7::text IS NULL OR CASE WHEN t."sender_id" = $2 THEN t."recipient_id" ELSE t."sender_id" END = $7::text) AS "on_endpoint"
   FROM "tasks"."tasks" t WHERE t."id" = $1
 ), mark AS (
   INSERT INTO "tasks"."read_cursors" ("task_id", "participant_id", "last_read_sequence_no", "updated_at")
-  SELECT t."id", $2, t."message_count", now() FROM t WHERE t."party" IS NOT NULL AND $5
+  SELECT t."id", $2, t."message_count", now() FROM t WHERE t."party" IS NOT NULL AND t."on_endpoint" AND $5
   ON CONFLICT ("task_id", "participant_id") DO UPDATE
     SET "last_read_sequence_no" = EXCLUDED."last_read_sequence_no", "updated_at" = now()
     WHERE "read_cursors"."last_read_sequence_no" < EXCLUDED."last_read_sequence_no"
@@ -53,9 +55,14 @@ SELECT t.*,
   (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifacts"
 FROM t`;
 
-/** The task for one of its participants; `thread_not_found` or `not_a_participant` otherwise (nothing marked read). */
+/**
+ * The task for one of its participants (on an endpoint, `counterpart_id`: only between the caller
+ * and that agent); `thread_not_found` or `not_a_participant` otherwise (nothing marked read).
+ */
 export async function readTask(pool: pg.Pool, request: GetRequest): Promise<TaskRead> {
-  const { rows } = await pool.query<TaskRow & { party: string | null; unread: number; messages: JsonMessage[]; artifacts: ArtifactRow[] }>({
+  const { rows } = await pool.query<
+    TaskRow & { party: string | null; on_endpoint: boolean; unread: number; messages: JsonMessage[]; artifacts: ArtifactRow[] }
+  >({
     name: 'tasks-read-task',
     text: READ_TASK_SQL,
     values: [
@@ -65,12 +72,13 @@ export async function readTask(pool: pg.Pool, request: GetRequest): Promise<Task
       request.after_sequence_no ?? 0,
       request.mark_read !== false,
       request.after_sequence_no !== undefined,
+      request.counterpart_id ?? null,
     ],
   });
   const [row] = rows;
-  if (!row) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
-  if (row.party === null) throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: row.id });
-  const { party: _party, unread, messages, artifacts, ...task } = row;
+  if (!row) throw new RelayError('thread_not_found', `No task with id ${request.task_id}`, { task_id: request.task_id });
+  partyOf(row, request.caller_id, request.counterpart_id);
+  const { party: _party, on_endpoint: _onEndpoint, unread, messages, artifacts, ...task } = row;
   return {
     task,
     unread,

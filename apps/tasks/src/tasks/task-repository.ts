@@ -73,7 +73,7 @@ export class TaskRepository {
     const [task]: TaskRow[] = await manager.query(`SELECT ${TASK_COLUMNS} FROM "tasks"."tasks" t WHERE t."id" = $1${forUpdate ? ' FOR UPDATE' : ''}`, [
       taskId.toUpperCase(),
     ]);
-    if (!task) throw new RelayError('thread_not_found', `No thread with id ${taskId}`, { task_id: taskId });
+    if (!task) throw new RelayError('thread_not_found', `No task with id ${taskId}`, { task_id: taskId });
     return task;
   }
 

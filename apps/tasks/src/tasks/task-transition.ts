@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { RelayError, type TransitionRequest } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
 import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
-import { checkTransition, STATE_TIMESTAMP_COLUMN } from './state-machine';
+import { checkTransition, partyOf, STATE_TIMESTAMP_COLUMN } from './state-machine';
 import { taskEvent } from './task-events';
 import { TASK_COLUMNS, type ArtifactRow, type TaskRow } from './task-rows';
 
@@ -62,9 +62,8 @@ export async function transitionInOneStatement(pool: pg.Pool, request: Transitio
   const taskId = request.task_id.toUpperCase();
   const { rows: found } = await pool.query<TaskRow>({ name: 'tasks-load-task', text: LOAD_TASK_SQL, values: [taskId] });
   const current = found[0];
-  if (!current) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
-  const party = current.sender_id === request.caller_id ? 'sender' : current.recipient_id === request.caller_id ? 'recipient' : null;
-  if (party === null) throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: current.id });
+  if (!current) throw new RelayError('thread_not_found', `No task with id ${request.task_id}`, { task_id: request.task_id });
+  const party = partyOf(current, request.caller_id, request.counterpart_id);
   const rule = checkTransition(request.transition, request.cancel_mode, current.state, party);
   const to = rule.to as NonNullable<typeof rule.to>;
   const now = new Date();

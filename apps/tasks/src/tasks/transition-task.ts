@@ -49,7 +49,7 @@ export class TransitionTask {
 
   private async apply(manager: EntityManager, request: TransitionRequest): Promise<TransitionReply> {
     const current = await this.repository.loadTask(manager, request.task_id);
-    const party = partyOf(current, request.caller_id);
+    const party = partyOf(current, request.caller_id, request.counterpart_id);
     const rule = checkTransition(request.transition, request.cancel_mode, current.state, party);
     const now = new Date();
     let task: TaskRow;

@@ -118,6 +118,12 @@ export class AgentSearchTasksRequest {
   @IsNotEmpty()
   caller_id: string;
 
+  /** On an agent's endpoint (`/a2a/{handle}`): that agent's id. A task whose other party is not that agent is `thread_not_found`. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  counterpart_id?: string;
+
   @IsString()
   @MinLength(1)
   @MaxLength(ADMIN_TASK_LIMITS.queryChars)

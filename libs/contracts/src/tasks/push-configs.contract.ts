@@ -82,6 +82,12 @@ export class PushConfigTaskRequest {
   @IsNotEmpty()
   @MaxLength(TASK_LIMITS.taskIdChars)
   task_id!: string;
+
+  /** On an agent's endpoint (`/a2a/{handle}`): that agent's id. A task whose other party is not that agent is `thread_not_found`. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  counterpart_id?: string;
 }
 
 export class SetPushConfigRequest extends PushConfigTaskRequest {

@@ -259,6 +259,12 @@ export class SendRequest {
   @MaxLength(TASK_LIMITS.taskIdChars)
   task_id?: string;
 
+  /** On an agent's endpoint (`/a2a/{handle}`): that agent's id. A task whose other party is not that agent is `thread_not_found`. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  counterpart_id?: string;
+
   /** The recipient of a new task (admitted by the directory); required on create. */
   @ValidateIf((request: SendRequest) => request.task_id === undefined)
   @ValidateNested()
@@ -336,6 +342,12 @@ export class GetRequest {
   @IsNotEmpty()
   @MaxLength(TASK_LIMITS.taskIdChars)
   task_id: string;
+
+  /** On an agent's endpoint (`/a2a/{handle}`): that agent's id. A task whose other party is not that agent is `thread_not_found`. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  counterpart_id?: string;
 
   /** 0 = no messages, N = the most recent N; all when absent. */
   @IsOptional()
@@ -469,6 +481,12 @@ export class TransitionRequest {
   @MaxLength(TASK_LIMITS.taskIdChars)
   task_id: string;
 
+  /** On an agent's endpoint (`/a2a/{handle}`): that agent's id. A task whose other party is not that agent is `thread_not_found`. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  counterpart_id?: string;
+
   @IsIn(TASK_COMMANDS)
   transition: TaskCommand;
 
@@ -533,6 +551,12 @@ export class TaskEventsRequest {
   @IsNotEmpty()
   @MaxLength(64)
   task_id: string;
+
+  /** On an agent's endpoint (`/a2a/{handle}`): that agent's id. A task whose other party is not that agent is `thread_not_found`. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  counterpart_id?: string;
 
   /** The events after this outbox position; it must be a position of one of this task's events (else `invalid_params`). */
   @IsOptional()

@@ -34,6 +34,7 @@ import {
   type ArtifactInput,
   type MessageView,
   type MessageInput,
+  type PushConfigTaskRequest,
   type TaskCommand,
   type TaskState,
   type TaskView,
@@ -46,7 +47,7 @@ import { DirectoryLookups } from '../../directory/directory-lookups';
 import { EdgeConfig } from '../../edge.config';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
 import { lastEventIdHeader, TaskStreams, type EventStream } from '../../streams/task-streams';
-import { isBetween, participant, TaskAccess } from '../../tasks/task-access';
+import { participant, TaskAccess, type ReadOptions } from '../../tasks/task-access';
 import type { A2aCommand } from './a2a-command';
 import { agentCardV03 } from './extended-card';
 import { decodePageToken, encodePageToken } from './page-token';
@@ -179,17 +180,15 @@ export class A2aMethods implements DialectMethods {
     let task: TaskView;
     let replay: boolean;
     if (message.taskId !== undefined) {
-      if (call.endpointHandle !== null) {
-        const endpoint = await this.endpointAgent(call.endpointHandle);
-        this.assertPair(await this.read(call.caller, message.taskId, 0, false), call.caller, endpoint);
-        // The message goes to the endpoint's agent, whose modes the edge has just read.
-        assertPartsAccepted(message.parts, inputModesOf(endpoint), endpoint.handle);
-      }
+      const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
+      // On an agent's endpoint the message goes to that agent (the tasks service refuses a task not between the two).
+      if (endpoint) assertPartsAccepted(message.parts, inputModesOf(endpoint), endpoint.handle);
       const reply = await this.tasks(
         () =>
           this.rpc.request(TASKS_SUBJECTS.send, {
             caller: participant(call.caller),
             task_id: message.taskId,
+            ...(endpoint ? { counterpart_id: endpoint.id } : {}),
             ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
             message: messageInput(message),
             ...(historyLength !== undefined ? { history_length: historyLength } : {}),
@@ -281,9 +280,7 @@ export class A2aMethods implements DialectMethods {
 
   private async get(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseGetParams(call.params);
-    const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
-    const task = await this.read(call.caller, params.id, historyToFetch(params.historyLength), true);
-    this.assertPair(task, call.caller, endpoint);
+    const task = await this.read(call.caller, params.id, historyToFetch(params.historyLength), true, { counterpartId: await this.counterpartOf(call) });
     const complete = await this.completeHistory(call.caller, task, params.historyLength);
     return renderTask(complete.task, version, { historyLength: params.historyLength, historyCut: complete.cut });
   }
@@ -367,7 +364,7 @@ export class A2aMethods implements DialectMethods {
     let bytes = size(first.messages);
     let after = first.message_count - wanted;
     while (after < earliestKept - 1) {
-      const page = await this.read(caller, first.id, undefined, false, after);
+      const page = await this.read(caller, first.id, undefined, false, { afterSequenceNo: after });
       const fresh = page.messages.filter((message) => message.sequence_no > after && message.sequence_no < earliestKept);
       if (fresh.length === 0) break;
       older.push(...fresh);
@@ -383,12 +380,15 @@ export class A2aMethods implements DialectMethods {
 
   private async cancel(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parseCancelParams(call.params);
-    if (call.endpointHandle !== null) {
-      const endpoint = await this.endpointAgent(call.endpointHandle);
-      this.assertPair(await this.read(call.caller, params.id, 0, false), call.caller, endpoint);
-    }
+    const counterpartId = await this.counterpartOf(call);
     try {
-      const reply = await this.transition({ caller_id: call.caller.id, task_id: params.id, transition: 'cancel', cancel_mode: 'any_active' });
+      const reply = await this.transition({
+        caller_id: call.caller.id,
+        task_id: params.id,
+        ...(counterpartId !== undefined ? { counterpart_id: counterpartId } : {}),
+        transition: 'cancel',
+        cancel_mode: 'any_active',
+      });
       return renderTask(reply.task, version);
     } catch (error) {
       if (error instanceof RelayError && NOT_CANCELABLE.has(error.reason)) {
@@ -416,48 +416,39 @@ export class A2aMethods implements DialectMethods {
 
   private async setPushConfig(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parsePushConfigSetParams(call.params);
-    await this.checkEndpointPair(call, params.taskId);
-    const config = await this.tasks(() =>
-      this.rpc.request(PUSH_CONFIG_SUBJECTS.set, { caller: participant(call.caller), task_id: params.taskId, version, config: params.config }),
-    );
+    const owner = await this.pushConfigOwner(call, params.taskId);
+    const config = await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.set, { ...owner, version, config: params.config }));
     return renderPushConfig(config, version);
   }
 
   private async getPushConfig(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parsePushConfigRefParams(call.params, false);
-    await this.checkEndpointPair(call, params.taskId);
+    const owner = await this.pushConfigOwner(call, params.taskId);
     const config = await this.tasks(() =>
-      this.rpc.request(PUSH_CONFIG_SUBJECTS.get, {
-        caller: participant(call.caller),
-        task_id: params.taskId,
-        ...(params.configId !== undefined ? { config_id: params.configId } : {}),
-      }),
+      this.rpc.request(PUSH_CONFIG_SUBJECTS.get, { ...owner, ...(params.configId !== undefined ? { config_id: params.configId } : {}) }),
     );
     return renderPushConfig(config, version);
   }
 
   private async listPushConfigs(call: A2aCommand, version: WireVersion): Promise<unknown> {
     const params = parsePushConfigListParams(call.params);
-    await this.checkEndpointPair(call, params.taskId);
-    const reply = await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.list, { caller: participant(call.caller), task_id: params.taskId }));
+    const owner = await this.pushConfigOwner(call, params.taskId);
+    const reply = await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.list, owner));
     return renderPushConfigList(reply.configs, version);
   }
 
   /** Idempotent: deleting a config that is not there answers null too. */
   private async deletePushConfig(call: A2aCommand): Promise<unknown> {
     const params = parsePushConfigRefParams(call.params, true);
-    await this.checkEndpointPair(call, params.taskId);
-    await this.tasks(() =>
-      this.rpc.request(PUSH_CONFIG_SUBJECTS.delete, { caller: participant(call.caller), task_id: params.taskId, config_id: params.configId as string }),
-    );
+    const owner = await this.pushConfigOwner(call, params.taskId);
+    await this.tasks(() => this.rpc.request(PUSH_CONFIG_SUBJECTS.delete, { ...owner, config_id: params.configId as string }));
     return null;
   }
 
-  /** On /a2a/{handle}, a task id must name a task between the caller and that agent. */
-  private async checkEndpointPair(call: A2aCommand, taskId: string): Promise<void> {
-    if (call.endpointHandle === null) return;
-    const endpoint = await this.endpointAgent(call.endpointHandle);
-    this.assertPair(await this.read(call.caller, taskId, 0, false), call.caller, endpoint);
+  /** Whose config of which task: on /a2a/{handle}, of a task between the caller and that agent (the tasks service checks it). */
+  private async pushConfigOwner(call: A2aCommand, taskId: string): Promise<PushConfigTaskRequest> {
+    const counterpartId = await this.counterpartOf(call);
+    return { caller: participant(call.caller), task_id: taskId, ...(counterpartId !== undefined ? { counterpart_id: counterpartId } : {}) };
   }
 
   // ---- Agent-side: CompleteTask and UpdateStatus (docs/dialects.md#agent-side-methods) -------
@@ -527,10 +518,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   private async readForUpdate(call: A2aCommand, taskId: string): Promise<TaskView> {
-    const endpoint = call.endpointHandle !== null ? await this.endpointAgent(call.endpointHandle) : null;
-    const task = await this.read(call.caller, taskId, 1, false);
-    this.assertPair(task, call.caller, endpoint);
-    return task;
+    return this.read(call.caller, taskId, 1, false, { counterpartId: await this.counterpartOf(call) });
   }
 
   // ---- Shared plumbing ------------------------------------------------------------------------
@@ -539,8 +527,14 @@ export class A2aMethods implements DialectMethods {
     return this.tasks(() => this.rpc.request(TASKS_SUBJECTS.transition, request));
   }
 
-  private read(caller: AgentIdentity, taskId: string, historyLength: number | undefined, markRead: boolean, afterSequenceNo?: number): Promise<TaskView> {
-    return this.tasks(() => this.access.read(caller, taskId, { historyLength, afterSequenceNo, markRead }));
+  private read(
+    caller: AgentIdentity,
+    taskId: string,
+    historyLength: number | undefined,
+    markRead: boolean,
+    page: Pick<ReadOptions, 'afterSequenceNo' | 'counterpartId'> = {},
+  ): Promise<TaskView> {
+    return this.tasks(() => this.access.read(caller, taskId, { historyLength, markRead, ...page }));
   }
 
   /**
@@ -567,9 +561,12 @@ export class A2aMethods implements DialectMethods {
     return this.directory.profile(handle);
   }
 
-  /** On an agent's own endpoint, only the tasks between the caller and that agent exist. */
-  private assertPair(task: TaskView, caller: AgentIdentity, endpoint: AgentPublicProfile | null): void {
-    if (!isBetween(task, caller, endpoint)) throw new RelayError('thread_not_found', 'Task not found');
+  /**
+   * On an agent's own endpoint only the tasks between the caller and that agent exist: the id of
+   * that agent, for the tasks service to decide it in its own queries (undefined on `/a2a`).
+   */
+  private async counterpartOf(call: A2aCommand): Promise<string | undefined> {
+    return call.endpointHandle !== null ? (await this.endpointAgent(call.endpointHandle)).id : undefined;
   }
 
   private async admit(caller: AgentIdentity, recipient: string, fromEndpoint: boolean): Promise<AgentPublicProfile> {

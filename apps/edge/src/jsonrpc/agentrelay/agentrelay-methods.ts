@@ -28,7 +28,6 @@ import {
   TASK_LIMITS,
   TASKS_SUBJECTS,
   TRANSITIONS,
-  type AgentPublicProfile,
   type SendRequest,
   type Transition,
   type TransitionRequest,
@@ -37,7 +36,7 @@ import { NatsRpcClient } from '@app/messaging';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { InboxStreams } from '../../streams/inbox-stream';
 import { lastEventIdHeader } from '../../streams/task-streams';
-import { isBetween, participant, TaskAccess } from '../../tasks/task-access';
+import { participant, TaskAccess } from '../../tasks/task-access';
 import type { DialectMethods, JsonRpcCall } from '../json-rpc.types';
 
 /**
@@ -109,10 +108,15 @@ export class AgentRelayMethods implements DialectMethods {
       return { task_id: reply.task.id, status: { state: reply.idempotent_replay ? 'pending' : reply.task.state }, created_at: reply.task.created_at };
     }
     if (params.recipient !== undefined && params.recipient !== null) requiredNonBlank(params, 'recipient', 'recipient', AGENT_LIMITS.handleChars);
-    // On an agent's endpoint the message goes to that agent, whose modes the edge has just read.
-    const endpoint = await this.assertEndpointPair(call, taskId);
+    // On an agent's endpoint the message goes to that agent (the tasks service refuses a task not between the two).
+    const endpoint = await this.access.endpointAgent(call.endpointHandle);
     if (endpoint) assertPartsAccepted(message.parts, inputModesOf(endpoint), endpoint.handle);
-    const reply = await this.rpc.request(TASKS_SUBJECTS.send, { ...common, caller: participant(call.caller), task_id: taskId });
+    const reply = await this.rpc.request(TASKS_SUBJECTS.send, {
+      ...common,
+      caller: participant(call.caller),
+      task_id: taskId,
+      ...(endpoint ? { counterpart_id: endpoint.id } : {}),
+    });
     return {
       task_id: reply.task.id,
       thread_id: reply.task.id,
@@ -129,8 +133,7 @@ export class AgentRelayMethods implements DialectMethods {
   private async get(call: JsonRpcCall): Promise<unknown> {
     const taskId = parseTaskId(call.params);
     const afterSequenceNo = parseAfterSequenceNo(call.params);
-    await this.assertEndpointPair(call, taskId);
-    return renderRelayTask(await this.access.read(call.caller, taskId, { afterSequenceNo }));
+    return renderRelayTask(await this.access.read(call.caller, taskId, { afterSequenceNo, ...(await this.counterpart(call)) }));
   }
 
   private async list(call: JsonRpcCall): Promise<unknown> {
@@ -159,10 +162,9 @@ export class AgentRelayMethods implements DialectMethods {
       ...(params.states ? { states: params.states } : {}),
       limit: params.limit,
       ...(params.cursor ? { cursor: params.cursor } : {}),
+      ...(endpoint ? { counterpart_id: endpoint.id } : {}),
     });
-    // On an agent's endpoint (`/a2a/{handle}`) only the tasks between the caller and that agent.
-    const items = found.items.filter((item) => isBetween(item.task, call.caller, endpoint));
-    return { items: items.map((item) => renderSearchItem(item.task, item.highlights)), next_cursor: found.next_cursor };
+    return { items: found.items.map((item) => renderSearchItem(item.task, item.highlights)), next_cursor: found.next_cursor };
   }
 
   private async update(call: JsonRpcCall): Promise<unknown> {
@@ -182,17 +184,19 @@ export class AgentRelayMethods implements DialectMethods {
     if (transition === 'request_input') request.message = parseRelayMessage(params);
     else if (params.message !== undefined && params.message !== null) request.message = parseRelayMessage(params);
     if (transition === 'cancel') request.cancel_mode = 'pending_only';
-    await this.assertEndpointPair(call, taskId);
+    const { counterpartId } = await this.counterpart(call);
+    if (counterpartId !== undefined) request.counterpart_id = counterpartId;
     const reply = await this.rpc.request(TASKS_SUBJECTS.transition, request);
     return renderTransition(reply.task);
   }
 
   private async cancel(call: JsonRpcCall): Promise<unknown> {
     const taskId = parseTaskId(call.params);
-    await this.assertEndpointPair(call, taskId);
+    const { counterpartId } = await this.counterpart(call);
     const reply = await this.rpc.request(TASKS_SUBJECTS.transition, {
       caller_id: call.caller.id,
       task_id: taskId,
+      ...(counterpartId !== undefined ? { counterpart_id: counterpartId } : {}),
       transition: 'cancel',
       cancel_mode: 'pending_only',
       history_length: 0,
@@ -216,14 +220,9 @@ export class AgentRelayMethods implements DialectMethods {
     return call.endpointHandle;
   }
 
-  /** On an agent's own endpoint only the tasks between the caller and that agent exist. */
-  /** On an agent's endpoint, only the tasks between the caller and that agent exist; answers that agent (null on `/a2a`). */
-  private async assertEndpointPair(call: JsonRpcCall, taskId: string): Promise<AgentPublicProfile | null> {
+  /** On an agent's endpoint only the tasks between the caller and that agent exist: that agent, for the tasks service to decide it. */
+  private async counterpart(call: JsonRpcCall): Promise<{ counterpartId?: string }> {
     const endpoint = await this.access.endpointAgent(call.endpointHandle);
-    if (!endpoint) return null;
-    const task = await this.access.read(call.caller, taskId, { historyLength: 0, markRead: false });
-    if (!isBetween(task, call.caller, endpoint))
-      throw new RelayError('thread_not_found', `No thread with id ${taskId} between you and ${endpoint.handle}`, { task_id: taskId });
-    return endpoint;
+    return endpoint ? { counterpartId: endpoint.id } : {};
   }
 }
