@@ -150,6 +150,25 @@ describe('retention windows', () => {
     });
   });
 
+  it('starts a live inbox whose events are all gone (or that never had any) at the horizon, so its ready id resumes', async () => {
+    const org = `ret${randomUUID().slice(0, 6)}`;
+    const [carol, dave] = await Promise.all([
+      registerAgent(relay, { handle: uniqueHandle('carol', org), name: 'Carol' }),
+      registerAgent(relay, { handle: uniqueHandle('dave', org), name: 'Dave' }),
+    ]);
+    const eve = await registerAgent(relay, { handle: uniqueHandle('eve', org), name: 'Eve' });
+    const gone = await createTask(relay.url, carol, eve, 'Past the window');
+    await ageOutboxThrough(gone, 8);
+    await tasksRetention().runOnce();
+    expect(await outboxRows(gone)).toBe(0);
+    for (const agent of [carol, dave]) {
+      const ready = await firstId(await watch(agent));
+      const resumed = await watch(agent, ready);
+      expect({ status: resumed.status, error: resumed.json?.error }).toEqual({ status: 200, error: undefined });
+      resumed.close();
+    }
+  });
+
   it('skips an old event another transaction holds instead of waiting for it, and deletes it on a later run', async () => {
     const held = await createTask(relay.url, alice, bob, 'Held by a long transaction');
     await ageOutboxThrough(held, 8);

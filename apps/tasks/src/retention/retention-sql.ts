@@ -10,7 +10,9 @@ export const PUBLISHED_OUTBOX_EVENT = `"published_at" IS NOT NULL`;
 
 export const OUTBOX_HORIZON_TABLE = '"tasks"."outbox_horizon"';
 
-/** The highest outbox position deleted so far (0 before the first delete): every event after it is kept. */
+/** The highest outbox position deleted so far (0 before the first delete): every event after it is kept. As a scalar subquery. */
+export const OUTBOX_DELETED_THROUGH_SQL = `SELECT "deleted_through" FROM ${OUTBOX_HORIZON_TABLE} WHERE "id" = 1`;
+/** The same, as a row with its position as text. */
 export const OUTBOX_HORIZON_SQL = `SELECT "deleted_through"::text AS "position" FROM ${OUTBOX_HORIZON_TABLE} WHERE "id" = 1`;
 
 const MAX_BIGINT = '9223372036854775807';

@@ -10,14 +10,15 @@ import {
   type TaskEventsReply,
   type TaskEventsRequest,
 } from '@app/contracts';
-import { OUTBOX_HORIZON_SQL } from '../retention/retention-sql';
+import { OUTBOX_DELETED_THROUGH_SQL, OUTBOX_HORIZON_SQL } from '../retention/retention-sql';
+import { partyOf } from './state-machine';
 import { readTask } from './task-read';
 import { toTaskView } from './task-rows';
 
 /** Push-config events share the outbox and a task id, but are not part of a task's history. */
 const TASK_EVENTS_ONLY = `"type" NOT IN ('push_config_set', 'push_config_deleted')`;
 
-const PARTICIPANT_SQL = `SELECT ("sender_id" = $2 OR "recipient_id" = $2) AS "participant" FROM "tasks"."tasks" WHERE "id" = $1`;
+const PARTIES_SQL = `SELECT "id", "sender_id", "recipient_id" FROM "tasks"."tasks" WHERE "id" = $1`;
 const KNOWN_POSITION_SQL = `SELECT 1 FROM "tasks"."outbox_events" WHERE "task_id" = $1 AND "position" = $2::bigint AND ${TASK_EVENTS_ONLY}`;
 /** What an event adds to its payload's bytes in a reply (`{"position": …, "event": …}`). */
 const EVENT_OVERHEAD_BYTES = 64;
@@ -107,7 +108,7 @@ export async function readTaskEvents(pool: pg.Pool, request: TaskEventsRequest):
   const taskId = request.task_id.toUpperCase();
   const after = request.after_position;
   if (after !== undefined && !POSITION.test(after)) {
-    throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event id of this relay`, { field: 'Last-Event-ID' });
+    throw new RelayError('invalid_params', 'Last-Event-ID is not an event id of this relay', { field: 'Last-Event-ID' });
   }
   return inSnapshot(pool, (client) => readInSnapshot(client, request, taskId, after));
 }
@@ -120,16 +121,17 @@ async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest,
       task_id: taskId,
       history_length: request.history_length,
       mark_read: false,
+      ...(request.counterpart_id !== undefined ? { counterpart_id: request.counterpart_id } : {}),
     });
     task = toTaskView(read.task, read.messages, read.artifacts, read.unread);
   } else {
-    const { rows } = await client.query<{ participant: boolean }>({
-      name: 'tasks-event-participant',
-      text: PARTICIPANT_SQL,
-      values: [taskId, request.caller_id],
+    const { rows } = await client.query<{ id: string; sender_id: string; recipient_id: string }>({
+      name: 'tasks-event-parties',
+      text: PARTIES_SQL,
+      values: [taskId],
     });
-    if (!rows[0]) throw new RelayError('thread_not_found', `No thread with id ${request.task_id}`, { task_id: request.task_id });
-    if (!rows[0].participant) throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: taskId });
+    if (!rows[0]) throw new RelayError('thread_not_found', `No task with id ${request.task_id}`, { task_id: request.task_id });
+    partyOf(rows[0], request.caller_id, request.counterpart_id);
   }
   const { rows: newest } = await client.query<{ position: string }>({ name: 'tasks-event-newest', text: NEWEST_POSITION_SQL, values: [taskId] });
   const position = newest[0].position;
@@ -142,7 +144,7 @@ async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest,
   if (known.length === 0) {
     throw new RelayError(
       'invalid_params',
-      `Last-Event-ID '${after}' is not an event of task ${taskId}; subscribe again without it to start from the task's current state`,
+      `Last-Event-ID is not an event of task ${taskId}; subscribe again without it to start from the task's current state`,
       {
         field: 'Last-Event-ID',
       },
@@ -176,11 +178,17 @@ export const INBOX_EVENTS_AFTER_SQL = eventsWithinBudgetSql(
   '$3',
   '$4',
 );
-const NEWEST_OUTBOX_POSITION_SQL = `SELECT COALESCE(max("position"), 0)::text AS "position" FROM "tasks"."outbox_events"`;
-/** The position of the agent's newest event (0 before its first): it tells nothing of the other agents' events. */
+/** The newest position the outbox has held: its newest kept event, or the horizon when retention deleted them all. */
+const NEWEST_OUTBOX_POSITION_SQL = `SELECT GREATEST((SELECT max("position") FROM "tasks"."outbox_events"), (${OUTBOX_DELETED_THROUGH_SQL}), 0)::text AS "position"`;
+/**
+ * Where a live inbox starts: the position of the agent's newest event, or the retention horizon
+ * when that is later (an agent whose events are all deleted, or that never had one), so that the
+ * ready id resumes until retention passes it. Opaque to the agent (stream ids are sealed).
+ */
 const NEWEST_INBOX_POSITION_SQL = `SELECT GREATEST(
      (SELECT max("position") FROM "tasks"."outbox_events" WHERE "payload"->>'sender' = $1 AND ${TASK_EVENTS_ONLY}),
      (SELECT max("position") FROM "tasks"."outbox_events" WHERE "payload"->>'recipient' = $1 AND ${TASK_EVENTS_ONLY}),
+     (${OUTBOX_DELETED_THROUGH_SQL}),
      0)::text AS "position"`;
 
 /**
@@ -190,7 +198,7 @@ const NEWEST_INBOX_POSITION_SQL = `SELECT GREATEST(
 export async function readInboxEvents(pool: pg.Pool, request: InboxEventsRequest): Promise<InboxEventsReply> {
   const after = request.after_position;
   if (after !== undefined && !POSITION.test(after)) {
-    throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event id of this relay`, { field: 'Last-Event-ID' });
+    throw new RelayError('invalid_params', 'Last-Event-ID is not an event id of this relay', { field: 'Last-Event-ID' });
   }
   if (after === undefined) {
     const { rows: own } = await pool.query<{ position: string }>({
@@ -204,7 +212,7 @@ export async function readInboxEvents(pool: pg.Pool, request: InboxEventsRequest
     const { rows: newest } = await client.query<{ position: string }>({ name: 'tasks-outbox-newest', text: NEWEST_OUTBOX_POSITION_SQL });
     const position = newest[0].position;
     if (BigInt(after) > BigInt(position)) {
-      throw new RelayError('invalid_params', `Last-Event-ID '${after}' is not an event of this relay; watch again without it`, { field: 'Last-Event-ID' });
+      throw new RelayError('invalid_params', 'Last-Event-ID is not an event of this relay; watch again without it', { field: 'Last-Event-ID' });
     }
     const horizon = await outboxHorizon(client);
     if (BigInt(after) < BigInt(horizon)) throw eventsExpired(after, horizon, 'read your tasks again and watch without it');
