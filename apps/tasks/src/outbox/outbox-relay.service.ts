@@ -83,11 +83,6 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
     if (jetStream && !jetStream.connection.isClosed()) await jetStream.connection.drain().catch(() => undefined);
   }
 
-  /** Asks the relay to look at the outbox now rather than at its next poll. */
-  wake(): void {
-    this.delay.wake();
-  }
-
   /** Relays one batch; returns how many rows it published. Exposed for tests and tooling. */
   async relayOnce(): Promise<number> {
     if (this.unmarked.size >= this.options.batchSize) {
@@ -191,7 +186,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
   private async run(): Promise<void> {
     while (!this.stopping) {
       if (!(await this.lead())) {
-        await this.sleep(STANDBY_RETRY_MS, false);
+        await this.sleep(STANDBY_RETRY_MS);
         continue;
       }
       let published: number;
@@ -202,17 +197,17 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
       } catch (error) {
         this.backoffMs = Math.min(this.options.maxBackoffMs, this.backoffMs > 0 ? this.backoffMs * 2 : this.options.minBackoffMs);
         this.logger.warn({ err: error, retry_in_ms: this.backoffMs }, 'outbox relay round failed');
-        await this.sleep(this.backoffMs * (0.8 + Math.random() * 0.4), false);
+        await this.sleep(this.backoffMs * (0.8 + Math.random() * 0.4));
         continue;
       }
       if (published >= this.options.batchSize) continue;
-      await this.sleep(this.options.pollIntervalMs, true);
+      await this.sleep(this.options.pollIntervalMs);
     }
   }
 
-  /** Waits `ms`; a wake-up cuts it short unless the relay is backing off after a failure. */
-  private sleep(ms: number, wakeable: boolean): Promise<void> {
-    return this.stopping ? Promise.resolve() : this.delay.wait(ms, wakeable);
+  /** Waits `ms`, or until the relay stops. */
+  private sleep(ms: number): Promise<void> {
+    return this.stopping ? Promise.resolve() : this.delay.wait(ms, false);
   }
 
   protected async ensureJetStream(): Promise<JetStreamContext> {
