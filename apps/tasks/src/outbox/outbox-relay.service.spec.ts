@@ -3,7 +3,10 @@ import type { PubAck } from '@nats-io/jetstream';
 import type { DataSource } from 'typeorm';
 import type { JetStreamContext } from '@app/messaging';
 import { DEFAULT_OUTBOX_RELAY_OPTIONS, type OutboxRelayOptions } from './outbox.constants';
-import { OutboxRelayService } from './outbox-relay.service';
+import { OutboxRelayService, type UnpublishedRow } from './outbox-relay.service';
+
+/** The relay's read of unpublished rows, as the fake outbox answers it. */
+const UNPUBLISHED_READ = 'unpublished rows';
 
 interface OutboxRow {
   id: string;
@@ -41,7 +44,7 @@ class FakeOutbox {
   readonly dataSource = {
     query: async (sql: string, params: unknown[]): Promise<unknown[]> => {
       await Promise.resolve();
-      if (sql.includes('ORDER BY outbox_events.position')) {
+      if (sql === UNPUBLISHED_READ) {
         const [limit, unmarked] = params as [number, string[]];
         return this.rows.filter((row) => !row.published && !unmarked.includes(row.id)).slice(0, limit);
       }
@@ -107,11 +110,15 @@ class FakeJetStream {
 
 class RelayOnFakes extends OutboxRelayService {
   constructor(
-    outbox: FakeOutbox,
+    private readonly outbox: FakeOutbox,
     private readonly fake: FakeJetStream,
     options: Partial<OutboxRelayOptions>,
   ) {
     super(outbox.dataSource, { ...DEFAULT_OUTBOX_RELAY_OPTIONS, natsUrl: 'nats://unused', subjectPrefix: '', databaseUrl: 'postgres://unused', ...options });
+  }
+
+  protected override readUnpublished(limit: number, unmarked: string[]): Promise<UnpublishedRow[]> {
+    return this.outbox.dataSource.query(UNPUBLISHED_READ, [limit, unmarked]) as Promise<UnpublishedRow[]>;
   }
 
   protected override ensureJetStream(): Promise<JetStreamContext> {
