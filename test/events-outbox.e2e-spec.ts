@@ -17,7 +17,7 @@ describe('task events: the outbox relay publishes to JetStream', () => {
   let collector: EventCollector;
   let jetStream: JetStreamContext;
 
-  const writeOutbox = (events: TaskEvent[], notify = true): Promise<void> => outbox.write(events, notify);
+  const writeOutbox = (events: TaskEvent[]): Promise<void> => outbox.write(events);
   const unpublishedCount = (): Promise<number> => outbox.unpublishedCount();
 
   beforeAll(async () => {
@@ -68,9 +68,9 @@ describe('task events: the outbox relay publishes to JetStream', () => {
     expect(rows.rows.every((row: { attempts: number; published_at: Date | null }) => row.attempts === 1 && row.published_at !== null)).toBe(true);
   });
 
-  it('wakes up without a NOTIFY too (polling)', async () => {
+  it('finds a commit by itself, nothing told it of (polling)', async () => {
     const task = `task-${randomUUID()}`;
-    await writeOutbox([taskEvent(task, 'created', 1)], false);
+    await writeOutbox([taskEvent(task, 'created', 1)]);
     await eventually(() => expect(collector.ofTask(task).length).toBe(1), 30000);
   });
 

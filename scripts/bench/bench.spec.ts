@@ -1,6 +1,6 @@
 import { decades, escapeXml, logHeight, renderChart, type ChartRow } from './chart';
 import { runWindow } from './load-generator';
-import { summarize } from './report';
+import { eventsTable, summarize } from './report';
 import type { WindowRecord } from './scenarios';
 import { cpuDeltaMs, median, medianOfRoundRatios, parseProcStatTicks, parseVmHwmKb, percentile, perRequest, summarizeLatencies } from './stats';
 
@@ -103,6 +103,20 @@ describe('bench arithmetic', () => {
     expect(relay.ratioCpuVsSdkPostgres).toBeCloseTo(5);
     expect(rows.find((row) => row.server === 'sdk-postgres')!.ratioRpsVsSdkPostgres).toBeUndefined();
     expect(rows.map((row) => row.server)).toEqual(['relay', 'sdk-postgres']);
+  });
+
+  it('gives the relay create rows an events figure: medians of commit → published, the largest backlog, every lost event', () => {
+    const rows = summarize([
+      window({ server: 'relay', round: 0, rps: 100, events: { p50: 10, p99: 40, max: 50, backlog: 3, lost: 0 } }),
+      window({ server: 'relay', round: 1, rps: 100, events: { p50: 30, p99: 90, max: 95, backlog: 12, lost: 1 } }),
+      window({ server: 'relay', round: 2, rps: 100, events: { p50: 20, p99: 60, max: 70, backlog: 0, lost: 0 } }),
+      window({ server: 'sdk-postgres', round: 0, rps: 1000 }),
+    ]);
+    expect(rows.find((row) => row.server === 'relay')!.events).toEqual({ p50: 20, p99: 60, backlog: 12, lost: 1 });
+    expect(rows.find((row) => row.server === 'sdk-postgres')!.events).toBeUndefined();
+    const table = eventsTable(rows).split('\n');
+    expect(table).toHaveLength(3);
+    expect(table[2]).toBe('| create | 32 | 100 | 20.0 | 60.0 | 12 | 1 |');
   });
 });
 

@@ -22,7 +22,8 @@ import { BASELINE_APPLICATIONS, BENCH_APPLICATION, PgProcesses } from './pg-proc
 import { pidsByCommand, ProcessSampler, type ProcessGroup } from './proc-sampler';
 import { migrateSdkTaskStore, RELAY_SERVICES, startBaseline, startRelay, stopChildren, waitForHttp, type Child } from './processes';
 import { setUpRelayAgents } from './relay-fixture';
-import { cpuTable, inboxTable, mainTable, rssTable, summarize } from './report';
+import { EventWatch } from './event-watch';
+import { cpuTable, eventsTable, inboxTable, mainTable, rssTable, summarize } from './report';
 import { Bench, FanoutSink, type Target } from './scenarios';
 
 const ADMIN_TOKEN = `bench_${randomBytes(16).toString('hex')}`;
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
   const children: Child[] = [];
   const clients: HttpClient[] = [];
   let sink: FanoutSink | undefined;
+  let events: EventWatch | undefined;
   let db: pg.Client | undefined;
   let failed = false;
   let cleaned: Promise<void> | undefined;
@@ -93,6 +95,7 @@ async function main(): Promise<void> {
       for (const client of clients) client.close();
       await stopChildren(children).catch((error: unknown) => console.error('stopping the servers:', error));
       await sink?.stop().catch(() => undefined);
+      await events?.stop().catch(() => undefined);
       await db?.end().catch(() => undefined);
       await dropDatabase(databaseUrl).catch((error: unknown) => console.error(`dropping ${databaseName}:`, error));
       const streams = await deleteStreams(options.natsUrl, subjectPrefix).catch((error: unknown) => {
@@ -117,6 +120,7 @@ async function main(): Promise<void> {
     await migrateAllSchemas(databaseUrl);
     if (options.servers.includes('sdk-postgres')) await migrateSdkTaskStore(databaseUrl);
     sink = await FanoutSink.start();
+    events = await EventWatch.start(options.natsUrl, subjectPrefix);
 
     phase('starting the relay and the baselines');
     const relayUrl = `http://127.0.0.1:${options.port}`;
@@ -180,7 +184,7 @@ async function main(): Promise<void> {
       { name: 'bench', pids: () => [process.pid] },
     ];
     const sampler = new ProcessSampler(groups, () => postgres.refresh());
-    const bench = new Bench(options, sampler, targets, fixture, db, sink);
+    const bench = new Bench(options, sampler, targets, fixture, db, sink, events);
     phase('measuring');
     await bench.run();
     phase('verifying rows and writing the report');
@@ -203,6 +207,10 @@ async function main(): Promise<void> {
       '## Throughput, latency, CPU (medians over rounds; ratios are medians of per-round ratios)',
       '',
       mainTable(rows),
+      '',
+      "## Events: commit → published (the relay's create windows)",
+      '',
+      eventsTable(rows),
       '',
       '## CPU ms per request, per process',
       '',

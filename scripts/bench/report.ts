@@ -23,6 +23,8 @@ export interface SummaryRow {
   /** relay ÷ sdk-postgres, median of per-round ratios (relay rows of compared scenarios only). */
   ratioRpsVsSdkPostgres?: number;
   ratioCpuVsSdkPostgres?: number;
+  /** The relay's create windows: commit → published, medians over rounds, and the largest backlog at a window's end. */
+  events?: { p50: number; p99: number; backlog: number; lost: number };
 }
 
 export const SERVER_LABELS: Record<ServerName, string> = {
@@ -58,6 +60,7 @@ export function summarize(records: readonly WindowRecord[]): SummaryRow[] {
       p99: median(windows.map((window) => window.latencyMs.p99)),
       totalCpuMsPerRequest: median(windows.map((window) => window.totalCpuMsPerRequest)),
       cpuMsPerRequest: Object.fromEntries(processes.map((name) => [name, median(windows.map((window) => window.cpuMsPerRequest[name] ?? NaN))])),
+      ...eventsOf(windows),
     });
   }
   // Per-round ratios: the relay's and the SDK-on-Postgres server's windows of the same round.
@@ -93,6 +96,19 @@ export function summarize(records: readonly WindowRecord[]): SummaryRow[] {
   );
 }
 
+function eventsOf(windows: readonly WindowRecord[]): Pick<SummaryRow, 'events'> {
+  const lags = windows.flatMap((window) => (window.events ? [window.events] : []));
+  if (lags.length === 0) return {};
+  return {
+    events: {
+      p50: median(lags.map((lag) => lag.p50)),
+      p99: median(lags.map((lag) => lag.p99)),
+      backlog: Math.max(...lags.map((lag) => lag.backlog)),
+      lost: lags.reduce((sum, lag) => sum + lag.lost, 0),
+    },
+  };
+}
+
 export function fmt(value: number | undefined, digits = 1): string {
   if (value === undefined || !Number.isFinite(value)) return '–';
   if (Math.abs(value) >= 1000) return Math.round(value).toLocaleString('en-US');
@@ -110,6 +126,21 @@ export function mainTable(rows: readonly SummaryRow[]): string {
     const unit = row.unit === 'request' ? '' : ` (per ${row.unit})`;
     lines.push(
       `| ${row.scenario}${unit} | ${row.concurrency} | ${SERVER_LABELS[row.server]} | ${fmt(row.rps, 0)} | ${fmt(row.p50)} | ${fmt(row.p90)} | ${fmt(row.p99)} | ${row.errors} | ${fmt(row.totalCpuMsPerRequest, 2)} | ${ratio(row.ratioRpsVsSdkPostgres)} | ${ratio(row.ratioCpuVsSdkPostgres)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Commit → published of the relay's create windows, and how many events were still unpublished when a window's load ended. */
+export function eventsTable(rows: readonly SummaryRow[]): string {
+  const lines = [
+    '| scenario | c | req/s | commit → published p50 ms | p99 ms | backlog at the end (max over rounds) | never published |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const row of rows) {
+    if (!row.events) continue;
+    lines.push(
+      `| ${row.scenario} | ${row.concurrency} | ${fmt(row.rps, 0)} | ${fmt(row.events.p50)} | ${fmt(row.events.p99)} | ${row.events.backlog} | ${row.events.lost} |`,
     );
   }
   return lines.join('\n');

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { runWindow, sleep, type Call, type HttpClient, type WindowLimits, type WindowResult } from './load-generator';
+import type { EventLag, EventWatch } from './event-watch';
 import type { BenchOptions, ScenarioName, ServerName } from './options';
 import type { GroupUsage, ProcessSampler } from './proc-sampler';
 import { baselineGet, baselineSendMessage, relayCreate, relayGet, relayInbox, relayLifecycle, relaySendMessage, type RelayFixture } from './relay-fixture';
@@ -40,6 +41,8 @@ export interface WindowRecord {
   cpuMsPerRequest: Record<string, number>;
   /** Sum over the server's own processes (SERVER_GROUPS), Postgres background excluded. */
   totalCpuMsPerRequest: number;
+  /** The relay's create windows: commit → published of the window's events, and the backlog at its end. */
+  events?: EventLag;
   errorSamples?: string[];
 }
 
@@ -69,6 +72,7 @@ export class Bench {
     readonly relay: RelayFixture,
     readonly db: pg.Client,
     readonly sink: FanoutSink,
+    readonly events: EventWatch,
   ) {}
 
   private target(name: ServerName): Target {
@@ -154,7 +158,8 @@ export class Bench {
     };
   }
 
-  private createCall(target: Target, kind: 'create' | 'a2a-send'): Call {
+  /** A create call; with `committed`, it notes when each create answered (its commit). */
+  private createCall(target: Target, kind: 'create' | 'a2a-send', committed?: Map<string, number>): Call {
     const pairs = this.relay.pairs;
     return async (index, slot) => {
       const id =
@@ -163,9 +168,28 @@ export class Bench {
             ? await relayCreate(target.client, pairs[slot], index)
             : await relaySendMessage(target.client, pairs[slot], index)
           : await baselineSendMessage(target.client, index);
-      if (id) this.remember(target.name, slot, id);
+      if (id) {
+        committed?.set(id, performance.now());
+        this.remember(target.name, slot, id);
+      }
       return id !== undefined;
     };
+  }
+
+  /** A relay create window, then its events figure: commit → published and the backlog at its end. */
+  private async measureCreates(scenario: 'create' | 'a2a-send', concurrency: number, round: number, target: Target): Promise<void> {
+    const committed = new Map<string, number>();
+    let endedAt = 0;
+    const record = await this.measure(target.name, scenario, concurrency, round, 'request', async () => {
+      const window = await runWindow(this.limits(concurrency), this.createCall(target, scenario, committed));
+      endedAt = performance.now();
+      return window;
+    });
+    const events = await this.events.lag(committed, endedAt, this.options.fanoutWaitMs);
+    record.events = events;
+    console.log(
+      `    events: commit → published p50 ${events.p50.toFixed(1)} p99 ${events.p99.toFixed(1)} ms, backlog at the end ${events.backlog} of ${committed.size}${events.lost > 0 ? `, ${events.lost} never published` : ''}`,
+    );
   }
 
   private getCall(target: Target): Call {
@@ -187,7 +211,8 @@ export class Bench {
       for (let round = 0; round < this.options.rounds; round++) {
         const order = rotate(this.targets, round);
         for (const target of order) {
-          await this.measure(target.name, scenario, concurrency, round, 'request', () => runWindow(this.limits(concurrency), call(target)));
+          if (target.name === 'relay' && scenario !== 'get') await this.measureCreates(scenario, concurrency, round, target);
+          else await this.measure(target.name, scenario, concurrency, round, 'request', () => runWindow(this.limits(concurrency), call(target)));
           await sleep(100);
         }
       }

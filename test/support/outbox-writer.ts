@@ -53,8 +53,8 @@ export function newTaskEvents(sender: string, recipient: string, count: number):
 }
 
 /**
- * Writes task events to the tasks service's outbox as its handoff code does (one transaction,
- * then a NOTIFY), so tests can drive the event chain directly.
+ * Writes task events to the tasks service's outbox as its handoff code does (one transaction), so
+ * tests can drive the event chain directly.
  */
 export class OutboxWriter {
   private constructor(private readonly client: pg.Client) {}
@@ -70,7 +70,7 @@ export class OutboxWriter {
     return this.client;
   }
 
-  async write(events: TaskEvent[], notify = true): Promise<void> {
+  async write(events: TaskEvent[]): Promise<void> {
     await this.client.query('BEGIN');
     try {
       for (const event of events) {
@@ -82,7 +82,6 @@ export class OutboxWriter {
           JSON.stringify(event),
         ]);
       }
-      if (notify) await this.client.query("SELECT pg_notify('relay_outbox', '')");
       await this.client.query('COMMIT');
     } catch (error) {
       await this.client.query('ROLLBACK');

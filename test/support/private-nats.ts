@@ -40,6 +40,13 @@ export class PrivateNatsServer {
     await this.launch();
   }
 
+  /** SIGKILL, then, after `downMs`, the same server on the same port with the store it had: its file streams (and their duplicate windows) come back. */
+  async restartKeepingStore(downMs = 0): Promise<void> {
+    await this.kill();
+    await new Promise((resolve) => setTimeout(resolve, downMs));
+    await this.launch();
+  }
+
   async stop(): Promise<void> {
     await this.kill();
     rmSync(this.storeDir, { recursive: true, force: true });

@@ -23,7 +23,14 @@ export class TasksAppModule {
         SecretsModule.forRoot(config.RELAY_SECRET_KEYS, PUSH_CONFIG_SEALED_COLUMNS),
         TasksModule,
         PushConfigsModule.forRoot(config),
-        OutboxModule.forRoot({ natsUrl: config.NATS_URL, subjectPrefix: config.NATS_SUBJECT_PREFIX, databaseUrl: config.DATABASE_URL }),
+        OutboxModule.forRoot({
+          natsUrl: config.NATS_URL,
+          subjectPrefix: config.NATS_SUBJECT_PREFIX,
+          databaseUrl: config.DATABASE_URL,
+          pollIntervalMs: config.RELAY_OUTBOX_POLL_MS,
+          batchSize: config.RELAY_OUTBOX_BATCH_SIZE,
+          publishConcurrency: config.RELAY_OUTBOX_PUBLISH_CONCURRENCY,
+        }),
       ],
       controllers: [healthControllerFor('tasks')],
       providers: [

@@ -1,6 +1,7 @@
 import { IsInt, Max, Min } from 'class-validator';
 import { RetentionServiceConfig } from '@app/config';
 import { IsSecretKeyList } from '@app/secrets';
+import { DEFAULT_OUTBOX_RELAY_OPTIONS } from './outbox/outbox.constants';
 
 export class TasksConfig extends RetentionServiceConfig {
   override METRICS_PORT = 9466;
@@ -26,4 +27,22 @@ export class TasksConfig extends RetentionServiceConfig {
   @Min(0)
   @Max(36500)
   RELAY_TERMINAL_TASK_RETENTION_DAYS: number = 0;
+
+  /** How long the outbox relay waits, after a round that left nothing behind, before it reads the outbox again. */
+  @IsInt()
+  @Min(1)
+  @Max(60000)
+  RELAY_OUTBOX_POLL_MS: number = DEFAULT_OUTBOX_RELAY_OPTIONS.pollIntervalMs;
+
+  /** Outbox rows the relay reads and publishes per round. */
+  @IsInt()
+  @Min(1)
+  @Max(10000)
+  RELAY_OUTBOX_BATCH_SIZE: number = DEFAULT_OUTBOX_RELAY_OPTIONS.batchSize;
+
+  /** Publishes the outbox relay awaits JetStream's acknowledgement of at once (a task's events one at a time). */
+  @IsInt()
+  @Min(1)
+  @Max(10000)
+  RELAY_OUTBOX_PUBLISH_CONCURRENCY: number = DEFAULT_OUTBOX_RELAY_OPTIONS.publishConcurrency;
 }

@@ -1,17 +1,23 @@
-/** Channel the outbox relay LISTENs on; a writer may `pg_notify` it in its transaction to wake the relay at commit. */
-export const OUTBOX_NOTIFY_CHANNEL = 'relay_outbox';
-
 /** The outbox table, written by the tasks service in the same transaction as each change. */
 export const OUTBOX_TABLE = '"tasks"."outbox_events"';
+
+/**
+ * The one SQL predicate that says an outbox row is published (the relay had JetStream's
+ * acknowledgement and marked it). The relay's reads negate it; anything that keeps or drops rows
+ * by whether they are published uses it as it is.
+ */
+export const OUTBOX_PUBLISHED = 'published_at IS NOT NULL';
 
 export interface OutboxRelayOptions {
   natsUrl: string;
   subjectPrefix: string;
   databaseUrl: string;
-  /** Rows claimed per round. */
+  /** Rows read per round. */
   batchSize: number;
-  /** Poll interval while idle (a safety net: a NOTIFY on the channel wakes the relay at each commit). */
-  idlePollIntervalMs: number;
+  /** Publishes of a round awaiting JetStream's acknowledgement at once (one per task at a time). */
+  publishConcurrency: number;
+  /** How long the relay waits after a round that left nothing behind before it looks again. */
+  pollIntervalMs: number;
   /** How long published events wait to be marked so, together, in one UPDATE. */
   markDelayMs: number;
   /** First delay after a failed round, doubled up to `maxBackoffMs`. */
@@ -23,8 +29,9 @@ export interface OutboxRelayOptions {
 export const OUTBOX_RELAY_OPTIONS = Symbol('OUTBOX_RELAY_OPTIONS');
 
 export const DEFAULT_OUTBOX_RELAY_OPTIONS = {
-  batchSize: 100,
-  idlePollIntervalMs: 5000,
+  batchSize: 500,
+  publishConcurrency: 128,
+  pollIntervalMs: 25,
   markDelayMs: 200,
   minBackoffMs: 100,
   maxBackoffMs: 10_000,

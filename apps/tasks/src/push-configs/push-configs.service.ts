@@ -22,7 +22,6 @@ import {
 import { currentTraceParent } from '@app/tracing';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
-import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import { partyOf } from '../tasks/state-machine';
 import { TasksConfig } from '../tasks.config';
 
@@ -220,6 +219,5 @@ export class PushConfigsService {
       payload: event,
       traceParent: currentTraceParent(),
     });
-    await manager.query('SELECT pg_notify($1, $2)', [OUTBOX_NOTIFY_CHANNEL, '']);
   }
 }

@@ -1,12 +1,5 @@
 import { TERMINAL_STATES_SQL } from '../database/migrations/1764580000000-Retention';
-import { OUTBOX_TABLE } from '../outbox/outbox.constants';
-
-/**
- * Whether an outbox row has been published, the one condition under which the retention may delete
- * it (a row not published yet is an event still owed to the stream). Unqualified, so that it reads
- * the outbox row in any query below.
- */
-export const PUBLISHED_OUTBOX_EVENT = `"published_at" IS NOT NULL`;
+import { OUTBOX_PUBLISHED, OUTBOX_TABLE } from '../outbox/outbox.constants';
 
 export const OUTBOX_HORIZON_TABLE = '"tasks"."outbox_horizon"';
 
@@ -28,7 +21,7 @@ WITH "bound" AS (
   SELECT COALESCE((SELECT "position" FROM ${OUTBOX_TABLE} WHERE "created_at" >= $1 ORDER BY "position" LIMIT 1), ${MAX_BIGINT}) AS "position"
 ), "doomed" AS (
   SELECT "position" FROM ${OUTBOX_TABLE}
-  WHERE "position" < (SELECT "position" FROM "bound") AND "created_at" < $1 AND ${PUBLISHED_OUTBOX_EVENT}
+  WHERE "position" < (SELECT "position" FROM "bound") AND "created_at" < $1 AND ${OUTBOX_PUBLISHED}
   ORDER BY "position" LIMIT $2 FOR UPDATE SKIP LOCKED
 ), "deleted" AS (
   DELETE FROM ${OUTBOX_TABLE} WHERE "position" IN (SELECT "position" FROM "doomed") RETURNING "position"
@@ -54,7 +47,7 @@ export const DELETE_TERMINAL_TASKS_BATCH_SQL = `
 WITH "doomed" AS (
   SELECT t."id" FROM "tasks"."tasks" t
   WHERE t."state" IN (${TERMINAL_STATES_SQL}) AND t."status_timestamp" < $1
-    AND NOT EXISTS (SELECT 1 FROM ${OUTBOX_TABLE} o WHERE o."task_id" = t."id" AND NOT (${PUBLISHED_OUTBOX_EVENT}))
+    AND NOT EXISTS (SELECT 1 FROM ${OUTBOX_TABLE} o WHERE o."task_id" = t."id" AND NOT (${OUTBOX_PUBLISHED}))
   ORDER BY t."status_timestamp" LIMIT $2 FOR UPDATE OF t SKIP LOCKED
 ), "events" AS (
   DELETE FROM ${OUTBOX_TABLE} WHERE "task_id" IN (SELECT "id" FROM "doomed") RETURNING 1

@@ -147,7 +147,7 @@ export class SendTask {
     task = appended.task;
     const artifacts = await this.repository.upsertArtifacts(manager, task.id, request.artifacts, now);
     await this.idempotency.remember(manager, request, hash, appended.message, false);
-    await writeArtifactEvents(manager, task, artifacts, now, true);
+    await writeArtifactEvents(manager, task, artifacts, now);
     await writeTaskEvent(manager, 'message_appended', task, appended.message, now);
     if (resumes) await writeTaskEvent(manager, 'accepted', task, appended.message, now);
     const unread = await this.repository.unreadCount(manager, task.id, request.caller.id);

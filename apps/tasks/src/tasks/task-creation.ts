@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { TASK_LIMITS, type ArtifactInput, type PartView, type SendRequest } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
-import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import { artifactBytes, artifactLimitError } from './artifact-limits';
 import { messageBytes } from './message-budget';
 import { taskEvent } from './task-events';
@@ -19,8 +18,7 @@ export interface NewTask {
 
 /**
  * The whole create in one statement (one round trip, committed on its own): task, first
- * message, artifacts, audit row, idempotency keys and the `created` outbox event, plus the NOTIFY
- * that wakes the outbox relay at commit. Nothing is written when one of the sender's keys already
+ * message, artifacts, audit row, idempotency keys and the `created` outbox event. Nothing is written when one of the sender's keys already
  * exists, or when the artifacts exceed a task's caps (count `$27`, bytes `$28`); two creates
  * racing on one key meet the keys' primary key and one of them fails whole.
  */
@@ -58,11 +56,8 @@ WITH known_key AS (
 ), outbox AS (
   INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
   SELECT $23, $24, 'created', t."id", $25, $15, $29 FROM created_task t
-), wake AS (
-  SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '') FROM created_task
 )
-SELECT (SELECT count(*) FROM created_task)::int AS "created", (SELECT count(*) FROM wake)::int AS "woken",
-  (SELECT "within" FROM artifact_caps) AS "within_artifact_caps"`;
+SELECT (SELECT count(*) FROM created_task)::int AS "created", (SELECT "within" FROM artifact_caps) AS "within_artifact_caps"`;
 
 /** Whether a create can go through the one-statement path (a new context, artifacts with distinct ids). */
 export function creatableInOneStatement(request: SendRequest): boolean {

@@ -3,7 +3,6 @@ import type { EntityManager } from 'typeorm';
 import { currentTraceParent } from '@app/tracing';
 import { TASK_EVENT_SCHEMA_VERSION, taskEventSubject, type TaskEvent, type TaskEventArtifact, type TaskEventMessage, type TaskEventType } from '@app/contracts';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
-import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import type { MessageRow, TaskRow } from './task-rows';
 
 /** A task event as the outbox stores it: its id, subject and payload. */
@@ -50,10 +49,7 @@ export function taskEvent(type: TaskEventType, task: TaskRow, latest: MessageRow
   };
 }
 
-/**
- * Writes one task event to the outbox in the caller's transaction (the outbox relay publishes it
- * to JetStream afterwards) and wakes the relay with a NOTIFY delivered at commit.
- */
+/** Writes one task event to the outbox in the caller's transaction (the outbox relay publishes it to JetStream afterwards). */
 export async function writeTaskEvent(
   manager: EntityManager,
   type: TaskEventType,
@@ -72,22 +68,14 @@ export async function writeTaskEvent(
     createdAt: at,
     traceParent: currentTraceParent(),
   });
-  await manager.query(`SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '')`);
   return event.id;
 }
 
 /**
  * One `artifact_updated` event per artifact a change added, replaced or appended to, in the order
- * given, before the change's own event: one INSERT for all of them, none without artifacts. The
- * NOTIFY is left to the change's own event when one follows (`eventFollows`).
+ * given, before the change's own event: one INSERT for all of them, none without artifacts.
  */
-export async function writeArtifactEvents(
-  manager: EntityManager,
-  task: TaskRow,
-  artifacts: TaskEventArtifact[],
-  at: Date,
-  eventFollows: boolean,
-): Promise<void> {
+export async function writeArtifactEvents(manager: EntityManager, task: TaskRow, artifacts: TaskEventArtifact[], at: Date): Promise<void> {
   if (artifacts.length === 0) return;
   const traceParent = currentTraceParent();
   const rows = artifacts.map((artifact) => {
@@ -95,5 +83,4 @@ export async function writeArtifactEvents(
     return { id: event.id, subject: event.subject, type: event.type, taskId: task.id, payload: event.payload, createdAt: at, traceParent };
   });
   await manager.insert(OutboxEventEntity, rows);
-  if (!eventFollows) await manager.query(`SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '')`);
 }

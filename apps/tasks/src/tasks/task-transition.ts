@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import { RelayError, type TransitionRequest } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
-import { OUTBOX_NOTIFY_CHANNEL } from '../outbox/outbox.constants';
 import { checkTransition, partyOf, STATE_TIMESTAMP_COLUMN } from './state-machine';
 import { taskEvent } from './task-events';
 import { TASK_COLUMNS, type ArtifactRow, type TaskRow } from './task-rows';
@@ -17,7 +16,7 @@ const LOAD_TASK_SQL = `SELECT ${TASK_COLUMNS} FROM "tasks"."tasks" t WHERE t."id
 
 /**
  * The change itself in one statement: the conditional UPDATE (it loses to a concurrent change of
- * the state), its audit row, its outbox event and the NOTIFY, plus the artifacts and the caller's
+ * the state), its audit row and its outbox event, plus the artifacts and the caller's
  * unread count for the reply. One statement per state-timestamp column, so each is prepared once.
  */
 function changeSql(stampColumn: string | undefined): string {
@@ -35,16 +34,13 @@ WITH changed AS (
 ), outbox AS (
   INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
   SELECT $10, $11, $12, c."id", $13, $4, $14 FROM changed c
-), wake AS (
-  SELECT pg_notify('${OUTBOX_NOTIFY_CHANNEL}', '') FROM changed
 )
 SELECT c.*,
   (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = c."id") AS "artifacts",
   (SELECT count(*)::int FROM "tasks"."messages" m
     WHERE m."task_id" = c."id" AND m."author_id" <> $7
       AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                      WHERE r."task_id" = c."id" AND r."participant_id" = $7), 0)) AS "unread",
-  (SELECT count(*) FROM wake)::int AS "woken"
+                                      WHERE r."task_id" = c."id" AND r."participant_id" = $7), 0)) AS "unread"
 FROM changed c`;
 }
 
@@ -108,6 +104,5 @@ export async function transitionInOneStatement(pool: pg.Pool, request: Transitio
     });
   }
   const { artifacts, unread, ...task } = changed;
-  delete (task as Record<string, unknown>).woken;
   return { task, artifacts, unread };
 }

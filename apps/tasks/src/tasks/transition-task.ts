@@ -88,7 +88,7 @@ export class TransitionTask {
       ({ task, message } = await this.repository.appendMessage(manager, task, party, request.message, now));
     }
     const artifacts = await this.repository.upsertArtifacts(manager, task.id, request.artifacts, now);
-    await writeArtifactEvents(manager, task, artifacts, now, rule.event !== null || message !== null);
+    await writeArtifactEvents(manager, task, artifacts, now);
     if (rule.event) await writeTaskEvent(manager, rule.event, task, message, now);
     else if (message) await writeTaskEvent(manager, 'message_appended', task, message, now);
     else if (!rule.to) await this.repository.touch(manager, task.id, now);

@@ -1,0 +1,217 @@
+import { Logger } from '@nestjs/common';
+import type { PubAck } from '@nats-io/jetstream';
+import type { DataSource } from 'typeorm';
+import type { JetStreamContext } from '@app/messaging';
+import { DEFAULT_OUTBOX_RELAY_OPTIONS, type OutboxRelayOptions } from './outbox.constants';
+import { OutboxRelayService, type UnpublishedRow } from './outbox-relay.service';
+
+/** The relay's read of unpublished rows, as the fake outbox answers it. */
+const UNPUBLISHED_READ = 'unpublished rows';
+
+interface OutboxRow {
+  id: string;
+  position: string;
+  task_id: string;
+  subject: string;
+  payload: unknown;
+  trace_parent: string | null;
+  published: boolean;
+  attempts: number;
+  last_error: string | null;
+}
+
+/** The outbox table as the relay queries it: unpublished rows in position order, published marks, failed attempts. */
+class FakeOutbox {
+  readonly rows: OutboxRow[] = [];
+
+  add(taskId: string, count: number): void {
+    for (let i = 0; i < count; i++) {
+      const position = String(this.rows.length + 1);
+      this.rows.push({
+        id: `event-${position}`,
+        position,
+        task_id: taskId,
+        subject: 'relay.events.task.message_appended',
+        payload: { task_id: taskId, position },
+        trace_parent: null,
+        published: false,
+        attempts: 0,
+        last_error: null,
+      });
+    }
+  }
+
+  readonly dataSource = {
+    query: async (sql: string, params: unknown[]): Promise<unknown[]> => {
+      await Promise.resolve();
+      if (sql === UNPUBLISHED_READ) {
+        const [limit, unmarked] = params as [number, string[]];
+        return this.rows.filter((row) => !row.published && !unmarked.includes(row.id)).slice(0, limit);
+      }
+      if (sql.includes('SET published_at = now()')) {
+        for (const row of this.rows) if ((params[0] as string[]).includes(row.id)) row.published = true;
+        return [];
+      }
+      if (sql.includes('last_error = $2')) {
+        const row = this.rows.find((candidate) => candidate.id === params[0]);
+        if (row) {
+          row.attempts += 1;
+          row.last_error = params[1] as string;
+        }
+        return [];
+      }
+      throw new Error(`unexpected query: ${sql}`);
+    },
+  } as unknown as DataSource;
+}
+
+/**
+ * JetStream as the relay sees it: acknowledgements come back a little later, in any order, a
+ * message id it already stored is acknowledged as a duplicate and not stored again. `lose` makes
+ * the first publish of a message id fail without storing it (a connection dropped under it);
+ * `loseAck` stores it and fails the publish all the same (the acknowledgement lost).
+ */
+class FakeJetStream {
+  readonly stored: Array<{ msgId: string; position: string; task: string }> = [];
+  readonly sent: string[] = [];
+  readonly lose = new Set<string>();
+  readonly loseAck = new Set<string>();
+  inFlight = 0;
+  maxInFlight = 0;
+
+  readonly context = {
+    js: {
+      publish: async (_subject: string, data: string, options: { msgID: string; headers: { get(name: string): string } }): Promise<PubAck> => {
+        this.sent.push(options.msgID);
+        this.inFlight += 1;
+        this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+          if (this.lose.delete(options.msgID)) throw new Error('connection lost before the server had the message');
+          const duplicate = this.stored.some((message) => message.msgId === options.msgID);
+          if (!duplicate) {
+            const payload = JSON.parse(data) as { task_id: string; position: string };
+            this.stored.push({ msgId: options.msgID, position: options.headers.get('Relay-Event-Position'), task: payload.task_id });
+          }
+          if (this.loseAck.delete(options.msgID)) throw new Error('timeout waiting for the acknowledgement');
+          return { stream: 'RELAY_EVENTS', seq: this.stored.length, duplicate } as PubAck;
+        } finally {
+          this.inFlight -= 1;
+        }
+      },
+    },
+    connection: { isClosed: () => false },
+  } as unknown as JetStreamContext;
+
+  positionsOf(task: string): number[] {
+    return this.stored.filter((message) => message.task === task).map((message) => Number(message.position));
+  }
+}
+
+class RelayOnFakes extends OutboxRelayService {
+  constructor(
+    private readonly outbox: FakeOutbox,
+    private readonly fake: FakeJetStream,
+    options: Partial<OutboxRelayOptions>,
+  ) {
+    super(outbox.dataSource, { ...DEFAULT_OUTBOX_RELAY_OPTIONS, natsUrl: 'nats://unused', subjectPrefix: '', databaseUrl: 'postgres://unused', ...options });
+  }
+
+  protected override readUnpublished(limit: number, unmarked: string[]): Promise<UnpublishedRow[]> {
+    return this.outbox.dataSource.query(UNPUBLISHED_READ, [limit, unmarked]) as Promise<UnpublishedRow[]>;
+  }
+
+  protected override ensureJetStream(): Promise<JetStreamContext> {
+    return Promise.resolve(this.fake.context);
+  }
+}
+
+describe('OutboxRelayService publishing', () => {
+  let outbox: FakeOutbox;
+  let jetStream: FakeJetStream;
+  let relay: RelayOnFakes;
+
+  beforeAll(() => Logger.overrideLogger(false));
+  afterAll(() => Logger.overrideLogger(new Logger()));
+
+  beforeEach(() => {
+    outbox = new FakeOutbox();
+    jetStream = new FakeJetStream();
+  });
+
+  afterEach(async () => {
+    await relay?.markPublished();
+  });
+
+  /** The outbox's positions of `task`, in order: what its stream must hold. */
+  const positionsOf = (task: string): number[] => outbox.rows.filter((row) => row.task_id === task).map((row) => Number(row.position));
+
+  it('awaits many acknowledgements at once, never more than publishConcurrency', async () => {
+    for (let task = 0; task < 60; task++) outbox.add(`task-${task}`, 1);
+    relay = new RelayOnFakes(outbox, jetStream, { batchSize: 100, publishConcurrency: 8 });
+    expect(await relay.relayOnce()).toBe(60);
+    expect(jetStream.stored).toHaveLength(60);
+    expect(jetStream.maxInFlight).toBe(8);
+    await relay.markPublished();
+    expect(outbox.rows.every((row) => row.published)).toBe(true);
+  });
+
+  it('sends a task’s next event only after its previous one is acknowledged', async () => {
+    outbox.add('task-a', 20);
+    relay = new RelayOnFakes(outbox, jetStream, { batchSize: 100, publishConcurrency: 16 });
+    await relay.relayOnce();
+    expect(jetStream.maxInFlight).toBe(1);
+    expect(jetStream.positionsOf('task-a')).toEqual(positionsOf('task-a'));
+  });
+
+  it('keeps every task in position order and loses nothing when a publish fails mid-batch', async () => {
+    for (let round = 0; round < 5; round++) for (const task of ['task-a', 'task-b', 'task-c', 'task-d']) outbox.add(task, 1);
+    // Task a's second event is lost on the way while the other tasks' later events land.
+    const lost = outbox.rows.filter((row) => row.task_id === 'task-a')[1];
+    jetStream.lose.add(lost.id);
+    relay = new RelayOnFakes(outbox, jetStream, { batchSize: 100, publishConcurrency: 16 });
+
+    await expect(relay.relayOnce()).rejects.toThrow('connection lost');
+    expect(lost.attempts).toBe(1);
+    expect(lost.last_error).toBe('connection lost before the server had the message');
+    // Nothing of task a after the lost event went out.
+    expect(jetStream.positionsOf('task-a')).toEqual(positionsOf('task-a').slice(0, 1));
+
+    while ((await relay.relayOnce()) > 0);
+    for (const task of ['task-a', 'task-b', 'task-c', 'task-d']) expect(jetStream.positionsOf(task)).toEqual(positionsOf(task));
+    await relay.markPublished();
+    expect(outbox.rows.every((row) => row.published)).toBe(true);
+  });
+
+  it('re-sends an event whose acknowledgement was lost before the task’s next one, and the duplicate is dropped', async () => {
+    outbox.add('task-a', 3);
+    outbox.add('task-b', 3);
+    const unacknowledged = outbox.rows[1];
+    jetStream.loseAck.add(unacknowledged.id);
+    relay = new RelayOnFakes(outbox, jetStream, { batchSize: 100, publishConcurrency: 16 });
+
+    await expect(relay.relayOnce()).rejects.toThrow('timeout');
+    while ((await relay.relayOnce()) > 0);
+    expect(jetStream.sent.filter((id) => id === unacknowledged.id)).toHaveLength(2);
+    expect(jetStream.positionsOf('task-a')).toEqual(positionsOf('task-a'));
+    expect(jetStream.positionsOf('task-b')).toEqual(positionsOf('task-b'));
+  });
+
+  it('reads no more rows while a batch of published events could not be marked', async () => {
+    for (let task = 0; task < 4; task++) outbox.add(`task-${task}`, 1);
+    relay = new RelayOnFakes(outbox, jetStream, { batchSize: 4, publishConcurrency: 4 });
+    const query = outbox.dataSource.query.bind(outbox.dataSource);
+    let marksFail = true;
+    outbox.dataSource.query = async (sql: string, params: unknown[]) => {
+      if (marksFail && sql.includes('SET published_at = now()')) throw new Error('database unavailable');
+      return query(sql, params);
+    };
+    expect(await relay.relayOnce()).toBe(4);
+    outbox.add('task-late', 1);
+    await expect(relay.relayOnce()).rejects.toThrow('could not be marked');
+    expect(jetStream.stored).toHaveLength(4);
+    marksFail = false;
+    expect(await relay.relayOnce()).toBe(1);
+    expect(jetStream.stored).toHaveLength(5);
+  });
+});
