@@ -20,6 +20,7 @@ import { AgentTargetsService } from '../targets/agent-targets.service';
 import { PushTargetsService } from '../targets/push-targets.service';
 import { planPushDeliveries } from '../deliveries/push-payload';
 import { isAgentEvent, isPushConfigEvent, isTaskEvent } from './event-guards';
+import { HeldAcks } from './held-acks';
 
 /** Name of the notifier's durable consumer on the event stream (shared by its replicas). */
 export const NOTIFIER_CONSUMER = 'notifier';
@@ -34,6 +35,10 @@ const MAX_BACKOFF_MS = 5000;
 /** A task event whose targets could not be resolved (directory unreachable) is retried after this, doubling. */
 const RETRY_BASE_MS = 1000;
 const RETRY_MAX_MS = 30_000;
+/** The longest an ack is held to go out with others (see `HeldAcks`); far below the ack wait. */
+const ACK_HOLD_MS = 50;
+/** Events pulled at once, at most. */
+const PULL_BATCH = 64;
 
 function retryDelay(deliveryCount: number): number {
   return Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(10, Math.max(0, deliveryCount - 1)));
@@ -46,6 +51,9 @@ function retryDelay(deliveryCount: number): number {
  * acknowledged. A task event is acknowledged only once its deliveries are recorded, or once the
  * targets it names are known (held, or looked up from the directory) to need none; an event
  * redelivered after a crash records nothing new (deliveries are unique per event and target).
+ * Acks are held for a moment and sent together; the targets of an event are read from memory
+ * without awaiting anything unless one of its agents must be looked up, and its headers are read
+ * only when it has deliveries: an event that needs none costs little more than its JSON.
  */
 @Injectable()
 export class EventConsumerService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -54,6 +62,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
   private messages: ConsumerMessages | null = null;
   private loop: Promise<void> | null = null;
   private readonly stop = new AbortController();
+  private readonly acks: HeldAcks;
 
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
@@ -63,7 +72,10 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     @Inject(DeliveryWorkerService) private readonly worker: DeliveryWorkerService,
     @Inject(JetStreamConsumerMetrics) private readonly consumerMetrics: JetStreamConsumerMetrics,
     @Inject(DeliveryMetrics) private readonly deliveryMetrics: DeliveryMetrics,
-  ) {}
+  ) {
+    // Half of what may be pending stays free for the server to hand out while acks are held.
+    this.acks = new HeldAcks(Math.max(1, Math.floor(Math.min(config.RELAY_NOTIFIER_MAX_ACK_PENDING, PULL_BATCH) / 2)), ACK_HOLD_MS);
+  }
 
   onApplicationBootstrap(): void {
     this.consumerMetrics.watch(NOTIFIER_CONSUMER, () => this.consumerLag());
@@ -83,6 +95,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     // Stops pulling; the events already received are still handled (and acked) before the loop ends.
     await this.messages?.close().catch(() => undefined);
     await this.loop;
+    this.acks.flush();
     const jetStream = this.jetStream;
     this.jetStream = null;
     if (jetStream && !jetStream.connection.isClosed()) await jetStream.connection.drain().catch(() => undefined);
@@ -91,7 +104,13 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
   private run(): Promise<void> {
     return keepReconnecting(
       () => this.openConsumer(),
-      (messages) => this.drainInBatches(messages),
+      async (messages) => {
+        try {
+          await this.drainInBatches(messages);
+        } finally {
+          this.acks.flush();
+        }
+      },
       {
         signal: this.stop.signal,
         minDelayMs: MIN_BACKOFF_MS,
@@ -104,7 +123,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
   private async openConsumer(): Promise<ConsumerMessages> {
     const context = await this.connect();
     const consumer = await context.js.consumers.get(eventStreamName(this.config.NATS_SUBJECT_PREFIX), NOTIFIER_CONSUMER);
-    this.messages = await consumer.consume({ max_messages: Math.min(this.config.RELAY_NOTIFIER_MAX_ACK_PENDING, 64), expires: PULL_EXPIRES_MS });
+    this.messages = await consumer.consume({ max_messages: Math.min(this.config.RELAY_NOTIFIER_MAX_ACK_PENDING, PULL_BATCH), expires: PULL_EXPIRES_MS });
     if (this.stop.signal.aborted) {
       // Shutdown began while the pull was being set up: close it, or its timers outlive the service.
       await this.messages.close().catch(() => undefined);
@@ -198,12 +217,13 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
           }
           if (!notifies(payload)) {
             // An artifact's own event is for live streams; nobody is notified of it.
-            message.ack();
+            this.acks.add(message);
             continue;
           }
-          const deliveries = await this.plan(payload, traceLinkHeaders(message.headers));
+          const parties = [payload.sender, payload.recipient];
+          const deliveries = this.plan(payload, this.targets.held(parties) ?? (await this.lookUp(parties)), message);
           // Nothing to deliver, decided from targets known for these agents: done with it.
-          if (deliveries.planned.length === 0) message.ack();
+          if (deliveries.planned.length === 0) this.acks.add(message);
           else toRecord.push({ message, deliveries });
           continue;
         }
@@ -222,7 +242,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
           }
           await this.pushTargets.apply(payload);
         }
-        message.ack();
+        this.acks.add(message);
       } catch (error) {
         const retryInMs = retryDelay(message.info.deliveryCount);
         this.logger.warn({ err: error, subject, seq: message.seq, retry_in_ms: retryInMs }, 'event handling failed; it will be redelivered');
@@ -238,21 +258,28 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
       for (const { message } of toRecord) message.nak(retryDelay(message.info.deliveryCount));
       return;
     }
-    for (const { message } of toRecord) message.ack();
+    for (const { message } of toRecord) this.acks.add(message);
     for (const channel of recorded) this.deliveryMetrics.recorded(channel);
     if (recorded.length > 0) this.worker.wake();
   }
 
-  /** `traceHeaders` go with each delivery, so that its attempts link back to the request that caused the event. */
-  private async plan(event: TaskEvent, traceHeaders: Record<string, string>): Promise<EventDeliveries> {
-    const resolved = await this.targets.resolve([event.sender, event.recipient]);
+  /** The targets of agents not all held in memory: looked up from the directory; one it does not know has none. */
+  private async lookUp(handles: string[]): Promise<Map<string, AgentTarget>> {
     const targets = new Map<string, AgentTarget>();
-    for (const [handle, target] of resolved) if (target) targets.set(handle, target);
+    for (const [handle, target] of await this.targets.resolve(handles)) if (target) targets.set(handle, target);
+    return targets;
+  }
+
+  /** The trace headers of `message` go with each delivery, so that its attempts link back to the request that caused the event. */
+  private plan(event: TaskEvent, targets: Map<string, AgentTarget>, message: JsMsg): EventDeliveries {
     const pushes = planPushDeliveries(event, this.pushTargets.ofTask(event.task_id, Date.parse(event.occurred_at)));
     // A push config's requests wait as long as its owner agent chose for its receivers.
     for (const push of pushes) push.timeout_ms = targets.get(push.target_handle)?.webhook_timeout_ms ?? null;
     const planned = [...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE), ...pushes];
-    for (const delivery of planned) Object.assign(delivery.headers, traceHeaders);
+    if (planned.length > 0) {
+      const traceHeaders = traceLinkHeaders(message.headers);
+      for (const delivery of planned) Object.assign(delivery.headers, traceHeaders);
+    }
     return { eventId: event.event_id, taskId: event.task_id, planned };
   }
 }

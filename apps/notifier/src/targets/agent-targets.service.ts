@@ -109,6 +109,20 @@ export class AgentTargetsService implements OnModuleInit {
   }
 
   /**
+   * The targets of these handles when every one is held in memory (no lookup, no promise: the path
+   * of nearly every event), or null when one of them must be resolved.
+   */
+  held(handles: string[]): Map<string, AgentTarget> | null {
+    const held = new Map<string, AgentTarget>();
+    for (const handle of handles) {
+      const known = this.byHandle.get(handle);
+      if (!known) return null;
+      held.set(handle, known.target);
+    }
+    return held;
+  }
+
+  /**
    * The targets of these handles. A handle not held in memory is looked up from the directory
    * (one request per handle, shared by concurrent callers); a handle the directory does not know
    * maps to null (a decision: nothing to deliver to it). Throws when the directory does not

@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { NOTIFIER_SUBJECTS, type DeliveryView } from '@app/contracts';
+import { eventStreamName, NatsRpcClient, openJetStream } from '@app/messaging';
+import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
+import { eventually } from './support/eventually';
+import { ServiceProcess } from './support/process/service-process';
+import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
+import { createTask } from './support/tasks';
+import { testNatsUrl } from './support/test-env';
+import { WebhookSink, type SinkRequest } from './support/webhook-sink';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const taskIdOf = (request: SinkRequest): string => (JSON.parse(request.body) as { data: { task_id: string } }).data.task_id;
+
+/**
+ * The notifier decides from memory that most events need no delivery. That memory must follow
+ * every change: with two notifier replicas (one in the harness, one a process of its own) that
+ * have both consumed events of these agents and held that they need nothing, a webhook set
+ * through the admin API and a push config set through the A2A API are delivered for the very
+ * next event, and a webhook removed is not.
+ */
+describe('notifier: targets held in memory follow every change', () => {
+  let relay: RelayHarness;
+  let sink: WebhookSink;
+  let replica: ServiceProcess;
+  let rpc: NatsRpcClient;
+  let sender: RegisteredTestAgent;
+  let recipient: RegisteredTestAgent;
+  let marker: RegisteredTestAgent;
+  const markerPath = `/marker/${randomUUID()}`;
+  let sequence = 0;
+
+  /**
+   * Waits until the notifier replicas have handled every event published so far: a task to an
+   * agent with a webhook is published after them (one outbox, in order); once it is delivered, an
+   * empty consumer means the earlier events are acknowledged too, so their deliveries are recorded.
+   */
+  async function settled(): Promise<void> {
+    const markerTask = await createTask(relay.url, sender, marker);
+    await eventually(() => sink.to(markerPath).some((delivered) => taskIdOf(delivered) === markerTask), 30000);
+    const jetStream = await openJetStream({ url: testNatsUrl(), name: 'test-warm-targets-pending' });
+    try {
+      await eventually(async () => {
+        const info = await jetStream.jsm.consumers.info(eventStreamName(relay.subjectPrefix), 'notifier');
+        return info.num_pending + info.num_ack_pending === 0;
+      }, 60000);
+    } finally {
+      await jetStream.connection.close();
+    }
+  }
+
+  async function deliveriesOf(taskId: string): Promise<DeliveryView[]> {
+    return (await rpc.request(NOTIFIER_SUBJECTS.listDeliveries, { task_id: taskId, limit: 100 })).deliveries;
+  }
+
+  async function setWebhook(agent: RegisteredTestAgent, url: string | null): Promise<void> {
+    const response = await request(relay.url)
+      .patch(`/admin/agents/${encodeURIComponent(agent.agent.handle)}`)
+      .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+      .send({ notification_webhook_url: url });
+    expect(response.status).toBe(200);
+  }
+
+  async function v1(agent: RegisteredTestAgent, method: string, params: unknown, path = '/a2a'): Promise<Json> {
+    const response = await request(relay.url)
+      .post(path)
+      .set('x-api-key', agent.api_key)
+      .set('a2a-version', '1.0')
+      .send({ jsonrpc: '2.0', id: ++sequence, method, params });
+    expect(response.status).toBe(200);
+    return response.body as Json;
+  }
+
+  beforeAll(async () => {
+    sink = await WebhookSink.start();
+    relay = await RelayHarness.start({ env: { RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms' } });
+    replica = await ServiceProcess.start(relay, 'notifier');
+    rpc = relay.edge.get(NatsRpcClient);
+    const org = `warm${randomUUID().slice(0, 6)}`;
+    sender = await registerAgent(relay, { handle: uniqueHandle('warm-s', org), name: 'Sender' });
+    recipient = await registerAgent(relay, { handle: uniqueHandle('warm-r', org), name: 'Recipient' });
+    marker = await registerAgent(relay, { handle: uniqueHandle('warm-m', org), name: 'Marker', notification_webhook_url: sink.url(markerPath) });
+    // Warm: both replicas consume events of these agents and hold that they need no delivery.
+    const warmTasks: string[] = [];
+    for (let i = 0; i < 12; i++) warmTasks.push(await createTask(relay.url, sender, recipient));
+    await settled();
+    for (const taskId of warmTasks) expect(await deliveriesOf(taskId)).toEqual([]);
+  }, 120000);
+
+  afterAll(async () => {
+    await replica?.kill();
+    await relay?.stop();
+    await sink?.stop();
+  });
+
+  it('delivers the very next event to a webhook set through the admin API, and nothing once it is removed', async () => {
+    const path = `/warm/${randomUUID()}`;
+    await setWebhook(recipient, sink.url(path));
+    const first = await createTask(relay.url, sender, recipient);
+    await eventually(() => sink.to(path).some((delivered) => taskIdOf(delivered) === first), 30000);
+    expect(sink.to(path).map(taskIdOf)).toEqual([first]);
+
+    await setWebhook(recipient, null);
+    const afterRemoval = await createTask(relay.url, sender, recipient);
+    await settled();
+    expect(await deliveriesOf(afterRemoval)).toEqual([]);
+    expect(sink.to(path).map(taskIdOf)).toEqual([first]);
+  }, 120000);
+
+  it('delivers the very next event of a task to a push config set on it', async () => {
+    const taskId = await createTask(relay.url, sender, recipient);
+    await settled();
+    const path = `/warm-push/${taskId}`;
+    const token = `token-${randomUUID()}`;
+    const set = await v1(sender, 'CreateTaskPushNotificationConfig', { taskId, id: 'warm', url: sink.url(path), token });
+    expect(set.error).toBeUndefined();
+    expect((await v1(sender, 'CancelTask', { id: taskId })).error).toBeUndefined();
+    await eventually(() => sink.to(path).length >= 1, 30000);
+    const [pushed] = sink.to(path);
+    expect(pushed.headers['x-a2a-notification-token']).toBe(token);
+    expect((JSON.parse(pushed.body) as Json).statusUpdate.status.state).toBe('TASK_STATE_CANCELED');
+  }, 120000);
+});
