@@ -56,7 +56,7 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
     while (!this.stopping) {
       try {
         const jetStream = await this.connect();
-        await ensureEventStream(jetStream.jsm, prefix);
+        await ensureEventStream(jetStream.jsm, prefix, this.config.RELAY_JETSTREAM_REPLICAS);
         const consumer = await jetStream.js.consumers.get(eventStreamName(prefix), { filter_subjects: filter, deliver_policy: DeliverPolicy.All });
         messages = await consumer.consume();
         this.open.add(messages);
