@@ -24,12 +24,15 @@ export async function startRelayMicroservice(
   options: LoggingOptions = {},
 ): Promise<INestMicroservice> {
   const logger = new PinoNestLogger(createRootLogger(service, config.LOG_LEVEL, options.logDestination));
-  await prepareEventStream({
-    natsUrl: config.NATS_URL,
-    subjectPrefix: config.NATS_SUBJECT_PREFIX,
-    replicas: config.RELAY_JETSTREAM_REPLICAS,
-    name: `agentrelay-${service}-start`,
-  });
+  await prepareEventStream(
+    {
+      natsUrl: config.NATS_URL,
+      subjectPrefix: config.NATS_SUBJECT_PREFIX,
+      replicas: config.RELAY_JETSTREAM_REPLICAS,
+      name: `agentrelay-${service}-start`,
+    },
+    logger,
+  );
   const tracer = startTracing(service, config);
   const load = new ServiceLoad(config.RELAY_MAX_IN_FLIGHT);
   const app = await NestFactory.createMicroservice(withServiceLoad(module, load), {

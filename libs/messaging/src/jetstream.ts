@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Logger, type LoggerService } from '@nestjs/common';
 import {
   jetstream,
   jetstreamManager,
@@ -98,14 +98,18 @@ const streamLogger = new Logger('JetStream');
  * another replica count than `config.num_replicas` is changed to it (its consumers that do not set
  * their own follow); a count NATS cannot place throws a JetStreamReplicasError.
  */
-export async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<StreamInfo> {
+export async function ensureStream(
+  jsm: JetStreamManager,
+  config: Partial<StreamConfig> & { name: string },
+  logger: LoggerService = streamLogger,
+): Promise<StreamInfo> {
   let existing: StreamInfo | undefined;
   try {
     existing = await jsm.streams.info(config.name);
   } catch (error) {
     if (!isStreamNotFound(error)) throw error;
   }
-  if (existing) return matchReplicas(jsm, existing, config.num_replicas);
+  if (existing) return matchReplicas(jsm, existing, config.num_replicas, logger);
   try {
     return await jsm.streams.add(config);
   } catch (error) {
@@ -115,17 +119,22 @@ export async function ensureStream(jsm: JetStreamManager, config: Partial<Stream
     } catch {
       throw refusedReplicas(error, config.name, config.num_replicas);
     }
-    return matchReplicas(jsm, winner, config.num_replicas);
+    return matchReplicas(jsm, winner, config.num_replicas, logger);
   }
 }
 
 /** The stream changed to `replicas` servers when it has another count (logged); a count NATS cannot place throws a JetStreamReplicasError. */
-export async function matchReplicas(jsm: JetStreamManager, info: StreamInfo, replicas: number | undefined): Promise<StreamInfo> {
+export async function matchReplicas(
+  jsm: JetStreamManager,
+  info: StreamInfo,
+  replicas: number | undefined,
+  logger: LoggerService = streamLogger,
+): Promise<StreamInfo> {
   if (replicas === undefined || info.config.num_replicas === replicas) return info;
   const name = info.config.name;
   try {
     const updated = await jsm.streams.update(name, { ...info.config, num_replicas: replicas });
-    streamLogger.log(`stream ${name} changed from ${info.config.num_replicas} to ${replicas} replicas (RELAY_JETSTREAM_REPLICAS)`);
+    logger.log(`stream ${name} changed from ${info.config.num_replicas} to ${replicas} replicas (RELAY_JETSTREAM_REPLICAS)`);
     return updated;
   } catch (error) {
     throw refusedReplicas(error, name, replicas);
@@ -133,17 +142,21 @@ export async function matchReplicas(jsm: JetStreamManager, info: StreamInfo, rep
 }
 
 /** Ensures the file-backed event stream of a subject prefix exists, on `replicas` servers. */
-export function ensureEventStream(jsm: JetStreamManager, subjectPrefix: string, replicas?: number): Promise<StreamInfo> {
-  return ensureStream(jsm, {
-    name: eventStreamName(subjectPrefix),
-    num_replicas: replicas,
-    subjects: eventStreamSubjects(subjectPrefix),
-    storage: StorageType.File,
-    retention: RetentionPolicy.Limits,
-    discard: DiscardPolicy.Old,
-    max_age: nanos(EVENT_STREAM_MAX_AGE_MS),
-    duplicate_window: nanos(EVENT_DUPLICATE_WINDOW_MS),
-  });
+export function ensureEventStream(jsm: JetStreamManager, subjectPrefix: string, replicas?: number, logger?: LoggerService): Promise<StreamInfo> {
+  return ensureStream(
+    jsm,
+    {
+      name: eventStreamName(subjectPrefix),
+      num_replicas: replicas,
+      subjects: eventStreamSubjects(subjectPrefix),
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      discard: DiscardPolicy.Old,
+      max_age: nanos(EVENT_STREAM_MAX_AGE_MS),
+      duplicate_window: nanos(EVENT_DUPLICATE_WINDOW_MS),
+    },
+    logger,
+  );
 }
 
 /**
@@ -152,14 +165,17 @@ export function ensureEventStream(jsm: JetStreamManager, subjectPrefix: string, 
  * with a JetStreamReplicasError; any other failure (JetStream not answering yet) is logged and left
  * to the service's own retries.
  */
-export async function prepareEventStream(options: { natsUrl: string; subjectPrefix: string; replicas: number; name: string }): Promise<void> {
+export async function prepareEventStream(
+  options: { natsUrl: string; subjectPrefix: string; replicas: number; name: string },
+  logger: LoggerService = streamLogger,
+): Promise<void> {
   let context: JetStreamContext | undefined;
   try {
     context = await openJetStream({ url: options.natsUrl, name: options.name });
-    await ensureEventStream(context.jsm, options.subjectPrefix, options.replicas);
+    await ensureEventStream(context.jsm, options.subjectPrefix, options.replicas, logger);
   } catch (error) {
     if (error instanceof JetStreamReplicasError) throw error;
-    streamLogger.warn(`event stream ${eventStreamName(options.subjectPrefix)} not checked at start: ${error instanceof Error ? error.message : String(error)}`);
+    logger.warn(`event stream ${eventStreamName(options.subjectPrefix)} not checked at start: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     await context?.connection.close().catch(() => undefined);
   }
