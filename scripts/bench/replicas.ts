@@ -17,7 +17,9 @@ import { perRequest, summarizeLatencies, type LatencySummary } from './stats';
 const PROCESSES = ['edge-1', 'edge-2', 'tasks-1', 'tasks-2', 'directory', 'notifier', 'nats-server', 'pg-relay'] as const;
 type ProcessName = (typeof PROCESSES)[number];
 
-const IDLE_MS = 3000;
+const IDLE_MS = 5000;
+/** After the second replicas answer, before their idle window: their start-up work (JIT, first connections) is not idle cost. */
+const SETTLE_MS = 5000;
 
 export interface ReplicasRecord {
   replicas: 1 | 2;
@@ -87,6 +89,7 @@ export async function replicasScenario(context: ReplicasContext): Promise<Replic
         children.push(...second.values());
         edges.push(new HttpClient(`http://127.0.0.1:${edgePort}`));
         await waitForHttp(edges[1], '/readyz', [...second.values()], 120_000);
+        await sleep(SETTLE_MS);
       }
       idle.push({ replicas, cpuMsPerSecond: await idleCpu(sampler) });
       console.log(`  replicas=${replicas} idle CPU ms/s: ${PROCESSES.map((name) => `${name} ${fmt(idle.at(-1)!.cpuMsPerSecond[name])}`).join(', ')}`);
