@@ -53,6 +53,14 @@ describe('npm start checks its dependencies first', () => {
     expect(output).not.toContain('[supervisor]');
   });
 
+  it('names every server of a NATS_URL list it could not reach, without their credentials', async () => {
+    const [first, second] = [await closedPort(), await closedPort()];
+    const { code, output } = await start({ DATABASE_URL: testDatabaseUrl(), NATS_URL: `nats://relay:hunter2@127.0.0.1:${first} , 127.0.0.1:${second}` });
+    expect(code).toBe(1);
+    expect(output).toContain(`NATS is not reachable at nats://127.0.0.1:${first}, nats://127.0.0.1:${second}`);
+    expect(output).not.toContain('hunter2');
+  });
+
   it('stops with one message naming PostgreSQL when DATABASE_URL points at a closed port', async () => {
     const port = await closedPort();
     const { code, output } = await start({ DATABASE_URL: `postgres://relay:secret@127.0.0.1:${port}/relay`, NATS_URL: testNatsUrl() });
@@ -73,5 +81,10 @@ describe('npm start checks its dependencies first', () => {
     const { code, output } = await start({ DATABASE_URL: testDatabaseUrl(), NATS_URL: `nats://127.0.0.1:${port}` });
     expect(code).toBe(1);
     expect(output).toContain(`NATS at nats://127.0.0.1:${port} answers but has no JetStream`);
+    // Listed after a server that is down, it is still reached (and found without JetStream).
+    const down = await closedPort();
+    const listed = await start({ DATABASE_URL: testDatabaseUrl(), NATS_URL: `nats://127.0.0.1:${down},nats://127.0.0.1:${port}` });
+    expect(listed.code).toBe(1);
+    expect(listed.output).toContain(`NATS at nats://127.0.0.1:${down}, nats://127.0.0.1:${port} answers but has no JetStream`);
   });
 });

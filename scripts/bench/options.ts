@@ -3,7 +3,9 @@
 export const SERVERS = ['relay', 'sdk-postgres', 'sdk-memory', 'floor'] as const;
 export type ServerName = (typeof SERVERS)[number];
 
-export const SCENARIOS = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout'] as const;
+export const SCENARIOS = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout', 'replicas'] as const;
+/** Run only when asked for (`--scenarios replicas`): it starts a second edge and a second tasks service. */
+const ON_REQUEST: readonly ScenarioName[] = ['replicas'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -40,7 +42,8 @@ const HELP = `npm run bench [-- options]
   --min-requests 100      …unless fewer started (then up to 5× window-ms)  (BENCH_MIN_REQUESTS)
   --inbox 10000,100000,1000000  thread counts for the inbox  (BENCH_INBOX_SIZES)
   --fanout-events 1000    creates per fanout window          (BENCH_FANOUT_EVENTS)
-  --scenarios a,b         subset of ${SCENARIOS.join(',')}   (BENCH_SCENARIOS)
+  --scenarios a,b         subset of ${SCENARIOS.join(',')}   (BENCH_SCENARIOS;
+                          replicas only when named: creates with 1, then 2 edges and tasks)
   --servers a,b           subset of ${SERVERS.join(',')}     (BENCH_SERVERS; relay always runs)
   --results DIR           where JSON and SVG go (bench/results)
 Postgres and NATS: BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432), NATS_URL (nats://127.0.0.1:4222).
@@ -81,7 +84,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   const quick = flags.has('quick') || env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
   const pick = (flag: string, key: string): string | undefined => flags.get(flag) ?? env[key];
   const one = (flag: string, key: string, fallback: number): number => numbers(pick(flag, key), `--${flag}`)?.[0] ?? fallback;
-  const scenarios = (list(pick('scenarios', 'BENCH_SCENARIOS')) ?? [...SCENARIOS]) as ScenarioName[];
+  const scenarios = (list(pick('scenarios', 'BENCH_SCENARIOS')) ?? SCENARIOS.filter((scenario) => !ON_REQUEST.includes(scenario))) as ScenarioName[];
   for (const scenario of scenarios) if (!SCENARIOS.includes(scenario)) throw new Error(`unknown scenario "${scenario}" (one of ${SCENARIOS.join(', ')})`);
   const servers = (list(pick('servers', 'BENCH_SERVERS')) ?? [...SERVERS]) as ServerName[];
   for (const server of servers) if (!SERVERS.includes(server)) throw new Error(`unknown server "${server}" (one of ${SERVERS.join(', ')})`);

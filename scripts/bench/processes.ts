@@ -43,10 +43,13 @@ function startChild(name: string, script: string, env: Record<string, string>): 
 export function startRelay(env: Record<string, string>): Map<RelayService, Child> {
   const children = new Map<RelayService, Child>();
   // Services first, the edge last (it asks them for readiness).
-  for (const service of ['directory', 'tasks', 'notifier', 'edge'] as const) {
-    children.set(service, startChild(service, join(DIST, 'apps', service, 'src', 'main.js'), env));
-  }
+  for (const service of ['directory', 'tasks', 'notifier', 'edge'] as const) children.set(service, startRelayProcess(service, env));
   return children;
+}
+
+/** One process of the relay (also a further replica, named e.g. `tasks-2`). */
+export function startRelayProcess(service: RelayService, env: Record<string, string>, name: string = service): Child {
+  return startChild(name, join(DIST, 'apps', service, 'src', 'main.js'), env);
 }
 
 export function startBaseline(name: string, script: 'floor-server' | 'sdk-server', env: Record<string, string>): Child {

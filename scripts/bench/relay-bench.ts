@@ -23,6 +23,7 @@ import { pidsByCommand, ProcessSampler, type ProcessGroup } from './proc-sampler
 import { migrateSdkTaskStore, RELAY_SERVICES, startBaseline, startRelay, stopChildren, waitForHttp, type Child } from './processes';
 import { setUpRelayAgents } from './relay-fixture';
 import { EventWatch } from './event-watch';
+import { replicasScenario, type ReplicasResult } from './replicas';
 import { cpuTable, eventsTable, inboxTable, mainTable, rssTable, summarize } from './report';
 import { Bench, FanoutSink, type Target } from './scenarios';
 
@@ -124,7 +125,7 @@ async function main(): Promise<void> {
 
     phase('starting the relay and the baselines');
     const relayUrl = `http://127.0.0.1:${options.port}`;
-    const relay = startRelay({
+    const relayEnv: Record<string, string> = {
       DATABASE_URL: databaseUrl,
       NATS_URL: options.natsUrl,
       NATS_SUBJECT_PREFIX: subjectPrefix,
@@ -139,7 +140,8 @@ async function main(): Promise<void> {
       METRICS_PORT: '0',
       // A key of this run's own for the secrets the relay stores sealed.
       RELAY_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
-    });
+    };
+    const relay = startRelay(relayEnv);
     children.push(...relay.values());
     const baselineChildren = new Map<ServerName, Child>();
     const targets: Target[] = [{ name: 'relay', client: new HttpClient(relayUrl) }];
@@ -187,6 +189,11 @@ async function main(): Promise<void> {
     const bench = new Bench(options, sampler, targets, fixture, db, sink, events);
     phase('measuring');
     await bench.run();
+    let replicas: ReplicasResult | undefined;
+    if (options.scenarios.includes('replicas')) {
+      console.log('\n## replicas');
+      replicas = await replicasScenario({ options, relay, relayEnv, children, fixture, natsPids, postgres });
+    }
     phase('verifying rows and writing the report');
 
     const verification = await verifyStored(db, bench.acknowledged);
@@ -217,6 +224,9 @@ async function main(): Promise<void> {
       cpuTable(rows),
       '',
       ...(inbox.table.split('\n').length > 2 ? ['## Inbox p99 by thread count', '', inbox.table, ''] : []),
+      ...(replicas
+        ? ['## Creates with 1 and 2 replicas of edge and tasks (CPU ms per request per process; idle rows CPU ms per second)', '', replicas.table, '']
+        : []),
       '## Rows verified in Postgres',
       '',
       '| server | acknowledged | stored |',
@@ -248,6 +258,7 @@ async function main(): Promise<void> {
       verification,
       peakRssKb: peaks,
       windows: bench.records,
+      ...(replicas ? { replicas: { windows: replicas.records, idle: replicas.idle } } : {}),
     };
     mkdirSync(options.resultsDir, { recursive: true });
     const stamp = startedAt.toISOString().replace(/[:.]/g, '-');

@@ -1,5 +1,5 @@
 // Checks, before anything is built or started, that the relay's two dependencies answer: Postgres
-// at DATABASE_URL and NATS with JetStream at NATS_URL. Returns one message naming each that does
+// at DATABASE_URL and NATS with JetStream at NATS_URL (any of its servers). Returns one message naming each that does
 // not and how to get it, or null when both answer.
 import pg from 'pg';
 import { connect } from '@nats-io/transport-node';
@@ -36,10 +36,35 @@ async function checkPostgres(url) {
   }
 }
 
-async function checkNats(url) {
+// NATS_URL may list several servers, comma-separated; the check passes when any of them answers.
+// (The services validate the list fully, in libs/config; this only needs the addresses.) The
+// messages show the servers without credentials, which nats.js takes as options, not in the URL.
+function natsServers(value) {
+  const servers = [];
+  const auth = {};
+  for (const entry of value.split(',').map((part) => part.trim())) {
+    if (!entry) continue;
+    let url;
+    try {
+      url = new URL(entry.includes('://') ? entry : `nats://${entry}`);
+    } catch {
+      servers.push(entry.slice(entry.lastIndexOf('@') + 1));
+      continue;
+    }
+    if (url.password) Object.assign(auth, { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) });
+    else if (url.username) auth.token = decodeURIComponent(url.username);
+    servers.push(`${url.protocol}//${url.host}`);
+  }
+  return { servers, auth, printable: servers.join(', ') };
+}
+
+async function checkNats(value) {
+  const { servers, auth, printable: url } = natsServers(value);
   let connection;
   try {
-    connection = await connect({ servers: url, timeout: TIMEOUT_MS, maxReconnectAttempts: 0, reconnect: false, name: 'agentrelay-start-check' });
+    // maxReconnectAttempts -1: nats.js tries each server once at the first connect (with 0 it drops
+    // the next server along with a refused one).
+    connection = await connect({ servers, ...auth, timeout: TIMEOUT_MS, maxReconnectAttempts: -1, reconnect: false, name: 'agentrelay-start-check' });
   } catch (error) {
     return `NATS is not reachable at ${url} (${error.message}).`;
   }

@@ -131,9 +131,9 @@ export class RelayHarness {
     await this.deleteEventStream();
   }
 
-  /** Removes this run's JetStream event stream (file storage), which the services created. */
+  /** Removes this run's JetStream event stream (file storage), which the services created, from the NATS it ran on. */
   private async deleteEventStream(): Promise<void> {
-    const jetStream = await openJetStream({ url: testNatsUrl(), name: 'test-harness-cleanup' });
+    const jetStream = await openJetStream({ url: this.env().NATS_URL, name: 'test-harness-cleanup' });
     try {
       await deleteEventStream(jetStream.jsm, this.subjectPrefix);
       // The edges' rate-limit counters and console sessions of this run, if any.

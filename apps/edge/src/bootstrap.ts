@@ -79,6 +79,8 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
 export async function startEdge(config: EdgeConfig): Promise<NestFastifyApplication> {
   const app = await createEdgeApp(config);
   await app.listen(config.EDGE_PORT, config.EDGE_HOST);
-  new Logger('Bootstrap').log(`edge listening on http://${config.EDGE_HOST}:${config.EDGE_PORT} (public URL ${config.RELAY_PUBLIC_URL})`);
+  new Logger('Bootstrap').log(
+    `edge listening on http://${config.EDGE_HOST}:${config.EDGE_PORT} (public URL ${config.RELAY_PUBLIC_URL}, NATS ${config.natsServers.printable})`,
+  );
   return app;
 }

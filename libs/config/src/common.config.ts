@@ -1,5 +1,6 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateBy } from 'class-validator';
+import { parseNatsServers, type NatsServers } from './nats-servers';
 
 /** The values of OTEL_TRACES_SAMPLER the relay understands (the standard ones without a plugin). */
 const TRACES_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'];
@@ -16,10 +17,42 @@ export function toBoolean({ obj, key }: { obj: Record<string, unknown>; key: str
   return value;
 }
 
+/** Valid when `parseNatsServers` accepts the value; its message names the bad entry. */
+function IsNatsServerList(): PropertyDecorator {
+  const problemOf = (value: unknown): string | null => {
+    if (typeof value !== 'string') return 'NATS_URL must be a list of NATS servers';
+    try {
+      parseNatsServers(value);
+      return null;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  };
+  return ValidateBy({
+    name: 'isNatsServerList',
+    validator: { validate: (value) => problemOf(value) === null, defaultMessage: (args) => problemOf(args?.value) ?? '' },
+  });
+}
+
 /** Keys every relay process reads. */
 export class CommonConfig {
-  @Matches(/^(nats|tls|wss?):\/\/[^\s]+$/, { message: 'NATS_URL must be a nats:// URL' })
+  /** One NATS server or several, comma-separated (`nats://a:4222,nats://b:4222`); read through `natsServers`. */
+  @IsNatsServerList()
   NATS_URL: string = 'nats://127.0.0.1:4222';
+
+  /** Replicas of every stream (and so of every durable consumer) the relay creates: 3 on a three-node cluster. */
+  @IsInt()
+  @Min(1)
+  @Max(5)
+  RELAY_JETSTREAM_REPLICAS: number = 1;
+
+  private parsedNatsServers?: { from: string; servers: NatsServers };
+
+  /** `NATS_URL` as the servers to connect to, with its credentials apart. */
+  get natsServers(): NatsServers {
+    if (this.parsedNatsServers?.from !== this.NATS_URL) this.parsedNatsServers = { from: this.NATS_URL, servers: parseNatsServers(this.NATS_URL) };
+    return this.parsedNatsServers.servers;
+  }
 
   /** Prefix for every NATS subject; lets several relays or test runs share one NATS server. */
   @Matches(/^([a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*)?$/, { message: 'NATS_SUBJECT_PREFIX must be dot-separated tokens' })

@@ -5,6 +5,8 @@ import type { DatabaseServiceConfig } from '@app/config';
 import { createRootLogger, PinoNestLogger, type LoggingOptions } from '@app/logging';
 import { MetricsServer, NatsHandlerMetrics } from '@app/metrics';
 import { startTracing } from '@app/tracing';
+import { prepareEventStream } from './jetstream';
+import { natsConnectOptions } from './nats-connection';
 import { RelayNatsServer } from './relay-nats.server';
 import { ServiceLoad } from './service-load';
 import { RelayRpcExceptionFilter } from './rpc-exception.filter';
@@ -22,13 +24,22 @@ export async function startRelayMicroservice(
   options: LoggingOptions = {},
 ): Promise<INestMicroservice> {
   const logger = new PinoNestLogger(createRootLogger(service, config.LOG_LEVEL, options.logDestination));
+  await prepareEventStream(
+    {
+      natsUrl: config.NATS_URL,
+      subjectPrefix: config.NATS_SUBJECT_PREFIX,
+      replicas: config.RELAY_JETSTREAM_REPLICAS,
+      name: `agentrelay-${service}-start`,
+    },
+    logger,
+  );
   const tracer = startTracing(service, config);
   const load = new ServiceLoad(config.RELAY_MAX_IN_FLIGHT);
   const app = await NestFactory.createMicroservice(withServiceLoad(module, load), {
     strategy: new RelayNatsServer(
       config.NATS_SUBJECT_PREFIX,
       {
-        servers: config.NATS_URL,
+        ...natsConnectOptions(config.natsServers),
         queue: SERVICE_QUEUE_GROUPS[service],
         name: `agentrelay-${service}`,
         maxReconnectAttempts: -1,
@@ -46,7 +57,7 @@ export async function startRelayMicroservice(
   if (tracer) flushTracesOnClose(app, () => tracer.shutdown());
   app.enableShutdownHooks();
   await app.listen();
-  logger.log(`${service} service listening on NATS ${config.NATS_URL} (queue group ${SERVICE_QUEUE_GROUPS[service]})`, 'Bootstrap');
+  logger.log(`${service} service listening on NATS ${config.natsServers.printable} (queue group ${SERVICE_QUEUE_GROUPS[service]})`, 'Bootstrap');
   return app;
 }
 

@@ -6,6 +6,7 @@ export * from './rpc-validation.pipe';
 export * from './request-id.interceptor';
 export * from './bootstrap-microservice';
 export * from './jetstream';
+export * from './nats-connection';
 export * from './wakeable-delay';
 export * from './request-deadline';
 export * from './service-health.controller';

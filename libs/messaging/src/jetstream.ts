@@ -1,3 +1,4 @@
+import { Logger, type LoggerService } from '@nestjs/common';
 import {
   jetstream,
   jetstreamManager,
@@ -16,6 +17,7 @@ import { connect, headers as natsHeaders, nanos, type NatsConnection } from '@na
 import { prefixedSubject } from '@app/contracts';
 import { currentRequestId, REQUEST_ID_HEADER } from '@app/logging';
 import { TRACEPARENT_HEADER } from '@app/tracing';
+import { natsConnectOptions } from './nats-connection';
 
 /** Every relay event subject (task and agent events) lives under this root. */
 export const RELAY_EVENTS_SUBJECT_ROOT = 'relay.events';
@@ -47,9 +49,9 @@ export interface JetStreamContext {
   jsm: JetStreamManager;
 }
 
-/** Opens a dedicated NATS connection for JetStream work (publishing or consuming events). */
+/** Opens a dedicated NATS connection for JetStream work (publishing or consuming events); `url` is NATS_URL, one server or several. */
 export async function openJetStream(options: { url: string; name: string }): Promise<JetStreamContext> {
-  const connection = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
+  const connection = await connect({ ...natsConnectOptions(options.url), name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
   try {
     const jsm = await jetstreamManager(connection);
     return { connection, js: jetstream(connection), jsm };
@@ -64,37 +66,119 @@ function isStreamNotFound(error: unknown): boolean {
 }
 
 /**
- * Returns the stream's info, creating it with `config` when it does not exist. Two processes
- * creating it at once is fine: the loser reads the winner's stream.
+ * The JetStream API's answers when a stream cannot have the replicas asked for: a server that is
+ * not in a cluster holds one (10074), a cluster places each replica on another server (10005 no
+ * suitable peers, 10023 insufficient resources).
  */
-export async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<StreamInfo> {
-  try {
-    return await jsm.streams.info(config.name);
-  } catch (error) {
-    if (!isStreamNotFound(error)) throw error;
-  }
-  try {
-    return await jsm.streams.add(config);
-  } catch (error) {
-    try {
-      return await jsm.streams.info(config.name);
-    } catch {
-      throw error;
-    }
+const REPLICAS_REFUSED_CODES = new Set([10074, 10005, 10023]);
+
+/** NATS cannot hold a stream with the replicas RELAY_JETSTREAM_REPLICAS asks for; the process does not start. */
+export class JetStreamReplicasError extends Error {
+  constructor(stream: string, replicas: number, cause: JetStreamApiError) {
+    super(
+      `RELAY_JETSTREAM_REPLICAS=${replicas}: NATS cannot keep stream ${stream} on ${replicas} servers (${cause.message}); ` +
+        'a server outside a cluster holds 1 replica, a cluster at most as many as it has JetStream servers up',
+      { cause },
+    );
+    this.name = 'JetStreamReplicasError';
   }
 }
 
-/** Ensures the file-backed event stream of a subject prefix exists. */
-export function ensureEventStream(jsm: JetStreamManager, subjectPrefix: string): Promise<StreamInfo> {
-  return ensureStream(jsm, {
-    name: eventStreamName(subjectPrefix),
-    subjects: eventStreamSubjects(subjectPrefix),
-    storage: StorageType.File,
-    retention: RetentionPolicy.Limits,
-    discard: DiscardPolicy.Old,
-    max_age: nanos(EVENT_STREAM_MAX_AGE_MS),
-    duplicate_window: nanos(EVENT_DUPLICATE_WINDOW_MS),
-  });
+function refusedReplicas(error: unknown, stream: string, replicas: number | undefined): unknown {
+  return error instanceof JetStreamApiError && REPLICAS_REFUSED_CODES.has(error.code) && replicas !== undefined
+    ? new JetStreamReplicasError(stream, replicas, error)
+    : error;
+}
+
+const streamLogger = new Logger('JetStream');
+
+/**
+ * Returns the stream's info, creating it with `config` when it does not exist. Two processes
+ * creating it at once is fine: the loser reads the winner's stream. An existing stream with
+ * another replica count than `config.num_replicas` is changed to it (its consumers that do not set
+ * their own follow); a count NATS cannot place throws a JetStreamReplicasError.
+ */
+export async function ensureStream(
+  jsm: JetStreamManager,
+  config: Partial<StreamConfig> & { name: string },
+  logger: LoggerService = streamLogger,
+): Promise<StreamInfo> {
+  let existing: StreamInfo | undefined;
+  try {
+    existing = await jsm.streams.info(config.name);
+  } catch (error) {
+    if (!isStreamNotFound(error)) throw error;
+  }
+  if (existing) return matchReplicas(jsm, existing, config.num_replicas, logger);
+  try {
+    return await jsm.streams.add(config);
+  } catch (error) {
+    let winner: StreamInfo;
+    try {
+      winner = await jsm.streams.info(config.name);
+    } catch {
+      throw refusedReplicas(error, config.name, config.num_replicas);
+    }
+    return matchReplicas(jsm, winner, config.num_replicas, logger);
+  }
+}
+
+/** The stream changed to `replicas` servers when it has another count (logged); a count NATS cannot place throws a JetStreamReplicasError. */
+export async function matchReplicas(
+  jsm: JetStreamManager,
+  info: StreamInfo,
+  replicas: number | undefined,
+  logger: LoggerService = streamLogger,
+): Promise<StreamInfo> {
+  if (replicas === undefined || info.config.num_replicas === replicas) return info;
+  const name = info.config.name;
+  try {
+    const updated = await jsm.streams.update(name, { ...info.config, num_replicas: replicas });
+    logger.log(`stream ${name} changed from ${info.config.num_replicas} to ${replicas} replicas (RELAY_JETSTREAM_REPLICAS)`);
+    return updated;
+  } catch (error) {
+    throw refusedReplicas(error, name, replicas);
+  }
+}
+
+/** Ensures the file-backed event stream of a subject prefix exists, on `replicas` servers. */
+export function ensureEventStream(jsm: JetStreamManager, subjectPrefix: string, replicas?: number, logger?: LoggerService): Promise<StreamInfo> {
+  return ensureStream(
+    jsm,
+    {
+      name: eventStreamName(subjectPrefix),
+      num_replicas: replicas,
+      subjects: eventStreamSubjects(subjectPrefix),
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      discard: DiscardPolicy.Old,
+      max_age: nanos(EVENT_STREAM_MAX_AGE_MS),
+      duplicate_window: nanos(EVENT_DUPLICATE_WINDOW_MS),
+    },
+    logger,
+  );
+}
+
+/**
+ * Run as a service starts: the event stream of its prefix exists on RELAY_JETSTREAM_REPLICAS
+ * servers (an existing one is changed to that count). Replicas NATS cannot place stop the start
+ * with a JetStreamReplicasError; any other failure (JetStream not answering yet) is logged and left
+ * to the service's own retries.
+ */
+export async function prepareEventStream(
+  options: { natsUrl: string; subjectPrefix: string; replicas: number; name: string },
+  logger: LoggerService = streamLogger,
+): Promise<void> {
+  let context: JetStreamContext | undefined;
+  try {
+    context = await openJetStream({ url: options.natsUrl, name: options.name });
+    await ensureEventStream(context.jsm, options.subjectPrefix, options.replicas, logger);
+  } catch (error) {
+    if (error instanceof JetStreamReplicasError) throw error;
+    logger.warn(`event stream ${eventStreamName(options.subjectPrefix)} not checked at start: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    await context?.connection.close().catch(() => undefined);
+  }
 }
 
 /** Deletes the event stream of a subject prefix (tests clean up their own stream). */

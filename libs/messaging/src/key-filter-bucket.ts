@@ -1,7 +1,8 @@
-import { StorageType } from '@nats-io/jetstream';
+import { jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createHash } from 'node:crypto';
+import { matchReplicas } from './jetstream';
 
 /**
  * What goes in front of a key's stored hash before the filter digest is taken: the bucket never
@@ -35,10 +36,24 @@ export function keyFilterDigestOfKey(apiKey: string): string {
  * Opens the key filter bucket. The directory creates it (file storage, one value per key: its
  * history is 1); edges only bind to it, and fail while it does not exist.
  */
-export function openKeyFilterBucket(connection: NatsConnection, subjectPrefix: string, options: { create: boolean; timeoutMs: number }): Promise<KV> {
+export async function openKeyFilterBucket(
+  connection: NatsConnection,
+  subjectPrefix: string,
+  options: { create: boolean; timeoutMs: number; replicas?: number },
+): Promise<KV> {
   const kvm = new Kvm(connection);
   const name = keyFilterBucketName(subjectPrefix);
-  return options.create
-    ? kvm.create(name, { history: 1, storage: StorageType.File, timeout: options.timeoutMs })
-    : kvm.open(name, { bindOnly: true, timeout: options.timeoutMs });
+  if (!options.create) return kvm.open(name, { bindOnly: true, timeout: options.timeoutMs });
+  const bucket = await kvm.create(name, {
+    history: 1,
+    storage: StorageType.File,
+    timeout: options.timeoutMs,
+    ...(options.replicas ? { replicas: options.replicas } : {}),
+  });
+  if (options.replicas !== undefined) {
+    // A bucket made before RELAY_JETSTREAM_REPLICAS changed keeps its count: its stream is changed like the others.
+    const jsm = await jetstreamManager(connection, { timeout: options.timeoutMs });
+    await matchReplicas(jsm, await jsm.streams.info(`KV_${name}`), options.replicas);
+  }
+  return bucket;
 }

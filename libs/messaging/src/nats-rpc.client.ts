@@ -4,9 +4,11 @@ import { isRelayErrorBody, prefixedSubject, RelayError, type RpcReply, type RpcR
 import { currentRequestId, REQUEST_ID_HEADER } from '@app/logging';
 import type { NatsClientMetrics } from '@app/metrics';
 import { traceNatsRequest } from '@app/tracing';
+import { natsConnectOptions } from './nats-connection';
 import { DEADLINE_HEADER } from './request-deadline';
 
 export interface NatsRpcClientOptions {
+  /** NATS_URL: one server or a comma-separated list. */
   url: string;
   subjectPrefix: string;
   defaultTimeoutMs: number;
@@ -38,7 +40,7 @@ export class NatsRpcClient {
 
   static async connect(options: NatsRpcClientOptions): Promise<NatsRpcClient> {
     // No async stack traces: the client would build them for every request, and they only ever show NATS internals.
-    const connection = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
+    const connection = await connect({ ...natsConnectOptions(options.url), name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
     return new NatsRpcClient(connection, options);
   }
 

@@ -144,7 +144,11 @@ export class KeyFilterPublisher implements OnApplicationBootstrap, OnModuleDestr
   private open(): Promise<KV> {
     const connection = this.connection;
     if (!connection) return Promise.reject(new Error('the key filter has no NATS connection yet'));
-    this.bucket ??= openKeyFilterBucket(connection, this.config.NATS_SUBJECT_PREFIX, { create: true, timeoutMs: STORE_TIMEOUT_MS }).catch((error: unknown) => {
+    this.bucket ??= openKeyFilterBucket(connection, this.config.NATS_SUBJECT_PREFIX, {
+      create: true,
+      timeoutMs: STORE_TIMEOUT_MS,
+      replicas: this.config.RELAY_JETSTREAM_REPLICAS,
+    }).catch((error: unknown) => {
       this.bucket = undefined;
       throw error;
     });

@@ -46,7 +46,7 @@ export class AgentEventsPublisher implements OnModuleInit, OnModuleDestroy, OnAp
 
   async onModuleInit(): Promise<void> {
     this.context = await openJetStream({ url: this.config.NATS_URL, name: 'agentrelay-directory-events' });
-    await ensureEventStream(this.context.jsm, this.config.NATS_SUBJECT_PREFIX);
+    await ensureEventStream(this.context.jsm, this.config.NATS_SUBJECT_PREFIX, this.config.RELAY_JETSTREAM_REPLICAS);
     this.timer = setInterval(() => void this.flush(), SWEEP_INTERVAL_MS);
     this.timer.unref();
   }

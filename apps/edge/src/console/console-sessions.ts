@@ -3,7 +3,7 @@ import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageTyp
 import { nanos } from '@nats-io/transport-node';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { prefixedSubject, RelayError } from '@app/contracts';
-import { NatsRpcClient } from '@app/messaging';
+import { matchReplicas, NatsRpcClient } from '@app/messaging';
 import type { AdminRole } from '../auth/admin-roles';
 import { EdgeConfig } from '../edge.config';
 
@@ -178,14 +178,15 @@ export class ConsoleSessions {
           discard: DiscardPolicy.Old,
           max_msgs_per_subject: 1,
           max_age: maxAge,
-          num_replicas: 1,
+          num_replicas: this.config.RELAY_JETSTREAM_REPLICAS,
         })
         .catch(async (error: unknown) => {
           if (!(await jsm.streams.info(name).catch(() => undefined))) throw error;
         });
-    } else if (existing.config.max_age < maxAge) {
+    } else {
       // A longer TTL configured since the stream was made: sessions must outlive it.
-      await jsm.streams.update(name, { max_age: maxAge });
+      const current = existing.config.max_age < maxAge ? await jsm.streams.update(name, { max_age: maxAge }) : existing;
+      await matchReplicas(jsm, current, this.config.RELAY_JETSTREAM_REPLICAS);
     }
     return { js: jetstream(this.nats.connection, { timeout: STORE_TIMEOUT_MS }), jsm };
   }

@@ -13,7 +13,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { prefixedSubject } from '@app/contracts';
-import { NatsRpcClient } from '@app/messaging';
+import { matchReplicas, NatsRpcClient } from '@app/messaging';
 import { HttpMetrics } from '@app/metrics';
 import { EdgeConfig } from '../edge.config';
 
@@ -179,7 +179,7 @@ export class RateLimiter {
       discard: DiscardPolicy.Old,
       max_msgs_per_subject: 1,
       max_age: nanos(2 * WINDOW_MS),
-      num_replicas: 1,
+      num_replicas: this.config.RELAY_JETSTREAM_REPLICAS,
     };
     const existing = await jsm.streams.info(name).catch(() => undefined);
     if (!existing) {
@@ -191,6 +191,8 @@ export class RateLimiter {
       this.logger.warn(`rate-limit stream ${name} kept counts another way; created anew`);
       await jsm.streams.delete(name);
       await jsm.streams.add(config);
+    } else {
+      await matchReplicas(jsm, existing, config.num_replicas);
     }
     return { js: jetstream(this.nats.connection, { timeout: STORE_TIMEOUT_MS }), jsm };
   }

@@ -172,7 +172,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
       this.jetStream = await openJetStream({ url: this.config.NATS_URL, name: 'agentrelay-notifier-events' });
     }
     const prefix = this.config.NATS_SUBJECT_PREFIX;
-    await ensureEventStream(this.jetStream.jsm, prefix);
+    await ensureEventStream(this.jetStream.jsm, prefix, this.config.RELAY_JETSTREAM_REPLICAS);
     const stream = eventStreamName(prefix);
     const consumerConfig = {
       durable_name: NOTIFIER_CONSUMER,

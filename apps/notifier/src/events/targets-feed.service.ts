@@ -64,7 +64,7 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
   private async openFeed(filter: string): Promise<ConsumerMessages> {
     const prefix = this.config.NATS_SUBJECT_PREFIX;
     const jetStream = await this.connect();
-    await ensureEventStream(jetStream.jsm, prefix);
+    await ensureEventStream(jetStream.jsm, prefix, this.config.RELAY_JETSTREAM_REPLICAS);
     const consumer = await jetStream.js.consumers.get(eventStreamName(prefix), { filter_subjects: filter, deliver_policy: DeliverPolicy.All });
     const messages = await consumer.consume();
     this.open.add(messages);
