@@ -1,6 +1,6 @@
 import { AckPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { ensureEventStream, eventStreamName } from '@app/messaging';
+import { ensureEventStream, eventStreamName, keyFilterBucketName } from '@app/messaging';
 import { NOTIFIER_CONSUMER } from '../apps/notifier/src/events/event-consumer.service';
 import { rateLimitStreamName } from '../apps/edge/src/rate-limit/rate-limiter';
 import { registerAgent, uniqueHandle } from './support/agents';
@@ -80,6 +80,8 @@ describe('NATS as a three-node cluster', () => {
     // The edge's rate-limit counters, created at its first call, on three servers too.
     const rateLimit = await jsm.streams.info(rateLimitStreamName(relay.subjectPrefix));
     expect(rateLimit.config.num_replicas).toBe(3);
+    // The directory's key filter bucket, made as it starts.
+    await eventually(async () => expect((await jsm.streams.info(`KV_${keyFilterBucketName(relay.subjectPrefix)}`)).config.num_replicas).toBe(3), 60_000, 250);
   }, 180_000);
 
   it('refuses to start a service when the cluster cannot place the replicas asked for, naming the setting', async () => {
