@@ -1,3 +1,4 @@
+import type { LoggerService, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type pg from 'pg';
 
 const MAX_BIGINT = '9223372036854775807';
@@ -172,5 +173,58 @@ export class RetentionSchedule {
       const timer = setTimeout(done, ms);
       this.wakePause = done;
     });
+  }
+}
+
+/** What a service's retention is told by its config (RetentionServiceConfig in libs/config). */
+export interface RetentionSettings {
+  NATS_SUBJECT_PREFIX: string;
+  RELAY_RETENTION_INTERVAL_MS: number;
+  RELAY_RETENTION_BATCH_SIZE: number;
+  RELAY_RETENTION_PAUSE_MS: number;
+}
+
+/**
+ * One service's retention: its sweeps on a RetentionSchedule that starts with the service, stops
+ * before it, and runs under a lock named for the service and the deployment's subject prefix.
+ */
+export abstract class ServiceRetention implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly schedule: RetentionSchedule;
+
+  protected constructor(
+    service: string,
+    pool: () => pg.Pool,
+    settings: RetentionSettings,
+    deleted: (table: string, rows: number) => void,
+    logger: Pick<LoggerService, 'log' | 'warn'>,
+  ) {
+    this.schedule = new RetentionSchedule(
+      pool,
+      () => this.sweeps(),
+      {
+        lockName: `agentrelay.retention.${service}:${settings.NATS_SUBJECT_PREFIX}`,
+        intervalMs: settings.RELAY_RETENTION_INTERVAL_MS,
+        batchSize: settings.RELAY_RETENTION_BATCH_SIZE,
+        pauseMs: settings.RELAY_RETENTION_PAUSE_MS,
+      },
+      deleted,
+      { log: (fields, message) => logger.log(fields, message), warn: (fields, message) => logger.warn(fields, message) },
+    );
+  }
+
+  /** The tables to sweep in this run, with their cutoffs as of now. */
+  protected abstract sweeps(): RetentionSweep[];
+
+  onApplicationBootstrap(): void {
+    this.schedule.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.schedule.stop();
+  }
+
+  /** One run now: the rows deleted per table, or undefined when another replica is running one. */
+  runOnce(): Promise<Record<string, number> | undefined> {
+    return this.schedule.runOnce();
   }
 }

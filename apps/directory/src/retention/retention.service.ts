@@ -1,8 +1,8 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { deleteOldestBatchSql, RetentionSchedule, type RetentionSweep } from '@app/database';
+import { deleteOldestBatchSql, ServiceRetention, type RetentionSweep } from '@app/database';
 import { RetentionMetrics } from '@app/metrics';
 import { DirectoryConfig } from '../directory.config';
 
@@ -17,44 +17,23 @@ const DELETE_OUTBOX_BATCH_SQL = deleteOldestBatchSql('"directory"."outbox_events
  * events past their windows, deleted in small batches on a schedule by one replica at a time.
  */
 @Injectable()
-export class DirectoryRetentionService implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger(DirectoryRetentionService.name);
-  private readonly schedule: RetentionSchedule;
-
+export class DirectoryRetentionService extends ServiceRetention {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(DirectoryConfig) private readonly config: DirectoryConfig,
     @Inject(RetentionMetrics) metrics: RetentionMetrics,
   ) {
-    metrics.tables(['directory.admin_audit', 'directory.outbox_events']);
-    this.schedule = new RetentionSchedule(
-      () => (this.dataSource.driver as unknown as { master: pg.Pool }).master,
-      () => this.sweeps(),
-      {
-        lockName: `agentrelay.retention.directory:${config.NATS_SUBJECT_PREFIX}`,
-        intervalMs: config.RELAY_RETENTION_INTERVAL_MS,
-        batchSize: config.RELAY_RETENTION_BATCH_SIZE,
-        pauseMs: config.RELAY_RETENTION_PAUSE_MS,
-      },
+    super(
+      'directory',
+      () => (dataSource.driver as unknown as { master: pg.Pool }).master,
+      config,
       (table, rows) => metrics.deleted(table, rows),
-      { log: (fields, message) => this.logger.log(fields, message), warn: (fields, message) => this.logger.warn(fields, message) },
+      new Logger(DirectoryRetentionService.name),
     );
+    metrics.tables(['directory.admin_audit', 'directory.outbox_events']);
   }
 
-  onApplicationBootstrap(): void {
-    this.schedule.start();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.schedule.stop();
-  }
-
-  /** One run now: the rows deleted per table, or undefined when another replica is running one. */
-  runOnce(): Promise<Record<string, number> | undefined> {
-    return this.schedule.runOnce();
-  }
-
-  private sweeps(): RetentionSweep[] {
+  protected sweeps(): RetentionSweep[] {
     const now = Date.now();
     return [
       this.sweep('directory.admin_audit', DELETE_AUDIT_BATCH_SQL, new Date(now - this.config.RELAY_AUDIT_RETENTION_DAYS * DAY_MS)),

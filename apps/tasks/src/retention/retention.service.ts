@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { deleteOldestBatchSql, RetentionSchedule, type RetentionSweep } from '@app/database';
+import { deleteOldestBatchSql, ServiceRetention, type RetentionSweep } from '@app/database';
 import { RetentionMetrics } from '@app/metrics';
 import { TasksConfig } from '../tasks.config';
 import { pgPoolOf } from '../tasks/task-repository';
@@ -15,49 +15,28 @@ const DAY_MS = 86_400_000;
  * terminal for longer, deleted in small batches on a schedule by one replica at a time.
  */
 @Injectable()
-export class TasksRetentionService implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger(TasksRetentionService.name);
-  private readonly schedule: RetentionSchedule;
-
+export class TasksRetentionService extends ServiceRetention {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(TasksConfig) private readonly config: TasksConfig,
     @Inject(RetentionMetrics) private readonly metrics: RetentionMetrics,
   ) {
+    super(
+      'tasks',
+      () => pgPoolOf(dataSource),
+      config,
+      (table, rows) => metrics.deleted(table, rows),
+      new Logger(TasksRetentionService.name),
+    );
     metrics.tables([
       'tasks.outbox_events',
       'tasks.idempotency_keys',
       'tasks.audit_log',
       ...(config.RELAY_TERMINAL_TASK_RETENTION_DAYS > 0 ? ['tasks.tasks'] : []),
     ]);
-    this.schedule = new RetentionSchedule(
-      () => pgPoolOf(this.dataSource),
-      () => this.sweeps(),
-      {
-        lockName: `agentrelay.retention.tasks:${config.NATS_SUBJECT_PREFIX}`,
-        intervalMs: config.RELAY_RETENTION_INTERVAL_MS,
-        batchSize: config.RELAY_RETENTION_BATCH_SIZE,
-        pauseMs: config.RELAY_RETENTION_PAUSE_MS,
-      },
-      (table, rows) => this.metrics.deleted(table, rows),
-      { log: (fields, message) => this.logger.log(fields, message), warn: (fields, message) => this.logger.warn(fields, message) },
-    );
   }
 
-  onApplicationBootstrap(): void {
-    this.schedule.start();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.schedule.stop();
-  }
-
-  /** One run now: the rows deleted per table, or undefined when another replica is running one. */
-  runOnce(): Promise<Record<string, number> | undefined> {
-    return this.schedule.runOnce();
-  }
-
-  private sweeps(): RetentionSweep[] {
+  protected sweeps(): RetentionSweep[] {
     const now = Date.now();
     const before = (days: number): Date => new Date(now - days * DAY_MS);
     const sweeps: RetentionSweep[] = [];
