@@ -11,7 +11,7 @@
  * REPLAY_BENCH_DATABASE_URL names the throwaway database (created, then dropped; never a relay's own).
  */
 import pg from 'pg';
-import { ensureDatabaseExists } from '@app/database';
+import { dropDatabase, ensureDatabaseExists } from '@app/database';
 import { INBOX_EVENTS_AFTER_SQL } from '../../apps/tasks/src/tasks/task-event-replay';
 import { migrateAllSchemas } from '../migrate-all';
 
@@ -73,12 +73,7 @@ async function measure(client: pg.Client, label: string, sql: string, cases: Cas
 }
 
 async function main(): Promise<void> {
-  const admin = new URL(DATABASE_URL);
-  const name = admin.pathname.slice(1);
-  admin.pathname = '/postgres';
-  const server = new pg.Client({ connectionString: admin.toString() });
-  await server.connect();
-  await server.query(`DROP DATABASE IF EXISTS "${name}"`);
+  await dropDatabase(DATABASE_URL);
   await ensureDatabaseExists(DATABASE_URL);
   try {
     await migrateAllSchemas(DATABASE_URL);
@@ -100,8 +95,7 @@ async function main(): Promise<void> {
       await client.end();
     }
   } finally {
-    await server.query(`DROP DATABASE IF EXISTS "${name}"`);
-    await server.end();
+    await dropDatabase(DATABASE_URL);
   }
 }
 

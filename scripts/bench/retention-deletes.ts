@@ -12,7 +12,7 @@
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@app/config';
-import { ensureDatabaseExists } from '@app/database';
+import { dropDatabase, ensureDatabaseExists } from '@app/database';
 import { createMetricsRegistry, RetentionMetrics } from '@app/metrics';
 import { tasksDataSourceOptions } from '../../apps/tasks/src/database/data-source';
 import { TasksRetentionService } from '../../apps/tasks/src/retention/retention.service';
@@ -56,12 +56,7 @@ function summary(label: string, times: number[]): string {
 }
 
 async function main(): Promise<void> {
-  const admin = new URL(DATABASE_URL);
-  const name = admin.pathname.slice(1);
-  admin.pathname = '/postgres';
-  const server = new pg.Client({ connectionString: admin.toString() });
-  await server.connect();
-  await server.query(`DROP DATABASE IF EXISTS "${name}"`);
+  await dropDatabase(DATABASE_URL);
   await ensureDatabaseExists(DATABASE_URL);
   let dataSource: DataSource | undefined;
   const client = new pg.Client({ connectionString: DATABASE_URL });
@@ -90,8 +85,7 @@ async function main(): Promise<void> {
   } finally {
     await client.end().catch(() => undefined);
     await dataSource?.destroy();
-    await server.query(`DROP DATABASE IF EXISTS "${name}"`);
-    await server.end();
+    await dropDatabase(DATABASE_URL);
   }
 }
 

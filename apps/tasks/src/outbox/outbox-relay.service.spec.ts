@@ -8,13 +8,7 @@ import { OutboxRelayService, type UnpublishedRow } from './outbox-relay.service'
 /** The relay's read of unpublished rows, as the fake outbox answers it. */
 const UNPUBLISHED_READ = 'unpublished rows';
 
-interface OutboxRow {
-  id: string;
-  position: string;
-  task_id: string;
-  subject: string;
-  payload: unknown;
-  trace_parent: string | null;
+interface OutboxRow extends UnpublishedRow {
   published: boolean;
   attempts: number;
   last_error: string | null;
