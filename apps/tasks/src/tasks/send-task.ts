@@ -1,22 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
-import {
-  RelayError,
-  isTerminalState,
-  type ArtifactInput,
-  type Intent,
-  type PartView,
-  type ProposedActionDto,
-  type SendReply,
-  type SendRequest,
-} from '@app/contracts';
+import { RelayError, isTerminalState, type Intent, type ProposedActionDto, type SendReply, type SendRequest } from '@app/contracts';
 import { validateArtifactInputs } from './artifact-rules';
 import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempotency';
 import { partyOf } from './state-machine';
-import { createTaskInOneStatement, creatableInOneStatement } from './task-creation';
+import { createTask } from './task-creation';
 import { writeArtifactEvents, writeTaskEvent } from './task-events';
-import { duplicateMessageIdOr, pgError, pgPoolOf, plainParts, TaskRepository } from './task-repository';
+import { duplicateMessageIdOr, pgError, pgPoolOf, TaskRepository } from './task-repository';
 import { toMessageRef, toTaskView } from './task-rows';
 
 function validateIntent(intent: Intent | undefined, proposedAction: ProposedActionDto | null | undefined): void {
@@ -33,13 +24,13 @@ function validateIntent(intent: Intent | undefined, proposedAction: ProposedActi
 }
 
 /**
- * A send: a new task (in one statement when it can), or a message appended to an existing one,
+ * A send: a new task (in one statement), or a message appended to an existing one,
  * which resumes a task waiting for the sender's input. Every change of a send (task, message,
  * artifacts, audit row, idempotency keys, outbox event) commits together.
  */
 @Injectable()
 export class SendTask {
-  /** The pg pool behind TypeORM: the one-statement create goes to it directly. */
+  /** The pg pool behind TypeORM: the create's statement goes to it directly. */
   private readonly pool: pg.Pool;
 
   constructor(
@@ -62,16 +53,44 @@ export class SendTask {
     }
     validateArtifactInputs(request.artifacts);
     const hash = sendRequestHash(request);
+    return request.task_id === undefined ? this.create(request, hash) : this.append(request, hash);
+  }
+
+  /**
+   * The create: its one statement, or, when one of the sender's keys is already known (a retry,
+   * or the loser of two concurrent creates with one key), the first send's answer again.
+   */
+  private async create(request: SendRequest, hash: string): Promise<SendReply> {
     for (let attempt = 0; ; attempt++) {
       try {
-        if (attempt === 0 && creatableInOneStatement(request)) {
-          const created = await this.createInOneStatement(request, hash);
-          if (created) return created;
+        const created = await createTask(this.pool, request, idempotencyKeys(request), hash);
+        if (created) {
+          return {
+            task: toTaskView(created.task, request.history_length === 0 ? [] : [created.message], created.artifacts, 0),
+            message: toMessageRef(created.message),
+            created: true,
+            idempotent_replay: false,
+          };
         }
+        const replay = await this.dataSource.transaction((manager) => this.idempotency.replay(manager, request, hash));
+        if (replay) return replay;
+        // The known key was deleted (retention) between the create and the replay: create again.
+        if (attempt >= 2) throw new Error('A send key kept appearing and disappearing');
+      } catch (error) {
+        const { code, constraint } = pgError(error);
+        if (code === '23505' && constraint === 'idempotency_keys_pkey' && attempt < 2) continue;
+        throw duplicateMessageIdOr(error);
+      }
+    }
+  }
+
+  /** An append in one transaction, on the task's locked row; a retry with known keys gets the first answer again. */
+  private async append(request: SendRequest, hash: string): Promise<SendReply> {
+    for (let attempt = 0; ; attempt++) {
+      try {
         return await this.dataSource.transaction(async (manager) => {
           const replay = await this.idempotency.replay(manager, request, hash);
-          if (replay) return replay;
-          return request.task_id === undefined ? this.create(manager, request, hash) : this.append(manager, request, hash);
+          return replay ?? this.appendMessage(manager, request, hash);
         });
       } catch (error) {
         const { code, constraint } = pgError(error);
@@ -81,46 +100,7 @@ export class SendTask {
     }
   }
 
-  /** A create in one round trip; null (nothing written) when an idempotency key is already known. */
-  private async createInOneStatement(request: SendRequest, hash: string): Promise<SendReply | null> {
-    const artifactParts = (artifact: ArtifactInput): PartView[] => (artifact.parts ? plainParts(artifact.parts) : []);
-    const created = await createTaskInOneStatement(this.pool, request, plainParts(request.message.parts), artifactParts, idempotencyKeys(request), hash);
-    if (!created) return null;
-    const history = request.history_length === 0 ? [] : [created.message];
-    return {
-      task: toTaskView(created.task, history, created.artifacts, 0),
-      message: toMessageRef(created.message),
-      created: true,
-      idempotent_replay: false,
-    };
-  }
-
-  private async create(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
-    const contextId = await this.repository.claimContext(manager, request.context_id, request.caller.id);
-    const now = new Date();
-    const parts = plainParts(request.message.parts);
-    const task = await this.repository.insertTask(manager, request, contextId, parts, now);
-    const message = await this.repository.insertMessage(manager, task, 'sender', 1, request.message, parts, now);
-    await this.repository.upsertArtifacts(manager, task.id, request.artifacts, now);
-    await this.repository.recordTransition(manager, {
-      taskId: task.id,
-      actorId: request.caller.id,
-      transition: 'create',
-      fromState: null,
-      toState: 'pending',
-      at: now,
-    });
-    await this.idempotency.remember(manager, request, hash, message, true);
-    await writeTaskEvent(manager, 'created', task, message, now);
-    return {
-      task: await this.repository.view(manager, task, request.history_length, 0),
-      message: toMessageRef(message),
-      created: true,
-      idempotent_replay: false,
-    };
-  }
-
-  private async append(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
+  private async appendMessage(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
     const current = await this.repository.loadTask(manager, request.task_id as string, true);
     const party = partyOf(current, request.caller.id, request.counterpart_id);
     if (request.context_id !== undefined && request.context_id !== current.context_id) {

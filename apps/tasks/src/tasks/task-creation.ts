@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { TASK_LIMITS, type ArtifactInput, type PartView, type SendRequest } from '@app/contracts';
+import { RelayError, TASK_LIMITS, type ArtifactInput, type SendRequest } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
-import { artifactBytes, artifactLimitError } from './artifact-limits';
+import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-limits';
 import { messageBytes } from './message-budget';
+import type { IdempotencyKey } from './send-idempotency';
+import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
 import { taskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
-import type { IdempotencyKey } from './send-idempotency';
+import { plainParts } from './task-repository';
 import { firstText, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
 /** A new task with its first message and artifacts, as stored, built without reading it back. */
@@ -16,96 +18,103 @@ export interface NewTask {
   artifacts: ArtifactRow[];
 }
 
-/**
- * The whole create in one statement (one round trip, committed on its own): task, first
- * message, artifacts, audit row, idempotency keys and the `created` outbox event. Nothing is written when one of the sender's keys already
- * exists, or when the artifacts exceed a task's caps (count `$27`, bytes `$28`); two creates
- * racing on one key meet the keys' primary key and one of them fails whole.
- */
-const CREATE_TASK_SQL = `
-WITH known_key AS (
-  SELECT 1 FROM "tasks"."idempotency_keys" k
-  WHERE k."sender_id" = $3 AND (k."scope", k."key") IN (SELECT * FROM unnest($18::text[], $19::text[]))
-), artifact_caps AS (
-  SELECT count(*) <= $27::int AND COALESCE(sum(a."size_bytes"), 0) <= $28::int AS "within"
-  FROM jsonb_to_recordset($21::jsonb) AS a("size_bytes" int)
-), created_task AS (
-  INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
-    "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
-    "metadata", "message_count", "created_at", "updated_at", "status_timestamp")
-  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, 1, $15, $15, $15
-  WHERE NOT EXISTS (SELECT 1 FROM known_key) AND (SELECT "within" FROM artifact_caps)
-  RETURNING "id"
-), message AS (
-  INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
-  SELECT t."id", 1, $16, 'sender', $3, $4, $12, $17, $20, $15, $26 FROM created_task t
-  RETURNING "task_id"
-), artifact AS (
-  INSERT INTO "tasks"."artifacts" ("task_id", "artifact_id", "position", "type", "fields", "name", "description", "parts", "metadata",
-    "last_chunk", "created_at", "updated_at", "size_bytes")
-  SELECT t."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", $15, $15,
-    a."size_bytes"
-  FROM created_task t, jsonb_to_recordset($21::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
-    "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean, "size_bytes" int)
-), audit AS (
-  INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "at")
-  SELECT t."id", $3, 'create', NULL, 'pending', $15 FROM created_task t
-), idempotency AS (
-  INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
-  SELECT $3, k."scope", k."key", $22, m."task_id", 1, true FROM message m, unnest($18::text[], $19::text[]) AS k("scope", "key")
-), outbox AS (
-  INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
-  SELECT $23, $24, 'created', t."id", $25, $15, $29 FROM created_task t
-)
-SELECT (SELECT count(*) FROM created_task)::int AS "created", (SELECT "within" FROM artifact_caps) AS "within_artifact_caps"`;
+type StoredArtifact = ArtifactRow & { size_bytes: number };
 
-/** Whether a create can go through the one-statement path (a new context, artifacts with distinct ids). */
-export function creatableInOneStatement(request: SendRequest): boolean {
-  if (request.task_id !== undefined || request.context_id !== undefined || request.recipient === undefined) return false;
-  const ids = new Set<string>();
-  for (const artifact of request.artifacts ?? []) {
-    if (artifact.append || artifact.artifact_id === undefined) continue;
-    if (ids.has(artifact.artifact_id)) return false;
-    ids.add(artifact.artifact_id);
+/**
+ * A create's artifacts as they are stored: in the order given, a later one with an earlier one's
+ * id replacing it in its place, or with `append` adding its parts and metadata to it. Refused
+ * whole past a task's caps.
+ */
+export function createdArtifacts(taskId: string, inputs: ArtifactInput[] | undefined): StoredArtifact[] {
+  const rows: StoredArtifact[] = [];
+  const byId = new Map<string, StoredArtifact>();
+  for (const artifact of inputs ?? []) {
+    const artifactId = artifact.artifact_id ?? randomUUID();
+    const parts = artifact.parts ? plainParts(artifact.parts) : [];
+    const existing = byId.get(artifactId);
+    if (existing && artifact.append) {
+      existing.parts = [...existing.parts, ...parts];
+      existing.metadata = { ...existing.metadata, ...(artifact.metadata ?? {}) };
+      existing.last_chunk = artifact.last_chunk ?? false;
+      existing.size_bytes += appendedBytes(artifact, parts);
+      continue;
+    }
+    const stored = {
+      type: artifact.type ?? null,
+      fields: artifact.fields ?? {},
+      name: artifact.name ?? null,
+      description: artifact.description ?? null,
+      parts,
+      metadata: artifact.metadata ?? {},
+    };
+    const row: StoredArtifact = {
+      task_id: taskId,
+      artifact_id: artifactId,
+      position: existing?.position ?? rows.length + 1,
+      ...stored,
+      last_chunk: artifact.append ? (artifact.last_chunk ?? false) : (artifact.last_chunk ?? true),
+      size_bytes: artifactBytes(stored),
+    };
+    if (existing) {
+      Object.assign(existing, row);
+    } else {
+      byId.set(artifactId, row);
+      rows.push(row);
+    }
   }
-  return true;
+  const bytes = rows.reduce((sum, artifact) => sum + artifact.size_bytes, 0);
+  if (rows.length > TASK_LIMITS.artifactsPerTask || bytes > TASK_LIMITS.artifactBytesPerTask) {
+    throw artifactLimitError({ count: 0, bytes: 0 }, { count: rows.length, bytes });
+  }
+  return rows;
 }
 
-function artifactRows(taskId: string, artifacts: ArtifactInput[] | undefined, parts: (artifact: ArtifactInput) => PartView[]): ArtifactRow[] {
-  return (artifacts ?? []).map((artifact, index) => ({
-    task_id: taskId,
-    artifact_id: artifact.artifact_id ?? randomUUID(),
-    position: index + 1,
-    type: artifact.type ?? null,
-    fields: artifact.fields ?? {},
-    name: artifact.name ?? null,
-    description: artifact.description ?? null,
-    parts: parts(artifact),
-    metadata: artifact.metadata ?? {},
-    last_chunk: artifact.append ? (artifact.last_chunk ?? false) : (artifact.last_chunk ?? true),
-  }));
+interface CreateOutcome {
+  created: number;
+  known_key: boolean;
+  context_total: number;
+  context_mine: number;
+}
+
+/** Runs the create statement; in a transaction behind the context's lock when the create joins a named context. */
+async function runCreate(pool: pg.Pool, contextId: string | undefined, query: pg.QueryConfig): Promise<CreateOutcome> {
+  if (contextId === undefined) return (await pool.query<CreateOutcome>(query)).rows[0];
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [contextId] });
+    const { rows } = await client.query<CreateOutcome>(query);
+    await client.query('COMMIT');
+    return rows[0];
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
 }
 
 /**
- * Creates a task in one prepared statement. Returns null, having written nothing, when one of
- * `keys` was already used by this sender (the caller then replays or refuses through the keys);
- * refuses, having written nothing, artifacts past a task's caps.
+ * The one write of a create: the task, its first message, artifacts, audit row, idempotency keys
+ * and `created` event in one prepared statement. Returns null, having written nothing, when one of
+ * `keys` was already used by this sender (the caller then replays or refuses through the keys).
+ * Refuses, having written nothing, artifacts past a task's caps and a context the sender takes no
+ * part in or that is full.
  */
-export async function createTaskInOneStatement(
+export async function createTask(
   pool: pg.Pool,
   request: SendRequest,
-  parts: PartView[],
-  artifactParts: (artifact: ArtifactInput) => PartView[],
   keys: Array<Pick<IdempotencyKey, 'scope' | 'key'>>,
   requestHash: string,
 ): Promise<NewTask | null> {
   const sender = request.caller;
   const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
   const now = new Date();
+  const parts = plainParts(request.message.parts);
   const summary = firstText(parts);
   const task: TaskRow = {
     id: nextTaskId(),
-    context_id: randomUUID(),
+    context_id: request.context_id ?? randomUUID(),
     sender_id: sender.id,
     sender_handle: sender.handle,
     sender_name: sender.name,
@@ -144,12 +153,11 @@ export async function createTaskInOneStatement(
     payload: request.message.payload ?? {},
     created_at: now,
   };
-  const artifacts = artifactRows(task.id, request.artifacts, artifactParts);
+  const artifacts = createdArtifacts(task.id, request.artifacts);
   const event = taskEvent('created', task, message, now);
   const partsJson = JSON.stringify(parts);
   const payloadJson = JSON.stringify(message.payload);
-  const artifactsToStore = artifacts.map(({ task_id: _taskId, ...artifact }) => ({ ...artifact, size_bytes: artifactBytes(artifact) }));
-  const result = await pool.query<{ created: number; within_artifact_caps: boolean }>({
+  const outcome = await runCreate(pool, request.context_id, {
     name: 'tasks-create-task',
     text: CREATE_TASK_SQL,
     values: [
@@ -173,23 +181,23 @@ export async function createTaskInOneStatement(
       keys.map((key) => key.scope),
       keys.map((key) => key.key),
       payloadJson,
-      JSON.stringify(artifactsToStore),
+      JSON.stringify(artifacts.map(({ task_id: _taskId, ...artifact }) => artifact)),
       requestHash,
       event.id,
       event.subject,
       JSON.stringify(event.payload),
       messageBytes(summary, partsJson, payloadJson),
-      TASK_LIMITS.artifactsPerTask,
-      TASK_LIMITS.artifactBytesPerTask,
+      TASK_LIMITS.tasksPerContext,
       currentTraceParent(),
     ],
   });
-  const [row] = result.rows;
-  if (row && !row.within_artifact_caps) {
-    throw artifactLimitError(
-      { count: 0, bytes: 0 },
-      { count: artifacts.length, bytes: artifactsToStore.reduce((sum, artifact) => sum + artifact.size_bytes, 0) },
-    );
+  if (outcome.created === 1) return { task, message, artifacts: artifacts.map(({ size_bytes: _size, ...artifact }) => artifact) };
+  if (outcome.known_key) return null;
+  if (outcome.context_total > 0 && outcome.context_mine === 0) {
+    throw new RelayError('invalid_params', 'context_id names a context you take no part in', { field: 'context_id' });
   }
-  return row?.created === 1 ? { task, message, artifacts } : null;
+  throw new RelayError('context_limit_reached', `The context holds the maximum of ${TASK_LIMITS.tasksPerContext} tasks`, {
+    context_id: task.context_id,
+    limit: TASK_LIMITS.tasksPerContext,
+  });
 }

@@ -7,9 +7,7 @@ import {
   TASK_LIMITS,
   type ArtifactInput,
   type MessageInput,
-  type ParticipantRefDto,
   type PartView,
-  type SendRequest,
   type TaskEventArtifact,
   type TaskState,
   type TaskView,
@@ -18,7 +16,6 @@ import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-lim
 import { messageBytes, messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { AuditLogEntity } from './audit-log.entity';
 import { STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
-import { nextTaskId } from './task-ids';
 import { firstText, TASK_COLUMNS, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
 interface PgError {
@@ -261,56 +258,6 @@ export class TaskRepository {
 
   async touch(manager: EntityManager, taskId: string, now: Date): Promise<void> {
     await manager.query(`UPDATE "tasks"."tasks" SET "updated_at" = $2, "version" = "version" + 1 WHERE "id" = $1`, [taskId, now]);
-  }
-
-  /** A new context, or a sibling in an existing one the caller takes part in (at most 100 tasks). */
-  async claimContext(manager: EntityManager, contextId: string | undefined, senderId: string): Promise<string> {
-    if (contextId === undefined) return randomUUID();
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('tasks.context:' || $1))`, [contextId]);
-    const [{ total, mine }] = await manager.query(
-      `SELECT count(*)::int AS "total", count(*) FILTER (WHERE "sender_id" = $2 OR "recipient_id" = $2)::int AS "mine"
-       FROM "tasks"."tasks" WHERE "context_id" = $1`,
-      [contextId, senderId],
-    );
-    if (total > 0 && mine === 0) throw new RelayError('invalid_params', 'context_id names a context you take no part in', { field: 'context_id' });
-    if (total >= TASK_LIMITS.tasksPerContext) {
-      throw new RelayError('context_limit_reached', `The context holds the maximum of ${TASK_LIMITS.tasksPerContext} tasks`, {
-        context_id: contextId,
-        limit: TASK_LIMITS.tasksPerContext,
-      });
-    }
-    return contextId;
-  }
-
-  /** Inserts a new task, pending, with its first message counted. */
-  async insertTask(manager: EntityManager, request: SendRequest, contextId: string, parts: PartView[], now: Date): Promise<TaskRow> {
-    const sender = request.caller;
-    const recipient = request.recipient as ParticipantRefDto;
-    const [task]: TaskRow[] = await manager.query(
-      `INSERT INTO "tasks"."tasks" AS t ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
-         "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
-         "metadata", "message_count", "created_at", "updated_at", "status_timestamp")
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, 1, $15, $15, $15)
-       RETURNING ${TASK_COLUMNS}`,
-      [
-        nextTaskId(),
-        contextId,
-        sender.id,
-        sender.handle,
-        sender.name,
-        sender.role ?? null,
-        recipient.id,
-        recipient.handle,
-        recipient.name,
-        recipient.role ?? null,
-        request.intent ?? 'inform',
-        firstText(parts),
-        request.proposed_action ? JSON.stringify(request.proposed_action) : null,
-        JSON.stringify(request.metadata ?? {}),
-        now,
-      ],
-    );
-    return task;
   }
 
   /**

@@ -3,45 +3,14 @@ import { RelayError, type TransitionRequest } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
 import { checkTransition, partyOf, STATE_TIMESTAMP_COLUMN } from './state-machine';
 import { taskEvent } from './task-events';
-import { TASK_COLUMNS, type ArtifactRow, type TaskRow } from './task-rows';
+import { changeStateSql, LOAD_TASK_SQL } from './sql/transition-task.sql';
+import type { ArtifactRow, TaskRow } from './task-rows';
 
 /** A state change as it was committed, with what the caller's reply shows of the task. */
 export interface CommittedTransition {
   task: TaskRow;
   artifacts: ArtifactRow[];
   unread: number;
-}
-
-const LOAD_TASK_SQL = `SELECT ${TASK_COLUMNS} FROM "tasks"."tasks" t WHERE t."id" = $1`;
-
-/**
- * The change itself in one statement: the conditional UPDATE (it loses to a concurrent change of
- * the state), its audit row and its outbox event, plus the artifacts and the caller's
- * unread count for the reply. One statement per state-timestamp column, so each is prepared once.
- */
-function changeSql(stampColumn: string | undefined): string {
-  return `
-WITH changed AS (
-  UPDATE "tasks"."tasks" t
-  SET "state" = $3, "status_timestamp" = $4, "updated_at" = $4, "version" = t."version" + 1,
-      ${stampColumn ? `"${stampColumn}" = $4,` : ''}
-      "result_summary" = COALESCE($5, t."result_summary"), "reason" = COALESCE($6, t."reason")
-  WHERE t."id" = $1 AND t."state" = $2
-  RETURNING ${TASK_COLUMNS}
-), audit AS (
-  INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
-  SELECT c."id", $7, $8, $2, $3, $9, $6, $4 FROM changed c
-), outbox AS (
-  INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
-  SELECT $10, $11, $12, c."id", $13, $4, $14 FROM changed c
-)
-SELECT c.*,
-  (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = c."id") AS "artifacts",
-  (SELECT count(*)::int FROM "tasks"."messages" m
-    WHERE m."task_id" = c."id" AND m."author_id" <> $7
-      AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                      WHERE r."task_id" = c."id" AND r."participant_id" = $7), 0)) AS "unread"
-FROM changed c`;
 }
 
 /** Whether a transition can take this path: a state change with no message or artifacts, answered without history. */
@@ -77,7 +46,7 @@ export async function transitionInOneStatement(pool: pg.Pool, request: Transitio
   const event = taskEvent(rule.event as NonNullable<typeof rule.event>, expected, null, now);
   const { rows } = await pool.query<TaskRow & { artifacts: ArtifactRow[]; unread: number }>({
     name: `tasks-transition-${stampColumn ?? 'none'}`,
-    text: changeSql(stampColumn),
+    text: changeStateSql(stampColumn),
     values: [
       current.id,
       current.state,

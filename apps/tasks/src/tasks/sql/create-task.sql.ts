@@ -1,0 +1,55 @@
+/**
+ * The statements of the create use case (task-creation.ts), and nothing else's.
+ *
+ * The whole create in one statement (one round trip, committed on its own unless a context is
+ * claimed): task, first message, artifacts, audit row, idempotency keys and the `created` outbox
+ * event. Nothing is written when one of the sender's keys already exists (`known_key`), or when
+ * the context `$2` already holds tasks none of which is the sender's, or holds `$27` tasks; the
+ * answer says which. Two creates racing on one key meet the keys' primary key and one of them
+ * fails whole.
+ */
+export const CREATE_TASK_SQL = `
+WITH known_key AS (
+  SELECT 1 FROM "tasks"."idempotency_keys" k
+  WHERE k."sender_id" = $3 AND (k."scope", k."key") IN (SELECT * FROM unnest($18::text[], $19::text[]))
+), context_tasks AS (
+  SELECT count(*)::int AS "total", count(*) FILTER (WHERE c."sender_id" = $3 OR c."recipient_id" = $3)::int AS "mine"
+  FROM "tasks"."tasks" c WHERE c."context_id" = $2
+), created_task AS (
+  INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
+    "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
+    "metadata", "message_count", "created_at", "updated_at", "status_timestamp")
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, 1, $15, $15, $15
+  FROM context_tasks ct
+  WHERE NOT EXISTS (SELECT 1 FROM known_key) AND (ct."total" = 0 OR ct."mine" > 0) AND ct."total" < $27::int
+  RETURNING "id"
+), message AS (
+  INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
+  SELECT t."id", 1, $16, 'sender', $3, $4, $12, $17, $20, $15, $26 FROM created_task t
+  RETURNING "task_id"
+), artifact AS (
+  INSERT INTO "tasks"."artifacts" ("task_id", "artifact_id", "position", "type", "fields", "name", "description", "parts", "metadata",
+    "last_chunk", "created_at", "updated_at", "size_bytes")
+  SELECT t."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", $15, $15,
+    a."size_bytes"
+  FROM created_task t, jsonb_to_recordset($21::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
+    "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean, "size_bytes" int)
+), audit AS (
+  INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "at")
+  SELECT t."id", $3, 'create', NULL, 'pending', $15 FROM created_task t
+), idempotency AS (
+  INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
+  SELECT $3, k."scope", k."key", $22, m."task_id", 1, true FROM message m, unnest($18::text[], $19::text[]) AS k("scope", "key")
+), outbox AS (
+  INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
+  SELECT $23, $24, 'created', t."id", $25, $15, $28 FROM created_task t
+)
+SELECT (SELECT count(*) FROM created_task)::int AS "created", EXISTS (SELECT 1 FROM known_key) AS "known_key",
+  ct."total" AS "context_total", ct."mine" AS "context_mine"
+FROM context_tasks ct`;
+
+/**
+ * Serialises the creates of one named context (held to the end of the transaction the create
+ * statement then runs in), so that its count of the context's tasks is not overtaken.
+ */
+export const LOCK_CONTEXT_SQL = `SELECT pg_advisory_xact_lock(hashtext('tasks.context:' || $1))`;
