@@ -27,5 +27,13 @@ export default {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
+    {
+      ...shared,
+      // The write paths of the tasks service called directly on a real Postgres database: no HTTP, no NATS.
+      displayName: 'medium',
+      testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'],
+      globalSetup: '<rootDir>/test/medium/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/medium/support/global-teardown.ts',
+    },
   ],
 };

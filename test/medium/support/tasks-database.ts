@@ -1,0 +1,74 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { DataSource } from 'typeorm';
+import type { ParticipantRefDto, SendRequest, TaskView } from '@app/contracts';
+import { migrateServiceSchema } from '@app/database';
+import { tasksDataSourceOptions } from '../../../apps/tasks/src/database/data-source';
+import { SendIdempotency } from '../../../apps/tasks/src/tasks/send-idempotency';
+import { SendTask } from '../../../apps/tasks/src/tasks/send-task';
+import { pgPoolOf, TaskRepository } from '../../../apps/tasks/src/tasks/task-repository';
+import { TransitionTask } from '../../../apps/tasks/src/tasks/transition-task';
+
+/** The tasks service's write paths on the medium tier's database: no HTTP, no NATS. */
+export interface TasksDatabase {
+  dataSource: DataSource;
+  pool: pg.Pool;
+  sendTask: SendTask;
+  transitionTask: TransitionTask;
+  close(): Promise<void>;
+}
+
+/** Opens the run's medium database (global setup created it) with the tasks schema migrated. */
+export async function openTasksDatabase(): Promise<TasksDatabase> {
+  const url = process.env.RELAY_MEDIUM_DATABASE_URL;
+  if (!url) throw new Error('RELAY_MEDIUM_DATABASE_URL is not set: run the medium tests through jest (global setup creates it)');
+  const dataSource = await new DataSource(tasksDataSourceOptions(url)).initialize();
+  await migrateServiceSchema(dataSource);
+  const repository = new TaskRepository();
+  return {
+    dataSource,
+    pool: pgPoolOf(dataSource),
+    sendTask: new SendTask(dataSource, repository, new SendIdempotency(repository)),
+    transitionTask: new TransitionTask(dataSource, repository),
+    close: () => dataSource.destroy(),
+  };
+}
+
+/** A participant no other test uses (the directory is not involved: the tasks service takes who it is told). */
+export function participant(name: string): ParticipantRefDto {
+  return { id: randomUUID(), handle: `${name}-${randomBytes(3).toString('hex')}@acme`, name, role: null };
+}
+
+export function textParts(text: string): SendRequest['message']['parts'] {
+  return [{ kind: 'text', text }] as SendRequest['message']['parts'];
+}
+
+/** A new task from `sender` to `recipient` with one text message. */
+export async function createTask(
+  database: TasksDatabase,
+  sender: ParticipantRefDto,
+  recipient: ParticipantRefDto,
+  extra: Partial<SendRequest> = {},
+): Promise<TaskView> {
+  const reply = await database.sendTask.send({ caller: sender, recipient, message: { parts: textParts('please look') }, ...extra } as SendRequest);
+  return reply.task;
+}
+
+/** The rejection of `promise` (fails the test when it resolves). */
+export async function rejectionOf(promise: Promise<unknown>): Promise<{ reason: string; data?: Record<string, unknown> }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as { reason: string; data?: Record<string, unknown> };
+  }
+  throw new Error('expected a rejection');
+}
+
+export async function rowsOf<T = Record<string, unknown>>(database: TasksDatabase, sql: string, values: unknown[]): Promise<T[]> {
+  return (await database.pool.query(sql, values)).rows as T[];
+}
+
+/** The outbox events of a task, oldest first, as (type, payload). */
+export async function outboxEventsOf(database: TasksDatabase, taskId: string): Promise<Array<{ type: string; payload: Record<string, unknown> }>> {
+  return rowsOf(database, `SELECT "type", "payload" FROM "tasks"."outbox_events" WHERE "task_id" = $1 ORDER BY "position"`, [taskId]);
+}
