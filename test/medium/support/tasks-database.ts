@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { ParticipantRefDto, SendRequest, TaskView } from '@app/contracts';
@@ -22,6 +23,8 @@ export interface TasksDatabase {
 export async function openTasksDatabase(): Promise<TasksDatabase> {
   const url = process.env.RELAY_MEDIUM_DATABASE_URL;
   if (!url) throw new Error('RELAY_MEDIUM_DATABASE_URL is not set: run the medium tests through jest (global setup creates it)');
+  // The use cases' debug lines (a line per transition) say nothing a test checks.
+  Logger.overrideLogger(['warn', 'error']);
   const dataSource = await new DataSource(tasksDataSourceOptions(url)).initialize();
   await migrateServiceSchema(dataSource);
   const repository = new TaskRepository();
