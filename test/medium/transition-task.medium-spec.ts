@@ -1,4 +1,4 @@
-import type { TransitionRequest } from '@app/contracts';
+import { TASK_LIMITS, type SendRequest, type TransitionRequest } from '@app/contracts';
 import { eventually } from '../support/eventually';
 import { createTask, openTasksDatabase, outboxEventsOf, participant, rejectionOf, rowsOf, textParts, type TasksDatabase } from './support/tasks-database';
 
@@ -96,6 +96,65 @@ describe('the transition write path against Postgres', () => {
     expect(await rejectionOf(move(bob.id, taskId, 'request_input'))).toMatchObject({ reason: 'invalid_params', data: { field: 'message' } });
     expect((await auditOf(taskId)).map((row) => row.transition)).toEqual(['create']);
     expect((await outboxEventsOf(database, taskId)).map((event) => event.type)).toEqual(['created']);
+  });
+
+  it("appends to and replaces the task's artifacts in a progress update, each with its event, and answers with the history asked for", async () => {
+    const task = await createTask(database, alice, bob, { artifacts: [{ artifact_id: 'log', parts: textParts('one') }] } as Partial<SendRequest>);
+    await move(bob.id, task.id, 'accept');
+    const reply = await move(bob.id, task.id, 'progress', {
+      message: { parts: textParts('more') },
+      artifacts: [
+        { artifact_id: 'log', append: true, parts: textParts('two'), last_chunk: true },
+        { artifact_id: 'plan', parts: textParts('plan') },
+      ],
+      history_length: 1,
+    } as Partial<TransitionRequest>);
+    expect(reply.task.messages.map((message) => message.sequence_no)).toEqual([2]);
+    expect(reply.task.artifacts.map((artifact) => [artifact.artifact_id, artifact.parts.length])).toEqual([
+      ['log', 2],
+      ['plan', 1],
+    ]);
+    const stored = await rowsOf(
+      database,
+      `SELECT "artifact_id", "position", "last_chunk", "size_bytes" FROM "tasks"."artifacts" WHERE "task_id" = $1 ORDER BY 2`,
+      [task.id],
+    );
+    expect(stored.map((row) => [row.artifact_id, row.position, row.last_chunk])).toEqual([
+      ['log', 1, true],
+      ['plan', 2, true],
+    ]);
+    const events = await outboxEventsOf(database, task.id);
+    expect(events.slice(-3).map((event) => [event.type, event.payload.artifact ? (event.payload.artifact as { append: boolean }).append : null])).toEqual([
+      ['artifact_updated', true],
+      ['artifact_updated', false],
+      ['message_appended', null],
+    ]);
+    const completed = await move(bob.id, task.id, 'complete', { history_length: undefined });
+    expect(completed.task.messages.map((message) => message.sequence_no)).toEqual([1, 2]);
+  });
+
+  it('refuses artifacts past a cap at the first one that meets it, writing nothing', async () => {
+    const taskId = await taskIn('accept');
+    const artifacts = Array.from({ length: TASK_LIMITS.artifactsPerTask + 1 }, (_, index) => ({ artifact_id: `a${index}`, parts: textParts('x') }));
+    const refused = await rejectionOf(move(bob.id, taskId, 'progress', { artifacts } as Partial<TransitionRequest>));
+    expect(refused).toMatchObject({ reason: 'invalid_params', data: { field: 'artifacts', limit: 'artifacts_per_thread' } });
+    expect(await rowsOf(database, `SELECT 1 FROM "tasks"."artifacts" WHERE "task_id" = $1`, [taskId])).toEqual([]);
+    const [row] = await rowsOf(database, `SELECT "version" FROM "tasks"."tasks" WHERE "id" = $1`, [taskId]);
+    expect(row.version).toBe(2);
+  });
+
+  it('lets a transition overtaken only by messages go through: concurrent updates and appends all land, numbered contiguously', async () => {
+    const taskId = await taskIn('accept');
+    const updates = Array.from({ length: 4 }, (_, index) => move(bob.id, taskId, 'progress', { message: { parts: textParts(`update ${index}`) } }));
+    const appends = Array.from({ length: 4 }, (_, index) =>
+      database.sendTask.send({ caller: alice, task_id: taskId, message: { parts: textParts(`note ${index}`) } } as SendRequest),
+    );
+    const question = move(bob.id, taskId, 'request_input', { message: { parts: textParts('which?') } });
+    await Promise.all([...updates, ...appends, question]);
+    const stored = await rowsOf<{ sequence_no: number }>(database, `SELECT "sequence_no" FROM "tasks"."messages" WHERE "task_id" = $1 ORDER BY 1`, [taskId]);
+    expect(stored.map((row) => row.sequence_no)).toEqual(Array.from({ length: 10 }, (_, index) => index + 1));
+    const [row] = await rowsOf(database, `SELECT "message_count" FROM "tasks"."tasks" WHERE "id" = $1`, [taskId]);
+    expect(row.message_count).toBe(10);
   });
 
   it('gives concurrent transitions of one task exactly one winner; the others are told precisely', async () => {

@@ -32,7 +32,7 @@ export async function openTasksDatabase(): Promise<TasksDatabase> {
     dataSource,
     pool: pgPoolOf(dataSource),
     sendTask: new SendTask(dataSource, repository, new SendIdempotency(repository)),
-    transitionTask: new TransitionTask(dataSource, repository),
+    transitionTask: new TransitionTask(dataSource),
     close: () => dataSource.destroy(),
   };
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { RelayError, TASK_LIMITS, type ArtifactInput, type SendRequest } from '@app/contracts';
+import { RelayError, TASK_LIMITS, type SendRequest } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
-import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-limits';
+import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
 import type { IdempotencyKey } from './send-idempotency';
 import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
@@ -16,57 +16,6 @@ export interface NewTask {
   task: TaskRow;
   message: MessageRow;
   artifacts: ArtifactRow[];
-}
-
-type StoredArtifact = ArtifactRow & { size_bytes: number };
-
-/**
- * A create's artifacts as they are stored: in the order given, a later one with an earlier one's
- * id replacing it in its place, or with `append` adding its parts and metadata to it. Refused
- * whole past a task's caps.
- */
-export function createdArtifacts(taskId: string, inputs: ArtifactInput[] | undefined): StoredArtifact[] {
-  const rows: StoredArtifact[] = [];
-  const byId = new Map<string, StoredArtifact>();
-  for (const artifact of inputs ?? []) {
-    const artifactId = artifact.artifact_id ?? randomUUID();
-    const parts = artifact.parts ? plainParts(artifact.parts) : [];
-    const existing = byId.get(artifactId);
-    if (existing && artifact.append) {
-      existing.parts = [...existing.parts, ...parts];
-      existing.metadata = { ...existing.metadata, ...(artifact.metadata ?? {}) };
-      existing.last_chunk = artifact.last_chunk ?? false;
-      existing.size_bytes += appendedBytes(artifact, parts);
-      continue;
-    }
-    const stored = {
-      type: artifact.type ?? null,
-      fields: artifact.fields ?? {},
-      name: artifact.name ?? null,
-      description: artifact.description ?? null,
-      parts,
-      metadata: artifact.metadata ?? {},
-    };
-    const row: StoredArtifact = {
-      task_id: taskId,
-      artifact_id: artifactId,
-      position: existing?.position ?? rows.length + 1,
-      ...stored,
-      last_chunk: artifact.append ? (artifact.last_chunk ?? false) : (artifact.last_chunk ?? true),
-      size_bytes: artifactBytes(stored),
-    };
-    if (existing) {
-      Object.assign(existing, row);
-    } else {
-      byId.set(artifactId, row);
-      rows.push(row);
-    }
-  }
-  const bytes = rows.reduce((sum, artifact) => sum + artifact.size_bytes, 0);
-  if (rows.length > TASK_LIMITS.artifactsPerTask || bytes > TASK_LIMITS.artifactBytesPerTask) {
-    throw artifactLimitError({ count: 0, bytes: 0 }, { count: rows.length, bytes });
-  }
-  return rows;
 }
 
 interface CreateOutcome {
@@ -153,7 +102,7 @@ export async function createTask(
     payload: request.message.payload ?? {},
     created_at: now,
   };
-  const artifacts = createdArtifacts(task.id, request.artifacts);
+  const { artifacts } = applyArtifactInputs(task.id, [], request.artifacts, 'total');
   const event = taskEvent('created', task, message, now);
   const partsJson = JSON.stringify(parts);
   const payloadJson = JSON.stringify(message.payload);
@@ -181,7 +130,7 @@ export async function createTask(
       keys.map((key) => key.scope),
       keys.map((key) => key.key),
       payloadJson,
-      JSON.stringify(artifacts.map(({ task_id: _taskId, ...artifact }) => artifact)),
+      artifactsJson(artifacts),
       requestHash,
       event.id,
       event.subject,

@@ -2,20 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
-import {
-  RelayError,
-  TASK_LIMITS,
-  type ArtifactInput,
-  type MessageInput,
-  type PartView,
-  type TaskEventArtifact,
-  type TaskState,
-  type TaskView,
-} from '@app/contracts';
+import { RelayError, TASK_LIMITS, type ArtifactInput, type MessageInput, type PartView, type TaskEventArtifact, type TaskView } from '@app/contracts';
 import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-limits';
 import { messageBytes, messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { AuditLogEntity } from './audit-log.entity';
-import { STATE_TIMESTAMP_COLUMN, type Party } from './state-machine';
+import type { Party } from './state-machine';
 import { firstText, TASK_COLUMNS, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
 interface PgError {
@@ -60,9 +51,9 @@ export type AuditEntry = Pick<AuditLogEntity, 'taskId' | 'actorId' | 'transition
   Partial<Pick<AuditLogEntity, 'sessionId' | 'reason'>>;
 
 /**
- * The SQL of the multi-statement paths (appends, transitions with messages or artifacts, replays),
- * each statement on the caller's transaction. The one-statement hot paths keep their SQL beside
- * them (task-creation.ts, task-read.ts, task-transition.ts).
+ * The statements of the append use case (send-task.ts: an append's transaction on the task's
+ * locked row) and of the idempotent replay (send-idempotency.ts), each on the caller's transaction.
+ * The create, the transition and the read keep theirs in sql/.
  */
 @Injectable()
 export class TaskRepository {
@@ -254,36 +245,6 @@ export class TaskRepository {
       [taskId],
     );
     return held;
-  }
-
-  async touch(manager: EntityManager, taskId: string, now: Date): Promise<void> {
-    await manager.query(`UPDATE "tasks"."tasks" SET "updated_at" = $2, "version" = "version" + 1 WHERE "id" = $1`, [taskId, now]);
-  }
-
-  /**
-   * Moves a task from `from` to `to` (stamping the state's timestamp column), or answers null when
-   * another caller moved it first.
-   */
-  async changeState(
-    manager: EntityManager,
-    task: TaskRow,
-    to: TaskState,
-    now: Date,
-    outcome: { resultSummary?: string | null; reason?: string | null } = {},
-  ): Promise<TaskRow | null> {
-    const stampColumn = STATE_TIMESTAMP_COLUMN[to];
-    const rows = updatedRows<TaskRow>(
-      await manager.query(
-        `UPDATE "tasks"."tasks" t
-         SET "state" = $3, "status_timestamp" = $4, "updated_at" = $4, "version" = t."version" + 1,
-             ${stampColumn ? `"${stampColumn}" = $4,` : ''}
-             "result_summary" = COALESCE($5, t."result_summary"), "reason" = COALESCE($6, t."reason")
-         WHERE t."id" = $1 AND t."state" = $2
-         RETURNING ${TASK_COLUMNS}`,
-        [task.id, task.state, to, now, outcome.resultSummary ?? null, outcome.reason ?? null],
-      ),
-    );
-    return rows[0] ?? null;
   }
 
   /** The sender's answer puts a task waiting for input back to accepted (its accepted_at stays). */

@@ -1,35 +1,62 @@
+import { messagesWithinBudgetSql } from '../message-budget';
 import { TASK_COLUMNS } from '../task-rows';
 
-/** The statements of the one-statement transition (task-transition.ts), and nothing else's. */
+/** The statements of the transition use case (task-transition.ts), and nothing else's. */
 
-export const LOAD_TASK_SQL = `SELECT ${TASK_COLUMNS} FROM "tasks"."tasks" t WHERE t."id" = $1`;
+/** The task with its artifacts (by position), as the transition's rule and artifact caps are checked on them. */
+export const LOAD_TASK_SQL = `SELECT ${TASK_COLUMNS},
+  (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifacts"
+FROM "tasks"."tasks" t WHERE t."id" = $1`;
 
 /**
- * The change itself in one statement: the conditional UPDATE (it loses to a concurrent change of
- * the state), its audit row and its outbox event, plus the artifacts and the caller's
- * unread count for the reply. One statement per state-timestamp column, so each is prepared once.
+ * The whole transition in one statement: the UPDATE conditional on the state and version read
+ * (it loses to any concurrent change of the task, and then writes nothing), the state change
+ * (`$8`) with its audit row, the message (`$12`, numbered after the task's last one), the
+ * artifacts added or changed (`$21`), the outbox events in order (`$22`), and the caller's unread
+ * count for the reply. One statement per state-timestamp column, so each is prepared once.
  */
-export function changeStateSql(stampColumn: string | undefined): string {
+export function transitionSql(stampColumn: string | undefined): string {
   return `
 WITH changed AS (
   UPDATE "tasks"."tasks" t
-  SET "state" = $3, "status_timestamp" = $4, "updated_at" = $4, "version" = t."version" + 1,
-      ${stampColumn ? `"${stampColumn}" = $4,` : ''}
-      "result_summary" = COALESCE($5, t."result_summary"), "reason" = COALESCE($6, t."reason")
-  WHERE t."id" = $1 AND t."state" = $2
+  SET "state" = $4, "updated_at" = $5, "version" = t."version" + 1,
+      "message_count" = t."message_count" + CASE WHEN $12::boolean THEN 1 ELSE 0 END,
+      "status_timestamp" = CASE WHEN $8::boolean THEN $5 ELSE t."status_timestamp" END,
+      ${stampColumn ? `"${stampColumn}" = $5,` : ''}
+      "result_summary" = CASE WHEN $8::boolean THEN COALESCE($6, t."result_summary") ELSE t."result_summary" END,
+      "reason" = CASE WHEN $8::boolean THEN COALESCE($7, t."reason") ELSE t."reason" END
+  WHERE t."id" = $1 AND t."state" = $2 AND t."version" = $3
   RETURNING ${TASK_COLUMNS}
+), message AS (
+  INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
+  SELECT c."id", c."message_count", $13, $14, $15, $16, $17, $18, $19, $5, $20 FROM changed c WHERE $12::boolean
+), artifact AS (
+  INSERT INTO "tasks"."artifacts" ("task_id", "artifact_id", "position", "type", "fields", "name", "description", "parts", "metadata",
+    "last_chunk", "created_at", "updated_at", "size_bytes")
+  SELECT c."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", $5, $5,
+    a."size_bytes"
+  FROM changed c, jsonb_to_recordset($21::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
+    "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean, "size_bytes" int)
+  ON CONFLICT ("task_id", "artifact_id") DO UPDATE SET "type" = EXCLUDED."type", "fields" = EXCLUDED."fields", "name" = EXCLUDED."name",
+    "description" = EXCLUDED."description", "parts" = EXCLUDED."parts", "metadata" = EXCLUDED."metadata", "last_chunk" = EXCLUDED."last_chunk",
+    "updated_at" = EXCLUDED."updated_at", "size_bytes" = EXCLUDED."size_bytes"
 ), audit AS (
   INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
-  SELECT c."id", $7, $8, $2, $3, $9, $6, $4 FROM changed c
+  SELECT c."id", $9, $10, $2, $4, $11, $7, $5 FROM changed c WHERE $8::boolean
 ), outbox AS (
   INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
-  SELECT $10, $11, $12, c."id", $13, $4, $14 FROM changed c
+  SELECT e."id", e."subject", e."type", c."id", e."payload", $5, $23
+  FROM changed c, ROWS FROM (jsonb_to_recordset($22::jsonb) AS ("id" uuid, "subject" text, "type" text, "payload" jsonb)) WITH ORDINALITY
+    AS e("id", "subject", "type", "payload", "ordinal")
+  ORDER BY e."ordinal"
 )
 SELECT c.*,
-  (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = c."id") AS "artifacts",
   (SELECT count(*)::int FROM "tasks"."messages" m
-    WHERE m."task_id" = c."id" AND m."author_id" <> $7
+    WHERE m."task_id" = c."id" AND m."author_id" <> $9
       AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                      WHERE r."task_id" = c."id" AND r."participant_id" = $7), 0)) AS "unread"
+                                      WHERE r."task_id" = c."id" AND r."participant_id" = $9), 0)) AS "unread"
 FROM changed c`;
 }
+
+/** The history a transition's reply carries: the newest messages after `$2`, within a reply's byte budget. */
+export const TRANSITION_HISTORY_SQL = `SELECT ${messagesWithinBudgetSql('$1', '$2', 'false')} AS "messages"`;
