@@ -88,6 +88,19 @@ describe('the append write path against Postgres', () => {
     expect(await rejectionOf(append(participant('eve'), full.id, 'hi'))).toMatchObject({ reason: 'not_a_participant' });
   });
 
+  it('gives two concurrent appends with one key one message: the other replays it', async () => {
+    const alice = participant('alice');
+    const task = await createTask(database, alice, participant('bob'));
+    const replies = await Promise.all([
+      append(alice, task.id, 'once', { idempotency_key: 'twice' }),
+      append(alice, task.id, 'once', { idempotency_key: 'twice' }),
+    ]);
+    expect(replies[0].message.id).toBe(replies[1].message.id);
+    expect(replies.map((reply) => reply.idempotent_replay).sort()).toEqual([false, true]);
+    const [{ count }] = await rowsOf(database, `SELECT count(*)::int AS "count" FROM "tasks"."messages" WHERE "task_id" = $1`, [task.id]);
+    expect(count).toBe(2);
+  });
+
   it('keeps sequence numbers unique and contiguous under concurrent appends from both sides', async () => {
     const alice = participant('alice');
     const bob = participant('bob');

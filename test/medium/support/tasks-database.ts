@@ -31,7 +31,7 @@ export async function openTasksDatabase(): Promise<TasksDatabase> {
   return {
     dataSource,
     pool: pgPoolOf(dataSource),
-    sendTask: new SendTask(dataSource, repository, new SendIdempotency(repository)),
+    sendTask: new SendTask(dataSource, new SendIdempotency(repository)),
     transitionTask: new TransitionTask(dataSource),
     close: () => dataSource.destroy(),
   };

@@ -1,14 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { RelayError, isTerminalState, type Intent, type ProposedActionDto, type SendReply, type SendRequest } from '@app/contracts';
 import { validateArtifactInputs } from './artifact-rules';
 import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempotency';
 import { partyOf } from './state-machine';
 import { createTask } from './task-creation';
-import { writeArtifactEvents, writeTaskEvent } from './task-events';
-import { duplicateMessageIdOr, pgError, pgPoolOf, TaskRepository } from './task-repository';
-import { toMessageRef, toTaskView } from './task-rows';
+import { changeHistory, changeTask, type TaskChange } from './task-change';
+import { duplicateMessageIdOr, pgError, pgPoolOf } from './task-repository';
+import { toMessageRef, toTaskView, type MessageRow, type TaskRow } from './task-rows';
 
 function validateIntent(intent: Intent | undefined, proposedAction: ProposedActionDto | null | undefined): void {
   const hasAction = proposedAction !== undefined && proposedAction !== null;
@@ -35,7 +35,6 @@ export class SendTask {
 
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
-    @Inject(TaskRepository) private readonly repository: TaskRepository,
     @Inject(SendIdempotency) private readonly idempotency: SendIdempotency,
   ) {
     this.pool = pgPoolOf(dataSource);
@@ -84,14 +83,27 @@ export class SendTask {
     }
   }
 
-  /** An append in one transaction, on the task's locked row; a retry with known keys gets the first answer again. */
+  /**
+   * An append as a change of the task (its message, artifacts and keys, and the resume of a task
+   * waiting for the sender's input); a retry with known keys gets the first answer again.
+   */
   private async append(request: SendRequest, hash: string): Promise<SendReply> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.dataSource.transaction(async (manager) => {
-          const replay = await this.idempotency.replay(manager, request, hash);
-          return replay ?? this.appendMessage(manager, request, hash);
-        });
+        const replay = await this.dataSource.transaction((manager) => this.idempotency.replay(manager, request, hash));
+        if (replay) return replay;
+        const { task, message, artifacts, unread } = await changeTask(
+          this.pool,
+          request.task_id as string,
+          (current) => appendChange(current, request, hash),
+          () => new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: request.task_id }),
+        );
+        return {
+          task: toTaskView(task, await changeHistory(this.pool, task, request.history_length), artifacts, unread),
+          message: toMessageRef(message as MessageRow),
+          created: false,
+          idempotent_replay: false,
+        };
       } catch (error) {
         const { code, constraint } = pgError(error);
         if (code === '23505' && constraint === 'idempotency_keys_pkey' && attempt < 2) continue;
@@ -99,43 +111,25 @@ export class SendTask {
       }
     }
   }
+}
 
-  private async appendMessage(manager: EntityManager, request: SendRequest, hash: string): Promise<SendReply> {
-    const current = await this.repository.loadTask(manager, request.task_id as string, true);
-    const party = partyOf(current, request.caller.id, request.counterpart_id);
-    if (request.context_id !== undefined && request.context_id !== current.context_id) {
-      throw new RelayError('invalid_params', "context_id does not match the task's context", { field: 'context_id' });
-    }
-    if (isTerminalState(current.state)) {
-      throw new RelayError('thread_terminal', `The thread is ${current.state}; no more messages can be added`, { state: current.state });
-    }
-    const now = new Date();
-    const resumes = current.state === 'input_required' && party === 'sender';
-    let task = current;
-    if (resumes) {
-      task = await this.repository.resume(manager, current.id, now);
-      await this.repository.recordTransition(manager, {
-        taskId: task.id,
-        actorId: request.caller.id,
-        transition: 'resume',
-        fromState: 'input_required',
-        toState: 'accepted',
-        at: now,
-      });
-    }
-    const appended = await this.repository.appendMessage(manager, task, party, request.message, now);
-    task = appended.task;
-    const artifacts = await this.repository.upsertArtifacts(manager, task.id, request.artifacts, now);
-    await this.idempotency.remember(manager, request, hash, appended.message, false);
-    await writeArtifactEvents(manager, task, artifacts, now);
-    await writeTaskEvent(manager, 'message_appended', task, appended.message, now);
-    if (resumes) await writeTaskEvent(manager, 'accepted', task, appended.message, now);
-    const unread = await this.repository.unreadCount(manager, task.id, request.caller.id);
-    return {
-      task: await this.repository.view(manager, task, request.history_length, unread),
-      message: toMessageRef(appended.message),
-      created: false,
-      idempotent_replay: false,
-    };
+/** What an append makes of the task: refused on another context or a terminal task; a task waiting for the sender's input resumes. */
+function appendChange(current: TaskRow, request: SendRequest, hash: string): TaskChange {
+  const party = partyOf(current, request.caller.id, request.counterpart_id);
+  if (request.context_id !== undefined && request.context_id !== current.context_id) {
+    throw new RelayError('invalid_params', "context_id does not match the task's context", { field: 'context_id' });
   }
+  if (isTerminalState(current.state)) {
+    throw new RelayError('thread_terminal', `The thread is ${current.state}; no more messages can be added`, { state: current.state });
+  }
+  const resumes = current.state === 'input_required' && party === 'sender';
+  return {
+    party,
+    to: resumes ? 'accepted' : null,
+    audit: resumes ? { actorId: request.caller.id, transition: 'resume' } : undefined,
+    message: request.message,
+    artifacts: request.artifacts,
+    keys: { senderId: request.caller.id, keys: idempotencyKeys(request), requestHash: hash },
+    events: resumes ? ['message_appended', 'accepted'] : ['message_appended'],
+  };
 }

@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
-import { currentTraceParent } from '@app/tracing';
 import { TASK_EVENT_SCHEMA_VERSION, taskEventSubject, type TaskEvent, type TaskEventArtifact, type TaskEventMessage, type TaskEventType } from '@app/contracts';
-import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import type { MessageRow, TaskRow } from './task-rows';
 
 /** A task event as the outbox stores it: its id, subject and payload. */
@@ -47,40 +44,4 @@ export function taskEvent(type: TaskEventType, task: TaskRow, latest: MessageRow
       ...(artifact ? { artifact } : {}),
     },
   };
-}
-
-/** Writes one task event to the outbox in the caller's transaction (the outbox relay publishes it to JetStream afterwards). */
-export async function writeTaskEvent(
-  manager: EntityManager,
-  type: TaskEventType,
-  task: TaskRow,
-  latest: MessageRow | null,
-  at: Date,
-  artifact?: TaskEventArtifact,
-): Promise<string> {
-  const event = taskEvent(type, task, latest, at, artifact);
-  await manager.insert(OutboxEventEntity, {
-    id: event.id,
-    subject: event.subject,
-    type,
-    taskId: task.id,
-    payload: event.payload,
-    createdAt: at,
-    traceParent: currentTraceParent(),
-  });
-  return event.id;
-}
-
-/**
- * One `artifact_updated` event per artifact a change added, replaced or appended to, in the order
- * given, before the change's own event: one INSERT for all of them, none without artifacts.
- */
-export async function writeArtifactEvents(manager: EntityManager, task: TaskRow, artifacts: TaskEventArtifact[], at: Date): Promise<void> {
-  if (artifacts.length === 0) return;
-  const traceParent = currentTraceParent();
-  const rows = artifacts.map((artifact) => {
-    const event = taskEvent('artifact_updated', task, null, at, artifact);
-    return { id: event.id, subject: event.subject, type: event.type, taskId: task.id, payload: event.payload, createdAt: at, traceParent };
-  });
-  await manager.insert(OutboxEventEntity, rows);
 }

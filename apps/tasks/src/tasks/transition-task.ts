@@ -5,7 +5,8 @@ import { RelayError, type TransitionReply, type TransitionRequest } from '@app/c
 import { validateArtifactInputs } from './artifact-rules';
 import { duplicateMessageIdOr, pgPoolOf } from './task-repository';
 import { toMessageView, toTaskView } from './task-rows';
-import { transitionHistory, transitionTask } from './task-transition';
+import { changeHistory } from './task-change';
+import { transitionTask } from './task-transition';
 
 /**
  * A transition (accept, complete, cancel, decline, fail, request input) or a progress update,
@@ -33,7 +34,7 @@ export class TransitionTask {
     try {
       const { task, message, artifacts, unread } = await transitionTask(this.pool, request);
       this.logger.debug({ task_id: task.id, transition: request.transition, to: task.state, actor_id: request.caller_id }, 'task transition');
-      const history = await transitionHistory(this.pool, task, request.history_length);
+      const history = await changeHistory(this.pool, task, request.history_length);
       return { task: toTaskView(task, history, artifacts, unread), message: message ? toMessageView(message) : null };
     } catch (error) {
       throw duplicateMessageIdOr(error);

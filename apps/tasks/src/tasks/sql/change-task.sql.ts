@@ -1,21 +1,22 @@
 import { messagesWithinBudgetSql } from '../message-budget';
 import { TASK_COLUMNS } from '../task-rows';
 
-/** The statements of the transition use case (task-transition.ts), and nothing else's. */
+/** The statements of a change to an existing task, an append or a transition (task-change.ts), and nothing else's. */
 
-/** The task with its artifacts (by position), as the transition's rule and artifact caps are checked on them. */
+/** The task with its artifacts (by position), as a change's rules and artifact caps are checked on them. */
 export const LOAD_TASK_SQL = `SELECT ${TASK_COLUMNS},
   (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifacts"
 FROM "tasks"."tasks" t WHERE t."id" = $1`;
 
 /**
- * The whole transition in one statement: the UPDATE conditional on the state and version read
+ * The whole change in one statement: the UPDATE conditional on the state and version read
  * (it loses to any concurrent change of the task, and then writes nothing), the state change
  * (`$8`) with its audit row, the message (`$12`, numbered after the task's last one), the
- * artifacts added or changed (`$21`), the outbox events in order (`$22`), and the caller's unread
- * count for the reply. One statement per state-timestamp column, so each is prepared once.
+ * artifacts added or changed (`$21`), the sender's idempotency keys (`$24`-`$27`), the outbox
+ * events in order (`$22`), and the caller's unread count for the reply. One statement per
+ * state-timestamp column, so each is prepared once.
  */
-export function transitionSql(stampColumn: string | undefined): string {
+export function changeTaskSql(stampColumn: string | undefined): string {
   return `
 WITH changed AS (
   UPDATE "tasks"."tasks" t
@@ -40,6 +41,9 @@ WITH changed AS (
   ON CONFLICT ("task_id", "artifact_id") DO UPDATE SET "type" = EXCLUDED."type", "fields" = EXCLUDED."fields", "name" = EXCLUDED."name",
     "description" = EXCLUDED."description", "parts" = EXCLUDED."parts", "metadata" = EXCLUDED."metadata", "last_chunk" = EXCLUDED."last_chunk",
     "updated_at" = EXCLUDED."updated_at", "size_bytes" = EXCLUDED."size_bytes"
+), idempotency AS (
+  INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
+  SELECT $24, k."scope", k."key", $27, c."id", c."message_count", false FROM changed c, unnest($25::text[], $26::text[]) AS k("scope", "key")
 ), audit AS (
   INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
   SELECT c."id", $9, $10, $2, $4, $11, $7, $5 FROM changed c WHERE $8::boolean
@@ -58,5 +62,5 @@ SELECT c.*,
 FROM changed c`;
 }
 
-/** The history a transition's reply carries: the newest messages after `$2`, within a reply's byte budget. */
-export const TRANSITION_HISTORY_SQL = `SELECT ${messagesWithinBudgetSql('$1', '$2', 'false')} AS "messages"`;
+/** The history a change's reply carries: the newest messages after `$2`, within a reply's byte budget. */
+export const CHANGE_HISTORY_SQL = `SELECT ${messagesWithinBudgetSql('$1', '$2', 'false')} AS "messages"`;

@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { RelayError, TASK_LIMITS, type ArtifactInput, type MessageInput, type TaskEventType, type TaskState } from '@app/contracts';
+import { currentTraceParent } from '@app/tracing';
+import { applyArtifactInputs, artifactsJson, type StoredArtifact } from './artifact-writes';
+import { messageBytes, messageFromJson, type JsonMessage } from './message-budget';
+import type { IdempotencyKey } from './send-idempotency';
+import { CHANGE_HISTORY_SQL, changeTaskSql, LOAD_TASK_SQL } from './sql/change-task.sql';
+import type { Party } from './state-machine';
+import { taskEvent, type OutboxTaskEvent } from './task-events';
+import { plainParts } from './task-repository';
+import { firstText, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
+
+/** What a use case makes of an existing task, as it decided on the task it read. */
+export interface TaskChange {
+  party: Party;
+  /** The new state (stamping `stampColumn`, with its audit row), or null to keep the state. */
+  to: TaskState | null;
+  stampColumn?: string;
+  audit?: { actorId: string; transition: string; sessionId?: string | null; reason?: string | null };
+  /** Kept on a state change (null or absent keeps the task's own). */
+  resultSummary?: string | null;
+  message?: MessageInput;
+  artifacts?: ArtifactInput[];
+  /** The sender's idempotency keys of an append, pointing at its message. */
+  keys?: { senderId: string; keys: Array<Pick<IdempotencyKey, 'scope' | 'key'>>; requestHash: string };
+  /** The change's own events, after its artifacts' ones, as the task and message will be stored. */
+  events: Array<TaskEventType>;
+}
+
+/** A change as it was committed, with what the caller's reply shows of the task. */
+export interface CommittedChange {
+  task: TaskRow;
+  message: MessageRow | null;
+  artifacts: ArtifactRow[];
+  unread: number;
+}
+
+/** How often a change is tried again when the task changed under it in a way its use case allows (each time, another change of the task has won). */
+const MAX_ATTEMPTS = 32;
+
+export type LoadedTask = TaskRow & { artifacts: StoredArtifact[] };
+
+/** The task with its artifacts, or `thread_not_found`. */
+export async function loadTask(pool: pg.Pool, taskId: string): Promise<LoadedTask> {
+  const { rows } = await pool.query<LoadedTask>({ name: 'tasks-load-task', text: LOAD_TASK_SQL, values: [taskId.toUpperCase()] });
+  if (!rows[0]) throw new RelayError('thread_not_found', `No task with id ${taskId}`, { task_id: taskId });
+  return rows[0];
+}
+
+/**
+ * The one write of a change to an existing task (an append, a transition, a progress update):
+ * the task and its artifacts are read, `decide` checks its use case's rules on them (it may
+ * refuse) and says what changes, the message cap and artifact caps are checked, then one statement
+ * writes it all on the condition that the task is still as read. When the task changed in
+ * between, it is read and decided again (`decide` refuses what its use case does not allow, such
+ * as another state), at most MAX_ATTEMPTS times, and then `overtaken` names the refusal.
+ */
+export async function changeTask(
+  pool: pg.Pool,
+  taskId: string,
+  decide: (current: TaskRow, attempt: number) => TaskChange,
+  overtaken: (latest: TaskRow) => RelayError,
+): Promise<CommittedChange> {
+  for (let attempt = 1; ; attempt++) {
+    const { artifacts: held, ...current } = await loadTask(pool, taskId);
+    const change = decide(current, attempt);
+    if (change.message && current.message_count >= TASK_LIMITS.messagesPerTask) {
+      throw new RelayError('thread_message_limit', `The task holds the maximum of ${TASK_LIMITS.messagesPerTask} messages`, {
+        limit: TASK_LIMITS.messagesPerTask,
+      });
+    }
+    const writes = applyArtifactInputs(current.id, held, change.artifacts, 'each');
+    const now = new Date();
+    const task: TaskRow = {
+      ...current,
+      ...(change.to
+        ? {
+            state: change.to,
+            status_timestamp: now,
+            result_summary: change.resultSummary ?? current.result_summary,
+            reason: change.audit?.reason ?? current.reason,
+            ...(change.stampColumn ? { [change.stampColumn]: now } : {}),
+          }
+        : {}),
+      message_count: current.message_count + (change.message ? 1 : 0),
+      version: current.version + 1,
+      updated_at: now,
+    };
+    let message: MessageRow | null = null;
+    if (change.message) {
+      const parts = plainParts(change.message.parts);
+      message = {
+        task_id: task.id,
+        sequence_no: task.message_count,
+        id: change.message.message_id ?? randomUUID(),
+        author: change.party,
+        author_id: change.party === 'sender' ? task.sender_id : task.recipient_id,
+        from_handle: change.party === 'sender' ? task.sender_handle : task.recipient_handle,
+        body: firstText(parts),
+        parts,
+        payload: change.message.payload ?? {},
+        created_at: now,
+      };
+    }
+    const events: OutboxTaskEvent[] = [
+      ...writes.events.map((artifact) => taskEvent('artifact_updated', task, null, now, artifact)),
+      ...change.events.map((type) => taskEvent(type, task, message, now)),
+    ];
+    const partsJson = JSON.stringify(message?.parts ?? []);
+    const payloadJson = JSON.stringify(message?.payload ?? {});
+    const keys = change.keys?.keys ?? [];
+    const { rows } = await pool.query<TaskRow & { unread: number }>({
+      name: `tasks-change-task-${change.stampColumn ?? 'none'}`,
+      text: changeTaskSql(change.stampColumn),
+      values: [
+        current.id,
+        current.state,
+        current.version,
+        task.state,
+        now,
+        change.resultSummary ?? null,
+        change.audit?.reason ?? null,
+        change.to !== null,
+        change.audit?.actorId ?? null,
+        change.audit?.transition ?? null,
+        change.audit?.sessionId ?? null,
+        message !== null,
+        message?.id ?? null,
+        message?.author ?? null,
+        message?.author_id ?? null,
+        message?.from_handle ?? null,
+        message?.body ?? null,
+        partsJson,
+        payloadJson,
+        message ? messageBytes(message.body, partsJson, payloadJson) : 0,
+        artifactsJson(writes.written),
+        JSON.stringify(events.map(({ id, subject, type, payload }) => ({ id, subject, type, payload }))),
+        currentTraceParent(),
+        change.keys?.senderId ?? null,
+        keys.map((key) => key.scope),
+        keys.map((key) => key.key),
+        change.keys?.requestHash ?? null,
+      ],
+    });
+    const changed = rows[0];
+    if (changed) {
+      const { unread, ...stored } = changed;
+      return { task: stored, message, artifacts: writes.artifacts, unread };
+    }
+    if (attempt >= MAX_ATTEMPTS) throw overtaken(await loadTask(pool, taskId));
+  }
+}
+
+/** The newest `historyLength` messages of a task (all when undefined) within a reply's byte budget. */
+export async function changeHistory(pool: pg.Pool, task: TaskRow, historyLength: number | undefined): Promise<MessageRow[]> {
+  if (historyLength === 0) return [];
+  const after = historyLength === undefined ? 0 : Math.max(0, task.message_count - historyLength);
+  const { rows } = await pool.query<{ messages: JsonMessage[] }>({ name: 'tasks-change-history', text: CHANGE_HISTORY_SQL, values: [task.id, after] });
+  return rows[0].messages.map(messageFromJson);
+}
