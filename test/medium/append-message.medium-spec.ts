@@ -22,7 +22,7 @@ describe('the append write path against Postgres', () => {
     const fromSender = await append(alice, task.id, 'more context');
     const fromRecipient = await append(bob, task.id, 'on it');
     expect(fromSender).toMatchObject({ created: false, idempotent_replay: false, message: { sequence_no: 2 } });
-    expect(fromRecipient).toMatchObject({ created: false, message: { sequence_no: 3 }, task: { message_count: 3 } });
+    expect(fromRecipient).toMatchObject({ created: false, message: { sequence_no: 3 }, task: { message_count: 3, unread_messages: 2 } });
     const messages = await rowsOf(database, `SELECT "sequence_no", "author", "author_id" FROM "tasks"."messages" WHERE "task_id" = $1 ORDER BY 1`, [task.id]);
     expect(messages).toEqual([
       { sequence_no: 1, author: 'sender', author_id: alice.id },

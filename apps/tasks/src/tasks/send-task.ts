@@ -125,6 +125,7 @@ function appendChange(current: TaskRow, request: SendRequest, hash: string): Tas
   const resumes = current.state === 'input_required' && party === 'sender';
   return {
     party,
+    callerId: request.caller.id,
     to: resumes ? 'accepted' : null,
     audit: resumes ? { actorId: request.caller.id, transition: 'resume' } : undefined,
     message: request.message,

@@ -5,7 +5,7 @@ import { currentTraceParent } from '@app/tracing';
 import { applyArtifactInputs, artifactsJson, type StoredArtifact } from './artifact-writes';
 import { messageBytes, messageFromJson, type JsonMessage } from './message-budget';
 import type { IdempotencyKey } from './send-idempotency';
-import { CHANGE_HISTORY_SQL, changeTaskSql, LOAD_TASK_SQL } from './sql/change-task.sql';
+import { CHANGE_HISTORY_SQL, changeTaskStatement, LOAD_TASK_SQL } from './sql/change-task.sql';
 import type { Party } from './state-machine';
 import { taskEvent, type OutboxTaskEvent } from './task-events';
 import { plainParts } from './task-repository';
@@ -14,6 +14,8 @@ import { firstText, type ArtifactRow, type MessageRow, type TaskRow } from './ta
 /** What a use case makes of an existing task, as it decided on the task it read. */
 export interface TaskChange {
   party: Party;
+  /** Whose unread count the reply shows. */
+  callerId: string;
   /** The new state (stamping `stampColumn`, with its audit row), or null to keep the state. */
   to: TaskState | null;
   stampColumn?: string;
@@ -110,39 +112,43 @@ export async function changeTask(
     const partsJson = JSON.stringify(message?.parts ?? []);
     const payloadJson = JSON.stringify(message?.payload ?? {});
     const keys = change.keys?.keys ?? [];
-    const { rows } = await pool.query<TaskRow & { unread: number }>({
-      name: `tasks-change-task-${change.stampColumn ?? 'none'}`,
-      text: changeTaskSql(change.stampColumn),
-      values: [
-        current.id,
-        current.state,
-        current.version,
-        task.state,
+    const shape = {
+      stampColumn: change.to ? change.stampColumn : undefined,
+      stateChange: change.to !== null,
+      message: message !== null,
+      artifacts: writes.written.length > 0,
+      keys: message !== null && keys.length > 0,
+    };
+    const { rows } = await pool.query<TaskRow & { unread: number }>(
+      changeTaskStatement(shape, {
+        taskId: current.id,
+        expectedState: current.state,
+        expectedVersion: current.version,
+        state: task.state,
         now,
-        change.resultSummary ?? null,
-        change.audit?.reason ?? null,
-        change.to !== null,
-        change.audit?.actorId ?? null,
-        change.audit?.transition ?? null,
-        change.audit?.sessionId ?? null,
-        message !== null,
-        message?.id ?? null,
-        message?.author ?? null,
-        message?.author_id ?? null,
-        message?.from_handle ?? null,
-        message?.body ?? null,
-        partsJson,
-        payloadJson,
-        message ? messageBytes(message.body, partsJson, payloadJson) : 0,
-        artifactsJson(writes.written),
-        JSON.stringify(events.map(({ id, subject, type, payload }) => ({ id, subject, type, payload }))),
-        currentTraceParent(),
-        change.keys?.senderId ?? null,
-        keys.map((key) => key.scope),
-        keys.map((key) => key.key),
-        change.keys?.requestHash ?? null,
-      ],
-    });
+        resultSummary: change.resultSummary ?? null,
+        reason: change.audit?.reason ?? null,
+        callerId: change.callerId,
+        actorId: change.audit?.actorId ?? null,
+        transition: change.audit?.transition ?? null,
+        sessionId: change.audit?.sessionId ?? null,
+        messageId: message?.id ?? null,
+        author: message?.author ?? null,
+        authorId: message?.author_id ?? null,
+        fromHandle: message?.from_handle ?? null,
+        body: message?.body ?? null,
+        parts: partsJson,
+        payload: payloadJson,
+        messageBytes: message ? messageBytes(message.body, partsJson, payloadJson) : 0,
+        artifacts: artifactsJson(writes.written),
+        events: JSON.stringify(events.map(({ id, subject, type, payload }) => ({ id, subject, type, payload }))),
+        traceParent: currentTraceParent(),
+        senderId: change.keys?.senderId ?? null,
+        scopes: keys.map((key) => key.scope),
+        keys: keys.map((key) => key.key),
+        requestHash: change.keys?.requestHash ?? null,
+      }),
+    );
     const changed = rows[0];
     if (changed) {
       const { unread, ...stored } = changed;

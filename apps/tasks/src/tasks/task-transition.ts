@@ -29,6 +29,7 @@ export async function transitionTask(pool: pg.Pool, request: TransitionRequest):
     const ownEvent = rule.event ?? (request.message ? 'message_appended' : null);
     return {
       party,
+      callerId: request.caller_id,
       to: rule.to,
       stampColumn: rule.to ? STATE_TIMESTAMP_COLUMN[rule.to] : undefined,
       audit: { actorId: request.caller_id, transition: request.transition, sessionId: request.session_id ?? null, reason: request.reason ?? null },

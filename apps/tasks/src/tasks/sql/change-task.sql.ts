@@ -8,58 +8,136 @@ export const LOAD_TASK_SQL = `SELECT ${TASK_COLUMNS},
   (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifacts"
 FROM "tasks"."tasks" t WHERE t."id" = $1`;
 
+/** What a change writes besides the task's row; each part its statement leaves out when absent. */
+export interface ChangeShape {
+  stampColumn: string | undefined;
+  /** A state change, with its audit row. */
+  stateChange: boolean;
+  message: boolean;
+  artifacts: boolean;
+  keys: boolean;
+}
+
+/** The values of a change statement, by the names its text uses (`@name`). */
+export interface ChangeValues {
+  taskId: string;
+  expectedState: string;
+  expectedVersion: number;
+  state: string;
+  now: Date;
+  resultSummary: string | null;
+  reason: string | null;
+  actorId: string | null;
+  transition: string | null;
+  sessionId: string | null;
+  messageId: string | null;
+  author: string | null;
+  authorId: string | null;
+  fromHandle: string | null;
+  body: string | null;
+  parts: string;
+  payload: string;
+  messageBytes: number;
+  artifacts: string;
+  events: string;
+  traceParent: string | null;
+  senderId: string | null;
+  scopes: string[];
+  keys: string[];
+  requestHash: string | null;
+}
+
 /**
- * The whole change in one statement: the UPDATE conditional on the state and version read
- * (it loses to any concurrent change of the task, and then writes nothing), the state change
- * (`$8`) with its audit row, the message (`$12`, numbered after the task's last one), the
- * artifacts added or changed (`$21`), the sender's idempotency keys (`$24`-`$27`), the outbox
- * events in order (`$22`), and the caller's unread count for the reply. One statement per
- * state-timestamp column, so each is prepared once.
+ * The whole change in one statement: the UPDATE conditional on the state and version read (it
+ * loses to any concurrent change of the task, and then writes nothing), and, as the shape has
+ * them, the state change with its audit row, the message (numbered after the task's last one),
+ * the artifacts added or changed, the sender's idempotency keys; the outbox events in order, and
+ * the caller's unread count for the reply. One statement per shape and state-timestamp column,
+ * each prepared once, so that a bare state change carries nothing it does not write.
  */
-export function changeTaskSql(stampColumn: string | undefined): string {
-  return `
-WITH changed AS (
+function changeTaskText(shape: ChangeShape): string {
+  const parts = [
+    `WITH changed AS (
   UPDATE "tasks"."tasks" t
-  SET "state" = $4, "updated_at" = $5, "version" = t."version" + 1,
-      "message_count" = t."message_count" + CASE WHEN $12::boolean THEN 1 ELSE 0 END,
-      "status_timestamp" = CASE WHEN $8::boolean THEN $5 ELSE t."status_timestamp" END,
-      ${stampColumn ? `"${stampColumn}" = $5,` : ''}
-      "result_summary" = CASE WHEN $8::boolean THEN COALESCE($6, t."result_summary") ELSE t."result_summary" END,
-      "reason" = CASE WHEN $8::boolean THEN COALESCE($7, t."reason") ELSE t."reason" END
-  WHERE t."id" = $1 AND t."state" = $2 AND t."version" = $3
+  SET "updated_at" = @now, "version" = t."version" + 1${shape.message ? `, "message_count" = t."message_count" + 1` : ''}${
+    shape.stateChange
+      ? `, "state" = @state, "status_timestamp" = @now,${shape.stampColumn ? ` "${shape.stampColumn}" = @now,` : ''}
+      "result_summary" = COALESCE(@resultSummary, t."result_summary"), "reason" = COALESCE(@reason, t."reason")`
+      : ''
+  }
+  WHERE t."id" = @taskId AND t."state" = @expectedState AND t."version" = @expectedVersion
   RETURNING ${TASK_COLUMNS}
-), message AS (
+)`,
+  ];
+  if (shape.message) {
+    parts.push(`message AS (
   INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
-  SELECT c."id", c."message_count", $13, $14, $15, $16, $17, $18, $19, $5, $20 FROM changed c WHERE $12::boolean
-), artifact AS (
+  SELECT c."id", c."message_count", @messageId, @author, @authorId, @fromHandle, @body, @parts::jsonb, @payload::jsonb, @now, @messageBytes FROM changed c
+)`);
+  }
+  if (shape.artifacts) {
+    parts.push(`artifact AS (
   INSERT INTO "tasks"."artifacts" ("task_id", "artifact_id", "position", "type", "fields", "name", "description", "parts", "metadata",
     "last_chunk", "created_at", "updated_at", "size_bytes")
-  SELECT c."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", $5, $5,
+  SELECT c."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", @now, @now,
     a."size_bytes"
-  FROM changed c, jsonb_to_recordset($21::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
+  FROM changed c, jsonb_to_recordset(@artifacts::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
     "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean, "size_bytes" int)
   ON CONFLICT ("task_id", "artifact_id") DO UPDATE SET "type" = EXCLUDED."type", "fields" = EXCLUDED."fields", "name" = EXCLUDED."name",
     "description" = EXCLUDED."description", "parts" = EXCLUDED."parts", "metadata" = EXCLUDED."metadata", "last_chunk" = EXCLUDED."last_chunk",
     "updated_at" = EXCLUDED."updated_at", "size_bytes" = EXCLUDED."size_bytes"
-), idempotency AS (
+)`);
+  }
+  if (shape.keys) {
+    parts.push(`idempotency AS (
   INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
-  SELECT $24, k."scope", k."key", $27, c."id", c."message_count", false FROM changed c, unnest($25::text[], $26::text[]) AS k("scope", "key")
-), audit AS (
+  SELECT @senderId, k."scope", k."key", @requestHash, c."id", c."message_count", false FROM changed c, unnest(@scopes::text[], @keys::text[]) AS k("scope", "key")
+)`);
+  }
+  if (shape.stateChange) {
+    parts.push(`audit AS (
   INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
-  SELECT c."id", $9, $10, $2, $4, $11, $7, $5 FROM changed c WHERE $8::boolean
-), outbox AS (
+  SELECT c."id", @actorId, @transition, @expectedState, @state, @sessionId, @reason, @now FROM changed c
+)`);
+  }
+  parts.push(`outbox AS (
   INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
-  SELECT e."id", e."subject", e."type", c."id", e."payload", $5, $23
-  FROM changed c, ROWS FROM (jsonb_to_recordset($22::jsonb) AS ("id" uuid, "subject" text, "type" text, "payload" jsonb)) WITH ORDINALITY
+  SELECT e."id", e."subject", e."type", c."id", e."payload", @now, @traceParent
+  FROM changed c, ROWS FROM (jsonb_to_recordset(@events::jsonb) AS ("id" uuid, "subject" text, "type" text, "payload" jsonb)) WITH ORDINALITY
     AS e("id", "subject", "type", "payload", "ordinal")
   ORDER BY e."ordinal"
-)
+)`);
+  return `${parts.join(', ')}
 SELECT c.*,
   (SELECT count(*)::int FROM "tasks"."messages" m
-    WHERE m."task_id" = c."id" AND m."author_id" <> $9
+    WHERE m."task_id" = c."id" AND m."author_id" <> @callerId
       AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                      WHERE r."task_id" = c."id" AND r."participant_id" = $9), 0)) AS "unread"
+                                      WHERE r."task_id" = c."id" AND r."participant_id" = @callerId), 0)) AS "unread"
 FROM changed c`;
+}
+
+interface PreparedChange {
+  name: string;
+  text: string;
+  names: string[];
+}
+
+const prepared = new Map<string, PreparedChange>();
+
+/** The change statement of a shape, named and numbered (`@name` → `$n`), with the values in its order. */
+export function changeTaskStatement(shape: ChangeShape, values: ChangeValues & { callerId: string }): { name: string; text: string; values: unknown[] } {
+  const name = `tasks-change-task-${shape.stampColumn ?? 'none'}-${[shape.stateChange, shape.message, shape.artifacts, shape.keys].map(Number).join('')}`;
+  let statement = prepared.get(name);
+  if (!statement) {
+    const names: string[] = [];
+    const text = changeTaskText(shape).replace(/@([A-Za-z]+)/g, (_, param: string) => {
+      if (!names.includes(param)) names.push(param);
+      return `$${names.indexOf(param) + 1}`;
+    });
+    statement = { name, text, names };
+    prepared.set(name, statement);
+  }
+  return { name, text: statement.text, values: statement.names.map((param) => values[param as keyof typeof values]) };
 }
 
 /** The history a change's reply carries: the newest messages after `$2`, within a reply's byte budget. */
