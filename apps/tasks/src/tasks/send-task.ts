@@ -30,7 +30,7 @@ function validateIntent(intent: Intent | undefined, proposedAction: ProposedActi
  */
 @Injectable()
 export class SendTask {
-  /** The pg pool behind TypeORM: the create's statement goes to it directly. */
+  /** The pg pool behind TypeORM: a send's statements go to it directly. */
   private readonly pool: pg.Pool;
 
   constructor(
