@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { TASK_LIMITS, type ListRequest } from '@app/contracts';
 import { decodeCursor } from './list-cursor';
 import { TASK_COLUMNS } from './task-rows';
@@ -6,18 +7,20 @@ import { TASK_COLUMNS } from './task-rows';
 export interface ListQuery {
   order: 'created' | 'status';
   limit: number;
-  /** The page: one row more than `limit`, so that a next page is known without a count. */
+  /**
+   * The prepared statement's name, one per text: the filters a request uses give a bounded number of
+   * texts, and a prepared statement is planned once per connection and then, after a few runs, with
+   * the generic plan, which walks the role's own index whoever the caller is.
+   */
+  name: string;
+  /** The page: one row more than `limit` (a parameter), so that a next page is known without a count. */
   text: string;
   values: unknown[];
   /** The filter without the cursor, with its values: what `include_total` counts. */
   filter: { clauses: string[]; values: unknown[] };
 }
 
-/**
- * The SQL of a page of the caller's tasks, newest first (by id or by status time), with the caller's
- * unread count per task. Each role filter walks its own (recipient_id | sender_id, id) index, so
- * the page costs the same whatever the table's size.
- */
+/** The SQL of a page of the caller's tasks, newest first (by id or by status time), with the caller's unread count per task. */
 export function listQuery(request: ListRequest): ListQuery {
   const order = request.order ?? 'created';
   const limit = request.limit ?? TASK_LIMITS.listDefaultLimit;
@@ -54,8 +57,9 @@ export function listQuery(request: ListRequest): ListQuery {
        FROM "tasks"."tasks" t
        WHERE ${where.join(' AND ')}
        ORDER BY ${orderBy}
-       LIMIT ${limit + 1}`;
-  return { order, limit, text, values, filter: { clauses: filtered, values: filterValues } };
+       LIMIT ${add(limit + 1)}::int`;
+  const name = `tasks-list-${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+  return { order, limit, name, text, values, filter: { clauses: filtered, values: filterValues } };
 }
 
 /** How many of the list's parameters the filter clauses (without the cursor) use. */

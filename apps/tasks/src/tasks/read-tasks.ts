@@ -76,8 +76,8 @@ export class ReadTasks {
   }
 
   async list(request: ListRequest): Promise<ListReply> {
-    const { order, limit, text, values, filter } = listQuery(request);
-    const rows: TaskRow[] = await this.dataSource.query(text, values);
+    const { order, limit, name, text, values, filter } = listQuery(request);
+    const { rows } = await this.pool.query<TaskRow>({ name, text, values });
     const candidates = rows.slice(0, limit);
     const ids = candidates.map((row) => row.id);
     const historyLength = request.history_length ?? 0;
@@ -120,4 +120,3 @@ export class ReadTasks {
     return reply;
   }
 }
-
