@@ -18,7 +18,7 @@ describe('the list query', () => {
     expect(query.text).not.toContain('ctx-1');
     expect(Math.max(...[...query.text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])))).toBe(query.values.length);
     expect(query.filter).toEqual({
-      clauses: [`t."recipient_id" = $1`, `t."state" = ANY($2::text[])`, `t."context_id" = $3`],
+      clauses: [`t."recipient_id" >= $1 AND t."recipient_id" <= $1`, `t."state" = ANY($2::text[])`, `t."context_id" = $3`],
       values: [CALLER, ['pending'], 'ctx-1'],
     });
   });
@@ -32,8 +32,13 @@ describe('the list query', () => {
     expect(inbox.name).toMatch(/^tasks-list-[0-9a-f]{20}$/);
   });
 
-  it('orders by the index of the order asked for', () => {
-    expect(listQuery({ caller_id: CALLER }).text).toMatch(/ORDER BY t\."id" DESC\s+LIMIT/);
-    expect(listQuery({ caller_id: CALLER, order: 'status' }).text).toMatch(/ORDER BY t\."status_timestamp" DESC, t\."id" DESC\s+LIMIT/);
+  it("orders a role's page by that role's index, led by its column; both roles by id or status time", () => {
+    expect(listQuery({ caller_id: CALLER }).text).toMatch(/ORDER BY t\."recipient_id", t\."id" DESC\s+LIMIT/);
+    expect(listQuery({ caller_id: CALLER, role: 'sender', order: 'status' }).text).toMatch(
+      /ORDER BY t\."sender_id", t\."status_timestamp" DESC, t\."id" DESC\s+LIMIT/,
+    );
+    const either = listQuery({ caller_id: CALLER, role: 'either' });
+    expect(either.text).toMatch(/ORDER BY t\."id" DESC\s+LIMIT/);
+    expect(either.filter.clauses[0]).toBe(`(t."sender_id" = $1 OR t."recipient_id" = $1)`);
   });
 });

@@ -9,8 +9,7 @@ export interface ListQuery {
   limit: number;
   /**
    * The prepared statement's name, one per text: the filters a request uses give a bounded number of
-   * texts, and a prepared statement is planned once per connection and then, after a few runs, with
-   * the generic plan, which walks the role's own index whoever the caller is.
+   * texts, and a prepared statement is parsed once per connection and its plan kept.
    */
   name: string;
   /** The page: one row more than `limit` (a parameter), so that a next page is known without a count. */
@@ -27,7 +26,12 @@ export function listQuery(request: ListRequest): ListQuery {
   const values: unknown[] = [request.caller_id];
   const where: string[] = [];
   const role = request.role ?? 'recipient';
-  where.push(role === 'recipient' ? `t."recipient_id" = $1` : role === 'sender' ? `t."sender_id" = $1` : `(t."sender_id" = $1 OR t."recipient_id" = $1)`);
+  // One role: the caller's column as a range of one value, and the order led by that column. Postgres
+  // drops an ORDER BY column that an equality pins, and then may walk the primary key and filter (its
+  // guess for an agent with a large share of the table), reading every newer task of the others first;
+  // with the range, only the role's own index gives the order, so a page reads its own rows.
+  const own = role === 'recipient' ? 't."recipient_id"' : role === 'sender' ? 't."sender_id"' : undefined;
+  where.push(own ? `${own} >= $1 AND ${own} <= $1` : `(t."sender_id" = $1 OR t."recipient_id" = $1)`);
   const add = (value: unknown): string => {
     values.push(value);
     return `$${values.length}`;
@@ -47,7 +51,7 @@ export function listQuery(request: ListRequest): ListQuery {
     if (order === 'created') where.push(`t."id" < ${add(cursor.id)}`);
     else where.push(`(t."status_timestamp", t."id") < (${add(cursor.status_key)}::timestamptz, ${add(cursor.id)})`);
   }
-  const orderBy = order === 'created' ? `t."id" DESC` : `t."status_timestamp" DESC, t."id" DESC`;
+  const orderBy = `${own ? `${own}, ` : ''}${order === 'created' ? `t."id" DESC` : `t."status_timestamp" DESC, t."id" DESC`}`;
   const text = `SELECT ${TASK_COLUMNS},
          to_char(t."status_timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "status_key",
          (SELECT count(*) FROM "tasks"."messages" m
