@@ -1,6 +1,6 @@
 import { decades, escapeXml, logHeight, renderChart, type ChartRow } from './chart';
 import { runWindow } from './load-generator';
-import { eventsTable, summarize } from './report';
+import { eventsTable, inboxTable, spread, summarize } from './report';
 import type { WindowRecord } from './scenarios';
 import { cpuDeltaMs, median, medianOfRoundRatios, parseProcStatTicks, parseVmHwmKb, percentile, perRequest, summarizeLatencies } from './stats';
 
@@ -117,6 +117,40 @@ describe('bench arithmetic', () => {
     const table = eventsTable(rows).split('\n');
     expect(table).toHaveLength(3);
     expect(table[2]).toBe('| create | 32 | 100 | 20.0 | 60.0 | 12 | 1 |');
+  });
+});
+
+describe('bench cost by table size', () => {
+  const sized = (scenario: string, p50: number, cpu: number, p99 = p50 * 2): WindowRecord =>
+    window({ server: 'relay', round: 0, rps: 100, scenario, latencyMs: { p50, p90: p50, p99, max: p99 }, totalCpuMsPerRequest: cpu });
+
+  it('takes the largest ÷ the smallest, and refuses a missing or zero figure', () => {
+    expect(spread([2, 3, 2.5])).toBeCloseTo(1.5);
+    expect(spread([4])).toBe(1);
+    expect(spread([2, NaN])).toBeNaN();
+    expect(spread([0, 1])).toBeNaN();
+    expect(spread([])).toBeNaN();
+  });
+
+  it('gives each operation and concurrency its figures per size and the max ÷ min of p50 and CPU across the sizes', () => {
+    const { table, flatness } = inboxTable(
+      summarize([
+        sized('inbox-10000', 2, 1.0, 10),
+        sized('inbox-1000000', 2.2, 1.1, 12),
+        sized('inbox-100000', 4, 1.05, 11),
+        sized('get-10000', 1, 0.5),
+        sized('get-100000', 1, 0.5),
+        sized('get-1000000', 1.5, 0.6),
+        sized('create', 3, 2),
+      ]),
+    );
+    expect(flatness.inbox[32]).toEqual({ p50: 2, cpuMsPerRequest: expect.closeTo(1.1), p99LargestToSmallest: expect.closeTo(1.2) });
+    expect(flatness.get[32].p50).toBeCloseTo(1.5);
+    expect(flatness.create).toBeUndefined();
+    const lines = table.split('\n');
+    expect(lines[0]).toContain('p50 ms @ 10,000 / 100,000 / 1,000,000');
+    expect(lines.slice(2).map((line) => line.split(' | ')[0])).toEqual(['| get', '| inbox']);
+    expect(lines[3]).toBe('| inbox | 32 | 2.0 / 4.0 / 2.2 | 10.0 / 11.0 / 12.0 | 1.00 / 1.05 / 1.10 | 2.00× | 1.10× | 1.20× |');
   });
 });
 

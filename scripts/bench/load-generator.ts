@@ -33,6 +33,58 @@ export class HttpClient {
     return this.send('GET', path, undefined, headers);
   }
 
+  /**
+   * POSTs a request answered with Server-Sent Events and reads events (their data and id) until `enough` says so (true)
+   * or the stream ends (false); the connection is closed either way.
+   */
+  readEvents(path: string, body: unknown, headers: Record<string, string>, enough: (data: unknown, id: string | undefined) => boolean): Promise<boolean> {
+    const payload = JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      let buffered = '';
+      let done = false;
+      const finish = (value: boolean): void => {
+        if (done) return;
+        done = true;
+        req.destroy();
+        resolve(value);
+      };
+      const req = httpRequest(
+        {
+          host: this.host,
+          port: this.port,
+          method: 'POST',
+          path,
+          headers: { ...headers, accept: 'text/event-stream', 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+          timeout: this.timeoutMs,
+        },
+        (res) => {
+          if (res.statusCode !== 200) {
+            res.resume();
+            return reject(new Error(`${path} answered HTTP ${res.statusCode}`));
+          }
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            buffered += chunk;
+            let end: number;
+            while (!done && (end = buffered.indexOf('\n\n')) >= 0) {
+              const event = buffered.slice(0, end);
+              buffered = buffered.slice(end + 2);
+              const lines = event.split('\n');
+              const field = (name: string): string[] => lines.filter((line) => line.startsWith(`${name}:`)).map((line) => line.slice(name.length + 1).trim());
+              const data = field('data').join('\n');
+              if (data && enough(JSON.parse(data), field('id')[0])) finish(true);
+            }
+          });
+          res.on('end', () => finish(false));
+          res.on('error', (error) => (done ? undefined : reject(error)));
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`POST ${path} stream timed out after ${this.timeoutMs} ms`)));
+      req.on('error', (error) => (done ? undefined : reject(error)));
+      req.end(payload);
+    });
+  }
+
   close(): void {
     this.agent.destroy();
   }

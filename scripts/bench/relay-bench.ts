@@ -132,6 +132,8 @@ async function main(): Promise<void> {
       RELAY_MIGRATE_ON_START: 'false',
       RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
       RELAY_RATE_LIMIT_PER_MINUTE: '100000',
+      // The live inbox's replay is measured with up to 32 streams of one agent at once.
+      RELAY_STREAMS_PER_AGENT: '256',
       RELAY_WEBHOOK_ALLOW_PRIVATE: 'true',
       EDGE_PORT: String(options.port),
       EDGE_HOST: '127.0.0.1',
@@ -223,7 +225,7 @@ async function main(): Promise<void> {
       '',
       cpuTable(rows),
       '',
-      ...(inbox.table.split('\n').length > 2 ? ['## Inbox p99 by thread count', '', inbox.table, ''] : []),
+      ...(inbox.table.split('\n').length > 2 ? ['## Cost by table size (create, get, inbox list, live inbox replay)', '', inbox.table, ''] : []),
       ...(replicas
         ? ['## Creates with 1 and 2 replicas of edge and tasks (CPU ms per request per process; idle rows CPU ms per second)', '', replicas.table, '']
         : []),
@@ -239,7 +241,10 @@ async function main(): Promise<void> {
       '',
     ].join('\n');
     console.log(`\n${markdown}`);
-    for (const plan of bench.inboxPlans) console.log(`\nEXPLAIN (ANALYZE, BUFFERS) at ${plan.size.toLocaleString('en-US')} threads:\n${plan.explain}`);
+    for (const plan of bench.inboxPlans) {
+      for (const [operation, explain] of Object.entries(plan.plans))
+        console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of ${operation} at ${plan.size.toLocaleString('en-US')} tasks:\n${explain}`);
+    }
 
     for (const child of children) {
       const stderr = child.stderrTail.join('').trim();

@@ -128,6 +128,33 @@ export async function relayInbox(client: HttpClient, recipient: RelayAgent, inde
   return Array.isArray(items) ? items.length : -1;
 }
 
+/** The live inbox (`tasks/watch`) without a Last-Event-ID: the id of its `ready` event (where the caller's inbox stands). */
+export async function relayInboxReadyId(client: HttpClient, caller: RelayAgent): Promise<string> {
+  let readyId: string | undefined;
+  await client.readEvents('/a2a', { jsonrpc: '2.0', id: 'inbox', method: 'tasks/watch', params: {} }, bearer(caller), (data, id) => {
+    if ((data as { result?: { event?: string } }).result?.event === 'ready') readyId = id;
+    return readyId !== undefined;
+  });
+  if (!readyId) throw new Error('tasks/watch sent no ready event');
+  return readyId;
+}
+
+/** The live inbox resumed with `lastEventId`: true once `expected` replayed events arrived. */
+export async function relayInboxReplay(client: HttpClient, caller: RelayAgent, lastEventId: string, expected: number): Promise<boolean> {
+  let replayed = 0;
+  return client.readEvents(
+    '/a2a',
+    { jsonrpc: '2.0', id: 'inbox', method: 'tasks/watch', params: {} },
+    { ...bearer(caller), 'last-event-id': lastEventId },
+    (data) => {
+      const event = (data as { result?: { event?: string }; error?: unknown }).result?.event;
+      if (event === undefined) throw new Error(`tasks/watch: ${JSON.stringify(data).slice(0, 300)}`);
+      if (event !== 'ready') replayed += 1;
+      return replayed >= expected;
+    },
+  );
+}
+
 /** A2A v1.0 `SendMessage` (returnImmediately) to a baseline; the task id, or undefined. */
 export async function baselineSendMessage(client: HttpClient, index: number): Promise<string | undefined> {
   const reply = await client.post(

@@ -84,7 +84,7 @@ export function summarize(records: readonly WindowRecord[]): SummaryRow[] {
     ).median;
   }
   const scenarioOrder = (scenario: string): number =>
-    ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout'].findIndex((name) => scenario.startsWith(name));
+    ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'watch', 'fanout'].findIndex((name) => scenario.startsWith(name));
   const serverOrder: ServerName[] = ['relay', 'sdk-postgres', 'sdk-memory', 'floor'];
   const size = (scenario: string): number => Number(scenario.split('-')[1] ?? 0) || 0;
   return rows.sort(
@@ -183,20 +183,53 @@ export function rssTable(peaks: Record<string, number>): string {
   return lines.join('\n');
 }
 
-/** p99 of the inbox per size and concurrency, and the ratio of the largest size's p99 to the smallest's. */
-export function inboxTable(rows: readonly SummaryRow[]): { table: string; flatness: Record<number, number> } {
-  const inbox = rows.filter((row) => row.scenario.startsWith('inbox-'));
-  const sizes = [...new Set(inbox.map((row) => Number(row.scenario.slice(6))))].sort((a, b) => a - b);
-  const concurrencies = [...new Set(inbox.map((row) => row.concurrency))].sort((a, b) => a - b);
-  const flatness: Record<number, number> = {};
+/** The operations measured at every table size (`<operation>-<size>`), in the order of the table. */
+export const SIZED_OPERATIONS = ['create', 'get', 'inbox', 'watch'] as const;
+
+/** How far an operation's cost moves across the table sizes: the largest ÷ the smallest figure, p50 and CPU per request. */
+export interface Flatness {
+  p50: number;
+  cpuMsPerRequest: number;
+  /** The largest size's p99 ÷ the smallest size's. */
+  p99LargestToSmallest: number;
+}
+
+/** The largest ÷ the smallest of `values`; NaN when one is missing. */
+export function spread(values: readonly number[]): number {
+  if (values.length === 0 || values.some((value) => !Number.isFinite(value) || value <= 0)) return NaN;
+  return Math.max(...values) / Math.min(...values);
+}
+
+/**
+ * p50, p99 and CPU per request of each sized operation at each table size and concurrency, with
+ * its flatness (max ÷ min across sizes of the p50 and of the CPU per request): near 1× the cost
+ * does not grow with the table.
+ */
+export function inboxTable(rows: readonly SummaryRow[]): { table: string; flatness: Record<string, Record<number, Flatness>> } {
+  const sized = rows.filter((row) => SIZED_OPERATIONS.some((operation) => row.scenario.startsWith(`${operation}-`)));
+  const sizeOf = (scenario: string): number => Number(scenario.slice(scenario.indexOf('-') + 1));
+  const sizes = [...new Set(sized.map((row) => sizeOf(row.scenario)))].sort((a, b) => a - b);
+  const concurrencies = [...new Set(sized.map((row) => row.concurrency))].sort((a, b) => a - b);
+  const at = (values: number[]): string => values.map((value) => fmt(value)).join(' / ');
+  const flatness: Record<string, Record<number, Flatness>> = {};
+  const label = sizes.map((size) => size.toLocaleString('en-US')).join(' / ');
   const lines = [
-    `| c | ${sizes.map((size) => `p99 ms @ ${size.toLocaleString('en-US')}`).join(' | ')} | largest ÷ smallest |`,
-    `|---:|${sizes.map(() => '---:').join('|')}|---:|`,
+    `| operation | c | p50 ms @ ${label} | p99 ms @ ${label} | CPU ms/req @ ${label} | p50 max ÷ min | CPU max ÷ min | p99 largest ÷ smallest |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const concurrency of concurrencies) {
-    const p99 = sizes.map((size) => inbox.find((row) => row.concurrency === concurrency && row.scenario === `inbox-${size}`)?.p99 ?? NaN);
-    flatness[concurrency] = p99[p99.length - 1] / p99[0];
-    lines.push(`| ${concurrency} | ${p99.map((value) => fmt(value)).join(' | ')} | ${ratio(flatness[concurrency])} |`);
+  for (const operation of SIZED_OPERATIONS) {
+    for (const concurrency of concurrencies) {
+      const found = sizes.map((size) => sized.find((row) => row.concurrency === concurrency && row.scenario === `${operation}-${size}`));
+      if (found.every((row) => row === undefined)) continue;
+      const p50 = found.map((row) => row?.p50 ?? NaN);
+      const p99 = found.map((row) => row?.p99 ?? NaN);
+      const cpu = found.map((row) => row?.totalCpuMsPerRequest ?? NaN);
+      const figure: Flatness = { p50: spread(p50), cpuMsPerRequest: spread(cpu), p99LargestToSmallest: p99[p99.length - 1] / p99[0] };
+      (flatness[operation] ??= {})[concurrency] = figure;
+      lines.push(
+        `| ${operation} | ${concurrency} | ${at(p50)} | ${at(p99)} | ${cpu.map((value) => fmt(value, 2)).join(' / ')} | ${ratio(figure.p50)} | ${ratio(figure.cpuMsPerRequest)} | ${ratio(figure.p99LargestToSmallest)} |`,
+      );
+    }
   }
   return { table: lines.join('\n'), flatness };
 }

@@ -12,7 +12,22 @@ import { runWindow, sleep, type Call, type HttpClient, type WindowLimits, type W
 import type { EventLag, EventWatch } from './event-watch';
 import type { BenchOptions, ScenarioName, ServerName } from './options';
 import type { GroupUsage, ProcessSampler } from './proc-sampler';
-import { baselineGet, baselineSendMessage, relayCreate, relayGet, relayInbox, relayLifecycle, relaySendMessage, type RelayFixture } from './relay-fixture';
+import { TASK_EVENTS_PAGE_LIMIT, TASK_LIMITS } from '@app/contracts';
+import { listQuery } from '../../apps/tasks/src/tasks/list-query';
+import { INBOX_EVENTS_AFTER_SQL } from '../../apps/tasks/src/tasks/task-event-replay';
+import { readTask } from '../../apps/tasks/src/tasks/task-read';
+import {
+  baselineGet,
+  baselineSendMessage,
+  relayCreate,
+  relayGet,
+  relayInbox,
+  relayInboxReadyId,
+  relayInboxReplay,
+  relayLifecycle,
+  relaySendMessage,
+  type RelayFixture,
+} from './relay-fixture';
 import { perRequest, summarizeLatencies, type LatencySummary } from './stats';
 
 /** The processes that do a server's work (its total CPU), Postgres background and the bench apart. */
@@ -49,7 +64,10 @@ export interface WindowRecord {
 export interface InboxPlan {
   size: number;
   seedSeconds: number;
+  /** The inbox list's plan. */
   explain: string;
+  /** Every measured operation's plan at this size: get, inbox (the list), watch (the live inbox's replay). */
+  plans: Record<string, string>;
 }
 
 export interface Target {
@@ -249,18 +267,23 @@ export class Bench {
   }
 
   /**
-   * Seeds the threads table up to each size with one INSERT … SELECT generate_series (one thread in
-   * INBOX_SHARE to the measured recipient, the others to 1,000 other recipients), prints the plan of
-   * the list query and measures the recipient's `tasks/list`.
+   * Seeds the tasks table up to each size with one INSERT … SELECT generate_series (one task in
+   * INBOX_SHARE to the measured recipient, the others to 1,000 other recipients), each task with its
+   * published `created` event in the outbox, then VACUUM ANALYZE, as a table of that size would have
+   * been by autovacuum long before. At each size it prints the EXPLAIN (ANALYZE, BUFFERS) of the SQL
+   * the tasks service runs for a get, an inbox page and the live inbox's replay, and measures create,
+   * get, the inbox list and the replay.
    */
-  async inbox(schemaTable = '"tasks"."tasks"'): Promise<void> {
+  async inbox(): Promise<void> {
     const relay = this.target('relay');
     const { sender, recipient } = this.relay.inbox;
     let seeded = 0;
-    for (const size of [...this.options.inboxSizes].sort((a, b) => a - b)) {
+    const sizes = [...this.options.inboxSizes].sort((a, b) => a - b);
+    const smallest = sizes[0];
+    for (const size of sizes) {
       const started = performance.now();
       await this.db.query(
-        `INSERT INTO ${schemaTable} ("id", "context_id", "sender_id", "sender_handle", "sender_name", "recipient_id", "recipient_handle", "recipient_name",
+        `INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "recipient_id", "recipient_handle", "recipient_name",
                                    "summary", "created_at", "updated_at", "status_timestamp")
          SELECT lpad(i::text, 26, '0'), 'bench-ctx-' || i, $1, $2, 'inbox-s',
                 CASE WHEN i % ${INBOX_SHARE} = 0 THEN $3 ELSE 'bench-other-' || (i % 1000) END,
@@ -269,25 +292,116 @@ export class Bench {
            FROM generate_series($5::int, $6::int) AS i, LATERAL (SELECT now() - make_interval(secs => ($6::int - i) / 1000.0) AS ts) AS l`,
         [sender.id, sender.handle, recipient.id, recipient.handle, seeded + 1, size],
       );
-      await this.db.query(`ANALYZE ${schemaTable}`);
+      await this.db.query(
+        `INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "published_at")
+         SELECT gen_random_uuid(), 'relay.events.task.created', 'created', t."id",
+                jsonb_build_object('schema_version', 1, 'type', 'created', 'task_id', t."id", 'sender', t."sender_handle", 'recipient', t."recipient_handle",
+                                   'state', 'pending', 'task', jsonb_build_object('summary', t."summary")),
+                t."created_at", t."created_at"
+           FROM "tasks"."tasks" t WHERE t."id" BETWEEN lpad($1::text, 26, '0') AND lpad($2::text, 26, '0') ORDER BY t."id"`,
+        [seeded + 1, size],
+      );
+      await this.db.query(`VACUUM ANALYZE "tasks"."tasks"`);
+      await this.db.query(`VACUUM ANALYZE "tasks"."outbox_events"`);
       const seedSeconds = (performance.now() - started) / 1000;
       seeded = size;
-      const plan = await this.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${INBOX_LIST_QUERY}`, [recipient.id]);
-      const explain = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
-      this.inboxPlans.push({ size, seedSeconds, explain });
       console.log(
-        `\n  inbox: ${size.toLocaleString('en-US')} threads, ${Math.floor(size / INBOX_SHARE).toLocaleString('en-US')} of them the recipient's (seeded in ${seedSeconds.toFixed(1)} s); EXPLAIN (ANALYZE, BUFFERS) of the list query:\n${indent(explain, '    ')}\n`,
+        `\n  size: ${size.toLocaleString('en-US')} tasks, ${Math.floor(size / INBOX_SHARE).toLocaleString('en-US')} of them the recipient's, each with its event (seeded and vacuumed in ${seedSeconds.toFixed(1)} s)`,
       );
-      const scenario = `inbox-${size}`;
+      const seededTask = lpad(String(Math.floor(size / INBOX_SHARE) * INBOX_SHARE));
+      const replay = await this.prepareReplay();
+      const plans: Record<string, string> = {
+        get: await this.explainGet(recipient.id, seededTask),
+        inbox: await this.explainStatement(
+          listQuery({ caller_id: recipient.id, role: 'recipient', limit: 50, order: 'created', history_length: 0, include_artifacts: false }),
+        ),
+        watch: await this.explainStatement({
+          text: INBOX_EVENTS_AFTER_SQL,
+          values: [replay.afterPosition, recipient.handle, TASK_EVENTS_PAGE_LIMIT + 1, TASK_LIMITS.replyEventBytes],
+        }),
+      };
+      this.inboxPlans.push({ size, seedSeconds, explain: plans.inbox, plans });
+      for (const [operation, plan] of Object.entries(plans))
+        console.log(`\n  EXPLAIN (ANALYZE, BUFFERS) of ${operation} at ${size.toLocaleString('en-US')}:\n${indent(plan, '    ')}`);
+      const expected = Math.min(50, Math.floor(size / INBOX_SHARE));
+      const calls: Array<[string, Call]> = [
+        [`create-${size}`, this.createCall(relay, 'create')],
+        [`get-${size}`, (index) => relayGet(relay.client, recipient, seededTask, index)],
+        [`inbox-${size}`, async (index) => (await relayInbox(relay.client, recipient, index)) >= expected],
+        [`watch-${size}`, () => relayInboxReplay(relay.client, recipient, replay.lastEventId, REPLAYED_EVENTS)],
+      ];
+      console.log('');
+      // The smallest size is measured first, right after the relay started: its warm-up is a whole
+      // window per operation, or JIT and cold caches would make the smallest size look the dearest.
+      const warmup = (concurrency: number): WindowLimits =>
+        size === smallest ? { concurrency, maxRequests: this.options.windowRequests, maxMs: this.options.windowMs } : this.warmup(concurrency);
       for (const concurrency of this.options.concurrencies) {
-        const expected = Math.min(50, Math.floor(size / INBOX_SHARE));
-        const call: Call = async (index) => (await relayInbox(relay.client, recipient, index)) >= expected;
-        await runWindow(this.warmup(concurrency), call);
+        for (const [, call] of calls) await runWindow(warmup(concurrency), call);
         for (let round = 0; round < this.options.rounds; round++) {
-          await this.measure('relay', scenario, concurrency, round, 'request', () => runWindow(this.limits(concurrency), call));
+          for (const [scenario, call] of rotate(calls, round)) {
+            await this.measure('relay', scenario, concurrency, round, 'request', () => runWindow(this.limits(concurrency), call));
+          }
         }
       }
     }
+  }
+
+  /**
+   * Where the recipient's live inbox stands (its `ready` id and the outbox position behind it), then
+   * REPLAYED_EVENTS new handoffs to it: what a resume from that id replays.
+   */
+  private async prepareReplay(): Promise<{ lastEventId: string; afterPosition: string }> {
+    const relay = this.target('relay');
+    const { sender, recipient } = this.relay.inbox;
+    const lastEventId = await relayInboxReadyId(relay.client, recipient);
+    const { rows } = await this.db.query<{ position: string }>(
+      `SELECT COALESCE(max("position"), 0)::text AS "position" FROM "tasks"."outbox_events" WHERE "payload"->>'recipient' = $1`,
+      [recipient.handle],
+    );
+    for (let i = 0; i < REPLAYED_EVENTS; i++) {
+      const id = await relayCreate(relay.client, { sender, recipient }, i);
+      if (!id) throw new Error('a handoff for the replay was refused');
+      this.remember('relay', undefined, id);
+    }
+    return { lastEventId, afterPosition: rows[0].position };
+  }
+
+  /**
+   * EXPLAIN (ANALYZE, BUFFERS) of one statement as the tasks service runs it, a prepared statement:
+   * executed PLAN_SETTLING_RUNS times first, so that Postgres has settled on the plan it keeps for
+   * it (the generic one, or custom ones), in a transaction rolled back after it.
+   */
+  private async explainStatement(statement: { text: string; values: unknown[] }): Promise<string> {
+    const args = statement.values.map((value) => sqlLiteral(this.db, value)).join(', ');
+    const execute = `EXECUTE bench_explained${args ? `(${args})` : ''}`;
+    await this.db.query('BEGIN');
+    try {
+      await this.db.query(`PREPARE bench_explained AS ${statement.text}`);
+      try {
+        for (let run = 0; run < PLAN_SETTLING_RUNS; run++) await this.db.query(execute);
+        const plan = await this.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${execute}`);
+        return plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+      } finally {
+        await this.db.query('ROLLBACK');
+        await this.db.query('DEALLOCATE bench_explained');
+      }
+    } catch (error) {
+      await this.db.query('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** The plan of the statement the tasks service's readTask runs for a `tasks/get`: its own text and values, caught on their way to Postgres. */
+  private async explainGet(callerId: string, taskId: string): Promise<string> {
+    const plans: string[] = [];
+    const explaining = {
+      query: async (config: { text: string; values?: unknown[] }) => {
+        plans.push(await this.explainStatement({ text: config.text, values: config.values ?? [] }));
+        return this.db.query({ text: config.text, values: config.values });
+      },
+    };
+    await readTask(explaining as unknown as pg.Pool, { caller_id: callerId, task_id: taskId });
+    return plans.join('\n\n');
   }
 
   /** Creates handoffs for a recipient with a webhook; measures commit (the create's reply) → receipt at the local sink. */
@@ -352,24 +466,24 @@ export class Bench {
 /** One seeded thread in this many is addressed to the measured recipient. */
 export const INBOX_SHARE = 10;
 
-/**
- * The query tasks' `list()` (apps/tasks/src/tasks/handoffs.service.ts) runs for an inbox page
- * (`filter: {role: 'recipient'}, page: {limit: 50}`), copied here so the bench shows its plan
- * without importing the service. Keep it in step when that query changes.
- */
-export const INBOX_LIST_QUERY = `SELECT t."id", t."context_id", t."sender_id", t."sender_handle", t."sender_name", t."sender_role",
-  t."recipient_id", t."recipient_handle", t."recipient_name", t."recipient_role", t."state", t."intent", t."summary",
-  t."proposed_action", t."metadata", t."result_summary", t."reason", t."message_count", t."version", t."accepted_at",
-  t."completed_at", t."cancelled_at", t."failed_at", t."rejected_at", t."created_at", t."updated_at", t."status_timestamp",
-  to_char(t."status_timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "status_key",
-  (SELECT count(*) FROM "tasks"."messages" m
-    WHERE m."task_id" = t."id" AND m."author_id" <> $1
-      AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                      WHERE r."task_id" = t."id" AND r."participant_id" = $1), 0)) AS "unread_messages"
-FROM "tasks"."tasks" t
-WHERE t."recipient_id" = $1
-ORDER BY t."id" DESC
-LIMIT 51`;
+/** The handoffs a measured live-inbox resume replays. */
+export const REPLAYED_EVENTS = 5;
+
+/** Runs of a prepared statement before its plan is shown: Postgres considers the generic plan from the sixth on. */
+const PLAN_SETTLING_RUNS = 6;
+
+/** A parameter value as a literal of EXECUTE's argument list. */
+function sqlLiteral(client: pg.Client, value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'boolean' || typeof value === 'number') return String(value);
+  if (value instanceof Date) return client.escapeLiteral(value.toISOString());
+  if (typeof value === 'string') return client.escapeLiteral(value);
+  throw new Error(`no literal for a parameter of type ${typeof value}`);
+}
+
+function lpad(id: string): string {
+  return id.padStart(26, '0');
+}
 
 export function rotate<T>(items: readonly T[], by: number): T[] {
   if (items.length === 0) return [];

@@ -12,11 +12,12 @@ import {
   type TaskEventsRequest,
   type TaskView,
 } from '@app/contracts';
-import { decodeCursor, encodeCursor } from './list-cursor';
+import { encodeCursor } from './list-cursor';
+import { listQuery } from './list-query';
 import { readInboxEvents, readTaskEvents } from './task-event-replay';
 import { readTask } from './task-read';
 import { pgPoolOf } from './task-repository';
-import { TASK_COLUMNS, toMessageView, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
+import { toMessageView, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
 /** The newest messages of the listed tasks (`$1`, in list order), at most `$2` per task, while their stored bytes fit `$3` (in list order). */
 const LIST_MESSAGES_SQL = `
@@ -75,44 +76,8 @@ export class ReadTasks {
   }
 
   async list(request: ListRequest): Promise<ListReply> {
-    const order = request.order ?? 'created';
-    const limit = request.limit ?? TASK_LIMITS.listDefaultLimit;
-    const params: unknown[] = [request.caller_id];
-    const where: string[] = [];
-    const role = request.role ?? 'recipient';
-    where.push(role === 'recipient' ? `t."recipient_id" = $1` : role === 'sender' ? `t."sender_id" = $1` : `(t."sender_id" = $1 OR t."recipient_id" = $1)`);
-    const add = (value: unknown): string => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    if (request.states && request.states.length > 0) where.push(`t."state" = ANY(${add(request.states)}::text[])`);
-    if (request.since) where.push(`(t."created_at" > ${add(request.since)}::timestamptz OR t."updated_at" > $${params.length}::timestamptz)`);
-    if (request.status_timestamp_after) where.push(`t."status_timestamp" > ${add(request.status_timestamp_after)}::timestamptz`);
-    if (request.counterpart_id) {
-      const counterpart = add(request.counterpart_id);
-      where.push(`((t."sender_id" = $1 AND t."recipient_id" = ${counterpart}) OR (t."recipient_id" = $1 AND t."sender_id" = ${counterpart}))`);
-    }
-    if (request.context_id) where.push(`t."context_id" = ${add(request.context_id)}`);
-    const filtered = [...where];
-    if (request.cursor) {
-      const cursor = decodeCursor(request.cursor, order);
-      if (order === 'created') where.push(`t."id" < ${add(cursor.id)}`);
-      else where.push(`(t."status_timestamp", t."id") < (${add(cursor.status_key)}::timestamptz, ${add(cursor.id)})`);
-    }
-    const orderBy = order === 'created' ? `t."id" DESC` : `t."status_timestamp" DESC, t."id" DESC`;
-    const rows: TaskRow[] = await this.dataSource.query(
-      `SELECT ${TASK_COLUMNS},
-         to_char(t."status_timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "status_key",
-         (SELECT count(*) FROM "tasks"."messages" m
-           WHERE m."task_id" = t."id" AND m."author_id" <> $1
-             AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                             WHERE r."task_id" = t."id" AND r."participant_id" = $1), 0)) AS "unread_messages"
-       FROM "tasks"."tasks" t
-       WHERE ${where.join(' AND ')}
-       ORDER BY ${orderBy}
-       LIMIT ${limit + 1}`,
-      params,
-    );
+    const { order, limit, name, text, values, filter } = listQuery(request);
+    const { rows } = await this.pool.query<TaskRow>({ name, text, values });
     const candidates = rows.slice(0, limit);
     const ids = candidates.map((row) => row.id);
     const historyLength = request.history_length ?? 0;
@@ -147,18 +112,11 @@ export class ReadTasks {
     const reply: ListReply = { items, next_cursor: more && last ? encodeCursor({ order, id: last.id, status_key: last.status_key }) : null };
     if (request.include_total) {
       const [{ total }] = await this.dataSource.query(
-        `SELECT count(*)::int AS "total" FROM "tasks"."tasks" t WHERE ${filtered.join(' AND ')}`,
-        params.slice(0, countParams(filtered)),
+        `SELECT count(*)::int AS "total" FROM "tasks"."tasks" t WHERE ${filter.clauses.join(' AND ')}`,
+        filter.values,
       );
       reply.total_size = total;
     }
     return reply;
   }
-}
-
-/** How many of the list's parameters the filter clauses (without the cursor) use. */
-function countParams(clauses: string[]): number {
-  let highest = 1;
-  for (const clause of clauses) for (const match of clause.matchAll(/\$(\d+)/g)) highest = Math.max(highest, Number(match[1]));
-  return highest;
 }
