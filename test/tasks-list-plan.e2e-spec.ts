@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import pg from 'pg';
+import type { ListRequest } from '@app/contracts';
 import { listQuery } from '../apps/tasks/src/tasks/list-query';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { ok } from './support/json-rpc';
@@ -64,8 +65,8 @@ describe("an inbox page reads the recipient's own rows, whatever else the tasks 
    * The plans of the service's inbox page for the recipient, prepared: of its first run (a plan for
    * this caller) and of its seventh (the plan Postgres keeps for the statement).
    */
-  async function plans(): Promise<PlanNode[]> {
-    const query = listQuery({ caller_id: hot.agent.id, role: 'recipient', limit: 50, order: 'created', history_length: 0, include_artifacts: false });
+  async function plans(page: Pick<ListRequest, 'role' | 'order'> = { role: 'recipient', order: 'created' }): Promise<PlanNode[]> {
+    const query = listQuery({ caller_id: hot.agent.id, ...page, limit: 50, history_length: 0, include_artifacts: false });
     const args = query.values.map((value) => (typeof value === 'number' ? String(value) : db.escapeLiteral(String(value)))).join(', ');
     const explain = async (): Promise<PlanNode> => {
       const { rows } = await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE inbox_page(${args})`);
@@ -107,6 +108,21 @@ describe("an inbox page reads the recipient's own rows, whatever else the tasks 
       }
     }
     // 51 rows, their unread counts and the index's few levels: a few hundred pages at most, at either size.
+    expect(Math.max(...buffers)).toBeLessThan(400);
+    expect(Math.max(...buffers.slice(2))).toBeLessThanOrEqual(Math.max(...buffers.slice(0, 2)) + 5);
+  });
+
+  it('reads a page of either role (A2A ListTasks) from each side’s own index, never sorting all the caller’s tasks', async () => {
+    const buffers: number[] = [];
+    for (const size of [4000, 40000]) {
+      if (seeded < size) await seed(size);
+      for (const plan of await plans({ role: 'either', order: 'status' })) {
+        const scans = nodes(plan).filter((node) => node['Relation Name'] === 'tasks');
+        expect(scans.map((scan) => scan['Index Name']).sort()).toEqual(['tasks_recipient_status_idx', 'tasks_sender_status_idx']);
+        for (const scan of scans) expect(scan['Rows Removed by Filter'] ?? 0).toBe(0);
+        buffers.push(plan['Shared Hit Blocks'] + plan['Shared Read Blocks']);
+      }
+    }
     expect(Math.max(...buffers)).toBeLessThan(400);
     expect(Math.max(...buffers.slice(2))).toBeLessThanOrEqual(Math.max(...buffers.slice(0, 2)) + 5);
   });

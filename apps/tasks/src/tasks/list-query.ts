@@ -31,7 +31,7 @@ export function listQuery(request: ListRequest): ListQuery {
   // guess for an agent with a large share of the table), reading every newer task of the others first;
   // with the range, only the role's own index gives the order, so a page reads its own rows.
   const own = role === 'recipient' ? 't."recipient_id"' : role === 'sender' ? 't."sender_id"' : undefined;
-  where.push(own ? `${own} >= $1 AND ${own} <= $1` : `(t."sender_id" = $1 OR t."recipient_id" = $1)`);
+  if (own) where.push(`${own} >= $1 AND ${own} <= $1`);
   const add = (value: unknown): string => {
     values.push(value);
     return `$${values.length}`;
@@ -51,17 +51,25 @@ export function listQuery(request: ListRequest): ListQuery {
     if (order === 'created') where.push(`t."id" < ${add(cursor.id)}`);
     else where.push(`(t."status_timestamp", t."id") < (${add(cursor.status_key)}::timestamptz, ${add(cursor.id)})`);
   }
-  const orderBy = `${own ? `${own}, ` : ''}${order === 'created' ? `t."id" DESC` : `t."status_timestamp" DESC, t."id" DESC`}`;
+  const newestFirst = order === 'created' ? `t."id" DESC` : `t."status_timestamp" DESC, t."id" DESC`;
+  const limitParam = add(limit + 1);
+  // Either role: each side read from its own index in order, as above, and the two merged (a task
+  // the caller sent itself is the recipient side's), so a page never sorts all the caller's tasks.
+  const side = (column: string, extra: string[] = []): string =>
+    `(SELECT t.* FROM "tasks"."tasks" t WHERE ${[`${column} >= $1 AND ${column} <= $1`, ...extra, ...where].join(' AND ')}
+        ORDER BY ${column}, ${newestFirst} LIMIT ${limitParam}::int)`;
+  const from = own
+    ? `"tasks"."tasks" t WHERE ${where.join(' AND ')} ORDER BY ${own}, ${newestFirst}`
+    : `(${side('t."recipient_id"')} UNION ALL ${side('t."sender_id"', ['t."recipient_id" <> $1'])}) t ORDER BY ${newestFirst}`;
+  if (!own) filtered.unshift(`(t."sender_id" = $1 OR t."recipient_id" = $1)`);
   const text = `SELECT ${TASK_COLUMNS},
          to_char(t."status_timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "status_key",
          (SELECT count(*) FROM "tasks"."messages" m
            WHERE m."task_id" = t."id" AND m."author_id" <> $1
              AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
                                              WHERE r."task_id" = t."id" AND r."participant_id" = $1), 0)) AS "unread_messages"
-       FROM "tasks"."tasks" t
-       WHERE ${where.join(' AND ')}
-       ORDER BY ${orderBy}
-       LIMIT ${add(limit + 1)}::int`;
+       FROM ${from}
+       LIMIT ${limitParam}::int`;
   const name = `tasks-list-${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
   return { order, limit, name, text, values, filter: { clauses: filtered, values: filterValues } };
 }
