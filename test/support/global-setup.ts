@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import pg from 'pg';
-import { dropDatabase, ensureDatabaseExists } from '../../libs/database/src/create-database';
+import { ensureDatabaseExists } from '../../libs/database/src/create-database';
+import { dropStaleDatabases } from './stale-databases';
 import { ensureConsoleBuild } from './console-build';
 import { workerDatabaseUrl } from './test-env';
-
-const STALE_DATABASE_AGE_MS = 6 * 60 * 60 * 1000;
 
 function isAlive(pid: number): boolean {
   try {
@@ -14,25 +12,6 @@ function isAlive(pid: number): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Drops test databases (`relay_test_<base36 time>_<hex>`) that a crashed run left behind hours ago. */
-async function dropStaleTestDatabases(base: URL): Promise<void> {
-  const client = new pg.Client({ connectionString: base.toString() });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'relay\\_test\\_%'`);
-    for (const { datname } of rows) {
-      const createdAt = parseInt(datname.split('_')[2] ?? '', 36);
-      if (Number.isFinite(createdAt) && Date.now() - createdAt > STALE_DATABASE_AGE_MS) {
-        const stale = new URL(base.toString());
-        stale.pathname = `/${datname}`;
-        await dropDatabase(stale.toString());
-      }
-    }
-  } finally {
-    await client.end();
   }
 }
 
@@ -67,7 +46,7 @@ function workerCount(globalConfig: { maxWorkers?: number } | undefined): number 
 export default async function globalSetup(globalConfig?: { maxWorkers?: number }): Promise<void> {
   ensureConsoleBuild();
   const base = new URL(process.env.TEST_DATABASE_BASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres');
-  await dropStaleTestDatabases(base);
+  await dropStaleDatabases(base, 'relay_test');
   await deleteOrphanedTestStreams(process.env.NATS_URL || 'nats://127.0.0.1:4222');
   const url = new URL(base.toString());
   url.pathname = `/relay_test_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
