@@ -2,8 +2,8 @@
  * `npm run bench`: the relay (four processes from dist/) beside the official A2A SDK server (on
  * Postgres and in memory) and a floor server, on one load generator, in one run. See bench/README.md.
  *
- *   npm run bench                 # full: 3 rounds, windows up to 4 s / 2000 requests, inbox to 1M threads
- *   npm run bench -- --quick      # under 3 minutes: 2 rounds, 1 s windows, inbox to 100k threads
+ *   npm run bench                 # full: 3 rounds, windows up to 4 s / 2000 requests, inbox to 1M tasks
+ *   npm run bench -- --quick      # under 3 minutes: 2 rounds, 1 s windows, inbox to 100k tasks
  *   npm run bench -- --help
  */
 import { execFileSync } from 'node:child_process';

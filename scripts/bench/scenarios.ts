@@ -83,7 +83,7 @@ export class Bench {
   readonly inboxPlans: InboxPlan[] = [];
   /** Task ids each server acknowledged as created, to count them in Postgres at the end. */
   readonly acknowledged = new Map<ServerName, string[]>();
-  /** Task ids per client slot, for `get` (the relay only lets the sender or recipient read a thread). */
+  /** Task ids per client slot, for `get` (the relay only lets the sender or recipient read a task). */
   private readonly bySlot = new Map<ServerName, string[][]>();
 
   constructor(
@@ -473,7 +473,7 @@ export class Bench {
   }
 }
 
-/** One seeded thread in this many is addressed to the measured recipient. */
+/** One seeded task in this many is addressed to the measured recipient. */
 export const INBOX_SHARE = 10;
 
 /** The handoffs a measured live-inbox resume replays. */
