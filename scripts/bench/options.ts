@@ -34,13 +34,13 @@ export interface BenchOptions {
 
 const HELP = `npm run bench [-- options]
 
-  --quick                 short windows, 2 rounds, inbox up to 100k threads (under 3 minutes)
+  --quick                 short windows, 2 rounds, inbox up to 100k tasks (under 3 minutes)
   --concurrency 1,32      client counts                      (BENCH_CONCURRENCY)
   --rounds 3              alternating rounds per scenario    (BENCH_ROUNDS)
   --requests 2000         max requests per measured window   (BENCH_REQUESTS)
   --window-ms 4000        max milliseconds per window        (BENCH_WINDOW_MS)
   --min-requests 100      …unless fewer started (then up to 5× window-ms)  (BENCH_MIN_REQUESTS)
-  --inbox 10000,100000,1000000  thread counts for the inbox  (BENCH_INBOX_SIZES)
+  --inbox 10000,100000,1000000  task counts for the inbox    (BENCH_INBOX_SIZES)
   --fanout-events 1000    creates per fanout window          (BENCH_FANOUT_EVENTS)
   --scenarios a,b         subset of ${SCENARIOS.join(',')}   (BENCH_SCENARIOS;
                           replicas only when named: creates with 1, then 2 edges and tasks)

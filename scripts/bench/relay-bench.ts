@@ -2,8 +2,8 @@
  * `npm run bench`: the relay (four processes from dist/) beside the official A2A SDK server (on
  * Postgres and in memory) and a floor server, on one load generator, in one run. See bench/README.md.
  *
- *   npm run bench                 # full: 3 rounds, windows up to 4 s / 2000 requests, inbox to 1M threads
- *   npm run bench -- --quick      # under 3 minutes: 2 rounds, 1 s windows, inbox to 100k threads
+ *   npm run bench                 # full: 3 rounds, windows up to 4 s / 2000 requests, inbox to 1M tasks
+ *   npm run bench -- --quick      # under 3 minutes: 2 rounds, 1 s windows, inbox to 100k tasks
  *   npm run bench -- --help
  */
 import { execFileSync } from 'node:child_process';
@@ -26,6 +26,7 @@ import { EventWatch } from './event-watch';
 import { replicasScenario, type ReplicasResult } from './replicas';
 import { cpuTable, eventsTable, inboxTable, mainTable, rssTable, summarize } from './report';
 import { Bench, FanoutSink, type Target } from './scenarios';
+import { writePlanLines, writePlansTable } from './write-plans';
 
 const ADMIN_TOKEN = `bench_${randomBytes(16).toString('hex')}`;
 
@@ -226,6 +227,9 @@ async function main(): Promise<void> {
       cpuTable(rows),
       '',
       ...(inbox.table.split('\n').length > 2 ? ['## Cost by table size (create, get, inbox list, live inbox replay)', '', inbox.table, ''] : []),
+      ...(bench.inboxPlans.length > 0
+        ? ['## Writes by table size (EXPLAIN ANALYZE of create, append, transition, each rolled back)', '', writePlansTable(bench.inboxPlans), '']
+        : []),
       ...(replicas
         ? ['## Creates with 1 and 2 replicas of edge and tasks (CPU ms per request per process; idle rows CPU ms per second)', '', replicas.table, '']
         : []),
@@ -244,6 +248,9 @@ async function main(): Promise<void> {
     for (const plan of bench.inboxPlans) {
       for (const [operation, explain] of Object.entries(plan.plans))
         console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of ${operation} at ${plan.size.toLocaleString('en-US')} tasks:\n${explain}`);
+      console.log(
+        `\nEXPLAIN (ANALYZE, BUFFERS, WAL) of the writes at ${plan.size.toLocaleString('en-US')} tasks, rolled back:\n${writePlanLines(plan.writes).join('\n')}`,
+      );
     }
 
     for (const child of children) {

@@ -91,7 +91,7 @@ export async function relaySendMessage(client: HttpClient, pair: RelayPair, inde
   return typeof task?.id === 'string' ? task.id : undefined;
 }
 
-/** AgentRelay `tasks/get`; true when the thread came back. */
+/** AgentRelay `tasks/get`; true when the task came back. */
 export async function relayGet(client: HttpClient, caller: RelayAgent, taskId: string, index: number): Promise<boolean> {
   const reply = await client.post('/a2a', { jsonrpc: '2.0', id: index, method: 'tasks/get', params: { task_id: taskId } }, bearer(caller));
   return result(reply, 'tasks/get')?.task_id === taskId;

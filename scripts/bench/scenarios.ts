@@ -29,6 +29,7 @@ import {
   type RelayFixture,
 } from './relay-fixture';
 import { perRequest, summarizeLatencies, type LatencySummary } from './stats';
+import { explainRelayWrites, PLAN_SETTLING_RUNS, sqlLiteral, writePlanLines, type WritePlan } from './write-plans';
 
 /** The processes that do a server's work (its total CPU), Postgres background and the bench apart. */
 export const SERVER_GROUPS: Record<ServerName, string[]> = {
@@ -68,6 +69,8 @@ export interface InboxPlan {
   explain: string;
   /** Every measured operation's plan at this size: get, inbox (the list), watch (the live inbox's replay). */
   plans: Record<string, string>;
+  /** The plans of the service's writes at this size (create, append, transition), each rolled back. */
+  writes: WritePlan[];
 }
 
 export interface Target {
@@ -80,7 +83,7 @@ export class Bench {
   readonly inboxPlans: InboxPlan[] = [];
   /** Task ids each server acknowledged as created, to count them in Postgres at the end. */
   readonly acknowledged = new Map<ServerName, string[]>();
-  /** Task ids per client slot, for `get` (the relay only lets the sender or recipient read a thread). */
+  /** Task ids per client slot, for `get` (the relay only lets the sender or recipient read a task). */
   private readonly bySlot = new Map<ServerName, string[][]>();
 
   constructor(
@@ -320,9 +323,13 @@ export class Bench {
           values: [replay.afterPosition, recipient.handle, TASK_EVENTS_PAGE_LIMIT + 1, TASK_LIMITS.replyEventBytes],
         }),
       };
-      this.inboxPlans.push({ size, seedSeconds, explain: plans.inbox, plans });
+      const writes = await explainRelayWrites(this.db, this.relay.inbox, replay.pendingTaskId);
+      this.inboxPlans.push({ size, seedSeconds, explain: plans.inbox, plans, writes });
       for (const [operation, plan] of Object.entries(plans))
         console.log(`\n  EXPLAIN (ANALYZE, BUFFERS) of ${operation} at ${size.toLocaleString('en-US')}:\n${indent(plan, '    ')}`);
+      console.log(
+        `\n  EXPLAIN (ANALYZE, BUFFERS, WAL) of the writes at ${size.toLocaleString('en-US')}, rolled back:\n${indent(writePlanLines(writes).join('\n'), '    ')}`,
+      );
       const expected = Math.min(50, Math.floor(size / INBOX_SHARE));
       const calls: Array<[string, Call]> = [
         [`create-${size}`, this.createCall(relay, 'create')],
@@ -348,9 +355,10 @@ export class Bench {
 
   /**
    * Where the recipient's live inbox stands (its `ready` id and the outbox position behind it), then
-   * REPLAYED_EVENTS new handoffs to it: what a resume from that id replays.
+   * REPLAYED_EVENTS new handoffs to it: what a resume from that id replays (the newest of them, still
+   * pending, is the one the writes' plans change).
    */
-  private async prepareReplay(): Promise<{ lastEventId: string; afterPosition: string }> {
+  private async prepareReplay(): Promise<{ lastEventId: string; afterPosition: string; pendingTaskId: string }> {
     const relay = this.target('relay');
     const { sender, recipient } = this.relay.inbox;
     const lastEventId = await relayInboxReadyId(relay.client, recipient);
@@ -358,12 +366,14 @@ export class Bench {
       `SELECT COALESCE(max("position"), 0)::text AS "position" FROM "tasks"."outbox_events" WHERE "payload"->>'recipient' = $1`,
       [recipient.handle],
     );
+    let pendingTaskId = '';
     for (let i = 0; i < REPLAYED_EVENTS; i++) {
       const id = await relayCreate(relay.client, { sender, recipient }, i);
       if (!id) throw new Error('a handoff for the replay was refused');
       this.remember('relay', undefined, id);
+      pendingTaskId = id;
     }
-    return { lastEventId, afterPosition: rows[0].position };
+    return { lastEventId, afterPosition: rows[0].position, pendingTaskId };
   }
 
   /**
@@ -463,23 +473,11 @@ export class Bench {
   }
 }
 
-/** One seeded thread in this many is addressed to the measured recipient. */
+/** One seeded task in this many is addressed to the measured recipient. */
 export const INBOX_SHARE = 10;
 
 /** The handoffs a measured live-inbox resume replays. */
 export const REPLAYED_EVENTS = 5;
-
-/** Runs of a prepared statement before its plan is shown: Postgres considers the generic plan from the sixth on. */
-const PLAN_SETTLING_RUNS = 6;
-
-/** A parameter value as a literal of EXECUTE's argument list. */
-function sqlLiteral(client: pg.Client, value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'boolean' || typeof value === 'number') return String(value);
-  if (value instanceof Date) return client.escapeLiteral(value.toISOString());
-  if (typeof value === 'string') return client.escapeLiteral(value);
-  throw new Error(`no literal for a parameter of type ${typeof value}`);
-}
 
 function lpad(id: string): string {
   return id.padStart(26, '0');

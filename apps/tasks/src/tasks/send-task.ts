@@ -114,7 +114,7 @@ export class SendTask {
 }
 
 /** What an append makes of the task: refused on another context or a terminal task; a task waiting for the sender's input resumes. */
-function appendChange(current: TaskRow, request: SendRequest, hash: string): TaskChange {
+export function appendChange(current: TaskRow, request: SendRequest, hash: string): TaskChange {
   const party = partyOf(current, request.caller.id, request.counterpart_id);
   if (request.context_id !== undefined && request.context_id !== current.context_id) {
     throw new RelayError('invalid_params', "context_id does not match the task's context", { field: 'context_id' });
