@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import type { ArgumentMetadata } from '@nestjs/common';
-import { GetRequest, RelayError, SendRequest } from '@app/contracts';
+import { GetRequest, ListRequest, RelayError, SendRequest } from '@app/contracts';
 import { ContractGuardPipe } from './contract-guard.pipe';
 
 const pipe = new ContractGuardPipe();
@@ -53,6 +53,17 @@ describe('ContractGuardPipe', () => {
 
   it('refuses a value outside an enumerated set', () => {
     expect(refusal({ ...send, intent: 'shout' }).message).toBe('intent: is not one of the allowed values');
+  });
+
+  it('holds each item of a list to its enumerated set', () => {
+    const list = { caller_id: '01AGENT', role: 'recipient', states: ['pending', 'accepted'] };
+    expect(pipe.transform(list, asPayload(ListRequest))).toBe(list);
+    expect(refusal({ ...list, states: ['pending', 'asleep'] }, ListRequest).data).toEqual({ field: 'states[1]' });
+  });
+
+  it('refuses the empty string where the contract says not empty, even for an optional field', () => {
+    expect(refusal({ caller_id: '', task_id: '01TASK' }, GetRequest).message).toBe('caller_id: must not be empty');
+    expect(refusal({ caller_id: '01AGENT', task_id: '01TASK', counterpart_id: '' }, GetRequest).data).toEqual({ field: 'counterpart_id' });
   });
 
   it('guards a nested contract object one level down', () => {

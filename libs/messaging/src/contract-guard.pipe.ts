@@ -15,7 +15,11 @@ interface FieldGuard {
   itemShape?: Shape;
   /** The fields of a nested contract object, guarded one level down. */
   nested?: ContractGuard;
+  /** The values it may take (`@IsIn`), or each of its items may take (`@IsIn(…, { each: true })`). */
   allowed?: ReadonlySet<unknown>;
+  allowedEach?: ReadonlySet<unknown>;
+  /** `@IsNotEmpty`: present means not the empty string either. */
+  nonEmpty?: boolean;
 }
 
 interface ContractGuard {
@@ -25,7 +29,6 @@ interface ContractGuard {
 
 const SHAPE_OF_CONSTRAINT: Record<string, Shape> = {
   isString: 'string',
-  isNotEmpty: 'any',
   isInt: 'integer',
   isNumber: 'number',
   isBoolean: 'boolean',
@@ -104,7 +107,12 @@ function guardOf(contract: new () => object, depth = 0): ContractGuard | null {
       }
       if (entry.type !== ValidationTypes.CUSTOM_VALIDATION || !entry.name) continue;
       if (entry.name === 'isIn') {
-        field.allowed = new Set(entry.constraints[0] as unknown[]);
+        if (entry.each) field.allowedEach = new Set(entry.constraints[0] as unknown[]);
+        else field.allowed = new Set(entry.constraints[0] as unknown[]);
+        continue;
+      }
+      if (entry.name === 'isNotEmpty') {
+        field.nonEmpty = !entry.each;
         continue;
       }
       const shape = SHAPE_OF_CONSTRAINT[entry.name];
@@ -126,15 +134,22 @@ function problemIn(value: Record<string, unknown>, guard: ContractGuard, parent:
   for (const field of guard.fields) {
     const current = value[field.name];
     const path = parent + field.name;
-    if (current === undefined || current === null) {
-      if (field.optional) continue;
-      return { field: path, problem: 'is required' };
+    if (current === undefined || current === null || (field.nonEmpty && current === '')) {
+      if (field.optional && current !== '') continue;
+      return { field: path, problem: current === '' ? 'must not be empty' : 'is required' };
     }
     if (!hasShape(current, field.shape)) return { field: path, problem: `must be ${SHAPE_NAMES[field.shape]}` };
     if (field.allowed && !field.allowed.has(current)) return { field: path, problem: 'is not one of the allowed values' };
-    if (field.itemShape && Array.isArray(current)) {
-      const index = current.findIndex((item) => !hasShape(item, field.itemShape!));
-      if (index >= 0) return { field: `${path}[${index}]`, problem: `must be ${SHAPE_NAMES[field.itemShape]}` };
+    if (Array.isArray(current)) {
+      const { itemShape, allowedEach } = field;
+      if (itemShape) {
+        const index = current.findIndex((item) => !hasShape(item, itemShape));
+        if (index >= 0) return { field: `${path}[${index}]`, problem: `must be ${SHAPE_NAMES[itemShape]}` };
+      }
+      if (allowedEach) {
+        const index = current.findIndex((item) => !allowedEach.has(item));
+        if (index >= 0) return { field: `${path}[${index}]`, problem: 'is not one of the allowed values' };
+      }
     }
     if (field.nested) {
       const nested = problemIn(current as Record<string, unknown>, field.nested, `${path}.`);
