@@ -75,7 +75,11 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
       expect(Buffer.from(secret.slice(6), 'base64').length).toBeGreaterThanOrEqual(24);
     }
     expect(second).not.toBe(first);
-    await expect(rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: '' })).rejects.toMatchObject({ reason: 'invalid_params' });
+    // The notifier holds a request to its contract's shape; the handle's value was checked where it entered.
+    await expect(rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: 42 } as never)).rejects.toMatchObject({
+      reason: 'invalid_params',
+      data: { field: 'handle' },
+    });
   });
 
   it('delivers every event type to the right party once, signed, and Slack for new handoffs and completions', async () => {

@@ -20,7 +20,7 @@ const UNTRACED_ROUTES = new Set(['/healthz', '/readyz']);
 /** Builds the edge's HTTP app (not yet listening), so tests can drive it in-process. */
 export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions = {}): Promise<NestFastifyApplication> {
   const logger = new PinoNestLogger(createRootLogger('edge', config.LOG_LEVEL, options.logDestination));
-  const accessLog = logger.forContext('Http');
+  const accessLog = logger.forFixedFields('Http');
   const adapter = new FastifyAdapter({
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { ignoreTrailingSlash: true },

@@ -30,6 +30,16 @@ describe('logger', () => {
     expect(text).toContain('[redacted]');
   });
 
+  it('writes fixed-field lines with the service, context and request id, and leaves the other loggers redacting', () => {
+    const { lines, stream } = capture();
+    const logger = new PinoNestLogger(createRootLogger('edge', 'info', stream));
+    const accessLog = logger.forFixedFields('Http');
+    runWithRequestId('req-7', () => accessLog.info({ method: 'POST', path: '/a2a', status: 200 }, 'request completed'));
+    expect(lines[0]).toMatchObject({ service: 'edge', context: 'Http', request_id: 'req-7', method: 'POST', path: '/a2a', status: 200 });
+    logger.forContext('Http').info({ api_key: 'ah_live_SECRET' }, 'x');
+    expect(lines[1].api_key).toBe('[redacted]');
+  });
+
   it('replaces an unsafe caller request id by a generated one', () => {
     const { lines, stream } = capture();
     const logger = new PinoNestLogger(createRootLogger('edge', 'info', stream));

@@ -106,6 +106,15 @@ export class PinoNestLogger implements LoggerService {
     return child;
   }
 
+  /**
+   * A child for lines whose fields are fixed and never secret (the edge's access log: request id,
+   * method, path without its query, status, duration). It skips the redaction pass, which costs
+   * several times the rest of writing such a line; never give it a request's headers or body.
+   */
+  forFixedFields(context: string): Logger {
+    return this.root.child({ context }, { redact: { paths: [] } });
+  }
+
   log(message: unknown, ...rest: unknown[]): void {
     this.write('info', message, rest);
   }

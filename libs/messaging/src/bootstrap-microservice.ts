@@ -10,12 +10,12 @@ import { natsConnectOptions } from './nats-connection';
 import { RelayNatsServer } from './relay-nats.server';
 import { ServiceLoad } from './service-load';
 import { RelayRpcExceptionFilter } from './rpc-exception.filter';
-import { RpcValidationPipe } from './rpc-validation.pipe';
+import { ContractGuardPipe } from './contract-guard.pipe';
 import { RequestIdInterceptor } from './request-id.interceptor';
 
 /**
  * Starts one relay service as a NATS microservice: subscribed in its queue group under the
- * configured subject prefix, payloads validated, errors mapped, shutdown draining NATS.
+ * configured subject prefix, payloads held to their contracts' shape, errors mapped, shutdown draining NATS.
  */
 export async function startRelayMicroservice(
   service: RelayService,
@@ -51,7 +51,7 @@ export async function startRelayMicroservice(
     logger,
     bufferLogs: true,
   });
-  app.useGlobalPipes(new RpcValidationPipe());
+  app.useGlobalPipes(new ContractGuardPipe());
   app.useGlobalFilters(new RelayRpcExceptionFilter(service));
   app.useGlobalInterceptors(new RequestIdInterceptor(logger.forContext('Rpc'), app.get(NatsHandlerMetrics), tracer));
   if (tracer) flushTracesOnClose(app, () => tracer.shutdown());

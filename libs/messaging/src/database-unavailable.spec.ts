@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable } from './database-unavailable';
+import { isDatabaseUnavailable, refusedValue } from './database-unavailable';
 
 function pgError(code: string, severity = 'ERROR', message = 'error'): Error {
   return Object.assign(new Error(message), { code, severity });
@@ -28,5 +28,26 @@ describe('isDatabaseUnavailable', () => {
     ['a non-error', 'ECONNREFUSED'],
   ])('does not mistake %s for an outage', (_label, error) => {
     expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+});
+
+describe('refusedValue', () => {
+  it("names the constraint a CHECK violation broke, through TypeORM's driverError too", () => {
+    const check = Object.assign(pgError('23514'), { constraint: 'push_configs_url_http' });
+    expect(refusedValue(check)).toEqual({ constraint: 'push_configs_url_http' });
+    expect(refusedValue(Object.assign(new Error('query failed'), { driverError: check }))).toEqual({ constraint: 'push_configs_url_http' });
+  });
+
+  it('recognises a NOT NULL column, an over-long string and a malformed value', () => {
+    expect(refusedValue(Object.assign(pgError('23502'), { column: 'url' }))).toEqual({ column: 'url' });
+    expect(refusedValue(pgError('22001'))).toEqual({});
+    expect(refusedValue(pgError('22P02'))).toEqual({});
+  });
+
+  it('leaves alone what is not a refused value: a unique violation, an outage, a bug', () => {
+    expect(refusedValue(pgError('23505'))).toBeUndefined();
+    expect(refusedValue(pgError('57P01', 'FATAL'))).toBeUndefined();
+    expect(refusedValue(new TypeError('x is undefined'))).toBeUndefined();
+    expect(refusedValue(null)).toBeUndefined();
   });
 });

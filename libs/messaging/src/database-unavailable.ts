@@ -62,3 +62,25 @@ export function isStatementCancelled(error: unknown): boolean {
   if (typeof candidate !== 'object' || candidate === null) return false;
   return candidate.code === '57014' || (typeof candidate.driverError === 'object' && (candidate.driverError as ErrorLike | null)?.code === '57014');
 }
+
+/**
+ * SQLSTATEs of a value the schema refuses: a CHECK (23514) or NOT NULL (23502) constraint, a
+ * string longer than its column (22001), a number out of its type's range (22003), text that is
+ * not of the column's type (22P02). The statement rolled back; nothing was written.
+ */
+const REFUSED_VALUE_SQLSTATES = new Set(['23514', '23502', '22001', '22003', '22P02']);
+
+/** The constraint or column a refused value broke, when the error is one: the schema's own rules, the last line behind the edge's. */
+export function refusedValue(error: unknown): { constraint?: string; column?: string } | undefined {
+  const candidate = error as (ErrorLike & { constraint?: unknown; column?: unknown }) | null;
+  if (typeof candidate !== 'object' || candidate === null) return undefined;
+  const driver = (typeof candidate.driverError === 'object' && candidate.driverError !== null ? candidate.driverError : candidate) as ErrorLike & {
+    constraint?: unknown;
+    column?: unknown;
+  };
+  if (typeof driver.code !== 'string' || !REFUSED_VALUE_SQLSTATES.has(driver.code)) return undefined;
+  return {
+    ...(typeof driver.constraint === 'string' ? { constraint: driver.constraint } : {}),
+    ...(typeof driver.column === 'string' ? { column: driver.column } : {}),
+  };
+}

@@ -2,7 +2,7 @@ export * from './relay-nats.server';
 export * from './nats-rpc.client';
 export * from './rpc-exception.filter';
 export * from './database-unavailable';
-export * from './rpc-validation.pipe';
+export * from './contract-guard.pipe';
 export * from './request-id.interceptor';
 export * from './bootstrap-microservice';
 export * from './jetstream';

@@ -3,7 +3,7 @@ import { RpcException } from '@nestjs/microservices';
 import { randomUUID } from 'node:crypto';
 import { throwError, type Observable } from 'rxjs';
 import { isRelayErrorBody, RelayError, type RelayErrorBody } from '@app/contracts';
-import { isDatabaseUnavailable, isStatementCancelled } from './database-unavailable';
+import { isDatabaseUnavailable, isStatementCancelled, refusedValue } from './database-unavailable';
 
 /** How long a client is asked to wait before retrying a call that found the database unavailable. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
@@ -11,7 +11,9 @@ export const DATABASE_RETRY_AFTER_SECONDS = 5;
 /**
  * Turns every error a handler throws into a RelayErrorBody the edge can map. A database that
  * cannot be reached is `service_unavailable` naming it, with a retry delay; other unknown errors
- * are logged with an id and answered as `internal_error` carrying only that id.
+ * are logged with an id and answered as `internal_error` carrying only that id. A value the
+ * schema's constraints refuse is `invalid_params` naming the constraint: the services trust the
+ * values they are sent (validated where they entered), and the schema is the last line.
  */
 @Catch()
 export class RelayRpcExceptionFilter implements RpcExceptionFilter<unknown> {
@@ -44,6 +46,16 @@ export class RelayRpcExceptionFilter implements RpcExceptionFilter<unknown> {
         reason: 'service_unavailable',
         message: `The ${this.service} service's database did not finish the request in time, so nothing was changed; retry after ${DATABASE_RETRY_AFTER_SECONDS} s with the same idempotency key or messageId`,
         data: { service: this.service, dependency: 'database', retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS },
+      };
+    }
+    const refused = refusedValue(exception);
+    if (refused) {
+      const rule = refused.constraint ?? refused.column ?? 'a column type';
+      this.logger.warn({ err: exception, ...refused }, 'a value the database refuses reached the service');
+      return {
+        reason: 'invalid_params',
+        message: `A value breaks the ${this.service} service's stored rule ${rule}; nothing was changed`,
+        data: { ...refused },
       };
     }
     const errorId = randomUUID();

@@ -19,9 +19,10 @@ import {
   CreateAgentRequest,
   DIRECTORY_SUBJECTS,
   ListAgentsRequest,
-  normalizeHandle,
+  HandleRequest,
   NOTIFIER_SUBJECTS,
   RelayError,
+  RevokeKeyRequest,
   TokenSubjectFields,
   UpdateAgentFields,
   type AgentPage,
@@ -51,10 +52,6 @@ import { TrustPolicyBody } from './admin.dto';
 export type RegisteredAgent = CreateAgentReply;
 
 /** Route params arrive decoded (`bob%40acme` is `bob@acme`); handles are case-insensitive. */
-function handleParam(value: string): string {
-  return normalizeHandle(value) as string;
-}
-
 /** The admin API over the directory (agents, keys, trust). Thin: validation here, rules in the directory. */
 @Controller('admin/agents')
 @UseGuards(AdminTokenGuard)
@@ -86,58 +83,58 @@ export class AdminAgentsController {
   }
 
   @Get(':handle')
-  get(@Param('handle') handle: string): Promise<AgentRecord> {
-    return this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: handleParam(handle) });
+  get(@Param() { handle }: HandleRequest): Promise<AgentRecord> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: handle });
   }
 
   @Patch(':handle')
   @LeastRole('admin')
   @Audited('agent.update', 'handle')
-  update(@Param('handle') handle: string, @Body() body: UpdateAgentFields): Promise<AgentRecord> {
-    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.updateAgent, { ...body, handle: handleParam(handle) }));
+  update(@Param() { handle }: HandleRequest, @Body() body: UpdateAgentFields): Promise<AgentRecord> {
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.updateAgent, { ...body, handle: handle }));
   }
 
   /** Disables the agent: its keys stop working at once; its tasks stay readable to the other party. */
   @Delete(':handle')
   @LeastRole('operator')
   @Audited('agent.disable', 'handle')
-  disable(@Param('handle') handle: string): Promise<AgentRecord> {
-    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.disableAgent, { handle: handleParam(handle) }));
+  disable(@Param() { handle }: HandleRequest): Promise<AgentRecord> {
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.disableAgent, { handle: handle }));
   }
 
   @Post(':handle/keys')
   @LeastRole('admin')
   @HttpCode(201)
   @Audited('key.create', 'handle', (result) => ({ prefix: (result as CreateKeyReply).key.prefix }))
-  async createKey(@Param('handle') handle: string): Promise<CreateKeyReply> {
-    const created = await this.rpc.request(DIRECTORY_SUBJECTS.createKey, { handle: handleParam(handle) });
+  async createKey(@Param() { handle }: HandleRequest): Promise<CreateKeyReply> {
+    const created = await this.rpc.request(DIRECTORY_SUBJECTS.createKey, { handle: handle });
     this.keyFilter.remember(created.api_key);
     return created;
   }
 
   @Get(':handle/keys')
-  listKeys(@Param('handle') handle: string): Promise<ApiKeyList> {
-    return this.rpc.request(DIRECTORY_SUBJECTS.listKeys, { handle: handleParam(handle) });
+  listKeys(@Param() { handle }: HandleRequest): Promise<ApiKeyList> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.listKeys, { handle: handle });
   }
 
   @Delete(':handle/keys/:prefix')
   @LeastRole('admin')
   @Audited('key.revoke', 'handle', (result) => ({ prefix: (result as ApiKeyInfo).prefix }))
-  revokeKey(@Param('handle') handle: string, @Param('prefix') prefix: string): Promise<ApiKeyInfo> {
-    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.revokeKey, { handle: handleParam(handle), prefix }));
+  revokeKey(@Param() key: RevokeKeyRequest): Promise<ApiKeyInfo> {
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.revokeKey, { handle: key.handle, prefix: key.prefix }));
   }
 
   @Get(':handle/trust')
-  getTrust(@Param('handle') handle: string): Promise<TrustPolicy> {
-    return this.rpc.request(DIRECTORY_SUBJECTS.getTrust, { handle: handleParam(handle) });
+  getTrust(@Param() { handle }: HandleRequest): Promise<TrustPolicy> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.getTrust, { handle: handle });
   }
 
   /** Replaces the trust policy, from JSON or from a `trust.yaml` body (`Content-Type: application/yaml`). */
   @Put(':handle/trust')
   @LeastRole('operator')
   @Audited('trust.put', 'handle')
-  putTrust(@Param('handle') handle: string, @Body() body: TrustPolicyBody): Promise<TrustPolicy> {
-    const target = handleParam(handle);
+  putTrust(@Param() { handle }: HandleRequest, @Body() body: TrustPolicyBody): Promise<TrustPolicy> {
+    const target = handle;
     if (body.agent !== undefined && body.agent !== target) {
       throw new RelayError('invalid_params', `agent: the policy names ${body.agent}, not ${target}`, {
         field: 'agent',
@@ -154,19 +151,19 @@ export class AdminAgentsController {
   @Put(':handle/token-subject')
   @LeastRole('admin')
   @Audited('token_subject.put', 'handle', (result) => ({ issuer: (result as TokenSubject).issuer, subject: (result as TokenSubject).subject }))
-  putTokenSubject(@Param('handle') handle: string, @Body() body: TokenSubjectFields): Promise<TokenSubject> {
+  putTokenSubject(@Param() { handle }: HandleRequest, @Body() body: TokenSubjectFields): Promise<TokenSubject> {
     if (!this.tokens.hasIssuer(body.issuer)) {
       throw new RelayError('invalid_params', `issuer: ${body.issuer} is not one of RELAY_OIDC_ISSUERS`, { field: 'issuer' });
     }
-    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.putTokenSubject, { handle: handleParam(handle), issuer: body.issuer, subject: body.subject }));
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.putTokenSubject, { handle: handle, issuer: body.issuer, subject: body.subject }));
   }
 
   /** Removes the agent's token subject: its tokens then authenticate by their handle claim only. */
   @Delete(':handle/token-subject')
   @LeastRole('admin')
   @Audited('token_subject.delete', 'handle')
-  deleteTokenSubject(@Param('handle') handle: string): Promise<TokenSubject> {
-    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.putTokenSubject, { handle: handleParam(handle), issuer: null, subject: null }));
+  deleteTokenSubject(@Param() { handle }: HandleRequest): Promise<TokenSubject> {
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.putTokenSubject, { handle: handle, issuer: null, subject: null }));
   }
 
   /** Replaces the agent's webhook signing secret (kept by the notifier) and shows the new one once. */
@@ -174,8 +171,8 @@ export class AdminAgentsController {
   @LeastRole('admin')
   @HttpCode(201)
   @Audited('webhook_secret.rotate', 'handle')
-  async rotateSecret(@Param('handle') handle: string): Promise<{ handle: string; webhook_secret: string }> {
-    const agent = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: handleParam(handle) });
+  async rotateSecret(@Param() { handle }: HandleRequest): Promise<{ handle: string; webhook_secret: string }> {
+    const agent = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: handle });
     if (agent.disabled) throw new RelayError('agent_disabled', `The agent ${agent.handle} is disabled`);
     // A rotation that reaches a stalled notifier after this request gave up is refused there, so
     // the secret in use is always one that was shown.

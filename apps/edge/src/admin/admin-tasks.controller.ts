@@ -4,6 +4,7 @@ import {
   ADMIN_DELIVERIES_SUBJECTS,
   ADMIN_TASKS_SUBJECTS,
   DIRECTORY_SUBJECTS,
+  HandleRequest,
   normalizeHandle,
   RelayError,
   TASK_LIMITS,
@@ -65,8 +66,8 @@ export class AdminTasksController {
 
   /** `GET /admin/agents/{handle}/counts`: the agent's tasks by state, as recipient (inbox) and as sender. */
   @Get('agents/:handle/counts')
-  async counts(@Param('handle') handle: string): Promise<AdminCountsReply> {
-    const agent = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: normalizeHandle(handle) as string });
+  async counts(@Param() { handle }: HandleRequest): Promise<AdminCountsReply> {
+    const agent = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle });
     return this.rpc.request(ADMIN_TASKS_SUBJECTS.counts, { agent_id: agent.id });
   }
 
