@@ -2,7 +2,7 @@ import { AckPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jet
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ensureEventStream, eventStreamName, keyFilterBucketName } from '@app/messaging';
 import { NOTIFIER_CONSUMER } from '../apps/notifier/src/events/event-consumer.service';
-import { rateLimitBucketName } from '../apps/edge/src/rate-limit/rate-limiter';
+import { rateLimitStreamName } from '../apps/edge/src/rate-limit/rate-limiter';
 import { registerAgent, uniqueHandle } from './support/agents';
 import { eventually } from './support/eventually';
 import { ok } from './support/json-rpc';
@@ -78,7 +78,7 @@ describe('NATS as a three-node cluster', () => {
     );
     await createAndGet(relay);
     // The edge's rate-limit counters, created at its first call, on three servers too.
-    const rateLimit = await jsm.streams.info(`KV_${rateLimitBucketName(relay.subjectPrefix)}`);
+    const rateLimit = await jsm.streams.info(rateLimitStreamName(relay.subjectPrefix));
     expect(rateLimit.config.num_replicas).toBe(3);
     // The directory's key filter bucket, made as it starts.
     await eventually(async () => expect((await jsm.streams.info(`KV_${keyFilterBucketName(relay.subjectPrefix)}`)).config.num_replicas).toBe(3), 60_000, 250);

@@ -1,9 +1,8 @@
 import { jetstreamManager } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
 import { NatsRpcClient } from '@app/messaging';
 import { HttpMetrics } from '@app/metrics';
 import { EdgeConfig } from '../apps/edge/src/edge.config';
-import { RateLimiter, rateLimitBucketName, rateLimitKey } from '../apps/edge/src/rate-limit/rate-limiter';
+import { RateLimiter, rateLimitStreamName, rateLimitSubject } from '../apps/edge/src/rate-limit/rate-limiter';
 import { eventually } from './support/eventually';
 import { PrivateNatsServer } from './support/private-nats';
 import { RelayHarness } from './support/relay-harness';
@@ -68,21 +67,24 @@ describe('rate limiting on POST /a2a, shared by two edges', () => {
     expect(responses.filter((response) => response.status === 429)).toHaveLength(16 - LIMIT);
   });
 
-  it('leases calls in batches from one count per agent and window, in a bucket scoped by the subject prefix', async () => {
+  it('leases calls in batches from one count per agent and window, in a stream scoped by the subject prefix', async () => {
     const caller = await registerAgent(relay, { handle: uniqueHandle('lease', 'acme'), name: 'Lease' });
     for (let index = 0; index < 3; index++) expect((await rpc(relay.url, caller.api_key, 'tasks/list', {})).status).toBe(200);
-    const connection = relay.edge.get(NatsRpcClient).connection;
-    const info = await (await jetstreamManager(connection)).streams.info(`KV_${rateLimitBucketName(relay.subjectPrefix)}`);
-    expect(info.config.name).toBe(`KV_RATELIMIT_${relay.subjectPrefix}`);
+    const jsm = await jetstreamManager(relay.edge.get(NatsRpcClient).connection);
+    const stream = rateLimitStreamName(relay.subjectPrefix);
+    const info = await jsm.streams.info(stream);
+    expect(info.config.name).toBe(`RATELIMIT_${relay.subjectPrefix}`);
+    expect(info.config.subjects).toEqual([`${relay.subjectPrefix}.relay.ratelimit.>`]);
     expect(info.config.max_msgs_per_subject).toBe(1);
-    expect(info.config.max_age).toBe(120_000_000_000);
-    const bucket = await new Kvm(connection).open(rateLimitBucketName(relay.subjectPrefix));
-    const counts = await Promise.all([0, 1].map((offset) => bucket.get(rateLimitKey(caller.agent.id, Math.floor(Date.now() / 60_000) - offset))));
-    const leased = counts.find((entry) => entry !== null);
+    const counts = await Promise.all(
+      [0, 1].map((offset) =>
+        jsm.streams.getMessage(stream, { last_by_subj: rateLimitSubject(relay.subjectPrefix, caller.agent.id, Math.floor(Date.now() / 60_000) - offset) }),
+      ),
+    );
+    const leased = counts.find((message) => message !== null);
     expect(Number(leased?.string())).toBeGreaterThanOrEqual(3);
     expect(Number(leased?.string())).toBeLessThanOrEqual(LIMIT);
   });
-
   it('counts the window on one edge alone while the store cannot be made, and counts every call let through that way', async () => {
     // A single server refuses to make a store kept on three: as if JetStream were gone, for a prefix of its own.
     const nats = await NatsRpcClient.connect({
@@ -139,8 +141,10 @@ describe('rate limiting across a NATS restart', () => {
     expect(second).toEqual([200, 200, 200, 429, 429]);
     const edgeLimiter = relay.edge.get(RateLimiter);
     expect(edgeLimiter.failOpenDecisions).toBe(0);
-    const bucket = await new Kvm(relay.edge.get(NatsRpcClient).connection).open(rateLimitBucketName(relay.subjectPrefix));
-    const recreated = await bucket.get(rateLimitKey(after.agent.id, window));
+    const jsm = await jetstreamManager(relay.edge.get(NatsRpcClient).connection);
+    const recreated = await jsm.streams.getMessage(rateLimitStreamName(relay.subjectPrefix), {
+      last_by_subj: rateLimitSubject(relay.subjectPrefix, after.agent.id, window),
+    });
     expect(Number(recreated?.string())).toBe(3);
   });
 });

@@ -6,7 +6,7 @@ import { deleteEventStream, keyFilterBucketName, openJetStream } from '@app/mess
 import { createEdgeApp } from '../../apps/edge/src/bootstrap';
 import { EdgeConfig } from '../../apps/edge/src/edge.config';
 import { consoleSessionStreamName } from '../../apps/edge/src/console/console-sessions';
-import { rateLimitBucketName } from '../../apps/edge/src/rate-limit/rate-limiter';
+import { rateLimitStreamName } from '../../apps/edge/src/rate-limit/rate-limiter';
 import { startTasksService } from '../../apps/tasks/src/bootstrap';
 import { TasksConfig } from '../../apps/tasks/src/tasks.config';
 import { startDirectoryService } from '../../apps/directory/src/bootstrap';
@@ -137,7 +137,7 @@ export class RelayHarness {
     try {
       await deleteEventStream(jetStream.jsm, this.subjectPrefix);
       // The edges' rate-limit counters and console sessions of this run, if any.
-      await jetStream.jsm.streams.delete(`KV_${rateLimitBucketName(this.subjectPrefix)}`).catch(() => undefined);
+      await jetStream.jsm.streams.delete(rateLimitStreamName(this.subjectPrefix)).catch(() => undefined);
       await jetStream.jsm.streams.delete(consoleSessionStreamName(this.subjectPrefix)).catch(() => undefined);
       // The directory's key filter bucket (file storage).
       await jetStream.jsm.streams.delete(`KV_${keyFilterBucketName(this.subjectPrefix)}`).catch(() => undefined);

@@ -1,6 +1,18 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import {
+  DiscardPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { prefixedSubject } from '@app/contracts';
 import { matchReplicas, NatsRpcClient } from '@app/messaging';
 import { HttpMetrics } from '@app/metrics';
 import { EdgeConfig } from '../edge.config';
@@ -18,15 +30,15 @@ const LEASE_SHARE = 8;
 const MAX_LEASE_ATTEMPTS = 8;
 const STORE_TIMEOUT_MS = 2000;
 
-/** The lease bucket of one relay (or test run): named after the subject prefix, so runs never share counters. */
-export function rateLimitBucketName(subjectPrefix: string): string {
+/** The lease stream of one relay (or test run): named after the subject prefix, so runs never share counters. */
+export function rateLimitStreamName(subjectPrefix: string): string {
   const scope = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
   return scope ? `RATELIMIT_${scope}` : 'RATELIMIT';
 }
 
-/** One key per agent per window; its value is the count of calls leased so far. */
-export function rateLimitKey(agentId: string, window: number): string {
-  return `${agentId.replace(/[^A-Za-z0-9_-]/g, '_')}.${window}`;
+/** One subject per agent per window; its last message is the count of calls leased so far. */
+export function rateLimitSubject(subjectPrefix: string, agentId: string, window: number): string {
+  return prefixedSubject(subjectPrefix, `relay.ratelimit.${agentId.replace(/[^A-Za-z0-9_-]/g, '_')}.${window}`);
 }
 
 /** How many calls the next lease takes when `remaining` are left in the window. */
@@ -39,36 +51,28 @@ interface AgentWindow {
   window: number;
   /** Calls this edge has leased and not spent yet. */
   tokens: number;
-  /** The shared count and its revision, as last seen (a compare-and-set starts from them; revision 0: no count yet). */
-  leased?: { count: number; revision: number };
+  /** The shared count and its stream sequence, as last seen (a compare-and-set starts from them). */
+  leased?: { count: number; sequence: number };
   exhausted: boolean;
   /** The store could not be reached: this edge alone counts the window. */
   local: boolean;
   leasing?: Promise<boolean>;
 }
 
-function lostRace(error: unknown): boolean {
-  return (
-    error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
-  );
-}
-
 /**
  * Fixed one-minute windows per agent, shared by every edge replica without a round trip per call.
- * Each edge leases calls in batches from a count kept per agent and window in a key-value bucket
- * (history 1, entries age out after two windows; the first lease of a window creates the key, the
- * next ones update it by compare-and-set on its revision), then spends them in process. A lease
- * takes an eighth of what is left, so the shared count never passes the limit and the last calls
- * of a window are leased one by one, wherever they arrive. A lost bucket (a NATS restart) is
- * created again; while the store is unreachable each edge counts the window on its own
- * (`failOpenDecisions` counts the calls it let through that way).
+ * Each edge leases calls in batches from a count kept per agent and window in a JetStream stream
+ * (one message per subject, updated by compare-and-set on the subject's last sequence), then spends
+ * them in process. A lease takes an eighth of what is left, so the shared count never passes the
+ * limit and the last calls of a window are leased one by one, wherever they arrive. A lost stream
+ * (a NATS restart) is created again; while the store is unreachable each edge counts the window on
+ * its own (`failOpenDecisions` counts the calls it let through that way).
  */
 @Injectable()
 export class RateLimiter {
   private readonly logger = new Logger(RateLimiter.name);
   private readonly windows = new Map<string, AgentWindow>();
-  private store?: Promise<KV>;
+  private store?: Promise<{ js: JetStreamClient; jsm: JetStreamManager }>;
   private failOpen = 0;
 
   constructor(
@@ -117,25 +121,25 @@ export class RateLimiter {
 
   /** Leases calls for this edge; false when other edges kept winning the compare-and-set. */
   private async lease(agentId: string, state: AgentWindow, limit: number): Promise<boolean> {
-    const key = rateLimitKey(agentId, state.window);
+    const subject = rateLimitSubject(this.nats.subjectPrefix, agentId, state.window);
     let recreated = false;
     for (let attempt = 0; attempt < MAX_LEASE_ATTEMPTS; attempt++) {
       try {
-        const bucket = await this.connect();
-        state.leased ??= await this.readCount(bucket, key);
+        const { js, jsm } = await this.connect();
+        state.leased ??= await this.readCount(jsm, subject);
         const take = leaseSize(limit - state.leased.count);
         if (take === 0) {
           state.exhausted = true;
           return true;
         }
         const count = state.leased.count + take;
-        const revision = state.leased.revision === 0 ? await bucket.create(key, String(count)) : await bucket.update(key, String(count), state.leased.revision);
-        state.leased = { count, revision };
+        const ack = await js.publish(subject, String(count), { expect: { lastSubjectSequence: state.leased.sequence }, timeout: STORE_TIMEOUT_MS });
+        state.leased = { count, sequence: ack.seq };
         state.tokens += take;
         return true;
       } catch (error) {
         state.leased = undefined;
-        if (lostRace(error)) continue;
+        if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence) continue;
         if (!recreated) {
           recreated = true;
           this.store = undefined;
@@ -153,32 +157,45 @@ export class RateLimiter {
     return false;
   }
 
-  private async readCount(bucket: KV, key: string): Promise<{ count: number; revision: number }> {
-    const entry = await bucket.get(key);
-    return entry ? { count: Number.parseInt(entry.string(), 10) || 0, revision: entry.revision } : { count: 0, revision: 0 };
+  private async readCount(jsm: JetStreamManager, subject: string): Promise<{ count: number; sequence: number }> {
+    const last = await jsm.streams.getMessage(rateLimitStreamName(this.nats.subjectPrefix), { last_by_subj: subject });
+    return last ? { count: Number.parseInt(last.string(), 10) || 0, sequence: last.seq } : { count: 0, sequence: 0 };
   }
 
-  private connect(): Promise<KV> {
-    this.store ??= this.ensureBucket().catch((error: unknown) => {
+  private connect(): Promise<{ js: JetStreamClient; jsm: JetStreamManager }> {
+    this.store ??= this.ensureStream().catch((error: unknown) => {
       this.store = undefined;
       throw error;
     });
     return this.store;
   }
 
-  private async ensureBucket(): Promise<KV> {
-    const name = rateLimitBucketName(this.nats.subjectPrefix);
-    const replicas = this.config.RELAY_JETSTREAM_REPLICAS;
-    const kvm = new Kvm(jetstream(this.nats.connection, { timeout: STORE_TIMEOUT_MS }));
-    const bucket = await kvm.create(name, {
-      history: 1,
-      storage: StorageType.Memory,
-      ttl: 2 * WINDOW_MS,
-      replicas,
-    });
-    // A bucket made before RELAY_JETSTREAM_REPLICAS changed keeps its count: its stream is changed like the others.
+  private async ensureStream(): Promise<{ js: JetStreamClient; jsm: JetStreamManager }> {
     const jsm = await jetstreamManager(this.nats.connection, { timeout: STORE_TIMEOUT_MS });
-    await matchReplicas(jsm, await jsm.streams.info(`KV_${name}`), replicas);
-    return bucket;
+    const name = rateLimitStreamName(this.nats.subjectPrefix);
+    const config: Partial<StreamConfig> & { name: string } = {
+      name,
+      subjects: [prefixedSubject(this.nats.subjectPrefix, 'relay.ratelimit.>')],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.Memory,
+      discard: DiscardPolicy.Old,
+      max_msgs_per_subject: 1,
+      max_age: nanos(2 * WINDOW_MS),
+      num_replicas: this.config.RELAY_JETSTREAM_REPLICAS,
+    };
+    const existing = await jsm.streams.info(name).catch(() => undefined);
+    if (!existing) {
+      await jsm.streams.add(config).catch(async (error: unknown) => {
+        if (!(await jsm.streams.info(name).catch(() => undefined))) throw error;
+      });
+    } else if (existing.config.max_msgs_per_subject !== 1) {
+      // Counters of an older layout (one message per call): start the windows over in this one.
+      this.logger.warn(`rate-limit stream ${name} kept counts another way; created anew`);
+      await jsm.streams.delete(name);
+      await jsm.streams.add(config);
+    } else {
+      await matchReplicas(jsm, existing, config.num_replicas);
+    }
+    return { js: jetstream(this.nats.connection, { timeout: STORE_TIMEOUT_MS }), jsm };
   }
 }
