@@ -1,5 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { NatsRpcClient } from '@app/messaging';
+import { HttpMetrics } from '@app/metrics';
+import { EdgeConfig } from '../apps/edge/src/edge.config';
 import { RateLimiter, rateLimitStreamName, rateLimitSubject } from '../apps/edge/src/rate-limit/rate-limiter';
 import { eventually } from './support/eventually';
 import { PrivateNatsServer } from './support/private-nats';
@@ -82,6 +84,26 @@ describe('rate limiting on POST /a2a, shared by two edges', () => {
     const leased = counts.find((message) => message !== null);
     expect(Number(leased?.string())).toBeGreaterThanOrEqual(3);
     expect(Number(leased?.string())).toBeLessThanOrEqual(LIMIT);
+  });
+  it('counts the window on one edge alone while the store cannot be made, and counts every call let through that way', async () => {
+    // A single server refuses to make a store kept on three: as if JetStream were gone, for a prefix of its own.
+    const nats = await NatsRpcClient.connect({
+      url: relay.env().NATS_URL,
+      subjectPrefix: `${relay.subjectPrefix}_alone`,
+      defaultTimeoutMs: 5000,
+      name: 'alone',
+    });
+    try {
+      const config = Object.assign(new EdgeConfig(), { RELAY_RATE_LIMIT_PER_MINUTE: LIMIT, RELAY_JETSTREAM_REPLICAS: 3 });
+      const limiter = new RateLimiter(nats, config, relay.edge.get(HttpMetrics));
+      const now = Date.now();
+      const decisions: boolean[] = [];
+      for (let index = 0; index < LIMIT + 2; index++) decisions.push((await limiter.consume('alone', now)).allowed);
+      expect(decisions).toEqual([...Array<boolean>(LIMIT).fill(true), false, false]);
+      expect(limiter.failOpenDecisions).toBe(LIMIT);
+    } finally {
+      await nats.connection.close();
+    }
   });
 });
 

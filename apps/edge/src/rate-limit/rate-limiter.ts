@@ -148,6 +148,8 @@ export class RateLimiter {
         this.logger.warn({ err: error, agent_id: agentId }, 'rate-limit store unreachable; this edge counts the window alone');
         state.local = true;
         state.tokens = limit;
+        // The whole limit, once: the window is not leased again, so this edge refuses past it.
+        state.exhausted = true;
         return true;
       }
     }
