@@ -22,7 +22,7 @@ import {
   type TaskView,
 } from '@app/contracts';
 import { createRootLogger, PinoNestLogger } from '@app/logging';
-import { natsConnectOptions, RelayNatsServer, RelayRpcExceptionFilter, RequestIdInterceptor, RpcValidationPipe, ServiceLoad } from '@app/messaging';
+import { ContractGuardPipe, natsConnectOptions, RelayNatsServer, RelayRpcExceptionFilter, RequestIdInterceptor, ServiceLoad } from '@app/messaging';
 import { createMetricsRegistry, NatsHandlerMetrics } from '@app/metrics';
 
 export const RPC_SERVERS = ['nest-relay', 'nest-relay-unvalidated', 'nest-plain', 'nats-map'] as const;
@@ -80,7 +80,7 @@ async function getTask(request: TaskLookup): Promise<TaskView> {
   };
 }
 
-/** The handler as a Nest controller on `pattern`, its payload either the contract class (validated by the pipe) or a plain type (passed through). */
+/** The handler as a Nest controller on `pattern`, its payload either the contract class (held to its shape by the pipe) or a plain type (passed through). */
 function tasksController(pattern: string, validated: boolean): DynamicModule {
   @Controller()
   class ValidatedTasksController {
@@ -117,7 +117,7 @@ async function startRelayStack(prefix: string, validated: boolean): Promise<INes
     logger,
     bufferLogs: true,
   });
-  app.useGlobalPipes(new RpcValidationPipe());
+  app.useGlobalPipes(new ContractGuardPipe());
   app.useGlobalFilters(new RelayRpcExceptionFilter('tasks'));
   app.useGlobalInterceptors(new RequestIdInterceptor(logger.forContext('Rpc'), new NatsHandlerMetrics(createMetricsRegistry(), prefix)));
   await app.listen();
