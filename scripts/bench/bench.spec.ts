@@ -2,7 +2,17 @@ import { decades, escapeXml, logHeight, renderChart, type ChartRow } from './cha
 import { runWindow } from './load-generator';
 import { eventsTable, inboxTable, spread, summarize } from './report';
 import type { WindowRecord } from './scenarios';
-import { cpuDeltaMs, median, medianOfRoundRatios, parseProcStatTicks, parseVmHwmKb, percentile, perRequest, summarizeLatencies } from './stats';
+import {
+  cpuDeltaMs,
+  median,
+  medianOfRoundDifferences,
+  medianOfRoundRatios,
+  parseProcStatTicks,
+  parseVmHwmKb,
+  percentile,
+  perRequest,
+  summarizeLatencies,
+} from './stats';
 
 /** Checks that every tag opened is closed in order (enough to catch broken SVG from string building). */
 function assertWellFormed(xml: string): void {
@@ -59,6 +69,15 @@ describe('bench arithmetic', () => {
     expect(middle).toBe(0.3);
     // A round missing on either side, or a zero denominator, is left out.
     expect(medianOfRoundRatios([10, 20, undefined, 5], [10, undefined, 4, 0]).ratios).toEqual([1]);
+  });
+
+  it('computes differences round by round, then their median', () => {
+    const { differences, median: middle } = medianOfRoundDifferences([150, 140, 190], [100, 120, 110]);
+    expect(differences).toEqual([50, 20, 80]);
+    expect(middle).toBe(50);
+    // A round missing or not finite on either side is left out; a negative difference is kept.
+    expect(medianOfRoundDifferences([10, undefined, 30, NaN, 5], [4, 1, undefined, 2, 9]).differences).toEqual([6, -4]);
+    expect(medianOfRoundDifferences([], []).median).toBeNaN();
   });
 
   it('turns clock-tick samples into CPU milliseconds', () => {

@@ -47,6 +47,24 @@ export function medianOfRoundRatios(
   return { ratios, median: median(ratios) };
 }
 
+/**
+ * Differences `minuend` − `subtrahend` taken round by round (both measured in the same round), then
+ * their median. Rounds where either side is missing or not finite are left out.
+ */
+export function medianOfRoundDifferences(
+  minuend: ReadonlyArray<number | undefined>,
+  subtrahend: ReadonlyArray<number | undefined>,
+): { differences: number[]; median: number } {
+  const differences: number[] = [];
+  for (let round = 0; round < Math.min(minuend.length, subtrahend.length); round++) {
+    const left = minuend[round];
+    const right = subtrahend[round];
+    if (left === undefined || right === undefined || !Number.isFinite(left) || !Number.isFinite(right)) continue;
+    differences.push(left - right);
+  }
+  return { differences, median: median(differences) };
+}
+
 /** Per-process CPU counters (clock ticks of utime + stime) read before and after a window. */
 export type TickSample = ReadonlyMap<number, number>;
 
