@@ -11,6 +11,7 @@ import type pg from 'pg';
 import { runWindow, sleep, type Call, type HttpClient, type WindowLimits, type WindowResult } from './load-generator';
 import type { EventLag, EventWatch } from './event-watch';
 import type { BenchOptions, ScenarioName, ServerName } from './options';
+import { growthLine, PgGrowth, type WindowGrowth } from './pg-growth';
 import type { GroupUsage, ProcessSampler } from './proc-sampler';
 import { TASK_EVENTS_PAGE_LIMIT, TASK_LIMITS } from '@app/contracts';
 import { listQuery } from '../../apps/tasks/src/tasks/list-query';
@@ -58,6 +59,8 @@ export interface WindowRecord {
   totalCpuMsPerRequest: number;
   /** The relay's create windows: commit → published of the window's events, and the backlog at its end. */
   events?: EventLag;
+  /** What grew in Postgres during the window (every server's tables, the WAL, the outbox). */
+  growth?: WindowGrowth;
   errorSamples?: string[];
 }
 
@@ -82,6 +85,7 @@ export class Bench {
   readonly acknowledged = new Map<ServerName, string[]>();
   /** Task ids per client slot, for `get` (the relay only lets the sender or recipient read a thread). */
   private readonly bySlot = new Map<ServerName, string[][]>();
+  private readonly growth: PgGrowth;
 
   constructor(
     readonly options: BenchOptions,
@@ -91,7 +95,9 @@ export class Bench {
     readonly db: pg.Client,
     readonly sink: FanoutSink,
     readonly events: EventWatch,
-  ) {}
+  ) {
+    this.growth = new PgGrowth(db);
+  }
 
   private target(name: ServerName): Target {
     return this.targets.find((target) => target.name === name)!;
@@ -117,7 +123,7 @@ export class Bench {
     return { concurrency: Math.min(concurrency, 4), maxRequests, maxMs: this.options.warmupMs };
   }
 
-  /** One measured window: CPU sample, load, CPU sample. */
+  /** One measured window: growth snapshot, CPU sample, load, CPU sample, growth snapshot. */
   async measure(
     server: ServerName,
     scenario: string,
@@ -126,16 +132,21 @@ export class Bench {
     unit: WindowRecord['unit'],
     run: () => Promise<WindowResult>,
   ): Promise<WindowRecord> {
-    const before = await this.sampler.sample();
-    const window = await run();
-    const after = await this.sampler.sample();
-    const record = this.record(server, scenario, concurrency, round, unit, window, this.sampler.usage(before, after));
+    const { result, growth } = await this.growth.around(async () => {
+      const before = await this.sampler.sample();
+      const window = await run();
+      const after = await this.sampler.sample();
+      return { window, usage: this.sampler.usage(before, after) };
+    });
+    const { window } = result;
+    const record = { ...this.record(server, scenario, concurrency, round, unit, window, result.usage), growth };
     this.records.push(record);
     const cpu = Number.isFinite(record.totalCpuMsPerRequest) ? record.totalCpuMsPerRequest.toFixed(2) : '–';
     console.log(
       `  ${scenario.padEnd(12)} c=${String(concurrency).padEnd(3)} r${round + 1} ${server.padEnd(13)} ${record.rps.toFixed(0).padStart(6)}/s  p50 ${record.latencyMs.p50.toFixed(1)} p99 ${record.latencyMs.p99.toFixed(1)} ms  cpu ${cpu} ms/${unit}  errors ${record.errors}`,
     );
     if (window.errorSamples.length > 0) console.log(`    errors: ${window.errorSamples.join(' | ')}`);
+    console.log(`    pg: ${growthLine(growth)}`);
     return record;
   }
 
