@@ -3,7 +3,17 @@ import { runWindow } from './load-generator';
 import { growthBetween, growthLine, sideOf, walPosition, type GrowthSnapshot, type TableStats } from './pg-growth';
 import { declineRows, declineTable, eventsTable, inboxTable, lastToFirst, spread, summarize } from './report';
 import type { WindowRecord } from './scenarios';
-import { cpuDeltaMs, median, medianOfRoundRatios, parseProcStatTicks, parseVmHwmKb, percentile, perRequest, summarizeLatencies } from './stats';
+import {
+  cpuDeltaMs,
+  median,
+  medianOfRoundRatios,
+  parseMachineBusyTicks,
+  parseProcStatTicks,
+  parseVmHwmKb,
+  percentile,
+  perRequest,
+  summarizeLatencies,
+} from './stats';
 
 /** Checks that every tag opened is closed in order (enough to catch broken SVG from string building). */
 function assertWellFormed(xml: string): void {
@@ -87,6 +97,11 @@ describe('bench arithmetic', () => {
     expect(parseVmHwmKb('Name:\tkthread\n')).toBeNaN();
   });
 
+  it('reads the busy ticks of all CPUs from /proc/stat: user, nice, system, irq, softirq and steal, not idle or iowait', () => {
+    expect(parseMachineBusyTicks('cpu  66102 29 12577 51525 598 0 978 32 0 0\ncpu0 32489 28 5955 26916 75 0 408 10 0 0\n')).toBe(66102 + 29 + 12577 + 978 + 32);
+    expect(() => parseMachineBusyTicks('intr 1 2 3\n')).toThrow(/cpu line/);
+  });
+
   it('summarizes rounds and puts the median per-round relay ÷ SDK-on-Postgres ratio on the relay row', () => {
     const rows = summarize([
       window({ server: 'relay', round: 0, rps: 100, totalCpuMsPerRequest: 20 }),
@@ -164,7 +179,7 @@ describe('bench round-to-round decline', () => {
         'tasks.outbox_events': stats({ totalBytes: 16384, indexBytes: 8192, live: 10, dead: 10, updates: 10, autovacuums: 1 }),
         'public.tasks': stats({ totalBytes: 8192, live: 3 }),
       },
-      outbox: { rows: 10, unpublished: 2 },
+      outbox: { rows: 10, unpublished: 2, pollIndexBytes: 16384, pollScans: 100, pollBlocks: 200 },
     };
     const after: GrowthSnapshot = {
       walLsn: '0/3000',
@@ -175,12 +190,13 @@ describe('bench round-to-round decline', () => {
         'public.tasks': stats({ totalBytes: 8192, live: 3 }),
         'public.migrations': stats({ totalBytes: 99999 }),
       },
-      outbox: { rows: 20, unpublished: 0 },
+      outbox: { rows: 20, unpublished: 0, pollIndexBytes: 24576, pollScans: 140, pollBlocks: 320 },
     };
     const growth = growthBetween(before, after, ['VACUUM tasks.outbox_events', 'VACUUM tasks.outbox_events', 'ANALYZE tasks.tasks']);
     expect(growth.walBytes).toBe(0x2000);
     expect(growth.autovacuumSeen).toEqual(['ANALYZE tasks.tasks', 'VACUUM tasks.outbox_events']);
-    expect(growth.outbox).toEqual({ rows: 20, unpublished: 0 });
+    // 40 polls read 120 index blocks.
+    expect(growth.outbox).toEqual({ rows: 20, unpublished: 0, pollIndexBytes: 24576, pollBlocksPerScan: 3 });
     expect(growth.sides.relay).toEqual({
       totalBytes: 16384 + 49152 + 8192,
       totalBytesDelta: 8192 + 32768 + 8192,
@@ -205,7 +221,7 @@ describe('bench round-to-round decline', () => {
     expect(growth.sides['sdk-postgres']).toMatchObject({ totalBytesDelta: 0, dead: 0, grewMost: [], deadMost: [] });
     expect(Object.keys(growth.sides).sort()).toEqual(['relay', 'sdk-postgres']);
     expect(growthLine(growth)).toBe(
-      'WAL +8 kB · relay +48 kB (idx +20 kB) dead 21 (20 in tasks.outbox_events) HOT 1/11 upd autovacuum 1 autoanalyze 1 · sdk-postgres +0 kB (idx +0 kB) dead 0 · outbox 20 rows, 0 unpublished · workers: ANALYZE tasks.tasks, VACUUM tasks.outbox_events',
+      'WAL +8 kB · relay +48 kB (idx +20 kB) dead 21 (20 in tasks.outbox_events) HOT 1/11 upd autovacuum 1 autoanalyze 1 · sdk-postgres +0 kB (idx +0 kB) dead 0 · outbox 20 rows, 0 unpublished, unpublished index 24 kB, poll 3.0 index blocks/scan · workers: ANALYZE tasks.tasks, VACUUM tasks.outbox_events',
     );
   });
 
@@ -213,14 +229,21 @@ describe('bench round-to-round decline', () => {
     const growth = (server: 'relay' | 'sdk-postgres', walBytes: number, bytes: number, dead: number, seen: string[] = []) => ({
       walBytes,
       autovacuumSeen: seen,
-      outbox: { rows: 0, unpublished: 0 },
+      outbox: { rows: 0, unpublished: 0, pollIndexBytes: 0, pollBlocksPerScan: NaN },
       sides: {
         [server]: { ...stats({}), totalBytesDelta: bytes, dead, deadDelta: 0, liveDelta: 0, updatesDelta: 0, hotUpdatesDelta: 0, grewMost: [], deadMost: [] },
       },
     });
     const records = [
       // Rounds out of order, as the rotation writes them: sorted by round.
-      window({ server: 'relay', round: 1, rps: 380, requests: 380, growth: growth('relay', 380 * 2000, 20480, 500) }),
+      window({
+        server: 'relay',
+        round: 1,
+        rps: 380,
+        requests: 380,
+        growth: growth('relay', 380 * 2000, 20480, 500),
+        machine: { loadAverage: 3, busyCpuMs: 1900, othersCpuMs: 750 },
+      }),
       window({ server: 'relay', round: 0, rps: 400, requests: 400, growth: growth('relay', 400 * 2000, 10240, 100) }),
       window({ server: 'relay', round: 2, rps: 300, requests: 300, growth: growth('relay', 300 * 3000, 30720, 900, ['VACUUM tasks.outbox_events']) }),
       window({ server: 'sdk-postgres', round: 0, rps: 600, requests: 600, growth: growth('sdk-postgres', 600 * 500, 1024, 0) }),
@@ -242,12 +265,14 @@ describe('bench round-to-round decline', () => {
     expect(relay.ownDeadRows).toEqual([100, 500, 900]);
     expect(relay.autovacuumSeen).toEqual([[], [], ['VACUUM tasks.outbox_events']]);
     expect(sdk.walBytesPerRequest).toEqual([500, NaN, 500]);
+    // 750 ms of other processes' CPU in a window of 1 s: 75 % of one CPU.
+    expect(relay.othersCpuPercent).toEqual([NaN, 75, NaN]);
     const table = declineTable(rows).split('\n');
     expect(table).toHaveLength(4);
     expect(table[2]).toBe(
-      '| create | 32 | AgentRelay | 400 → 380 → 300 | 0.75× | 0.94× | 2,000 → 2,000 → 3,000 | 10 → 20 → 30 | 100 → 500 → 900 | r3: VACUUM tasks.outbox_events |',
+      '| create | 32 | AgentRelay | 400 → 380 → 300 | 0.75× | 0.94× | 2,000 → 2,000 → 3,000 | 10 → 20 → 30 | 100 → 500 → 900 | – → 75 → – | r3: VACUUM tasks.outbox_events |',
     );
-    expect(table[3]).toBe('| create | 32 | A2A SDK + Postgres | 600 → 560 → 480 | 0.80× |  | 500 → – → 500 | 1 → – → 1 | 0 → – → 0 |  |');
+    expect(table[3]).toBe('| create | 32 | A2A SDK + Postgres | 600 → 560 → 480 | 0.80× |  | 500 → – → 500 | 1 → – → 1 | 0 → – → 0 | – → – → – |  |');
   });
 });
 

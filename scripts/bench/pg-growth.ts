@@ -14,6 +14,7 @@
  */
 import type pg from 'pg';
 import type { ServerName } from './options';
+import { perRequest } from './stats';
 
 export interface TableStats {
   totalBytes: number;
@@ -32,8 +33,17 @@ export interface GrowthSnapshot {
   walLsn: string;
   /** `schema.table` → its figures, for every user table of the bench database. */
   tables: Record<string, TableStats>;
-  /** The relay's outbox: rows kept, rows not published yet. */
-  outbox: { rows: number; unpublished: number };
+  /** The relay's outbox: rows kept, rows not published yet, and its index of unpublished rows (the relay's poll reads it 40 times a second). */
+  outbox: OutboxSnapshot;
+}
+
+export interface OutboxSnapshot {
+  rows: number;
+  unpublished: number;
+  /** Size of the index of unpublished rows; its scans so far and the index blocks they read (hit or not). */
+  pollIndexBytes: number;
+  pollScans: number;
+  pollBlocks: number;
 }
 
 /** One server's tables over a window: the sums over its tables of their growth, and their state at its end. */
@@ -61,8 +71,8 @@ export interface WindowGrowth {
   sides: Partial<Record<ServerName, SideGrowth>>;
   /** The tables autovacuum workers were seen working on during the window (`VACUUM schema.table`, `ANALYZE …`). */
   autovacuumSeen: string[];
-  /** The relay's outbox at the window's end. */
-  outbox: { rows: number; unpublished: number };
+  /** The relay's outbox at the window's end, and the index blocks each poll for unpublished rows read during the window. */
+  outbox: { rows: number; unpublished: number; pollIndexBytes: number; pollBlocksPerScan: number };
 }
 
 /** Whose a table is: the SDK's task store, the floor's table, or (any other schema than public) the relay's. */
@@ -124,7 +134,12 @@ export function growthBetween(before: GrowthSnapshot, after: GrowthSnapshot, aut
     walBytes: Number(walPosition(after.walLsn) - walPosition(before.walLsn)),
     sides,
     autovacuumSeen: [...new Set(autovacuumSeen)].sort(),
-    outbox: after.outbox,
+    outbox: {
+      rows: after.outbox.rows,
+      unpublished: after.outbox.unpublished,
+      pollIndexBytes: after.outbox.pollIndexBytes,
+      pollBlocksPerScan: perRequest(after.outbox.pollBlocks - before.outbox.pollBlocks, after.outbox.pollScans - before.outbox.pollScans),
+    },
   };
 }
 
@@ -139,7 +154,9 @@ export function growthLine(growth: WindowGrowth): string {
     return `${side} ${kB(sum.totalBytesDelta)} (idx ${kB(sum.indexBytesDelta)}) dead ${sum.dead}${deadest}${hot}${vacuums}`;
   });
   const workers = growth.autovacuumSeen.length ? ` · workers: ${growth.autovacuumSeen.join(', ')}` : '';
-  return `WAL ${kB(growth.walBytes)} · ${sides.join(' · ')} · outbox ${growth.outbox.rows} rows, ${growth.outbox.unpublished} unpublished${workers}`;
+  const { outbox } = growth;
+  const poll = Number.isFinite(outbox.pollBlocksPerScan) ? `, poll ${outbox.pollBlocksPerScan.toFixed(1)} index blocks/scan` : '';
+  return `WAL ${kB(growth.walBytes)} · ${sides.join(' · ')} · outbox ${outbox.rows} rows, ${outbox.unpublished} unpublished, unpublished index ${Math.round(outbox.pollIndexBytes / 1024)} kB${poll}${workers}`;
 }
 
 const TABLES_SQL = `
@@ -148,6 +165,13 @@ SELECT s.schemaname || '.' || s.relname AS "table",
        s.n_live_tup::float8 AS "live", s.n_dead_tup::float8 AS "dead", s.n_tup_upd::float8 AS "updates", s.n_tup_hot_upd::float8 AS "hotUpdates",
        s.autovacuum_count::float8 AS "autovacuums", s.autoanalyze_count::float8 AS "autoanalyzes"
 FROM pg_stat_user_tables s`;
+
+const OUTBOX_SQL = `
+SELECT (SELECT count(*) FROM "tasks"."outbox_events" WHERE "published_at" IS NULL)::float8 AS "unpublished",
+       pg_relation_size(i.indexrelid)::float8 AS "pollIndexBytes", i.idx_scan::float8 AS "pollScans",
+       (io.idx_blks_hit + io.idx_blks_read)::float8 AS "pollBlocks"
+FROM pg_stat_user_indexes i JOIN pg_statio_user_indexes io USING (indexrelid)
+WHERE i.schemaname = 'tasks' AND i.indexrelname = 'outbox_events_unpublished_idx'`;
 
 /** Samples the bench database's growth on `client` (the bench's own session); watches autovacuum workers while a window runs. */
 export class PgGrowth {
@@ -162,10 +186,9 @@ export class PgGrowth {
     const tables: Record<string, TableStats> = {};
     for (const { table, ...stats } of rows) tables[table] = stats;
     const outbox = tables['tasks.outbox_events']
-      ? (await this.client.query<{ unpublished: number }>(`SELECT count(*)::int AS "unpublished" FROM "tasks"."outbox_events" WHERE "published_at" IS NULL`))
-          .rows[0].unpublished
-      : 0;
-    return { walLsn: wal.rows[0].lsn, tables, outbox: { rows: tables['tasks.outbox_events']?.live ?? 0, unpublished: outbox } };
+      ? (await this.client.query<Omit<OutboxSnapshot, 'rows'>>(OUTBOX_SQL)).rows[0]
+      : { unpublished: 0, pollIndexBytes: 0, pollScans: 0, pollBlocks: 0 };
+    return { walLsn: wal.rows[0].lsn, tables, outbox: { rows: tables['tasks.outbox_events']?.live ?? 0, ...outbox } };
   }
 
   /** Runs `work` between two snapshots, noting what the database's autovacuum workers do meanwhile. */

@@ -250,6 +250,8 @@ export interface DeclineRow {
   ownBytesDelta: number[];
   ownDeadRows: number[];
   autovacuumSeen: string[][];
+  /** Per round: the CPU the machine's other processes (not sampled by the bench) used during the window, in % of one CPU. */
+  othersCpuPercent: number[];
 }
 
 /** The last ÷ the first of a series; NaN when either is missing or the first is not positive. */
@@ -276,6 +278,7 @@ export function declineRows(records: readonly WindowRecord[]): DeclineRow[] {
       ownBytesDelta: windows.map((window) => window.growth?.sides[window.server]?.totalBytesDelta ?? NaN),
       ownDeadRows: windows.map((window) => window.growth?.sides[window.server]?.dead ?? NaN),
       autovacuumSeen: windows.map((window) => window.growth?.autovacuumSeen ?? []),
+      othersCpuPercent: windows.map((window) => (window.machine && window.seconds > 0 ? window.machine.othersCpuMs / window.seconds / 10 : NaN)),
     });
   }
   for (const row of rows) {
@@ -291,13 +294,13 @@ export function declineTable(rows: readonly DeclineRow[]): string {
   const series = (values: readonly number[], digits = 0): string => values.map((value) => fmt(value, digits)).join(' → ');
   const kB = (values: readonly number[]): string => series(values.map((value) => value / 1024));
   const lines = [
-    '| scenario | c | server | req/s by round | last ÷ first | relay ÷ SDK of last ÷ first | WAL B/req by round | own tables Δ kB by round | own dead rows at the end by round | autovacuum workers seen |',
-    '|---|---:|---|---:|---:|---:|---:|---:|---:|---|',
+    '| scenario | c | server | req/s by round | last ÷ first | relay ÷ SDK of last ÷ first | WAL B/req by round | own tables Δ kB by round | own dead rows at the end by round | CPU of other processes, % by round | autovacuum workers seen |',
+    '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const row of rows) {
     const workers = row.autovacuumSeen.map((seen, round) => (seen.length ? `r${round + 1}: ${seen.join(', ')}` : '')).filter(Boolean);
     lines.push(
-      `| ${row.scenario} | ${row.concurrency} | ${SERVER_LABELS[row.server]} | ${series(row.rpsByRound)} | ${ratio(row.lastToFirst)} | ${ratio(row.vsSdkPostgres)} | ${series(row.walBytesPerRequest)} | ${kB(row.ownBytesDelta)} | ${series(row.ownDeadRows)} | ${workers.join('; ')} |`,
+      `| ${row.scenario} | ${row.concurrency} | ${SERVER_LABELS[row.server]} | ${series(row.rpsByRound)} | ${ratio(row.lastToFirst)} | ${ratio(row.vsSdkPostgres)} | ${series(row.walBytesPerRequest)} | ${kB(row.ownBytesDelta)} | ${series(row.ownDeadRows)} | ${series(row.othersCpuPercent)} | ${workers.join('; ')} |`,
     );
   }
   return lines.join('\n');

@@ -4,7 +4,9 @@
  * `lifecycle`, `inbox` and `fanout` are the relay's alone. Every window is bounded in requests and
  * time, and brackets its load with a CPU sample of every process.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
@@ -29,7 +31,7 @@ import {
   relaySendMessage,
   type RelayFixture,
 } from './relay-fixture';
-import { perRequest, summarizeLatencies, type LatencySummary } from './stats';
+import { parseMachineBusyTicks, perRequest, summarizeLatencies, type LatencySummary } from './stats';
 
 /** The processes that do a server's work (its total CPU), Postgres background and the bench apart. */
 export const SERVER_GROUPS: Record<ServerName, string[]> = {
@@ -61,6 +63,8 @@ export interface WindowRecord {
   events?: EventLag;
   /** What grew in Postgres during the window (every server's tables, the WAL, the outbox). */
   growth?: WindowGrowth;
+  /** The machine during the window: its 1-minute load average at the end, the CPU ms all its processes used, and those of processes the bench does not sample (other work on the machine). */
+  machine?: { loadAverage: number; busyCpuMs: number; othersCpuMs: number };
   errorSamples?: string[];
 }
 
@@ -132,21 +136,28 @@ export class Bench {
     unit: WindowRecord['unit'],
     run: () => Promise<WindowResult>,
   ): Promise<WindowRecord> {
+    const busyTicks = (): number => parseMachineBusyTicks(readFileSync('/proc/stat', 'utf8'));
     const { result, growth } = await this.growth.around(async () => {
       const before = await this.sampler.sample();
+      const busyBefore = busyTicks();
       const window = await run();
+      const busyAfter = busyTicks();
       const after = await this.sampler.sample();
-      return { window, usage: this.sampler.usage(before, after) };
+      return { window, usage: this.sampler.usage(before, after), busyCpuMs: ((busyAfter - busyBefore) * 1000) / this.sampler.clockTicks };
     });
-    const { window } = result;
-    const record = { ...this.record(server, scenario, concurrency, round, unit, window, result.usage), growth };
+    const { window, usage, busyCpuMs } = result;
+    const sampledCpuMs = [...usage.values()].reduce((sum, used) => sum + used.cpuMs, 0);
+    const machine = { loadAverage: loadavg()[0], busyCpuMs, othersCpuMs: Math.max(0, busyCpuMs - sampledCpuMs) };
+    const record = { ...this.record(server, scenario, concurrency, round, unit, window, usage), growth, machine };
     this.records.push(record);
     const cpu = Number.isFinite(record.totalCpuMsPerRequest) ? record.totalCpuMsPerRequest.toFixed(2) : '–';
     console.log(
       `  ${scenario.padEnd(12)} c=${String(concurrency).padEnd(3)} r${round + 1} ${server.padEnd(13)} ${record.rps.toFixed(0).padStart(6)}/s  p50 ${record.latencyMs.p50.toFixed(1)} p99 ${record.latencyMs.p99.toFixed(1)} ms  cpu ${cpu} ms/${unit}  errors ${record.errors}`,
     );
     if (window.errorSamples.length > 0) console.log(`    errors: ${window.errorSamples.join(' | ')}`);
-    console.log(`    pg: ${growthLine(growth)}`);
+    console.log(
+      `    pg: ${growthLine(growth)} · machine: load ${machine.loadAverage.toFixed(1)}, other processes ${(machine.othersCpuMs / window.seconds / 10).toFixed(0)} % of a CPU`,
+    );
     return record;
   }
 
