@@ -245,7 +245,14 @@ describe('bench round-to-round decline', () => {
         machine: { loadAverage: 3, busyCpuMs: 1900, othersCpuMs: 750 },
       }),
       window({ server: 'relay', round: 0, rps: 400, requests: 400, growth: growth('relay', 400 * 2000, 10240, 100) }),
-      window({ server: 'relay', round: 2, rps: 300, requests: 300, growth: growth('relay', 300 * 3000, 30720, 900, ['VACUUM tasks.outbox_events']) }),
+      window({
+        server: 'relay',
+        round: 2,
+        rps: 300,
+        requests: 300,
+        totalCpuMsPerRequest: 1.5,
+        growth: growth('relay', 300 * 3000, 30720, 900, ['VACUUM tasks.outbox_events']),
+      }),
       window({ server: 'sdk-postgres', round: 0, rps: 600, requests: 600, growth: growth('sdk-postgres', 600 * 500, 1024, 0) }),
       window({ server: 'sdk-postgres', round: 1, rps: 560, requests: 560 }),
       window({ server: 'sdk-postgres', round: 2, rps: 480, requests: 480, growth: growth('sdk-postgres', 480 * 500, 1024, 0) }),
@@ -260,6 +267,8 @@ describe('bench round-to-round decline', () => {
     // 0.75 ÷ 0.8: the relay lost 6 % more than the SDK did in the same run.
     expect(relay.vsSdkPostgres).toBeCloseTo(0.9375);
     expect(sdk.vsSdkPostgres).toBeUndefined();
+    expect(relay.cpuMsPerRequestByRound).toEqual([1, 1, 1.5]);
+    expect(relay.cpuLastToFirst).toBeCloseTo(1.5);
     expect(relay.walBytesPerRequest).toEqual([2000, 2000, 3000]);
     expect(relay.ownBytesDelta).toEqual([10240, 20480, 30720]);
     expect(relay.ownDeadRows).toEqual([100, 500, 900]);
@@ -270,9 +279,11 @@ describe('bench round-to-round decline', () => {
     const table = declineTable(rows).split('\n');
     expect(table).toHaveLength(4);
     expect(table[2]).toBe(
-      '| create | 32 | AgentRelay | 400 → 380 → 300 | 0.75× | 0.94× | 2,000 → 2,000 → 3,000 | 10 → 20 → 30 | 100 → 500 → 900 | – → 75 → – | r3: VACUUM tasks.outbox_events |',
+      '| create | 32 | AgentRelay | 400 → 380 → 300 | 0.75× | 0.94× | 1.00 → 1.00 → 1.50 | 1.50× | 2,000 → 2,000 → 3,000 | 10 → 20 → 30 | 100 → 500 → 900 | – → 75 → – | r3: VACUUM tasks.outbox_events |',
     );
-    expect(table[3]).toBe('| create | 32 | A2A SDK + Postgres | 600 → 560 → 480 | 0.80× |  | 500 → – → 500 | 1 → – → 1 | 0 → – → 0 | – → – → – |  |');
+    expect(table[3]).toBe(
+      '| create | 32 | A2A SDK + Postgres | 600 → 560 → 480 | 0.80× |  | 1.00 → 1.00 → 1.00 | 1.00× | 500 → – → 500 | 1 → – → 1 | 0 → – → 0 | – → – → – |  |',
+    );
   });
 });
 

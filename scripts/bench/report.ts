@@ -245,6 +245,9 @@ export interface DeclineRow {
   lastToFirst: number;
   /** Relay rows: the relay's last ÷ first over the SDK-on-Postgres server's (below 1, the relay declined more). */
   vsSdkPostgres?: number;
+  /** CPU ms per request of the server's own processes, per round, and the last ÷ the first: above 1 each request came to cost more (its own work grew), whatever the machine's load. */
+  cpuMsPerRequestByRound: number[];
+  cpuLastToFirst: number;
   /** Per round, from its window: WAL bytes per request, its own tables' growth in bytes, their dead rows at the end, autovacuum workers seen. */
   walBytesPerRequest: number[];
   ownBytesDelta: number[];
@@ -274,6 +277,8 @@ export function declineRows(records: readonly WindowRecord[]): DeclineRow[] {
       server: summary.server,
       rpsByRound,
       lastToFirst: lastToFirst(rpsByRound),
+      cpuMsPerRequestByRound: windows.map((window) => window.totalCpuMsPerRequest),
+      cpuLastToFirst: lastToFirst(windows.map((window) => window.totalCpuMsPerRequest)),
       walBytesPerRequest: windows.map((window) => (window.growth ? perRequest(window.growth.walBytes, window.requests - window.errors) : NaN)),
       ownBytesDelta: windows.map((window) => window.growth?.sides[window.server]?.totalBytesDelta ?? NaN),
       ownDeadRows: windows.map((window) => window.growth?.sides[window.server]?.dead ?? NaN),
@@ -294,13 +299,13 @@ export function declineTable(rows: readonly DeclineRow[]): string {
   const series = (values: readonly number[], digits = 0): string => values.map((value) => fmt(value, digits)).join(' → ');
   const kB = (values: readonly number[]): string => series(values.map((value) => value / 1024));
   const lines = [
-    '| scenario | c | server | req/s by round | last ÷ first | relay ÷ SDK of last ÷ first | WAL B/req by round | own tables Δ kB by round | own dead rows at the end by round | CPU of other processes, % by round | autovacuum workers seen |',
-    '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| scenario | c | server | req/s by round | last ÷ first | relay ÷ SDK of last ÷ first | CPU ms/req by round | CPU last ÷ first | WAL B/req by round | own tables Δ kB by round | own dead rows at the end by round | CPU of other processes, % by round | autovacuum workers seen |',
+    '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const row of rows) {
     const workers = row.autovacuumSeen.map((seen, round) => (seen.length ? `r${round + 1}: ${seen.join(', ')}` : '')).filter(Boolean);
     lines.push(
-      `| ${row.scenario} | ${row.concurrency} | ${SERVER_LABELS[row.server]} | ${series(row.rpsByRound)} | ${ratio(row.lastToFirst)} | ${ratio(row.vsSdkPostgres)} | ${series(row.walBytesPerRequest)} | ${kB(row.ownBytesDelta)} | ${series(row.ownDeadRows)} | ${series(row.othersCpuPercent)} | ${workers.join('; ')} |`,
+      `| ${row.scenario} | ${row.concurrency} | ${SERVER_LABELS[row.server]} | ${series(row.rpsByRound)} | ${ratio(row.lastToFirst)} | ${ratio(row.vsSdkPostgres)} | ${series(row.cpuMsPerRequestByRound, 2)} | ${ratio(row.cpuLastToFirst)} | ${series(row.walBytesPerRequest)} | ${kB(row.ownBytesDelta)} | ${series(row.ownDeadRows)} | ${series(row.othersCpuPercent)} | ${workers.join('; ')} |`,
     );
   }
   return lines.join('\n');
