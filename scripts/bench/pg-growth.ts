@@ -191,6 +191,14 @@ export class PgGrowth {
     return { walLsn: wal.rows[0].lsn, tables, outbox: { rows: tables['tasks.outbox_events']?.live ?? 0, ...outbox } };
   }
 
+  /** The server's settings that decide whether dead rows are reclaimed during a run (autovacuum is often off on CI machines). */
+  async vacuumSettings(): Promise<string> {
+    const { rows } = await this.client.query<{ name: string; setting: string }>(
+      `SELECT name, setting FROM pg_settings WHERE name IN ('autovacuum', 'autovacuum_naptime', 'autovacuum_vacuum_scale_factor') ORDER BY name`,
+    );
+    return rows.map((row) => `${row.name} ${row.setting}`).join(', ');
+  }
+
   /** Runs `work` between two snapshots, noting what the database's autovacuum workers do meanwhile. */
   async around<T>(work: () => Promise<T>): Promise<{ result: T; growth: WindowGrowth }> {
     const before = await this.snapshot();

@@ -472,7 +472,12 @@ export class Bench {
     }
   }
 
+  /** Postgres's autovacuum settings during the run, for the report. */
+  vacuumSettings = '';
+
   async run(): Promise<void> {
+    this.vacuumSettings = await this.growth.vacuumSettings();
+    console.log(`  Postgres: ${this.vacuumSettings}`);
     const order: ScenarioName[] = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout'];
     for (const scenario of order) {
       if (!this.options.scenarios.includes(scenario)) continue;
