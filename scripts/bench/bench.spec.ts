@@ -1,12 +1,14 @@
 import { decades, escapeXml, logHeight, renderChart, type ChartRow } from './chart';
 import { runWindow } from './load-generator';
-import { eventsTable, inboxTable, spread, summarize } from './report';
+import { growthBetween, growthLine, sideOf, walPosition, type GrowthSnapshot, type TableStats } from './pg-growth';
+import { declineRows, declineTable, eventsTable, inboxTable, lastToFirst, spread, summarize } from './report';
 import type { WindowRecord } from './scenarios';
 import {
   cpuDeltaMs,
   median,
   medianOfRoundDifferences,
   medianOfRoundRatios,
+  parseMachineBusyTicks,
   parseProcStatTicks,
   parseVmHwmKb,
   percentile,
@@ -105,6 +107,11 @@ describe('bench arithmetic', () => {
     expect(parseVmHwmKb('Name:\tkthread\n')).toBeNaN();
   });
 
+  it('reads the busy ticks of all CPUs from /proc/stat: user, nice, system, irq, softirq and steal, not idle or iowait', () => {
+    expect(parseMachineBusyTicks('cpu  66102 29 12577 51525 598 0 978 32 0 0\ncpu0 32489 28 5955 26916 75 0 408 10 0 0\n')).toBe(66102 + 29 + 12577 + 978 + 32);
+    expect(() => parseMachineBusyTicks('intr 1 2 3\n')).toThrow(/cpu line/);
+  });
+
   it('summarizes rounds and puts the median per-round relay ÷ SDK-on-Postgres ratio on the relay row', () => {
     const rows = summarize([
       window({ server: 'relay', round: 0, rps: 100, totalCpuMsPerRequest: 20 }),
@@ -136,6 +143,157 @@ describe('bench arithmetic', () => {
     const table = eventsTable(rows).split('\n');
     expect(table).toHaveLength(3);
     expect(table[2]).toBe('| create | 32 | 100 | 20.0 | 60.0 | 12 | 1 |');
+  });
+});
+
+describe('bench round-to-round decline', () => {
+  const stats = (partial: Partial<TableStats>): TableStats => ({
+    totalBytes: 0,
+    indexBytes: 0,
+    live: 0,
+    dead: 0,
+    updates: 0,
+    hotUpdates: 0,
+    autovacuums: 0,
+    autoanalyzes: 0,
+    ...partial,
+  });
+
+  it('takes the last ÷ the first of a series, and refuses a missing or zero first', () => {
+    expect(lastToFirst([400, 380, 300])).toBeCloseTo(0.75);
+    expect(lastToFirst([200])).toBe(1);
+    expect(lastToFirst([])).toBeNaN();
+    expect(lastToFirst([0, 10])).toBeNaN();
+    expect(lastToFirst([10, NaN])).toBeNaN();
+  });
+
+  it('reads WAL locations as 64-bit byte positions', () => {
+    expect(walPosition('0/16B3748')).toBe(0x16b3748n);
+    expect(walPosition('1/0') - walPosition('0/FFFFFF00')).toBe(256n);
+    expect(() => walPosition('16B3748')).toThrow(/WAL location/);
+  });
+
+  it("tells the relay's tables from the SDK's and the floor's", () => {
+    expect(sideOf('tasks.outbox_events')).toBe('relay');
+    expect(sideOf('directory.agents')).toBe('relay');
+    expect(sideOf('public.tasks')).toBe('sdk-postgres');
+    expect(sideOf('public.bench_floor_tasks')).toBe('floor');
+    expect(sideOf('public.migrations')).toBeUndefined();
+  });
+
+  it('sums each server’s growth over its tables between two snapshots, a new table growing from nothing', () => {
+    const before: GrowthSnapshot = {
+      walLsn: '0/1000',
+      tables: {
+        'tasks.tasks': stats({ totalBytes: 8192, indexBytes: 4096, live: 10, dead: 1, updates: 5, hotUpdates: 5 }),
+        'tasks.outbox_events': stats({ totalBytes: 16384, indexBytes: 8192, live: 10, dead: 10, updates: 10, autovacuums: 1 }),
+        'public.tasks': stats({ totalBytes: 8192, live: 3 }),
+      },
+      outbox: { rows: 10, unpublished: 2, pollIndexBytes: 16384, pollScans: 100, pollBlocks: 200 },
+    };
+    const after: GrowthSnapshot = {
+      walLsn: '0/3000',
+      tables: {
+        'tasks.tasks': stats({ totalBytes: 16384, indexBytes: 8192, live: 20, dead: 1, updates: 6, hotUpdates: 6 }),
+        'tasks.outbox_events': stats({ totalBytes: 49152, indexBytes: 24576, live: 20, dead: 20, updates: 20, autovacuums: 2, autoanalyzes: 1 }),
+        'tasks.messages': stats({ totalBytes: 8192, live: 10 }),
+        'public.tasks': stats({ totalBytes: 8192, live: 3 }),
+        'public.migrations': stats({ totalBytes: 99999 }),
+      },
+      outbox: { rows: 20, unpublished: 0, pollIndexBytes: 24576, pollScans: 140, pollBlocks: 320 },
+    };
+    const growth = growthBetween(before, after, ['VACUUM tasks.outbox_events', 'VACUUM tasks.outbox_events', 'ANALYZE tasks.tasks']);
+    expect(growth.walBytes).toBe(0x2000);
+    expect(growth.autovacuumSeen).toEqual(['ANALYZE tasks.tasks', 'VACUUM tasks.outbox_events']);
+    // 40 polls read 120 index blocks.
+    expect(growth.outbox).toEqual({ rows: 20, unpublished: 0, pollIndexBytes: 24576, pollBlocksPerScan: 3 });
+    expect(growth.sides.relay).toEqual({
+      totalBytes: 16384 + 49152 + 8192,
+      totalBytesDelta: 8192 + 32768 + 8192,
+      indexBytesDelta: 4096 + 16384,
+      liveDelta: 30,
+      dead: 21,
+      deadDelta: 10,
+      updatesDelta: 11,
+      hotUpdatesDelta: 1,
+      autovacuums: 1,
+      autoanalyzes: 1,
+      grewMost: [
+        ['tasks.outbox_events', 32768],
+        ['tasks.tasks', 8192],
+        ['tasks.messages', 8192],
+      ],
+      deadMost: [
+        ['tasks.outbox_events', 20],
+        ['tasks.tasks', 1],
+      ],
+    });
+    expect(growth.sides['sdk-postgres']).toMatchObject({ totalBytesDelta: 0, dead: 0, grewMost: [], deadMost: [] });
+    expect(Object.keys(growth.sides).sort()).toEqual(['relay', 'sdk-postgres']);
+    expect(growthLine(growth)).toBe(
+      'WAL +8 kB · relay +48 kB (idx +20 kB) dead 21 (20 in tasks.outbox_events) HOT 1/11 upd autovacuum 1 autoanalyze 1 · sdk-postgres +0 kB (idx +0 kB) dead 0 · outbox 20 rows, 0 unpublished, unpublished index 24 kB, poll 3.0 index blocks/scan · workers: ANALYZE tasks.tasks, VACUUM tasks.outbox_events',
+    );
+  });
+
+  it("gives each server its req/s per round and last ÷ first, the relay's over the SDK's, with its own growth per round", () => {
+    const growth = (server: 'relay' | 'sdk-postgres', walBytes: number, bytes: number, dead: number, seen: string[] = []) => ({
+      walBytes,
+      autovacuumSeen: seen,
+      outbox: { rows: 0, unpublished: 0, pollIndexBytes: 0, pollBlocksPerScan: NaN },
+      sides: {
+        [server]: { ...stats({}), totalBytesDelta: bytes, dead, deadDelta: 0, liveDelta: 0, updatesDelta: 0, hotUpdatesDelta: 0, grewMost: [], deadMost: [] },
+      },
+    });
+    const records = [
+      // Rounds out of order, as the rotation writes them: sorted by round.
+      window({
+        server: 'relay',
+        round: 1,
+        rps: 380,
+        requests: 380,
+        growth: growth('relay', 380 * 2000, 20480, 500),
+        machine: { loadAverage: 3, busyCpuMs: 1900, othersCpuMs: 750 },
+      }),
+      window({ server: 'relay', round: 0, rps: 400, requests: 400, growth: growth('relay', 400 * 2000, 10240, 100) }),
+      window({
+        server: 'relay',
+        round: 2,
+        rps: 300,
+        requests: 300,
+        totalCpuMsPerRequest: 1.5,
+        growth: growth('relay', 300 * 3000, 30720, 900, ['VACUUM tasks.outbox_events']),
+      }),
+      window({ server: 'sdk-postgres', round: 0, rps: 600, requests: 600, growth: growth('sdk-postgres', 600 * 500, 1024, 0) }),
+      window({ server: 'sdk-postgres', round: 1, rps: 560, requests: 560 }),
+      window({ server: 'sdk-postgres', round: 2, rps: 480, requests: 480, growth: growth('sdk-postgres', 480 * 500, 1024, 0) }),
+      window({ server: 'relay', scenario: 'lifecycle', round: 0, rps: 50 }),
+    ];
+    const rows = declineRows(records);
+    expect(rows.map((row) => `${row.scenario}/${row.server}`)).toEqual(['create/relay', 'create/sdk-postgres']);
+    const [relay, sdk] = rows;
+    expect(relay.rpsByRound).toEqual([400, 380, 300]);
+    expect(relay.lastToFirst).toBeCloseTo(0.75);
+    expect(sdk.lastToFirst).toBeCloseTo(0.8);
+    // 0.75 ÷ 0.8: the relay lost 6 % more than the SDK did in the same run.
+    expect(relay.vsSdkPostgres).toBeCloseTo(0.9375);
+    expect(sdk.vsSdkPostgres).toBeUndefined();
+    expect(relay.cpuMsPerRequestByRound).toEqual([1, 1, 1.5]);
+    expect(relay.cpuLastToFirst).toBeCloseTo(1.5);
+    expect(relay.walBytesPerRequest).toEqual([2000, 2000, 3000]);
+    expect(relay.ownBytesDelta).toEqual([10240, 20480, 30720]);
+    expect(relay.ownDeadRows).toEqual([100, 500, 900]);
+    expect(relay.autovacuumSeen).toEqual([[], [], ['VACUUM tasks.outbox_events']]);
+    expect(sdk.walBytesPerRequest).toEqual([500, NaN, 500]);
+    // 750 ms of other processes' CPU in a window of 1 s: 75 % of one CPU.
+    expect(relay.othersCpuPercent).toEqual([NaN, 75, NaN]);
+    const table = declineTable(rows).split('\n');
+    expect(table).toHaveLength(4);
+    expect(table[2]).toBe(
+      '| create | 32 | AgentRelay | 400 → 380 → 300 | 0.75× | 0.94× | 1.00 → 1.00 → 1.50 | 1.50× | 2,000 → 2,000 → 3,000 | 10 → 20 → 30 | 100 → 500 → 900 | – → 75 → – | r3: VACUUM tasks.outbox_events |',
+    );
+    expect(table[3]).toBe(
+      '| create | 32 | A2A SDK + Postgres | 600 → 560 → 480 | 0.80× |  | 1.00 → 1.00 → 1.00 | 1.00× | 500 → – → 500 | 1 → – → 1 | 0 → – → 0 | – → – → – |  |',
+    );
   });
 });
 

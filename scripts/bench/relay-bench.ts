@@ -24,7 +24,7 @@ import { migrateSdkTaskStore, RELAY_SERVICES, startBaseline, startRelay, stopChi
 import { setUpRelayAgents } from './relay-fixture';
 import { EventWatch } from './event-watch';
 import { replicasScenario, type ReplicasResult } from './replicas';
-import { cpuTable, eventsTable, inboxTable, mainTable, rssTable, summarize } from './report';
+import { cpuTable, declineRows, declineTable, eventsTable, inboxTable, mainTable, rssTable, summarize } from './report';
 import { Bench, FanoutSink, type Target } from './scenarios';
 import { writePlanLines, writePlansTable } from './write-plans';
 
@@ -202,6 +202,7 @@ async function main(): Promise<void> {
     const verification = await verifyStored(db, bench.acknowledged);
     const rows = summarize(bench.records);
     const inbox = inboxTable(rows);
+    const decline = declineRows(bench.records);
     const peaks = sampler.peaks();
     const finishedAt = new Date();
     const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
@@ -217,6 +218,12 @@ async function main(): Promise<void> {
       '## Throughput, latency, CPU (medians over rounds; ratios are medians of per-round ratios)',
       '',
       mainTable(rows),
+      '',
+      '## Round to round: req/s per round, last ÷ first, and what grew in Postgres during each window',
+      '',
+      `Postgres: ${bench.vacuumSettings}`,
+      '',
+      declineTable(decline),
       '',
       "## Events: commit → published (the relay's create windows)",
       '',
@@ -266,6 +273,8 @@ async function main(): Promise<void> {
       finishedAt: finishedAt.toISOString(),
       options,
       summary: rows,
+      decline,
+      vacuumSettings: bench.vacuumSettings,
       inbox: { flatness: inbox.flatness, plans: bench.inboxPlans },
       verification,
       peakRssKb: peaks,

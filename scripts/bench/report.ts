@@ -4,7 +4,7 @@
  */
 import type { ServerName } from './options';
 import type { WindowRecord } from './scenarios';
-import { median, medianOfRoundRatios } from './stats';
+import { median, medianOfRoundRatios, perRequest } from './stats';
 
 export interface SummaryRow {
   scenario: string;
@@ -232,4 +232,81 @@ export function inboxTable(rows: readonly SummaryRow[]): { table: string; flatne
     }
   }
   return { table: lines.join('\n'), flatness };
+}
+
+/** How one server's throughput moved over the rounds of one scenario and concurrency, with what grew in its windows. */
+export interface DeclineRow {
+  scenario: string;
+  concurrency: number;
+  server: ServerName;
+  /** req/s of each round's window, in round order. */
+  rpsByRound: number[];
+  /** The last round's req/s ÷ the first's: below 1 the server slowed down over the run. */
+  lastToFirst: number;
+  /** Relay rows: the relay's last ÷ first over the SDK-on-Postgres server's (below 1, the relay declined more). */
+  vsSdkPostgres?: number;
+  /** CPU ms per request of the server's own processes, per round, and the last ÷ the first: above 1 each request came to cost more (its own work grew), whatever the machine's load. */
+  cpuMsPerRequestByRound: number[];
+  cpuLastToFirst: number;
+  /** Per round, from its window: WAL bytes per request, its own tables' growth in bytes, their dead rows at the end, autovacuum workers seen. */
+  walBytesPerRequest: number[];
+  ownBytesDelta: number[];
+  ownDeadRows: number[];
+  autovacuumSeen: string[][];
+  /** Per round: the CPU the machine's other processes (not sampled by the bench) used during the window, in % of one CPU. */
+  othersCpuPercent: number[];
+}
+
+/** The last ÷ the first of a series; NaN when either is missing or the first is not positive. */
+export function lastToFirst(values: readonly number[]): number {
+  const first = values[0];
+  const last = values[values.length - 1];
+  return values.length > 0 && Number.isFinite(first) && Number.isFinite(last) && first > 0 ? last / first : NaN;
+}
+
+/** One row per scenario, concurrency and server measured over more than one round, in the order of `summarize`. */
+export function declineRows(records: readonly WindowRecord[]): DeclineRow[] {
+  const rows: DeclineRow[] = [];
+  for (const summary of summarize(records)) {
+    const windows = records.filter((record) => record.server === summary.server && key(record) === key(summary)).sort((a, b) => a.round - b.round);
+    if (windows.length < 2) continue;
+    const rpsByRound = windows.map((window) => window.rps);
+    rows.push({
+      scenario: summary.scenario,
+      concurrency: summary.concurrency,
+      server: summary.server,
+      rpsByRound,
+      lastToFirst: lastToFirst(rpsByRound),
+      cpuMsPerRequestByRound: windows.map((window) => window.totalCpuMsPerRequest),
+      cpuLastToFirst: lastToFirst(windows.map((window) => window.totalCpuMsPerRequest)),
+      walBytesPerRequest: windows.map((window) => (window.growth ? perRequest(window.growth.walBytes, window.requests - window.errors) : NaN)),
+      ownBytesDelta: windows.map((window) => window.growth?.sides[window.server]?.totalBytesDelta ?? NaN),
+      ownDeadRows: windows.map((window) => window.growth?.sides[window.server]?.dead ?? NaN),
+      autovacuumSeen: windows.map((window) => window.growth?.autovacuumSeen ?? []),
+      othersCpuPercent: windows.map((window) => (window.machine && window.seconds > 0 ? window.machine.othersCpuMs / window.seconds / 10 : NaN)),
+    });
+  }
+  for (const row of rows) {
+    if (row.server !== 'relay') continue;
+    const sdk = rows.find((other) => other.server === 'sdk-postgres' && key(other) === key(row));
+    if (sdk) row.vsSdkPostgres = row.lastToFirst / sdk.lastToFirst;
+  }
+  return rows;
+}
+
+/** The decline table: req/s per round and last ÷ first per server side by side, with what grew in each round's window. */
+export function declineTable(rows: readonly DeclineRow[]): string {
+  const series = (values: readonly number[], digits = 0): string => values.map((value) => fmt(value, digits)).join(' → ');
+  const kB = (values: readonly number[]): string => series(values.map((value) => value / 1024));
+  const lines = [
+    '| scenario | c | server | req/s by round | last ÷ first | relay ÷ SDK of last ÷ first | CPU ms/req by round | CPU last ÷ first | WAL B/req by round | own tables Δ kB by round | own dead rows at the end by round | CPU of other processes, % by round | autovacuum workers seen |',
+    '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const row of rows) {
+    const workers = row.autovacuumSeen.map((seen, round) => (seen.length ? `r${round + 1}: ${seen.join(', ')}` : '')).filter(Boolean);
+    lines.push(
+      `| ${row.scenario} | ${row.concurrency} | ${SERVER_LABELS[row.server]} | ${series(row.rpsByRound)} | ${ratio(row.lastToFirst)} | ${ratio(row.vsSdkPostgres)} | ${series(row.cpuMsPerRequestByRound, 2)} | ${ratio(row.cpuLastToFirst)} | ${series(row.walBytesPerRequest)} | ${kB(row.ownBytesDelta)} | ${series(row.ownDeadRows)} | ${series(row.othersCpuPercent)} | ${workers.join('; ')} |`,
+    );
+  }
+  return lines.join('\n');
 }

@@ -4,13 +4,16 @@
  * `lifecycle`, `inbox` and `fanout` are the relay's alone. Every window is bounded in requests and
  * time, and brackets its load with a CPU sample of every process.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { runWindow, sleep, type Call, type HttpClient, type WindowLimits, type WindowResult } from './load-generator';
 import type { EventLag, EventWatch } from './event-watch';
 import type { BenchOptions, ScenarioName, ServerName } from './options';
+import { growthLine, PgGrowth, type WindowGrowth } from './pg-growth';
 import type { GroupUsage, ProcessSampler } from './proc-sampler';
 import { TASK_EVENTS_PAGE_LIMIT, TASK_LIMITS } from '@app/contracts';
 import { listQuery } from '../../apps/tasks/src/tasks/list-query';
@@ -28,7 +31,7 @@ import {
   relaySendMessage,
   type RelayFixture,
 } from './relay-fixture';
-import { perRequest, summarizeLatencies, type LatencySummary } from './stats';
+import { parseMachineBusyTicks, perRequest, summarizeLatencies, type LatencySummary } from './stats';
 import { explainRelayWrites, PLAN_SETTLING_RUNS, sqlLiteral, writePlanLines, type WritePlan } from './write-plans';
 
 /** The processes that do a server's work (its total CPU), Postgres background and the bench apart. */
@@ -59,6 +62,10 @@ export interface WindowRecord {
   totalCpuMsPerRequest: number;
   /** The relay's create windows: commit → published of the window's events, and the backlog at its end. */
   events?: EventLag;
+  /** What grew in Postgres during the window (every server's tables, the WAL, the outbox). */
+  growth?: WindowGrowth;
+  /** The machine during the window: its 1-minute load average at the end, the CPU ms all its processes used, and those of processes the bench does not sample (other work on the machine). */
+  machine?: { loadAverage: number; busyCpuMs: number; othersCpuMs: number };
   errorSamples?: string[];
 }
 
@@ -85,6 +92,7 @@ export class Bench {
   readonly acknowledged = new Map<ServerName, string[]>();
   /** Task ids per client slot, for `get` (the relay only lets the sender or recipient read a task). */
   private readonly bySlot = new Map<ServerName, string[][]>();
+  private readonly growth: PgGrowth;
 
   constructor(
     readonly options: BenchOptions,
@@ -94,7 +102,9 @@ export class Bench {
     readonly db: pg.Client,
     readonly sink: FanoutSink,
     readonly events: EventWatch,
-  ) {}
+  ) {
+    this.growth = new PgGrowth(db);
+  }
 
   private target(name: ServerName): Target {
     return this.targets.find((target) => target.name === name)!;
@@ -120,7 +130,7 @@ export class Bench {
     return { concurrency: Math.min(concurrency, 4), maxRequests, maxMs: this.options.warmupMs };
   }
 
-  /** One measured window: CPU sample, load, CPU sample. */
+  /** One measured window: growth snapshot, CPU sample, load, CPU sample, growth snapshot. */
   async measure(
     server: ServerName,
     scenario: string,
@@ -129,16 +139,28 @@ export class Bench {
     unit: WindowRecord['unit'],
     run: () => Promise<WindowResult>,
   ): Promise<WindowRecord> {
-    const before = await this.sampler.sample();
-    const window = await run();
-    const after = await this.sampler.sample();
-    const record = this.record(server, scenario, concurrency, round, unit, window, this.sampler.usage(before, after));
+    const busyTicks = (): number => parseMachineBusyTicks(readFileSync('/proc/stat', 'utf8'));
+    const { result, growth } = await this.growth.around(async () => {
+      const before = await this.sampler.sample();
+      const busyBefore = busyTicks();
+      const window = await run();
+      const busyAfter = busyTicks();
+      const after = await this.sampler.sample();
+      return { window, usage: this.sampler.usage(before, after), busyCpuMs: ((busyAfter - busyBefore) * 1000) / this.sampler.clockTicks };
+    });
+    const { window, usage, busyCpuMs } = result;
+    const sampledCpuMs = [...usage.values()].reduce((sum, used) => sum + used.cpuMs, 0);
+    const machine = { loadAverage: loadavg()[0], busyCpuMs, othersCpuMs: Math.max(0, busyCpuMs - sampledCpuMs) };
+    const record = { ...this.record(server, scenario, concurrency, round, unit, window, usage), growth, machine };
     this.records.push(record);
     const cpu = Number.isFinite(record.totalCpuMsPerRequest) ? record.totalCpuMsPerRequest.toFixed(2) : '–';
     console.log(
       `  ${scenario.padEnd(12)} c=${String(concurrency).padEnd(3)} r${round + 1} ${server.padEnd(13)} ${record.rps.toFixed(0).padStart(6)}/s  p50 ${record.latencyMs.p50.toFixed(1)} p99 ${record.latencyMs.p99.toFixed(1)} ms  cpu ${cpu} ms/${unit}  errors ${record.errors}`,
     );
     if (window.errorSamples.length > 0) console.log(`    errors: ${window.errorSamples.join(' | ')}`);
+    console.log(
+      `    pg: ${growthLine(growth)} · machine: load ${machine.loadAverage.toFixed(1)}, other processes ${(machine.othersCpuMs / window.seconds / 10).toFixed(0)} % of a CPU`,
+    );
     return record;
   }
 
@@ -460,7 +482,12 @@ export class Bench {
     }
   }
 
+  /** Postgres's autovacuum settings during the run, for the report. */
+  vacuumSettings = '';
+
   async run(): Promise<void> {
+    this.vacuumSettings = await this.growth.vacuumSettings();
+    console.log(`  Postgres: ${this.vacuumSettings}`);
     const order: ScenarioName[] = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout'];
     for (const scenario of order) {
       if (!this.options.scenarios.includes(scenario)) continue;

@@ -102,3 +102,11 @@ export function parseVmHwmKb(status: string): number {
   const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
   return match ? Number(match[1]) : NaN;
 }
+
+/** Busy clock ticks of all CPUs (user, nice, system, irq, softirq, steal) from the first line of /proc/stat. */
+export function parseMachineBusyTicks(stat: string): number {
+  const fields = /^cpu\s+(.*)$/m.exec(stat)?.[1].trim().split(/\s+/).map(Number);
+  if (!fields || fields.length < 8 || fields.some((field) => !Number.isFinite(field))) throw new Error('no cpu line in /proc/stat');
+  const [user, nice, system, , , irq, softirq, steal] = fields;
+  return user + nice + system + irq + softirq + steal;
+}
