@@ -135,11 +135,14 @@ describe('FeedHorizon', () => {
     expect(events.asked).toEqual([4]);
   });
 
-  it('ends every wait when released', async () => {
-    const horizon = new FeedHorizon(stream([2]).nextOnFeed);
+  it('ends every wait when released, and answers each later one at once', async () => {
+    const events = stream([2]);
+    const horizon = new FeedHorizon(events.nextOnFeed);
     const waiting = horizon.reach(9, 60000);
     await jest.advanceTimersByTimeAsync(0);
     horizon.release();
     await expect(waiting).resolves.toBe(1);
+    expect(await settled(horizon.reach(9, 60000))).toBe(true);
+    expect(events.asked).toEqual([1]);
   });
 });

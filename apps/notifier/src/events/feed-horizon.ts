@@ -29,6 +29,7 @@ export class FeedHorizon {
   private unread = 0;
   private readonly waiters = new Set<Waiter>();
   private probing = false;
+  private released = false;
 
   constructor(private readonly nextOnFeed: NextOnFeed) {}
 
@@ -51,7 +52,7 @@ export class FeedHorizon {
    * horizon reached by then (below `seq`). Never rejects.
    */
   reach(seq: number, timeoutMs: number): Promise<number> {
-    if (seq <= this.horizon) return Promise.resolve(this.horizon);
+    if (seq <= this.horizon || this.released) return Promise.resolve(this.horizon);
     return new Promise((resolve) => {
       const waiter: Waiter = {
         seq,
@@ -68,8 +69,9 @@ export class FeedHorizon {
     });
   }
 
-  /** Ends every wait now with the horizon reached (the service stops). */
+  /** Ends every wait now, and each one after at once, with the horizon reached (the service stops). */
   release(): void {
+    this.released = true;
     for (const waiter of this.waiters) {
       clearTimeout(waiter.timer);
       waiter.resolve(this.horizon);
