@@ -83,6 +83,16 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Max(10000)
   RELAY_NOTIFIER_MAX_ACK_PENDING: number = 64;
 
+  /**
+   * How long a task event waits for this process's feed of push-config events to have read the
+   * stream up to it (a config set just before the event then applies to it). An event still ahead
+   * of the feed after this is handed back for redelivery, counted and logged. Below the 30 s ack wait.
+   */
+  @IsInt()
+  @Min(100)
+  @Max(20000)
+  RELAY_NOTIFIER_FEED_WAIT_MS: number = 5000;
+
   /** Succeeded deliveries (and dead letters) older than this many days are removed from the log. */
   @IsInt()
   @Min(1)

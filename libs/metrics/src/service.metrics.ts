@@ -162,6 +162,7 @@ export class DeliveryMetrics {
   private readonly breakersHalfOpen: ValueSeries;
   private readonly breakerTransitions: CounterFamily;
   private readonly breakerDeferrals: ValueSeries;
+  private readonly feedBehind: ValueSeries;
 
   constructor(registry: Registry, channels: readonly string[]) {
     const breakers = new GaugeFamily(
@@ -183,6 +184,11 @@ export class DeliveryMetrics {
       registry,
       'agentrelay_delivery_breaker_deferrals_total',
       'Due deliveries moved to after their destination breaker window, without an attempt.',
+    ).bind();
+    this.feedBehind = new CounterFamily(
+      registry,
+      'agentrelay_notifier_feed_behind_events_total',
+      "Task events handed back for redelivery because this process's push-config feed had not read the stream up to them in RELAY_NOTIFIER_FEED_WAIT_MS.",
     ).bind();
     this.deliveries = new CounterFamily(
       registry,
@@ -232,6 +238,11 @@ export class DeliveryMetrics {
 
   deferredByBreaker(count: number): void {
     this.breakerDeferrals.inc(count);
+  }
+
+  /** Task events not planned yet: the push configs set before them may not all be known here (redelivered). */
+  aheadOfFeed(count: number): void {
+    this.feedBehind.inc(count);
   }
 
   /** A delivery given up without an attempt: its destination's breaker held it for longer than the retry schedule spans. */

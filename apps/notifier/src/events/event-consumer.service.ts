@@ -21,6 +21,7 @@ import { PushTargetsService } from '../targets/push-targets.service';
 import { planPushDeliveries } from '../deliveries/push-payload';
 import { isAgentEvent, isPushConfigEvent, isTaskEvent } from './event-guards';
 import { HeldAcks } from './held-acks';
+import { TargetsFeedService } from './targets-feed.service';
 
 /** Name of the notifier's durable consumer on the event stream (shared by its replicas). */
 export const NOTIFIER_CONSUMER = 'notifier';
@@ -54,6 +55,12 @@ function retryDelay(deliveryCount: number): number {
  * Acks are held for a moment and sent together; the targets of an event are read from memory
  * without awaiting anything unless one of its agents must be looked up, and its headers are read
  * only when it has deliveries: an event that needs none costs little more than its JSON.
+ *
+ * The push configs of a task event are read from memory, which this replica's own feed keeps
+ * current; a config is set in the stream before the event that follows it, so a batch first waits
+ * (up to RELAY_NOTIFIER_FEED_WAIT_MS) until that feed has read the stream up to its last task
+ * event. A task event the feed has still not reached is handed back for redelivery, to this or
+ * another replica, never planned without the configs set before it.
  */
 @Injectable()
 export class EventConsumerService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -68,6 +75,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
     @Inject(AgentTargetsService) private readonly targets: AgentTargetsService,
     @Inject(PushTargetsService) private readonly pushTargets: PushTargetsService,
+    @Inject(TargetsFeedService) private readonly feed: TargetsFeedService,
     @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
     @Inject(DeliveryWorkerService) private readonly worker: DeliveryWorkerService,
     @Inject(JetStreamConsumerMetrics) private readonly consumerMetrics: JetStreamConsumerMetrics,
@@ -198,6 +206,9 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
   private async handleBatch(batch: JsMsg[]): Promise<void> {
     const prefixLength = prefixedSubject(this.config.NATS_SUBJECT_PREFIX, '').length;
     const toRecord: Array<{ message: JsMsg; deliveries: EventDeliveries }> = [];
+    const aheadOfFeed: JsMsg[] = [];
+    const waitStarted = performance.now();
+    const feedReadTo = await this.pushConfigsReadTo(batch);
     for (const message of batch) {
       const subject = message.subject.slice(prefixLength);
       let payload: unknown;
@@ -218,6 +229,10 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
           if (!notifies(payload)) {
             // An artifact's own event is for live streams; nobody is notified of it.
             this.acks.add(message);
+            continue;
+          }
+          if (message.seq > feedReadTo) {
+            aheadOfFeed.push(message);
             continue;
           }
           const parties = [payload.sender, payload.recipient];
@@ -249,6 +264,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
         message.nak(retryInMs);
       }
     }
+    if (aheadOfFeed.length > 0) this.handBack(aheadOfFeed, feedReadTo, performance.now() - waitStarted);
     if (toRecord.length === 0) return;
     let recorded: DeliveryChannel[];
     try {
@@ -261,6 +277,24 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     for (const { message } of toRecord) this.acks.add(message);
     for (const channel of recorded) this.deliveryMetrics.recorded(channel);
     if (recorded.length > 0) this.worker.wake();
+  }
+
+  /** Waits until this replica's push-config feed has read the stream up to the batch's last task event; the sequence it has read up to. */
+  private async pushConfigsReadTo(batch: JsMsg[]): Promise<number> {
+    const taskSubjects = prefixedSubject(this.config.NATS_SUBJECT_PREFIX, `${TASK_EVENT_SUBJECT_PREFIX}.`);
+    let last = 0;
+    for (const message of batch) if (message.subject.startsWith(taskSubjects) && message.seq > last) last = message.seq;
+    return last === 0 ? 0 : this.feed.pushConfigsReadTo(last, this.config.RELAY_NOTIFIER_FEED_WAIT_MS);
+  }
+
+  /** Task events the push-config feed has not reached in time: redelivered later (here or to another replica), counted and logged. */
+  private handBack(messages: JsMsg[], feedReadTo: number, waitedMs: number): void {
+    for (const message of messages) message.nak(retryDelay(message.info.deliveryCount));
+    this.deliveryMetrics.aheadOfFeed(messages.length);
+    this.logger.warn(
+      { events: messages.length, first_seq: messages[0].seq, feed_read_to: feedReadTo, waited_ms: Math.round(waitedMs) },
+      'push-config feed behind the task events; they will be redelivered',
+    );
   }
 
   /** The targets of agents not all held in memory: looked up from the directory; one it does not know has none. */

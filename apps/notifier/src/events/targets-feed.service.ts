@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
+import { DeliverPolicy, type ConsumerMessages, type MsgRequest, type NextMsgRequest } from '@nats-io/jetstream';
 import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, PUSH_CONFIG_EVENTS } from '@app/contracts';
 import { ensureEventStream, eventStreamName, keepReconnecting, openJetStream, type JetStreamContext } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 import { AgentTargetsService } from '../targets/agent-targets.service';
 import { PushTargetsService } from '../targets/push-targets.service';
 import { isAgentEvent, isPushConfigEvent } from './event-guards';
+import { FeedHorizon } from './feed-horizon';
 
 /** The wait after a feed failed to open, doubled after each next failure up to the max; also the pause after it ended. */
 const MIN_BACKOFF_MS = 100;
@@ -16,6 +17,8 @@ const PUSH_CONFIG_EVENTS_FILTER = PUSH_CONFIG_EVENTS.set.replace(/\.[^.]+$/, '.*
  * Every replica's own view of the agent and push-config events: an ordered (ephemeral, unacked)
  * consumer from the start of the stream that keeps this process's in-memory targets current,
  * whichever replica's durable consumer handles each event. Cheap: only these subjects, pushed.
+ * How far the push-config feed has read the stream is its horizon (`pushConfigsReadTo`): a task
+ * event of a later sequence may name a config this replica has not heard of yet.
  */
 @Injectable()
 export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -26,6 +29,7 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
   private readonly open = new Set<ConsumerMessages>();
   private loops: Array<Promise<void>> = [];
   private readonly stop = new AbortController();
+  private readonly pushConfigHorizon = new FeedHorizon((from) => this.nextPushConfigEvent(from));
 
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
@@ -39,8 +43,18 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
     this.loops = [prefixedSubject(prefix, AGENT_UPDATED_EVENT_SUBJECT), prefixedSubject(prefix, PUSH_CONFIG_EVENTS_FILTER)].map((subject) => this.run(subject));
   }
 
+  /**
+   * Resolves once every push-config event of the stream up to `seq` is applied to this replica's
+   * memory, with the sequence read up to (at least `seq`); after `timeoutMs` with the sequence read
+   * up to by then, below `seq`.
+   */
+  pushConfigsReadTo(seq: number, timeoutMs: number): Promise<number> {
+    return this.pushConfigHorizon.reach(seq, timeoutMs);
+  }
+
   async onModuleDestroy(): Promise<void> {
     this.stop.abort();
+    this.pushConfigHorizon.release();
     await Promise.all([...this.open].map((messages) => messages.close().catch(() => undefined)));
     await Promise.all(this.loops);
     const jetStream = this.jetStream;
@@ -85,18 +99,29 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
         try {
           payload = message.json<unknown>();
         } catch {
-          continue;
+          payload = null;
         }
         if (message.subject === agentSubject) {
           if (isAgentEvent(payload)) this.targets.rememberEvent(payload);
-        } else if (isPushConfigEvent(payload)) {
-          await this.pushTargets.rememberEvent(payload);
+          continue;
         }
+        if (isPushConfigEvent(payload)) await this.pushTargets.rememberEvent(payload);
+        this.pushConfigHorizon.applied(message.seq, message.info.pending);
       }
     } finally {
       this.open.delete(messages);
       await messages.close().catch(() => undefined);
     }
+  }
+
+  /** The stream sequence of the first push-config event at or after `from`, or null when the stream holds none there yet. */
+  private async nextPushConfigEvent(from: number): Promise<number | null> {
+    const prefix = this.config.NATS_SUBJECT_PREFIX;
+    const jetStream = await this.connect();
+    const query: NextMsgRequest = { seq: from, next_by_subj: prefixedSubject(prefix, PUSH_CONFIG_EVENTS_FILTER) };
+    // The manager's type leaves out the `next_by_subj` that the server's message get takes (NATS 2.9+); it sends the query as it is.
+    const message = await jetStream.jsm.streams.getMessage(eventStreamName(prefix), query as unknown as MsgRequest);
+    return message?.seq ?? null;
   }
 
   private async connect(): Promise<JetStreamContext> {
