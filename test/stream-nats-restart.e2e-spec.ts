@@ -58,4 +58,34 @@ describe('a SubscribeToTask stream across a NATS restart', () => {
       stream.close();
     }
   }, 180000);
+
+  it('reads what it missed once the tasks service answers again, when NATS came back before it', async () => {
+    const taskId = await createTask(relay.url, bob, frank, 'NATS back before the tasks service');
+    const stream = await openSse(
+      `${relay.url}/a2a`,
+      { authorization: `Bearer ${bob.api_key}`, 'a2a-version': '1.0' },
+      { jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: taskId } },
+    );
+    try {
+      expect((await stream.next())?.data.result.task.status.state).toBe('TASK_STATE_SUBMITTED');
+      await relay.stopService('tasks');
+      await nats.restart();
+      // The edge reconnects and reads what it missed while no tasks service answers.
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      await relay.startService('tasks');
+      await eventually(async () => ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' }), 60000, 250);
+      await eventually(
+        async () => ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'done' }),
+        60000,
+        250,
+      );
+      const rest = await stream.rest();
+      expect(rest.map((event) => event.data.result?.statusUpdate?.status?.state ?? event.event ?? 'other')).toEqual([
+        'TASK_STATE_WORKING',
+        'TASK_STATE_COMPLETED',
+      ]);
+    } finally {
+      stream.close();
+    }
+  }, 180000);
 });

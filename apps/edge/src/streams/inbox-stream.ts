@@ -3,6 +3,7 @@ import { RelayError, TASKS_SUBJECTS, type AgentIdentity, type InboxEventsReply, 
 import { NatsRpcClient } from '@app/messaging';
 import { EdgeConfig } from '../edge.config';
 import { EventQueue } from './event-queue';
+import { readAfterResync } from './resync-read';
 import { StreamIds } from './stream-ids';
 import { TaskEventFeed } from './task-event-feed';
 import { EventStream, type StreamItem } from './task-streams';
@@ -116,7 +117,8 @@ export class InboxStreams {
         if (next.kind === 'resync') {
           // Events of different tasks may become visible out of position order: read again from the oldest one remembered.
           let after = written.size > 0 ? [...written].reduce((oldest, position) => (BigInt(position) < BigInt(oldest) ? position : oldest)) : last;
-          for (let page = await this.read(caller, after); ; page = await this.read(caller, after)) {
+          const readAfter = () => readAfterResync(() => this.read(caller, after), deadline, signal);
+          for (let page = await readAfter(); ; page = await readAfter()) {
             for (const item of page.events) {
               after = item.position;
               if (written.has(item.position)) continue;

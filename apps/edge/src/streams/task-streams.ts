@@ -17,6 +17,7 @@ import { NatsRpcClient } from '@app/messaging';
 import { DirectoryLookups } from '../directory/directory-lookups';
 import { EdgeConfig } from '../edge.config';
 import { EventQueue } from './event-queue';
+import { readAfterResync } from './resync-read';
 import { StreamIds, type StreamScope } from './stream-ids';
 import { TaskEventFeed } from './task-event-feed';
 
@@ -192,14 +193,16 @@ export class TaskStreams {
         if (next.kind === 'deadline' || next.kind === 'aborted') return;
         if (next.kind === 'resync') {
           // What was published while the connection was down is read back from the log.
-          for (let page = await this.events({ caller_id: request.caller.id, task_id: request.taskId, after_position: last }); ;) {
+          const readAfter = (after: string) =>
+            readAfterResync(() => this.events({ caller_id: request.caller.id, task_id: request.taskId, after_position: after }), deadline, signal);
+          for (let page = await readAfter(last); ;) {
             for (const item of page.events) {
               last = item.position;
               yield this.item(item, request);
               if (endsWith(kind, item.event)) return;
             }
             if (!page.has_more || signal.aborted) break;
-            page = await this.events({ caller_id: request.caller.id, task_id: request.taskId, after_position: last });
+            page = await readAfter(last);
           }
           continue;
         }
