@@ -23,6 +23,19 @@ describe('a SubscribeToTask stream across a NATS restart', () => {
     frank = await registerAgent(relay, { handle: uniqueHandle('frank', 'acme'), name: 'Frank' });
   });
 
+  const subscribe = (taskId: string) =>
+    openSse(
+      `${relay.url}/a2a`,
+      { authorization: `Bearer ${bob.api_key}`, 'a2a-version': '1.0' },
+      { jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: taskId } },
+    );
+
+  /** Frank accepts and completes, retrying while the relay is still coming back. */
+  const acceptAndComplete = async (taskId: string) => {
+    await eventually(async () => ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' }), 60000, 250);
+    await eventually(async () => ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'done' }), 60000, 250);
+  };
+
   afterAll(async () => {
     await relay?.stop().catch(() => undefined);
     await nats?.stop();
@@ -30,23 +43,14 @@ describe('a SubscribeToTask stream across a NATS restart', () => {
 
   it('delivers the changes made after the restart, then ends at the terminal state', async () => {
     const taskId = await createTask(relay.url, bob, frank, 'survive a restart');
-    const stream = await openSse(
-      `${relay.url}/a2a`,
-      { authorization: `Bearer ${bob.api_key}`, 'a2a-version': '1.0' },
-      { jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: taskId } },
-    );
+    const stream = await subscribe(taskId);
     try {
       expect(stream.status).toBe(200);
       const first = await stream.next();
       expect(first?.data.result.task.status.state).toBe('TASK_STATE_SUBMITTED');
 
       await nats.restart();
-      await eventually(async () => ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' }), 60000, 250);
-      await eventually(
-        async () => ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'done' }),
-        60000,
-        250,
-      );
+      await acceptAndComplete(taskId);
 
       const rest = await stream.rest();
       const states = rest.map((event) => event.data.result?.statusUpdate?.status?.state ?? event.event ?? 'other');
@@ -61,11 +65,7 @@ describe('a SubscribeToTask stream across a NATS restart', () => {
 
   it('reads what it missed once the tasks service answers again, when NATS came back before it', async () => {
     const taskId = await createTask(relay.url, bob, frank, 'NATS back before the tasks service');
-    const stream = await openSse(
-      `${relay.url}/a2a`,
-      { authorization: `Bearer ${bob.api_key}`, 'a2a-version': '1.0' },
-      { jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: taskId } },
-    );
+    const stream = await subscribe(taskId);
     try {
       expect((await stream.next())?.data.result.task.status.state).toBe('TASK_STATE_SUBMITTED');
       await relay.stopService('tasks');
@@ -73,12 +73,7 @@ describe('a SubscribeToTask stream across a NATS restart', () => {
       // The edge reconnects and reads what it missed while no tasks service answers.
       await new Promise((resolve) => setTimeout(resolve, 5000));
       await relay.startService('tasks');
-      await eventually(async () => ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' }), 60000, 250);
-      await eventually(
-        async () => ok(relay.url, frank.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'done' }),
-        60000,
-        250,
-      );
+      await acceptAndComplete(taskId);
       const rest = await stream.rest();
       expect(rest.map((event) => event.data.result?.statusUpdate?.status?.state ?? event.event ?? 'other')).toEqual([
         'TASK_STATE_WORKING',

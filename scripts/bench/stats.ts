@@ -28,6 +28,23 @@ export function summarizeLatencies(latenciesMs: readonly number[]): LatencySumma
   return { p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted.length ? sorted[sorted.length - 1] : NaN };
 }
 
+/** `combine(a, b)` for each round where both sides were measured (finite), in round order; `undefined` from `combine` leaves the round out. */
+function pairRounds(
+  left: ReadonlyArray<number | undefined>,
+  right: ReadonlyArray<number | undefined>,
+  combine: (a: number, b: number) => number | undefined,
+): number[] {
+  const combined: number[] = [];
+  for (let round = 0; round < Math.min(left.length, right.length); round++) {
+    const a = left[round];
+    const b = right[round];
+    if (a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b)) continue;
+    const value = combine(a, b);
+    if (value !== undefined) combined.push(value);
+  }
+  return combined;
+}
+
 /**
  * Ratios of `numerator` ÷ `denominator` taken round by round (both measured in the same round, so
  * machine drift cancels), then their median. Rounds where either side is missing or the denominator
@@ -37,13 +54,7 @@ export function medianOfRoundRatios(
   numerator: ReadonlyArray<number | undefined>,
   denominator: ReadonlyArray<number | undefined>,
 ): { ratios: number[]; median: number } {
-  const ratios: number[] = [];
-  for (let round = 0; round < Math.min(numerator.length, denominator.length); round++) {
-    const top = numerator[round];
-    const bottom = denominator[round];
-    if (top === undefined || bottom === undefined || !Number.isFinite(top) || !Number.isFinite(bottom) || bottom === 0) continue;
-    ratios.push(top / bottom);
-  }
+  const ratios = pairRounds(numerator, denominator, (top, bottom) => (bottom === 0 ? undefined : top / bottom));
   return { ratios, median: median(ratios) };
 }
 
@@ -55,13 +66,7 @@ export function medianOfRoundDifferences(
   minuend: ReadonlyArray<number | undefined>,
   subtrahend: ReadonlyArray<number | undefined>,
 ): { differences: number[]; median: number } {
-  const differences: number[] = [];
-  for (let round = 0; round < Math.min(minuend.length, subtrahend.length); round++) {
-    const left = minuend[round];
-    const right = subtrahend[round];
-    if (left === undefined || right === undefined || !Number.isFinite(left) || !Number.isFinite(right)) continue;
-    differences.push(left - right);
-  }
+  const differences = pairRounds(minuend, subtrahend, (left, right) => left - right);
   return { differences, median: median(differences) };
 }
 
