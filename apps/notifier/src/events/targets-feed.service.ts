@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { DeliverPolicy, type ConsumerMessages, type MsgRequest, type NextMsgRequest } from '@nats-io/jetstream';
-import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, PUSH_CONFIG_EVENTS } from '@app/contracts';
+import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, PUSH_CONFIG_EVENTS, type PushConfigEvent } from '@app/contracts';
 import { ensureEventStream, eventStreamName, keepReconnecting, openJetStream, type JetStreamContext } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 import { AgentTargetsService } from '../targets/agent-targets.service';
@@ -11,6 +11,8 @@ import { FeedHorizon } from './feed-horizon';
 /** The wait after a feed failed to open, doubled after each next failure up to the max; also the pause after it ended. */
 const MIN_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 5000;
+/** The most push-config events a feed reads before applying them, while catching up. */
+const CATCH_UP_BATCH = 500;
 const PUSH_CONFIG_EVENTS_FILTER = PUSH_CONFIG_EVENTS.set.replace(/\.[^.]+$/, '.*');
 
 /**
@@ -93,6 +95,8 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
 
   private async follow(messages: ConsumerMessages): Promise<void> {
     const agentSubject = prefixedSubject(this.config.NATS_SUBJECT_PREFIX, AGENT_UPDATED_EVENT_SUBJECT);
+    // Push-config events read and not applied yet (the horizon stays below them until they are).
+    const unapplied: PushConfigEvent[] = [];
     try {
       for await (const message of messages) {
         let payload: unknown;
@@ -105,7 +109,10 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
           if (isAgentEvent(payload)) this.targets.rememberEvent(payload);
           continue;
         }
-        if (isPushConfigEvent(payload)) await this.pushTargets.rememberEvent(payload);
+        if (isPushConfigEvent(payload)) unapplied.push(payload);
+        // While the stream holds more, read on (up to a batch) and apply them together.
+        if (message.info.pending > 0 && unapplied.length < CATCH_UP_BATCH) continue;
+        await this.pushTargets.rememberEvents(unapplied.splice(0));
         this.pushConfigHorizon.applied(message.seq, message.info.pending);
       }
     } finally {

@@ -29,6 +29,9 @@ describe('PushTargetsService', () => {
   let queries: Array<{ sql: string; params: unknown[] }>;
   let storedRows: unknown[];
   let replies: Map<string, PushTargetReply | Error>;
+  let fetched: string[];
+  let inFlight: number;
+  let mostInFlight: number;
   let service: PushTargetsService;
 
   beforeEach(() => {
@@ -36,6 +39,9 @@ describe('PushTargetsService', () => {
     queries = [];
     storedRows = [];
     replies = new Map();
+    fetched = [];
+    inFlight = 0;
+    mostInFlight = 0;
     const dataSource = {
       query: async (sql: string, params: unknown[] = []) => {
         queries.push({ sql, params });
@@ -44,6 +50,11 @@ describe('PushTargetsService', () => {
     } as unknown as DataSource;
     const rpc = {
       request: async (_subject: string, request: { owner: string; config_id: string }) => {
+        fetched.push(`${request.owner}/${request.config_id}`);
+        inFlight += 1;
+        mostInFlight = Math.max(mostInFlight, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight -= 1;
         const answer = replies.get(`${request.owner}/${request.config_id}`) ?? { target: null };
         if (answer instanceof Error) throw answer;
         return answer;
@@ -137,5 +148,30 @@ describe('PushTargetsService', () => {
       ['alice', 'alice-token'],
       ['bob', 'bob-token'],
     ]);
+  });
+
+  it("applies a run of feed events as one by one would, fetching only each config's last event, several at once", async () => {
+    for (const id of ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9', 'c10']) replies.set(`alice/${id}`, reply(`token-${id}`, `credentials-${id}`));
+    const run = [
+      event('alice', 'c1', '2026-01-01T00:00:01.000Z'),
+      event('alice', 'c2', '2026-01-01T00:00:02.000Z'),
+      event('alice', 'c1', '2026-01-01T00:00:03.000Z', true),
+      event('alice', 'c2', '2026-01-01T00:00:04.000Z'),
+      ...['c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9', 'c10'].map((id, index) => event('alice', id, `2026-01-01T00:00:1${index}.000Z`)),
+    ];
+    await service.rememberEvents(run);
+
+    // c1 was deleted last: not fetched, not held. c2 once, for its newer event.
+    expect(fetched.filter((name) => name === 'alice/c1')).toEqual([]);
+    expect(fetched.filter((name) => name === 'alice/c2')).toEqual(['alice/c2']);
+    expect(fetched).toHaveLength(9);
+    expect(mostInFlight).toBeGreaterThan(1);
+    expect(mostInFlight).toBeLessThanOrEqual(8);
+    expect(
+      service
+        .ofTask(TASK)
+        .map((target) => target.config_id)
+        .sort(),
+    ).toEqual(['c10', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9']);
   });
 });
