@@ -1,9 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Locator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { CONSOLE_DIST } from './support/console-build';
-import { openConsoleBrowser, SCREENSHOT_DIR, seriousAccessibilityViolations, type ConsoleBrowser } from './support/console-browser';
+import { openConsoleBrowser, SCREENSHOT_DIR, searchableWord, seriousAccessibilityViolations, shown, type ConsoleBrowser } from './support/console-browser';
 import { consoleOidcEnv, registerConsoleClient, startConsoleProvider } from './support/console-oidc';
 import { eventually } from './support/eventually';
 import { ok } from './support/json-rpc';
@@ -12,11 +12,6 @@ import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { WebhookSink } from './support/webhook-sink';
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
-
-async function shown(locator: Locator, timeout?: number): Promise<Locator> {
-  await locator.waitFor({ state: 'visible', timeout });
-  return locator;
-}
 
 describe('console in a browser, signed in through the organisation identity provider', () => {
   let provider: TestOpenIdProvider;
@@ -29,8 +24,7 @@ describe('console in a browser, signed in through the organisation identity prov
   let deadTaskId: string;
   let deadDeliveryId: string;
   const browsers: ConsoleBrowser[] = [];
-  // Letters only, so that full-text search reads it as one word.
-  const word = `bilby${Array.from({ length: 6 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('')}`;
+  const word = searchableWord('bilby');
   const consoleUrl = (path = ''): string => `${relay.url}/console/${path}`;
 
   /** A fresh browser (no session at the relay or at the provider), signed in through the provider's own login form and consent. */

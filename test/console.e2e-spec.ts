@@ -1,9 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Locator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { CONSOLE_DIST } from './support/console-build';
-import { openConsoleBrowser, SCREENSHOT_DIR, seriousAccessibilityViolations, type ConsoleBrowser } from './support/console-browser';
+import { openConsoleBrowser, SCREENSHOT_DIR, searchableWord, seriousAccessibilityViolations, shown, type ConsoleBrowser } from './support/console-browser';
 import { eventually } from './support/eventually';
 import { ok, rpc } from './support/json-rpc';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
@@ -19,12 +19,6 @@ const DIFF = [
   '',
 ].join('\n');
 
-/** Waits for what a person would wait for: the element to be shown. */
-async function shown(locator: Locator, timeout?: number): Promise<Locator> {
-  await locator.waitFor({ state: 'visible', timeout });
-  return locator;
-}
-
 describe('operator console in a browser', () => {
   let relay: RelayHarness;
   let sink: WebhookSink;
@@ -32,8 +26,7 @@ describe('operator console in a browser', () => {
   let page: Page;
   let bob: RegisteredTestAgent;
   let frank: RegisteredTestAgent;
-  // Letters only, so that full-text search reads it as one word.
-  const word = `quokka${Array.from({ length: 6 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('')}`;
+  const word = searchableWord('quokka');
   const summary = `Refactored the users API (${word})`;
   let taskId: string;
 

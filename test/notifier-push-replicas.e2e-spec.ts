@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
-import request from 'supertest';
 import { prefixedSubject, PUSH_CONFIG_SUBJECTS } from '@app/contracts';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
+import { a2aV1, type Json } from './support/json-rpc';
 import { ServiceProcess } from './support/process/service-process';
 import { RelayHarness } from './support/relay-harness';
 import { testDatabaseUrl, testNatsUrl } from './support/test-env';
 import { WebhookSink } from './support/webhook-sink';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /**
  * Push-config events carry no token or credentials, and each notifier replica keeps every task's
@@ -27,17 +25,9 @@ describe('notifier replicas: push configs learnt through the feed are delivered 
   let alice: RegisteredTestAgent;
   let bob: RegisteredTestAgent;
   let replica: ServiceProcess | null = null;
-  let sequence = 0;
 
-  async function v1(agent: RegisteredTestAgent, method: string, params: unknown, path = '/a2a'): Promise<Json> {
-    const response = await request(relay.url)
-      .post(path)
-      .set('x-api-key', agent.api_key)
-      .set('a2a-version', '1.0')
-      .send({ jsonrpc: '2.0', id: ++sequence, method, params });
-    expect(response.status).toBe(200);
-    return response.body as Json;
-  }
+  const v1 = (agent: RegisteredTestAgent, method: string, params: unknown, path?: string): Promise<Json> =>
+    a2aV1(relay.url, agent.api_key, method, params, path);
 
   beforeAll(async () => {
     sink = await WebhookSink.start();

@@ -4,13 +4,12 @@ import { NOTIFIER_SUBJECTS, prefixedSubject, PUSH_CONFIG_EVENTS, type DeliveryVi
 import { eventStreamName, NatsRpcClient, openJetStream, publishWithMsgId } from '@app/messaging';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
+import { a2aV1, type Json } from './support/json-rpc';
 import { ServiceProcess } from './support/process/service-process';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { createTask } from './support/tasks';
 import { testNatsUrl } from './support/test-env';
 import { WebhookSink, type SinkRequest } from './support/webhook-sink';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const taskIdOf = (request: SinkRequest): string => (JSON.parse(request.body) as { data: { task_id: string } }).data.task_id;
 
@@ -37,7 +36,6 @@ describe('notifier: targets held in memory follow every change', () => {
   let recipient: RegisteredTestAgent;
   let marker: RegisteredTestAgent;
   const markerPath = `/marker/${randomUUID()}`;
-  let sequence = 0;
 
   /**
    * Waits until the notifier replicas have handled every event published so far: a task to an
@@ -93,15 +91,8 @@ describe('notifier: targets held in memory follow every change', () => {
     expect(response.status).toBe(200);
   }
 
-  async function v1(agent: RegisteredTestAgent, method: string, params: unknown, path = '/a2a'): Promise<Json> {
-    const response = await request(relay.url)
-      .post(path)
-      .set('x-api-key', agent.api_key)
-      .set('a2a-version', '1.0')
-      .send({ jsonrpc: '2.0', id: ++sequence, method, params });
-    expect(response.status).toBe(200);
-    return response.body as Json;
-  }
+  const v1 = (agent: RegisteredTestAgent, method: string, params: unknown, path?: string): Promise<Json> =>
+    a2aV1(relay.url, agent.api_key, method, params, path);
 
   beforeAll(async () => {
     sink = await WebhookSink.start();

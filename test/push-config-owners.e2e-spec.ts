@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
+import { a2aV1, type Json } from './support/json-rpc';
 import { RelayHarness } from './support/relay-harness';
 import { WebhookSink } from './support/webhook-sink';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /**
  * The two participants of a task each have their own push-notification configs: their own quota
@@ -19,15 +18,8 @@ describe('push-notification configs per owner', () => {
   let bob: RegisteredTestAgent;
   let sequence = 0;
 
-  async function v1(agent: RegisteredTestAgent, method: string, params: unknown): Promise<Json> {
-    const response = await request(relay.url)
-      .post('/a2a')
-      .set('x-api-key', agent.api_key)
-      .set('a2a-version', '1.0')
-      .send({ jsonrpc: '2.0', id: ++sequence, method, params });
-    expect(response.status).toBe(200);
-    return response.body as Json;
-  }
+  const v1 = (agent: RegisteredTestAgent, method: string, params: unknown, path?: string): Promise<Json> =>
+    a2aV1(relay.url, agent.api_key, method, params, path);
 
   async function newTask(): Promise<string> {
     const response = await request(relay.url)

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
 /** Debian's Chromium; the tests never download a browser. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
@@ -86,4 +86,15 @@ export async function seriousAccessibilityViolations(page: Page): Promise<AxeVio
       })),
     )`);
   return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+}
+
+/** Waits for what a person would wait for: the element to be shown. */
+export async function shown(locator: Locator, timeout?: number): Promise<Locator> {
+  await locator.waitFor({ state: 'visible', timeout });
+  return locator;
+}
+
+/** `prefix` and six random letters: a word full-text search reads as one, unique to this run. */
+export function searchableWord(prefix: string): string {
+  return `${prefix}${Array.from({ length: 6 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('')}`;
 }

@@ -25,6 +25,13 @@ export async function rpc(
   return { status: response.status, headers: response.headers as Record<string, string>, body: response.body };
 }
 
+/** One A2A v1.0 call (`A2A-Version: 1.0`) with an agent key, which must answer HTTP 200: the JSON-RPC body, with its result or error. */
+export async function a2aV1(url: string, apiKey: string, method: string, params: unknown, path = '/a2a'): Promise<Json> {
+  const response = await rpc(url, apiKey, method, params, { path, headers: { 'a2a-version': '1.0' } });
+  expect(response.status).toBe(200);
+  return response.body as Json;
+}
+
 /** The result of a call that must succeed. */
 export async function ok(url: string, apiKey: string, method: string, params: unknown): Promise<Json> {
   const response = await rpc(url, apiKey, method, params);
