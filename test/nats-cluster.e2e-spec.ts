@@ -2,7 +2,7 @@ import { AckPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jet
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ensureEventStream, eventStreamName, keyFilterBucketName } from '@app/messaging';
 import { NOTIFIER_CONSUMER } from '../apps/notifier/src/events/event-consumer.service';
-import { rateLimitStreamName } from '../apps/edge/src/rate-limit/rate-limiter';
+import { rateLimitStreamName } from '@app/messaging';
 import { registerAgent, uniqueHandle } from './support/agents';
 import { eventually } from './support/eventually';
 import { ok } from './support/json-rpc';

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { PAYLOAD_LIMITS, requestBodyLimit } from '@app/contracts';
-import { NatsRpcClient } from '@app/messaging';
+import { checkNatsPermissions, NatsRpcClient, relayNatsPermissions } from '@app/messaging';
 import { createRootLogger, PinoNestLogger, REQUEST_ID_HEADER, runWithRequestId, sanitizeRequestId, type LoggingOptions } from '@app/logging';
 import { endHttpServerSpan, startHttpServerSpan, startTracing, type ActiveSpan } from '@app/tracing';
 import { EdgeConfig } from './edge.config';
@@ -20,6 +20,14 @@ const UNTRACED_ROUTES = new Set(['/healthz', '/readyz']);
 /** Builds the edge's HTTP app (not yet listening), so tests can drive it in-process. */
 export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions = {}): Promise<NestFastifyApplication> {
   const logger = new PinoNestLogger(createRootLogger('edge', config.LOG_LEVEL, options.logDestination));
+  const { authorizationRequired } = await checkNatsPermissions(config.natsServers, relayNatsPermissions('edge', config.NATS_SUBJECT_PREFIX));
+  if (!authorizationRequired) {
+    logger
+      .forContext('Bootstrap')
+      .warn(
+        `NATS at ${config.natsServers.printable} has no authorization: any process that reaches it can act as the relay's services (fine on a developer machine; docs/nats-security.md)`,
+      );
+  }
   const accessLog = logger.forFixedFields('Http');
   const adapter = new FastifyAdapter({
     bodyLimit: MAX_BODY_BYTES,

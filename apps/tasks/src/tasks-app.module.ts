@@ -24,7 +24,7 @@ export class TasksAppModule {
         TasksModule,
         PushConfigsModule.forRoot(config),
         OutboxModule.forRoot({
-          natsUrl: config.NATS_URL,
+          natsUrl: config.natsServers,
           subjectPrefix: config.NATS_SUBJECT_PREFIX,
           databaseUrl: config.DATABASE_URL,
           pollIntervalMs: config.RELAY_OUTBOX_POLL_MS,

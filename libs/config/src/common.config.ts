@@ -1,5 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateBy } from 'class-validator';
+import { IsReadableFile, natsCredentialProblem, type NatsCredentials } from './nats-credentials';
 import { parseNatsServers, type NatsServers } from './nats-servers';
 
 /** The values of OTEL_TRACES_SAMPLER the relay understands (the standard ones without a plugin). */
@@ -34,11 +35,65 @@ function IsNatsServerList(): PropertyDecorator {
   });
 }
 
+function urlCarriesCredentials(config: CommonConfig): boolean {
+  try {
+    const servers = parseNatsServers(config.NATS_URL);
+    return Boolean(servers.user ?? servers.token);
+  } catch {
+    return false;
+  }
+}
+
 /** Keys every relay process reads. */
 export class CommonConfig {
   /** One NATS server or several, comma-separated (`nats://a:4222,nats://b:4222`); read through `natsServers`. */
   @IsNatsServerList()
+  @ValidateBy({
+    name: 'natsCredentialsTogether',
+    validator: {
+      validate: (_value, args) => natsCredentialProblem(args?.object as CommonConfig, urlCarriesCredentials(args?.object as CommonConfig)) === null,
+      defaultMessage: (args) => natsCredentialProblem(args?.object as CommonConfig, urlCarriesCredentials(args?.object as CommonConfig)) ?? '',
+    },
+  })
   NATS_URL: string = 'nats://127.0.0.1:4222';
+
+  /** A `.creds` file (user JWT + nkey seed) for NATS decentralized auth. */
+  @IsOptional()
+  @IsReadableFile()
+  NATS_CREDS_FILE?: string;
+
+  /** A file holding the user nkey seed (`SU…`) this process connects with. */
+  @IsOptional()
+  @IsReadableFile()
+  NATS_NKEY_SEED_FILE?: string;
+
+  /** A NATS user name; its password is read from NATS_PASSWORD_FILE. */
+  @IsOptional()
+  @IsString()
+  NATS_USER?: string;
+
+  @IsOptional()
+  @IsReadableFile()
+  NATS_PASSWORD_FILE?: string;
+
+  /** A file holding the token of a NATS server with token authorization. */
+  @IsOptional()
+  @IsReadableFile()
+  NATS_TOKEN_FILE?: string;
+
+  /** The CA certificate NATS servers are verified against (PEM); setting it turns TLS on. */
+  @IsOptional()
+  @IsReadableFile()
+  NATS_TLS_CA_FILE?: string;
+
+  /** A client certificate (PEM) for servers that verify clients, with NATS_TLS_KEY_FILE. */
+  @IsOptional()
+  @IsReadableFile()
+  NATS_TLS_CERT_FILE?: string;
+
+  @IsOptional()
+  @IsReadableFile()
+  NATS_TLS_KEY_FILE?: string;
 
   /** Replicas of every stream (and so of every durable consumer) the relay creates: 3 on a three-node cluster. */
   @IsInt()
@@ -48,10 +103,27 @@ export class CommonConfig {
 
   private parsedNatsServers?: { from: string; servers: NatsServers };
 
-  /** `NATS_URL` as the servers to connect to, with its credentials apart. */
+  /** `NATS_URL` as the servers to connect to, with its credentials apart and the credential files beside them. */
   get natsServers(): NatsServers {
-    if (this.parsedNatsServers?.from !== this.NATS_URL) this.parsedNatsServers = { from: this.NATS_URL, servers: parseNatsServers(this.NATS_URL) };
+    if (this.parsedNatsServers?.from !== this.NATS_URL) {
+      this.parsedNatsServers = { from: this.NATS_URL, servers: { ...parseNatsServers(this.NATS_URL), credentials: this.natsCredentials() } };
+    }
     return this.parsedNatsServers.servers;
+  }
+
+  private natsCredentials(): NatsCredentials {
+    const tls =
+      this.NATS_TLS_CA_FILE || this.NATS_TLS_CERT_FILE
+        ? { caFile: this.NATS_TLS_CA_FILE, certFile: this.NATS_TLS_CERT_FILE, keyFile: this.NATS_TLS_KEY_FILE }
+        : undefined;
+    return {
+      credsFile: this.NATS_CREDS_FILE,
+      nkeySeedFile: this.NATS_NKEY_SEED_FILE,
+      user: this.NATS_USER,
+      passwordFile: this.NATS_PASSWORD_FILE,
+      tokenFile: this.NATS_TOKEN_FILE,
+      tls,
+    };
   }
 
   /** Prefix for every NATS subject; lets several relays or test runs share one NATS server. */

@@ -1,3 +1,4 @@
 export * from './load-config';
 export * from './common.config';
 export * from './nats-servers';
+export * from './nats-credentials';

@@ -1,3 +1,5 @@
+import type { NatsCredentials } from './nats-credentials';
+
 /** The schemes a NATS server entry may name; a bare `host:port` is `nats://`. */
 const SCHEMES = ['nats:', 'tls:'];
 const NATS_DEFAULT_PORT = 4222;
@@ -14,6 +16,8 @@ export interface NatsServers {
   token?: string;
   /** The server list without any credential, for log lines and error messages. */
   printable: string;
+  /** Credential files and TLS (NATS_CREDS_FILE, NATS_TLS_CA_FILE, …), when the config set them. */
+  credentials?: NatsCredentials;
 }
 
 export class NatsServersError extends Error {

@@ -7,6 +7,8 @@ import { MetricsServer, NatsHandlerMetrics } from '@app/metrics';
 import { startTracing } from '@app/tracing';
 import { prepareEventStream } from './jetstream';
 import { natsConnectOptions } from './nats-connection';
+import { checkNatsPermissions } from './nats-permission-check';
+import { natsInboxPrefix, relayNatsPermissions } from './nats-permissions';
 import { RelayNatsServer } from './relay-nats.server';
 import { ServiceLoad } from './service-load';
 import { RelayRpcExceptionFilter } from './rpc-exception.filter';
@@ -24,10 +26,13 @@ export async function startRelayMicroservice(
   options: LoggingOptions = {},
 ): Promise<INestMicroservice> {
   const logger = new PinoNestLogger(createRootLogger(service, config.LOG_LEVEL, options.logDestination));
+  const inboxPrefix = natsInboxPrefix(service, config.NATS_SUBJECT_PREFIX);
+  await checkNatsPermissions(config.natsServers, relayNatsPermissions(service, config.NATS_SUBJECT_PREFIX));
   await prepareEventStream(
     {
-      natsUrl: config.NATS_URL,
+      natsUrl: config.natsServers,
       subjectPrefix: config.NATS_SUBJECT_PREFIX,
+      inboxPrefix,
       replicas: config.RELAY_JETSTREAM_REPLICAS,
       name: `agentrelay-${service}-start`,
     },
@@ -39,7 +44,7 @@ export async function startRelayMicroservice(
     strategy: new RelayNatsServer(
       config.NATS_SUBJECT_PREFIX,
       {
-        ...natsConnectOptions(config.natsServers),
+        ...natsConnectOptions(config.natsServers, inboxPrefix),
         queue: SERVICE_QUEUE_GROUPS[service],
         name: `agentrelay-${service}`,
         maxReconnectAttempts: -1,

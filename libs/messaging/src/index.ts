@@ -13,3 +13,7 @@ export * from './service-health.controller';
 export * from './service-load';
 export * from './key-filter-bucket';
 export * from './keep-reconnecting';
+export * from './stream-names';
+export * from './nats-permissions';
+export * from './nats-permission-check';
+export * from './nats-server-config';

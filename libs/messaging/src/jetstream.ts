@@ -14,10 +14,12 @@ import {
   type StreamInfo,
 } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, nanos, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsServers } from '@app/config';
 import { prefixedSubject } from '@app/contracts';
 import { currentRequestId, REQUEST_ID_HEADER } from '@app/logging';
 import { TRACEPARENT_HEADER } from '@app/tracing';
 import { natsConnectOptions } from './nats-connection';
+import { prefixScope } from './stream-names';
 
 /** Every relay event subject (task and agent events) lives under this root. */
 export const RELAY_EVENTS_SUBJECT_ROOT = 'relay.events';
@@ -33,7 +35,7 @@ export const EVENT_STREAM_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
  * (deployment or test run) gets a stream of its own, so runs never share one.
  */
 export function eventStreamName(subjectPrefix: string): string {
-  const suffix = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
+  const suffix = prefixScope(subjectPrefix);
   return suffix ? `RELAY_EVENTS_${suffix}` : 'RELAY_EVENTS';
 }
 
@@ -50,8 +52,13 @@ export interface JetStreamContext {
 }
 
 /** Opens a dedicated NATS connection for JetStream work (publishing or consuming events); `url` is NATS_URL, one server or several. */
-export async function openJetStream(options: { url: string; name: string }): Promise<JetStreamContext> {
-  const connection = await connect({ ...natsConnectOptions(options.url), name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
+export async function openJetStream(options: { url: string | NatsServers; name: string; inboxPrefix?: string }): Promise<JetStreamContext> {
+  const connection = await connect({
+    ...natsConnectOptions(options.url, options.inboxPrefix),
+    name: options.name,
+    maxReconnectAttempts: -1,
+    noAsyncTraces: true,
+  });
   try {
     const jsm = await jetstreamManager(connection);
     return { connection, js: jetstream(connection), jsm };
@@ -166,12 +173,12 @@ export function ensureEventStream(jsm: JetStreamManager, subjectPrefix: string, 
  * to the service's own retries.
  */
 export async function prepareEventStream(
-  options: { natsUrl: string; subjectPrefix: string; replicas: number; name: string },
+  options: { natsUrl: string | NatsServers; subjectPrefix: string; replicas: number; name: string; inboxPrefix?: string },
   logger: LoggerService = streamLogger,
 ): Promise<void> {
   let context: JetStreamContext | undefined;
   try {
-    context = await openJetStream({ url: options.natsUrl, name: options.name });
+    context = await openJetStream({ url: options.natsUrl, name: options.name, inboxPrefix: options.inboxPrefix });
     await ensureEventStream(context.jsm, options.subjectPrefix, options.replicas, logger);
   } catch (error) {
     if (error instanceof JetStreamReplicasError) throw error;

@@ -1,5 +1,6 @@
 import { jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
+import { prefixScope } from './stream-names';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createHash } from 'node:crypto';
 import { matchReplicas } from './jetstream';
@@ -18,7 +19,7 @@ export const KEY_FILTER_DIGEST_HEX = 16;
  * after the subject prefix, like the streams, so runs never share one.
  */
 export function keyFilterBucketName(subjectPrefix: string): string {
-  const scope = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
+  const scope = prefixScope(subjectPrefix);
   return scope ? `RELAY_KEYS_${scope}` : 'RELAY_KEYS';
 }
 

@@ -1,5 +1,6 @@
 import { connect, errors, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
+import type { NatsServers } from '@app/config';
 import { isRelayErrorBody, prefixedSubject, RelayError, type RpcReply, type RpcRequest, type RpcSubject } from '@app/contracts';
 import { currentRequestId, REQUEST_ID_HEADER } from '@app/logging';
 import type { NatsClientMetrics } from '@app/metrics';
@@ -8,8 +9,10 @@ import { natsConnectOptions } from './nats-connection';
 import { DEADLINE_HEADER } from './request-deadline';
 
 export interface NatsRpcClientOptions {
-  /** NATS_URL: one server or a comma-separated list. */
-  url: string;
+  /** NATS_URL (one server or a comma-separated list), or the config's parsed servers with their credentials. */
+  url: string | NatsServers;
+  /** The inbox prefix this process's NATS permissions let it read replies on (natsInboxPrefix). */
+  inboxPrefix?: string;
   subjectPrefix: string;
   defaultTimeoutMs: number;
   name: string;
@@ -40,7 +43,12 @@ export class NatsRpcClient {
 
   static async connect(options: NatsRpcClientOptions): Promise<NatsRpcClient> {
     // No async stack traces: the client would build them for every request, and they only ever show NATS internals.
-    const connection = await connect({ ...natsConnectOptions(options.url), name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
+    const connection = await connect({
+      ...natsConnectOptions(options.url, options.inboxPrefix),
+      name: options.name,
+      maxReconnectAttempts: -1,
+      noAsyncTraces: true,
+    });
     return new NatsRpcClient(connection, options);
   }
 

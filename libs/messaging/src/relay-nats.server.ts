@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { ServerNats, type NatsOptions } from '@nestjs/microservices';
 import { prefixedSubject, RelayError, OVERLOADED_RETRY_AFTER_SECONDS } from '@app/contracts';
+import { PERMISSION_PROBE_HEADER } from './nats-permission-check';
 import { deadlineOf } from './request-deadline';
 import { ServiceLoad } from './service-load';
 
@@ -74,6 +75,8 @@ export class RelayNatsServer extends ServerNats {
 
   override async handleMessage(...args: Parameters<ServerNats['handleMessage']>): Promise<unknown> {
     const [channel, message] = args as unknown as [string, IncomingRequest];
+    // A process checking its NATS permissions at start: not a request, never answered.
+    if (message.headers?.get(PERMISSION_PROBE_HEADER)) return undefined;
     const refusal = this.refusal(channel, message);
     if (refusal) {
       // Nest's reply packet; the caller reads `err` (NatsRpcClient does not match reply ids).

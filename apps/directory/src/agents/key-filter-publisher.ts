@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DataSource } from 'typeorm';
-import { keyFilterDigest, openJetStream, openKeyFilterBucket } from '@app/messaging';
+import { keyFilterDigest, natsInboxPrefix, openJetStream, openKeyFilterBucket } from '@app/messaging';
 import { DirectoryConfig } from '../directory.config';
 import { poolOf } from './hot-lookups';
 
@@ -37,7 +37,13 @@ export class KeyFilterPublisher implements OnApplicationBootstrap, OnModuleDestr
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.connection = (await openJetStream({ url: this.config.NATS_URL, name: 'agentrelay-directory-key-filter' })).connection;
+    this.connection = (
+      await openJetStream({
+        url: this.config.natsServers,
+        name: 'agentrelay-directory-key-filter',
+        inboxPrefix: natsInboxPrefix('directory', this.config.NATS_SUBJECT_PREFIX),
+      })
+    ).connection;
     await this.open();
     this.timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
     this.timer.unref();

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { NOTIFIER_SUBJECTS, RelayError } from '@app/contracts';
-import { NatsRpcClient } from '@app/messaging';
+import { natsInboxPrefix, NatsRpcClient } from '@app/messaging';
 import { DirectoryConfig } from '../directory.config';
 
 /**
@@ -17,7 +17,8 @@ export class WebhookSecretProvisioner implements OnModuleInit, OnApplicationShut
 
   async onModuleInit(): Promise<void> {
     this.client = await NatsRpcClient.connect({
-      url: this.config.NATS_URL,
+      url: this.config.natsServers,
+      inboxPrefix: natsInboxPrefix('directory', this.config.NATS_SUBJECT_PREFIX),
       subjectPrefix: this.config.NATS_SUBJECT_PREFIX,
       // Well inside the edge's own timeout for the whole registration.
       defaultTimeoutMs: Math.max(100, Math.floor(this.config.NATS_REQUEST_TIMEOUT_MS * 0.4)),

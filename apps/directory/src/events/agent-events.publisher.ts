@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AGENT_UPDATED_EVENT_SUBJECT, DIRECTORY_CHANGES_SUBJECT, prefixedSubject, type AgentUpdatedEvent, type DirectoryChange } from '@app/contracts';
-import { ensureEventStream, openJetStream, publishWithMsgId, type JetStreamContext } from '@app/messaging';
+import { ensureEventStream, type JetStreamContext, natsInboxPrefix, openJetStream, publishWithMsgId } from '@app/messaging';
 import type { AgentEntity } from '../agents/agent.entity';
 import { DirectoryConfig } from '../directory.config';
 import { OutboxEventEntity } from './outbox-event.entity';
@@ -45,7 +45,11 @@ export class AgentEventsPublisher implements OnModuleInit, OnModuleDestroy, OnAp
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.context = await openJetStream({ url: this.config.NATS_URL, name: 'agentrelay-directory-events' });
+    this.context = await openJetStream({
+      url: this.config.natsServers,
+      name: 'agentrelay-directory-events',
+      inboxPrefix: natsInboxPrefix('directory', this.config.NATS_SUBJECT_PREFIX),
+    });
     await ensureEventStream(this.context.jsm, this.config.NATS_SUBJECT_PREFIX, this.config.RELAY_JETSTREAM_REPLICAS);
     this.timer = setInterval(() => void this.flush(), SWEEP_INTERVAL_MS);
     this.timer.unref();

@@ -3,7 +3,7 @@ import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageTyp
 import { nanos } from '@nats-io/transport-node';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { prefixedSubject, RelayError } from '@app/contracts';
-import { matchReplicas, NatsRpcClient } from '@app/messaging';
+import { CONSOLE_SESSION_SUBJECT_ROOT, consoleSessionStreamName, matchReplicas, NatsRpcClient } from '@app/messaging';
 import type { AdminRole } from '../auth/admin-roles';
 import { EdgeConfig } from '../edge.config';
 
@@ -42,12 +42,6 @@ interface StoredSession {
   /** Absent on sessions stored before roles: those were all made with the admin token. */
   role?: AdminRole;
   person?: ConsolePerson | null;
-}
-
-/** The session stream of one relay (or test run): named after the subject prefix, like the rate-limit stream. */
-export function consoleSessionStreamName(subjectPrefix: string): string {
-  const scope = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
-  return scope ? `CONSOLE_SESSIONS_${scope}` : 'CONSOLE_SESSIONS';
 }
 
 function cookieDigest(cookie: string): string {
@@ -139,7 +133,7 @@ export class ConsoleSessions {
   }
 
   private subjectOf(digest: string): string {
-    return prefixedSubject(this.nats.subjectPrefix, `relay.console.sessions.${digest}`);
+    return prefixedSubject(this.nats.subjectPrefix, `${CONSOLE_SESSION_SUBJECT_ROOT}.${digest}`);
   }
 
   /** A store that cannot be reached is the relay being unavailable (503), never a wrong sign-in. */
@@ -172,7 +166,7 @@ export class ConsoleSessions {
       await jsm.streams
         .add({
           name,
-          subjects: [prefixedSubject(this.nats.subjectPrefix, 'relay.console.sessions.>')],
+          subjects: [prefixedSubject(this.nats.subjectPrefix, `${CONSOLE_SESSION_SUBJECT_ROOT}.>`)],
           retention: RetentionPolicy.Limits,
           storage: StorageType.File,
           discard: DiscardPolicy.Old,

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import type { Subscription } from '@nats-io/transport-node';
 import { createHash } from 'node:crypto';
 import { DIRECTORY_CHANGES_SUBJECT, DIRECTORY_SUBJECTS, prefixedSubject, type AgentIdentity, type AgentProfile, type AgentPublicProfile } from '@app/contracts';
-import { NatsRpcClient } from '@app/messaging';
+import { NatsRpcClient, PERMISSION_PROBE_HEADER } from '@app/messaging';
 import { EdgeConfig } from '../edge.config';
 import { ExpiringCache } from './expiring-cache';
 
@@ -32,8 +32,9 @@ export class DirectoryLookups implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     this.subscription = this.rpc.connection.subscribe(prefixedSubject(this.rpc.subjectPrefix, DIRECTORY_CHANGES_SUBJECT), {
-      callback: (error) => {
+      callback: (error, message) => {
         if (error) this.logger.warn({ err: error }, 'directory change subscription failed');
+        else if (message.headers?.get(PERMISSION_PROBE_HEADER)) return;
         this.forget();
       },
     });

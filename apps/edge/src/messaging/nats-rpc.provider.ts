@@ -1,5 +1,5 @@
 import type { Provider } from '@nestjs/common';
-import { NatsRpcClient } from '@app/messaging';
+import { natsInboxPrefix, NatsRpcClient } from '@app/messaging';
 import { NatsClientMetrics } from '@app/metrics';
 import { EdgeConfig } from '../edge.config';
 
@@ -8,7 +8,8 @@ export const natsRpcClientProvider: Provider = {
   inject: [EdgeConfig, NatsClientMetrics],
   useFactory: (config: EdgeConfig, metrics: NatsClientMetrics) =>
     NatsRpcClient.connect({
-      url: config.NATS_URL,
+      url: config.natsServers,
+      inboxPrefix: natsInboxPrefix('edge', config.NATS_SUBJECT_PREFIX),
       subjectPrefix: config.NATS_SUBJECT_PREFIX,
       defaultTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
       name: 'agentrelay-edge',

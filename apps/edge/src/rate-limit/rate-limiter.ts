@@ -13,7 +13,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { prefixedSubject } from '@app/contracts';
-import { matchReplicas, NatsRpcClient } from '@app/messaging';
+import { matchReplicas, NatsRpcClient, RATE_LIMIT_SUBJECT_ROOT, rateLimitStreamName } from '@app/messaging';
 import { HttpMetrics } from '@app/metrics';
 import { EdgeConfig } from '../edge.config';
 
@@ -30,15 +30,9 @@ const LEASE_SHARE = 8;
 const MAX_LEASE_ATTEMPTS = 8;
 const STORE_TIMEOUT_MS = 2000;
 
-/** The lease stream of one relay (or test run): named after the subject prefix, so runs never share counters. */
-export function rateLimitStreamName(subjectPrefix: string): string {
-  const scope = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
-  return scope ? `RATELIMIT_${scope}` : 'RATELIMIT';
-}
-
 /** One subject per agent per window; its last message is the count of calls leased so far. */
 export function rateLimitSubject(subjectPrefix: string, agentId: string, window: number): string {
-  return prefixedSubject(subjectPrefix, `relay.ratelimit.${agentId.replace(/[^A-Za-z0-9_-]/g, '_')}.${window}`);
+  return prefixedSubject(subjectPrefix, `${RATE_LIMIT_SUBJECT_ROOT}.${agentId.replace(/[^A-Za-z0-9_-]/g, '_')}.${window}`);
 }
 
 /** How many calls the next lease takes when `remaining` are left in the window. */

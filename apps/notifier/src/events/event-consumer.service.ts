@@ -9,7 +9,15 @@ import {
   type DeliveryChannel,
   type TaskEvent,
 } from '@app/contracts';
-import { ensureEventStream, eventStreamName, keepReconnecting, openJetStream, RELAY_EVENTS_SUBJECT_ROOT, type JetStreamContext } from '@app/messaging';
+import {
+  ensureEventStream,
+  eventStreamName,
+  type JetStreamContext,
+  keepReconnecting,
+  natsInboxPrefix,
+  openJetStream,
+  RELAY_EVENTS_SUBJECT_ROOT,
+} from '@app/messaging';
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { traceLinkHeaders } from '@app/tracing';
 import { DeliveriesService, type EventDeliveries } from '../deliveries/deliveries.service';
@@ -177,7 +185,11 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
 
   private async connect(): Promise<JetStreamContext> {
     if (!this.jetStream || this.jetStream.connection.isClosed()) {
-      this.jetStream = await openJetStream({ url: this.config.NATS_URL, name: 'agentrelay-notifier-events' });
+      this.jetStream = await openJetStream({
+        url: this.config.natsServers,
+        name: 'agentrelay-notifier-events',
+        inboxPrefix: natsInboxPrefix('notifier', this.config.NATS_SUBJECT_PREFIX),
+      });
     }
     const prefix = this.config.NATS_SUBJECT_PREFIX;
     await ensureEventStream(this.jetStream.jsm, prefix, this.config.RELAY_JETSTREAM_REPLICAS);

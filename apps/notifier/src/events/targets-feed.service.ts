@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { DeliverPolicy, type ConsumerMessages, type MsgRequest, type NextMsgRequest } from '@nats-io/jetstream';
 import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, PUSH_CONFIG_EVENTS, type PushConfigEvent } from '@app/contracts';
-import { ensureEventStream, eventStreamName, keepReconnecting, openJetStream, type JetStreamContext } from '@app/messaging';
+import { ensureEventStream, eventStreamName, type JetStreamContext, keepReconnecting, natsInboxPrefix, openJetStream } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 import { AgentTargetsService } from '../targets/agent-targets.service';
 import { PushTargetsService } from '../targets/push-targets.service';
@@ -133,7 +133,11 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
 
   private async connect(): Promise<JetStreamContext> {
     if (this.jetStream && !this.jetStream.connection.isClosed()) return this.jetStream;
-    this.opening ??= openJetStream({ url: this.config.NATS_URL, name: 'agentrelay-notifier-targets' }).finally(() => (this.opening = null));
+    this.opening ??= openJetStream({
+      url: this.config.natsServers,
+      name: 'agentrelay-notifier-targets',
+      inboxPrefix: natsInboxPrefix('notifier', this.config.NATS_SUBJECT_PREFIX),
+    }).finally(() => (this.opening = null));
     const jetStream = await this.opening;
     if (this.stop.signal.aborted) {
       await jetStream.connection.drain().catch(() => undefined);

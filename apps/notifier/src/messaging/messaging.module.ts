@@ -1,5 +1,5 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import { NatsRpcClient } from '@app/messaging';
+import { natsInboxPrefix, NatsRpcClient } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 
 /** The notifier's one NATS request client to other services: agents from the directory, push configs' secrets from the tasks service. */
@@ -16,7 +16,8 @@ export class MessagingModule implements OnApplicationShutdown {
           provide: NatsRpcClient,
           useFactory: () =>
             NatsRpcClient.connect({
-              url: config.NATS_URL,
+              url: config.natsServers,
+              inboxPrefix: natsInboxPrefix('notifier', config.NATS_SUBJECT_PREFIX),
               subjectPrefix: config.NATS_SUBJECT_PREFIX,
               defaultTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
               name: 'agentrelay-notifier',

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { prefixedSubject, TASK_EVENT_POSITION_HEADER } from '@app/contracts';
-import { ensureEventStream, openJetStream, publishWithMsgId, WakeableDelay, type JetStreamContext } from '@app/messaging';
+import { ensureEventStream, type JetStreamContext, natsInboxPrefix, openJetStream, publishWithMsgId, WakeableDelay } from '@app/messaging';
 import { OUTBOX_PUBLISHED, OUTBOX_RELAY_OPTIONS, OUTBOX_TABLE, type OutboxRelayOptions } from './outbox.constants';
 
 export interface UnpublishedRow {
@@ -224,7 +224,11 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
 
   protected async ensureJetStream(): Promise<JetStreamContext> {
     if (!this.jetStream || this.jetStream.connection.isClosed()) {
-      this.jetStream = await openJetStream({ url: this.options.natsUrl, name: 'agentrelay-tasks-outbox' });
+      this.jetStream = await openJetStream({
+        url: this.options.natsUrl,
+        name: 'agentrelay-tasks-outbox',
+        inboxPrefix: natsInboxPrefix('tasks', this.options.subjectPrefix),
+      });
       this.streamReady = false;
     }
     if (!this.streamReady) {

@@ -1,3 +1,4 @@
+import type { NatsServers } from '@app/config';
 /** The outbox table, written by the tasks service in the same transaction as each change. */
 export const OUTBOX_TABLE = '"tasks"."outbox_events"';
 
@@ -9,7 +10,7 @@ export const OUTBOX_TABLE = '"tasks"."outbox_events"';
 export const OUTBOX_PUBLISHED = 'published_at IS NOT NULL';
 
 export interface OutboxRelayOptions {
-  natsUrl: string;
+  natsUrl: string | NatsServers;
   subjectPrefix: string;
   databaseUrl: string;
   /** Rows read per round. */

@@ -1,0 +1,230 @@
+import {
+  ADMIN_AUDIT_SUBJECTS,
+  ADMIN_DELIVERIES_SUBJECTS,
+  ADMIN_TASKS_SUBJECTS,
+  AGENT_UPDATED_EVENT_SUBJECT,
+  DIRECTORY_CHANGES_SUBJECT,
+  DIRECTORY_SUBJECTS,
+  HEALTH_SUBJECTS,
+  NOTIFIER_SUBJECTS,
+  PUSH_CONFIG_SUBJECTS,
+  prefixedSubject,
+  TASK_EVENT_SUBJECT_PREFIX,
+  TASKS_SUBJECTS,
+  type RelayService,
+} from '@app/contracts';
+import { eventStreamName, RELAY_EVENTS_SUBJECT_ROOT } from './jetstream';
+import { keyFilterBucketName } from './key-filter-bucket';
+import { CONSOLE_SESSION_SUBJECT_ROOT, consoleSessionStreamName, prefixScope, RATE_LIMIT_SUBJECT_ROOT, rateLimitStreamName } from './stream-names';
+
+/** A relay process that connects to NATS. */
+export type RelayNatsRole = 'edge' | RelayService;
+
+export const RELAY_NATS_ROLES: readonly RelayNatsRole[] = ['edge', 'tasks', 'directory', 'notifier'];
+
+/** One subject (NATS wildcards allowed) a process may use, and why it needs it. */
+export interface NatsGrant {
+  subject: string;
+  why: string;
+}
+
+/** Everything one NATS user may do: nothing outside these lists. */
+export interface NatsPermissions {
+  /** Who holds them: a relay role, or `consumer <name>` for an event consumer. */
+  holder: string;
+  /** The inbox prefix its connections use; replies to it are its alone. */
+  inboxPrefix: string;
+  publish: NatsGrant[];
+  subscribe: NatsGrant[];
+  /** May publish a reply to a request it received (the services answer on the caller's inbox). */
+  allowResponses: boolean;
+}
+
+/**
+ * Which role calls which request subject. Every request subject of the contracts appears here once:
+ * its service subscribes to it (in its queue group), the roles listed publish to it.
+ */
+const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: RelayService; callers: readonly RelayNatsRole[] }> = [
+  { subjects: Object.values(TASKS_SUBJECTS), service: 'tasks', callers: ['edge'] },
+  { subjects: Object.values(ADMIN_TASKS_SUBJECTS), service: 'tasks', callers: ['edge'] },
+  {
+    subjects: [PUSH_CONFIG_SUBJECTS.set, PUSH_CONFIG_SUBJECTS.get, PUSH_CONFIG_SUBJECTS.list, PUSH_CONFIG_SUBJECTS.delete],
+    service: 'tasks',
+    callers: ['edge'],
+  },
+  { subjects: [PUSH_CONFIG_SUBJECTS.target], service: 'tasks', callers: ['notifier'] },
+  { subjects: [HEALTH_SUBJECTS.tasks], service: 'tasks', callers: ['edge'] },
+  { subjects: Object.values(DIRECTORY_SUBJECTS).filter((subject) => subject !== DIRECTORY_SUBJECTS.getAgent), service: 'directory', callers: ['edge'] },
+  { subjects: [DIRECTORY_SUBJECTS.getAgent], service: 'directory', callers: ['edge', 'notifier'] },
+  { subjects: Object.values(ADMIN_AUDIT_SUBJECTS), service: 'directory', callers: ['edge'] },
+  { subjects: [HEALTH_SUBJECTS.directory], service: 'directory', callers: ['edge'] },
+  {
+    subjects: Object.values(NOTIFIER_SUBJECTS).filter((subject) => subject !== NOTIFIER_SUBJECTS.provisionWebhookSecret),
+    service: 'notifier',
+    callers: ['edge'],
+  },
+  { subjects: [NOTIFIER_SUBJECTS.provisionWebhookSecret], service: 'notifier', callers: ['directory'] },
+  { subjects: Object.values(ADMIN_DELIVERIES_SUBJECTS), service: 'notifier', callers: ['edge'] },
+  { subjects: [HEALTH_SUBJECTS.notifier], service: 'notifier', callers: ['edge'] },
+];
+
+/** Every request subject the services answer, unprefixed (a test walks the contracts against it). */
+export function requestSubjectsInTable(): string[] {
+  return REQUEST_CALLERS.flatMap((entry) => entry.subjects);
+}
+
+/** The inbox prefix of a holder's connections: one token per holder and deployment, so no one reads another's replies. */
+export function natsInboxPrefix(holder: string, subjectPrefix: string): string {
+  const scope = prefixScope(subjectPrefix);
+  const name = holder.replace(/[^A-Za-z0-9_-]/g, '_');
+  return scope ? `_INBOX_${name}_${scope}` : `_INBOX_${name}`;
+}
+
+/** The JetStream API calls that look after one stream of a holder's own: info, create, update. */
+function ownStream(stream: string, why: string): NatsGrant[] {
+  return [
+    { subject: `$JS.API.STREAM.INFO.${stream}`, why },
+    { subject: `$JS.API.STREAM.CREATE.${stream}`, why },
+    { subject: `$JS.API.STREAM.UPDATE.${stream}`, why },
+  ];
+}
+
+/** Reading one stream through consumers the holder makes itself (ordered or durable), and acking them. */
+function streamReader(stream: string, why: string, consumer = '*'): NatsGrant[] {
+  return [
+    { subject: `$JS.API.CONSUMER.CREATE.${stream}.${consumer}`, why },
+    { subject: `$JS.API.CONSUMER.CREATE.${stream}.${consumer}.>`, why },
+    { subject: `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.${consumer}`, why },
+    { subject: `$JS.API.CONSUMER.INFO.${stream}.${consumer}`, why },
+    { subject: `$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer}`, why },
+    { subject: `$JS.API.CONSUMER.DELETE.${stream}.${consumer}`, why },
+    { subject: `$JS.ACK.${stream}.${consumer}.>`, why },
+    { subject: `$JS.FC.${stream}.${consumer}.>`, why },
+  ];
+}
+
+/** Reading single messages of a stream by subject or sequence. */
+function messageGets(stream: string, why: string): NatsGrant[] {
+  return [
+    { subject: `$JS.API.STREAM.MSG.GET.${stream}`, why },
+    { subject: `$JS.API.DIRECT.GET.${stream}`, why },
+    { subject: `$JS.API.DIRECT.GET.${stream}.>`, why },
+  ];
+}
+
+const JETSTREAM_INFO: NatsGrant = { subject: '$JS.API.INFO', why: 'JetStream clients read the account info once as they start' };
+
+function requestGrants(role: RelayNatsRole, subjectPrefix: string): { publish: NatsGrant[]; subscribe: NatsGrant[] } {
+  const publish: NatsGrant[] = [];
+  const subscribe: NatsGrant[] = [];
+  for (const entry of REQUEST_CALLERS) {
+    for (const subject of entry.subjects) {
+      const prefixed = prefixedSubject(subjectPrefix, subject);
+      if (entry.callers.includes(role)) publish.push({ subject: prefixed, why: `calls the ${entry.service} service` });
+      if (entry.service === role) subscribe.push({ subject: prefixed, why: `answers it (queue group ${role})` });
+    }
+  }
+  return { publish, subscribe };
+}
+
+/**
+ * What one relay role may publish and subscribe to under a subject prefix. This is the one table
+ * of the relay's NATS privileges: the shipped NATS configuration, the credentials command, the docs
+ * and the start-up check of every process are made from it.
+ */
+export function relayNatsPermissions(role: RelayNatsRole, subjectPrefix: string): NatsPermissions {
+  const at = (subject: string): string => prefixedSubject(subjectPrefix, subject);
+  const events = eventStreamName(subjectPrefix);
+  const inboxPrefix = natsInboxPrefix(role, subjectPrefix);
+  const { publish, subscribe } = requestGrants(role, subjectPrefix);
+  subscribe.push({ subject: `${inboxPrefix}.>`, why: 'its own replies, JetStream acks and consumer deliveries' });
+  if (role !== 'edge') publish.push(JETSTREAM_INFO, ...ownStream(events, 'ensures the event stream as it starts'));
+  switch (role) {
+    case 'edge': {
+      const limits = rateLimitStreamName(subjectPrefix);
+      const sessions = consoleSessionStreamName(subjectPrefix);
+      const keys = `KV_${keyFilterBucketName(subjectPrefix)}`;
+      publish.push(
+        JETSTREAM_INFO,
+        ...ownStream(limits, 'keeps the rate-limit leases'),
+        { subject: `$JS.API.STREAM.DELETE.${limits}`, why: 'makes the rate-limit stream again when its settings changed' },
+        ...messageGets(limits, 'reads an agent’s lease count'),
+        { subject: at(`${RATE_LIMIT_SUBJECT_ROOT}.>`), why: 'leases calls (compare-and-set publish)' },
+        ...ownStream(sessions, 'keeps console sessions'),
+        { subject: `$JS.API.STREAM.PURGE.${sessions}`, why: 'signs a console session out' },
+        ...messageGets(sessions, 'reads a console session'),
+        { subject: at(`${CONSOLE_SESSION_SUBJECT_ROOT}.>`), why: 'stores a console session' },
+        { subject: `$JS.API.STREAM.INFO.${keys}`, why: 'opens the key filter bucket' },
+        ...streamReader(keys, 'watches the key filter bucket'),
+      );
+      subscribe.push(
+        { subject: at(`${TASK_EVENT_SUBJECT_PREFIX}.>`), why: 'wakes blocking sends and feeds streams' },
+        { subject: at(DIRECTORY_CHANGES_SUBJECT), why: 'drops cached directory answers' },
+      );
+      break;
+    }
+    case 'tasks':
+      publish.push(
+        { subject: at(`${TASK_EVENT_SUBJECT_PREFIX}.>`), why: 'publishes task events from its outbox' },
+        { subject: at('relay.events.push_config.>'), why: 'publishes push-config events from its outbox' },
+      );
+      break;
+    case 'directory': {
+      const bucket = keyFilterBucketName(subjectPrefix);
+      publish.push(
+        { subject: at(AGENT_UPDATED_EVENT_SUBJECT), why: 'publishes agent events from its outbox' },
+        { subject: at(DIRECTORY_CHANGES_SUBJECT), why: 'tells edges to drop cached directory answers' },
+        ...ownStream(`KV_${bucket}`, 'keeps the key filter bucket'),
+        { subject: `$KV.${bucket}.>`, why: 'puts and deletes key filter entries' },
+        ...messageGets(`KV_${bucket}`, 'reads key filter entries'),
+        ...streamReader(`KV_${bucket}`, 'lists the key filter bucket to reconcile it'),
+      );
+      break;
+    }
+    case 'notifier':
+      publish.push(
+        ...streamReader(events, 'consumes events (durable consumer notifier) and follows targets (ordered consumers)'),
+        ...messageGets(events, 'reads how far its targets feed must read'),
+      );
+      break;
+  }
+  return { holder: role, inboxPrefix, publish, subscribe, allowResponses: role !== 'edge' };
+}
+
+/** A durable consumer name NATS accepts, as an event consumer's credential is bound to it. */
+export const EVENT_CONSUMER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * An internal service that follows the relay's events: it reads the event stream through its own
+ * durable consumer (named `name`) and nothing else. It cannot publish any `relay.*` subject, see any
+ * request or reply, touch another stream or consumer, or read console sessions or the key filter.
+ */
+export function eventConsumerPermissions(name: string, subjectPrefix: string): NatsPermissions {
+  if (!EVENT_CONSUMER_NAME.test(name)) throw new Error(`An event consumer's name is 1-64 letters, digits, '-' or '_' (got ${JSON.stringify(name)})`);
+  const events = eventStreamName(subjectPrefix);
+  const holder = `consumer ${name}`;
+  const inboxPrefix = natsInboxPrefix(`consumer_${name}`, subjectPrefix);
+  return {
+    holder,
+    inboxPrefix,
+    publish: [
+      JETSTREAM_INFO,
+      { subject: `$JS.API.STREAM.INFO.${events}`, why: `reads the event stream’s state (${RELAY_EVENTS_SUBJECT_ROOT}.>)` },
+      ...streamReader(events, `reads the event stream through its durable consumer ${name}`, name),
+    ],
+    subscribe: [{ subject: `${inboxPrefix}.>`, why: 'its own replies and consumer deliveries' }],
+    allowResponses: false,
+  };
+}
+
+/** The subjects a NATS wildcard pattern matches, tested token by token (`*` one token, `>` the rest). */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const wanted = pattern.split('.');
+  const given = subject.split('.');
+  for (let index = 0; index < wanted.length; index++) {
+    if (wanted[index] === '>') return given.length > index;
+    if (index >= given.length) return false;
+    if (wanted[index] !== '*' && wanted[index] !== given[index]) return false;
+  }
+  return wanted.length === given.length;
+}
