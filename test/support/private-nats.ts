@@ -16,10 +16,14 @@ export class PrivateNatsServer {
   private output = '';
   private boundPort?: number;
 
-  private constructor(private readonly storeDir: string) {}
+  private constructor(
+    private readonly storeDir: string,
+    private readonly configFile?: string,
+  ) {}
 
-  static async start(): Promise<PrivateNatsServer> {
-    const server = new PrivateNatsServer(mkdtempSync(join(tmpdir(), 'relay-nats-')));
+  /** `configFile`: a nats-server configuration (authorization, TLS) the server starts with, beside the command-line flags. */
+  static async start(options: { configFile?: string } = {}): Promise<PrivateNatsServer> {
+    const server = new PrivateNatsServer(mkdtempSync(join(tmpdir(), 'relay-nats-')), options.configFile);
     await server.launch();
     return server;
   }
@@ -47,6 +51,23 @@ export class PrivateNatsServer {
     await this.launch();
   }
 
+  /** Makes the server read its configuration file again (SIGHUP), and waits until it says it has. */
+  async reload(): Promise<void> {
+    const before = this.output.length;
+    this.child?.kill('SIGHUP');
+    const deadline = Date.now() + 30000;
+    while (!/Reloaded server configuration|Reloaded: /.test(this.output.slice(before))) {
+      if (/Failed to reload|error/i.test(this.output.slice(before))) throw new Error(`nats-server did not reload:\n${this.output.slice(before)}`);
+      if (Date.now() > deadline) throw new Error(`nats-server did not reload:\n${this.output.slice(-2000)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  /** What the server printed (a test reads its authorization errors). */
+  get log(): string {
+    return this.output;
+  }
+
   async stop(): Promise<void> {
     await this.kill();
     rmSync(this.storeDir, { recursive: true, force: true });
@@ -63,9 +84,13 @@ export class PrivateNatsServer {
 
   private async launch(): Promise<void> {
     this.output = '';
-    const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.boundPort ?? -1), '-js', '-sd', this.storeDir], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      NATS_SERVER,
+      [...(this.configFile ? ['-c', this.configFile] : []), '-a', '127.0.0.1', '-p', String(this.boundPort ?? -1), '-js', '-sd', this.storeDir],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
     child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
     this.child = child;

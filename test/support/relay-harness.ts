@@ -2,11 +2,9 @@ import type { INestMicroservice } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig } from '@app/config';
 import type { LoggingOptions } from '@app/logging';
-import { deleteEventStream, keyFilterBucketName, openJetStream } from '@app/messaging';
+import { consoleSessionStreamName, deleteEventStream, keyFilterBucketName, openJetStream, rateLimitStreamName } from '@app/messaging';
 import { createEdgeApp } from '../../apps/edge/src/bootstrap';
 import { EdgeConfig } from '../../apps/edge/src/edge.config';
-import { consoleSessionStreamName } from '../../apps/edge/src/console/console-sessions';
-import { rateLimitStreamName } from '../../apps/edge/src/rate-limit/rate-limiter';
 import { startTasksService } from '../../apps/tasks/src/bootstrap';
 import { TasksConfig } from '../../apps/tasks/src/tasks.config';
 import { startDirectoryService } from '../../apps/directory/src/bootstrap';
@@ -23,6 +21,12 @@ export interface RelayHarnessOptions {
   services?: ServiceName[];
   /** Where every process of this relay writes its log lines (with LOG_LEVEL in `env`); stdout otherwise. */
   logDestination?: LoggingOptions['logDestination'];
+  /** The subject prefix (a unique one otherwise): a NATS server whose permissions name one. */
+  subjectPrefix?: string;
+  /** Environment of one process only (its own NATS credential), over `env`. */
+  envOf?: (process: 'edge' | ServiceName) => Record<string, string>;
+  /** The NATS URL (and credential) the harness cleans this run's streams up with; none skips it (a private server is thrown away). */
+  cleanupNatsUrl?: string | null;
 }
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -36,11 +40,13 @@ export const TEST_STREAM_ID_KEY = 'dGVzdC1zdHJlYW0taWQta2V5LTAxMjM0NTY3ODlhYmM='
  * as a Nest microservice with its own NATS connection, all under a subject prefix of their own.
  */
 export class RelayHarness {
-  readonly subjectPrefix = uniqueSubjectPrefix();
+  readonly subjectPrefix: string;
   readonly edges: NestFastifyApplication[] = [];
   readonly services = new Map<ServiceName, INestMicroservice[]>();
 
-  constructor(private readonly options: RelayHarnessOptions = {}) {}
+  constructor(private readonly options: RelayHarnessOptions = {}) {
+    this.subjectPrefix = options.subjectPrefix ?? uniqueSubjectPrefix();
+  }
 
   static async start(options: RelayHarnessOptions = {}): Promise<RelayHarness> {
     const harness = new RelayHarness(options);
@@ -92,7 +98,7 @@ export class RelayHarness {
   }
 
   async startEdge(extra: Record<string, string> = {}): Promise<NestFastifyApplication> {
-    const config = loadConfig(EdgeConfig, this.env({ EDGE_PORT: '0', ...extra }));
+    const config = loadConfig(EdgeConfig, this.env({ EDGE_PORT: '0', ...this.options.envOf?.('edge'), ...extra }));
     const app = await createEdgeApp(config, { logDestination: this.options.logDestination });
     await app.listen(0, '127.0.0.1');
     const port = (app.getHttpServer().address() as { port: number }).port;
@@ -102,7 +108,7 @@ export class RelayHarness {
   }
 
   async startService(service: ServiceName, extra: Record<string, string> = {}): Promise<INestMicroservice> {
-    const env = this.env(extra);
+    const env = this.env({ ...this.options.envOf?.(service), ...extra });
     let app: INestMicroservice;
     switch (service) {
       case 'tasks':
@@ -133,7 +139,8 @@ export class RelayHarness {
 
   /** Removes this run's JetStream event stream (file storage), which the services created, from the NATS it ran on. */
   private async deleteEventStream(): Promise<void> {
-    const jetStream = await openJetStream({ url: this.env().NATS_URL, name: 'test-harness-cleanup' });
+    if (this.options.cleanupNatsUrl === null) return;
+    const jetStream = await openJetStream({ url: this.options.cleanupNatsUrl ?? this.env().NATS_URL, name: 'test-harness-cleanup' });
     try {
       await deleteEventStream(jetStream.jsm, this.subjectPrefix);
       // The edges' rate-limit counters and console sessions of this run, if any.

@@ -1,0 +1,124 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
+import { nkeys } from '@nats-io/transport-node';
+import {
+  authorizationConfig,
+  eventConsumerPermissions,
+  RELAY_NATS_ROLES,
+  relayNatsPermissions,
+  relayPermissionsConfig,
+  type NatsPermissions,
+  type NatsUserEntry,
+  type RelayNatsRole,
+} from '@app/messaging';
+
+export const USAGE = `npm run nats:credentials -- [--dir DIR] [--prefix PREFIX] [--consumer NAME]... [--rotate HOLDER]... [--retire]
+
+Writes the NATS users of one relay deployment, from the relay's permission table:
+  DIR/permissions.conf            what each service may publish and subscribe to (for PREFIX)
+  DIR/credentials/auth.conf       the authorization block: one nkey user per service and consumer
+  DIR/credentials/<holder>.nk     each one's nkey seed (secret; mount it as NATS_NKEY_SEED_FILE)
+Holders: edge, tasks, directory, notifier, and consumer-NAME for each --consumer (read-only event
+consumers, each bound to its durable consumer NAME). Seeds already there are kept.
+  --rotate HOLDER   new seed for HOLDER; the old one stays valid (HOLDER.previous.nk) until --retire
+  --retire          drop every previous seed from auth.conf
+DIR defaults to docker/nats (the compose file's NATS), PREFIX to "" (NATS_SUBJECT_PREFIX).`;
+
+export interface CredentialOptions {
+  dir: string;
+  subjectPrefix: string;
+  consumers: string[];
+  rotate: string[];
+  retire: boolean;
+}
+
+/** The seed file of a holder (`edge`, `consumer-audit`), and of its previous seed during a rotation. */
+export function seedFile(dir: string, holder: string, previous = false): string {
+  return join(dir, 'credentials', `${holder}${previous ? '.previous' : ''}.nk`);
+}
+
+function writeSecret(path: string, text: string): void {
+  writeFileSync(path, text, { mode: 0o600 });
+  chmodSync(path, 0o600);
+}
+
+function publicKeyOf(path: string): string {
+  return nkeys.fromSeed(new TextEncoder().encode(readFileSync(path, 'utf8').trim())).getPublicKey();
+}
+
+function newSeed(path: string): void {
+  writeSecret(path, new TextDecoder().decode(nkeys.createUser().getSeed()) + '\n');
+}
+
+/** Writes (or brings up to date) the permissions, users and seeds of one deployment; returns the files written. */
+export function writeNatsCredentials(options: CredentialOptions): string[] {
+  const holders: Array<{ name: string; permissions: NatsPermissions }> = [
+    ...RELAY_NATS_ROLES.map((role: RelayNatsRole) => ({ name: role, permissions: relayNatsPermissions(role, options.subjectPrefix) })),
+    ...options.consumers.map((consumer) => ({ name: `consumer-${consumer}`, permissions: eventConsumerPermissions(consumer, options.subjectPrefix) })),
+  ];
+  for (const rotated of options.rotate) {
+    if (!holders.some((holder) => holder.name === rotated))
+      throw new Error(`--rotate ${rotated}: no such holder (${holders.map((holder) => holder.name).join(', ')})`);
+  }
+  mkdirSync(join(options.dir, 'credentials'), { recursive: true, mode: 0o700 });
+  const written: string[] = [];
+  const users: NatsUserEntry[] = [];
+  for (const holder of holders) {
+    const current = seedFile(options.dir, holder.name);
+    const previous = seedFile(options.dir, holder.name, true);
+    if (options.rotate.includes(holder.name) && existsSync(current)) {
+      renameSync(current, previous);
+      written.push(previous);
+    }
+    if (!existsSync(current)) {
+      newSeed(current);
+      written.push(current);
+    }
+    if (options.retire && existsSync(previous)) rmSync(previous);
+    if (existsSync(previous)) users.push({ nkey: publicKeyOf(previous), permissions: holder.permissions });
+    users.push({ nkey: publicKeyOf(current), permissions: holder.permissions });
+  }
+  const permissionsPath = join(options.dir, 'permissions.conf');
+  writeFileSync(permissionsPath, relayPermissionsConfig(options.subjectPrefix));
+  const authPath = join(options.dir, 'credentials', 'auth.conf');
+  const consumerPermissions = holders.filter((holder) => holder.name.startsWith('consumer-')).map((holder) => holder.permissions);
+  writeFileSync(authPath, authorizationConfig(users, relative(join(options.dir, 'credentials'), permissionsPath), consumerPermissions));
+  written.push(permissionsPath, authPath);
+  return written;
+}
+
+function main(): void {
+  const { values } = parseArgs({
+    options: {
+      dir: { type: 'string', default: 'docker/nats' },
+      prefix: { type: 'string', default: '' },
+      consumer: { type: 'string', multiple: true, default: [] },
+      rotate: { type: 'string', multiple: true, default: [] },
+      retire: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const written = writeNatsCredentials({
+    dir: values.dir,
+    subjectPrefix: values.prefix,
+    consumers: values.consumer,
+    rotate: values.rotate,
+    retire: values.retire,
+  });
+  for (const path of written) console.log(`wrote ${path}`);
+  console.log('Reload NATS to apply (nats-server --signal reload, or SIGHUP); each service reads its seed again when it reconnects.');
+}
+
+if (process.argv[1] && /nats-credentials\.[jt]s$/.test(process.argv[1])) {
+  try {
+    main();
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  }
+}

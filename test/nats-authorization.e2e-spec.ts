@@ -1,0 +1,224 @@
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, errors, nkeyAuthenticator, nkeys, type NatsConnection, type PermissionViolationError } from '@nats-io/transport-node';
+import request from 'supertest';
+import { DIRECTORY_SUBJECTS, TASKS_SUBJECTS, type TaskEvent } from '@app/contracts';
+import {
+  consoleSessionStreamName,
+  eventConsumerPermissions,
+  eventStreamName,
+  keyFilterBucketName,
+  natsInboxPrefix,
+  NatsPermissionError,
+  permissionsBlock,
+  RELAY_NATS_ROLES,
+  relayNatsPermissions,
+  rateLimitStreamName,
+} from '@app/messaging';
+import { seedFile, writeNatsCredentials } from '../scripts/nats-credentials';
+import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
+import { eventually } from './support/eventually';
+import { ok } from './support/json-rpc';
+import { PrivateNatsServer } from './support/private-nats';
+import { RelayHarness, TEST_ADMIN_TOKEN, type ServiceName } from './support/relay-harness';
+import { openSse } from './support/sse';
+import { createTask } from './support/tasks';
+import { WebhookSink } from './support/webhook-sink';
+
+const SHIPPED_NATS_DIR = join(process.cwd(), 'docker', 'nats');
+const CONSUMER = 'audit';
+
+/**
+ * The shipped NATS configuration (docker/nats: nats.conf and the permissions generated from the
+ * relay's table), with users made by the credentials command, on a private nats-server.
+ */
+async function startShippedNats(dir: string, consumers: string[]): Promise<PrivateNatsServer> {
+  copyFileSync(join(SHIPPED_NATS_DIR, 'nats.conf'), join(dir, 'nats.conf'));
+  writeNatsCredentials({ dir, subjectPrefix: '', consumers, rotate: [], retire: false });
+  // The shipped table is the one the command writes for the default prefix: nothing has drifted.
+  expect(readFileSync(join(dir, 'permissions.conf'), 'utf8')).toBe(readFileSync(join(SHIPPED_NATS_DIR, 'permissions.conf'), 'utf8'));
+  return PrivateNatsServer.start({ configFile: join(dir, 'nats.conf') });
+}
+
+function seedEnv(dir: string, holder: string): Record<string, string> {
+  return { NATS_NKEY_SEED_FILE: seedFile(dir, holder) };
+}
+
+async function connectWithSeed(url: string, seedPath: string, inboxPrefix: string): Promise<NatsConnection> {
+  return connect({
+    servers: url,
+    authenticator: nkeyAuthenticator(() => new TextEncoder().encode(readFileSync(seedPath, 'utf8').trim())),
+    inboxPrefix,
+    maxReconnectAttempts: 0,
+  });
+}
+
+/** What the server said of one operation of `connection`: the permission violation it reported, if any. */
+function violations(connection: NatsConnection): PermissionViolationError[] {
+  const seen: PermissionViolationError[] = [];
+  void (async () => {
+    for await (const status of connection.status()) {
+      if (status.type === 'error' && status.error instanceof errors.PermissionViolationError) seen.push(status.error);
+    }
+  })();
+  return seen;
+}
+
+describe('NATS as a trust boundary: the relay on least-privilege credentials', () => {
+  let dir: string;
+  let nats: PrivateNatsServer;
+  let relay: RelayHarness;
+  let sink: WebhookSink;
+  let alice: RegisteredTestAgent;
+  let bob: RegisteredTestAgent;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relay-nats-auth-'));
+    nats = await startShippedNats(dir, [CONSUMER]);
+    sink = await WebhookSink.start();
+    relay = await RelayHarness.start({
+      subjectPrefix: '',
+      cleanupNatsUrl: null,
+      env: { NATS_URL: nats.url, RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms' },
+      envOf: (holder) => seedEnv(dir, holder),
+    });
+    alice = await registerAgent(relay, { handle: uniqueHandle('alice', 'acme'), name: 'Alice' });
+    bob = await registerAgent(relay, { handle: uniqueHandle('bob', 'acme'), name: 'Bob', notification_webhook_url: sink.url('/bob') });
+  });
+
+  afterAll(async () => {
+    await relay?.stop();
+    await nats?.stop();
+    await sink?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs a handoff end to end: send, a stream, the recipient’s webhook, completion and the console', async () => {
+    const stream = await openSse(
+      `${relay.url}/a2a/${bob.agent.handle}`,
+      { 'x-api-key': alice.api_key, 'a2a-version': '1.0' },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendStreamingMessage',
+        params: { message: { messageId: 'm-auth-1', role: 'ROLE_USER', parts: [{ text: 'Rotate the staging keys.' }] } },
+      },
+    );
+    const first = await stream.next();
+    const taskId = first?.data.result.task.id as string;
+    expect(first?.data.result.task.status.state).toBe('TASK_STATE_SUBMITTED');
+    await ok(relay.url, bob.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
+    await ok(relay.url, bob.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'Rotated.' });
+    const states = (await stream.rest()).map((event) => event.data.result.statusUpdate?.status.state ?? event.data.result.task?.status.state);
+    expect(states).toContain('TASK_STATE_COMPLETED');
+    const seen = await ok(relay.url, alice.api_key, 'tasks/get', { task_id: taskId });
+    expect(seen.status.state).toBe('completed');
+    await eventually(() => sink.to('/bob').length > 0, 30000);
+    const signIn = await request(relay.url).post('/admin/session').send({ token: TEST_ADMIN_TOKEN }).expect(201);
+    const cookie = /relay_session=([^;]+)/.exec(String(signIn.headers['set-cookie']))?.[1];
+    await request(relay.url).get(`/admin/tasks/${taskId}`).set('cookie', `relay_session=${cookie}`).expect(200);
+  });
+
+  it('gives an event consumer the task events through its own durable consumer, and nothing else', async () => {
+    const taskId = await createTask(relay.url, alice, bob, 'For the audit trail.');
+    const permissions = eventConsumerPermissions(CONSUMER, '');
+    const consumer = await connectWithSeed(nats.url, seedFile(dir, `consumer-${CONSUMER}`), permissions.inboxPrefix);
+    const refused = violations(consumer);
+    try {
+      const jsm = await jetstreamManager(consumer);
+      await jsm.consumers.add(eventStreamName(''), { durable_name: CONSUMER, ack_policy: AckPolicy.Explicit, filter_subject: 'relay.events.task.>' });
+      const events = await jetstream(consumer).consumers.get(eventStreamName(''), CONSUMER);
+      const read: TaskEvent[] = [];
+      await eventually(async () => {
+        const batch = await events.fetch({ max_messages: 100, expires: 1000 });
+        for await (const message of batch) {
+          read.push(message.json<TaskEvent>());
+          message.ack();
+        }
+        return read.some((event) => event.task_id === taskId);
+      }, 30000);
+
+      const requestRefusal = async (subject: string, body: unknown): Promise<string> =>
+        consumer.request(subject, JSON.stringify(body), { timeout: 5000 }).then(
+          () => 'answered',
+          (error: unknown) => String(error instanceof Error ? error.message : error),
+        );
+      expect(await requestRefusal(DIRECTORY_SUBJECTS.createKey, { data: { handle: bob.agent.handle } })).toMatch(
+        /Permissions Violation for Publish to "relay.directory.v1.keys.create"/,
+      );
+      expect(await requestRefusal(TASKS_SUBJECTS.get, { data: { caller_id: bob.agent.id, task_id: taskId } })).toMatch(
+        /Permissions Violation for Publish to "relay.tasks.v1.get"/,
+      );
+      for (const stream of [eventStreamName(''), consoleSessionStreamName(''), rateLimitStreamName(''), `KV_${keyFilterBucketName('')}`]) {
+        expect(await requestRefusal(`$JS.API.STREAM.DELETE.${stream}`, {})).toMatch(/Permissions Violation for Publish/);
+        expect(await requestRefusal(`$JS.API.STREAM.PURGE.${stream}`, {})).toMatch(/Permissions Violation for Publish/);
+      }
+      expect(await requestRefusal(`$JS.API.STREAM.MSG.GET.${consoleSessionStreamName('')}`, { last_by_subj: 'relay.console.sessions.>' })).toMatch(
+        /Permissions Violation/,
+      );
+      expect(await requestRefusal(`$JS.API.DIRECT.GET.KV_${keyFilterBucketName('')}`, { last_by_subj: `$KV.${keyFilterBucketName('')}.x` })).toMatch(
+        /Permissions Violation/,
+      );
+      expect(await requestRefusal(`$JS.API.CONSUMER.CREATE.KV_${keyFilterBucketName('')}`, {})).toMatch(/Permissions Violation/);
+      expect(await requestRefusal(`$JS.API.CONSUMER.DELETE.${eventStreamName('')}.notifier`, {})).toMatch(/Permissions Violation/);
+
+      // Nor can it listen in: requests, other services' replies, the relay's subjects.
+      for (const subject of ['relay.>', '_INBOX.>', `${natsInboxPrefix('edge', '')}.>`, '>']) {
+        consumer.subscribe(subject);
+      }
+      await consumer.flush();
+      await eventually(() => refused.filter((error) => error.operation === 'subscription').length === 4, 10000);
+      // The event stream is whole.
+      const info = await jsm.streams.info(eventStreamName(''));
+      expect(info.state.messages).toBeGreaterThan(0);
+    } finally {
+      await consumer.close();
+    }
+  });
+
+  it('denied the relay’s own processes nothing: every violation the server logged is the consumer’s', () => {
+    const consumerKey = nkeys.fromSeed(new TextEncoder().encode(readFileSync(seedFile(dir, `consumer-${CONSUMER}`), 'utf8').trim())).getPublicKey();
+    const violationLines = nats.log.split('\n').filter((line) => /Violation/.test(line));
+    expect(violationLines.length).toBeGreaterThan(0);
+    expect(violationLines.filter((line) => !line.includes(consumerKey))).toEqual([]);
+  });
+
+  it('refuses every relay request from a connection without credentials', async () => {
+    await expect(connect({ servers: nats.url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization Violation/i);
+  });
+
+  it('stops a service whose credential lacks one of its subjects, naming the subject and the permission', async () => {
+    const narrowDir = mkdtempSync(join(tmpdir(), 'relay-nats-narrow-'));
+    try {
+      const directory = relayNatsPermissions('directory', '');
+      const narrow = { ...directory, subscribe: directory.subscribe.filter((grant) => grant.subject !== DIRECTORY_SUBJECTS.createKey) };
+      expect(narrow.subscribe.length).toBe(directory.subscribe.length - 1);
+      writeNatsCredentials({ dir: narrowDir, subjectPrefix: '', consumers: [], rotate: [], retire: false });
+      const auth = readFileSync(join(narrowDir, 'credentials', 'auth.conf'), 'utf8');
+      const lacking = auth.replace('include "../permissions.conf"', 'include "../narrow-permissions.conf"');
+      const blocks = RELAY_NATS_ROLES.map((role) => permissionsBlock(role === 'directory' ? narrow : relayNatsPermissions(role, '')));
+      writeFileSync(join(narrowDir, 'narrow-permissions.conf'), blocks.join('\n') + '\n');
+      writeFileSync(join(narrowDir, 'credentials', 'auth.conf'), lacking);
+      writeFileSync(join(narrowDir, 'nats.conf'), `max_payload: 2MB\ninclude "credentials/auth.conf"\n`);
+      const narrowNats = await PrivateNatsServer.start({ configFile: join(narrowDir, 'nats.conf') });
+      const narrowRelay = new RelayHarness({
+        subjectPrefix: '',
+        cleanupNatsUrl: null,
+        env: { NATS_URL: narrowNats.url },
+        envOf: (holder) => seedEnv(narrowDir, holder),
+      });
+      try {
+        const started = narrowRelay.startService('directory' satisfies ServiceName);
+        await expect(started).rejects.toThrow(NatsPermissionError);
+        await expect(started).rejects.toThrow(`NATS denies the directory permission to subscribe "${DIRECTORY_SUBJECTS.createKey}"`);
+      } finally {
+        await narrowRelay.stop();
+        await narrowNats.stop();
+      }
+    } finally {
+      rmSync(narrowDir, { recursive: true, force: true });
+    }
+  });
+});
