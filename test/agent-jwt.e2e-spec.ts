@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { generateKeyPair, SignJWT } from 'jose';
 import request from 'supertest';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import {
@@ -25,6 +26,12 @@ function userMessage(text: string): Message {
     extensions: [],
     referenceTaskIds: [],
   };
+}
+
+/** A well-formed agent key no agent has. */
+function wrongKey(): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  return `ah_live_${Array.from({ length: 32 }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join('')}`;
 }
 
 const RETURN_IMMEDIATELY = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true };
@@ -218,6 +225,39 @@ describe('agents authenticate with client-credentials JWTs from the IdP, beside 
     const response = await eventuallyAccepted(after);
     expect(response.status).toBe(200);
     expect(idp.requestCount('/jwks')).toBeGreaterThan(jwksFetches);
+  });
+
+  it('serves a new token from an address past its failure budget, which guessed API keys spent; a forged token is still refused and counted', async () => {
+    const failures = 5;
+    const edgeUrl = relay.urlOf(await relay.startEdge({ RELAY_AUTH_FAILURES_PER_WINDOW: String(failures) }));
+    const list = (credential: string): request.Test =>
+      request(edgeUrl).post('/a2a').set('authorization', `Bearer ${credential}`).send({ jsonrpc: '2.0', id: 1, method: 'tasks/list', params: {} });
+    for (let attempt = 0; attempt < failures; attempt += 1) expect((await list(wrongKey())).status).toBe(401);
+    expect((await list(wrongKey())).status).toBe(429);
+
+    // A token this edge never saw, fresh from the token endpoint: verified by its signature and served.
+    const fresh = await list(await idp.clientCredentialsToken('alice-machine'));
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.result).toHaveProperty('items');
+
+    // A token signed with another key under the IdP's kid is refused by its signature, and counted for itself.
+    const { privateKey } = await generateKeyPair('RS256');
+    const forged = await new SignJWT({ sub: 'alice-machine', agentrelay_handle: alice.agent.handle })
+      .setProtectedHeader({ alg: 'RS256', kid: idp.currentKey.kid })
+      .setIssuer(idp.issuer)
+      .setAudience(idp.audience)
+      .setExpirationTime('5m')
+      .sign(privateKey);
+    for (let attempt = 0; attempt < failures; attempt += 1) {
+      const refused = await list(forged);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.data).toMatchObject({ error: 'invalid_token', check: 'signature' });
+    }
+    const replayed = await list(forged);
+    expect(replayed.status).toBe(429);
+    expect(Number(replayed.headers['retry-after'])).toBeGreaterThan(0);
+    // API keys from that address are still throttled.
+    expect((await list(wrongKey())).status).toBe(429);
   });
 
   /** The relay refetches a JWKS for an unknown kid at most once per cooldown: within it the token is refused, after it accepted. */

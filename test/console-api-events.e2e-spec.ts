@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
+import { eventually } from './support/eventually';
 import { ok } from './support/json-rpc';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { openSse, type SseEvent, type SseStream } from './support/sse';
@@ -101,5 +102,50 @@ describe('console API: GET /admin/events, every task event of the relay', () => 
       const response = await request(relay.url).get('/admin/events').set(admin).set('last-event-id', id).expect(400);
       expect(response.body.error).toMatchObject({ reason: 'invalid_params', data: { field: 'Last-Event-ID' } });
     }
+  });
+
+  it('bounds the open streams per console session and per edge with 429, the open ones going on, and a closed one freeing its slot', async () => {
+    const edgeUrl = relay.urlOf(await relay.startEdge({ RELAY_ADMIN_EVENT_STREAMS_PER_SESSION: '2', RELAY_ADMIN_EVENT_STREAMS_PER_EDGE: '3' }));
+    const signIn = async (): Promise<string> =>
+      String((await request(edgeUrl).post('/admin/session').send({ token: TEST_ADMIN_TOKEN }).expect(201)).headers['set-cookie']).split(';')[0];
+    const openOn = async (headers: Record<string, string>): Promise<SseStream> => {
+      const stream = await openSse(`${edgeUrl}/admin/events`, headers, undefined);
+      streams.push(stream);
+      return stream;
+    };
+    const expectRefused = (stream: SseStream, limitName: string): void => {
+      expect(stream.status).toBe(429);
+      expect(Number(stream.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(stream.json?.error).toMatchObject({ reason: 'rate_limited', message: expect.stringContaining(limitName), data: { limit_name: limitName } });
+    };
+    const session = { cookie: await signIn() };
+    const first = await openOn(session);
+    const second = await openOn(session);
+    for (const stream of [first, second]) {
+      expect(stream.status).toBe(200);
+      expect(await stream.next()).toMatchObject({ event: 'ready' });
+    }
+    expectRefused(await openOn(session), 'RELAY_ADMIN_EVENT_STREAMS_PER_SESSION');
+    // With Last-Event-ID too: the refusal comes before any replay.
+    expectRefused(await openOn({ ...session, 'last-event-id': '1' }), 'RELAY_ADMIN_EVENT_STREAMS_PER_SESSION');
+
+    // The open ones go on.
+    const taskId = await createTask(relay.url, alice, bob, 'while a third stream was refused');
+    for (const stream of [first, second]) expect((await nextTaskEvent(stream, [taskId])).data).toMatchObject({ event: 'created', task_id: taskId });
+
+    // Another session has its own two, within the edge's three.
+    const other = { cookie: await signIn() };
+    const third = await openOn(other);
+    expect(third.status).toBe(200);
+    expectRefused(await openOn(other), 'RELAY_ADMIN_EVENT_STREAMS_PER_EDGE');
+
+    // A closed stream frees its slot once the edge sees it closed.
+    second.close();
+    const reopened = await eventually(async () => {
+      const stream = await openOn(session);
+      expect(stream.status).toBe(200);
+      return stream;
+    }, 15_000);
+    expect(await reopened.next()).toMatchObject({ event: 'ready' });
   });
 });

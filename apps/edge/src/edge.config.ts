@@ -117,6 +117,30 @@ export class EdgeConfig extends CommonConfig {
   @Max(10000)
   RELAY_STREAMS_PER_AGENT: number = 10;
 
+  /** `GET /admin/events` streams one console session may hold open at once on this edge (callers with the admin token count as one session). */
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  RELAY_ADMIN_EVENT_STREAMS_PER_SESSION: number = 4;
+
+  /** `GET /admin/events` streams open at once on this edge, all sessions together. */
+  @IsInt()
+  @Min(1)
+  @Max(10000)
+  RELAY_ADMIN_EVENT_STREAMS_PER_EDGE: number = 32;
+
+  /** Replay pages (up to 200 events, 512 KiB each) an admin event stream resuming from an old position reads a second, per console session. */
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  RELAY_ADMIN_EVENT_REPLAY_PAGES_PER_SECOND: number = 4;
+
+  /** Replay pages all admin event streams of this edge read a second together. */
+  @IsInt()
+  @Min(1)
+  @Max(10000)
+  RELAY_ADMIN_EVENT_REPLAY_PAGES_PER_SECOND_PER_EDGE: number = 16;
+
   /**
    * How long the edge reuses the directory's answers (API-key identities, admissions, endpoint
    * profiles); changes also drop them at once. 0 asks the directory on every request.

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { jest } from '@jest/globals';
 import type { FastifyReply } from 'fastify';
 import type { PositionedTaskEvent, TaskEvent } from '@app/contracts';
 import type { NatsRpcClient } from '@app/messaging';
@@ -7,6 +8,7 @@ import { SseWriter } from '../endpoint/sse-writer';
 import type { RequestMetrics } from '../metrics/request-metrics';
 import { STREAM_BUFFER_LIMIT } from '../streams/event-queue';
 import type { FeedListener, TaskEventFeed } from '../streams/task-event-feed';
+import type { AdminEventLimits } from './admin-event-limits';
 import { ADMIN_EVENTS_FRAMING, AdminEventStreams } from './admin-events';
 
 function event(position: number): PositionedTaskEvent {
@@ -54,17 +56,22 @@ class SlowSocket extends EventEmitter {
 }
 
 /** The admin stream written to `socket` as the controller writes it: through the edge's SSE writer. */
-function serve(service: AdminEventStreams, socket: SlowSocket): Promise<void> {
+function serve(service: AdminEventStreams, socket: SlowSocket, resumeAfter?: string): Promise<void> {
   const config = { RELAY_STREAM_STALL_MS: 60_000 } as EdgeConfig;
   const metrics = { streamOpened: () => undefined, streamClosed: () => undefined, streamStalled: () => undefined, watchStreamBuffers: () => undefined };
   const writer = new SseWriter(config, metrics as unknown as RequestMetrics);
   const reply = { hijack: () => undefined, raw: socket, getHeaders: () => ({ 'cache-control': 'no-store' }) } as unknown as FastifyReply;
-  return service.open(undefined).then((stream) => writer.write(reply, stream, ADMIN_EVENTS_FRAMING));
+  return service.open('console:s1', resumeAfter).then((stream) => writer.write(reply, stream, ADMIN_EVENTS_FRAMING));
 }
 
-function streams(): { service: AdminEventStreams; push: (item: PositionedTaskEvent) => void } {
+/** Limits that never refuse and never make a replay wait. */
+const UNBOUNDED = { reserve: () => () => undefined, pace: async () => undefined } as unknown as AdminEventLimits;
+
+function streams(
+  rpc = { request: async () => ({ events: [], has_more: false, position: '100' }) } as unknown as NatsRpcClient,
+  limits = UNBOUNDED,
+): { service: AdminEventStreams; push: (item: PositionedTaskEvent) => void } {
   let live: FeedListener | undefined;
-  const rpc = { request: async () => ({ events: [], has_more: false, position: '100' }) } as unknown as NatsRpcClient;
   const feed = {
     followAll: (listener: FeedListener) => {
       live = listener;
@@ -73,7 +80,7 @@ function streams(): { service: AdminEventStreams; push: (item: PositionedTaskEve
     onReconnect: () => () => undefined,
   } as unknown as TaskEventFeed;
   const config = { RELAY_STREAM_MAX_MS: 60_000, RELAY_STREAM_BUFFER_BYTES: 64 * 1024 * 1024 } as EdgeConfig;
-  return { service: new AdminEventStreams(rpc, feed, config), push: (item) => live?.(item) };
+  return { service: new AdminEventStreams(rpc, feed, config, limits), push: (item) => live?.(item) };
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -131,5 +138,64 @@ describe('AdminEventStreams', () => {
     });
     socket.emit('close');
     await served;
+  });
+
+  it('reads each replay page only at its turn, the next one once the page before is written', async () => {
+    const turns: (() => void)[] = [];
+    const pace = jest.fn((session: string) => {
+      expect(session).toBe('console:s1');
+      return new Promise<void>((resolve) => turns.push(resolve));
+    });
+    const reads: string[] = [];
+    const request = jest.fn(async (_subject: string, payload: { after_position?: string }) => {
+      const after = Number(payload.after_position);
+      reads.push(String(after));
+      return { events: [event(after + 1), event(after + 2)], has_more: after + 2 < 106, position: '106' };
+    });
+    const { service } = streams({ request } as unknown as NatsRpcClient, { reserve: () => () => undefined, pace } as unknown as AdminEventLimits);
+    const socket = new SlowSocket();
+    socket.accepting = true;
+    const served = serve(service, socket, '100');
+    for (const [turn, after] of [
+      [1, '100'],
+      [2, '102'],
+      [3, '104'],
+    ] as const) {
+      await until(() => turns.length === turn);
+      // Waiting for its turn: the page is not read yet.
+      expect(reads).toHaveLength(turn - 1);
+      turns[turn - 1]();
+      await until(() => reads.length === turn);
+      expect(reads[turn - 1]).toBe(after);
+    }
+    await until(() => socket.chunks.length === 7);
+    expect(socket.chunks.slice(1).map((chunk) => chunk.split('\n')[0])).toEqual(['id: 101', 'id: 102', 'id: 103', 'id: 104', 'id: 105', 'id: 106']);
+    expect(pace).toHaveBeenCalledTimes(3);
+    socket.emit('close');
+    await served;
+  });
+
+  it('frees its slot when it ends, and at once when it cannot open', async () => {
+    const releases: string[] = [];
+    const limits = {
+      reserve: (session: string) => () => releases.push(session),
+      pace: async () => undefined,
+    } as unknown as AdminEventLimits;
+    const failing = {
+      request: async () => {
+        throw new Error('tasks unreachable');
+      },
+    } as unknown as NatsRpcClient;
+    await expect(streams(failing, limits).service.open('console:s2', '5')).rejects.toThrow('tasks unreachable');
+    expect(releases).toEqual(['console:s2']);
+    const { service } = streams(undefined, limits);
+    const socket = new SlowSocket();
+    socket.accepting = true;
+    const served = serve(service, socket);
+    await until(() => socket.chunks.length === 1);
+    expect(releases).toEqual(['console:s2']);
+    socket.emit('close');
+    await served;
+    expect(releases).toEqual(['console:s2', 'console:s1']);
   });
 });

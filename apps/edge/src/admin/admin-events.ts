@@ -9,6 +9,7 @@ import { SseWriter, type SseFraming } from '../endpoint/sse-writer';
 import { EventQueue } from '../streams/event-queue';
 import { TaskEventFeed } from '../streams/task-event-feed';
 import { EventStream, lastEventId, type StreamItem } from '../streams/task-streams';
+import { AdminEventLimits } from './admin-event-limits';
 import { AdminExceptionFilter } from './admin-errors';
 import { HIDDEN_TEXT } from './hidden-bodies';
 
@@ -47,9 +48,12 @@ export const ADMIN_EVENTS_FRAMING: SseFraming = {
 /**
  * `GET /admin/events`: every task event of the relay as Server-Sent Events, from the edge's one
  * task event feed (the agents' streams use the same). With `Last-Event-ID` the events after it are
- * read back from the outbox first, in byte-bounded pages. An `event: ready` carries where the stream
- * starts. The SSE writer does the rest as for agents' streams: keep-alives, backpressure, the
- * stream's bounded buffer (RELAY_STREAM_BUFFER_BYTES) and the stall timeout; RELAY_STREAM_MAX_MS bounds it.
+ * read back from the outbox first, in byte-bounded pages, each at its turn (AdminEventLimits: so
+ * many pages a second per console session and per edge), the next one once the writer has taken the
+ * last event of the one before. An `event: ready` carries where the stream starts. The SSE writer
+ * does the rest as for agents' streams: keep-alives, backpressure, the stream's bounded buffer
+ * (RELAY_STREAM_BUFFER_BYTES) and the stall timeout; RELAY_STREAM_MAX_MS bounds it. The open streams
+ * are bounded per session and per edge (AdminEventLimits).
  */
 @Injectable()
 export class AdminEventStreams {
@@ -57,10 +61,33 @@ export class AdminEventStreams {
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
     @Inject(TaskEventFeed) private readonly feed: TaskEventFeed,
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
+    @Inject(AdminEventLimits) private readonly limits: AdminEventLimits,
   ) {}
 
-  /** Follows the feed, then reads where the stream starts (so that no event falls between the two); `hideBodies` leaves summaries out. */
-  async open(resumeAfter: string | undefined, hideBodies = false): Promise<EventStream> {
+  /**
+   * Takes one of `session`'s stream slots (or throws `rate_limited`), follows the feed, then reads
+   * where the stream starts (so that no event falls between the two); `hideBodies` leaves
+   * summaries out. The slot is freed when the stream is released, or at once when it cannot open.
+   */
+  async open(session: string, resumeAfter: string | undefined, hideBodies = false): Promise<EventStream> {
+    const releaseSlot = this.limits.reserve(session);
+    try {
+      const stream = await this.follow(session, resumeAfter, hideBodies);
+      return new EventStream(
+        stream.open,
+        () => {
+          stream.release();
+          releaseSlot();
+        },
+        stream.bufferedBytes,
+      );
+    } catch (error) {
+      releaseSlot();
+      throw error;
+    }
+  }
+
+  private async follow(session: string, resumeAfter: string | undefined, hideBodies: boolean): Promise<EventStream> {
     const queue = new EventQueue(this.config.RELAY_STREAM_BUFFER_BYTES);
     const stopLive = this.feed.followAll((item) => queue.push(item));
     const stopResync = this.feed.onReconnect(() => queue.requestResync());
@@ -69,9 +96,9 @@ export class AdminEventStreams {
       stopResync();
     };
     try {
-      const start = await this.read(resumeAfter);
+      const start = await this.read(session, resumeAfter);
       return new EventStream(
-        (signal) => this.run(queue, start, resumeAfter, hideBodies, signal),
+        (signal) => this.run(session, queue, start, resumeAfter, hideBodies, signal),
         stopFollowing,
         () => queue.bufferedBytes,
       );
@@ -82,6 +109,7 @@ export class AdminEventStreams {
   }
 
   private async *run(
+    session: string,
     queue: EventQueue,
     start: AdminEventsReply,
     resumeAfter: string | undefined,
@@ -97,7 +125,7 @@ export class AdminEventStreams {
       if (BigInt(event.position) > BigInt(last)) last = event.position;
       return { id: event.position, event: { kind: 'task', data: renderAdminEvent(event, hideBodies) } };
     };
-    const read = this.read.bind(this);
+    const read = (after: string): Promise<AdminEventsReply> => this.read(session, after, signal);
     async function* replay(after: string, first?: AdminEventsReply): AsyncGenerator<StreamItem> {
       let cursor = after;
       for (let page = first ?? (await read(cursor)); ; page = await read(cursor)) {
@@ -127,8 +155,11 @@ export class AdminEventStreams {
     }
   }
 
-  private read(after: string | undefined): Promise<AdminEventsReply> {
-    return this.rpc.request(ADMIN_TASKS_SUBJECTS.events, after !== undefined ? { after_position: after } : {});
+  /** Where the stream is now, or a page of the events after a position, read at the session's turn. */
+  private async read(session: string, after: string | undefined, signal?: AbortSignal): Promise<AdminEventsReply> {
+    if (after === undefined) return this.rpc.request(ADMIN_TASKS_SUBJECTS.events, {});
+    await this.limits.pace(session, signal);
+    return this.rpc.request(ADMIN_TASKS_SUBJECTS.events, { after_position: after });
   }
 }
 
@@ -144,7 +175,8 @@ export class AdminEventsController {
 
   @Get()
   async stream(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const stream = await this.streams.open(lastEventId(request.headers), hidesBodies(adminPrincipalOf(request).role));
+    const principal = adminPrincipalOf(request);
+    const stream = await this.streams.open(principal.actor, lastEventId(request.headers), hidesBodies(principal.role));
     await this.sse.write(reply, stream, ADMIN_EVENTS_FRAMING);
   }
 }

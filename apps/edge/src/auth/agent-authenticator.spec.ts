@@ -111,6 +111,18 @@ describe('AuthFailureThrottle', () => {
     throttle.recordFailure('10.0.0.9', 'known-secret', 1000);
     expect(() => throttle.assertAllowed('10.0.0.9', 'known-secret', 1000)).toThrow(/Too many failed/);
   });
+
+  it("checks a signed token against its own budget only, never its address's", () => {
+    const throttle = new AuthFailureThrottle(config);
+    throttle.recordFailure('10.0.0.9', 'guess-1', 0);
+    throttle.recordFailure('10.0.0.9', 'guess-2', 0);
+    expect(() => throttle.assertAllowed('10.0.0.9', 'new.signed.token', 1000)).toThrow(/Too many failed/);
+    expect(() => throttle.assertSecretAllowed('new.signed.token', 1000)).not.toThrow();
+    throttle.recordFailure('10.0.0.9', 'forged.signed.token', 1000);
+    throttle.recordFailure('10.0.0.9', 'forged.signed.token', 1000);
+    expect(() => throttle.assertSecretAllowed('forged.signed.token', 1000)).toThrow(/retry after 10 s/);
+    expect(() => throttle.assertSecretAllowed('forged.signed.token', 11_000)).not.toThrow();
+  });
 });
 
 describe('AuthFailureThrottle with the key filter', () => {

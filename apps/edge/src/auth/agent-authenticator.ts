@@ -76,9 +76,12 @@ export class AgentAuthenticator {
   }
 
   /**
-   * A bearer JWT: checks that need no I/O first (shape, algorithm, issuer), then the failure
-   * budget, the signature and claims (or the edge's verified-token cache), and the agent it names
-   * with the directory. A 503 for an unreachable identity provider is not a failure of the caller.
+   * A bearer JWT: checks that need no I/O first (shape, algorithm, issuer), then the token's own
+   * failure budget, the signature and claims (or the edge's verified-token cache), and the agent it
+   * names with the directory. Its address's budget does not apply: the throttle stops guessing, and
+   * a token's signature cannot be guessed, so an address throttled for bad keys (a NAT shared with a
+   * guesser, say) still gets its new tokens verified. A refused token is counted for its address
+   * and itself. A 503 for an unreachable identity provider is not a failure of the caller.
    */
   private async authenticateToken(token: string, address: string): Promise<AgentIdentity> {
     try {
@@ -87,7 +90,7 @@ export class AgentAuthenticator {
       this.refuse(address, token);
       throw error;
     }
-    this.failures.assertAllowed(address, token);
+    this.failures.assertSecretAllowed(token);
     try {
       const verified = await this.tokens.verify(token);
       const identity = await this.directory.authenticateToken(verified.issuer, verified.subject, verified.handle);

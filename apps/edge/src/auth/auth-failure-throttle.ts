@@ -31,6 +31,9 @@ interface FailureWindow {
  *    (through its ≤ 1 s cache), so a revoked key stays refused and loses its pass. Someone else's
  *    failures never refuse a valid key; while the filter is not loaded, only keys accepted before
  *    pass a throttled address.
+ *    A bearer JWT of a configured issuer is not a guess: it is proven by its signature, so
+ *    `assertSecretAllowed` checks only its own budget and a new token (short-lived tokens always
+ *    are) is verified from a throttled address too; refused, it is counted like a bad key.
  * 3. `recordFailure` after a refusal, `recordSuccess` after an acceptance.
  * A success never clears the failures of its address, so one valid key cannot buy more guesses.
  */
@@ -56,9 +59,24 @@ export class AuthFailureThrottle {
     const addressBlockedFor = this.blockedFor(addressKey(address), now);
     if (secretBlockedFor <= 0 && addressBlockedFor <= 0) return;
     if (secretBlockedFor <= 0 && credential !== undefined && this.keyFilter?.verdict(credential) === 'listed') return;
-    const blockedFor = Math.max(secretBlockedFor, addressBlockedFor);
+    throw this.refusal(Math.max(secretBlockedFor, addressBlockedFor));
+  }
+
+  /**
+   * Throws `rate_limited` only while the presented secret itself is past its failure budget, whatever
+   * its address's failures: for a credential whose validity is proven by a signature (a bearer JWT
+   * of a configured issuer), which guessing cannot produce.
+   */
+  assertSecretAllowed(credential: string, now = Date.now()): void {
+    const secretKey = secretKeyOf(credential);
+    if (this.accepted.has(secretKey)) return;
+    const blockedFor = this.blockedFor(secretKey, now);
+    if (blockedFor > 0) throw this.refusal(blockedFor);
+  }
+
+  private refusal(blockedFor: number): RelayError {
     const retryAfterSeconds = Math.max(1, Math.ceil(blockedFor / 1000));
-    throw new RelayError(
+    return new RelayError(
       'rate_limited',
       `Too many failed authentication attempts (limit ${this.config.RELAY_AUTH_FAILURES_PER_WINDOW} per ${this.config.RELAY_AUTH_FAILURE_WINDOW_MS} ms); retry after ${retryAfterSeconds} s`,
       { limit: this.config.RELAY_AUTH_FAILURES_PER_WINDOW, limit_name: 'RELAY_AUTH_FAILURES_PER_WINDOW', retry_after_seconds: retryAfterSeconds },

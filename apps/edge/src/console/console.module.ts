@@ -2,6 +2,7 @@ import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { AdminAuditModule } from '../admin/admin-audit.module';
+import { AdminEventLimits } from '../admin/admin-event-limits';
 import { AdminEventsController, AdminEventStreams } from '../admin/admin-events';
 import { AdminTasksController } from '../admin/admin-tasks.controller';
 import { AuthModule } from '../auth/auth.module';
@@ -20,7 +21,7 @@ import { registerConsoleStatic } from './console-static';
 @Module({
   imports: [AuthModule, AdminAuditModule, StreamsModule, EndpointModule],
   controllers: [AdminSessionController, AdminTasksController, AdminEventsController],
-  providers: [AdminEventStreams, ConsoleOidc],
+  providers: [AdminEventStreams, AdminEventLimits, ConsoleOidc],
 })
 export class ConsoleModule implements OnModuleInit {
   constructor(
