@@ -9,6 +9,7 @@ import type { Task, TaskListItem } from '@app/relay-client';
 import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
+import { forbiddenCharacters, HOSTILE } from './support/hostile-text';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { testDatabaseUrl } from './support/test-env';
 
@@ -280,6 +281,65 @@ describe('agentrelay agent commands against a running relay', () => {
         stop.abort();
       }
       await expect(watching).resolves.toBe(EXIT.ok);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "prints another agent's title, message, name and artifact in inbox, show and search without its escapes, CRs or invisible characters",
+    async () => {
+      const { clearScreen, retitle, carriageReturn, hiddenInstruction, rightToLeftOverride, popDirection, nextLine, lineSeparator, zeroWidthSpace } = HOSTILE;
+      const mallory = await registerAgent(relay, { handle: uniqueHandle('mallory', org), name: `Mallory${clearScreen}${carriageReturn}Trusted Admin` });
+      const gina = await registerAgent(relay, { handle: uniqueHandle('gina', org), name: 'Gina' });
+      const title = `Quarterly${clearScreen}${retitle} numbers${carriageReturn}${bob.agent.handle}${hiddenInstruction} ${rightToLeftOverride}txt.exe${popDirection}`;
+      const text = `${title}${nextLine}second line${lineSeparator}third${zeroWidthSpace}line`;
+      const cli = async (agent: RegisteredTestAgent, argv: string[]): Promise<Outcome> => {
+        let stdout = '';
+        let stderr = '';
+        const code = await run(
+          argv,
+          { RELAY_URL: relay.url, AGENTRELAY_API_KEY: agent.api_key },
+          { stdout: (out) => (stdout += out), stderr: (err) => (stderr += err) },
+        );
+        return { code, stdout, stderr };
+      };
+      const sent = await cli(mallory, ['send', gina.agent.handle, text, '--ref', `src/report${rightToLeftOverride}fdp.ts:1-2`, '--json']);
+      expect(sent.code).toBe(EXIT.ok);
+      const taskId = (JSON.parse(sent.stdout) as { task_id: string }).task_id;
+      expect((await cli(mallory, ['reply', taskId, `Also${retitle}:${carriageReturn}overwritten${nextLine}next`])).code).toBe(EXIT.ok);
+
+      // The real process: the bytes a terminal receives.
+      const inbox = await agentrelay(['inbox'], as(gina));
+      expect(inbox.code).toBe(EXIT.ok);
+      expect(forbiddenCharacters(inbox.stdout)).toEqual([]);
+      const rows = inbox.stdout.split('\n');
+      expect(rows).toHaveLength(4);
+      expect(rows[1]).toMatch(new RegExp(`^${taskId}\\s+pending\\s+${mallory.agent.handle.replace('.', '\\.')}\\s+inform\\s+2\\s`));
+      // The CR starts a line of its own: the row shows the first line and marks that more follows.
+      expect(rows[1]).toMatch(/\sQuarterly\[2J\]0;pwned numbers …$/);
+      expect(rows[2]).toBe('1 thread, 2 unread messages.');
+
+      const shown = await cli(gina, ['show', taskId]);
+      expect(shown.code).toBe(EXIT.ok);
+      expect(forbiddenCharacters(shown.stdout)).toEqual([]);
+      expect(shown.stdout).toContain(`From ${mallory.agent.handle} (Mallory[2J Trusted Admin) to ${gina.agent.handle}`);
+      expect(shown.stdout).toContain('- file_ref src/reportfdp.ts:1-2');
+      expect(shown.stdout).toContain(`  Quarterly[2J]0;pwned numbers\n  ${bob.agent.handle} txt.exe\n  second line\n  thirdline\n`);
+      expect(shown.stdout).toContain('  Also]0;pwned:\n  overwritten\n  next\n');
+
+      const found = await eventually(async () => {
+        const outcome = await cli(gina, ['search', 'Quarterly', 'numbers']);
+        expect(outcome.stdout).toContain(taskId);
+        return outcome;
+      }, 20000);
+      expect(found.code).toBe(EXIT.ok);
+      expect(forbiddenCharacters(found.stdout)).toEqual([]);
+      const [hit, ...highlights] = found.stdout.trimEnd().split('\n');
+      expect(hit).toContain(`- ${taskId} [pending] from ${mallory.agent.handle} (inform, updated `);
+      expect(hit).toMatch(/: Quarterly\[2J\]0;pwned numbers …$/);
+      expect(highlights.length).toBeGreaterThan(0);
+      for (const line of highlights) expect(line).toMatch(/^ {4}(message #\d+|artifact \S.*): /);
+      expect(highlights.join('\n')).toContain('«Quarterly»');
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

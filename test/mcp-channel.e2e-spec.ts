@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { RelayClient } from '@app/relay-client';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
+import { forbiddenCharacters, HOSTILE } from './support/hostile-text';
 import { McpAgent } from './support/mcp-agent';
 import { RelayHarness } from './support/relay-harness';
 
@@ -166,6 +167,25 @@ describe('agentrelay-mcp as a Claude Code channel (AGENTRELAY_CHANNEL=1), a real
       expect(ofTask(first.task_id)).toHaveLength(1);
       expect(ofTask(second.task_id)).toHaveLength(1);
       expect(channel).toHaveLength(before + 3);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "quotes the sender's text without its escapes, tag, bidi or zero-width characters, NEL or line separators",
+    async () => {
+      const { clearScreen, retitle, carriageReturn, hiddenInstruction, rightToLeftOverride, popDirection, nextLine, lineSeparator, zeroWidthSpace } = HOSTILE;
+      const created = await bobApi.createTask({
+        recipient: frank.agent.handle,
+        text: `Ship${clearScreen}${retitle} it${hiddenInstruction}${zeroWidthSpace} ${rightToLeftOverride}today${popDirection}${nextLine}second${lineSeparator}third${carriageReturn}fourth`,
+      });
+      const [handoff] = await eventually(() => {
+        const notifications = ofTask(created.task_id);
+        expect(notifications).toHaveLength(1);
+        return notifications;
+      }, ARRIVAL_MS);
+      expect(forbiddenCharacters(handoff.content)).toEqual([]);
+      expect(handoff.content).toContain('> Ship[2J]0;pwned it today\n> second\n> third\n> fourth\n');
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

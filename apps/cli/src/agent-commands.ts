@@ -6,6 +6,7 @@ import {
   OPEN_STATES,
   RelayClient,
   RelayClientError,
+  displayLine,
   oneLine,
   searchHitText,
   taskText,
@@ -168,10 +169,12 @@ async function artifactsFrom(values: AgentValues, io: AgentIo): Promise<TaskArti
   return artifacts;
 }
 
+/** A table of text cells; every cell goes through displayLine, so another party's text can neither break nor overwrite a row. */
 function table(rows: string[][]): string {
-  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  const cells = rows.map((row) => row.map(displayLine));
+  const widths = cells[0].map((_, column) => Math.max(...cells.map((row) => row[column].length)));
   return (
-    rows
+    cells
       .map((row) =>
         row
           .map((cell, column) => cell.padEnd(widths[column]))
@@ -271,7 +274,7 @@ async function watchInbox(
           io.stdout(
             json
               ? `${JSON.stringify({ event, task })}\n`
-              : `${new Date().toISOString()} ${event.padEnd(7)} ${task.task_id} [${task.status.state}] from ${task.sender.handle}, ${task.unread_messages} unread: ${oneLine(task.summary_preview, 60)}\n`,
+              : `${new Date().toISOString()} ${event.padEnd(7)} ${task.task_id} [${task.status.state}] from ${displayLine(task.sender.handle)}, ${task.unread_messages} unread: ${oneLine(task.summary_preview, 60)}\n`,
           );
         }
       }

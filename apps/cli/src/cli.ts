@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { displayLine } from '@app/relay-client';
 import { AGENT_COMMANDS, AGENT_USAGE, runAgentCommand, type AgentCommand } from './agent-commands';
 import { CliError, EXIT, usage } from './cli-errors';
 import { runWorkerCommand, WORKER_USAGE } from './worker/worker-command';
@@ -205,13 +206,15 @@ function describeAgent(agent: AgentRecord): string {
     `  metadata:    ${JSON.stringify(agent.metadata)}`,
     `  input modes: ${agent.input_modes?.join(', ') ?? 'default (text/plain, application/json)'}`,
   ];
-  return `${lines.join('\n')}\n`;
+  return `${lines.map(displayLine).join('\n')}\n`;
 }
 
+/** A table of text cells; every cell goes through displayLine, so no field can break or overwrite a row. */
 function table(rows: string[][]): string {
-  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  const cells = rows.map((row) => row.map(displayLine));
+  const widths = cells[0].map((_, column) => Math.max(...cells.map((row) => row[column].length)));
   return (
-    rows
+    cells
       .map((row) =>
         row
           .map((cell, column) => cell.padEnd(widths[column]))
@@ -227,8 +230,8 @@ function keyRows(keys: ApiKeyInfo[]): string {
 }
 
 function trustYaml(policy: TrustPolicy): string {
-  const list = (entries: string[]): string => (entries.length ? entries.map((entry) => `\n  - "${entry}"`).join('') : ' []');
-  return `agent: ${policy.handle}\nallow:${list(policy.allow)}\nblock:${list(policy.block)}\n`;
+  const list = (entries: string[]): string => (entries.length ? entries.map((entry) => `\n  - "${displayLine(entry)}"`).join('') : ' []');
+  return `agent: ${displayLine(policy.handle)}\nallow:${list(policy.allow)}\nblock:${list(policy.block)}\n`;
 }
 
 function need(positionals: string[], index: number, what: string): string {

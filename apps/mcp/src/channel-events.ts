@@ -1,4 +1,4 @@
-import type { InboxEvent } from '@app/relay-client';
+import { displayLine, displayText, type InboxEvent } from '@app/relay-client';
 
 /** The notification Claude Code reads from a channel server (its "channels reference"). */
 export const CHANNEL_NOTIFICATION_METHOD = 'notifications/claude/channel';
@@ -92,18 +92,12 @@ function kindFor(event: InboxEvent, sentIt: boolean, receivedIt: boolean): Chann
 }
 
 /**
- * Text from another agent made safe to quote inside the `<channel>` tag: no control characters,
- * no angle brackets that could close or open a tag, at most a few lines, each marked as a quote.
+ * Text from another agent made safe to quote inside the `<channel>` tag: cleaned by displayText
+ * (no controls, format or tag characters; every line break a LF), tabs made spaces, no angle
+ * brackets that could close or open a tag, at most a few lines, each marked as a quote.
  */
 export function quoteExcerpt(text: string): string {
-  const cleaned = text
-    .replace(/\r\n?/g, '\n')
-    // eslint-disable-next-line no-control-regex -- control characters are what this removes
-    .replace(/[\u0000-\u0009\u000b-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, ' ')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .trim();
+  const cleaned = displayText(text).replace(/\t/g, ' ').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').trim();
   let lines = cleaned.split('\n').map((line) => line.trimEnd());
   lines = lines.filter((line, index) => line !== '' || (index > 0 && lines[index - 1] !== ''));
   let excerpt = lines.slice(0, EXCERPT_LINES).join('\n');
@@ -127,7 +121,8 @@ function messagesFrom(burst: ChannelBurst): InboxEvent[] {
 
 /** The one notification of a burst: who, what (with a short quoted excerpt), the task, and the call to make next. */
 export function channelNotification(burst: ChannelBurst): ChannelNotification {
-  const { taskId, from, latest } = burst;
+  const { taskId, latest } = burst;
+  const from = displayLine(burst.from);
   const state = latest.status?.state ?? 'unknown';
   const announced = burst.events[burst.events.length - 1];
   const messages = messagesFrom(burst);

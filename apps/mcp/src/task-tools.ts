@@ -8,6 +8,7 @@ import {
   TASK_STATES,
   OPEN_STATES,
   artifactLine,
+  displayLine,
   searchHitText,
   taskLine,
   taskText,
@@ -408,7 +409,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
           if (!card) return `- ${wanted}: no such agent`;
           const role = typeof card.metadata.role === 'string' ? `, ${card.metadata.role}` : '';
           const skills = card.skills.length ? `; skills: ${card.skills.join(', ')}` : '';
-          return `- ${card.id}: ${card.name}${role}${card.description ? ` (${card.description})` : ''}${skills}`;
+          return displayLine(`- ${card.id}: ${card.name}${role}${card.description ? ` (${card.description})` : ''}${skills}`);
         });
         return toolResult(lines.join('\n'), {
           agents: cards.filter((entry) => entry.card !== null).map((entry) => entry.card),

@@ -1,15 +1,24 @@
+import { displayLine, displayText } from './display-text';
 import type { SearchHighlight, SearchHit, TaskArtifact, Task, TaskListItem } from './relay-types';
 
-/** Plain-text renderings of tasks, read by people (the CLI) and by LLMs (the MCP tools). */
+/**
+ * Plain-text renderings of tasks, read by people (the CLI) and by LLMs (the MCP tools). What the
+ * other party wrote goes through displayText (bodies) or displayLine (everything shown on one line).
+ */
 
 type AnyArtifact = Task['artifacts'][number];
 
+/** The lines of a text as it is shown (displayText ends every kind of line break with LF). */
 function lineCount(text: string): number {
-  return text.replace(/\n$/, '').split('\n').length;
+  return displayText(text).replace(/\n$/, '').split('\n').length;
 }
 
 /** One line naming an artifact, e.g. `file_diff src/api/users.py (12 lines)`. */
 export function artifactLine(artifact: AnyArtifact): string {
+  return displayLine(rawArtifactLine(artifact));
+}
+
+function rawArtifactLine(artifact: AnyArtifact): string {
   if (artifact.type === null) return `artifact ${String(artifact.name ?? artifact.artifact_id ?? '')}`.trim();
   const typed = artifact as TaskArtifact;
   const about = typed.description ? ` — ${typed.description}` : '';
@@ -31,8 +40,8 @@ export function artifactLine(artifact: AnyArtifact): string {
 
 /** The body of an artifact worth showing in full (a diff or a contract), or null. */
 function artifactBody(artifact: AnyArtifact): string | null {
-  if (artifact.type === 'file_diff') return (artifact as { diff: string }).diff;
-  if (artifact.type === 'api_contract') return (artifact as { spec: string }).spec;
+  if (artifact.type === 'file_diff') return displayText((artifact as { diff: string }).diff);
+  if (artifact.type === 'api_contract') return displayText((artifact as { spec: string }).spec);
   return null;
 }
 
@@ -69,13 +78,18 @@ export function taskText(task: Task, options: { full?: boolean } = {}): string {
   const since = stateTime(task);
   const lines = [
     `Handoff ${task.task_id}: ${task.status.state}${since ? ` since ${since}` : ''} (intent ${task.intent})`,
-    `From ${task.sender.handle} (${task.sender.name}) to ${task.recipient}, created ${task.created_at}, updated ${task.updated_at}`,
+    `From ${displayLine(task.sender.handle)} (${displayLine(task.sender.name)}) to ${displayLine(task.recipient)}, created ${task.created_at}, updated ${task.updated_at}`,
   ];
   if (task.proposed_action) {
     const action = task.proposed_action;
-    lines.push('', `Proposed action: ${action.description}`, `  target files: ${action.target_files.join(', ') || '-'}`, `  rationale: ${action.rationale}`);
+    lines.push(
+      '',
+      `Proposed action: ${displayLine(action.description)}`,
+      `  target files: ${displayLine(action.target_files.join(', ')) || '-'}`,
+      `  rationale: ${displayLine(action.rationale)}`,
+    );
     if (action.suggested_diff)
-      lines.push(full ? `  suggested diff:\n${fenced(action.suggested_diff)}` : `  suggested diff: ${lineCount(action.suggested_diff)} lines`);
+      lines.push(full ? `  suggested diff:\n${fenced(displayText(action.suggested_diff))}` : `  suggested diff: ${lineCount(action.suggested_diff)} lines`);
   }
   if (task.artifacts.length > 0) {
     lines.push('', `Artifacts (${task.artifacts.length}):`);
@@ -87,13 +101,13 @@ export function taskText(task: Task, options: { full?: boolean } = {}): string {
   }
   lines.push('', `Messages (${task.messages.length}):`);
   for (const message of task.messages) {
-    lines.push(`#${message.sequence_no} ${message.from} at ${message.created_at}:`, indent(message.body));
+    lines.push(`#${message.sequence_no} ${displayLine(message.from)} at ${message.created_at}:`, indent(displayText(message.body)));
   }
   if (task.has_more_messages) {
     lines.push(`(${task.message_count} messages in all; the thread was cut to fit one reply: more follow #${task.next_after_sequence_no})`);
   }
-  if (task.result_summary) lines.push('', `Result: ${task.result_summary}`);
-  if (task.reason) lines.push('', `Reason: ${task.reason}`);
+  if (task.result_summary) lines.push('', `Result: ${displayText(task.result_summary)}`);
+  if (task.reason) lines.push('', `Reason: ${displayText(task.reason)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -106,22 +120,26 @@ function indent(text: string): string {
 
 /** One line per listed task: id, state, who, unread count and the summary's start. */
 export function taskLine(item: TaskListItem, counterpart: 'sender' | 'none' = 'sender'): string {
-  const from = counterpart === 'sender' ? ` from ${item.sender.handle}` : '';
+  const from = counterpart === 'sender' ? ` from ${displayLine(item.sender.handle)}` : '';
   const unread = item.unread_messages > 0 ? `, ${item.unread_messages} unread` : '';
   return `${item.task_id} [${item.status.state}]${from} (${item.intent}${unread}, updated ${item.updated_at}): ${oneLine(item.summary_preview, 120)}`;
 }
 
-/** The first line of a text, cut to `max` characters; `…` marks anything left out. */
+/**
+ * The first line of another party's text (after displayText), cut to `max` characters; `…` marks
+ * anything left out. A cut never splits an emoji's surrogate pair.
+ */
 export function oneLine(text: string, max: number): string {
-  const first = text.split('\n', 1)[0];
-  if (first.length > max) return `${first.slice(0, max - 1)}…`;
-  return first.length < text.trimEnd().length ? `${first} …` : first;
+  const clean = displayText(text);
+  const first = displayLine(clean.split('\n', 1)[0]);
+  if (first.length > max) return `${first.slice(0, max - 1).replace(/[\ud800-\udbff]$/, '')}…`;
+  return first.length < clean.trimEnd().length ? `${first} …` : first;
 }
 
 /** A search highlight as one line of text, each match between `«` and `»`. */
 export function highlightLine(highlight: SearchHighlight): string {
-  const where = highlight.source === 'message' ? `message #${highlight.sequence_no}` : `artifact ${highlight.artifact_name}`;
-  const text = highlight.fragments.map((fragment) => (fragment.match ? `«${fragment.text}»` : fragment.text)).join('');
+  const where = highlight.source === 'message' ? `message #${highlight.sequence_no}` : `artifact ${displayLine(highlight.artifact_name ?? '')}`;
+  const text = displayLine(highlight.fragments.map((fragment) => (fragment.match ? `«${fragment.text}»` : fragment.text)).join(''));
   return `${where}: ${text.replace(/\s+/g, ' ').trim()}`;
 }
 
