@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import * as contracts from '@app/contracts';
+import { AGENT_UPDATED_EVENT_SUBJECT, PUSH_CONFIG_EVENTS, taskEventSubject, TASK_EVENT_TYPES } from '@app/contracts';
+import { probeSubject } from './nats-permission-check';
+import {
+  eventConsumerPermissions,
+  natsInboxPrefix,
+  RELAY_NATS_ROLES,
+  relayNatsPermissions,
+  requestSubjectsInTable,
+  subjectMatches,
+  type NatsPermissions,
+} from './nats-permissions';
+import { relayPermissionsConfig } from './nats-server-config';
+
+function contractRequestSubjects(): string[] {
+  return Object.entries(contracts)
+    .filter(([name, value]) => name.endsWith('_SUBJECTS') && typeof value === 'object' && value !== null)
+    .flatMap(([, value]) => Object.values(value as Record<string, string>));
+}
+
+const allows = (grants: NatsPermissions['publish'], subject: string): boolean => grants.some((grant) => subjectMatches(grant.subject, subject));
+
+describe('the NATS permission table', () => {
+  it('names every request subject of the contracts once, with the service that answers it', () => {
+    expect([...requestSubjectsInTable()].sort()).toEqual([...contractRequestSubjects()].sort());
+  });
+
+  it.each(RELAY_NATS_ROLES)('lets %s subscribe only to its own request subjects, its inbox and the event subjects it follows', (role) => {
+    const { subscribe, inboxPrefix } = relayNatsPermissions(role, 'acme');
+    for (const grant of subscribe) {
+      const own = grant.subject.startsWith(`acme.relay.${role}.v1.`);
+      const inbox = grant.subject === `${inboxPrefix}.>`;
+      const edgeFeeds = role === 'edge' && ['acme.relay.events.task.>', 'acme.relay.directory.v1.changes'].includes(grant.subject);
+      expect({ subject: grant.subject, allowed: own || inbox || edgeFeeds }).toEqual({ subject: grant.subject, allowed: true });
+    }
+  });
+
+  it('gives the publishers of each event subject the right to publish it, and no one else', () => {
+    const taskEvents = TASK_EVENT_TYPES.map((type) => `acme.${taskEventSubject(type)}`);
+    const cases: Array<[string, string[]]> = [
+      ...taskEvents.map((subject): [string, string[]] => [subject, ['tasks']]),
+      ...Object.values(PUSH_CONFIG_EVENTS).map((subject): [string, string[]] => [`acme.${subject}`, ['tasks']]),
+      [`acme.${AGENT_UPDATED_EVENT_SUBJECT}`, ['directory']],
+    ];
+    for (const [subject, publishers] of cases) {
+      const allowed = RELAY_NATS_ROLES.filter((role) => allows(relayNatsPermissions(role, 'acme').publish, subject));
+      expect({ subject, allowed }).toEqual({ subject, allowed: publishers });
+    }
+  });
+
+  it('lets only the edge call the directory’s key and agent administration', () => {
+    for (const subject of [
+      'acme.relay.directory.v1.keys.create',
+      'acme.relay.directory.v1.agents.create',
+      'acme.relay.tasks.v1.admin.search',
+      'acme.relay.tasks.v1.get',
+    ]) {
+      expect(RELAY_NATS_ROLES.filter((role) => allows(relayNatsPermissions(role, 'acme').publish, subject))).toEqual(['edge']);
+    }
+  });
+
+  it('keeps deployments apart: nothing one prefix grants reaches another prefix’s subjects, streams or inboxes', () => {
+    for (const role of RELAY_NATS_ROLES) {
+      const acme = relayNatsPermissions(role, 'acme');
+      const acmeProd = relayNatsPermissions(role, 'acme.prod');
+      for (const grant of [...acmeProd.publish, ...acmeProd.subscribe]) {
+        if (grant.subject === '$JS.API.INFO') continue;
+        const concrete = probeSubject(grant.subject);
+        expect({ role, concrete, reached: allows([...acme.publish, ...acme.subscribe], concrete) }).toEqual({ role, concrete, reached: false });
+      }
+    }
+    expect(natsInboxPrefix('edge', 'acme')).not.toBe(natsInboxPrefix('edge', 'acme.prod'));
+  });
+
+  it('gives an event consumer nothing but its own durable consumer on the event stream', () => {
+    const consumer = eventConsumerPermissions('audit', '');
+    for (const grant of consumer.publish)
+      expect(grant.subject).toMatch(
+        /^\$JS\.(API\.INFO|API\.STREAM\.INFO\.RELAY_EVENTS|API\.CONSUMER\.[A-Z.]+\.RELAY_EVENTS\.audit(\.>)?|ACK\.RELAY_EVENTS\.audit\.>|FC\.RELAY_EVENTS\.audit\.>)$/,
+      );
+    expect(consumer.subscribe.map((grant) => grant.subject)).toEqual(['_INBOX_consumer_audit.>']);
+    expect(consumer.allowResponses).toBe(false);
+    expect(() => eventConsumerPermissions('a.b', '')).toThrow(/letters, digits/);
+  });
+
+  it('is what the shipped NATS configuration holds (docker/nats/permissions.conf)', () => {
+    expect(readFileSync('docker/nats/permissions.conf', 'utf8')).toBe(relayPermissionsConfig(''));
+  });
+});
+
+describe('subjectMatches', () => {
+  it.each([
+    ['a.b', 'a.b', true],
+    ['a.*', 'a.b', true],
+    ['a.*', 'a.b.c', false],
+    ['a.>', 'a.b.c', true],
+    ['a.>', 'a', false],
+    ['a.b', 'a.c', false],
+  ])('%s matches %s: %s', (pattern, subject, expected) => {
+    expect(subjectMatches(pattern, subject)).toBe(expected);
+  });
+});
