@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { nkeys } from '@nats-io/transport-node';
 import {
   authorizationConfig,
@@ -14,6 +15,7 @@ import {
 } from '@app/messaging';
 
 export const USAGE = `npm run nats:credentials -- [--dir DIR] [--prefix PREFIX] [--consumer NAME]... [--rotate HOLDER]... [--retire]
+npm run nats:credentials -- --operator [--dir DIR] [--prefix PREFIX] [--consumer NAME]...
 
 Writes the NATS users of one relay deployment, from the relay's permission table:
   DIR/permissions.conf            what each service may publish and subscribe to (for PREFIX)
@@ -23,7 +25,13 @@ Holders: edge, tasks, directory, notifier, and consumer-NAME for each --consumer
 consumers, each bound to its durable consumer NAME). Seeds already there are kept.
   --rotate HOLDER   new seed for HOLDER; the old one stays valid (HOLDER.previous.nk) until --retire
   --retire          drop every previous seed from auth.conf
-DIR defaults to docker/nats (the compose file's NATS), PREFIX to "" (NATS_SUBJECT_PREFIX).`;
+DIR defaults to docker/nats (the compose file's NATS), PREFIX to "" (NATS_SUBJECT_PREFIX).
+
+--operator writes decentralized auth instead, in the formats nsc uses: an operator, one account
+for the relay (JetStream on) and the system account, a user JWT per holder carrying the same permissions, each as
+DIR/credentials/<holder>.creds (mount it as NATS_CREDS_FILE), and DIR/credentials/operator.conf
+for nats-server (operator, resolver MEMORY, the account preloaded). The operator's and account's
+seeds are kept in DIR/credentials/ to sign more users later; keep them secret.`;
 
 export interface CredentialOptions {
   dir: string;
@@ -53,10 +61,7 @@ function newSeed(path: string): void {
 
 /** Writes (or brings up to date) the permissions, users and seeds of one deployment; returns the files written. */
 export function writeNatsCredentials(options: CredentialOptions): string[] {
-  const holders: Array<{ name: string; permissions: NatsPermissions }> = [
-    ...RELAY_NATS_ROLES.map((role: RelayNatsRole) => ({ name: role, permissions: relayNatsPermissions(role, options.subjectPrefix) })),
-    ...options.consumers.map((consumer) => ({ name: `consumer-${consumer}`, permissions: eventConsumerPermissions(consumer, options.subjectPrefix) })),
-  ];
+  const holders = holdersOf(options.subjectPrefix, options.consumers);
   for (const rotated of options.rotate) {
     if (!holders.some((holder) => holder.name === rotated))
       throw new Error(`--rotate ${rotated}: no such holder (${holders.map((holder) => holder.name).join(', ')})`);
@@ -88,7 +93,91 @@ export function writeNatsCredentials(options: CredentialOptions): string[] {
   return written;
 }
 
-function main(): void {
+type NkeyPair = ReturnType<typeof nkeys.createUser>;
+
+function holdersOf(subjectPrefix: string, consumers: string[]): Array<{ name: string; permissions: NatsPermissions }> {
+  return [
+    ...RELAY_NATS_ROLES.map((role: RelayNatsRole) => ({ name: role, permissions: relayNatsPermissions(role, subjectPrefix) })),
+    ...consumers.map((consumer) => ({ name: `consumer-${consumer}`, permissions: eventConsumerPermissions(consumer, subjectPrefix) })),
+  ];
+}
+
+/** A key pair kept in `path` (its seed), made there when missing. */
+function keptKey(path: string, create: () => NkeyPair): NkeyPair {
+  if (!existsSync(path)) writeSecret(path, new TextDecoder().decode(create().getSeed()) + '\n');
+  return nkeys.fromSeed(new TextEncoder().encode(readFileSync(path, 'utf8').trim()));
+}
+
+/** The `.creds` file of a holder in operator mode. */
+export function credsFile(dir: string, holder: string): string {
+  return join(dir, 'credentials', `${holder}.creds`);
+}
+
+/**
+ * Decentralized auth for one deployment: an operator and an account (kept), and a user JWT per
+ * holder with the table's permissions, written as `.creds`; operator.conf loads them in nats-server.
+ */
+export async function writeOperatorCredentials(options: Pick<CredentialOptions, 'dir' | 'subjectPrefix' | 'consumers'>): Promise<string[]> {
+  const credentials = join(options.dir, 'credentials');
+  mkdirSync(credentials, { recursive: true, mode: 0o700 });
+  const operator = keptKey(join(credentials, 'operator.nk'), () => nkeys.createOperator());
+  const account = keptKey(join(credentials, 'account.nk'), () => nkeys.createAccount());
+  const unlimited = -1;
+  const system = keptKey(join(credentials, 'system-account.nk'), () => nkeys.createAccount());
+  const operatorJwt = await encodeOperator('agentrelay', operator, { system_account: system.getPublicKey() });
+  const systemJwt = await encodeAccount('SYS', system, {}, { signer: operator });
+  const accountJwt = await encodeAccount(
+    'agentrelay',
+    account,
+    {
+      limits: {
+        mem_storage: unlimited,
+        disk_storage: unlimited,
+        streams: unlimited,
+        consumer: unlimited,
+        subs: unlimited,
+        conn: unlimited,
+        data: unlimited,
+        payload: unlimited,
+      },
+    },
+    { signer: operator },
+  );
+  const written: string[] = [];
+  for (const holder of holdersOf(options.subjectPrefix, options.consumers)) {
+    const user = nkeys.createUser();
+    const { publish, subscribe, allowResponses } = holder.permissions;
+    const jwt = await encodeUser(holder.name, user, account, {
+      pub: { allow: [...new Set(publish.map((grant) => grant.subject))] },
+      sub: { allow: [...new Set(subscribe.map((grant) => grant.subject))] },
+      ...(allowResponses ? { resp: { max: 1, ttl: 0 } } : {}),
+    });
+    const path = credsFile(options.dir, holder.name);
+    writeSecret(path, new TextDecoder().decode(fmtCreds(jwt, user)));
+    written.push(path);
+  }
+  const conf = join(credentials, 'operator.conf');
+  writeFileSync(
+    conf,
+    [
+      '# Decentralized auth of one relay deployment, written by `npm run nats:credentials -- --operator`.',
+      `operator: ${JSON.stringify(operatorJwt)}`,
+      '# A user JWT carries its permissions: the edge’s CONNECT line is longer than the default 4 KB.',
+      'max_control_line: 64KB',
+      `system_account: ${system.getPublicKey()}`,
+      'resolver: MEMORY',
+      'resolver_preload: {',
+      `  ${account.getPublicKey()}: ${JSON.stringify(accountJwt)}`,
+      `  ${system.getPublicKey()}: ${JSON.stringify(systemJwt)}`,
+      '}',
+      '',
+    ].join('\n'),
+  );
+  written.push(conf);
+  return written;
+}
+
+async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       dir: { type: 'string', default: 'docker/nats' },
@@ -96,6 +185,7 @@ function main(): void {
       consumer: { type: 'string', multiple: true, default: [] },
       rotate: { type: 'string', multiple: true, default: [] },
       retire: { type: 'boolean', default: false },
+      operator: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -103,22 +193,16 @@ function main(): void {
     console.log(USAGE);
     return;
   }
-  const written = writeNatsCredentials({
-    dir: values.dir,
-    subjectPrefix: values.prefix,
-    consumers: values.consumer,
-    rotate: values.rotate,
-    retire: values.retire,
-  });
+  const written = values.operator
+    ? await writeOperatorCredentials({ dir: values.dir, subjectPrefix: values.prefix, consumers: values.consumer })
+    : writeNatsCredentials({ dir: values.dir, subjectPrefix: values.prefix, consumers: values.consumer, rotate: values.rotate, retire: values.retire });
   for (const path of written) console.log(`wrote ${path}`);
   console.log('Reload NATS to apply (nats-server --signal reload, or SIGHUP); each service reads its seed again when it reconnects.');
 }
 
 if (process.argv[1] && /nats-credentials\.[jt]s$/.test(process.argv[1])) {
-  try {
-    main();
-  } catch (error) {
+  main().catch((error: unknown) => {
     console.error(error instanceof Error ? error.message : String(error));
     process.exit(1);
-  }
+  });
 }

@@ -1,8 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, errors, nkeyAuthenticator, nkeys, type NatsConnection, type PermissionViolationError } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, errors, nkeyAuthenticator, nkeys, type NatsConnection, type PermissionViolationError } from '@nats-io/transport-node';
 import request from 'supertest';
 import { DIRECTORY_SUBJECTS, TASKS_SUBJECTS, type TaskEvent } from '@app/contracts';
 import {
@@ -17,7 +18,7 @@ import {
   relayNatsPermissions,
   rateLimitStreamName,
 } from '@app/messaging';
-import { seedFile, writeNatsCredentials } from '../scripts/nats-credentials';
+import { credsFile, seedFile, writeNatsCredentials, writeOperatorCredentials } from '../scripts/nats-credentials';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { ok } from './support/json-rpc';
@@ -189,6 +190,50 @@ describe('NATS as a trust boundary: the relay on least-privilege credentials', (
     await expect(connect({ servers: nats.url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization Violation/i);
   });
 
+  it('takes a rotated credential while the relay runs: both seeds valid, then the old one retired: the relay keeps answering', async () => {
+    let sent = 0;
+    const failures: string[] = [];
+    let rotating = true;
+    const traffic = (async () => {
+      while (rotating) {
+        try {
+          await createTask(relay.url, alice, bob, `During the rotation ${sent}`);
+          sent += 1;
+        } catch (error) {
+          failures.push(String(error));
+        }
+      }
+    })();
+    try {
+      const oldSeed = readFileSync(seedFile(dir, 'tasks'), 'utf8');
+      writeNatsCredentials({ dir, subjectPrefix: '', consumers: [CONSUMER], rotate: ['tasks', 'edge'], retire: false });
+      expect(readFileSync(seedFile(dir, 'tasks'), 'utf8')).not.toBe(oldSeed);
+      await nats.reload();
+      const before = sent;
+      await eventually(() => sent >= before + 3, 30000);
+      writeNatsCredentials({ dir, subjectPrefix: '', consumers: [CONSUMER], rotate: [], retire: true });
+      await nats.reload();
+      // The server closed the connections still on the old seeds; they came back on the new ones.
+      const oldKey = nkeys.fromSeed(new TextEncoder().encode(oldSeed.trim())).getPublicKey();
+      const retiredFile = join(dir, 'retired-tasks.nk');
+      writeFileSync(retiredFile, oldSeed);
+      await expect(connectWithSeed(nats.url, retiredFile, natsInboxPrefix('tasks', ''))).rejects.toThrow(/Authorization Violation/i);
+      expect(oldKey).toMatch(/^U/);
+      const after = sent;
+      await eventually(() => sent >= after + 3, 30000);
+    } finally {
+      rotating = false;
+      await traffic;
+    }
+    // Each process still on a retired seed is closed by the server and reconnects on its new one at
+    // once; a call whose reply was on its way in that instant is answered as a timeout, retryable, and
+    // nothing else fails (docs/nats-security.md).
+    expect(failures.every((failure) => /service_timeout|no_responders|service_unavailable/.test(failure))).toBe(true);
+    expect(failures.length).toBeLessThanOrEqual(4);
+    const taskId = await createTask(relay.url, alice, bob, 'After the rotation.');
+    await ok(relay.url, bob.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
+  });
+
   it('stops a service whose credential lacks one of its subjects, naming the subject and the permission', async () => {
     const narrowDir = mkdtempSync(join(tmpdir(), 'relay-nats-narrow-'));
     try {
@@ -219,6 +264,118 @@ describe('NATS as a trust boundary: the relay on least-privilege credentials', (
       }
     } finally {
       rmSync(narrowDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('NATS decentralized auth (.creds) over TLS with client certificates', () => {
+  let dir: string;
+  let nats: PrivateNatsServer;
+  let relay: RelayHarness;
+
+  /** A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl. */
+  function makeCertificates(into: string): void {
+    const run = (...args: string[]): void => {
+      execFileSync('openssl', args, { cwd: into, stdio: 'pipe' });
+    };
+    run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=relay test CA', '-keyout', 'ca.key', '-out', 'ca.pem');
+    writeFileSync(join(into, 'server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+    run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', 'server.key', '-out', 'server.csr');
+    run(
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      'server.ext',
+      '-out',
+      'server.pem',
+    );
+    writeFileSync(join(into, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
+    run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=agentrelay', '-keyout', 'client.key', '-out', 'client.csr');
+    run(
+      'x509',
+      '-req',
+      '-in',
+      'client.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      'client.ext',
+      '-out',
+      'client.pem',
+    );
+  }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relay-nats-operator-'));
+    makeCertificates(dir);
+    await writeOperatorCredentials({ dir, subjectPrefix: '', consumers: [] });
+    writeFileSync(
+      join(dir, 'nats.conf'),
+      [
+        'max_payload: 2MB',
+        `tls { cert_file: "${join(dir, 'server.pem')}", key_file: "${join(dir, 'server.key')}", ca_file: "${join(dir, 'ca.pem')}", verify: true }`,
+        'include "credentials/operator.conf"',
+        '',
+      ].join('\n'),
+    );
+    nats = await PrivateNatsServer.start({ configFile: join(dir, 'nats.conf') });
+    relay = await RelayHarness.start({
+      subjectPrefix: '',
+      cleanupNatsUrl: null,
+      env: {
+        NATS_URL: `tls://127.0.0.1:${nats.port}`,
+        NATS_TLS_CA_FILE: join(dir, 'ca.pem'),
+        NATS_TLS_CERT_FILE: join(dir, 'client.pem'),
+        NATS_TLS_KEY_FILE: join(dir, 'client.key'),
+      },
+      envOf: (holder) => ({ NATS_CREDS_FILE: credsFile(dir, holder) }),
+    });
+  });
+
+  afterAll(async () => {
+    await relay?.stop();
+    await nats?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs a handoff end to end with each process on its own user JWT', async () => {
+    const carol = await registerAgent(relay, { handle: uniqueHandle('carol', 'acme'), name: 'Carol' });
+    const dave = await registerAgent(relay, { handle: uniqueHandle('dave', 'acme'), name: 'Dave' });
+    const taskId = await createTask(relay.url, carol, dave, 'Over TLS, with a JWT per service.');
+    await ok(relay.url, dave.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
+    await ok(relay.url, dave.api_key, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'Done.' });
+    expect((await ok(relay.url, carol.api_key, 'tasks/get', { task_id: taskId })).status.state).toBe('completed');
+  });
+
+  it('refuses a client without a certificate, and a service user JWT the request subjects of another', async () => {
+    await expect(
+      connect({ servers: `tls://127.0.0.1:${nats.port}`, tls: { caFile: join(dir, 'ca.pem') }, timeout: 5000, maxReconnectAttempts: 0 }),
+    ).rejects.toThrow();
+    const notifier = await connect({
+      servers: `tls://127.0.0.1:${nats.port}`,
+      tls: { caFile: join(dir, 'ca.pem'), certFile: join(dir, 'client.pem'), keyFile: join(dir, 'client.key') },
+      authenticator: credsAuthenticator(new Uint8Array(readFileSync(credsFile(dir, 'notifier')))),
+      inboxPrefix: natsInboxPrefix('notifier', ''),
+      maxReconnectAttempts: 0,
+    });
+    try {
+      await expect(notifier.request(DIRECTORY_SUBJECTS.createKey, '{}', { timeout: 5000 })).rejects.toThrow(/Permissions Violation for Publish/);
+    } finally {
+      await notifier.close();
     }
   });
 });

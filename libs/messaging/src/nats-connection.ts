@@ -20,7 +20,8 @@ function fileText(path: string): string {
 function authenticatorOf(credentials: NatsCredentials | undefined): Authenticator | undefined {
   if (!credentials) return undefined;
   const { credsFile, nkeySeedFile, user, passwordFile, tokenFile } = credentials;
-  if (credsFile) return credsAuthenticator(() => new TextEncoder().encode(fileText(credsFile)));
+  // Whole, as written: the creds parser needs the newline after each armour line.
+  if (credsFile) return credsAuthenticator(() => new Uint8Array(readFileSync(credsFile)));
   if (nkeySeedFile) return nkeyAuthenticator(() => new TextEncoder().encode(fileText(nkeySeedFile)));
   if (user && passwordFile) return usernamePasswordAuthenticator(user, () => fileText(passwordFile));
   if (tokenFile) return tokenAuthenticator(() => fileText(tokenFile));
