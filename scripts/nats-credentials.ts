@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { nkeys } from '@nats-io/transport-node';
@@ -9,6 +9,7 @@ import {
   RELAY_NATS_ROLES,
   relayNatsPermissions,
   relayPermissionsConfig,
+  withPermissionTable,
   type NatsPermissions,
   type NatsUserEntry,
   type RelayNatsRole,
@@ -25,6 +26,8 @@ Holders: edge, tasks, directory, notifier, and consumer-NAME for each --consumer
 consumers, each bound to its durable consumer NAME). Seeds already there are kept.
   --rotate HOLDER   new seed for HOLDER; the old one stays valid (HOLDER.previous.nk) until --retire
   --retire          drop every previous seed from auth.conf
+  --write-shipped   rewrite the checked-in files made from the table (docker/nats/permissions.conf,
+                    the table in docs/nats-security.md) after a change to it
 DIR defaults to docker/nats (the compose file's NATS), PREFIX to "" (NATS_SUBJECT_PREFIX).
 
 --operator writes decentralized auth instead, in the formats nsc uses: an operator, one account
@@ -88,9 +91,19 @@ export function writeNatsCredentials(options: CredentialOptions): string[] {
   writeFileSync(permissionsPath, relayPermissionsConfig(options.subjectPrefix));
   const authPath = join(options.dir, 'credentials', 'auth.conf');
   const consumerPermissions = holders.filter((holder) => holder.name.startsWith('consumer-')).map((holder) => holder.permissions);
-  writeFileSync(authPath, authorizationConfig(users, relative(join(options.dir, 'credentials'), permissionsPath), consumerPermissions));
+  writeFileSync(authPath, authorizationConfig(users, options.subjectPrefix, consumerPermissions));
   written.push(permissionsPath, authPath);
   return written;
+}
+
+/** The files made from the table that are checked in: the compose NATS's permissions and the docs' table. */
+export const SHIPPED_PERMISSIONS_FILE = 'docker/nats/permissions.conf';
+export const PERMISSIONS_DOC = 'docs/nats-security.md';
+
+function writeShipped(): string[] {
+  writeFileSync(SHIPPED_PERMISSIONS_FILE, relayPermissionsConfig(''));
+  writeFileSync(PERMISSIONS_DOC, withPermissionTable(readFileSync(PERMISSIONS_DOC, 'utf8')));
+  return [SHIPPED_PERMISSIONS_FILE, PERMISSIONS_DOC];
 }
 
 type NkeyPair = ReturnType<typeof nkeys.createUser>;
@@ -186,11 +199,16 @@ async function main(): Promise<void> {
       rotate: { type: 'string', multiple: true, default: [] },
       retire: { type: 'boolean', default: false },
       operator: { type: 'boolean', default: false },
+      'write-shipped': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     console.log(USAGE);
+    return;
+  }
+  if (values['write-shipped']) {
+    for (const path of writeShipped()) console.log(`wrote ${path}`);
     return;
   }
   const written = values.operator

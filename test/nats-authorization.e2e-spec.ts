@@ -14,7 +14,6 @@ import {
   natsInboxPrefix,
   NatsPermissionError,
   permissionsBlock,
-  RELAY_NATS_ROLES,
   relayNatsPermissions,
   rateLimitStreamName,
 } from '@app/messaging';
@@ -39,7 +38,10 @@ async function startShippedNats(dir: string, consumers: string[]): Promise<Priva
   copyFileSync(join(SHIPPED_NATS_DIR, 'nats.conf'), join(dir, 'nats.conf'));
   writeNatsCredentials({ dir, subjectPrefix: '', consumers, rotate: [], retire: false });
   // The shipped table is the one the command writes for the default prefix: nothing has drifted.
-  expect(readFileSync(join(dir, 'permissions.conf'), 'utf8')).toBe(readFileSync(join(SHIPPED_NATS_DIR, 'permissions.conf'), 'utf8'));
+  const shipped = readFileSync(join(SHIPPED_NATS_DIR, 'permissions.conf'), 'utf8');
+  expect(readFileSync(join(dir, 'permissions.conf'), 'utf8')).toBe(shipped);
+  const authorization = readFileSync(join(dir, 'credentials', 'auth.conf'), 'utf8');
+  expect(authorization).toContain(shipped.trimEnd().replace(/^(?=.)/gm, '  '));
   return PrivateNatsServer.start({ configFile: join(dir, 'nats.conf') });
 }
 
@@ -242,9 +244,9 @@ describe('NATS as a trust boundary: the relay on least-privilege credentials', (
       expect(narrow.subscribe.length).toBe(directory.subscribe.length - 1);
       writeNatsCredentials({ dir: narrowDir, subjectPrefix: '', consumers: [], rotate: [], retire: false });
       const auth = readFileSync(join(narrowDir, 'credentials', 'auth.conf'), 'utf8');
-      const lacking = auth.replace('include "../permissions.conf"', 'include "../narrow-permissions.conf"');
-      const blocks = RELAY_NATS_ROLES.map((role) => permissionsBlock(role === 'directory' ? narrow : relayNatsPermissions(role, '')));
-      writeFileSync(join(narrowDir, 'narrow-permissions.conf'), blocks.join('\n') + '\n');
+      const indented = (block: string): string => block.replace(/^(?=.)/gm, '  ');
+      const lacking = auth.replace(indented(permissionsBlock(directory)), indented(permissionsBlock(narrow)));
+      expect(lacking).not.toBe(auth);
       writeFileSync(join(narrowDir, 'credentials', 'auth.conf'), lacking);
       writeFileSync(join(narrowDir, 'nats.conf'), `max_payload: 2MB\ninclude "credentials/auth.conf"\n`);
       const narrowNats = await PrivateNatsServer.start({ configFile: join(narrowDir, 'nats.conf') });

@@ -95,6 +95,32 @@ function checkContainer(where: string, container: Manifest, pod: Manifest, optio
   }
 }
 
+/** The Secret of the processes' NATS seeds (files, not settings), one key per process. */
+const NATS_CREDENTIALS_SECRET = 'agentrelay-nats-credentials';
+
+/**
+ * Least privilege on NATS: the process mounts its own seed and no other from the credentials
+ * Secret, and NATS_NKEY_SEED_FILE names the file it mounted.
+ */
+function checkNatsCredential(where: string, component: string, pod: Manifest, seeds: Record<string, unknown> | undefined): void {
+  const volume = (pod.volumes ?? []).find((candidate: Manifest) => candidate.secret?.secretName === NATS_CREDENTIALS_SECRET);
+  if (!volume) {
+    problem(where, `mounts no NATS credential from Secret ${NATS_CREDENTIALS_SECRET}`);
+    return;
+  }
+  const items: Manifest[] = volume.secret.items ?? [];
+  if (items.length !== 1 || items[0].key !== `${component}.nk`)
+    problem(where, `must mount only its own NATS seed (${component}.nk) from ${NATS_CREDENTIALS_SECRET}`);
+  if (seeds && !(`${component}.nk` in seeds)) problem(where, `Secret ${NATS_CREDENTIALS_SECRET} has no ${component}.nk`);
+  for (const container of pod.containers ?? []) {
+    const mount = (container.volumeMounts ?? []).find((candidate: Manifest) => candidate.name === volume.name);
+    const seedFile = (container.env ?? []).find((env: Manifest) => env.name === 'NATS_NKEY_SEED_FILE')?.value;
+    if (!mount || mount.readOnly !== true) problem(where, `container ${container.name} must mount its NATS credential read-only`);
+    else if (seedFile !== `${mount.mountPath}/${items[0]?.path}`)
+      problem(where, `container ${container.name}: NATS_NKEY_SEED_FILE must name the mounted seed (${mount.mountPath}/${items[0]?.path})`);
+  }
+}
+
 function checkManifests(source: string, manifests: Manifest[]): void {
   const keys = new Set<string>();
   const configKeys = knownConfigKeys();
@@ -107,7 +133,7 @@ function checkManifests(source: string, manifests: Manifest[]): void {
     else if (manifest.apiVersion !== API_VERSIONS[manifest.kind])
       problem(where, `apiVersion must be ${API_VERSIONS[manifest.kind]}, not ${manifest.apiVersion}`);
     if (typeof manifest.metadata?.name !== 'string' || !DNS_LABEL.test(manifest.metadata.name)) problem(where, 'metadata.name must be a DNS label');
-    if (manifest.kind === 'ConfigMap' || manifest.kind === 'Secret') {
+    if ((manifest.kind === 'ConfigMap' || manifest.kind === 'Secret') && manifest.metadata?.name !== NATS_CREDENTIALS_SECRET) {
       const data = { ...(manifest.data ?? {}), ...(manifest.stringData ?? {}) };
       for (const [key, value] of Object.entries(data)) {
         if (!configKeys.has(key)) problem(where, `${key} is not a key the relay reads (.env.example)`);
@@ -152,6 +178,7 @@ function checkManifests(source: string, manifests: Manifest[]): void {
           problem(where, `env ${env.name} names a missing Secret key ${ref.name}/${ref.key}`);
       }
     }
+    checkNatsCredential(where, component, pod, secrets.get(NATS_CREDENTIALS_SECRET));
     if (component !== 'edge' && !(pod.containers ?? []).some((container: Manifest) => container.env?.some((env: Manifest) => env.name === 'DATABASE_URL'))) {
       problem(where, 'needs DATABASE_URL');
     }
