@@ -29,7 +29,8 @@ import {
   type TaskState,
   type TimelineEntry,
 } from '@app/contracts';
-import { ARTIFACT_SEARCH_TEXT, ARTIFACT_SEARCH_VECTOR, MESSAGE_SEARCH_VECTOR } from '../database/migrations/1764560000000-ConsoleReads';
+import { ARTIFACT_SEARCH_TEXT, ARTIFACT_SEARCH_VECTOR } from '../database/migrations/1764560000000-ConsoleReads';
+import { MESSAGE_SEARCH_VECTOR } from '../database/migrations/1764590000000-BoundedSearch';
 import { readTask } from './task-read';
 import { OUTBOX_HORIZON_SQL } from '../retention/retention-sql';
 import { pgPoolOf } from './task-repository';
