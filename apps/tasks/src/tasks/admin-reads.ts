@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import {
   ADMIN_TASK_LIMITS,
+  OVERLOADED_RETRY_AFTER_SECONDS,
   RelayError,
   TASK_STATES,
   type AdminCountsReply,
@@ -29,7 +30,8 @@ import {
   type TaskState,
   type TimelineEntry,
 } from '@app/contracts';
-import { ARTIFACT_SEARCH_TEXT, ARTIFACT_SEARCH_VECTOR, MESSAGE_SEARCH_VECTOR } from '../database/migrations/1764560000000-ConsoleReads';
+import { ARTIFACT_SEARCH_TEXT, ARTIFACT_SEARCH_VECTOR } from '../database/migrations/1764560000000-ConsoleReads';
+import { MESSAGE_SEARCH_CHARS, MESSAGE_SEARCH_TEXT, MESSAGE_SEARCH_VECTOR } from '../database/migrations/1764590000000-BoundedSearch';
 import { readTask } from './task-read';
 import { OUTBOX_HORIZON_SQL } from '../retention/retention-sql';
 import { pgPoolOf } from './task-repository';
@@ -46,8 +48,19 @@ const CREATED_KEY_SQL = `to_char(t."created_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"
 /** Where a highlight's matches start and stop: control characters, removed from the text first, so that no text is read as markup. */
 const START_SEL = '\u0001';
 const STOP_SEL = '\u0002';
-/** Matches of each source (messages, artifacts) a relay-wide search ranks at most (docs/admin-api.md#search). */
+/** Matches of each source (messages, artifacts) a search ranks at most (docs/admin-api.md#search). */
 export const SEARCH_CANDIDATES = 10_000;
+/** Matches of each source an agent's or a context's search reads from the index at most, to find those of its tasks. */
+export const SEARCH_SCANNED = 100_000;
+/** Characters of message text one search parses again to rank its matches (each counted up to MESSAGE_SEARCH_CHARS, plus RANKED_ROW_CHARS). */
+export const SEARCH_RANKED_CHARS = 2_000_000;
+const RANKED_ROW_CHARS = 256;
+/** Characters of a matching message's text a highlight is made from. */
+export const HEADLINE_CHARS = 10_000;
+/** Searches one tasks process runs at once (each on one connection of the pool); more are refused as `overloaded`. */
+export const SEARCH_CONCURRENCY = 2;
+/** The longest one statement of a search runs (the pool's statement timeout instead, when that is shorter). */
+export const SEARCH_STATEMENT_TIMEOUT_MS = 3000;
 // One excerpt around the best match: Postgres's fragment mode (MaxFragments > 0) drops the punctuation that ends a fragment.
 const HEADLINE_OPTIONS = `StartSel=${START_SEL}, StopSel=${STOP_SEL}, MaxWords=35, MinWords=15`;
 
@@ -135,6 +148,8 @@ function agentSides(agentId: string | undefined, role: ListRole, params: Params)
 @Injectable()
 export class AdminReads {
   private readonly pool: pg.Pool;
+  /** Searches running now (runSearch). */
+  private searching = 0;
 
   constructor(@Inject(DataSource) dataSource: DataSource) {
     this.pool = pgPoolOf(dataSource);
@@ -328,8 +343,10 @@ export class AdminReads {
   }
 
   /**
-   * Ranked by the best `ts_rank` of the task's matching messages and artifact names (GIN indexes
-   * over the same expressions), then id; keyset-paginated on (rank, id).
+   * At most SEARCH_CONCURRENCY searches at once in this process, each on one connection in a
+   * read-only transaction whose statements stop after SEARCH_STATEMENT_TIMEOUT_MS (or the pool's
+   * own statement timeout, when that is shorter); past that a search is refused at once as
+   * `overloaded` instead of waiting for the connections everyone else's requests need.
    */
   private async runSearch(
     query: string,
@@ -339,8 +356,58 @@ export class AdminReads {
     unreadFor?: string,
     counterpartId?: string,
   ): Promise<{ rows: AdminRow[]; highlights: Map<string, SearchHighlight[]>; next_cursor: string | null }> {
+    if (this.searching >= SEARCH_CONCURRENCY) {
+      throw new RelayError(
+        'overloaded',
+        `The tasks service is running ${this.searching} searches, its maximum; retry after ${OVERLOADED_RETRY_AFTER_SECONDS} s`,
+        {
+          retry_after_seconds: OVERLOADED_RETRY_AFTER_SECONDS,
+        },
+      );
+    }
+    this.searching += 1;
+    try {
+      const client = await this.pool.connect();
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        try {
+          await client.query(
+            `SELECT set_config('statement_timeout', (CASE WHEN s."ms" = 0 THEN $1 ELSE least(s."ms", $1) END)::int::text, true)
+             FROM (SELECT extract(epoch FROM current_setting('statement_timeout')::interval) * 1000 AS "ms") s`,
+            [SEARCH_STATEMENT_TIMEOUT_MS],
+          );
+          return await this.searchIn(client, query, filter, limit, cursor, unreadFor, counterpartId);
+        } finally {
+          await client.query('COMMIT');
+        }
+      } finally {
+        client.release();
+      }
+    } finally {
+      this.searching -= 1;
+    }
+  }
+
+  /**
+   * Ranked by the best `ts_rank` of the task's matching messages and artifact names, then id;
+   * keyset-paginated on (rank, id). The matches come from the GIN indexes (over the first
+   * MESSAGE_SEARCH_CHARS characters of a message), at most SEARCH_CANDIDATES of each source; with
+   * an agent or a context, only those of its tasks. Ranking parses a matching message's text again:
+   * matches are ranked, the newest tasks' first, while the text parsed stays within
+   * SEARCH_RANKED_CHARS.
+   */
+  private async searchIn(
+    client: pg.PoolClient,
+    query: string,
+    filter: AdminTaskFilter,
+    limit: number,
+    cursor: string | undefined,
+    unreadFor?: string,
+    counterpartId?: string,
+  ): Promise<{ rows: AdminRow[]; highlights: Map<string, SearchHighlight[]>; next_cursor: string | null }> {
     const params = new Params();
-    const words = params.add(query);
+    // The query as a constant of the statement (not a CTE's column): the planner then reads the indexes with it.
+    const tsquery = `websearch_to_tsquery('english', ${params.add(query)})`;
     const clauses = commonClauses(filter, params);
     const sides = agentSides(filter.agent_id, filter.role ?? 'either', params);
     if (sides.length > 0) clauses.push(`(${sides.map((side) => `(${side})`).join(' OR ')})`);
@@ -350,10 +417,11 @@ export class AdminReads {
       clauses.push(`((t."sender_id" = ${agent} AND t."recipient_id" = ${counterpart}) OR (t."recipient_id" = ${agent} AND t."sender_id" = ${counterpart}))`);
     }
     if (filter.states && filter.states.length > 0) clauses.push(`t."state" = ANY(${params.add(filter.states)}::text[])`);
+    const pageClauses = [...clauses];
     if (cursor !== undefined) {
       const [rankKey, id] = decode(cursor, 's', 'cursor');
       if (!RANK_KEY.test(rankKey ?? '') || !ULID.test(id ?? '')) throw invalidCursor();
-      clauses.push(`(r."rank", t."id") < (${params.add(rankKey)}::real, ${params.add(id)})`);
+      pageClauses.push(`(r."rank", t."id") < (${params.add(rankKey)}::real, ${params.add(id)})`);
     }
     const unread =
       unreadFor === undefined
@@ -361,51 +429,73 @@ export class AdminReads {
         : `, (SELECT count(*) FROM "tasks"."messages" m WHERE m."task_id" = t."id" AND m."author_id" <> ${params.add(unreadFor)}
              AND m."sequence_no" > COALESCE((SELECT c."last_read_sequence_no" FROM "tasks"."read_cursors" c
                                              WHERE c."task_id" = t."id" AND c."participant_id" = $${params.values.length}), 0)) AS "unread_messages"`;
-    const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
-    // With an agent or a context the tasks are few: each one's matches are ranked, all of them.
-    // Relay-wide, the index's first SEARCH_CANDIDATES matches of each source are ranked (a word
-    // on most tasks would otherwise rank them all, past the statement timeout).
+    // The matches come from the indexes alone, before any task is read (a materialized CTE: the
+    // planner cannot start from the caller's tasks and parse each of their messages again). With an
+    // agent or a context, those of its tasks among the indexes' first SEARCH_SCANNED matches;
+    // relay-wide, the first SEARCH_CANDIDATES, and the filters apply to those (docs/admin-api.md#search).
     const scoped = filter.agent_id !== undefined || filter.context_id !== undefined;
-    const ranked = scoped
-      ? `SELECT t.*, r."rank" FROM "tasks"."tasks" t CROSS JOIN q
-         CROSS JOIN LATERAL (SELECT max(x."rank") AS "rank" FROM (
-           SELECT ts_rank(${MESSAGE_SEARCH_VECTOR}, q."query") AS "rank" FROM "tasks"."messages" m WHERE m."task_id" = t."id" AND ${MESSAGE_SEARCH_VECTOR} @@ q."query"
-           UNION ALL
-           SELECT ts_rank(${ARTIFACT_SEARCH_VECTOR}, q."query") FROM "tasks"."artifacts" a WHERE a."task_id" = t."id" AND ${ARTIFACT_SEARCH_VECTOR} @@ q."query"
-         ) x) r
-         ${where ? `${where} AND` : 'WHERE'} r."rank" IS NOT NULL`
-      : `SELECT t.*, r."rank" FROM (
-           SELECT "task_id", max("rank") AS "rank" FROM (
-             (SELECT m."task_id", ts_rank(${MESSAGE_SEARCH_VECTOR}, q."query") AS "rank" FROM "tasks"."messages" m, q
-              WHERE ${MESSAGE_SEARCH_VECTOR} @@ q."query" LIMIT ${SEARCH_CANDIDATES})
-             UNION ALL
-             (SELECT a."task_id", ts_rank(${ARTIFACT_SEARCH_VECTOR}, q."query") FROM "tasks"."artifacts" a, q
-              WHERE ${ARTIFACT_SEARCH_VECTOR} @@ q."query" LIMIT ${SEARCH_CANDIDATES})
-           ) hits GROUP BY "task_id"
-         ) r JOIN "tasks"."tasks" t ON t."id" = r."task_id"
-         ${where}`;
-    const { rows } = await this.pool.query<AdminRow>(
-      `WITH q AS (SELECT websearch_to_tsquery('english', ${words}) AS "query"),
-       page AS (${ranked} ORDER BY r."rank" DESC, t."id" DESC LIMIT ${limit + 1})
+    const matches = (source: 'messages' | 'artifacts', columns: string, vector: string): string =>
+      `(SELECT ${columns} FROM "tasks"."${source}" x WHERE ${vector} @@ ${tsquery} LIMIT ${scoped ? SEARCH_SCANNED : SEARCH_CANDIDATES})`;
+    const ofScope = (cte: string): string =>
+      scoped
+        ? `SELECT x.* FROM ${cte} x JOIN "tasks"."tasks" t ON t."id" = x."task_id" ${clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : ''} LIMIT ${SEARCH_CANDIDATES}`
+        : `SELECT x.* FROM ${cte} x`;
+    const where = pageClauses.length > 0 ? `WHERE ${pageClauses.join(' AND ')}` : '';
+    const { rows } = await client.query<AdminRow & { message_hits: Array<[number, string]> | null }>(
+      `WITH message_matches AS MATERIALIZED ${matches('messages', `x."task_id", x."sequence_no", x."parts", x."size_bytes"`, MESSAGE_SEARCH_VECTOR)},
+       artifact_matches AS MATERIALIZED ${matches('artifacts', `x."task_id", x."name", x."fields"`, ARTIFACT_SEARCH_VECTOR)},
+       matched AS (
+         SELECT m."task_id", m."sequence_no", m."parts", least(m."size_bytes", ${MESSAGE_SEARCH_CHARS}) + ${RANKED_ROW_CHARS} AS "chars"
+         FROM (${ofScope('message_matches')}) m
+       ),
+       message_hits AS (
+         SELECT x."task_id", x."sequence_no", ts_rank(${MESSAGE_SEARCH_VECTOR}, ${tsquery}) AS "rank"
+         FROM (SELECT matched.*, sum(matched."chars") OVER (ORDER BY matched."task_id" DESC, matched."sequence_no") AS "through" FROM matched) x
+         WHERE x."through" - x."chars" < ${SEARCH_RANKED_CHARS}
+       ),
+       artifact_hits AS (SELECT a."task_id", ts_rank(${ARTIFACT_SEARCH_VECTOR}, ${tsquery}) AS "rank" FROM (${ofScope('artifact_matches')}) a),
+       r AS (
+         SELECT "task_id", max("rank") AS "rank" FROM (
+           SELECT "task_id", "rank" FROM message_hits UNION ALL SELECT "task_id", "rank" FROM artifact_hits
+         ) hits GROUP BY "task_id"
+       ),
+       page AS (
+         SELECT t.*, r."rank" FROM r JOIN "tasks"."tasks" t ON t."id" = r."task_id" ${where}
+         ORDER BY r."rank" DESC, t."id" DESC LIMIT ${limit + 1}
+       )
        SELECT ${TASK_COLUMNS}, ${CREATED_KEY_SQL} AS "created_key", t."rank", t."rank"::text AS "rank_key",
-         (SELECT count(*) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifact_count"${unread}
+         (SELECT count(*) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifact_count"${unread},
+         (SELECT json_agg(json_build_array(h."sequence_no", h."rank"::text) ORDER BY h."rank" DESC, h."sequence_no") FROM (
+            SELECT h."sequence_no", h."rank" FROM message_hits h WHERE h."task_id" = t."id" ORDER BY h."rank" DESC, h."sequence_no" LIMIT ${ADMIN_TASK_LIMITS.highlightsPerHit}
+          ) h) AS "message_hits"
        FROM page t ORDER BY t."rank" DESC, t."id" DESC`,
       params.values,
     );
     const page = rows.slice(0, limit);
+    const messageHits = page.flatMap((row) => (row.message_hits ?? []).map(([sequenceNo, rank]) => ({ task_id: row.id, sequence_no: sequenceNo, rank })));
     const highlights = await this.highlights(
+      client,
       query,
       page.map((row) => row.id),
+      messageHits,
     );
     const last = page[page.length - 1];
     return { rows: page, highlights, next_cursor: rows.length > limit && last ? encode(['s', last.rank_key as string, last.id]) : null };
   }
 
-  /** Up to three highlights per task (its best matching messages, then artifact names), as fragments. */
-  private async highlights(query: string, taskIds: string[]): Promise<Map<string, SearchHighlight[]>> {
+  /**
+   * Up to three highlights per task (its best matching messages, as ranked, then artifact names), as
+   * fragments; a message's from the first HEADLINE_CHARS characters of its text.
+   */
+  private async highlights(
+    client: pg.PoolClient,
+    query: string,
+    taskIds: string[],
+    messageHits: Array<{ task_id: string; sequence_no: number; rank: string }>,
+  ): Promise<Map<string, SearchHighlight[]>> {
     const result = new Map<string, SearchHighlight[]>();
     if (taskIds.length === 0) return result;
-    const { rows } = await this.pool.query<{
+    const { rows } = await client.query<{
       task_id: string;
       source: 'message' | 'artifact';
       sequence_no: number | null;
@@ -414,11 +504,13 @@ export class AdminReads {
     }>(
       `WITH q AS (SELECT websearch_to_tsquery('english', $1) AS "query"),
        found AS (
-         SELECT m."task_id", 'message' AS "source", m."sequence_no", NULL::text AS "name", ts_rank(${MESSAGE_SEARCH_VECTOR}, q."query") AS "rank",
-           ts_headline('english', translate(x."text", E'\\x01\\x02', ''), q."query", $3) AS "headline"
-         FROM "tasks"."messages" m CROSS JOIN q
-         CROSS JOIN LATERAL (SELECT string_agg(p->>'text', E'\\n') AS "text" FROM jsonb_array_elements(m."parts") p WHERE p->>'kind' = 'text') x
-         WHERE m."task_id" = ANY($2::text[]) AND ${MESSAGE_SEARCH_VECTOR} @@ q."query"
+         SELECT m."task_id", 'message' AS "source", m."sequence_no", NULL::text AS "name", h."rank"::real AS "rank",
+           ts_headline('english', translate(left(${MESSAGE_SEARCH_TEXT}, ${HEADLINE_CHARS}), E'\\x01\\x02', ''), q."query", $3) AS "headline"
+         FROM unnest($5::bpchar[], $6::int[], $7::text[]) AS h("task_id", "sequence_no", "rank")
+         -- One message by its key each (LIMIT keeps the planner from joining the whole table instead).
+         CROSS JOIN LATERAL (SELECT x."task_id", x."sequence_no", x."parts" FROM "tasks"."messages" x
+                             WHERE x."task_id" = h."task_id" AND x."sequence_no" = h."sequence_no" LIMIT 1) m
+         CROSS JOIN q
          UNION ALL
          SELECT a."task_id", 'artifact', NULL, COALESCE(a."name", a."fields"->>'path'), ts_rank(${ARTIFACT_SEARCH_VECTOR}, q."query"),
            ts_headline('english', translate(${ARTIFACT_SEARCH_TEXT}, E'\\x01\\x02', ''), q."query", $3 || ', HighlightAll=true')
@@ -428,7 +520,15 @@ export class AdminReads {
        SELECT "task_id", "source", "sequence_no", "name", "headline" FROM (
          SELECT found.*, row_number() OVER (PARTITION BY "task_id" ORDER BY "rank" DESC, "source" DESC, "sequence_no") AS "n" FROM found
        ) ranked WHERE "n" <= $4 ORDER BY "task_id", "n"`,
-      [query, taskIds, HEADLINE_OPTIONS, ADMIN_TASK_LIMITS.highlightsPerHit],
+      [
+        query,
+        taskIds,
+        HEADLINE_OPTIONS,
+        ADMIN_TASK_LIMITS.highlightsPerHit,
+        messageHits.map((hit) => hit.task_id),
+        messageHits.map((hit) => hit.sequence_no),
+        messageHits.map((hit) => hit.rank),
+      ],
     );
     for (const row of rows) {
       const highlight: SearchHighlight =

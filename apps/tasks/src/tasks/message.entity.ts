@@ -4,8 +4,8 @@ import type { TaskEntity } from './task.entity';
 
 /** A message of a task, numbered from 1 per task; `id` is the client's message id. */
 @Entity({ name: 'messages' })
-// A GIN index over an expression (migration ConsoleReads), which TypeORM does not describe: it leaves it alone.
-@Index('messages_search_idx', { synchronize: false })
+// A GIN index over an expression (migration BoundedSearch), which TypeORM does not describe: it leaves it alone.
+@Index('messages_text_search_idx', { synchronize: false })
 @Unique('messages_task_id_id_key', ['taskId', 'id'])
 @Check('messages_sequence_range', `"sequence_no" BETWEEN 1 AND ${TASK_LIMITS.messagesPerTask}`)
 @Check('messages_id_length', `char_length("id") BETWEEN 1 AND ${TASK_LIMITS.messageIdChars}`)
