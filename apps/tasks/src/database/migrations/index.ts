@@ -11,6 +11,7 @@ import { ConsoleReads1764560000000 } from './1764560000000-ConsoleReads';
 import { PushConfigsPerAgent1764560100000 } from './1764560100000-PushConfigsPerAgent';
 import { InboxPositions1764570000000 } from './1764570000000-InboxPositions';
 import { Retention1764580000000 } from './1764580000000-Retention';
+import { Deployment1765100000000 } from './1765100000000-Deployment';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -26,4 +27,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   PushConfigsPerAgent1764560100000,
   InboxPositions1764570000000,
   Retention1764580000000,
+  Deployment1765100000000,
 ];
