@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import request from 'supertest';
+import { HEALTH_SUBJECTS, prefixedSubject } from '@app/contracts';
 import { ensureEventStream, eventStreamName, openJetStream, type JetStreamContext } from '@app/messaging';
 import { dropDatabase, ensureDatabaseExists } from '../libs/database/src/create-database';
 import { registerAgent, uniqueHandle } from './support/agents';
@@ -100,6 +101,32 @@ describe('one deployment per subject prefix', () => {
     expect(info.config.description).toBe(deploymentDescription(deploymentA));
     const ready = await request(relayA.url).get('/readyz');
     expect(ready.status).toBe(200);
+    for (const service of SERVICES) expect(ready.body.services[service]).toMatchObject({ status: 'up', deployment: deploymentA });
+  });
+
+  it("makes relay A's edge not ready while its services answer for different deployments", async () => {
+    await relayA.stopService('tasks');
+    // A tasks service of another deployment answering relay A's health subject.
+    const impostor = jetStream.connection.subscribe(prefixedSubject(relayA.subjectPrefix, HEALTH_SUBJECTS.tasks), {
+      callback: (_error, message) =>
+        message.respond(
+          JSON.stringify({
+            response: { service: 'tasks', status: 'ok', postgres: 'up', instance: 'impostor', deployment: '01JOTHERDEPLOYMENT00000000' },
+            isDisposed: true,
+          }),
+        ),
+    });
+    try {
+      await jetStream.connection.flush();
+      const ready = await request(relayA.url).get('/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.body.down).toEqual(['deployment']);
+      expect(ready.body.services.tasks).toMatchObject({ status: 'up', deployment: '01JOTHERDEPLOYMENT00000000' });
+    } finally {
+      impostor.unsubscribe();
+      await relayA.startService('tasks');
+    }
+    expect((await request(relayA.url).get('/readyz')).status).toBe(200);
   });
 
   it("refuses relay B's services (another database, the same prefix) with a message naming NATS_SUBJECT_PREFIX; relay A goes on", async () => {
