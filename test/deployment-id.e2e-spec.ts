@@ -108,13 +108,14 @@ describe('one deployment per subject prefix', () => {
     await relayA.stopService('tasks');
     // A tasks service of another deployment answering relay A's health subject.
     const impostor = jetStream.connection.subscribe(prefixedSubject(relayA.subjectPrefix, HEALTH_SUBJECTS.tasks), {
-      callback: (_error, message) =>
+      callback: (_error, message) => {
         message.respond(
           JSON.stringify({
             response: { service: 'tasks', status: 'ok', postgres: 'up', instance: 'impostor', deployment: '01JOTHERDEPLOYMENT00000000' },
             isDisposed: true,
           }),
-        ),
+        );
+      },
     });
     try {
       await jetStream.connection.flush();
