@@ -104,7 +104,7 @@ describe('one deployment per subject prefix', () => {
     for (const service of SERVICES) expect(ready.body.services[service]).toMatchObject({ status: 'up', deployment: deploymentA });
   });
 
-  it("makes relay A's edge not ready while its services answer for different deployments", async () => {
+  it("makes relay A's edge not ready, and a new edge refuse to start, while its services answer for different deployments", async () => {
     await relayA.stopService('tasks');
     // A tasks service of another deployment answering relay A's health subject.
     const impostor = jetStream.connection.subscribe(prefixedSubject(relayA.subjectPrefix, HEALTH_SUBJECTS.tasks), {
@@ -123,6 +123,10 @@ describe('one deployment per subject prefix', () => {
       expect(ready.status).toBe(503);
       expect(ready.body.down).toEqual(['deployment']);
       expect(ready.body.services.tasks).toMatchObject({ status: 'up', deployment: '01JOTHERDEPLOYMENT00000000' });
+      // A new edge does not start.
+      await expect(relayA.startEdge()).rejects.toThrow(
+        `NATS_SUBJECT_PREFIX="${relayA.subjectPrefix}" is answered by services of different AgentRelay deployments (`,
+      );
     } finally {
       impostor.unsubscribe();
       await relayA.startService('tasks');

@@ -41,6 +41,20 @@ export class ReadinessService {
     return { status: down.length === 0 ? 'ready' : 'not_ready', nats: natsUp ? 'up' : 'down', services: report, down };
   }
 
+  /**
+   * Run as the edge starts: services answering for different deployment ids (two relay databases
+   * under this NATS_SUBJECT_PREFIX) stop the start. Services not answering yet are no reason to stop.
+   */
+  async assertOneDeployment(): Promise<void> {
+    const report = await this.check();
+    if (!report.down.includes('deployment')) return;
+    const answers = Object.entries(report.services).flatMap(([service, readiness]) => (readiness.deployment ? [`${service} ${readiness.deployment}`] : []));
+    throw new Error(
+      `NATS_SUBJECT_PREFIX=${JSON.stringify(this.config.NATS_SUBJECT_PREFIX)} is answered by services of different AgentRelay deployments ` +
+        `(${answers.join(', ')}): give each deployment its own NATS_SUBJECT_PREFIX or its own NATS credentials/account`,
+    );
+  }
+
   private async checkService(service: RelayService, natsUp: boolean): Promise<ServiceReadiness> {
     if (!natsUp) return { status: 'down', error: 'NATS is not connected' };
     try {
