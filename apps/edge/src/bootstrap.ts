@@ -8,6 +8,7 @@ import { createRootLogger, PinoNestLogger, REQUEST_ID_HEADER, runWithRequestId, 
 import { endHttpServerSpan, startHttpServerSpan, startTracing, type ActiveSpan } from '@app/tracing';
 import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
+import { ReadinessService } from './health/readiness.service';
 import { configureInputGuard } from './input/input-guard';
 import { configureJsonRpcHttp } from './jsonrpc/json-rpc.http';
 import { RequestMetrics } from './metrics/request-metrics';
@@ -49,6 +50,13 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
         `NATS max_payload is ${natsMaxPayload} bytes: JSON-RPC bodies are limited to ${bodyLimit} bytes instead of ${MAX_BODY_BYTES}`,
       );
   }
+  await app
+    .get(ReadinessService)
+    .assertOneDeployment()
+    .catch(async (error: unknown) => {
+      await app.close().catch(() => undefined);
+      throw error;
+    });
   configureJsonRpcHttp(app, bodyLimit);
   configureInputGuard(app);
   const fastify = app.getHttpAdapter().getInstance();

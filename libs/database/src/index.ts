@@ -5,3 +5,4 @@ export * from './database-health';
 export * from './typeorm-root';
 export * from './database-metrics';
 export * from './retention';
+export * from './deployment';

@@ -2,6 +2,7 @@ import { type DynamicModule, type INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SERVICE_QUEUE_GROUPS, type RelayService } from '@app/contracts';
 import type { DatabaseServiceConfig } from '@app/config';
+import { DEPLOYMENT_ID, deploymentIdProvider } from '@app/database';
 import { createRootLogger, PinoNestLogger, type LoggingOptions } from '@app/logging';
 import { MetricsServer, NatsHandlerMetrics } from '@app/metrics';
 import { startTracing } from '@app/tracing';
@@ -28,16 +29,6 @@ export async function startRelayMicroservice(
   const logger = new PinoNestLogger(createRootLogger(service, config.LOG_LEVEL, options.logDestination));
   const inboxPrefix = natsInboxPrefix(service, config.NATS_SUBJECT_PREFIX);
   await checkNatsPermissions(config.natsServers, relayNatsPermissions(service, config.NATS_SUBJECT_PREFIX));
-  await prepareEventStream(
-    {
-      natsUrl: config.natsServers,
-      subjectPrefix: config.NATS_SUBJECT_PREFIX,
-      inboxPrefix,
-      replicas: config.RELAY_JETSTREAM_REPLICAS,
-      name: `agentrelay-${service}-start`,
-    },
-    logger,
-  );
   const tracer = startTracing(service, config);
   const load = new ServiceLoad(config.RELAY_MAX_IN_FLIGHT);
   const app = await NestFactory.createMicroservice(withServiceLoad(module, load), {
@@ -56,6 +47,22 @@ export async function startRelayMicroservice(
     logger,
     bufferLogs: true,
   });
+  // After the module is built (the database migrated, its deployment id read), before it subscribes to anything.
+  await prepareEventStream(
+    {
+      natsUrl: config.natsServers,
+      subjectPrefix: config.NATS_SUBJECT_PREFIX,
+      inboxPrefix,
+      replicas: config.RELAY_JETSTREAM_REPLICAS,
+      name: `agentrelay-${service}-start`,
+      deploymentId: app.get<string>(DEPLOYMENT_ID),
+    },
+    logger,
+  ).catch(async (error: unknown) => {
+    await app.close().catch(() => undefined);
+    await tracer?.shutdown().catch(() => undefined);
+    throw error;
+  });
   app.useGlobalPipes(new ContractGuardPipe());
   app.useGlobalFilters(new RelayRpcExceptionFilter(service));
   app.useGlobalInterceptors(new RequestIdInterceptor(logger.forContext('Rpc'), app.get(NatsHandlerMetrics), tracer));
@@ -69,8 +76,9 @@ export async function startRelayMicroservice(
 const LOAD_READINESS_BINDING = Symbol('LOAD_READINESS_BINDING');
 
 /**
- * The service's module, with the process's request load available to every provider (the NATS
- * health answer reads it) and the metrics port's `/readyz` failing while the service sheds everything.
+ * The service's module, with the process's request load and its database's deployment id available
+ * to every provider (the NATS health answer reads both) and the metrics port's `/readyz` failing
+ * while the service sheds everything.
  */
 function withServiceLoad(module: DynamicModule, load: ServiceLoad): DynamicModule {
   class RelayServiceRoot {}
@@ -80,13 +88,14 @@ function withServiceLoad(module: DynamicModule, load: ServiceLoad): DynamicModul
     imports: [module],
     providers: [
       { provide: ServiceLoad, useValue: load },
+      deploymentIdProvider(),
       {
         provide: LOAD_READINESS_BINDING,
         inject: [{ token: MetricsServer, optional: true }],
         useFactory: (server: MetricsServer | undefined) => server?.addReadinessCheck('in_flight', () => Promise.resolve(!load.overloaded)),
       },
     ],
-    exports: [ServiceLoad],
+    exports: [ServiceLoad, DEPLOYMENT_ID],
   };
 }
 

@@ -1,4 +1,5 @@
-import { eventStreamName, eventStreamSubjects } from './jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
+import { claimEventStream, DeploymentConflictError, deploymentDescription, eventStreamName, eventStreamSubjects, streamDeployment } from './jetstream';
 
 describe('event stream naming', () => {
   it('derives one stream per subject prefix', () => {
@@ -10,5 +11,58 @@ describe('event stream naming', () => {
   it('captures every relay event under the prefix', () => {
     expect(eventStreamSubjects('')).toEqual(['relay.events.>']);
     expect(eventStreamSubjects('test_12_ab')).toEqual(['test_12_ab.relay.events.>']);
+  });
+});
+
+describe('the deployment that owns the event stream', () => {
+  /** A JetStream manager holding at most the one stream, created and updated in place. */
+  function fakeManager(existing?: Partial<StreamConfig>): { jsm: JetStreamManager; config: () => Partial<StreamConfig> | undefined } {
+    let config = existing ? { name: eventStreamName(''), ...existing } : undefined;
+    const info = (): StreamInfo => ({ config }) as StreamInfo;
+    const streams = {
+      info: () =>
+        config
+          ? Promise.resolve(info())
+          : Promise.reject(new JetStreamApiError({ err_code: JetStreamApiCodes.StreamNotFound, code: 404, description: 'stream not found' })),
+      add: (added: Partial<StreamConfig>) => {
+        config = { ...added } as typeof config;
+        return Promise.resolve(info());
+      },
+      update: (_name: string, updated: Partial<StreamConfig>) => {
+        config = { ...config, ...updated } as typeof config;
+        return Promise.resolve(info());
+      },
+    };
+    return { jsm: { streams } as unknown as JetStreamManager, config: () => config };
+  }
+  const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+  it('is named in the description of a stream it creates', async () => {
+    const nats = fakeManager();
+    await claimEventStream(nats.jsm, { subjectPrefix: '', deploymentId: '01JA' }, quiet);
+    expect(nats.config()?.description).toBe('agentrelay deployment 01JA');
+  });
+
+  it('claims a stream that names none, and keeps its own', async () => {
+    const nats = fakeManager({ subjects: ['relay.events.>'] });
+    await claimEventStream(nats.jsm, { subjectPrefix: '', deploymentId: '01JA' }, quiet);
+    expect(nats.config()).toMatchObject({ description: 'agentrelay deployment 01JA', subjects: ['relay.events.>'] });
+    await expect(claimEventStream(nats.jsm, { subjectPrefix: '', deploymentId: '01JA' }, quiet)).resolves.toBeDefined();
+  });
+
+  it("refuses another deployment's stream, naming NATS_SUBJECT_PREFIX and both ids", async () => {
+    const nats = fakeManager({ description: deploymentDescription('01HA') });
+    const refused = claimEventStream(nats.jsm, { subjectPrefix: '', deploymentId: '01JB' }, quiet);
+    await expect(refused).rejects.toThrow(DeploymentConflictError);
+    await expect(refused).rejects.toThrow(
+      'NATS_SUBJECT_PREFIX="" is already served by another AgentRelay deployment (stream RELAY_EVENTS has deployment 01HA, this database has 01JB): ' +
+        'give each deployment its own NATS_SUBJECT_PREFIX or its own NATS credentials/account',
+    );
+    expect(nats.config()?.description).toBe('agentrelay deployment 01HA');
+  });
+
+  it('reads no deployment from a description of something else', () => {
+    expect(streamDeployment({ config: { description: 'events of the relay' } } as StreamInfo)).toBeUndefined();
+    expect(streamDeployment({ config: {} } as StreamInfo)).toBeUndefined();
   });
 });

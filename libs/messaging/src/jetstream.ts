@@ -149,7 +149,13 @@ export async function matchReplicas(
 }
 
 /** Ensures the file-backed event stream of a subject prefix exists, on `replicas` servers. */
-export function ensureEventStream(jsm: JetStreamManager, subjectPrefix: string, replicas?: number, logger?: LoggerService): Promise<StreamInfo> {
+export function ensureEventStream(
+  jsm: JetStreamManager,
+  subjectPrefix: string,
+  replicas?: number,
+  logger?: LoggerService,
+  deploymentId?: string,
+): Promise<StreamInfo> {
   return ensureStream(
     jsm,
     {
@@ -161,27 +167,75 @@ export function ensureEventStream(jsm: JetStreamManager, subjectPrefix: string, 
       discard: DiscardPolicy.Old,
       max_age: nanos(EVENT_STREAM_MAX_AGE_MS),
       duplicate_window: nanos(EVENT_DUPLICATE_WINDOW_MS),
+      ...(deploymentId ? { description: deploymentDescription(deploymentId) } : {}),
     },
     logger,
   );
 }
 
 /**
+ * How the event stream names the deployment that owns it. Its `description`, not its `metadata`
+ * (NATS 2.10): the relay runs on NATS 2.9 as well.
+ */
+export function deploymentDescription(deploymentId: string): string {
+  return `agentrelay deployment ${deploymentId}`;
+}
+
+/** The deployment a stream's description names; undefined for a stream made by a relay from before deployment ids. */
+export function streamDeployment(info: StreamInfo): string | undefined {
+  return /^agentrelay deployment (\S+)$/.exec(info.config.description ?? '')?.[1];
+}
+
+/** The event stream of the service's subject prefix belongs to another relay database; the process does not start. */
+export class DeploymentConflictError extends Error {
+  constructor(subjectPrefix: string, stream: string, theirs: string, ours: string) {
+    super(
+      `NATS_SUBJECT_PREFIX=${JSON.stringify(subjectPrefix)} is already served by another AgentRelay deployment ` +
+        `(stream ${stream} has deployment ${theirs}, this database has ${ours}): ` +
+        'give each deployment its own NATS_SUBJECT_PREFIX or its own NATS credentials/account',
+    );
+    this.name = 'DeploymentConflictError';
+  }
+}
+
+/**
+ * The event stream of `subjectPrefix` held for `deploymentId`: made with it, claimed when it names
+ * no deployment (made by an older relay; logged), and a DeploymentConflictError when it names another.
+ */
+export async function claimEventStream(
+  jsm: JetStreamManager,
+  options: { subjectPrefix: string; deploymentId: string; replicas?: number },
+  logger: LoggerService = streamLogger,
+): Promise<StreamInfo> {
+  const { subjectPrefix, deploymentId } = options;
+  let info = await ensureEventStream(jsm, subjectPrefix, options.replicas, logger, deploymentId);
+  let owner = streamDeployment(info);
+  if (owner === undefined) {
+    info = await jsm.streams.update(info.config.name, { ...info.config, description: deploymentDescription(deploymentId) });
+    logger.log(`stream ${info.config.name} named no deployment: claimed for deployment ${deploymentId}`);
+    owner = streamDeployment(info);
+  }
+  if (owner !== deploymentId) throw new DeploymentConflictError(subjectPrefix, info.config.name, owner ?? '(none)', deploymentId);
+  return info;
+}
+
+/**
  * Run as a service starts: the event stream of its prefix exists on RELAY_JETSTREAM_REPLICAS
- * servers (an existing one is changed to that count). Replicas NATS cannot place stop the start
- * with a JetStreamReplicasError; any other failure (JetStream not answering yet) is logged and left
- * to the service's own retries.
+ * servers (an existing one is changed to that count) and belongs to the service's deployment (see
+ * claimEventStream). Replicas NATS cannot place stop the start with a JetStreamReplicasError,
+ * another deployment's stream with a DeploymentConflictError; any other failure (JetStream not
+ * answering yet) is logged and left to the service's own retries.
  */
 export async function prepareEventStream(
-  options: { natsUrl: string | NatsServers; subjectPrefix: string; replicas: number; name: string; inboxPrefix?: string },
+  options: { natsUrl: string | NatsServers; subjectPrefix: string; replicas: number; name: string; deploymentId: string; inboxPrefix?: string },
   logger: LoggerService = streamLogger,
 ): Promise<void> {
   let context: JetStreamContext | undefined;
   try {
     context = await openJetStream({ url: options.natsUrl, name: options.name, inboxPrefix: options.inboxPrefix });
-    await ensureEventStream(context.jsm, options.subjectPrefix, options.replicas, logger);
+    await claimEventStream(context.jsm, options, logger);
   } catch (error) {
-    if (error instanceof JetStreamReplicasError) throw error;
+    if (error instanceof JetStreamReplicasError || error instanceof DeploymentConflictError) throw error;
     logger.warn(`event stream ${eventStreamName(options.subjectPrefix)} not checked at start: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     await context?.connection.close().catch(() => undefined);

@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { hostname } from 'node:os';
 import type { DataSource } from 'typeorm';
 import { HEALTH_SUBJECTS, type HealthReply, type RelayService } from '@app/contracts';
-import { checkDatabase } from '@app/database';
+import { checkDatabase, DEPLOYMENT_ID } from '@app/database';
 import { ServiceLoad } from './service-load';
 
 export const INSTANCE_ID = Symbol('INSTANCE_ID');
@@ -15,7 +15,8 @@ export function defaultInstanceId(): string {
 
 /**
  * Answers the service's NATS health subject (`relay.<service>.v1.health`) with its own status, its
- * Postgres connection and its request load (`overloaded` once it has refused every new request for a while).
+ * Postgres connection, its request load (`overloaded` once it has refused every new request for a
+ * while) and the deployment id of its database.
  */
 export function healthControllerFor(service: RelayService): Type<unknown> {
   @Controller()
@@ -23,6 +24,7 @@ export function healthControllerFor(service: RelayService): Type<unknown> {
     constructor(
       @InjectDataSource() private readonly dataSource: DataSource,
       @Inject(INSTANCE_ID) private readonly instanceId: string,
+      @Inject(DEPLOYMENT_ID) private readonly deploymentId: string,
       @Optional() @Inject(ServiceLoad) private readonly load: ServiceLoad | null,
     ) {}
 
@@ -35,6 +37,7 @@ export function healthControllerFor(service: RelayService): Type<unknown> {
         status: overloaded ? 'overloaded' : postgres === 'up' ? 'ok' : 'degraded',
         postgres,
         instance: this.instanceId,
+        deployment: this.deploymentId,
         ...(this.load ? { load: this.load.report() } : {}),
       };
     }

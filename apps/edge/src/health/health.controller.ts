@@ -12,7 +12,7 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: NATS is connected and every service, with its Postgres, answers. */
+  /** Readiness: NATS is connected and every service, with its Postgres, answers, all of one deployment. */
   @Get('readyz')
   async readinessCheck(@Res({ passthrough: true }) reply: FastifyReply): Promise<ReadinessReport> {
     const report = await this.readiness.check();

@@ -1,3 +1,4 @@
+import { DeploymentEntity } from '@app/database';
 import { DeliveryAttemptEntity } from '../deliveries/delivery-attempt.entity';
 import { DeliveryEntity } from '../deliveries/delivery.entity';
 import { SlackSlotEntity } from '../deliveries/slack-slot.entity';
@@ -5,8 +6,9 @@ import { WebhookSecretEntity } from '../secrets/webhook-secret.entity';
 import { AgentTargetEntity } from '../targets/agent-target.entity';
 import { PushTargetEntity } from '../targets/push-target.entity';
 
-/** Every entity of the notifier schema. */
+/** Every entity of the notifier schema, and the deployment row every service shares. */
 export const NOTIFIER_ENTITIES: Array<new () => object> = [
+  DeploymentEntity,
   AgentTargetEntity,
   PushTargetEntity,
   WebhookSecretEntity,

@@ -21,6 +21,8 @@ export interface HealthReply {
   status: 'ok' | 'degraded' | 'overloaded';
   postgres: DependencyStatus;
   instance: string;
+  /** The deployment id of the service's database: every service of one relay answers the same. */
+  deployment: string;
   load?: ServiceLoadView;
 }
 

@@ -12,6 +12,7 @@ import { PushConfigsPerAgent1764560100000 } from './1764560100000-PushConfigsPer
 import { InboxPositions1764570000000 } from './1764570000000-InboxPositions';
 import { Retention1764580000000 } from './1764580000000-Retention';
 import { BoundedSearch1764590000000 } from './1764590000000-BoundedSearch';
+import { Deployment1765100000000 } from './1765100000000-Deployment';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -28,4 +29,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   InboxPositions1764570000000,
   Retention1764580000000,
   BoundedSearch1764590000000,
+  Deployment1765100000000,
 ];
