@@ -9,7 +9,7 @@ COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY apps ./apps
 COPY libs ./libs
 COPY scripts ./scripts
-RUN npm run build && npm prune --omit=dev
+RUN npm run build -- --in-place && npm prune --omit=dev
 
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production

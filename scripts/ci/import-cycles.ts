@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
-const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'build', 'coverage']);
+const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.build', 'build', 'coverage']);
 const EXTENSIONS = ['.ts', '.tsx'];
 
 function sourceFiles(dir: string): string[] {

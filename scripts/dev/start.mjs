@@ -1,4 +1,5 @@
-// `npm start`: installs, checks that Postgres and NATS (with JetStream) answer, builds, prepares
+// `npm start`: installs, checks that Postgres and NATS (with JetStream) answer, builds (into a fresh
+// directory that dist is then switched to, so agents' running hooks and MCP servers keep a whole tree), prepares
 // the database and runs the four services as one supervised group. A service that crashes is restarted (with backoff); one that keeps crashing
 // stops the group with its error shown. Ctrl-C (or SIGTERM) stops everything gracefully.
 import { execSync, spawn } from 'node:child_process';

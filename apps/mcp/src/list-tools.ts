@@ -3,6 +3,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { RelayClient } from '@app/relay-client';
 import { createRelayMcpServer } from './relay-mcp-server';
+import { hintsText } from './tool-annotations';
 
 /** The tools exactly as an MCP client lists them (names, descriptions, JSON input schemas); no relay is called. */
 export async function listTools(): Promise<Tool[]> {
@@ -25,9 +26,12 @@ export async function listTools(): Promise<Tool[]> {
   }
 }
 
-/** A person's view of the tool list: each tool's name, description and input schema. */
+/** A person's view of the tool list: each tool's name, description, hints and input schema. */
 export function toolListText(tools: Tool[]): string {
   return tools
-    .map((tool) => `${tool.name}\n  ${tool.description ?? ''}\n  input schema:\n${JSON.stringify(tool.inputSchema, null, 2).replace(/^/gm, '    ')}\n`)
+    .map(
+      (tool) =>
+        `${tool.name}\n  ${tool.description ?? ''}\n  ${hintsText(tool.annotations)}\n  input schema:\n${JSON.stringify(tool.inputSchema, null, 2).replace(/^/gm, '    ')}\n`,
+    )
     .join('\n');
 }

@@ -16,6 +16,7 @@ import {
   type RelayClient,
   type TaskListItem,
 } from '@app/relay-client';
+import { TOOL_ANNOTATIONS } from './tool-annotations';
 import { toolError, toolResult } from './tool-results';
 
 const taskId = z.string().min(1).max(TASK_LIMITS.taskIdChars).describe('The handoff (task) id, e.g. 01J9Z3…');
@@ -128,7 +129,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
         artifacts: z.array(artifact).max(TASK_LIMITS.artifactsPerRequest).optional().describe('Structured attachments'),
         idempotency_key: idempotencyKey.optional(),
       },
-      annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.send_handoff,
     },
     (args) =>
       run(async () => {
@@ -167,7 +168,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
         since: since.optional(),
         limit: limit.optional(),
       },
-      annotations: { readOnlyHint: true, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.check_inbox,
     },
     (args) =>
       run(async () => {
@@ -193,7 +194,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
         since: since.optional(),
         limit: limit.optional(),
       },
-      annotations: { readOnlyHint: true, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.list_sent,
     },
     (args) =>
       run(async () => {
@@ -227,7 +228,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
         status: states.optional().describe('Only these states (default: all)'),
         limit: z.number().int().min(1).max(100).optional().describe('At most this many threads (default 20)'),
       },
-      annotations: { readOnlyHint: true, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.search_handoffs,
     },
     (args) =>
       run(async () => {
@@ -251,7 +252,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
       title: 'Read a thread',
       description: 'Read a whole handoff thread: state, every message, artifacts (diffs in full), proposed action and result. Marks it read.',
       inputSchema: { task_id: taskId },
-      annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.get_thread,
     },
     (args) =>
       run(async () => {
@@ -271,7 +272,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
         message: z.string().min(1).max(TASK_LIMITS.textPartChars).describe('Your message'),
         idempotency_key: idempotencyKey.optional(),
       },
-      annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.reply,
     },
     (args) =>
       run(async () => {
@@ -300,7 +301,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
           .optional()
           .describe("Your session's id, for the audit log (default: this server's session)"),
       },
-      annotations: { destructiveHint: false, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.accept_handoff,
     },
     (args) =>
       run(async () => {
@@ -327,7 +328,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
         task_id: taskId,
         result_summary: z.string().min(1).max(TASK_LIMITS.textPartChars).describe('What was done and how to check it'),
       },
-      annotations: { destructiveHint: false, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.complete_handoff,
     },
     (args) =>
       run(async () => {
@@ -347,7 +348,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
       title: 'Decline a handoff',
       description: 'Turn down a pending handoff addressed to you, saying why; the thread ends as rejected.',
       inputSchema: { task_id: taskId, reason: z.string().min(1).max(TASK_LIMITS.reasonChars).optional().describe('Why you decline') },
-      annotations: { destructiveHint: true, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.decline_handoff,
     },
     (args) =>
       run(async () => {
@@ -367,7 +368,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
       description:
         'Ask the sender of a handoff you accepted a question you need answered before you can go on; the thread waits (input_required) until they reply.',
       inputSchema: { task_id: taskId, question: z.string().min(1).max(TASK_LIMITS.textPartChars).describe('What you need from the sender') },
-      annotations: { destructiveHint: false, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.request_input,
     },
     (args) =>
       run(async () => {
@@ -385,7 +386,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
       title: 'Cancel a handoff',
       description: 'Withdraw a handoff you sent that nobody has accepted yet (pending).',
       inputSchema: { task_id: taskId },
-      annotations: { destructiveHint: true, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.cancel_handoff,
     },
     (args) =>
       run(async () => {
@@ -400,7 +401,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
       title: 'Find agents',
       description: "Look up agents' public cards by handle (name, description, skills, role) to check whom to hand work to.",
       inputSchema: { handles: z.array(handle).min(1).max(20).describe('Handles to look up, name@org') },
-      annotations: { readOnlyHint: true, openWorldHint: true },
+      annotations: TOOL_ANNOTATIONS.find_agents,
     },
     (args) =>
       run(async () => {

@@ -12,6 +12,7 @@ export * from './tasks/admin-tasks.contract';
 export * from './tasks/push-configs.contract';
 export * from './directory/agent.model';
 export * from './directory/handle';
+export * from './directory/hold-rules';
 export * from './directory/directory.contract';
 export * from './directory/admin-audit.contract';
 export * from './events/task-event.model';

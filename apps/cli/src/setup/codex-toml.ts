@@ -221,6 +221,11 @@ export interface CodexServer {
   env: Record<string, string>;
   /** Passed through from Codex's own environment (so secrets stay out of the file). */
   envVars: string[];
+  /**
+   * Further keys of the table, as TOML values, written when the table does not set them: a value
+   * already there is the person's and is kept (with a note when it differs).
+   */
+  defaults?: Record<string, string>;
 }
 
 export interface TomlEdit {
@@ -262,8 +267,13 @@ export function upsertMcpServer(text: string, name: string, server: CodexServer)
       ['args', stringArray(server.args)],
       ['env', inlineTable({ ...env, ...server.env })],
       ['env_vars', stringArray([...envVars, ...server.envVars.filter((variable) => !envVars.includes(variable))])],
+      ...Object.entries(server.defaults ?? {}).map(([key, value]): [string, string] => [key, existing.get(key)?.value ?? value]),
     ];
   };
+  const keptNotes = (existing: Map<string, KeyEntry>): string[] =>
+    Object.entries(server.defaults ?? {})
+      .filter(([key, value]) => existing.has(key) && (existing.get(key) as KeyEntry).value !== value)
+      .map(([key, value]) => `kept ${table}.${key} = ${(existing.get(key) as KeyEntry).value} (setup writes ${value})`);
 
   if (!header) {
     const lines = wanted(new Map()).map(([key, value]) => `${key} = ${value}`);
@@ -277,7 +287,7 @@ export function upsertMcpServer(text: string, name: string, server: CodexServer)
   for (const entry of entries) if (entry.kind === 'key' && entry.table === table) existing.set(entry.key, entry);
   const lines = text.split('\n');
   const changes: string[] = [];
-  const notes: string[] = [];
+  const notes: string[] = keptNotes(existing);
   const literalKey = existing.has('env') && server.envVars.some((variable) => variable in parseStringTable((existing.get('env') as KeyEntry).value));
   if (literalKey) notes.push(`removed the literal ${server.envVars.join(', ')} from [${table}].env: Codex now passes it through from your environment`);
   const replacements = new Map<number, { last: number; line: string }>();

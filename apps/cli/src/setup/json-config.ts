@@ -89,3 +89,27 @@ export function upsertMcpJson(document: Json, name: string, server: McpServerEnt
   servers[name] = next;
   return { value, changes: [`${before === undefined ? 'added' : 'updated'} mcpServers.${name}`], notes };
 }
+
+/**
+ * Adds `<name>` to `enabledMcpjsonServers` in Claude Code's project settings, so the server of the
+ * project's `.mcp.json` connects once the folder is trusted instead of waiting in "Pending approval"
+ * (whose dialog preselects going on without it). A name the settings also disable is left disabled,
+ * with a note: that is the person's decision.
+ */
+export function enableMcpJsonServer(document: Json, name: string, file: string): JsonEdit {
+  const value = JSON.parse(JSON.stringify(document)) as Json;
+  const notes: string[] = [];
+  const list = (key: string): string[] => {
+    const entry = value[key];
+    if (entry === undefined) return [];
+    if (!Array.isArray(entry) || entry.some((item) => typeof item !== 'string')) throw new Error(`${file}: "${key}" is not an array of names`);
+    return entry as string[];
+  };
+  const enabled = list('enabledMcpjsonServers');
+  if (list('disabledMcpjsonServers').includes(name)) {
+    notes.push(`${file} lists ${name} in disabledMcpjsonServers: Claude Code will not start the relay's MCP server until you remove it from there`);
+  }
+  if (value.enableAllProjectMcpServers === true || enabled.includes(name)) return { value, changes: [], notes };
+  value.enabledMcpjsonServers = [...enabled, name];
+  return { value, changes: [`enabled the ${name} MCP server (enabledMcpjsonServers)`], notes };
+}

@@ -19,6 +19,7 @@ async function setup(args: string[], env: Record<string, string> = {}): Promise<
 
 interface HooksFile {
   permissions?: unknown;
+  enabledMcpjsonServers?: string[];
   hooks: Record<string, Array<{ matcher?: string; hooks: Array<{ type: string; command: string; timeout?: number; statusMessage?: string }> }>>;
 }
 interface McpFile {
@@ -80,6 +81,7 @@ describe('agentrelay setup', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toContain('.mcp.json: update (added mcpServers.agentrelay)');
     expect(first.stdout).toContain('.claude/settings.json: update (added hooks.SessionStart (agentrelay hook session-start); added hooks.UserPromptSubmit');
+    expect(first.stdout).toContain('enabled the agentrelay MCP server (enabledMcpjsonServers)');
     expect(first.stdout).toContain('${AGENTRELAY_API_KEY}');
 
     const mcp = await readJson<McpFile>(join(project, '.mcp.json'));
@@ -91,6 +93,7 @@ describe('agentrelay setup', () => {
     });
     const settings = await readJson<HooksFile>(join(project, '.claude', 'settings.json'));
     expect(settings.permissions).toEqual({ allow: ['Bash(npm test)'] });
+    expect(settings.enabledMcpjsonServers).toEqual(['agentrelay']);
     expect(settings.hooks.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: 'lint' }] }]);
     expect(settings.hooks.UserPromptSubmit[0]).toEqual({ hooks: [{ type: 'command', command: 'echo mine' }] });
     expect(settings.hooks.UserPromptSubmit[1].hooks[0]).toEqual({
@@ -145,7 +148,11 @@ describe('agentrelay setup', () => {
       args: [expect.stringMatching(/\/bin\/agentrelay-mcp\.mjs$/)],
       env: { RELAY_URL: 'http://127.0.0.1:9000' },
       env_vars: ['AGENTRELAY_API_KEY'],
+      default_tools_approval_mode: 'approve',
     });
+    expect(first.stdout).toContain('so get_thread and reply also run in codex exec');
+    expect(first.stdout).toContain(`[projects.${JSON.stringify(project)}]\n  trust_level = "trusted"`);
+    expect(first.stdout).toContain('Codex runs new hooks only once you review and trust them');
     expect(toml.features).toEqual({ web_search: true, hooks: true });
     expect(written).not.toMatch(/ah_live_/);
 
@@ -165,6 +172,52 @@ describe('agentrelay setup', () => {
     expect(second.stdout).toContain('.codex/config.toml: unchanged');
     expect(second.stdout).toContain('.codex/hooks.json: unchanged');
     expect(await snapshot(project)).toEqual(before);
+  });
+
+  it('claude-code: adds agentrelay to enabledMcpjsonServers beside the names there; a disabled agentrelay stays disabled, with a note', async () => {
+    await mkdir(join(project, '.claude'));
+    const settingsFile = join(project, '.claude', 'settings.json');
+    await writeFile(settingsFile, JSON.stringify({ enabledMcpjsonServers: ['github'] }));
+    await setup(['claude-code', '--project', project]);
+    expect((await readJson<HooksFile>(settingsFile)).enabledMcpjsonServers).toEqual(['github', 'agentrelay']);
+
+    await writeFile(settingsFile, JSON.stringify({ disabledMcpjsonServers: ['agentrelay'] }));
+    const disabled = await setup(['claude-code', '--project', project]);
+    expect(disabled.stdout).toContain('lists agentrelay in disabledMcpjsonServers');
+
+    await writeFile(settingsFile, JSON.stringify({ enableAllProjectMcpServers: true }));
+    await setup(['claude-code', '--project', project]);
+    expect((await readJson<HooksFile>(settingsFile)).enabledMcpjsonServers).toBeUndefined();
+
+    await writeFile(settingsFile, JSON.stringify({ enabledMcpjsonServers: 'agentrelay' }));
+    const wrong = await setup(['claude-code', '--project', project]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('"enabledMcpjsonServers" is not an array of names');
+  });
+
+  it('codex: keeps a tools approval the person set, saying what it costs; warns that a changed hook command needs review again', async () => {
+    await mkdir(join(project, '.codex'));
+    await writeFile(
+      join(project, '.codex', 'config.toml'),
+      '[mcp_servers.agentrelay]\ncommand = "node"\nargs = ["old.mjs"]\ndefault_tools_approval_mode = "prompt"\n',
+    );
+    const first = await setup(['codex', '--project', project, '--url', 'http://127.0.0.1:9000']);
+    expect(first.code).toBe(0);
+    expect(loadToml(join(project, '.codex', 'config.toml')).mcp_servers.agentrelay).toEqual(expect.objectContaining({ default_tools_approval_mode: 'prompt' }));
+    expect(first.stdout).toContain('kept mcp_servers.agentrelay.default_tools_approval_mode = "prompt" (setup writes "approve")');
+    expect(first.stdout).toContain('get_thread and reply fail there with "MCP tool call requires approval"');
+    expect(first.stdout).not.toContain('Changed hook commands');
+
+    // Another --url (or a moved clone) changes the hook commands: Codex no longer trusts them.
+    const moved = await setup(['codex', '--project', project, '--url', 'http://127.0.0.1:9001']);
+    expect(moved.stdout).toContain('.codex/hooks.json: update (updated hooks.SessionStart');
+    expect(moved.stdout).toMatch(/Changed hook commands \(hooks\.SessionStart .*hooks\.UserPromptSubmit .*\): Codex trusts a hook by its exact definition/);
+    expect(moved.stdout).toContain('review and trust them again (/hooks in codex)');
+    expect(moved.stdout).toContain('--dangerously-bypass-hook-trust');
+
+    const again = await setup(['codex', '--project', project, '--url', 'http://127.0.0.1:9001']);
+    expect(again.stdout).toContain('.codex/hooks.json: unchanged');
+    expect(again.stdout).not.toContain('Changed hook commands');
   });
 
   it('--dry-run prints what it would write and writes nothing', async () => {

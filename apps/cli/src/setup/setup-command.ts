@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { CliError, EXIT, usage } from '../cli-errors';
 import { hookEventArgument, type HookClient, type HookEvent } from '../hooks/hook-input';
-import { enableHooksFeature, TomlEditError, upsertMcpServer } from './codex-toml';
-import { upsertHooks, upsertMcpJson, type CommandHook } from './json-config';
+import { enableHooksFeature, TomlEditError, tomlString, upsertMcpServer } from './codex-toml';
+import { enableMcpJsonServer, upsertHooks, upsertMcpJson, type CommandHook } from './json-config';
 
 const OPTIONS = {
   project: { type: 'string' },
@@ -21,8 +21,10 @@ const SETUP_HELP = `Usage: agentrelay setup claude-code|codex [--project <dir>] 
 
 Writes the agentrelay MCP server and the session hooks into the project's config (the current
 directory unless --project), merged with what is there:
-  claude-code  .mcp.json (mcpServers.agentrelay) and .claude/settings.json (hooks)
-  codex        .codex/config.toml ([mcp_servers.agentrelay], [features] hooks) and .codex/hooks.json
+  claude-code  .mcp.json (mcpServers.agentrelay) and .claude/settings.json (hooks, and the server
+               in enabledMcpjsonServers so it connects once the folder is trusted)
+  codex        .codex/config.toml ([mcp_servers.agentrelay] with its tools approved, so codex exec
+               can call them; [features] hooks) and .codex/hooks.json
 --block-on-new also writes the Stop hook, which asks the agent to go on when a handoff arrived
 during its turn. --dry-run prints what would change and writes nothing. No API key is written:
 the configs read AGENTRELAY_API_KEY from the environment the client runs in.
@@ -31,6 +33,8 @@ the configs read AGENTRELAY_API_KEY from the environment the client runs in.
 /** Seconds the client gives one hook run (the hook itself gives up after AGENTRELAY_HOOK_TIMEOUT_MS). */
 const CLIENT_HOOK_TIMEOUT_S = 10;
 const SERVER_NAME = 'agentrelay';
+/** Codex's approval for the server's tools: approved, so `codex exec` (which never asks) can call them. */
+const CODEX_TOOLS_APPROVAL = 'approve';
 
 interface PlannedFile {
   /** Relative to the project. */
@@ -180,7 +184,10 @@ async function planClaudeCode(
   const settingsPath = join('.claude', 'settings.json');
   const settingsBefore = await readText(join(project, settingsPath));
   const settingsDocument = parseJsonFile(settingsBefore, settingsPath);
-  const settings = guard(() => upsertHooks(settingsDocument, handlers, settingsPath));
+  const withHooks = guard(() => upsertHooks(settingsDocument, handlers, settingsPath));
+  const enabled = guard(() => enableMcpJsonServer(withHooks.value, SERVER_NAME, settingsPath));
+  const settings = { value: enabled.value, changes: [...withHooks.changes, ...enabled.changes] };
+  notes.push(...enabled.notes);
   notes.push(
     'The API key is not in these files: Claude Code expands ${AGENTRELAY_API_KEY} in .mcp.json from its environment, and the hooks read AGENTRELAY_API_KEY from it.',
   );
@@ -200,19 +207,45 @@ async function planCodex(
   const configPath = join('.codex', 'config.toml');
   const configBefore = await readText(join(project, configPath));
   const withServer = guard(
-    () => upsertMcpServer(configBefore ?? '', SERVER_NAME, { command: 'node', args: [mcpBin], env: { RELAY_URL: relayUrl }, envVars: ['AGENTRELAY_API_KEY'] }),
+    () =>
+      upsertMcpServer(configBefore ?? '', SERVER_NAME, {
+        command: 'node',
+        args: [mcpBin],
+        env: { RELAY_URL: relayUrl },
+        envVars: ['AGENTRELAY_API_KEY'],
+        defaults: { default_tools_approval_mode: tomlString(CODEX_TOOLS_APPROVAL) },
+      }),
     configPath,
   );
   const withFeature = guard(() => enableHooksFeature(withServer.text), configPath);
   notes.push(...withServer.notes, ...withFeature.notes);
+  const approvalKept = withServer.notes.some((note) => note.includes('default_tools_approval_mode'));
+  notes.push(
+    approvalKept
+      ? `codex exec (approval policy "never") runs only read-only MCP tools unless they are approved: without default_tools_approval_mode = "${CODEX_TOOLS_APPROVAL}", get_thread and reply fail there with "MCP tool call requires approval".`
+      : `The relay's MCP tools are approved for this server (default_tools_approval_mode = "${CODEX_TOOLS_APPROVAL}"), so get_thread and reply also run in codex exec, which never asks.`,
+  );
   const hooksPath = join('.codex', 'hooks.json');
   const hooksBefore = await readText(join(project, hooksPath));
   const hooksDocument = parseJsonFile(hooksBefore, hooksPath);
   const hooks = guard(() => upsertHooks(hooksDocument, handlers, hooksPath));
   notes.push(
     'The API key is not in these files: Codex passes AGENTRELAY_API_KEY from its environment to the MCP server (env_vars), and the hooks read it from the same environment.',
-    'Codex loads .codex/ only in a trusted project, and runs new hooks only once you review and trust them (/hooks).',
+    `Codex loads .codex/ only in a trusted project: trust it when codex asks, or, without a terminal, add to $CODEX_HOME/config.toml (default ~/.codex/config.toml):\n  [projects.${tomlString(project)}]\n  trust_level = "trusted"`,
   );
+  const changed = hooks.changes.filter((change) => change.startsWith('updated hooks.'));
+  if (changed.length > 0) {
+    notes.push(
+      `Changed hook commands (${changed.map((change) => change.replace(/^updated /, '')).join('; ')}): Codex trusts a hook by its exact definition, so it skips these, silently, until you review and trust them again (/hooks in codex).`,
+    );
+  } else if (hooks.changes.length > 0) {
+    notes.push('Codex runs new hooks only once you review and trust them: start codex in the project and open /hooks.');
+  }
+  if (hooks.changes.length > 0) {
+    notes.push(
+      'Without a terminal (codex exec, CI): codex exec --dangerously-bypass-hook-trust runs the hooks of that one run unreviewed; use it only where you checked .codex/hooks.json yourself. A worker (agentrelay worker) needs no hooks: it gives the handoff on stdin.',
+    );
+  }
   const configChanges = [...withServer.changes, ...withFeature.changes];
   return [
     { path: configPath, before: configBefore, after: configChanges.length ? withFeature.text : (configBefore ?? ''), changes: configChanges },

@@ -1,0 +1,71 @@
+import { decideHold, diffPaths, HOLD_RULES_SCHEMA, pathMatches, touchedPaths, type HoldCandidate, type HoldRule } from './hold-rules';
+
+const base: HoldCandidate = { sender: 'bob@partner', recipient: 'ops@acme', intent: 'inform', artifacts: [] };
+const diff = ['--- a/db/migrations/001.sql', '+++ b/db/migrations/001.sql', '@@ -1 +1 @@', '-a', '+b', '--- /dev/null', '+++ b/deploy/prod.yaml'].join('\n');
+
+describe('hold rules', () => {
+  it('holds propose_action from another org, not from a teammate', () => {
+    const rules: HoldRule[] = [{ name: 'external proposals', outside_org: true, intents: ['propose_action'] }];
+    expect(decideHold(rules, { ...base, intent: 'propose_action' })).toEqual({
+      rule: 'external proposals',
+      reason: `Held for approval by ops@acme's trust policy (rule "external proposals")`,
+      expiresAfterMinutes: 24 * 60,
+      fourEyes: false,
+    });
+    expect(decideHold(rules, { ...base, intent: 'inform' })).toBeNull();
+    expect(decideHold(rules, { ...base, sender: 'alice@acme', intent: 'propose_action' })).toBeNull();
+  });
+
+  it('matches senders by handle, *@org and patterns with *', () => {
+    const rule = (senders: string[]): HoldRule[] => [{ name: 'r', senders }];
+    expect(decideHold(rule(['bob@partner']), base)).not.toBeNull();
+    expect(decideHold(rule(['*@partner']), base)).not.toBeNull();
+    expect(decideHold(rule(['b*@part*']), base)).not.toBeNull();
+    expect(decideHold(rule(['ci-*@partner']), base)).toBeNull();
+    // A wildcard never crosses the @.
+    expect(decideHold(rule(['*']), base)).toBeNull();
+    expect(decideHold(rule(['*@*']), base)).not.toBeNull();
+  });
+
+  it("matches artifact kinds, and a file_diff's paths (its path and the files its diff names) by glob", () => {
+    const withDiff: HoldCandidate = { ...base, artifacts: [{ type: 'file_diff', fields: { path: 'README.md', diff } }] };
+    expect(decideHold([{ name: 'diffs', artifact_kinds: ['file_diff'] }], withDiff)).not.toBeNull();
+    expect(decideHold([{ name: 'tests', artifact_kinds: ['test_command'] }], withDiff)).toBeNull();
+    expect(touchedPaths(withDiff).sort()).toEqual(['README.md', 'db/migrations/001.sql', 'deploy/prod.yaml']);
+    expect(decideHold([{ name: 'migrations', paths: ['db/migrations/**'] }], withDiff)).not.toBeNull();
+    expect(decideHold([{ name: 'prod', paths: ['deploy/*.yaml'] }], withDiff)).not.toBeNull();
+    expect(decideHold([{ name: 'src', paths: ['src/**'] }], withDiff)).toBeNull();
+    // A proposed action's target files count too.
+    expect(decideHold([{ name: 'prod', paths: ['**/prod.*'] }], { ...base, proposedAction: { target_files: ['k8s/env/prod.tf'] } })).not.toBeNull();
+  });
+
+  it('a rule holds only when every condition it states holds; the first matching rule decides', () => {
+    const rules: HoldRule[] = [
+      { name: 'external diffs to db', outside_org: true, artifact_kinds: ['file_diff'], paths: ['db/**'], four_eyes: true, expires_after_minutes: 60 },
+      { name: 'all proposals', intents: ['propose_action'] },
+    ];
+    const candidate: HoldCandidate = { ...base, intent: 'propose_action', artifacts: [{ type: 'file_diff', fields: { path: 'db/x.sql', diff: '+x' } }] };
+    expect(decideHold(rules, candidate)).toEqual(expect.objectContaining({ rule: 'external diffs to db', fourEyes: true, expiresAfterMinutes: 60 }));
+    expect(decideHold(rules, { ...candidate, sender: 'alice@acme' })).toEqual(expect.objectContaining({ rule: 'all proposals' }));
+  });
+
+  it('globs: ** spans segments (also none), * and ? stay within one', () => {
+    expect(pathMatches('db/**', 'db/a/b.sql')).toBe(true);
+    expect(pathMatches('**/prod.yaml', 'prod.yaml')).toBe(true);
+    expect(pathMatches('src/*.ts', 'src/a/b.ts')).toBe(false);
+    expect(pathMatches('src/?.ts', 'src/a.ts')).toBe(true);
+    expect(pathMatches('./src/*.ts', 'src/a.ts')).toBe(true);
+    expect(pathMatches('a.b', 'axb')).toBe(false);
+    expect(diffPaths('--- a/x\n+++ b/y\n')).toEqual(['x', 'y']);
+  });
+
+  it('the schema checks what an admin writes and normalizes sender patterns', () => {
+    const parsed = HOLD_RULES_SCHEMA.parse([{ name: ' prod ', senders: [' CI-*@Acme '], intents: ['propose_action'] }]);
+    expect(parsed).toEqual([{ name: 'prod', senders: ['ci-*@acme'], intents: ['propose_action'] }]);
+    expect(HOLD_RULES_SCHEMA.safeParse([{ name: 'x', intents: ['deploy'] }]).success).toBe(false);
+    expect(HOLD_RULES_SCHEMA.safeParse([{ name: 'x', sender: ['a@b'] }]).success).toBe(false);
+    expect(HOLD_RULES_SCHEMA.safeParse([{ name: 'x', senders: ['not a handle'] }]).success).toBe(false);
+    expect(HOLD_RULES_SCHEMA.safeParse([{ name: 'x', expires_after_minutes: 0 }]).success).toBe(false);
+    expect(HOLD_RULES_SCHEMA.safeParse([{ name: 'x', artifact_kinds: [] }]).success).toBe(false);
+  });
+});

@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import { ARTIFACT_TYPES, INTENTS, type ArtifactType, type Intent } from '../tasks/task.model';
+import { orgOf } from './handle';
+
+/**
+ * Hold rules of a recipient's trust policy (docs/decisions/0024-held-handoffs.md): a handoff that
+ * a rule matches is held for a person's approval instead of being delivered. Described once here:
+ * the type, the check of what an admin writes, and the matching are all derived from this file.
+ */
+
+/** A sender pattern: a handle, `*@org`, or a handle with `*` wildcards (`ci-*@acme`, `*@*`). */
+const SENDER_PATTERN = /^[a-z0-9*][a-z0-9._*-]{0,127}@[a-z0-9*][a-z0-9.*-]{0,126}$/;
+
+export const HOLD_RULE_LIMITS = {
+  rulesPerPolicy: 50,
+  entriesPerList: 100,
+  nameChars: 100,
+  pathPatternChars: 500,
+  /** A held handoff expires (denied, the sender told) after this long unless a rule says otherwise. */
+  defaultExpiresAfterMinutes: 24 * 60,
+  maxExpiresAfterMinutes: 30 * 24 * 60,
+} as const;
+
+const list = <T extends z.ZodType>(item: T) => z.array(item).min(1).max(HOLD_RULE_LIMITS.entriesPerList).optional();
+
+export const HOLD_RULE_SCHEMA = z
+  .object({
+    /** Named in the held task's reason, the audit and the approvers' notification. */
+    name: z.string().trim().min(1).max(HOLD_RULE_LIMITS.nameChars),
+    /** Senders it applies to (any sender when omitted). */
+    senders: list(z.string().trim().toLowerCase().regex(SENDER_PATTERN, 'a sender is a handle, *@org or a handle pattern with * (ci-*@acme)')),
+    /** Only senders whose org is not the recipient's. */
+    outside_org: z.boolean().optional(),
+    intents: list(z.enum(INTENTS)),
+    /** The handoff carries an artifact of one of these kinds. */
+    artifact_kinds: list(z.enum(ARTIFACT_TYPES)),
+    /**
+     * A path the handoff would touch matches one of these globs (`*` within a path segment, `**`
+     * across segments): a file_diff's path and the files its diff names, a file_ref's path, and the
+     * proposed action's target files.
+     */
+    paths: list(z.string().trim().min(1).max(HOLD_RULE_LIMITS.pathPatternChars)),
+    expires_after_minutes: z.number().int().min(1).max(HOLD_RULE_LIMITS.maxExpiresAfterMinutes).optional(),
+    /** The person who approves must not be the one who owns the sending agent. */
+    four_eyes: z.boolean().optional(),
+  })
+  .strict();
+
+export const HOLD_RULES_SCHEMA = z.array(HOLD_RULE_SCHEMA).max(HOLD_RULE_LIMITS.rulesPerPolicy);
+
+export type HoldRule = z.infer<typeof HOLD_RULE_SCHEMA>;
+
+/** What of a handoff the rules look at. */
+export interface HoldCandidate {
+  sender: string;
+  recipient: string;
+  intent: Intent;
+  artifacts: ReadonlyArray<{ type?: ArtifactType; fields?: Record<string, unknown> }>;
+  proposedAction?: { target_files: readonly string[]; suggested_diff?: string | null } | null;
+}
+
+export interface HoldDecision {
+  rule: string;
+  /** Why, in words the sender and the approvers read. */
+  reason: string;
+  expiresAfterMinutes: number;
+  fourEyes: boolean;
+}
+
+function escape(text: string): string {
+  return text.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** `*` matches within the part it is in (never `@`); the rest literally. */
+function senderMatches(pattern: string, sender: string): boolean {
+  return new RegExp(`^${escape(pattern).replace(/\*/g, '[^@]*')}$`).test(sender);
+}
+
+/** A path glob: `**` any run of segments (`**\/` also none), `*` within a segment, `?` one character. */
+export function pathMatches(glob: string, path: string): boolean {
+  const normalized = path.replace(/^\.?\//, '').replace(/^[ab]\//, '');
+  let source = '';
+  for (let index = 0; index < glob.length; index++) {
+    const char = glob[index];
+    if (char === '*' && glob[index + 1] === '*') {
+      const slash = glob[index + 2] === '/';
+      source += slash ? '(?:.*/)?' : '.*';
+      index += slash ? 2 : 1;
+    } else if (char === '*') source += '[^/]*';
+    else if (char === '?') source += '[^/]';
+    else source += escape(char);
+  }
+  return new RegExp(`^${source.replace(/^\\?\.?\//, '')}$`).test(normalized);
+}
+
+/** The files a unified diff names in its `---` / `+++` headers (not /dev/null). */
+export function diffPaths(diff: string): string[] {
+  const paths = new Set<string>();
+  for (const line of diff.split('\n')) {
+    const header = /^(?:\+\+\+|---) (?:[ab]\/)?([^\t\n]+)/.exec(line);
+    if (header && header[1].trim() !== '/dev/null') paths.add(header[1].trim());
+  }
+  return [...paths];
+}
+
+/** Every path a handoff would touch, as far as its content says. */
+export function touchedPaths(candidate: HoldCandidate): string[] {
+  const paths = new Set<string>();
+  for (const artifact of candidate.artifacts) {
+    const fields = artifact.fields ?? {};
+    if ((artifact.type === 'file_diff' || artifact.type === 'file_ref') && typeof fields.path === 'string') paths.add(fields.path);
+    if (artifact.type === 'file_diff' && typeof fields.diff === 'string') for (const path of diffPaths(fields.diff)) paths.add(path);
+  }
+  for (const path of candidate.proposedAction?.target_files ?? []) paths.add(path);
+  if (typeof candidate.proposedAction?.suggested_diff === 'string') for (const path of diffPaths(candidate.proposedAction.suggested_diff)) paths.add(path);
+  return [...paths];
+}
+
+/** Whether one rule matches: every condition it states holds (a rule stating none matches every handoff). */
+export function holdRuleMatches(rule: HoldRule, candidate: HoldCandidate): boolean {
+  if (rule.senders && !rule.senders.some((pattern) => senderMatches(pattern, candidate.sender))) return false;
+  if (rule.outside_org && orgOf(candidate.sender) === orgOf(candidate.recipient)) return false;
+  if (rule.intents && !rule.intents.includes(candidate.intent)) return false;
+  if (rule.artifact_kinds && !candidate.artifacts.some((artifact) => artifact.type !== undefined && rule.artifact_kinds?.includes(artifact.type))) return false;
+  if (rule.paths) {
+    const touched = touchedPaths(candidate);
+    if (!rule.paths.some((glob) => touched.some((path) => pathMatches(glob, path)))) return false;
+  }
+  return true;
+}
+
+/** The first rule that holds the handoff, or null when it is delivered at once. */
+export function decideHold(rules: readonly HoldRule[], candidate: HoldCandidate): HoldDecision | null {
+  const rule = rules.find((entry) => holdRuleMatches(entry, candidate));
+  if (!rule) return null;
+  return {
+    rule: rule.name,
+    reason: `Held for approval by ${candidate.recipient}'s trust policy (rule "${rule.name}")`,
+    expiresAfterMinutes: rule.expires_after_minutes ?? HOLD_RULE_LIMITS.defaultExpiresAfterMinutes,
+    fourEyes: rule.four_eyes === true,
+  };
+}
