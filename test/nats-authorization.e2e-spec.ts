@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, errors, nkeyAuthenticator, nkeys, type NatsConnection, type PermissionViolationError } from '@nats-io/transport-node';
 import request from 'supertest';
-import { DIRECTORY_SUBJECTS, TASKS_SUBJECTS, type TaskEvent } from '@app/contracts';
+import { DIRECTORY_SUBJECTS, EVENT_CONSUMER_SUBJECTS, eventConsumerEnsureSubject, TASKS_SUBJECTS, type TaskEvent } from '@app/contracts';
 import {
   consoleSessionStreamName,
   eventConsumerPermissions,
@@ -67,6 +68,13 @@ function violations(connection: NatsConnection): PermissionViolationError[] {
     }
   })();
   return seen;
+}
+
+/** The notifier's `ensure` for one event consumer, as a plain nats.js client speaks it (the relay's packet: an id and the data). */
+async function ensureConsumer(connection: NatsConnection, name: string, data: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const packet = JSON.stringify({ id: randomUUID(), pattern: EVENT_CONSUMER_SUBJECTS.ensure, data });
+  const reply = await connection.request(eventConsumerEnsureSubject(name), packet, { timeout: 10000 });
+  return reply.json<Record<string, unknown>>();
 }
 
 describe('NATS as a trust boundary: the relay on least-privilege credentials', () => {
@@ -131,7 +139,14 @@ describe('NATS as a trust boundary: the relay on least-privilege credentials', (
     const refused = violations(consumer);
     try {
       const jsm = await jetstreamManager(consumer);
-      await jsm.consumers.add(eventStreamName(''), { durable_name: CONSUMER, ack_policy: AckPolicy.Explicit, filter_subject: 'relay.events.task.>' });
+      // It cannot make a consumer itself (a push consumer could deliver the stream onto any subject)…
+      await expect(
+        jsm.consumers.add(eventStreamName(''), { durable_name: CONSUMER, ack_policy: AckPolicy.Explicit, deliver_subject: DIRECTORY_SUBJECTS.createKey }),
+      ).rejects.toThrow(/Permissions Violation/);
+      // …it asks the notifier, on the subject of its own name, for a durable pull consumer.
+      const ensured = await ensureConsumer(consumer, CONSUMER, { start: 'all', filter_subject: 'task.>' });
+      expect(ensured).toMatchObject({ response: { name: CONSUMER, stream: eventStreamName(''), created: true } });
+      expect(await ensureConsumer(consumer, 'someone_else', { start: 'all' }).catch((error: unknown) => String(error))).toMatch(/Permissions Violation/);
       const events = await jetstream(consumer).consumers.get(eventStreamName(''), CONSUMER);
       const read: TaskEvent[] = [];
       await eventually(async () => {

@@ -14,6 +14,8 @@ import { EventConsumerService } from './events/event-consumer.service';
 import { TargetsFeedService } from './events/targets-feed.service';
 import { MessagingModule } from './messaging/messaging.module';
 import { NotifierController } from './notifier.controller';
+import { EventConsumersController } from './event-consumers/event-consumers.controller';
+import { EventConsumersService } from './event-consumers/event-consumers.service';
 import { WEBHOOK_SECRET_SEALED_COLUMNS, WebhookSecretsService } from './secrets/webhook-secrets.service';
 import { AgentTargetsService } from './targets/agent-targets.service';
 import { DirectoryClient } from './targets/directory-client.service';
@@ -35,9 +37,10 @@ export class NotifierModule {
         SecretsModule.forRoot(config.RELAY_SECRET_KEYS, NOTIFIER_SEALED_COLUMNS),
         MessagingModule.forRoot(config),
       ],
-      controllers: [healthControllerFor('notifier'), NotifierController],
+      controllers: [healthControllerFor('notifier'), NotifierController, EventConsumersController],
       providers: [
         { provide: NotifierConfig, useValue: config },
+        EventConsumersService,
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
         poolMetricsBinding(),
         DirectoryClient,

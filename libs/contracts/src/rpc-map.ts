@@ -3,6 +3,7 @@ import type { AdminAuditRpc } from './directory/admin-audit.contract';
 import type { DirectoryRpc } from './directory/directory.contract';
 import type { AdminDeliveriesRpc } from './notifier/admin-deliveries.contract';
 import type { NotifierRpc } from './notifier/notifier.contract';
+import type { EventConsumersRpc } from './notifier/event-consumers.contract';
 import type { PushConfigRpc } from './tasks/push-configs.contract';
 import type { AdminTasksRpc } from './tasks/admin-tasks.contract';
 import type { TasksRpc } from './tasks/tasks.contract';
@@ -11,7 +12,7 @@ import type { TasksRpc } from './tasks/tasks.contract';
  * Every request subject with its request payload and reply type. Both the edge's client and the
  * services' handlers are typed from this map, so a wrong payload is a compile error on both sides.
  */
-export type RpcMap = HealthRpc & NotifierRpc & AdminDeliveriesRpc & DirectoryRpc & AdminAuditRpc & TasksRpc & AdminTasksRpc & PushConfigRpc;
+export type RpcMap = HealthRpc & NotifierRpc & EventConsumersRpc & AdminDeliveriesRpc & DirectoryRpc & AdminAuditRpc & TasksRpc & AdminTasksRpc & PushConfigRpc;
 
 export type RpcSubject = keyof RpcMap;
 export type RpcRequest<S extends RpcSubject> = RpcMap[S]['request'];

@@ -5,6 +5,9 @@ import {
   AGENT_UPDATED_EVENT_SUBJECT,
   DIRECTORY_CHANGES_SUBJECT,
   DIRECTORY_SUBJECTS,
+  EVENT_CONSUMER_SUBJECTS,
+  eventConsumerEnsureSubject,
+  SUBJECTS_ADDRESSED_BY_NAME,
   HEALTH_SUBJECTS,
   NOTIFIER_SUBJECTS,
   PUSH_CONFIG_SUBJECTS,
@@ -66,6 +69,8 @@ const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: Rel
   { subjects: [NOTIFIER_SUBJECTS.provisionWebhookSecret], service: 'notifier', callers: ['directory'] },
   { subjects: Object.values(ADMIN_DELIVERIES_SUBJECTS), service: 'notifier', callers: ['edge'] },
   { subjects: [HEALTH_SUBJECTS.notifier], service: 'notifier', callers: ['edge'] },
+  // Called by event consumers, each on the subject of its own name (eventConsumerPermissions).
+  { subjects: [EVENT_CONSUMER_SUBJECTS.ensure], service: 'notifier', callers: [] },
 ];
 
 /** Every request subject the services answer, unprefixed (a test walks the contracts against it). */
@@ -121,7 +126,8 @@ function requestGrants(role: RelayNatsRole, subjectPrefix: string): { publish: N
     for (const subject of entry.subjects) {
       const prefixed = prefixedSubject(subjectPrefix, subject);
       if (entry.callers.includes(role)) publish.push({ subject: prefixed, why: `calls the ${entry.service} service` });
-      if (entry.service === role) subscribe.push({ subject: prefixed, why: `answers it (queue group ${role})` });
+      if (entry.service === role)
+        subscribe.push({ subject: prefixedSubject(subjectPrefix, SUBJECTS_ADDRESSED_BY_NAME[subject] ?? subject), why: `answers it (queue group ${role})` });
     }
   }
   return { publish, subscribe };
@@ -191,16 +197,12 @@ export function relayNatsPermissions(role: RelayNatsRole, subjectPrefix: string)
   return { holder: role, inboxPrefix, publish, subscribe, allowResponses: role !== 'edge' };
 }
 
-/** A durable consumer name NATS accepts, as an event consumer's credential is bound to it. */
-export const EVENT_CONSUMER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
 /**
  * An internal service that follows the relay's events: it reads the event stream through its own
- * durable consumer (named `name`) and nothing else. It cannot publish any `relay.*` subject, see any
+ * durable pull consumer (named `name`, made for it by the notifier on request) and nothing else. It cannot publish any `relay.*` subject, see any
  * request or reply, touch another stream or consumer, or read console sessions or the key filter.
  */
 export function eventConsumerPermissions(name: string, subjectPrefix: string): NatsPermissions {
-  if (!EVENT_CONSUMER_NAME.test(name)) throw new Error(`An event consumer's name is 1-64 letters, digits, '-' or '_' (got ${JSON.stringify(name)})`);
   const events = eventStreamName(subjectPrefix);
   const holder = `consumer ${name}`;
   const inboxPrefix = natsInboxPrefix(`consumer_${name}`, subjectPrefix);
@@ -210,7 +212,10 @@ export function eventConsumerPermissions(name: string, subjectPrefix: string): N
     publish: [
       JETSTREAM_INFO,
       { subject: `$JS.API.STREAM.INFO.${events}`, why: `reads the event stream’s state (${RELAY_EVENTS_SUBJECT_ROOT}.>)` },
-      ...streamReader(events, `reads the event stream through its durable consumer ${name}`, name),
+      { subject: prefixedSubject(subjectPrefix, eventConsumerEnsureSubject(name)), why: `asks the notifier for its durable consumer ${name}` },
+      { subject: `$JS.API.CONSUMER.INFO.${events}.${name}`, why: `reads its durable consumer ${name}` },
+      { subject: `$JS.API.CONSUMER.MSG.NEXT.${events}.${name}`, why: `pulls events from its durable consumer ${name}` },
+      { subject: `$JS.ACK.${events}.${name}.>`, why: 'acknowledges the events it handled' },
     ],
     subscribe: [{ subject: `${inboxPrefix}.>`, why: 'its own replies and consumer deliveries' }],
     allowResponses: false,

@@ -73,15 +73,25 @@ export function authorizationConfig(users: NatsUserEntry[], subjectPrefix: strin
 
 /** The permission table as Markdown, one section per holder: what it may publish and subscribe to, and why. */
 export function permissionsMarkdown(subjectPrefix: string): string {
-  const holders = [...RELAY_NATS_ROLES.map((role) => relayNatsPermissions(role, subjectPrefix)), eventConsumerPermissions('NAME', subjectPrefix)];
+  const holders = [...RELAY_NATS_ROLES.map((role) => relayNatsPermissions(role, subjectPrefix)), eventConsumerPermissions('audit', subjectPrefix)];
   const cell = (text: string): string => text.replace(/\|/g, '\\|');
   const sections = holders.map((permissions) => {
     const rows = [
       ...permissions.publish.map((grant) => `| publish | \`${cell(grant.subject)}\` | ${cell(grant.why)} |`),
       ...permissions.subscribe.map((grant) => `| subscribe | \`${cell(grant.subject)}\` | ${cell(grant.why)} |`),
     ];
-    const responses = permissions.allowResponses ? 'It may also publish one reply to each request it receives (`allow_responses`).' : 'It may not answer requests.';
-    return [`### ${permissions.holder}`, '', `Inbox prefix \`${permissions.inboxPrefix}\`. ${responses}`, '', '| may | subject | why |', '|---|---|---|', ...new Set(rows)].join('\n');
+    const responses = permissions.allowResponses
+      ? 'It may also publish one reply to each request it receives (`allow_responses`).'
+      : 'It may not answer requests.';
+    return [
+      `### ${permissions.holder}`,
+      '',
+      `Inbox prefix \`${permissions.inboxPrefix}\`. ${responses}`,
+      '',
+      '| may | subject | why |',
+      '|---|---|---|',
+      ...new Set(rows),
+    ].join('\n');
   });
   return sections.join('\n\n') + '\n';
 }

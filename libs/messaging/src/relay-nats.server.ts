@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ServerNats, type NatsOptions } from '@nestjs/microservices';
-import { prefixedSubject, RelayError, OVERLOADED_RETRY_AFTER_SECONDS } from '@app/contracts';
+import { SUBJECTS_ADDRESSED_BY_NAME, prefixedSubject, RelayError, OVERLOADED_RETRY_AFTER_SECONDS } from '@app/contracts';
 import { PERMISSION_PROBE_HEADER } from './nats-permission-check';
 import { deadlineOf } from './request-deadline';
 import { ServiceLoad } from './service-load';
@@ -65,7 +65,7 @@ export class RelayNatsServer extends ServerNats {
     const queue = this.serverOptions.queue;
     for (const [pattern, handler] of this.messageHandlers.entries()) {
       const handlerQueue = (handler.extras?.queue as string | undefined) ?? queue;
-      const subscription = client.subscribe(prefixedSubject(this.subjectPrefix, pattern), {
+      const subscription = client.subscribe(prefixedSubject(this.subjectPrefix, SUBJECTS_ADDRESSED_BY_NAME[pattern] ?? pattern), {
         queue: handlerQueue,
         callback: this.getMessageHandler(pattern).bind(this),
       });
@@ -75,8 +75,9 @@ export class RelayNatsServer extends ServerNats {
 
   override async handleMessage(...args: Parameters<ServerNats['handleMessage']>): Promise<unknown> {
     const [channel, message] = args as unknown as [string, IncomingRequest];
-    // A process checking its NATS permissions at start: not a request, never answered.
-    if (message.headers?.get(PERMISSION_PROBE_HEADER)) return undefined;
+    // A process checking its NATS permissions at start: not a request, never answered. Nor is a
+    // message JetStream pushed here for a consumer (its reply is an ack subject): events are no requests.
+    if (message.headers?.get(PERMISSION_PROBE_HEADER) || message.reply?.startsWith('$JS.')) return undefined;
     const refusal = this.refusal(channel, message);
     if (refusal) {
       // Nest's reply packet; the caller reads `err` (NatsRpcClient does not match reply ids).
