@@ -18,3 +18,4 @@ export * from './events/task-event.model';
 export * from './events/agent-event.model';
 export * from './notifier/notifier.contract';
 export * from './notifier/admin-deliveries.contract';
+export * from './upstream/upstream.contract';

@@ -5,6 +5,7 @@ import { AgentWebhookTimeout1764560100000 } from './1764560100000-AgentWebhookTi
 import { AddAgentInputModes1764900000000 } from './1764900000000-AddAgentInputModes';
 import { AdminAuditPerson1765000000000 } from './1765000000000-AdminAuditPerson';
 import { AgentTokenSubject1765000100000 } from './1765000100000-AgentTokenSubject';
+import { AgentUpstream1765100000000 } from './1765100000000-AgentUpstream';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -15,4 +16,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   AddAgentInputModes1764900000000,
   AdminAuditPerson1765000000000,
   AgentTokenSubject1765000100000,
+  AgentUpstream1765100000000,
 ];

@@ -5,6 +5,7 @@ import { PushTargetsPerOwner1764510000000 } from './1764510000000-PushTargetsPer
 import { RecordAttemptsBeforeSending1764520000000 } from './1764520000000-RecordAttemptsBeforeSending';
 import { SealWebhookSecrets1764531800000 } from './1764531800000-SealWebhookSecrets';
 import { FairDelivery1764560000000 } from './1764560000000-FairDelivery';
+import { UpstreamAgents1765100000000 } from './1765100000000-UpstreamAgents';
 
 /** Every migration of the notifier schema, oldest first. */
 export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
@@ -15,4 +16,5 @@ export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
   RecordAttemptsBeforeSending1764520000000,
   SealWebhookSecrets1764531800000,
   FairDelivery1764560000000,
+  UpstreamAgents1765100000000,
 ];
