@@ -95,6 +95,7 @@ describe('directory: agents, keys and admission over NATS and Postgres', () => {
         notification_webhook_url: 'http://127.0.0.1:9/evan',
         slack_webhook_url: null,
         webhook_timeout_ms: null,
+        upstream: null,
         disabled: false,
         occurred_at: expect.any(String),
       });

@@ -36,7 +36,10 @@ Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
            [--email <email>] [--webhook-url <url>] [--slack-webhook-url <url>] [--metadata <json>]
            [--webhook-timeout-ms <1000-30000>]
            [--input-modes text/plain,image/*]
-                                    register an agent and print its API key (shown once)
+           [--card-url <url> [--upstream-auth api_key|bearer --upstream-secret-file <file>
+            [--upstream-header <name>]]]
+                                    register an agent and print its API key (shown once); with
+                                    --card-url, an existing A2A server the relay delivers its handoffs to
   agents [--all] [--limit <n>]      list agents (--all includes disabled ones)
   show <handle>                     show one agent, private fields included (show <task> is the agent command)
   update <handle> [--name …] [--role …] [--description …] [--skills a,b] [--email …]
@@ -102,6 +105,10 @@ const OPTIONS = {
   since: { type: 'string' },
   watch: { type: 'boolean' },
   interval: { type: 'string' },
+  'card-url': { type: 'string' },
+  'upstream-auth': { type: 'string' },
+  'upstream-secret-file': { type: 'string' },
+  'upstream-header': { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -189,6 +196,22 @@ function agentFields(values: Values): Record<string, unknown> {
     }
   }
   return fields;
+}
+
+/** `--card-url` and the credential for an upstream A2A agent (the secret read from a file, never from the command line). */
+async function upstreamFields(values: Values, io: CliIo): Promise<Record<string, unknown> | null> {
+  const cardUrl = values['card-url'];
+  const scheme = values['upstream-auth'];
+  if (cardUrl === undefined) {
+    if (scheme !== undefined || values['upstream-secret-file'] !== undefined) throw usage('--upstream-auth and --upstream-secret-file go with --card-url.');
+    return null;
+  }
+  if (scheme === undefined) return { card_url: cardUrl };
+  if (scheme !== 'api_key' && scheme !== 'bearer') throw usage('--upstream-auth must be api_key or bearer.');
+  const file = values['upstream-secret-file'];
+  if (file === undefined) throw usage('--upstream-auth needs --upstream-secret-file <file> (the API key or token, kept sealed by the relay).');
+  const secret = (await (io.readFile ?? ((path: string) => readFile(path, 'utf8')))(file)).trim();
+  return { card_url: cardUrl, auth: { scheme, secret, ...(values['upstream-header'] ? { header_name: values['upstream-header'] } : {}) } };
 }
 
 function describeAgent(agent: AgentRecord): string {
@@ -284,13 +307,18 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
       case 'register': {
         const handle = need(rest, 0, 'the handle (name@org)');
         if (values.name === undefined) throw usage('register needs --name.');
+        const upstream = await upstreamFields(values, io);
         const created = await api.call<{ agent: AgentRecord; api_key: string; webhook_secret: string | null }>('POST', '/admin/agents', {
           handle,
           ...agentFields(values),
+          ...(upstream ? { upstream } : {}),
         });
         print(
           created,
           `Registered ${created.agent.handle} (${created.agent.id}).\n` +
+            (created.agent.upstream
+              ? `Upstream A2A server: ${created.agent.upstream.url} (${created.agent.upstream.binding}, A2A ${created.agent.upstream.protocol_version}, auth ${created.agent.upstream.auth_scheme})\n`
+              : '') +
             `API key (shown once, store it now): ${created.api_key}\n` +
             (created.webhook_secret ? `Webhook signing secret (shown once): ${created.webhook_secret}\n` : ''),
         );

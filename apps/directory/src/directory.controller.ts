@@ -11,7 +11,7 @@ import {
   AuthenticateTokenRequest,
   PutTokenSubjectRequest,
   type TokenSubject,
-  CreateAgentRequest,
+  CreateAgentCommand,
   DIRECTORY_SUBJECTS,
   HandleRequest,
   ListAgentsRequest,
@@ -78,7 +78,7 @@ export class DirectoryController {
   }
 
   @MessagePattern(DIRECTORY_SUBJECTS.createAgent)
-  createAgent(@Payload() request: CreateAgentRequest): Promise<CreateAgentReply> {
+  createAgent(@Payload() request: CreateAgentCommand): Promise<CreateAgentReply> {
     return this.agents.create(request);
   }
 

@@ -18,7 +18,7 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Matches(/^\s*\d+(ms|s|m|h)\s*(,\s*\d+(ms|s|m|h)\s*)*$/, { message: 'RELAY_WEBHOOK_RETRY_SCHEDULE must be a comma-separated list like 5s,30s,5m,2h' })
   RELAY_WEBHOOK_RETRY_SCHEDULE: string = '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h';
 
-  /** Allows webhook URLs that resolve to loopback, private, link-local or metadata addresses (tests, local setups). */
+  /** Allows webhook, push and upstream agent URLs (cards and A2A servers) that resolve to loopback, private, link-local or metadata addresses (tests, local setups). */
   @Transform(toBoolean)
   @IsIn([true, false], { message: 'RELAY_WEBHOOK_ALLOW_PRIVATE must be true or false' })
   RELAY_WEBHOOK_ALLOW_PRIVATE: boolean = false;
@@ -98,6 +98,18 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Min(1)
   @Max(3650)
   RELAY_DELIVERY_RETENTION_DAYS: number = 30;
+
+  /** The first wait between two polls of an upstream agent's task (`GetTask`), and again after each change it showed. */
+  @IsInt()
+  @Min(50)
+  @Max(60_000)
+  RELAY_UPSTREAM_POLL_MIN_MS: number = 250;
+
+  /** The longest wait between two polls of an upstream task that shows no change (the wait doubles up to it). */
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  RELAY_UPSTREAM_POLL_MAX_MS: number = 30_000;
 
   /** Link to a task in your own UI for Slack messages (`{task_id}` is replaced); unset, Slack shows the task id. */
   @IsString()

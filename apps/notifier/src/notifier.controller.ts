@@ -13,19 +13,28 @@ import {
   type DeliveryView,
   type ListDeliveriesReply,
   type RotateWebhookSecretReply,
+  ResolveUpstreamRequest,
+  type ResolveUpstreamReply,
 } from '@app/contracts';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
 import { WebhookSecretsService } from './secrets/webhook-secrets.service';
+import { UpstreamResolverService } from './upstream/upstream-resolver.service';
 
-/** The notifier's request subjects: webhook secrets and the delivery log (admin API). */
+/** The notifier's request subjects: webhook secrets, upstream agents' cards and credentials, and the delivery log (admin API). */
 @Controller()
 export class NotifierController {
   constructor(
     @Inject(WebhookSecretsService) private readonly secrets: WebhookSecretsService,
     @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
     @Inject(DeliveryWorkerService) private readonly worker: DeliveryWorkerService,
+    @Inject(UpstreamResolverService) private readonly upstream: UpstreamResolverService,
   ) {}
+
+  @MessagePattern(NOTIFIER_SUBJECTS.resolveUpstream)
+  resolveUpstream(@Payload() request: ResolveUpstreamRequest): Promise<ResolveUpstreamReply> {
+    return this.upstream.resolve(request);
+  }
 
   @MessagePattern(NOTIFIER_SUBJECTS.rotateWebhookSecret)
   async rotateWebhookSecret(@Payload() request: RotateWebhookSecretRequest): Promise<RotateWebhookSecretReply> {

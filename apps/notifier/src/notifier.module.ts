@@ -20,8 +20,17 @@ import { WEBHOOK_SECRET_SEALED_COLUMNS, WebhookSecretsService } from './secrets/
 import { AgentTargetsService } from './targets/agent-targets.service';
 import { DirectoryClient } from './targets/directory-client.service';
 import { PUSH_TARGET_SEALED_COLUMNS, PushTargetsService } from './targets/push-targets.service';
+import { UPSTREAM_CREDENTIAL_SEALED_COLUMNS, UpstreamCredentialsService } from './upstream/upstream-credentials.service';
+import { UpstreamDeliveryService } from './upstream/upstream-delivery.service';
+import { UpstreamFollowerService } from './upstream/upstream-follower.service';
+import { UpstreamResolverService } from './upstream/upstream-resolver.service';
 
-export const NOTIFIER_SEALED_COLUMNS = [...WEBHOOK_SECRET_SEALED_COLUMNS, ...PUSH_TARGET_SEALED_COLUMNS, ...DELIVERY_SEALED_COLUMNS];
+export const NOTIFIER_SEALED_COLUMNS = [
+  ...WEBHOOK_SECRET_SEALED_COLUMNS,
+  ...PUSH_TARGET_SEALED_COLUMNS,
+  ...DELIVERY_SEALED_COLUMNS,
+  ...UPSTREAM_CREDENTIAL_SEALED_COLUMNS,
+];
 
 @Module({})
 export class NotifierModule {
@@ -49,6 +58,10 @@ export class NotifierModule {
         WebhookSecretsService,
         DeliveriesService,
         SlackThrottleService,
+        UpstreamCredentialsService,
+        UpstreamResolverService,
+        UpstreamFollowerService,
+        UpstreamDeliveryService,
         DeliveryWorkerService,
         TargetsFeedService,
         EventConsumerService,

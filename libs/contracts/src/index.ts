@@ -20,3 +20,4 @@ export * from './events/agent-event.model';
 export * from './notifier/notifier.contract';
 export * from './notifier/admin-deliveries.contract';
 export * from './notifier/event-consumers.contract';
+export * from './upstream/upstream.contract';

@@ -48,7 +48,13 @@ export interface NatsPermissions {
  * its service subscribes to it (in its queue group), the roles listed publish to it.
  */
 const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: RelayService; callers: readonly RelayNatsRole[] }> = [
-  { subjects: Object.values(TASKS_SUBJECTS), service: 'tasks', callers: ['edge'] },
+  {
+    subjects: Object.values(TASKS_SUBJECTS).filter((subject) => subject !== TASKS_SUBJECTS.send && subject !== TASKS_SUBJECTS.transition),
+    service: 'tasks',
+    callers: ['edge'],
+  },
+  // The notifier reports what an upstream agent's A2A server answered as that agent (the recipient).
+  { subjects: [TASKS_SUBJECTS.send, TASKS_SUBJECTS.transition], service: 'tasks', callers: ['edge', 'notifier'] },
   { subjects: Object.values(ADMIN_TASKS_SUBJECTS), service: 'tasks', callers: ['edge'] },
   {
     subjects: [PUSH_CONFIG_SUBJECTS.set, PUSH_CONFIG_SUBJECTS.get, PUSH_CONFIG_SUBJECTS.list, PUSH_CONFIG_SUBJECTS.delete],

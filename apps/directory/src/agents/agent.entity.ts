@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
-import { AGENT_LIMITS } from '@app/contracts';
+import { AGENT_LIMITS, type UpstreamInterface } from '@app/contracts';
 
 @Entity({ name: 'agents' })
 @Check('agents_handle_format', `"handle" ~ '^[a-z0-9][a-z0-9._-]{0,127}@[a-z0-9][a-z0-9.-]{0,126}$'`)
@@ -8,6 +8,7 @@ import { AGENT_LIMITS } from '@app/contracts';
 @Check('agents_webhook_url_http', `"notification_webhook_url" IS NULL OR "notification_webhook_url" ~ '^https?://'`)
 @Check('agents_slack_url_http', `"slack_webhook_url" IS NULL OR "slack_webhook_url" ~ '^https?://'`)
 @Check('agents_token_subject_pair', `("token_issuer" IS NULL) = ("token_subject" IS NULL)`)
+@Check('agents_upstream_object', `"upstream" IS NULL OR jsonb_typeof("upstream") = 'object'`)
 @Check('agents_webhook_timeout', `"webhook_timeout_ms" IS NULL OR "webhook_timeout_ms" BETWEEN 1000 AND 30000`)
 @Index('agents_token_subject', ['tokenIssuer', 'tokenSubject'], { unique: true, where: '"token_issuer" IS NOT NULL' })
 export class AgentEntity {
@@ -48,6 +49,10 @@ export class AgentEntity {
   /** The timeout of each request to the agent's webhook and push configs; null: the notifier's default. */
   @Column({ type: 'integer', nullable: true })
   webhookTimeoutMs: number | null;
+
+  /** For an agent that runs its own A2A server: the interface read from its card, where the notifier delivers its handoffs. */
+  @Column({ type: 'jsonb', nullable: true })
+  upstream: UpstreamInterface | null;
 
   /** The IdP issuer and token `sub` that authenticate as this agent whatever the token's handle claim (null: none). */
   @Column({ type: 'varchar', length: AGENT_LIMITS.tokenIssuerChars, nullable: true })

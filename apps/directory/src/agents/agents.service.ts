@@ -14,7 +14,7 @@ import {
   type ApiKeyInfo,
   type ApiKeyList,
   type CreateAgentReply,
-  type CreateAgentRequest,
+  type CreateAgentCommand,
   type CreateKeyReply,
   type AuthenticateTokenRequest,
   type ListAgentsRequest,
@@ -55,6 +55,7 @@ export function toAgentRecord(agent: AgentEntity): AgentRecord {
     notification_webhook_url: agent.notificationWebhookUrl,
     slack_webhook_url: agent.slackWebhookUrl,
     webhook_timeout_ms: agent.webhookTimeoutMs,
+    upstream: agent.upstream ?? null,
     disabled: agent.disabledAt !== null,
     disabled_at: agent.disabledAt?.toISOString() ?? null,
     created_at: agent.createdAt.toISOString(),
@@ -166,7 +167,7 @@ export class AgentsService {
     return { handle: saved.handle, issuer: saved.tokenIssuer, subject: saved.tokenSubject };
   }
 
-  async create(request: CreateAgentRequest): Promise<CreateAgentReply> {
+  async create(request: CreateAgentCommand): Promise<CreateAgentReply> {
     const generated = generateApiKey();
     let created: { agent: AgentEntity; key: ApiKeyEntity; webhookSecret: string };
     try {
@@ -185,6 +186,7 @@ export class AgentsService {
             notificationWebhookUrl: request.notification_webhook_url ?? null,
             slackWebhookUrl: request.slack_webhook_url ?? null,
             webhookTimeoutMs: request.webhook_timeout_ms ?? null,
+            upstream: request.upstream ? { ...request.upstream } : null,
             disabledAt: null,
           }),
         );

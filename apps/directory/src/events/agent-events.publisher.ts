@@ -21,6 +21,7 @@ export function agentUpdatedEvent(agent: AgentEntity, occurredAt: Date = new Dat
     notification_webhook_url: agent.notificationWebhookUrl,
     slack_webhook_url: agent.slackWebhookUrl,
     webhook_timeout_ms: agent.webhookTimeoutMs,
+    upstream: agent.upstream ?? null,
     disabled: agent.disabledAt !== null,
     occurred_at: occurredAt.toISOString(),
   };

@@ -16,7 +16,6 @@ import {
   UsePipes,
 } from '@nestjs/common';
 import {
-  CreateAgentRequest,
   DIRECTORY_SUBJECTS,
   ListAgentsRequest,
   HandleRequest,
@@ -29,6 +28,7 @@ import {
   type AgentRecord,
   type ApiKeyInfo,
   type ApiKeyList,
+  type CreateAgentCommand,
   type CreateAgentReply,
   type CreateKeyReply,
   type TokenSubject,
@@ -42,7 +42,7 @@ import { TokenVerifier } from '../auth/token-verifier';
 import { DirectoryLookups } from '../directory/directory-lookups';
 import { AdminAuditInterceptor, Audited } from './admin-audit';
 import { AdminExceptionFilter, AdminValidationPipe } from './admin-errors';
-import { TrustPolicyBody } from './admin.dto';
+import { RegisterAgentBody, TrustPolicyBody } from './admin.dto';
 
 /**
  * What registration shows: the agent, its first API key and its webhook signing secret, each once.
@@ -71,8 +71,16 @@ export class AdminAgentsController {
   @HttpCode(201)
   @LeastRole('admin')
   @Audited('agent.create', undefined, (result) => ({ handle: (result as RegisteredAgent).agent.handle }))
-  async create(@Body() body: CreateAgentRequest): Promise<RegisteredAgent> {
-    const registered = await this.rpc.request(DIRECTORY_SUBJECTS.createAgent, body);
+  async create(@Body() body: RegisterAgentBody): Promise<RegisteredAgent> {
+    const { upstream: registration, ...fields } = body;
+    let command: CreateAgentCommand = fields;
+    if (registration) {
+      // The card is read (and the credential sealed) before the agent exists: a card that cannot be
+      // read or offers no interface the relay speaks is a 400 and nothing is created.
+      const { upstream, card } = await this.rpc.request(NOTIFIER_SUBJECTS.resolveUpstream, { handle: fields.handle, ...registration });
+      command = { ...fields, description: fields.description ?? card.description, skills: fields.skills ?? card.skills, upstream };
+    }
+    const registered = await this.rpc.request(DIRECTORY_SUBJECTS.createAgent, command);
     this.keyFilter.remember(registered.api_key);
     return registered;
   }

@@ -5,6 +5,8 @@ import { SlackSlotEntity } from '../deliveries/slack-slot.entity';
 import { WebhookSecretEntity } from '../secrets/webhook-secret.entity';
 import { AgentTargetEntity } from '../targets/agent-target.entity';
 import { PushTargetEntity } from '../targets/push-target.entity';
+import { UpstreamCredentialEntity } from '../upstream/upstream-credential.entity';
+import { UpstreamTaskEntity } from '../upstream/upstream-task.entity';
 
 /** Every entity of the notifier schema, and the deployment row every service shares. */
 export const NOTIFIER_ENTITIES: Array<new () => object> = [
@@ -15,4 +17,6 @@ export const NOTIFIER_ENTITIES: Array<new () => object> = [
   DeliveryEntity,
   DeliveryAttemptEntity,
   SlackSlotEntity,
+  UpstreamCredentialEntity,
+  UpstreamTaskEntity,
 ];

@@ -31,6 +31,7 @@ const target = (handle: string, extra: Partial<AgentTarget> = {}): AgentTarget =
   notification_webhook_url: `https://hooks.example.com/${handle}`,
   slack_webhook_url: `https://hooks.slack.com/${handle}`,
   webhook_timeout_ms: null,
+  upstream: null,
   disabled: false,
   ...extra,
 });

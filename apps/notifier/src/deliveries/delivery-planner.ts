@@ -1,4 +1,4 @@
-import type { DeliveryChannel, TaskEvent, TaskEventType } from '@app/contracts';
+import type { DeliveryChannel, TaskEvent, TaskEventMessage, TaskEventType, UpstreamInterface } from '@app/contracts';
 
 /** Where an agent wants to be told, as the directory's agent events last said. */
 export interface AgentTarget {
@@ -8,6 +8,8 @@ export interface AgentTarget {
   slack_webhook_url: string | null;
   /** The agent's own request timeout for its webhook and push configs; null: the notifier's default. */
   webhook_timeout_ms: number | null;
+  /** For an agent that runs its own A2A server: where its handoffs are delivered. */
+  upstream: UpstreamInterface | null;
   disabled: boolean;
 }
 
@@ -124,13 +126,53 @@ export function taskUrlFor(template: string, taskId: string): string | null {
   return template ? template.replace('{task_id}', encodeURIComponent(taskId)) : null;
 }
 
+/** What an `upstream` delivery carries: the handoff's first message, sent to the upstream agent's A2A server as `SendMessage`. */
+export interface UpstreamDeliveryBody {
+  task_id: string;
+  context_id: string;
+  sender: string;
+  recipient: string;
+  message: TaskEventMessage;
+}
+
+/** The webhook event name an upstream delivery is listed under (it delivers the `created` event). */
+export const UPSTREAM_DELIVERY_EVENT = 'a2a.task.created';
+
+/** A new task for an agent that runs its own A2A server: one delivery of its first message there. */
+export function planUpstreamDelivery(event: TaskEvent, targets: Map<string, AgentTarget>): PlannedDelivery | null {
+  if (event.type !== 'created' || !event.task.latest_message) return null;
+  const target = targets.get(event.recipient);
+  if (!target || target.disabled || !target.upstream) return null;
+  const body: UpstreamDeliveryBody = {
+    task_id: event.task_id,
+    context_id: event.context_id,
+    sender: event.sender,
+    recipient: event.recipient,
+    message: event.task.latest_message,
+  };
+  return {
+    channel: 'upstream',
+    event: UPSTREAM_DELIVERY_EVENT,
+    target_handle: target.handle,
+    target_ref: target.handle,
+    url: target.upstream.url,
+    content_type: 'application/json',
+    headers: {},
+    body,
+    timeout_ms: target.webhook_timeout_ms,
+  };
+}
+
 /**
  * The deliveries one task event calls for: the notified party's webhook (Standard Webhooks JSON),
- * its Slack for new tasks and completions. Disabled or unknown agents get nothing.
+ * its Slack for new tasks and completions, and a new task of an upstream agent to its A2A server.
+ * Disabled or unknown agents get nothing.
  */
 export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarget>, taskUrlTemplate: string): PlannedDelivery[] {
   const planned: PlannedDelivery[] = [];
   if (!notifies(event)) return planned;
+  const upstream = planUpstreamDelivery(event, targets);
+  if (upstream) planned.push(upstream);
   const webhookParty = webhookPartyOf(event);
   if (webhookParty) {
     const target = targets.get(event[webhookParty]);

@@ -7,6 +7,7 @@ import { DeliveriesService, type AttemptOutcome, type ClaimRequest, type Deliver
 import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } from './destination-breakers';
 import { nextRetryDelay, parseRetrySchedule } from './retry-schedule';
 import { SlackThrottleService } from './slack-throttle.service';
+import { UpstreamDeliveryService } from '../upstream/upstream-delivery.service';
 import { standardWebhookHeaders } from './standard-webhooks';
 import { sendWebhook, type SendOutcome } from './webhook-sender';
 
@@ -52,6 +53,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
     @Inject(SlackThrottleService) private readonly slack: SlackThrottleService,
     @Inject(DeliveryMetrics) private readonly metrics: DeliveryMetrics,
+    @Inject(UpstreamDeliveryService) private readonly upstream: UpstreamDeliveryService,
   ) {
     this.schedule = parseRetrySchedule(config.RELAY_WEBHOOK_RETRY_SCHEDULE);
     this.scheduleSpanMs = this.schedule.reduce((sum, delay) => sum + delay, 0);
@@ -224,15 +226,18 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       }
       Object.assign(headers, standardWebhookHeaders(secret, delivery.id, body));
     }
-    const sent = await sendWebhook(
-      { url: delivery.url, headers, body },
-      {
-        timeoutMs: delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS,
-        allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE,
-        userAgent: 'AgentRelay-Notifier/1',
-      },
-      this.abort.signal,
-    );
+    const sent =
+      delivery.channel === 'upstream'
+        ? await this.upstream.deliver(delivery, this.abort.signal)
+        : await sendWebhook(
+            { url: delivery.url, headers, body },
+            {
+              timeoutMs: delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS,
+              allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE,
+              userAgent: 'AgentRelay-Notifier/1',
+            },
+            this.abort.signal,
+          );
     if (this.abort.signal.aborted) return;
     this.recordAtDestination(delivery, sent);
     if (delivery.channel === 'slack' && sent.retryAfterMs !== null) await this.slack.pushBack(delivery.url, sent.retryAfterMs);

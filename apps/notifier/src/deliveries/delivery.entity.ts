@@ -1,10 +1,10 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, Unique } from 'typeorm';
 import type { DeliveryChannel, DeliveryStatus } from '@app/contracts';
 
-/** One event to one target (webhook, Slack or A2A push), with its retry schedule and outcome. */
+/** One event to one target (webhook, Slack, A2A push or an upstream agent's A2A server), with its retry schedule and outcome. */
 @Entity({ name: 'deliveries' })
 @Unique('deliveries_event_target_key', ['eventId', 'channel', 'targetHandle', 'targetRef'])
-@Check('deliveries_channel', `"channel" IN ('webhook', 'slack', 'push')`)
+@Check('deliveries_channel', `"channel" IN ('webhook', 'slack', 'push', 'upstream')`)
 @Check('deliveries_status', `"status" IN ('pending', 'failed', 'succeeded', 'dead')`)
 @Check('deliveries_attempts', `"attempts" >= 0 AND "round_attempts" >= 0 AND "round_attempts" <= "attempts"`)
 @Check('deliveries_schedule', `("status" IN ('pending', 'failed')) = ("next_attempt_at" IS NOT NULL)`)

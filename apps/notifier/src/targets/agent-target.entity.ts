@@ -1,4 +1,5 @@
 import { Check, Column, Entity, PrimaryColumn, Unique } from 'typeorm';
+import type { UpstreamInterface } from '@app/contracts';
 
 /** The notifier's copy of an agent's delivery targets, kept from the directory's agent events. */
 @Entity({ name: 'agent_targets' })
@@ -23,6 +24,10 @@ export class AgentTargetEntity {
   /** The agent's own timeout for requests to its webhook and push configs; null: RELAY_WEBHOOK_TIMEOUT_MS. */
   @Column({ type: 'integer', nullable: true })
   webhookTimeoutMs: number | null;
+
+  /** The agent's own A2A server, for an upstream agent (its handoffs are delivered there). */
+  @Column({ type: 'jsonb', nullable: true })
+  upstream: UpstreamInterface | null;
 
   @Column({ type: 'boolean', default: false })
   disabled: boolean;

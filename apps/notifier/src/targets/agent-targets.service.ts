@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { AgentUpdatedEvent } from '@app/contracts';
+import type { AgentUpdatedEvent, UpstreamInterface } from '@app/contracts';
 import type { AgentTarget } from '../deliveries/delivery-planner';
 import { DirectoryClient } from './directory-client.service';
 
@@ -18,6 +18,7 @@ interface AgentTargetRow {
   notification_webhook_url: string | null;
   slack_webhook_url: string | null;
   webhook_timeout_ms: number | null;
+  upstream: UpstreamInterface | null;
   disabled: boolean;
   occurred_at: Date;
 }
@@ -42,7 +43,7 @@ export class AgentTargetsService implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     const rows = (await this.dataSource.query(
-      `SELECT "agent_id", "handle", "name", "notification_webhook_url", "slack_webhook_url", "webhook_timeout_ms", "disabled", "occurred_at" FROM "notifier"."agent_targets"`,
+      `SELECT "agent_id", "handle", "name", "notification_webhook_url", "slack_webhook_url", "webhook_timeout_ms", "upstream", "disabled", "occurred_at" FROM "notifier"."agent_targets"`,
     )) as AgentTargetRow[];
     for (const row of rows) {
       this.remember(row.agent_id, new Date(row.occurred_at).getTime(), {
@@ -51,6 +52,7 @@ export class AgentTargetsService implements OnModuleInit {
         notification_webhook_url: row.notification_webhook_url,
         slack_webhook_url: row.slack_webhook_url,
         webhook_timeout_ms: row.webhook_timeout_ms,
+        upstream: row.upstream,
         disabled: row.disabled,
       });
     }
@@ -65,6 +67,7 @@ export class AgentTargetsService implements OnModuleInit {
       notification_webhook_url: event.notification_webhook_url,
       slack_webhook_url: event.slack_webhook_url,
       webhook_timeout_ms: event.webhook_timeout_ms ?? null,
+      upstream: event.upstream ?? null,
       disabled: event.disabled,
     });
   }
@@ -80,12 +83,12 @@ export class AgentTargetsService implements OnModuleInit {
       ]);
       const rows = (await manager.query(
         `INSERT INTO "notifier"."agent_targets"
-           ("agent_id", "handle", "name", "notification_webhook_url", "slack_webhook_url", "webhook_timeout_ms", "disabled", "source_event_id", "occurred_at", "updated_at")
-         VALUES ($1, $2, $3, $4, $5, $9, $6, $7, $8, now())
+           ("agent_id", "handle", "name", "notification_webhook_url", "slack_webhook_url", "webhook_timeout_ms", "upstream", "disabled", "source_event_id", "occurred_at", "updated_at")
+         VALUES ($1, $2, $3, $4, $5, $9, $10, $6, $7, $8, now())
          ON CONFLICT ("agent_id") DO UPDATE SET
            "handle" = EXCLUDED."handle", "name" = EXCLUDED."name",
            "notification_webhook_url" = EXCLUDED."notification_webhook_url", "slack_webhook_url" = EXCLUDED."slack_webhook_url",
-           "webhook_timeout_ms" = EXCLUDED."webhook_timeout_ms", "disabled" = EXCLUDED."disabled", "source_event_id" = EXCLUDED."source_event_id",
+           "webhook_timeout_ms" = EXCLUDED."webhook_timeout_ms", "upstream" = EXCLUDED."upstream", "disabled" = EXCLUDED."disabled", "source_event_id" = EXCLUDED."source_event_id",
            "occurred_at" = EXCLUDED."occurred_at", "updated_at" = now()
          WHERE "agent_targets"."occurred_at" <= EXCLUDED."occurred_at"
          RETURNING "agent_id"`,
@@ -99,6 +102,7 @@ export class AgentTargetsService implements OnModuleInit {
           event.event_id,
           event.occurred_at,
           event.webhook_timeout_ms ?? null,
+          event.upstream ? JSON.stringify(event.upstream) : null,
         ],
       )) as unknown[];
       if (rows.length === 0) this.logger.debug({ agent_id: event.agent_id, event_id: event.event_id }, 'ignored an agent event older than the stored target');
@@ -160,6 +164,7 @@ export class AgentTargetsService implements OnModuleInit {
             notification_webhook_url: agent.notification_webhook_url,
             slack_webhook_url: agent.slack_webhook_url,
             webhook_timeout_ms: agent.webhook_timeout_ms ?? null,
+            upstream: agent.upstream ?? null,
             disabled: agent.disabled,
           });
           this.logger.log({ handle }, 'looked up an agent not heard of yet from the directory');

@@ -16,7 +16,9 @@ import {
   MaxLength,
   Min,
   ValidateIf,
+  ValidateNested,
 } from 'class-validator';
+import { UpstreamInterfaceDto, type UpstreamInterface } from '../upstream/upstream.contract';
 import type { AgentIdentity, AgentPublicProfile } from './agent.model';
 import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
 import { MEDIA_RANGE_PATTERN } from '../media-types';
@@ -140,6 +142,14 @@ export class CreateAgentRequest extends AgentFields {
   @IsNotEmpty()
   @MaxLength(AGENT_LIMITS.nameChars)
   name: string;
+}
+
+/** The directory's create: an admin's registration, with the upstream interface the notifier read from the agent's card. */
+export class CreateAgentCommand extends CreateAgentRequest {
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => UpstreamInterfaceDto)
+  upstream?: UpstreamInterfaceDto;
 }
 
 /** The body of an update: any agent field, and the name (which cannot be cleared). */
@@ -304,6 +314,8 @@ export interface AgentRecord {
   slack_webhook_url: string | null;
   /** Null: the relay's default (RELAY_WEBHOOK_TIMEOUT_MS). */
   webhook_timeout_ms: number | null;
+  /** Set for an agent that runs its own A2A server: where its handoffs are delivered (no credential). */
+  upstream: UpstreamInterface | null;
   disabled: boolean;
   disabled_at: string | null;
   created_at: string;
@@ -364,7 +376,7 @@ export interface DirectoryRpc {
   [DIRECTORY_SUBJECTS.authenticate]: { request: AuthenticateRequest; reply: AgentIdentity };
   [DIRECTORY_SUBJECTS.admit]: { request: AdmitRequest; reply: AdmitReply };
   [DIRECTORY_SUBJECTS.getProfile]: { request: HandleRequest; reply: AgentProfile };
-  [DIRECTORY_SUBJECTS.createAgent]: { request: CreateAgentRequest; reply: CreateAgentReply };
+  [DIRECTORY_SUBJECTS.createAgent]: { request: CreateAgentCommand; reply: CreateAgentReply };
   [DIRECTORY_SUBJECTS.listAgents]: { request: ListAgentsRequest; reply: AgentPage };
   [DIRECTORY_SUBJECTS.getAgent]: { request: HandleRequest; reply: AgentRecord };
   [DIRECTORY_SUBJECTS.updateAgent]: { request: UpdateAgentRequest; reply: AgentRecord };

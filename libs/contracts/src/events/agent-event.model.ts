@@ -1,3 +1,5 @@
+import type { UpstreamInterface } from '../upstream/upstream.contract';
+
 /** JetStream subject of the directory's agent events (not a request subject). */
 export const AGENT_UPDATED_EVENT_SUBJECT = 'relay.events.agent.updated';
 
@@ -17,6 +19,8 @@ export interface AgentUpdatedEvent {
   slack_webhook_url: string | null;
   /** The agent's own timeout of each request to its webhook and push configs; null (or absent, in older events): the notifier's default. */
   webhook_timeout_ms?: number | null;
+  /** The agent's A2A server, for an upstream agent (null, or absent in older events: none). */
+  upstream?: UpstreamInterface | null;
   disabled: boolean;
   /** ISO-8601 time of the change; the notifier ignores an event older than what it holds. */
   occurred_at: string;

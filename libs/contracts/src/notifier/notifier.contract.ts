@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+import type { ResolveUpstreamReply, ResolveUpstreamRequest } from '../upstream/upstream.contract';
 
 /** Request subjects the notifier answers. */
 export const NOTIFIER_SUBJECTS = {
@@ -16,6 +17,11 @@ export const NOTIFIER_SUBJECTS = {
   getDelivery: 'relay.notifier.v1.deliveries.get',
   /** Sends a delivery again (admin API), whatever its status. */
   redeliver: 'relay.notifier.v1.deliveries.redeliver',
+  /**
+   * Reads an upstream agent's card (through the SSRF guard), picks the interface the relay
+   * delivers to and keeps the credential for it sealed (admin API, before the directory stores it).
+   */
+  resolveUpstream: 'relay.notifier.v1.upstream.resolve',
 } as const;
 
 /** Webhook secrets are `whsec_` + base64 of 24 or more random bytes (Standard Webhooks). */
@@ -50,8 +56,8 @@ export interface RotateWebhookSecretReply {
 export const DELIVERY_STATUSES = ['pending', 'failed', 'succeeded', 'dead'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-/** Where a delivery goes: an agent's webhook, its Slack incoming webhook, or an A2A push config. */
-export const DELIVERY_CHANNELS = ['webhook', 'slack', 'push'] as const;
+/** Where a delivery goes: an agent's webhook, its Slack incoming webhook, an A2A push config, or the A2A server of an upstream agent. */
+export const DELIVERY_CHANNELS = ['webhook', 'slack', 'push', 'upstream'] as const;
 export type DeliveryChannel = (typeof DELIVERY_CHANNELS)[number];
 
 export class ListDeliveriesRequest {
@@ -121,4 +127,5 @@ export interface NotifierRpc {
   [NOTIFIER_SUBJECTS.listDeliveries]: { request: ListDeliveriesRequest; reply: ListDeliveriesReply };
   [NOTIFIER_SUBJECTS.getDelivery]: { request: RedeliverRequest; reply: DeliveryDetail };
   [NOTIFIER_SUBJECTS.redeliver]: { request: RedeliverRequest; reply: DeliveryView };
+  [NOTIFIER_SUBJECTS.resolveUpstream]: { request: ResolveUpstreamRequest; reply: ResolveUpstreamReply };
 }

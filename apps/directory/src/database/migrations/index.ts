@@ -6,6 +6,7 @@ import { AddAgentInputModes1764900000000 } from './1764900000000-AddAgentInputMo
 import { AdminAuditPerson1765000000000 } from './1765000000000-AdminAuditPerson';
 import { AgentTokenSubject1765000100000 } from './1765000100000-AgentTokenSubject';
 import { Deployment1765100000000 } from './1765100000000-Deployment';
+import { AgentUpstream1765200000000 } from './1765200000000-AgentUpstream';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -17,4 +18,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   AdminAuditPerson1765000000000,
   AgentTokenSubject1765000100000,
   Deployment1765100000000,
+  AgentUpstream1765200000000,
 ];

@@ -6,6 +6,7 @@ import { RecordAttemptsBeforeSending1764520000000 } from './1764520000000-Record
 import { SealWebhookSecrets1764531800000 } from './1764531800000-SealWebhookSecrets';
 import { FairDelivery1764560000000 } from './1764560000000-FairDelivery';
 import { Deployment1765100000000 } from './1765100000000-Deployment';
+import { UpstreamAgents1765200000000 } from './1765200000000-UpstreamAgents';
 
 /** Every migration of the notifier schema, oldest first. */
 export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
@@ -17,4 +18,5 @@ export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
   SealWebhookSecrets1764531800000,
   FairDelivery1764560000000,
   Deployment1765100000000,
+  UpstreamAgents1765200000000,
 ];

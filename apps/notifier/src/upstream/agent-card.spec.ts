@@ -1,0 +1,67 @@
+import { AgentCardError, parseAgentCard, protocolVersionOf } from './agent-card';
+
+describe('parseAgentCard', () => {
+  it('v1.0: the first supported interface the relay speaks, in the card’s order', () => {
+    const parsed = parseAgentCard({
+      name: 'Planner',
+      description: 'Plans',
+      supportedInterfaces: [
+        { url: 'https://planner.example.com/grpc', protocolBinding: 'GRPC', protocolVersion: '1.0' },
+        { url: 'https://planner.example.com/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0.2' },
+        { url: 'https://planner.example.com/rpc', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      ],
+      capabilities: { streaming: true, pushNotifications: false },
+      securitySchemes: { key: { apiKeySecurityScheme: { location: 'header', name: 'X-Planner-Key' } } },
+      skills: [{ id: 'plan', name: 'plan' }, { id: 'review' }],
+    });
+    expect(parsed).toEqual({
+      url: 'https://planner.example.com/rest',
+      binding: 'HTTP+JSON',
+      protocol_version: '1.0',
+      streaming: true,
+      push_notifications: false,
+      name: 'Planner',
+      description: 'Plans',
+      skills: ['plan', 'review'],
+      api_key_header: 'X-Planner-Key',
+    });
+  });
+
+  it('v0.3: url with preferredTransport, then additionalInterfaces, at the card’s protocolVersion', () => {
+    const card = {
+      name: 'Old',
+      protocolVersion: '0.3.0',
+      url: 'https://old.example.com/grpc',
+      preferredTransport: 'GRPC',
+      additionalInterfaces: [{ url: 'https://old.example.com/a2a', transport: 'JSONRPC' }],
+      securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Old-Key' } },
+    };
+    expect(parseAgentCard(card)).toMatchObject({
+      url: 'https://old.example.com/a2a',
+      binding: 'JSONRPC',
+      protocol_version: '0.3',
+      api_key_header: 'X-Old-Key',
+    });
+    // No preferredTransport: JSON-RPC, as v0.3 says.
+    expect(parseAgentCard({ name: 'Plain', protocolVersion: '0.3.0', url: 'http://plain.example.com/' })).toMatchObject({
+      binding: 'JSONRPC',
+      protocol_version: '0.3',
+    });
+  });
+
+  it('refuses a card with nothing the relay can deliver to, naming what it offers', () => {
+    expect(() => parseAgentCard('x')).toThrow(AgentCardError);
+    expect(() => parseAgentCard({ name: 'none' })).toThrow('lists no interface');
+    expect(() => parseAgentCard({ supportedInterfaces: [{ url: 'https://x.example.com', protocolBinding: 'GRPC', protocolVersion: '1.0' }] })).toThrow(
+      'it offers: GRPC 1.0',
+    );
+    expect(() => parseAgentCard({ supportedInterfaces: [{ url: 'ftp://x.example.com', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }] })).toThrow(
+      AgentCardError,
+    );
+    expect(() => parseAgentCard({ url: 'https://x.example.com', protocolVersion: '2.0' })).toThrow(AgentCardError);
+  });
+
+  it('reads protocol versions with or without their patch part', () => {
+    expect(['0.3', '0.3.0', '1', '1.0', '1.0.7', '0.2.5', '', undefined].map(protocolVersionOf)).toEqual(['0.3', '0.3', '1.0', '1.0', '1.0', null, null, null]);
+  });
+});

@@ -1,0 +1,148 @@
+import { AGENT_LIMITS, type UpstreamBinding, type UpstreamProtocolVersion } from '@app/contracts';
+
+/** What the relay keeps of an upstream agent's card: the interface it delivers to, and the public profile. */
+export interface ParsedAgentCard {
+  url: string;
+  binding: UpstreamBinding;
+  protocol_version: UpstreamProtocolVersion;
+  streaming: boolean;
+  push_notifications: boolean;
+  name: string;
+  description: string | null;
+  skills: string[];
+  /** The header of the card's first API-key security scheme (`in: header`), if it has one. */
+  api_key_header: string | null;
+}
+
+export class AgentCardError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AgentCardError';
+  }
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+}
+
+/** `0.3`, `0.3.0` → 0.3; `1.0`, `1.0.2`, `1` → 1.0; anything else is not spoken. */
+export function protocolVersionOf(value: unknown): UpstreamProtocolVersion | null {
+  const spelled = text(value);
+  if (!spelled) return null;
+  if (/^0\.3(\.\d+)?$/.test(spelled)) return '0.3';
+  if (/^1(\.0(\.\d+)?)?$/.test(spelled)) return '1.0';
+  return null;
+}
+
+/** The card's transport names, in both versions' spellings (`HTTP+JSON`, `REST`; `JSONRPC`, `JSON-RPC`). */
+function bindingOf(value: unknown): UpstreamBinding | null {
+  const name = text(value)
+    ?.toUpperCase()
+    .replace(/[^A-Z+]/g, '');
+  if (name === 'JSONRPC') return 'JSONRPC';
+  if (name === 'HTTP+JSON' || name === 'HTTPJSON' || name === 'REST') return 'HTTP+JSON';
+  return null;
+}
+
+interface Candidate {
+  url: unknown;
+  binding: unknown;
+  version: unknown;
+}
+
+/**
+ * The interfaces a card offers, in its order of preference. v1.0: `supportedInterfaces`
+ * (`url`, `protocolBinding`, `protocolVersion`). v0.3: `url` with `preferredTransport` (JSON-RPC
+ * when absent), then `additionalInterfaces` (`url`, `transport`), all at the card's `protocolVersion`.
+ */
+function candidatesOf(card: Json): Candidate[] {
+  if (Array.isArray(card.supportedInterfaces)) {
+    return card.supportedInterfaces.filter(isObject).map((entry) => ({
+      url: entry.url,
+      binding: entry.protocolBinding ?? entry.transport,
+      version: entry.protocolVersion ?? card.protocolVersion ?? '1.0',
+    }));
+  }
+  const version = card.protocolVersion ?? '0.3';
+  const candidates: Candidate[] = [];
+  if (card.url !== undefined) candidates.push({ url: card.url, binding: card.preferredTransport ?? 'JSONRPC', version });
+  if (Array.isArray(card.additionalInterfaces)) {
+    for (const entry of card.additionalInterfaces.filter(isObject)) candidates.push({ url: entry.url, binding: entry.transport, version });
+  }
+  return candidates;
+}
+
+function httpUrl(value: unknown): string | null {
+  const spelled = text(value);
+  if (!spelled) return null;
+  try {
+    const url = new URL(spelled);
+    // Kept as the card spells it: an HTTP+JSON client appends its paths to it.
+    return url.protocol === 'http:' || url.protocol === 'https:' ? spelled : null;
+  } catch {
+    return null;
+  }
+}
+
+function apiKeyHeaderOf(card: Json): string | null {
+  if (!isObject(card.securitySchemes)) return null;
+  for (const scheme of Object.values(card.securitySchemes)) {
+    if (!isObject(scheme)) continue;
+    // v0.3: {type: 'apiKey', in: 'header', name}; v1.0 ProtoJSON: {apiKeySecurityScheme: {location: 'header', name}}.
+    const apiKey = scheme.type === 'apiKey' ? scheme : isObject(scheme.apiKeySecurityScheme) ? scheme.apiKeySecurityScheme : null;
+    if (!apiKey) continue;
+    const where = text(apiKey.in ?? apiKey.location)?.toLowerCase();
+    const name = text(apiKey.name);
+    if (where === 'header' && name) return name;
+  }
+  return null;
+}
+
+/**
+ * Reads an A2A agent card of either version and picks the interface the relay delivers to: the
+ * first the card lists (its preference) whose binding is JSON-RPC or HTTP+JSON at version 0.3 or
+ * 1.0 and whose URL is http(s). Throws `AgentCardError` naming what is missing.
+ */
+export function parseAgentCard(card: unknown): ParsedAgentCard {
+  if (!isObject(card)) throw new AgentCardError('the agent card is not a JSON object');
+  const candidates = candidatesOf(card);
+  if (candidates.length === 0) throw new AgentCardError('the agent card lists no interface (supportedInterfaces, or url)');
+  let chosen: { url: string; binding: UpstreamBinding; version: UpstreamProtocolVersion } | null = null;
+  for (const candidate of candidates) {
+    const url = httpUrl(candidate.url);
+    const binding = bindingOf(candidate.binding);
+    const version = protocolVersionOf(candidate.version);
+    if (url && binding && version) {
+      chosen = { url, binding, version };
+      break;
+    }
+  }
+  if (!chosen) {
+    const offered = candidates.map((candidate) => `${String(candidate.binding)} ${String(candidate.version)}`).join(', ');
+    throw new AgentCardError(`the agent card offers no JSON-RPC or HTTP+JSON interface at A2A 0.3 or 1.0 with an http(s) URL (it offers: ${offered})`);
+  }
+  const capabilities = isObject(card.capabilities) ? card.capabilities : {};
+  const skills = Array.isArray(card.skills)
+    ? card.skills
+        .map((skill) => (isObject(skill) ? (text(skill.name) ?? text(skill.id)) : text(skill)))
+        .filter((skill): skill is string => skill !== null)
+        .map((skill) => skill.slice(0, AGENT_LIMITS.skillChars))
+    : [];
+  return {
+    url: chosen.url,
+    binding: chosen.binding,
+    protocol_version: chosen.version,
+    streaming: capabilities.streaming === true,
+    push_notifications: capabilities.pushNotifications === true,
+    name: (text(card.name) ?? 'A2A agent').slice(0, AGENT_LIMITS.nameChars),
+    description: text(card.description)?.slice(0, AGENT_LIMITS.descriptionChars) ?? null,
+    skills: [...new Set(skills)].slice(0, AGENT_LIMITS.skills),
+    api_key_header: apiKeyHeaderOf(card),
+  };
+}

@@ -1,0 +1,87 @@
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { NOTHING_REPORTED, planReport, taskOfMessage } from './upstream-mapping';
+
+function agentMessage(id: string, text: string): Message {
+  return {
+    messageId: id,
+    contextId: 'c',
+    taskId: 't',
+    role: Role.ROLE_AGENT,
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function task(state: TaskState, extra: Partial<Task> = {}): Task {
+  return { id: 't', contextId: 'c', status: { state, message: undefined, timestamp: undefined }, artifacts: [], history: [], metadata: undefined, ...extra };
+}
+
+const artifact = {
+  artifactId: 'a1',
+  name: 'out.txt',
+  description: '',
+  parts: [{ content: { $case: 'text' as const, value: 'OUT' }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+  metadata: undefined,
+  extensions: [],
+};
+
+describe('planReport', () => {
+  it('submitted: nothing to do yet', () => {
+    expect(planReport(task(TaskState.TASK_STATE_SUBMITTED), NOTHING_REPORTED).steps).toEqual([]);
+  });
+
+  it('completed at once: accept, then complete with the status message and the artifact; nothing again after', () => {
+    const done = task(TaskState.TASK_STATE_COMPLETED, { artifacts: [artifact] });
+    done.status!.message = agentMessage('m1', 'done it');
+    const { steps, next } = planReport(done, NOTHING_REPORTED);
+    expect(steps.map((step) => (step.kind === 'transition' ? step.transition : step.kind))).toEqual(['accept', 'complete']);
+    expect(steps[1]).toMatchObject({
+      message: { message_id: 'm1', parts: [{ kind: 'text', text: 'done it' }] },
+      artifacts: [{ artifact_id: 'a1', name: 'out.txt', parts: [{ kind: 'text', text: 'OUT' }] }],
+      result_summary: 'done it',
+    });
+    expect(next.relay_state).toBe('completed');
+    expect(planReport(done, next).steps).toEqual([]);
+  });
+
+  it('working with progress: accept, the new messages, a changed artifact once', () => {
+    const working = task(TaskState.TASK_STATE_WORKING, { history: [agentMessage('m1', 'on it')], artifacts: [artifact] });
+    const first = planReport(working, NOTHING_REPORTED);
+    expect(first.steps).toEqual([
+      { kind: 'transition', transition: 'accept' },
+      {
+        kind: 'append',
+        message: { message_id: 'm1', parts: [{ kind: 'text', text: 'on it', media_type: 'text/plain' }] },
+        artifacts: [expect.objectContaining({ artifact_id: 'a1' })],
+      },
+    ]);
+    expect(planReport(working, first.next).steps).toEqual([]);
+    const changed = { ...working, artifacts: [{ ...artifact, parts: [{ ...artifact.parts[0], content: { $case: 'text' as const, value: 'MORE' } }] }] };
+    expect(planReport(changed, first.next).steps).toEqual([
+      { kind: 'transition', transition: 'progress', artifacts: [expect.objectContaining({ artifact_id: 'a1' })] },
+    ]);
+  });
+
+  it('input-required asks the sender with the status message; failed, rejected and canceled end the relay task', () => {
+    const asking = task(TaskState.TASK_STATE_INPUT_REQUIRED);
+    asking.status!.message = agentMessage('q1', 'Which branch?');
+    expect(planReport(asking, NOTHING_REPORTED).steps.at(-1)).toMatchObject({ transition: 'request_input', message: { message_id: 'q1' } });
+    expect(planReport(task(TaskState.TASK_STATE_FAILED), NOTHING_REPORTED).steps.at(-1)).toMatchObject({
+      transition: 'fail',
+      reason: 'The upstream agent failed the task.',
+    });
+    expect(planReport(task(TaskState.TASK_STATE_REJECTED), NOTHING_REPORTED).steps).toEqual([
+      { kind: 'transition', transition: 'decline', reason: 'The upstream agent rejected the task.' },
+    ]);
+    expect(planReport(task(TaskState.TASK_STATE_CANCELED), { ...NOTHING_REPORTED, relay_state: 'accepted' }).steps).toEqual([
+      { kind: 'transition', transition: 'fail', reason: 'The upstream agent canceled the task.' },
+    ]);
+  });
+
+  it('a direct message answer completes the relay task with it', () => {
+    const { steps } = planReport(taskOfMessage(agentMessage('m9', 'hi'), 'relay-task'), NOTHING_REPORTED);
+    expect(steps.map((step) => (step.kind === 'transition' ? step.transition : step.kind))).toEqual(['accept', 'complete']);
+  });
+});

@@ -1,0 +1,132 @@
+import { Transform, Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { AGENT_LIMITS } from '../limits';
+import { normalizeHandle } from '../directory/handle';
+
+/** The A2A protocol bindings the relay can deliver to (gRPC is not one of them). */
+export const UPSTREAM_BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const;
+export type UpstreamBinding = (typeof UPSTREAM_BINDINGS)[number];
+
+/** The A2A versions the relay speaks to an upstream agent. */
+export const UPSTREAM_PROTOCOL_VERSIONS = ['0.3', '1.0'] as const;
+export type UpstreamProtocolVersion = (typeof UPSTREAM_PROTOCOL_VERSIONS)[number];
+
+/** How the relay authenticates to an upstream agent: nothing, an API key in a header, or an HTTP bearer token. */
+export const UPSTREAM_AUTH_SCHEMES = ['none', 'api_key', 'bearer'] as const;
+export type UpstreamAuthScheme = (typeof UPSTREAM_AUTH_SCHEMES)[number];
+
+export const UPSTREAM_LIMITS = {
+  urlChars: 2048,
+  headerNameChars: 128,
+  secretChars: 4096,
+  /** The largest agent card the relay reads. */
+  cardBytes: 256 * 1024,
+} as const;
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+const HTTP_URL = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
+
+/**
+ * The interface of an agent that runs its own A2A server, as the relay read it from the agent's
+ * card: where it delivers the agent's handoffs, in which binding and version, and how it
+ * authenticates there (the credential itself is kept sealed by the notifier, never here).
+ */
+export interface UpstreamInterface {
+  card_url: string;
+  url: string;
+  binding: UpstreamBinding;
+  protocol_version: UpstreamProtocolVersion;
+  streaming: boolean;
+  push_notifications: boolean;
+  auth_scheme: UpstreamAuthScheme;
+  /** The header an `api_key` goes in (`Authorization` for `bearer`, null for `none`). */
+  auth_header: string | null;
+  card_fetched_at: string;
+}
+
+/** The same, as the directory checks it when it stores an agent's upstream. */
+export class UpstreamInterfaceDto implements UpstreamInterface {
+  @IsUrl(HTTP_URL)
+  @MaxLength(UPSTREAM_LIMITS.urlChars)
+  card_url: string;
+
+  @IsUrl(HTTP_URL)
+  @MaxLength(UPSTREAM_LIMITS.urlChars)
+  url: string;
+
+  @IsIn(UPSTREAM_BINDINGS)
+  binding: UpstreamBinding;
+
+  @IsIn(UPSTREAM_PROTOCOL_VERSIONS)
+  protocol_version: UpstreamProtocolVersion;
+
+  @IsBoolean()
+  streaming: boolean;
+
+  @IsBoolean()
+  push_notifications: boolean;
+
+  @IsIn(UPSTREAM_AUTH_SCHEMES)
+  auth_scheme: UpstreamAuthScheme;
+
+  @ValidateIf((_, value) => value !== null)
+  @IsString()
+  @MaxLength(UPSTREAM_LIMITS.headerNameChars)
+  auth_header: string | null;
+
+  @IsISO8601()
+  card_fetched_at: string;
+}
+
+/** The credential for an upstream agent, as an admin gives it (write-only: never shown again). */
+export class UpstreamAuthFields {
+  @IsIn(UPSTREAM_AUTH_SCHEMES.filter((scheme) => scheme !== 'none'), { message: 'auth.scheme must be api_key or bearer' })
+  scheme: Exclude<UpstreamAuthScheme, 'none'>;
+
+  /** `api_key` only: the header it goes in (the card's `apiKeySecurityScheme.name`; default `X-API-Key`). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(UPSTREAM_LIMITS.headerNameChars)
+  @Matches(HEADER_NAME, { message: 'auth.header_name must be an HTTP header name' })
+  header_name?: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(UPSTREAM_LIMITS.secretChars)
+  @Matches(/^[\x21-\x7e]+$/, { message: 'auth.secret must be printable ASCII without spaces' })
+  secret: string;
+}
+
+/** What an admin gives to connect an existing A2A agent: its card's URL and, if it needs one, a credential. */
+export class UpstreamRegistrationFields {
+  @IsUrl(HTTP_URL, { message: 'upstream.card_url must be an http(s) URL' })
+  @Matches(/^https?:\/\//, { message: 'upstream.card_url must start with http:// or https:// (lowercase scheme)' })
+  @MaxLength(UPSTREAM_LIMITS.urlChars)
+  card_url: string;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => UpstreamAuthFields)
+  auth?: UpstreamAuthFields;
+}
+
+/** `relay.notifier.v1.upstream.resolve`: read the card, pick the interface, keep the credential sealed. */
+export class ResolveUpstreamRequest extends UpstreamRegistrationFields {
+  @Transform(({ value }) => normalizeHandle(value))
+  @IsString()
+  @MaxLength(AGENT_LIMITS.handleChars)
+  handle: string;
+}
+
+/** The public profile the card offers (a registration without its own name, description or skills takes these). */
+export interface UpstreamCardProfile {
+  name: string;
+  description: string | null;
+  skills: string[];
+}
+
+export interface ResolveUpstreamReply {
+  upstream: UpstreamInterface;
+  card: UpstreamCardProfile;
+}

@@ -1,0 +1,211 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { A2A_PROTOCOL_VERSION, Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+
+/** The little of express these servers use (express ships no types and @types/express is not installed). */
+interface ExpressRequest {
+  headers: Record<string, string | string[] | undefined>;
+  path: string;
+}
+interface ExpressResponse {
+  status(code: number): ExpressResponse;
+  json(body: unknown): void;
+}
+type Next = () => void;
+interface ExpressApp {
+  use(handler: unknown): void;
+  get(path: string, handler: (request: ExpressRequest, response: ExpressResponse) => void): void;
+  listen(port: number, host: string, callback: () => void): Server;
+}
+
+export interface UpstreamAgentOptions {
+  binding: 'JSONRPC' | 'HTTP+JSON';
+  /** The shape of the card it serves: v1.0 (`supportedInterfaces`) or v0.3 (`url`, `preferredTransport`). */
+  card: '1.0' | '0.3';
+  /** A header the server requires on every A2A call, and its value (`Authorization` for a bearer token). */
+  requireHeader?: { name: string; value: string };
+  /** A loopback port to listen on (0: any). */
+  port?: number;
+}
+
+/** What an upstream server saw of one A2A call. */
+export interface SeenCall {
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** A real A2A server of the official SDK, as the recipient of handoffs: answers "echo: <text>" with an artifact, then completes. */
+export interface UpstreamAgent {
+  url: string;
+  cardUrl: string;
+  port: number;
+  /** The user messages of the tasks it created, one per new task. */
+  tasksCreated: Message[];
+  calls: SeenCall[];
+  close(): Promise<void>;
+}
+
+function textOf(message: Message): string {
+  const part = message.parts.find((entry) => entry.content?.$case === 'text');
+  return part?.content?.$case === 'text' ? part.content.value : '';
+}
+
+class EchoExecutor implements AgentExecutor {
+  constructor(private readonly created: Message[]) {}
+
+  execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    const { taskId, contextId, userMessage } = context;
+    if (!context.task) {
+      this.created.push(userMessage);
+      const task: Task = {
+        id: taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, timestamp: new Date().toISOString(), message: undefined },
+        artifacts: [],
+        history: [userMessage],
+        metadata: undefined,
+      };
+      bus.publish(AgentEvent.task(task));
+    }
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_WORKING, timestamp: new Date().toISOString(), message: undefined },
+        metadata: undefined,
+      }),
+    );
+    const text = textOf(userMessage);
+    bus.publish(
+      AgentEvent.artifactUpdate({
+        taskId,
+        contextId,
+        artifact: {
+          artifactId: 'echo-result',
+          name: 'echo.txt',
+          description: 'What was sent, upper-cased',
+          parts: [{ content: { $case: 'text', value: text.toUpperCase() }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+          metadata: undefined,
+          extensions: [],
+        },
+        append: false,
+        lastChunk: true,
+        metadata: undefined,
+      }),
+    );
+    const answer: Message = {
+      messageId: `${taskId}-answer`,
+      contextId,
+      taskId,
+      role: Role.ROLE_AGENT,
+      parts: [{ content: { $case: 'text', value: `echo: ${text}` }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    };
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: new Date().toISOString(), message: answer },
+        metadata: undefined,
+      }),
+    );
+    bus.finished();
+  };
+
+  cancelTask = async (): Promise<void> => undefined;
+}
+
+function sdkCard(url: string, binding: UpstreamAgentOptions['binding']): AgentCard {
+  return {
+    name: 'Echo upstream',
+    description: 'An A2A server of the official SDK that echoes what it is sent',
+    supportedInterfaces: [
+      { url, protocolBinding: binding, tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
+      { url, protocolBinding: binding, tenant: '', protocolVersion: '0.3' },
+    ],
+    provider: { organization: 'AgentRelay tests', url: 'http://127.0.0.1/' },
+    version: '1.0.0',
+    capabilities: { streaming: false, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [{ id: 'echo', name: 'echo', description: 'Echoes', tags: ['echo'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
+    documentationUrl: '',
+    signatures: [],
+  };
+}
+
+/** The card as JSON on the wire: v1.0 as the SDK's own card, or the v0.3 shape of the same agent. */
+function servedCard(options: UpstreamAgentOptions, url: string, card: AgentCard): unknown {
+  const apiKey = options.requireHeader && options.requireHeader.name.toLowerCase() !== 'authorization' ? options.requireHeader.name : null;
+  if (options.card === '1.0') {
+    return {
+      ...card,
+      supportedInterfaces: card.supportedInterfaces.filter((entry) => entry.protocolVersion !== '0.3'),
+      ...(apiKey ? { securitySchemes: { key: { apiKeySecurityScheme: { location: 'header', name: apiKey, description: '' } } } } : {}),
+    };
+  }
+  return {
+    name: card.name,
+    description: card.description,
+    protocolVersion: '0.3.0',
+    version: '1.0.0',
+    url,
+    preferredTransport: options.binding,
+    capabilities: { streaming: false, pushNotifications: false },
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [{ id: 'echo', name: 'echo', description: 'Echoes', tags: ['echo'] }],
+    ...(apiKey ? { securitySchemes: { key: { type: 'apiKey', in: 'header', name: apiKey } } } : {}),
+  };
+}
+
+/** Starts an upstream A2A agent on a loopback port. */
+export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise<UpstreamAgent> {
+  const expressModule = 'express';
+  const { default: express } = (await import(expressModule)) as { default: () => ExpressApp };
+  const app = express();
+  const tasksCreated: Message[] = [];
+  const calls: SeenCall[] = [];
+  let url = '';
+  let card: AgentCard | null = null;
+  app.get('/.well-known/agent-card.json', (_request, response) => response.json(servedCard(options, url, card as AgentCard)));
+  app.use((request: ExpressRequest, response: ExpressResponse, next: Next) => {
+    calls.push({ headers: { ...request.headers } });
+    const required = options.requireHeader;
+    if (required && request.headers[required.name.toLowerCase()] !== required.value) {
+      response.status(401).json({ error: 'unauthenticated' });
+      return;
+    }
+    next();
+  });
+  const server = await new Promise<Server>((resolve) => {
+    const listening = app.listen(options.port ?? 0, '127.0.0.1', () => resolve(listening));
+  });
+  const port = (server.address() as AddressInfo).port;
+  url = `http://127.0.0.1:${port}`;
+  card = sdkCard(url, options.binding);
+  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new EchoExecutor(tasksCreated));
+  const legacyCompat = { enabled: true };
+  app.use(
+    options.binding === 'JSONRPC'
+      ? jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat })
+      : restHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat }),
+  );
+  return {
+    url,
+    cardUrl: `${url}/.well-known/agent-card.json`,
+    port,
+    tasksCreated,
+    calls,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
