@@ -11,7 +11,7 @@ import {
   subjectMatches,
   type NatsPermissions,
 } from './nats-permissions';
-import { relayPermissionsConfig } from './nats-server-config';
+import { relayPermissionsConfig, withPermissionTable } from './nats-server-config';
 
 function contractRequestSubjects(): string[] {
   return Object.entries(contracts)
@@ -104,5 +104,12 @@ describe('subjectMatches', () => {
     ['a.b', 'a.c', false],
   ])('%s matches %s: %s', (pattern, subject, expected) => {
     expect(subjectMatches(pattern, subject)).toBe(expected);
+  });
+});
+
+describe('the permission table in the docs', () => {
+  it('is the table of the code (npm run nats:credentials -- --write-shipped after a change)', () => {
+    const document = readFileSync('docs/nats-security.md', 'utf8');
+    expect(withPermissionTable(document)).toBe(document);
   });
 });
