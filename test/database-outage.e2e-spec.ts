@@ -60,7 +60,8 @@ describe('a Postgres outage', () => {
     for (const url of Object.values(databases)) await ensureDatabaseExists(url);
     maintenance = new pg.Client({ connectionString: new URL('/postgres', databases.tasks).toString() });
     await maintenance.connect();
-    relay = await RelayHarness.start({ services: ['notifier'] });
+    // Each service on a database of its own: one deployment id for all of them.
+    relay = await RelayHarness.start({ services: ['notifier'], env: { RELAY_DEPLOYMENT_ID: `outage-${randomUUID()}` } });
     for (const service of ['directory', 'tasks'] as const) processes.push(await ServiceProcess.start(relay, service, { DATABASE_URL: databases[service] }));
     const org = `outage${Math.random().toString(36).slice(2, 7)}`;
     alice = await registerAgent(relay, { handle: uniqueHandle('alice', org), name: 'Alice' });

@@ -202,6 +202,15 @@ export class DatabaseServiceConfig extends CommonConfig {
   @Max(3600000)
   RELAY_DB_STATEMENT_TIMEOUT_MS: number = 5000;
 
+  /**
+   * The deployment's id when its services keep their schemas in separate databases (each would
+   * hold an id of its own); unset, the id the relay database holds. The event stream of the prefix
+   * is owned by one deployment id.
+   */
+  @IsOptional()
+  @Matches(/^[0-9A-Za-z_-]{1,64}$/, { message: 'RELAY_DEPLOYMENT_ID is 1-64 letters, digits, - or _' })
+  RELAY_DEPLOYMENT_ID?: string;
+
   /** Requests one service process handles at once; past it a request is refused at once as `overloaded` (HTTP 503). */
   @IsInt()
   @Min(1)

@@ -57,7 +57,12 @@ export async function readDeploymentId(dataSource: DataSource): Promise<string> 
 /** The injection token of the deployment id this service's database holds. */
 export const DEPLOYMENT_ID = Symbol('DEPLOYMENT_ID');
 
-/** Reads the deployment id once as the service starts (after its migrations), for whoever injects DEPLOYMENT_ID. */
-export function deploymentIdProvider(): Provider {
+/**
+ * The deployment id, for whoever injects DEPLOYMENT_ID: `configured` (RELAY_DEPLOYMENT_ID, for a
+ * deployment whose services keep their schemas in separate databases) or else the one the
+ * service's database holds, read once as the service starts (after its migrations).
+ */
+export function deploymentIdProvider(configured?: string): Provider {
+  if (configured) return { provide: DEPLOYMENT_ID, useValue: configured };
   return { provide: DEPLOYMENT_ID, inject: [getDataSourceToken()], useFactory: (dataSource: DataSource) => readDeploymentId(dataSource) };
 }

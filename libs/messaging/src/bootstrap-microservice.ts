@@ -31,7 +31,7 @@ export async function startRelayMicroservice(
   await checkNatsPermissions(config.natsServers, relayNatsPermissions(service, config.NATS_SUBJECT_PREFIX));
   const tracer = startTracing(service, config);
   const load = new ServiceLoad(config.RELAY_MAX_IN_FLIGHT);
-  const app = await NestFactory.createMicroservice(withServiceLoad(module, load), {
+  const app = await NestFactory.createMicroservice(withServiceLoad(module, load, config.RELAY_DEPLOYMENT_ID), {
     strategy: new RelayNatsServer(
       config.NATS_SUBJECT_PREFIX,
       {
@@ -80,7 +80,7 @@ const LOAD_READINESS_BINDING = Symbol('LOAD_READINESS_BINDING');
  * to every provider (the NATS health answer reads both) and the metrics port's `/readyz` failing
  * while the service sheds everything.
  */
-function withServiceLoad(module: DynamicModule, load: ServiceLoad): DynamicModule {
+function withServiceLoad(module: DynamicModule, load: ServiceLoad, deploymentId: string | undefined): DynamicModule {
   class RelayServiceRoot {}
   return {
     module: RelayServiceRoot,
@@ -88,7 +88,7 @@ function withServiceLoad(module: DynamicModule, load: ServiceLoad): DynamicModul
     imports: [module],
     providers: [
       { provide: ServiceLoad, useValue: load },
-      deploymentIdProvider(),
+      deploymentIdProvider(deploymentId),
       {
         provide: LOAD_READINESS_BINDING,
         inject: [{ token: MetricsServer, optional: true }],
