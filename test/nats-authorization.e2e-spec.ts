@@ -295,45 +295,30 @@ describe('NATS decentralized auth (.creds) over TLS with client certificates', (
     const run = (...args: string[]): void => {
       execFileSync('openssl', args, { cwd: into, stdio: 'pipe' });
     };
+    const signed = (name: string, subject: string, extensions: string): void => {
+      writeFileSync(join(into, `${name}.ext`), extensions);
+      run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', subject, '-keyout', `${name}.key`, '-out', `${name}.csr`);
+      run(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-days',
+        '1',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.pem`,
+      );
+    };
     run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=relay test CA', '-keyout', 'ca.key', '-out', 'ca.pem');
-    writeFileSync(join(into, 'server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-    run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', 'server.key', '-out', 'server.csr');
-    run(
-      'x509',
-      '-req',
-      '-in',
-      'server.csr',
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-days',
-      '1',
-      '-extfile',
-      'server.ext',
-      '-out',
-      'server.pem',
-    );
-    writeFileSync(join(into, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
-    run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=agentrelay', '-keyout', 'client.key', '-out', 'client.csr');
-    run(
-      'x509',
-      '-req',
-      '-in',
-      'client.csr',
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-days',
-      '1',
-      '-extfile',
-      'client.ext',
-      '-out',
-      'client.pem',
-    );
+    signed('server', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+    signed('client', '/CN=agentrelay', 'extendedKeyUsage=clientAuth\n');
   }
 
   beforeAll(async () => {
