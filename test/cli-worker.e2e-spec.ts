@@ -95,18 +95,23 @@ describe('agentrelay worker: a headless agent that runs a command per handoff', 
       const frank = await recipient('frank');
       const command = await script(
         'complete.mjs',
-        `import { readFileSync, writeFileSync } from 'node:fs';
+        `import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 const input = JSON.parse(readFileSync(0, 'utf8'));
 const fromFile = JSON.parse(readFileSync(process.env.AGENTRELAY_INPUT_FILE, 'utf8'));
 console.log('progress: reading the handoff');
+// Runs on until the test has seen that progress on the task (an update still pending when a command ends is dropped).
+while (!existsSync(process.env.RELEASE_FILE)) await new Promise((resolve) => setTimeout(resolve, 50));
 writeFileSync('artifacts/change.diff', '--- a/x.ts\\n+++ b/x.ts\\n@@ -1 +1 @@\\n-old\\n+new\\n');
 writeFileSync('artifacts/notes.md', '# Notes\\n' + process.env.AGENTRELAY_TEXT + '\\n');
 console.log('Handled "' + input.text + '" from ' + input.sender.handle + ' (' + process.env.AGENTRELAY_SENDER + ', ' + process.env.AGENTRELAY_INTENT + ')');
 console.log('same input in the file: ' + (fromFile.task_id === process.env.AGENTRELAY_TASK_ID) + ', key passed on: ' + (process.env.AGENTRELAY_API_KEY !== undefined));
 `,
       );
-      const worker = startWorker(frank, relay.url, ['--exec', command, '--progress-interval', '1s']);
+      const release = join(dir, 'release-complete');
+      const worker = startWorker(frank, relay.url, ['--exec', command, '--progress-interval', '1s'], { RELEASE_FILE: release });
       const taskId = await send(frank, 'Rename the users table');
+      await eventually(async () => (await bobClient.getTask(taskId)).messages.some((message) => message.body === 'reading the handoff'), SETTLE_MS, 250);
+      await writeFile(release, '');
       const thread = await settled(bobClient, taskId, worker);
 
       expect(thread.status.state).toBe('completed');

@@ -56,6 +56,8 @@ async function connectWithSeed(url: string, seedPath: string, inboxPrefix: strin
     authenticator: nkeyAuthenticator(() => new TextEncoder().encode(readFileSync(seedPath, 'utf8').trim())),
     inboxPrefix,
     maxReconnectAttempts: 0,
+    // Generous: the server answers at once, but the machine may be loaded.
+    timeout: 60000,
   });
 }
 
@@ -204,7 +206,7 @@ describe('NATS as a trust boundary: the relay on least-privilege credentials', (
   });
 
   it('refuses every relay request from a connection without credentials', async () => {
-    await expect(connect({ servers: nats.url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization Violation/i);
+    await expect(connect({ servers: nats.url, maxReconnectAttempts: 0, timeout: 60000 })).rejects.toThrow(/Authorization Violation/i);
   });
 
   it('takes a rotated credential while the relay runs: both seeds valid, then the old one retired: the relay keeps answering', async () => {
