@@ -16,5 +16,8 @@ export * from './directory/directory.contract';
 export * from './directory/admin-audit.contract';
 export * from './events/task-event.model';
 export * from './events/agent-event.model';
+export * from './events/push-config-event.model';
 export * from './notifier/notifier.contract';
 export * from './notifier/admin-deliveries.contract';
+export * from './events/event-catalog';
+export * from './events/event-json-schema';

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import {
   ADMIN_TASK_LIMITS,
   RelayError,
+  TASK_STATE_AFTER_EVENT,
   TASK_STATES,
   type AdminCountsReply,
   type AdminCountsRequest,
@@ -50,17 +51,6 @@ const STOP_SEL = '\u0002';
 export const SEARCH_CANDIDATES = 10_000;
 // One excerpt around the best match: Postgres's fragment mode (MaxFragments > 0) drops the punctuation that ends a fragment.
 const HEADLINE_OPTIONS = `StartSel=${START_SEL}, StopSel=${STOP_SEL}, MaxWords=35, MinWords=15`;
-
-/** Which event enters which state, to find the audit row (and so the actor) of a state event. */
-const STATE_OF_EVENT: Partial<Record<TaskEvent['type'], TaskState>> = {
-  created: 'pending',
-  accepted: 'accepted',
-  input_required: 'input_required',
-  completed: 'completed',
-  failed: 'failed',
-  rejected: 'rejected',
-  canceled: 'cancelled',
-};
 
 type AdminRow = TaskRow & { created_key: string; artifact_count: number | string; unread_messages?: number | string; rank?: number; rank_key?: string };
 
@@ -235,7 +225,7 @@ export class AdminReads {
     let newestMessage = 0;
     let truncated = events.length > ADMIN_TASK_LIMITS.timelineEntries;
     for (const { position, payload } of events.slice(0, ADMIN_TASK_LIMITS.timelineEntries)) {
-      const entered = STATE_OF_EVENT[payload.type];
+      const entered = TASK_STATE_AFTER_EVENT[payload.type];
       const stateActor = entered ? actorsByState.get(entered)?.shift() : undefined;
       const message = payload.sequence_no !== null && payload.sequence_no > newestMessage ? messages.get(payload.sequence_no) : undefined;
       if (message) newestMessage = message.sequence_no;
