@@ -21,3 +21,4 @@ export * from './notifier/notifier.contract';
 export * from './notifier/admin-deliveries.contract';
 export * from './events/event-catalog';
 export * from './events/event-json-schema';
+export * from './events/cloudevents';
