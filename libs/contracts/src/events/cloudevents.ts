@@ -1,4 +1,4 @@
-import { eventKindOfType, eventSchemaUrl, type RelayEventKind } from './event-catalog';
+import { eventKindOfSubject, eventKindOfType, eventSchemaUrl, type RelayEventKind } from './event-catalog';
 
 /** The CloudEvents version of the relay's events. */
 export const CLOUD_EVENTS_SPEC_VERSION = '1.0';
@@ -113,4 +113,17 @@ export function readCloudEventHeaders(get: (name: string) => string | undefined)
 /** Whether `type` is one of the relay's event types. */
 export function isRelayCloudEventType(type: string): boolean {
   return eventKindOfType(type) !== undefined;
+}
+
+/**
+ * The `ce-` headers of an event the relay publishes on `subject` (unprefixed), made from its catalog
+ * entry and payload; none for a subject the catalog does not know (nothing of the relay's).
+ */
+export function relayEventCloudEventHeaders(subject: string, payload: unknown, publicUrl: string): Record<string, string> {
+  const kind = eventKindOfSubject(subject);
+  const event = payload as { event_id?: unknown; occurred_at?: unknown } | null;
+  if (!kind || typeof event?.event_id !== 'string' || typeof event.occurred_at !== 'string') return {};
+  return cloudEventHeaders(
+    cloudEventAttributes(kind as RelayEventKind<{ event_id: string; occurred_at: string }>, event as { event_id: string; occurred_at: string }, publicUrl),
+  );
 }
