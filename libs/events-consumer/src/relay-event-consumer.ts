@@ -1,0 +1,371 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  jetstream,
+  jetstreamManager,
+  type ConsumerConfig,
+  type ConsumerInfo,
+  type ConsumerMessages,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import { connect, nanos, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import { parseNatsServers, type NatsCredentials } from '@app/config';
+import { prefixedSubject, TASK_EVENT_SUBJECT_PREFIX, type TaskEvent } from '@app/contracts';
+import { natsConnectOptions } from '@app/messaging/nats-connection';
+import { eventStreamName } from '@app/messaging/jetstream';
+import { EVENT_CONSUMER_NAME, natsInboxPrefix } from '@app/messaging/nats-permissions';
+import { OrderedLanes } from './ordered-lanes';
+import { RecentIds } from './recent-ids';
+import { readRelayEvent, UnreadableEventError, type RelayEvent } from './relay-event';
+
+/** Where a new durable consumer starts reading the stream. */
+export type StartPosition =
+  /** Only events published after it was created (the default). */
+  | { from: 'new' }
+  /** Every event the stream still keeps (7 days). */
+  | { from: 'beginning' }
+  /** From a stream sequence on (a `RelayEvent.streamSequence`, or a snapshot's `stream_sequence` + 1). */
+  | { from: 'sequence'; sequence: number }
+  /** Every event the stream stored at or after `time`. */
+  | { from: 'time'; time: Date };
+
+export type RelayEventHandler<Data> = (event: RelayEvent<Data>) => Promise<void> | void;
+
+/** Where the library says what it does; `console` by default. */
+export interface ConsumerLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface RelayEventConsumerOptions {
+  /** NATS_URL: one server or several, comma-separated; credentials in it or in `credentials`. */
+  url: string;
+  /** The consumer's name: its credential (`npm run nats:credentials -- --consumer <name>`) is bound to the durable consumer of this name. */
+  name: string;
+  /** The relay's NATS_SUBJECT_PREFIX. */
+  subjectPrefix?: string;
+  /** The credential files (the nkey seed the credentials command wrote, a .creds file, TLS). */
+  credentials?: NatsCredentials;
+  /** Other nats.js connection options (an authenticator of your own, timeouts); the inbox prefix is the library's. */
+  connectOptions?: Partial<ConnectionOptions>;
+  /** Unprefixed subjects to read, NATS wildcards allowed; `relay.events.task.>` by default. */
+  subjects?: string[];
+  /** Where the durable consumer starts when it does not exist yet (or on `restart`); `new` by default. */
+  start?: StartPosition;
+  /** Delete the durable consumer and start again at `start` (forgetting where it was). */
+  restart?: boolean;
+  /** Subjects (tasks) handled at once; one subject's events always one after the other. Default 16. */
+  concurrency?: number;
+  /** Events held in memory at most (received and not yet acknowledged); the stream sends no more until some are handled. Default 1000. */
+  maxPending?: number;
+  /** How long the stream waits for an acknowledgement before it sends an event again (the library keeps held events alive). Default 30 s. */
+  ackWaitMs?: number;
+  /** How many handled event ids are remembered to drop a redelivered duplicate. Default 100 000. */
+  dedupeWindow?: number;
+  /**
+   * Asked about an event the stream delivers again (after a crash, a lost ack or a recovery):
+   * whether your side has already handled it (e.g. its id is in your table). Without it such an
+   * event is handed over again unless this process remembers it.
+   */
+  isHandled?: (eventId: string) => Promise<boolean> | boolean;
+  /** First wait after a handler failed, doubled up to `maxRetryMs`; the event (and its task) waits meanwhile. Defaults 200 ms, 30 s. */
+  minRetryMs?: number;
+  maxRetryMs?: number;
+  logger?: ConsumerLogger;
+}
+
+export interface ConsumerStats {
+  handled: number;
+  /** Deliveries dropped because the event was already handled (or being handled). */
+  duplicates: number;
+  /** Handler calls that threw and were retried. */
+  failures: number;
+  /** Messages that were not relay events (not JSON, no id): terminated. */
+  unreadable: number;
+}
+
+interface Delivery<Data> {
+  event: RelayEvent<Data>;
+  messages: JsMsg[];
+}
+
+const CONSOLE_LOGGER: ConsumerLogger = {
+  info: (message, fields) => console.info(message, fields ?? ''),
+  warn: (message, fields) => console.warn(message, fields ?? ''),
+};
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound;
+}
+
+/**
+ * A durable consumer of the relay's events for another Node service (docs/events.md#consumer-library):
+ * explicit acks after the handler returns, duplicates dropped by event id, one subject's (task's)
+ * events handled in stream order while others run concurrently, a bounded number held in memory,
+ * reconnects, and a start position. It needs nothing but what an event consumer's credential
+ * allows: its own durable consumer on the event stream and its own inbox prefix.
+ *
+ * One process per consumer name: on start, a consumer left with unacknowledged events (the last run
+ * died) is made again from its acknowledgement floor, so those events come back in stream order
+ * before any later one of their task.
+ */
+export class RelayEventConsumer<Data = TaskEvent> {
+  readonly stats: ConsumerStats = { handled: 0, duplicates: 0, failures: 0, unreadable: 0 };
+  private readonly recent: RecentIds;
+  private readonly inFlight = new Map<string, Delivery<Data>>();
+  private readonly lanes: OrderedLanes<Delivery<Data>>;
+  private readonly logger: ConsumerLogger;
+  private readonly stream: string;
+  private messages: ConsumerMessages | null = null;
+  private pump: Promise<void> | null = null;
+  private keepAlive: NodeJS.Timeout | null = null;
+  private stopping = false;
+  /** Events at or below this stream sequence may have been handled by a previous run: `isHandled` is asked. */
+  private recoveredUpTo = 0;
+  /** The highest stream sequence received, and so where a lost consumer is made again from. */
+  private highestReceived = 0;
+
+  private constructor(
+    private readonly options: Required<
+      Pick<RelayEventConsumerOptions, 'name' | 'subjectPrefix' | 'subjects' | 'concurrency' | 'maxPending' | 'ackWaitMs' | 'minRetryMs' | 'maxRetryMs'>
+    > &
+      RelayEventConsumerOptions,
+    private readonly connection: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    private readonly handler: RelayEventHandler<Data>,
+  ) {
+    this.logger = options.logger ?? CONSOLE_LOGGER;
+    this.recent = new RecentIds(options.dedupeWindow ?? 100_000);
+    this.stream = eventStreamName(options.subjectPrefix);
+    this.lanes = new OrderedLanes({ concurrency: options.concurrency, capacity: options.maxPending }, (_subject, delivery) => this.handle(delivery));
+  }
+
+  /** Connects, makes (or resumes) the durable consumer and starts handing events to `handler`. */
+  static async start<Data = TaskEvent>(options: RelayEventConsumerOptions, handler: RelayEventHandler<Data>): Promise<RelayEventConsumer<Data>> {
+    if (!EVENT_CONSUMER_NAME.test(options.name))
+      throw new Error(`An event consumer's name is 1-64 letters, digits, '-' or '_' (got ${JSON.stringify(options.name)})`);
+    const settings = {
+      subjectPrefix: '',
+      subjects: [`${TASK_EVENT_SUBJECT_PREFIX}.>`],
+      concurrency: 16,
+      maxPending: 1000,
+      ackWaitMs: 30_000,
+      minRetryMs: 200,
+      maxRetryMs: 30_000,
+      ...options,
+    };
+    const servers = { ...parseNatsServers(options.url), credentials: options.credentials };
+    const connection = await connect({
+      ...natsConnectOptions(servers, natsInboxPrefix(`consumer_${options.name}`, settings.subjectPrefix)),
+      name: `agentrelay-events-${options.name}`,
+      maxReconnectAttempts: -1,
+      ...options.connectOptions,
+      inboxPrefix: natsInboxPrefix(`consumer_${options.name}`, settings.subjectPrefix),
+    });
+    try {
+      const consumer = new RelayEventConsumer<Data>(settings, connection, await jetstreamManager(connection), handler);
+      await consumer.open(true);
+      return consumer;
+    } catch (error) {
+      await connection.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Events received and not yet acknowledged. */
+  get pending(): number {
+    return this.lanes.size;
+  }
+
+  /** How far behind the consumer is: events the stream has not delivered to it yet, and delivered ones not acknowledged. */
+  async lag(): Promise<{ undelivered: number; unacknowledged: number; lastDeliveredSequence: number }> {
+    const info = await this.jsm.consumers.info(this.stream, this.options.name);
+    return { undelivered: info.num_pending, unacknowledged: info.num_ack_pending, lastDeliveredSequence: info.delivered.stream_seq };
+  }
+
+  /**
+   * Stops pulling, lets the handler finish what it holds (a handler that keeps failing is left, its
+   * event unacknowledged for the next run), and closes the connection.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.messages?.close().catch(() => undefined);
+    await this.pump?.catch(() => undefined);
+    await this.lanes.idle();
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    if (!this.connection.isClosed()) await this.connection.drain().catch(() => undefined);
+  }
+
+  private consumerConfig(start: StartPosition): Partial<ConsumerConfig> {
+    const filters = this.options.subjects.map((subject) => prefixedSubject(this.options.subjectPrefix, subject));
+    const position: Partial<ConsumerConfig> =
+      start.from === 'beginning'
+        ? { deliver_policy: DeliverPolicy.All }
+        : start.from === 'sequence'
+          ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start.sequence }
+          : start.from === 'time'
+            ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: start.time.toISOString() }
+            : { deliver_policy: DeliverPolicy.New };
+    return {
+      durable_name: this.options.name,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(this.options.ackWaitMs),
+      // The stream sends no more than the library may hold, and a little it is pulling.
+      max_ack_pending: this.options.maxPending + 100,
+      max_deliver: -1,
+      ...(filters.length === 1 ? { filter_subject: filters[0] } : { filter_subjects: filters }),
+      ...position,
+    };
+  }
+
+  private async info(): Promise<ConsumerInfo | null> {
+    try {
+      return await this.jsm.consumers.info(this.stream, this.options.name);
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+  }
+
+  /** Makes the durable consumer again from `sequence`: what was delivered and not acknowledged comes back in stream order. */
+  private async recreateFrom(sequence: number, deliveredUpTo: number): Promise<void> {
+    await this.jsm.consumers.delete(this.stream, this.options.name).catch((error: unknown) => {
+      if (!isNotFound(error)) throw error;
+    });
+    await this.jsm.consumers.add(this.stream, this.consumerConfig({ from: 'sequence', sequence }));
+    this.recoveredUpTo = Math.max(this.recoveredUpTo, deliveredUpTo);
+  }
+
+  private async open(first: boolean): Promise<void> {
+    const info = await this.info();
+    if (first && info && this.options.restart) {
+      await this.jsm.consumers.delete(this.stream, this.options.name);
+      await this.jsm.consumers.add(this.stream, this.consumerConfig(this.options.start ?? { from: 'new' }));
+    } else if (!info) {
+      if (first) await this.jsm.consumers.add(this.stream, this.consumerConfig(this.options.start ?? { from: 'new' }));
+      // Lost while running (NATS lost its store, someone deleted it): on from the first event not acknowledged.
+      else await this.recreateFrom(this.lowestUnacknowledged(), this.highestReceived);
+    } else if (first && info.num_ack_pending > 0) {
+      this.logger.warn('events consumer: the last run left events unacknowledged; reading again from its acknowledgement floor', {
+        consumer: this.options.name,
+        unacknowledged: info.num_ack_pending,
+        from_sequence: info.ack_floor.stream_seq + 1,
+      });
+      await this.recreateFrom(info.ack_floor.stream_seq + 1, info.delivered.stream_seq);
+    }
+    const consumer = await jetstream(this.connection).consumers.get(this.stream, this.options.name);
+    const messages = await consumer.consume({ max_messages: Math.min(256, this.options.maxPending) });
+    this.messages = messages;
+    this.keepAlive ??= setInterval(() => this.touchHeld(), Math.max(1000, Math.floor(this.options.ackWaitMs / 3)));
+    this.keepAlive.unref();
+    void this.watch(messages);
+    this.pump = this.read(messages);
+  }
+
+  private lowestUnacknowledged(): number {
+    let lowest = this.highestReceived + 1;
+    for (const delivery of this.inFlight.values()) lowest = Math.min(lowest, delivery.event.streamSequence);
+    return lowest;
+  }
+
+  /** A consumer deleted under the library is made again where it was. */
+  private async watch(messages: ConsumerMessages): Promise<void> {
+    for await (const status of messages.status()) {
+      if (this.stopping || this.messages !== messages) return;
+      if (status.type === 'consumer_deleted' || (status.type === 'consumer_not_found' && status.count >= 2)) {
+        this.logger.warn('events consumer: the durable consumer is gone; making it again', { consumer: this.options.name, status: status.type });
+        this.messages = null;
+        await messages.close().catch(() => undefined);
+        await this.reopen();
+        return;
+      }
+    }
+  }
+
+  private async reopen(): Promise<void> {
+    for (let delay = 500; !this.stopping; delay = Math.min(delay * 2, 10_000)) {
+      try {
+        await this.open(false);
+        return;
+      } catch (error) {
+        this.logger.warn('events consumer: could not make the durable consumer again; retrying', { consumer: this.options.name, error: String(error) });
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  private async read(messages: ConsumerMessages): Promise<void> {
+    for await (const message of messages) {
+      this.highestReceived = Math.max(this.highestReceived, message.seq);
+      let event: RelayEvent<Data>;
+      try {
+        event = readRelayEvent<Data>(message, this.options.subjectPrefix);
+      } catch (error) {
+        if (!(error instanceof UnreadableEventError)) throw error;
+        this.stats.unreadable++;
+        this.logger.warn('events consumer: not a relay event; terminated', { sequence: message.seq, subject: message.subject, error: error.message });
+        message.term();
+        continue;
+      }
+      const held = this.inFlight.get(event.id);
+      if (held) {
+        // Delivered again while still held (an ack wait passed): acknowledged with it.
+        held.messages.push(message);
+        this.stats.duplicates++;
+        continue;
+      }
+      if (this.recent.has(event.id) || ((event.redelivered || event.streamSequence <= this.recoveredUpTo) && (await this.alreadyHandled(event.id)))) {
+        message.ack();
+        this.recent.add(event.id);
+        this.stats.duplicates++;
+        continue;
+      }
+      const delivery: Delivery<Data> = { event, messages: [message] };
+      this.inFlight.set(event.id, delivery);
+      await this.lanes.push(event.subject, delivery);
+    }
+  }
+
+  private async alreadyHandled(id: string): Promise<boolean> {
+    if (!this.options.isHandled) return false;
+    for (let delay = this.options.minRetryMs; ; delay = Math.min(delay * 2, this.options.maxRetryMs)) {
+      try {
+        return await this.options.isHandled(id);
+      } catch (error) {
+        this.logger.warn('events consumer: isHandled failed; asking again', { event_id: id, error: String(error) });
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  /** Runs the handler until it succeeds (the task's later events wait), then acknowledges. */
+  private async handle(delivery: Delivery<Data>): Promise<void> {
+    for (let delay = this.options.minRetryMs; ; delay = Math.min(delay * 2, this.options.maxRetryMs)) {
+      try {
+        await this.handler(delivery.event);
+        break;
+      } catch (error) {
+        this.stats.failures++;
+        this.logger.warn('events consumer: handler failed; retrying', { event_id: delivery.event.id, subject: delivery.event.subject, error: String(error) });
+        if (this.stopping) {
+          // Left unacknowledged: the next run reads it again, before its task's later events.
+          this.inFlight.delete(delivery.event.id);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+    for (const message of delivery.messages) message.ack();
+    this.inFlight.delete(delivery.event.id);
+    this.recent.add(delivery.event.id);
+    this.stats.handled++;
+  }
+
+  /** Tells the stream the events held are being worked on, so that none is sent again while it waits its turn. */
+  private touchHeld(): void {
+    for (const delivery of this.inFlight.values()) delivery.messages[delivery.messages.length - 1].working();
+  }
+}
