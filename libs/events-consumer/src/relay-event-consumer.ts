@@ -85,6 +85,14 @@ export interface ConsumerStats {
   failures: number;
   /** Messages that were not relay events (not JSON, no id): terminated. */
   unreadable: number;
+  /** Events a snapshot already included (`startFromSnapshot`): acknowledged, not handed over. */
+  beforeSnapshot: number;
+}
+
+/** One task of a snapshot: its id and the outbox position of the newest event its state includes. */
+export interface SnapshotTask {
+  id: string;
+  last_event_position?: string | null;
 }
 
 interface Delivery<Data> {
@@ -113,7 +121,7 @@ function isNotFound(error: unknown): boolean {
  * before any later one of their task.
  */
 export class RelayEventConsumer<Data = TaskEvent> {
-  readonly stats: ConsumerStats = { handled: 0, duplicates: 0, failures: 0, unreadable: 0 };
+  readonly stats: ConsumerStats = { handled: 0, duplicates: 0, failures: 0, unreadable: 0, beforeSnapshot: 0 };
   private readonly recent: RecentIds;
   private readonly inFlight = new Map<string, Delivery<Data>>();
   private readonly lanes: OrderedLanes<Delivery<Data>>;
@@ -127,6 +135,10 @@ export class RelayEventConsumer<Data = TaskEvent> {
   private recoveredUpTo = 0;
   /** The highest stream sequence received, and so where a lost consumer is made again from. */
   private highestReceived = 0;
+  /** After a snapshot: each task's position the snapshot included; its events at or below it are skipped. */
+  private readonly snapshotPositions = new Map<string, bigint>();
+  /** The stream sequence the snapshot was taken at, and how many tasks it held (`startFromSnapshot`). */
+  snapshot: { streamSequence: number; tasks: number } | null = null;
 
   private constructor(
     private readonly options: Required<
@@ -145,6 +157,44 @@ export class RelayEventConsumer<Data = TaskEvent> {
 
   /** Connects, makes (or resumes) the durable consumer and starts handing events to `handler`. */
   static async start<Data = TaskEvent>(options: RelayEventConsumerOptions, handler: RelayEventHandler<Data>): Promise<RelayEventConsumer<Data>> {
+    return RelayEventConsumer.connect(options, handler, async (consumer) => consumer.open(true));
+  }
+
+  /**
+   * Snapshot + follow (docs/events.md#snapshot-and-follow), for a consumer that starts from the
+   * current state of every open task rather than from the stream's history: reads the stream's last
+   * sequence S, then every page of `snapshot` (e.g. `adminOpenTasks`, the admin API's list of open
+   * tasks, each with the outbox position of the newest event its state includes) and hands each task
+   * to `onSnapshotTask`; then makes the durable consumer again from S + 1 and follows, skipping every
+   * event at or below its task's snapshot position. Every event committed after a task's row was read
+   * is handled, and none the row already included.
+   */
+  static async startFromSnapshot<Data = TaskEvent, Row extends SnapshotTask = SnapshotTask>(
+    options: RelayEventConsumerOptions,
+    snapshot: { read: () => AsyncIterable<Row[]>; onSnapshotTask: (row: Row) => Promise<void> | void },
+    handler: RelayEventHandler<Data>,
+  ): Promise<RelayEventConsumer<Data>> {
+    return RelayEventConsumer.connect({ ...options, restart: true }, handler, async (consumer) => {
+      const streamSequence = (await consumer.jsm.streams.info(consumer.stream)).state.last_seq;
+      let tasks = 0;
+      for await (const page of snapshot.read()) {
+        for (const row of page) {
+          consumer.snapshotPositions.set(row.id, BigInt(row.last_event_position ?? '0'));
+          await snapshot.onSnapshotTask(row);
+          tasks++;
+        }
+      }
+      consumer.snapshot = { streamSequence, tasks };
+      consumer.options.start = { from: 'sequence', sequence: streamSequence + 1 };
+      await consumer.open(true);
+    });
+  }
+
+  private static async connect<Data>(
+    options: RelayEventConsumerOptions,
+    handler: RelayEventHandler<Data>,
+    begin: (consumer: RelayEventConsumer<Data>) => Promise<void>,
+  ): Promise<RelayEventConsumer<Data>> {
     if (!EVENT_CONSUMER_NAME.test(options.name))
       throw new Error(`An event consumer's name is 1-64 letters, digits, '-' or '_' (got ${JSON.stringify(options.name)})`);
     const settings = {
@@ -167,7 +217,7 @@ export class RelayEventConsumer<Data = TaskEvent> {
     });
     try {
       const consumer = new RelayEventConsumer<Data>(settings, connection, await jetstreamManager(connection), handler);
-      await consumer.open(true);
+      await begin(consumer);
       return consumer;
     } catch (error) {
       await connection.close().catch(() => undefined);
@@ -321,6 +371,13 @@ export class RelayEventConsumer<Data = TaskEvent> {
         message.ack();
         this.recent.add(event.id);
         this.stats.duplicates++;
+        continue;
+      }
+      const included = this.snapshotPositions.get(event.subject);
+      if (included !== undefined && event.position !== null && BigInt(event.position) <= included) {
+        // The snapshot's row of this task already included it.
+        message.ack();
+        this.stats.beforeSnapshot++;
         continue;
       }
       const delivery: Delivery<Data> = { event, messages: [message] };

@@ -52,7 +52,14 @@ export const SEARCH_CANDIDATES = 10_000;
 // One excerpt around the best match: Postgres's fragment mode (MaxFragments > 0) drops the punctuation that ends a fragment.
 const HEADLINE_OPTIONS = `StartSel=${START_SEL}, StopSel=${STOP_SEL}, MaxWords=35, MinWords=15`;
 
-type AdminRow = TaskRow & { created_key: string; artifact_count: number | string; unread_messages?: number | string; rank?: number; rank_key?: string };
+type AdminRow = TaskRow & {
+  created_key: string;
+  artifact_count: number | string;
+  unread_messages?: number | string;
+  rank?: number;
+  rank_key?: string;
+  last_event_position?: string | null;
+};
 
 function invalidCursor(field = 'cursor'): RelayError {
   return new RelayError('invalid_params', `${field} is not a cursor this list returned`, { field });
@@ -95,6 +102,7 @@ export function toAdminRow(row: AdminRow): AdminTaskRow {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     status_timestamp: row.status_timestamp.toISOString(),
+    ...(row.last_event_position !== undefined ? { last_event_position: row.last_event_position } : {}),
   };
 }
 
@@ -161,7 +169,8 @@ export class AdminReads {
         ORDER BY t."created_at" DESC, t."id" DESC LIMIT ${limit + 1})`;
     const union = branches.map((branch) => select([...branch, ...common])).join(' UNION ALL ');
     const { rows } = await this.pool.query<AdminRow>(
-      `SELECT u.*, (SELECT count(*) FROM "tasks"."artifacts" a WHERE a."task_id" = u."id") AS "artifact_count"
+      `SELECT u.*, (SELECT count(*) FROM "tasks"."artifacts" a WHERE a."task_id" = u."id") AS "artifact_count",
+         (SELECT max(o."position")::text FROM "tasks"."outbox_events" o WHERE o."task_id" = u."id") AS "last_event_position"
        FROM (${union}) u ORDER BY u."created_at" DESC, u."id" DESC LIMIT ${limit + 1}`,
       params.values,
     );
