@@ -137,6 +137,8 @@ describe('relay events are CloudEvents 1.0 in binary content mode, their data va
           dataschema: attributes.dataschema,
         });
         expect(parsed.data).toEqual(data);
+        // toEvent does not validate: the SDK's own check of the attributes (required ones, URI and time formats).
+        expect((parsed as unknown as { validate(): boolean }).validate()).toBe(true);
       }
       // The schema the edge serves at the event's dataschema path (this edge's RELAY_PUBLIC_URL is its own address).
       const path = new URL(attributes.dataschema!).pathname;
