@@ -17,7 +17,7 @@ import { testDatabaseUrl } from './support/test-env';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const REGISTER_TS = fileURLToPath(new URL('./support/process/register-ts.mjs', import.meta.url));
-const CONSUMERS = ['ledger', 'from_time', 'from_seq', 'new_only'];
+const CONSUMERS = ['ledger', 'from_time', 'from_seq', 'new_only', 'retrying', 'reconnecting'];
 const TYPES: TaskEventType[] = ['created', 'accepted', 'message_appended', 'message_appended', 'input_required', 'message_appended'];
 const QUIET = { info: () => undefined, warn: () => undefined };
 
@@ -174,6 +174,61 @@ describe('the events consumer library on an event consumer’s credential', () =
     const outOfOrder = rows.filter((row) => JSON.stringify(row.sequences) !== JSON.stringify(expected));
     expect(outOfOrder).toEqual([]);
   }, 600000);
+
+  it('retries a failing handler in place: its task’s later events wait, other tasks go on, nothing is handled twice', async () => {
+    const events = interleaved(['01FAILING000000000000000000', '01HEALTHY000000000000000000'], 1, 5);
+    const handled: RelayEvent[] = [];
+    let failuresLeft = 3;
+    const consumer = await RelayEventConsumer.start(
+      {
+        url: nats.url,
+        name: 'retrying',
+        credentials: { nkeySeedFile: seedFile(dir, 'consumer-retrying') },
+        start: { from: 'new' },
+        minRetryMs: 50,
+        logger: QUIET,
+      },
+      (event) => {
+        if (event.subject === '01FAILING000000000000000000' && event.data.sequence_no === 2 && failuresLeft-- > 0) throw new Error('not yet');
+        handled.push(event);
+      },
+    );
+    try {
+      await publish(js, events);
+      await eventually(() => expect(handled.length).toBe(events.length), 60000);
+      const ofTask = (task: string): number[] => handled.filter((event) => event.subject === task).map((event) => event.data.sequence_no!);
+      expect(ofTask('01FAILING000000000000000000')).toEqual([1, 2, 3, 4, 5]);
+      expect(ofTask('01HEALTHY000000000000000000')).toEqual([1, 2, 3, 4, 5]);
+      // The healthy task did not wait for the failing one.
+      const healthyDone = handled.findIndex((event) => event.subject === '01HEALTHY000000000000000000' && event.data.sequence_no === 5);
+      const failingSecond = handled.findIndex((event) => event.subject === '01FAILING000000000000000000' && event.data.sequence_no === 2);
+      expect(healthyDone).toBeLessThan(failingSecond);
+      expect(consumer.stats).toMatchObject({ handled: 10, failures: 3 });
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it('carries on across a NATS restart: the events published after it are handled once, in order', async () => {
+    const handled: RelayEvent[] = [];
+    const consumer = await RelayEventConsumer.start(
+      { url: nats.url, name: 'reconnecting', credentials: { nkeySeedFile: seedFile(dir, 'consumer-reconnecting') }, start: { from: 'new' }, logger: QUIET },
+      (event) => {
+        handled.push(event);
+      },
+    );
+    try {
+      const before = interleaved(['01RECONNECT0000000000000000'], 1, 5);
+      await publish(js, before);
+      await eventually(() => expect(handled.length).toBe(5), 60000);
+      await nats.restartKeepingStore(500);
+      const after = interleaved(['01RECONNECT0000000000000000'], 6, 5);
+      await eventually(() => publish(js, after), 60000, 500);
+      await eventually(() => expect(handled.map((event) => event.data.sequence_no)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), 90000);
+    } finally {
+      await consumer.stop();
+    }
+  }, 180000);
 
   describe('start positions', () => {
     async function collect(name: string, start: StartPosition, until: (events: RelayEvent[]) => boolean): Promise<RelayEvent[]> {
