@@ -307,7 +307,8 @@ export class RelayEventConsumer<Data = TaskEvent> {
       await this.recreateFrom(info.ack_floor.stream_seq + 1, info.delivered.stream_seq);
     }
     const consumer = await jetstream(this.connection).consumers.get(this.stream, this.options.name);
-    const messages = await consumer.consume({ max_messages: Math.min(256, this.options.maxPending) });
+    // Pulls expire after 10 s (heartbeats every 5 s), so a pull lost with a connection is noticed and made again soon.
+    const messages = await consumer.consume({ max_messages: Math.min(256, this.options.maxPending), expires: 10_000 });
     this.messages = messages;
     this.keepAlive ??= setInterval(() => this.touchHeld(), Math.max(1000, Math.floor(this.options.ackWaitMs / 3)));
     this.keepAlive.unref();

@@ -23,6 +23,9 @@ export interface CloudEventAttributes {
 
 const UTF8 = new TextEncoder();
 
+/** Printable ASCII (U+0021-U+007E) but `"` and `%`. */
+const NOTHING_TO_ENCODE = /^[\x21\x23\x24\x26-\x7e]*$/;
+
 const ATTRIBUTES = ['specversion', 'id', 'source', 'type', 'subject', 'time', 'datacontenttype', 'dataschema'] as const;
 
 /**
@@ -30,6 +33,8 @@ const ATTRIBUTES = ['specversion', 'id', 'source', 'type', 'subject', 'time', 'd
  * and every character outside printable ASCII, as the UTF-8 bytes of the character.
  */
 export function encodeCloudEventHeaderValue(value: string): string {
+  // Ids, URIs, types and times are printable ASCII without a space, quote or percent: as they are.
+  if (NOTHING_TO_ENCODE.test(value)) return value;
   let encoded = '';
   for (const character of value) {
     const code = character.codePointAt(0)!;
