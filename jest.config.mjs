@@ -18,7 +18,13 @@ export default {
     {
       ...shared,
       displayName: 'unit',
-      testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/test/support/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/apps/**/*.spec.ts',
+        '<rootDir>/libs/**/*.spec.ts',
+        '<rootDir>/test/support/**/*.spec.ts',
+        '<rootDir>/scripts/**/*.spec.ts',
+        '<rootDir>/examples/**/*.spec.ts',
+      ],
     },
     {
       ...shared,

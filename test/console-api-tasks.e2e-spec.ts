@@ -54,6 +54,8 @@ describe('console API: tasks across all agents, one task, search, counts, overvi
         created_at: expect.any(String),
         updated_at: expect.any(String),
         status_timestamp: expect.any(String),
+        // Its created event's outbox position: where a snapshot's reader skips its events up to.
+        last_event_position: expect.stringMatching(/^[0-9]+$/),
       });
     });
 

@@ -16,9 +16,6 @@ export class EdgeConfig extends CommonConfig {
   @IsIP()
   EDGE_HOST: string = '127.0.0.1';
 
-  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'RELAY_PUBLIC_URL must be an http(s) URL' })
-  RELAY_PUBLIC_URL: string = 'http://127.0.0.1:8080';
-
   /** Bearer token of the admin API; the admin API answers 401 to everyone while it is unset. */
   @IsOptional()
   @IsString()

@@ -6,6 +6,7 @@ import { AdminAuditModule } from './admin/admin-audit.module';
 import { CardsModule } from './cards/cards.module';
 import { ConsoleModule } from './console/console.module';
 import { DirectoryLookupsModule } from './directory/directory-lookups.module';
+import { EventDocsModule } from './event-docs/event-docs.module';
 import { EdgeConfig } from './edge.config';
 import { HealthModule } from './health/health.module';
 import { JsonRpcModule } from './jsonrpc/json-rpc.module';
@@ -33,6 +34,7 @@ export class EdgeModule {
         AdminAuditModule,
         ConsoleModule,
         CardsModule,
+        EventDocsModule,
         JsonRpcModule,
         RestModule,
       ],

@@ -26,6 +26,7 @@ export class TasksAppModule {
         OutboxModule.forRoot({
           natsUrl: config.natsServers,
           subjectPrefix: config.NATS_SUBJECT_PREFIX,
+          publicUrl: config.RELAY_PUBLIC_URL,
           databaseUrl: config.DATABASE_URL,
           pollIntervalMs: config.RELAY_OUTBOX_POLL_MS,
           batchSize: config.RELAY_OUTBOX_BATCH_SIZE,

@@ -95,6 +95,13 @@ export class CommonConfig {
   @IsReadableFile()
   NATS_TLS_KEY_FILE?: string;
 
+  /**
+   * The URL agents reach the edge at: agent cards point here, and it is the `source` of every event
+   * the relay publishes and the base of its schemas' URLs (`dataschema`), so every process reads it.
+   */
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'RELAY_PUBLIC_URL must be an http(s) URL' })
+  RELAY_PUBLIC_URL: string = 'http://127.0.0.1:8080';
+
   /** Replicas of every stream (and so of every durable consumer) the relay creates: 3 on a three-node cluster. */
   @IsInt()
   @Min(1)

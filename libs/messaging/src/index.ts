@@ -17,3 +17,4 @@ export * from './stream-names';
 export * from './nats-permissions';
 export * from './nats-permission-check';
 export * from './nats-server-config';
+export * from './event-asyncapi';

@@ -2,7 +2,14 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleDe
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
-import { AGENT_UPDATED_EVENT_SUBJECT, DIRECTORY_CHANGES_SUBJECT, prefixedSubject, type AgentUpdatedEvent, type DirectoryChange } from '@app/contracts';
+import {
+  AGENT_UPDATED_EVENT_SUBJECT,
+  DIRECTORY_CHANGES_SUBJECT,
+  prefixedSubject,
+  relayEventCloudEventHeaders,
+  type AgentUpdatedEvent,
+  type DirectoryChange,
+} from '@app/contracts';
 import { ensureEventStream, type JetStreamContext, natsInboxPrefix, openJetStream, publishWithMsgId } from '@app/messaging';
 import type { AgentEntity } from '../agents/agent.entity';
 import { DirectoryConfig } from '../directory.config';
@@ -125,7 +132,15 @@ export class AgentEventsPublisher implements OnModuleInit, OnModuleDestroy, OnAp
         .setOnLocked('skip_locked')
         .getMany();
       for (const event of events) {
-        await publishWithMsgId(context.js, prefixedSubject(this.config.NATS_SUBJECT_PREFIX, event.subject), event.payload, event.id);
+        await publishWithMsgId(
+          context.js,
+          prefixedSubject(this.config.NATS_SUBJECT_PREFIX, event.subject),
+          event.payload,
+          event.id,
+          undefined,
+          null,
+          relayEventCloudEventHeaders(event.subject, event.payload, this.config.RELAY_PUBLIC_URL),
+        );
         await manager.getRepository(OutboxEventEntity).update({ id: event.id }, { publishedAt: new Date() });
       }
       return events.length;

@@ -108,7 +108,14 @@ class RelayOnFakes extends OutboxRelayService {
     private readonly fake: FakeJetStream,
     options: Partial<OutboxRelayOptions>,
   ) {
-    super(outbox.dataSource, { ...DEFAULT_OUTBOX_RELAY_OPTIONS, natsUrl: 'nats://unused', subjectPrefix: '', databaseUrl: 'postgres://unused', ...options });
+    super(outbox.dataSource, {
+      ...DEFAULT_OUTBOX_RELAY_OPTIONS,
+      natsUrl: 'nats://unused',
+      subjectPrefix: '',
+      publicUrl: 'http://127.0.0.1:8080',
+      databaseUrl: 'postgres://unused',
+      ...options,
+    });
   }
 
   protected override readUnpublished(limit: number, unmarked: string[]): Promise<UnpublishedRow[]> {

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { prefixedSubject, TASK_EVENT_POSITION_HEADER } from '@app/contracts';
+import { prefixedSubject, relayEventCloudEventHeaders, TASK_EVENT_POSITION_HEADER } from '@app/contracts';
 import { ensureEventStream, type JetStreamContext, natsInboxPrefix, openJetStream, publishWithMsgId, WakeableDelay } from '@app/messaging';
 import { OUTBOX_PUBLISHED, OUTBOX_RELAY_OPTIONS, OUTBOX_TABLE, type OutboxRelayOptions } from './outbox.constants';
 
@@ -152,7 +152,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
             row.id,
             this.options.publishTimeoutMs,
             row.trace_parent,
-            { [TASK_EVENT_POSITION_HEADER]: row.position },
+            { ...relayEventCloudEventHeaders(row.subject, row.payload, this.options.publicUrl), [TASK_EVENT_POSITION_HEADER]: row.position },
           );
           this.unmarked.add(row.id);
           return true;

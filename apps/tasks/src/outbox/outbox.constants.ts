@@ -12,6 +12,8 @@ export const OUTBOX_PUBLISHED = 'published_at IS NOT NULL';
 export interface OutboxRelayOptions {
   natsUrl: string | NatsServers;
   subjectPrefix: string;
+  /** RELAY_PUBLIC_URL: the CloudEvents `source` of the events, and the base of their `dataschema`. */
+  publicUrl: string;
   databaseUrl: string;
   /** Rows read per round. */
   batchSize: number;

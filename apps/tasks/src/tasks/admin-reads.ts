@@ -5,6 +5,7 @@ import {
   ADMIN_TASK_LIMITS,
   OVERLOADED_RETRY_AFTER_SECONDS,
   RelayError,
+  TASK_STATE_AFTER_EVENT,
   TASK_STATES,
   type AdminCountsReply,
   type AdminCountsRequest,
@@ -64,18 +65,14 @@ export const SEARCH_STATEMENT_TIMEOUT_MS = 3000;
 // One excerpt around the best match: Postgres's fragment mode (MaxFragments > 0) drops the punctuation that ends a fragment.
 const HEADLINE_OPTIONS = `StartSel=${START_SEL}, StopSel=${STOP_SEL}, MaxWords=35, MinWords=15`;
 
-/** Which event enters which state, to find the audit row (and so the actor) of a state event. */
-const STATE_OF_EVENT: Partial<Record<TaskEvent['type'], TaskState>> = {
-  created: 'pending',
-  accepted: 'accepted',
-  input_required: 'input_required',
-  completed: 'completed',
-  failed: 'failed',
-  rejected: 'rejected',
-  canceled: 'cancelled',
+type AdminRow = TaskRow & {
+  created_key: string;
+  artifact_count: number | string;
+  unread_messages?: number | string;
+  rank?: number;
+  rank_key?: string;
+  last_event_position?: string | null;
 };
-
-type AdminRow = TaskRow & { created_key: string; artifact_count: number | string; unread_messages?: number | string; rank?: number; rank_key?: string };
 
 function invalidCursor(field = 'cursor'): RelayError {
   return new RelayError('invalid_params', `${field} is not a cursor this list returned`, { field });
@@ -118,6 +115,7 @@ export function toAdminRow(row: AdminRow): AdminTaskRow {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     status_timestamp: row.status_timestamp.toISOString(),
+    ...(row.last_event_position !== undefined ? { last_event_position: row.last_event_position } : {}),
   };
 }
 
@@ -186,7 +184,8 @@ export class AdminReads {
         ORDER BY t."created_at" DESC, t."id" DESC LIMIT ${limit + 1})`;
     const union = branches.map((branch) => select([...branch, ...common])).join(' UNION ALL ');
     const { rows } = await this.pool.query<AdminRow>(
-      `SELECT u.*, (SELECT count(*) FROM "tasks"."artifacts" a WHERE a."task_id" = u."id") AS "artifact_count"
+      `SELECT u.*, (SELECT count(*) FROM "tasks"."artifacts" a WHERE a."task_id" = u."id") AS "artifact_count",
+         (SELECT max(o."position")::text FROM "tasks"."outbox_events" o WHERE o."task_id" = u."id") AS "last_event_position"
        FROM (${union}) u ORDER BY u."created_at" DESC, u."id" DESC LIMIT ${limit + 1}`,
       params.values,
     );
@@ -250,7 +249,7 @@ export class AdminReads {
     let newestMessage = 0;
     let truncated = events.length > ADMIN_TASK_LIMITS.timelineEntries;
     for (const { position, payload } of events.slice(0, ADMIN_TASK_LIMITS.timelineEntries)) {
-      const entered = STATE_OF_EVENT[payload.type];
+      const entered = TASK_STATE_AFTER_EVENT[payload.type];
       const stateActor = entered ? actorsByState.get(entered)?.shift() : undefined;
       const message = payload.sequence_no !== null && payload.sequence_no > newestMessage ? messages.get(payload.sequence_no) : undefined;
       if (message) newestMessage = message.sequence_no;

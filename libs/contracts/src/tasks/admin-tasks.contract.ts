@@ -194,6 +194,12 @@ export interface AdminTaskRow {
   created_at: string;
   updated_at: string;
   status_timestamp: string;
+  /**
+   * On the list: the outbox position of the task's newest event that the row's state includes
+   * (null when retention deleted them all). A snapshot's reader follows the event stream and skips
+   * each task's events at or below it (docs/events.md#snapshot-and-follow).
+   */
+  last_event_position?: string | null;
 }
 
 export interface AdminTaskPage {

@@ -164,19 +164,6 @@ export interface DeletePushConfigReply {
   deleted: boolean;
 }
 
-/** Payload of `relay.events.push_config.set|deleted`: which config changed, without its token or credentials. */
-export interface PushConfigEvent {
-  event_id: string;
-  task_id: string;
-  config_id: string;
-  /** Handle of the participant who registered it. */
-  owner: string;
-  version: WireVersion;
-  url: string | null;
-  deleted: boolean;
-  occurred_at: string;
-}
-
 export interface PushConfigRpc {
   [PUSH_CONFIG_SUBJECTS.set]: { request: SetPushConfigRequest; reply: PushConfigView };
   [PUSH_CONFIG_SUBJECTS.get]: { request: GetPushConfigRequest; reply: PushConfigView };

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The dialect-neutral view of a task that the tasks service returns. The edge renders it
  * into AgentRelay, A2A v0.3 or A2A v1.0 shapes (docs/dialects.md).
@@ -27,15 +29,38 @@ export interface ParticipantRef {
   role: string | null;
 }
 
-/** A message part, neutral between the A2A versions. */
-export type PartView =
-  | { kind: 'text'; text: string; media_type?: string; filename?: string; metadata?: Record<string, unknown> }
-  | { kind: 'data'; data: unknown; media_type?: string; filename?: string; metadata?: Record<string, unknown> }
-  | {
-      kind: 'file';
-      file: { name?: string; mime_type?: string; bytes?: string; uri?: string };
-      metadata?: Record<string, unknown>;
-    };
+const metadataSchema = z.record(z.string(), z.unknown()).meta({ description: 'Free-form metadata (A2A `metadata`).' });
+
+/** A message part, neutral between the A2A versions (the one description: the type and the event JSON Schemas come from it). */
+export const partViewSchema = z
+  .discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('text'),
+      text: z.string(),
+      media_type: z.string().optional(),
+      filename: z.string().optional(),
+      metadata: metadataSchema.optional(),
+    }),
+    z.object({
+      kind: z.literal('data'),
+      data: z.unknown().meta({ description: 'Any JSON value.' }),
+      media_type: z.string().optional(),
+      filename: z.string().optional(),
+      metadata: metadataSchema.optional(),
+    }),
+    z.object({
+      kind: z.literal('file'),
+      file: z.object({
+        name: z.string().optional(),
+        mime_type: z.string().optional(),
+        bytes: z.string().optional().meta({ description: 'The file itself, base64.' }),
+        uri: z.string().optional(),
+      }),
+      metadata: metadataSchema.optional(),
+    }),
+  ])
+  .meta({ description: 'A message or artifact part: text, structured data or a file (inline bytes or a URI).' });
+export type PartView = z.infer<typeof partViewSchema>;
 
 export interface MessageView {
   /** The client's messageId, or a UUID the relay made. */
@@ -57,16 +82,17 @@ export interface MessageView {
  * An artifact. The AgentRelay typed artifacts (`type` set, fields in `fields`) and standard A2A
  * artifacts (`parts`) share this shape.
  */
-export interface ArtifactView {
-  artifact_id: string;
-  type: ArtifactType | null;
+export const artifactViewSchema = z.object({
+  artifact_id: z.string(),
+  type: z.enum(ARTIFACT_TYPES).nullable().meta({ description: 'The AgentRelay artifact type, or null for a standard A2A artifact.' }),
   /** The typed artifact's own fields, e.g. {path, diff} for a file_diff. */
-  fields: Record<string, unknown>;
-  name: string | null;
-  description: string | null;
-  parts: PartView[];
-  metadata: Record<string, unknown>;
-}
+  fields: z.record(z.string(), z.unknown()).meta({ description: "The typed artifact's own fields, e.g. {path, diff} for a file_diff." }),
+  name: z.string().nullable(),
+  description: z.string().nullable(),
+  parts: z.array(partViewSchema),
+  metadata: metadataSchema,
+});
+export type ArtifactView = z.infer<typeof artifactViewSchema>;
 
 export interface ProposedAction {
   description: string;
