@@ -20,7 +20,7 @@ import { HttpClient } from './load-generator';
 import { parseOptions, type ServerName } from './options';
 import { BASELINE_APPLICATIONS, BENCH_APPLICATION, PgProcesses } from './pg-processes';
 import { pidsByCommand, ProcessSampler, type ProcessGroup } from './proc-sampler';
-import { migrateSdkTaskStore, RELAY_SERVICES, startBaseline, startRelay, stopChildren, waitForHttp, type Child } from './processes';
+import { migrateSdkTaskStore, NO_OWN_ENV, RELAY_SERVICES, startBaseline, startRelay, stopChildren, waitForHttp, type Child } from './processes';
 import { setUpRelayAgents } from './relay-fixture';
 import { EventWatch } from './event-watch';
 import { replicasScenario, type ReplicasResult } from './replicas';
@@ -195,7 +195,7 @@ async function main(): Promise<void> {
     let replicas: ReplicasResult | undefined;
     if (options.scenarios.includes('replicas')) {
       console.log('\n## replicas');
-      replicas = await replicasScenario({ options, relay, relayEnv, children, fixture, natsPids, postgres });
+      replicas = await replicasScenario({ options, relay, relayEnv, relayEnvOf: NO_OWN_ENV, children, fixture, natsPids, postgres });
     }
     phase('verifying rows and writing the report');
 
