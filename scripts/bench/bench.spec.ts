@@ -4,7 +4,7 @@ import { parseOptions } from './options';
 import { growthBetween, growthLine, sideOf, walPosition, type GrowthSnapshot, type TableStats } from './pg-growth';
 import { declineRows, declineTable, eventsTable, inboxTable, lastToFirst, spread, summarize } from './report';
 import type { WindowRecord } from './scenarios';
-import { secureNatsConfig, withFullPermissionUser } from './secure-nats';
+import { privateNatsConfig, secureNatsConfig, withFullPermissionUser } from './secure-nats';
 import {
   cpuDeltaMs,
   median,
@@ -404,7 +404,8 @@ describe('bench NATS mode', () => {
     expect(parseOptions([], { BENCH_NATS: 'secure' }).nats).toBe('secure');
     expect(parseOptions(['--nats', 'secure'], {}).nats).toBe('secure');
     expect(parseOptions(['--nats=plain'], { BENCH_NATS: 'secure' }).nats).toBe('plain');
-    expect(() => parseOptions(['--nats', 'tls'], {})).toThrow('unknown NATS mode "tls" (one of plain, secure)');
+    expect(parseOptions(['--nats', 'private'], {}).nats).toBe('private');
+    expect(() => parseOptions(['--nats', 'tls'], {})).toThrow('unknown NATS mode "tls" (one of plain, private, secure)');
   });
 
   it('adds the bench user to the generated users without permissions (everything allowed) and keeps the relay users as they are', () => {
@@ -431,5 +432,11 @@ describe('bench NATS mode', () => {
     expect(config).toContain('max_payload: 2MB');
     expect(config).toMatch(/^tls \{ cert_file: "\/tmp\/x\/server.pem", key_file: "\/tmp\/x\/server.key", ca_file: "\/tmp\/x\/ca.pem", verify: true/m);
     expect(config).toContain('include "credentials/auth.conf"');
+  });
+
+  it('configures the private server with the same payload limit and neither TLS nor authorization', () => {
+    const config = privateNatsConfig();
+    expect(config).toContain('max_payload: 2MB');
+    expect(config).not.toMatch(/tls|include|authorization/);
   });
 });

@@ -8,8 +8,12 @@ export const SCENARIOS = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fa
 const ON_REQUEST: readonly ScenarioName[] = ['replicas'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 
-/** `plain`: the NATS at NATS_URL as it is; `secure`: a nats-server of the bench's own with TLS (client certificates) and a least-privilege nkey user per relay process. */
-export const NATS_MODES = ['plain', 'secure'] as const;
+/**
+ * `plain`: the NATS at NATS_URL as it is; `secure`: a nats-server of the bench's own with TLS (client
+ * certificates) and a least-privilege nkey user per relay process; `private`: the bench's own
+ * nats-server as `secure` starts it, without TLS or authorization (what `secure` is compared with).
+ */
+export const NATS_MODES = ['plain', 'private', 'secure'] as const;
 export type NatsMode = (typeof NATS_MODES)[number];
 
 export interface BenchOptions {
@@ -50,9 +54,10 @@ const HELP = `npm run bench [-- options]
   --scenarios a,b         subset of ${SCENARIOS.join(',')}   (BENCH_SCENARIOS;
                           replicas only when named: creates with 1, then 2 edges and tasks)
   --servers a,b           subset of ${SERVERS.join(',')}     (BENCH_SERVERS; relay always runs)
-  --nats plain|secure     plain: the NATS at NATS_URL; secure: the bench starts its own
+  --nats MODE             plain: the NATS at NATS_URL; secure: the bench starts its own
                           nats-server (TLS verifying client certificates, an nkey user per
-                          relay process with its least privilege)   (BENCH_NATS; plain)
+                          relay process with its least privilege); private: its own
+                          nats-server without TLS or authorization   (BENCH_NATS; plain)
   --results DIR           where JSON and SVG go (bench/results)
 Postgres and NATS: BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432), NATS_URL (nats://127.0.0.1:4222).
 Ports from BENCH_PORT (18080): relay edge on it, baselines on the next ones.`;

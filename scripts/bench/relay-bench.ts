@@ -27,7 +27,7 @@ import { EventWatch } from './event-watch';
 import { replicasScenario, type ReplicasResult } from './replicas';
 import { cpuTable, declineRows, declineTable, eventsTable, inboxTable, mainTable, rssTable, summarize } from './report';
 import { Bench, FanoutSink, type Target } from './scenarios';
-import { startSecureNats, type SecureNats } from './secure-nats';
+import { startBenchNats, type BenchNats } from './secure-nats';
 import { writePlanLines, writePlansTable } from './write-plans';
 
 const ADMIN_TOKEN = `bench_${randomBytes(16).toString('hex')}`;
@@ -92,9 +92,9 @@ async function main(): Promise<void> {
   let sink: FanoutSink | undefined;
   let events: EventWatch | undefined;
   let db: pg.Client | undefined;
-  /** `--nats secure`: the bench's own nats-server; the bench's helpers then connect as its full-permission user. */
-  let secureNats: SecureNats | undefined;
-  const benchNats = (): string | NatsServers => secureNats?.benchServers ?? options.natsUrl;
+  /** `--nats secure|private`: the bench's own nats-server; with secure the bench's helpers connect as its full-permission user. */
+  let ownNats: BenchNats | undefined;
+  const benchNats = (): string | NatsServers => ownNats?.benchServers ?? options.natsUrl;
   let failed = false;
   let cleaned: Promise<void> | undefined;
   const cleanup = (): Promise<void> =>
@@ -109,9 +109,9 @@ async function main(): Promise<void> {
         console.error('deleting the JetStream streams:', error);
         return [];
       });
-      const ownNats = secureNats ? `, stopped the bench's nats-server (pid ${secureNats.pid}) and removed its folder` : '';
-      await secureNats?.stop().catch((error: unknown) => console.error("stopping the bench's nats-server:", error));
-      console.log(`Cleaned up: dropped ${databaseName}, deleted streams ${streams.join(', ') || '(none)'}${ownNats}`);
+      const stoppedNats = ownNats ? `, stopped the bench's nats-server (pid ${ownNats.pid}) and removed its folder` : '';
+      await ownNats?.stop().catch((error: unknown) => console.error("stopping the bench's nats-server:", error));
+      console.log(`Cleaned up: dropped ${databaseName}, deleted streams ${streams.join(', ') || '(none)'}${stoppedNats}`);
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -128,9 +128,11 @@ async function main(): Promise<void> {
     await ensureDatabaseExists(databaseUrl);
     await migrateAllSchemas(databaseUrl);
     if (options.servers.includes('sdk-postgres')) await migrateSdkTaskStore(databaseUrl);
-    if (options.nats === 'secure') {
-      phase("starting the bench's own nats-server (TLS with client certificates, an nkey user per relay process)");
-      secureNats = await startSecureNats(subjectPrefix);
+    if (options.nats !== 'plain') {
+      phase(
+        `starting the bench's own nats-server${options.nats === 'secure' ? ' (TLS with client certificates, an nkey user per relay process)' : ' (no TLS, no authorization)'}`,
+      );
+      ownNats = await startBenchNats(subjectPrefix, options.nats === 'secure');
     }
     sink = await FanoutSink.start();
     events = await EventWatch.start(benchNats(), subjectPrefix);
@@ -154,10 +156,10 @@ async function main(): Promise<void> {
       METRICS_PORT: '0',
       // A key of this run's own for the secrets the relay stores sealed.
       RELAY_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
-      // --nats secure: the bench's server and the TLS files; each process's own seed comes from relayEnvOf.
-      ...(secureNats?.env ?? {}),
+      // --nats secure|private: the bench's server (secure: and the TLS files; each process's own seed comes from relayEnvOf).
+      ...(ownNats?.env ?? {}),
     };
-    const relayEnvOf = secureNats?.envOf ?? NO_OWN_ENV;
+    const relayEnvOf = ownNats?.envOf ?? NO_OWN_ENV;
     const relay = startRelay(relayEnv, relayEnvOf);
     children.push(...relay.values());
     const baselineChildren = new Map<ServerName, Child>();
@@ -188,7 +190,7 @@ async function main(): Promise<void> {
     const fixture = await setUpRelayAgents(targets[0].client, ADMIN_TOKEN, maxSlots, sink.url('/hook'));
 
     const postgres = new PgProcesses(db, databaseName);
-    const natsPids = secureNats ? [secureNats.pid] : process.env.BENCH_NATS_PID ? [Number(process.env.BENCH_NATS_PID)] : pidsByCommand('nats-server');
+    const natsPids = ownNats ? [ownNats.pid] : process.env.BENCH_NATS_PID ? [Number(process.env.BENCH_NATS_PID)] : pidsByCommand('nats-server');
     if (natsPids.length !== 1)
       console.log(`  note: ${natsPids.length} nats-server processes found (${natsPids.join(', ')}); all are counted (BENCH_NATS_PID picks one)`);
     const groups: ProcessGroup[] = [
@@ -223,13 +225,16 @@ async function main(): Promise<void> {
     const load = loadavg()
       .map((value) => value.toFixed(1))
       .join(' / ');
-    const nats = secureNats
+    const nats = ownNats
       ? {
           mode: options.nats,
-          server: secureNats.url,
-          description: `the bench's own nats-server ${secureNats.url}: TLS (server verified against a CA, client certificates required), an nkey user per relay process with its least privilege (writeNatsCredentials, prefix ${subjectPrefix})`,
+          server: ownNats.url,
+          description:
+            options.nats === 'secure'
+              ? `the bench's own nats-server ${ownNats.url}: TLS (server verified against a CA, client certificates required), an nkey user per relay process with its least privilege (writeNatsCredentials, prefix ${subjectPrefix})`
+              : `the bench's own nats-server ${ownNats.url}: no TLS, no authorization`,
           sampledPids: natsPids,
-          violations: secureNats.violations(),
+          violations: ownNats.violations(),
         }
       : {
           mode: options.nats,
@@ -292,8 +297,8 @@ async function main(): Promise<void> {
       const stderr = child.stderrTail.join('').trim();
       if (stderr) console.log(`\nstderr of ${child.name} (last lines):\n${stderr.slice(-1500)}`);
     }
-    if (secureNats) {
-      const violations = secureNats.violations();
+    if (options.nats === 'secure' && ownNats) {
+      const violations = ownNats.violations();
       console.log(
         `\nThe bench's nats-server logged ${violations.length} permission or authorization violation(s)${violations.length ? `:\n${violations.slice(0, 10).join('\n')}` : ''}`,
       );

@@ -6,6 +6,8 @@
  * The bench's own helpers (the event watch, the stream clean-up) connect as one more user, with
  * every permission, added to that file. The server runs on a free loopback port with a JetStream
  * store of its own; `stop` kills it and removes its folder (certificates, seeds, store).
+ * `--nats private` starts the same server without TLS and authorization: the comparison that
+ * isolates what TLS and credentials cost from what a shared NATS (other clients' traffic) does.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,13 +22,13 @@ const NATS_SERVER = process.env.NATS_SERVER_BIN || '/usr/sbin/nats-server';
 /** The holder name of the bench's own user (not a relay process: full permissions). */
 export const BENCH_NATS_HOLDER = 'bench';
 
-export interface SecureNats {
-  /** `tls://127.0.0.1:<port>`. */
+export interface BenchNats {
+  /** `tls://127.0.0.1:<port>` (secure), `nats://127.0.0.1:<port>` (private). */
   url: string;
   pid: number;
-  /** What every relay process gets: NATS_URL and the TLS files. */
+  /** What every relay process gets: NATS_URL and (secure) the TLS files. */
   env: Record<string, string>;
-  /** What one relay process gets besides: its own seed (NATS_NKEY_SEED_FILE). */
+  /** What one relay process gets besides: (secure) its own seed (NATS_NKEY_SEED_FILE). */
   envOf(service: RelayService): Record<string, string>;
   /** The bench's own connection (every permission): for natsConnectOptions / openJetStream. */
   benchServers: NatsServers;
@@ -74,6 +76,11 @@ export function withFullPermissionUser(authConf: string, nkey: string): string {
   return authConf.replace(marker, `${marker}    { nkey: ${JSON.stringify(nkey)} },\n`);
 }
 
+/** The nats-server configuration of the private mode: the relay's payload limit, nothing else. */
+export function privateNatsConfig(): string {
+  return ["# The bench's own NATS in --nats private mode (scripts/bench/secure-nats.ts).", 'max_payload: 2MB', ''].join('\n');
+}
+
 /** The nats-server configuration of the secure mode: the relay's payload limit, TLS verifying clients, the generated authorization. */
 export function secureNatsConfig(dir: string): string {
   return [
@@ -86,7 +93,8 @@ export function secureNatsConfig(dir: string): string {
   ].join('\n');
 }
 
-export async function startSecureNats(subjectPrefix: string): Promise<SecureNats> {
+/** Starts the bench's own nats-server: `secure` with TLS and the relay's authorization, else (private) plain. */
+export async function startBenchNats(subjectPrefix: string, secure: boolean): Promise<BenchNats> {
   const dir = mkdtempSync(join(tmpdir(), 'relay-bench-nats-'));
   let child: ChildProcess | undefined;
   const stop = async (): Promise<void> => {
@@ -102,15 +110,17 @@ export async function startSecureNats(subjectPrefix: string): Promise<SecureNats
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    makeCertificates(dir);
-    writeNatsCredentials({ dir, subjectPrefix, consumers: [], rotate: [], retire: false });
-    const benchUser = nkeys.createUser();
     const benchSeed = seedFile(dir, BENCH_NATS_HOLDER);
-    writeFileSync(benchSeed, new TextDecoder().decode(benchUser.getSeed()) + '\n', { mode: 0o600 });
-    const authPath = join(dir, 'credentials', 'auth.conf');
-    writeFileSync(authPath, withFullPermissionUser(readFileSync(authPath, 'utf8'), benchUser.getPublicKey()));
+    if (secure) {
+      makeCertificates(dir);
+      writeNatsCredentials({ dir, subjectPrefix, consumers: [], rotate: [], retire: false });
+      const benchUser = nkeys.createUser();
+      writeFileSync(benchSeed, new TextDecoder().decode(benchUser.getSeed()) + '\n', { mode: 0o600 });
+      const authPath = join(dir, 'credentials', 'auth.conf');
+      writeFileSync(authPath, withFullPermissionUser(readFileSync(authPath, 'utf8'), benchUser.getPublicKey()));
+    }
     const configFile = join(dir, 'nats.conf');
-    writeFileSync(configFile, secureNatsConfig(dir));
+    writeFileSync(configFile, secure ? secureNatsConfig(dir) : privateNatsConfig());
     const storeDir = join(dir, 'jetstream');
 
     let output = '';
@@ -135,6 +145,11 @@ export async function startSecureNats(subjectPrefix: string): Promise<SecureNats
     }
     const port = /Listening for client connections on [^\s]+:(\d+)/.exec(output)?.[1];
     if (!port) throw new Error(`nats-server did not say which port it listens on:\n${output.slice(-2000)}`);
+    const violations = (): string[] => violationLines.slice();
+    if (!secure) {
+      const url = `nats://127.0.0.1:${port}`;
+      return { url, pid: child.pid!, env: { NATS_URL: url }, envOf: () => ({}), benchServers: parseNatsServers(url), violations, stop };
+    }
     const url = `tls://127.0.0.1:${port}`;
     const tls = { caFile: join(dir, 'ca.pem'), certFile: join(dir, 'client.pem'), keyFile: join(dir, 'client.key') };
     return {
@@ -143,7 +158,7 @@ export async function startSecureNats(subjectPrefix: string): Promise<SecureNats
       env: { NATS_URL: url, NATS_TLS_CA_FILE: tls.caFile, NATS_TLS_CERT_FILE: tls.certFile, NATS_TLS_KEY_FILE: tls.keyFile },
       envOf: (service) => ({ NATS_NKEY_SEED_FILE: seedFile(dir, service) }),
       benchServers: { ...parseNatsServers(url), credentials: { nkeySeedFile: benchSeed, tls } },
-      violations: () => violationLines.slice(),
+      violations,
       stop,
     };
   } catch (error) {
