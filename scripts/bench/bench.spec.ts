@@ -1,8 +1,10 @@
 import { decades, escapeXml, logHeight, renderChart, type ChartRow } from './chart';
 import { runWindow } from './load-generator';
+import { parseOptions } from './options';
 import { growthBetween, growthLine, sideOf, walPosition, type GrowthSnapshot, type TableStats } from './pg-growth';
 import { declineRows, declineTable, eventsTable, inboxTable, lastToFirst, spread, summarize } from './report';
 import type { WindowRecord } from './scenarios';
+import { privateNatsConfig, secureNatsConfig, withFullPermissionUser } from './secure-nats';
 import {
   cpuDeltaMs,
   median,
@@ -393,5 +395,48 @@ describe('bench chart', () => {
     expect(logHeight(1000, 10, 10000, 300)).toBeCloseTo(200);
     expect(logHeight(5, 10, 10000, 300)).toBe(1);
     expect(escapeXml(`<a & 'b'>`)).toBe('&lt;a &amp; &apos;b&apos;&gt;');
+  });
+});
+
+describe('bench NATS mode', () => {
+  it('is plain (the NATS at NATS_URL) unless --nats or BENCH_NATS says secure; the flag wins', () => {
+    expect(parseOptions([], {}).nats).toBe('plain');
+    expect(parseOptions([], { BENCH_NATS: 'secure' }).nats).toBe('secure');
+    expect(parseOptions(['--nats', 'secure'], {}).nats).toBe('secure');
+    expect(parseOptions(['--nats=plain'], { BENCH_NATS: 'secure' }).nats).toBe('plain');
+    expect(parseOptions(['--nats', 'private'], {}).nats).toBe('private');
+    expect(() => parseOptions(['--nats', 'tls'], {})).toThrow('unknown NATS mode "tls" (one of plain, private, secure)');
+  });
+
+  it('adds the bench user to the generated users without permissions (everything allowed) and keeps the relay users as they are', () => {
+    const auth = [
+      'authorization {',
+      '  EDGE = { publish: { allow: ["a"] } }',
+      '  users = [',
+      '    { nkey: "UEDGE", permissions: $EDGE },',
+      '    { nkey: "UTASKS", permissions: $TASKS }',
+      '  ]',
+      '}',
+      '',
+    ].join('\n');
+    const withBench = withFullPermissionUser(auth, 'UBENCH');
+    expect(withBench).toContain(
+      '  users = [\n    { nkey: "UBENCH" },\n    { nkey: "UEDGE", permissions: $EDGE },\n    { nkey: "UTASKS", permissions: $TASKS }\n  ]',
+    );
+    expect(withBench.replace('    { nkey: "UBENCH" },\n', '')).toBe(auth);
+    expect(() => withFullPermissionUser('authorization { token: "x" }', 'UBENCH')).toThrow(/no "users = \[" list/);
+  });
+
+  it('configures the secure server to verify client certificates and to include the generated authorization', () => {
+    const config = secureNatsConfig('/tmp/x');
+    expect(config).toContain('max_payload: 2MB');
+    expect(config).toMatch(/^tls \{ cert_file: "\/tmp\/x\/server.pem", key_file: "\/tmp\/x\/server.key", ca_file: "\/tmp\/x\/ca.pem", verify: true/m);
+    expect(config).toContain('include "credentials/auth.conf"');
+  });
+
+  it('configures the private server with the same payload limit and neither TLS nor authorization', () => {
+    const config = privateNatsConfig();
+    expect(config).toContain('max_payload: 2MB');
+    expect(config).not.toMatch(/tls|include|authorization/);
   });
 });

@@ -6,7 +6,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { NatsServers } from '@app/config';
 import { prefixedSubject } from '@app/contracts';
+import { natsConnectOptions } from '@app/messaging';
 import { sleep } from './load-generator';
 import { summarizeLatencies } from './stats';
 
@@ -33,8 +35,9 @@ export class EventWatch {
     private readonly subscription: Subscription,
   ) {}
 
-  static async start(natsUrl: string, subjectPrefix: string): Promise<EventWatch> {
-    const connection = await connect({ servers: natsUrl, name: 'bench-event-watch' });
+  /** `nats`: NATS_URL, or the servers with the bench's own credentials and TLS (`--nats secure`). */
+  static async start(nats: string | NatsServers, subjectPrefix: string): Promise<EventWatch> {
+    const connection = await connect({ ...natsConnectOptions(nats), name: 'bench-event-watch' });
     const subscription = connection.subscribe(prefixedSubject(subjectPrefix, 'relay.events.task.created'));
     const watch = new EventWatch(connection, subscription);
     void watch.follow();

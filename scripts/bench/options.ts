@@ -8,6 +8,14 @@ export const SCENARIOS = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fa
 const ON_REQUEST: readonly ScenarioName[] = ['replicas'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 
+/**
+ * `plain`: the NATS at NATS_URL as it is; `secure`: a nats-server of the bench's own with TLS (client
+ * certificates) and a least-privilege nkey user per relay process; `private`: the bench's own
+ * nats-server as `secure` starts it, without TLS or authorization (what `secure` is compared with).
+ */
+export const NATS_MODES = ['plain', 'private', 'secure'] as const;
+export type NatsMode = (typeof NATS_MODES)[number];
+
 export interface BenchOptions {
   quick: boolean;
   concurrencies: number[];
@@ -28,6 +36,7 @@ export interface BenchOptions {
   servers: ServerName[];
   postgresUrl: string;
   natsUrl: string;
+  nats: NatsMode;
   port: number;
   resultsDir: string;
 }
@@ -45,6 +54,10 @@ const HELP = `npm run bench [-- options]
   --scenarios a,b         subset of ${SCENARIOS.join(',')}   (BENCH_SCENARIOS;
                           replicas only when named: creates with 1, then 2 edges and tasks)
   --servers a,b           subset of ${SERVERS.join(',')}     (BENCH_SERVERS; relay always runs)
+  --nats MODE             plain: the NATS at NATS_URL; secure: the bench starts its own
+                          nats-server (TLS verifying client certificates, an nkey user per
+                          relay process with its least privilege); private: its own
+                          nats-server without TLS or authorization   (BENCH_NATS; plain)
   --results DIR           where JSON and SVG go (bench/results)
 Postgres and NATS: BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432), NATS_URL (nats://127.0.0.1:4222).
 Ports from BENCH_PORT (18080): relay edge on it, baselines on the next ones.`;
@@ -79,7 +92,20 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     if (key === 'quick') flags.set(key, 'true');
     else flags.set(key, inline ?? argv[++i] ?? '');
   }
-  const known = ['quick', 'concurrency', 'rounds', 'requests', 'window-ms', 'min-requests', 'inbox', 'fanout-events', 'scenarios', 'servers', 'results'];
+  const known = [
+    'quick',
+    'concurrency',
+    'rounds',
+    'requests',
+    'window-ms',
+    'min-requests',
+    'inbox',
+    'fanout-events',
+    'scenarios',
+    'servers',
+    'nats',
+    'results',
+  ];
   for (const key of flags.keys()) if (!known.includes(key)) throw new Error(`unknown flag --${key}\n\n${HELP}`);
   const quick = flags.has('quick') || env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
   const pick = (flag: string, key: string): string | undefined => flags.get(flag) ?? env[key];
@@ -89,6 +115,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   const servers = (list(pick('servers', 'BENCH_SERVERS')) ?? [...SERVERS]) as ServerName[];
   for (const server of servers) if (!SERVERS.includes(server)) throw new Error(`unknown server "${server}" (one of ${SERVERS.join(', ')})`);
   if (!servers.includes('relay')) servers.unshift('relay');
+  const nats = (pick('nats', 'BENCH_NATS') ?? 'plain') as NatsMode;
+  if (!NATS_MODES.includes(nats)) throw new Error(`unknown NATS mode "${nats}" (one of ${NATS_MODES.join(', ')})`);
   return {
     quick,
     concurrencies: numbers(pick('concurrency', 'BENCH_CONCURRENCY'), '--concurrency') ?? [1, 32],
@@ -105,6 +133,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     servers: SERVERS.filter((server) => servers.includes(server)),
     postgresUrl: (env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, ''),
     natsUrl: env.NATS_URL ?? 'nats://127.0.0.1:4222',
+    nats,
     port: Number(env.BENCH_PORT ?? 18080),
     resultsDir: flags.get('results') ?? 'bench/results',
   };

@@ -40,16 +40,21 @@ function startChild(name: string, script: string, env: Record<string, string>): 
   return { name, process: child, stderrTail };
 }
 
-export function startRelay(env: Record<string, string>): Map<RelayService, Child> {
+/** What one relay process gets beside the environment they share (`--nats secure`: its own NATS seed). */
+export type RelayEnvOf = (service: RelayService) => Record<string, string>;
+
+export const NO_OWN_ENV: RelayEnvOf = () => ({});
+
+export function startRelay(env: Record<string, string>, envOf: RelayEnvOf = NO_OWN_ENV): Map<RelayService, Child> {
   const children = new Map<RelayService, Child>();
   // Services first, the edge last (it asks them for readiness).
-  for (const service of ['directory', 'tasks', 'notifier', 'edge'] as const) children.set(service, startRelayProcess(service, env));
+  for (const service of ['directory', 'tasks', 'notifier', 'edge'] as const) children.set(service, startRelayProcess(service, env, service, envOf(service)));
   return children;
 }
 
-/** One process of the relay (also a further replica, named e.g. `tasks-2`). */
-export function startRelayProcess(service: RelayService, env: Record<string, string>, name: string = service): Child {
-  return startChild(name, join(DIST, 'apps', service, 'src', 'main.js'), env);
+/** One process of the relay (also a further replica, named e.g. `tasks-2`); `own` is added to (and wins over) `env`. */
+export function startRelayProcess(service: RelayService, env: Record<string, string>, name: string = service, own: Record<string, string> = {}): Child {
+  return startChild(name, join(DIST, 'apps', service, 'src', 'main.js'), { ...env, ...own });
 }
 
 export function startBaseline(name: string, script: 'floor-server' | 'sdk-server', env: Record<string, string>): Child {

@@ -12,6 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { parseNatsServers, type NatsServers } from '@app/config';
 import { dropDatabase, ensureDatabaseExists } from '@app/database';
 import { openJetStream } from '@app/messaging';
 import { migrateAllSchemas } from '../migrate-all';
@@ -20,12 +21,13 @@ import { HttpClient } from './load-generator';
 import { parseOptions, type ServerName } from './options';
 import { BASELINE_APPLICATIONS, BENCH_APPLICATION, PgProcesses } from './pg-processes';
 import { pidsByCommand, ProcessSampler, type ProcessGroup } from './proc-sampler';
-import { migrateSdkTaskStore, RELAY_SERVICES, startBaseline, startRelay, stopChildren, waitForHttp, type Child } from './processes';
+import { migrateSdkTaskStore, NO_OWN_ENV, RELAY_SERVICES, startBaseline, startRelay, stopChildren, waitForHttp, type Child } from './processes';
 import { setUpRelayAgents } from './relay-fixture';
 import { EventWatch } from './event-watch';
 import { replicasScenario, type ReplicasResult } from './replicas';
 import { cpuTable, declineRows, declineTable, eventsTable, inboxTable, mainTable, rssTable, summarize } from './report';
 import { Bench, FanoutSink, type Target } from './scenarios';
+import { startBenchNats, type BenchNats } from './secure-nats';
 import { writePlanLines, writePlansTable } from './write-plans';
 
 const ADMIN_TOKEN = `bench_${randomBytes(16).toString('hex')}`;
@@ -46,8 +48,8 @@ async function verifyStored(db: pg.Client, acknowledged: Map<ServerName, string[
   return result;
 }
 
-async function deleteStreams(natsUrl: string, subjectPrefix: string): Promise<string[]> {
-  const jetStream = await openJetStream({ url: natsUrl, name: 'bench-cleanup' });
+async function deleteStreams(nats: string | NatsServers, subjectPrefix: string): Promise<string[]> {
+  const jetStream = await openJetStream({ url: nats, name: 'bench-cleanup' });
   const deleted: string[] = [];
   try {
     const scope = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -90,6 +92,9 @@ async function main(): Promise<void> {
   let sink: FanoutSink | undefined;
   let events: EventWatch | undefined;
   let db: pg.Client | undefined;
+  /** `--nats secure|private`: the bench's own nats-server; with secure the bench's helpers connect as its full-permission user. */
+  let ownNats: BenchNats | undefined;
+  const benchNats = (): string | NatsServers => ownNats?.benchServers ?? options.natsUrl;
   let failed = false;
   let cleaned: Promise<void> | undefined;
   const cleanup = (): Promise<void> =>
@@ -100,11 +105,13 @@ async function main(): Promise<void> {
       await events?.stop().catch(() => undefined);
       await db?.end().catch(() => undefined);
       await dropDatabase(databaseUrl).catch((error: unknown) => console.error(`dropping ${databaseName}:`, error));
-      const streams = await deleteStreams(options.natsUrl, subjectPrefix).catch((error: unknown) => {
+      const streams = await deleteStreams(benchNats(), subjectPrefix).catch((error: unknown) => {
         console.error('deleting the JetStream streams:', error);
         return [];
       });
-      console.log(`Cleaned up: dropped ${databaseName}, deleted streams ${streams.join(', ') || '(none)'}`);
+      const stoppedNats = ownNats ? `, stopped the bench's nats-server (pid ${ownNats.pid}) and removed its folder` : '';
+      await ownNats?.stop().catch((error: unknown) => console.error("stopping the bench's nats-server:", error));
+      console.log(`Cleaned up: dropped ${databaseName}, deleted streams ${streams.join(', ') || '(none)'}${stoppedNats}`);
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -114,15 +121,21 @@ async function main(): Promise<void> {
   }
   const phase = (what: string): void => console.log(`[${((Date.now() - startedAt.getTime()) / 1000).toFixed(1).padStart(5)} s] ${what}`);
   console.log(
-    `AgentRelay bench${options.quick ? ' (quick)' : ''}: database ${databaseName}, subject prefix ${subjectPrefix}, concurrency ${options.concurrencies.join('/')}, ${options.rounds} rounds`,
+    `AgentRelay bench${options.quick ? ' (quick)' : ''}: database ${databaseName}, subject prefix ${subjectPrefix}, concurrency ${options.concurrencies.join('/')}, ${options.rounds} rounds, NATS ${options.nats}`,
   );
   try {
     phase('creating and migrating the bench database');
     await ensureDatabaseExists(databaseUrl);
     await migrateAllSchemas(databaseUrl);
     if (options.servers.includes('sdk-postgres')) await migrateSdkTaskStore(databaseUrl);
+    if (options.nats !== 'plain') {
+      phase(
+        `starting the bench's own nats-server${options.nats === 'secure' ? ' (TLS with client certificates, an nkey user per relay process)' : ' (no TLS, no authorization)'}`,
+      );
+      ownNats = await startBenchNats(subjectPrefix, options.nats === 'secure');
+    }
     sink = await FanoutSink.start();
-    events = await EventWatch.start(options.natsUrl, subjectPrefix);
+    events = await EventWatch.start(benchNats(), subjectPrefix);
 
     phase('starting the relay and the baselines');
     const relayUrl = `http://127.0.0.1:${options.port}`;
@@ -143,8 +156,11 @@ async function main(): Promise<void> {
       METRICS_PORT: '0',
       // A key of this run's own for the secrets the relay stores sealed.
       RELAY_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+      // --nats secure|private: the bench's server (secure: and the TLS files; each process's own seed comes from relayEnvOf).
+      ...(ownNats?.env ?? {}),
     };
-    const relay = startRelay(relayEnv);
+    const relayEnvOf = ownNats?.envOf ?? NO_OWN_ENV;
+    const relay = startRelay(relayEnv, relayEnvOf);
     children.push(...relay.values());
     const baselineChildren = new Map<ServerName, Child>();
     const targets: Target[] = [{ name: 'relay', client: new HttpClient(relayUrl) }];
@@ -174,7 +190,7 @@ async function main(): Promise<void> {
     const fixture = await setUpRelayAgents(targets[0].client, ADMIN_TOKEN, maxSlots, sink.url('/hook'));
 
     const postgres = new PgProcesses(db, databaseName);
-    const natsPids = process.env.BENCH_NATS_PID ? [Number(process.env.BENCH_NATS_PID)] : pidsByCommand('nats-server');
+    const natsPids = ownNats ? [ownNats.pid] : process.env.BENCH_NATS_PID ? [Number(process.env.BENCH_NATS_PID)] : pidsByCommand('nats-server');
     if (natsPids.length !== 1)
       console.log(`  note: ${natsPids.length} nats-server processes found (${natsPids.join(', ')}); all are counted (BENCH_NATS_PID picks one)`);
     const groups: ProcessGroup[] = [
@@ -195,7 +211,7 @@ async function main(): Promise<void> {
     let replicas: ReplicasResult | undefined;
     if (options.scenarios.includes('replicas')) {
       console.log('\n## replicas');
-      replicas = await replicasScenario({ options, relay, relayEnv, children, fixture, natsPids, postgres });
+      replicas = await replicasScenario({ options, relay, relayEnv, relayEnvOf, children, fixture, natsPids, postgres });
     }
     phase('verifying rows and writing the report');
 
@@ -209,11 +225,28 @@ async function main(): Promise<void> {
     const load = loadavg()
       .map((value) => value.toFixed(1))
       .join(' / ');
+    const nats = ownNats
+      ? {
+          mode: options.nats,
+          server: ownNats.url,
+          description:
+            options.nats === 'secure'
+              ? `the bench's own nats-server ${ownNats.url}: TLS (server verified against a CA, client certificates required), an nkey user per relay process with its least privilege (writeNatsCredentials, prefix ${subjectPrefix})`
+              : `the bench's own nats-server ${ownNats.url}: no TLS, no authorization`,
+          sampledPids: natsPids,
+          violations: ownNats.violations(),
+        }
+      : {
+          mode: options.nats,
+          server: parseNatsServers(options.natsUrl).printable,
+          description: `NATS_URL as given (${parseNatsServers(options.natsUrl).printable}), no TLS or credential files set by the bench`,
+          sampledPids: natsPids,
+        };
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, CLK_TCK ${sampler.clockTicks}, load average at start ${loadAtStart}, at end ${load}`;
     const markdown = [
       `# AgentRelay bench — ${finishedAt.toISOString()}`,
       '',
-      `\`${command}\` · commit ${gitCommit() ?? '?'} · ${machine} · ${options.rounds} rounds · ${((finishedAt.getTime() - startedAt.getTime()) / 1000).toFixed(0)} s`,
+      `\`${command}\` · commit ${gitCommit() ?? '?'} · ${machine} · ${options.rounds} rounds · NATS ${nats.mode}: ${nats.description}, nats-server pid(s) sampled ${natsPids.join(', ')} · ${((finishedAt.getTime() - startedAt.getTime()) / 1000).toFixed(0)} s`,
       '',
       '## Throughput, latency, CPU (medians over rounds; ratios are medians of per-round ratios)',
       '',
@@ -264,11 +297,18 @@ async function main(): Promise<void> {
       const stderr = child.stderrTail.join('').trim();
       if (stderr) console.log(`\nstderr of ${child.name} (last lines):\n${stderr.slice(-1500)}`);
     }
+    if (options.nats === 'secure' && ownNats) {
+      const violations = ownNats.violations();
+      console.log(
+        `\nThe bench's nats-server logged ${violations.length} permission or authorization violation(s)${violations.length ? `:\n${violations.slice(0, 10).join('\n')}` : ''}`,
+      );
+    }
     const lost = Object.values(verification).some(({ acknowledged, stored }) => stored !== null && stored < acknowledged);
     const report = {
       command,
       commit: gitCommit(),
       machine,
+      nats,
       startedAt: startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
       options,

@@ -9,7 +9,7 @@ import type { BenchOptions } from './options';
 import { HttpClient, runWindow, sleep, type Call, type WindowLimits } from './load-generator';
 import type { PgProcesses } from './pg-processes';
 import { ProcessSampler, type ProcessGroup } from './proc-sampler';
-import { startRelayProcess, waitForHttp, type Child, type RelayService } from './processes';
+import { startRelayProcess, waitForHttp, type Child, type RelayEnvOf, type RelayService } from './processes';
 import { relayCreate, type RelayFixture } from './relay-fixture';
 import { perRequest, summarizeLatencies, type LatencySummary } from './stats';
 
@@ -51,6 +51,8 @@ export interface ReplicasContext {
   /** The relay's processes as started (one of each), and the environment they were started with. */
   relay: Map<RelayService, Child>;
   relayEnv: Record<string, string>;
+  /** What each process got beside relayEnv (its own NATS seed with `--nats secure`): the second replicas get their role's. */
+  relayEnvOf: RelayEnvOf;
   /** Every child of the run: the second replicas are added, so the run's cleanup stops them. */
   children: Child[];
   fixture: RelayFixture;
@@ -63,7 +65,7 @@ function fmt(value: number | undefined): string {
 }
 
 export async function replicasScenario(context: ReplicasContext): Promise<ReplicasResult> {
-  const { options, relay, relayEnv, children, fixture, natsPids, postgres } = context;
+  const { options, relay, relayEnv, relayEnvOf, children, fixture, natsPids, postgres } = context;
   const second = new Map<'edge' | 'tasks', Child>();
   const pidOf = (child: Child | undefined): number[] => (child?.process.pid !== undefined && child.process.exitCode === null ? [child.process.pid] : []);
   const groups: ProcessGroup[] = [
@@ -84,8 +86,8 @@ export async function replicasScenario(context: ReplicasContext): Promise<Replic
     for (const replicas of [1, 2] as const) {
       if (replicas === 2) {
         const edgePort = options.port + 10;
-        second.set('tasks', startRelayProcess('tasks', relayEnv, 'tasks-2'));
-        second.set('edge', startRelayProcess('edge', { ...relayEnv, EDGE_PORT: String(edgePort) }, 'edge-2'));
+        second.set('tasks', startRelayProcess('tasks', relayEnv, 'tasks-2', relayEnvOf('tasks')));
+        second.set('edge', startRelayProcess('edge', { ...relayEnv, EDGE_PORT: String(edgePort) }, 'edge-2', relayEnvOf('edge')));
         children.push(...second.values());
         edges.push(new HttpClient(`http://127.0.0.1:${edgePort}`));
         await waitForHttp(edges[1], '/readyz', [...second.values()], 120_000);
