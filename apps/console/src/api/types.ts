@@ -170,10 +170,23 @@ export interface CreatedKey {
   key: ApiKeyInfo;
 }
 
+/** A hold rule of a trust policy (libs/contracts/src/directory/hold-rules.ts); the console shows and writes it back as it came. */
+export interface HoldRule {
+  name: string;
+  senders?: string[];
+  outside_org?: boolean;
+  intents?: string[];
+  artifact_kinds?: string[];
+  paths?: string[];
+  expires_after_minutes?: number;
+  four_eyes?: boolean;
+}
+
 export interface TrustPolicy {
   handle: string;
   allow: string[];
   block: string[];
+  hold: HoldRule[];
   updated_at: string | null;
 }
 

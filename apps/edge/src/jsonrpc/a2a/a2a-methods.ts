@@ -30,6 +30,7 @@ import {
   TASK_LIMITS,
   TASKS_SUBJECTS,
   type AgentIdentity,
+  type AdmitReply,
   type AgentPublicProfile,
   type ArtifactInput,
   type MessageView,
@@ -208,7 +209,7 @@ export class A2aMethods implements DialectMethods {
           },
         );
       }
-      const recipient = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
+      const { recipient } = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.tasks(
         () =>
@@ -569,7 +570,7 @@ export class A2aMethods implements DialectMethods {
     return call.endpointHandle !== null ? (await this.endpointAgent(call.endpointHandle)).id : undefined;
   }
 
-  private async admit(caller: AgentIdentity, recipient: string, fromEndpoint: boolean): Promise<AgentPublicProfile> {
+  private async admit(caller: AgentIdentity, recipient: string, fromEndpoint: boolean): Promise<AdmitReply> {
     try {
       return await this.directory.admit(caller.handle, recipient);
     } catch (error) {

@@ -96,7 +96,7 @@ export class AgentRelayMethods implements DialectMethods {
     };
     if (taskId === undefined) {
       const recipientHandle = this.recipientHandle(call);
-      const recipient = await this.directory.admit(call.caller.handle, recipientHandle);
+      const { recipient } = await this.directory.admit(call.caller.handle, recipientHandle);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.rpc.request(TASKS_SUBJECTS.send, {
         ...common,
