@@ -6,7 +6,7 @@ import type { ArtifactView, Intent, MessageView, TaskState, TaskView } from '@ap
 
 export type { ArtifactView, Intent, MessageView, TaskState, TaskView };
 
-export const TASK_STATES: readonly TaskState[] = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'];
+export const TASK_STATES: readonly TaskState[] = ['held', 'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'];
 export const INTENTS: readonly Intent[] = ['inform', 'ask_question', 'propose_action'];
 
 export interface Party {
@@ -95,7 +95,7 @@ export interface SearchHit {
   highlights: SearchHighlight[];
 }
 
-export type ConsoleRole = 'auditor' | 'viewer' | 'operator' | 'admin';
+export type ConsoleRole = 'auditor' | 'viewer' | 'approver' | 'operator' | 'admin';
 
 /** Who signed in through OIDC; null for a sign-in with the admin token. */
 export interface SessionPerson {

@@ -69,6 +69,11 @@ export interface TaskEvent {
   };
   /** On `artifact_updated` only: the artifact added or replaced, or the chunk appended to it. */
   artifact?: TaskEventArtifact;
+  /**
+   * `sender` on the events of a task its recipient never saw (held for approval, then denied,
+   * expired or cancelled): no stream, webhook or push of the recipient may carry them.
+   */
+  audience?: 'sender';
 }
 
 /** A task event with its outbox position, as a replay reads it back. */
