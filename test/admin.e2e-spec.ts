@@ -243,7 +243,7 @@ describe('admin API: agents, keys and trust policies', () => {
       const hal = await registerAgent(relay, { handle: uniqueHandle('hal', 'acme'), name: 'Hal' });
       const path = `/admin/agents/${hal.agent.handle}/trust`;
       const initial = await request(relay.url).get(path).set(admin).expect(200);
-      expect(initial.body).toEqual({ handle: hal.agent.handle, allow: [], block: [], updated_at: null });
+      expect(initial.body).toEqual({ handle: hal.agent.handle, allow: [], block: [], hold: [], updated_at: null });
 
       const fromJson = await request(relay.url)
         .put(path)
@@ -268,7 +268,44 @@ describe('admin API: agents, keys and trust policies', () => {
         .set('content-type', 'application/yaml; charset=utf-8')
         .send('allow: ["*@vendor"]\n')
         .expect(200);
-      expect(withCharset.body).toMatchObject({ allow: ['*@vendor'], block: [] });
+      expect(withCharset.body).toMatchObject({ allow: ['*@vendor'], block: [], hold: [] });
+    });
+
+    it('keeps hold rules, from JSON and from trust.yaml, as the rule schema reads them', async () => {
+      const uma = await registerAgent(relay, { handle: uniqueHandle('uma', 'acme'), name: 'Uma' });
+      const path = `/admin/agents/${uma.agent.handle}/trust`;
+      const rule = { name: 'external proposals', senders: ['CI-*@Partner'], outside_org: true, intents: ['propose_action'], four_eyes: true };
+      const fromJson = await request(relay.url)
+        .put(path)
+        .set(admin)
+        .send({ allow: ['*@partner'], hold: [rule] })
+        .expect(200);
+      expect(fromJson.body.hold).toEqual([{ ...rule, senders: ['ci-*@partner'] }]);
+      const yaml = ['allow: ["*@partner"]', 'hold:', '  - name: migrations', '    paths: ["db/migrations/**"]', '    expires_after_minutes: 60', ''].join('\n');
+      const fromYaml = await request(relay.url).put(path).set(admin).set('content-type', 'application/yaml').send(yaml).expect(200);
+      expect(fromYaml.body.hold).toEqual([{ name: 'migrations', paths: ['db/migrations/**'], expires_after_minutes: 60 }]);
+      expect((await request(relay.url).get(path).set(admin).expect(200)).body.hold).toEqual(fromYaml.body.hold);
+      // A policy without hold rules leaves none.
+      expect((await request(relay.url).put(path).set(admin).send({ allow: [] }).expect(200)).body.hold).toEqual([]);
+    });
+
+    it('answers 400 naming the place of a bad hold rule, and writes nothing', async () => {
+      const vic = await registerAgent(relay, { handle: uniqueHandle('vic', 'acme'), name: 'Vic' });
+      const path = `/admin/agents/${vic.agent.handle}/trust`;
+      const refusals: Array<[unknown, RegExp]> = [
+        [[{ name: 'x', intents: ['launch_rockets'] }], /hold\[0\]\.intents\[0\]/],
+        [[{ name: 'x', senders: ['not a pattern'] }], /hold\[0\]\.senders\[0\]: a sender is a handle/],
+        [[{ name: 'x', colour: 'red' }], /hold\[0\]/],
+        [[{ name: 'x', expires_after_minutes: 0 }], /hold\[0\]\.expires_after_minutes/],
+        [[{ name: 'twice' }, { name: 'twice' }], /hold\[1\]\.name: another rule is already named "twice"/],
+        [{ name: 'not a list' }, /hold: /],
+      ];
+      for (const [hold, message] of refusals) {
+        const refused = await request(relay.url).put(path).set(admin).send({ hold }).expect(400);
+        expect(refused.body.error.fields[0].field).toBe('hold');
+        expect(refused.body.error.message).toMatch(message);
+      }
+      expect((await request(relay.url).get(path).set(admin).expect(200)).body).toMatchObject({ hold: [], updated_at: null });
     });
 
     it('answers 400 for a bad entry, a wrong agent, or YAML that does not parse; 404 for an unknown agent', async () => {

@@ -77,6 +77,7 @@ async function getTask(request: TaskLookup): Promise<TaskView> {
     created_at: PARTICIPANT_TIMESTAMP,
     updated_at: PARTICIPANT_TIMESTAMP,
     status_timestamp: PARTICIPANT_TIMESTAMP,
+    hold: null,
   };
 }
 

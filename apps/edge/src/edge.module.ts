@@ -1,6 +1,7 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { HttpMetrics, metricsProvider, MetricsModule, NatsClientMetrics } from '@app/metrics';
 import { AdminModule } from './admin/admin.module';
+import { ApprovalsModule } from './approvals/approvals.module';
 import { DeliveriesAdminModule } from './admin/deliveries-admin.module';
 import { AdminAuditModule } from './admin/admin-audit.module';
 import { CardsModule } from './cards/cards.module';
@@ -32,6 +33,7 @@ export class EdgeModule {
         AdminModule,
         DeliveriesAdminModule,
         AdminAuditModule,
+        ApprovalsModule,
         ConsoleModule,
         CardsModule,
         EventDocsModule,

@@ -6,6 +6,7 @@ import { SecretsModule } from '@app/secrets';
 import { TasksConfig } from './tasks.config';
 import { tasksDataSourceOptions } from './database/data-source';
 import { TasksModule } from './tasks/tasks.module';
+import { ApprovalsModule } from './approvals/approvals.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { OUTBOX_TABLE } from './outbox/outbox.constants';
 import { TasksRetentionService } from './retention/retention.service';
@@ -22,6 +23,7 @@ export class TasksAppModule {
         serviceMetricsModule(config, [metricsProvider(OutboxMetrics), metricsProvider(RetentionMetrics)]),
         SecretsModule.forRoot(config.RELAY_SECRET_KEYS, PUSH_CONFIG_SEALED_COLUMNS),
         TasksModule,
+        ApprovalsModule.forRoot(config),
         PushConfigsModule.forRoot(config),
         OutboxModule.forRoot({
           natsUrl: config.natsServers,

@@ -45,4 +45,10 @@ export class TasksConfig extends RetentionServiceConfig {
   @Min(1)
   @Max(10000)
   RELAY_OUTBOX_PUBLISH_CONCURRENCY: number = DEFAULT_OUTBOX_RELAY_OPTIONS.publishConcurrency;
+
+  /** How often the tasks service rejects the held handoffs past their deadline (docs/decisions/0024-held-handoffs.md). */
+  @IsInt()
+  @Min(100)
+  @Max(3600000)
+  RELAY_HOLD_EXPIRY_SWEEP_MS: number = 30000;
 }

@@ -17,8 +17,11 @@ describe('state mapping (docs/state-machine.md#states)', () => {
     expect(fromWireState(v10, 'status')).toBe(state);
   });
 
-  it('covers every internal state', () => {
-    for (const state of TASK_STATES) expect(fromWireState(toWireState(state, '1.0'), 'status')).toBe(state);
+  it('covers every internal state; only the relay enters held (auth-required)', () => {
+    for (const state of TASK_STATES.filter((entry) => entry !== 'held')) expect(fromWireState(toWireState(state, '1.0'), 'status')).toBe(state);
+    expect(toWireState('held', '0.3')).toBe('auth-required');
+    expect(toWireState('held', '1.0')).toBe('TASK_STATE_AUTH_REQUIRED');
+    expect(() => fromWireState('auth-required', 'status')).toThrow(/not a task state/);
   });
 
   it('reads enum numbers and treats unspecified as no state', () => {

@@ -63,6 +63,7 @@ function sampleTask(overrides: Partial<TaskView> = {}): TaskView {
     created_at: '2026-04-25T10:01:00.000Z',
     updated_at: '2026-04-25T10:03:00.000Z',
     status_timestamp: '2026-04-25T10:02:00.000Z',
+    hold: null,
     ...overrides,
   };
 }

@@ -1,4 +1,4 @@
-import type { ArtifactView, MessageView, PartView, ProposedAction, TaskView, WireVersion } from '@app/contracts';
+import type { ArtifactView, MessageView, PartView, ProposedAction, TaskHold, TaskView, WireVersion } from '@app/contracts';
 import { toWireRole, toWireState } from './mapping';
 
 export type Json = Record<string, unknown>;
@@ -115,11 +115,28 @@ function selectHistory(messages: MessageView[], historyLength: number | undefine
   return messages.slice(messages.length - historyLength);
 }
 
+/**
+ * The status message of a held task (A2A `auth-required`): from the relay (role agent), its text
+ * the reason, its metadata `agentrelay.hold` naming the rule and when it expires.
+ */
+export function renderHoldMessage(task: Pick<TaskView, 'id' | 'context_id'>, hold: TaskHold, version: WireVersion): Json {
+  return {
+    ...(version === '0.3' ? { kind: 'message' } : {}),
+    messageId: `hold-${task.id}`,
+    contextId: task.context_id,
+    taskId: task.id,
+    role: toWireRole('recipient', version),
+    parts: [renderPart({ kind: 'text', text: hold.reason }, version)],
+    metadata: { agentrelay: { hold: { rule: hold.rule, expires_at: hold.expires_at } } },
+  };
+}
+
 /** A task as an A2A Task of the given wire version (not wrapped). */
 export function renderTask(task: TaskView, version: WireVersion, options: RenderTaskOptions = {}): Json {
   const latest = task.messages.at(-1);
   const status: Json = { state: toWireState(task.state, version), timestamp: task.status_timestamp };
-  if (latest) status.message = renderMessage(latest, task, version);
+  if (task.state === 'held' && task.hold) status.message = renderHoldMessage(task, task.hold, version);
+  else if (latest) status.message = renderMessage(latest, task, version);
   const rendered: Json = {
     ...(version === '0.3' ? { kind: 'task' } : {}),
     id: task.id,

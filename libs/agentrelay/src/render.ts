@@ -37,6 +37,11 @@ export function renderRelayMessage(message: MessageView): Record<string, unknown
   };
 }
 
+/** A held handoff's hold as the sender reads it (docs/decisions/0024-held-handoffs.md): the rule, the reason, the deadline, how it ended. */
+export function renderRelayHold(task: TaskView): Record<string, unknown> {
+  return task.hold ? { hold: task.hold } : {};
+}
+
 function sender(task: TaskView): Record<string, unknown> {
   return { handle: task.sender.handle, name: task.sender.name, role: task.sender.role };
 }
@@ -72,6 +77,7 @@ export function renderRelayTask(task: TaskView): Record<string, unknown> {
     rejected_at: task.rejected_at,
     created_at: task.created_at,
     updated_at: task.updated_at,
+    ...renderRelayHold(task),
   };
 }
 
@@ -92,6 +98,7 @@ export function renderListItem(task: TaskView): Record<string, unknown> {
     unread_messages: task.unread_messages,
     created_at: task.created_at,
     updated_at: task.updated_at,
+    ...renderRelayHold(task),
   };
 }
 

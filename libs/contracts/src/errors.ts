@@ -90,6 +90,13 @@ export const ERROR_CATALOGUE = {
   csrf_failed: { agentrelay: -32031, a2a: -32031, message: 'Missing or wrong X-CSRF-Token for this console session', httpStatus: 403 },
   role_forbidden: { agentrelay: -32033, a2a: -32033, message: 'Your console role may not do this', httpStatus: 403 },
   task_not_found: { agentrelay: -32032, a2a: -32001, message: 'No task with that id', httpStatus: 404, a2aReason: 'TASK_NOT_FOUND' },
+  not_held: { agentrelay: -32034, a2a: -32034, message: 'The task is not held for approval', httpStatus: 409 },
+  four_eyes: {
+    agentrelay: -32035,
+    a2a: -32035,
+    message: 'Four eyes: the approver must be a signed-in person who does not own the sending agent',
+    httpStatus: 403,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorSymbol = keyof typeof ERROR_CATALOGUE;

@@ -10,6 +10,7 @@ export * from './tasks/task.model';
 export * from './tasks/tasks.contract';
 export * from './tasks/admin-tasks.contract';
 export * from './tasks/push-configs.contract';
+export * from './tasks/approvals.contract';
 export * from './directory/agent.model';
 export * from './directory/handle';
 export * from './directory/hold-rules';

@@ -7,12 +7,22 @@ import type { EventConsumersRpc } from './notifier/event-consumers.contract';
 import type { PushConfigRpc } from './tasks/push-configs.contract';
 import type { AdminTasksRpc } from './tasks/admin-tasks.contract';
 import type { TasksRpc } from './tasks/tasks.contract';
+import type { ApprovalsRpc } from './tasks/approvals.contract';
 
 /**
  * Every request subject with its request payload and reply type. Both the edge's client and the
  * services' handlers are typed from this map, so a wrong payload is a compile error on both sides.
  */
-export type RpcMap = HealthRpc & NotifierRpc & EventConsumersRpc & AdminDeliveriesRpc & DirectoryRpc & AdminAuditRpc & TasksRpc & AdminTasksRpc & PushConfigRpc;
+export type RpcMap = HealthRpc &
+  NotifierRpc &
+  EventConsumersRpc &
+  AdminDeliveriesRpc &
+  DirectoryRpc &
+  AdminAuditRpc &
+  TasksRpc &
+  AdminTasksRpc &
+  PushConfigRpc &
+  ApprovalsRpc;
 
 export type RpcSubject = keyof RpcMap;
 export type RpcRequest<S extends RpcSubject> = RpcMap[S]['request'];

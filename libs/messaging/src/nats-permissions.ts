@@ -1,5 +1,6 @@
 import {
   ADMIN_AUDIT_SUBJECTS,
+  APPROVALS_SUBJECTS,
   ADMIN_DELIVERIES_SUBJECTS,
   ADMIN_TASKS_SUBJECTS,
   AGENT_UPDATED_EVENT_SUBJECT,
@@ -56,6 +57,8 @@ const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: Rel
   // The notifier reports what an upstream agent's A2A server answered as that agent (the recipient).
   { subjects: [TASKS_SUBJECTS.send, TASKS_SUBJECTS.transition], service: 'tasks', callers: ['edge', 'notifier'] },
   { subjects: Object.values(ADMIN_TASKS_SUBJECTS), service: 'tasks', callers: ['edge'] },
+  // A person's approval or denial of a held handoff, through the admin API.
+  { subjects: Object.values(APPROVALS_SUBJECTS), service: 'tasks', callers: ['edge'] },
   {
     subjects: [PUSH_CONFIG_SUBJECTS.set, PUSH_CONFIG_SUBJECTS.get, PUSH_CONFIG_SUBJECTS.list, PUSH_CONFIG_SUBJECTS.delete],
     service: 'tasks',

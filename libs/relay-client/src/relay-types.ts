@@ -2,7 +2,7 @@
  * The AgentRelay dialect of the relay's public JSON-RPC API (`POST /a2a`), as a client sees it:
  * snake_case params, `{type: "text"}` parts and the relay's own states and error symbols.
  */
-export const TASK_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
+export const TASK_STATES = ['held', 'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 
 /** Tasks still open: waiting to be accepted, being worked on, or waiting for the sender's input. */

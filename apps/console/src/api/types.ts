@@ -6,7 +6,7 @@ import type { ArtifactView, Intent, MessageView, TaskState, TaskView } from '@ap
 
 export type { ArtifactView, Intent, MessageView, TaskState, TaskView };
 
-export const TASK_STATES: readonly TaskState[] = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'];
+export const TASK_STATES: readonly TaskState[] = ['held', 'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'];
 export const INTENTS: readonly Intent[] = ['inform', 'ask_question', 'propose_action'];
 
 export interface Party {
@@ -95,7 +95,7 @@ export interface SearchHit {
   highlights: SearchHighlight[];
 }
 
-export type ConsoleRole = 'auditor' | 'viewer' | 'operator' | 'admin';
+export type ConsoleRole = 'auditor' | 'viewer' | 'approver' | 'operator' | 'admin';
 
 /** Who signed in through OIDC; null for a sign-in with the admin token. */
 export interface SessionPerson {
@@ -170,10 +170,23 @@ export interface CreatedKey {
   key: ApiKeyInfo;
 }
 
+/** A hold rule of a trust policy (libs/contracts/src/directory/hold-rules.ts); the console shows and writes it back as it came. */
+export interface HoldRule {
+  name: string;
+  senders?: string[];
+  outside_org?: boolean;
+  intents?: string[];
+  artifact_kinds?: string[];
+  paths?: string[];
+  expires_after_minutes?: number;
+  four_eyes?: boolean;
+}
+
 export interface TrustPolicy {
   handle: string;
   allow: string[];
   block: string[];
+  hold: HoldRule[];
   updated_at: string | null;
 }
 

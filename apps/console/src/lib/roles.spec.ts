@@ -12,6 +12,6 @@ describe('console roles', () => {
   });
 
   it('hides bodies from the auditor only', () => {
-    expect((['auditor', 'viewer', 'operator', 'admin'] as const).filter(roleHidesBodies)).toEqual(['auditor']);
+    expect((['auditor', 'viewer', 'approver', 'operator', 'admin'] as const).filter(roleHidesBodies)).toEqual(['auditor']);
   });
 });

@@ -1,7 +1,7 @@
 import type { ConsoleRole } from '../api/types';
 
 /** The console roles, weakest first, as the relay orders them (docs/admin-api.md#roles). */
-const ROLE_ORDER: readonly ConsoleRole[] = ['auditor', 'viewer', 'operator', 'admin'];
+const ROLE_ORDER: readonly ConsoleRole[] = ['auditor', 'viewer', 'approver', 'operator', 'admin'];
 
 /** Whether `role` may do what needs `least`: the relay refuses it otherwise, so the console does not offer it. */
 export function roleAllows(role: ConsoleRole, least: ConsoleRole): boolean {

@@ -10,6 +10,13 @@ describe('the trust policy as YAML', () => {
     expect(parse(trustPolicyToYaml({ handle: 'a@b', allow: [], block: ['x "y"@z'] }))).toEqual({ agent: 'a@b', allow: [], block: ['x "y"@z'] });
   });
 
+  it('writes the hold rules too, so that a save keeps them', () => {
+    const hold = [{ name: 'external "proposals"', outside_org: true, intents: ['propose_action'], four_eyes: true }];
+    const text = trustPolicyToYaml({ handle: 'ops@acme', allow: ['*@partner'], block: [], hold });
+    expect(parse(text)).toEqual({ agent: 'ops@acme', allow: ['*@partner'], block: [], hold });
+    expect(trustPolicyToYaml({ handle: 'ops@acme', allow: [], block: [], hold: [] })).not.toContain('hold');
+  });
+
   it('shows the line an error points at, with a caret under the column', () => {
     expect(excerptAt('allow:\n  - a@b\n  bad: [\n', 3, 8)).toEqual({ line: 3, column: 8, text: '  bad: [', marker: '       ^' });
     expect(excerptAt('one line', 1, 99)?.marker).toBe(`${' '.repeat(8)}^`);

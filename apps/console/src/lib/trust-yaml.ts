@@ -6,9 +6,19 @@ function yamlList(key: string, entries: string[]): string {
   return `${key}:\n${entries.map((entry) => `  - ${JSON.stringify(entry)}\n`).join('')}`;
 }
 
-/** A trust policy as the `trust.yaml` text an admin edits (the relay parses it; the console only writes it). */
-export function trustPolicyToYaml(policy: Pick<TrustPolicy, 'handle' | 'allow' | 'block'>): string {
-  return `agent: ${JSON.stringify(policy.handle)}\n${yamlList('allow', policy.allow)}${yamlList('block', policy.block)}`;
+/** Hold rules, each written as one JSON object (YAML reads JSON as a flow mapping); none: the key left out, which the relay reads as none. */
+function yamlRules(rules: readonly object[] | undefined): string {
+  if (!rules || rules.length === 0) return '';
+  return `hold:\n${rules.map((rule) => `  - ${JSON.stringify(rule)}\n`).join('')}`;
+}
+
+/**
+ * A trust policy as the `trust.yaml` text an admin edits (the relay parses it; the console only
+ * writes it). Its hold rules are written too: a save replaces the whole policy, so a rule left out
+ * of the text would be dropped.
+ */
+export function trustPolicyToYaml(policy: Pick<TrustPolicy, 'handle' | 'allow' | 'block'> & { hold?: TrustPolicy['hold'] }): string {
+  return `agent: ${JSON.stringify(policy.handle)}\n${yamlList('allow', policy.allow)}${yamlList('block', policy.block)}${yamlRules(policy.hold)}`;
 }
 
 export interface LineExcerpt {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { orgOf, type AgentIdentity, type AgentPublicProfile } from '@app/contracts';
+import { orgOf, type AgentIdentity, type AgentPublicProfile, type HoldRule } from '@app/contracts';
 import type { TrustLists } from '../trust/admission';
 
 /** The pg pool behind a service's TypeORM data source: the request path's single queries use it directly. */
@@ -90,16 +90,17 @@ interface RecipientRow {
   disabled_at: Date | null;
   allow: string[] | null;
   block: string[] | null;
+  hold: HoldRule[] | null;
 }
 
-/** An agent's public profile and trust lists in one query; null for an unknown handle. */
+/** An agent's public profile, trust lists and hold rules in one query; null for an unknown handle. */
 export async function findRecipient(
   pool: pg.Pool,
   handle: string,
-): Promise<{ profile: AgentPublicProfile; disabled: boolean; policy: TrustLists | null } | null> {
+): Promise<{ profile: AgentPublicProfile; disabled: boolean; policy: TrustLists | null; hold: HoldRule[] } | null> {
   const { rows } = await pool.query<RecipientRow>({
     name: 'directory-recipient',
-    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."input_modes", a."disabled_at", p."allow", p."block"
+    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."input_modes", a."disabled_at", p."allow", p."block", p."hold"
            FROM "directory"."agents" a LEFT JOIN "directory"."trust_policies" p ON p."agent_id" = a."id" WHERE a."handle" = $1`,
     values: [handle],
   });
@@ -119,5 +120,6 @@ export async function findRecipient(
     },
     disabled: row.disabled_at !== null,
     policy: row.allow === null || row.block === null ? null : { allow: row.allow, block: row.block },
+    hold: row.hold ?? [],
   };
 }

@@ -1,10 +1,12 @@
 import { Check, Column, Entity, JoinColumn, OneToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
+import type { HoldRule } from '@app/contracts';
 import { AgentEntity } from '../agents/agent.entity';
 
-/** A recipient's admission policy: `allow` and `block` lists of handles or `*@org` patterns. */
+/** A recipient's admission policy: `allow` and `block` lists of handles or `*@org` patterns, and the rules that hold a handoff for approval. */
 @Entity({ name: 'trust_policies' })
 @Check('trust_policies_allow_no_nulls', `array_position("allow", NULL) IS NULL`)
 @Check('trust_policies_block_no_nulls', `array_position("block", NULL) IS NULL`)
+@Check('trust_policies_hold_array', `jsonb_typeof("hold") = 'array'`)
 export class TrustPolicyEntity {
   @PrimaryColumn({ type: 'uuid' })
   agentId: string;
@@ -18,6 +20,10 @@ export class TrustPolicyEntity {
 
   @Column({ type: 'text', array: true, default: () => "'{}'" })
   block: string[];
+
+  /** Checked against HOLD_RULES_SCHEMA before it is written. */
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  hold: HoldRule[];
 
   @UpdateDateColumn({ type: 'timestamptz' })
   updatedAt: Date;

@@ -12,7 +12,7 @@ function uniqueEntries(entries: string[] | undefined): string[] {
   return [...new Set(entries ?? [])];
 }
 
-/** Trust policies (allow / block lists) and the admission decision made from them. */
+/** Trust policies (allow / block lists, hold rules) and the admission decision made from them. */
 @Injectable()
 export class TrustService {
   constructor(
@@ -32,13 +32,19 @@ export class TrustService {
         decision.policy === 'blocked' ? `${recipient} has blocked ${sender}` : `${recipient} does not admit senders outside its org unless allowed`;
       throw new RelayError('teammate_blocked', message, { policy: decision.policy, recipient });
     }
-    return { recipient: found.profile };
+    return { recipient: found.profile, hold: found.hold };
   }
 
   async get(handle: string): Promise<TrustPolicy> {
     const agent = await this.agents.findAgent(this.dataSource.manager, handle);
     const policy = await this.dataSource.getRepository(TrustPolicyEntity).findOne({ where: { agentId: agent.id } });
-    return { handle: agent.handle, allow: policy?.allow ?? [], block: policy?.block ?? [], updated_at: policy?.updatedAt.toISOString() ?? null };
+    return {
+      handle: agent.handle,
+      allow: policy?.allow ?? [],
+      block: policy?.block ?? [],
+      hold: policy?.hold ?? [],
+      updated_at: policy?.updatedAt.toISOString() ?? null,
+    };
   }
 
   /** Replaces the whole policy: a list left out is emptied. */
@@ -46,11 +52,12 @@ export class TrustService {
     const policy = await this.dataSource.transaction(async (manager) => {
       const agent = await this.agents.findAgent(manager, request.handle);
       const repository = manager.getRepository(TrustPolicyEntity);
-      await repository.upsert({ agentId: agent.id, allow: uniqueEntries(request.allow), block: uniqueEntries(request.block), updatedAt: new Date() }, [
-        'agentId',
-      ]);
+      await repository.upsert(
+        { agentId: agent.id, allow: uniqueEntries(request.allow), block: uniqueEntries(request.block), hold: request.hold ?? [], updatedAt: new Date() },
+        ['agentId'],
+      );
       const policy = await repository.findOneOrFail({ where: { agentId: agent.id } });
-      return { handle: agent.handle, allow: policy.allow, block: policy.block, updated_at: policy.updatedAt.toISOString() };
+      return { handle: agent.handle, allow: policy.allow, block: policy.block, hold: policy.hold, updated_at: policy.updatedAt.toISOString() };
     });
     this.events.announceChange({ kind: 'trust_changed', handle: policy.handle });
     return policy;

@@ -149,7 +149,9 @@ export class AdminAgentsController {
         fields: [{ field: 'agent', messages: [`must be ${target} (the agent in the URL)`] }],
       });
     }
-    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.putTrust, { handle: target, allow: body.allow ?? [], block: body.block ?? [] }));
+    return this.changing(
+      this.rpc.request(DIRECTORY_SUBJECTS.putTrust, { handle: target, allow: body.allow ?? [], block: body.block ?? [], hold: body.hold ?? [] }),
+    );
   }
 
   /**

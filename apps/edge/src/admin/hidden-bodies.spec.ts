@@ -56,6 +56,7 @@ const task: TaskView = {
   created_at: '2026-01-01T00:00:00.000Z',
   updated_at: '2026-01-01T00:01:00.000Z',
   status_timestamp: '2026-01-01T00:01:00.000Z',
+  hold: null,
 };
 
 describe('hidden bodies (the auditor role)', () => {

@@ -8,9 +8,15 @@ const settings = {
 
 describe('console roles', () => {
   it('orders the roles: each allows the routes of the weaker ones and none of the stronger', () => {
-    expect(ADMIN_ROLES).toEqual(['auditor', 'viewer', 'operator', 'admin']);
+    expect(ADMIN_ROLES).toEqual(['auditor', 'viewer', 'approver', 'operator', 'admin']);
     const allowed = ADMIN_ROLES.map((role) => ADMIN_ROLES.filter((least) => roleAllows(role, least)));
-    expect(allowed).toEqual([['auditor'], ['auditor', 'viewer'], ['auditor', 'viewer', 'operator'], ['auditor', 'viewer', 'operator', 'admin']]);
+    expect(allowed).toEqual([
+      ['auditor'],
+      ['auditor', 'viewer'],
+      ['auditor', 'viewer', 'approver'],
+      ['auditor', 'viewer', 'approver', 'operator'],
+      ['auditor', 'viewer', 'approver', 'operator', 'admin'],
+    ]);
   });
 
   it('hides message bodies from the auditor only', () => {

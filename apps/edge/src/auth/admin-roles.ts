@@ -3,10 +3,10 @@ import { SetMetadata } from '@nestjs/common';
 /**
  * What a person (or the admin token) may do on the admin API, weakest first: an `auditor` reads
  * metadata and the audit log with every message body hidden, a `viewer` reads everything, an
- * `operator` also redelivers, changes trust and disables agents, an `admin` does everything
- * (agents, keys, secrets). The admin token is always `admin`.
+ * `approver` also approves and denies held handoffs, an `operator` also redelivers, changes trust
+ * and disables agents, an `admin` does everything (agents, keys, secrets). The admin token is always `admin`.
  */
-export const ADMIN_ROLES = ['auditor', 'viewer', 'operator', 'admin'] as const;
+export const ADMIN_ROLES = ['auditor', 'viewer', 'approver', 'operator', 'admin'] as const;
 export type AdminRole = (typeof ADMIN_ROLES)[number];
 
 export function isAdminRole(value: unknown): value is AdminRole {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Subscription } from '@nats-io/transport-node';
 import { createHash } from 'node:crypto';
-import { DIRECTORY_CHANGES_SUBJECT, DIRECTORY_SUBJECTS, prefixedSubject, type AgentIdentity, type AgentProfile, type AgentPublicProfile } from '@app/contracts';
+import { DIRECTORY_CHANGES_SUBJECT, DIRECTORY_SUBJECTS, prefixedSubject, type AdmitReply, type AgentIdentity, type AgentProfile } from '@app/contracts';
 import { NatsRpcClient, PERMISSION_PROBE_HEADER } from '@app/messaging';
 import { EdgeConfig } from '../edge.config';
 import { ExpiringCache } from './expiring-cache';
@@ -16,7 +16,7 @@ import { ExpiringCache } from './expiring-cache';
 export class DirectoryLookups implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(DirectoryLookups.name);
   private readonly identities: ExpiringCache<AgentIdentity>;
-  private readonly admissions: ExpiringCache<AgentPublicProfile>;
+  private readonly admissions: ExpiringCache<AdmitReply>;
   private readonly profiles: ExpiringCache<AgentProfile>;
   private subscription?: Subscription;
 
@@ -57,12 +57,11 @@ export class DirectoryLookups implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  /** The recipient's public profile when its trust policy admits the sender (errors are never cached). */
-  admit(senderHandle: string, recipientHandle: string): Promise<AgentPublicProfile> {
-    return this.admissions.get(`${senderHandle} ${recipientHandle}`, async () => {
-      const { recipient } = await this.rpc.request(DIRECTORY_SUBJECTS.admit, { sender: senderHandle, recipient: recipientHandle });
-      return recipient;
-    });
+  /** The recipient's public profile and hold rules when its trust policy admits the sender (errors are never cached). */
+  admit(senderHandle: string, recipientHandle: string): Promise<AdmitReply> {
+    return this.admissions.get(`${senderHandle} ${recipientHandle}`, () =>
+      this.rpc.request(DIRECTORY_SUBJECTS.admit, { sender: senderHandle, recipient: recipientHandle }),
+    );
   }
 
   profile(handle: string): Promise<AgentProfile> {

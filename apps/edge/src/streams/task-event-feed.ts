@@ -144,7 +144,8 @@ export class TaskEventFeed implements OnModuleDestroy {
     for (const listener of [...(this.byTask.get(event.task_id) ?? [])]) listener(item);
     const sender = this.byAgent.get(event.sender);
     if (sender) for (const listener of [...sender]) listener(item);
-    const recipient = event.recipient !== event.sender ? this.byAgent.get(event.recipient) : undefined;
+    // An event meant for the sender alone (a task held for approval and never delivered) never reaches the recipient's streams.
+    const recipient = event.recipient !== event.sender && event.audience !== 'sender' ? this.byAgent.get(event.recipient) : undefined;
     if (recipient) for (const listener of [...recipient]) listener(item);
   }
 }

@@ -56,6 +56,12 @@ const SLACK_EVENTS: Partial<Record<TaskEventType, Party>> = { created: 'recipien
 
 /** The party a task event notifies by webhook, or null when it cannot be told (a message without an author). */
 export function webhookPartyOf(event: TaskEvent): Party | null {
+  const party = webhookRuleOf(event);
+  // A task held for approval and never delivered tells its sender only.
+  return party === 'recipient' && event.audience === 'sender' ? null : party;
+}
+
+function webhookRuleOf(event: TaskEvent): Party | null {
   if (!notifies(event)) return null;
   // The sender answering an input request puts the task back to work: that is its own doing, and
   // the recipient hears of it through the message's own event.
@@ -191,7 +197,7 @@ export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarge
     }
   }
   const slackParty = SLACK_EVENTS[event.type];
-  if (slackParty) {
+  if (slackParty && !(slackParty === 'recipient' && event.audience === 'sender')) {
     const target = targets.get(event[slackParty]);
     if (target && !target.disabled && target.slack_webhook_url) {
       planned.push({

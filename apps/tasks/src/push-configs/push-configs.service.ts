@@ -191,8 +191,8 @@ export class PushConfigsService {
   /** The task's id when the caller takes part in it (on an endpoint: with that agent); the task row is locked for changes. */
   private async participantTask(manager: EntityManager, request: PushConfigTaskRequest, forUpdate: boolean): Promise<string> {
     const taskId = request.task_id;
-    const [task]: Array<{ id: string; sender_id: string; recipient_id: string }> = await manager.query(
-      `SELECT "id", "sender_id", "recipient_id" FROM "tasks"."tasks" WHERE "id" = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+    const [task]: Array<{ id: string; sender_id: string; recipient_id: string; hidden_from_recipient: boolean }> = await manager.query(
+      `SELECT "id", "sender_id", "recipient_id", "hidden_from_recipient" FROM "tasks"."tasks" WHERE "id" = $1${forUpdate ? ' FOR UPDATE' : ''}`,
       [taskId.toUpperCase()],
     );
     if (!task) throw new RelayError('thread_not_found', `No task with id ${taskId}`, { task_id: taskId });

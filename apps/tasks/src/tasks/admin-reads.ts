@@ -129,13 +129,17 @@ function commonClauses(filter: AdminTaskFilter, params: Params): string[] {
   return clauses;
 }
 
-/** The participant clauses of an agent filter: one per side, so that each side reads its own index. */
-function agentSides(agentId: string | undefined, role: ListRole, params: Params): string[] {
+/**
+ * The participant clauses of an agent filter: one per side, so that each side reads its own index.
+ * For an agent's own reads (`asAgent`), the recipient side leaves out what is hidden from it (held for approval).
+ */
+function agentSides(agentId: string | undefined, role: ListRole, params: Params, asAgent = false): string[] {
   if (agentId === undefined) return [];
   const agent = params.add(agentId);
+  const hidden = asAgent ? ' AND NOT t."hidden_from_recipient"' : '';
   if (role === 'sender') return [`t."sender_id" = ${agent}`];
-  if (role === 'recipient') return [`t."recipient_id" = ${agent}`];
-  return [`t."sender_id" = ${agent}`, `t."recipient_id" = ${agent} AND t."sender_id" <> ${agent}`];
+  if (role === 'recipient') return [`t."recipient_id" = ${agent}${hidden}`];
+  return [`t."sender_id" = ${agent}`, `t."recipient_id" = ${agent} AND t."sender_id" <> ${agent}${hidden}`];
 }
 
 /**
@@ -408,7 +412,7 @@ export class AdminReads {
     // The query as a constant of the statement (not a CTE's column): the planner then reads the indexes with it.
     const tsquery = `websearch_to_tsquery('english', ${params.add(query)})`;
     const clauses = commonClauses(filter, params);
-    const sides = agentSides(filter.agent_id, filter.role ?? 'either', params);
+    const sides = agentSides(filter.agent_id, filter.role ?? 'either', params, unreadFor !== undefined);
     if (sides.length > 0) clauses.push(`(${sides.map((side) => `(${side})`).join(' OR ')})`);
     if (counterpartId !== undefined && filter.agent_id !== undefined) {
       // On an agent's endpoint: only the tasks between the caller and that agent.

@@ -2,12 +2,15 @@ import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedCo
 import { AGENT_LIMITS, TASK_LIMITS, type TaskState } from '@app/contracts';
 import type { TaskEntity } from './task.entity';
 
-const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
+const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
 
 /** One state transition of a task: who, from which state to which, and why. */
 @Entity({ name: 'audit_log' })
 @Index('audit_log_task_idx', ['taskId', 'id'])
-@Check('audit_log_transition_known', `"transition" IN ('create', 'accept', 'complete', 'cancel', 'decline', 'fail', 'request_input', 'resume')`)
+@Check(
+  'audit_log_transition_known',
+  `"transition" IN ('create', 'accept', 'complete', 'cancel', 'decline', 'fail', 'request_input', 'resume', 'approve', 'deny', 'expire')`,
+)
 @Check('audit_log_from_state_known', `"from_state" IS NULL OR "from_state" IN (${STATES})`)
 @Check('audit_log_to_state_known', `"to_state" IN (${STATES})`)
 @Check('audit_log_create_has_no_from', `("transition" = 'create') = ("from_state" IS NULL)`)

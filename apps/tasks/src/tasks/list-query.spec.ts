@@ -18,7 +18,7 @@ describe('the list query', () => {
     expect(query.text).not.toContain('ctx-1');
     expect(Math.max(...[...query.text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])))).toBe(query.values.length);
     expect(query.filter).toEqual({
-      clauses: [`t."recipient_id" >= $1 AND t."recipient_id" <= $1`, `t."state" = ANY($2::text[])`, `t."context_id" = $3`],
+      clauses: [`t."recipient_id" >= $1 AND t."recipient_id" <= $1`, `NOT t."hidden_from_recipient"`, `t."state" = ANY($2::text[])`, `t."context_id" = $3`],
       values: [CALLER, ['pending'], 'ctx-1'],
     });
   });
@@ -39,6 +39,8 @@ describe('the list query', () => {
     );
     const either = listQuery({ caller_id: CALLER, role: 'either' });
     expect(either.text).toMatch(/ORDER BY t\."id" DESC\s+LIMIT/);
-    expect(either.filter.clauses[0]).toBe(`(t."sender_id" = $1 OR t."recipient_id" = $1)`);
+    // A task held for approval (hidden from its recipient) is the sender's only.
+    expect(either.filter.clauses[0]).toBe(`(t."sender_id" = $1 OR (t."recipient_id" = $1 AND NOT t."hidden_from_recipient"))`);
+    expect(either.text).toContain(`t."recipient_id" >= $1 AND t."recipient_id" <= $1 AND NOT t."hidden_from_recipient"`);
   });
 });

@@ -32,6 +32,8 @@ export function listQuery(request: ListRequest): ListQuery {
   // with the range, only the role's own index gives the order, so a page reads its own rows.
   const own = role === 'recipient' ? 't."recipient_id"' : role === 'sender' ? 't."sender_id"' : undefined;
   if (own) where.push(`${own} >= $1 AND ${own} <= $1`);
+  // A task held for approval (or never delivered) does not exist for its recipient.
+  if (role === 'recipient') where.push(`NOT t."hidden_from_recipient"`);
   const add = (value: unknown): string => {
     values.push(value);
     return `$${values.length}`;
@@ -60,8 +62,8 @@ export function listQuery(request: ListRequest): ListQuery {
         ORDER BY ${column}, ${newestFirst} LIMIT ${limitParam}::int)`;
   const from = own
     ? `"tasks"."tasks" t WHERE ${where.join(' AND ')} ORDER BY ${own}, ${newestFirst}`
-    : `(${side('t."recipient_id"')} UNION ALL ${side('t."sender_id"', ['t."recipient_id" <> $1'])}) t ORDER BY ${newestFirst}`;
-  if (!own) filtered.unshift(`(t."sender_id" = $1 OR t."recipient_id" = $1)`);
+    : `(${side('t."recipient_id"', ['NOT t."hidden_from_recipient"'])} UNION ALL ${side('t."sender_id"', ['t."recipient_id" <> $1'])}) t ORDER BY ${newestFirst}`;
+  if (!own) filtered.unshift(`(t."sender_id" = $1 OR (t."recipient_id" = $1 AND NOT t."hidden_from_recipient"))`);
   const text = `SELECT ${TASK_COLUMNS},
          to_char(t."status_timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "status_key",
          (SELECT count(*) FROM "tasks"."messages" m

@@ -119,6 +119,13 @@ export function appendChange(current: TaskRow, request: SendRequest, hash: strin
   if (request.context_id !== undefined && request.context_id !== current.context_id) {
     throw new RelayError('invalid_params', "context_id does not match the task's context", { field: 'context_id' });
   }
+  if (current.state === 'held') {
+    // What an approver decides on must be what is delivered.
+    throw new RelayError('invalid_transition', 'The task is held for approval; messages can be added once it is approved', {
+      state: current.state,
+      hold: current.hold,
+    });
+  }
   if (isTerminalState(current.state)) {
     throw new RelayError('thread_terminal', `The thread is ${current.state}; no more messages can be added`, { state: current.state });
   }

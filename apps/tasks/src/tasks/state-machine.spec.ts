@@ -38,7 +38,9 @@ describe('the transition table', () => {
         expect(outcome(command as TaskCommand, state, 'recipient')).toEqual(states.includes(state) ? expect.stringMatching(/^ok:/) : 'invalid_transition');
       }
     }
-    for (const state of TASK_STATES) expect(outcome('cancel', state, 'sender')).toBe(state === 'pending' ? 'ok:cancelled' : 'invalid_transition');
+    // The sender withdraws a task before the recipient takes it up, and a held one (its recipient never saw it).
+    for (const state of TASK_STATES)
+      expect(outcome('cancel', state, 'sender')).toBe(state === 'pending' || state === 'held' ? 'ok:cancelled' : 'invalid_transition');
   });
 
   it('refuses the wrong party with not_authorized_transition', () => {
@@ -49,7 +51,8 @@ describe('the transition table', () => {
   });
 
   it('lets the standard A2A cancel stop any active task and answers task_not_cancelable otherwise', () => {
-    for (const state of ['pending', 'accepted', 'input_required'] as const) expect(outcome('cancel', state, 'sender', 'any_active')).toBe('ok:cancelled');
+    for (const state of ['held', 'pending', 'accepted', 'input_required'] as const)
+      expect(outcome('cancel', state, 'sender', 'any_active')).toBe('ok:cancelled');
     for (const state of ['completed', 'cancelled', 'failed', 'rejected'] as const)
       expect(outcome('cancel', state, 'sender', 'any_active')).toBe('task_not_cancelable');
     expect(outcome('cancel', 'accepted', 'recipient', 'any_active')).toBe('task_not_cancelable');
@@ -57,7 +60,7 @@ describe('the transition table', () => {
 });
 
 describe('the party of a caller', () => {
-  const task = { id: 'T1', sender_id: 'bob', recipient_id: 'frank' };
+  const task = { id: 'T1', sender_id: 'bob', recipient_id: 'frank', hidden_from_recipient: false };
   const reasonOf = (call: () => unknown): string | undefined => {
     try {
       call();
@@ -71,6 +74,12 @@ describe('the party of a caller', () => {
     expect(partyOf(task, 'bob')).toBe('sender');
     expect(partyOf(task, 'frank')).toBe('recipient');
     expect(reasonOf(() => partyOf(task, 'carol'))).toBe('not_a_participant');
+  });
+
+  it('refuses the recipient of a task hidden from it (held for approval) as anyone else', () => {
+    const held = { ...task, hidden_from_recipient: true };
+    expect(partyOf(held, 'bob')).toBe('sender');
+    expect(reasonOf(() => partyOf(held, 'frank'))).toBe('not_a_participant');
   });
 
   it("on an agent's endpoint, finds only the task between the caller and that agent", () => {

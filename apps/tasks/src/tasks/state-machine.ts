@@ -21,7 +21,8 @@ export function transitionRule(command: TaskCommand, cancelMode: CancelMode = 'p
     case 'complete':
       return { from: ['accepted', 'input_required'], to: 'completed', who: 'recipient', event: 'completed' };
     case 'cancel':
-      return { from: cancelMode === 'any_active' ? ACTIVE : ['pending'], to: 'cancelled', who: 'sender', event: 'canceled' };
+      // A held task may be withdrawn by its sender whichever cancel it uses.
+      return { from: cancelMode === 'any_active' ? ['held', ...ACTIVE] : ['held', 'pending'], to: 'cancelled', who: 'sender', event: 'canceled' };
     case 'decline':
       return { from: ['pending'], to: 'rejected', who: 'recipient', event: 'rejected' };
     case 'fail':
@@ -71,14 +72,17 @@ interface TaskParties {
   id: string;
   sender_id: string;
   recipient_id: string;
+  /** A held task (and one whose hold ended other than approved) does not exist for its recipient. */
+  hidden_from_recipient: boolean;
 }
 
 /**
  * Which side of the task the caller is on; anyone else is refused. With `counterpartId` (a call on
  * that agent's endpoint, `/a2a/{handle}`), only a task between the caller and that agent exists.
+ * The recipient of a task hidden from it (held for approval) is refused as anyone else.
  */
 export function partyOf(task: TaskParties, callerId: string, counterpartId?: string): Party {
-  const party = task.sender_id === callerId ? 'sender' : task.recipient_id === callerId ? 'recipient' : undefined;
+  const party = task.sender_id === callerId ? 'sender' : task.recipient_id === callerId && !task.hidden_from_recipient ? 'recipient' : undefined;
   if (party === undefined) throw new RelayError('not_a_participant', 'You are not a participant of this task', { task_id: task.id });
   if (counterpartId !== undefined && (party === 'sender' ? task.recipient_id : task.sender_id) !== counterpartId) throw offEndpoint(task.id);
   return party;

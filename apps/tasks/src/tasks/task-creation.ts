@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { RelayError, TASK_LIMITS, type SendRequest } from '@app/contracts';
+import { decideHold, RelayError, TASK_LIMITS, type SendRequest, type TaskHold } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
 import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
@@ -44,8 +44,36 @@ async function runCreate(pool: pg.Pool, contextId: string | undefined, query: pg
 }
 
 /**
+ * The hold a rule of the recipient's trust policy puts on the new task, or null when it is
+ * delivered at once (docs/decisions/0024-held-handoffs.md): the rules see what the handoff says
+ * about itself (sender, intent, artifacts, proposed action).
+ */
+function heldBy(request: SendRequest, now: Date): TaskHold | null {
+  const rules = request.hold_rules ?? [];
+  if (rules.length === 0 || !request.recipient) return null;
+  const decision = decideHold(rules, {
+    sender: request.caller.handle,
+    recipient: request.recipient.handle,
+    intent: request.intent ?? 'inform',
+    artifacts: request.artifacts ?? [],
+    proposedAction: request.proposed_action ?? null,
+  });
+  if (!decision) return null;
+  return {
+    rule: decision.rule,
+    reason: decision.reason,
+    expires_at: new Date(now.getTime() + decision.expiresAfterMinutes * 60_000).toISOString(),
+    four_eyes: decision.fourEyes,
+    outcome: 'held',
+    decided_at: null,
+    comment: null,
+  };
+}
+
+/**
  * The one write of a create: the task, its first message, artifacts, audit row, idempotency keys
- * and `created` event in one prepared statement. Returns null, having written nothing, when one of
+ * and `created` event in one prepared statement; a held task (a hold rule matched) is written in
+ * the state `held` with its hold and no event, its recipient told nothing until it is approved. Returns null, having written nothing, when one of
  * `keys` was already used by this sender (the caller then replays or refuses through the keys).
  * Refuses, having written nothing, artifacts past a task's caps and a context the sender takes no
  * part in or that is full.
@@ -61,6 +89,7 @@ export async function createTask(
   const now = new Date();
   const parts = plainParts(request.message.parts);
   const summary = firstText(parts);
+  const held = heldBy(request, now);
   const task: TaskRow = {
     id: nextTaskId(),
     context_id: request.context_id ?? randomUUID(),
@@ -72,7 +101,7 @@ export async function createTask(
     recipient_handle: recipient.handle,
     recipient_name: recipient.name,
     recipient_role: recipient.role ?? null,
-    state: 'pending',
+    state: held ? 'held' : 'pending',
     intent: request.intent ?? 'inform',
     summary,
     proposed_action: request.proposed_action ?? null,
@@ -89,6 +118,9 @@ export async function createTask(
     created_at: now,
     updated_at: now,
     status_timestamp: now,
+    hold: held,
+    hold_expires_at: held ? new Date(held.expires_at) : null,
+    hidden_from_recipient: held !== null,
   };
   const message: MessageRow = {
     task_id: task.id,
@@ -138,6 +170,9 @@ export async function createTask(
       messageBytes(summary, partsJson, payloadJson),
       TASK_LIMITS.tasksPerContext,
       currentTraceParent(),
+      task.state,
+      held ? JSON.stringify(held) : null,
+      task.hold_expires_at,
     ],
   });
   if (outcome.created === 1) return { task, message, artifacts: artifacts.map(({ size_bytes: _size, ...artifact }) => artifact) };

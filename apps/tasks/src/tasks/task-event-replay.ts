@@ -18,7 +18,7 @@ import { toTaskView } from './task-rows';
 /** Push-config events share the outbox and a task id, but are not part of a task's history. */
 const TASK_EVENTS_ONLY = `"type" NOT IN ('push_config_set', 'push_config_deleted')`;
 
-const PARTIES_SQL = `SELECT "id", "sender_id", "recipient_id" FROM "tasks"."tasks" WHERE "id" = $1`;
+const PARTIES_SQL = `SELECT "id", "sender_id", "recipient_id", "hidden_from_recipient" FROM "tasks"."tasks" WHERE "id" = $1`;
 const KNOWN_POSITION_SQL = `SELECT 1 FROM "tasks"."outbox_events" WHERE "task_id" = $1 AND "position" = $2::bigint AND ${TASK_EVENTS_ONLY}`;
 /** What an event adds to its payload's bytes in a reply (`{"position": …, "event": …}`). */
 const EVENT_OVERHEAD_BYTES = 64;
@@ -125,7 +125,7 @@ async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest,
     });
     task = toTaskView(read.task, read.messages, read.artifacts, read.unread);
   } else {
-    const { rows } = await client.query<{ id: string; sender_id: string; recipient_id: string }>({
+    const { rows } = await client.query<{ id: string; sender_id: string; recipient_id: string; hidden_from_recipient: boolean }>({
       name: 'tasks-event-parties',
       text: PARTIES_SQL,
       values: [taskId],
@@ -165,7 +165,8 @@ async function readInSnapshot(client: pg.PoolClient, request: TaskEventsRequest,
  * order from its own index (outbox_events_sender_position_idx, outbox_events_recipient_position_idx)
  * and cut at the page, then merged. An OR of the two would let the planner walk the whole outbox in
  * position order for an agent with few events. A task between an agent and itself comes once, from
- * the sender side.
+ * the sender side. The recipient side leaves out events meant for the sender alone (`audience`: a
+ * task held for approval and never delivered).
  */
 export const INBOX_EVENTS_AFTER_SQL = eventsWithinBudgetSql(
   `SELECT "position", "payload" FROM (
@@ -173,7 +174,8 @@ export const INBOX_EVENTS_AFTER_SQL = eventsWithinBudgetSql(
       WHERE "payload"->>'sender' = $2 AND "position" > $1::bigint AND ${TASK_EVENTS_ONLY} ORDER BY "position" LIMIT $3)
      UNION ALL
      (SELECT "position", "payload" FROM "tasks"."outbox_events"
-      WHERE "payload"->>'recipient' = $2 AND "position" > $1::bigint AND ${TASK_EVENTS_ONLY} AND "payload"->>'sender' <> $2 ORDER BY "position" LIMIT $3)
+      WHERE "payload"->>'recipient' = $2 AND "position" > $1::bigint AND ${TASK_EVENTS_ONLY} AND "payload"->>'sender' <> $2
+        AND "payload"->>'audience' IS NULL ORDER BY "position" LIMIT $3)
    ) "own"`,
   '$3',
   '$4',

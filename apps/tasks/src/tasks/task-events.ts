@@ -42,6 +42,8 @@ export function taskEvent(type: TaskEventType, task: TaskRow, latest: MessageRow
         reason: task.reason,
       },
       ...(artifact ? { artifact } : {}),
+      // A task its recipient never saw (held, then denied, expired or cancelled) tells only its sender.
+      ...(task.hidden_from_recipient ? { audience: 'sender' as const } : {}),
     },
   };
 }

@@ -57,6 +57,9 @@ const TASK_ROW_COLUMNS: { [Column in keyof RowOf<TaskEntity>]: true } = {
   created_at: true,
   updated_at: true,
   status_timestamp: true,
+  hold: true,
+  hold_expires_at: true,
+  hidden_from_recipient: true,
 };
 
 /** The task columns of a query on `"tasks"."tasks" t`. */
@@ -122,6 +125,7 @@ export function toTaskView(row: TaskRow, messages: MessageRow[], artifacts: Arti
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     status_timestamp: row.status_timestamp.toISOString(),
+    hold: row.hold ?? null,
   };
 }
 

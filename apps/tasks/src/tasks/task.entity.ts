@@ -1,7 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import { AGENT_LIMITS, TASK_LIMITS, type Intent, type ProposedAction, type TaskState } from '@app/contracts';
+import { AGENT_LIMITS, TASK_LIMITS, type Intent, type ProposedAction, type TaskHold, type TaskState } from '@app/contracts';
 
-const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
+const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
 
 /**
  * A task (an A2A task) between a sender and a recipient agent, with the participants'
@@ -20,6 +20,7 @@ const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled
 @Index('tasks_recipient_created_at_idx', ['recipientId', 'createdAt', 'id'])
 @Index('tasks_terminal_status_idx', { synchronize: false })
 @Index('tasks_completed_at_idx', ['completedAt'], { where: '"completed_at" IS NOT NULL' })
+@Index('tasks_hold_expires_idx', ['holdExpiresAt'], { where: `"state" = 'held'` })
 @Check('tasks_id_ulid', `"id" ~ '^[0-9A-HJKMNP-TV-Z]{26}$'`)
 @Check('tasks_state_known', `"state" IN (${STATES})`)
 @Check('tasks_intent_known', `"intent" IN ('inform', 'ask_question', 'propose_action')`)
@@ -32,6 +33,9 @@ const STATES = `'pending', 'accepted', 'input_required', 'completed', 'cancelled
 @Check('tasks_cancelled_at_when_cancelled', `("state" = 'cancelled') = ("cancelled_at" IS NOT NULL)`)
 @Check('tasks_failed_at_when_failed', `("state" = 'failed') = ("failed_at" IS NOT NULL)`)
 @Check('tasks_rejected_at_when_rejected', `("state" = 'rejected') = ("rejected_at" IS NOT NULL)`)
+@Check('tasks_held_is_hidden', `"state" <> 'held' OR ("hidden_from_recipient" AND "hold" IS NOT NULL AND "hold_expires_at" IS NOT NULL)`)
+@Check('tasks_hidden_only_when_held', `NOT "hidden_from_recipient" OR "hold" IS NOT NULL`)
+@Check('tasks_hold_object', `"hold" IS NULL OR jsonb_typeof("hold") = 'object'`)
 export class TaskEntity {
   /** ULID. */
   @PrimaryColumn({ type: 'char', length: 26, primaryKeyConstraintName: 'tasks_pkey' })
@@ -116,4 +120,16 @@ export class TaskEntity {
   /** When the state last changed (A2A `status.timestamp`). */
   @Column({ type: 'timestamptz', default: () => 'now()' })
   statusTimestamp: Date;
+
+  /** Set on a handoff a hold rule kept for approval: the rule, the reason, the deadline and how it ended. */
+  @Column({ type: 'jsonb', nullable: true })
+  hold: TaskHold | null;
+
+  /** When a held task expires (the sweep denies it); kept after the hold ends. */
+  @Column({ type: 'timestamptz', nullable: true })
+  holdExpiresAt: Date | null;
+
+  /** True while the recipient must not see the task: held, and after a hold that ended other than approved. */
+  @Column({ type: 'boolean', default: false })
+  hiddenFromRecipient: boolean;
 }

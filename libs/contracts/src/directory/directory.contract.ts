@@ -15,6 +15,7 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateBy,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
@@ -23,6 +24,7 @@ import type { AgentIdentity, AgentPublicProfile } from './agent.model';
 import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
 import { MEDIA_RANGE_PATTERN } from '../media-types';
 import { API_KEY_DISPLAY_PREFIX_PATTERN, HANDLE_PATTERN, normalizeHandle, TRUST_PATTERN } from './handle';
+import { HOLD_RULES_SCHEMA, holdRulesProblem, type HoldRule } from './hold-rules';
 
 /** Request subjects the directory answers. */
 export const DIRECTORY_SUBJECTS = {
@@ -71,6 +73,23 @@ const HANDLE_MESSAGE = { message: 'handle must be name@org: lowercase letters, d
 const TRUST_MESSAGE = { each: true, message: 'each entry must be a handle (name@org) or *@org' };
 
 const lowercaseList = ({ value }: { value: unknown }): unknown => (Array.isArray(value) ? value.map(normalizeHandle) : value);
+
+/** Hold rules as HOLD_RULES_SCHEMA reads them (trimmed, senders lowercased); what it refuses is left for the check to name. */
+const parsedHoldRules = ({ value }: { value: unknown }): unknown => {
+  const parsed = HOLD_RULES_SCHEMA.safeParse(value);
+  return parsed.success ? parsed.data : value;
+};
+
+/** A list of hold rules (docs/decisions/0024-held-handoffs.md), checked by the one schema that describes them. */
+export function IsHoldRules(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isHoldRules',
+    validator: {
+      validate: (value: unknown) => holdRulesProblem(value) === null,
+      defaultMessage: (args) => `${args?.property ?? 'hold'}${holdRulesProblem(args?.value) ?? ''}`,
+    },
+  });
+}
 
 /** Private and public fields an admin may set on an agent (all optional; `null` clears a field). */
 export class AgentFields {
@@ -290,6 +309,12 @@ export class TrustPolicyFields {
   @IsString({ each: true })
   @Matches(TRUST_PATTERN, TRUST_MESSAGE)
   block?: string[];
+
+  /** Rules that hold a handoff for a person's approval instead of delivering it (checked after allow and block). */
+  @IsOptional()
+  @Transform(parsedHoldRules)
+  @IsHoldRules()
+  hold?: HoldRule[];
 }
 
 export class PutTrustRequest extends TrustPolicyFields {
@@ -356,12 +381,19 @@ export interface TrustPolicy {
   handle: string;
   allow: string[];
   block: string[];
+  /** Hold rules, first match decides (empty: nothing is held). */
+  hold: HoldRule[];
   /** Null while the agent has never had a policy set (the default: teammates only). */
   updated_at: string | null;
 }
 
 export interface AdmitReply {
   recipient: AgentPublicProfile;
+  /**
+   * The recipient's hold rules: the edge passes them with the create command, and the tasks
+   * service decides with the handoff's content (`decideHold`) whether it is held.
+   */
+  hold: HoldRule[];
 }
 
 /** The public profile behind an agent card. */

@@ -1,4 +1,4 @@
-import { decideHold, diffPaths, HOLD_RULES_SCHEMA, pathMatches, touchedPaths, type HoldCandidate, type HoldRule } from './hold-rules';
+import { decideHold, diffPaths, HOLD_RULES_SCHEMA, holdRulesProblem, pathMatches, touchedPaths, type HoldCandidate, type HoldRule } from './hold-rules';
 
 const base: HoldCandidate = { sender: 'bob@partner', recipient: 'ops@acme', intent: 'inform', artifacts: [] };
 const diff = ['--- a/db/migrations/001.sql', '+++ b/db/migrations/001.sql', '@@ -1 +1 @@', '-a', '+b', '--- /dev/null', '+++ b/deploy/prod.yaml'].join('\n');
@@ -67,5 +67,15 @@ describe('hold rules', () => {
     expect(HOLD_RULES_SCHEMA.safeParse([{ name: 'x', senders: ['not a handle'] }]).success).toBe(false);
     expect(HOLD_RULES_SCHEMA.safeParse([{ name: 'x', expires_after_minutes: 0 }]).success).toBe(false);
     expect(HOLD_RULES_SCHEMA.safeParse([{ name: 'x', artifact_kinds: [] }]).success).toBe(false);
+  });
+});
+
+describe('holdRulesProblem', () => {
+  it('names the place of the first problem, and a rule name used twice', () => {
+    expect(holdRulesProblem([{ name: 'a', intents: ['propose_action'] }])).toBeNull();
+    expect(holdRulesProblem([{ name: 'a', intents: ['nope'] }])).toMatch(/^\[0\]\.intents\[0\]: /);
+    expect(holdRulesProblem([{ name: 'a' }, { name: 'b', senders: ['x'] }])).toMatch(/^\[1\]\.senders\[0\]: a sender is a handle/);
+    expect(holdRulesProblem([{ name: 'a' }, { name: ' a ' }])).toBe('[1].name: another rule is already named "a"');
+    expect(holdRulesProblem({ name: 'a' })).toMatch(/^: /);
   });
 });

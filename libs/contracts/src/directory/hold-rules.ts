@@ -50,6 +50,26 @@ export const HOLD_RULES_SCHEMA = z.array(HOLD_RULE_SCHEMA).max(HOLD_RULE_LIMITS.
 
 export type HoldRule = z.infer<typeof HOLD_RULE_SCHEMA>;
 
+/**
+ * What is wrong with a list of hold rules, in words that name the place (`[1].senders[0]: …`), or
+ * null when HOLD_RULES_SCHEMA accepts it; a rule name used twice is refused too (the reason, the
+ * audit and the approvers name a rule by it).
+ */
+export function holdRulesProblem(value: unknown): string | null {
+  const parsed = HOLD_RULES_SCHEMA.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const place = issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('');
+    return `${place}: ${issue.message}`;
+  }
+  const names = new Set<string>();
+  for (const [index, rule] of parsed.data.entries()) {
+    if (names.has(rule.name)) return `[${index}].name: another rule is already named ${JSON.stringify(rule.name)}`;
+    names.add(rule.name);
+  }
+  return null;
+}
+
 /** What of a handoff the rules look at. */
 export interface HoldCandidate {
   sender: string;

@@ -89,6 +89,10 @@ const taskEventFields = {
     .meta({ description: 'Enough of the task to act on without reading it back.' }),
   /** On `artifact_updated` only: the artifact added or replaced, or the chunk appended to it. */
   artifact: taskEventArtifactSchema.optional().meta({ description: 'On `artifact_updated` only.' }),
+  audience: z.literal('sender').optional().meta({
+    description:
+      '`sender` on the events of a task its recipient never saw (held for approval, then denied, expired or cancelled): no stream, webhook or push of the recipient may carry them.',
+  }),
 };
 
 /** Versioned payload of every task event (documented for internal consumers in docs/events.md): the one description of it. */

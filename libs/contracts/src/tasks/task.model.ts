@@ -4,7 +4,7 @@ import { z } from 'zod';
  * The dialect-neutral view of a task that the tasks service returns. The edge renders it
  * into AgentRelay, A2A v0.3 or A2A v1.0 shapes (docs/dialects.md).
  */
-export const TASK_STATES = ['pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
+export const TASK_STATES = ['held', 'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 
 export const TERMINAL_STATES: readonly TaskState[] = ['completed', 'cancelled', 'failed', 'rejected'];
@@ -101,6 +101,24 @@ export interface ProposedAction {
   suggested_diff?: string | null;
 }
 
+/** How a hold ended (or `held` while it waits): docs/decisions/0024-held-handoffs.md. */
+export const HOLD_OUTCOMES = ['held', 'approved', 'denied', 'expired', 'cancelled'] as const;
+export type HoldOutcome = (typeof HOLD_OUTCOMES)[number];
+
+/** The hold of a handoff a rule of its recipient's trust policy kept for a person's approval. */
+export interface TaskHold {
+  /** The name of the rule that held it. */
+  rule: string;
+  /** Why, as the sender is told. */
+  reason: string;
+  expires_at: string;
+  four_eyes: boolean;
+  outcome: HoldOutcome;
+  decided_at: string | null;
+  /** The approver's comment (on a deny, also the task's `reason`). */
+  comment: string | null;
+}
+
 export interface TaskView {
   id: string;
   context_id: string;
@@ -128,4 +146,6 @@ export interface TaskView {
   updated_at: string;
   /** When the current state was entered. */
   status_timestamp: string;
+  /** Set on a handoff that was held for approval (its recipient sees it only once approved). */
+  hold: TaskHold | null;
 }

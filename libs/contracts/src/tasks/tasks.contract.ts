@@ -36,6 +36,8 @@ import {
   type Transition,
 } from './task.model';
 import { AGENT_LIMITS, metadataBoundsProblem, TASK_LIMITS } from '../limits';
+import { IsHoldRules } from '../directory/directory.contract';
+import type { HoldRule } from '../directory/hold-rules';
 
 /** Request subjects the tasks service answers. */
 export const TASKS_SUBJECTS = {
@@ -316,6 +318,14 @@ export class SendRequest {
   @Min(0)
   @Max(TASK_LIMITS.historyLengthMax)
   history_length?: number;
+
+  /**
+   * On create: the recipient's hold rules, as the directory's admission answered them; the tasks
+   * service decides with the handoff's content whether one holds it (`decideHold`).
+   */
+  @IsOptional()
+  @IsHoldRules()
+  hold_rules?: HoldRule[];
 }
 
 /** Which message a send appended, without its content: a reply never echoes the message back. */

@@ -7,6 +7,7 @@ import { AdminAuditPerson1765000000000 } from './1765000000000-AdminAuditPerson'
 import { AgentTokenSubject1765000100000 } from './1765000100000-AgentTokenSubject';
 import { Deployment1765100000000 } from './1765100000000-Deployment';
 import { AgentUpstream1765200000000 } from './1765200000000-AgentUpstream';
+import { TrustHoldRules1765300000000 } from './1765300000000-TrustHoldRules';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -19,4 +20,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   AgentTokenSubject1765000100000,
   Deployment1765100000000,
   AgentUpstream1765200000000,
+  TrustHoldRules1765300000000,
 ];

@@ -30,6 +30,7 @@ import {
   TASK_LIMITS,
   TASKS_SUBJECTS,
   type AgentIdentity,
+  type AdmitReply,
   type AgentPublicProfile,
   type ArtifactInput,
   type MessageView,
@@ -53,9 +54,9 @@ import { agentCardV03 } from './extended-card';
 import { decodePageToken, encodePageToken } from './page-token';
 import { TaskEventWaiter } from './task-event-waiter';
 
-/** A blocking send returns once its task is terminal or waits for input. */
+/** A blocking send returns once its task is terminal, waits for input, or is held for approval (interrupted states). */
 function settled(state: TaskState): boolean {
-  return isTerminalState(state) || state === 'input_required';
+  return isTerminalState(state) || state === 'input_required' || state === 'held';
 }
 
 function messageInput(message: A2aMessageInput): MessageInput {
@@ -208,13 +209,14 @@ export class A2aMethods implements DialectMethods {
           },
         );
       }
-      const recipient = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
+      const { recipient, hold } = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.tasks(
         () =>
           this.rpc.request(TASKS_SUBJECTS.send, {
             caller: participant(call.caller),
             recipient: participant(recipient),
+            ...(hold.length > 0 ? { hold_rules: hold } : {}),
             ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
             message: messageInput(message),
             ...(params.metadata !== undefined ? { metadata: params.metadata } : {}),
@@ -569,7 +571,7 @@ export class A2aMethods implements DialectMethods {
     return call.endpointHandle !== null ? (await this.endpointAgent(call.endpointHandle)).id : undefined;
   }
 
-  private async admit(caller: AgentIdentity, recipient: string, fromEndpoint: boolean): Promise<AgentPublicProfile> {
+  private async admit(caller: AgentIdentity, recipient: string, fromEndpoint: boolean): Promise<AdmitReply> {
     try {
       return await this.directory.admit(caller.handle, recipient);
     } catch (error) {

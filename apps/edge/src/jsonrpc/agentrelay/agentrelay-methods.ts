@@ -12,6 +12,7 @@ import {
   parseRelaySearchParams,
   parseTaskId,
   renderListItem,
+  renderRelayHold,
   renderRelayTask,
   renderSearchItem,
   renderTransition,
@@ -96,16 +97,23 @@ export class AgentRelayMethods implements DialectMethods {
     };
     if (taskId === undefined) {
       const recipientHandle = this.recipientHandle(call);
-      const recipient = await this.directory.admit(call.caller.handle, recipientHandle);
+      const { recipient, hold } = await this.directory.admit(call.caller.handle, recipientHandle);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.rpc.request(TASKS_SUBJECTS.send, {
         ...common,
         caller: participant(call.caller),
         recipient: participant(recipient),
+        ...(hold.length > 0 ? { hold_rules: hold } : {}),
         ...(metadata !== undefined ? { metadata } : {}),
       });
-      // A create always answers pending: an idempotent retry gets that same original result.
-      return { task_id: reply.task.id, status: { state: reply.idempotent_replay ? 'pending' : reply.task.state }, created_at: reply.task.created_at };
+      // A create answers pending (or held, when a hold rule kept it for approval): an idempotent retry gets that same original result.
+      const created = reply.task.hold ? 'held' : 'pending';
+      return {
+        task_id: reply.task.id,
+        status: { state: reply.idempotent_replay ? created : reply.task.state },
+        created_at: reply.task.created_at,
+        ...renderRelayHold(reply.task),
+      };
     }
     if (params.recipient !== undefined && params.recipient !== null) requiredNonBlank(params, 'recipient', 'recipient', AGENT_LIMITS.handleChars);
     // On an agent's endpoint the message goes to that agent (the tasks service refuses a task not between the two).

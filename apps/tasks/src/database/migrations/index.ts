@@ -13,6 +13,7 @@ import { InboxPositions1764570000000 } from './1764570000000-InboxPositions';
 import { Retention1764580000000 } from './1764580000000-Retention';
 import { BoundedSearch1764590000000 } from './1764590000000-BoundedSearch';
 import { Deployment1765100000000 } from './1765100000000-Deployment';
+import { HeldHandoffs1765300000000 } from './1765300000000-HeldHandoffs';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -30,4 +31,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   Retention1764580000000,
   BoundedSearch1764590000000,
   Deployment1765100000000,
+  HeldHandoffs1765300000000,
 ];

@@ -3,7 +3,7 @@
  *
  * The whole create in one statement (one round trip, committed on its own unless a context is
  * claimed): task, first message, artifacts, audit row, idempotency keys and the `created` outbox
- * event. Nothing is written when one of the sender's keys already exists (`known_key`), or when
+ * event (none for a task created `held`, `$29`, with its hold `$30` and deadline `$31`). Nothing is written when one of the sender's keys already exists (`known_key`), or when
  * the context `$2` already holds tasks none of which is the sender's, or holds `$27` tasks; the
  * answer says which. Two creates racing on one key meet the keys' primary key and one of them
  * fails whole.
@@ -18,8 +18,8 @@ WITH known_key AS (
 ), created_task AS (
   INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
     "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
-    "metadata", "message_count", "created_at", "updated_at", "status_timestamp")
-  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, 1, $15, $15, $15
+    "metadata", "message_count", "created_at", "updated_at", "status_timestamp", "hold", "hold_expires_at", "hidden_from_recipient")
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $29::text, $11, $12, $13, $14, 1, $15, $15, $15, $30::jsonb, $31::timestamptz, $29::text = 'held'
   FROM context_tasks ct
   WHERE NOT EXISTS (SELECT 1 FROM known_key) AND (ct."total" = 0 OR ct."mine" > 0) AND ct."total" < $27::int
   RETURNING "id"
@@ -36,13 +36,13 @@ WITH known_key AS (
     "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean, "size_bytes" int)
 ), audit AS (
   INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "at")
-  SELECT t."id", $3, 'create', NULL, 'pending', $15 FROM created_task t
+  SELECT t."id", $3, 'create', NULL, $29::text, $15 FROM created_task t
 ), idempotency AS (
   INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
   SELECT $3, k."scope", k."key", $22, m."task_id", 1, true FROM message m, unnest($18::text[], $19::text[]) AS k("scope", "key")
 ), outbox AS (
   INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
-  SELECT $23, $24, 'created', t."id", $25, $15, $28 FROM created_task t
+  SELECT $23, $24, 'created', t."id", $25, $15, $28 FROM created_task t WHERE $29::text <> 'held'
 )
 SELECT (SELECT count(*) FROM created_task)::int AS "created", EXISTS (SELECT 1 FROM known_key) AS "known_key",
   ct."total" AS "context_total", ct."mine" AS "context_mine"

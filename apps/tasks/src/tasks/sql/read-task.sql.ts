@@ -17,13 +17,13 @@ const MESSAGE_BUDGET_SQL = `(${TASK_LIMITS.replyMessageBytes} - octet_length(t."
  * the caller's unread count as it was before this read, the requested messages within the reply's
  * byte budget (the oldest ones when paging with `after_sequence_no`, `$6`, the newest otherwise) and
  * the artifacts, and, unless `$5` is false, the caller's read cursor moved to the last message. A read with
- * nothing new to mark writes nothing (so a polling GetTask is a read-only transaction). An outsider gets
- * the task's row with a null party and marks nothing.
+ * nothing new to mark writes nothing (so a polling GetTask is a read-only transaction). An outsider (and
+ * the recipient of a task hidden from it, held for approval) gets the task's row with a null party and marks nothing.
  */
 export const READ_TASK_SQL = `
 WITH t AS (
   SELECT ${TASK_COLUMNS},
-    CASE WHEN t."sender_id" = $2 THEN 'sender' WHEN t."recipient_id" = $2 THEN 'recipient' END AS "party",
+    CASE WHEN t."sender_id" = $2 THEN 'sender' WHEN t."recipient_id" = $2 AND NOT t."hidden_from_recipient" THEN 'recipient' END AS "party",
     ($7::text IS NULL OR CASE WHEN t."sender_id" = $2 THEN t."recipient_id" ELSE t."sender_id" END = $7::text) AS "on_endpoint"
   FROM "tasks"."tasks" t WHERE t."id" = $1
 ), mark AS (

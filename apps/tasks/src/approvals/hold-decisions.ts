@@ -1,0 +1,69 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type pg from 'pg';
+import { DataSource } from 'typeorm';
+import { RelayError, type DecideHoldRequest, type TaskView } from '@app/contracts';
+import { TasksConfig } from '../tasks.config';
+import { pgPoolOf } from '../tasks/task-repository';
+import { toTaskView } from '../tasks/task-rows';
+import { EXPIRED_HOLDS_SQL } from './hold-end.sql';
+import { endHold } from './hold-end';
+
+/** Held tasks one expiry sweep ends at most; the next sweep takes the rest. */
+const EXPIRY_BATCH = 100;
+
+/**
+ * Decisions on held handoffs: a person's approve or deny, and the sweep that rejects the holds past
+ * their deadline (every RELAY_HOLD_EXPIRY_SWEEP_MS on each replica; the conditional update lets one win).
+ */
+@Injectable()
+export class HoldDecisions implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(HoldDecisions.name);
+  private readonly pool: pg.Pool;
+  private timer?: NodeJS.Timeout;
+  private sweeping?: Promise<number>;
+
+  constructor(
+    @Inject(DataSource) dataSource: DataSource,
+    @Inject(TasksConfig) private readonly config: TasksConfig,
+  ) {
+    this.pool = pgPoolOf(dataSource);
+  }
+
+  onModuleInit(): void {
+    this.timer = setInterval(() => {
+      this.sweeping ??= this.expire().finally(() => (this.sweeping = undefined));
+    }, this.config.RELAY_HOLD_EXPIRY_SWEEP_MS);
+    this.timer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  async decide(request: DecideHoldRequest): Promise<TaskView> {
+    const comment = request.comment?.trim() || null;
+    const decidedBy = request.decided_by_email ?? request.decided_by;
+    const { task, artifacts } = await endHold(this.pool, request.task_id.toUpperCase(), { kind: request.decision, decidedBy, comment });
+    return toTaskView(task, [], artifacts, 0);
+  }
+
+  /** Rejects the held tasks past their deadline (one batch); a task decided meanwhile is left as it is. */
+  async expire(now = new Date()): Promise<number> {
+    let expired = 0;
+    try {
+      const { rows } = await this.pool.query<{ id: string }>({ name: 'tasks-expired-holds', text: EXPIRED_HOLDS_SQL, values: [now, EXPIRY_BATCH] });
+      for (const { id } of rows) {
+        try {
+          await endHold(this.pool, id, { kind: 'expire' }, now);
+          expired += 1;
+        } catch (error) {
+          if (!(error instanceof RelayError && (error.reason === 'state_changed' || error.reason === 'not_held'))) throw error;
+        }
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'hold expiry sweep failed; the next one tries again');
+    }
+    return expired;
+  }
+}
