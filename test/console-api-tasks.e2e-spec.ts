@@ -239,8 +239,8 @@ describe('console API: tasks across all agents, one task, search, counts, overvi
     await ok(relay.url, erin.api_key, 'tasks/update', { task_id: first, transition: 'decline', reason: 'no' });
     const response = await get(`/admin/agents/${encodeURIComponent(erin.agent.handle.toUpperCase())}/counts`).expect(200);
     expect(response.body).toEqual({
-      inbox: { pending: 1, accepted: 0, input_required: 0, completed: 0, cancelled: 0, failed: 0, rejected: 1 },
-      sent: { pending: 1, accepted: 0, input_required: 0, completed: 0, cancelled: 0, failed: 0, rejected: 0 },
+      inbox: { held: 0, pending: 1, accepted: 0, input_required: 0, completed: 0, cancelled: 0, failed: 0, rejected: 1 },
+      sent: { held: 0, pending: 1, accepted: 0, input_required: 0, completed: 0, cancelled: 0, failed: 0, rejected: 0 },
     });
     await get('/admin/agents/nobody@nowhere/counts').expect(404);
   });
