@@ -9,9 +9,20 @@
  */
 import 'reflect-metadata';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { prefixedSubject, relayEventCloudEventHeaders, TASK_EVENT_POSITION_HEADER, taskEventSubject, TASK_EVENT_TYPES, type TaskEvent } from '@app/contracts';
+import {
+  EVENT_CONSUMER_SUBJECTS,
+  SUBJECTS_ADDRESSED_BY_NAME,
+  type EnsureEventConsumerRequest,
+  prefixedSubject,
+  relayEventCloudEventHeaders,
+  TASK_EVENT_POSITION_HEADER,
+  taskEventSubject,
+  TASK_EVENT_TYPES,
+  type TaskEvent,
+} from '@app/contracts';
 import { RelayEventConsumer } from '@app/events-consumer';
-import { deleteEventStream, ensureEventStream, openJetStream, publishWithMsgId } from '@app/messaging';
+import { deleteEventStream, ensureEventStream, eventStreamName, openJetStream, publishWithMsgId, type JetStreamContext } from '@app/messaging';
+import { consumerConfigOf, consumerNameOf } from '../../apps/notifier/src/event-consumers/event-consumers.service';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const EVENTS = Number(process.env.EVENTS_BENCH_EVENTS ?? 20_000);
@@ -70,6 +81,32 @@ async function run(prefix: string, name: string, concurrency: number): Promise<v
   );
 }
 
+/**
+ * Makes each consumer's durable consumer as the notifier does (its configuration from the notifier's
+ * own `consumerConfigOf`), on this bench's connection: the bench runs no relay.
+ */
+function serveConsumerEnsure(jetStream: JetStreamContext, prefix: string): void {
+  const pattern = prefixedSubject(prefix, SUBJECTS_ADDRESSED_BY_NAME[EVENT_CONSUMER_SUBJECTS.ensure]);
+  jetStream.connection.subscribe(pattern, {
+    callback: (error, message) => {
+      if (error) return;
+      void (async () => {
+        const name = consumerNameOf(message.subject);
+        const { data } = message.json<{ data: EnsureEventConsumerRequest }>();
+        const stream = eventStreamName(prefix);
+        if (data.reset) await jetStream.jsm.consumers.delete(stream, name).catch(() => undefined);
+        const info = await jetStream.jsm.consumers.add(stream, consumerConfigOf(name, data, prefix));
+        message.respond(
+          JSON.stringify({
+            response: { name, stream, created: true, num_pending: info.num_pending, delivered_stream_seq: info.delivered.stream_seq },
+            isDisposed: true,
+          }),
+        );
+      })().catch((failure: unknown) => message.respond(JSON.stringify({ err: { reason: 'internal_error', message: String(failure) }, isDisposed: true })));
+    },
+  });
+}
+
 async function main(): Promise<void> {
   const prefix = `bench_${randomBytes(4).toString('hex')}`;
   const jetStream = await openJetStream({ url: NATS_URL, name: 'events-consumer-bench' });
@@ -89,6 +126,7 @@ async function main(): Promise<void> {
       );
     }
     console.log(`published ${EVENTS} task events of ${TASKS} tasks (${Buffer.byteLength(JSON.stringify(events[0]))} bytes each)`);
+    serveConsumerEnsure(jetStream, prefix);
     await run(prefix, 'bench_default', 16);
     await run(prefix, 'bench_wide', Number(process.env.EVENTS_BENCH_CONCURRENCY ?? 64));
   } finally {
