@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import type { AgentRecord, DeliveryView } from '@app/contracts';
 import { eventually } from './support/eventually';
@@ -8,6 +8,8 @@ import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { apiKeyInterceptor } from './support/sdk-client';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
+import { verifyStandardWebhook } from './support/notifier-helpers';
+import { WebhookSink } from './support/webhook-sink';
 import { EXIT, run } from '../apps/cli/src/cli';
 
 const ADMIN = `Bearer ${TEST_ADMIN_TOKEN}`;
@@ -34,6 +36,40 @@ function userMessage(text: string): Message {
     extensions: [],
     referenceTaskIds: [],
   };
+}
+
+/** Reads a stream of the sender's until an event in one of these states (the stream may end there, or go on). */
+async function readUntil(events: AsyncGenerator<StreamResponse, void, undefined>, states: TaskState[]): Promise<StreamResponse[]> {
+  const seen: StreamResponse[] = [];
+  for await (const event of events) {
+    seen.push(event);
+    const state =
+      event.payload?.$case === 'task'
+        ? event.payload.value.status?.state
+        : event.payload?.$case === 'statusUpdate'
+          ? event.payload.value.status?.state
+          : undefined;
+    if (state !== undefined && states.includes(state)) break;
+  }
+  return seen;
+}
+
+/** The texts of the agent messages and artifacts a sender's stream carried. */
+function streamed(events: StreamResponse[]): { messages: string[]; artifacts: string[]; states: TaskState[] } {
+  const messages: string[] = [];
+  const artifacts: string[] = [];
+  const states: TaskState[] = [];
+  for (const event of events) {
+    const payload = event.payload;
+    if (payload?.$case === 'task' && payload.value.status) states.push(payload.value.status.state);
+    if (payload?.$case === 'statusUpdate' && payload.value.status) {
+      states.push(payload.value.status.state);
+      messages.push(...texts(payload.value.status.message));
+    }
+    if (payload?.$case === 'message' && payload.value.role === Role.ROLE_AGENT) messages.push(...texts(payload.value));
+    if (payload?.$case === 'artifactUpdate') artifacts.push(...texts({ parts: payload.value.artifact?.parts ?? [] } as unknown as Message));
+  }
+  return { messages, artifacts, states };
 }
 
 function texts(message: Message | undefined): string[] {
@@ -142,6 +178,116 @@ describe('Upstream A2A agents: a handoff to an agent that runs its own A2A serve
       expect(upstream.tasksCreated).toHaveLength(1);
     },
   );
+
+  it('input-required round trip: the upstream asks, the sender answers on the relay task, the answer goes upstream on its task and the upstream completes; seen through a stream and a webhook', async () => {
+    const sink = await WebhookSink.start();
+    try {
+      const asker = await registerAgent(relay, { handle: uniqueHandle('asker', 'upco'), name: 'Asker', notification_webhook_url: sink.url('/asker') });
+      const upstream = await startUpstreamAgent({ binding: 'HTTP+JSON', card: '1.0', behaviour: 'ask' });
+      upstreams.push(upstream);
+      const handle = uniqueHandle('quiz', 'upco');
+      expect((await registerUpstream(relay, handle, { card_url: upstream.cardUrl })).status).toBe(201);
+      const client = await senderClient(relay, asker, handle);
+
+      const first = await readUntil(
+        client.sendMessageStream({ tenant: '', message: userMessage('paint the shed'), configuration: undefined, metadata: undefined }),
+        [TaskState.TASK_STATE_INPUT_REQUIRED],
+      );
+      const asked = streamed(first);
+      expect(asked.states.at(-1)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      expect(asked.messages).toContain('Which colour?');
+      const taskId = first[0].payload?.$case === 'task' ? first[0].payload.value.id : '';
+      const contextId = first[0].payload?.$case === 'task' ? first[0].payload.value.contextId : '';
+      expect(taskId).not.toBe('');
+
+      const reply = { ...userMessage('blue'), taskId, contextId };
+      const second = streamed(
+        await readUntil(client.sendMessageStream({ tenant: '', message: reply, configuration: undefined, metadata: undefined }), [
+          TaskState.TASK_STATE_COMPLETED,
+          TaskState.TASK_STATE_FAILED,
+        ]),
+      );
+      expect(second.states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(second.messages).toContain('echo: blue');
+      expect(second.artifacts).toContain('BLUE');
+
+      // GetTask: the question, the sender's answer and the upstream's answer, in that order.
+      const task = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(task.history.flatMap((message) => texts(message).map((text) => `${message.role === Role.ROLE_AGENT ? 'agent' : 'user'}: ${text}`))).toEqual([
+        'user: paint the shed',
+        'agent: Which colour?',
+        'user: blue',
+        'agent: echo: blue',
+      ]);
+      // Upstream: one task, the reply on it with the relay's message id.
+      expect(upstream.tasksCreated).toHaveLength(1);
+      const [upstreamTask] = [...upstream.tasks.values()];
+      expect(upstream.received.map(texts)).toEqual([['paint the shed'], ['blue']]);
+      expect(upstream.received[1]).toMatchObject({ messageId: reply.messageId, taskId: upstreamTask.id, contextId: upstreamTask.contextId });
+      expect(upstreamTask.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+
+      // The sender's webhook: asked, then completed with the upstream's answer, each signed.
+      const hooks = await eventually(() => {
+        const bodies = sink
+          .to('/asker')
+          .map((hook) => ({
+            hook,
+            body: JSON.parse(hook.body) as { type: string; data: { task_id: string; task: { latest_message: { body: string } | null } } },
+          }));
+        const mine = bodies.filter(({ body }) => body.data.task_id === taskId);
+        expect(mine.map(({ body }) => body.type)).toEqual(expect.arrayContaining(['a2a.task.input_required', 'a2a.task.completed']));
+        return mine;
+      }, 20_000);
+      expect(hooks.every(({ hook }) => verifyStandardWebhook(hook, asker.webhook_secret as string))).toBe(true);
+      expect(hooks.find(({ body }) => body.type === 'a2a.task.completed')?.body.data.task.latest_message?.body).toBe('echo: blue');
+      expect(hooks.find(({ body }) => body.type === 'a2a.task.input_required')?.body.data.task.latest_message?.body).toBe('Which colour?');
+    } finally {
+      await sink.stop();
+    }
+  });
+
+  it('the sender cancels: the relay task is canceled and the cancel goes upstream as CancelTask', async () => {
+    const upstream = await startUpstreamAgent({ binding: 'JSONRPC', card: '0.3', behaviour: 'wait' });
+    upstreams.push(upstream);
+    const handle = uniqueHandle('slow', 'upco');
+    expect((await registerUpstream(relay, handle, { card_url: upstream.cardUrl })).status).toBe(201);
+    const client = await senderClient(relay, sender, handle);
+    const sent = (await client.sendMessage({
+      tenant: '',
+      message: userMessage('take your time'),
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+      metadata: undefined,
+    })) as Task;
+    await eventually(
+      async () => expect((await client.getTask({ tenant: '', id: sent.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_WORKING),
+      20_000,
+    );
+    const canceled = await client.cancelTask({ tenant: '', id: sent.id, metadata: undefined });
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    const upstreamTask = await eventually(() => {
+      const [only] = [...upstream.tasks.values()];
+      expect(only?.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      return only;
+    }, 20_000);
+    expect(upstream.tasksCreated).toHaveLength(1);
+    await eventually(async () => {
+      const response = await request(relay.url).get(`/admin/deliveries?task_id=${sent.id}`).set('authorization', ADMIN);
+      expect(
+        (response.body.deliveries as DeliveryView[])
+          .filter((delivery) => delivery.channel === 'upstream')
+          .map((delivery) => [delivery.event, delivery.status])
+          .sort(),
+      ).toEqual([
+        ['a2a.task.canceled', 'succeeded'],
+        ['a2a.task.created', 'succeeded'],
+      ]);
+    }, 20_000);
+    // The relay task stays canceled (the upstream's own canceled state does not turn it into a failure).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await client.getTask({ tenant: '', id: sent.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(upstreamTask.id).toBeTruthy();
+  });
 
   it('an upstream that is down leaves the task submitted with a visible failed delivery, retried until it answers; one upstream task', async () => {
     const probe = await startUpstreamAgent({ binding: 'JSONRPC', card: '1.0' });

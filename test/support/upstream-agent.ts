@@ -1,7 +1,15 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { A2A_PROTOCOL_VERSION, Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  type AgentExecutionEvent,
+  InMemoryTaskStore,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
 /** The little of express these servers use (express ships no types and @types/express is not installed). */
@@ -28,6 +36,11 @@ export interface UpstreamAgentOptions {
   requireHeader?: { name: string; value: string };
   /** A loopback port to listen on (0: any). */
   port?: number;
+  /**
+   * What it does with a new task: `echo` answers at once; `ask` asks a question (input-required)
+   * and answers the sender's reply; `wait` works on it until it is canceled.
+   */
+  behaviour?: 'echo' | 'ask' | 'wait';
 }
 
 /** What an upstream server saw of one A2A call. */
@@ -42,6 +55,10 @@ export interface UpstreamAgent {
   port: number;
   /** The user messages of the tasks it created, one per new task. */
   tasksCreated: Message[];
+  /** Every user message it was sent, new task or not, in order. */
+  received: Message[];
+  /** Each of its tasks as last stored, by id. */
+  tasks: Map<string, Task>;
   calls: SeenCall[];
   close(): Promise<void>;
 }
@@ -51,11 +68,51 @@ function textOf(message: Message): string {
   return part?.content?.$case === 'text' ? part.content.value : '';
 }
 
+function textMessage(messageId: string, taskId: string, contextId: string, text: string): Message {
+  return {
+    messageId,
+    contextId,
+    taskId,
+    role: Role.ROLE_AGENT,
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function status(taskId: string, contextId: string, state: TaskState, message?: Message): AgentExecutionEvent {
+  return AgentEvent.statusUpdate({ taskId, contextId, status: { state, timestamp: new Date().toISOString(), message }, metadata: undefined });
+}
+
+function textArtifact(taskId: string, contextId: string, artifactId: string, name: string, text: string): AgentExecutionEvent {
+  return AgentEvent.artifactUpdate({
+    taskId,
+    contextId,
+    artifact: {
+      artifactId,
+      name,
+      description: 'What was sent, upper-cased',
+      parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+      metadata: undefined,
+      extensions: [],
+    },
+    append: false,
+    lastChunk: true,
+    metadata: undefined,
+  });
+}
+
 class EchoExecutor implements AgentExecutor {
-  constructor(private readonly created: Message[]) {}
+  constructor(
+    private readonly behaviour: NonNullable<UpstreamAgentOptions['behaviour']>,
+    private readonly created: Message[],
+    private readonly received: Message[],
+  ) {}
 
   execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId, userMessage } = context;
+    this.received.push(userMessage);
     if (!context.task) {
       this.created.push(userMessage);
       const task: Task = {
@@ -67,55 +124,40 @@ class EchoExecutor implements AgentExecutor {
         metadata: undefined,
       };
       bus.publish(AgentEvent.task(task));
+    } else {
+      bus.publish(AgentEvent.task(context.task));
     }
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_WORKING, timestamp: new Date().toISOString(), message: undefined },
-        metadata: undefined,
-      }),
-    );
     const text = textOf(userMessage);
-    bus.publish(
-      AgentEvent.artifactUpdate({
-        taskId,
-        contextId,
-        artifact: {
-          artifactId: 'echo-result',
-          name: 'echo.txt',
-          description: 'What was sent, upper-cased',
-          parts: [{ content: { $case: 'text', value: text.toUpperCase() }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-          metadata: undefined,
-          extensions: [],
-        },
-        append: false,
-        lastChunk: true,
-        metadata: undefined,
-      }),
-    );
-    const answer: Message = {
-      messageId: `${taskId}-answer`,
-      contextId,
-      taskId,
-      role: Role.ROLE_AGENT,
-      parts: [{ content: { $case: 'text', value: `echo: ${text}` }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-      metadata: undefined,
-      extensions: [],
-      referenceTaskIds: [],
-    };
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: new Date().toISOString(), message: answer },
-        metadata: undefined,
-      }),
-    );
+    if (this.behaviour === 'ask' && !context.task) {
+      bus.publish(status(taskId, contextId, TaskState.TASK_STATE_INPUT_REQUIRED, textMessage(`${taskId}-question`, taskId, contextId, 'Which colour?')));
+      bus.finished();
+      return;
+    }
+    bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING));
+    if (this.behaviour === 'wait') {
+      // Works on it until canceled (the SDK's handler cancels a task whose executor has returned).
+      bus.finished();
+      return;
+    }
+    bus.publish(textArtifact(taskId, contextId, 'echo-result', 'echo.txt', text.toUpperCase()));
+    bus.publish(status(taskId, contextId, TaskState.TASK_STATE_COMPLETED, textMessage(`${taskId}-answer`, taskId, contextId, `echo: ${text}`)));
     bus.finished();
   };
 
-  cancelTask = async (): Promise<void> => undefined;
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    bus.publish(status(taskId, '', TaskState.TASK_STATE_CANCELED));
+    bus.finished();
+  };
+}
+
+/** An in-memory task store that also keeps each task as last saved, for the tests to read. */
+class RecordingTaskStore extends InMemoryTaskStore {
+  readonly seen = new Map<string, Task>();
+
+  override async save(task: Task, context: Parameters<InMemoryTaskStore['save']>[1]): Promise<void> {
+    this.seen.set(task.id, structuredClone(task));
+    await super.save(task, context);
+  }
 }
 
 function sdkCard(url: string, binding: UpstreamAgentOptions['binding']): AgentCard {
@@ -170,6 +212,8 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   const { default: express } = (await import(expressModule)) as { default: () => ExpressApp };
   const app = express();
   const tasksCreated: Message[] = [];
+  const received: Message[] = [];
+  const store = new RecordingTaskStore();
   const calls: SeenCall[] = [];
   let url = '';
   let card: AgentCard | null = null;
@@ -189,7 +233,7 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   const port = (server.address() as AddressInfo).port;
   url = `http://127.0.0.1:${port}`;
   card = sdkCard(url, options.binding);
-  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new EchoExecutor(tasksCreated));
+  const requestHandler = new DefaultRequestHandler(card, store, new EchoExecutor(options.behaviour ?? 'echo', tasksCreated, received));
   const legacyCompat = { enabled: true };
   app.use(
     options.binding === 'JSONRPC'
@@ -201,6 +245,8 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
     cardUrl: `${url}/.well-known/agent-card.json`,
     port,
     tasksCreated,
+    received,
+    tasks: store.seen,
     calls,
     close: () =>
       new Promise<void>((resolve) => {

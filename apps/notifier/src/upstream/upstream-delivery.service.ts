@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Role, type Message, type SendMessageResult } from '@a2a-js/sdk';
-import type { ParticipantRef, PartView, UpstreamInterface } from '@app/contracts';
+import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
+import type { ParticipantRef, PartView, TaskEventMessage, UpstreamInterface } from '@app/contracts';
 import type { DeliveryRow } from '../deliveries/deliveries.service';
 import type { UpstreamDeliveryBody } from '../deliveries/delivery-planner';
 import { SsrfRefusedError } from '../deliveries/ssrf-guard';
@@ -18,6 +19,14 @@ export const RELAY_METADATA_KEY = 'agentrelay';
 
 function isTask(result: SendMessageResult): result is Exclude<SendMessageResult, Message> {
   return typeof result === 'object' && result !== null && 'status' in result;
+}
+
+/**
+ * An A2A error the upstream server answered (no such task, not cancelable, unsupported, malformed):
+ * the server is up and refuses this request, so repeating it changes nothing.
+ */
+function isProtocolRefusal(error: unknown): boolean {
+  return error instanceof A2AError && error.reason !== 'INTERNAL_ERROR';
 }
 
 /** The HTTP status an SDK error names, when it names one. */
@@ -68,58 +77,105 @@ export class UpstreamDeliveryService {
     const credential = await this.credentials.get(recipient.handle);
     const timeoutMs = delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS;
     const fetchImpl = guardedFetch({ allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE, userAgent: 'AgentRelay-Notifier/1', timeoutMs });
-    const message = this.messageOf(body);
-    let result: SendMessageResult;
+    const action = body.action ?? 'create';
+    // A reply or a cancel goes to the upstream task the first message became: it waits (by the retry schedule) until there is one.
+    const followed = action === 'create' ? null : await this.follower.find(body.task_id);
+    if (action !== 'create' && !followed) {
+      return outcome({
+        ok: false,
+        retryable: true,
+        statusCode: null,
+        error: 'the handoff is not at the upstream agent yet: this follows once its first message is',
+      });
+    }
+    if (action !== 'create' && !followed?.upstreamTaskId) {
+      // The upstream answered the first message with a message: there is no upstream task to continue or cancel.
+      return action === 'cancel'
+        ? outcome({ ok: true, retryable: false, statusCode: 200, error: null })
+        : outcome({
+            ok: false,
+            retryable: false,
+            statusCode: null,
+            error: 'the upstream agent answered the handoff with a message, not a task: there is no task to continue',
+          });
+    }
+    const upstreamTaskId = followed?.upstreamTaskId ?? '';
+    let result: SendMessageResult | null = null;
     try {
       const client = await upstreamClient(upstream, fetchImpl, {
         ...credentialHeaders(credential),
         [SENDER_HEADER]: body.sender,
         [RELAY_TASK_HEADER]: body.task_id,
       });
-      result = await client.sendMessage(
-        {
-          tenant: '',
-          message,
-          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
-          metadata: undefined,
-        },
-        { signal },
-      );
+      if (action === 'cancel') {
+        await client.cancelTask(
+          { tenant: '', id: upstreamTaskId, metadata: { [RELAY_METADATA_KEY]: { sender: body.sender, task_id: body.task_id } } },
+          { signal },
+        );
+      } else {
+        result = await client.sendMessage(
+          {
+            tenant: '',
+            message: this.messageOf(body, followed ? { taskId: upstreamTaskId, contextId: followed.upstreamContextId ?? '' } : null),
+            configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+            metadata: undefined,
+          },
+          { signal },
+        );
+      }
     } catch (error) {
+      // Canceling a task the upstream already ended (or canceled): nothing left to stop.
+      if (action === 'cancel' && error instanceof TaskNotCancelableError) {
+        await this.follower.close(body.task_id);
+        return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
+      }
       const refused = error instanceof SsrfRefusedError || (error as Error)?.cause instanceof SsrfRefusedError;
       const status = statusOf(error);
+      // On an upstream task: the server's A2A error (no such task, it ended, …) says this will never go.
+      const refusedByAgent = action !== 'create' && isProtocolRefusal(error) && (status === null || (status < 500 && ![401, 403, 429].includes(status)));
       return outcome({
         ok: false,
-        retryable: !refused && (status === null || status === 429 || status >= 500 || status === 401 || status === 403),
+        retryable: !refused && !refusedByAgent && (status === null || status === 429 || status >= 500 || status === 401 || status === 403),
         statusCode: status,
         error: `${refused ? 'refused: ' : ''}${(error as Error)?.message ?? String(error)}`.slice(0, 2000),
       });
     }
-    await this.follower.follow({
-      taskId: body.task_id,
-      recipient,
-      sender: body.sender,
-      upstreamTaskId: isTask(result) ? result.id : null,
-      upstreamContextId: isTask(result) ? result.contextId : (result.contextId ?? null),
-      answer: isTask(result) ? null : result,
-      reported: NOTHING_REPORTED,
-    });
-    this.logger.log(
-      { task_id: body.task_id, upstream_task_id: isTask(result) ? result.id : null, handle: recipient.handle },
-      'delivered to the upstream agent',
-    );
+    if (action === 'cancel') {
+      await this.follower.close(body.task_id);
+      this.logger.log({ task_id: body.task_id, upstream_task_id: upstreamTaskId, handle: recipient.handle }, 'cancel delivered to the upstream agent');
+    } else if (action === 'reply') {
+      await this.follower.nudge(body.task_id);
+      this.logger.log({ task_id: body.task_id, upstream_task_id: upstreamTaskId, handle: recipient.handle }, 'reply delivered to the upstream agent');
+    } else {
+      const answer = result as SendMessageResult;
+      await this.follower.follow({
+        taskId: body.task_id,
+        recipient,
+        sender: body.sender,
+        upstreamTaskId: isTask(answer) ? answer.id : null,
+        upstreamContextId: isTask(answer) ? answer.contextId : (answer.contextId ?? null),
+        answer: isTask(answer) ? null : answer,
+        reported: NOTHING_REPORTED,
+      });
+      this.logger.log(
+        { task_id: body.task_id, upstream_task_id: isTask(answer) ? answer.id : null, handle: recipient.handle },
+        'delivered to the upstream agent',
+      );
+    }
     return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
   }
 
-  private messageOf(body: UpstreamDeliveryBody): Message {
-    const parts: PartView[] = body.message.parts?.length ? body.message.parts : [{ kind: 'text', text: body.message.body }];
+  /** The relay's message as the upstream gets it: the relay's message id, on the upstream task when it continues one. */
+  private messageOf(body: UpstreamDeliveryBody, on: { taskId: string; contextId: string } | null): Message {
+    const sent = body.message as TaskEventMessage;
+    const parts: PartView[] = sent.parts?.length ? sent.parts : [{ kind: 'text', text: sent.body }];
     return {
-      messageId: body.message.id,
-      contextId: '',
-      taskId: '',
+      messageId: sent.id,
+      contextId: on?.contextId ?? '',
+      taskId: on?.taskId ?? '',
       role: Role.ROLE_USER,
       parts: parts.map(toSdkPart),
-      metadata: { ...(body.message.payload ?? {}), [RELAY_METADATA_KEY]: { sender: body.sender, task_id: body.task_id, context_id: body.context_id } },
+      metadata: { ...(sent.payload ?? {}), [RELAY_METADATA_KEY]: { sender: body.sender, task_id: body.task_id, context_id: body.context_id } },
       extensions: [],
       referenceTaskIds: [],
     };

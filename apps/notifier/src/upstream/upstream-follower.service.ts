@@ -98,6 +98,39 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     this.delay.wake();
   }
 
+  /** The upstream task a relay task was delivered as (null: not delivered yet). */
+  async find(taskId: string): Promise<{ upstreamTaskId: string | null; upstreamContextId: string | null; following: boolean } | null> {
+    const rows = (await this.dataSource.query(
+      `SELECT "upstream_task_id", "upstream_context_id", "status" FROM "notifier"."upstream_tasks" WHERE "task_id" = $1`,
+      [taskId],
+    )) as Array<{ upstream_task_id: string | null; upstream_context_id: string | null; status: string }>;
+    const row = rows[0];
+    return row ? { upstreamTaskId: row.upstream_task_id, upstreamContextId: row.upstream_context_id, following: row.status === 'following' } : null;
+  }
+
+  /**
+   * The sender's message went upstream: the relay task is back at work (a task waiting for the
+   * sender's input resumed when the sender wrote), so the upstream is polled at once and again
+   * as often as while it changes.
+   */
+  async nudge(taskId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE "notifier"."upstream_tasks" SET "next_poll_at" = now(), "poll_interval_ms" = $2, "updated_at" = now()
+       WHERE "task_id" = $1 AND "status" = 'following'`,
+      [taskId, this.config.RELAY_UPSTREAM_POLL_MIN_MS],
+    );
+    this.delay.wake();
+  }
+
+  /** The relay task ended on the sender's side (canceled, and the cancel went upstream): nothing more to follow. */
+  async close(taskId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE "notifier"."upstream_tasks" SET "status" = 'done', "next_poll_at" = NULL, "locked_until" = NULL, "updated_at" = now()
+       WHERE "task_id" = $1 AND "status" = 'following'`,
+      [taskId],
+    );
+  }
+
   private async run(): Promise<void> {
     while (!this.stopping) {
       let sleepMs = IDLE_MAX_MS;
@@ -213,8 +246,8 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     const min = this.config.RELAY_UPSTREAM_POLL_MIN_MS;
     const interval = changed ? min : Math.min(this.config.RELAY_UPSTREAM_POLL_MAX_MS, Math.max(min, row.poll_interval_ms * 2));
     await this.dataSource.query(
-      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "poll_interval_ms" = $3, "next_poll_at" = now() + make_interval(secs => $3::double precision / 1000),
-         "locked_until" = NULL, "last_error" = $4, "updated_at" = now() WHERE "task_id" = $1`,
+      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "poll_interval_ms" = $3::integer, "next_poll_at" = now() + make_interval(secs => $3::integer / 1000.0),
+         "locked_until" = NULL, "last_error" = $4, "updated_at" = now() WHERE "task_id" = $1 AND "status" = 'following'`,
       [row.task_id, JSON.stringify(reported), interval, error],
     );
     if (error) this.logger.warn({ task_id: row.task_id, error, next_poll_in_ms: interval }, 'upstream task poll failed');
@@ -223,7 +256,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   private async finish(row: FollowRow, reported: ReportedProgress): Promise<void> {
     await this.dataSource.query(
       `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "status" = 'done', "next_poll_at" = NULL, "locked_until" = NULL, "last_error" = NULL, "updated_at" = now()
-       WHERE "task_id" = $1`,
+       WHERE "task_id" = $1 AND "status" = 'following'`,
       [row.task_id, JSON.stringify(reported)],
     );
     this.logger.log({ task_id: row.task_id, state: reported.relay_state, polls: row.polls }, 'upstream task followed to its end');

@@ -80,6 +80,32 @@ describe('planReport', () => {
     ]);
   });
 
+  it('the input-required round trip: asked once, a second question asks again, the answer after the sender’s reply completes', () => {
+    const asking = task(TaskState.TASK_STATE_INPUT_REQUIRED, { history: [agentMessage('q1', 'Which branch?')] });
+    asking.status!.message = agentMessage('q1', 'Which branch?');
+    const first = planReport(asking, NOTHING_REPORTED);
+    expect(first.steps).toEqual([
+      { kind: 'transition', transition: 'accept' },
+      { kind: 'transition', transition: 'request_input', message: expect.objectContaining({ message_id: 'q1' }) },
+    ]);
+    expect(first.next.relay_state).toBe('input_required');
+    // Polled again while the sender has not answered: nothing.
+    expect(planReport(asking, first.next).steps).toEqual([]);
+    // The sender answered (the relay task resumed), the upstream asks a second question.
+    const again = task(TaskState.TASK_STATE_INPUT_REQUIRED, { history: [agentMessage('q1', 'Which branch?')] });
+    again.status!.message = agentMessage('q2', 'And which commit?');
+    const second = planReport(again, first.next);
+    expect(second.steps).toEqual([{ kind: 'transition', transition: 'request_input', message: expect.objectContaining({ message_id: 'q2' }) }]);
+    // As the SDK's server keeps it: the status message in the history too.
+    const done = task(TaskState.TASK_STATE_COMPLETED, {
+      history: [agentMessage('q1', 'Which branch?'), agentMessage('q2', 'And which commit?'), agentMessage('a1', 'Merged.')],
+    });
+    done.status!.message = agentMessage('a1', 'Merged.');
+    expect(planReport(done, second.next).steps).toEqual([
+      expect.objectContaining({ kind: 'transition', transition: 'complete', message: expect.objectContaining({ message_id: 'a1' }) }),
+    ]);
+  });
+
   it('a direct message answer completes the relay task with it', () => {
     const { steps } = planReport(taskOfMessage(agentMessage('m9', 'hi'), 'relay-task'), NOTHING_REPORTED);
     expect(steps.map((step) => (step.kind === 'transition' ? step.transition : step.kind))).toEqual(['accept', 'complete']);

@@ -189,10 +189,15 @@ export function planReport(task: Task, reported: ReportedProgress): { steps: Rep
     steps.push({ kind: 'transition', transition: 'accept' });
     state = 'accepted';
   }
-  const ending = target !== null && target !== 'accepted' && target !== state;
+  // Asking again: a new question while the relay task was last put to input_required (the
+  // sender's answer resumed it meanwhile, or the upstream changed its question).
+  // The status message is fresh by its id: a server may also keep it in the history (another object, the same message).
+  const statusIsFresh = statusMessage !== undefined && fresh.some((message) => message.messageId === statusMessage.messageId);
+  const asksAgain = target === 'input_required' && state === 'input_required' && statusIsFresh;
+  const ending = target !== null && target !== 'accepted' && (target !== state || asksAgain);
   // The status message goes with the transition it explains; the other new messages before it.
-  const carried = ending && statusMessage && fresh.includes(statusMessage) ? statusMessage : undefined;
-  const appended = fresh.filter((message) => message !== carried);
+  const carried = ending && statusIsFresh ? statusMessage : undefined;
+  const appended = fresh.filter((message) => message.messageId !== carried?.messageId);
   let artifactsLeft = artifacts.length > 0 ? artifacts.slice(0, TASK_LIMITS.artifactsPerRequest) : undefined;
   const canAppend = state !== 'pending' || target === null;
   for (const [index, message] of appended.entries()) {
