@@ -6,7 +6,7 @@ import type { AgentRecord, DeliveryView } from '@app/contracts';
 import { eventually } from './support/eventually';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { apiKeyInterceptor } from './support/sdk-client';
+import { apiKeyInterceptor, nextEvent } from './support/sdk-client';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
 import { verifyStandardWebhook } from './support/notifier-helpers';
 import { WebhookSink } from './support/webhook-sink';
@@ -111,6 +111,7 @@ describe('Upstream A2A agents: a handoff to an agent that runs its own A2A serve
         RELAY_WEBHOOK_ALLOW_PRIVATE: 'true',
         RELAY_WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms',
         RELAY_UPSTREAM_POLL_MIN_MS: '100',
+        RELAY_UPSTREAM_POLL_MAX_MS: '1000',
       },
     });
     sender = await registerAgent(relay, { handle: uniqueHandle('alice', 'upco'), name: 'Alice' });
@@ -179,73 +180,74 @@ describe('Upstream A2A agents: a handoff to an agent that runs its own A2A serve
     },
   );
 
-  it('input-required round trip: the upstream asks, the sender answers on the relay task, the answer goes upstream on its task and the upstream completes; seen through a stream and a webhook', async () => {
-    const sink = await WebhookSink.start();
-    try {
-      const asker = await registerAgent(relay, { handle: uniqueHandle('asker', 'upco'), name: 'Asker', notification_webhook_url: sink.url('/asker') });
-      const upstream = await startUpstreamAgent({ binding: 'HTTP+JSON', card: '1.0', behaviour: 'ask' });
-      upstreams.push(upstream);
-      const handle = uniqueHandle('quiz', 'upco');
-      expect((await registerUpstream(relay, handle, { card_url: upstream.cardUrl })).status).toBe(201);
-      const client = await senderClient(relay, asker, handle);
+  it.each([{ streaming: false }, { streaming: true }])(
+    'input-required round trip (streaming card: $streaming): the upstream asks, the sender answers on the relay task, the answer goes upstream on its task and the upstream completes; seen through a stream and a webhook',
+    async ({ streaming }) => {
+      const sink = await WebhookSink.start();
+      try {
+        const asker = await registerAgent(relay, { handle: uniqueHandle('asker', 'upco'), name: 'Asker', notification_webhook_url: sink.url('/asker') });
+        const upstream = await startUpstreamAgent({ binding: 'HTTP+JSON', card: '1.0', behaviour: 'ask', streaming });
+        upstreams.push(upstream);
+        const handle = uniqueHandle('quiz', 'upco');
+        expect((await registerUpstream(relay, handle, { card_url: upstream.cardUrl })).status).toBe(201);
+        const client = await senderClient(relay, asker, handle);
 
-      const first = await readUntil(
-        client.sendMessageStream({ tenant: '', message: userMessage('paint the shed'), configuration: undefined, metadata: undefined }),
-        [TaskState.TASK_STATE_INPUT_REQUIRED],
-      );
-      const asked = streamed(first);
-      expect(asked.states.at(-1)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-      expect(asked.messages).toContain('Which colour?');
-      const taskId = first[0].payload?.$case === 'task' ? first[0].payload.value.id : '';
-      const contextId = first[0].payload?.$case === 'task' ? first[0].payload.value.contextId : '';
-      expect(taskId).not.toBe('');
+        const first = await readUntil(
+          client.sendMessageStream({ tenant: '', message: userMessage('paint the shed'), configuration: undefined, metadata: undefined }),
+          [TaskState.TASK_STATE_INPUT_REQUIRED],
+        );
+        const asked = streamed(first);
+        expect(asked.states.at(-1)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+        expect(asked.messages).toContain('Which colour?');
+        const taskId = first[0].payload?.$case === 'task' ? first[0].payload.value.id : '';
+        const contextId = first[0].payload?.$case === 'task' ? first[0].payload.value.contextId : '';
+        expect(taskId).not.toBe('');
 
-      const reply = { ...userMessage('blue'), taskId, contextId };
-      const second = streamed(
-        await readUntil(client.sendMessageStream({ tenant: '', message: reply, configuration: undefined, metadata: undefined }), [
-          TaskState.TASK_STATE_COMPLETED,
-          TaskState.TASK_STATE_FAILED,
-        ]),
-      );
-      expect(second.states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
-      expect(second.messages).toContain('echo: blue');
-      expect(second.artifacts).toContain('BLUE');
+        const reply = { ...userMessage('blue'), taskId, contextId };
+        const second = streamed(
+          await readUntil(client.sendMessageStream({ tenant: '', message: reply, configuration: undefined, metadata: undefined }), [
+            TaskState.TASK_STATE_COMPLETED,
+            TaskState.TASK_STATE_FAILED,
+          ]),
+        );
+        expect(second.states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+        expect(second.messages).toContain('echo: blue');
+        expect(second.artifacts).toContain('BLUE');
 
-      // GetTask: the question, the sender's answer and the upstream's answer, in that order.
-      const task = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
-      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-      expect(task.history.flatMap((message) => texts(message).map((text) => `${message.role === Role.ROLE_AGENT ? 'agent' : 'user'}: ${text}`))).toEqual([
-        'user: paint the shed',
-        'agent: Which colour?',
-        'user: blue',
-        'agent: echo: blue',
-      ]);
-      // Upstream: one task, the reply on it with the relay's message id.
-      expect(upstream.tasksCreated).toHaveLength(1);
-      const [upstreamTask] = [...upstream.tasks.values()];
-      expect(upstream.received.map(texts)).toEqual([['paint the shed'], ['blue']]);
-      expect(upstream.received[1]).toMatchObject({ messageId: reply.messageId, taskId: upstreamTask.id, contextId: upstreamTask.contextId });
-      expect(upstreamTask.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+        // GetTask: the question, the sender's answer and the upstream's answer, in that order.
+        const task = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
+        expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+        expect(task.history.flatMap((message) => texts(message).map((text) => `${message.role === Role.ROLE_AGENT ? 'agent' : 'user'}: ${text}`))).toEqual([
+          'user: paint the shed',
+          'agent: Which colour?',
+          'user: blue',
+          'agent: echo: blue',
+        ]);
+        // Upstream: one task, the reply on it with the relay's message id.
+        expect(upstream.tasksCreated).toHaveLength(1);
+        const [upstreamTask] = [...upstream.tasks.values()];
+        expect(upstream.received.map(texts)).toEqual([['paint the shed'], ['blue']]);
+        expect(upstream.received[1]).toMatchObject({ messageId: reply.messageId, taskId: upstreamTask.id, contextId: upstreamTask.contextId });
+        expect(upstreamTask.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
 
-      // The sender's webhook: asked, then completed with the upstream's answer, each signed.
-      const hooks = await eventually(() => {
-        const bodies = sink
-          .to('/asker')
-          .map((hook) => ({
+        // The sender's webhook: asked, then completed with the upstream's answer, each signed.
+        const hooks = await eventually(() => {
+          const bodies = sink.to('/asker').map((hook) => ({
             hook,
             body: JSON.parse(hook.body) as { type: string; data: { task_id: string; task: { latest_message: { body: string } | null } } },
           }));
-        const mine = bodies.filter(({ body }) => body.data.task_id === taskId);
-        expect(mine.map(({ body }) => body.type)).toEqual(expect.arrayContaining(['a2a.task.input_required', 'a2a.task.completed']));
-        return mine;
-      }, 20_000);
-      expect(hooks.every(({ hook }) => verifyStandardWebhook(hook, asker.webhook_secret as string))).toBe(true);
-      expect(hooks.find(({ body }) => body.type === 'a2a.task.completed')?.body.data.task.latest_message?.body).toBe('echo: blue');
-      expect(hooks.find(({ body }) => body.type === 'a2a.task.input_required')?.body.data.task.latest_message?.body).toBe('Which colour?');
-    } finally {
-      await sink.stop();
-    }
-  });
+          const mine = bodies.filter(({ body }) => body.data.task_id === taskId);
+          expect(mine.map(({ body }) => body.type)).toEqual(expect.arrayContaining(['a2a.task.input_required', 'a2a.task.completed']));
+          return mine;
+        }, 20_000);
+        expect(hooks.every(({ hook }) => verifyStandardWebhook(hook, asker.webhook_secret as string))).toBe(true);
+        expect(hooks.find(({ body }) => body.type === 'a2a.task.completed')?.body.data.task.latest_message?.body).toBe('echo: blue');
+        expect(hooks.find(({ body }) => body.type === 'a2a.task.input_required')?.body.data.task.latest_message?.body).toBe('Which colour?');
+      } finally {
+        await sink.stop();
+      }
+    },
+  );
 
   it('the sender cancels: the relay task is canceled and the cancel goes upstream as CancelTask', async () => {
     const upstream = await startUpstreamAgent({ binding: 'JSONRPC', card: '0.3', behaviour: 'wait' });
@@ -287,6 +289,84 @@ describe('Upstream A2A agents: a handoff to an agent that runs its own A2A serve
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect((await client.getTask({ tenant: '', id: sent.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     expect(upstreamTask.id).toBeTruthy();
+  });
+
+  it.each([
+    { binding: 'JSONRPC' as const, card: '1.0' as const },
+    { binding: 'HTTP+JSON' as const, card: '0.3' as const },
+  ])(
+    '$binding server, v$card card declaring streaming: delivered with SendStreamingMessage and followed on that stream, never polled',
+    async ({ binding, card }) => {
+      const upstream = await startUpstreamAgent({ binding, card, streaming: true });
+      upstreams.push(upstream);
+      const handle = uniqueHandle('streamer', 'upco');
+      const registered = await registerUpstream(relay, handle, { card_url: upstream.cardUrl });
+      expect(registered.status).toBe(201);
+      expect((registered.body.agent as AgentRecord).upstream).toMatchObject({ streaming: true, binding, protocol_version: card });
+      const client = await senderClient(relay, sender, handle);
+      const task = await handOff(client, `stream over ${binding}`);
+      expect(task.history.filter((message) => message.role === Role.ROLE_AGENT).flatMap(texts)).toContain(`echo: stream over ${binding}`);
+      expect(task.artifacts.map((artifact) => texts({ parts: artifact.parts } as Message))).toEqual([[`STREAM OVER ${binding}`]]);
+      expect(upstream.tasksCreated).toHaveLength(1);
+      // One request, a stream (SSE), and nothing else: no GetTask.
+      const a2aCalls = upstream.calls.filter((call) => call.path !== '/.well-known/agent-card.json');
+      expect(a2aCalls).toHaveLength(1);
+      expect(a2aCalls[0].headers.accept).toContain('text/event-stream');
+    },
+  );
+
+  it('the upstream killed mid-stream: the relay resumes with SubscribeToTask on the revived server and loses no event; the sender’s own stream sees all of it', async () => {
+    const upstream = await startUpstreamAgent({ binding: 'HTTP+JSON', card: '1.0', streaming: true, behaviour: 'gated' });
+    upstreams.push(upstream);
+    const handle = uniqueHandle('flaky', 'upco');
+    expect((await registerUpstream(relay, handle, { card_url: upstream.cardUrl })).status).toBe(201);
+    const client = await senderClient(relay, sender, handle);
+    const events = client.sendMessageStream({ tenant: '', message: userMessage('long job'), configuration: undefined, metadata: undefined });
+    const first = await nextEvent(events);
+    const relayTaskId = first.payload?.$case === 'task' ? first.payload.value.id : '';
+    expect(relayTaskId).not.toBe('');
+    const senderStream = readUntil(events, [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED]);
+    await upstream.atGate;
+    await eventually(async () => {
+      const task = await client.getTask({ tenant: '', id: relayTaskId, historyLength: undefined });
+      expect(task.history.flatMap(texts)).toContain('step 1 done');
+      expect(task.artifacts.map((artifact) => texts({ parts: artifact.parts } as Message))).toEqual([['part 1;']]);
+    }, 20_000);
+
+    await upstream.kill();
+    const before = upstream.calls.length;
+    await upstream.revive();
+    const subscribed = await eventually(() => {
+      const again = upstream.calls.slice(before).filter((call) => call.path.endsWith(':subscribe'));
+      expect(again.length).toBeGreaterThanOrEqual(1);
+      return again;
+    }, 20_000);
+    expect(subscribed[0].headers.accept).toContain('text/event-stream');
+    upstream.openGate();
+
+    const task = await eventually(
+      async () => {
+        const current = await client.getTask({ tenant: '', id: relayTaskId, historyLength: undefined });
+        expect(current.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+        return current;
+      },
+      30_000,
+      100,
+    );
+    expect(task.history.filter((message) => message.role === Role.ROLE_AGENT).flatMap(texts)).toEqual(['step 1 done', 'echo: long job']);
+    expect(Object.fromEntries(task.artifacts.map((artifact) => [artifact.artifactId, texts({ parts: artifact.parts } as Message)]))).toEqual({
+      log: ['part 1;', 'part 2'],
+      'echo-result': ['LONG JOB'],
+    });
+    expect(upstream.tasksCreated).toHaveLength(1);
+    // No GetTask: the relay followed the stream, then the resumed one.
+    expect(upstream.calls.filter((call) => call.method === 'GET' && /\/tasks\/[^/:]+$/.test(call.path))).toEqual([]);
+
+    const seen = streamed(await senderStream);
+    expect(seen.states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(seen.messages).toEqual(expect.arrayContaining(['step 1 done', 'echo: long job']));
+    expect(seen.artifacts).toEqual(expect.arrayContaining(['part 1;', 'LONG JOB']));
+    expect(seen.artifacts.join('')).toContain('part 2');
   });
 
   it('an upstream that is down leaves the task submitted with a visible failed delivery, retried until it answers; one upstream task', async () => {

@@ -16,6 +16,7 @@ import { jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/exp
 interface ExpressRequest {
   headers: Record<string, string | string[] | undefined>;
   path: string;
+  method: string;
 }
 interface ExpressResponse {
   status(code: number): ExpressResponse;
@@ -38,13 +39,19 @@ export interface UpstreamAgentOptions {
   port?: number;
   /**
    * What it does with a new task: `echo` answers at once; `ask` asks a question (input-required)
-   * and answers the sender's reply; `wait` works on it until it is canceled.
+   * and answers the sender's reply; `wait` works on it until it is canceled; `gated` reports a first
+   * step (a message and the first chunk of an artifact), waits for `openGate()`, then sends the
+   * last chunk and the answer.
    */
-  behaviour?: 'echo' | 'ask' | 'wait';
+  behaviour?: 'echo' | 'ask' | 'wait' | 'gated';
+  /** Its card declares streaming (`SendStreamingMessage`, `SubscribeToTask`). */
+  streaming?: boolean;
 }
 
 /** What an upstream server saw of one A2A call. */
 export interface SeenCall {
+  method: string;
+  path: string;
   headers: Record<string, string | string[] | undefined>;
 }
 
@@ -60,6 +67,13 @@ export interface UpstreamAgent {
   /** Each of its tasks as last stored, by id. */
   tasks: Map<string, Task>;
   calls: SeenCall[];
+  /** Resolves when a `gated` task waits at its gate. */
+  atGate: Promise<void>;
+  openGate(): void;
+  /** Stops listening and drops every connection (its tasks and their executions go on in memory). */
+  kill(): Promise<void>;
+  /** Listens again on the same port, with the same tasks. */
+  revive(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -85,7 +99,14 @@ function status(taskId: string, contextId: string, state: TaskState, message?: M
   return AgentEvent.statusUpdate({ taskId, contextId, status: { state, timestamp: new Date().toISOString(), message }, metadata: undefined });
 }
 
-function textArtifact(taskId: string, contextId: string, artifactId: string, name: string, text: string): AgentExecutionEvent {
+function textArtifact(
+  taskId: string,
+  contextId: string,
+  artifactId: string,
+  name: string,
+  text: string,
+  chunk: { append: boolean; lastChunk: boolean } = { append: false, lastChunk: true },
+): AgentExecutionEvent {
   return AgentEvent.artifactUpdate({
     taskId,
     contextId,
@@ -97,8 +118,7 @@ function textArtifact(taskId: string, contextId: string, artifactId: string, nam
       metadata: undefined,
       extensions: [],
     },
-    append: false,
-    lastChunk: true,
+    ...chunk,
     metadata: undefined,
   });
 }
@@ -108,6 +128,7 @@ class EchoExecutor implements AgentExecutor {
     private readonly behaviour: NonNullable<UpstreamAgentOptions['behaviour']>,
     private readonly created: Message[],
     private readonly received: Message[],
+    private readonly gate: { reached: () => void; opened: Promise<void> },
   ) {}
 
   execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
@@ -139,6 +160,13 @@ class EchoExecutor implements AgentExecutor {
       bus.finished();
       return;
     }
+    if (this.behaviour === 'gated') {
+      bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING, textMessage(`${taskId}-step`, taskId, contextId, 'step 1 done')));
+      bus.publish(textArtifact(taskId, contextId, 'log', 'log.txt', 'part 1;', { append: false, lastChunk: false }));
+      this.gate.reached();
+      await this.gate.opened;
+      bus.publish(textArtifact(taskId, contextId, 'log', 'log.txt', 'part 2', { append: true, lastChunk: true }));
+    }
     bus.publish(textArtifact(taskId, contextId, 'echo-result', 'echo.txt', text.toUpperCase()));
     bus.publish(status(taskId, contextId, TaskState.TASK_STATE_COMPLETED, textMessage(`${taskId}-answer`, taskId, contextId, `echo: ${text}`)));
     bus.finished();
@@ -160,7 +188,7 @@ class RecordingTaskStore extends InMemoryTaskStore {
   }
 }
 
-function sdkCard(url: string, binding: UpstreamAgentOptions['binding']): AgentCard {
+function sdkCard(url: string, binding: UpstreamAgentOptions['binding'], streaming: boolean): AgentCard {
   return {
     name: 'Echo upstream',
     description: 'An A2A server of the official SDK that echoes what it is sent',
@@ -170,7 +198,7 @@ function sdkCard(url: string, binding: UpstreamAgentOptions['binding']): AgentCa
     ],
     provider: { organization: 'AgentRelay tests', url: 'http://127.0.0.1/' },
     version: '1.0.0',
-    capabilities: { streaming: false, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming, pushNotifications: false, extensions: [], extendedAgentCard: false },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
@@ -198,7 +226,7 @@ function servedCard(options: UpstreamAgentOptions, url: string, card: AgentCard)
     version: '1.0.0',
     url,
     preferredTransport: options.binding,
-    capabilities: { streaming: false, pushNotifications: false },
+    capabilities: { streaming: options.streaming === true, pushNotifications: false },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
     skills: [{ id: 'echo', name: 'echo', description: 'Echoes', tags: ['echo'] }],
@@ -219,7 +247,7 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   let card: AgentCard | null = null;
   app.get('/.well-known/agent-card.json', (_request, response) => response.json(servedCard(options, url, card as AgentCard)));
   app.use((request: ExpressRequest, response: ExpressResponse, next: Next) => {
-    calls.push({ headers: { ...request.headers } });
+    calls.push({ method: request.method, path: request.path, headers: { ...request.headers } });
     const required = options.requireHeader;
     if (required && request.headers[required.name.toLowerCase()] !== required.value) {
       response.status(401).json({ error: 'unauthenticated' });
@@ -227,13 +255,25 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
     }
     next();
   });
-  const server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(options.port ?? 0, '127.0.0.1', () => resolve(listening));
-  });
+  const listen = (port: number) =>
+    new Promise<Server>((resolve) => {
+      const listening = app.listen(port, '127.0.0.1', () => resolve(listening));
+    });
+  let server = await listen(options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
   url = `http://127.0.0.1:${port}`;
-  card = sdkCard(url, options.binding);
-  const requestHandler = new DefaultRequestHandler(card, store, new EchoExecutor(options.behaviour ?? 'echo', tasksCreated, received));
+  card = sdkCard(url, options.binding, options.streaming === true);
+  let reached: () => void = () => undefined;
+  let openGate: () => void = () => undefined;
+  const atGate = new Promise<void>((resolve) => (reached = resolve));
+  const opened = new Promise<void>((resolve) => (openGate = resolve));
+  const executor = new EchoExecutor(options.behaviour ?? 'echo', tasksCreated, received, { reached, opened });
+  const requestHandler = new DefaultRequestHandler(card, store, executor);
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   const legacyCompat = { enabled: true };
   app.use(
     options.binding === 'JSONRPC'
@@ -248,10 +288,15 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
     received,
     tasks: store.seen,
     calls,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    atGate,
+    openGate: () => openGate(),
+    kill: stop,
+    revive: async () => {
+      server = await listen(port);
+    },
+    close: async () => {
+      openGate();
+      if (server.listening) await stop();
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Role, type Message, type SendMessageResult } from '@a2a-js/sdk';
+import { Role, type Message, type SendMessageRequest, type SendMessageResult, type StreamResponse, type Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
 import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { ParticipantRef, PartView, TaskEventMessage, UpstreamInterface } from '@app/contracts';
 import type { DeliveryRow } from '../deliveries/deliveries.service';
@@ -11,11 +12,18 @@ import { DirectoryClient } from '../targets/directory-client.service';
 import { guardedFetch } from './guarded-fetch';
 import { RELAY_TASK_HEADER, SENDER_HEADER, upstreamClient } from './upstream-client';
 import { credentialHeaders, UpstreamCredentialsService } from './upstream-credentials.service';
-import { NOTHING_REPORTED, toSdkPart } from './upstream-mapping';
-import { UpstreamFollowerService } from './upstream-follower.service';
+import { applyStreamEvent, NOTHING_REPORTED, toSdkPart } from './upstream-mapping';
+import { UpstreamFollowerService, type AdoptedStream } from './upstream-follower.service';
 
 /** The metadata key under which an upstream agent finds who sent the handoff, and which relay task it is. */
 export const RELAY_METADATA_KEY = 'agentrelay';
+
+/** What the first event of a stream tells of the upstream's answer: its task (or the task an update is about), or a direct message. */
+function answerOf(event: StreamResponse, taskId: string): SendMessageResult {
+  const payload = event.payload;
+  if (payload?.$case === 'message') return payload.value;
+  return applyStreamEvent(null, event, taskId) as Task;
+}
 
 function isTask(result: SendMessageResult): result is Exclude<SendMessageResult, Message> {
   return typeof result === 'object' && result !== null && 'status' in result;
@@ -99,8 +107,13 @@ export class UpstreamDeliveryService {
             error: 'the upstream agent answered the handoff with a message, not a task: there is no task to continue',
           });
     }
+    if (action === 'create' && (await this.follower.find(body.task_id))) {
+      // An earlier attempt's answer was recorded (the process stopped before the attempt was): nothing to send again.
+      return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
+    }
     const upstreamTaskId = followed?.upstreamTaskId ?? '';
     let result: SendMessageResult | null = null;
+    let stream: AdoptedStream | undefined;
     try {
       const client = await upstreamClient(upstream, fetchImpl, {
         ...credentialHeaders(credential),
@@ -113,15 +126,16 @@ export class UpstreamDeliveryService {
           { signal },
         );
       } else {
-        result = await client.sendMessage(
-          {
-            tenant: '',
-            message: this.messageOf(body, followed ? { taskId: upstreamTaskId, contextId: followed.upstreamContextId ?? '' } : null),
-            configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
-            metadata: undefined,
-          },
-          { signal },
-        );
+        const request = {
+          tenant: '',
+          message: this.messageOf(body, followed ? { taskId: upstreamTaskId, contextId: followed.upstreamContextId ?? '' } : null),
+          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+          metadata: undefined,
+        };
+        if (action === 'create' && upstream.streaming) {
+          stream = await this.openStream(client, request, signal, timeoutMs);
+          result = answerOf(stream.first, body.task_id);
+        } else result = await client.sendMessage(request, { signal });
       }
     } catch (error) {
       // Canceling a task the upstream already ended (or canceled): nothing left to stop.
@@ -148,21 +162,48 @@ export class UpstreamDeliveryService {
       this.logger.log({ task_id: body.task_id, upstream_task_id: upstreamTaskId, handle: recipient.handle }, 'reply delivered to the upstream agent');
     } else {
       const answer = result as SendMessageResult;
-      await this.follower.follow({
-        taskId: body.task_id,
-        recipient,
-        sender: body.sender,
-        upstreamTaskId: isTask(answer) ? answer.id : null,
-        upstreamContextId: isTask(answer) ? answer.contextId : (answer.contextId ?? null),
-        answer: isTask(answer) ? null : answer,
-        reported: NOTHING_REPORTED,
-      });
+      await this.follower.follow(
+        {
+          taskId: body.task_id,
+          recipient,
+          sender: body.sender,
+          upstreamTaskId: isTask(answer) ? answer.id : null,
+          upstreamContextId: isTask(answer) ? answer.contextId : (answer.contextId ?? null),
+          answer: isTask(answer) ? null : answer,
+          reported: NOTHING_REPORTED,
+        },
+        stream,
+      );
       this.logger.log(
         { task_id: body.task_id, upstream_task_id: isTask(answer) ? answer.id : null, handle: recipient.handle },
         'delivered to the upstream agent',
       );
     }
     return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
+  }
+
+  /**
+   * `SendStreamingMessage`, up to its first event (the task it made, or a direct answer) within the
+   * delivery's timeout; the rest of the stream is the follower's to read. Closed when this process stops.
+   */
+  private async openStream(client: Client, request: SendMessageRequest, signal: AbortSignal, timeoutMs: number): Promise<AdoptedStream> {
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    const timer = setTimeout(() => controller.abort(new Error(`no first stream event within ${timeoutMs} ms`)), timeoutMs);
+    const rest = client.sendMessageStream(request, { signal: controller.signal });
+    try {
+      const first = await rest.next();
+      if (first.done || !first.value.payload) throw new Error('the upstream agent closed the stream before its first event');
+      return { first: first.value, rest, controller };
+    } catch (error) {
+      controller.abort();
+      throw controller.signal.reason instanceof Error && !signal.aborted ? controller.signal.reason : error;
+    } finally {
+      // From here on the follower closes it (when the stream ends, the task ends or the process stops).
+      clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
+    }
   }
 
   /** The relay's message as the upstream gets it: the relay's message id, on the upstream task when it continues one. */

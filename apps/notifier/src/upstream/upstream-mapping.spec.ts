@@ -1,5 +1,5 @@
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { NOTHING_REPORTED, planReport, taskOfMessage } from './upstream-mapping';
+import { applyStreamEvent, NOTHING_REPORTED, planReport, taskOfMessage } from './upstream-mapping';
 
 function agentMessage(id: string, text: string): Message {
   return {
@@ -109,5 +109,48 @@ describe('planReport', () => {
   it('a direct message answer completes the relay task with it', () => {
     const { steps } = planReport(taskOfMessage(agentMessage('m9', 'hi'), 'relay-task'), NOTHING_REPORTED);
     expect(steps.map((step) => (step.kind === 'transition' ? step.transition : step.kind))).toEqual(['accept', 'complete']);
+  });
+});
+
+describe('applyStreamEvent', () => {
+  const chunk = (value: string, append: boolean) => ({
+    payload: {
+      $case: 'artifactUpdate' as const,
+      value: {
+        taskId: 't',
+        contextId: 'c',
+        artifact: { ...artifact, parts: [{ ...artifact.parts[0], content: { $case: 'text' as const, value } }] },
+        append,
+        lastChunk: !append,
+        metadata: undefined,
+      },
+    },
+  });
+  const update = (state: TaskState, message?: Message) => ({
+    payload: { $case: 'statusUpdate' as const, value: { taskId: 't', contextId: 'c', status: { state, message, timestamp: undefined }, metadata: undefined } },
+  });
+
+  it('builds the task from a stream: the task, status updates (the replaced status message kept in the history), artifact chunks appended', () => {
+    let snapshot = applyStreamEvent(null, { payload: { $case: 'task', value: task(TaskState.TASK_STATE_SUBMITTED) } }, 'relay');
+    snapshot = applyStreamEvent(snapshot, update(TaskState.TASK_STATE_WORKING, agentMessage('m1', 'step 1')), 'relay');
+    snapshot = applyStreamEvent(snapshot, chunk('part 1;', false), 'relay');
+    snapshot = applyStreamEvent(snapshot, chunk('part 2', true), 'relay');
+    snapshot = applyStreamEvent(snapshot, update(TaskState.TASK_STATE_COMPLETED, agentMessage('m2', 'done')), 'relay');
+    expect(snapshot?.history.map((message) => message.messageId)).toEqual(['m1']);
+    expect(snapshot?.artifacts[0].parts.map((part) => (part.content?.$case === 'text' ? part.content.value : null))).toEqual(['part 1;', 'part 2']);
+    const { steps } = planReport(snapshot as Task, NOTHING_REPORTED);
+    expect(steps.map((step) => (step.kind === 'transition' ? step.transition : step.kind))).toEqual(['accept', 'append', 'complete']);
+  });
+
+  it('an update before any task event starts the task from it; a message is a direct answer', () => {
+    expect(applyStreamEvent(null, update(TaskState.TASK_STATE_WORKING), 'relay')).toMatchObject({
+      id: 't',
+      contextId: 'c',
+      status: { state: TaskState.TASK_STATE_WORKING },
+    });
+    expect(applyStreamEvent(null, { payload: { $case: 'message', value: agentMessage('m9', 'hi') } }, 'relay')).toMatchObject({
+      id: 'relay',
+      status: { state: TaskState.TASK_STATE_COMPLETED },
+    });
   });
 });
