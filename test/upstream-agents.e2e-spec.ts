@@ -10,6 +10,8 @@ import { apiKeyInterceptor, nextEvent } from './support/sdk-client';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
 import { verifyStandardWebhook } from './support/notifier-helpers';
 import { WebhookSink } from './support/webhook-sink';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { DEFAULT_TEST_AUDIENCE, TestOpenIdProvider } from './support/openid-provider';
 import { EXIT, run } from '../apps/cli/src/cli';
 
 const ADMIN = `Bearer ${TEST_ADMIN_TOKEN}`;
@@ -367,6 +369,84 @@ describe('Upstream A2A agents: a handoff to an agent that runs its own A2A serve
     expect(seen.messages).toEqual(expect.arrayContaining(['step 1 done', 'echo: long job']));
     expect(seen.artifacts).toEqual(expect.arrayContaining(['part 1;', 'LONG JOB']));
     expect(seen.artifacts.join('')).toContain('part 2');
+  });
+
+  it('OAuth2 client credentials: the relay gets tokens from a real oidc-provider (the token URL from the card), keeps one across handoffs, gets a new one when the upstream refuses it', async () => {
+    const provider = await TestOpenIdProvider.start({ clients: [{ clientId: 'relay-at-planner', clientSecret: 'planner-client-secret' }] });
+    try {
+      const revoked = new Set<string>();
+      const keys = createLocalJWKSet({ keys: provider.signingKeys.map((key) => key.publicJwk) });
+      const verifyAuthorization = async (authorization: string | undefined): Promise<boolean> => {
+        if (!authorization?.startsWith('Bearer ')) return false;
+        const token = authorization.slice('Bearer '.length);
+        const { payload } = await jwtVerify(token, keys, { issuer: provider.issuer, audience: DEFAULT_TEST_AUDIENCE });
+        return payload.client_id === 'relay-at-planner' && !revoked.has(token);
+      };
+      const upstream = await startUpstreamAgent({ binding: 'JSONRPC', card: '1.0', oauth2TokenUrl: provider.tokenEndpoint, verifyAuthorization });
+      upstreams.push(upstream);
+      const handle = uniqueHandle('oauth', 'upco');
+      const registered = await registerUpstream(relay, handle, {
+        card_url: upstream.cardUrl,
+        auth: { scheme: 'oauth2', client_id: 'relay-at-planner', secret: 'planner-client-secret' },
+      });
+      expect(registered.status).toBe(201);
+      expect((registered.body.agent as AgentRecord).upstream).toMatchObject({ auth_scheme: 'oauth2', auth_header: 'Authorization' });
+      expect(JSON.stringify(registered.body)).not.toContain('planner-client-secret');
+      // The registration asked for one token (the credentials work), and the relay keeps it.
+      expect(provider.requestCount('/token')).toBe(1);
+
+      const client = await senderClient(relay, sender, handle);
+      for (const text of ['first', 'second']) {
+        const task = await handOff(client, text);
+        expect(task.history.filter((message) => message.role === Role.ROLE_AGENT).flatMap(texts)).toContain(`echo: ${text}`);
+      }
+      expect(provider.requestCount('/token')).toBe(1);
+      const bearer = upstream.calls.filter((call) => call.path !== '/.well-known/agent-card.json').map((call) => call.headers.authorization);
+      expect(new Set(bearer).size).toBe(1);
+
+      // The upstream stops taking that token (revoked): the relay's next request is a 401, then it gets a new token.
+      revoked.add(String(bearer[0]).slice('Bearer '.length));
+      const third = await handOff(client, 'third');
+      expect(third.history.filter((message) => message.role === Role.ROLE_AGENT).flatMap(texts)).toContain('echo: third');
+      expect(provider.requestCount('/token')).toBe(2);
+      expect(upstream.tasksCreated).toHaveLength(3);
+      expect(upstream.calls.at(-1)?.headers.authorization).not.toBe(bearer[0]);
+    } finally {
+      await provider.stop();
+    }
+  });
+
+  it('OAuth2 client credentials the token URL refuses, or without a client id or token URL, are a 400 naming the field; no agent is created', async () => {
+    const provider = await TestOpenIdProvider.start({ clients: [{ clientId: 'known', clientSecret: 'right-secret' }] });
+    try {
+      const withTokenUrl = await startUpstreamAgent({ binding: 'JSONRPC', card: '1.0', oauth2TokenUrl: provider.tokenEndpoint });
+      const withoutTokenUrl = await startUpstreamAgent({ binding: 'JSONRPC', card: '0.3' });
+      upstreams.push(withTokenUrl, withoutTokenUrl);
+      const handle = uniqueHandle('refused', 'upco');
+      const wrongSecret = await registerUpstream(relay, handle, {
+        card_url: withTokenUrl.cardUrl,
+        auth: { scheme: 'oauth2', client_id: 'known', secret: 'wrong' },
+      });
+      expect(wrongSecret.status).toBe(400);
+      expect(wrongSecret.body.error).toMatchObject({ reason: 'invalid_params', message: 'auth.secret: the token URL answered 401 (invalid_client)' });
+      const noClient = await registerUpstream(relay, handle, { card_url: withTokenUrl.cardUrl, auth: { scheme: 'oauth2', secret: 'right-secret' } });
+      expect(noClient.status).toBe(400);
+      expect(JSON.stringify(noClient.body.error)).toContain('auth.client_id is required with auth.scheme oauth2');
+      const noTokenUrl = await registerUpstream(relay, handle, {
+        card_url: withoutTokenUrl.cardUrl,
+        auth: { scheme: 'oauth2', client_id: 'known', secret: 'right-secret' },
+      });
+      expect(noTokenUrl.status).toBe(400);
+      expect(noTokenUrl.body.error.message).toBe('auth.token_url: the card names no OAuth2 client-credentials token URL: give auth.token_url');
+      // Given by the admin, the token URL is used although the card names none.
+      const given = await registerUpstream(relay, handle, {
+        card_url: withoutTokenUrl.cardUrl,
+        auth: { scheme: 'oauth2', client_id: 'known', secret: 'right-secret', token_url: provider.tokenEndpoint, scope: 'agent' },
+      });
+      expect(given.status).toBe(201);
+    } finally {
+      await provider.stop();
+    }
   });
 
   it('an upstream that is down leaves the task submitted with a visible failed delivery, retried until it answers; one upstream task', async () => {

@@ -35,6 +35,10 @@ export interface UpstreamAgentOptions {
   card: '1.0' | '0.3';
   /** A header the server requires on every A2A call, and its value (`Authorization` for a bearer token). */
   requireHeader?: { name: string; value: string };
+  /** Checks the `Authorization` header of every A2A call (an OAuth2 access token); 401 when it answers false. */
+  verifyAuthorization?: (authorization: string | undefined) => Promise<boolean>;
+  /** Its card offers OAuth2 client credentials at this token URL. */
+  oauth2TokenUrl?: string;
   /** A loopback port to listen on (0: any). */
   port?: number;
   /**
@@ -212,11 +216,13 @@ function sdkCard(url: string, binding: UpstreamAgentOptions['binding'], streamin
 /** The card as JSON on the wire: v1.0 as the SDK's own card, or the v0.3 shape of the same agent. */
 function servedCard(options: UpstreamAgentOptions, url: string, card: AgentCard): unknown {
   const apiKey = options.requireHeader && options.requireHeader.name.toLowerCase() !== 'authorization' ? options.requireHeader.name : null;
+  const tokenUrl = options.oauth2TokenUrl;
   if (options.card === '1.0') {
     return {
       ...card,
       supportedInterfaces: card.supportedInterfaces.filter((entry) => entry.protocolVersion !== '0.3'),
       ...(apiKey ? { securitySchemes: { key: { apiKeySecurityScheme: { location: 'header', name: apiKey, description: '' } } } } : {}),
+      ...(tokenUrl ? { securitySchemes: { machines: { oauth2SecurityScheme: { flows: { clientCredentials: { tokenUrl, scopes: {} } } } } } } : {}),
     };
   }
   return {
@@ -231,6 +237,7 @@ function servedCard(options: UpstreamAgentOptions, url: string, card: AgentCard)
     defaultOutputModes: ['text/plain'],
     skills: [{ id: 'echo', name: 'echo', description: 'Echoes', tags: ['echo'] }],
     ...(apiKey ? { securitySchemes: { key: { type: 'apiKey', in: 'header', name: apiKey } } } : {}),
+    ...(tokenUrl ? { securitySchemes: { machines: { type: 'oauth2', flows: { clientCredentials: { tokenUrl, scopes: {} } } } } } : {}),
   };
 }
 
@@ -253,7 +260,13 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
       response.status(401).json({ error: 'unauthenticated' });
       return;
     }
-    next();
+    const verify = options.verifyAuthorization;
+    if (!verify) return next();
+    const authorization = request.headers.authorization;
+    void verify(typeof authorization === 'string' ? authorization : undefined).then(
+      (valid) => (valid ? next() : response.status(401).json({ error: 'unauthenticated' })),
+      () => response.status(401).json({ error: 'unauthenticated' }),
+    );
   });
   const listen = (port: number) =>
     new Promise<Server>((resolve) => {

@@ -11,7 +11,8 @@ import { NotifierConfig } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
 import { guardedFetch } from './guarded-fetch';
 import { RELAY_TASK_HEADER, SENDER_HEADER, upstreamClient } from './upstream-client';
-import { credentialHeaders, UpstreamCredentialsService } from './upstream-credentials.service';
+import { OAuth2TokenError } from './oauth2-token';
+import { UpstreamCredentialsService } from './upstream-credentials.service';
 import { applyStreamEvent, NOTHING_REPORTED, toSdkPart } from './upstream-mapping';
 import { UpstreamFollowerService, type AdoptedStream } from './upstream-follower.service';
 
@@ -82,7 +83,6 @@ export class UpstreamDeliveryService {
     } catch (error) {
       return outcome({ ok: false, retryable: true, statusCode: null, error: `the directory did not answer: ${(error as Error).message}` });
     }
-    const credential = await this.credentials.get(recipient.handle);
     const timeoutMs = delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS;
     const fetchImpl = guardedFetch({ allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE, userAgent: 'AgentRelay-Notifier/1', timeoutMs });
     const action = body.action ?? 'create';
@@ -116,7 +116,7 @@ export class UpstreamDeliveryService {
     let stream: AdoptedStream | undefined;
     try {
       const client = await upstreamClient(upstream, fetchImpl, {
-        ...credentialHeaders(credential),
+        ...(await this.credentials.headers(recipient.handle)),
         [SENDER_HEADER]: body.sender,
         [RELAY_TASK_HEADER]: body.task_id,
       });
@@ -144,14 +144,19 @@ export class UpstreamDeliveryService {
         return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
       }
       const refused = error instanceof SsrfRefusedError || (error as Error)?.cause instanceof SsrfRefusedError;
-      const status = statusOf(error);
+      const status = error instanceof OAuth2TokenError ? null : statusOf(error);
+      // A token the upstream refuses is not asked for again: the next attempt gets a new one.
+      if (status === 401) this.credentials.forget(recipient.handle);
       // On an upstream task: the server's A2A error (no such task, it ended, …) says this will never go.
       const refusedByAgent = action !== 'create' && isProtocolRefusal(error) && (status === null || (status < 500 && ![401, 403, 429].includes(status)));
       return outcome({
         ok: false,
         retryable: !refused && !refusedByAgent && (status === null || status === 429 || status >= 500 || status === 401 || status === 403),
         statusCode: status,
-        error: `${refused ? 'refused: ' : ''}${(error as Error)?.message ?? String(error)}`.slice(0, 2000),
+        error: `${refused ? 'refused: ' : ''}${error instanceof OAuth2TokenError ? 'OAuth2 token: ' : ''}${(error as Error)?.message ?? String(error)}`.slice(
+          0,
+          2000,
+        ),
       });
     }
     if (action === 'cancel') {

@@ -10,7 +10,7 @@ import { NotifierConfig } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
 import { guardedFetch } from './guarded-fetch';
 import { RELAY_TASK_HEADER, upstreamClient } from './upstream-client';
-import { credentialHeaders, UpstreamCredentialsService } from './upstream-credentials.service';
+import { UpstreamCredentialsService } from './upstream-credentials.service';
 import { applyStreamEvent, planReport, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
 
 /** Follow rows taken in one round, at most. */
@@ -215,6 +215,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         task = await client.getTask({ tenant: '', id: row.upstream_task_id, historyLength: undefined });
       }
     } catch (error) {
+      this.forgetRefusedToken(row, error);
       await this.reschedule(row, row.reported, false, `GetTask: ${(error as Error).message}`.slice(0, 2000));
       return;
     }
@@ -314,6 +315,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         await this.pollNow(row, reported);
         return;
       }
+      this.forgetRefusedToken(row, error);
       await this.reschedule(row, reported, changed, `stream: ${(error as Error)?.message ?? String(error)}`.slice(0, 2000));
     }
   }
@@ -325,6 +327,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
       const { client } = await this.clientFor(row);
       task = await client.getTask({ tenant: '', id: row.upstream_task_id as string, historyLength: undefined });
     } catch (error) {
+      this.forgetRefusedToken(row, error);
       await this.reschedule(row, reported, false, `GetTask: ${(error as Error).message}`.slice(0, 2000));
       return;
     }
@@ -334,14 +337,21 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   private async clientFor(row: FollowRow): Promise<{ client: Client; upstream: UpstreamInterface }> {
     const agent = await this.directory.agent(row.recipient.handle);
     if (!agent?.upstream) throw new Error(`${row.recipient.handle} is no longer an upstream agent`);
-    const credential = await this.credentials.get(row.recipient.handle);
     const fetchImpl = guardedFetch({
       allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE,
       userAgent: 'AgentRelay-Notifier/1',
       timeoutMs: agent.webhook_timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS,
     });
-    const client = await upstreamClient(agent.upstream, fetchImpl, { ...credentialHeaders(credential), [RELAY_TASK_HEADER]: row.task_id });
+    const client = await upstreamClient(agent.upstream, fetchImpl, {
+      ...(await this.credentials.headers(row.recipient.handle)),
+      [RELAY_TASK_HEADER]: row.task_id,
+    });
     return { client, upstream: agent.upstream };
+  }
+
+  /** An upstream that answered 401 refused the token: the next request gets a new one (an OAuth2 client's). */
+  private forgetRefusedToken(row: FollowRow, error: unknown): void {
+    if (/\b401\b/.test((error as Error)?.message ?? '')) this.credentials.forget(row.recipient.handle);
   }
 
   /** Keeps holding a row this process streams. */
