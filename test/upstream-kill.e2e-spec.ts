@@ -132,7 +132,8 @@ describe('SIGKILL of the notifier while it delivers to and follows upstream A2A 
           });
         }
       },
-      90_000,
+      // A poll under way when the process died holds its row for the lease (60 s).
+      150_000,
       250,
     );
     // One upstream task per handoff, each with its own message.
@@ -149,5 +150,5 @@ describe('SIGKILL of the notifier while it delivers to and follows upstream A2A 
       const task = await client.getTask({ tenant: '', id, historyLength: undefined });
       expect({ text, log: texts(task.artifacts.find((artifact) => artifact.artifactId === 'log')) }).toEqual({ text, log: ['part 1;', 'part 2'] });
     }
-  }, 180_000);
+  }, 240_000);
 });

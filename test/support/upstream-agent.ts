@@ -1,9 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { A2A_PROTOCOL_VERSION, Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
+import { A2A_PROTOCOL_VERSION, Role, StreamResponse, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
 import {
   AgentEvent,
+  DefaultExecutionEventBusManager,
   DefaultRequestHandler,
+  InMemoryPushNotificationStore,
+  type PushNotificationSender,
   type AgentExecutionEvent,
   InMemoryTaskStore,
   type AgentExecutor,
@@ -50,6 +53,16 @@ export interface UpstreamAgentOptions {
   behaviour?: 'echo' | 'ask' | 'wait' | 'gated';
   /** Its card declares streaming (`SendStreamingMessage`, `SubscribeToTask`). */
   streaming?: boolean;
+  /** Its card declares push notifications: it posts each event of a task to the push configs it was given. */
+  pushNotifications?: boolean;
+}
+
+/** One push notification the server sent, and what the receiver answered. */
+export interface SentPush {
+  url: string;
+  authorization: string | undefined;
+  event: string;
+  status: number;
 }
 
 /** What an upstream server saw of one A2A call. */
@@ -71,6 +84,8 @@ export interface UpstreamAgent {
   /** Each of its tasks as last stored, by id. */
   tasks: Map<string, Task>;
   calls: SeenCall[];
+  /** The push notifications it sent, in order. */
+  pushes: SentPush[];
   /** Resolves when a `gated` task waits at its gate. */
   atGate: Promise<void>;
   openGate(): void;
@@ -182,6 +197,34 @@ class EchoExecutor implements AgentExecutor {
   };
 }
 
+/** Posts each event of a task (v1.0 `StreamResponse` JSON) to its push configs, and keeps what the receivers answered. */
+class RecordingPushSender implements PushNotificationSender {
+  constructor(
+    private readonly store: InMemoryPushNotificationStore,
+    private readonly sent: SentPush[],
+  ) {}
+
+  async send(event: StreamResponse, context: Parameters<PushNotificationSender['send']>[1]): Promise<void> {
+    const payload = event.payload;
+    const taskId = payload?.$case === 'task' ? payload.value.id : (payload?.value.taskId ?? '');
+    if (!taskId) return;
+    for (const config of await this.store.load(taskId, context)) {
+      const authorization = config.authentication ? `${config.authentication.scheme} ${config.authentication.credentials}` : undefined;
+      const response = await fetch(config.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(authorization ? { authorization } : {}),
+          ...(config.token ? { 'x-a2a-notification-token': config.token } : {}),
+        },
+        body: JSON.stringify(StreamResponse.toJSON(event)),
+      }).catch(() => null);
+      await response?.body?.cancel().catch(() => undefined);
+      this.sent.push({ url: config.url, authorization, event: payload?.$case ?? 'none', status: response?.status ?? 0 });
+    }
+  }
+}
+
 /** An in-memory task store that also keeps each task as last saved, for the tests to read. */
 class RecordingTaskStore extends InMemoryTaskStore {
   readonly seen = new Map<string, Task>();
@@ -192,7 +235,7 @@ class RecordingTaskStore extends InMemoryTaskStore {
   }
 }
 
-function sdkCard(url: string, binding: UpstreamAgentOptions['binding'], streaming: boolean): AgentCard {
+function sdkCard(url: string, binding: UpstreamAgentOptions['binding'], streaming: boolean, pushNotifications: boolean): AgentCard {
   return {
     name: 'Echo upstream',
     description: 'An A2A server of the official SDK that echoes what it is sent',
@@ -202,7 +245,7 @@ function sdkCard(url: string, binding: UpstreamAgentOptions['binding'], streamin
     ],
     provider: { organization: 'AgentRelay tests', url: 'http://127.0.0.1/' },
     version: '1.0.0',
-    capabilities: { streaming, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming, pushNotifications, extensions: [], extendedAgentCard: false },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
@@ -232,7 +275,7 @@ function servedCard(options: UpstreamAgentOptions, url: string, card: AgentCard)
     version: '1.0.0',
     url,
     preferredTransport: options.binding,
-    capabilities: { streaming: options.streaming === true, pushNotifications: false },
+    capabilities: { streaming: options.streaming === true, pushNotifications: options.pushNotifications === true },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
     skills: [{ id: 'echo', name: 'echo', description: 'Echoes', tags: ['echo'] }],
@@ -275,13 +318,22 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   let server = await listen(options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
   url = `http://127.0.0.1:${port}`;
-  card = sdkCard(url, options.binding, options.streaming === true);
+  card = sdkCard(url, options.binding, options.streaming === true, options.pushNotifications === true);
   let reached: () => void = () => undefined;
   let openGate: () => void = () => undefined;
   const atGate = new Promise<void>((resolve) => (reached = resolve));
   const opened = new Promise<void>((resolve) => (openGate = resolve));
   const executor = new EchoExecutor(options.behaviour ?? 'echo', tasksCreated, received, { reached, opened });
-  const requestHandler = new DefaultRequestHandler(card, store, executor);
+  const pushes: SentPush[] = [];
+  const pushStore = new InMemoryPushNotificationStore();
+  const requestHandler = new DefaultRequestHandler(
+    card,
+    store,
+    executor,
+    new DefaultExecutionEventBusManager(),
+    pushStore,
+    new RecordingPushSender(pushStore, pushes),
+  );
   const stop = () =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();
@@ -301,6 +353,7 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
     received,
     tasks: store.seen,
     calls,
+    pushes,
     atGate,
     openGate: () => openGate(),
     kill: stop,

@@ -4,6 +4,7 @@ import { AdminModule } from './admin/admin.module';
 import { DeliveriesAdminModule } from './admin/deliveries-admin.module';
 import { AdminAuditModule } from './admin/admin-audit.module';
 import { CardsModule } from './cards/cards.module';
+import { UpstreamPushModule } from './upstream-push/upstream-push.module';
 import { ConsoleModule } from './console/console.module';
 import { DirectoryLookupsModule } from './directory/directory-lookups.module';
 import { EdgeConfig } from './edge.config';
@@ -35,6 +36,7 @@ export class EdgeModule {
         CardsModule,
         JsonRpcModule,
         RestModule,
+        UpstreamPushModule,
       ],
       providers: [{ provide: EdgeConfig, useValue: config }, RequestMetrics],
       exports: [EdgeConfig, RequestMetrics],

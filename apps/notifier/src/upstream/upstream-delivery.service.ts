@@ -1,5 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Role, type Message, type SendMessageRequest, type SendMessageResult, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  Role,
+  type Message,
+  type SendMessageRequest,
+  type SendMessageResult,
+  type StreamResponse,
+  type Task,
+  type TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { ParticipantRef, PartView, TaskEventMessage, UpstreamInterface } from '@app/contracts';
@@ -112,6 +121,7 @@ export class UpstreamDeliveryService {
       return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
     }
     const upstreamTaskId = followed?.upstreamTaskId ?? '';
+    const push = action === 'create' ? this.pushReceiver(upstream, body.task_id) : null;
     let result: SendMessageResult | null = null;
     let stream: AdoptedStream | undefined;
     try {
@@ -129,7 +139,7 @@ export class UpstreamDeliveryService {
         const request = {
           tenant: '',
           message: this.messageOf(body, followed ? { taskId: upstreamTaskId, contextId: followed.upstreamContextId ?? '' } : null),
-          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: push?.config, returnImmediately: true },
           metadata: undefined,
         };
         if (action === 'create' && upstream.streaming) {
@@ -176,6 +186,7 @@ export class UpstreamDeliveryService {
           upstreamContextId: isTask(answer) ? answer.contextId : (answer.contextId ?? null),
           answer: isTask(answer) ? null : answer,
           reported: NOTHING_REPORTED,
+          pushTokenHash: push?.tokenHash ?? null,
         },
         stream,
       );
@@ -185,6 +196,29 @@ export class UpstreamDeliveryService {
       );
     }
     return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
+  }
+
+  /**
+   * The relay's own receiver for the upstream's push notifications about this task, when the card
+   * declares them, the upstream does not stream (a stream says it all), and the relay knows where
+   * it receives them: the task's URL under RELAY_UPSTREAM_PUSH_URL and a new random token, sent
+   * as `Authorization: Bearer` (the relay keeps only its hash).
+   */
+  private pushReceiver(upstream: UpstreamInterface, taskId: string): { config: TaskPushNotificationConfig; tokenHash: string } | null {
+    const base = this.config.RELAY_UPSTREAM_PUSH_URL;
+    if (!upstream.push_notifications || upstream.streaming || !base) return null;
+    const token = randomBytes(32).toString('base64url');
+    return {
+      config: {
+        tenant: '',
+        id: 'agentrelay',
+        taskId: '',
+        url: `${base}/${encodeURIComponent(taskId)}`,
+        token: '',
+        authentication: { scheme: 'Bearer', credentials: token },
+      },
+      tokenHash: createHash('sha256').update(token).digest('hex'),
+    };
   }
 
   /**

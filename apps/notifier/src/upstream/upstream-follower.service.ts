@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
@@ -30,6 +31,8 @@ export interface FollowStart {
   upstreamContextId: string | null;
   answer: Message | null;
   reported: ReportedProgress;
+  /** The SHA-256 (hex) of the token the upstream's push notifications about this task carry; null: not followed by push. */
+  pushTokenHash?: string | null;
 }
 
 /** A stream the delivery opened (`SendStreamingMessage`): its first event, read already, and the rest, which the follower reads. */
@@ -49,6 +52,7 @@ interface FollowRow {
   reported: ReportedProgress;
   poll_interval_ms: number;
   polls: number;
+  push_token_hash: string | null;
 }
 
 /** Errors of a report step that mean it was already made (a retry after a crash) or can no longer be. */
@@ -100,9 +104,11 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   async follow(start: FollowStart, stream?: AdoptedStream): Promise<void> {
     const inserted = (await this.dataSource.query(
       `INSERT INTO "notifier"."upstream_tasks"
-         ("task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "status", "reported", "next_poll_at", "poll_interval_ms", "locked_until")
-       VALUES ($1, $2, $3, $4, $5, $6, 'following', $7, now(), $8, CASE WHEN $9::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) END)
-       ON CONFLICT ("task_id") DO NOTHING RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls"`,
+         ("task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "status", "reported", "next_poll_at", "poll_interval_ms", "locked_until",
+          "push_token_hash")
+       VALUES ($1, $2, $3, $4, $5, $6, 'following', $7, now(), $8, CASE WHEN $9::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) END, $11)
+       ON CONFLICT ("task_id") DO NOTHING
+       RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash"`,
       [
         start.taskId,
         JSON.stringify(start.recipient),
@@ -114,6 +120,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         this.config.RELAY_UPSTREAM_POLL_MIN_MS,
         stream !== undefined,
         STREAM_LEASE_MS,
+        start.pushTokenHash ?? null,
       ],
     )) as FollowRow[];
     const row = inserted[0];
@@ -154,6 +161,24 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     this.delay.wake();
   }
 
+  /**
+   * A push notification from the upstream about a task it was delivered: it must carry the token
+   * the relay gave that task (compared by hash, in constant time); the task is then polled at once
+   * (the notification is a reason to look, `GetTask` says what changed). Anything else is refused
+   * alike, so a caller learns nothing about which tasks exist.
+   */
+  async pushed(taskId: string, token: string): Promise<void> {
+    const rows = (await this.dataSource.query(`SELECT "push_token_hash" FROM "notifier"."upstream_tasks" WHERE "task_id" = $1`, [taskId])) as Array<{
+      push_token_hash: string | null;
+    }>;
+    const expected = rows[0]?.push_token_hash;
+    const given = createHash('sha256').update(token).digest();
+    if (!expected || !timingSafeEqual(Buffer.from(expected, 'hex'), given)) {
+      throw new RelayError('unauthenticated', 'Unknown task or wrong push notification token');
+    }
+    await this.nudge(taskId);
+  }
+
   /** The relay task ended on the sender's side (canceled, and the cancel went upstream): nothing more to follow. */
   async close(taskId: string): Promise<void> {
     this.streams.get(taskId)?.controller.abort();
@@ -182,12 +207,15 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
 
   private async claim(): Promise<FollowRow[]> {
     const result = (await this.dataSource.query(
-      `UPDATE "notifier"."upstream_tasks" SET "locked_until" = now() + make_interval(secs => $2::double precision / 1000), "polls" = "polls" + 1
+      // The row is due again when the lease ends (a process that dies holding it lets go then); a
+      // nudge while it is held moves that before the lease's end, which its reschedule keeps.
+      `UPDATE "notifier"."upstream_tasks" SET "locked_until" = now() + make_interval(secs => $2::integer / 1000.0), "next_poll_at" = now() + make_interval(secs => $2::integer / 1000.0),
+         "polls" = "polls" + 1
        WHERE "task_id" IN (
          SELECT "task_id" FROM "notifier"."upstream_tasks"
          WHERE "status" = 'following' AND "next_poll_at" <= now() AND ("locked_until" IS NULL OR "locked_until" < now())
          ORDER BY "next_poll_at" LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls"`,
+       RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash"`,
       [ROUND_SIZE, LEASE_MS],
     )) as [FollowRow[], number];
     return result[0];
@@ -410,9 +438,16 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
 
   private async reschedule(row: FollowRow, reported: ReportedProgress, changed: boolean, error: string | null): Promise<void> {
     const min = this.config.RELAY_UPSTREAM_POLL_MIN_MS;
-    const interval = changed ? min : Math.min(this.config.RELAY_UPSTREAM_POLL_MAX_MS, Math.max(min, row.poll_interval_ms * 2));
+    // Followed by push: the upstream says when it changes; the poll is a safety net (a failed one backs off as usual).
+    const interval =
+      row.push_token_hash !== null && error === null
+        ? this.config.RELAY_UPSTREAM_PUSH_POLL_MS
+        : changed
+          ? min
+          : Math.min(this.config.RELAY_UPSTREAM_POLL_MAX_MS, Math.max(min, row.poll_interval_ms * 2));
     await this.dataSource.query(
-      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "poll_interval_ms" = $3::integer, "next_poll_at" = now() + make_interval(secs => $3::integer / 1000.0),
+      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "poll_interval_ms" = $3::integer,
+         "next_poll_at" = CASE WHEN "locked_until" IS NOT NULL AND "next_poll_at" < "locked_until" THEN now() ELSE now() + make_interval(secs => $3::integer / 1000.0) END,
          "locked_until" = NULL, "last_error" = $4, "updated_at" = now() WHERE "task_id" = $1 AND "status" = 'following'`,
       [row.task_id, JSON.stringify(reported), interval, error],
     );
