@@ -151,4 +151,69 @@ describe('SIGKILL of the notifier while it delivers to and follows upstream A2A 
       expect({ text, log: texts(task.artifacts.find((artifact) => artifact.artifactId === 'log')) }).toEqual({ text, log: ['part 1;', 'part 2'] });
     }
   }, 240_000);
+
+  it('the tasks service killed while the upstreams answer: every answer reaches the relay task once, no upstream task is made twice', async () => {
+    const streaming = await startUpstreamAgent({ binding: 'JSONRPC', card: '1.0', streaming: true, behaviour: 'gated' });
+    const polled = await startUpstreamAgent({ binding: 'HTTP+JSON', card: '0.3', behaviour: 'gated' });
+    upstreams.push(streaming, polled);
+    const clients: Client[] = [];
+    for (const upstream of [streaming, polled]) {
+      const handle = uniqueHandle('answers', 'upkill');
+      const registered = await request(relay.url)
+        .post('/admin/agents')
+        .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+        .send({ handle, name: 'Gated', upstream: { card_url: upstream.cardUrl } });
+      expect(registered.status).toBe(201);
+      clients.push(await senderClient(relay, sender, handle));
+    }
+    await relay.stopService('tasks');
+    const tasks = await ServiceProcess.start(relay, 'tasks');
+    processes.push(tasks);
+    const sent: Array<{ client: Client; id: string; text: string }> = [];
+    for (const [index, client] of clients.entries()) {
+      for (let n = 0; n < 2; n++) {
+        const text = `answer ${index}-${n}`;
+        sent.push({ client, id: await send(client, text), text });
+      }
+    }
+    await eventually(
+      async () => {
+        for (const { client, id } of sent) {
+          const task = await client.getTask({ tenant: '', id, historyLength: undefined });
+          expect(task.history.flatMap(texts)).toContain('step 1 done');
+        }
+      },
+      30_000,
+      100,
+    );
+
+    // The upstreams answer while nobody can write them into the relay tasks.
+    await tasks.kill();
+    streaming.openGate();
+    polled.openGate();
+    await eventually(() => {
+      for (const upstream of [streaming, polled]) {
+        expect([...upstream.tasks.values()].map((task) => task.status?.state)).toEqual([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_COMPLETED]);
+      }
+    }, 20_000);
+    await relay.startService('tasks');
+
+    await eventually(
+      async () => {
+        for (const { client, id, text } of sent) {
+          const task = await client.getTask({ tenant: '', id, historyLength: undefined });
+          expect({ text, state: task.status?.state }).toEqual({ text, state: TaskState.TASK_STATE_COMPLETED });
+          expect(task.history.filter((message) => message.role === Role.ROLE_AGENT).flatMap(texts)).toEqual(['step 1 done', `echo: ${text}`]);
+          expect(Object.fromEntries(task.artifacts.map((artifact) => [artifact.artifactId, texts(artifact)]))).toEqual({
+            log: ['part 1;', 'part 2'],
+            'echo-result': [text.toUpperCase()],
+          });
+        }
+      },
+      120_000,
+      250,
+    );
+    expect(streaming.tasksCreated).toHaveLength(2);
+    expect(polled.tasksCreated).toHaveLength(2);
+  }, 240_000);
 });
