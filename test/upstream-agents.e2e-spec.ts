@@ -114,6 +114,7 @@ describe('Upstream A2A agents: a handoff to an agent that runs its own A2A serve
         RELAY_WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms',
         RELAY_UPSTREAM_POLL_MIN_MS: '100',
         RELAY_UPSTREAM_POLL_MAX_MS: '1000',
+        RELAY_UPSTREAM_STREAM_IDLE_MS: '1500',
       },
     });
     sender = await registerAgent(relay, { handle: uniqueHandle('alice', 'upco'), name: 'Alice' });
@@ -369,6 +370,35 @@ describe('Upstream A2A agents: a handoff to an agent that runs its own A2A serve
     expect(seen.messages).toEqual(expect.arrayContaining(['step 1 done', 'echo: long job']));
     expect(seen.artifacts).toEqual(expect.arrayContaining(['part 1;', 'LONG JOB']));
     expect(seen.artifacts.join('')).toContain('part 2');
+  });
+
+  it('a stream that stays quiet (RELAY_UPSTREAM_STREAM_IDLE_MS) is closed and subscribed to again; the task still completes once', async () => {
+    const upstream = await startUpstreamAgent({ binding: 'HTTP+JSON', card: '0.3', streaming: true, behaviour: 'gated' });
+    upstreams.push(upstream);
+    const handle = uniqueHandle('quiet', 'upco');
+    expect((await registerUpstream(relay, handle, { card_url: upstream.cardUrl })).status).toBe(201);
+    const client = await senderClient(relay, sender, handle);
+    const sent = (await client.sendMessage({
+      tenant: '',
+      message: userMessage('slow and quiet'),
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+      metadata: undefined,
+    })) as Task;
+    await upstream.atGate;
+    // The first stream (SendStreamingMessage) is still open at the gate: only the idle limit makes the relay subscribe.
+    await eventually(() => expect(upstream.calls.filter((call) => call.path.endsWith(':subscribe')).length).toBeGreaterThanOrEqual(1), 20_000);
+    upstream.openGate();
+    const task = await eventually(
+      async () => {
+        const current = await client.getTask({ tenant: '', id: sent.id, historyLength: undefined });
+        expect(current.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+        return current;
+      },
+      30_000,
+      100,
+    );
+    expect(task.history.filter((message) => message.role === Role.ROLE_AGENT).flatMap(texts)).toEqual(['step 1 done', 'echo: slow and quiet']);
+    expect(upstream.tasksCreated).toHaveLength(1);
   });
 
   it('OAuth2 client credentials: the relay gets tokens from a real oidc-provider (the token URL from the card), keeps one across handoffs, gets a new one when the upstream refuses it', async () => {

@@ -111,6 +111,12 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Max(3_600_000)
   RELAY_UPSTREAM_POLL_MAX_MS: number = 30_000;
 
+  /** A stream of an upstream task that brings no event for this long is closed and subscribed to again (`SubscribeToTask`). */
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
+  RELAY_UPSTREAM_STREAM_IDLE_MS: number = 300_000;
+
   /**
    * Where upstream agents whose card declares push notifications send them (the edge's
    * `<RELAY_PUBLIC_URL>/upstream-push`, as they reach it); unset, such agents are polled.

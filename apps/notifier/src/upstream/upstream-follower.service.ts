@@ -312,8 +312,14 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     let snapshot: Task | null = null;
     let reported = row.reported;
     let changed = false;
+    // A stream quiet for this long is closed and subscribed to again (a connection that died without
+    // a word would otherwise hold the row for ever; the new stream's first event is the whole task).
+    const idleMs = this.config.RELAY_UPSTREAM_STREAM_IDLE_MS;
+    let idle = setTimeout(() => controller.abort(), idleMs);
     try {
       for await (const event of events) {
+        clearTimeout(idle);
+        idle = setTimeout(() => controller.abort(), idleMs);
         snapshot = applyStreamEvent(snapshot, event, row.task_id);
         if (!snapshot) continue;
         const outcome = await this.reportSteps(row, snapshot, reported);
@@ -335,7 +341,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
       await this.reschedule(row, reported, changed, null);
     } catch (error) {
       if (controller.signal.aborted) {
-        // This process stops (or the sender canceled): another round, here or elsewhere, subscribes again.
+        // Quiet too long, this process stops, or the sender canceled: another round, here or elsewhere, subscribes again.
         await this.release(row.task_id, reported).catch(() => undefined);
         return;
       }
@@ -345,6 +351,8 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
       }
       this.forgetRefusedToken(row, error);
       await this.reschedule(row, reported, changed, `stream: ${(error as Error)?.message ?? String(error)}`.slice(0, 2000));
+    } finally {
+      clearTimeout(idle);
     }
   }
 
