@@ -474,6 +474,34 @@ describe('Upstream A2A agents: a handoff to an agent that runs its own A2A serve
         auth: { scheme: 'oauth2', client_id: 'known', secret: 'right-secret', token_url: provider.tokenEndpoint, scope: 'agent' },
       });
       expect(given.status).toBe(201);
+
+      // The CLI: oauth2 needs a client id; with one, the secret read from a file, the agent is registered.
+      const io = (out: string[]) => ({
+        stdout: (text: string) => out.push(text),
+        stderr: (text: string) => out.push(text),
+        readFile: async () => 'right-secret\n',
+      });
+      const env = { RELAY_URL: relay.url, RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN };
+      const refused: string[] = [];
+      const cliHandle = uniqueHandle('cli-oauth', 'upco');
+      const base = [
+        'register',
+        cliHandle,
+        '--name',
+        'CLI OAuth',
+        '--card-url',
+        withTokenUrl.cardUrl,
+        '--upstream-auth',
+        'oauth2',
+        '--upstream-secret-file',
+        '/secret',
+      ];
+      expect(await run(base, env, io(refused))).toBe(EXIT.usage);
+      expect(refused.join('')).toContain('--upstream-auth oauth2 needs --upstream-client-id <id>.');
+      const out: string[] = [];
+      expect(await run([...base, '--upstream-client-id', 'known', '--upstream-scope', 'agent'], env, io(out))).toBe(EXIT.ok);
+      expect(out.join('')).toContain('auth oauth2)');
+      expect(out.join('')).not.toContain('right-secret');
     } finally {
       await provider.stop();
     }
