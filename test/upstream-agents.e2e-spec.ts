@@ -507,6 +507,26 @@ describe('Upstream A2A agents: a handoff to an agent that runs its own A2A serve
     }
   });
 
+  it('an attempt whose answer came too late is not sent again: the retry finds the task it made (ListTasks in the relay task’s context)', async () => {
+    const upstream = await startUpstreamAgent({ binding: 'HTTP+JSON', card: '1.0', delayFirstAnswerMs: 3000 });
+    upstreams.push(upstream);
+    const handle = uniqueHandle('late', 'upco');
+    const registered = await request(relay.url)
+      .post('/admin/agents')
+      .set('authorization', ADMIN)
+      .send({ handle, name: 'Late', webhook_timeout_ms: 1000, upstream: { card_url: upstream.cardUrl } });
+    expect(registered.status).toBe(201);
+    const task = await handOff(await senderClient(relay, sender, handle), 'answer me late');
+    expect(task.history.filter((message) => message.role === Role.ROLE_AGENT).flatMap(texts)).toContain('echo: answer me late');
+    expect(upstream.tasksCreated).toHaveLength(1);
+    expect(upstream.tasksCreated[0].contextId).toBe(task.contextId);
+    expect(upstream.calls.some((call) => call.method === 'GET' && call.path === '/tasks')).toBe(true);
+    const response = await request(relay.url).get(`/admin/deliveries?task_id=${task.id}`).set('authorization', ADMIN);
+    const delivery = (response.body.deliveries as DeliveryView[]).find((entry) => entry.channel === 'upstream');
+    expect(delivery).toMatchObject({ status: 'succeeded' });
+    expect(delivery?.attempts).toBeGreaterThanOrEqual(2);
+  });
+
   it('an upstream that is down leaves the task submitted with a visible failed delivery, retried until it answers; one upstream task', async () => {
     const probe = await startUpstreamAgent({ binding: 'JSONRPC', card: '1.0' });
     const port = probe.port;

@@ -24,6 +24,7 @@ interface ExpressRequest {
 interface ExpressResponse {
   status(code: number): ExpressResponse;
   json(body: unknown): void;
+  end: (...args: unknown[]) => unknown;
 }
 type Next = () => void;
 interface ExpressApp {
@@ -55,6 +56,8 @@ export interface UpstreamAgentOptions {
   streaming?: boolean;
   /** Its card declares push notifications: it posts each event of a task to the push configs it was given. */
   pushNotifications?: boolean;
+  /** Holds back its answer to the first A2A request this long (it has done the work; only the answer is late). */
+  delayFirstAnswerMs?: number;
 }
 
 /** One push notification the server sent, and what the receiver answered. */
@@ -293,11 +296,17 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   const received: Message[] = [];
   const store = new RecordingTaskStore();
   const calls: SeenCall[] = [];
+  let answerDelayed = false;
   let url = '';
   let card: AgentCard | null = null;
   app.get('/.well-known/agent-card.json', (_request, response) => response.json(servedCard(options, url, card as AgentCard)));
   app.use((request: ExpressRequest, response: ExpressResponse, next: Next) => {
     calls.push({ method: request.method, path: request.path, headers: { ...request.headers } });
+    if (options.delayFirstAnswerMs && !answerDelayed && request.method === 'POST') {
+      answerDelayed = true;
+      const end = response.end.bind(response);
+      response.end = (...args: unknown[]) => setTimeout(() => end(...args), options.delayFirstAnswerMs);
+    }
     const required = options.requireHeader;
     if (required && request.headers[required.name.toLowerCase()] !== required.value) {
       response.status(401).json({ error: 'unauthenticated' });

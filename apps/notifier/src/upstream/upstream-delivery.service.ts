@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   Role,
+  TaskState,
   type Message,
   type SendMessageRequest,
   type SendMessageResult,
@@ -142,7 +143,11 @@ export class UpstreamDeliveryService {
           configuration: { acceptedOutputModes: [], taskPushNotificationConfig: push?.config, returnImmediately: true },
           metadata: undefined,
         };
-        if (action === 'create' && upstream.streaming) {
+        // An earlier attempt may have reached the server and lost only its answer (a timeout, or
+        // this process died): look for the task it made before making another.
+        const earlier = action === 'create' && delivery.attempts > 0 ? await this.findEarlierTask(client, body, upstream) : null;
+        if (earlier) result = earlier;
+        else if (action === 'create' && upstream.streaming) {
           stream = await this.openStream(client, request, signal, timeoutMs);
           result = answerOf(stream.first, body.task_id);
         } else result = await client.sendMessage(request, { signal });
@@ -199,6 +204,35 @@ export class UpstreamDeliveryService {
   }
 
   /**
+   * The upstream task an earlier attempt of this handoff made, if the server can say: `ListTasks`
+   * (A2A 1.0) in the context the relay gave it, a task whose history holds the relay's message id.
+   * Null when there is none, or the server cannot list (v0.3, unsupported, an error): then it is
+   * sent again, and a server that ignores message ids may make a second task.
+   */
+  private async findEarlierTask(client: Client, body: UpstreamDeliveryBody, upstream: UpstreamInterface): Promise<Task | null> {
+    if (upstream.protocol_version !== '1.0') return null;
+    const messageId = (body.message as TaskEventMessage).id;
+    try {
+      const listed = await client.listTasks({
+        tenant: '',
+        contextId: body.context_id,
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 100,
+        pageToken: '',
+        historyLength: 100,
+        statusTimestampAfter: undefined,
+        includeArtifacts: false,
+      });
+      const found = listed.tasks.find((task) => task.history.some((message) => message.messageId === messageId)) ?? null;
+      if (found) this.logger.log({ task_id: body.task_id, upstream_task_id: found.id }, 'an earlier attempt made the upstream task: not sent again');
+      return found;
+    } catch (error) {
+      this.logger.debug({ err: error, task_id: body.task_id }, 'the upstream could not list its tasks: sent again');
+      return null;
+    }
+  }
+
+  /**
    * The relay's own receiver for the upstream's push notifications about this task, when the card
    * declares them, the upstream does not stream (a stream says it all), and the relay knows where
    * it receives them: the task's URL under RELAY_UPSTREAM_PUSH_URL and a new random token, sent
@@ -251,7 +285,9 @@ export class UpstreamDeliveryService {
     const parts: PartView[] = sent.parts?.length ? sent.parts : [{ kind: 'text', text: sent.body }];
     return {
       messageId: sent.id,
-      contextId: on?.contextId ?? '',
+      // A new upstream task is made in the relay task's context: the context groups the handoffs of
+      // one conversation upstream as on the relay, and lets a retry find what an earlier attempt made.
+      contextId: on ? on.contextId : body.context_id,
       taskId: on?.taskId ?? '',
       role: Role.ROLE_USER,
       parts: parts.map(toSdkPart),
