@@ -1,17 +1,30 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { A2A_PROTOCOL_VERSION, Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { A2A_PROTOCOL_VERSION, Role, StreamResponse, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
+import {
+  AgentEvent,
+  DefaultExecutionEventBusManager,
+  DefaultRequestHandler,
+  InMemoryPushNotificationStore,
+  type PushNotificationSender,
+  type AgentExecutionEvent,
+  InMemoryTaskStore,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from '@a2a-js/sdk/server';
 import { jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
 /** The little of express these servers use (express ships no types and @types/express is not installed). */
 interface ExpressRequest {
   headers: Record<string, string | string[] | undefined>;
   path: string;
+  method: string;
 }
 interface ExpressResponse {
   status(code: number): ExpressResponse;
   json(body: unknown): void;
+  end: (...args: unknown[]) => unknown;
 }
 type Next = () => void;
 interface ExpressApp {
@@ -26,12 +39,39 @@ export interface UpstreamAgentOptions {
   card: '1.0' | '0.3';
   /** A header the server requires on every A2A call, and its value (`Authorization` for a bearer token). */
   requireHeader?: { name: string; value: string };
+  /** Checks the `Authorization` header of every A2A call (an OAuth2 access token); 401 when it answers false. */
+  verifyAuthorization?: (authorization: string | undefined) => Promise<boolean>;
+  /** Its card offers OAuth2 client credentials at this token URL. */
+  oauth2TokenUrl?: string;
   /** A loopback port to listen on (0: any). */
   port?: number;
+  /**
+   * What it does with a new task: `echo` answers at once; `ask` asks a question (input-required)
+   * and answers the sender's reply; `wait` works on it until it is canceled; `gated` reports a first
+   * step (a message and the first chunk of an artifact), waits for `openGate()`, then sends the
+   * last chunk and the answer.
+   */
+  behaviour?: 'echo' | 'ask' | 'wait' | 'gated';
+  /** Its card declares streaming (`SendStreamingMessage`, `SubscribeToTask`). */
+  streaming?: boolean;
+  /** Its card declares push notifications: it posts each event of a task to the push configs it was given. */
+  pushNotifications?: boolean;
+  /** Holds back its answer to the first A2A request this long (it has done the work; only the answer is late). */
+  delayFirstAnswerMs?: number;
+}
+
+/** One push notification the server sent, and what the receiver answered. */
+export interface SentPush {
+  url: string;
+  authorization: string | undefined;
+  event: string;
+  status: number;
 }
 
 /** What an upstream server saw of one A2A call. */
 export interface SeenCall {
+  method: string;
+  path: string;
   headers: Record<string, string | string[] | undefined>;
 }
 
@@ -42,7 +82,20 @@ export interface UpstreamAgent {
   port: number;
   /** The user messages of the tasks it created, one per new task. */
   tasksCreated: Message[];
+  /** Every user message it was sent, new task or not, in order. */
+  received: Message[];
+  /** Each of its tasks as last stored, by id. */
+  tasks: Map<string, Task>;
   calls: SeenCall[];
+  /** The push notifications it sent, in order. */
+  pushes: SentPush[];
+  /** Resolves when a `gated` task waits at its gate. */
+  atGate: Promise<void>;
+  openGate(): void;
+  /** Stops listening and drops every connection (its tasks and their executions go on in memory). */
+  kill(): Promise<void>;
+  /** Listens again on the same port, with the same tasks. */
+  revive(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -51,11 +104,58 @@ function textOf(message: Message): string {
   return part?.content?.$case === 'text' ? part.content.value : '';
 }
 
+function textMessage(messageId: string, taskId: string, contextId: string, text: string): Message {
+  return {
+    messageId,
+    contextId,
+    taskId,
+    role: Role.ROLE_AGENT,
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function status(taskId: string, contextId: string, state: TaskState, message?: Message): AgentExecutionEvent {
+  return AgentEvent.statusUpdate({ taskId, contextId, status: { state, timestamp: new Date().toISOString(), message }, metadata: undefined });
+}
+
+function textArtifact(
+  taskId: string,
+  contextId: string,
+  artifactId: string,
+  name: string,
+  text: string,
+  chunk: { append: boolean; lastChunk: boolean } = { append: false, lastChunk: true },
+): AgentExecutionEvent {
+  return AgentEvent.artifactUpdate({
+    taskId,
+    contextId,
+    artifact: {
+      artifactId,
+      name,
+      description: 'What was sent, upper-cased',
+      parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+      metadata: undefined,
+      extensions: [],
+    },
+    ...chunk,
+    metadata: undefined,
+  });
+}
+
 class EchoExecutor implements AgentExecutor {
-  constructor(private readonly created: Message[]) {}
+  constructor(
+    private readonly behaviour: NonNullable<UpstreamAgentOptions['behaviour']>,
+    private readonly created: Message[],
+    private readonly received: Message[],
+    private readonly gate: { reached: () => void; opened: Promise<void> },
+  ) {}
 
   execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId, userMessage } = context;
+    this.received.push(userMessage);
     if (!context.task) {
       this.created.push(userMessage);
       const task: Task = {
@@ -67,58 +167,78 @@ class EchoExecutor implements AgentExecutor {
         metadata: undefined,
       };
       bus.publish(AgentEvent.task(task));
+    } else {
+      bus.publish(AgentEvent.task(context.task));
     }
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_WORKING, timestamp: new Date().toISOString(), message: undefined },
-        metadata: undefined,
-      }),
-    );
     const text = textOf(userMessage);
-    bus.publish(
-      AgentEvent.artifactUpdate({
-        taskId,
-        contextId,
-        artifact: {
-          artifactId: 'echo-result',
-          name: 'echo.txt',
-          description: 'What was sent, upper-cased',
-          parts: [{ content: { $case: 'text', value: text.toUpperCase() }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-          metadata: undefined,
-          extensions: [],
-        },
-        append: false,
-        lastChunk: true,
-        metadata: undefined,
-      }),
-    );
-    const answer: Message = {
-      messageId: `${taskId}-answer`,
-      contextId,
-      taskId,
-      role: Role.ROLE_AGENT,
-      parts: [{ content: { $case: 'text', value: `echo: ${text}` }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-      metadata: undefined,
-      extensions: [],
-      referenceTaskIds: [],
-    };
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: new Date().toISOString(), message: answer },
-        metadata: undefined,
-      }),
-    );
+    if (this.behaviour === 'ask' && !context.task) {
+      bus.publish(status(taskId, contextId, TaskState.TASK_STATE_INPUT_REQUIRED, textMessage(`${taskId}-question`, taskId, contextId, 'Which colour?')));
+      bus.finished();
+      return;
+    }
+    bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING));
+    if (this.behaviour === 'wait') {
+      // Works on it until canceled (the SDK's handler cancels a task whose executor has returned).
+      bus.finished();
+      return;
+    }
+    if (this.behaviour === 'gated') {
+      bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING, textMessage(`${taskId}-step`, taskId, contextId, 'step 1 done')));
+      bus.publish(textArtifact(taskId, contextId, 'log', 'log.txt', 'part 1;', { append: false, lastChunk: false }));
+      this.gate.reached();
+      await this.gate.opened;
+      bus.publish(textArtifact(taskId, contextId, 'log', 'log.txt', 'part 2', { append: true, lastChunk: true }));
+    }
+    bus.publish(textArtifact(taskId, contextId, 'echo-result', 'echo.txt', text.toUpperCase()));
+    bus.publish(status(taskId, contextId, TaskState.TASK_STATE_COMPLETED, textMessage(`${taskId}-answer`, taskId, contextId, `echo: ${text}`)));
     bus.finished();
   };
 
-  cancelTask = async (): Promise<void> => undefined;
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    bus.publish(status(taskId, '', TaskState.TASK_STATE_CANCELED));
+    bus.finished();
+  };
 }
 
-function sdkCard(url: string, binding: UpstreamAgentOptions['binding']): AgentCard {
+/** Posts each event of a task (v1.0 `StreamResponse` JSON) to its push configs, and keeps what the receivers answered. */
+class RecordingPushSender implements PushNotificationSender {
+  constructor(
+    private readonly store: InMemoryPushNotificationStore,
+    private readonly sent: SentPush[],
+  ) {}
+
+  async send(event: StreamResponse, context: Parameters<PushNotificationSender['send']>[1]): Promise<void> {
+    const payload = event.payload;
+    const taskId = payload?.$case === 'task' ? payload.value.id : (payload?.value.taskId ?? '');
+    if (!taskId) return;
+    for (const config of await this.store.load(taskId, context)) {
+      const authorization = config.authentication ? `${config.authentication.scheme} ${config.authentication.credentials}` : undefined;
+      const response = await fetch(config.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(authorization ? { authorization } : {}),
+          ...(config.token ? { 'x-a2a-notification-token': config.token } : {}),
+        },
+        body: JSON.stringify(StreamResponse.toJSON(event)),
+      }).catch(() => null);
+      await response?.body?.cancel().catch(() => undefined);
+      this.sent.push({ url: config.url, authorization, event: payload?.$case ?? 'none', status: response?.status ?? 0 });
+    }
+  }
+}
+
+/** An in-memory task store that also keeps each task as last saved, for the tests to read. */
+class RecordingTaskStore extends InMemoryTaskStore {
+  readonly seen = new Map<string, Task>();
+
+  override async save(task: Task, context: Parameters<InMemoryTaskStore['save']>[1]): Promise<void> {
+    this.seen.set(task.id, structuredClone(task));
+    await super.save(task, context);
+  }
+}
+
+function sdkCard(url: string, binding: UpstreamAgentOptions['binding'], streaming: boolean, pushNotifications: boolean): AgentCard {
   return {
     name: 'Echo upstream',
     description: 'An A2A server of the official SDK that echoes what it is sent',
@@ -128,7 +248,7 @@ function sdkCard(url: string, binding: UpstreamAgentOptions['binding']): AgentCa
     ],
     provider: { organization: 'AgentRelay tests', url: 'http://127.0.0.1/' },
     version: '1.0.0',
-    capabilities: { streaming: false, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming, pushNotifications, extensions: [], extendedAgentCard: false },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
@@ -142,11 +262,13 @@ function sdkCard(url: string, binding: UpstreamAgentOptions['binding']): AgentCa
 /** The card as JSON on the wire: v1.0 as the SDK's own card, or the v0.3 shape of the same agent. */
 function servedCard(options: UpstreamAgentOptions, url: string, card: AgentCard): unknown {
   const apiKey = options.requireHeader && options.requireHeader.name.toLowerCase() !== 'authorization' ? options.requireHeader.name : null;
+  const tokenUrl = options.oauth2TokenUrl;
   if (options.card === '1.0') {
     return {
       ...card,
       supportedInterfaces: card.supportedInterfaces.filter((entry) => entry.protocolVersion !== '0.3'),
       ...(apiKey ? { securitySchemes: { key: { apiKeySecurityScheme: { location: 'header', name: apiKey, description: '' } } } } : {}),
+      ...(tokenUrl ? { securitySchemes: { machines: { oauth2SecurityScheme: { flows: { clientCredentials: { tokenUrl, scopes: {} } } } } } } : {}),
     };
   }
   return {
@@ -156,11 +278,12 @@ function servedCard(options: UpstreamAgentOptions, url: string, card: AgentCard)
     version: '1.0.0',
     url,
     preferredTransport: options.binding,
-    capabilities: { streaming: false, pushNotifications: false },
+    capabilities: { streaming: options.streaming === true, pushNotifications: options.pushNotifications === true },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
     skills: [{ id: 'echo', name: 'echo', description: 'Echoes', tags: ['echo'] }],
     ...(apiKey ? { securitySchemes: { key: { type: 'apiKey', in: 'header', name: apiKey } } } : {}),
+    ...(tokenUrl ? { securitySchemes: { machines: { type: 'oauth2', flows: { clientCredentials: { tokenUrl, scopes: {} } } } } } : {}),
   };
 }
 
@@ -170,26 +293,61 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   const { default: express } = (await import(expressModule)) as { default: () => ExpressApp };
   const app = express();
   const tasksCreated: Message[] = [];
+  const received: Message[] = [];
+  const store = new RecordingTaskStore();
   const calls: SeenCall[] = [];
+  let answerDelayed = false;
   let url = '';
   let card: AgentCard | null = null;
   app.get('/.well-known/agent-card.json', (_request, response) => response.json(servedCard(options, url, card as AgentCard)));
   app.use((request: ExpressRequest, response: ExpressResponse, next: Next) => {
-    calls.push({ headers: { ...request.headers } });
+    calls.push({ method: request.method, path: request.path, headers: { ...request.headers } });
+    if (options.delayFirstAnswerMs && !answerDelayed && request.method === 'POST') {
+      answerDelayed = true;
+      const end = response.end.bind(response);
+      response.end = (...args: unknown[]) => setTimeout(() => end(...args), options.delayFirstAnswerMs);
+    }
     const required = options.requireHeader;
     if (required && request.headers[required.name.toLowerCase()] !== required.value) {
       response.status(401).json({ error: 'unauthenticated' });
       return;
     }
-    next();
+    const verify = options.verifyAuthorization;
+    if (!verify) return next();
+    const authorization = request.headers.authorization;
+    void verify(typeof authorization === 'string' ? authorization : undefined).then(
+      (valid) => (valid ? next() : response.status(401).json({ error: 'unauthenticated' })),
+      () => response.status(401).json({ error: 'unauthenticated' }),
+    );
   });
-  const server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(options.port ?? 0, '127.0.0.1', () => resolve(listening));
-  });
+  const listen = (port: number) =>
+    new Promise<Server>((resolve) => {
+      const listening = app.listen(port, '127.0.0.1', () => resolve(listening));
+    });
+  let server = await listen(options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
   url = `http://127.0.0.1:${port}`;
-  card = sdkCard(url, options.binding);
-  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new EchoExecutor(tasksCreated));
+  card = sdkCard(url, options.binding, options.streaming === true, options.pushNotifications === true);
+  let reached: () => void = () => undefined;
+  let openGate: () => void = () => undefined;
+  const atGate = new Promise<void>((resolve) => (reached = resolve));
+  const opened = new Promise<void>((resolve) => (openGate = resolve));
+  const executor = new EchoExecutor(options.behaviour ?? 'echo', tasksCreated, received, { reached, opened });
+  const pushes: SentPush[] = [];
+  const pushStore = new InMemoryPushNotificationStore();
+  const requestHandler = new DefaultRequestHandler(
+    card,
+    store,
+    executor,
+    new DefaultExecutionEventBusManager(),
+    pushStore,
+    new RecordingPushSender(pushStore, pushes),
+  );
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   const legacyCompat = { enabled: true };
   app.use(
     options.binding === 'JSONRPC'
@@ -201,11 +359,19 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
     cardUrl: `${url}/.well-known/agent-card.json`,
     port,
     tasksCreated,
+    received,
+    tasks: store.seen,
     calls,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    pushes,
+    atGate,
+    openGate: () => openGate(),
+    kill: stop,
+    revive: async () => {
+      server = await listen(port);
+    },
+    close: async () => {
+      openGate();
+      if (server.listening) await stop();
+    },
   };
 }

@@ -36,8 +36,9 @@ Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
            [--email <email>] [--webhook-url <url>] [--slack-webhook-url <url>] [--metadata <json>]
            [--webhook-timeout-ms <1000-30000>]
            [--input-modes text/plain,image/*]
-           [--card-url <url> [--upstream-auth api_key|bearer --upstream-secret-file <file>
-            [--upstream-header <name>]]]
+           [--card-url <url> [--upstream-auth api_key|bearer|oauth2 --upstream-secret-file <file>
+            [--upstream-header <name>] [--upstream-client-id <id> [--upstream-token-url <url>]
+            [--upstream-scope <scopes>]]]]
                                     register an agent and print its API key (shown once); with
                                     --card-url, an existing A2A server the relay delivers its handoffs to
   agents [--all] [--limit <n>]      list agents (--all includes disabled ones)
@@ -109,6 +110,9 @@ const OPTIONS = {
   'upstream-auth': { type: 'string' },
   'upstream-secret-file': { type: 'string' },
   'upstream-header': { type: 'string' },
+  'upstream-client-id': { type: 'string' },
+  'upstream-token-url': { type: 'string' },
+  'upstream-scope': { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -207,11 +211,26 @@ async function upstreamFields(values: Values, io: CliIo): Promise<Record<string,
     return null;
   }
   if (scheme === undefined) return { card_url: cardUrl };
-  if (scheme !== 'api_key' && scheme !== 'bearer') throw usage('--upstream-auth must be api_key or bearer.');
+  if (scheme !== 'api_key' && scheme !== 'bearer' && scheme !== 'oauth2') throw usage('--upstream-auth must be api_key, bearer or oauth2.');
   const file = values['upstream-secret-file'];
-  if (file === undefined) throw usage('--upstream-auth needs --upstream-secret-file <file> (the API key or token, kept sealed by the relay).');
+  if (file === undefined) {
+    throw usage('--upstream-auth needs --upstream-secret-file <file> (the API key, token or OAuth2 client secret, kept sealed by the relay).');
+  }
+  const clientId = values['upstream-client-id'];
+  if (scheme === 'oauth2' && clientId === undefined) throw usage('--upstream-auth oauth2 needs --upstream-client-id <id>.');
+  if (scheme !== 'oauth2' && (clientId ?? values['upstream-token-url'] ?? values['upstream-scope']) !== undefined) {
+    throw usage('--upstream-client-id, --upstream-token-url and --upstream-scope go with --upstream-auth oauth2.');
+  }
   const secret = (await (io.readFile ?? ((path: string) => readFile(path, 'utf8')))(file)).trim();
-  return { card_url: cardUrl, auth: { scheme, secret, ...(values['upstream-header'] ? { header_name: values['upstream-header'] } : {}) } };
+  const oauth2 =
+    scheme === 'oauth2'
+      ? {
+          client_id: clientId,
+          ...(values['upstream-token-url'] ? { token_url: values['upstream-token-url'] } : {}),
+          ...(values['upstream-scope'] ? { scope: values['upstream-scope'] } : {}),
+        }
+      : {};
+  return { card_url: cardUrl, auth: { scheme, secret, ...(values['upstream-header'] ? { header_name: values['upstream-header'] } : {}), ...oauth2 } };
 }
 
 function describeAgent(agent: AgentRecord): string {

@@ -5,6 +5,7 @@ import { ApprovalsModule } from './approvals/approvals.module';
 import { DeliveriesAdminModule } from './admin/deliveries-admin.module';
 import { AdminAuditModule } from './admin/admin-audit.module';
 import { CardsModule } from './cards/cards.module';
+import { UpstreamPushModule } from './upstream-push/upstream-push.module';
 import { ConsoleModule } from './console/console.module';
 import { DirectoryLookupsModule } from './directory/directory-lookups.module';
 import { EventDocsModule } from './event-docs/event-docs.module';
@@ -39,6 +40,7 @@ export class EdgeModule {
         EventDocsModule,
         JsonRpcModule,
         RestModule,
+        UpstreamPushModule,
       ],
       providers: [{ provide: EdgeConfig, useValue: config }, RequestMetrics],
       exports: [EdgeConfig, RequestMetrics],

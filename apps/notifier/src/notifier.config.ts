@@ -111,6 +111,26 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Max(3_600_000)
   RELAY_UPSTREAM_POLL_MAX_MS: number = 30_000;
 
+  /** A stream of an upstream task that brings no event for this long is closed and subscribed to again (`SubscribeToTask`). */
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
+  RELAY_UPSTREAM_STREAM_IDLE_MS: number = 300_000;
+
+  /**
+   * Where upstream agents whose card declares push notifications send them (the edge's
+   * `<RELAY_PUBLIC_URL>/upstream-push`, as they reach it); unset, such agents are polled.
+   */
+  @IsString()
+  @Matches(/^(https?:\/\/\S+[^/])?$/, { message: 'RELAY_UPSTREAM_PUSH_URL must be an http(s) URL without a trailing slash' })
+  RELAY_UPSTREAM_PUSH_URL: string = '';
+
+  /** A task followed by push is still polled this often, in case a notification is lost. */
+  @IsInt()
+  @Min(1000)
+  @Max(86_400_000)
+  RELAY_UPSTREAM_PUSH_POLL_MS: number = 60_000;
+
   /** Link to a task in your own UI for Slack messages (`{task_id}` is replaced); unset, Slack shows the task id. */
   @IsString()
   @Matches(/^(https?:\/\/\S+)?$/, { message: 'RELAY_THREAD_URL_TEMPLATE must be an http(s) URL' })

@@ -15,10 +15,13 @@ import {
   type RotateWebhookSecretReply,
   ResolveUpstreamRequest,
   type ResolveUpstreamReply,
+  UpstreamPushedRequest,
+  type UpstreamPushedReply,
 } from '@app/contracts';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
 import { WebhookSecretsService } from './secrets/webhook-secrets.service';
+import { UpstreamFollowerService } from './upstream/upstream-follower.service';
 import { UpstreamResolverService } from './upstream/upstream-resolver.service';
 
 /** The notifier's request subjects: webhook secrets, upstream agents' cards and credentials, and the delivery log (admin API). */
@@ -29,7 +32,14 @@ export class NotifierController {
     @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
     @Inject(DeliveryWorkerService) private readonly worker: DeliveryWorkerService,
     @Inject(UpstreamResolverService) private readonly upstream: UpstreamResolverService,
+    @Inject(UpstreamFollowerService) private readonly follower: UpstreamFollowerService,
   ) {}
+
+  @MessagePattern(NOTIFIER_SUBJECTS.upstreamPushed)
+  async upstreamPushed(@Payload() request: UpstreamPushedRequest): Promise<UpstreamPushedReply> {
+    await this.follower.pushed(request.task_id, request.token);
+    return { accepted: true };
+  }
 
   @MessagePattern(NOTIFIER_SUBJECTS.resolveUpstream)
   resolveUpstream(@Payload() request: ResolveUpstreamRequest): Promise<ResolveUpstreamReply> {

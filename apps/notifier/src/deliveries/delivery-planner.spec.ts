@@ -79,6 +79,23 @@ describe('delivery planning', () => {
     expect(planPushDeliveries(event('completed'), [push])).toHaveLength(1);
   });
 
+  it('to an upstream agent: the new task, the sender’s messages and its cancel; never the upstream’s own messages or other events', () => {
+    const upstream = { url: 'https://bob.example.com/a2a', binding: 'JSONRPC', protocol_version: '1.0' } as AgentTarget['upstream'];
+    const upstreamTargets = new Map([...targets, ['bob@acme', target('bob@acme', { upstream, notification_webhook_url: null, slack_webhook_url: null })]]);
+    const planned = (type: TaskEventType, author: string | null) =>
+      planDeliveries(event(type, author), upstreamTargets, '').filter((delivery) => delivery.channel === 'upstream');
+    expect(planned('created', 'alice@acme')).toMatchObject([
+      { event: 'a2a.task.created', target_handle: 'bob@acme', body: { action: 'create', message: { id: 'm1' } } },
+    ]);
+    expect(planned('message_appended', 'alice@acme')).toMatchObject([
+      { event: 'a2a.task.message', body: { action: 'reply', task_id: 'T1', message: { id: 'm1' } } },
+    ]);
+    expect(planned('canceled', null)).toMatchObject([{ event: 'a2a.task.canceled', body: { action: 'cancel', message: null } }]);
+    expect(planned('message_appended', 'bob@acme')).toEqual([]);
+    expect(planned('created', null)).toEqual([]);
+    for (const type of ['accepted', 'input_required', 'completed', 'failed', 'rejected'] as const) expect(planned(type, 'alice@acme')).toEqual([]);
+  });
+
   it('posts to Slack for new handoffs (recipient) and completions (sender) only', () => {
     const slackOf = (type: TaskEventType): string[] =>
       planDeliveries(event(type), targets, 'https://relay/t/{task_id}')

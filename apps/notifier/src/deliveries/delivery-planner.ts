@@ -132,24 +132,57 @@ export function taskUrlFor(template: string, taskId: string): string | null {
   return template ? template.replace('{task_id}', encodeURIComponent(taskId)) : null;
 }
 
-/** What an `upstream` delivery carries: the handoff's first message, sent to the upstream agent's A2A server as `SendMessage`. */
+/**
+ * What an `upstream` delivery does at the upstream agent's A2A server: `create`, the handoff's first
+ * message as `SendMessage` (a new upstream task); `reply`, a later message of the sender as
+ * `SendMessage` on the upstream task; `cancel`, the sender's cancel as `CancelTask`.
+ */
+export type UpstreamAction = 'create' | 'reply' | 'cancel';
+
+/** What an `upstream` delivery carries (rows written before `action` existed are a `create`). */
 export interface UpstreamDeliveryBody {
+  action?: UpstreamAction;
   task_id: string;
   context_id: string;
   sender: string;
   recipient: string;
-  message: TaskEventMessage;
+  /** The message sent (`create`, `reply`); on a `cancel`, the task's latest message or null. */
+  message: TaskEventMessage | null;
 }
 
-/** The webhook event name an upstream delivery is listed under (it delivers the `created` event). */
-export const UPSTREAM_DELIVERY_EVENT = 'a2a.task.created';
+/** The webhook event name each upstream delivery is listed under: the task event it delivers. */
+export const UPSTREAM_DELIVERY_EVENTS: Record<UpstreamAction, string> = {
+  create: 'a2a.task.created',
+  reply: 'a2a.task.message',
+  cancel: 'a2a.task.canceled',
+};
 
-/** A new task for an agent that runs its own A2A server: one delivery of its first message there. */
+/** The upstream action a task event calls for: a new task, a message the sender wrote, the sender's cancel. */
+export function upstreamActionOf(event: TaskEvent): UpstreamAction | null {
+  switch (event.type) {
+    case 'created':
+      return event.task.latest_message ? 'create' : null;
+    case 'message_appended':
+      return event.task.latest_message?.from === event.sender ? 'reply' : null;
+    case 'canceled':
+      return 'cancel';
+    default:
+      return null;
+  }
+}
+
+/**
+ * For an agent that runs its own A2A server: a new task's first message, each later message of the
+ * sender, and the sender's cancel, each one delivery there (the upstream agent's own messages,
+ * which the relay reports as its, go nowhere).
+ */
 export function planUpstreamDelivery(event: TaskEvent, targets: Map<string, AgentTarget>): PlannedDelivery | null {
-  if (event.type !== 'created' || !event.task.latest_message) return null;
+  const action = upstreamActionOf(event);
+  if (!action) return null;
   const target = targets.get(event.recipient);
   if (!target || target.disabled || !target.upstream) return null;
   const body: UpstreamDeliveryBody = {
+    action,
     task_id: event.task_id,
     context_id: event.context_id,
     sender: event.sender,
@@ -158,7 +191,7 @@ export function planUpstreamDelivery(event: TaskEvent, targets: Map<string, Agen
   };
   return {
     channel: 'upstream',
-    event: UPSTREAM_DELIVERY_EVENT,
+    event: UPSTREAM_DELIVERY_EVENTS[action],
     target_handle: target.handle,
     target_ref: target.handle,
     url: target.upstream.url,
@@ -171,7 +204,8 @@ export function planUpstreamDelivery(event: TaskEvent, targets: Map<string, Agen
 
 /**
  * The deliveries one task event calls for: the notified party's webhook (Standard Webhooks JSON),
- * its Slack for new tasks and completions, and a new task of an upstream agent to its A2A server.
+ * its Slack for new tasks and completions, and to an upstream agent's A2A server a new task, the
+ * sender's messages and cancel.
  * Disabled or unknown agents get nothing.
  */
 export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarget>, taskUrlTemplate: string): PlannedDelivery[] {

@@ -11,7 +11,10 @@ describe('parseAgentCard', () => {
         { url: 'https://planner.example.com/rpc', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
       ],
       capabilities: { streaming: true, pushNotifications: false },
-      securitySchemes: { key: { apiKeySecurityScheme: { location: 'header', name: 'X-Planner-Key' } } },
+      securitySchemes: {
+        key: { apiKeySecurityScheme: { location: 'header', name: 'X-Planner-Key' } },
+        machines: { oauth2SecurityScheme: { flows: { clientCredentials: { tokenUrl: 'https://idp.example.com/token', scopes: {} } } } },
+      },
       skills: [{ id: 'plan', name: 'plan' }, { id: 'review' }],
     });
     expect(parsed).toEqual({
@@ -24,6 +27,7 @@ describe('parseAgentCard', () => {
       description: 'Plans',
       skills: ['plan', 'review'],
       api_key_header: 'X-Planner-Key',
+      oauth2_token_url: 'https://idp.example.com/token',
     });
   });
 
@@ -34,13 +38,18 @@ describe('parseAgentCard', () => {
       url: 'https://old.example.com/grpc',
       preferredTransport: 'GRPC',
       additionalInterfaces: [{ url: 'https://old.example.com/a2a', transport: 'JSONRPC' }],
-      securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Old-Key' } },
+      securitySchemes: {
+        key: { type: 'apiKey', in: 'header', name: 'X-Old-Key' },
+        code: { type: 'oauth2', flows: { authorizationCode: { authorizationUrl: 'https://idp.example.com/auth', tokenUrl: 'https://idp.example.com/code' } } },
+        machines: { type: 'oauth2', flows: { clientCredentials: { tokenUrl: 'https://idp.example.com/token', scopes: {} } } },
+      },
     };
     expect(parseAgentCard(card)).toMatchObject({
       url: 'https://old.example.com/a2a',
       binding: 'JSONRPC',
       protocol_version: '0.3',
       api_key_header: 'X-Old-Key',
+      oauth2_token_url: 'https://idp.example.com/token',
     });
     // No preferredTransport: JSON-RPC, as v0.3 says.
     expect(parseAgentCard({ name: 'Plain', protocolVersion: '0.3.0', url: 'http://plain.example.com/' })).toMatchObject({

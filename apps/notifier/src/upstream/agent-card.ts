@@ -12,6 +12,8 @@ export interface ParsedAgentCard {
   skills: string[];
   /** The header of the card's first API-key security scheme (`in: header`), if it has one. */
   api_key_header: string | null;
+  /** The token URL of the card's first OAuth2 scheme with a client-credentials flow, if it has one. */
+  oauth2_token_url: string | null;
 }
 
 export class AgentCardError extends Error {
@@ -104,6 +106,20 @@ function apiKeyHeaderOf(card: Json): string | null {
   return null;
 }
 
+function oauth2TokenUrlOf(card: Json): string | null {
+  if (!isObject(card.securitySchemes)) return null;
+  for (const scheme of Object.values(card.securitySchemes)) {
+    if (!isObject(scheme)) continue;
+    // v0.3: {type: 'oauth2', flows: {clientCredentials: {tokenUrl}}}; v1.0 ProtoJSON: {oauth2SecurityScheme: {flows: {clientCredentials: {tokenUrl}}}}.
+    const oauth2 = scheme.type === 'oauth2' ? scheme : isObject(scheme.oauth2SecurityScheme) ? scheme.oauth2SecurityScheme : null;
+    const flows = oauth2 && isObject(oauth2.flows) ? oauth2.flows : null;
+    const flow = flows && isObject(flows.clientCredentials) ? flows.clientCredentials : null;
+    const url = flow ? httpUrl(flow.tokenUrl) : null;
+    if (url) return url;
+  }
+  return null;
+}
+
 /**
  * Reads an A2A agent card of either version and picks the interface the relay delivers to: the
  * first the card lists (its preference) whose binding is JSON-RPC or HTTP+JSON at version 0.3 or
@@ -144,5 +160,6 @@ export function parseAgentCard(card: unknown): ParsedAgentCard {
     description: text(card.description)?.slice(0, AGENT_LIMITS.descriptionChars) ?? null,
     skills: [...new Set(skills)].slice(0, AGENT_LIMITS.skills),
     api_key_header: apiKeyHeaderOf(card),
+    oauth2_token_url: oauth2TokenUrlOf(card),
   };
 }

@@ -1,8 +1,13 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { UpstreamAuthFields, UpstreamAuthScheme } from '@app/contracts';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
+import { NotifierConfig } from '../notifier.config';
+import { guardedFetch } from './guarded-fetch';
+import type { UpstreamOAuth2Client } from './upstream-credential.entity';
+import { OAuth2TokenError, requestClientCredentialsToken, type OAuth2Token } from './oauth2-token';
 
 /** Stored sealed (AES-256-GCM under RELAY_SECRET_KEYS), like webhook secrets. */
 export const UPSTREAM_CREDENTIAL_SEALED_COLUMNS: SealedColumn[] = [
@@ -15,47 +20,120 @@ export const DEFAULT_API_KEY_HEADER = 'X-API-Key';
 export interface UpstreamCredential {
   scheme: Exclude<UpstreamAuthScheme, 'none'>;
   header_name: string;
+  /** The API key, the bearer token, or the OAuth2 client secret. */
   secret: string;
+  oauth2: UpstreamOAuth2Client | null;
 }
 
-/** The header (and its value) a credential puts on each request to the upstream. */
-export function credentialHeaders(credential: UpstreamCredential | null): Record<string, string> {
-  if (!credential) return {};
-  return credential.scheme === 'bearer' ? { Authorization: `Bearer ${credential.secret}` } : { [credential.header_name]: credential.secret };
+/** A token kept until shortly before it expires: a tenth of its lifetime, at most 30 s, early. */
+function refreshAt(token: OAuth2Token, now: number): number {
+  const lifetimeMs = token.expires_in_s * 1000;
+  return now + lifetimeMs - Math.min(30_000, lifetimeMs / 10);
 }
 
 /**
  * The credential the relay presents to each upstream agent: written by the admin API (through
  * `relay.notifier.v1.upstream.resolve`), read by the deliveries and the follower, never returned
  * or logged. Replacing it takes effect at the next request, so rotating it needs no restart.
+ * OAuth2 client credentials become bearer tokens from the token URL, kept in memory per process
+ * until shortly before they expire (one request at a time per client), and dropped when the
+ * upstream answers 401.
  */
 @Injectable()
 export class UpstreamCredentialsService {
+  private readonly tokens = new Map<string, { token: string; refreshAt: number }>();
+  private readonly pending = new Map<string, Promise<string>>();
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
+    @Inject(NotifierConfig) private readonly config: NotifierConfig,
   ) {}
 
-  /** Keeps the credential (sealed), or removes any held for the handle when there is none. */
-  async put(handle: string, auth: UpstreamAuthFields | undefined, cardHeader: string | null): Promise<{ scheme: UpstreamAuthScheme; header: string | null }> {
+  /**
+   * Keeps the credential (sealed), or removes any held for the handle when there is none. OAuth2
+   * client credentials are tried first (a token is requested): credentials the token URL refuses
+   * are not kept, and the refusal is thrown as an `OAuth2TokenError`.
+   */
+  async put(
+    handle: string,
+    auth: UpstreamAuthFields | undefined,
+    card: { api_key_header: string | null; oauth2_token_url: string | null },
+    timeoutMs = this.config.RELAY_WEBHOOK_TIMEOUT_MS,
+  ): Promise<{ scheme: UpstreamAuthScheme; header: string | null }> {
     if (!auth) {
       await this.dataSource.query(`DELETE FROM "notifier"."upstream_credentials" WHERE "handle" = $1`, [handle]);
       return { scheme: 'none', header: null };
     }
-    const header = auth.scheme === 'bearer' ? 'Authorization' : (auth.header_name ?? cardHeader ?? DEFAULT_API_KEY_HEADER);
+    let oauth2: UpstreamOAuth2Client | null = null;
+    let first: OAuth2Token | null = null;
+    if (auth.scheme === 'oauth2') {
+      const tokenUrl = auth.token_url ?? card.oauth2_token_url;
+      if (!tokenUrl) throw new OAuth2TokenError('auth.token_url', 'the card names no OAuth2 client-credentials token URL: give auth.token_url');
+      oauth2 = { token_url: tokenUrl, client_id: auth.client_id as string, scope: auth.scope ?? null, resource: auth.resource ?? null };
+      first = await requestClientCredentialsToken(oauth2, auth.secret, this.tokenFetch(timeoutMs));
+    }
+    const header = auth.scheme === 'api_key' ? (auth.header_name ?? card.api_key_header ?? DEFAULT_API_KEY_HEADER) : 'Authorization';
     await this.dataSource.query(
-      `INSERT INTO "notifier"."upstream_credentials" ("handle", "scheme", "header_name", "secret") VALUES ($1, $2, $3, $4)
-       ON CONFLICT ("handle") DO UPDATE SET "scheme" = EXCLUDED."scheme", "header_name" = EXCLUDED."header_name", "secret" = EXCLUDED."secret", "updated_at" = now()`,
-      [handle, auth.scheme, header, this.cipher.seal(auth.secret)],
+      `INSERT INTO "notifier"."upstream_credentials" ("handle", "scheme", "header_name", "secret", "oauth2") VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT ("handle") DO UPDATE SET "scheme" = EXCLUDED."scheme", "header_name" = EXCLUDED."header_name", "secret" = EXCLUDED."secret",
+         "oauth2" = EXCLUDED."oauth2", "updated_at" = now()`,
+      [handle, auth.scheme, header, this.cipher.seal(auth.secret), oauth2 ? JSON.stringify(oauth2) : null],
     );
+    this.forget(handle);
+    if (oauth2 && first) this.tokens.set(this.tokenKey(handle, oauth2, auth.secret), { token: first.access_token, refreshAt: refreshAt(first, Date.now()) });
     return { scheme: auth.scheme, header };
   }
 
   async get(handle: string): Promise<UpstreamCredential | null> {
-    const rows = (await this.dataSource.query(`SELECT "scheme", "header_name", "secret" FROM "notifier"."upstream_credentials" WHERE "handle" = $1`, [
+    const rows = (await this.dataSource.query(`SELECT "scheme", "header_name", "secret", "oauth2" FROM "notifier"."upstream_credentials" WHERE "handle" = $1`, [
       handle,
-    ])) as Array<{ scheme: UpstreamCredential['scheme']; header_name: string; secret: string }>;
+    ])) as Array<{ scheme: UpstreamCredential['scheme']; header_name: string; secret: string; oauth2: UpstreamOAuth2Client | null }>;
     const row = rows[0];
-    return row ? { scheme: row.scheme, header_name: row.header_name, secret: this.cipher.open(row.secret) } : null;
+    return row ? { scheme: row.scheme, header_name: row.header_name, secret: this.cipher.open(row.secret), oauth2: row.oauth2 } : null;
+  }
+
+  /** The header (and its value) the agent's credential puts on each request to its server; an OAuth2 token is fetched when none is kept. */
+  async headers(handle: string): Promise<Record<string, string>> {
+    const credential = await this.get(handle);
+    if (!credential) return {};
+    if (credential.scheme === 'bearer') return { Authorization: `Bearer ${credential.secret}` };
+    if (credential.scheme === 'api_key') return { [credential.header_name]: credential.secret };
+    return { Authorization: `Bearer ${await this.token(handle, credential)}` };
+  }
+
+  /** The upstream refused a token (401): the next request gets a new one. */
+  forget(handle: string): void {
+    for (const key of this.tokens.keys()) if (key.startsWith(`${handle}\n`)) this.tokens.delete(key);
+  }
+
+  private async token(handle: string, credential: UpstreamCredential): Promise<string> {
+    const client = credential.oauth2 as UpstreamOAuth2Client;
+    const key = this.tokenKey(handle, client, credential.secret);
+    const kept = this.tokens.get(key);
+    if (kept && kept.refreshAt > Date.now()) return kept.token;
+    const inFlight = this.pending.get(key);
+    if (inFlight) return inFlight;
+    const request = requestClientCredentialsToken(client, credential.secret, this.tokenFetch(this.config.RELAY_WEBHOOK_TIMEOUT_MS))
+      .then((token) => {
+        this.forget(handle);
+        this.tokens.set(key, { token: token.access_token, refreshAt: refreshAt(token, Date.now()) });
+        return token.access_token;
+      })
+      .finally(() => this.pending.delete(key));
+    this.pending.set(key, request);
+    return request;
+  }
+
+  /** Keyed by the client as stored: a credential rotated through another replica is a new key. */
+  private tokenKey(handle: string, client: UpstreamOAuth2Client, secret: string): string {
+    const { token_url, client_id, scope, resource } = client;
+    return `${handle}\n${createHash('sha256')
+      .update(JSON.stringify([token_url, client_id, scope, resource, secret]))
+      .digest('base64url')}`;
+  }
+
+  private tokenFetch(timeoutMs: number): typeof fetch {
+    return guardedFetch({ allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE, userAgent: 'AgentRelay-Notifier/1', timeoutMs });
   }
 }

@@ -1,6 +1,18 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Role, type Message, type SendMessageResult } from '@a2a-js/sdk';
-import type { ParticipantRef, PartView, UpstreamInterface } from '@app/contracts';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  Role,
+  TaskState,
+  type Message,
+  type SendMessageRequest,
+  type SendMessageResult,
+  type StreamResponse,
+  type Task,
+  type TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
+import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
+import type { ParticipantRef, PartView, TaskEventMessage, UpstreamInterface } from '@app/contracts';
 import type { DeliveryRow } from '../deliveries/deliveries.service';
 import type { UpstreamDeliveryBody } from '../deliveries/delivery-planner';
 import { SsrfRefusedError } from '../deliveries/ssrf-guard';
@@ -9,15 +21,31 @@ import { NotifierConfig } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
 import { guardedFetch } from './guarded-fetch';
 import { RELAY_TASK_HEADER, SENDER_HEADER, upstreamClient } from './upstream-client';
-import { credentialHeaders, UpstreamCredentialsService } from './upstream-credentials.service';
-import { NOTHING_REPORTED, toSdkPart } from './upstream-mapping';
-import { UpstreamFollowerService } from './upstream-follower.service';
+import { OAuth2TokenError } from './oauth2-token';
+import { UpstreamCredentialsService } from './upstream-credentials.service';
+import { applyStreamEvent, NOTHING_REPORTED, toSdkPart } from './upstream-mapping';
+import { UpstreamFollowerService, type AdoptedStream } from './upstream-follower.service';
 
 /** The metadata key under which an upstream agent finds who sent the handoff, and which relay task it is. */
 export const RELAY_METADATA_KEY = 'agentrelay';
 
+/** What the first event of a stream tells of the upstream's answer: its task (or the task an update is about), or a direct message. */
+function answerOf(event: StreamResponse, taskId: string): SendMessageResult {
+  const payload = event.payload;
+  if (payload?.$case === 'message') return payload.value;
+  return applyStreamEvent(null, event, taskId) as Task;
+}
+
 function isTask(result: SendMessageResult): result is Exclude<SendMessageResult, Message> {
   return typeof result === 'object' && result !== null && 'status' in result;
+}
+
+/**
+ * An A2A error the upstream server answered (no such task, not cancelable, unsupported, malformed):
+ * the server is up and refuses this request, so repeating it changes nothing.
+ */
+function isProtocolRefusal(error: unknown): boolean {
+  return error instanceof A2AError && error.reason !== 'INTERNAL_ERROR';
 }
 
 /** The HTTP status an SDK error names, when it names one. */
@@ -65,61 +93,205 @@ export class UpstreamDeliveryService {
     } catch (error) {
       return outcome({ ok: false, retryable: true, statusCode: null, error: `the directory did not answer: ${(error as Error).message}` });
     }
-    const credential = await this.credentials.get(recipient.handle);
     const timeoutMs = delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS;
     const fetchImpl = guardedFetch({ allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE, userAgent: 'AgentRelay-Notifier/1', timeoutMs });
-    const message = this.messageOf(body);
-    let result: SendMessageResult;
+    const action = body.action ?? 'create';
+    // A reply or a cancel goes to the upstream task the first message became: it waits (by the retry schedule) until there is one.
+    const followed = action === 'create' ? null : await this.follower.find(body.task_id);
+    if (action !== 'create' && !followed) {
+      return outcome({
+        ok: false,
+        retryable: true,
+        statusCode: null,
+        error: 'the handoff is not at the upstream agent yet: this follows once its first message is',
+      });
+    }
+    if (action !== 'create' && !followed?.upstreamTaskId) {
+      // The upstream answered the first message with a message: there is no upstream task to continue or cancel.
+      return action === 'cancel'
+        ? outcome({ ok: true, retryable: false, statusCode: 200, error: null })
+        : outcome({
+            ok: false,
+            retryable: false,
+            statusCode: null,
+            error: 'the upstream agent answered the handoff with a message, not a task: there is no task to continue',
+          });
+    }
+    if (action === 'create' && (await this.follower.find(body.task_id))) {
+      // An earlier attempt's answer was recorded (the process stopped before the attempt was): nothing to send again.
+      return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
+    }
+    const upstreamTaskId = followed?.upstreamTaskId ?? '';
+    const push = action === 'create' ? this.pushReceiver(upstream, body.task_id) : null;
+    let result: SendMessageResult | null = null;
+    let stream: AdoptedStream | undefined;
     try {
       const client = await upstreamClient(upstream, fetchImpl, {
-        ...credentialHeaders(credential),
+        ...(await this.credentials.headers(recipient.handle)),
         [SENDER_HEADER]: body.sender,
         [RELAY_TASK_HEADER]: body.task_id,
       });
-      result = await client.sendMessage(
-        {
+      if (action === 'cancel') {
+        await client.cancelTask(
+          { tenant: '', id: upstreamTaskId, metadata: { [RELAY_METADATA_KEY]: { sender: body.sender, task_id: body.task_id } } },
+          { signal },
+        );
+      } else {
+        const request = {
           tenant: '',
-          message,
-          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+          message: this.messageOf(body, followed ? { taskId: upstreamTaskId, contextId: followed.upstreamContextId ?? '' } : null),
+          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: push?.config, returnImmediately: true },
           metadata: undefined,
-        },
-        { signal },
-      );
+        };
+        // An earlier attempt may have reached the server and lost only its answer (a timeout, or
+        // this process died): look for the task it made before making another.
+        const earlier = action === 'create' && delivery.attempts > 0 ? await this.findEarlierTask(client, body, upstream) : null;
+        if (earlier) result = earlier;
+        else if (action === 'create' && upstream.streaming) {
+          stream = await this.openStream(client, request, signal, timeoutMs);
+          result = answerOf(stream.first, body.task_id);
+        } else result = await client.sendMessage(request, { signal });
+      }
     } catch (error) {
+      // Canceling a task the upstream already ended (or canceled): nothing left to stop.
+      if (action === 'cancel' && error instanceof TaskNotCancelableError) {
+        await this.follower.close(body.task_id);
+        return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
+      }
       const refused = error instanceof SsrfRefusedError || (error as Error)?.cause instanceof SsrfRefusedError;
-      const status = statusOf(error);
+      const status = error instanceof OAuth2TokenError ? null : statusOf(error);
+      // A token the upstream refuses is not asked for again: the next attempt gets a new one.
+      if (status === 401) this.credentials.forget(recipient.handle);
+      // On an upstream task: the server's A2A error (no such task, it ended, …) says this will never go.
+      const refusedByAgent = action !== 'create' && isProtocolRefusal(error) && (status === null || (status < 500 && ![401, 403, 429].includes(status)));
       return outcome({
         ok: false,
-        retryable: !refused && (status === null || status === 429 || status >= 500 || status === 401 || status === 403),
+        retryable: !refused && !refusedByAgent && (status === null || status === 429 || status >= 500 || status === 401 || status === 403),
         statusCode: status,
-        error: `${refused ? 'refused: ' : ''}${(error as Error)?.message ?? String(error)}`.slice(0, 2000),
+        error: `${refused ? 'refused: ' : ''}${error instanceof OAuth2TokenError ? 'OAuth2 token: ' : ''}${(error as Error)?.message ?? String(error)}`.slice(
+          0,
+          2000,
+        ),
       });
     }
-    await this.follower.follow({
-      taskId: body.task_id,
-      recipient,
-      sender: body.sender,
-      upstreamTaskId: isTask(result) ? result.id : null,
-      upstreamContextId: isTask(result) ? result.contextId : (result.contextId ?? null),
-      answer: isTask(result) ? null : result,
-      reported: NOTHING_REPORTED,
-    });
-    this.logger.log(
-      { task_id: body.task_id, upstream_task_id: isTask(result) ? result.id : null, handle: recipient.handle },
-      'delivered to the upstream agent',
-    );
+    if (action === 'cancel') {
+      await this.follower.close(body.task_id);
+      this.logger.log({ task_id: body.task_id, upstream_task_id: upstreamTaskId, handle: recipient.handle }, 'cancel delivered to the upstream agent');
+    } else if (action === 'reply') {
+      await this.follower.nudge(body.task_id);
+      this.logger.log({ task_id: body.task_id, upstream_task_id: upstreamTaskId, handle: recipient.handle }, 'reply delivered to the upstream agent');
+    } else {
+      const answer = result as SendMessageResult;
+      await this.follower.follow(
+        {
+          taskId: body.task_id,
+          recipient,
+          sender: body.sender,
+          upstreamTaskId: isTask(answer) ? answer.id : null,
+          upstreamContextId: isTask(answer) ? answer.contextId : (answer.contextId ?? null),
+          answer: isTask(answer) ? null : answer,
+          reported: NOTHING_REPORTED,
+          pushTokenHash: push?.tokenHash ?? null,
+        },
+        stream,
+      );
+      this.logger.log(
+        { task_id: body.task_id, upstream_task_id: isTask(answer) ? answer.id : null, handle: recipient.handle },
+        'delivered to the upstream agent',
+      );
+    }
     return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
   }
 
-  private messageOf(body: UpstreamDeliveryBody): Message {
-    const parts: PartView[] = body.message.parts?.length ? body.message.parts : [{ kind: 'text', text: body.message.body }];
+  /**
+   * The upstream task an earlier attempt of this handoff made, if the server can say: `ListTasks`
+   * (A2A 1.0) in the context the relay gave it, a task whose history holds the relay's message id.
+   * Null when there is none, or the server cannot list (v0.3, unsupported, an error): then it is
+   * sent again, and a server that ignores message ids may make a second task.
+   */
+  private async findEarlierTask(client: Client, body: UpstreamDeliveryBody, upstream: UpstreamInterface): Promise<Task | null> {
+    if (upstream.protocol_version !== '1.0') return null;
+    const messageId = (body.message as TaskEventMessage).id;
+    try {
+      const listed = await client.listTasks({
+        tenant: '',
+        contextId: body.context_id,
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 100,
+        pageToken: '',
+        historyLength: 100,
+        statusTimestampAfter: undefined,
+        includeArtifacts: false,
+      });
+      const found = listed.tasks.find((task) => task.history.some((message) => message.messageId === messageId)) ?? null;
+      if (found) this.logger.log({ task_id: body.task_id, upstream_task_id: found.id }, 'an earlier attempt made the upstream task: not sent again');
+      return found;
+    } catch (error) {
+      this.logger.debug({ err: error, task_id: body.task_id }, 'the upstream could not list its tasks: sent again');
+      return null;
+    }
+  }
+
+  /**
+   * The relay's own receiver for the upstream's push notifications about this task, when the card
+   * declares them, the upstream does not stream (a stream says it all), and the relay knows where
+   * it receives them: the task's URL under RELAY_UPSTREAM_PUSH_URL and a new random token, sent
+   * as `Authorization: Bearer` (the relay keeps only its hash).
+   */
+  private pushReceiver(upstream: UpstreamInterface, taskId: string): { config: TaskPushNotificationConfig; tokenHash: string } | null {
+    const base = this.config.RELAY_UPSTREAM_PUSH_URL;
+    if (!upstream.push_notifications || upstream.streaming || !base) return null;
+    const token = randomBytes(32).toString('base64url');
     return {
-      messageId: body.message.id,
-      contextId: '',
-      taskId: '',
+      config: {
+        tenant: '',
+        id: 'agentrelay',
+        taskId: '',
+        url: `${base}/${encodeURIComponent(taskId)}`,
+        token: '',
+        authentication: { scheme: 'Bearer', credentials: token },
+      },
+      tokenHash: createHash('sha256').update(token).digest('hex'),
+    };
+  }
+
+  /**
+   * `SendStreamingMessage`, up to its first event (the task it made, or a direct answer) within the
+   * delivery's timeout; the rest of the stream is the follower's to read. Closed when this process stops.
+   */
+  private async openStream(client: Client, request: SendMessageRequest, signal: AbortSignal, timeoutMs: number): Promise<AdoptedStream> {
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    const timer = setTimeout(() => controller.abort(new Error(`no first stream event within ${timeoutMs} ms`)), timeoutMs);
+    const rest = client.sendMessageStream(request, { signal: controller.signal });
+    try {
+      const first = await rest.next();
+      if (first.done || !first.value.payload) throw new Error('the upstream agent closed the stream before its first event');
+      return { first: first.value, rest, controller };
+    } catch (error) {
+      controller.abort();
+      throw controller.signal.reason instanceof Error && !signal.aborted ? controller.signal.reason : error;
+    } finally {
+      // From here on the follower closes it (when the stream ends, the task ends or the process stops).
+      clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
+    }
+  }
+
+  /** The relay's message as the upstream gets it: the relay's message id, on the upstream task when it continues one. */
+  private messageOf(body: UpstreamDeliveryBody, on: { taskId: string; contextId: string } | null): Message {
+    const sent = body.message as TaskEventMessage;
+    const parts: PartView[] = sent.parts?.length ? sent.parts : [{ kind: 'text', text: sent.body }];
+    return {
+      messageId: sent.id,
+      // A new upstream task is made in the relay task's context: the context groups the handoffs of
+      // one conversation upstream as on the relay, and lets a retry find what an earlier attempt made.
+      contextId: on ? on.contextId : body.context_id,
+      taskId: on?.taskId ?? '',
       role: Role.ROLE_USER,
       parts: parts.map(toSdkPart),
-      metadata: { ...(body.message.payload ?? {}), [RELAY_METADATA_KEY]: { sender: body.sender, task_id: body.task_id, context_id: body.context_id } },
+      metadata: { ...(sent.payload ?? {}), [RELAY_METADATA_KEY]: { sender: body.sender, task_id: body.task_id, context_id: body.context_id } },
       extensions: [],
       referenceTaskIds: [],
     };

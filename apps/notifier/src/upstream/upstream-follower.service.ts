@@ -1,15 +1,18 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { Message, Task } from '@a2a-js/sdk';
-import { isTerminalState, RelayError, TASKS_SUBJECTS, type ParticipantRef } from '@app/contracts';
+import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
+import { A2AError } from '@a2a-js/sdk/errors';
+import { isTerminalState, RelayError, TASKS_SUBJECTS, type ParticipantRef, type UpstreamInterface } from '@app/contracts';
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
 import { guardedFetch } from './guarded-fetch';
 import { RELAY_TASK_HEADER, upstreamClient } from './upstream-client';
-import { credentialHeaders, UpstreamCredentialsService } from './upstream-credentials.service';
-import { planReport, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
+import { UpstreamCredentialsService } from './upstream-credentials.service';
+import { applyStreamEvent, planReport, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
 
 /** Follow rows taken in one round, at most. */
 const ROUND_SIZE = 16;
@@ -17,6 +20,8 @@ const ROUND_SIZE = 16;
 const LEASE_MS = 60_000;
 /** The longest the follower sleeps when nothing wakes it (another replica's new rows are found then). */
 const IDLE_MAX_MS = 1000;
+/** How long a stream holds its row past its last renewal (renewed a third of it): a process killed mid-stream lets go this soon. */
+export const STREAM_LEASE_MS = 15_000;
 
 export interface FollowStart {
   taskId: string;
@@ -26,6 +31,15 @@ export interface FollowStart {
   upstreamContextId: string | null;
   answer: Message | null;
   reported: ReportedProgress;
+  /** The SHA-256 (hex) of the token the upstream's push notifications about this task carry; null: not followed by push. */
+  pushTokenHash?: string | null;
+}
+
+/** A stream the delivery opened (`SendStreamingMessage`): its first event, read already, and the rest, which the follower reads. */
+export interface AdoptedStream {
+  first: StreamResponse;
+  rest: AsyncGenerator<StreamResponse, void, undefined>;
+  controller: AbortController;
 }
 
 interface FollowRow {
@@ -38,6 +52,7 @@ interface FollowRow {
   reported: ReportedProgress;
   poll_interval_ms: number;
   polls: number;
+  push_token_hash: string | null;
 }
 
 /** Errors of a report step that mean it was already made (a retry after a crash) or can no longer be. */
@@ -58,6 +73,8 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   private readonly delay = new WakeableDelay();
   private loop: Promise<void> | null = null;
   private stopping = false;
+  /** The streams this process reads, by relay task id. */
+  private readonly streams = new Map<string, { controller: AbortController; done: Promise<void> }>();
 
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
@@ -75,15 +92,23 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     this.stopping = true;
     this.delay.interrupt();
     await this.loop;
+    for (const stream of this.streams.values()) stream.controller.abort();
+    await Promise.all([...this.streams.values()].map((stream) => stream.done));
   }
 
-  /** Records a delivered task beside its upstream task (once: a repeated delivery adds nothing) and polls it at once. */
-  async follow(start: FollowStart): Promise<void> {
-    await this.dataSource.query(
+  /**
+   * Records a delivered task beside its upstream task (once: a repeated delivery adds nothing) and
+   * polls it at once; or, given the stream the delivery opened, reads that stream from here on
+   * (the row held by this process while it does).
+   */
+  async follow(start: FollowStart, stream?: AdoptedStream): Promise<void> {
+    const inserted = (await this.dataSource.query(
       `INSERT INTO "notifier"."upstream_tasks"
-         ("task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "status", "reported", "next_poll_at", "poll_interval_ms")
-       VALUES ($1, $2, $3, $4, $5, $6, 'following', $7, now(), $8)
-       ON CONFLICT ("task_id") DO NOTHING`,
+         ("task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "status", "reported", "next_poll_at", "poll_interval_ms", "locked_until",
+          "push_token_hash")
+       VALUES ($1, $2, $3, $4, $5, $6, 'following', $7, now(), $8, CASE WHEN $9::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) END, $11)
+       ON CONFLICT ("task_id") DO NOTHING
+       RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash"`,
       [
         start.taskId,
         JSON.stringify(start.recipient),
@@ -93,9 +118,75 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         start.answer ? JSON.stringify(start.answer) : null,
         JSON.stringify(start.reported),
         this.config.RELAY_UPSTREAM_POLL_MIN_MS,
+        stream !== undefined,
+        STREAM_LEASE_MS,
+        start.pushTokenHash ?? null,
       ],
+    )) as FollowRow[];
+    const row = inserted[0];
+    if (stream && row && !this.stopping)
+      this.read(
+        row,
+        (async function* () {
+          yield stream.first;
+          yield* stream.rest;
+        })(),
+        stream.controller,
+      );
+    else stream?.controller.abort();
+    this.delay.wake();
+  }
+
+  /** The upstream task a relay task was delivered as (null: not delivered yet). */
+  async find(taskId: string): Promise<{ upstreamTaskId: string | null; upstreamContextId: string | null; following: boolean } | null> {
+    const rows = (await this.dataSource.query(
+      `SELECT "upstream_task_id", "upstream_context_id", "status" FROM "notifier"."upstream_tasks" WHERE "task_id" = $1`,
+      [taskId],
+    )) as Array<{ upstream_task_id: string | null; upstream_context_id: string | null; status: string }>;
+    const row = rows[0];
+    return row ? { upstreamTaskId: row.upstream_task_id, upstreamContextId: row.upstream_context_id, following: row.status === 'following' } : null;
+  }
+
+  /**
+   * The sender's message went upstream: the relay task is back at work (a task waiting for the
+   * sender's input resumed when the sender wrote), so the upstream is polled at once and again
+   * as often as while it changes.
+   */
+  async nudge(taskId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE "notifier"."upstream_tasks" SET "next_poll_at" = now(), "poll_interval_ms" = $2, "updated_at" = now()
+       WHERE "task_id" = $1 AND "status" = 'following'`,
+      [taskId, this.config.RELAY_UPSTREAM_POLL_MIN_MS],
     );
     this.delay.wake();
+  }
+
+  /**
+   * A push notification from the upstream about a task it was delivered: it must carry the token
+   * the relay gave that task (compared by hash, in constant time); the task is then polled at once
+   * (the notification is a reason to look, `GetTask` says what changed). Anything else is refused
+   * alike, so a caller learns nothing about which tasks exist.
+   */
+  async pushed(taskId: string, token: string): Promise<void> {
+    const rows = (await this.dataSource.query(`SELECT "push_token_hash" FROM "notifier"."upstream_tasks" WHERE "task_id" = $1`, [taskId])) as Array<{
+      push_token_hash: string | null;
+    }>;
+    const expected = rows[0]?.push_token_hash;
+    const given = createHash('sha256').update(token).digest();
+    if (!expected || !timingSafeEqual(Buffer.from(expected, 'hex'), given)) {
+      throw new RelayError('unauthenticated', 'Unknown task or wrong push notification token');
+    }
+    await this.nudge(taskId);
+  }
+
+  /** The relay task ended on the sender's side (canceled, and the cancel went upstream): nothing more to follow. */
+  async close(taskId: string): Promise<void> {
+    this.streams.get(taskId)?.controller.abort();
+    await this.dataSource.query(
+      `UPDATE "notifier"."upstream_tasks" SET "status" = 'done', "next_poll_at" = NULL, "locked_until" = NULL, "updated_at" = now()
+       WHERE "task_id" = $1 AND "status" = 'following'`,
+      [taskId],
+    );
   }
 
   private async run(): Promise<void> {
@@ -116,12 +207,15 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
 
   private async claim(): Promise<FollowRow[]> {
     const result = (await this.dataSource.query(
-      `UPDATE "notifier"."upstream_tasks" SET "locked_until" = now() + make_interval(secs => $2::double precision / 1000), "polls" = "polls" + 1
+      // The row is due again when the lease ends (a process that dies holding it lets go then); a
+      // nudge while it is held moves that before the lease's end, which its reschedule keeps.
+      `UPDATE "notifier"."upstream_tasks" SET "locked_until" = now() + make_interval(secs => $2::integer / 1000.0), "next_poll_at" = now() + make_interval(secs => $2::integer / 1000.0),
+         "polls" = "polls" + 1
        WHERE "task_id" IN (
          SELECT "task_id" FROM "notifier"."upstream_tasks"
          WHERE "status" = 'following' AND "next_poll_at" <= now() AND ("locked_until" IS NULL OR "locked_until" < now())
          ORDER BY "next_poll_at" LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls"`,
+       RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash"`,
       [ROUND_SIZE, LEASE_MS],
     )) as [FollowRow[], number];
     return result[0];
@@ -137,12 +231,46 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   private async poll(row: FollowRow): Promise<void> {
     let task: Task;
     try {
-      task = row.upstream_task_id === null ? taskOfMessage(row.answer as Message, row.task_id) : await this.getUpstreamTask(row);
+      if (row.upstream_task_id === null) task = taskOfMessage(row.answer as Message, row.task_id);
+      else {
+        const { client, upstream } = await this.clientFor(row);
+        if (upstream.streaming && !this.streams.has(row.task_id)) {
+          // Resumes the stream (`SubscribeToTask`: the whole task, then what happens to it).
+          const controller = new AbortController();
+          this.read(row, client.resubscribeTask({ tenant: '', id: row.upstream_task_id }, { signal: controller.signal }), controller);
+          return;
+        }
+        task = await client.getTask({ tenant: '', id: row.upstream_task_id, historyLength: undefined });
+      }
     } catch (error) {
+      this.forgetRefusedToken(row, error);
       await this.reschedule(row, row.reported, false, `GetTask: ${(error as Error).message}`.slice(0, 2000));
       return;
     }
-    const { steps, next } = planReport(task, row.reported);
+    await this.report(row, task, row.reported);
+  }
+
+  /** Makes what the upstream task shows into the relay task's changes, then schedules the next poll or ends the follow. */
+  private async report(row: FollowRow, task: Task, reported: ReportedProgress): Promise<void> {
+    const outcome = await this.reportSteps(row, task, reported);
+    if (outcome.error !== null) {
+      await this.reschedule(row, reported, false, `report: ${outcome.error}`.slice(0, 2000));
+      return;
+    }
+    if (outcome.ended) {
+      await this.finish(row, outcome.next);
+      return;
+    }
+    await this.reschedule(row, outcome.next, outcome.changed, null);
+  }
+
+  /** The changes planned from the task, made in order; `error` when one could not be made (planned again next time). */
+  private async reportSteps(
+    row: FollowRow,
+    task: Task,
+    reported: ReportedProgress,
+  ): Promise<{ next: ReportedProgress; changed: boolean; ended: boolean; error: string | null }> {
+    const { steps, next } = planReport(task, reported);
     let ended = isTerminalState(next.relay_state);
     try {
       for (const step of steps) {
@@ -155,27 +283,134 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     } catch (error) {
       // Not made: the same changes are planned again at the next poll.
       this.logger.warn({ err: error, task_id: row.task_id }, 'could not report the upstream task to the tasks service');
-      await this.reschedule(row, row.reported, false, `report: ${(error as Error).message}`.slice(0, 2000));
-      return;
+      return { next: reported, changed: false, ended: false, error: (error as Error).message };
     }
-    if (ended) {
-      await this.finish(row, next);
-      return;
-    }
-    await this.reschedule(row, next, steps.length > 0, null);
+    return { next, changed: steps.length > 0, ended, error: null };
   }
 
-  private async getUpstreamTask(row: FollowRow): Promise<Task> {
+  /**
+   * Reads a stream of the upstream task (the one `SendStreamingMessage` opened, or
+   * `SubscribeToTask`) in the background, holding the row: each event is reported as it comes and
+   * what was reported saved with the row. When the stream ends before the task, or drops, the row
+   * is scheduled again and the next round subscribes again; a server that refuses to subscribe
+   * (the task ended meanwhile, no streaming) is asked with `GetTask` instead.
+   */
+  private read(row: FollowRow, events: AsyncGenerator<StreamResponse, void, undefined>, controller: AbortController): void {
+    const renew = setInterval(() => void this.renew(row.task_id).catch(() => undefined), STREAM_LEASE_MS / 3);
+    const done = this.readStream(row, events, controller)
+      .catch((error: unknown) => this.logger.warn({ err: error, task_id: row.task_id }, 'could not follow the upstream stream'))
+      .finally(() => {
+        clearInterval(renew);
+        controller.abort();
+        this.streams.delete(row.task_id);
+      });
+    this.streams.set(row.task_id, { controller, done });
+  }
+
+  private async readStream(row: FollowRow, events: AsyncGenerator<StreamResponse, void, undefined>, controller: AbortController): Promise<void> {
+    await this.renew(row.task_id).catch(() => undefined);
+    let snapshot: Task | null = null;
+    let reported = row.reported;
+    let changed = false;
+    // A stream quiet for this long is closed and subscribed to again (a connection that died without
+    // a word would otherwise hold the row for ever; the new stream's first event is the whole task).
+    const idleMs = this.config.RELAY_UPSTREAM_STREAM_IDLE_MS;
+    let idle = setTimeout(() => controller.abort(), idleMs);
+    try {
+      for await (const event of events) {
+        clearTimeout(idle);
+        idle = setTimeout(() => controller.abort(), idleMs);
+        snapshot = applyStreamEvent(snapshot, event, row.task_id);
+        if (!snapshot) continue;
+        const outcome = await this.reportSteps(row, snapshot, reported);
+        if (outcome.error !== null) {
+          await this.reschedule(row, reported, false, `report: ${outcome.error}`.slice(0, 2000));
+          return;
+        }
+        if (outcome.ended) {
+          await this.finish(row, outcome.next);
+          return;
+        }
+        if (outcome.changed) {
+          reported = outcome.next;
+          changed = true;
+          await this.saveReported(row.task_id, reported);
+        }
+      }
+      // The stream ended before the task did (it waits for input, or the server closed it).
+      await this.reschedule(row, reported, changed, null);
+    } catch (error) {
+      if (controller.signal.aborted) {
+        // Quiet too long, this process stops, or the sender canceled: another round, here or elsewhere, subscribes again.
+        await this.release(row.task_id, reported).catch(() => undefined);
+        return;
+      }
+      if (snapshot === null && error instanceof A2AError && error.reason !== 'INTERNAL_ERROR') {
+        await this.pollNow(row, reported);
+        return;
+      }
+      this.forgetRefusedToken(row, error);
+      await this.reschedule(row, reported, changed, `stream: ${(error as Error)?.message ?? String(error)}`.slice(0, 2000));
+    } finally {
+      clearTimeout(idle);
+    }
+  }
+
+  /** A `GetTask` in place of a stream the server would not open. */
+  private async pollNow(row: FollowRow, reported: ReportedProgress): Promise<void> {
+    let task: Task;
+    try {
+      const { client } = await this.clientFor(row);
+      task = await client.getTask({ tenant: '', id: row.upstream_task_id as string, historyLength: undefined });
+    } catch (error) {
+      this.forgetRefusedToken(row, error);
+      await this.reschedule(row, reported, false, `GetTask: ${(error as Error).message}`.slice(0, 2000));
+      return;
+    }
+    await this.report(row, task, reported);
+  }
+
+  private async clientFor(row: FollowRow): Promise<{ client: Client; upstream: UpstreamInterface }> {
     const agent = await this.directory.agent(row.recipient.handle);
     if (!agent?.upstream) throw new Error(`${row.recipient.handle} is no longer an upstream agent`);
-    const credential = await this.credentials.get(row.recipient.handle);
     const fetchImpl = guardedFetch({
       allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE,
       userAgent: 'AgentRelay-Notifier/1',
       timeoutMs: agent.webhook_timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS,
     });
-    const client = await upstreamClient(agent.upstream, fetchImpl, { ...credentialHeaders(credential), [RELAY_TASK_HEADER]: row.task_id });
-    return client.getTask({ tenant: '', id: row.upstream_task_id as string, historyLength: undefined });
+    const client = await upstreamClient(agent.upstream, fetchImpl, {
+      ...(await this.credentials.headers(row.recipient.handle)),
+      [RELAY_TASK_HEADER]: row.task_id,
+    });
+    return { client, upstream: agent.upstream };
+  }
+
+  /** An upstream that answered 401 refused the token: the next request gets a new one (an OAuth2 client's). */
+  private forgetRefusedToken(row: FollowRow, error: unknown): void {
+    if (/\b401\b/.test((error as Error)?.message ?? '')) this.credentials.forget(row.recipient.handle);
+  }
+
+  /** Keeps holding a row this process streams. */
+  private async renew(taskId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE "notifier"."upstream_tasks" SET "locked_until" = now() + make_interval(secs => $2::integer / 1000.0) WHERE "task_id" = $1 AND "status" = 'following'`,
+      [taskId, STREAM_LEASE_MS],
+    );
+  }
+
+  private async saveReported(taskId: string, reported: ReportedProgress): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "updated_at" = now() WHERE "task_id" = $1 AND "status" = 'following'`,
+      [taskId, JSON.stringify(reported)],
+    );
+  }
+
+  /** Lets go of a row (at once due again), keeping what was reported. */
+  private async release(taskId: string, reported: ReportedProgress): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "locked_until" = NULL, "next_poll_at" = now(), "updated_at" = now() WHERE "task_id" = $1 AND "status" = 'following'`,
+      [taskId, JSON.stringify(reported)],
+    );
   }
 
   /** Makes one change; 'task_ended' when the relay task ended meanwhile (the sender canceled it). */
@@ -211,10 +446,17 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
 
   private async reschedule(row: FollowRow, reported: ReportedProgress, changed: boolean, error: string | null): Promise<void> {
     const min = this.config.RELAY_UPSTREAM_POLL_MIN_MS;
-    const interval = changed ? min : Math.min(this.config.RELAY_UPSTREAM_POLL_MAX_MS, Math.max(min, row.poll_interval_ms * 2));
+    // Followed by push: the upstream says when it changes; the poll is a safety net (a failed one backs off as usual).
+    const interval =
+      row.push_token_hash !== null && error === null
+        ? this.config.RELAY_UPSTREAM_PUSH_POLL_MS
+        : changed
+          ? min
+          : Math.min(this.config.RELAY_UPSTREAM_POLL_MAX_MS, Math.max(min, row.poll_interval_ms * 2));
     await this.dataSource.query(
-      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "poll_interval_ms" = $3, "next_poll_at" = now() + make_interval(secs => $3::double precision / 1000),
-         "locked_until" = NULL, "last_error" = $4, "updated_at" = now() WHERE "task_id" = $1`,
+      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "poll_interval_ms" = $3::integer,
+         "next_poll_at" = CASE WHEN "locked_until" IS NOT NULL AND "next_poll_at" < "locked_until" THEN now() ELSE now() + make_interval(secs => $3::integer / 1000.0) END,
+         "locked_until" = NULL, "last_error" = $4, "updated_at" = now() WHERE "task_id" = $1 AND "status" = 'following'`,
       [row.task_id, JSON.stringify(reported), interval, error],
     );
     if (error) this.logger.warn({ task_id: row.task_id, error, next_poll_in_ms: interval }, 'upstream task poll failed');
@@ -223,7 +465,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   private async finish(row: FollowRow, reported: ReportedProgress): Promise<void> {
     await this.dataSource.query(
       `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "status" = 'done', "next_poll_at" = NULL, "locked_until" = NULL, "last_error" = NULL, "updated_at" = now()
-       WHERE "task_id" = $1`,
+       WHERE "task_id" = $1 AND "status" = 'following'`,
       [row.task_id, JSON.stringify(reported)],
     );
     this.logger.log({ task_id: row.task_id, state: reported.relay_state, polls: row.polls }, 'upstream task followed to its end');

@@ -1,5 +1,5 @@
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { NOTHING_REPORTED, planReport, taskOfMessage } from './upstream-mapping';
+import { applyStreamEvent, NOTHING_REPORTED, planReport, taskOfMessage } from './upstream-mapping';
 
 function agentMessage(id: string, text: string): Message {
   return {
@@ -80,8 +80,77 @@ describe('planReport', () => {
     ]);
   });
 
+  it('the input-required round trip: asked once, a second question asks again, the answer after the sender’s reply completes', () => {
+    const asking = task(TaskState.TASK_STATE_INPUT_REQUIRED, { history: [agentMessage('q1', 'Which branch?')] });
+    asking.status!.message = agentMessage('q1', 'Which branch?');
+    const first = planReport(asking, NOTHING_REPORTED);
+    expect(first.steps).toEqual([
+      { kind: 'transition', transition: 'accept' },
+      { kind: 'transition', transition: 'request_input', message: expect.objectContaining({ message_id: 'q1' }) },
+    ]);
+    expect(first.next.relay_state).toBe('input_required');
+    // Polled again while the sender has not answered: nothing.
+    expect(planReport(asking, first.next).steps).toEqual([]);
+    // The sender answered (the relay task resumed), the upstream asks a second question.
+    const again = task(TaskState.TASK_STATE_INPUT_REQUIRED, { history: [agentMessage('q1', 'Which branch?')] });
+    again.status!.message = agentMessage('q2', 'And which commit?');
+    const second = planReport(again, first.next);
+    expect(second.steps).toEqual([{ kind: 'transition', transition: 'request_input', message: expect.objectContaining({ message_id: 'q2' }) }]);
+    // As the SDK's server keeps it: the status message in the history too.
+    const done = task(TaskState.TASK_STATE_COMPLETED, {
+      history: [agentMessage('q1', 'Which branch?'), agentMessage('q2', 'And which commit?'), agentMessage('a1', 'Merged.')],
+    });
+    done.status!.message = agentMessage('a1', 'Merged.');
+    expect(planReport(done, second.next).steps).toEqual([
+      expect.objectContaining({ kind: 'transition', transition: 'complete', message: expect.objectContaining({ message_id: 'a1' }) }),
+    ]);
+  });
+
   it('a direct message answer completes the relay task with it', () => {
     const { steps } = planReport(taskOfMessage(agentMessage('m9', 'hi'), 'relay-task'), NOTHING_REPORTED);
     expect(steps.map((step) => (step.kind === 'transition' ? step.transition : step.kind))).toEqual(['accept', 'complete']);
+  });
+});
+
+describe('applyStreamEvent', () => {
+  const chunk = (value: string, append: boolean) => ({
+    payload: {
+      $case: 'artifactUpdate' as const,
+      value: {
+        taskId: 't',
+        contextId: 'c',
+        artifact: { ...artifact, parts: [{ ...artifact.parts[0], content: { $case: 'text' as const, value } }] },
+        append,
+        lastChunk: !append,
+        metadata: undefined,
+      },
+    },
+  });
+  const update = (state: TaskState, message?: Message) => ({
+    payload: { $case: 'statusUpdate' as const, value: { taskId: 't', contextId: 'c', status: { state, message, timestamp: undefined }, metadata: undefined } },
+  });
+
+  it('builds the task from a stream: the task, status updates (the replaced status message kept in the history), artifact chunks appended', () => {
+    let snapshot = applyStreamEvent(null, { payload: { $case: 'task', value: task(TaskState.TASK_STATE_SUBMITTED) } }, 'relay');
+    snapshot = applyStreamEvent(snapshot, update(TaskState.TASK_STATE_WORKING, agentMessage('m1', 'step 1')), 'relay');
+    snapshot = applyStreamEvent(snapshot, chunk('part 1;', false), 'relay');
+    snapshot = applyStreamEvent(snapshot, chunk('part 2', true), 'relay');
+    snapshot = applyStreamEvent(snapshot, update(TaskState.TASK_STATE_COMPLETED, agentMessage('m2', 'done')), 'relay');
+    expect(snapshot?.history.map((message) => message.messageId)).toEqual(['m1']);
+    expect(snapshot?.artifacts[0].parts.map((part) => (part.content?.$case === 'text' ? part.content.value : null))).toEqual(['part 1;', 'part 2']);
+    const { steps } = planReport(snapshot as Task, NOTHING_REPORTED);
+    expect(steps.map((step) => (step.kind === 'transition' ? step.transition : step.kind))).toEqual(['accept', 'append', 'complete']);
+  });
+
+  it('an update before any task event starts the task from it; a message is a direct answer', () => {
+    expect(applyStreamEvent(null, update(TaskState.TASK_STATE_WORKING), 'relay')).toMatchObject({
+      id: 't',
+      contextId: 'c',
+      status: { state: TaskState.TASK_STATE_WORKING },
+    });
+    expect(applyStreamEvent(null, { payload: { $case: 'message', value: agentMessage('m9', 'hi') } }, 'relay')).toMatchObject({
+      id: 'relay',
+      status: { state: TaskState.TASK_STATE_COMPLETED },
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Artifact, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   isTerminalState,
   TASK_LIMITS,
@@ -151,6 +151,44 @@ export function taskOfMessage(message: Message, taskId: string): Task {
 }
 
 /**
+ * The upstream task as a stream has shown it so far: a `task` event is the whole task (the first
+ * event of `SubscribeToTask`, and of `SendStreamingMessage` on SDK servers); a status update
+ * replaces the status (the status message it replaces stays in the history); an artifact update
+ * adds or replaces the artifact, or appends its chunk to it; a message is a direct answer. What it
+ * returns is planned with `planReport` like a `GetTask` answer, so a resumed stream (which starts
+ * with the whole task again) repeats nothing and misses nothing the task still shows.
+ */
+export function applyStreamEvent(snapshot: Task | null, event: StreamResponse, taskId: string): Task | null {
+  const payload = event.payload;
+  if (!payload) return snapshot;
+  if (payload.$case === 'task') return structuredClone(payload.value);
+  if (payload.$case === 'message') return snapshot ?? taskOfMessage(payload.value, taskId);
+  const base: Task = snapshot
+    ? structuredClone(snapshot)
+    : {
+        id: payload.value.taskId,
+        contextId: payload.value.contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: undefined },
+        artifacts: [],
+        history: [],
+        metadata: undefined,
+      };
+  if (payload.$case === 'statusUpdate') {
+    const previous = base.status?.message;
+    if (previous && !base.history.some((message) => message.messageId === previous.messageId)) base.history.push(previous);
+    if (payload.value.status) base.status = payload.value.status;
+    return base;
+  }
+  const artifact = payload.value.artifact;
+  if (!artifact) return base;
+  const index = base.artifacts.findIndex((entry) => entry.artifactId === artifact.artifactId);
+  if (index < 0) base.artifacts.push(artifact);
+  else if (payload.value.append) base.artifacts[index] = { ...base.artifacts[index], parts: [...base.artifacts[index].parts, ...artifact.parts] };
+  else base.artifacts[index] = artifact;
+  return base;
+}
+
+/**
  * The changes that bring the relay task up to what the upstream task shows now, and what will
  * have been reported once they are made. The upstream's agent messages (history and status
  * message) are appended once each by their own message id (the tasks service's idempotency key
@@ -189,10 +227,15 @@ export function planReport(task: Task, reported: ReportedProgress): { steps: Rep
     steps.push({ kind: 'transition', transition: 'accept' });
     state = 'accepted';
   }
-  const ending = target !== null && target !== 'accepted' && target !== state;
+  // Asking again: a new question while the relay task was last put to input_required (the
+  // sender's answer resumed it meanwhile, or the upstream changed its question).
+  // The status message is fresh by its id: a server may also keep it in the history (another object, the same message).
+  const statusIsFresh = statusMessage !== undefined && fresh.some((message) => message.messageId === statusMessage.messageId);
+  const asksAgain = target === 'input_required' && state === 'input_required' && statusIsFresh;
+  const ending = target !== null && target !== 'accepted' && (target !== state || asksAgain);
   // The status message goes with the transition it explains; the other new messages before it.
-  const carried = ending && statusMessage && fresh.includes(statusMessage) ? statusMessage : undefined;
-  const appended = fresh.filter((message) => message !== carried);
+  const carried = ending && statusIsFresh ? statusMessage : undefined;
+  const appended = fresh.filter((message) => message.messageId !== carried?.messageId);
   let artifactsLeft = artifacts.length > 0 ? artifacts.slice(0, TASK_LIMITS.artifactsPerRequest) : undefined;
   const canAppend = state !== 'pending' || target === null;
   for (const [index, message] of appended.entries()) {

@@ -4,6 +4,7 @@ import { NotifierConfig } from '../notifier.config';
 import { checkWebhookUrl, SsrfRefusedError } from '../deliveries/ssrf-guard';
 import { AgentCardError, parseAgentCard } from './agent-card';
 import { fetchJson, guardedFetch } from './guarded-fetch';
+import { OAuth2TokenError } from './oauth2-token';
 import { UpstreamCredentialsService } from './upstream-credentials.service';
 
 /** The longest the relay waits for an agent card (below the admin API's NATS request timeout). */
@@ -38,6 +39,7 @@ export class UpstreamResolverService {
   }
 
   async resolve(request: ResolveUpstreamRequest): Promise<ResolveUpstreamReply> {
+    const startedAt = Date.now();
     const allowPrivate = this.config.RELAY_WEBHOOK_ALLOW_PRIVATE;
     let document: unknown;
     try {
@@ -59,7 +61,16 @@ export class UpstreamResolverService {
     } catch (error) {
       throw cardProblem(`the card's ${card.binding} interface ${card.url} is refused: ${(error as Error).message}`);
     }
-    const auth = await this.credentials.put(request.handle, request.auth, card.api_key_header);
+    let auth;
+    try {
+      auth = await this.credentials.put(request.handle, request.auth, card, Math.max(500, CARD_TIMEOUT_MS - (Date.now() - startedAt)));
+    } catch (error) {
+      if (!(error instanceof OAuth2TokenError)) throw error;
+      throw new RelayError('invalid_params', `${error.field}: ${error.message}`, {
+        field: error.field,
+        fields: [{ field: error.field, messages: [error.message] }],
+      });
+    }
     this.logger.log(
       { handle: request.handle, url: card.url, binding: card.binding, protocol_version: card.protocol_version, auth: auth.scheme },
       'upstream agent card read',

@@ -51,6 +51,10 @@ export class UpstreamTaskEntity {
   @Column({ type: 'integer', default: 0 })
   polls: number;
 
+  /** The SHA-256 (hex) of the token the relay gave the upstream for its push notifications about this task (null: not followed by push). */
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  pushTokenHash: string | null;
+
   @Column({ type: 'text', nullable: true })
   lastError: string | null;
 

@@ -22,7 +22,28 @@ export const NOTIFIER_SUBJECTS = {
    * delivers to and keeps the credential for it sealed (admin API, before the directory stores it).
    */
   resolveUpstream: 'relay.notifier.v1.upstream.resolve',
+  /**
+   * An upstream agent's A2A server pushed a notification about a task the relay delivered to it
+   * (the edge's receiver asks, with the token the relay gave that task): the task is polled at once.
+   */
+  upstreamPushed: 'relay.notifier.v1.upstream.pushed',
 } as const;
+
+/** A push notification's claim: which relay task it is about, and the token the relay gave that task. */
+export class UpstreamPushedRequest {
+  @IsString()
+  @MaxLength(255)
+  @Matches(/^\S+$/, { message: 'task_id must be a task id' })
+  task_id!: string;
+
+  @IsString()
+  @MaxLength(512)
+  token!: string;
+}
+
+export interface UpstreamPushedReply {
+  accepted: true;
+}
 
 /** Webhook secrets are `whsec_` + base64 of 24 or more random bytes (Standard Webhooks). */
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
@@ -128,4 +149,5 @@ export interface NotifierRpc {
   [NOTIFIER_SUBJECTS.getDelivery]: { request: RedeliverRequest; reply: DeliveryDetail };
   [NOTIFIER_SUBJECTS.redeliver]: { request: RedeliverRequest; reply: DeliveryView };
   [NOTIFIER_SUBJECTS.resolveUpstream]: { request: ResolveUpstreamRequest; reply: ResolveUpstreamReply };
+  [NOTIFIER_SUBJECTS.upstreamPushed]: { request: UpstreamPushedRequest; reply: UpstreamPushedReply };
 }

@@ -11,13 +11,19 @@ export type UpstreamBinding = (typeof UPSTREAM_BINDINGS)[number];
 export const UPSTREAM_PROTOCOL_VERSIONS = ['0.3', '1.0'] as const;
 export type UpstreamProtocolVersion = (typeof UPSTREAM_PROTOCOL_VERSIONS)[number];
 
-/** How the relay authenticates to an upstream agent: nothing, an API key in a header, or an HTTP bearer token. */
-export const UPSTREAM_AUTH_SCHEMES = ['none', 'api_key', 'bearer'] as const;
+/**
+ * How the relay authenticates to an upstream agent: nothing, an API key in a header, an HTTP
+ * bearer token, or OAuth2 client credentials (the relay gets bearer tokens from the token URL and
+ * keeps them until they expire).
+ */
+export const UPSTREAM_AUTH_SCHEMES = ['none', 'api_key', 'bearer', 'oauth2'] as const;
 export type UpstreamAuthScheme = (typeof UPSTREAM_AUTH_SCHEMES)[number];
 
 export const UPSTREAM_LIMITS = {
   urlChars: 2048,
   headerNameChars: 128,
+  clientIdChars: 255,
+  scopeChars: 1024,
   secretChars: 4096,
   /** The largest agent card the relay reads. */
   cardBytes: 256 * 1024,
@@ -40,7 +46,7 @@ export interface UpstreamInterface {
   streaming: boolean;
   push_notifications: boolean;
   auth_scheme: UpstreamAuthScheme;
-  /** The header an `api_key` goes in (`Authorization` for `bearer`, null for `none`). */
+  /** The header an `api_key` goes in (`Authorization` for `bearer` and `oauth2`, null for `none`). */
   auth_header: string | null;
   card_fetched_at: string;
 }
@@ -81,8 +87,35 @@ export class UpstreamInterfaceDto implements UpstreamInterface {
 
 /** The credential for an upstream agent, as an admin gives it (write-only: never shown again). */
 export class UpstreamAuthFields {
-  @IsIn(UPSTREAM_AUTH_SCHEMES.filter((scheme) => scheme !== 'none'), { message: 'auth.scheme must be api_key or bearer' })
+  @IsIn(UPSTREAM_AUTH_SCHEMES.filter((scheme) => scheme !== 'none'), { message: 'auth.scheme must be api_key, bearer or oauth2' })
   scheme: Exclude<UpstreamAuthScheme, 'none'>;
+
+  /** `oauth2` only: the client the relay is at the authorization server. */
+  @ValidateIf((fields: UpstreamAuthFields) => fields.scheme === 'oauth2' || fields.client_id !== undefined)
+  @IsString({ message: 'auth.client_id is required with auth.scheme oauth2' })
+  @IsNotEmpty({ message: 'auth.client_id is required with auth.scheme oauth2' })
+  @MaxLength(UPSTREAM_LIMITS.clientIdChars)
+  @Matches(/^[\x21-\x7e]+$/, { message: 'auth.client_id must be printable ASCII without spaces' })
+  client_id?: string;
+
+  /** `oauth2` only: the token endpoint (default: the card's OAuth2 client-credentials `tokenUrl`). */
+  @IsOptional()
+  @IsUrl(HTTP_URL, { message: 'auth.token_url must be an http(s) URL' })
+  @MaxLength(UPSTREAM_LIMITS.urlChars)
+  token_url?: string;
+
+  /** `oauth2` only: the scopes asked for, space-separated. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(UPSTREAM_LIMITS.scopeChars)
+  @Matches(/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/, { message: 'auth.scope must be scope tokens separated by single spaces' })
+  scope?: string;
+
+  /** `oauth2` only: the resource indicator (RFC 8707) the tokens are for, when the server wants one. */
+  @IsOptional()
+  @IsUrl(HTTP_URL, { message: 'auth.resource must be an http(s) URL' })
+  @MaxLength(UPSTREAM_LIMITS.urlChars)
+  resource?: string;
 
   /** `api_key` only: the header it goes in (the card's `apiKeySecurityScheme.name`; default `X-API-Key`). */
   @IsOptional()
@@ -94,6 +127,7 @@ export class UpstreamAuthFields {
   @IsString()
   @IsNotEmpty()
   @MaxLength(UPSTREAM_LIMITS.secretChars)
+  /** The API key, the bearer token, or (oauth2) the client secret. */
   @Matches(/^[\x21-\x7e]+$/, { message: 'auth.secret must be printable ASCII without spaces' })
   secret: string;
 }

@@ -7,6 +7,8 @@ import { SealWebhookSecrets1764531800000 } from './1764531800000-SealWebhookSecr
 import { FairDelivery1764560000000 } from './1764560000000-FairDelivery';
 import { Deployment1765100000000 } from './1765100000000-Deployment';
 import { UpstreamAgents1765200000000 } from './1765200000000-UpstreamAgents';
+import { UpstreamOAuth21765260000000 } from './1765260000000-UpstreamOAuth2';
+import { UpstreamPush1765270000000 } from './1765270000000-UpstreamPush';
 
 /** Every migration of the notifier schema, oldest first. */
 export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
@@ -19,4 +21,6 @@ export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
   FairDelivery1764560000000,
   Deployment1765100000000,
   UpstreamAgents1765200000000,
+  UpstreamOAuth21765260000000,
+  UpstreamPush1765270000000,
 ];
