@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UPSTREAM_AUTH_SCHEMES, UPSTREAM_BINDINGS, UPSTREAM_PROTOCOL_VERSIONS } from '../upstream/upstream.contract';
+import { upstreamInterfaceSchema } from '../upstream/upstream.contract';
 
 /** JetStream subject of the directory's agent events (not a request subject). */
 export const AGENT_UPDATED_EVENT_SUBJECT = 'relay.events.agent.updated';
@@ -11,21 +11,6 @@ export const AGENT_EVENT_SCHEMA_VERSION = 1;
  * disable, with `Nats-Msg-Id` = `event_id`. The notifier keeps its delivery targets from these.
  * The event carries the agent's whole current delivery profile, so the latest event wins.
  */
-/** An upstream agent's A2A interface as its card gave it. */
-const upstreamInterfaceSchema = z
-  .object({
-    card_url: z.string(),
-    url: z.string(),
-    binding: z.enum(UPSTREAM_BINDINGS),
-    protocol_version: z.enum(UPSTREAM_PROTOCOL_VERSIONS),
-    streaming: z.boolean(),
-    push_notifications: z.boolean(),
-    auth_scheme: z.enum(UPSTREAM_AUTH_SCHEMES),
-    auth_header: z.string().nullable().meta({ description: 'The header an `api_key` goes in (`Authorization` for `bearer`, null for `none`).' }),
-    card_fetched_at: z.string(),
-  })
-  .meta({ title: 'UpstreamInterface' });
-
 export const agentUpdatedEventSchema = z
   .object({
     event_id: z.uuid().meta({ description: 'UUID, also the `Nats-Msg-Id` and the CloudEvents `id`.' }),

@@ -1,4 +1,5 @@
 import { Transform, Type } from 'class-transformer';
+import { z } from 'zod';
 import { IsBoolean, IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import { AGENT_LIMITS } from '../limits';
 import { normalizeHandle } from '../directory/handle';
@@ -38,18 +39,20 @@ const HTTP_URL = { require_tld: false, require_protocol: true, protocols: ['http
  * card: where it delivers the agent's handoffs, in which binding and version, and how it
  * authenticates there (the credential itself is kept sealed by the notifier, never here).
  */
-export interface UpstreamInterface {
-  card_url: string;
-  url: string;
-  binding: UpstreamBinding;
-  protocol_version: UpstreamProtocolVersion;
-  streaming: boolean;
-  push_notifications: boolean;
-  auth_scheme: UpstreamAuthScheme;
-  /** The header an `api_key` goes in (`Authorization` for `bearer` and `oauth2`, null for `none`). */
-  auth_header: string | null;
-  card_fetched_at: string;
-}
+export const upstreamInterfaceSchema = z
+  .object({
+    card_url: z.string(),
+    url: z.string(),
+    binding: z.enum(UPSTREAM_BINDINGS),
+    protocol_version: z.enum(UPSTREAM_PROTOCOL_VERSIONS),
+    streaming: z.boolean(),
+    push_notifications: z.boolean(),
+    auth_scheme: z.enum(UPSTREAM_AUTH_SCHEMES),
+    auth_header: z.string().nullable().meta({ description: 'The header an `api_key` goes in (`Authorization` for `bearer` and `oauth2`, null for `none`).' }),
+    card_fetched_at: z.string(),
+  })
+  .meta({ title: 'UpstreamInterface' });
+export type UpstreamInterface = z.infer<typeof upstreamInterfaceSchema>;
 
 /** The same, as the directory checks it when it stores an agent's upstream. */
 export class UpstreamInterfaceDto implements UpstreamInterface {
