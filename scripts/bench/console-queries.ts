@@ -15,10 +15,9 @@
  */
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { ensureDatabaseExists } from '@app/database';
+import { ensureDatabaseExists, pgPoolOf } from '@app/database';
 import { tasksDataSourceOptions } from '../../apps/tasks/src/database/data-source';
 import { AdminReads } from '../../apps/tasks/src/tasks/admin-reads';
-import { pgPoolOf } from '../../apps/tasks/src/tasks/task-repository';
 import { migrateAllSchemas } from '../migrate-all';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agentrelay_console_bench';

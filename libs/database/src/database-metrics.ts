@@ -3,10 +3,11 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { MetricsServer, OutboxMetrics, PostgresPoolMetrics, type OutboxBacklog, type PoolCounts } from '@app/metrics';
 import { checkDatabase } from './database-health';
+import { pgPoolOf } from './pg-pool';
 
-/** The pg Pool under a TypeORM Postgres data source (undefined until it is initialised). */
+/** The pg Pool's counts under a TypeORM Postgres data source (undefined until it is initialised). */
 function poolOf(dataSource: DataSource): PoolCounts | undefined {
-  return (dataSource.driver as unknown as { master?: PoolCounts }).master;
+  return pgPoolOf(dataSource) as PoolCounts | undefined;
 }
 
 const POOL_METRICS_BINDING = Symbol('POOL_METRICS_BINDING');

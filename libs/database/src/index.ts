@@ -6,3 +6,4 @@ export * from './typeorm-root';
 export * from './database-metrics';
 export * from './retention';
 export * from './deployment';
+export * from './pg-pool';

@@ -3,11 +3,11 @@ import { Logger } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { ParticipantRefDto, SendRequest, TaskView } from '@app/contracts';
-import { migrateServiceSchema } from '@app/database';
+import { migrateServiceSchema, pgPoolOf } from '@app/database';
 import { tasksDataSourceOptions } from '../../../apps/tasks/src/database/data-source';
 import { SendIdempotency } from '../../../apps/tasks/src/tasks/send-idempotency';
 import { SendTask } from '../../../apps/tasks/src/tasks/send-task';
-import { pgPoolOf, TaskRepository } from '../../../apps/tasks/src/tasks/task-repository';
+import { TaskRepository } from '../../../apps/tasks/src/tasks/task-repository';
 import { TransitionTask } from '../../../apps/tasks/src/tasks/transition-task';
 
 /** The tasks service's write paths on the medium tier's database: no HTTP, no NATS. */

@@ -26,9 +26,10 @@ import { AgentEventsPublisher } from '../events/agent-events.publisher';
 import { AgentEntity } from './agent.entity';
 import { ApiKeyEntity } from './api-key.entity';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from './api-keys';
-import { findKeyOwner, findTokenAgents, poolOf } from './hot-lookups';
+import { findKeyOwner, findTokenAgents } from './hot-lookups';
 import { KeyFilterPublisher } from './key-filter-publisher';
 import { WebhookSecretProvisioner } from './webhook-secret-provisioner';
+import { pgPoolOf } from '@app/database';
 
 const DEFAULT_PAGE_SIZE = 50;
 
@@ -112,7 +113,7 @@ export class AgentsService {
   async authenticate(apiKey: string): Promise<AgentIdentity> {
     if (!isWellFormedApiKey(apiKey)) throw new RelayError('unauthenticated');
     const hash = hashApiKey(apiKey);
-    const owner = await findKeyOwner(poolOf(this.dataSource), hash);
+    const owner = await findKeyOwner(pgPoolOf(this.dataSource), hash);
     if (!owner || !sameDigest(owner.keyHash, hash) || owner.revoked || owner.disabled) throw new RelayError('unauthenticated');
     return { id: owner.id, handle: owner.handle, name: owner.name, role: owner.role, org: owner.org };
   }
@@ -124,7 +125,7 @@ export class AgentsService {
    */
   async authenticateToken(request: AuthenticateTokenRequest): Promise<AgentIdentity> {
     const handle = request.handle === undefined ? null : (normalizeHandle(request.handle) as string);
-    const candidates = await findTokenAgents(poolOf(this.dataSource), request.issuer, request.subject, handle);
+    const candidates = await findTokenAgents(pgPoolOf(this.dataSource), request.issuer, request.subject, handle);
     const mapped = candidates.find((agent) => agent.tokenIssuer === request.issuer && agent.tokenSubject === request.subject);
     let agent = mapped;
     if (mapped && handle !== null && mapped.handle !== handle) {

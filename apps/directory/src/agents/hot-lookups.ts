@@ -2,11 +2,6 @@ import type pg from 'pg';
 import { orgOf, type AgentIdentity, type AgentPublicProfile, type HoldRule } from '@app/contracts';
 import type { TrustLists } from '../trust/admission';
 
-/** The pg pool behind a service's TypeORM data source: the request path's single queries use it directly. */
-export function poolOf(dataSource: { driver: unknown }): pg.Pool {
-  return (dataSource.driver as { master: pg.Pool }).master;
-}
-
 interface KeyOwnerRow {
   key_hash: string;
   revoked_at: Date | null;

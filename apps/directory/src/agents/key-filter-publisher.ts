@@ -5,7 +5,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { DataSource } from 'typeorm';
 import { keyFilterDigest, natsInboxPrefix, openJetStream, openKeyFilterBucket } from '@app/messaging';
 import { DirectoryConfig } from '../directory.config';
-import { poolOf } from './hot-lookups';
+import { pgPoolOf } from '@app/database';
 
 const STORE_TIMEOUT_MS = 2000;
 /** How often the bucket is checked (and, after a failed write or a lost bucket, reconciled). */
@@ -121,7 +121,7 @@ export class KeyFilterPublisher implements OnApplicationBootstrap, OnModuleDestr
   private async reconcile(bucket: KV): Promise<void> {
     const listed = new Set<string>();
     for await (const digest of await bucket.keys()) listed.add(digest);
-    const pool = poolOf(this.dataSource);
+    const pool = pgPoolOf(this.dataSource);
     let added = 0;
     let after = '00000000-0000-0000-0000-000000000000';
     for (;;) {

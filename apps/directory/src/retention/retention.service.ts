@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { deleteOldestBatchSql, ServiceRetention, type RetentionSweep } from '@app/database';
+import { deleteOldestBatchSql, pgPoolOf, type RetentionSweep, ServiceRetention } from '@app/database';
 import { RetentionMetrics } from '@app/metrics';
 import { DirectoryConfig } from '../directory.config';
 
@@ -25,7 +24,7 @@ export class DirectoryRetentionService extends ServiceRetention {
   ) {
     super(
       'directory',
-      () => (dataSource.driver as unknown as { master: pg.Pool }).master,
+      () => pgPoolOf(dataSource),
       config,
       (table, rows) => metrics.deleted(table, rows),
       new Logger(DirectoryRetentionService.name),

@@ -3,10 +3,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RelayError, type AdmitReply, type PutTrustRequest, type TrustPolicy } from '@app/contracts';
 import { AgentsService } from '../agents/agents.service';
-import { findRecipient, poolOf } from '../agents/hot-lookups';
+import { findRecipient } from '../agents/hot-lookups';
 import { AgentEventsPublisher } from '../events/agent-events.publisher';
 import { decideAdmission } from './admission';
 import { TrustPolicyEntity } from './trust-policy.entity';
+import { pgPoolOf } from '@app/database';
 
 function uniqueEntries(entries: string[] | undefined): string[] {
   return [...new Set(entries ?? [])];
@@ -22,7 +23,7 @@ export class TrustService {
   ) {}
 
   async admit(sender: string, recipient: string): Promise<AdmitReply> {
-    const found = await findRecipient(poolOf(this.dataSource), recipient);
+    const found = await findRecipient(pgPoolOf(this.dataSource), recipient);
     if (!found || found.disabled) {
       throw new RelayError('recipient_not_found', `No agent with the handle ${recipient}`, { recipient });
     }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { RelayError, type DecideHoldRequest, type TaskView } from '@app/contracts';
 import { TasksConfig } from '../tasks.config';
-import { pgPoolOf } from '../tasks/task-repository';
+import { pgPoolOf } from '@app/database';
 import { toTaskView } from '../tasks/task-rows';
 import { EXPIRED_HOLDS_SQL } from './hold-end.sql';
 import { endHold } from './hold-end';

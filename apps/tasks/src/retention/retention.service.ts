@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { deleteOldestBatchSql, ServiceRetention, type RetentionSweep } from '@app/database';
+import { deleteOldestBatchSql, pgPoolOf, type RetentionSweep, ServiceRetention } from '@app/database';
 import { RetentionMetrics } from '@app/metrics';
 import { TasksConfig } from '../tasks.config';
-import { pgPoolOf } from '../tasks/task-repository';
 import { DELETE_IDEMPOTENCY_BATCH_SQL, DELETE_OUTBOX_BATCH_SQL, DELETE_TERMINAL_TASKS_BATCH_SQL } from './retention-sql';
 
 const DAY_MS = 86_400_000;

@@ -35,8 +35,8 @@ import { ARTIFACT_SEARCH_TEXT, ARTIFACT_SEARCH_VECTOR } from '../database/migrat
 import { MESSAGE_SEARCH_CHARS, MESSAGE_SEARCH_TEXT, MESSAGE_SEARCH_VECTOR } from '../database/migrations/1764590000000-BoundedSearch';
 import { readTask } from './task-read';
 import { OUTBOX_HORIZON_SQL } from '../retention/retention-sql';
-import { pgPoolOf } from './task-repository';
 import { TASK_COLUMNS, toMessageView, toTaskView, type MessageRow, type TaskRow } from './task-rows';
+import { pgPoolOf } from '@app/database';
 
 /** Push-config events share the outbox and a task id, but are not part of a task's history. */
 const TASK_EVENTS_ONLY = `"type" NOT IN ('push_config_set', 'push_config_deleted')`;

@@ -16,8 +16,8 @@ import { encodeCursor } from './list-cursor';
 import { listQuery } from './list-query';
 import { readInboxEvents, readTaskEvents } from './task-event-replay';
 import { readTask } from './task-read';
-import { pgPoolOf } from './task-repository';
 import { toMessageView, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
+import { pgPoolOf } from '@app/database';
 
 /** The newest messages of the listed tasks (`$1`, in list order), at most `$2` per task, while their stored bytes fit `$3` (in list order). */
 const LIST_MESSAGES_SQL = `

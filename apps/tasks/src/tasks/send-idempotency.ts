@@ -4,7 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { RelayError, type SendReply, type SendRequest } from '@app/contracts';
 import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { TaskRepository } from './task-repository';
-import { toMessageRef, type MessageRow } from './task-rows';
+import { toMessageRef } from './task-rows';
 
 export type IdempotencyScope = 'message_id' | 'client_key';
 
@@ -77,19 +77,5 @@ export class SendIdempotency {
       };
     }
     return undefined;
-  }
-
-  async remember(manager: EntityManager, request: SendRequest, hash: string, message: MessageRow, createdTask: boolean): Promise<void> {
-    for (const { scope, key } of idempotencyKeys(request)) {
-      await manager.insert(IdempotencyKeyEntity, {
-        senderId: request.caller.id,
-        scope,
-        key,
-        requestHash: hash,
-        taskId: message.task_id,
-        sequenceNo: message.sequence_no,
-        createdTask,
-      });
-    }
   }
 }

@@ -7,8 +7,9 @@ import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempo
 import { partyOf } from './state-machine';
 import { createTask } from './task-creation';
 import { changeHistory, changeTask, type TaskChange } from './task-change';
-import { duplicateMessageIdOr, pgError, pgPoolOf } from './task-repository';
+import { duplicateMessageIdOr, pgError } from './task-repository';
 import { toMessageRef, toTaskView, type MessageRow, type TaskRow } from './task-rows';
+import { pgPoolOf } from '@app/database';
 
 function validateIntent(intent: Intent | undefined, proposedAction: ProposedActionDto | null | undefined): void {
   const hasAction = proposedAction !== undefined && proposedAction !== null;

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type pg from 'pg';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { RelayError, type MessageInput, type PartView, type TaskView } from '@app/contracts';
 import { messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { TASK_COLUMNS, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
@@ -24,11 +23,6 @@ export function duplicateMessageIdOr(error: unknown): unknown {
     return new RelayError('invalid_params', 'message.message_id is already used by another message of this thread', { field: 'message.message_id' });
   }
   return error;
-}
-
-/** The pg pool behind TypeORM: the write paths send their statements to it directly. */
-export function pgPoolOf(dataSource: DataSource): pg.Pool {
-  return (dataSource.driver as unknown as { master: pg.Pool }).master;
 }
 
 /** Parts as plain JSON (class instances of the validated request become plain objects). */

@@ -3,10 +3,11 @@ import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { RelayError, type TransitionReply, type TransitionRequest } from '@app/contracts';
 import { validateArtifactInputs } from './artifact-rules';
-import { duplicateMessageIdOr, pgPoolOf } from './task-repository';
+import { duplicateMessageIdOr } from './task-repository';
 import { toMessageView, toTaskView } from './task-rows';
 import { changeHistory } from './task-change';
 import { transitionTask } from './task-transition';
+import { pgPoolOf } from '@app/database';
 
 /**
  * A transition (accept, complete, cancel, decline, fail, request input) or a progress update,
