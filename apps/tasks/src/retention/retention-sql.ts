@@ -1,5 +1,8 @@
-import { TERMINAL_STATES_SQL } from '../database/migrations/1764580000000-Retention';
+import { TERMINAL_STATES } from '@app/contracts';
 import { OUTBOX_PUBLISHED, OUTBOX_TABLE } from '../outbox/outbox.constants';
+
+/** The terminal states as the partial index `tasks_terminal_status_idx` lists them (the same list, so the planner uses it). */
+export const TERMINAL_STATES_SQL = TERMINAL_STATES.map((state) => `'${state}'`).join(', ');
 
 export const OUTBOX_HORIZON_TABLE = '"tasks"."outbox_horizon"';
 
