@@ -1,4 +1,5 @@
 const STATE_LABELS: Record<string, string> = {
+  held: 'Held for approval',
   pending: 'Pending',
   accepted: 'Accepted',
   input_required: 'Input required',
