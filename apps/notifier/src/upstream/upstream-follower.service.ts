@@ -20,6 +20,8 @@ const ROUND_SIZE = 16;
 const LEASE_MS = 60_000;
 /** The longest the follower sleeps when nothing wakes it (another replica's new rows are found then). */
 const IDLE_MAX_MS = 1000;
+/** The shortest sleep after a round that claimed nothing (a due row another replica is claiming right now). */
+const IDLE_MIN_MS = 25;
 /** How long a stream holds its row past its last renewal (renewed a third of it): a process killed mid-stream lets go this soon. */
 export const STREAM_LEASE_MS = 15_000;
 
@@ -197,7 +199,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         await Promise.all(rows.map((row) => this.poll(row)));
         const next = await this.nextDueMs();
         if (rows.length === ROUND_SIZE) sleepMs = 0;
-        else if (next !== null) sleepMs = Math.min(IDLE_MAX_MS, Math.max(0, next));
+        else if (next !== null) sleepMs = Math.min(IDLE_MAX_MS, Math.max(rows.length === 0 ? IDLE_MIN_MS : 0, next));
       } catch (error) {
         this.logger.warn({ err: error }, 'could not poll upstream tasks');
       }
@@ -221,11 +223,17 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     return result[0];
   }
 
-  private async nextDueMs(): Promise<number | null> {
+  /**
+   * How soon the next row can be claimed: its next poll, or the end of the lease another process
+   * holds it by (null: nothing is followed).
+   */
+  async nextDueMs(): Promise<number | null> {
     const rows = (await this.dataSource.query(
-      `SELECT GREATEST(0, EXTRACT(EPOCH FROM (min("next_poll_at") - now())) * 1000)::float8 AS "ms" FROM "notifier"."upstream_tasks" WHERE "status" = 'following'`,
-    )) as Array<{ ms: number | null }>;
-    return rows[0]?.ms ?? null;
+      `SELECT EXTRACT(EPOCH FROM (min(GREATEST("next_poll_at", "locked_until")) - now())) * 1000 AS "ms"
+       FROM "notifier"."upstream_tasks" WHERE "status" = 'following' AND "next_poll_at" IS NOT NULL`,
+    )) as Array<{ ms: string | number | null }>;
+    const ms = rows[0]?.ms;
+    return ms === null || ms === undefined ? null : Math.max(0, Number(ms));
   }
 
   private async poll(row: FollowRow): Promise<void> {

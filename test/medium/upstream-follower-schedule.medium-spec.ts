@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { migrateServiceSchema } from '@app/database';
+import type { NatsRpcClient } from '@app/messaging';
+import { notifierDataSourceOptions } from '../../apps/notifier/src/database/data-source';
+import { NotifierConfig } from '../../apps/notifier/src/notifier.config';
+import type { DirectoryClient } from '../../apps/notifier/src/targets/directory-client.service';
+import type { UpstreamCredentialsService } from '../../apps/notifier/src/upstream/upstream-credentials.service';
+import { UpstreamFollowerService } from '../../apps/notifier/src/upstream/upstream-follower.service';
+
+/** Counts the follower's claim rounds: the one statement that takes due rows. */
+function countingClaims(dataSource: DataSource): { claims: () => number } {
+  let claims = 0;
+  const query = dataSource.query.bind(dataSource);
+  dataSource.query = ((sql: string, parameters?: unknown[]) => {
+    if (sql.includes('UPDATE "notifier"."upstream_tasks" SET "locked_until"')) claims += 1;
+    return query(sql, parameters);
+  }) as DataSource['query'];
+  return { claims: () => claims };
+}
+
+describe('the upstream follower’s schedule against Postgres', () => {
+  let dataSource: DataSource;
+
+  beforeAll(async () => {
+    const url = process.env.RELAY_MEDIUM_DATABASE_URL;
+    if (!url) throw new Error('RELAY_MEDIUM_DATABASE_URL is not set: run the medium tests through jest (global setup creates it)');
+    Logger.overrideLogger(['warn', 'error']);
+    dataSource = await new DataSource(notifierDataSourceOptions(url)).initialize();
+    await migrateServiceSchema(dataSource);
+  });
+
+  afterAll(async () => {
+    await dataSource.destroy();
+  });
+
+  beforeEach(async () => {
+    await dataSource.query(`DELETE FROM "notifier"."upstream_tasks"`);
+  });
+
+  /** A follower whose collaborators beyond Postgres are never reached: no row it could poll exists. */
+  const follower = (source: DataSource): UpstreamFollowerService =>
+    new UpstreamFollowerService(new NotifierConfig(), source, {} as NatsRpcClient, {} as DirectoryClient, {} as UpstreamCredentialsService);
+
+  const insertFollowing = async (nextPollIn: string, lockedFor: string | null): Promise<void> => {
+    await dataSource.query(
+      `INSERT INTO "notifier"."upstream_tasks" ("task_id", "recipient", "sender", "status", "reported", "next_poll_at", "poll_interval_ms", "locked_until")
+       VALUES ($1, '{}', 'sender', 'following', '{}', now() + $2::interval, 250, CASE WHEN $3::text IS NULL THEN NULL ELSE now() + $3::interval END)`,
+      [randomUUID(), nextPollIn, lockedFor],
+    );
+  };
+
+  it('knows nothing is due when no task is followed (a finished one included)', async () => {
+    await dataSource.query(
+      `INSERT INTO "notifier"."upstream_tasks" ("task_id", "recipient", "sender", "status", "reported", "next_poll_at", "poll_interval_ms")
+       VALUES ($1, '{}', 'sender', 'done', '{}', NULL, 250)`,
+      [randomUUID()],
+    );
+    await expect(follower(dataSource).nextDueMs()).resolves.toBeNull();
+  });
+
+  it('counts a due row held by another process from the end of its lease', async () => {
+    await insertFollowing('-1 second', '30 seconds');
+    const due = await follower(dataSource).nextDueMs();
+    expect(due).toBeGreaterThan(20_000);
+    expect(due).toBeLessThanOrEqual(30_000);
+  });
+
+  it('takes the soonest next poll, and a row already due as due now', async () => {
+    await insertFollowing('1 minute', null);
+    await insertFollowing('2 seconds', '1 second');
+    const soon = await follower(dataSource).nextDueMs();
+    expect(soon).toBeGreaterThan(0);
+    expect(soon).toBeLessThanOrEqual(2_000);
+    await insertFollowing('-5 seconds', '-1 second');
+    await expect(follower(dataSource).nextDueMs()).resolves.toBe(0);
+  });
+
+  it('sleeps between rounds while nothing is followed, or only a row another process holds', async () => {
+    const counted = countingClaims(dataSource);
+    const idle = follower(dataSource);
+    idle.onApplicationBootstrap();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // At most one round per second while idle (a loop that does not sleep makes hundreds).
+      expect(counted.claims()).toBeLessThanOrEqual(4);
+      await insertFollowing('-1 second', '1 minute');
+      const before = counted.claims();
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(counted.claims() - before).toBeLessThanOrEqual(4);
+    } finally {
+      await idle.onModuleDestroy();
+    }
+  });
+});
