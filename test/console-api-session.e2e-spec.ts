@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { ConsoleSessions } from '../apps/edge/src/console/console-sessions';
+import { ConsoleSessions } from '../apps/edge/src/operator/sign-in/console-sessions';
 import { uniqueHandle } from './support/agents';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 

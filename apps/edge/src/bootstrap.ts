@@ -10,7 +10,7 @@ import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
 import { ReadinessService } from './health/readiness.service';
 import { configureInputGuard } from './input/input-guard';
-import { configureJsonRpcHttp } from './jsonrpc/json-rpc.http';
+import { configureAgentEndpointHttp } from './endpoint/http-intake';
 import { RequestMetrics } from './metrics/request-metrics';
 
 export const MAX_BODY_BYTES = PAYLOAD_LIMITS.requestBodyBytes;
@@ -57,7 +57,7 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
       await app.close().catch(() => undefined);
       throw error;
     });
-  configureJsonRpcHttp(app, bodyLimit);
+  configureAgentEndpointHttp(app, bodyLimit);
   configureInputGuard(app);
   const fastify = app.getHttpAdapter().getInstance();
   app.get(RequestMetrics).install(fastify);

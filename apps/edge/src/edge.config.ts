@@ -2,7 +2,7 @@ import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from 'class-validator';
 import { isIP } from 'node:net';
 import { CommonConfig } from '@app/config';
-import { tokenIssuersProblem } from './auth/token-issuers';
+import { tokenIssuersProblem } from './token-issuers';
 
 export class EdgeConfig extends CommonConfig {
   /** The edge's metrics listen apart from its public port, which never serves them. */

@@ -3,7 +3,7 @@ import { loadConfig } from '@app/config';
 import { RelayError, type AgentIdentity } from '@app/contracts';
 import type { DirectoryLookups } from '../directory/directory-lookups';
 import { EdgeConfig } from '../edge.config';
-import { isAdminToken } from './admin-token.guard';
+import { isAdminToken } from '../operator/sign-in/admin-token.guard';
 import { AgentAuthenticator, extractApiKey } from './agent-authenticator';
 import { AuthFailureThrottle } from './auth-failure-throttle';
 import type { KeyFilter, KeyFilterVerdict } from './key-filter';

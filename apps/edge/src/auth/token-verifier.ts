@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors as jose, jwtVerify, type JWTPayload } from 'jose';
 import { RelayError } from '@app/contracts';
 import { EdgeConfig } from '../edge.config';
-import { parseTokenIssuers, type TokenIssuer } from './token-issuers';
+import { parseTokenIssuers, type TokenIssuer } from '../token-issuers';
 
 /** Asymmetric signatures only: `none` and the HMAC algorithms (whose key would be public) are refused before any key lookup. */
 export const TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];

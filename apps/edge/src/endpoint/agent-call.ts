@@ -4,7 +4,7 @@ import type { CanonicalMethod, Dialect } from '@app/a2a';
 import { retryAfterSeconds, type AgentIdentity, type RelayError } from '@app/contracts';
 import { annotateRpcError, annotateRpcMethod } from '@app/tracing';
 import { bearerChallenge } from '../auth/token-verifier';
-import { asRelayError } from '../jsonrpc/json-rpc-errors';
+import { asRelayError } from '../errors/json-rpc-errors';
 import { RequestMetrics } from '../metrics/request-metrics';
 import { EventStream } from '../streams/task-streams';
 import { CallerGate } from './caller-gate';

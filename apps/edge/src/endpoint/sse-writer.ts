@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common
 import type { FastifyReply } from 'fastify';
 import { RelayError, type AgentIdentity } from '@app/contracts';
 import { EdgeConfig } from '../edge.config';
-import { asRelayError } from '../jsonrpc/json-rpc-errors';
+import { asRelayError } from '../errors/json-rpc-errors';
 import type { EventStream } from '../streams/task-streams';
 import { RequestMetrics } from '../metrics/request-metrics';
 

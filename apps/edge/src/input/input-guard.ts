@@ -1,8 +1,8 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RelayError } from '@app/contracts';
-import { isJsonRpcPath, isRestPath, sendJsonRpcError } from '../jsonrpc/json-rpc.http';
-import { sendRestErrorForPath } from '../rest/rest-errors';
+import { isJsonRpcPath, isRestPath, sendJsonRpcError } from '../endpoint/http-intake';
+import { sendRestErrorForPath } from '../errors/rest-errors';
 
 /** The deepest nesting of objects and arrays a request body may have. */
 export const MAX_JSON_DEPTH = 64;

@@ -14,7 +14,7 @@ import { CallerGate } from '../endpoint/caller-gate';
 import { SseWriter, SSE_KEEP_ALIVE_MS } from '../endpoint/sse-writer';
 import { JsonRpcEndpoint } from './json-rpc.endpoint';
 import { EventStream } from '../streams/task-streams';
-import type { DialectMethods } from './json-rpc.types';
+import type { DialectMethods } from '../methods/dialect-methods';
 
 /** The raw response of a hijacked reply: records what is written. */
 class FakeRaw extends EventEmitter {

@@ -4,9 +4,9 @@ import { canonicalMethod, chooseDialect, negotiateVersion, type Dialect } from '
 import { RelayError, type AgentIdentity } from '@app/contracts';
 import { AgentCallPipeline, setRefusalHeaders, type AgentCallBinding, type PreparedCall } from '../endpoint/agent-call';
 import type { SseFraming } from '../endpoint/sse-writer';
-import { renderRelayError } from './json-rpc-errors';
-import { preliminaryDialect, UnparseableJson } from './json-rpc.http';
-import { A2A_METHODS, AGENTRELAY_METHODS, type DialectMethods, type JsonRpcCall, type JsonRpcId, type JsonRpcResponse } from './json-rpc.types';
+import { renderRelayError, type JsonRpcId, type JsonRpcResponse } from '../errors/json-rpc-errors';
+import { preliminaryDialect, UnparseableJson } from '../endpoint/http-intake';
+import { A2A_METHODS, AGENTRELAY_METHODS, type DialectMethods, type MethodCall } from '../methods/dialect-methods';
 
 /** The methods the AgentRelay dialect (docs/dialects.md#agentrelay) answers itself; the rest go to the A2A handlers. */
 const AGENTRELAY_CANONICAL = new Set(['send', 'get', 'list', 'update', 'cancel', 'watch', 'search']);
@@ -59,7 +59,7 @@ export class JsonRpcEndpoint {
     return this.pipeline.run(request, reply, new JsonRpcBinding(request, endpointHandle, (call) => this.dispatch(call)));
   }
 
-  private dispatch(call: JsonRpcCall): Promise<unknown> {
+  private dispatch(call: MethodCall): Promise<unknown> {
     if (call.dialect.kind === 'agentrelay' && AGENTRELAY_CANONICAL.has(call.canonical)) return this.agentRelayMethods.handle(call);
     if (!this.a2aMethods) throw new RelayError('method_not_found', `Method '${call.method}' not found`, { method: call.method });
     return this.a2aMethods.handle(call);
@@ -74,7 +74,7 @@ class JsonRpcBinding implements AgentCallBinding {
   constructor(
     private readonly request: FastifyRequest,
     private readonly endpointHandle: string | null,
-    private readonly dispatch: (call: JsonRpcCall) => Promise<unknown>,
+    private readonly dispatch: (call: MethodCall) => Promise<unknown>,
   ) {
     this.dialect = preliminaryDialect(request.headers);
   }
@@ -97,7 +97,7 @@ class JsonRpcBinding implements AgentCallBinding {
     if (!canonical) throw new RelayError('method_not_found', `Method '${envelope.method}' not found`, { method: envelope.method });
     const dialect = chooseDialect(version, canonical, envelope.params, envelope.method);
     this.dialect = dialect;
-    const call: JsonRpcCall = {
+    const call: MethodCall = {
       id,
       method: envelope.method,
       canonical,

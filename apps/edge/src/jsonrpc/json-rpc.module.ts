@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { EndpointModule } from '../endpoint/endpoint.module';
-import { A2aModule } from './a2a/a2a.module';
-import { AgentRelayModule } from './agentrelay/agentrelay.module';
+import { A2aModule } from '../methods/a2a/a2a.module';
+import { AgentRelayModule } from '../methods/agentrelay/agentrelay.module';
 import { JsonRpcController } from './json-rpc.controller';
 import { JsonRpcEndpoint } from './json-rpc.endpoint';
 

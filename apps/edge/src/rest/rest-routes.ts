@@ -12,7 +12,7 @@ import {
 } from '@app/a2a';
 import type { WireVersion } from '@app/contracts';
 import type { AgentCardV1 } from '../cards/agent-card';
-import { agentCardV03 } from '../jsonrpc/a2a/extended-card';
+import { agentCardV03 } from '../cards/extended-card';
 
 export type RestVerb = 'GET' | 'POST' | 'DELETE';
 

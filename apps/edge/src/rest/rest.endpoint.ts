@@ -4,11 +4,11 @@ import { negotiateVersion, streamResponseToProto, type Dialect, type Json } from
 import { RelayError, type AgentIdentity, type WireVersion } from '@app/contracts';
 import { AgentCallPipeline, setRefusalHeaders, type AgentCallBinding, type PreparedCall } from '../endpoint/agent-call';
 import type { SseFraming } from '../endpoint/sse-writer';
-import { A2aMethods } from '../jsonrpc/a2a/a2a-methods';
-import { renderRelayError } from '../jsonrpc/json-rpc-errors';
-import { UnparseableJson } from '../jsonrpc/json-rpc.http';
+import { A2aMethods } from '../methods/a2a/a2a-methods';
+import { renderRelayError } from '../errors/json-rpc-errors';
+import { UnparseableJson } from '../endpoint/http-intake';
 import { lastEventIdHeader } from '../streams/task-streams';
-import { renderRestError, sendLegacyRestError, sendRestError } from './rest-errors';
+import { renderRestError, sendLegacyRestError, sendRestError } from '../errors/rest-errors';
 import { describePath, matchRestRoute } from './rest-routes';
 
 const V1: Dialect = { kind: 'a2a', version: '1.0' };

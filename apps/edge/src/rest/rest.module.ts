@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EndpointModule } from '../endpoint/endpoint.module';
-import { A2aModule } from '../jsonrpc/a2a/a2a.module';
+import { A2aModule } from '../methods/a2a/a2a.module';
 import { RestController } from './rest.controller';
 import { RestEndpoint } from './rest.endpoint';
 

@@ -1,0 +1,205 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Patch,
+  Post,
+  Put,
+  Query,
+  UseFilters,
+  UseGuards,
+  UseInterceptors,
+  UsePipes,
+} from '@nestjs/common';
+import {
+  DIRECTORY_SUBJECTS,
+  ListAgentsRequest,
+  HandleRequest,
+  NOTIFIER_SUBJECTS,
+  RelayError,
+  RevokeKeyRequest,
+  TokenSubjectFields,
+  UpdateAgentFields,
+  type AgentPage,
+  type AgentRecord,
+  type ApiKeyInfo,
+  type ApiKeyList,
+  type CreateAgentCommand,
+  type CreateAgentReply,
+  type CreateKeyReply,
+  type TokenSubject,
+  type TrustPolicy,
+} from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { LeastRole } from '../admin-roles';
+import { AdminTokenGuard } from '../sign-in/admin-token.guard';
+import { KeyFilter } from '../../auth/key-filter';
+import { TokenVerifier } from '../../auth/token-verifier';
+import { DirectoryLookups } from '../../directory/directory-lookups';
+import { AdminAuditInterceptor, Audited } from '../audit/admin-audit';
+import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
+import { RegisterAgentBody, TrustPolicyBody } from './admin-agents.dto';
+
+/**
+ * What registration shows: the agent, its first API key and its webhook signing secret, each once.
+ * The directory commits the agent only with the secret already stored by the notifier; when the
+ * notifier does not answer, registration fails with 503 and nothing is created.
+ */
+export type RegisteredAgent = CreateAgentReply;
+
+/** Route params arrive decoded (`bob%40acme` is `bob@acme`); handles are case-insensitive. */
+/** The admin API over the directory (agents, keys, trust). Thin: validation here, rules in the directory. */
+@Controller('admin/agents')
+@UseGuards(AdminTokenGuard)
+@LeastRole('auditor')
+@UseFilters(AdminExceptionFilter)
+@UsePipes(AdminValidationPipe)
+@UseInterceptors(AdminAuditInterceptor)
+export class AdminAgentsController {
+  constructor(
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(DirectoryLookups) private readonly lookups: DirectoryLookups,
+    @Inject(KeyFilter) private readonly keyFilter: KeyFilter,
+    @Inject(TokenVerifier) private readonly tokens: TokenVerifier,
+  ) {}
+
+  @Post()
+  @HttpCode(201)
+  @LeastRole('admin')
+  @Audited('agent.create', undefined, (result) => ({ handle: (result as RegisteredAgent).agent.handle }))
+  async create(@Body() body: RegisterAgentBody): Promise<RegisteredAgent> {
+    const { upstream: registration, ...fields } = body;
+    let command: CreateAgentCommand = fields;
+    if (registration) {
+      // The card is read (and the credential sealed) before the agent exists: a card that cannot be
+      // read or offers no interface the relay speaks is a 400 and nothing is created.
+      const { upstream, card } = await this.rpc.request(NOTIFIER_SUBJECTS.resolveUpstream, { handle: fields.handle, ...registration });
+      command = { ...fields, description: fields.description ?? card.description, skills: fields.skills ?? card.skills, upstream };
+    }
+    const registered = await this.rpc.request(DIRECTORY_SUBJECTS.createAgent, command);
+    this.keyFilter.remember(registered.api_key);
+    return registered;
+  }
+
+  @Get()
+  list(@Query() query: ListAgentsRequest): Promise<AgentPage> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.listAgents, query);
+  }
+
+  @Get(':handle')
+  get(@Param() { handle }: HandleRequest): Promise<AgentRecord> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: handle });
+  }
+
+  @Patch(':handle')
+  @LeastRole('admin')
+  @Audited('agent.update', 'handle')
+  update(@Param() { handle }: HandleRequest, @Body() body: UpdateAgentFields): Promise<AgentRecord> {
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.updateAgent, { ...body, handle: handle }));
+  }
+
+  /** Disables the agent: its keys stop working at once; its tasks stay readable to the other party. */
+  @Delete(':handle')
+  @LeastRole('operator')
+  @Audited('agent.disable', 'handle')
+  disable(@Param() { handle }: HandleRequest): Promise<AgentRecord> {
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.disableAgent, { handle: handle }));
+  }
+
+  @Post(':handle/keys')
+  @LeastRole('admin')
+  @HttpCode(201)
+  @Audited('key.create', 'handle', (result) => ({ prefix: (result as CreateKeyReply).key.prefix }))
+  async createKey(@Param() { handle }: HandleRequest): Promise<CreateKeyReply> {
+    const created = await this.rpc.request(DIRECTORY_SUBJECTS.createKey, { handle: handle });
+    this.keyFilter.remember(created.api_key);
+    return created;
+  }
+
+  @Get(':handle/keys')
+  listKeys(@Param() { handle }: HandleRequest): Promise<ApiKeyList> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.listKeys, { handle: handle });
+  }
+
+  @Delete(':handle/keys/:prefix')
+  @LeastRole('admin')
+  @Audited('key.revoke', 'handle', (result) => ({ prefix: (result as ApiKeyInfo).prefix }))
+  revokeKey(@Param() key: RevokeKeyRequest): Promise<ApiKeyInfo> {
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.revokeKey, { handle: key.handle, prefix: key.prefix }));
+  }
+
+  @Get(':handle/trust')
+  getTrust(@Param() { handle }: HandleRequest): Promise<TrustPolicy> {
+    return this.rpc.request(DIRECTORY_SUBJECTS.getTrust, { handle: handle });
+  }
+
+  /** Replaces the trust policy, from JSON or from a `trust.yaml` body (`Content-Type: application/yaml`). */
+  @Put(':handle/trust')
+  @LeastRole('operator')
+  @Audited('trust.put', 'handle')
+  putTrust(@Param() { handle }: HandleRequest, @Body() body: TrustPolicyBody): Promise<TrustPolicy> {
+    const target = handle;
+    if (body.agent !== undefined && body.agent !== target) {
+      throw new RelayError('invalid_params', `agent: the policy names ${body.agent}, not ${target}`, {
+        field: 'agent',
+        fields: [{ field: 'agent', messages: [`must be ${target} (the agent in the URL)`] }],
+      });
+    }
+    return this.changing(
+      this.rpc.request(DIRECTORY_SUBJECTS.putTrust, { handle: target, allow: body.allow ?? [], block: body.block ?? [], hold: body.hold ?? [] }),
+    );
+  }
+
+  /**
+   * Maps the `sub` of a configured issuer's tokens to the agent: such a token authenticates as this
+   * agent, and one whose handle claim names another agent is refused.
+   */
+  @Put(':handle/token-subject')
+  @LeastRole('admin')
+  @Audited('token_subject.put', 'handle', (result) => ({ issuer: (result as TokenSubject).issuer, subject: (result as TokenSubject).subject }))
+  putTokenSubject(@Param() { handle }: HandleRequest, @Body() body: TokenSubjectFields): Promise<TokenSubject> {
+    if (!this.tokens.hasIssuer(body.issuer)) {
+      throw new RelayError('invalid_params', `issuer: ${body.issuer} is not one of RELAY_OIDC_ISSUERS`, { field: 'issuer' });
+    }
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.putTokenSubject, { handle: handle, issuer: body.issuer, subject: body.subject }));
+  }
+
+  /** Removes the agent's token subject: its tokens then authenticate by their handle claim only. */
+  @Delete(':handle/token-subject')
+  @LeastRole('admin')
+  @Audited('token_subject.delete', 'handle')
+  deleteTokenSubject(@Param() { handle }: HandleRequest): Promise<TokenSubject> {
+    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.putTokenSubject, { handle: handle, issuer: null, subject: null }));
+  }
+
+  /** Replaces the agent's webhook signing secret (kept by the notifier) and shows the new one once. */
+  @Post(':handle/webhook-secret')
+  @LeastRole('admin')
+  @HttpCode(201)
+  @Audited('webhook_secret.rotate', 'handle')
+  async rotateSecret(@Param() { handle }: HandleRequest): Promise<{ handle: string; webhook_secret: string }> {
+    const agent = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: handle });
+    if (agent.disabled) throw new RelayError('agent_disabled', `The agent ${agent.handle} is disabled`);
+    // A rotation that reaches a stalled notifier after this request gave up is refused there, so
+    // the secret in use is always one that was shown.
+    const notAfter = new Date(Date.now() + this.rpc.defaultTimeoutMs).toISOString();
+    const rotated = await this.rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: agent.handle, not_after: notAfter });
+    return { handle: agent.handle, webhook_secret: rotated.webhook_secret };
+  }
+
+  /**
+   * A directory change made through this edge: its cached identities and trust decisions go once
+   * the directory answered (other edges drop theirs on the directory's change notice).
+   */
+  private async changing<T>(change: Promise<T>): Promise<T> {
+    try {
+      return await change;
+    } finally {
+      this.lookups.forget();
+    }
+  }
+}

@@ -1,0 +1,114 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import {
+  ADMIN_TASKS_SUBJECTS,
+  APPROVALS_SUBJECTS,
+  DIRECTORY_SUBJECTS,
+  RelayError,
+  TASK_LIMITS,
+  type AdminTaskDetail,
+  type AdminTaskPage,
+  type ApprovalDecision,
+  type TaskView,
+} from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { AdminAudit } from '../audit/admin-audit';
+import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
+import { LeastRole } from '../admin-roles';
+import { adminPrincipalOf, AdminTokenGuard, type AdminPrincipal } from '../sign-in/admin-token.guard';
+import { ApprovalDecisionBody, ApprovalsQuery } from './approvals.dto';
+
+function taskIdOf(id: string): string {
+  if (id.length > TASK_LIMITS.taskIdChars) throw new RelayError('task_not_found', `No task with id ${id.slice(0, 64)}…`, { task_id: id.slice(0, 64) });
+  return id;
+}
+
+/**
+ * Held handoffs (docs/decisions/0024-held-handoffs.md) for the people who decide them: the queue,
+ * one held handoff with its full content, approve and deny. Reading and deciding need the
+ * `approver` role; each decision is in the admin audit with the person's identity. A rule with
+ * `four_eyes` needs a signed-in person (not the admin token) who is not the sending agent's owner
+ * (its `email`); otherwise 403 `four_eyes` and nothing is done.
+ */
+@Controller('admin/approvals')
+@UseGuards(AdminTokenGuard)
+@LeastRole('approver')
+@UseFilters(AdminExceptionFilter)
+@UsePipes(AdminValidationPipe)
+export class ApprovalsController {
+  constructor(
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(AdminAudit) private readonly audit: AdminAudit,
+  ) {}
+
+  /** `GET /admin/approvals?limit=&cursor=`: the held handoffs, newest first. */
+  @Get()
+  list(@Query() query: ApprovalsQuery): Promise<AdminTaskPage> {
+    return this.rpc.request(ADMIN_TASKS_SUBJECTS.list, {
+      states: ['held'],
+      ...(query.limit !== undefined ? { limit: query.limit } : {}),
+      ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+    });
+  }
+
+  /** `GET /admin/approvals/{id}`: a held (or once held) handoff with its content, timeline and audit. */
+  @Get(':id')
+  async get(@Param('id') id: string): Promise<AdminTaskDetail> {
+    const detail = await this.rpc.request(ADMIN_TASKS_SUBJECTS.get, { task_id: taskIdOf(id) });
+    if (!detail.task.hold) throw new RelayError('not_held', `Task ${detail.task.id} was never held for approval`, { task_id: detail.task.id });
+    return detail;
+  }
+
+  /** `POST /admin/approvals/{id}/approve {comment?}`: delivered to its recipient as if just sent. */
+  @Post(':id/approve')
+  @HttpCode(200)
+  @LeastRole('approver')
+  approve(@Param('id') id: string, @Body() body: ApprovalDecisionBody, @Req() request: FastifyRequest): Promise<TaskView> {
+    return this.decide(taskIdOf(id), 'approve', body.comment, adminPrincipalOf(request));
+  }
+
+  /** `POST /admin/approvals/{id}/deny {comment?}`: rejected, the sender told the reason. */
+  @Post(':id/deny')
+  @HttpCode(200)
+  @LeastRole('approver')
+  deny(@Param('id') id: string, @Body() body: ApprovalDecisionBody, @Req() request: FastifyRequest): Promise<TaskView> {
+    return this.decide(taskIdOf(id), 'deny', body.comment, adminPrincipalOf(request));
+  }
+
+  private async decide(taskId: string, decision: ApprovalDecision, comment: string | undefined, principal: AdminPrincipal): Promise<TaskView> {
+    const { task } = await this.rpc.request(ADMIN_TASKS_SUBJECTS.get, { task_id: taskId });
+    if (task.hold?.four_eyes) await this.checkFourEyes(task, principal);
+    const { person } = principal;
+    const decided = await this.rpc.request(APPROVALS_SUBJECTS.decide, {
+      task_id: task.id,
+      decision,
+      ...(comment !== undefined ? { comment } : {}),
+      decided_by: person ? (person.email ?? person.sub) : principal.actor,
+      ...(person?.email ? { decided_by_email: person.email } : {}),
+    });
+    await this.audit.record(principal, decision === 'approve' ? 'approval.approve' : 'approval.deny', task.id, {
+      rule: task.hold?.rule ?? null,
+      sender: task.sender.handle,
+      recipient: task.recipient.handle,
+      ...(comment ? { comment } : {}),
+    });
+    return decided;
+  }
+
+  /** Four eyes: a person, identified by their sign-in, who does not own the sending agent. */
+  private async checkFourEyes(task: TaskView, principal: AdminPrincipal): Promise<void> {
+    const { person } = principal;
+    if (!person) {
+      throw new RelayError('four_eyes', `The hold (rule "${task.hold?.rule}") needs four eyes: sign in as a person to decide it, not with the admin token`, {
+        task_id: task.id,
+      });
+    }
+    const sender = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: task.sender.handle });
+    if (sender.email !== null && person.email !== null && sender.email.toLowerCase() === person.email.toLowerCase()) {
+      throw new RelayError('four_eyes', `You own ${task.sender.handle}, the sending agent: another person must decide this hold (rule "${task.hold?.rule}")`, {
+        task_id: task.id,
+        owner: sender.email,
+      });
+    }
+  }
+}

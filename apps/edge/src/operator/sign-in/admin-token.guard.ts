@@ -1,0 +1,139 @@
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { API_KEY_PREFIX, RelayError } from '@app/contracts';
+import { ConsoleSessions, SESSION_COOKIE, type ConsolePerson } from './console-sessions';
+import { EdgeConfig } from '../../edge.config';
+import { LEAST_ROLE, roleAllows, type AdminRole } from '../admin-roles';
+import { AuthFailureThrottle } from '../../auth/auth-failure-throttle';
+
+export const ADMIN_REALM = 'Bearer realm="agentrelay-admin"';
+
+/** Who made an admin call, as the admin audit names them. */
+export const ADMIN_TOKEN_ACTOR = 'admin token';
+
+/** Methods a console session may use without its CSRF token. */
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
+/** Who made an admin request the guard let through, and what they may do. */
+export interface AdminPrincipal {
+  /** `admin token` or `console:<session>`. */
+  actor: string;
+  role: AdminRole;
+  /** The person of an OIDC session; null for the admin token and its sessions. */
+  person: ConsolePerson | null;
+}
+
+const principals = new WeakMap<object, AdminPrincipal>();
+
+/** The principal of an admin request the guard let through (the admin token's when none was recorded). */
+export function adminPrincipalOf(request: FastifyRequest): AdminPrincipal {
+  return principals.get(request) ?? { actor: ADMIN_TOKEN_ACTOR, role: 'admin', person: null };
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/** Whether `presented` is the admin token, compared in constant time (over digests of equal length). */
+export function isAdminToken(presented: string | undefined, configured: string | undefined): boolean {
+  if (!configured || !presented) return false;
+  // An agent key is never the admin token, whatever the configuration says.
+  if (presented.startsWith(API_KEY_PREFIX)) return false;
+  return timingSafeEqual(digest(presented), digest(configured));
+}
+
+/** The value of one cookie in a `Cookie` header (the first one of that name), or undefined. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const pair of header.split(';')) {
+    const separator = pair.indexOf('=');
+    if (separator > 0 && pair.slice(0, separator).trim() === name) return pair.slice(separator + 1).trim();
+  }
+  return undefined;
+}
+
+/**
+ * Lets a request through with `Authorization: Bearer <RELAY_ADMIN_TOKEN>` (always `admin`), or
+ * with the cookie of a live console session (then every method but GET and HEAD also needs the
+ * session's `X-CSRF-Token`, else 403 `csrf_failed`), when the route's least role (`@LeastRole`)
+ * allows the caller's role, else 403 `role_forbidden`. A route that declares no role (for a
+ * change: on the route itself, not its class) is refused to everyone. No admin token and no OIDC sign-in configured → always 401.
+ */
+@Injectable()
+export class AdminTokenGuard implements CanActivate {
+  constructor(
+    @Inject(EdgeConfig) private readonly config: EdgeConfig,
+    @Inject(AuthFailureThrottle) private readonly failures: AuthFailureThrottle,
+    @Inject(ConsoleSessions) private readonly sessions: ConsoleSessions,
+    @Inject(Reflector) private readonly reflector: Reflector,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const principal = await this.authenticate(context);
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    // A class's role covers its reads only: a change must name its own, so that one added to a
+    // controller of reads is not open to the readers by default.
+    const least = SAFE_METHODS.has(request.method)
+      ? this.reflector.getAllAndOverride<AdminRole | undefined>(LEAST_ROLE, [context.getHandler(), context.getClass()])
+      : this.reflector.get<AdminRole | undefined>(LEAST_ROLE, context.getHandler());
+    if (least === undefined) {
+      throw new RelayError('role_forbidden', `${request.method} ${request.routeOptions.url ?? request.url} declares no least role, so no one may call it`);
+    }
+    if (!roleAllows(principal.role, least)) {
+      throw new RelayError(
+        'role_forbidden',
+        `${request.method} ${request.routeOptions.url ?? request.url} needs the role ${least} or stronger; you are ${principal.role}`,
+        {
+          role: principal.role,
+          least_role: least,
+        },
+      );
+    }
+    principals.set(request, principal);
+    return true;
+  }
+
+  private async authenticate(context: ExecutionContext): Promise<AdminPrincipal> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const header = request.headers['authorization'];
+    const cookie = readCookie(request.headers.cookie, SESSION_COOKIE);
+    const signInConfigured = this.config.RELAY_ADMIN_TOKEN !== undefined || this.config.RELAY_CONSOLE_OIDC_ISSUER !== undefined;
+    if (header === undefined && cookie !== undefined && signInConfigured) {
+      const session = await this.sessions.find(cookie);
+      if (session) {
+        const csrf = request.headers['x-csrf-token'];
+        if (!SAFE_METHODS.has(request.method) && !this.sessions.csrfMatches(cookie, typeof csrf === 'string' ? csrf : undefined)) {
+          throw new RelayError('csrf_failed', 'This console session needs its X-CSRF-Token header (from POST or GET /admin/session) on every change');
+        }
+        return { actor: `console:${session.session}`, role: session.role, person: session.person };
+      }
+    }
+    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    const presented = match?.[1];
+    // The token is checked first (in constant time, without I/O): someone else's failures from
+    // this address never lock the admin out.
+    if (isAdminToken(presented, this.config.RELAY_ADMIN_TOKEN)) {
+      this.failures.recordSuccess(presented as string);
+      return { actor: ADMIN_TOKEN_ACTOR, role: 'admin', person: null };
+    }
+    if (header !== undefined) {
+      // An agent key here is the wrong realm, not a wrong key: it counts for the address only, so
+      // that an agent calling the admin API cannot spend its own key's budget with the agent API.
+      const secret = presented?.startsWith(API_KEY_PREFIX) ? undefined : presented;
+      this.failures.assertAllowed(request.ip, secret);
+      this.failures.recordFailure(request.ip, secret);
+    }
+    http.getResponse<FastifyReply>().header('www-authenticate', ADMIN_REALM);
+    throw new RelayError(
+      'unauthenticated',
+      !signInConfigured
+        ? 'The admin API is disabled: neither RELAY_ADMIN_TOKEN nor RELAY_CONSOLE_OIDC_ISSUER is set'
+        : cookie !== undefined && header === undefined
+          ? 'The console session has expired or was signed out; sign in again'
+          : 'Missing or invalid admin token',
+    );
+  }
+}

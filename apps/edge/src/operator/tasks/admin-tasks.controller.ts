@@ -1,0 +1,110 @@
+import { Controller, Get, Inject, Param, Query, Req, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import {
+  ADMIN_DELIVERIES_SUBJECTS,
+  ADMIN_TASKS_SUBJECTS,
+  DIRECTORY_SUBJECTS,
+  HandleRequest,
+  normalizeHandle,
+  RelayError,
+  TASK_LIMITS,
+  type AdminCountsReply,
+  type AdminSearchPage,
+  type AdminTaskDetail,
+  type AdminTaskFilter,
+  type AdminTaskPage,
+  type FailureCountsReply,
+  type AdminOverviewReply,
+} from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
+import { hidesBodies, LeastRole } from '../admin-roles';
+import { adminPrincipalOf, AdminTokenGuard } from '../sign-in/admin-token.guard';
+import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
+import { AdminSearchQuery, AdminTaskFilterQuery, AdminTasksQuery } from './admin-tasks.dto';
+import { hideDetail, hidePage, type WithHiddenBodies } from './hidden-bodies';
+
+export type AdminOverview = AdminOverviewReply & { delivery_failures: FailureCountsReply };
+
+/** The operator console's reads across all agents: tasks, one task's timeline, search, counts, the overview. */
+@Controller('admin')
+@UseGuards(AdminTokenGuard)
+@LeastRole('auditor')
+@UseFilters(AdminExceptionFilter)
+@UsePipes(AdminValidationPipe)
+export class AdminTasksController {
+  constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
+
+  /** `GET /admin/tasks?agent=&role=&state=&intent=&context_id=&created_after=&created_before=&limit=&cursor=`, newest first. */
+  @Get('tasks')
+  async list(@Query() query: AdminTasksQuery, @Req() request: FastifyRequest): Promise<WithHiddenBodies<AdminTaskPage>> {
+    const page = await this.rpc.request(ADMIN_TASKS_SUBJECTS.list, {
+      ...(await this.filter(query)),
+      ...(query.limit !== undefined ? { limit: query.limit } : {}),
+    });
+    return hidesBodies(adminPrincipalOf(request).role) ? hidePage(page) : page;
+  }
+
+  /** `GET /admin/tasks/{id}`: the task, its timeline (from the event log) and its transition audit. */
+  @Get('tasks/:id')
+  async get(@Param('id') id: string, @Req() request: FastifyRequest): Promise<WithHiddenBodies<AdminTaskDetail>> {
+    if (id.length > TASK_LIMITS.taskIdChars) throw new RelayError('task_not_found', `No task with id ${id.slice(0, 64)}…`, { task_id: id.slice(0, 64) });
+    const detail = await this.rpc.request(ADMIN_TASKS_SUBJECTS.get, { task_id: id });
+    return hidesBodies(adminPrincipalOf(request).role) ? hideDetail(detail) : detail;
+  }
+
+  /** `GET /admin/search?q=<words>&…`: full-text search over message text and artifact names, ranked, with the list's filters. */
+  @Get('search')
+  // Search matches message text: an auditor, who may not read it, may not probe it either.
+  @LeastRole('viewer')
+  async search(@Query() query: AdminSearchQuery): Promise<AdminSearchPage> {
+    return this.rpc.request(ADMIN_TASKS_SUBJECTS.search, {
+      ...(await this.filter(query)),
+      query: query.q,
+      ...(query.limit !== undefined ? { limit: query.limit } : {}),
+    });
+  }
+
+  /** `GET /admin/agents/{handle}/counts`: the agent's tasks by state, as recipient (inbox) and as sender. */
+  @Get('agents/:handle/counts')
+  async counts(@Param() { handle }: HandleRequest): Promise<AdminCountsReply> {
+    const agent = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle });
+    return this.rpc.request(ADMIN_TASKS_SUBJECTS.counts, { agent_id: agent.id });
+  }
+
+  /** `GET /admin/overview`: the last hour per minute, open tasks, the oldest pending one, delivery failures and the outbox lag. */
+  @Get('overview')
+  async overview(): Promise<AdminOverview> {
+    const [tasks, deliveries] = await Promise.all([
+      this.rpc.request(ADMIN_TASKS_SUBJECTS.overview, {}),
+      this.rpc.request(ADMIN_DELIVERIES_SUBJECTS.failureCounts, {}),
+    ]);
+    return {
+      per_minute: tasks.per_minute,
+      open_by_state: tasks.open_by_state,
+      oldest_pending: tasks.oldest_pending,
+      delivery_failures: deliveries,
+      outbox_lag: tasks.outbox_lag,
+    };
+  }
+
+  /** The tasks service's filter: the agent named by handle becomes its id (an unknown handle is 404 `agent_not_found`). */
+  private async filter(query: AdminTaskFilterQuery): Promise<AdminTaskFilter> {
+    const agent =
+      query.agent !== undefined ? await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: normalizeHandle(query.agent) as string }) : undefined;
+    if (query.role !== undefined && agent === undefined) {
+      throw new RelayError('invalid_params', 'role: only with agent (the agent as sender, recipient or either)', {
+        field: 'role',
+        fields: [{ field: 'role', messages: ['needs agent'] }],
+      });
+    }
+    return {
+      ...(agent ? { agent_id: agent.id, role: query.role ?? 'either' } : {}),
+      ...(query.state && query.state.length > 0 ? { states: query.state } : {}),
+      ...(query.intent && query.intent.length > 0 ? { intents: query.intent } : {}),
+      ...(query.context_id !== undefined ? { context_id: query.context_id } : {}),
+      ...(query.created_after !== undefined ? { created_after: query.created_after } : {}),
+      ...(query.created_before !== undefined ? { created_before: query.created_before } : {}),
+      ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+    };
+  }
+}
