@@ -4,7 +4,7 @@
  * Prints each broken link; exits 1 if there is one.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, each space a hyphen. */
@@ -79,11 +79,26 @@ function readIfFile(path: string): string | null {
   return existsSync(path) && statSync(path).isFile() ? readFileSync(path, 'utf8') : null;
 }
 
-/** The Markdown files git tracks. */
+const SKIPPED_FOLDERS = new Set(['node_modules', 'dist', '.build', '.git', '.relay']);
+
+/** Markdown files under a folder, outside build output and dependencies (a tree without git). */
+function markdownUnder(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const path = folder === '.' ? entry.name : join(folder, entry.name);
+    if (entry.isDirectory()) return SKIPPED_FOLDERS.has(entry.name) ? [] : markdownUnder(path);
+    return entry.isFile() && entry.name.endsWith('.md') ? [path] : [];
+  });
+}
+
+/** The Markdown files git tracks, or every one in the tree when it is not a git checkout. */
 export function markdownFiles(): string[] {
-  return execFileSync('git', ['ls-files', '*.md'], { encoding: 'utf8' })
-    .split('\n')
-    .filter((path) => path !== '' && existsSync(path));
+  let tracked: string;
+  try {
+    tracked = execFileSync('git', ['ls-files', '*.md'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return markdownUnder('.').sort();
+  }
+  return tracked.split('\n').filter((path) => path !== '' && existsSync(path));
 }
 
 export function repositoryLinkProblems(): string[] {
