@@ -173,7 +173,7 @@ export class EdgeConfig extends CommonConfig {
   @Max(10 * 60 * 1000)
   RELAY_STREAM_STALL_MS: number = 30000;
 
-  /** Aggregate size of the message histories on one A2A ListTasks page (4 MiB; docs/dialects.md#limits). */
+  /** Aggregate size of the message histories on one A2A ListTasks page (4 MiB; docs/operations.md#limits). */
   @IsInt()
   @Min(1024)
   @Max(64 * 1024 * 1024)

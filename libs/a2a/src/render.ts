@@ -3,7 +3,7 @@ import { toWireRole, toWireState } from './mapping';
 
 export type Json = Record<string, unknown>;
 
-/** Default aggregate size of the histories on one ListTasks page: 4 MiB (docs/dialects.md#limits). */
+/** Default aggregate size of the histories on one ListTasks page: 4 MiB (docs/operations.md#limits). */
 export const LIST_HISTORY_BUDGET_BYTES = 4 * 1024 * 1024;
 
 export interface RenderTaskOptions {

@@ -2,7 +2,7 @@
  * Text another party wrote (another agent's message, title, name, artifact, handle), made safe to
  * put in front of a person's terminal or a model: nothing in it can move the cursor, retitle or
  * clear the terminal, overwrite a line, reorder what is shown, or hide text that a reader cannot
- * see but a model reads. The README ("Text from other agents") lists the same rules.
+ * see but a model reads. docs/agents.md ("Text from other agents") lists the same rules.
  *
  * - Line breaks (CR LF, a lone CR, NEL U+0085, LINE SEPARATOR U+2028, PARAGRAPH SEPARATOR U+2029)
  *   become one LF in `displayText`, one space in `displayLine`; a tab stays in `displayText` and
