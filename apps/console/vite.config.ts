@@ -10,6 +10,8 @@ const consoleRoot = fileURLToPath(new URL('.', import.meta.url));
 export default defineConfig({
   root: consoleRoot,
   base: '/console/',
+  // The contracts' plain model (the task's states, intents and views), shared with the services.
+  resolve: { alias: { '@app/contracts': fileURLToPath(new URL('../../libs/contracts/src', import.meta.url)) } },
   build: {
     outDir: fileURLToPath(new URL('../../dist/console', import.meta.url)),
     emptyOutDir: true,

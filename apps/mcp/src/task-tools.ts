@@ -1,8 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-// The limits module alone: the rest of the contracts (class-validator DTOs) has no place in this client.
-import { TASK_LIMITS } from '@app/contracts/limits';
+import { ARTIFACT_TYPES, TASK_LIMITS, TYPED_ARTIFACT_FIELDS, type ArtifactField } from '@app/contracts/model';
 import {
   TASK_INTENTS,
   TASK_STATES,
@@ -38,34 +37,29 @@ const idempotencyKey = z
     'A unique key for this message (e.g. a UUID). Pass the same key again when retrying the call: the relay then never sends it twice. Made up for you when omitted.',
   );
 
-const description = z.string().min(1).optional().describe('What the artifact is for');
-const artifact = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('file_diff'), path: z.string().min(1), diff: z.string().min(1).describe('Unified diff'), description }),
-  z.object({
-    type: z.literal('file_ref'),
-    path: z.string().min(1),
-    line_start: z.number().int().min(0).optional(),
-    line_end: z.number().int().min(0).optional(),
-    ref: z.string().min(1).optional().describe('Commit, branch or tag'),
-    description,
-  }),
-  z.object({
-    type: z.literal('test_command'),
-    command: z.string().min(1).describe('e.g. npm test -- users'),
-    cwd: z.string().min(1).optional(),
-    expected: z.string().min(1).optional().describe('What passing looks like'),
-    description,
-  }),
-  z.object({
-    type: z.literal('api_contract'),
-    name: z.string().min(1),
-    spec: z.string().min(1).describe('The contract itself, e.g. an OpenAPI excerpt'),
-    format: z.string().min(1).optional().describe('e.g. openapi, graphql, typescript'),
-    endpoints: z.array(z.string()).optional(),
-    description,
-  }),
-  z.object({ type: z.literal('link'), url: z.url({ protocol: /^https?$/ }), title: z.string().min(1).optional(), description }),
-]);
+/** A typed artifact's field as the tool's input schema states it (the tasks service checks the rest). */
+function fieldSchema(field: ArtifactField): z.ZodType {
+  const schema =
+    field.kind === 'integer'
+      ? z.number().int().min(0)
+      : field.kind === 'string[]'
+        ? z.array(z.string())
+        : field.kind === 'url'
+          ? z.url({ protocol: /^https?$/ })
+          : z.string().min(1);
+  const present = field.required ? schema : schema.optional();
+  return field.about ? present.describe(field.about) : present;
+}
+
+const artifact = z.discriminatedUnion(
+  'type',
+  ARTIFACT_TYPES.map((type) =>
+    z.object({
+      type: z.literal(type),
+      ...Object.fromEntries(Object.entries(TYPED_ARTIFACT_FIELDS[type]).map(([name, field]) => [name, fieldSchema(field)])),
+    }),
+  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+);
 
 const proposedAction = z
   .object({

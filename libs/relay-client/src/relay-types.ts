@@ -2,34 +2,20 @@
  * The AgentRelay dialect of the relay's public JSON-RPC API (`POST /a2a`), as a client sees it:
  * snake_case params, `{type: "text"}` parts and the relay's own states and error symbols.
  */
-export const TASK_STATES = ['held', 'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
-export type TaskState = (typeof TASK_STATES)[number];
-
-/** Tasks still open: waiting to be accepted, being worked on, or waiting for the sender's input. */
-export const OPEN_STATES: readonly TaskState[] = ['pending', 'accepted', 'input_required'];
-export const TERMINAL_STATES: readonly TaskState[] = ['completed', 'cancelled', 'failed', 'rejected'];
-
-export const TASK_INTENTS = ['inform', 'ask_question', 'propose_action'] as const;
-export type TaskIntent = (typeof TASK_INTENTS)[number];
-
-export const TASK_TRANSITIONS = ['accept', 'complete', 'cancel', 'decline', 'fail', 'request_input'] as const;
-export type TaskTransition = (typeof TASK_TRANSITIONS)[number];
-
-export type TaskArtifact =
-  | { type: 'file_diff'; path: string; diff: string; description?: string }
-  | { type: 'file_ref'; path: string; line_start?: number; line_end?: number; ref?: string; description?: string }
-  | { type: 'test_command'; command: string; cwd?: string; expected?: string; description?: string }
-  | { type: 'api_contract'; name: string; spec: string; format?: string; endpoints?: string[]; description?: string }
-  | { type: 'link'; url: string; title?: string; description?: string };
-
-export type ArtifactType = TaskArtifact['type'];
-
-export interface ProposedAction {
-  description: string;
-  target_files: string[];
-  rationale: string;
-  suggested_diff?: string | null;
-}
+export {
+  INTENTS as TASK_INTENTS,
+  OPEN_STATES,
+  TASK_STATES,
+  TERMINAL_STATES,
+  TRANSITIONS as TASK_TRANSITIONS,
+  type ArtifactType,
+  type Intent as TaskIntent,
+  type ProposedAction,
+  type TaskState,
+  type Transition as TaskTransition,
+  type TypedArtifact as TaskArtifact,
+} from '@app/contracts/model';
+import type { Intent as TaskIntent, ProposedAction, TaskState, TypedArtifact as TaskArtifact } from '@app/contracts/model';
 
 export interface AgentRef {
   handle: string;

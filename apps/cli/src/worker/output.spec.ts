@@ -1,4 +1,4 @@
-import { TASK_LIMITS } from '@app/contracts/limits';
+import { TASK_LIMITS } from '@app/contracts/model';
 import { BoundedText, classifyLine, failReason, keepTail, lastLines, RunOutput, TEXT_MAX_CHARS, TEXT_MAX_JSON_BYTES } from './output';
 
 describe('worker output', () => {

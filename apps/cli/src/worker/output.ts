@@ -1,4 +1,4 @@
-import { TASK_LIMITS } from '@app/contracts/limits';
+import { TASK_LIMITS } from '@app/contracts/model';
 
 /** What a worker's command prints, line by line, and how its output is cut to the relay's limits. */
 

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TASK_LIMITS } from '@app/contracts/limits';
+import { TASK_LIMITS } from '@app/contracts/model';
 import type { Task } from '@app/relay-client';
 import { artifactSize, collectArtifacts, writeTaskFiles } from './task-files';
 

@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join, relative } from 'node:path';
-import { TASK_LIMITS } from '@app/contracts/limits';
+import { TASK_LIMITS } from '@app/contracts/model';
 import type { TaskArtifact, TaskMessage, Task } from '@app/relay-client';
 
 /** What a run's command gets on stdin and in `handoff.json`. */

@@ -2,12 +2,9 @@
  * The admin API's answers as the console reads them (snake_case JSON under `/admin/…`). The task
  * view is the tasks service's own model; the rows, hits and counts are the admin routes' shapes.
  */
-import type { ArtifactView, Intent, MessageView, TaskState, TaskView } from '@app/contracts/tasks/task.model';
+import type { ArtifactView, Intent, MessageView, TaskState, TaskView } from '@app/contracts/model';
 
-export type { ArtifactView, Intent, MessageView, TaskState, TaskView };
-
-export const TASK_STATES: readonly TaskState[] = ['held', 'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'];
-export const INTENTS: readonly Intent[] = ['inform', 'ask_question', 'propose_action'];
+export { INTENTS, TASK_STATES, type ArtifactView, type Intent, type MessageView, type TaskState, type TaskView } from '@app/contracts/model';
 
 export interface Party {
   handle: string;

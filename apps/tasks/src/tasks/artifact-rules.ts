@@ -1,39 +1,6 @@
-import { RelayError, TASK_LIMITS, type ArtifactInput, type ArtifactType } from '@app/contracts';
+import { RelayError, TASK_LIMITS, TYPED_ARTIFACT_FIELDS, type ArtifactFieldKind, type ArtifactInput, type ArtifactType } from '@app/contracts';
 
-type FieldKind = 'string' | 'url' | 'integer' | 'string[]';
-
-interface FieldRule {
-  kind: FieldKind;
-  required: boolean;
-}
-
-/** The fields of each seed artifact type; anything else is refused. */
-const ARTIFACT_FIELDS: Record<ArtifactType, Record<string, FieldRule>> = {
-  file_diff: { path: { kind: 'string', required: true }, diff: { kind: 'string', required: true }, description: { kind: 'string', required: false } },
-  file_ref: {
-    path: { kind: 'string', required: true },
-    line_start: { kind: 'integer', required: false },
-    line_end: { kind: 'integer', required: false },
-    ref: { kind: 'string', required: false },
-    description: { kind: 'string', required: false },
-  },
-  test_command: {
-    command: { kind: 'string', required: true },
-    cwd: { kind: 'string', required: false },
-    expected: { kind: 'string', required: false },
-    description: { kind: 'string', required: false },
-  },
-  api_contract: {
-    name: { kind: 'string', required: true },
-    spec: { kind: 'string', required: true },
-    format: { kind: 'string', required: false },
-    endpoints: { kind: 'string[]', required: false },
-    description: { kind: 'string', required: false },
-  },
-  link: { url: { kind: 'url', required: true }, title: { kind: 'string', required: false }, description: { kind: 'string', required: false } },
-};
-
-function fits(kind: FieldKind, value: unknown): boolean {
+function fits(kind: ArtifactFieldKind, value: unknown): boolean {
   switch (kind) {
     case 'string':
       return typeof value === 'string' && value.trim().length > 0 && value.length <= TASK_LIMITS.artifactFieldChars;
@@ -56,7 +23,7 @@ function fits(kind: FieldKind, value: unknown): boolean {
   }
 }
 
-const DESCRIBE: Record<FieldKind, string> = {
+const DESCRIBE: Record<ArtifactFieldKind, string> = {
   string: 'a non-empty string',
   url: 'an http(s) URL',
   integer: 'a non-negative integer',
@@ -65,7 +32,7 @@ const DESCRIBE: Record<FieldKind, string> = {
 
 /** Validates a typed artifact's fields (`file_diff` needs `path` and `diff`, …); `field` names the offender. */
 export function validateTypedArtifact(type: ArtifactType, fields: Record<string, unknown>, field: string): void {
-  const rules = ARTIFACT_FIELDS[type];
+  const rules: Record<string, { kind: ArtifactFieldKind; required: boolean }> = TYPED_ARTIFACT_FIELDS[type];
   for (const [name, rule] of Object.entries(rules)) {
     const value = fields[name];
     if (value === undefined || value === null) {

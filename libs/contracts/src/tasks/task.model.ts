@@ -1,27 +1,29 @@
 import { z } from 'zod';
+import { ARTIFACT_TYPES, type HoldOutcome, type Intent, type TaskState } from './task-vocabulary';
 
 /**
  * The dialect-neutral view of a task that the tasks service returns. The edge renders it
  * into AgentRelay, A2A v0.3 or A2A v1.0 shapes (docs/dialects.md).
  */
-export const TASK_STATES = ['held', 'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'] as const;
-export type TaskState = (typeof TASK_STATES)[number];
-
-export const TERMINAL_STATES: readonly TaskState[] = ['completed', 'cancelled', 'failed', 'rejected'];
-
-export function isTerminalState(state: TaskState): boolean {
-  return TERMINAL_STATES.includes(state);
-}
-
-export const INTENTS = ['inform', 'ask_question', 'propose_action'] as const;
-export type Intent = (typeof INTENTS)[number];
-
-export const TRANSITIONS = ['accept', 'complete', 'cancel', 'decline', 'fail', 'request_input'] as const;
-export type Transition = (typeof TRANSITIONS)[number];
-
-export const ARTIFACT_TYPES = ['file_diff', 'file_ref', 'test_command', 'api_contract', 'link'] as const;
-export type ArtifactType = (typeof ARTIFACT_TYPES)[number];
-
+export {
+  ARTIFACT_TYPES,
+  HOLD_OUTCOMES,
+  INTENTS,
+  isTerminalState,
+  OPEN_STATES,
+  TASK_STATES,
+  TERMINAL_STATES,
+  TRANSITIONS,
+  TYPED_ARTIFACT_FIELDS,
+  type ArtifactField,
+  type ArtifactFieldKind,
+  type ArtifactType,
+  type HoldOutcome,
+  type Intent,
+  type TaskState,
+  type Transition,
+  type TypedArtifact,
+} from './task-vocabulary';
 export interface ParticipantRef {
   id: string;
   handle: string;
@@ -100,10 +102,6 @@ export interface ProposedAction {
   rationale: string;
   suggested_diff?: string | null;
 }
-
-/** How a hold ended (or `held` while it waits): docs/decisions/0024-held-handoffs.md. */
-export const HOLD_OUTCOMES = ['held', 'approved', 'denied', 'expired', 'cancelled'] as const;
-export type HoldOutcome = (typeof HOLD_OUTCOMES)[number];
 
 /** The hold of a handoff a rule of its recipient's trust policy kept for a person's approval. */
 export interface TaskHold {

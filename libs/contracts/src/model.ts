@@ -1,0 +1,8 @@
+/**
+ * The contracts as clients read them: the task's words and tables as values, the views and limits
+ * as types, with nothing that needs a schema library or decorators at run time. The CLI, the MCP
+ * server, the relay client and the console import this; the services import the index.
+ */
+export * from './tasks/task-vocabulary';
+export * from './limits';
+export type { ArtifactView, MessageView, PartView, ParticipantRef, ProposedAction, TaskHold, TaskView } from './tasks/task.model';
