@@ -1,8 +1,6 @@
 import { Type } from 'class-transformer';
 import type { PositionedTaskEvent } from '../events/task-event.model';
 import {
-  ArrayMaxSize,
-  ArrayMinSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -13,10 +11,6 @@ import {
   IsOptional,
   isObject,
   IsString,
-  MaxLength,
-  Min,
-  Max,
-  MinLength,
   ValidateIf,
   ValidateBy,
   ValidateNested,
@@ -35,7 +29,7 @@ import {
   type TaskView,
   type Transition,
 } from './task.model';
-import { AGENT_LIMITS, metadataBoundsProblem, TASK_LIMITS } from '../limits';
+import { metadataBoundsProblem } from '../limits';
 import { IsHoldRules } from '../directory/directory.contract';
 import type { HoldRule } from '../directory/hold-rules';
 
@@ -73,36 +67,37 @@ export function IsBoundedMetadata(options?: ValidationOptions): PropertyDecorato
   );
 }
 
+/*
+ * The request classes below state each payload's shape for the services' contract guard (types,
+ * required fields, allowed values, nesting). Sizes and counts are not restated here: they are
+ * checked where a payload enters (the dialects' parsers, with TASK_LIMITS) and held by the
+ * database's constraints.
+ */
+
 export class ParticipantRefDto {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(AGENT_LIMITS.idChars)
   id: string;
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 
   @IsString()
-  @MaxLength(AGENT_LIMITS.nameChars)
   name: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(AGENT_LIMITS.roleChars)
   role: string | null;
 }
 
 export class FilePartDto {
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.fileNameChars)
   name?: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.mediaTypeChars)
   mime_type?: string;
 
   @ValidateIf((file: FilePartDto) => file.uri === undefined)
@@ -111,7 +106,6 @@ export class FilePartDto {
 
   @ValidateIf((file: FilePartDto) => file.bytes === undefined)
   @IsString()
-  @MaxLength(TASK_LIMITS.fileUriChars)
   uri?: string;
 }
 
@@ -124,7 +118,6 @@ export class PartDto {
 
   @ValidateIf((part: PartDto) => part.kind === 'text')
   @IsString()
-  @MaxLength(TASK_LIMITS.textPartChars)
   text?: string;
 
   @ValidateIf((part: PartDto) => part.kind === 'data')
@@ -139,13 +132,11 @@ export class PartDto {
   /** A2A v1.0 `mediaType` of a text or data part (a file part has `file.mime_type`). */
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.mediaTypeChars)
   media_type?: string;
 
   /** A2A v1.0 `filename` of a text or data part (a file part has `file.name`). */
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.fileNameChars)
   filename?: string;
 
   @IsOptional()
@@ -157,13 +148,9 @@ export class MessageInput {
   /** The client's message id (kept as the message id, and an idempotency key per sender); a UUID when absent. */
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(TASK_LIMITS.messageIdChars)
   message_id?: string;
 
   @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(TASK_LIMITS.partsPerMessage)
   @ValidateNested({ each: true })
   @Type(() => PartDto)
   parts: PartDto[];
@@ -181,8 +168,6 @@ export class MessageInput {
 export class ArtifactInput {
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(TASK_LIMITS.artifactIdChars)
   artifact_id?: string;
 
   @IsOptional()
@@ -195,18 +180,14 @@ export class ArtifactInput {
 
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.artifactNameChars)
   name?: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.artifactDescriptionChars)
   description?: string;
 
   @ValidateIf((artifact: ArtifactInput) => artifact.type === undefined)
   @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(TASK_LIMITS.partsPerMessage)
   @ValidateNested({ each: true })
   @Type(() => PartDto)
   parts?: PartDto[];
@@ -228,23 +209,18 @@ export class ArtifactInput {
 export class ProposedActionDto {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.proposedActionTextChars)
   description: string;
 
   @IsArray()
-  @ArrayMaxSize(TASK_LIMITS.proposedActionTargetFiles)
   @IsString({ each: true })
-  @MaxLength(TASK_LIMITS.proposedActionTargetFileChars, { each: true })
   target_files: string[];
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.proposedActionTextChars)
   rationale: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.artifactFieldChars)
   suggested_diff?: string | null;
 }
 
@@ -258,7 +234,6 @@ export class SendRequest {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id?: string;
 
   /** On an agent's endpoint (`/a2a/{handle}`): that agent's id. A task whose other party is not that agent is `thread_not_found`. */
@@ -276,8 +251,6 @@ export class SendRequest {
   /** On create: a new context when absent, a sibling in this context when given; on append: must match. */
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(TASK_LIMITS.contextIdChars)
   context_id?: string;
 
   @ValidateNested()
@@ -295,7 +268,6 @@ export class SendRequest {
 
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(TASK_LIMITS.artifactsPerRequest)
   @ValidateNested({ each: true })
   @Type(() => ArtifactInput)
   artifacts?: ArtifactInput[];
@@ -308,15 +280,11 @@ export class SendRequest {
   /** AgentRelay's `metadata.client_idempotency_key`: an idempotency key per sender, besides the message id. */
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(TASK_LIMITS.idempotencyKeyChars)
   idempotency_key?: string;
 
   /** How many of the most recent messages the reply's task carries (all when absent). */
   @IsOptional()
   @IsInt()
-  @Min(0)
-  @Max(TASK_LIMITS.historyLengthMax)
   history_length?: number;
 
   /**
@@ -350,7 +318,6 @@ export class GetRequest {
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id: string;
 
   /** On an agent's endpoint (`/a2a/{handle}`): that agent's id. A task whose other party is not that agent is `thread_not_found`. */
@@ -362,8 +329,6 @@ export class GetRequest {
   /** 0 = no messages, N = the most recent N; all when absent. */
   @IsOptional()
   @IsInt()
-  @Min(0)
-  @Max(TASK_LIMITS.historyLengthMax)
   history_length?: number;
 
   /**
@@ -372,8 +337,6 @@ export class GetRequest {
    */
   @IsOptional()
   @IsInt()
-  @Min(0)
-  @Max(TASK_LIMITS.sequenceNoMax)
   after_sequence_no?: number;
 
   /** Whether reading marks the task read for the caller (default true). */
@@ -399,7 +362,6 @@ export class ListRequest {
 
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(TASK_STATES.length)
   @IsIn(TASK_STATES, { each: true })
   states?: TaskState[];
 
@@ -421,18 +383,14 @@ export class ListRequest {
 
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.contextIdChars)
   context_id?: string;
 
   @IsOptional()
   @IsInt()
-  @Min(1)
-  @Max(TASK_LIMITS.listMaxLimit)
   limit?: number;
 
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.listCursorChars)
   cursor?: string;
 
   @IsOptional()
@@ -442,8 +400,6 @@ export class ListRequest {
   /** Messages per item, most recent last (default 0). */
   @IsOptional()
   @IsInt()
-  @Min(0)
-  @Max(TASK_LIMITS.historyLengthMax)
   history_length?: number;
 
   @IsOptional()
@@ -458,7 +414,6 @@ export class ListRequest {
   /** Cut each item's summary to this many characters (default: whole). */
   @IsOptional()
   @IsInt()
-  @Min(1)
   summary_max_chars?: number;
 }
 
@@ -488,7 +443,6 @@ export class TransitionRequest {
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id: string;
 
   /** On an agent's endpoint (`/a2a/{handle}`): that agent's id. A task whose other party is not that agent is `thread_not_found`. */
@@ -507,19 +461,16 @@ export class TransitionRequest {
   /** Recorded in the audit log (accept). */
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.sessionIdChars)
   session_id?: string;
 
   /** complete. */
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.textPartChars)
   result_summary?: string;
 
   /** decline, fail, cancel. */
   @IsOptional()
   @IsString()
-  @MaxLength(TASK_LIMITS.reasonChars)
   reason?: string;
 
   /** The question of request_input (required there), or a message with any other transition. */
@@ -530,15 +481,12 @@ export class TransitionRequest {
 
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(TASK_LIMITS.artifactsPerRequest)
   @ValidateNested({ each: true })
   @Type(() => ArtifactInput)
   artifacts?: ArtifactInput[];
 
   @IsOptional()
   @IsInt()
-  @Min(0)
-  @Max(TASK_LIMITS.historyLengthMax)
   history_length?: number;
 }
 
@@ -559,7 +507,6 @@ export class TaskEventsRequest {
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
   task_id: string;
 
   /** On an agent's endpoint (`/a2a/{handle}`): that agent's id. A task whose other party is not that agent is `thread_not_found`. */
@@ -571,7 +518,6 @@ export class TaskEventsRequest {
   /** The events after this outbox position; it must be a position of one of this task's events (else `invalid_params`). */
   @IsOptional()
   @IsString()
-  @MaxLength(20)
   after_position?: string;
 
   /** Also answer the task (with `history_length` messages) as of `position`, read in the same snapshot. */
@@ -581,7 +527,6 @@ export class TaskEventsRequest {
 
   @IsOptional()
   @IsInt()
-  @Min(0)
   history_length?: number;
 }
 
@@ -604,13 +549,11 @@ export class InboxEventsRequest {
   /** The agent's handle, as task events name their sender and recipient. */
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
   caller_handle: string;
 
   /** The events after this outbox position (any position: the inbox spans tasks); none: only the newest position. */
   @IsOptional()
   @IsString()
-  @MaxLength(20)
   after_position?: string;
 }
 
