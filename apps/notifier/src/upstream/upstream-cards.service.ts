@@ -56,10 +56,23 @@ interface CardRow {
   last_failure_reason: string | null;
 }
 
+/** JSON with object keys sorted (jsonb gives them back in its own order). */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const object = value as Record<string, unknown>;
+    return `{${Object.keys(object)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
 /** The reviewed changes as one value: an operator's rejection is of exactly these. */
 function digestOf(changes: readonly UpstreamCardChange[]): string {
   return createHash('sha256')
-    .update(JSON.stringify(changes.map((change) => [change.field, change.new])))
+    .update(canonicalJson(changes.map((change) => [change.field, change.new])))
     .digest('hex');
 }
 
