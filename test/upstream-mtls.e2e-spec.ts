@@ -150,7 +150,7 @@ describe('Upstream agents over mTLS: a real A2A server behind https that require
         const listed = (await admin().get(`/admin/deliveries?task_id=${blocked.id}`).set('authorization', ADMIN).expect(200)).body.deliveries as DeliveryView[];
         const delivery = listed.find((entry) => entry.channel === 'upstream');
         expect(delivery?.status).toBe('failed');
-        expect(delivery?.last_error).toMatch(/certificate|alert|socket hang up|ECONNRESET/i);
+        expect(delivery?.last_error).toContain('it may not accept the client certificate');
         return delivery as DeliveryView;
       },
       20_000,
@@ -163,14 +163,10 @@ describe('Upstream agents over mTLS: a real A2A server behind https that require
       expect(shown.last_failure_method).toBe('SendMessage');
       return shown;
     }, 10_000);
-    expect(health.last_failure_reason).toMatch(/^(tls|connection): /);
+    expect(health.last_failure_reason).toMatch(/^tls: the server closed the TLS connection right after the handshake/);
     const notifier = relay.services.get('notifier')![0];
     const scrape = PrometheusScrape.parse(await (await fetch(`${notifier.get(MetricsServer).url}/metrics`)).text());
-    const failures = ['tls', 'connection'].reduce(
-      (sum, kind) => sum + (scrape.value('agentrelay_upstream_call_errors_total', { agent: handle, method: 'SendMessage', kind })),
-      0,
-    );
-    expect(failures).toBeGreaterThanOrEqual(1);
+    expect(scrape.value('agentrelay_upstream_call_errors_total', { agent: handle, method: 'SendMessage', kind: 'tls' })).toBeGreaterThanOrEqual(1);
 
     // Rotated to another certificate of the trusted CA: the retries of the same delivery get through.
     await admin()

@@ -68,8 +68,19 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
       );
       const timer = setTimeout(() => outgoing.destroy(new Error(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
       signal?.addEventListener('abort', () => outgoing.destroy(new Error('aborted')), { once: true });
-      outgoing.on('error', (error) => {
+      // TLS 1.3: a server that refuses the client certificate resets the connection after the handshake (the client sees no alert).
+      let handshakeDone = false;
+      if (secure) outgoing.once('socket', (socket) => socket.once('secureConnect', () => (handshakeDone = true)));
+      outgoing.on('error', (error: NodeJS.ErrnoException) => {
         clearTimeout(timer);
+        if (handshakeDone && options.tls && error.code === 'ECONNRESET') {
+          reject(
+            new Error(`the server closed the TLS connection right after the handshake: it may not accept the client certificate (${error.message})`, {
+              cause: error,
+            }),
+          );
+          return;
+        }
         reject(error);
       });
       outgoing.end(body);
