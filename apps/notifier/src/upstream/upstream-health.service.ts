@@ -11,6 +11,8 @@ import { UpstreamTlsService } from './upstream-tls.service';
 
 /** The calls of one task the admin API shows at most (the newest). */
 const CALLS_SHOWN = 500;
+/** A success is written at most this often per agent and process (polls answer many times a second). */
+const SUCCESS_WRITE_MS = 1000;
 
 /**
  * The health of each upstream agent: every request the relay makes to its server (card, A2A
@@ -23,6 +25,7 @@ const CALLS_SHOWN = 500;
 export class UpstreamHealthService {
   private readonly logger = new Logger(UpstreamHealthService.name);
   private breakerOf: (destination: string) => UpstreamBreakerState = () => 'closed';
+  private readonly successWrittenAt = new Map<string, number>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -65,13 +68,18 @@ export class UpstreamHealthService {
   }
 
   private async record(handle: string, call: ObservedCall): Promise<void> {
-    if (call.outcome === 'ok') {
+    const now = Date.now();
+    const sinceSuccessWrite = now - (this.successWrittenAt.get(handle) ?? 0);
+    if (call.outcome === 'ok' && sinceSuccessWrite >= SUCCESS_WRITE_MS) {
+      this.successWrittenAt.set(handle, now);
       await this.dataSource.query(
         `INSERT INTO "notifier"."upstream_agents" ("handle", "last_success_at") VALUES ($1, $2)
          ON CONFLICT ("handle") DO UPDATE SET "last_success_at" = GREATEST("upstream_agents"."last_success_at", EXCLUDED."last_success_at")`,
         [handle, call.at],
       );
-    } else {
+    } else if (call.outcome !== 'ok') {
+      // The next success is written whenever it comes: the health never shows a failure after a later success.
+      this.successWrittenAt.delete(handle);
       await this.dataSource.query(
         `INSERT INTO "notifier"."upstream_agents" ("handle", "last_failure_at", "last_failure_method", "last_failure_reason") VALUES ($1, $2, $3, $4)
          ON CONFLICT ("handle") DO UPDATE SET "last_failure_at" = EXCLUDED."last_failure_at", "last_failure_method" = EXCLUDED."last_failure_method",
