@@ -31,6 +31,13 @@ describe('admin API: agents, keys and trust policies', () => {
         ['put', '/admin/agents/bob@acme/trust'],
         ['get', '/admin/agents/bob@acme/trust'],
         ['post', '/admin/agents/bob@acme/webhook-secret'],
+        ['get', '/admin/agents/bob@acme/upstream'],
+        ['post', '/admin/agents/bob@acme/upstream/refresh'],
+        ['post', '/admin/agents/bob@acme/upstream/pending-change/accept'],
+        ['post', '/admin/agents/bob@acme/upstream/pending-change/reject'],
+        ['put', '/admin/agents/bob@acme/upstream/tls'],
+        ['delete', '/admin/agents/bob@acme/upstream/tls'],
+        ['get', '/admin/tasks/some-task/upstream-calls'],
       ];
       for (const [method, path] of routes) {
         for (const authorization of [

@@ -8,6 +8,7 @@ import { NotifierConfig } from '../../apps/notifier/src/notifier.config';
 import type { DirectoryClient } from '../../apps/notifier/src/targets/directory-client.service';
 import type { UpstreamCredentialsService } from '../../apps/notifier/src/upstream/upstream-credentials.service';
 import { UpstreamFollowerService } from '../../apps/notifier/src/upstream/upstream-follower.service';
+import type { UpstreamHealthService } from '../../apps/notifier/src/upstream/upstream-health.service';
 
 /** Counts the follower's claim rounds: the one statement that takes due rows. */
 function countingClaims(dataSource: DataSource): { claims: () => number } {
@@ -41,7 +42,14 @@ describe('the upstream follower’s schedule against Postgres', () => {
 
   /** A follower whose collaborators beyond Postgres are never reached: no row it could poll exists. */
   const follower = (source: DataSource): UpstreamFollowerService =>
-    new UpstreamFollowerService(new NotifierConfig(), source, {} as NatsRpcClient, {} as DirectoryClient, {} as UpstreamCredentialsService);
+    new UpstreamFollowerService(
+      new NotifierConfig(),
+      source,
+      {} as NatsRpcClient,
+      {} as DirectoryClient,
+      {} as UpstreamCredentialsService,
+      {} as UpstreamHealthService,
+    );
 
   const insertFollowing = async (nextPollIn: string, lockedFor: string | null): Promise<void> => {
     await dataSource.query(

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { A2A_PROTOCOL_VERSION, Role, StreamResponse, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
 import {
   AgentEvent,
@@ -58,6 +59,8 @@ export interface UpstreamAgentOptions {
   pushNotifications?: boolean;
   /** Holds back its answer to the first A2A request this long (it has done the work; only the answer is late). */
   delayFirstAnswerMs?: number;
+  /** Serves https with this certificate and requires a client certificate issued by `ca` (mTLS) on every request, the card's included. */
+  tls?: { cert: string; key: string; ca: string };
 }
 
 /** One push notification the server sent, and what the receiver answered. */
@@ -96,6 +99,8 @@ export interface UpstreamAgent {
   kill(): Promise<void>;
   /** Listens again on the same port, with the same tasks. */
   revive(): Promise<void>;
+  /** Serves its card with these fields replaced from now on (the server itself stays as it is). */
+  setCard(fields: Record<string, unknown>): void;
   close(): Promise<void>;
 }
 
@@ -299,7 +304,10 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   let answerDelayed = false;
   let url = '';
   let card: AgentCard | null = null;
-  app.get('/.well-known/agent-card.json', (_request, response) => response.json(servedCard(options, url, card as AgentCard)));
+  let cardFields: Record<string, unknown> = {};
+  app.get('/.well-known/agent-card.json', (_request, response) =>
+    response.json({ ...(servedCard(options, url, card as AgentCard) as Record<string, unknown>), ...cardFields }),
+  );
   app.use((request: ExpressRequest, response: ExpressResponse, next: Next) => {
     calls.push({ method: request.method, path: request.path, headers: { ...request.headers } });
     if (options.delayFirstAnswerMs && !answerDelayed && request.method === 'POST') {
@@ -320,13 +328,22 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
       () => response.status(401).json({ error: 'unauthenticated' }),
     );
   });
+  const tls = options.tls;
   const listen = (port: number) =>
     new Promise<Server>((resolve) => {
+      if (tls) {
+        const secure = createHttpsServer(
+          { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: true },
+          app as unknown as RequestListener,
+        );
+        secure.listen(port, '127.0.0.1', () => resolve(secure));
+        return;
+      }
       const listening = app.listen(port, '127.0.0.1', () => resolve(listening));
     });
   let server = await listen(options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
-  url = `http://127.0.0.1:${port}`;
+  url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   card = sdkCard(url, options.binding, options.streaming === true, options.pushNotifications === true);
   let reached: () => void = () => undefined;
   let openGate: () => void = () => undefined;
@@ -368,6 +385,9 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
     kill: stop,
     revive: async () => {
       server = await listen(port);
+    },
+    setCard: (fields) => {
+      cardFields = fields;
     },
     close: async () => {
       openGate();

@@ -8,7 +8,19 @@ import { runWorkerCommand, WORKER_USAGE } from './worker/worker-command';
 
 import { HOOK_USAGE, readProcessStdin, runHookCommand } from './hooks/hook-command';
 import { runSetupCommand } from './setup/setup-command';
-import type { AgentPage, AgentRecord, ApiKeyInfo, ApiKeyList, CreateKeyReply, DeliveryView, ListDeliveriesReply, TrustPolicy } from '@app/contracts';
+import type {
+  AgentPage,
+  AgentRecord,
+  ApiKeyInfo,
+  ApiKeyList,
+  CreateKeyReply,
+  DeliveryView,
+  ListDeliveriesReply,
+  TrustPolicy,
+  UpstreamChangeDecisionReply,
+  UpstreamRefreshReply,
+  UpstreamStatusView,
+} from '@app/contracts';
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
@@ -38,10 +50,20 @@ Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
            [--input-modes text/plain,image/*]
            [--card-url <url> [--upstream-auth api_key|bearer|oauth2 --upstream-secret-file <file>
             [--upstream-header <name>] [--upstream-client-id <id> [--upstream-token-url <url>]
-            [--upstream-scope <scopes>]]]]
+            [--upstream-scope <scopes>]]
+            [--upstream-client-cert-file <pem> --upstream-client-key-file <pem> [--upstream-ca-file <pem>]]]
                                     register an agent and print its API key (shown once); with
                                     --card-url, an existing A2A server the relay delivers its handoffs to
+                                    (with the client certificate files: over mTLS)
   agents [--all] [--limit <n>]      list agents (--all includes disabled ones)
+  agents upstream <handle>          an upstream agent's accepted card, pending card change, mTLS and health
+  agents refresh-card <handle>      read an upstream agent's card now (changes of its URL, interface or
+                                    security wait for agents accept-card / reject-card)
+  agents accept-card <handle>       accept the pending card change: deliveries use the new card
+  agents reject-card <handle>       reject it: the accepted card stays
+  agents set-tls <handle> --upstream-client-cert-file <pem> --upstream-client-key-file <pem>
+           [--upstream-ca-file <pem>]   replace the mTLS client certificate (no downtime)
+  agents remove-tls <handle>        stop presenting a client certificate
   show <handle>                     show one agent, private fields included (show <task> is the agent command)
   update <handle> [--name …] [--role …] [--description …] [--skills a,b] [--email …]
            [--webhook-url …] [--slack-webhook-url …] [--metadata <json>] [--webhook-timeout-ms <ms>|default]
@@ -113,6 +135,9 @@ const OPTIONS = {
   'upstream-client-id': { type: 'string' },
   'upstream-token-url': { type: 'string' },
   'upstream-scope': { type: 'string' },
+  'upstream-client-cert-file': { type: 'string' },
+  'upstream-client-key-file': { type: 'string' },
+  'upstream-ca-file': { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -210,7 +235,8 @@ async function upstreamFields(values: Values, io: CliIo): Promise<Record<string,
     if (scheme !== undefined || values['upstream-secret-file'] !== undefined) throw usage('--upstream-auth and --upstream-secret-file go with --card-url.');
     return null;
   }
-  if (scheme === undefined) return { card_url: cardUrl };
+  const tls = await tlsFields(values, io);
+  if (scheme === undefined) return { card_url: cardUrl, ...(tls ? { tls } : {}) };
   if (scheme !== 'api_key' && scheme !== 'bearer' && scheme !== 'oauth2') throw usage('--upstream-auth must be api_key, bearer or oauth2.');
   const file = values['upstream-secret-file'];
   if (file === undefined) {
@@ -230,7 +256,98 @@ async function upstreamFields(values: Values, io: CliIo): Promise<Record<string,
           ...(values['upstream-scope'] ? { scope: values['upstream-scope'] } : {}),
         }
       : {};
-  return { card_url: cardUrl, auth: { scheme, secret, ...(values['upstream-header'] ? { header_name: values['upstream-header'] } : {}), ...oauth2 } };
+  return {
+    card_url: cardUrl,
+    auth: { scheme, secret, ...(values['upstream-header'] ? { header_name: values['upstream-header'] } : {}), ...oauth2 },
+    ...(tls ? { tls } : {}),
+  };
+}
+
+/** The mTLS client certificate and key (and CA) for an upstream agent, read from PEM files. */
+async function tlsFields(values: Values, io: CliIo): Promise<Record<string, string> | null> {
+  const certFile = values['upstream-client-cert-file'];
+  const keyFile = values['upstream-client-key-file'];
+  if (certFile === undefined && keyFile === undefined) {
+    if (values['upstream-ca-file'] !== undefined) throw usage('--upstream-ca-file goes with --upstream-client-cert-file and --upstream-client-key-file.');
+    return null;
+  }
+  if (certFile === undefined || keyFile === undefined) throw usage('--upstream-client-cert-file and --upstream-client-key-file go together.');
+  const read = io.readFile ?? ((path: string) => readFile(path, 'utf8'));
+  const caFile = values['upstream-ca-file'];
+  return { client_cert: await read(certFile), client_key: await read(keyFile), ...(caFile ? { ca: await read(caFile) } : {}) };
+}
+
+function describeUpstream(status: UpstreamStatusView): string {
+  const { upstream, card, tls, health } = status;
+  const lines = [
+    `${status.handle}`,
+    `  upstream:      ${upstream.url} (${upstream.binding}, A2A ${upstream.protocol_version}, auth ${upstream.auth_scheme})`,
+    `  card:          ${upstream.card_url}, read ${card.last_refresh_at ?? 'never'}${card.last_refresh_error ? ` (last refresh failed: ${card.last_refresh_error})` : ''}`,
+    `  mTLS:          ${tls ? `${tls.client_cert_subject}, valid until ${tls.client_cert_not_after}${tls.ca ? ', own CA' : ''}` : 'none'}`,
+    `  breaker:       ${health.breaker}`,
+    `  last success:  ${health.last_success_at ?? '-'}`,
+    `  last failure:  ${health.last_failure_at ? `${health.last_failure_at} ${health.last_failure_method}: ${health.last_failure_reason}` : '-'}`,
+  ];
+  const pending = card.pending_change;
+  if (pending) {
+    lines.push(`  PENDING CARD CHANGE (read ${pending.detected_at}; accept with: agentrelay agents accept-card ${status.handle}):`);
+    for (const change of pending.changes) lines.push(`    ${change.field}: ${JSON.stringify(change.old)} -> ${JSON.stringify(change.new)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+const REFRESHED: Record<UpstreamRefreshReply['refresh']['outcome'], string> = {
+  unchanged: 'The card has not changed.',
+  applied: 'The card changed its profile only: applied.',
+  pending: 'The card changed its interface or security: the change waits for review (deliveries use the accepted card).',
+  rejected_before: 'The card shows a change an operator rejected: not proposed again (deliveries use the accepted card).',
+  failed: 'The card could not be read: the accepted card stays.',
+};
+
+type Print = (value: unknown, human: string) => void;
+
+/** `agents upstream|refresh-card|accept-card|reject-card|set-tls|remove-tls <handle>`. */
+async function upstreamCommand(api: AdminApi, action: string, handle: string, values: Values, io: CliIo, print: Print): Promise<number> {
+  const path = (suffix: string) => agentPath(handle, `/upstream${suffix}`);
+  switch (action) {
+    case 'upstream': {
+      const status = await api.call<UpstreamStatusView>('GET', path(''));
+      print(status, describeUpstream(status));
+      return EXIT.ok;
+    }
+    case 'refresh-card': {
+      const refreshed = await api.call<UpstreamRefreshReply>('POST', path('/refresh'));
+      const changed = refreshed.refresh.changes.map(
+        (change) => `  ${change.field}${change.review ? ' (review)' : ''}: ${JSON.stringify(change.old)} -> ${JSON.stringify(change.new)}\n`,
+      );
+      print(
+        refreshed,
+        `${REFRESHED[refreshed.refresh.outcome]}${refreshed.refresh.error ? ` ${refreshed.refresh.error}` : ''}\n${changed.join('')}` +
+          describeUpstream(refreshed),
+      );
+      return refreshed.refresh.outcome === 'failed' ? EXIT.apiError : EXIT.ok;
+    }
+    case 'accept-card':
+    case 'reject-card': {
+      const decided = await api.call<UpstreamChangeDecisionReply>('POST', path(`/pending-change/${action === 'accept-card' ? 'accept' : 'reject'}`));
+      print(decided, `${action === 'accept-card' ? 'Accepted' : 'Rejected'} the card change of ${decided.handle}.\n${describeUpstream(decided)}`);
+      return EXIT.ok;
+    }
+    case 'set-tls': {
+      const tls = await tlsFields(values, io);
+      if (!tls) throw usage('set-tls needs --upstream-client-cert-file and --upstream-client-key-file.');
+      const status = await api.call<UpstreamStatusView>('PUT', path('/tls'), tls);
+      print(status, `The relay presents ${status.tls?.client_cert_subject} to ${status.handle} from its next request.\n`);
+      return EXIT.ok;
+    }
+    case 'remove-tls': {
+      const status = await api.call<UpstreamStatusView>('DELETE', path('/tls'));
+      print(status, `The relay presents no client certificate to ${status.handle} any more.\n`);
+      return EXIT.ok;
+    }
+    default:
+      throw usage(`Unknown agents action "${action}" (upstream, refresh-card, accept-card, reject-card, set-tls or remove-tls).`);
+  }
 }
 
 function describeAgent(agent: AgentRecord): string {
@@ -344,6 +461,8 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
         return EXIT.ok;
       }
       case 'agents': {
+        const action = rest[0];
+        if (action !== undefined) return await upstreamCommand(api, action, need(rest, 1, 'the handle'), values, io, print);
         const limit = values.limit ? Number(values.limit) : undefined;
         if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 200)) throw usage('--limit must be an integer from 1 to 200.');
         const items: AgentRecord[] = [];

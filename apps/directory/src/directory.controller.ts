@@ -18,6 +18,7 @@ import {
   PutTrustRequest,
   RevokeKeyRequest,
   UpdateAgentRequest,
+  PutAgentUpstreamRequest,
   type AdmitReply,
   type AgentIdentity,
   type AgentPage,
@@ -95,6 +96,11 @@ export class DirectoryController {
   @MessagePattern(DIRECTORY_SUBJECTS.updateAgent)
   updateAgent(@Payload() request: UpdateAgentRequest): Promise<AgentRecord> {
     return this.agents.update(request);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.putUpstream)
+  putUpstream(@Payload() request: PutAgentUpstreamRequest): Promise<AgentRecord> {
+    return this.agents.putUpstream(request);
   }
 
   @MessagePattern(DIRECTORY_SUBJECTS.disableAgent)

@@ -131,6 +131,12 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Max(86_400_000)
   RELAY_UPSTREAM_PUSH_POLL_MS: number = 60_000;
 
+  /** How often each upstream agent's card is read again (by one replica at a time); 0: only when an operator asks. */
+  @IsInt()
+  @Min(0)
+  @Max(604_800_000)
+  RELAY_UPSTREAM_CARD_REFRESH_MS: number = 21_600_000;
+
   /** Link to a task in your own UI for Slack messages (`{task_id}` is replaced); unset, Slack shows the task id. */
   @IsString()
   @Matches(/^(https?:\/\/\S+)?$/, { message: 'RELAY_THREAD_URL_TEMPLATE must be an http(s) URL' })

@@ -17,12 +17,22 @@ import {
   type ResolveUpstreamReply,
   UpstreamPushedRequest,
   type UpstreamPushedReply,
+  HandleRequest,
+  PutUpstreamTlsRequest,
+  UpstreamCallsRequest,
+  type UpstreamCallsReply,
+  type UpstreamChangeDecisionReply,
+  type UpstreamRefreshReply,
+  type UpstreamStatusView,
 } from '@app/contracts';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
 import { WebhookSecretsService } from './secrets/webhook-secrets.service';
 import { UpstreamFollowerService } from './upstream/upstream-follower.service';
 import { UpstreamResolverService } from './upstream/upstream-resolver.service';
+import { UpstreamCardsService } from './upstream/upstream-cards.service';
+import { UpstreamHealthService } from './upstream/upstream-health.service';
+import { UpstreamTlsService } from './upstream/upstream-tls.service';
 
 /** The notifier's request subjects: webhook secrets, upstream agents' cards and credentials, and the delivery log (admin API). */
 @Controller()
@@ -33,7 +43,50 @@ export class NotifierController {
     @Inject(DeliveryWorkerService) private readonly worker: DeliveryWorkerService,
     @Inject(UpstreamResolverService) private readonly upstream: UpstreamResolverService,
     @Inject(UpstreamFollowerService) private readonly follower: UpstreamFollowerService,
+    @Inject(UpstreamCardsService) private readonly cards: UpstreamCardsService,
+    @Inject(UpstreamTlsService) private readonly tls: UpstreamTlsService,
+    @Inject(UpstreamHealthService) private readonly health: UpstreamHealthService,
   ) {}
+
+  @MessagePattern(NOTIFIER_SUBJECTS.upstreamStatus)
+  upstreamStatus(@Payload() request: HandleRequest): Promise<UpstreamStatusView> {
+    return this.cards.status(request.handle);
+  }
+
+  @MessagePattern(NOTIFIER_SUBJECTS.refreshUpstreamCard)
+  refreshUpstreamCard(@Payload() request: HandleRequest): Promise<UpstreamRefreshReply> {
+    return this.cards.refresh(request.handle);
+  }
+
+  @MessagePattern(NOTIFIER_SUBJECTS.acceptUpstreamChange)
+  acceptUpstreamChange(@Payload() request: HandleRequest): Promise<UpstreamChangeDecisionReply> {
+    return this.cards.accept(request.handle);
+  }
+
+  @MessagePattern(NOTIFIER_SUBJECTS.rejectUpstreamChange)
+  rejectUpstreamChange(@Payload() request: HandleRequest): Promise<UpstreamChangeDecisionReply> {
+    return this.cards.reject(request.handle);
+  }
+
+  /** Checked against the agent first: only an upstream agent has a client identity. */
+  @MessagePattern(NOTIFIER_SUBJECTS.putUpstreamTls)
+  async putUpstreamTls(@Payload() request: PutUpstreamTlsRequest): Promise<UpstreamStatusView> {
+    const { handle } = await this.cards.status(request.handle);
+    await this.tls.put(handle, request);
+    return this.cards.status(handle);
+  }
+
+  @MessagePattern(NOTIFIER_SUBJECTS.deleteUpstreamTls)
+  async deleteUpstreamTls(@Payload() request: HandleRequest): Promise<UpstreamStatusView> {
+    const { handle } = await this.cards.status(request.handle);
+    await this.tls.remove(handle);
+    return this.cards.status(handle);
+  }
+
+  @MessagePattern(NOTIFIER_SUBJECTS.upstreamCalls)
+  async upstreamCalls(@Payload() request: UpstreamCallsRequest): Promise<UpstreamCallsReply> {
+    return { calls: await this.health.calls(request.task_id) };
+  }
 
   @MessagePattern(NOTIFIER_SUBJECTS.upstreamPushed)
   async upstreamPushed(@Payload() request: UpstreamPushedRequest): Promise<UpstreamPushedReply> {

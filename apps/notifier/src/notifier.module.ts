@@ -24,12 +24,17 @@ import { UPSTREAM_CREDENTIAL_SEALED_COLUMNS, UpstreamCredentialsService } from '
 import { UpstreamDeliveryService } from './upstream/upstream-delivery.service';
 import { UpstreamFollowerService } from './upstream/upstream-follower.service';
 import { UpstreamResolverService } from './upstream/upstream-resolver.service';
+import { UpstreamCardsService } from './upstream/upstream-cards.service';
+import { UpstreamHealthService } from './upstream/upstream-health.service';
+import { UpstreamMetrics } from './upstream/upstream-metrics';
+import { UPSTREAM_TLS_SEALED_COLUMNS, UpstreamTlsService } from './upstream/upstream-tls.service';
 
 export const NOTIFIER_SEALED_COLUMNS = [
   ...WEBHOOK_SECRET_SEALED_COLUMNS,
   ...PUSH_TARGET_SEALED_COLUMNS,
   ...DELIVERY_SEALED_COLUMNS,
   ...UPSTREAM_CREDENTIAL_SEALED_COLUMNS,
+  ...UPSTREAM_TLS_SEALED_COLUMNS,
 ];
 
 @Module({})
@@ -42,6 +47,7 @@ export class NotifierModule {
         serviceMetricsModule(config, [
           metricsProvider(JetStreamConsumerMetrics),
           { provide: DeliveryMetrics, inject: [Registry], useFactory: (registry: Registry) => new DeliveryMetrics(registry, DELIVERY_CHANNELS) },
+          metricsProvider(UpstreamMetrics),
         ]),
         SecretsModule.forRoot(config.RELAY_SECRET_KEYS, NOTIFIER_SEALED_COLUMNS),
         MessagingModule.forRoot(config),
@@ -58,7 +64,10 @@ export class NotifierModule {
         WebhookSecretsService,
         DeliveriesService,
         SlackThrottleService,
+        UpstreamTlsService,
+        UpstreamHealthService,
         UpstreamCredentialsService,
+        UpstreamCardsService,
         UpstreamResolverService,
         UpstreamFollowerService,
         UpstreamDeliveryService,

@@ -97,6 +97,7 @@ export const ERROR_CATALOGUE = {
     message: 'Four eyes: the approver must be a signed-in person who does not own the sending agent',
     httpStatus: 403,
   },
+  no_pending_change: { agentrelay: -32036, a2a: -32036, message: "The upstream agent's card has no change waiting for review", httpStatus: 409 },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorSymbol = keyof typeof ERROR_CATALOGUE;

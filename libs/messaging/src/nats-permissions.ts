@@ -66,8 +66,14 @@ const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: Rel
   },
   { subjects: [PUSH_CONFIG_SUBJECTS.target], service: 'tasks', callers: ['notifier'] },
   { subjects: [HEALTH_SUBJECTS.tasks], service: 'tasks', callers: ['edge'] },
-  { subjects: Object.values(DIRECTORY_SUBJECTS).filter((subject) => subject !== DIRECTORY_SUBJECTS.getAgent), service: 'directory', callers: ['edge'] },
+  {
+    subjects: Object.values(DIRECTORY_SUBJECTS).filter((subject) => subject !== DIRECTORY_SUBJECTS.getAgent && subject !== DIRECTORY_SUBJECTS.putUpstream),
+    service: 'directory',
+    callers: ['edge'],
+  },
   { subjects: [DIRECTORY_SUBJECTS.getAgent], service: 'directory', callers: ['edge', 'notifier'] },
+  // A refreshed upstream card (harmless changes at once, others once an operator accepted them) is the notifier's to store.
+  { subjects: [DIRECTORY_SUBJECTS.putUpstream], service: 'directory', callers: ['notifier'] },
   { subjects: Object.values(ADMIN_AUDIT_SUBJECTS), service: 'directory', callers: ['edge'] },
   { subjects: [HEALTH_SUBJECTS.directory], service: 'directory', callers: ['edge'] },
   {

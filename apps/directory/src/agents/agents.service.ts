@@ -21,6 +21,7 @@ import {
   type PutTokenSubjectRequest,
   type TokenSubject,
   type UpdateAgentRequest,
+  type PutAgentUpstreamRequest,
 } from '@app/contracts';
 import { AgentEventsPublisher } from '../events/agent-events.publisher';
 import { AgentEntity } from './agent.entity';
@@ -244,6 +245,27 @@ export class AgentsService {
       if (request.notification_webhook_url !== undefined) current.notificationWebhookUrl = request.notification_webhook_url;
       if (request.slack_webhook_url !== undefined) current.slackWebhookUrl = request.slack_webhook_url;
       if (request.webhook_timeout_ms !== undefined) current.webhookTimeoutMs = request.webhook_timeout_ms;
+      current.updatedAt = new Date();
+      const saved = await manager.getRepository(AgentEntity).save(current);
+      await this.events.record(manager, saved);
+      return saved;
+    });
+    this.events.announceChange({ kind: 'agent_updated', handle: agent.handle });
+    await this.events.flush();
+    return toAgentRecord(agent);
+  }
+
+  /** The notifier's refresh of an upstream agent's card: its interface, and the profile fields the card changed. */
+  async putUpstream(request: PutAgentUpstreamRequest): Promise<AgentRecord> {
+    const agent = await this.dataSource.transaction(async (manager) => {
+      const current = await this.findAgent(manager, request.handle, true);
+      if (!current.upstream) {
+        throw new RelayError('invalid_params', `handle: ${current.handle} is not an upstream agent`, { field: 'handle' });
+      }
+      current.upstream = { ...request.upstream };
+      if (request.name !== undefined) current.name = request.name;
+      if (request.description !== undefined) current.description = request.description;
+      if (request.skills !== undefined) current.skills = uniqueSkills(request.skills);
       current.updatedAt = new Date();
       const saved = await manager.getRepository(AgentEntity).save(current);
       await this.events.record(manager, saved);

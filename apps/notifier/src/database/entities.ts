@@ -7,6 +7,7 @@ import { AgentTargetEntity } from '../targets/agent-target.entity';
 import { PushTargetEntity } from '../targets/push-target.entity';
 import { UpstreamCredentialEntity } from '../upstream/upstream-credential.entity';
 import { UpstreamTaskEntity } from '../upstream/upstream-task.entity';
+import { UpstreamAgentEntity, UpstreamCallEntity, UpstreamTlsEntity } from '../upstream/upstream-agent.entity';
 
 /** Every entity of the notifier schema, and the deployment row every service shares. */
 export const NOTIFIER_ENTITIES: Array<new () => object> = [
@@ -19,4 +20,7 @@ export const NOTIFIER_ENTITIES: Array<new () => object> = [
   SlackSlotEntity,
   UpstreamCredentialEntity,
   UpstreamTaskEntity,
+  UpstreamAgentEntity,
+  UpstreamTlsEntity,
+  UpstreamCallEntity,
 ];

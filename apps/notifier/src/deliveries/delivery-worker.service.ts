@@ -8,6 +8,7 @@ import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } 
 import { nextRetryDelay, parseRetrySchedule } from './retry-schedule';
 import { SlackThrottleService } from './slack-throttle.service';
 import { UpstreamDeliveryService } from '../upstream/upstream-delivery.service';
+import { UpstreamHealthService } from '../upstream/upstream-health.service';
 import { standardWebhookHeaders } from './standard-webhooks';
 import { sendWebhook, type SendOutcome } from './webhook-sender';
 
@@ -54,6 +55,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     @Inject(SlackThrottleService) private readonly slack: SlackThrottleService,
     @Inject(DeliveryMetrics) private readonly metrics: DeliveryMetrics,
     @Inject(UpstreamDeliveryService) private readonly upstream: UpstreamDeliveryService,
+    @Inject(UpstreamHealthService) private readonly upstreamHealth: UpstreamHealthService,
   ) {
     this.schedule = parseRetrySchedule(config.RELAY_WEBHOOK_RETRY_SCHEDULE);
     this.scheduleSpanMs = this.schedule.reduce((sum, delay) => sum + delay, 0);
@@ -63,6 +65,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       openMs: config.RELAY_NOTIFIER_BREAKER_OPEN_MS,
       maxOpenMs: config.RELAY_NOTIFIER_BREAKER_MAX_OPEN_MS,
     });
+    upstreamHealth.watchBreakers((destination) => this.breakers.stateOf(destination));
   }
 
   onApplicationBootstrap(): void {
@@ -94,6 +97,8 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     try {
       const removed = await this.deliveries.purgeOlderThan(this.config.RELAY_DELIVERY_RETENTION_DAYS);
       if (removed > 0) this.logger.log({ removed, days: this.config.RELAY_DELIVERY_RETENTION_DAYS }, 'removed old deliveries');
+      const calls = await this.upstreamHealth.purgeOlderThan(this.config.RELAY_DELIVERY_RETENTION_DAYS);
+      if (calls > 0) this.logger.log({ removed: calls, days: this.config.RELAY_DELIVERY_RETENTION_DAYS }, 'removed old upstream call records');
     } catch (error) {
       this.logger.warn({ err: error }, 'could not remove old deliveries');
     }

@@ -28,6 +28,12 @@ describe('parseAgentCard', () => {
       skills: ['plan', 'review'],
       api_key_header: 'X-Planner-Key',
       oauth2_token_url: 'https://idp.example.com/token',
+      security: {
+        schemes: {
+          key: { apiKeySecurityScheme: { location: 'header', name: 'X-Planner-Key' } },
+          machines: { oauth2SecurityScheme: { flows: { clientCredentials: { scopes: {}, tokenUrl: 'https://idp.example.com/token' } } } },
+        },
+      },
     });
   });
 

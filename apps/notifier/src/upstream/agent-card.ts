@@ -14,6 +14,8 @@ export interface ParsedAgentCard {
   api_key_header: string | null;
   /** The token URL of the card's first OAuth2 scheme with a client-credentials flow, if it has one. */
   oauth2_token_url: string | null;
+  /** The card's security schemes and requirements, normalised for comparison (null: none declared). */
+  security: unknown;
 }
 
 export class AgentCardError extends Error {
@@ -120,6 +122,35 @@ function oauth2TokenUrlOf(card: Json): string | null {
   return null;
 }
 
+/** JSON with object keys sorted and empty strings and nulls left out: two spellings of one declaration compare equal. */
+function normalised(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalised);
+  if (isObject(value)) {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => [key, normalised(value[key])] as const)
+      .filter(([, item]) => item !== undefined);
+    return Object.fromEntries(entries);
+  }
+  if (value === null || value === '') return undefined;
+  return value;
+}
+
+/** Absent, `{}` and `[]` declare nothing alike. */
+function declared(value: unknown): unknown {
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value) ? value.length === 0 : isObject(value) && Object.keys(value).length === 0) return undefined;
+  return normalised(value);
+}
+
+/** The security schemes (v0.3 and v1.0) and requirements (v0.3 `security`, v1.0 `securityRequirements`) a card declares. */
+function securityOf(card: Json): unknown {
+  const schemes = declared(card.securitySchemes);
+  const requirements = declared(card.securityRequirements ?? card.security);
+  if (schemes === undefined && requirements === undefined) return null;
+  return { ...(schemes !== undefined ? { schemes } : {}), ...(requirements !== undefined ? { requirements } : {}) };
+}
+
 /**
  * Reads an A2A agent card of either version and picks the interface the relay delivers to: the
  * first the card lists (its preference) whose binding is JSON-RPC or HTTP+JSON at version 0.3 or
@@ -161,5 +192,6 @@ export function parseAgentCard(card: unknown): ParsedAgentCard {
     skills: [...new Set(skills)].slice(0, AGENT_LIMITS.skills),
     api_key_header: apiKeyHeaderOf(card),
     oauth2_token_url: oauth2TokenUrlOf(card),
+    security: securityOf(card),
   };
 }

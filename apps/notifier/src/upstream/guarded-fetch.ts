@@ -3,11 +3,20 @@ import https from 'node:https';
 import { Readable } from 'node:stream';
 import { checkWebhookUrl, guardedLookup } from '../deliveries/ssrf-guard';
 
+/** An mTLS client identity (PEM), and the CAs the server's certificate is checked against when given. */
+export interface ClientTls {
+  cert: string;
+  key: string;
+  ca: string | null;
+}
+
 export interface GuardedFetchOptions {
   allowPrivate: boolean;
   userAgent: string;
   /** The longest the relay waits for the answer's headers. */
   timeoutMs: number;
+  /** Presented to https servers (http requests carry no certificate). */
+  tls?: ClientTls | null;
 }
 
 function headersOf(init: RequestInit | undefined): Record<string, string> {
@@ -35,13 +44,15 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
     const url = checkWebhookUrl(target, options.allowPrivate);
     const body = await bodyOf(init);
     const headers = { 'user-agent': options.userAgent, ...headersOf(init), ...(body ? { 'content-length': String(body.length) } : {}) };
-    const transport = url.protocol === 'https:' ? https : http;
+    const secure = url.protocol === 'https:';
+    const transport = secure ? https : http;
+    const tls = secure && options.tls ? { cert: options.tls.cert, key: options.tls.key, ...(options.tls.ca ? { ca: options.tls.ca } : {}) } : {};
     return new Promise<Response>((resolve, reject) => {
       const signal = init?.signal ?? undefined;
       if (signal?.aborted) return reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
       const outgoing = transport.request(
         url,
-        { method: init?.method ?? 'GET', headers, lookup: guardedLookup(options.allowPrivate), agent: false },
+        { method: init?.method ?? 'GET', headers, lookup: guardedLookup(options.allowPrivate), agent: false, ...tls },
         (incoming) => {
           clearTimeout(timer);
           const status = incoming.statusCode ?? 502;
@@ -57,8 +68,19 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
       );
       const timer = setTimeout(() => outgoing.destroy(new Error(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
       signal?.addEventListener('abort', () => outgoing.destroy(new Error('aborted')), { once: true });
-      outgoing.on('error', (error) => {
+      // TLS 1.3: a server that refuses the client certificate resets the connection after the handshake (the client sees no alert).
+      let handshakeDone = false;
+      if (secure) outgoing.once('socket', (socket) => socket.once('secureConnect', () => (handshakeDone = true)));
+      outgoing.on('error', (error: NodeJS.ErrnoException) => {
         clearTimeout(timer);
+        if (handshakeDone && options.tls && error.code === 'ECONNRESET') {
+          reject(
+            new Error(`the server closed the TLS connection right after the handshake: it may not accept the client certificate (${error.message})`, {
+              cause: error,
+            }),
+          );
+          return;
+        }
         reject(error);
       });
       outgoing.end(body);

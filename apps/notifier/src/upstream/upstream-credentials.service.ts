@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { UpstreamAuthFields, UpstreamAuthScheme } from '@app/contracts';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { NotifierConfig } from '../notifier.config';
-import { guardedFetch } from './guarded-fetch';
+import { UpstreamHealthService } from './upstream-health.service';
 import type { UpstreamOAuth2Client } from './upstream-credential.entity';
 import { OAuth2TokenError, requestClientCredentialsToken, type OAuth2Token } from './oauth2-token';
 
@@ -48,6 +48,7 @@ export class UpstreamCredentialsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
+    @Inject(UpstreamHealthService) private readonly health: UpstreamHealthService,
   ) {}
 
   /**
@@ -71,7 +72,7 @@ export class UpstreamCredentialsService {
       const tokenUrl = auth.token_url ?? card.oauth2_token_url;
       if (!tokenUrl) throw new OAuth2TokenError('auth.token_url', 'the card names no OAuth2 client-credentials token URL: give auth.token_url');
       oauth2 = { token_url: tokenUrl, client_id: auth.client_id as string, scope: auth.scope ?? null, resource: auth.resource ?? null };
-      first = await requestClientCredentialsToken(oauth2, auth.secret, this.tokenFetch(timeoutMs));
+      first = await requestClientCredentialsToken(oauth2, auth.secret, await this.tokenFetch(handle, timeoutMs));
     }
     const header = auth.scheme === 'api_key' ? (auth.header_name ?? card.api_key_header ?? DEFAULT_API_KEY_HEADER) : 'Authorization';
     await this.dataSource.query(
@@ -114,7 +115,8 @@ export class UpstreamCredentialsService {
     if (kept && kept.refreshAt > Date.now()) return kept.token;
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
-    const request = requestClientCredentialsToken(client, credential.secret, this.tokenFetch(this.config.RELAY_WEBHOOK_TIMEOUT_MS))
+    const request = this.tokenFetch(handle, this.config.RELAY_WEBHOOK_TIMEOUT_MS)
+      .then((tokenFetch) => requestClientCredentialsToken(client, credential.secret, tokenFetch))
       .then((token) => {
         this.forget(handle);
         this.tokens.set(key, { token: token.access_token, refreshAt: refreshAt(token, Date.now()) });
@@ -133,7 +135,8 @@ export class UpstreamCredentialsService {
       .digest('base64url')}`;
   }
 
-  private tokenFetch(timeoutMs: number): typeof fetch {
-    return guardedFetch({ allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE, userAgent: 'AgentRelay-Notifier/1', timeoutMs });
+  /** Token requests go through the SSRF guard and are counted with the agent's calls; the token URL gets no client certificate. */
+  private tokenFetch(handle: string, timeoutMs: number): Promise<typeof fetch> {
+    return this.health.fetchFor(handle, timeoutMs, { method: 'OAuth2Token', tls: null });
   }
 }

@@ -19,7 +19,7 @@ import { SsrfRefusedError } from '../deliveries/ssrf-guard';
 import type { SendOutcome } from '../deliveries/webhook-sender';
 import { NotifierConfig } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
-import { guardedFetch } from './guarded-fetch';
+import { UpstreamHealthService } from './upstream-health.service';
 import { RELAY_TASK_HEADER, SENDER_HEADER, upstreamClient } from './upstream-client';
 import { OAuth2TokenError } from './oauth2-token';
 import { UpstreamCredentialsService } from './upstream-credentials.service';
@@ -71,6 +71,7 @@ export class UpstreamDeliveryService {
     @Inject(DirectoryClient) private readonly directory: DirectoryClient,
     @Inject(UpstreamCredentialsService) private readonly credentials: UpstreamCredentialsService,
     @Inject(UpstreamFollowerService) private readonly follower: UpstreamFollowerService,
+    @Inject(UpstreamHealthService) private readonly health: UpstreamHealthService,
   ) {}
 
   async deliver(delivery: DeliveryRow, signal: AbortSignal): Promise<SendOutcome> {
@@ -94,7 +95,6 @@ export class UpstreamDeliveryService {
       return outcome({ ok: false, retryable: true, statusCode: null, error: `the directory did not answer: ${(error as Error).message}` });
     }
     const timeoutMs = delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS;
-    const fetchImpl = guardedFetch({ allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE, userAgent: 'AgentRelay-Notifier/1', timeoutMs });
     const action = body.action ?? 'create';
     // A reply or a cancel goes to the upstream task the first message became: it waits (by the retry schedule) until there is one.
     const followed = action === 'create' ? null : await this.follower.find(body.task_id);
@@ -126,6 +126,7 @@ export class UpstreamDeliveryService {
     let result: SendMessageResult | null = null;
     let stream: AdoptedStream | undefined;
     try {
+      const fetchImpl = await this.health.fetchFor(recipient.handle, timeoutMs);
       const client = await upstreamClient(upstream, fetchImpl, {
         ...(await this.credentials.headers(recipient.handle)),
         [SENDER_HEADER]: body.sender,

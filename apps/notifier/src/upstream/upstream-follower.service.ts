@@ -9,7 +9,7 @@ import { isTerminalState, RelayError, TASKS_SUBJECTS, type ParticipantRef, type 
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
-import { guardedFetch } from './guarded-fetch';
+import { UpstreamHealthService } from './upstream-health.service';
 import { RELAY_TASK_HEADER, upstreamClient } from './upstream-client';
 import { UpstreamCredentialsService } from './upstream-credentials.service';
 import { applyStreamEvent, planReport, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
@@ -84,6 +84,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
     @Inject(DirectoryClient) private readonly directory: DirectoryClient,
     @Inject(UpstreamCredentialsService) private readonly credentials: UpstreamCredentialsService,
+    @Inject(UpstreamHealthService) private readonly health: UpstreamHealthService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -381,11 +382,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   private async clientFor(row: FollowRow): Promise<{ client: Client; upstream: UpstreamInterface }> {
     const agent = await this.directory.agent(row.recipient.handle);
     if (!agent?.upstream) throw new Error(`${row.recipient.handle} is no longer an upstream agent`);
-    const fetchImpl = guardedFetch({
-      allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE,
-      userAgent: 'AgentRelay-Notifier/1',
-      timeoutMs: agent.webhook_timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS,
-    });
+    const fetchImpl = await this.health.fetchFor(row.recipient.handle, agent.webhook_timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS);
     const client = await upstreamClient(agent.upstream, fetchImpl, {
       ...(await this.credentials.headers(row.recipient.handle)),
       [RELAY_TASK_HEADER]: row.task_id,

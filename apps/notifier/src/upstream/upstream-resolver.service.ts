@@ -1,14 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { RelayError, UPSTREAM_LIMITS, type ResolveUpstreamReply, type ResolveUpstreamRequest } from '@app/contracts';
-import { NotifierConfig } from '../notifier.config';
-import { checkWebhookUrl, SsrfRefusedError } from '../deliveries/ssrf-guard';
-import { AgentCardError, parseAgentCard } from './agent-card';
-import { fetchJson, guardedFetch } from './guarded-fetch';
+import { RelayError, type ResolveUpstreamReply, type ResolveUpstreamRequest } from '@app/contracts';
+import type { ParsedAgentCard } from './agent-card';
 import { OAuth2TokenError } from './oauth2-token';
+import { CARD_TIMEOUT_MS, CardReadError, UpstreamCardsService } from './upstream-cards.service';
 import { UpstreamCredentialsService } from './upstream-credentials.service';
-
-/** The longest the relay waits for an agent card (below the admin API's NATS request timeout). */
-const CARD_TIMEOUT_MS = 4000;
+import { checkedTls, UpstreamTlsService } from './upstream-tls.service';
 
 function cardProblem(message: string): RelayError {
   return new RelayError('invalid_params', `upstream.card_url: ${message}`, {
@@ -19,47 +15,29 @@ function cardProblem(message: string): RelayError {
 
 /**
  * Connects an existing A2A agent: reads its card from the URL an admin gave (through the SSRF
- * guard, at most 256 KiB, v0.3 or v1.0 shape), picks the interface the relay will deliver to,
- * checks that interface's URL against the guard too, and keeps the credential for it sealed.
+ * guard, at most 256 KiB, v0.3 or v1.0 shape, with the mTLS client certificate when given), picks
+ * the interface the relay will deliver to, checks that interface's URL against the guard too, and
+ * keeps the credential and client key for it sealed and the card as the accepted one.
  */
 @Injectable()
 export class UpstreamResolverService {
   private readonly logger = new Logger(UpstreamResolverService.name);
-  private readonly fetch: typeof fetch;
 
   constructor(
-    @Inject(NotifierConfig) private readonly config: NotifierConfig,
     @Inject(UpstreamCredentialsService) private readonly credentials: UpstreamCredentialsService,
-  ) {
-    this.fetch = guardedFetch({
-      allowPrivate: config.RELAY_WEBHOOK_ALLOW_PRIVATE,
-      userAgent: 'AgentRelay-Notifier/1',
-      timeoutMs: Math.min(CARD_TIMEOUT_MS, config.RELAY_WEBHOOK_TIMEOUT_MS),
-    });
-  }
+    @Inject(UpstreamCardsService) private readonly cards: UpstreamCardsService,
+    @Inject(UpstreamTlsService) private readonly tls: UpstreamTlsService,
+  ) {}
 
   async resolve(request: ResolveUpstreamRequest): Promise<ResolveUpstreamReply> {
     const startedAt = Date.now();
-    const allowPrivate = this.config.RELAY_WEBHOOK_ALLOW_PRIVATE;
-    let document: unknown;
+    const tls = request.tls ? checkedTls(request.tls).tls : null;
+    let card: ParsedAgentCard;
     try {
-      checkWebhookUrl(request.card_url, allowPrivate);
-      document = await fetchJson(request.card_url, UPSTREAM_LIMITS.cardBytes, this.fetch);
+      card = await this.cards.readCard(request.handle, request.card_url, tls);
     } catch (error) {
-      const reason = error instanceof SsrfRefusedError ? `refused: ${error.message}` : (error as Error).message;
-      throw cardProblem(`the agent card could not be read (${reason})`);
-    }
-    let card;
-    try {
-      card = parseAgentCard(document);
-    } catch (error) {
-      if (error instanceof AgentCardError) throw cardProblem(error.message);
+      if (error instanceof CardReadError) throw cardProblem(error.message);
       throw error;
-    }
-    try {
-      checkWebhookUrl(card.url, allowPrivate);
-    } catch (error) {
-      throw cardProblem(`the card's ${card.binding} interface ${card.url} is refused: ${(error as Error).message}`);
     }
     let auth;
     try {
@@ -71,8 +49,11 @@ export class UpstreamResolverService {
         fields: [{ field: error.field, messages: [error.message] }],
       });
     }
+    if (request.tls) await this.tls.put(request.handle, request.tls);
+    else await this.tls.remove(request.handle);
+    await this.cards.registered(request.handle, card);
     this.logger.log(
-      { handle: request.handle, url: card.url, binding: card.binding, protocol_version: card.protocol_version, auth: auth.scheme },
+      { handle: request.handle, url: card.url, binding: card.binding, protocol_version: card.protocol_version, auth: auth.scheme, mtls: tls !== null },
       'upstream agent card read',
     );
     return {

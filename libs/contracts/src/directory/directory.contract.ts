@@ -52,6 +52,11 @@ export const DIRECTORY_SUBJECTS = {
   getTrust: 'relay.directory.v1.trust.get',
   /** `{handle, issuer, subject}` maps a token subject to the agent (both null: unmapped). */
   putTokenSubject: 'relay.directory.v1.token_subjects.put',
+  /**
+   * The notifier's refresh of an upstream agent's card: the interface deliveries use, and the
+   * profile fields the card changed (an agent that is not an upstream agent is refused).
+   */
+  putUpstream: 'relay.directory.v1.agents.upstream.put',
 } as const;
 
 /**
@@ -185,6 +190,37 @@ export class UpdateAgentRequest extends UpdateAgentFields {
   @IsString()
   @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
+}
+
+/** `putUpstream`: the agent's new upstream interface and, when the card changed them, its name, description and skills. */
+export class PutAgentUpstreamRequest {
+  @Transform(({ value }) => normalizeHandle(value))
+  @IsString()
+  @MaxLength(AGENT_LIMITS.handleChars)
+  handle: string;
+
+  @ValidateNested()
+  @Type(() => UpstreamInterfaceDto)
+  upstream: UpstreamInterfaceDto;
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(AGENT_LIMITS.nameChars)
+  name?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(AGENT_LIMITS.descriptionChars)
+  description?: string | null;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(AGENT_LIMITS.skills)
+  @IsString({ each: true })
+  @IsNotEmpty({ each: true })
+  @MaxLength(AGENT_LIMITS.skillChars, { each: true })
+  skills?: string[];
 }
 
 export class HandleRequest {
@@ -412,6 +448,7 @@ export interface DirectoryRpc {
   [DIRECTORY_SUBJECTS.listAgents]: { request: ListAgentsRequest; reply: AgentPage };
   [DIRECTORY_SUBJECTS.getAgent]: { request: HandleRequest; reply: AgentRecord };
   [DIRECTORY_SUBJECTS.updateAgent]: { request: UpdateAgentRequest; reply: AgentRecord };
+  [DIRECTORY_SUBJECTS.putUpstream]: { request: PutAgentUpstreamRequest; reply: AgentRecord };
   [DIRECTORY_SUBJECTS.disableAgent]: { request: HandleRequest; reply: AgentRecord };
   [DIRECTORY_SUBJECTS.createKey]: { request: HandleRequest; reply: CreateKeyReply };
   [DIRECTORY_SUBJECTS.listKeys]: { request: HandleRequest; reply: ApiKeyList };

@@ -1,6 +1,16 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
-import type { ResolveUpstreamReply, ResolveUpstreamRequest } from '../upstream/upstream.contract';
+import type { HandleRequest } from '../directory/directory.contract';
+import type {
+  PutUpstreamTlsRequest,
+  ResolveUpstreamReply,
+  ResolveUpstreamRequest,
+  UpstreamCallsReply,
+  UpstreamChangeDecisionReply,
+  UpstreamCallsRequest,
+  UpstreamRefreshReply,
+  UpstreamStatusView,
+} from '../upstream/upstream.contract';
 
 /** Request subjects the notifier answers. */
 export const NOTIFIER_SUBJECTS = {
@@ -27,6 +37,20 @@ export const NOTIFIER_SUBJECTS = {
    * (the edge's receiver asks, with the token the relay gave that task): the task is polled at once.
    */
   upstreamPushed: 'relay.notifier.v1.upstream.pushed',
+  /** An upstream agent's accepted card, pending card change, mTLS identity and health (admin API). */
+  upstreamStatus: 'relay.notifier.v1.upstream.status',
+  /** Reads the agent's card again now: harmless changes take effect, others wait for review (admin API). */
+  refreshUpstreamCard: 'relay.notifier.v1.upstream.card.refresh',
+  /** An operator accepts the pending card change: deliveries use the new card from here on. */
+  acceptUpstreamChange: 'relay.notifier.v1.upstream.change.accept',
+  /** An operator rejects the pending card change: the accepted card stays, and the same change is not proposed again. */
+  rejectUpstreamChange: 'relay.notifier.v1.upstream.change.reject',
+  /** Replaces the agent's mTLS client certificate and key (sealed). */
+  putUpstreamTls: 'relay.notifier.v1.upstream.tls.put',
+  /** Removes the agent's mTLS client identity. */
+  deleteUpstreamTls: 'relay.notifier.v1.upstream.tls.delete',
+  /** The calls the relay made to an upstream agent's server for one relay task (admin task timeline). */
+  upstreamCalls: 'relay.notifier.v1.upstream.calls.list',
 } as const;
 
 /** A push notification's claim: which relay task it is about, and the token the relay gave that task. */
@@ -150,4 +174,11 @@ export interface NotifierRpc {
   [NOTIFIER_SUBJECTS.redeliver]: { request: RedeliverRequest; reply: DeliveryView };
   [NOTIFIER_SUBJECTS.resolveUpstream]: { request: ResolveUpstreamRequest; reply: ResolveUpstreamReply };
   [NOTIFIER_SUBJECTS.upstreamPushed]: { request: UpstreamPushedRequest; reply: UpstreamPushedReply };
+  [NOTIFIER_SUBJECTS.upstreamStatus]: { request: HandleRequest; reply: UpstreamStatusView };
+  [NOTIFIER_SUBJECTS.refreshUpstreamCard]: { request: HandleRequest; reply: UpstreamRefreshReply };
+  [NOTIFIER_SUBJECTS.acceptUpstreamChange]: { request: HandleRequest; reply: UpstreamChangeDecisionReply };
+  [NOTIFIER_SUBJECTS.rejectUpstreamChange]: { request: HandleRequest; reply: UpstreamChangeDecisionReply };
+  [NOTIFIER_SUBJECTS.putUpstreamTls]: { request: PutUpstreamTlsRequest; reply: UpstreamStatusView };
+  [NOTIFIER_SUBJECTS.deleteUpstreamTls]: { request: HandleRequest; reply: UpstreamStatusView };
+  [NOTIFIER_SUBJECTS.upstreamCalls]: { request: UpstreamCallsRequest; reply: UpstreamCallsReply };
 }

@@ -28,6 +28,10 @@ export const UPSTREAM_LIMITS = {
   secretChars: 4096,
   /** The largest agent card the relay reads. */
   cardBytes: 256 * 1024,
+  /** A PEM certificate (with its chain) or private key. */
+  pemChars: 32 * 1024,
+  /** PEM CA certificates. */
+  caChars: 128 * 1024,
 } as const;
 
 /** An HTTP header name (RFC 9110 token). */
@@ -135,6 +139,26 @@ export class UpstreamAuthFields {
   secret: string;
 }
 
+/** The PEM documents of an mTLS client identity, as an admin gives them (the key is write-only: never shown again). */
+export class UpstreamTlsFields {
+  @IsString()
+  @MaxLength(UPSTREAM_LIMITS.pemChars)
+  @Matches(/-----BEGIN CERTIFICATE-----/, { message: 'tls.client_cert must be a PEM certificate (-----BEGIN CERTIFICATE-----)' })
+  client_cert: string;
+
+  @IsString()
+  @MaxLength(UPSTREAM_LIMITS.pemChars)
+  @Matches(/-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----/, { message: 'tls.client_key must be a PEM private key (-----BEGIN PRIVATE KEY-----)' })
+  client_key: string;
+
+  /** The CAs the upstream's server certificate is checked against instead of the system's (a private CA). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(UPSTREAM_LIMITS.caChars)
+  @Matches(/-----BEGIN CERTIFICATE-----/, { message: 'tls.ca must be PEM certificates (-----BEGIN CERTIFICATE-----)' })
+  ca?: string;
+}
+
 /** What an admin gives to connect an existing A2A agent: its card's URL and, if it needs one, a credential. */
 export class UpstreamRegistrationFields {
   @IsUrl(HTTP_URL, { message: 'upstream.card_url must be an http(s) URL' })
@@ -146,6 +170,12 @@ export class UpstreamRegistrationFields {
   @ValidateNested()
   @Type(() => UpstreamAuthFields)
   auth?: UpstreamAuthFields;
+
+  /** A client certificate for mTLS with the upstream (every call: card, A2A, token URL on the same host). */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => UpstreamTlsFields)
+  tls?: UpstreamTlsFields;
 }
 
 /** `relay.notifier.v1.upstream.resolve`: read the card, pick the interface, keep the credential sealed. */
@@ -166,4 +196,135 @@ export interface UpstreamCardProfile {
 export interface ResolveUpstreamReply {
   upstream: UpstreamInterface;
   card: UpstreamCardProfile;
+}
+
+/** `relay.notifier.v1.upstream.tls.put`: replaces the agent's mTLS client identity (the next request uses it). */
+export class PutUpstreamTlsRequest extends UpstreamTlsFields {
+  @Transform(({ value }) => normalizeHandle(value))
+  @IsString()
+  @MaxLength(AGENT_LIMITS.handleChars)
+  handle: string;
+}
+
+/** The card fields a refresh compares: a change to one marked `review` waits for an operator. */
+export const UPSTREAM_CARD_FIELDS = [
+  'url',
+  'binding',
+  'protocol_version',
+  'streaming',
+  'push_notifications',
+  'security',
+  'name',
+  'description',
+  'skills',
+] as const;
+export type UpstreamCardField = (typeof UPSTREAM_CARD_FIELDS)[number];
+
+/** What the relay keeps of a card to compare the next read with (`security`: the card's security schemes and requirements, normalised). */
+export interface UpstreamCardSnapshot {
+  url: string;
+  binding: UpstreamBinding;
+  protocol_version: UpstreamProtocolVersion;
+  streaming: boolean;
+  push_notifications: boolean;
+  security: unknown;
+  name: string;
+  description: string | null;
+  skills: string[];
+}
+
+/** One field a refreshed card changed: what the relay delivers against (`old`) and what the card now says (`new`). */
+export interface UpstreamCardChange {
+  field: UpstreamCardField;
+  old: unknown;
+  new: unknown;
+  /** True: it changes where or how the relay talks to the agent, or how it authenticates; it waits for an operator. */
+  review: boolean;
+}
+
+/** A card change waiting for an operator: deliveries go on against the accepted card meanwhile. */
+export interface UpstreamPendingChange {
+  detected_at: string;
+  card_fetched_at: string;
+  /** Only the fields that need review (harmless ones took effect when read). */
+  changes: UpstreamCardChange[];
+}
+
+export const UPSTREAM_CALL_METHODS = [
+  'GetAgentCard',
+  'SendMessage',
+  'SendStreamingMessage',
+  'GetTask',
+  'CancelTask',
+  'ListTasks',
+  'SubscribeToTask',
+  'OAuth2Token',
+  'other',
+] as const;
+export type UpstreamCallMethod = (typeof UPSTREAM_CALL_METHODS)[number];
+
+/**
+ * How an upstream call ended: `ok`, or why not: `refused` (SSRF guard), `timeout`, `tls` (a
+ * certificate refused either way), `connection`, `unauthorized` (401/403), `http_4xx`, `http_5xx`,
+ * `a2a_error` (a JSON-RPC error in a 200 answer).
+ */
+export const UPSTREAM_CALL_OUTCOMES = ['ok', 'refused', 'timeout', 'tls', 'connection', 'unauthorized', 'http_4xx', 'http_5xx', 'a2a_error'] as const;
+export type UpstreamCallOutcome = (typeof UPSTREAM_CALL_OUTCOMES)[number];
+
+/** One HTTP request the relay made to an upstream agent's server for a relay task. */
+export interface UpstreamCallView {
+  at: string;
+  handle: string;
+  method: UpstreamCallMethod;
+  outcome: UpstreamCallOutcome;
+  status_code: number | null;
+  /** Until the answer's headers (a stream's events come later). */
+  duration_ms: number;
+  error: string | null;
+}
+
+export class UpstreamCallsRequest {
+  @IsString()
+  @MaxLength(255)
+  @Matches(/^\S+$/, { message: 'task_id must be a task id' })
+  task_id: string;
+}
+
+export interface UpstreamCallsReply {
+  /** Oldest first, at most the newest 500. */
+  calls: UpstreamCallView[];
+}
+
+/** `refreshed`: what one refresh did. */
+export type UpstreamRefreshOutcome = 'unchanged' | 'applied' | 'pending' | 'rejected_before' | 'failed';
+
+/** An upstream agent's card and health, as the admin API shows it. */
+export interface UpstreamStatusView {
+  handle: string;
+  /** The interface deliveries use (the accepted card). */
+  upstream: UpstreamInterface;
+  card: {
+    last_refresh_at: string | null;
+    /** Why the last refresh could not read or use the card (null: it could). */
+    last_refresh_error: string | null;
+    pending_change: UpstreamPendingChange | null;
+  };
+  tls: { client_cert_subject: string; client_cert_not_after: string; ca: boolean; updated_at: string } | null;
+  health: {
+    last_success_at: string | null;
+    last_failure_at: string | null;
+    last_failure_method: UpstreamCallMethod | null;
+    last_failure_reason: string | null;
+    /** The circuit breaker of the upstream's host and port, in the notifier replica that answered. */
+    breaker: 'closed' | 'open' | 'half_open';
+  };
+}
+
+export interface UpstreamRefreshReply extends UpstreamStatusView {
+  refresh: { outcome: UpstreamRefreshOutcome; changes: UpstreamCardChange[]; error: string | null };
+}
+
+/** An operator's accept or reject: the agent as it is now, and the change decided. */
+export interface UpstreamChangeDecisionReply extends UpstreamStatusView {
+  decided: UpstreamPendingChange;
 }

@@ -33,6 +33,10 @@ import {
   type CreateKeyReply,
   type TokenSubject,
   type TrustPolicy,
+  UpstreamTlsFields,
+  type UpstreamChangeDecisionReply,
+  type UpstreamRefreshReply,
+  type UpstreamStatusView,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { LeastRole } from '../admin-roles';
@@ -50,6 +54,11 @@ import { RegisterAgentBody, TrustPolicyBody } from './admin-agents.dto';
  * notifier does not answer, registration fails with 503 and nothing is created.
  */
 export type RegisteredAgent = CreateAgentReply;
+
+/** The audit row of a card change decided: each field with its old and new value (a card holds no secret). */
+function decisionDetail(result: unknown): Record<string, unknown> {
+  return { changes: (result as UpstreamChangeDecisionReply).decided.changes.map(({ field, old, new: value }) => ({ field, old, new: value })) };
+}
 
 /** Route params arrive decoded (`bob%40acme` is `bob@acme`); handles are case-insensitive. */
 /** The admin API over the directory (agents, keys, trust). Thin: validation here, rules in the directory. */
@@ -189,6 +198,57 @@ export class AdminAgentsController {
     const notAfter = new Date(Date.now() + this.rpc.defaultTimeoutMs).toISOString();
     const rotated = await this.rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: agent.handle, not_after: notAfter });
     return { handle: agent.handle, webhook_secret: rotated.webhook_secret };
+  }
+
+  /** `GET /admin/agents/{handle}/upstream`: the accepted card's interface, a pending card change, the mTLS identity and the upstream's health. */
+  @Get(':handle/upstream')
+  upstream(@Param() { handle }: HandleRequest): Promise<UpstreamStatusView> {
+    return this.rpc.request(NOTIFIER_SUBJECTS.upstreamStatus, { handle });
+  }
+
+  /** Reads the agent's card now: profile changes take effect, changes of its interface or security wait for review. */
+  @Post(':handle/upstream/refresh')
+  @HttpCode(200)
+  @LeastRole('operator')
+  @Audited('upstream.card_refresh', 'handle', (result) => {
+    const { refresh } = result as UpstreamRefreshReply;
+    return { outcome: refresh.outcome, fields: refresh.changes.map((change) => change.field) };
+  })
+  refreshCard(@Param() { handle }: HandleRequest): Promise<UpstreamRefreshReply> {
+    return this.rpc.request(NOTIFIER_SUBJECTS.refreshUpstreamCard, { handle });
+  }
+
+  /** Deliveries use the new card from here on. 409 `no_pending_change` when nothing waits. */
+  @Post(':handle/upstream/pending-change/accept')
+  @HttpCode(200)
+  @LeastRole('operator')
+  @Audited('upstream.card_change_accept', 'handle', decisionDetail)
+  acceptCardChange(@Param() { handle }: HandleRequest): Promise<UpstreamChangeDecisionReply> {
+    return this.changing(this.rpc.request(NOTIFIER_SUBJECTS.acceptUpstreamChange, { handle }));
+  }
+
+  /** The accepted card stays; the same change is not proposed again. 409 `no_pending_change` when nothing waits. */
+  @Post(':handle/upstream/pending-change/reject')
+  @HttpCode(200)
+  @LeastRole('operator')
+  @Audited('upstream.card_change_reject', 'handle', decisionDetail)
+  rejectCardChange(@Param() { handle }: HandleRequest): Promise<UpstreamChangeDecisionReply> {
+    return this.rpc.request(NOTIFIER_SUBJECTS.rejectUpstreamChange, { handle });
+  }
+
+  /** Replaces the mTLS client certificate and key (the next request uses them; the key is never shown). */
+  @Put(':handle/upstream/tls')
+  @LeastRole('admin')
+  @Audited('upstream.tls_put', 'handle', (result) => ({ client_cert_subject: (result as UpstreamStatusView).tls?.client_cert_subject }))
+  putTls(@Param() { handle }: HandleRequest, @Body() body: UpstreamTlsFields): Promise<UpstreamStatusView> {
+    return this.rpc.request(NOTIFIER_SUBJECTS.putUpstreamTls, { ...body, handle });
+  }
+
+  @Delete(':handle/upstream/tls')
+  @LeastRole('admin')
+  @Audited('upstream.tls_delete', 'handle')
+  deleteTls(@Param() { handle }: HandleRequest): Promise<UpstreamStatusView> {
+    return this.rpc.request(NOTIFIER_SUBJECTS.deleteUpstreamTls, { handle });
   }
 
   /**

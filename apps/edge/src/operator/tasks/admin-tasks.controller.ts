@@ -15,6 +15,8 @@ import {
   type AdminTaskPage,
   type FailureCountsReply,
   type AdminOverviewReply,
+  NOTIFIER_SUBJECTS,
+  type UpstreamCallsReply,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { hidesBodies, LeastRole } from '../admin-roles';
@@ -50,6 +52,13 @@ export class AdminTasksController {
     if (id.length > TASK_LIMITS.taskIdChars) throw new RelayError('task_not_found', `No task with id ${id.slice(0, 64)}…`, { task_id: id.slice(0, 64) });
     const detail = await this.rpc.request(ADMIN_TASKS_SUBJECTS.get, { task_id: id });
     return hidesBodies(adminPrincipalOf(request).role) ? hideDetail(detail) : detail;
+  }
+
+  /** `GET /admin/tasks/{id}/upstream-calls`: each request the relay made to an upstream agent's server for the task, oldest first. */
+  @Get('tasks/:id/upstream-calls')
+  upstreamCalls(@Param('id') id: string): Promise<UpstreamCallsReply> {
+    if (id.length > TASK_LIMITS.taskIdChars) throw new RelayError('task_not_found', `No task with id ${id.slice(0, 64)}…`, { task_id: id.slice(0, 64) });
+    return this.rpc.request(NOTIFIER_SUBJECTS.upstreamCalls, { task_id: id });
   }
 
   /** `GET /admin/search?q=<words>&…`: full-text search over message text and artifact names, ranked, with the list's filters. */

@@ -9,6 +9,7 @@ import { Deployment1765100000000 } from './1765100000000-Deployment';
 import { UpstreamAgents1765200000000 } from './1765200000000-UpstreamAgents';
 import { UpstreamOAuth21765260000000 } from './1765260000000-UpstreamOAuth2';
 import { UpstreamPush1765270000000 } from './1765270000000-UpstreamPush';
+import { UpstreamCardsTlsHealth1765430000000 } from './1765430000000-UpstreamCardsTlsHealth';
 
 /** Every migration of the notifier schema, oldest first. */
 export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
@@ -23,4 +24,5 @@ export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
   UpstreamAgents1765200000000,
   UpstreamOAuth21765260000000,
   UpstreamPush1765270000000,
+  UpstreamCardsTlsHealth1765430000000,
 ];

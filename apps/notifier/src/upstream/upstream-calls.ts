@@ -1,0 +1,116 @@
+import type { UpstreamCallMethod, UpstreamCallOutcome } from '@app/contracts';
+import { SsrfRefusedError } from '../deliveries/ssrf-guard';
+
+/** JSON-RPC method names of both versions (v0.3 `message/send`, v1.0 `SendMessage`) as the relay counts them. */
+const JSON_RPC_METHODS: Record<string, UpstreamCallMethod> = {
+  SendMessage: 'SendMessage',
+  'message/send': 'SendMessage',
+  SendStreamingMessage: 'SendStreamingMessage',
+  'message/stream': 'SendStreamingMessage',
+  GetTask: 'GetTask',
+  'tasks/get': 'GetTask',
+  CancelTask: 'CancelTask',
+  'tasks/cancel': 'CancelTask',
+  ListTasks: 'ListTasks',
+  'tasks/list': 'ListTasks',
+  SubscribeToTask: 'SubscribeToTask',
+  'tasks/resubscribe': 'SubscribeToTask',
+};
+
+/** The A2A method of an HTTP+JSON request, by its path (v0.3 paths start with `/v1`). */
+function restMethodOf(httpMethod: string, path: string): UpstreamCallMethod {
+  if (/\/message:send$/.test(path)) return 'SendMessage';
+  if (/\/message:stream$/.test(path)) return 'SendStreamingMessage';
+  if (/\/tasks\/[^/]+:cancel$/.test(path)) return 'CancelTask';
+  if (/\/tasks\/[^/]+:(subscribe|resubscribe)$/.test(path)) return 'SubscribeToTask';
+  if (httpMethod === 'GET' && /\/tasks\/[^/:]+$/.test(path)) return 'GetTask';
+  if (httpMethod === 'GET' && /\/tasks$/.test(path)) return 'ListTasks';
+  return 'other';
+}
+
+/** Which A2A method an HTTP request to an upstream is: the JSON-RPC body's `method`, else the HTTP+JSON path. */
+export function callMethodOf(httpMethod: string, url: URL, body: string | null): UpstreamCallMethod {
+  if (body !== null && body.startsWith('{')) {
+    try {
+      const method = (JSON.parse(body) as { method?: unknown }).method;
+      if (typeof method === 'string') return JSON_RPC_METHODS[method] ?? 'other';
+    } catch {
+      // Not JSON-RPC: read the path.
+    }
+  }
+  return restMethodOf(httpMethod.toUpperCase(), url.pathname);
+}
+
+const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|EPROTO$|HOSTNAME_MISMATCH|ERR_OSSL)/;
+
+/** Why a request got no answer: the SSRF guard, a timeout, a certificate either side refused, or the connection. */
+export function failureKindOf(error: unknown): UpstreamCallOutcome {
+  const cause = (error as { cause?: unknown })?.cause;
+  if (error instanceof SsrfRefusedError || cause instanceof SsrfRefusedError) return 'refused';
+  const code = String((error as { code?: unknown })?.code ?? (cause as { code?: unknown })?.code ?? '');
+  const message = (error as Error)?.message ?? '';
+  if (TLS_CODES.test(code) || /certificate|ssl|tls alert|handshake/i.test(message)) return 'tls';
+  if (/no answer within|timeout|timed out|aborted/i.test(message) || code === 'ETIMEDOUT') return 'timeout';
+  return 'connection';
+}
+
+export function statusKindOf(status: number): UpstreamCallOutcome {
+  if (status < 400) return 'ok';
+  if (status === 401 || status === 403) return 'unauthorized';
+  return status < 500 ? 'http_4xx' : 'http_5xx';
+}
+
+/** One request to an upstream agent's server as it ended. */
+export interface ObservedCall {
+  method: UpstreamCallMethod;
+  outcome: UpstreamCallOutcome;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  /** The relay task the request was about (its `X-AgentRelay-Task` header), if any. */
+  taskId: string | null;
+  at: Date;
+}
+
+/** The JSON-RPC error of a JSON answer, if it is one (read from a copy: the caller reads the body as usual). */
+async function jsonRpcErrorOf(response: Response): Promise<string | null> {
+  if (!/application\/json/i.test(response.headers.get('content-type') ?? '')) return null;
+  try {
+    const answer = (await response.clone().json()) as { error?: { code?: unknown; message?: unknown } };
+    if (!answer || typeof answer !== 'object' || !answer.error) return null;
+    return `JSON-RPC error ${String(answer.error.code)}: ${String(answer.error.message)}`.slice(0, 500);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Wraps a `fetch` to an upstream agent: each request's A2A method (or `method` when given: the
+ * card, a token), its outcome and its time until the answer's headers go to `observe`.
+ */
+export function observedFetch(inner: typeof fetch, observe: (call: ObservedCall) => void, method?: UpstreamCallMethod): typeof fetch {
+  return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const target = new URL(typeof input === 'string' || input instanceof URL ? input.toString() : input.url);
+    const body = typeof init?.body === 'string' ? init.body : null;
+    const called = method ?? callMethodOf(init?.method ?? 'GET', target, body);
+    const taskId = new Headers(init?.headers).get('x-agentrelay-task');
+    const at = new Date();
+    const startedAt = performance.now();
+    const done = (outcome: UpstreamCallOutcome, statusCode: number | null, error: string | null) =>
+      observe({ method: called, outcome, statusCode, durationMs: Math.round(performance.now() - startedAt), error, taskId, at });
+    let response: Response;
+    try {
+      response = await inner(input, init);
+    } catch (error) {
+      done(failureKindOf(error), null, ((error as Error)?.message ?? String(error)).slice(0, 500));
+      throw error;
+    }
+    const kind = statusKindOf(response.status);
+    if (kind !== 'ok') done(kind, response.status, `HTTP ${response.status}`);
+    else {
+      const rpcError = body !== null ? await jsonRpcErrorOf(response) : null;
+      done(rpcError ? 'a2a_error' : 'ok', response.status, rpcError);
+    }
+    return response;
+  };
+}
