@@ -2,9 +2,9 @@
  * The admin API's answers as the console reads them (snake_case JSON under `/admin/…`). The task
  * view is the tasks service's own model; the rows, hits and counts are the admin routes' shapes.
  */
-import type { ArtifactView, Intent, MessageView, TaskState, TaskView } from '@app/contracts/tasks/task.model';
+import type { ArtifactView, Intent, MessageView, TaskHold, TaskState, TaskView } from '@app/contracts/tasks/task.model';
 
-export type { ArtifactView, Intent, MessageView, TaskState, TaskView };
+export type { ArtifactView, Intent, MessageView, TaskHold, TaskState, TaskView };
 
 export const TASK_STATES: readonly TaskState[] = ['held', 'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'];
 export const INTENTS: readonly Intent[] = ['inform', 'ask_question', 'propose_action'];
@@ -27,7 +27,11 @@ export interface AdminTaskRow {
   created_at: string;
   updated_at: string;
   status_timestamp: string;
+  /** Set on a handoff a hold rule kept for approval. */
+  hold?: Pick<TaskHold, 'rule' | 'expires_at' | 'four_eyes' | 'outcome'> | null;
 }
+
+export type ApprovalDecision = 'approve' | 'deny';
 
 export interface Page<T> {
   items: T[];
