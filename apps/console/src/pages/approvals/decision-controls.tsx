@@ -4,29 +4,11 @@ import { adminApi } from '../../api/admin-api';
 import type { ApprovalDecision, TaskView } from '../../api/types';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorMessage } from '../../components/error-message';
+import { decisionRefusal } from '../../lib/decision-refusal';
 import { useRole, useSession } from '../../session/session-context';
 
 /** The relay's limit on a decision's comment (APPROVAL_LIMITS.commentChars). */
 const COMMENT_CHARS = 2000;
-
-/**
- * Why the signed-in person may not decide this hold, or null when they may. The relay refuses the
- * same cases (403); the console does not offer what would be refused.
- */
-function refusal(
-  task: TaskView,
-  role: string,
-  mayApprove: boolean,
-  personEmail: string | null | undefined,
-  ownerEmail: string | null | undefined,
-): string | null {
-  if (!mayApprove) return `Your role (${role}) may read held handoffs but not decide them: approving and denying need the approver role.`;
-  if (!task.hold?.four_eyes) return null;
-  if (personEmail === undefined) return `The rule "${task.hold.rule}" needs four eyes: sign in as a person (not with the admin token) to decide this handoff.`;
-  if (personEmail && ownerEmail && personEmail.toLowerCase() === ownerEmail.toLowerCase())
-    return `The rule "${task.hold.rule}" needs four eyes: you own ${task.sender.handle}, the sending agent, so another person must decide this handoff.`;
-  return null;
-}
 
 /** Approve or deny, with a comment (a deny's reason is required: the sender is told it), each after a confirmation. */
 export function DecisionControls({ task }: { task: TaskView }) {
@@ -65,7 +47,7 @@ export function DecisionControls({ task }: { task: TaskView }) {
   }
   if (task.state !== 'held') return null;
   if (fourEyes && owner.isPending) return <p role="status">Checking who may decide…</p>;
-  const cannot = refusal(task, role, allows('approver'), person ? person.email : undefined, owner.data?.email);
+  const cannot = decisionRefusal(task, { role, email: person ? person.email : undefined }, owner.data?.email);
   if (cannot) {
     return (
       <p className="notice" role="note" data-testid="decision-refused">
