@@ -16,7 +16,7 @@ import { ensureEventStream, eventStreamName, openJetStream, type JetStreamContex
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { a2aV1, ok } from './support/json-rpc';
-import { RelayHarness } from './support/relay-harness';
+import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { createTask } from './support/tasks';
 import { testNatsUrl } from './support/test-env';
 
@@ -89,6 +89,19 @@ describe('relay events are CloudEvents 1.0 in binary content mode, their data va
     await update(bob, failed, 'fail', { reason: 'tests broke' });
     const cancelled = await createTask(relay.url, alice, bob, 'Never mind.');
     await update(alice, cancelled, 'cancel');
+    // A hold rule of Bob's trust policy keeps Alice's proposals for a person's approval: `held`.
+    await request(relay.url)
+      .put(`/admin/agents/${bob.agent.handle}/trust`)
+      .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+      .send({ hold: [{ name: 'proposals', intents: ['propose_action'] }] })
+      .expect(200);
+    const held = await ok(relay.url, alice.api_key, 'message/send', {
+      recipient: bob.agent.handle,
+      intent: 'propose_action',
+      message: { role: 'user', parts: [{ type: 'text', text: 'Drop the legacy table.' }] },
+      proposed_action: { description: 'drop the legacy table', target_files: [], rationale: 'nothing reads it' },
+    });
+    expect(held.status.state).toBe('held');
 
     const kinds = RELAY_EVENT_KINDS.map((kind) => kind.cloudEventType).sort();
     const types = (): string[] => [...new Set(seen.map((event) => event.headers.get('ce-type') ?? `none:${event.subject}`))].sort();

@@ -22,7 +22,7 @@ const people = {
  * Held handoffs (docs/decisions/0024-held-handoffs.md): a hold rule of the recipient's trust policy
  * keeps a propose_action from another org for a person's approval; the recipient sees nothing of
  * it (reads, lists, its live inbox, its webhook) until an approver delivers it, once; a deny tells
- * the sender the reason; a hold expires; a viewer may not decide; four eyes refuses the owner.
+ * the sender the reason; a hold expires; a viewer reads the queue but may not decide; four eyes refuses the owner.
  */
 describe('held handoffs', () => {
   let provider: TestOpenIdProvider;
@@ -130,12 +130,15 @@ describe('held handoffs', () => {
     });
     expect(append.body.error).toMatchObject({ code: -32008 });
 
-    // The queue: an approver sees it; a viewer may neither read the queue nor decide.
+    // The queue: an approver sees it; a viewer reads it (as it reads every task) but may not decide.
     const queue = await request(relay.url).get('/admin/approvals').set(as(sessions.approver)).expect(200);
     expect(queue.body.items.map((row: Json) => row.id)).toContain(taskId);
     const detail = await request(relay.url).get(`/admin/approvals/${taskId}`).set(as(sessions.approver)).expect(200);
     expect(detail.body.task).toMatchObject({ state: 'held', intent: 'propose_action', proposed_action: { target_files: ['db/migrations/042.sql'] } });
-    await request(relay.url).get('/admin/approvals').set(as(sessions.viewer)).expect(403);
+    const viewerQueue = await request(relay.url).get('/admin/approvals').set(as(sessions.viewer)).expect(200);
+    expect(viewerQueue.body.items.find((row: Json) => row.id === taskId)).toMatchObject({
+      hold: { rule: 'external proposals', four_eyes: true, outcome: 'held', expires_at: expect.any(String) },
+    });
     const viewerApproves = await request(relay.url).post(`/admin/approvals/${taskId}/approve`).set(as(sessions.viewer)).send({}).expect(403);
     expect(viewerApproves.body.error.reason).toBe('role_forbidden');
 

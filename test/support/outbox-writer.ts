@@ -4,6 +4,7 @@ import { taskEventSubject, TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskE
 import { testDatabaseUrl } from './test-env';
 
 const STATE_OF: Record<TaskEventType, TaskState> = {
+  held: 'held',
   created: 'pending',
   message_appended: 'accepted',
   artifact_updated: 'accepted',

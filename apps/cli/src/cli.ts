@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { displayLine } from '@app/relay-client';
 import { AGENT_COMMANDS, AGENT_USAGE, runAgentCommand, type AgentCommand } from './agent-commands';
+import { APPROVALS_USAGE, runApprovalsCommand } from './approval-commands';
 import { CliError, EXIT, usage } from './cli-errors';
 import { runWorkerCommand, WORKER_USAGE } from './worker/worker-command';
 
@@ -80,6 +81,7 @@ Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
   deliveries [--status pending|failed|succeeded|dead] [--task <task id>] [--limit <n>]
                                     list notification deliveries, newest first
   redeliver <delivery id>           attempt a delivery again (dead letters included)
+${APPROVALS_USAGE}
 
 Options:
   --json            print JSON (for scripts)
@@ -138,6 +140,8 @@ const OPTIONS = {
   'upstream-client-cert-file': { type: 'string' },
   'upstream-client-key-file': { type: 'string' },
   'upstream-ca-file': { type: 'string' },
+  comment: { type: 'string' },
+  reason: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -603,6 +607,8 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
         print(delivery, `Delivery ${delivery.id} is ${delivery.status} again.\n`);
         return EXIT.ok;
       }
+      case 'approvals':
+        return await runApprovalsCommand(api, rest, values, print);
       default:
         throw usage(`Unknown command "${command}".`);
     }

@@ -4,6 +4,8 @@ import { ApiError } from './api/api-error';
 import { AppLayout } from './layout/app-layout';
 import { AgentPage } from './pages/agents/agent-page';
 import { AgentsPage } from './pages/agents/agents-page';
+import { ApprovalsPage } from './pages/approvals/approvals-page';
+import { HeldHandoffPage } from './pages/approvals/held-handoff-page';
 import { DeliveriesPage } from './pages/deliveries/deliveries-page';
 import { HandoffPage } from './pages/handoff/handoff-page';
 import { LivePage } from './pages/live/live-page';
@@ -32,6 +34,8 @@ function SignedInRoutes() {
         <Route path="search" element={<SearchPage />} />
         <Route path="agents" element={<AgentsPage />} />
         <Route path="agents/:handle" element={<AgentPage />} />
+        <Route path="approvals" element={<ApprovalsPage />} />
+        <Route path="approvals/:id" element={<HeldHandoffPage />} />
         <Route path="deliveries" element={<DeliveriesPage />} />
         <Route path="overview" element={<OverviewPage />} />
         <Route path="*" element={<Navigate to="/handoffs" replace />} />

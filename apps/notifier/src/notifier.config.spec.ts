@@ -1,5 +1,5 @@
 import { ConfigValidationError, loadConfig } from '@app/config';
-import { NotifierConfig, slotShares } from './notifier.config';
+import { approverChannelsOf, NotifierConfig, slotShares } from './notifier.config';
 
 const REQUIRED = { RELAY_SECRET_KEYS: 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=' };
 
@@ -21,5 +21,30 @@ describe('NotifierConfig: shares of the delivery slots', () => {
   it('refuses a share below one at boot, naming the key', () => {
     expect(() => loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SLOTS_PER_OWNER: '0' })).toThrow(ConfigValidationError);
     expect(() => loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SLOTS_PER_OWNER: '0' })).toThrow(/RELAY_NOTIFIER_SLOTS_PER_OWNER/);
+  });
+});
+
+describe("NotifierConfig: the approvers' channels", () => {
+  const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+
+  it('links each notice to the console under RELAY_PUBLIC_URL', () => {
+    const config = loadConfig(NotifierConfig, {
+      ...REQUIRED,
+      RELAY_PUBLIC_URL: 'https://relay.acme.test/',
+      RELAY_APPROVALS_WEBHOOK_URL: 'https://hooks.acme.test/approvals',
+      RELAY_APPROVALS_WEBHOOK_SECRET: secret,
+    });
+    expect(approverChannelsOf(config)).toEqual({
+      webhookUrl: 'https://hooks.acme.test/approvals',
+      slackWebhookUrl: '',
+      consoleUrl: 'https://relay.acme.test/console',
+    });
+  });
+
+  it('refuses an approvers webhook without its signing secret, naming the key', () => {
+    expect(() => loadConfig(NotifierConfig, { ...REQUIRED, RELAY_APPROVALS_WEBHOOK_URL: 'https://hooks.acme.test/approvals' })).toThrow(
+      /RELAY_APPROVALS_WEBHOOK_SECRET/,
+    );
+    expect(() => loadConfig(NotifierConfig, { ...REQUIRED, RELAY_APPROVALS_SLACK_WEBHOOK_URL: 'not a url' })).toThrow(/RELAY_APPROVALS_SLACK_WEBHOOK_URL/);
   });
 });

@@ -1,7 +1,8 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { DatabaseServiceConfig, toBoolean } from '@app/config';
 import { IsSecretKeyList } from '@app/secrets';
+import type { ApproverChannels } from './deliveries/delivery-planner';
 
 export class NotifierConfig extends DatabaseServiceConfig {
   override METRICS_PORT = 9467;
@@ -141,6 +142,37 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @IsString()
   @Matches(/^(https?:\/\/\S+)?$/, { message: 'RELAY_THREAD_URL_TEMPLATE must be an http(s) URL' })
   RELAY_THREAD_URL_TEMPLATE: string = '';
+
+  /**
+   * The approvers' webhook: each handoff a hold rule keeps for approval is posted there
+   * (`a2a.task.held`, signed with RELAY_APPROVALS_WEBHOOK_SECRET) with a link to its console page
+   * under RELAY_PUBLIC_URL. Unset: no webhook.
+   */
+  @IsString()
+  @Matches(/^(https?:\/\/\S+)?$/, { message: 'RELAY_APPROVALS_WEBHOOK_URL must be an http(s) URL' })
+  RELAY_APPROVALS_WEBHOOK_URL: string = '';
+
+  /** The Standard Webhooks secret (`whsec_` + base64) that signs the approvers' webhook; required with RELAY_APPROVALS_WEBHOOK_URL. */
+  @ValidateIf((config: NotifierConfig) => config.RELAY_APPROVALS_WEBHOOK_URL !== '')
+  @Matches(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/, {
+    message:
+      'RELAY_APPROVALS_WEBHOOK_SECRET must be a Standard Webhooks secret (whsec_ and base64 of at least 24 bytes) when RELAY_APPROVALS_WEBHOOK_URL is set',
+  })
+  RELAY_APPROVALS_WEBHOOK_SECRET: string = '';
+
+  /** The approvers' Slack incoming webhook: each held handoff is announced there with its console link. Unset: no Slack message. */
+  @IsString()
+  @Matches(/^(https?:\/\/\S+)?$/, { message: 'RELAY_APPROVALS_SLACK_WEBHOOK_URL must be an http(s) URL' })
+  RELAY_APPROVALS_SLACK_WEBHOOK_URL: string = '';
+}
+
+/** The approvers' channels as configured, with the console under RELAY_PUBLIC_URL. */
+export function approverChannelsOf(config: NotifierConfig): ApproverChannels {
+  return {
+    webhookUrl: config.RELAY_APPROVALS_WEBHOOK_URL,
+    slackWebhookUrl: config.RELAY_APPROVALS_SLACK_WEBHOOK_URL,
+    consoleUrl: `${config.RELAY_PUBLIC_URL.replace(/\/+$/, '')}/console`,
+  };
 }
 
 /** The in-flight slots one destination and one owner may hold at once: as configured, else a quarter of all; never more than all. */

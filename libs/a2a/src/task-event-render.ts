@@ -15,9 +15,9 @@ function messageView(event: TaskEvent, message: TaskEventMessage): MessageView {
   };
 }
 
-/** Events whose message is their own (a resume's `accepted` repeats the answer its `message_appended` carried). */
+/** Events whose message is their own (a resume's `accepted` repeats the answer its `message_appended` carried; `held` carries the sender's own message). */
 function carriesOwnMessage(event: TaskEvent): boolean {
-  return event.type !== 'accepted' && event.type !== 'artifact_updated';
+  return event.type !== 'accepted' && event.type !== 'artifact_updated' && event.type !== 'held';
 }
 
 /**

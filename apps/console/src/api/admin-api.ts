@@ -1,6 +1,7 @@
 import { ApiError } from './api-error';
 import type {
   AdminTaskRow,
+  ApprovalDecision,
   AgentCardFields,
   AgentCounts,
   AgentRecord,
@@ -17,6 +18,7 @@ import type {
   SessionInfo,
   SignInMethods,
   TaskDetail,
+  TaskView,
   TrustPolicy,
 } from './types';
 
@@ -159,6 +161,22 @@ export class AdminApi {
 
   redeliverAll(status: 'failed' | 'dead', taskId?: string): Promise<{ redelivered: number }> {
     return this.request('POST', '/admin/deliveries/redeliver', { json: taskId ? { status, task_id: taskId } : { status } });
+  }
+
+  /** The held handoffs waiting for a decision, newest first. */
+  listApprovals(cursor?: string): Promise<Page<AdminTaskRow>> {
+    const query = new URLSearchParams({ limit: '100' });
+    if (cursor) query.set('cursor', cursor);
+    return this.request('GET', '/admin/approvals', { query });
+  }
+
+  getApproval(id: string): Promise<TaskDetail> {
+    return this.request('GET', `/admin/approvals/${path(id)}`);
+  }
+
+  /** Approves (delivers) or denies (rejects, telling the sender the comment as the reason) a held handoff. */
+  decideApproval(id: string, decision: ApprovalDecision, comment: string): Promise<TaskView> {
+    return this.request('POST', `/admin/approvals/${path(id)}/${decision}`, { json: comment ? { comment } : {} });
   }
 
   overview(): Promise<Overview> {

@@ -2,9 +2,9 @@
  * The admin API's answers as the console reads them (snake_case JSON under `/admin/…`). The task
  * view is the tasks service's own model; the rows, hits and counts are the admin routes' shapes.
  */
-import type { ArtifactView, Intent, MessageView, TaskState, TaskView } from '@app/contracts/model';
+import type { ArtifactView, Intent, MessageView, TaskHold, TaskState, TaskView } from '@app/contracts/model';
 
-export { INTENTS, TASK_STATES, type ArtifactView, type Intent, type MessageView, type TaskState, type TaskView } from '@app/contracts/model';
+export { INTENTS, TASK_STATES, type ArtifactView, type Intent, type MessageView, type TaskHold, type TaskState, type TaskView } from '@app/contracts/model';
 
 export interface Party {
   handle: string;
@@ -24,7 +24,11 @@ export interface AdminTaskRow {
   created_at: string;
   updated_at: string;
   status_timestamp: string;
+  /** Set on a handoff a hold rule kept for approval. */
+  hold?: Pick<TaskHold, 'rule' | 'expires_at' | 'four_eyes' | 'outcome'> | null;
 }
+
+export type ApprovalDecision = 'approve' | 'deny';
 
 export interface Page<T> {
   items: T[];

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { NavLink, Outlet } from 'react-router';
 import type { ConsoleRole } from '../api/types';
+import { useHeldCount } from '../pages/approvals/use-held-count';
 import { useRole, useSession } from '../session/session-context';
 
 const SECTIONS: Array<{ to: string; label: string; least: ConsoleRole }> = [
@@ -8,6 +9,8 @@ const SECTIONS: Array<{ to: string; label: string; least: ConsoleRole }> = [
   // Search matches message text, which an auditor may not read.
   { to: '/search', label: 'Search', least: 'viewer' },
   { to: '/agents', label: 'Agents', least: 'auditor' },
+  // Held handoffs are read with their content, which an auditor may not read.
+  { to: '/approvals', label: 'Approvals', least: 'viewer' },
   { to: '/deliveries', label: 'Deliveries', least: 'auditor' },
   { to: '/overview', label: 'Overview', least: 'auditor' },
 ];
@@ -44,9 +47,22 @@ function SignOutButton() {
   );
 }
 
+/** The approvals entry's count of held handoffs, said in words to a screen reader. */
+function HeldCount({ held }: { held: { count: number; more: boolean } | null }) {
+  if (!held || held.count === 0) return null;
+  const shown = `${held.count}${held.more ? '+' : ''}`;
+  return (
+    <span className="nav-count" data-testid="held-count">
+      <span aria-hidden="true">{shown}</span>
+      <span className="visually-hidden">{`, ${shown} held`}</span>
+    </span>
+  );
+}
+
 /** The frame of every signed-in page: the banner with the navigation, and the page in `<main>`. */
 export function AppLayout() {
   const { allows } = useRole();
+  const held = useHeldCount(allows('viewer'));
   return (
     <>
       <a className="skip-link" href="#main">
@@ -60,6 +76,7 @@ export function AppLayout() {
               <li key={section.to}>
                 <NavLink to={section.to} className="nav-link">
                   {section.label}
+                  {section.to === '/approvals' && <HeldCount held={held} />}
                 </NavLink>
               </li>
             ))}

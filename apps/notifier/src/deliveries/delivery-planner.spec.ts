@@ -1,5 +1,5 @@
 import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType } from '@app/contracts';
-import { planDeliveries, slackMessage, taskUrlFor, type AgentTarget } from './delivery-planner';
+import { APPROVERS_TARGET, planApproverDeliveries, planDeliveries, slackMessage, taskUrlFor, type AgentTarget } from './delivery-planner';
 import { planPushDeliveries } from './push-payload';
 
 function event(type: TaskEventType, author: string | null = null): TaskEvent {
@@ -131,5 +131,44 @@ describe('delivery planning', () => {
     const context = JSON.stringify(slackMessage(event('created'), null).blocks[1]);
     expect(context).toContain('Thread `T1`');
     expect(context).not.toContain('Open the thread');
+  });
+});
+
+describe("the approvers' notice of a held handoff", () => {
+  const channels = {
+    webhookUrl: 'https://hooks.acme.test/approvals',
+    slackWebhookUrl: 'https://hooks.slack.com/approvers',
+    consoleUrl: 'https://relay.acme.test/console/',
+  };
+  const held: TaskEvent = {
+    ...event('held'),
+    state: 'held',
+    audience: 'sender',
+    hold: { rule: 'prod <changes>', reason: 'Held for approval', expires_at: '2026-01-02T00:00:00.000Z', four_eyes: true },
+  };
+
+  it("goes to the approvers' webhook and Slack, each linking the console page, and to no agent", () => {
+    expect(planDeliveries(held, targets, '')).toEqual([]);
+    const planned = planApproverDeliveries(held, channels);
+    expect(planned.map((delivery) => [delivery.channel, delivery.target_handle, delivery.event, delivery.url])).toEqual([
+      ['webhook', APPROVERS_TARGET, 'a2a.task.held', channels.webhookUrl],
+      ['slack', APPROVERS_TARGET, 'a2a.task.held', channels.slackWebhookUrl],
+    ]);
+    expect(planned[0].body).toEqual({
+      type: 'a2a.task.held',
+      timestamp: held.occurred_at,
+      data: held,
+      approval_url: 'https://relay.acme.test/console/approvals/T1',
+    });
+    const slack = JSON.stringify(planned[1].body);
+    expect(slack).toContain('<https://relay.acme.test/console/approvals/T1|Review it in the console>');
+    expect(slack).toContain('prod &lt;changes&gt;');
+    expect(slack).toContain('(four eyes)');
+  });
+
+  it('is sent only for held handoffs, and only where a channel is configured', () => {
+    for (const type of ['created', 'rejected', 'completed'] as const) expect(planApproverDeliveries(event(type), channels)).toEqual([]);
+    expect(planApproverDeliveries(held, { ...channels, slackWebhookUrl: '' }).map((delivery) => delivery.channel)).toEqual(['webhook']);
+    expect(planApproverDeliveries(held, { ...channels, webhookUrl: '', slackWebhookUrl: '' })).toEqual([]);
   });
 });

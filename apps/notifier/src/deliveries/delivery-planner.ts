@@ -32,11 +32,78 @@ export interface PlannedDelivery {
 
 type Party = 'sender' | 'recipient';
 
-/** The task events that notify anyone: an artifact's own event (`artifact_updated`) is for live streams only, its task's next event tells. */
-export type NotifyingEventType = Exclude<TaskEventType, 'artifact_updated'>;
+/**
+ * The task events that notify agents: an artifact's own event (`artifact_updated`) is for live
+ * streams only, its task's next event tells; a `held` task tells the approvers (below), not an agent.
+ */
+export type NotifyingEventType = Exclude<TaskEventType, 'artifact_updated' | 'held'>;
 
 export function notifies(event: TaskEvent): event is TaskEvent & { type: NotifyingEventType } {
-  return event.type !== 'artifact_updated';
+  return event.type !== 'artifact_updated' && event.type !== 'held';
+}
+
+/** The delivery log's target of the approvers' channels (no agent handle has no `@`). */
+export const APPROVERS_TARGET = 'approvers';
+
+/** The webhook event name of a held handoff, to the approvers. */
+export const HELD_WEBHOOK_EVENT = 'a2a.task.held';
+
+/** Where the relay's approvers are told of held handoffs (docs/operations.md#approvals); empty: not told there. */
+export interface ApproverChannels {
+  webhookUrl: string;
+  slackWebhookUrl: string;
+  /** The console, e.g. `https://relay.example.com/console`: each notice links to `<console>/approvals/<task id>`. */
+  consoleUrl: string;
+}
+
+/** The console page of one held handoff. */
+export function approvalUrlOf(consoleUrl: string, taskId: string): string {
+  return `${consoleUrl.replace(/\/+$/, '')}/approvals/${encodeURIComponent(taskId)}`;
+}
+
+/** The approvers' Slack message: who holds what from whom, by which rule, until when, and the console link. */
+export function heldSlackMessage(event: TaskEvent, approvalUrl: string): { text: string; blocks: unknown[] } {
+  const rule = event.hold?.rule ?? 'a hold rule';
+  const expires = event.hold?.expires_at ?? 'its deadline';
+  return {
+    text: `Approval needed: ${event.sender} → ${event.recipient} (${event.task.intent}) held by the rule "${rule}" until ${expires}: ${approvalUrl}`,
+    blocks: [
+      {
+        type: 'section',
+        text: {
+          type: 'mrkdwn',
+          text: `:raised_hand: *Approval needed:* a handoff from *${escapeSlack(event.sender)}* to *${escapeSlack(event.recipient)}* is held by the rule "${escapeSlack(rule)}"${event.hold?.four_eyes ? ' (four eyes)' : ''}\n${quote(event.task.summary)}`,
+        },
+      },
+      {
+        type: 'context',
+        elements: [
+          { type: 'mrkdwn', text: `Intent: ${escapeSlack(event.task.intent)} · Expires: ${escapeSlack(expires)} · <${approvalUrl}|Review it in the console>` },
+        ],
+      },
+    ],
+  };
+}
+
+/**
+ * A held handoff to the approvers' channels: their webhook (Standard Webhooks JSON, the task event
+ * as data and the console link beside it) and their Slack, each when configured.
+ */
+export function planApproverDeliveries(event: TaskEvent, channels: ApproverChannels): PlannedDelivery[] {
+  if (event.type !== 'held') return [];
+  const approvalUrl = approvalUrlOf(channels.consoleUrl, event.task_id);
+  const planned: PlannedDelivery[] = [];
+  const common = { event: HELD_WEBHOOK_EVENT, target_handle: APPROVERS_TARGET, target_ref: APPROVERS_TARGET, content_type: 'application/json', headers: {} };
+  if (channels.webhookUrl) {
+    planned.push({
+      ...common,
+      channel: 'webhook',
+      url: channels.webhookUrl,
+      body: { type: HELD_WEBHOOK_EVENT, timestamp: event.occurred_at, data: event, approval_url: approvalUrl },
+    });
+  }
+  if (channels.slackWebhookUrl) planned.push({ ...common, channel: 'slack', url: channels.slackWebhookUrl, body: heldSlackMessage(event, approvalUrl) });
+  return planned;
 }
 
 /** Webhook event name of each task event and who it is for (`author-other`: the party that did not write the message). */

@@ -7,6 +7,7 @@ import { DeliveriesService, type AttemptOutcome, type ClaimRequest, type Deliver
 import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } from './destination-breakers';
 import { nextRetryDelay, parseRetrySchedule } from './retry-schedule';
 import { SlackThrottleService } from './slack-throttle.service';
+import { APPROVERS_TARGET } from './delivery-planner';
 import { UpstreamDeliveryService } from '../upstream/upstream-delivery.service';
 import { UpstreamHealthService } from '../upstream/upstream-health.service';
 import { standardWebhookHeaders } from './standard-webhooks';
@@ -221,7 +222,8 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     // Recorded before the request goes out: a receiver never gets more requests than the log shows.
     const attemptId = await this.deliveries.beginAttempt(delivery);
     if (delivery.channel === 'webhook') {
-      const secret = delivery.webhook_secret ?? null;
+      // The approvers' webhook is signed with the operator's secret (it is no agent's).
+      const secret = delivery.target_handle === APPROVERS_TARGET ? this.config.RELAY_APPROVALS_WEBHOOK_SECRET || null : (delivery.webhook_secret ?? null);
       if (!secret) {
         // Never sent unsigned: it waits (by the retry schedule, then a dead letter) for a secret.
         const error = `no webhook signing secret for ${delivery.target_handle}: not sent unsigned; make one with POST /admin/agents/{handle}/webhook-secret`;

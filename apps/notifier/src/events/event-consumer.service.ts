@@ -21,9 +21,9 @@ import {
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { traceLinkHeaders } from '@app/tracing';
 import { DeliveriesService, type EventDeliveries } from '../deliveries/deliveries.service';
-import { notifies, planDeliveries, type AgentTarget } from '../deliveries/delivery-planner';
+import { notifies, planApproverDeliveries, planDeliveries, type AgentTarget } from '../deliveries/delivery-planner';
 import { DeliveryWorkerService } from '../deliveries/delivery-worker.service';
-import { NotifierConfig } from '../notifier.config';
+import { approverChannelsOf, NotifierConfig } from '../notifier.config';
 import { AgentTargetsService } from '../targets/agent-targets.service';
 import { PushTargetsService } from '../targets/push-targets.service';
 import { planPushDeliveries } from '../deliveries/push-payload';
@@ -238,7 +238,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
             message.term('malformed task event');
             continue;
           }
-          if (!notifies(payload)) {
+          if (!notifies(payload) && payload.type !== 'held') {
             // An artifact's own event is for live streams; nobody is notified of it.
             this.acks.add(message);
             continue;
@@ -321,7 +321,11 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     const pushes = planPushDeliveries(event, this.pushTargets.ofTask(event.task_id, Date.parse(event.occurred_at)));
     // A push config's requests wait as long as its owner agent chose for its receivers.
     for (const push of pushes) push.timeout_ms = targets.get(push.target_handle)?.webhook_timeout_ms ?? null;
-    const planned = [...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE), ...pushes];
+    const planned = [
+      ...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE),
+      ...pushes,
+      ...planApproverDeliveries(event, approverChannelsOf(this.config)),
+    ];
     if (planned.length > 0) {
       const traceHeaders = traceLinkHeaders(message.headers);
       for (const delivery of planned) Object.assign(delivery.headers, traceHeaders);

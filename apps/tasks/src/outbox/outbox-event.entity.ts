@@ -1,6 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Generated, Index, PrimaryColumn, Unique } from 'typeorm';
 
-const TASK_EVENT_TYPES = `'created', 'message_appended', 'artifact_updated', 'accepted', 'input_required', 'completed', 'failed', 'rejected', 'canceled'`;
+const TASK_EVENT_TYPES = `'held', 'created', 'message_appended', 'artifact_updated', 'accepted', 'input_required', 'completed', 'failed', 'rejected', 'canceled'`;
 
 /**
  * An event written in the same transaction as the change it reports, published to NATS by the

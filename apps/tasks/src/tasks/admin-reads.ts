@@ -115,6 +115,7 @@ export function toAdminRow(row: AdminRow): AdminTaskRow {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     status_timestamp: row.status_timestamp.toISOString(),
+    ...(row.hold ? { hold: { rule: row.hold.rule, expires_at: row.hold.expires_at, four_eyes: row.hold.four_eyes, outcome: row.hold.outcome } } : {}),
     ...(row.last_event_position !== undefined ? { last_event_position: row.last_event_position } : {}),
   };
 }

@@ -73,7 +73,7 @@ function heldBy(request: SendRequest, now: Date): TaskHold | null {
 /**
  * The one write of a create: the task, its first message, artifacts, audit row, idempotency keys
  * and `created` event in one prepared statement; a held task (a hold rule matched) is written in
- * the state `held` with its hold and no event, its recipient told nothing until it is approved. Returns null, having written nothing, when one of
+ * the state `held` with its hold and a `held` event for its sender and the approvers, its recipient told nothing until it is approved. Returns null, having written nothing, when one of
  * `keys` was already used by this sender (the caller then replays or refuses through the keys).
  * Refuses, having written nothing, artifacts past a task's caps and a context the sender takes no
  * part in or that is full.
@@ -135,7 +135,7 @@ export async function createTask(
     created_at: now,
   };
   const { artifacts } = applyArtifactInputs(task.id, [], request.artifacts, 'total');
-  const event = taskEvent('created', task, message, now);
+  const event = taskEvent(held ? 'held' : 'created', task, message, now);
   const partsJson = JSON.stringify(parts);
   const payloadJson = JSON.stringify(message.payload);
   const outcome = await runCreate(pool, request.context_id, {

@@ -42,6 +42,9 @@ export function taskEvent(type: TaskEventType, task: TaskRow, latest: MessageRow
         reason: task.reason,
       },
       ...(artifact ? { artifact } : {}),
+      ...(type === 'held' && task.hold
+        ? { hold: { rule: task.hold.rule, reason: task.hold.reason, expires_at: task.hold.expires_at, four_eyes: task.hold.four_eyes } }
+        : {}),
       // A task its recipient never saw (held, then denied, expired or cancelled) tells only its sender.
       ...(task.hidden_from_recipient ? { audience: 'sender' as const } : {}),
     },

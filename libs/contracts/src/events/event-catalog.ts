@@ -53,6 +53,7 @@ const EXAMPLE_TIME = '2026-01-01T12:00:00.000Z';
 
 function taskExample(type: TaskEventType): TaskEvent {
   const states: Record<TaskEventType, TaskEvent['state']> = {
+    held: 'held',
     created: 'pending',
     message_appended: 'accepted',
     artifact_updated: 'accepted',
@@ -63,7 +64,7 @@ function taskExample(type: TaskEventType): TaskEvent {
     rejected: 'rejected',
     canceled: 'cancelled',
   };
-  const message = type === 'created' ? { id: 'm-1', sequence_no: 1, from: 'bob@acme', body: 'Please review the /users refactor.' } : null;
+  const message = type === 'created' || type === 'held' ? { id: 'm-1', sequence_no: 1, from: 'bob@acme', body: 'Please review the /users refactor.' } : null;
   const last = type === 'completed' ? { id: 'm-3', sequence_no: 3, from: 'frank@acme', body: 'Done.' } : null;
   const latest = message ?? last;
   return {
@@ -80,11 +81,22 @@ function taskExample(type: TaskEventType): TaskEvent {
     task: {
       intent: 'inform',
       summary: 'Please review the /users refactor.',
-      message_count: type === 'created' ? 1 : 3,
+      message_count: type === 'created' || type === 'held' ? 1 : 3,
       latest_message: latest ? { ...latest, parts: [{ kind: 'text', text: latest.body }] } : null,
       result_summary: type === 'completed' ? 'Reviewed; two comments.' : null,
       reason: type === 'failed' || type === 'rejected' || type === 'canceled' ? 'Out of scope.' : null,
     },
+    ...(type === 'held'
+      ? {
+          hold: {
+            rule: 'external proposals',
+            reason: `Held for approval by frank@acme's trust policy (rule "external proposals")`,
+            expires_at: '2026-01-02T12:00:00.000Z',
+            four_eyes: true,
+          },
+          audience: 'sender',
+        }
+      : {}),
     ...(type === 'artifact_updated'
       ? {
           artifact: {

@@ -3,6 +3,7 @@ import { artifactViewSchema, INTENTS, partViewSchema, TASK_STATES, type TaskStat
 import { TASK_EVENT_SUBJECT_PREFIX } from '../subjects';
 
 export const TASK_EVENT_TYPES = [
+  'held',
   'created',
   'message_appended',
   'artifact_updated',
@@ -26,6 +27,7 @@ export const TASK_EVENT_POSITION_HEADER = 'Relay-Event-Position';
 
 /** What each task event type says happened (the JSON Schema and AsyncAPI descriptions of its message). */
 export const TASK_EVENT_DESCRIPTIONS: Record<TaskEventType, string> = {
+  held: "A task was created held for approval (state held) by a hold rule of its recipient's trust policy; `hold` names the rule. Only its sender and the approvers are told: approved, it is `created` then.",
   created: 'A task was created (state pending).',
   message_appended:
     'A message was added without a transition of its own (an append, a progress update with a message); on a resume the state is accepted again.',
@@ -89,6 +91,16 @@ const taskEventFields = {
     .meta({ description: 'Enough of the task to act on without reading it back.' }),
   /** On `artifact_updated` only: the artifact added or replaced, or the chunk appended to it. */
   artifact: taskEventArtifactSchema.optional().meta({ description: 'On `artifact_updated` only.' }),
+  /** On `held` only: the hold rule that keeps the task for a person's approval. */
+  hold: z
+    .object({
+      rule: z.string().meta({ description: 'The name of the hold rule that matched.' }),
+      reason: z.string().meta({ description: 'Why, as the sender is told.' }),
+      expires_at: z.iso.datetime().meta({ description: 'When the hold expires (the task is then rejected) unless a person decides it first.' }),
+      four_eyes: z.boolean().meta({ description: "Whether the sending agent's owner is refused as its approver." }),
+    })
+    .optional()
+    .meta({ description: 'On `held` only: the hold rule that keeps the task for approval.' }),
   audience: z.literal('sender').optional().meta({
     description:
       '`sender` on the events of a task its recipient never saw (held for approval, then denied, expired or cancelled): no stream, webhook or push of the recipient may carry them.',
@@ -101,6 +113,7 @@ export type TaskEvent = z.infer<typeof taskEventSchema>;
 
 /** The task's state after an event of a type that always leaves it in one (the others leave it as it was, or resumed). */
 export const TASK_STATE_AFTER_EVENT: Partial<Record<TaskEventType, TaskState>> = {
+  held: 'held',
   created: 'pending',
   accepted: 'accepted',
   input_required: 'input_required',
@@ -119,6 +132,7 @@ export function taskEventSchemaOf(type: TaskEventType) {
       type: z.literal(type).meta({ description: 'The event type (also the last subject token).' }),
       ...(state ? { state: z.literal(state).meta({ description: "The task's internal state after the change." }) } : {}),
       ...(type === 'artifact_updated' ? { artifact: taskEventArtifactSchema } : {}),
+      ...(type === 'held' ? { hold: taskEventFields.hold.unwrap(), audience: z.literal('sender') } : {}),
     })
     .meta({ title: `TaskEvent ${type}`, description: TASK_EVENT_DESCRIPTIONS[type] });
 }

@@ -2,7 +2,7 @@ import { ArrayMaxSize, IsArray, IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, 
 import type { PositionedTaskEvent } from '../events/task-event.model';
 import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
 import { LIST_ROLES, type ListRole } from './tasks.contract';
-import { INTENTS, TASK_STATES, type ArtifactView, type Intent, type MessageView, type TaskState, type TaskView } from './task.model';
+import { INTENTS, TASK_STATES, type ArtifactView, type Intent, type MessageView, type TaskHold, type TaskState, type TaskView } from './task.model';
 
 /** Request subjects of the tasks service for the admin API (relay-wide reads) and the agents' search. */
 export const ADMIN_TASKS_SUBJECTS = {
@@ -194,6 +194,8 @@ export interface AdminTaskRow {
   created_at: string;
   updated_at: string;
   status_timestamp: string;
+  /** Set on a handoff a hold rule kept for approval: the rule, its deadline, four eyes and how it ended. */
+  hold?: Pick<TaskHold, 'rule' | 'expires_at' | 'four_eyes' | 'outcome'> | null;
   /**
    * On the list: the outbox position of the task's newest event that the row's state includes
    * (null when retention deleted them all). A snapshot's reader follows the event stream and skips

@@ -53,6 +53,12 @@ export function HandoffPage() {
   return (
     <article className="handoff" aria-label={`Handoff ${task.summary || task.id}`}>
       <HandoffHeader task={task} />
+      {task.state === 'held' && (
+        <p className="notice" role="note">
+          A hold rule of {task.recipient.handle}&apos;s trust policy keeps this handoff for a person&apos;s approval:{' '}
+          <Link to={`/approvals/${encodeURIComponent(task.id)}`}>open it in the approvals</Link>.
+        </p>
+      )}
       {bodies_hidden && (
         <p className="notice" role="note">
           Your role (auditor) sees who, when and what state, not what the agents wrote: message text and artifacts&apos; content are hidden.

@@ -5,6 +5,7 @@ import { ArtifactContent } from './artifact-view';
 import { PartsView } from './parts-view';
 
 const EVENT_LABELS: Record<string, string> = {
+  held: 'Held for approval',
   created: 'Created',
   message_appended: 'Message',
   accepted: 'Accepted',

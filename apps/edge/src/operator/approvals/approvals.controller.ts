@@ -25,14 +25,15 @@ function taskIdOf(id: string): string {
 
 /**
  * Held handoffs (docs/decisions/0024-held-handoffs.md) for the people who decide them: the queue,
- * one held handoff with its full content, approve and deny. Reading and deciding need the
- * `approver` role; each decision is in the admin audit with the person's identity. A rule with
+ * one held handoff with its full content, approve and deny. Reading needs the
+ * `viewer` role (a viewer reads every task's content anyway), deciding the `approver` role; each
+ * decision is in the admin audit with the person's identity. A rule with
  * `four_eyes` needs a signed-in person (not the admin token) who is not the sending agent's owner
  * (its `email`); otherwise 403 `four_eyes` and nothing is done.
  */
 @Controller('admin/approvals')
 @UseGuards(AdminTokenGuard)
-@LeastRole('approver')
+@LeastRole('viewer')
 @UseFilters(AdminExceptionFilter)
 @UsePipes(AdminValidationPipe)
 export class ApprovalsController {

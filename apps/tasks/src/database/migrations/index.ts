@@ -14,6 +14,7 @@ import { Retention1764580000000 } from './1764580000000-Retention';
 import { BoundedSearch1764590000000 } from './1764590000000-BoundedSearch';
 import { Deployment1765100000000 } from './1765100000000-Deployment';
 import { HeldHandoffs1765300000000 } from './1765300000000-HeldHandoffs';
+import { HeldTaskEvent1765410000000 } from './1765410000000-HeldTaskEvent';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -32,4 +33,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   BoundedSearch1764590000000,
   Deployment1765100000000,
   HeldHandoffs1765300000000,
+  HeldTaskEvent1765410000000,
 ];

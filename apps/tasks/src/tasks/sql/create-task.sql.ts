@@ -3,7 +3,7 @@
  *
  * The whole create in one statement (one round trip, committed on its own unless a context is
  * claimed): task, first message, artifacts, audit row, idempotency keys and the `created` outbox
- * event (none for a task created `held`, `$29`, with its hold `$30` and deadline `$31`). Nothing is written when one of the sender's keys already exists (`known_key`), or when
+ * event (`held` for a task created `held`, `$29`, with its hold `$30` and deadline `$31`). Nothing is written when one of the sender's keys already exists (`known_key`), or when
  * the context `$2` already holds tasks none of which is the sender's, or holds `$27` tasks; the
  * answer says which. Two creates racing on one key meet the keys' primary key and one of them
  * fails whole.
@@ -42,7 +42,7 @@ WITH known_key AS (
   SELECT $3, k."scope", k."key", $22, m."task_id", 1, true FROM message m, unnest($18::text[], $19::text[]) AS k("scope", "key")
 ), outbox AS (
   INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
-  SELECT $23, $24, 'created', t."id", $25, $15, $28 FROM created_task t WHERE $29::text <> 'held'
+  SELECT $23, $24, CASE WHEN $29::text = 'held' THEN 'held' ELSE 'created' END, t."id", $25, $15, $28 FROM created_task t
 )
 SELECT (SELECT count(*) FROM created_task)::int AS "created", EXISTS (SELECT 1 FROM known_key) AS "known_key",
   ct."total" AS "context_total", ct."mine" AS "context_mine"
