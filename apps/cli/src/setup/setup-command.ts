@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { CliError, EXIT, usage } from '../cli-errors';
 import { hookEventArgument, type HookClient, type HookEvent } from '../hooks/hook-input';
+import { shellWord } from '../hooks/tool-prompt-config';
 import { enableHooksFeature, TomlEditError, tomlString, upsertMcpServer } from './codex-toml';
 import { enableMcpJsonServer, upsertHooks, upsertMcpJson, type CommandHook } from './json-config';
 
@@ -53,11 +54,6 @@ function cloneRoot(): string {
     if (parent === dir) throw new CliError('Cannot find bin/agentrelay.mjs above the running CLI: run setup from the agentrelay clone', EXIT.usage);
     dir = parent;
   }
-}
-
-/** A word of a shell command, quoted when it needs to be. */
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_/.:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 async function readText(path: string): Promise<string | null> {
