@@ -57,6 +57,40 @@ for (const [index, call] of plan.entries()) {
 console.log(lines.join('\\n'));
 `;
 
+/**
+ * Stands in for `codex exec -c "$AGENTRELAY_CODEX_HOOKS"`: takes the hook from the inline
+ * `hooks.PreToolUse` table of its -c override and runs it before each tool with Codex's hook JSON
+ * (with `turn_id`); a `permissionDecision` deny blocks the tool, anything else leaves it to
+ * its approval policy (never, in exec) and sandbox, so it runs.
+ */
+const FAKE_CODEX = `import { execFileSync } from 'node:child_process';
+const override = process.argv[process.argv.indexOf('-c') + 1];
+if (!override.startsWith('hooks.PreToolUse=[')) throw new Error('not a PreToolUse override: ' + override);
+const command = JSON.parse(/command=("(?:[^"\\\\]|\\\\.)*")/.exec(override)[1]);
+const timeout = Number(/timeout=(\\d+)/.exec(override)[1]);
+const plan = JSON.parse(process.env.TOOL_PLAN);
+const lines = [];
+for (const [index, call] of plan.entries()) {
+  const input = {
+    session_id: 'codex-session',
+    turn_id: 'turn-' + index,
+    transcript_path: null,
+    cwd: process.cwd(),
+    model: 'gpt-5-codex',
+    permission_mode: 'default',
+    hook_event_name: 'PreToolUse',
+    tool_name: call.tool_name,
+    tool_input: call.tool_input,
+    tool_use_id: 'call_' + index,
+  };
+  const stdout = execFileSync('/bin/sh', ['-c', command], { input: JSON.stringify(input), timeout: timeout * 1000, encoding: 'utf8' });
+  const output = stdout.trim() === '' ? {} : JSON.parse(stdout).hookSpecificOutput;
+  const blocked = output.permissionDecision === 'deny';
+  lines.push(call.tool_name + ': ' + (blocked ? 'blocked (' + output.permissionDecisionReason + ')' : 'ran'));
+}
+console.log(lines.join('\\n'));
+`;
+
 class WorkerProcess {
   stderr = '';
   readonly exited: Promise<number | null>;
@@ -86,16 +120,12 @@ describe('agentrelay worker: tool prompts of the coding agent become questions o
   const processes: WorkerProcess[] = [];
   const org = `prompts${Math.random().toString(36).slice(2, 7)}`;
 
-  const startWorker = (agent: RegisteredTestAgent, args: string[], plan: unknown[]): WorkerProcess => {
-    const child = spawn(
-      process.execPath,
-      ['--import', REGISTER_TS, 'apps/cli/src/main.ts', 'worker', '--exec', `node ${join(dir, 'fake-claude.mjs')}`, ...args],
-      {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', RELAY_URL: relay.url, AGENTRELAY_API_KEY: agent.api_key, TOOL_PLAN: JSON.stringify(plan) },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
+  const startWorker = (agent: RegisteredTestAgent, args: string[], plan: unknown[], command = `node ${join(dir, 'fake-claude.mjs')}`): WorkerProcess => {
+    const child = spawn(process.execPath, ['--import', REGISTER_TS, 'apps/cli/src/main.ts', 'worker', '--exec', command, ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', RELAY_URL: relay.url, AGENTRELAY_API_KEY: agent.api_key, TOOL_PLAN: JSON.stringify(plan) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const worker = new WorkerProcess(child);
     processes.push(worker);
     return worker;
@@ -135,6 +165,7 @@ describe('agentrelay worker: tool prompts of the coding agent become questions o
     relay = await RelayHarness.start();
     dir = await mkdtemp(join(tmpdir(), 'agentrelay-tool-prompts-e2e-'));
     await writeFile(join(dir, 'fake-claude.mjs'), FAKE_CLAUDE);
+    await writeFile(join(dir, 'fake-codex.mjs'), FAKE_CODEX);
     bob = await registerAgent(relay, { handle: uniqueHandle('bob', org), name: 'Bob' });
     bobClient = new RelayClient({ url: relay.url, apiKey: bob.api_key });
   }, PROCESS_TEST_TIMEOUT_MS);
@@ -253,6 +284,46 @@ describe('agentrelay worker: tool prompts of the coding agent become questions o
         request_id: asked.requestId,
         decision: 'deny',
       });
+      expect(await worker.stop()).toBe(0);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'asks for Codex too, through its -c hooks override: an allowed tool runs, a denied one is blocked',
+    async () => {
+      const frank = await registerAgent(relay, { handle: uniqueHandle('frank', org), name: 'Frank' });
+      const worker = startWorker(
+        frank,
+        [],
+        [
+          { tool_name: 'Bash', tool_input: { command: 'cargo test' } },
+          { tool_name: 'apply_patch', tool_input: { command: '*** Begin Patch' } },
+        ],
+        `node ${join(dir, 'fake-codex.mjs')} -c "$AGENTRELAY_CODEX_HOOKS"`,
+      );
+      const { task_id: taskId } = await bobClient.createTask({ recipient: frank.agent.handle, text: 'Test the crate' });
+      const seen = new Set<string>();
+      const bash = await question(taskId, 'Bash', seen, worker);
+      expect(bash.message.body).toMatch(/^Permission needed: Codex wants to use Bash \(\{"command":"cargo test"\}\)\./);
+      expect(bash.message.payload.permission_request).toMatchObject({ client: 'codex', hook_event: 'PreToolUse', tool_input: { command: 'cargo test' } });
+      const answer = (requestId: string, decision: string): Promise<unknown> =>
+        bobClient.call('message/send', {
+          task_id: taskId,
+          message: {
+            parts: [
+              { type: 'text', text: decision },
+              { type: 'data', data: { kind: 'permission_answer', request_id: requestId, decision } },
+            ],
+          },
+          metadata: { client_idempotency_key: `answer-${requestId}` },
+        });
+      await answer(bash.requestId, 'allow');
+      const patch = await question(taskId, 'apply_patch', seen, worker);
+      await answer(patch.requestId, 'deny');
+
+      const thread = await settled(taskId, worker);
+      expect(thread.result_summary).toBe('Bash: ran\napply_patch: blocked (Denied by the sender of the handoff.)');
       expect(await worker.stop()).toBe(0);
     },
     PROCESS_TEST_TIMEOUT_MS,
