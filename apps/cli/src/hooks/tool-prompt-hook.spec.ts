@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { HookInputError } from './hook-input';
 import { parseToolPromptInput, parseToolPromptTimeout, toolPromptOutput } from './tool-prompt-hook';
 import { codexToolPromptOverride, claudeToolPromptSettings } from './tool-prompt-config';
@@ -73,6 +74,15 @@ describe('agentrelay hook permission: the clients’ permission hook JSON', () =
     expect(codexToolPromptOverride('node "/x/main.js" hook permission --client codex', 360)).toBe(
       'hooks.PreToolUse=[{hooks=[{type="command",command="node \\"/x/main.js\\" hook permission --client codex",timeout=360}]}]',
     );
+    // An independent TOML parser (Python's tomllib) reads the override as Codex's config would.
+    const parsed = execFileSync(
+      'python3',
+      ['-c', 'import json,sys,tomllib; print(json.dumps(tomllib.loads(sys.argv[1])))', codexToolPromptOverride("node '/a b/x.js' hook", 90)],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(JSON.parse(parsed)).toEqual({ hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: "node '/a b/x.js' hook", timeout: 90 }] }] } });
   });
 
   it('reads AGENTRELAY_TOOL_PROMPT_TIMEOUT as a duration, 5m when unset', () => {
