@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { RelayClient, type Task, type TaskMessage } from '@app/relay-client';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
-import { RelayHarness } from './support/relay-harness';
+import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const REGISTER_TS = fileURLToPath(new URL('./support/process/register-ts.mjs', import.meta.url));
@@ -259,6 +259,19 @@ describe('agentrelay worker: tool prompts of the coding agent become questions o
         decision: 'deny',
         reason: 'Not outside the repository.',
       });
+
+      // The admin timeline has the questions and the answers in order.
+      const admin = await fetch(`${relay.url}/admin/tasks/${taskId}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+      const { timeline } = (await admin.json()) as { timeline: Array<{ event: string; actor: string; message?: { body: string } }> };
+      const appended = timeline.filter((entry) => entry.event === 'message_appended').map((entry) => [entry.actor, entry.message?.body.split(' (')[0]]);
+      expect(appended).toEqual(
+        expect.arrayContaining([
+          [frank.agent.handle, 'Permission needed: Claude Code wants to use Bash'],
+          [bob.agent.handle, 'Yes, run the tests.'],
+          [frank.agent.handle, 'Permission needed: Claude Code wants to use Write'],
+          [bob.agent.handle, 'No, leave /etc/hosts alone.'],
+        ]),
+      );
       expect(await worker.stop()).toBe(0);
     },
     PROCESS_TEST_TIMEOUT_MS,
