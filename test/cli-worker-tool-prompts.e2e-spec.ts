@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RelayClient, type Task, type TaskMessage } from '@app/relay-client';
+import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
@@ -195,7 +196,7 @@ describe('agentrelay worker: tool prompts of the coding agent become questions o
       const bash = await question(taskId, 'Bash', seen, worker);
       expect(bash.message.from).toBe(frank.agent.handle);
       expect(bash.message.body).toMatch(
-        /^Permission needed: Claude Code wants to use Bash \(\{"command":"npm test","description":"Run the tests"\}\)\. Answer request [0-9a-f-]{36} with a permission_answer \(allow or deny\) within 5m; no answer denies it\.$/,
+        /^Permission needed: Claude Code wants to use Bash \(\{"command":"npm test","description":"Run the tests"\}\)\. Reply "allow ([0-9a-f-]{36})" or "deny \1: <reason>" \(or send a permission_answer\) within 5m; no answer denies it\.$/,
       );
       expect(bash.message.payload.permission_request).toEqual({
         kind: 'permission_request',
@@ -331,7 +332,9 @@ describe('agentrelay worker: tool prompts of the coding agent become questions o
           },
           metadata: { client_idempotency_key: `answer-${requestId}` },
         });
-      await answer(bash.requestId, 'allow');
+      // A text reply from the CLI (what MCP's reply tool sends too) answers as well.
+      const io = { stdout: () => undefined, stderr: () => undefined };
+      expect(await run(['reply', taskId, `allow ${bash.requestId}`], { RELAY_URL: relay.url, AGENTRELAY_API_KEY: bob.api_key }, io)).toBe(EXIT.ok);
       const patch = await question(taskId, 'apply_patch', seen, worker);
       await answer(patch.requestId, 'deny');
 

@@ -117,7 +117,7 @@ export class ToolPromptAsker {
     const text =
       `Permission needed: ${CLIENT_NAMES[question.client]} wants to use ${question.toolName} ` +
       `(${inputText.length > TEXT_PREVIEW_CHARS ? `${inputText.slice(0, TEXT_PREVIEW_CHARS)}…` : inputText}). ` +
-      `Answer request ${requestId} with a permission_answer (allow or deny) within ${describeDuration(this.options.timeoutMs)}; no answer denies it.`;
+      `Reply "allow ${requestId}" or "deny ${requestId}: <reason>" (or send a permission_answer) within ${describeDuration(this.options.timeoutMs)}; no answer denies it.`;
     try {
       await this.client.call(
         'message/send',

@@ -31,6 +31,23 @@ describe('permission answers on a handoff', () => {
     });
   });
 
+  it('are read from a text reply "allow <id>" or "deny <id>: reason", which a CLI or MCP reply can send', () => {
+    expect(permissionAnswerOf({ parts: [{ type: 'text', text: 'allow r-1' }] }, 'r-1')).toEqual({ request_id: 'r-1', decision: 'allow' });
+    expect(permissionAnswerOf({ parts: [{ kind: 'text', text: ' Deny r-1: not on main\nuse a branch ' }] }, 'r-1')).toEqual({
+      request_id: 'r-1',
+      decision: 'deny',
+      reason: 'not on main\nuse a branch',
+    });
+    expect(permissionAnswerOf({ parts: [{ kind: 'text', text: 'deny r-1 too risky' }] }, 'r-1')).toEqual({
+      request_id: 'r-1',
+      decision: 'deny',
+      reason: 'too risky',
+    });
+    expect(permissionAnswerOf({ parts: [{ kind: 'text', text: 'allow r-12' }] }, 'r-1')).toBeNull();
+    expect(permissionAnswerOf({ parts: [{ kind: 'text', text: 'I would allow r-1' }] }, 'r-1')).toBeNull();
+    expect(permissionAnswerOf({ parts: [{ kind: 'text', text: 'allow r.1' }] }, 'r-1')).toBeNull();
+  });
+
   it('count only for their own request and only with a decision of allow or deny', () => {
     expect(permissionAnswerOf({ parts: [{ kind: 'data', data: answer }] }, 'r-2')).toBeNull();
     expect(permissionAnswerOf({ parts: [{ kind: 'data', data: { ...answer, decision: 'maybe' } }] }, 'r-1')).toBeNull();

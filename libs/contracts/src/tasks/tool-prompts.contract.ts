@@ -6,7 +6,8 @@ import { z } from 'zod';
  * carrying a data part `{kind: "permission_request", …}` (the same object in the message's
  * payload, A2A metadata, under `permission_request`). The sender answers with a message carrying a
  * data part `{kind: "permission_answer", request_id, decision, reason?}`, or the same fields in its
- * payload / A2A metadata under `permission_answer`. No answer in time is a deny: the recipient then
+ * payload / A2A metadata under `permission_answer`, or a text reply `allow <request_id>` /
+ * `deny <request_id>: <reason>` (what a text-only reply, the CLI's or MCP's, can say). No answer in time is a deny: the recipient then
  * writes a data part `{kind: "permission_timeout", request_id, decision: "deny"}`.
  */
 export const PERMISSION_REQUEST_KIND = 'permission_request';
@@ -48,9 +49,19 @@ export type PermissionAnswer = z.infer<typeof permissionAnswerSchema>;
 
 const answerPartSchema = permissionAnswerSchema.extend({ kind: z.literal(PERMISSION_ANSWER_KIND) });
 
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** `allow <id>` or `deny <id>`, then optionally `:` (or `-`) and the reason. */
+function textAnswer(text: string, requestId: string): PermissionAnswer | null {
+  const match = new RegExp(`^\\s*(allow|deny)\\s+${escapeRegExp(requestId)}(?![\\w-])\\s*[:-]?([\\s\\S]*)$`, 'i').exec(text);
+  if (!match) return null;
+  const reason = match[2].trim().slice(0, 2000);
+  return { request_id: requestId, decision: match[1].toLowerCase() as PermissionDecision, ...(reason ? { reason } : {}) };
+}
+
 /**
  * The answer to `requestId` a message carries, from its parts (`{kind: "data", data}` in A2A,
- * `{type: "data", data}` in the relay's dialect) or its payload / metadata; null when none.
+ * `{type: "data", data}` in the relay's dialect), its payload / metadata, or its text; null when none.
  */
 export function permissionAnswerOf(
   message: { parts?: ReadonlyArray<Record<string, unknown>>; payload?: Record<string, unknown>; metadata?: Record<string, unknown> },
@@ -68,6 +79,11 @@ export function permissionAnswerOf(
   for (const bag of [message.payload, message.metadata]) {
     const parsed = permissionAnswerSchema.safeParse(bag?.[PERMISSION_ANSWER_KIND]);
     if (parsed.success && parsed.data.request_id === requestId) return parsed.data;
+  }
+  for (const part of message.parts ?? []) {
+    if ((part.kind ?? part.type) !== 'text' || typeof part.text !== 'string') continue;
+    const answer = textAnswer(part.text, requestId);
+    if (answer) return answer;
   }
   return null;
 }
