@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RelayClient, RelayClientError, retryTransient, type InboxEvent, type TaskListItem, type Task } from '@app/relay-client';
 import { LEASE_SLACK_SECONDS, marker, runIsAbandoned, standingOf, type Liveness, type Standing, type WorkerMarker } from './claims';
-import { ToolPromptAsker } from '../hooks/tool-prompt-asker';
+import { describeDuration as duration, ToolPromptAsker } from '../hooks/tool-prompt-asker';
 import { TOOL_PROMPT_URL_ENV } from '../hooks/tool-prompt-hook';
 import {
   CLAUDE_SETTINGS_ENV,
@@ -102,12 +102,6 @@ function defaultProcessExists(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-function duration(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  return `${Math.round(ms / 1000)}s`;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
