@@ -361,8 +361,13 @@ describe('agentrelay hook, run by Claude Code and Codex, against a running relay
         hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'CI reads the build directory.' } },
       });
 
-      // Without a handoff to ask on, the client shows its own dialog.
+      // Without a handoff to ask on, the client shows its own dialog; so it does in a session of the sender, who must not answer itself.
       nothing(await hook(['permission'], input, frankEnv()));
+      const asSender = await hook(['permission'], input, { ...env, AGENTRELAY_API_KEY: bob.api_key });
+      nothing(asSender);
+      expect(asSender.stderr).toContain('AGENTRELAY_TASK_ID names a handoff whose recipient is not this agent');
+      const requests = (await asBob.getTask(taskId)).messages.filter((message) => message.payload.permission_request !== undefined);
+      expect(requests).toHaveLength(1);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

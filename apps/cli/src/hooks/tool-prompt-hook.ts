@@ -90,6 +90,18 @@ export function askWorker(url: string, question: ToolPromptQuestion): Promise<To
   });
 }
 
+/**
+ * Whether the key's agent is the handoff's recipient, and not its sender too. The relay never names
+ * the caller: an agent that sent any task is the sender of its sent tasks, one that sent none is not
+ * this handoff's sender.
+ */
+async function callerIsRecipientOf(client: RelayClient, taskId: string): Promise<boolean> {
+  const thread = await client.getTask(taskId);
+  if (thread.sender.handle === thread.recipient) return false;
+  const sent = await client.listTasks({ role: 'sender', limit: 1 });
+  return (sent.items[0]?.sender.handle ?? thread.recipient) !== thread.sender.handle;
+}
+
 /** A duration such as `5m`, `90s` or `500ms` (a bare number is seconds); null when it is not one. */
 export function parseToolPromptTimeout(value: string | undefined): number | null {
   if (value === undefined || value === '') return DEFAULT_TOOL_PROMPT_TIMEOUT_MS;
@@ -146,6 +158,18 @@ export async function runToolPromptHook(
     return 1;
   }
   const client = new RelayClient({ url: values.url ?? env.RELAY_URL ?? 'http://127.0.0.1:8080', apiKey, retries: 1 });
+  let recipient: boolean;
+  try {
+    recipient = await callerIsRecipientOf(client, taskId);
+  } catch (error) {
+    io.stderr(`agentrelay hook permission: cannot read the handoff ${taskId}: ${(error as Error).message}\n`);
+    return 0;
+  }
+  if (!recipient) {
+    // The sender's answers decide: a session of the sender itself could approve its own prompts.
+    io.stderr(`agentrelay hook permission: AGENTRELAY_TASK_ID names a handoff whose recipient is not this agent; the client asks as usual\n`);
+    return 0;
+  }
   const asker = new ToolPromptAsker(client, { timeoutMs, pollMs: INTERACTIVE_POLL_MS, log: (line) => io.stderr(`agentrelay hook permission: ${line}\n`) });
   const outcome = await asker.ask(taskId, question);
   // A relay that cannot be asked leaves the decision to the person at the session.
