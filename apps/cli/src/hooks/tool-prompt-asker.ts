@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { metadataBoundsProblem } from '@app/contracts/limits';
+import { metadataBoundsProblem } from '@app/contracts/model';
 import {
   PERMISSION_REQUEST_KIND,
   PERMISSION_TIMEOUT_KIND,
@@ -8,7 +8,7 @@ import {
   type PermissionRequest,
   type ToolPromptClient,
   type ToolPromptEvent,
-} from '@app/contracts/tasks/tool-prompts.contract';
+} from '@app/contracts/model';
 import type { RelayClient } from '@app/relay-client';
 
 /** What a client's permission hook wants decided. */

@@ -1,4 +1,4 @@
-import type { ToolPromptEvent } from '@app/contracts/tasks/tool-prompts.contract';
+import type { ToolPromptEvent } from '@app/contracts/model';
 
 /** The path of a worker run's Claude Code settings file (pass it with `claude --settings`). */
 export const CLAUDE_SETTINGS_ENV = 'AGENTRELAY_CLAUDE_SETTINGS';

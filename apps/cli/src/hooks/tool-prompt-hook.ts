@@ -1,11 +1,5 @@
 import { request } from 'node:http';
-import {
-  TOOL_PROMPT_CLIENTS,
-  TOOL_PROMPT_EVENTS,
-  type PermissionDecision,
-  type ToolPromptClient,
-  type ToolPromptEvent,
-} from '@app/contracts/tasks/tool-prompts.contract';
+import { TOOL_PROMPT_CLIENTS, TOOL_PROMPT_EVENTS, type PermissionDecision, type ToolPromptClient, type ToolPromptEvent } from '@app/contracts/model';
 import { RelayClient } from '@app/relay-client';
 import { HookInputError } from './hook-input';
 import { ToolPromptAsker, type ToolPromptQuestion } from './tool-prompt-asker';

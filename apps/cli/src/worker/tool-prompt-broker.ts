@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TOOL_PROMPT_CLIENTS, TOOL_PROMPT_EVENTS, type ToolPromptClient, type ToolPromptEvent } from '@app/contracts/tasks/tool-prompts.contract';
+import { TOOL_PROMPT_CLIENTS, TOOL_PROMPT_EVENTS, type ToolPromptClient, type ToolPromptEvent } from '@app/contracts/model';
 import type { ToolPromptAsker } from '../hooks/tool-prompt-asker';
 
 /** A hook's request body at most this large. */

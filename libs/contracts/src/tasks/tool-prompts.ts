@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /**
  * Tool prompts on a handoff (docs/agents.md#tool-prompts-from-a-worker). A coding agent run for a
  * handoff wants a tool that is not pre-approved; its recipient asks on the handoff with a message
@@ -25,29 +23,37 @@ export type ToolPromptClient = (typeof TOOL_PROMPT_CLIENTS)[number];
 export const TOOL_PROMPT_EVENTS = ['PreToolUse', 'PermissionRequest'] as const;
 export type ToolPromptEvent = (typeof TOOL_PROMPT_EVENTS)[number];
 
-export const permissionRequestSchema = z.object({
-  kind: z.literal(PERMISSION_REQUEST_KIND),
-  request_id: z.string().min(1).max(100),
-  tool_name: z.string().min(1).max(200),
+export interface PermissionRequest {
+  kind: typeof PERMISSION_REQUEST_KIND;
+  request_id: string;
+  tool_name: string;
   /** The tool's input as the client gave it, or null when it was too large (then `tool_input_preview`). */
-  tool_input: z.unknown(),
+  tool_input: unknown;
   /** The tool's input as JSON text, cut to a few KiB, when `tool_input` was left out. */
-  tool_input_preview: z.string().optional(),
-  client: z.enum(TOOL_PROMPT_CLIENTS),
-  hook_event: z.enum(TOOL_PROMPT_EVENTS),
+  tool_input_preview?: string;
+  client: ToolPromptClient;
+  hook_event: ToolPromptEvent;
   /** When an unanswered request is denied. */
-  expires_at: z.string(),
-});
-export type PermissionRequest = z.infer<typeof permissionRequestSchema>;
+  expires_at: string;
+}
 
-export const permissionAnswerSchema = z.object({
-  request_id: z.string().min(1).max(100),
-  decision: z.enum(PERMISSION_DECISIONS),
-  reason: z.string().max(2000).optional(),
-});
-export type PermissionAnswer = z.infer<typeof permissionAnswerSchema>;
+export interface PermissionAnswer {
+  request_id: string;
+  decision: PermissionDecision;
+  /** What the agent is told, at most 2000 characters. */
+  reason?: string;
+}
 
-const answerPartSchema = permissionAnswerSchema.extend({ kind: z.literal(PERMISSION_ANSWER_KIND) });
+const REASON_MAX_CHARS = 2000;
+
+/** The answer to `requestId` in an object `{request_id, decision, reason?}`, else null. */
+function answerFields(value: unknown, requestId: string): PermissionAnswer | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const { request_id: id, decision, reason } = value as Record<string, unknown>;
+  if (id !== requestId || !(PERMISSION_DECISIONS as readonly unknown[]).includes(decision)) return null;
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length > REASON_MAX_CHARS)) return null;
+  return { request_id: requestId, decision: decision as PermissionDecision, ...(typeof reason === 'string' ? { reason } : {}) };
+}
 
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -55,7 +61,7 @@ const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/
 function textAnswer(text: string, requestId: string): PermissionAnswer | null {
   const match = new RegExp(`^\\s*(allow|deny)\\s+${escapeRegExp(requestId)}(?![\\w-])\\s*[:-]?([\\s\\S]*)$`, 'i').exec(text);
   if (!match) return null;
-  const reason = match[2].trim().slice(0, 2000);
+  const reason = match[2].trim().slice(0, REASON_MAX_CHARS);
   return { request_id: requestId, decision: match[1].toLowerCase() as PermissionDecision, ...(reason ? { reason } : {}) };
 }
 
@@ -70,15 +76,13 @@ export function permissionAnswerOf(
   for (const part of message.parts ?? []) {
     const type = part.kind ?? part.type;
     if (type !== 'data' && !(type === undefined && 'data' in part)) continue;
-    const parsed = answerPartSchema.safeParse(part.data);
-    if (parsed.success && parsed.data.request_id === requestId) {
-      const { kind: _kind, ...answer } = parsed.data;
-      return answer;
-    }
+    const data = part.data as Record<string, unknown> | undefined;
+    const answer = data?.kind === PERMISSION_ANSWER_KIND ? answerFields(data, requestId) : null;
+    if (answer) return answer;
   }
   for (const bag of [message.payload, message.metadata]) {
-    const parsed = permissionAnswerSchema.safeParse(bag?.[PERMISSION_ANSWER_KIND]);
-    if (parsed.success && parsed.data.request_id === requestId) return parsed.data;
+    const answer = answerFields(bag?.[PERMISSION_ANSWER_KIND], requestId);
+    if (answer) return answer;
   }
   for (const part of message.parts ?? []) {
     if ((part.kind ?? part.type) !== 'text' || typeof part.text !== 'string') continue;

@@ -1,4 +1,4 @@
-import { permissionAnswerOf } from './tool-prompts.contract';
+import { permissionAnswerOf } from './tool-prompts';
 
 describe('permission answers on a handoff', () => {
   const answer = { kind: 'permission_answer', request_id: 'r-1', decision: 'allow' };
