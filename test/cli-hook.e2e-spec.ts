@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RelayClient } from '@app/relay-client';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
+import { eventually } from './support/eventually';
 import { forbiddenCharacters, HOSTILE } from './support/hostile-text';
 import { RelayHarness } from './support/relay-harness';
 
@@ -312,6 +313,61 @@ describe('agentrelay hook, run by Claude Code and Codex, against a running relay
       expect(decision).toBe('block');
       expect(forbiddenCharacters(reason)).toEqual([]);
       expect(reason).toContain(`${second.task_id} from ${bob.agent.handle} (inform): "Rollback[2J]0;pwned plan v2 …"`);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'hook permission: a permission dialog of a session working on AGENTRELAY_TASK_ID becomes a question to the sender, whose answer decides it',
+    async () => {
+      const { task_id: taskId } = await asBob.createTask({ recipient: frank.agent.handle, text: 'Clean the build directory' });
+      await new RelayClient({ url: relay.url, apiKey: frank.api_key }).transition(taskId, 'accept');
+      const input = JSON.stringify({
+        session_id: session(),
+        transcript_path: '/home/frank/.claude/projects/app/s.jsonl',
+        cwd: '/home/frank/app',
+        permission_mode: 'default',
+        hook_event_name: 'PermissionRequest',
+        tool_name: 'Bash',
+        tool_input: { command: 'rm -rf build', description: 'Remove the build output' },
+        permission_suggestions: [
+          { type: 'addRules', rules: [{ toolName: 'Bash', ruleContent: 'rm -rf build' }], behavior: 'allow', destination: 'localSettings' },
+        ],
+      });
+      const env = frankEnv({ AGENTRELAY_TASK_ID: taskId, AGENTRELAY_TOOL_PROMPT_TIMEOUT: '90s' });
+      const running = hook(['permission', '--client', 'claude-code'], input, env);
+
+      const requestId = await eventually(
+        async () => {
+          const thread = await asBob.getTask(taskId);
+          const request = thread.messages.map((message) => message.payload.permission_request as { request_id: string } | undefined).find(Boolean);
+          expect(request).toBeDefined();
+          return (request as { request_id: string }).request_id;
+        },
+        PROCESS_TEST_TIMEOUT_MS / 2,
+        250,
+      );
+      await asBob.call('message/send', {
+        task_id: taskId,
+        message: {
+          parts: [{ type: 'text', text: 'Not the build directory: CI reads it.' }],
+          payload: { permission_answer: { request_id: requestId, decision: 'deny', reason: 'CI reads the build directory.' } },
+        },
+        metadata: { client_idempotency_key: `answer-${requestId}` },
+      });
+      const outcome = await running;
+      expect(outcome.code).toBe(0);
+      expect(JSON.parse(outcome.stdout)).toEqual({
+        hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'CI reads the build directory.' } },
+      });
+
+      // Without a handoff to ask on, the client shows its own dialog; so it does in a session of the sender, who must not answer itself.
+      nothing(await hook(['permission'], input, frankEnv()));
+      const asSender = await hook(['permission'], input, { ...env, AGENTRELAY_API_KEY: bob.api_key });
+      nothing(asSender);
+      expect(asSender.stderr).toContain('AGENTRELAY_TASK_ID names a handoff whose recipient is not this agent');
+      const requests = (await asBob.getTask(taskId)).messages.filter((message) => message.payload.permission_request !== undefined);
+      expect(requests).toHaveLength(1);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

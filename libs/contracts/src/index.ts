@@ -26,3 +26,4 @@ export * from './upstream/upstream.contract';
 export * from './events/event-catalog';
 export * from './events/event-json-schema';
 export * from './events/cloudevents';
+export * from './tasks/tool-prompts';

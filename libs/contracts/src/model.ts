@@ -6,3 +6,4 @@
 export * from './tasks/task-vocabulary';
 export * from './limits';
 export type { ArtifactView, MessageView, PartView, ParticipantRef, ProposedAction, TaskHold, TaskView } from './tasks/task.model';
+export * from './tasks/tool-prompts';

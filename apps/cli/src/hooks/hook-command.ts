@@ -3,13 +3,18 @@ import { OPEN_STATES, RelayClient, RelayClientError, type TaskListItem } from '@
 import { contextText, digest, stopReason, type HandoffNews } from './handoff-digest';
 import { HookInputError, parseHookInput, type HookInput } from './hook-input';
 import { SessionStateStore, sessionStateDir, type SessionState } from './session-state';
+import { runToolPromptHook, TOOL_PROMPT_TIMEOUT_ENV } from './tool-prompt-hook';
 
 export const HOOK_USAGE = `Session hooks of Claude Code and Codex (read the client's hook JSON on stdin):
   hook session-start|user-prompt-submit|stop [--client claude-code|codex] [--block-on-new]
                                     tell the session of handoffs new or changed since it last
                                     looked (as additional context); stop: with --block-on-new or
                                     AGENTRELAY_HOOK_STOP=1, ask the agent to go on when one arrived
-  setup claude-code|codex [--project <dir>] [--block-on-new] [--dry-run]
+  hook permission [--client claude-code|codex]
+                                    PreToolUse / PermissionRequest: ask the sender of the handoff
+                                    (in a worker's run, or AGENTRELAY_TASK_ID) whether the tool may
+                                    run; no answer within ${TOOL_PROMPT_TIMEOUT_ENV} (5m) denies
+  setup claude-code|codex [--project <dir>] [--block-on-new] [--relay-permissions] [--dry-run]
                                     write the MCP server and the hooks into the project's config
 `;
 
@@ -84,6 +89,8 @@ export async function runHookCommand(argv: string[], env: Record<string, string 
     io.stdout(HOOK_USAGE);
     return 0;
   }
+  // A tool prompt waits for the sender's answer: it has a deadline of its own.
+  if (positionals[0] === 'permission') return runToolPromptHook(values, env, io);
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), hookTimeoutMs(env, io));
   try {

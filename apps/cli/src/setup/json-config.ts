@@ -1,6 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import { hookEventArgument, type HookEvent } from '../hooks/hook-input';
 
+/** The events setup writes a hook for: the session hooks, and with --relay-permissions the permission dialog's. */
+export type SetupHookEvent = HookEvent | 'PermissionRequest';
+
+/** The argument of `agentrelay hook <argument>` for an event. */
+export function setupHookArgument(event: SetupHookEvent): string {
+  return event === 'PermissionRequest' ? 'permission' : hookEventArgument(event);
+}
+
 /** A hook handler as both clients write it in their hooks block. */
 export interface CommandHook {
   type: 'command';
@@ -22,9 +30,9 @@ export interface JsonEdit {
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Whether a handler is the `agentrelay hook <event>` that setup writes. */
-function isOurHook(handler: unknown, event: HookEvent): boolean {
+function isOurHook(handler: unknown, event: SetupHookEvent): boolean {
   if (!isObject(handler) || typeof handler.command !== 'string') return false;
-  return new RegExp(`agentrelay(?:\\.mjs)?['"]?\\s+hook\\s+(?:${hookEventArgument(event)}|${event})(?:\\s|$)`).test(handler.command);
+  return new RegExp(`agentrelay(?:\\.mjs)?['"]?\\s+hook\\s+(?:${setupHookArgument(event)}|${event})(?:\\s|$)`).test(handler.command);
 }
 
 /**
@@ -32,12 +40,12 @@ function isOurHook(handler: unknown, event: HookEvent): boolean {
  * `{hooks: {<Event>: [{matcher?, hooks: [handler…]}]}}` (Claude Code's settings and Codex's
  * hooks.json), leaving every other group and handler as it was.
  */
-export function upsertHooks(document: Json, wanted: Partial<Record<HookEvent, CommandHook>>, file: string): JsonEdit {
+export function upsertHooks(document: Json, wanted: Partial<Record<SetupHookEvent, CommandHook>>, file: string): JsonEdit {
   const value = JSON.parse(JSON.stringify(document)) as Json;
   const changes: string[] = [];
   if (value.hooks !== undefined && !isObject(value.hooks)) throw new Error(`${file}: "hooks" is not an object`);
   const hooks = (value.hooks ??= {}) as Json;
-  for (const [event, handler] of Object.entries(wanted) as Array<[HookEvent, CommandHook]>) {
+  for (const [event, handler] of Object.entries(wanted) as Array<[SetupHookEvent, CommandHook]>) {
     if (hooks[event] !== undefined && !Array.isArray(hooks[event])) throw new Error(`${file}: hooks.${event} is not an array`);
     const groups = (hooks[event] ??= []) as unknown[];
     let found = false;
@@ -48,13 +56,13 @@ export function upsertHooks(document: Json, wanted: Partial<Record<HookEvent, Co
       found = true;
       if (!isDeepStrictEqual(group.hooks[index], handler)) {
         group.hooks[index] = handler;
-        changes.push(`updated hooks.${event} (agentrelay hook ${hookEventArgument(event)})`);
+        changes.push(`updated hooks.${event} (agentrelay hook ${setupHookArgument(event)})`);
       }
       break;
     }
     if (!found) {
       groups.push({ hooks: [handler] });
-      changes.push(`added hooks.${event} (agentrelay hook ${hookEventArgument(event)})`);
+      changes.push(`added hooks.${event} (agentrelay hook ${setupHookArgument(event)})`);
     }
   }
   return { value, changes, notes: [] };

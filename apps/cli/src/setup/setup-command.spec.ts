@@ -123,6 +123,28 @@ describe('agentrelay setup', () => {
     expect(settings.hooks.Stop[0].hooks[0].command).toMatch(/ hook stop --client claude-code --url \S+ --block-on-new$/);
   });
 
+  it('--relay-permissions adds the PermissionRequest hook (agentrelay hook permission) to both clients, once', async () => {
+    const claude = await setup(['claude-code', '--project', project, '--relay-permissions', '--url', 'http://127.0.0.1:9000']);
+    expect(claude.code).toBe(0);
+    expect(claude.stdout).toContain('The PermissionRequest hook asks the sender of the handoff named by AGENTRELAY_TASK_ID');
+    const settings = await readJson<HooksFile>(join(project, '.claude', 'settings.json'));
+    expect(settings.hooks.PermissionRequest).toEqual([
+      { hooks: [{ type: 'command', command: expect.stringMatching(/ hook permission --client claude-code --url http:\/\/127\.0\.0\.1:9000$/), timeout: 360 }] },
+    ]);
+    expect(Object.keys(settings.hooks).sort()).toEqual(['PermissionRequest', 'SessionStart', 'UserPromptSubmit']);
+    const again = await setup(['claude-code', '--project', project, '--relay-permissions', '--url', 'http://127.0.0.1:9000']);
+    expect(again.stdout).toContain('.claude/settings.json: unchanged');
+
+    await setup(['codex', '--project', project, '--relay-permissions']);
+    const hooks = await readJson<HooksFile>(join(project, '.codex', 'hooks.json'));
+    expect(hooks.hooks.PermissionRequest[0].hooks[0]).toEqual({
+      type: 'command',
+      command: expect.stringMatching(/ hook permission --client codex --url \S+$/),
+      timeout: 360,
+      statusMessage: 'Asking the sender of the handoff on AgentRelay',
+    });
+  });
+
   it('codex: merges [mcp_servers.agentrelay] and [features] into config.toml and the hooks into hooks.json, keeping the rest; a second run changes nothing', async () => {
     await mkdir(join(project, '.codex'));
     const config =

@@ -5,19 +5,22 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { CliError, EXIT, usage } from '../cli-errors';
-import { hookEventArgument, type HookClient, type HookEvent } from '../hooks/hook-input';
+import type { HookClient } from '../hooks/hook-input';
+import { DEFAULT_TOOL_PROMPT_TIMEOUT_MS } from '../hooks/tool-prompt-hook';
+import { clientHookTimeoutSeconds, shellWord } from '../hooks/tool-prompt-config';
 import { enableHooksFeature, TomlEditError, tomlString, upsertMcpServer } from './codex-toml';
-import { enableMcpJsonServer, upsertHooks, upsertMcpJson, type CommandHook } from './json-config';
+import { enableMcpJsonServer, setupHookArgument, upsertHooks, upsertMcpJson, type CommandHook, type SetupHookEvent } from './json-config';
 
 const OPTIONS = {
   project: { type: 'string' },
   'block-on-new': { type: 'boolean' },
+  'relay-permissions': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   url: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const SETUP_HELP = `Usage: agentrelay setup claude-code|codex [--project <dir>] [--url <relay url>] [--block-on-new] [--dry-run]
+const SETUP_HELP = `Usage: agentrelay setup claude-code|codex [--project <dir>] [--url <relay url>] [--block-on-new] [--relay-permissions] [--dry-run]
 
 Writes the agentrelay MCP server and the session hooks into the project's config (the current
 directory unless --project), merged with what is there:
@@ -26,7 +29,10 @@ directory unless --project), merged with what is there:
   codex        .codex/config.toml ([mcp_servers.agentrelay] with its tools approved, so codex exec
                can call them; [features] hooks) and .codex/hooks.json
 --block-on-new also writes the Stop hook, which asks the agent to go on when a handoff arrived
-during its turn. --dry-run prints what would change and writes nothing. No API key is written:
+during its turn. --relay-permissions also writes the PermissionRequest hook: while the session works
+on the handoff named by AGENTRELAY_TASK_ID, a permission dialog becomes a question to the handoff's
+sender (no answer within AGENTRELAY_TOOL_PROMPT_TIMEOUT, 5m, denies); without it the dialog shows
+as before. --dry-run prints what would change and writes nothing. No API key is written:
 the configs read AGENTRELAY_API_KEY from the environment the client runs in.
 `;
 
@@ -53,11 +59,6 @@ function cloneRoot(): string {
     if (parent === dir) throw new CliError('Cannot find bin/agentrelay.mjs above the running CLI: run setup from the agentrelay clone', EXIT.usage);
     dir = parent;
   }
-}
-
-/** A word of a shell command, quoted when it needs to be. */
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_/.:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 async function readText(path: string): Promise<string | null> {
@@ -117,18 +118,19 @@ export async function runSetupCommand(
       return EXIT.ok;
     }
     const client = positionals[0];
-    if (client !== 'claude-code' && client !== 'codex') throw usage('Usage: agentrelay setup claude-code|codex [--project <dir>] [--block-on-new] [--dry-run]');
+    if (client !== 'claude-code' && client !== 'codex')
+      throw usage('Usage: agentrelay setup claude-code|codex [--project <dir>] [--block-on-new] [--relay-permissions] [--dry-run]');
     if (positionals.length > 1) throw usage(`Unexpected argument "${positionals[1]}".`);
     const project = resolve(values.project ?? process.cwd());
     if (!existsSync(project)) throw new CliError(`The project directory ${project} does not exist.`, EXIT.usage);
     const relayUrl = values.url ?? env.RELAY_URL ?? 'http://127.0.0.1:8080';
     const root = cloneRoot();
-    const hookCommand = (event: HookEvent): string =>
+    const hookCommand = (event: SetupHookEvent): string =>
       [
         'node',
         join(root, 'bin', 'agentrelay.mjs'),
         'hook',
-        hookEventArgument(event),
+        setupHookArgument(event),
         '--client',
         client,
         '--url',
@@ -137,21 +139,33 @@ export async function runSetupCommand(
       ]
         .map(shellWord)
         .join(' ');
-    const events: HookEvent[] = ['SessionStart', 'UserPromptSubmit', ...(values['block-on-new'] ? (['Stop'] as const) : [])];
+    const events: SetupHookEvent[] = [
+      'SessionStart',
+      'UserPromptSubmit',
+      ...(values['block-on-new'] ? (['Stop'] as const) : []),
+      ...(values['relay-permissions'] ? (['PermissionRequest'] as const) : []),
+    ];
     const handlers = Object.fromEntries(
       events.map((event) => [
         event,
         {
           type: 'command',
           command: hookCommand(event),
-          timeout: CLIENT_HOOK_TIMEOUT_S,
-          ...(client === 'codex' ? { statusMessage: 'Checking AgentRelay for handoffs' } : {}),
+          timeout: event === 'PermissionRequest' ? clientHookTimeoutSeconds(DEFAULT_TOOL_PROMPT_TIMEOUT_MS) : CLIENT_HOOK_TIMEOUT_S,
+          ...(client === 'codex'
+            ? { statusMessage: event === 'PermissionRequest' ? 'Asking the sender of the handoff on AgentRelay' : 'Checking AgentRelay for handoffs' }
+            : {}),
         } satisfies CommandHook,
       ]),
-    ) as Partial<Record<HookEvent, CommandHook>>;
+    ) as Partial<Record<SetupHookEvent, CommandHook>>;
     const mcpBin = join(root, 'bin', 'agentrelay-mcp.mjs');
 
     const notes: string[] = [];
+    if (values['relay-permissions']) {
+      notes.push(
+        'The PermissionRequest hook asks the sender of the handoff named by AGENTRELAY_TASK_ID (as the agent of AGENTRELAY_API_KEY) whenever the client would show a permission dialog; without AGENTRELAY_TASK_ID, or when the relay cannot be asked, the dialog shows as before.',
+      );
+    }
     const plans =
       client === 'claude-code' ? await planClaudeCode(project, relayUrl, mcpBin, handlers, notes) : await planCodex(project, relayUrl, mcpBin, handlers, notes);
     return await report(client, project, plans, notes, values['dry-run'] === true, io);
@@ -168,7 +182,7 @@ async function planClaudeCode(
   project: string,
   relayUrl: string,
   mcpBin: string,
-  handlers: Partial<Record<HookEvent, CommandHook>>,
+  handlers: Partial<Record<SetupHookEvent, CommandHook>>,
   notes: string[],
 ): Promise<PlannedFile[]> {
   const mcpPath = '.mcp.json';
@@ -201,7 +215,7 @@ async function planCodex(
   project: string,
   relayUrl: string,
   mcpBin: string,
-  handlers: Partial<Record<HookEvent, CommandHook>>,
+  handlers: Partial<Record<SetupHookEvent, CommandHook>>,
   notes: string[],
 ): Promise<PlannedFile[]> {
   const configPath = join('.codex', 'config.toml');

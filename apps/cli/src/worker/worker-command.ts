@@ -7,15 +7,23 @@ import { cliErrorOf } from '../agent-commands';
 import { CliError, EXIT, usage } from '../cli-errors';
 import { defaultSessionId } from './claims';
 import { INPUT_REQUIRED_EXIT_CODE, INPUT_REQUIRED_MARKER, PROGRESS_MARKER } from './output';
+import { parseAllowTools } from './tool-prompt-broker';
 import { Worker } from './worker';
+
+/** Tools a worker's coding agent uses without a question unless --allow-tools says otherwise: they only read. */
+export const DEFAULT_ALLOW_TOOLS = 'Read,Glob,Grep,LS,TodoWrite';
 
 export const WORKER_USAGE = `Headless worker (authenticates with $AGENTRELAY_API_KEY or --api-key):
   worker --exec '<command>' [--concurrency 1] [--timeout 30m] [--workdir <dir>]
          [--progress-interval 10s] [--requests-per-minute 50]
+         [--permission-timeout 5m] [--allow-tools ${DEFAULT_ALLOW_TOOLS}]
                                     take each handoff addressed to you and run <command> for it
                                     (the handoff on stdin as JSON); stdout lines "${PROGRESS_MARKER}…" are
                                     status updates, exit code ${INPUT_REQUIRED_EXIT_CODE} or "${INPUT_REQUIRED_MARKER}…" asks the sender;
-                                    SIGTERM/SIGINT stop it gracefully, a second one at once
+                                    SIGTERM/SIGINT stop it gracefully, a second one at once;
+                                    claude --settings "$AGENTRELAY_CLAUDE_SETTINGS" or
+                                    codex exec -c "$AGENTRELAY_CODEX_HOOKS" asks the sender on the
+                                    handoff for each tool not in --allow-tools (no answer: denied)
 `;
 
 const OPTIONS = {
@@ -25,6 +33,8 @@ const OPTIONS = {
   workdir: { type: 'string' },
   'progress-interval': { type: 'string' },
   'requests-per-minute': { type: 'string' },
+  'permission-timeout': { type: 'string' },
+  'allow-tools': { type: 'string' },
   url: { type: 'string' },
   'api-key': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -76,6 +86,9 @@ export async function runWorkerCommand(argv: string[], env: Record<string, strin
   const concurrency = integer(values.concurrency, '--concurrency', 1, 1, 32);
   const requestsPerMinute = integer(values['requests-per-minute'], '--requests-per-minute', 50, 10, 100_000);
   const workdir = values.workdir ? resolve(values.workdir) : null;
+  const permissionTimeoutMs = parseDuration(values['permission-timeout'] ?? '5m', '--permission-timeout');
+  if (permissionTimeoutMs > 24 * 3_600_000) throw usage('--permission-timeout must be at most 24h.');
+  const allowTools = parseAllowTools(values['allow-tools'] ?? DEFAULT_ALLOW_TOOLS);
   if (workdir !== null) await mkdir(workdir, { recursive: true });
 
   // The key is refused at once, not in a loop of failed calls.
@@ -101,6 +114,7 @@ export async function runWorkerCommand(argv: string[], env: Record<string, strin
     sessionId: env.AGENTRELAY_SESSION_ID || defaultSessionId(host, process.pid),
     host,
     env: childEnv,
+    toolPrompts: { timeoutMs: permissionTimeoutMs, allowTools, cliCommand: [process.execPath, ...process.execArgv, resolve(process.argv[1])] },
     log: (line) => io.stderr(`${new Date().toISOString()} ${line}\n`),
   });
   let signals = 0;

@@ -1,14 +1,37 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RelayClient, RelayClientError, retryTransient, type InboxEvent, type TaskListItem, type Task } from '@app/relay-client';
 import { LEASE_SLACK_SECONDS, marker, runIsAbandoned, standingOf, type Liveness, type Standing, type WorkerMarker } from './claims';
+import { describeDuration as duration, ToolPromptAsker } from '../hooks/tool-prompt-asker';
+import { TOOL_PROMPT_URL_ENV } from '../hooks/tool-prompt-hook';
+import {
+  CLAUDE_SETTINGS_ENV,
+  claudeToolPromptSettings,
+  clientHookTimeoutSeconds,
+  CODEX_HOOKS_ENV,
+  codexToolPromptOverride,
+  shellWord,
+} from '../hooks/tool-prompt-config';
 import { failReason } from './output';
 import { ProgressCoalescer } from './progress';
 import { RequestBudget } from './request-budget';
 import { runCommand, type CommandOutcome } from './run-command';
 import { collectArtifacts, heldArtifacts, INPUT_FILE, writeTaskFiles, type OutputArtifact } from './task-files';
+import { ToolPromptBroker } from './tool-prompt-broker';
+
+/** How the command's coding agent asks for tools it is not allowed yet (docs/agents.md#tool-prompts-from-a-worker). */
+export interface ToolPromptOptions {
+  /** How long a question waits for the sender's answer; no answer denies. */
+  timeoutMs: number;
+  /** Tools that pass without a question (the client's own rules decide them). */
+  allowTools: string[];
+  /** The words that start this CLI (`<node> [flags] <main>`): the hook is `… hook permission`. */
+  cliCommand: string[];
+  /** How often a waiting question reads the thread besides the inbox's events. */
+  pollMs?: number;
+}
 
 export interface WorkerOptions {
   url: string;
@@ -32,11 +55,15 @@ export interface WorkerOptions {
   /** How long to wait before opening a broken live inbox stream again. */
   reconnectMs?: number;
   processExists?(pid: number): boolean;
+  toolPrompts: ToolPromptOptions;
 }
 
 /** At most this many progress updates per run (each is a message; a thread holds at most 500). */
 export const MAX_PROGRESS_UPDATES = 50;
 const PROGRESS_MAX_CHARS = 4000;
+/** The run's files for the coding agent's hooks, inside its directory. */
+const HOOKS_DIR = '.agentrelay';
+const CLAUDE_SETTINGS_FILE = 'claude-settings.json';
 /** An environment variable's value at most this long (one argument string of Linux is at most 128 KiB). */
 const ENV_TEXT_MAX_CHARS = 32 * 1024;
 const CONFLICTS = [
@@ -77,12 +104,6 @@ function defaultProcessExists(pid: number): boolean {
   }
 }
 
-function duration(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  return `${Math.round(ms / 1000)}s`;
-}
-
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
@@ -114,6 +135,7 @@ export class Worker {
   private readonly stopController = new AbortController();
   private readonly leaseSeconds: number;
   private readonly liveness: Liveness;
+  private readonly toolPrompts: ToolPromptBroker;
   private handle: string | null = null;
   private wakeUp: (() => void) | null = null;
   private scanWanted = false;
@@ -127,6 +149,12 @@ export class Worker {
     };
     this.client = new RelayClient({ url: options.url, apiKey: options.apiKey, fetch: budgeted });
     this.spareClient = new RelayClient({ url: options.url, apiKey: options.apiKey, retries: 0 });
+    const asker = new ToolPromptAsker(new RelayClient({ url: options.url, apiKey: options.apiKey, fetch: budgeted }), {
+      timeoutMs: options.toolPrompts.timeoutMs,
+      pollMs: options.toolPrompts.pollMs ?? 5000,
+      log: (line) => options.log(`worker: ${line}`),
+    });
+    this.toolPrompts = new ToolPromptBroker(asker, options.toolPrompts.allowTools);
     const killGraceMs = options.killGraceMs ?? 10_000;
     this.leaseSeconds = Math.ceil((options.timeoutMs + killGraceMs) / 1000) + LEASE_SLACK_SECONDS;
     const processExists = options.processExists ?? defaultProcessExists;
@@ -149,6 +177,7 @@ export class Worker {
     this.options.log(
       `worker ${this.options.sessionId}: running "${this.options.command}" for each handoff (concurrency ${this.options.concurrency}, timeout ${duration(this.options.timeoutMs)})`,
     );
+    await this.toolPrompts.start();
     const follower = this.followInbox(signal);
     const sweeper = setInterval(() => this.requestScan(), this.options.sweepIntervalMs ?? 60_000);
     this.requestScan();
@@ -160,6 +189,7 @@ export class Worker {
     }
     if (this.running.size > 0) this.options.log(`worker: stopping; waiting for ${this.running.size} running task(s) to end`);
     while (this.running.size > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    await this.toolPrompts.stop();
     this.options.log('worker: stopped');
   }
 
@@ -247,6 +277,7 @@ export class Worker {
   private handleEvent(event: InboxEvent): void {
     if (!event.task_id) return;
     if (this.handle !== null && event.recipient !== undefined && event.recipient !== this.handle) return;
+    this.toolPrompts.nudge(event.task_id);
     switch (event.event) {
       case 'created':
         if (event.status?.state === 'pending') this.enqueue(event.task_id, 'pending');
@@ -416,12 +447,14 @@ export class Worker {
 
   private async execute(taskId: string, run: number, answer: string | null, task: RunningTask): Promise<void> {
     let dir: string | null = null;
+    const prompts = this.toolPrompts.register(taskId);
     try {
       const thread = await this.thread(taskId);
       this.handle ??= thread.recipient; // only the recipient can accept or resume a task
       if (thread.status.state !== 'accepted') return;
       dir = await mkdtemp(join(this.options.workdir ?? tmpdir(), `agentrelay-${taskId}-`));
       const input = await writeTaskFiles(dir, thread, run, answer);
+      const hooks = await this.writeHookConfig(dir);
       const progress = new ProgressCoalescer({
         intervalMs: this.options.progressIntervalMs,
         maxUpdates: MAX_PROGRESS_UPDATES,
@@ -443,6 +476,9 @@ export class Worker {
           AGENTRELAY_RUN: String(run),
           AGENTRELAY_SESSION_ID: this.options.sessionId,
           ...(answer !== null ? { AGENTRELAY_ANSWER: answer.slice(0, ENV_TEXT_MAX_CHARS) } : {}),
+          [TOOL_PROMPT_URL_ENV]: prompts.url,
+          [CLAUDE_SETTINGS_ENV]: hooks.claudeSettings,
+          [CODEX_HOOKS_ENV]: hooks.codexOverride,
         },
         stdin: `${JSON.stringify(input)}\n`,
         timeoutMs: this.options.timeoutMs,
@@ -458,8 +494,20 @@ export class Worker {
         this.client.transition(taskId, 'fail', { reason: failReason('The worker could not run this handoff.', (error as Error).message) }),
       ).catch(() => undefined);
     } finally {
+      prompts.release();
       if (dir !== null && this.options.workdir === null) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     }
+  }
+
+  /** The permission hooks of Claude Code (a settings file) and Codex (a `-c` override) for one run. */
+  private async writeHookConfig(dir: string): Promise<{ claudeSettings: string; codexOverride: string }> {
+    const { cliCommand, timeoutMs } = this.options.toolPrompts;
+    const hook = (client: string): string => [...cliCommand, 'hook', 'permission', '--client', client].map(shellWord).join(' ');
+    const timeoutSeconds = clientHookTimeoutSeconds(timeoutMs);
+    const claudeSettings = join(dir, HOOKS_DIR, CLAUDE_SETTINGS_FILE);
+    await mkdir(join(dir, HOOKS_DIR));
+    await writeFile(claudeSettings, `${JSON.stringify(claudeToolPromptSettings(hook('claude-code'), timeoutSeconds, ['PreToolUse']), null, 2)}\n`);
+    return { claudeSettings, codexOverride: codexToolPromptOverride(hook('codex'), timeoutSeconds) };
   }
 
   /** One progress update (A2A `tasks/updateStatus`, state working), only while the request budget has tokens to spare. */
