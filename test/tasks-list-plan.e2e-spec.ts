@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import pg from 'pg';
 import type { ListRequest } from '@app/contracts';
-import { listQuery } from '../apps/tasks/src/tasks/list-query';
+import { listQuery } from '../apps/tasks/src/tasks/store/list-query';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { ok } from './support/json-rpc';
 import { RelayHarness } from './support/relay-harness';

@@ -17,7 +17,7 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { ensureDatabaseExists, pgPoolOf } from '@app/database';
 import { tasksDataSourceOptions } from '../../apps/tasks/src/database/data-source';
-import { AdminReads } from '../../apps/tasks/src/tasks/admin-reads';
+import { AdminReads } from '../../apps/tasks/src/tasks/use-cases/admin-reads';
 import { migrateAllSchemas } from '../migrate-all';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agentrelay_console_bench';

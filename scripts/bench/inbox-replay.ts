@@ -12,7 +12,7 @@
  */
 import pg from 'pg';
 import { dropDatabase, ensureDatabaseExists } from '@app/database';
-import { INBOX_EVENTS_AFTER_SQL } from '../../apps/tasks/src/tasks/task-event-replay';
+import { INBOX_EVENTS_AFTER_SQL } from '../../apps/tasks/src/tasks/store/task-event-replay';
 import { migrateAllSchemas } from '../migrate-all';
 
 const DATABASE_URL = process.env.REPLAY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agentrelay_replay_bench';

@@ -16,9 +16,9 @@ import type { BenchOptions, ScenarioName, ServerName } from './options';
 import { growthLine, PgGrowth, type WindowGrowth } from './pg-growth';
 import type { GroupUsage, ProcessSampler } from './proc-sampler';
 import { TASK_EVENTS_PAGE_LIMIT, TASK_LIMITS } from '@app/contracts';
-import { listQuery } from '../../apps/tasks/src/tasks/list-query';
-import { INBOX_EVENTS_AFTER_SQL } from '../../apps/tasks/src/tasks/task-event-replay';
-import { readTask } from '../../apps/tasks/src/tasks/task-read';
+import { listQuery } from '../../apps/tasks/src/tasks/store/list-query';
+import { INBOX_EVENTS_AFTER_SQL } from '../../apps/tasks/src/tasks/store/task-event-replay';
+import { readTask } from '../../apps/tasks/src/tasks/store/task-read';
 import {
   baselineGet,
   baselineSendMessage,

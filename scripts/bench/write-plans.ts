@@ -9,11 +9,11 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { RelayError, type ParticipantRefDto, type SendRequest, type TransitionRequest } from '@app/contracts';
-import { appendChange } from '../../apps/tasks/src/tasks/send-task';
-import { idempotencyKeys, sendRequestHash } from '../../apps/tasks/src/tasks/send-idempotency';
-import { changeTask } from '../../apps/tasks/src/tasks/task-change';
-import { createTask } from '../../apps/tasks/src/tasks/task-creation';
-import { transitionTask } from '../../apps/tasks/src/tasks/task-transition';
+import { appendChange } from '../../apps/tasks/src/tasks/use-cases/send-task';
+import { idempotencyKeys, sendRequestHash } from '../../apps/tasks/src/tasks/use-cases/send-idempotency';
+import { changeTask } from '../../apps/tasks/src/tasks/store/task-change';
+import { createTask } from '../../apps/tasks/src/tasks/store/task-creation';
+import { transitionTask } from '../../apps/tasks/src/tasks/store/task-transition';
 import type { RelayAgent, RelayPair } from './relay-fixture';
 
 export type WriteOperation = 'create' | 'append' | 'transition';

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type pg from 'pg';
 import { Client } from 'pg';
 import { TASK_LIMITS, type SendRequest } from '@app/contracts';
-import { AdminReads, SEARCH_CONCURRENCY } from '../../apps/tasks/src/tasks/admin-reads';
+import { AdminReads, SEARCH_CONCURRENCY } from '../../apps/tasks/src/tasks/use-cases/admin-reads';
 import { createTask, openTasksDatabase, participant, textParts, type TasksDatabase } from './support/tasks-database';
 
 interface PlanNode {

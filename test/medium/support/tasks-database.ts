@@ -5,10 +5,10 @@ import { DataSource } from 'typeorm';
 import type { ParticipantRefDto, SendRequest, TaskView } from '@app/contracts';
 import { migrateServiceSchema, pgPoolOf } from '@app/database';
 import { tasksDataSourceOptions } from '../../../apps/tasks/src/database/data-source';
-import { SendIdempotency } from '../../../apps/tasks/src/tasks/send-idempotency';
-import { SendTask } from '../../../apps/tasks/src/tasks/send-task';
-import { TaskRepository } from '../../../apps/tasks/src/tasks/task-repository';
-import { TransitionTask } from '../../../apps/tasks/src/tasks/transition-task';
+import { SendIdempotency } from '../../../apps/tasks/src/tasks/use-cases/send-idempotency';
+import { SendTask } from '../../../apps/tasks/src/tasks/use-cases/send-task';
+import { TaskRepository } from '../../../apps/tasks/src/tasks/store/task-repository';
+import { TransitionTask } from '../../../apps/tasks/src/tasks/use-cases/transition-task';
 
 /** The tasks service's write paths on the medium tier's database: no HTTP, no NATS. */
 export interface TasksDatabase {

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { RelayError, type DecideHoldRequest, type TaskView } from '@app/contracts';
 import { TasksConfig } from '../tasks.config';
 import { pgPoolOf } from '@app/database';
-import { toTaskView } from '../tasks/task-rows';
+import { toTaskView } from '../tasks/store/task-rows';
 import { EXPIRED_HOLDS_SQL } from './hold-end.sql';
 import { endHold } from './hold-end';
 

@@ -1,4 +1,4 @@
-import { TASK_COLUMNS } from '../tasks/task-rows';
+import { TASK_COLUMNS } from '../tasks/store/task-rows';
 
 /** The statements of the end of a hold (hold-end.ts), and nothing else's. */
 

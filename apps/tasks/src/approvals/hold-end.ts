@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import { AGENT_LIMITS, RelayError, type TaskHold } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
-import { loadTask, type LoadedTask } from '../tasks/task-change';
-import { taskEvent } from '../tasks/task-events';
-import type { MessageRow, TaskRow } from '../tasks/task-rows';
+import { loadTask, type LoadedTask } from '../tasks/store/task-change';
+import { taskEvent } from '../tasks/store/task-events';
+import type { MessageRow, TaskRow } from '../tasks/store/task-rows';
 import { END_HOLD_SQL, FIRST_MESSAGE_SQL } from './hold-end.sql';
 
 /** How a hold ends: a person approves or denies it, or the relay lets it expire. */

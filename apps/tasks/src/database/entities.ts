@@ -1,10 +1,10 @@
 import { DeploymentEntity } from '@app/database';
-import { ArtifactEntity } from '../tasks/artifact.entity';
-import { AuditLogEntity } from '../tasks/audit-log.entity';
-import { IdempotencyKeyEntity } from '../tasks/idempotency-key.entity';
-import { MessageEntity } from '../tasks/message.entity';
-import { ReadCursorEntity } from '../tasks/read-cursor.entity';
-import { TaskEntity } from '../tasks/task.entity';
+import { ArtifactEntity } from '../tasks/store/artifact.entity';
+import { AuditLogEntity } from '../tasks/store/audit-log.entity';
+import { IdempotencyKeyEntity } from '../tasks/store/idempotency-key.entity';
+import { MessageEntity } from '../tasks/store/message.entity';
+import { ReadCursorEntity } from '../tasks/store/read-cursor.entity';
+import { TaskEntity } from '../tasks/store/task.entity';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import { PushConfigEntity } from '../push-configs/push-config.entity';
 import { OutboxHorizonEntity } from '../retention/outbox-horizon.entity';

@@ -1,6 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
 import { AGENT_LIMITS, PUSH_CONFIG_LIMITS } from '@app/contracts';
-import type { TaskEntity } from '../tasks/task.entity';
+import type { TaskEntity } from '../tasks/store/task.entity';
 
 /** An A2A push-notification config of a task, owned by the agent that set it; ids are per owner. */
 @Entity({ name: 'push_configs' })

@@ -22,7 +22,7 @@ import {
 import { currentTraceParent } from '@app/tracing';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
-import { partyOf } from '../tasks/state-machine';
+import { partyOf } from '../tasks/rules/state-machine';
 import { TasksConfig } from '../tasks.config';
 
 interface PushConfigRow {

@@ -16,7 +16,7 @@ import {
   type AdminTaskPage,
   type AgentSearchReply,
 } from '@app/contracts';
-import { AdminReads } from './admin-reads';
+import { AdminReads } from './use-cases/admin-reads';
 
 /** The tasks service's relay-wide reads for the admin API, and the agents' search. */
 @Controller()

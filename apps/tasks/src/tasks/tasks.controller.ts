@@ -15,9 +15,9 @@ import {
   type TaskView,
   type TransitionReply,
 } from '@app/contracts';
-import { ReadTasks } from './read-tasks';
-import { SendTask } from './send-task';
-import { TransitionTask } from './transition-task';
+import { ReadTasks } from './use-cases/read-tasks';
+import { SendTask } from './use-cases/send-task';
+import { TransitionTask } from './use-cases/transition-task';
 
 @Controller()
 export class TasksController {

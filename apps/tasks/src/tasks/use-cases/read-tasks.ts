@@ -12,11 +12,11 @@ import {
   type TaskEventsRequest,
   type TaskView,
 } from '@app/contracts';
-import { encodeCursor } from './list-cursor';
-import { listQuery } from './list-query';
-import { readInboxEvents, readTaskEvents } from './task-event-replay';
-import { readTask } from './task-read';
-import { toMessageView, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
+import { encodeCursor } from '../store/list-cursor';
+import { listQuery } from '../store/list-query';
+import { readInboxEvents, readTaskEvents } from '../store/task-event-replay';
+import { readTask } from '../store/task-read';
+import { toMessageView, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from '../store/task-rows';
 import { pgPoolOf } from '@app/database';
 
 /** The newest messages of the listed tasks (`$1`, in list order), at most `$2` per task, while their stored bytes fit `$3` (in list order). */

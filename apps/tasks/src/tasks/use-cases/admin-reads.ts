@@ -31,11 +31,11 @@ import {
   type TaskState,
   type TimelineEntry,
 } from '@app/contracts';
-import { ARTIFACT_SEARCH_TEXT, ARTIFACT_SEARCH_VECTOR } from '../database/migrations/1764560000000-ConsoleReads';
-import { MESSAGE_SEARCH_CHARS, MESSAGE_SEARCH_TEXT, MESSAGE_SEARCH_VECTOR } from '../database/migrations/1764590000000-BoundedSearch';
-import { readTask } from './task-read';
-import { OUTBOX_HORIZON_SQL } from '../retention/retention-sql';
-import { TASK_COLUMNS, toMessageView, toTaskView, type MessageRow, type TaskRow } from './task-rows';
+import { ARTIFACT_SEARCH_TEXT, ARTIFACT_SEARCH_VECTOR } from '../../database/migrations/1764560000000-ConsoleReads';
+import { MESSAGE_SEARCH_CHARS, MESSAGE_SEARCH_TEXT, MESSAGE_SEARCH_VECTOR } from '../../database/migrations/1764590000000-BoundedSearch';
+import { readTask } from '../store/task-read';
+import { OUTBOX_HORIZON_SQL } from '../../retention/retention-sql';
+import { TASK_COLUMNS, toMessageView, toTaskView, type MessageRow, type TaskRow } from '../store/task-rows';
 import { pgPoolOf } from '@app/database';
 
 /** Push-config events share the outbox and a task id, but are not part of a task's history. */

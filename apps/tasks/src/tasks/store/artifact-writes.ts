@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TASK_LIMITS, type ArtifactInput, type TaskEventArtifact } from '@app/contracts';
-import { appendedBytes, artifactBytes, artifactLimitError } from './artifact-limits';
+import { appendedBytes, artifactBytes, artifactLimitError } from '../rules/artifact-limits';
 import { plainParts } from './task-repository';
 import type { ArtifactRow } from './task-rows';
 

@@ -10,8 +10,8 @@ import {
   type TaskEventsReply,
   type TaskEventsRequest,
 } from '@app/contracts';
-import { OUTBOX_DELETED_THROUGH_SQL, OUTBOX_HORIZON_SQL } from '../retention/retention-sql';
-import { partyOf } from './state-machine';
+import { OUTBOX_DELETED_THROUGH_SQL, OUTBOX_HORIZON_SQL } from '../../retention/retention-sql';
+import { partyOf } from '../rules/state-machine';
 import { readTask } from './task-read';
 import { toTaskView } from './task-rows';
 

@@ -2,13 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { RelayError, isTerminalState, type Intent, type ProposedActionDto, type SendReply, type SendRequest } from '@app/contracts';
-import { validateArtifactInputs } from './artifact-rules';
+import { validateArtifactInputs } from '../rules/artifact-rules';
 import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempotency';
-import { partyOf } from './state-machine';
-import { createTask } from './task-creation';
-import { changeHistory, changeTask, type TaskChange } from './task-change';
-import { duplicateMessageIdOr, pgError } from './task-repository';
-import { toMessageRef, toTaskView, type MessageRow, type TaskRow } from './task-rows';
+import { partyOf } from '../rules/state-machine';
+import { createTask } from '../store/task-creation';
+import { changeHistory, changeTask, type TaskChange } from '../store/task-change';
+import { duplicateMessageIdOr, pgError } from '../store/task-repository';
+import { toMessageRef, toTaskView, type MessageRow, type TaskRow } from '../store/task-rows';
 import { pgPoolOf } from '@app/database';
 
 function validateIntent(intent: Intent | undefined, proposedAction: ProposedActionDto | null | undefined): void {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { RelayError, type TaskState, type TransitionRequest } from '@app/contracts';
-import { checkTransition, partyOf, STATE_TIMESTAMP_COLUMN, type TransitionRule } from './state-machine';
+import { checkTransition, partyOf, STATE_TIMESTAMP_COLUMN, type TransitionRule } from '../rules/state-machine';
 import { changeTask, type CommittedChange, type TaskChange } from './task-change';
 import type { TaskRow } from './task-rows';
 

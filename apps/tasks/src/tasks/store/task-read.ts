@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { RelayError, type GetRequest } from '@app/contracts';
 import { messageFromJson, type JsonMessage } from './message-budget';
 import { READ_TASK_SQL } from './sql/read-task.sql';
-import { partyOf } from './state-machine';
+import { partyOf } from '../rules/state-machine';
 import type { ArtifactRow, MessageRow, TaskRow } from './task-rows';
 
 /** A task as one participant reads it: the row, that participant's unread count, messages and artifacts. */

@@ -2,11 +2,11 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { RelayError, type TransitionReply, type TransitionRequest } from '@app/contracts';
-import { validateArtifactInputs } from './artifact-rules';
-import { duplicateMessageIdOr } from './task-repository';
-import { toMessageView, toTaskView } from './task-rows';
-import { changeHistory } from './task-change';
-import { transitionTask } from './task-transition';
+import { validateArtifactInputs } from '../rules/artifact-rules';
+import { duplicateMessageIdOr } from '../store/task-repository';
+import { toMessageView, toTaskView } from '../store/task-rows';
+import { changeHistory } from '../store/task-change';
+import { transitionTask } from '../store/task-transition';
 import { pgPoolOf } from '@app/database';
 
 /**

@@ -1,5 +1,5 @@
 import type { QueryRunner } from 'typeorm';
-import { TASKS_MIGRATIONS } from '../database/migrations';
+import { TASKS_MIGRATIONS } from '../../database/migrations';
 import { TASK_COLUMNS } from './task-rows';
 
 /** The columns the tasks migrations give `"tasks"."tasks"` (first named threads), in the order they are added. */

@@ -2,9 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { RelayError, type SendReply, type SendRequest } from '@app/contracts';
-import { IdempotencyKeyEntity } from './idempotency-key.entity';
-import { TaskRepository } from './task-repository';
-import { toMessageRef } from './task-rows';
+import { IdempotencyKeyEntity } from '../store/idempotency-key.entity';
+import { TaskRepository } from '../store/task-repository';
+import { toMessageRef } from '../store/task-rows';
 
 export type IdempotencyScope = 'message_id' | 'client_key';
 
