@@ -17,6 +17,7 @@ import {
   perRequest,
   summarizeLatencies,
 } from './stats';
+import { summarizeUpstream, UPSTREAM_STAGES, upstreamTables, type UpstreamWindow } from './upstream-handoff';
 
 /** Checks that every tag opened is closed in order (enough to catch broken SVG from string building). */
 function assertWellFormed(xml: string): void {
@@ -438,5 +439,60 @@ describe('bench NATS mode', () => {
     const config = privateNatsConfig();
     expect(config).toContain('max_payload: 2MB');
     expect(config).not.toMatch(/tls|include|authorization/);
+  });
+});
+
+describe('upstream scenario summary', () => {
+  const relayWindow = (round: number, p50: number, cpu: Record<string, number>, stagesMs: number[]): UpstreamWindow => ({
+    path: 'relay',
+    concurrency: 1,
+    round,
+    handoffs: 20,
+    errors: 0,
+    rps: 5,
+    p50,
+    p95: p50 * 2,
+    cpuMsPerHandoff: Object.fromEntries(Object.entries(cpu).map(([name, ms]) => [name, ms + 1])),
+    netCpuMsPerHandoff: cpu,
+    stages: { medianMs: stagesMs, polls: { median: 1, max: round + 1 }, handoffs: 20 },
+  });
+  const directWindow = (round: number, p50: number, upstreamCpu: number): UpstreamWindow => ({
+    path: 'direct',
+    concurrency: 1,
+    round,
+    handoffs: 100,
+    errors: round,
+    rps: 50,
+    p50,
+    p95: p50 * 3,
+    cpuMsPerHandoff: { 'sdk-upstream': upstreamCpu + 1, bench: 2 },
+    netCpuMsPerHandoff: { 'sdk-upstream': upstreamCpu, bench: 2 },
+  });
+  const stages = (base: number): number[] => UPSTREAM_STAGES.map((_, index) => base + index);
+
+  it('takes the added latency round by round, sums the relay’s own processes without the upstream agent, and keeps the stages', () => {
+    const [row] = summarizeUpstream([
+      relayWindow(0, 100, { edge: 10, tasks: 20, notifier: 30, 'pg-relay': 5, 'sdk-upstream': 4, bench: 50 }, stages(10)),
+      directWindow(0, 10, 3),
+      relayWindow(1, 300, { edge: 12, tasks: 22, notifier: 32, 'pg-relay': 7, 'sdk-upstream': 6, bench: 50 }, stages(30)),
+      directWindow(1, 100, 5),
+    ]);
+    expect(row.concurrency).toBe(1);
+    expect(row.rounds).toBe(2);
+    // Per round 90 and 200: their median, not the difference of the two medians (200 − 55).
+    expect(row.addedP50).toBe(145);
+    expect(row.relay).toEqual({ p50: 200, p95: 400, rps: 5, errors: 0 });
+    expect(row.direct).toEqual({ p50: 55, p95: 165, rps: 50, errors: 1 });
+    // edge + tasks + notifier + pg-relay: 65 and 73, the upstream agent and the load generator apart.
+    expect(row.relayAddedCpu).toBe(69);
+    expect(row.relayAddedCpuWithIdle).toBe(73);
+    expect(row.relayCpu['sdk-upstream']).toBe(5);
+    expect(row.upstreamDirectCpu).toBe(4);
+    expect(row.stagesMs).toEqual(stages(20));
+    expect(row.polls).toEqual({ median: 1, max: 2 });
+    const tables = upstreamTables([row], { before: { notifier: 6.6 }, after: { notifier: 7 } });
+    expect(tables).toContain('| 1 | 2 | 200.0 | 400.0 | 55.0 | 165.0 | 145.0 |');
+    expect(tables).toContain('**69.00** | 73.00 | **4.00** | 17.25× |');
+    expect(tables).toContain('notifier 6.6; after the last window: notifier 7.0');
   });
 });

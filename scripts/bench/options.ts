@@ -3,9 +3,12 @@
 export const SERVERS = ['relay', 'sdk-postgres', 'sdk-memory', 'floor'] as const;
 export type ServerName = (typeof SERVERS)[number];
 
-export const SCENARIOS = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout', 'replicas'] as const;
-/** Run only when asked for (`--scenarios replicas`): it starts a second edge and a second tasks service. */
-const ON_REQUEST: readonly ScenarioName[] = ['replicas'];
+export const SCENARIOS = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout', 'replicas', 'upstream'] as const;
+/**
+ * Run only when asked for: `--scenarios replicas` starts a second edge and a second tasks service,
+ * `--scenarios upstream` an upstream A2A agent of the official SDK.
+ */
+const ON_REQUEST: readonly ScenarioName[] = ['replicas', 'upstream'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /**
@@ -52,7 +55,9 @@ const HELP = `npm run bench [-- options]
   --inbox 10000,100000,1000000  task counts for the inbox    (BENCH_INBOX_SIZES)
   --fanout-events 1000    creates per fanout window          (BENCH_FANOUT_EVENTS)
   --scenarios a,b         subset of ${SCENARIOS.join(',')}   (BENCH_SCENARIOS;
-                          replicas only when named: creates with 1, then 2 edges and tasks)
+                          replicas only when named: creates with 1, then 2 edges and tasks;
+                          upstream only when named: a handoff through the relay to an SDK
+                          upstream agent vs the SDK client calling that agent directly)
   --servers a,b           subset of ${SERVERS.join(',')}     (BENCH_SERVERS; relay always runs)
   --nats MODE             plain: the NATS at NATS_URL; secure: the bench starts its own
                           nats-server (TLS verifying client certificates, an nkey user per

@@ -57,8 +57,31 @@ export function startRelayProcess(service: RelayService, env: Record<string, str
   return startChild(name, join(DIST, 'apps', service, 'src', 'main.js'), { ...env, ...own });
 }
 
-export function startBaseline(name: string, script: 'floor-server' | 'sdk-server', env: Record<string, string>): Child {
+export function startBaseline(name: string, script: 'floor-server' | 'sdk-server' | 'upstream-agent', env: Record<string, string>): Child {
   return startChild(name, join(DIST, 'scripts', 'bench', 'baselines', `${script}.js`), env);
+}
+
+/** The port a child names in its `ready <port>` line on stdout (the upstream agent listens on a free one). */
+export function readyPort(child: Child, timeoutMs = 60000): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => finish(new Error(`${child.name} printed no "ready <port>" within ${timeoutMs} ms`)), timeoutMs);
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString('utf8');
+      const match = /^ready (\d+)$/m.exec(output);
+      if (match) finish(null, Number(match[1]));
+    };
+    const onExit = (code: number | null): void => finish(new Error(`${child.name} exited (${code}): ${child.stderrTail.join('').slice(-800)}`));
+    const finish = (error: Error | null, port?: number): void => {
+      clearTimeout(timer);
+      child.process.stdout?.off('data', onData);
+      child.process.off('exit', onExit);
+      if (error) reject(error);
+      else resolve(port as number);
+    };
+    child.process.stdout?.on('data', onData);
+    child.process.once('exit', onExit);
+  });
 }
 
 /** Polls `path` until it answers 2xx, or fails naming the children that exited. */

@@ -21,13 +21,14 @@ import { HttpClient } from './load-generator';
 import { parseOptions, type ServerName } from './options';
 import { BASELINE_APPLICATIONS, BENCH_APPLICATION, PgProcesses } from './pg-processes';
 import { pidsByCommand, ProcessSampler, type ProcessGroup } from './proc-sampler';
-import { migrateSdkTaskStore, NO_OWN_ENV, RELAY_SERVICES, startBaseline, startRelay, stopChildren, waitForHttp, type Child } from './processes';
+import { migrateSdkTaskStore, NO_OWN_ENV, readyPort, RELAY_SERVICES, startBaseline, startRelay, stopChildren, waitForHttp, type Child } from './processes';
 import { setUpRelayAgents } from './relay-fixture';
 import { EventWatch } from './event-watch';
 import { replicasScenario, type ReplicasResult } from './replicas';
 import { cpuTable, declineRows, declineTable, eventsTable, inboxTable, mainTable, rssTable, summarize } from './report';
-import { Bench, FanoutSink, type Target } from './scenarios';
+import { Bench, FanoutSink, type Target, type UpstreamSetup } from './scenarios';
 import { startBenchNats, type BenchNats } from './secure-nats';
+import { summarizeUpstream, UPSTREAM_PROCESS, upstreamTables } from './upstream-handoff';
 import { writePlanLines, writePlansTable } from './write-plans';
 
 const ADMIN_TOKEN = `bench_${randomBytes(16).toString('hex')}`;
@@ -183,11 +184,26 @@ async function main(): Promise<void> {
       else await waitForHttp(target.client, '/', [baselineChildren.get(target.name)!], 60000, 'POST');
     }
 
+    // `--scenarios upstream`: an upstream A2A agent of the official SDK, its own process on a free loopback port.
+    let upstreamChild: Child | undefined;
+    let upstreamSetup: UpstreamSetup | undefined;
+    if (options.scenarios.includes('upstream')) {
+      upstreamChild = startBaseline(UPSTREAM_PROCESS, 'upstream-agent', { BENCH_PORT: '0' });
+      children.push(upstreamChild);
+      upstreamSetup = { relayUrl, upstreamUrl: `http://127.0.0.1:${await readyPort(upstreamChild)}` };
+    }
+
     db = new pg.Client({ connectionString: databaseUrl, application_name: BENCH_APPLICATION });
     await db.connect();
     const maxSlots = Math.max(...options.concurrencies);
     phase('registering agents');
-    const fixture = await setUpRelayAgents(targets[0].client, ADMIN_TOKEN, maxSlots, sink.url('/hook'));
+    const fixture = await setUpRelayAgents(
+      targets[0].client,
+      ADMIN_TOKEN,
+      maxSlots,
+      sink.url('/hook'),
+      upstreamSetup ? `${upstreamSetup.upstreamUrl}/.well-known/agent-card.json` : undefined,
+    );
 
     const postgres = new PgProcesses(db, databaseName);
     const natsPids = ownNats ? [ownNats.pid] : process.env.BENCH_NATS_PID ? [Number(process.env.BENCH_NATS_PID)] : pidsByCommand('nats-server');
@@ -198,6 +214,7 @@ async function main(): Promise<void> {
       { name: 'nats-server', pids: () => natsPids },
       { name: 'pg-relay', pids: postgres.backends(undefined) },
       ...[...baselineChildren].map(([server, child]) => ({ name: server, pids: () => [child.process.pid!] })),
+      ...(upstreamChild ? [{ name: UPSTREAM_PROCESS, pids: () => [upstreamChild.process.pid!] }] : []),
       ...Object.entries(BASELINE_APPLICATIONS)
         .filter(([server]) => baselineChildren.has(server as ServerName))
         .map(([server, application]) => ({ name: `pg-${server}`, pids: postgres.backends(application) })),
@@ -205,7 +222,7 @@ async function main(): Promise<void> {
       { name: 'bench', pids: () => [process.pid] },
     ];
     const sampler = new ProcessSampler(groups, () => postgres.refresh());
-    const bench = new Bench(options, sampler, targets, fixture, db, sink, events);
+    const bench = new Bench(options, sampler, targets, fixture, db, sink, events, upstreamSetup);
     phase('measuring');
     await bench.run();
     let replicas: ReplicasResult | undefined;
@@ -218,6 +235,7 @@ async function main(): Promise<void> {
     const verification = await verifyStored(db, bench.acknowledged);
     const rows = summarize(bench.records);
     const inbox = inboxTable(rows);
+    const upstreamRows = summarizeUpstream(bench.upstreamWindows);
     const decline = declineRows(bench.records);
     const peaks = sampler.peaks();
     const finishedAt = new Date();
@@ -270,6 +288,14 @@ async function main(): Promise<void> {
       ...(bench.inboxPlans.length > 0
         ? ['## Writes by table size (EXPLAIN ANALYZE of create, append, transition, each rolled back)', '', writePlansTable(bench.inboxPlans), '']
         : []),
+      ...(upstreamRows.length > 0
+        ? [
+            '## Upstream: a handoff through the relay to an upstream A2A agent of the official SDK, and the SDK client calling that agent directly',
+            '',
+            upstreamTables(upstreamRows, { before: bench.upstreamIdleCpuMsPerSecond, after: bench.upstreamIdleAfterCpuMsPerSecond }),
+            '',
+          ]
+        : []),
       ...(replicas
         ? ['## Creates with 1 and 2 replicas of edge and tasks (CPU ms per request per process; idle rows CPU ms per second)', '', replicas.table, '']
         : []),
@@ -320,6 +346,15 @@ async function main(): Promise<void> {
       peakRssKb: peaks,
       windows: bench.records,
       ...(replicas ? { replicas: { windows: replicas.records, idle: replicas.idle } } : {}),
+      ...(upstreamRows.length > 0
+        ? {
+            upstream: {
+              summary: upstreamRows,
+              idleCpuMsPerSecond: { before: bench.upstreamIdleCpuMsPerSecond, after: bench.upstreamIdleAfterCpuMsPerSecond },
+              windows: bench.upstreamWindows,
+            },
+          }
+        : {}),
     };
     mkdirSync(options.resultsDir, { recursive: true });
     const stamp = startedAt.toISOString().replace(/[:.]/g, '-');

@@ -22,6 +22,8 @@ export interface RelayFixture {
   pairs: RelayPair[];
   inbox: RelayPair;
   fanout: RelayPair;
+  /** An agent registered with its upstream A2A server's card (`--scenarios upstream`). */
+  upstream?: RelayAgent;
 }
 
 async function register(client: HttpClient, adminToken: string, handle: string, extra: Record<string, unknown> = {}): Promise<RelayAgent> {
@@ -32,7 +34,13 @@ async function register(client: HttpClient, adminToken: string, handle: string, 
   return { id: body.agent.id, handle: body.agent.handle ?? handle, key: body.api_key };
 }
 
-export async function setUpRelayAgents(client: HttpClient, adminToken: string, slots: number, webhookUrl: string): Promise<RelayFixture> {
+export async function setUpRelayAgents(
+  client: HttpClient,
+  adminToken: string,
+  slots: number,
+  webhookUrl: string,
+  upstreamCardUrl?: string,
+): Promise<RelayFixture> {
   const org = `bench${randomBytes(3).toString('hex')}`;
   const pairs: RelayPair[] = [];
   for (let first = 0; first < slots; first += 8) {
@@ -47,7 +55,8 @@ export async function setUpRelayAgents(client: HttpClient, adminToken: string, s
     sender: await register(client, adminToken, `fan-s@${org}`),
     recipient: await register(client, adminToken, `fan-r@${org}`, { notification_webhook_url: webhookUrl }),
   };
-  return { org, pairs, inbox, fanout };
+  const upstream = upstreamCardUrl ? await register(client, adminToken, `up@${org}`, { upstream: { card_url: upstreamCardUrl } }) : undefined;
+  return { org, pairs, inbox, fanout, ...(upstream ? { upstream } : {}) };
 }
 
 const bearer = (agent: RelayAgent): Record<string, string> => ({ authorization: `Bearer ${agent.key}` });

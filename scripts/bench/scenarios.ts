@@ -33,6 +33,17 @@ import {
 } from './relay-fixture';
 import { parseMachineBusyTicks, perRequest, summarizeLatencies, type LatencySummary } from './stats';
 import { explainRelayWrites, PLAN_SETTLING_RUNS, sqlLiteral, writePlanLines, type WritePlan } from './write-plans';
+import {
+  epochMs,
+  handoffText,
+  latencyFigures,
+  sdkClient,
+  sendAndWait,
+  stageBreakdown,
+  UPSTREAM_PROCESS,
+  type SentHandoff,
+  type UpstreamWindow,
+} from './upstream-handoff';
 
 /** The processes that do a server's work (its total CPU), Postgres background and the bench apart. */
 export const SERVER_GROUPS: Record<ServerName, string[]> = {
@@ -85,9 +96,21 @@ export interface Target {
   client: HttpClient;
 }
 
+/** Where the `upstream` scenario finds the relay and the upstream agent (the agent registered with the relay is the fixture's `upstream`). */
+export interface UpstreamSetup {
+  relayUrl: string;
+  upstreamUrl: string;
+}
+
 export class Bench {
   readonly records: WindowRecord[] = [];
   readonly inboxPlans: InboxPlan[] = [];
+  /** The `upstream` scenario's windows, both paths. */
+  readonly upstreamWindows: UpstreamWindow[] = [];
+  /** CPU ms per second of each process with no load, measured before the `upstream` scenario's windows. */
+  upstreamIdleCpuMsPerSecond: Record<string, number> = {};
+  /** The same after the last window (a poller that stays busy once there was work shows here). */
+  upstreamIdleAfterCpuMsPerSecond: Record<string, number> = {};
   /** Task ids each server acknowledged as created, to count them in Postgres at the end. */
   readonly acknowledged = new Map<ServerName, string[]>();
   /** Task ids per client slot, for `get` (the relay only lets the sender or recipient read a task). */
@@ -102,6 +125,7 @@ export class Bench {
     readonly db: pg.Client,
     readonly sink: FanoutSink,
     readonly events: EventWatch,
+    readonly upstreamSetup?: UpstreamSetup,
   ) {
     this.growth = new PgGrowth(db);
   }
@@ -139,18 +163,7 @@ export class Bench {
     unit: WindowRecord['unit'],
     run: () => Promise<WindowResult>,
   ): Promise<WindowRecord> {
-    const busyTicks = (): number => parseMachineBusyTicks(readFileSync('/proc/stat', 'utf8'));
-    const { result, growth } = await this.growth.around(async () => {
-      const before = await this.sampler.sample();
-      const busyBefore = busyTicks();
-      const window = await run();
-      const busyAfter = busyTicks();
-      const after = await this.sampler.sample();
-      return { window, usage: this.sampler.usage(before, after), busyCpuMs: ((busyAfter - busyBefore) * 1000) / this.sampler.clockTicks };
-    });
-    const { window, usage, busyCpuMs } = result;
-    const sampledCpuMs = [...usage.values()].reduce((sum, used) => sum + used.cpuMs, 0);
-    const machine = { loadAverage: loadavg()[0], busyCpuMs, othersCpuMs: Math.max(0, busyCpuMs - sampledCpuMs) };
+    const { window, usage, growth, machine } = await this.sampleWindow(run);
     const record = { ...this.record(server, scenario, concurrency, round, unit, window, usage), growth, machine };
     this.records.push(record);
     const cpu = Number.isFinite(record.totalCpuMsPerRequest) ? record.totalCpuMsPerRequest.toFixed(2) : '–';
@@ -162,6 +175,24 @@ export class Bench {
       `    pg: ${growthLine(growth)} · machine: load ${machine.loadAverage.toFixed(1)}, other processes ${(machine.othersCpuMs / window.seconds / 10).toFixed(0)} % of a CPU`,
     );
     return record;
+  }
+
+  /** One window's load, bracketed by a growth snapshot and a CPU sample of every process on each side. */
+  private async sampleWindow(
+    run: () => Promise<WindowResult>,
+  ): Promise<{ window: WindowResult; usage: Map<string, GroupUsage>; growth: WindowGrowth; machine: NonNullable<WindowRecord['machine']> }> {
+    const busyTicks = (): number => parseMachineBusyTicks(readFileSync('/proc/stat', 'utf8'));
+    const { result, growth } = await this.growth.around(async () => {
+      const before = await this.sampler.sample();
+      const busyBefore = busyTicks();
+      const window = await run();
+      const busyAfter = busyTicks();
+      const after = await this.sampler.sample();
+      return { window, usage: this.sampler.usage(before, after), busyCpuMs: ((busyAfter - busyBefore) * 1000) / this.sampler.clockTicks };
+    });
+    const { window, usage, busyCpuMs } = result;
+    const sampledCpuMs = [...usage.values()].reduce((sum, used) => sum + used.cpuMs, 0);
+    return { window, usage, growth, machine: { loadAverage: loadavg()[0], busyCpuMs, othersCpuMs: Math.max(0, busyCpuMs - sampledCpuMs) } };
   }
 
   private record(
@@ -482,19 +513,112 @@ export class Bench {
     }
   }
 
+  /**
+   * A handoff through the relay to an upstream A2A agent of the official SDK, against the SDK client
+   * calling that agent directly, in alternating rounds at every concurrency. Both sides are one
+   * blocking `SendMessage` of the official SDK client per request (`returnImmediately: false`),
+   * answered once the task is completed, and checked to carry the upstream's answer: through the
+   * relay, the sender's call on the relay's endpoint of the agent, which answers once the relay task
+   * is completed with what the relay's follower read from the upstream (the edge waits on the task's
+   * events, no client-side polling); directly, the same call on the upstream's own endpoint. CPU
+   * per handoff of every process, and where the relay's handoffs spent their time.
+   */
+  async upstream(): Promise<void> {
+    const setup = this.upstreamSetup;
+    const agent = this.relay.upstream;
+    if (!setup || !agent) throw new Error('the upstream scenario needs its upstream agent, registered with the relay');
+    const slots = Math.max(...this.options.concurrencies);
+    const senders = await Promise.all(this.relay.pairs.slice(0, slots).map((pair) => sdkClient(`${setup.relayUrl}/a2a/${agent.handle}/`, pair.sender.key)));
+    const direct = await Promise.all(Array.from({ length: slots }, () => sdkClient(setup.upstreamUrl)));
+    let sent: SentHandoff[] = [];
+    const throughRelay: Call = async (index, slot) => {
+      const sentAt = epochMs();
+      const task = await sendAndWait(senders[slot], handoffText(index, slot));
+      sent.push({ taskId: task.id, sentAt, answeredAt: epochMs() });
+      this.remember('relay', undefined, task.id);
+      return true;
+    };
+    const directly: Call = async (index, slot) => {
+      await sendAndWait(direct[slot], handoffText(index, slot));
+      return true;
+    };
+    const paths: Array<['relay' | 'direct', Call]> = [
+      ['relay', throughRelay],
+      ['direct', directly],
+    ];
+    for (const concurrency of this.options.concurrencies) {
+      for (const [, call] of paths) await runWindow(this.warmup(concurrency), call);
+      // What every process burns with no load (pollers, timers), once warm: the windows' CPU less this rate is what the handoffs cost.
+      if (concurrency === this.options.concurrencies[0]) this.upstreamIdleCpuMsPerSecond = await this.idleCpuMsPerSecond(UPSTREAM_IDLE_MS);
+      for (let round = 0; round < this.options.rounds; round++) {
+        for (const [path, call] of rotate(paths, round)) {
+          sent = [];
+          const { window, usage } = await this.sampleWindow(() => runWindow(this.limits(concurrency), call));
+          const counted = window.requests - window.errors;
+          const cpuMsPerHandoff: Record<string, number> = {};
+          const netCpuMsPerHandoff: Record<string, number> = {};
+          const groups = path === 'relay' ? [...SERVER_GROUPS.relay, UPSTREAM_PROCESS, ...SHARED_GROUPS] : [UPSTREAM_PROCESS, ...SHARED_GROUPS];
+          for (const name of groups) {
+            const used = usage.get(name);
+            if (!used) continue;
+            cpuMsPerHandoff[name] = perRequest(used.cpuMs, counted);
+            netCpuMsPerHandoff[name] = perRequest(Math.max(0, used.cpuMs - (this.upstreamIdleCpuMsPerSecond[name] ?? 0) * window.seconds), counted);
+          }
+          const record: UpstreamWindow = {
+            path,
+            concurrency,
+            round,
+            handoffs: window.requests,
+            errors: window.errors,
+            rps: window.seconds > 0 ? counted / window.seconds : 0,
+            ...latencyFigures(window.latenciesMs),
+            cpuMsPerHandoff,
+            netCpuMsPerHandoff,
+            ...(path === 'relay' ? { stages: await stageBreakdown(this.db, sent, (type, id) => this.events.arrivedAt(type, id)) } : {}),
+          };
+          this.upstreamWindows.push(record);
+          const own = path === 'relay' ? SERVER_GROUPS.relay.reduce((sum, name) => sum + (netCpuMsPerHandoff[name] ?? 0), 0) : NaN;
+          console.log(
+            `  upstream     c=${String(concurrency).padEnd(3)} r${round + 1} ${path.padEnd(13)} ${record.rps.toFixed(0).padStart(6)}/s  p50 ${record.p50.toFixed(1)} p95 ${record.p95.toFixed(1)} ms  cpu less idle ${path === 'relay' ? `relay ${own.toFixed(2)} + ` : ''}upstream ${(netCpuMsPerHandoff[UPSTREAM_PROCESS] ?? NaN).toFixed(2)} ms/handoff  errors ${record.errors}`,
+          );
+          if (window.errorSamples.length > 0) console.log(`    errors: ${window.errorSamples.join(' | ')}`);
+          await sleep(100);
+        }
+      }
+    }
+    this.upstreamIdleAfterCpuMsPerSecond = await this.idleCpuMsPerSecond(UPSTREAM_IDLE_MS);
+  }
+
+  /** CPU ms per second of every process over `ms` with no load. */
+  private async idleCpuMsPerSecond(ms: number): Promise<Record<string, number>> {
+    const started = performance.now();
+    const before = await this.sampler.sample();
+    await sleep(ms);
+    const usage = this.sampler.usage(before, await this.sampler.sample());
+    const seconds = (performance.now() - started) / 1000;
+    const rates = Object.fromEntries([...usage].map(([name, used]) => [name, used.cpuMs / seconds]));
+    console.log(
+      `  idle CPU ms/s over ${seconds.toFixed(1)} s: ${Object.entries(rates)
+        .map(([name, rate]) => `${name} ${rate.toFixed(1)}`)
+        .join(', ')}`,
+    );
+    return rates;
+  }
+
   /** Postgres's autovacuum settings during the run, for the report. */
   vacuumSettings = '';
 
   async run(): Promise<void> {
     this.vacuumSettings = await this.growth.vacuumSettings();
     console.log(`  Postgres: ${this.vacuumSettings}`);
-    const order: ScenarioName[] = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout'];
+    const order: ScenarioName[] = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout', 'upstream'];
     for (const scenario of order) {
       if (!this.options.scenarios.includes(scenario)) continue;
       console.log(`\n## ${scenario}`);
       if (scenario === 'create' || scenario === 'a2a-send' || scenario === 'get') await this.compare(scenario);
       else if (scenario === 'lifecycle') await this.lifecycle();
       else if (scenario === 'inbox') await this.inbox();
+      else if (scenario === 'upstream') await this.upstream();
       else await this.fanout();
     }
   }
@@ -502,6 +626,9 @@ export class Bench {
 
 /** One seeded task in this many is addressed to the measured recipient. */
 export const INBOX_SHARE = 10;
+
+/** How long the `upstream` scenario measures every process with no load first. */
+const UPSTREAM_IDLE_MS = 3000;
 
 /** The handoffs a measured live-inbox resume replays. */
 export const REPLAYED_EVENTS = 5;

@@ -61,6 +61,8 @@ export interface UpstreamAgentOptions {
   delayFirstAnswerMs?: number;
   /** Serves https with this certificate and requires a client certificate issued by `ca` (mTLS) on every request, the card's included. */
   tls?: { cert: string; key: string; ca: string };
+  /** Holds back its answers to every A2A request after the first (the first is answered at once) until this resolves. */
+  holdLaterAnswers?: Promise<void>;
 }
 
 /** One push notification the server sent, and what the receiver answered. */
@@ -302,6 +304,7 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   const store = new RecordingTaskStore();
   const calls: SeenCall[] = [];
   let answerDelayed = false;
+  let posts = 0;
   let url = '';
   let card: AgentCard | null = null;
   let cardFields: Record<string, unknown> = {};
@@ -310,6 +313,11 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   );
   app.use((request: ExpressRequest, response: ExpressResponse, next: Next) => {
     calls.push({ method: request.method, path: request.path, headers: { ...request.headers } });
+    if (request.method === 'POST' && options.holdLaterAnswers && ++posts > 1) {
+      const held = options.holdLaterAnswers;
+      const end = response.end.bind(response);
+      response.end = (...args: unknown[]) => void held.then(() => end(...args));
+    }
     if (options.delayFirstAnswerMs && !answerDelayed && request.method === 'POST') {
       answerDelayed = true;
       const end = response.end.bind(response);

@@ -14,7 +14,7 @@ import { RELAY_TASK_HEADER, upstreamClient } from './upstream-client';
 import { UpstreamCredentialsService } from './upstream-credentials.service';
 import { applyStreamEvent, planReport, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
 
-/** Follow rows taken in one round, at most. */
+/** Polls of follow rows in flight at once in one process, at most. */
 const ROUND_SIZE = 16;
 /** How long a poll holds its row; a process that dies holding one loses it then. */
 const LEASE_MS = 60_000;
@@ -75,6 +75,8 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   private readonly delay = new WakeableDelay();
   private loop: Promise<void> | null = null;
   private stopping = false;
+  /** The polls in flight. */
+  private readonly polling = new Set<Promise<void>>();
   /** The streams this process reads, by relay task id. */
   private readonly streams = new Map<string, { controller: AbortController; done: Promise<void> }>();
 
@@ -192,23 +194,44 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     );
   }
 
+  /**
+   * Claims due rows while fewer than ROUND_SIZE polls are in flight, and starts each poll on its
+   * own: a row that becomes due while others are polled (a new follow, a nudge) is taken as soon as
+   * it is, not after the slowest poll in flight. A poll that ends wakes the loop.
+   */
   private async run(): Promise<void> {
     while (!this.stopping) {
       let sleepMs = IDLE_MAX_MS;
       try {
-        const rows = await this.claim();
-        await Promise.all(rows.map((row) => this.poll(row)));
-        const next = await this.nextDueMs();
-        if (rows.length === ROUND_SIZE) sleepMs = 0;
-        else if (next !== null) sleepMs = Math.min(IDLE_MAX_MS, Math.max(rows.length === 0 ? IDLE_MIN_MS : 0, next));
+        const free = ROUND_SIZE - this.polling.size;
+        if (free > 0) {
+          const rows = await this.claim(free);
+          for (const row of rows) this.startPoll(row);
+          // Every slot taken: a poll that ends wakes the loop. Otherwise: until the next row is due.
+          if (rows.length < free) {
+            const next = await this.nextDueMs();
+            if (next !== null) sleepMs = Math.min(IDLE_MAX_MS, Math.max(rows.length === 0 ? IDLE_MIN_MS : 0, next));
+          }
+        }
       } catch (error) {
         this.logger.warn({ err: error }, 'could not poll upstream tasks');
       }
       if (sleepMs > 0 && !this.stopping) await this.delay.wait(sleepMs);
     }
+    await Promise.allSettled([...this.polling]);
   }
 
-  private async claim(): Promise<FollowRow[]> {
+  private startPoll(row: FollowRow): void {
+    const polled: Promise<void> = this.poll(row)
+      .catch((error: unknown) => this.logger.warn({ err: error, task_id: row.task_id }, 'could not poll upstream tasks'))
+      .finally(() => {
+        this.polling.delete(polled);
+        this.delay.wake();
+      });
+    this.polling.add(polled);
+  }
+
+  private async claim(limit: number): Promise<FollowRow[]> {
     const result = (await this.dataSource.query(
       // The row is due again when the lease ends (a process that dies holding it lets go then); a
       // nudge while it is held moves that before the lease's end, which its reschedule keeps.
@@ -219,7 +242,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
          WHERE "status" = 'following' AND "next_poll_at" <= now() AND ("locked_until" IS NULL OR "locked_until" < now())
          ORDER BY "next_poll_at" LIMIT $1 FOR UPDATE SKIP LOCKED)
        RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash"`,
-      [ROUND_SIZE, LEASE_MS],
+      [limit, LEASE_MS],
     )) as [FollowRow[], number];
     return result[0];
   }
