@@ -160,14 +160,14 @@ export function UpstreamSection({ handle }: { handle: string }) {
   const status = useQuery({ queryKey: ['upstream', handle], queryFn: () => adminApi.getUpstream(handle) });
   const mayAct = allows('operator');
   return (
-    <section aria-labelledby="upstream-title" className="upstream-section">
+    <section aria-labelledby="upstream-title" className="card upstream-section">
       <h2 id="upstream-title">Upstream A2A server</h2>
       {status.isPending && <p role="status">Loading the upstream server…</p>}
       {status.isError && <ErrorMessage error={status.error} />}
       {status.isSuccess && (
         <>
           {status.data.card.pending_change && <PendingChangePanel handle={handle} change={status.data.card.pending_change} mayDecide={mayAct} />}
-          <dl className="facts" aria-label="Accepted card">
+          <dl className="field-list" aria-label="Accepted card">
             <dt>Card URL</dt>
             <dd>
               <code>{status.data.upstream.card_url}</code>
@@ -204,7 +204,7 @@ export function UpstreamSection({ handle }: { handle: string }) {
             </dd>
           </dl>
           <h3>Health</h3>
-          <dl className="facts" aria-label="Health">
+          <dl className="field-list" aria-label="Health">
             <dt>Status</dt>
             <dd>
               <UpstreamHealthDot status={status.data} />
