@@ -20,6 +20,11 @@ import type {
   TaskDetail,
   TaskView,
   TrustPolicy,
+  UpstreamCallView,
+  UpstreamChangeDecision,
+  UpstreamChangeDecisionReply,
+  UpstreamRefreshReply,
+  UpstreamStatusView,
 } from './types';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -139,6 +144,25 @@ export class AdminApi {
 
   putTrustYaml(handle: string, yaml: string): Promise<TrustPolicy> {
     return this.request('PUT', `/admin/agents/${path(handle)}/trust`, { yaml });
+  }
+
+  getUpstream(handle: string): Promise<UpstreamStatusView> {
+    return this.request('GET', `/admin/agents/${path(handle)}/upstream`);
+  }
+
+  /** Reads the upstream agent's card now: profile changes apply at once, the others wait as a pending change. */
+  refreshUpstream(handle: string): Promise<UpstreamRefreshReply> {
+    return this.request('POST', `/admin/agents/${path(handle)}/upstream/refresh`);
+  }
+
+  decideUpstreamChange(handle: string, decision: UpstreamChangeDecision): Promise<UpstreamChangeDecisionReply> {
+    return this.request('POST', `/admin/agents/${path(handle)}/upstream/pending-change/${decision}`);
+  }
+
+  /** The requests the relay made to upstream agents' servers for the task, oldest first. */
+  async upstreamCalls(taskId: string): Promise<UpstreamCallView[]> {
+    const reply = await this.request<{ calls: UpstreamCallView[] }>('GET', `/admin/tasks/${path(taskId)}/upstream-calls`);
+    return reply.calls;
   }
 
   listDeliveries(status: DeliveryStatus, taskId?: string): Promise<{ deliveries: DeliveryView[] }> {

@@ -135,6 +135,74 @@ export interface AgentRecord {
   disabled_at: string | null;
   created_at: string;
   updated_at: string;
+  /** Set on an agent that runs its own A2A server (an upstream agent). */
+  upstream?: UpstreamInterface | null;
+}
+
+/** The accepted card of an upstream agent: where and how the relay delivers its handoffs (the credential is never shown). */
+export interface UpstreamInterface {
+  card_url: string;
+  url: string;
+  binding: 'JSONRPC' | 'HTTP+JSON';
+  protocol_version: '0.3' | '1.0';
+  streaming: boolean;
+  push_notifications: boolean;
+  auth_scheme: 'none' | 'api_key' | 'bearer' | 'oauth2';
+  auth_header: string | null;
+  card_fetched_at: string;
+}
+
+export interface UpstreamCardChange {
+  field: string;
+  old: unknown;
+  new: unknown;
+  review: boolean;
+}
+
+export interface UpstreamPendingChange {
+  detected_at: string;
+  card_fetched_at: string;
+  changes: UpstreamCardChange[];
+}
+
+export type UpstreamBreaker = 'closed' | 'open' | 'half_open';
+
+/** `GET /admin/agents/{handle}/upstream`: an upstream agent's accepted card, pending change, mTLS identity and health. */
+export interface UpstreamStatusView {
+  handle: string;
+  upstream: UpstreamInterface;
+  card: { last_refresh_at: string | null; last_refresh_error: string | null; pending_change: UpstreamPendingChange | null };
+  tls: { client_cert_subject: string; client_cert_not_after: string; ca: boolean; updated_at: string } | null;
+  health: {
+    last_success_at: string | null;
+    last_failure_at: string | null;
+    last_failure_method: string | null;
+    last_failure_reason: string | null;
+    breaker: UpstreamBreaker;
+  };
+}
+
+export type UpstreamRefreshOutcome = 'unchanged' | 'applied' | 'pending' | 'rejected_before' | 'failed';
+
+export interface UpstreamRefreshReply extends UpstreamStatusView {
+  refresh: { outcome: UpstreamRefreshOutcome; changes: UpstreamCardChange[]; error: string | null };
+}
+
+export type UpstreamChangeDecision = 'accept' | 'reject';
+
+export interface UpstreamChangeDecisionReply extends UpstreamStatusView {
+  decided: UpstreamPendingChange;
+}
+
+/** One HTTP request the relay made to an upstream agent's server for a task. */
+export interface UpstreamCallView {
+  at: string;
+  handle: string;
+  method: string;
+  outcome: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
 }
 
 /** The fields of an agent's card an admin edits; `null` clears a field. */

@@ -10,6 +10,7 @@ import { AgentCardForm } from './agent-card-form';
 import { AgentCounts } from './agent-counts';
 import { AgentKeys } from './agent-keys';
 import { TrustPolicyEditor } from './trust-policy-editor';
+import { UpstreamSection } from './upstream-section';
 
 function DisableAgentButton({ handle }: { handle: string }) {
   const queryClient = useQueryClient();
@@ -71,6 +72,7 @@ export function AgentPage() {
         <AgentCardForm agent={record} />
         <AgentCounts handle={record.handle} />
       </div>
+      {record.upstream && <UpstreamSection handle={record.handle} />}
       <AgentKeys agent={record} />
       <TrustPolicyEditor agent={record} />
     </>

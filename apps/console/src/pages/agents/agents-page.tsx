@@ -6,6 +6,7 @@ import { TimeStamp } from '../../components/time-stamp';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { useRole } from '../../session/session-context';
 import { RegisterAgentForm } from './register-agent-form';
+import { UpstreamBadge } from './upstream-badge';
 
 /** Every agent (disabled ones too), and the form that registers a new one. */
 export function AgentsPage() {
@@ -32,6 +33,7 @@ export function AgentsPage() {
               <th scope="col">Handle</th>
               <th scope="col">Name</th>
               <th scope="col">Role</th>
+              <th scope="col">Runs on</th>
               <th scope="col">Status</th>
               <th scope="col">Registered</th>
             </tr>
@@ -44,6 +46,7 @@ export function AgentsPage() {
                 </td>
                 <td>{agent.name}</td>
                 <td>{agent.role ?? '—'}</td>
+                <td>{agent.upstream ? <UpstreamBadge agent={agent} /> : 'Relay inbox'}</td>
                 <td>{agent.disabled ? 'Disabled' : 'Active'}</td>
                 <td>
                   <TimeStamp at={agent.created_at} />

@@ -18,6 +18,7 @@ export function HandoffPage() {
   const { id = '' } = useParams();
   const queryClient = useQueryClient();
   const detail = useQuery({ queryKey: ['task', id], queryFn: () => adminApi.getTask(id) });
+  const upstreamCalls = useQuery({ queryKey: ['upstream-calls', id], queryFn: () => adminApi.upstreamCalls(id) });
   useDocumentTitle(detail.data ? `Handoff: ${detail.data.task.summary || id}` : 'Handoff');
 
   const onEvent = useCallback(
@@ -25,6 +26,7 @@ export function HandoffPage() {
       if (event.task_id !== id) return;
       void queryClient.invalidateQueries({ queryKey: ['task', id] });
       void queryClient.invalidateQueries({ queryKey: ['deliveries', 'task', id] });
+      void queryClient.invalidateQueries({ queryKey: ['upstream-calls', id] });
     },
     [id, queryClient],
   );
@@ -65,7 +67,7 @@ export function HandoffPage() {
         </p>
       )}
       <TaskArtifacts artifacts={task.artifacts} />
-      <Timeline entries={timeline} truncated={timeline_truncated} />
+      <Timeline entries={timeline} truncated={timeline_truncated} calls={upstreamCalls.data ?? []} />
       <TaskDeliveries taskId={task.id} />
       <AuditTable rows={audit} />
     </article>

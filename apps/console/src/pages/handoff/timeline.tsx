@@ -1,6 +1,7 @@
-import type { TimelineEntry } from '../../api/types';
+import type { TimelineEntry, UpstreamCallView } from '../../api/types';
 import { stateLabel } from '../../components/state-badge';
 import { TimeStamp } from '../../components/time-stamp';
+import { mergeTimeline } from '../../lib/upstream-view';
 import { ArtifactContent } from './artifact-view';
 import { PartsView } from './parts-view';
 
@@ -42,24 +43,59 @@ function EntryBody({ entry }: { entry: TimelineEntry }) {
   );
 }
 
-/** Every event of the task, oldest first, each with its time and who did it. */
-export function Timeline({ entries, truncated }: { entries: TimelineEntry[]; truncated: boolean }) {
+const OUTCOME_LABELS: Record<string, string> = {
+  ok: 'ok',
+  refused: 'refused by the SSRF guard',
+  timeout: 'timed out',
+  tls: 'TLS refused',
+  connection: 'connection failed',
+  unauthorized: 'unauthorized',
+  http_4xx: 'HTTP 4xx',
+  http_5xx: 'HTTP 5xx',
+  a2a_error: 'A2A error',
+};
+
+function UpstreamCallEntry({ call }: { call: UpstreamCallView }) {
+  return (
+    <article aria-label={`Upstream call ${call.method} to ${call.handle}: ${OUTCOME_LABELS[call.outcome] ?? call.outcome}`}>
+      <header className="timeline-meta">
+        <strong>Upstream call {call.method}</strong> <span>to {call.handle}</span> · <TimeStamp at={call.at} /> ·{' '}
+        <span className={`call-outcome outcome-${call.outcome}`}>{OUTCOME_LABELS[call.outcome] ?? call.outcome}</span> ·{' '}
+        <span>{call.status_code === null ? 'no answer' : `HTTP ${call.status_code}`}</span> · <span>{call.duration_ms} ms</span>
+      </header>
+      {call.error && <p className="reason">Error: {call.error}</p>}
+    </article>
+  );
+}
+
+/**
+ * Every event of the task, oldest first, each with its time and who did it; the requests the relay
+ * made to an upstream agent's server for it are merged in by time.
+ */
+export function Timeline({ entries, truncated, calls = [] }: { entries: TimelineEntry[]; truncated: boolean; calls?: UpstreamCallView[] }) {
   return (
     <section aria-labelledby="timeline-title">
       <h2 id="timeline-title">Timeline</h2>
       {truncated && <p className="hint">The task has more events than one page shows: these are its first {entries.length}.</p>}
+      {calls.length > 0 && <p className="hint">With the {calls.length} requests the relay made to the recipient&apos;s A2A server, by time.</p>}
       <ol className="timeline" aria-label="Events, oldest first">
-        {entries.map((entry) => (
-          <li key={entry.position} className={`timeline-entry event-${entry.event}`}>
-            <article aria-label={`${eventLabel(entry.event)} by ${entry.actor ?? 'the relay'}`}>
-              <header className="timeline-meta">
-                <strong>{eventLabel(entry.event)}</strong> <span>by {entry.actor ?? 'the relay'}</span> · <TimeStamp at={entry.at} /> ·{' '}
-                <span>state {stateLabel(entry.state)}</span>
-              </header>
-              <EntryBody entry={entry} />
-            </article>
-          </li>
-        ))}
+        {mergeTimeline(entries, calls).map((item, index) =>
+          item.kind === 'event' ? (
+            <li key={item.entry.position} className={`timeline-entry event-${item.entry.event}`}>
+              <article aria-label={`${eventLabel(item.entry.event)} by ${item.entry.actor ?? 'the relay'}`}>
+                <header className="timeline-meta">
+                  <strong>{eventLabel(item.entry.event)}</strong> <span>by {item.entry.actor ?? 'the relay'}</span> · <TimeStamp at={item.entry.at} /> ·{' '}
+                  <span>state {stateLabel(item.entry.state)}</span>
+                </header>
+                <EntryBody entry={item.entry} />
+              </article>
+            </li>
+          ) : (
+            <li key={`call-${index}`} className="timeline-entry upstream-call" data-testid="upstream-call">
+              <UpstreamCallEntry call={item.call} />
+            </li>
+          ),
+        )}
       </ol>
     </section>
   );
