@@ -4,7 +4,7 @@
  */
 import type { ServerName } from './options';
 import type { WindowRecord } from './scenarios';
-import { median, medianOfRoundRatios, perRequest } from './stats';
+import { fmt, median, medianOfRoundRatios, perRequest } from './stats';
 
 export interface SummaryRow {
   scenario: string;
@@ -107,12 +107,6 @@ function eventsOf(windows: readonly WindowRecord[]): Pick<SummaryRow, 'events'> 
       lost: lags.reduce((sum, lag) => sum + lag.lost, 0),
     },
   };
-}
-
-export function fmt(value: number | undefined, digits = 1): string {
-  if (value === undefined || !Number.isFinite(value)) return '–';
-  if (Math.abs(value) >= 1000) return Math.round(value).toLocaleString('en-US');
-  return value.toFixed(digits);
 }
 
 const ratio = (value: number | undefined): string => (value === undefined || !Number.isFinite(value) ? '' : `${value.toFixed(2)}×`);

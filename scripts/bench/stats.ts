@@ -115,3 +115,10 @@ export function parseMachineBusyTicks(stat: string): number {
   const [user, nice, system, , , irq, softirq, steal] = fields;
   return user + nice + system + irq + softirq + steal;
 }
+
+/** A figure as the tables print it: `–` when there is none, thousands grouped, else `digits` decimals. */
+export function fmt(value: number | undefined, digits = 1): string {
+  if (value === undefined || !Number.isFinite(value)) return '–';
+  if (Math.abs(value) >= 1000) return Math.round(value).toLocaleString('en-US');
+  return value.toFixed(digits);
+}

@@ -8,8 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { Role, TaskState, type Message, type SendMessageResult, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type BeforeArgs, type CallInterceptor, type Client } from '@a2a-js/sdk/client';
-import { fmt } from './report';
-import { median, percentile } from './stats';
+import { fmt, median, percentile } from './stats';
 
 /** The official SDK client for the agent whose card is at `<baseUrl>/.well-known/agent-card.json`; with an API key on every call when given. */
 export function sdkClient(baseUrl: string, apiKey?: string): Promise<Client> {
