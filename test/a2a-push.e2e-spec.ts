@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { Role, type Message, type Task } from '@a2a-js/sdk';
+import { type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { expectRpcError } from './support/json-rpc';
 import { RelayHarness } from './support/relay-harness';
-import { apiKeyInterceptor } from './support/sdk-client';
+import { apiKeyInterceptor, userMessage } from './support/sdk-client';
 import { WebhookSink } from './support/webhook-sink';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -20,19 +20,6 @@ function sdkClient(relay: RelayHarness, caller: RegisteredTestAgent, handle: str
     }),
   );
   return factory.createFromUrl(`${relay.url}/a2a/${handle}/`);
-}
-
-function userMessage(text: string): Message {
-  return {
-    messageId: randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-    taskId: '',
-    contextId: '',
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
 }
 
 describe('A2A push-notification config methods', () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { generateKeyPair, SignJWT } from 'jose';
 import request from 'supertest';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { TaskState, type Task } from '@a2a-js/sdk';
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -13,20 +13,7 @@ import {
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { TestOpenIdProvider } from './support/openid-provider';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { bearerTokenAuth, drain, nextEvent, summary } from './support/sdk-client';
-
-function userMessage(text: string): Message {
-  return {
-    messageId: randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-    taskId: '',
-    contextId: '',
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
+import { bearerTokenAuth, drain, nextEvent, summary, userMessage } from './support/sdk-client';
 
 /** A well-formed agent key no agent has. */
 function wrongKey(): string {

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import request from 'supertest';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import type { UpstreamCallView, UpstreamStatusView } from '@app/contracts';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
@@ -13,23 +13,10 @@ import { consoleOidcEnv, registerConsoleClient, startConsoleProvider } from './s
 import { eventually } from './support/eventually';
 import type { TestOpenIdProvider } from './support/openid-provider';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { apiKeyInterceptor } from './support/sdk-client';
+import { apiKeyInterceptor, userMessage } from './support/sdk-client';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
-
-function userMessage(text: string): Message {
-  return {
-    messageId: randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-    taskId: '',
-    contextId: '',
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 /** The v1.0 card's interface, moved to another server. */
 function movedTo(upstream: UpstreamAgent): Record<string, unknown> {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { type Client } from '@a2a-js/sdk/client';
 import type { AgentRecord, DeliveryView } from '@app/contracts';
 import { eventually } from './support/eventually';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { apiKeyInterceptor, nextEvent } from './support/sdk-client';
+import { nextEvent, senderClient } from './support/sdk-client';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
 import { verifyStandardWebhook } from './support/notifier-helpers';
 import { WebhookSink } from './support/webhook-sink';
@@ -15,17 +15,6 @@ import { DEFAULT_TEST_AUDIENCE, TestOpenIdProvider } from './support/openid-prov
 import { EXIT, run } from '../apps/cli/src/cli';
 
 const ADMIN = `Bearer ${TEST_ADMIN_TOKEN}`;
-
-/** The sender: the official SDK client on the relay's endpoint of the upstream agent, discovered from the relay's card. */
-function senderClient(relay: RelayHarness, sender: RegisteredTestAgent, handle: string): Promise<Client> {
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory()],
-      clientConfig: { interceptors: [apiKeyInterceptor(sender.api_key)] },
-    }),
-  );
-  return factory.createFromUrl(`${relay.url}/a2a/${handle}/`);
-}
 
 function userMessage(text: string): Message {
   return {

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { type Client } from '@a2a-js/sdk/client';
 import { MetricsServer } from '@app/metrics';
 import type { AdminAuditEntry, AgentRecord, UpstreamCallView, UpstreamChangeDecisionReply, UpstreamRefreshReply, UpstreamStatusView } from '@app/contracts';
 import { EXIT, run } from '../apps/cli/src/cli';
@@ -9,33 +8,10 @@ import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support
 import { eventually } from './support/eventually';
 import { PrometheusScrape } from './support/prometheus-text';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { apiKeyInterceptor } from './support/sdk-client';
+import { senderClient, userMessage } from './support/sdk-client';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
 
 const ADMIN = `Bearer ${TEST_ADMIN_TOKEN}`;
-
-function senderClient(relay: RelayHarness, sender: RegisteredTestAgent, handle: string): Promise<Client> {
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory()],
-      clientConfig: { interceptors: [apiKeyInterceptor(sender.api_key)] },
-    }),
-  );
-  return factory.createFromUrl(`${relay.url}/a2a/${handle}/`);
-}
-
-function userMessage(text: string): Message {
-  return {
-    messageId: randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-    taskId: '',
-    contextId: '',
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 /** Sends through the relay and waits until the relay task completed with the upstream's answer. */
 async function handOff(client: Client, text: string): Promise<Task> {

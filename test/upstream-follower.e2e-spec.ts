@@ -1,38 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { type Client } from '@a2a-js/sdk/client';
 import { eventually } from './support/eventually';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { apiKeyInterceptor } from './support/sdk-client';
+import { senderClient, userMessage } from './support/sdk-client';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
 
 /** How long the follower waits on the slow upstream's `GetTask` before giving up on it (the agent's own timeout, the most allowed). */
 const SLOW_TIMEOUT_MS = 30_000;
-
-function senderClient(relay: RelayHarness, sender: RegisteredTestAgent, handle: string): Promise<Client> {
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory()],
-      clientConfig: { interceptors: [apiKeyInterceptor(sender.api_key)] },
-    }),
-  );
-  return factory.createFromUrl(`${relay.url}/a2a/${handle}/`);
-}
-
-function userMessage(text: string): Message {
-  return {
-    messageId: randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-    taskId: '',
-    contextId: '',
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 async function send(client: Client, text: string): Promise<Task> {
   return (await client.sendMessage({

@@ -1,23 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { type Client } from '@a2a-js/sdk/client';
 import { eventually } from './support/eventually';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { ServiceProcess } from './support/process/service-process';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { apiKeyInterceptor } from './support/sdk-client';
+import { senderClient } from './support/sdk-client';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
-
-function senderClient(relay: RelayHarness, sender: RegisteredTestAgent, handle: string): Promise<Client> {
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory()],
-      clientConfig: { interceptors: [apiKeyInterceptor(sender.api_key)] },
-    }),
-  );
-  return factory.createFromUrl(`${relay.url}/a2a/${handle}/`);
-}
 
 function texts(message: { parts: Message['parts'] } | undefined): string[] {
   return (message?.parts ?? []).flatMap((part) => (part.content?.$case === 'text' ? [part.content.value] : []));

@@ -1,28 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { type Client } from '@a2a-js/sdk/client';
 import { MetricsServer } from '@app/metrics';
 import type { AgentRecord, DeliveryView, UpstreamStatusView } from '@app/contracts';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { PrometheusScrape } from './support/prometheus-text';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { apiKeyInterceptor } from './support/sdk-client';
+import { senderClient } from './support/sdk-client';
 import { issueTestCertificates, type TestCertificates } from './support/test-certificates';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
 
 const ADMIN = `Bearer ${TEST_ADMIN_TOKEN}`;
-
-function senderClient(relay: RelayHarness, sender: RegisteredTestAgent, handle: string): Promise<Client> {
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory()],
-      clientConfig: { interceptors: [apiKeyInterceptor(sender.api_key)] },
-    }),
-  );
-  return factory.createFromUrl(`${relay.url}/a2a/${handle}/`);
-}
 
 async function send(client: Client, text: string): Promise<Task> {
   const message: Message = {

@@ -1,5 +1,16 @@
-import type { StreamResponse, TaskState } from '@a2a-js/sdk';
-import type { AuthenticationHandler, BeforeArgs, CallInterceptor } from '@a2a-js/sdk/client';
+import { randomUUID } from 'node:crypto';
+import { Role, type Message, type StreamResponse, type TaskState } from '@a2a-js/sdk';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  JsonRpcTransportFactory,
+  type AuthenticationHandler,
+  type BeforeArgs,
+  type CallInterceptor,
+  type Client,
+} from '@a2a-js/sdk/client';
+import type { RegisteredTestAgent } from './agents';
+import type { RelayHarness } from './relay-harness';
 
 /** Puts the agent's API key on every call of the official SDK client, as a vanilla A2A client would. */
 export function apiKeyInterceptor(apiKey: string): CallInterceptor {
@@ -59,4 +70,29 @@ export async function drain(events: AsyncGenerator<StreamResponse, void, undefin
   const rest: StreamResponse[] = [];
   for await (const event of events) rest.push(event);
   return rest;
+}
+
+/** A sender: the official SDK client (JSON-RPC) on the relay's endpoint of an agent, discovered from the relay's card, with the sender's key. */
+export function senderClient(relay: RelayHarness, sender: RegisteredTestAgent, handle: string): Promise<Client> {
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory()],
+      clientConfig: { interceptors: [apiKeyInterceptor(sender.api_key)] },
+    }),
+  );
+  return factory.createFromUrl(`${relay.url}/a2a/${handle}/`);
+}
+
+/** A user's text message in the SDK's v1.0 shape, with a fresh message id. */
+export function userMessage(text: string): Message {
+  return {
+    messageId: randomUUID(),
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+    taskId: '',
+    contextId: '',
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
