@@ -140,6 +140,7 @@ function responses(body: Json, response: ServerResponse): void {
     body,
   );
   const canSearch = Array.isArray(body.tools) && (body.tools as Json[]).some((tool) => tool.type === 'tool_search');
+  const relayToolsFound = offered.some((entry) => qualified(entry.name, entry.namespace).endsWith('get_thread'));
   const searches = input.filter((item) => item.type === 'tool_search_call').length;
   const responseId = nextId('resp');
   const tool = step ? offered.find((entry) => qualified(entry.name, entry.namespace) === step.tool) : undefined;
@@ -147,7 +148,7 @@ function responses(body: Json, response: ServerResponse): void {
   if (step && tool) {
     const namespace = tool.namespace ? { namespace: tool.namespace } : {};
     item = { type: 'function_call', id: nextId('fc'), call_id: nextId('call'), name: tool.name, arguments: JSON.stringify(step.input), ...namespace };
-  } else if (canSearch && searches < MAX_TOOL_SEARCHES && taskIdIn(body)) {
+  } else if (canSearch && !relayToolsFound && searches < MAX_TOOL_SEARCHES && taskIdIn(body)) {
     item = {
       type: 'tool_search_call',
       id: nextId('ts'),
