@@ -127,11 +127,12 @@ describe('directory: agents, keys and admission over NATS and Postgres', () => {
         AGENT_UPDATED_EVENT_SUBJECT,
         JSON.stringify(leftBehind),
       ]);
+      // The sweep runs every 10 s: allow it a few rounds on a loaded machine.
       const swept = await eventually(async () => {
         const last = await lastEvent();
         expect(last.event.event_id).toBe(leftBehind.event_id);
         return last;
-      });
+      }, 40_000);
       expect(swept.msgId).toBe(leftBehind.event_id);
     } finally {
       await jetStream.connection.drain();

@@ -6,7 +6,7 @@ import { eventually } from './support/eventually';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { verifyStandardWebhook } from './support/notifier-helpers';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { apiKeyInterceptor } from './support/sdk-client';
+import { apiKeyInterceptor, nextEvent } from './support/sdk-client';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
 import { WebhookSink } from './support/webhook-sink';
 
@@ -90,9 +90,12 @@ describe('Upstream A2A agents that push: the relay registers its own authenticat
         expect(task.history.flatMap(texts)).toContain('step 1 done');
       }, 20_000);
 
+      // The stream is open (its first event, the task as it stands, has come) before the upstream may finish.
+      const events = client.resubscribeTask({ tenant: '', id: sent.id });
+      const first = await nextEvent(events);
       const stream = (async () => {
-        const seen: StreamResponse[] = [];
-        for await (const event of client.resubscribeTask({ tenant: '', id: sent.id })) {
+        const seen: StreamResponse[] = [first];
+        for await (const event of events) {
           seen.push(event);
           if (event.payload?.$case === 'statusUpdate' && event.payload.value.status?.state === TaskState.TASK_STATE_COMPLETED) break;
         }
