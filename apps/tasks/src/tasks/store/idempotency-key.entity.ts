@@ -2,6 +2,16 @@ import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, 
 import { AGENT_LIMITS, TASK_LIMITS } from '@app/contracts';
 import type { MessageEntity } from './message.entity';
 
+/** A send's key: the client's message id or its idempotency key, each a scope of its own. */
+export type IdempotencyScope = 'message_id' | 'client_key';
+
+export interface IdempotencyKey {
+  scope: IdempotencyScope;
+  key: string;
+  /** The request field the key came from, named in errors. */
+  field: string;
+}
+
 /** A sender's idempotency key (a message id or a client key), pointing at the message it created. */
 @Entity({ name: 'idempotency_keys' })
 @Index('idempotency_keys_created_at_idx', ['createdAt'])
@@ -12,7 +22,7 @@ export class IdempotencyKeyEntity {
   senderId: string;
 
   @PrimaryColumn({ type: 'varchar', length: 20, primaryKeyConstraintName: 'idempotency_keys_pkey' })
-  scope: 'message_id' | 'client_key';
+  scope: IdempotencyScope;
 
   @PrimaryColumn({ type: 'varchar', length: TASK_LIMITS.idempotencyKeyChars, primaryKeyConstraintName: 'idempotency_keys_pkey' })
   key: string;

@@ -4,7 +4,7 @@ import { RelayError, TASK_LIMITS, type ArtifactInput, type MessageInput, type Ta
 import { currentTraceParent } from '@app/tracing';
 import { applyArtifactInputs, artifactsJson, type StoredArtifact } from './artifact-writes';
 import { messageBytes, messageFromJson, type JsonMessage } from './message-budget';
-import type { IdempotencyKey } from '../use-cases/send-idempotency';
+import type { IdempotencyKey } from './idempotency-key.entity';
 import { CHANGE_HISTORY_SQL, changeTaskStatement, LOAD_TASK_SQL } from './sql/change-task.sql';
 import type { Party } from '../rules/state-machine';
 import { taskEvent, type OutboxTaskEvent } from './task-events';

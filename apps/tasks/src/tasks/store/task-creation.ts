@@ -4,7 +4,7 @@ import { decideHold, RelayError, TASK_LIMITS, type SendRequest, type TaskHold } 
 import { currentTraceParent } from '@app/tracing';
 import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
-import type { IdempotencyKey } from '../use-cases/send-idempotency';
+import type { IdempotencyKey } from './idempotency-key.entity';
 import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
 import { taskEvent } from './task-events';
 import { nextTaskId } from './task-ids';

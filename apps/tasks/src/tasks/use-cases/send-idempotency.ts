@@ -2,18 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { RelayError, type SendReply, type SendRequest } from '@app/contracts';
-import { IdempotencyKeyEntity } from '../store/idempotency-key.entity';
+import { IdempotencyKeyEntity, type IdempotencyKey } from '../store/idempotency-key.entity';
 import { TaskRepository } from '../store/task-repository';
 import { toMessageRef } from '../store/task-rows';
-
-export type IdempotencyScope = 'message_id' | 'client_key';
-
-export interface IdempotencyKey {
-  scope: IdempotencyScope;
-  key: string;
-  /** The request field the key came from, named in errors. */
-  field: string;
-}
 
 /** A send's keys: the client's message id and its idempotency key, each a scope of its own. */
 export function idempotencyKeys(request: SendRequest): IdempotencyKey[] {
