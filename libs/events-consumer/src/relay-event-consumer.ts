@@ -9,7 +9,8 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { randomUUID } from 'node:crypto';
-import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import { connect, errors, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import pRetry, { AbortError } from 'p-retry';
 import { parseNatsServers, type NatsCredentials } from '@app/config';
 import {
   EVENT_CONSUMER_NAME,
@@ -32,6 +33,17 @@ import { readRelayEvent, UnreadableEventError, type RelayEvent } from './relay-e
 
 /** How long the notifier has to make the consumer. */
 const ENSURE_TIMEOUT_MS = 10_000;
+/** How long a consumer keeps asking while no notifier answers (one restarting, or not reconnected after a NATS restart yet). */
+const ENSURE_PATIENCE_MS = 60_000;
+
+/** No notifier answers the ensure subject right now, or none in time: asking again can help. */
+function notifierAway(error: unknown): boolean {
+  return (
+    error instanceof errors.NoRespondersError ||
+    error instanceof errors.TimeoutError ||
+    (error instanceof errors.RequestError && (error.isNoResponders() || error.cause instanceof errors.TimeoutError))
+  );
+}
 
 /** Where a new durable consumer starts reading the stream. */
 export type StartPosition =
@@ -292,10 +304,20 @@ export class RelayEventConsumer<Data = TaskEvent> {
   private async ensure(start: StartPosition, reset: boolean): Promise<EnsureEventConsumerReply> {
     const subject = prefixedSubject(this.options.subjectPrefix, eventConsumerEnsureSubject(this.options.name));
     const packet = JSON.stringify({ id: randomUUID(), pattern: EVENT_CONSUMER_SUBJECTS.ensure, data: this.ensureRequest(start, reset) });
-    const reply = (await this.connection.request(subject, packet, { timeout: ENSURE_TIMEOUT_MS })).json<{
-      response?: EnsureEventConsumerReply;
-      err?: unknown;
-    }>();
+    const startedAt = Date.now();
+    const answer = await pRetry(
+      async () => {
+        try {
+          return await this.connection.request(subject, packet, { timeout: ENSURE_TIMEOUT_MS });
+        } catch (error) {
+          if (!notifierAway(error) || Date.now() - startedAt > ENSURE_PATIENCE_MS) throw new AbortError(error as Error);
+          this.logger.warn('events consumer: no notifier answered; asking again', { consumer: this.options.name, subject });
+          throw error;
+        }
+      },
+      { retries: 1_000, minTimeout: 250, maxTimeout: 5_000 },
+    );
+    const reply = answer.json<{ response?: EnsureEventConsumerReply; err?: unknown }>();
     if (reply.err !== undefined && reply.err !== null) {
       const reason = isRelayErrorBody(reply.err) ? `${reply.err.reason}: ${reply.err.message}` : JSON.stringify(reply.err);
       throw new Error(`The relay did not make event consumer ${this.options.name} (${reason})`);
