@@ -31,7 +31,7 @@ function refreshOutcomeText({ refresh }: UpstreamRefreshReply): string {
     case 'applied':
       return `Card read: ${refresh.changes.map((change) => change.field).join(', ')} took effect at once.`;
     case 'pending':
-      return 'Card read: it changed how the relay reaches the agent; the change waits for a decision below.';
+      return 'Card read: it changed how the relay reaches the agent; the change waits for a decision (Card change pending, above).';
     case 'rejected_before':
       return 'Card read: it shows the change rejected before, so it is not proposed again.';
     case 'failed':
