@@ -21,6 +21,8 @@ const REGISTER_TS = fileURLToPath(new URL('./support/process/register-ts.mjs', i
 const CONSUMERS = ['ledger', 'from_time', 'from_seq', 'new_only', 'retrying', 'reconnecting'];
 const TYPES: TaskEventType[] = ['created', 'accepted', 'message_appended', 'message_appended', 'input_required', 'message_appended'];
 const QUIET = { info: () => undefined, warn: () => undefined };
+/** The handshake deadline of every connection the test opens (nats.js's 20 s is not enough on a loaded machine). */
+const CONNECT = { timeout: 60_000 };
 
 /** A task event as the tasks service would publish it (the test publishes with the tasks service's credential). */
 function taskEvent(taskId: string, sequence: number, type: TaskEventType): TaskEvent {
@@ -116,6 +118,7 @@ describe('the events consumer library on an event consumer’s credential', () =
       servers: nats.url,
       authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)),
       inboxPrefix: natsInboxPrefix('tasks', ''),
+      ...CONNECT,
     });
     await ensureEventStream(await jetstreamManager(publisher), '');
     // The notifier makes each consumer's durable consumer (a consumer's credential may not); the directory answers it.
@@ -199,6 +202,7 @@ describe('the events consumer library on an event consumer’s credential', () =
         start: { from: 'new' },
         minRetryMs: 50,
         logger: QUIET,
+        connectOptions: CONNECT,
       },
       (event) => {
         if (event.subject === '01FAILING000000000000000000' && event.data.sequence_no === 2 && failuresLeft-- > 0) throw new Error('not yet');
@@ -224,7 +228,14 @@ describe('the events consumer library on an event consumer’s credential', () =
   it('carries on across a NATS restart: the events published after it are handled once, in order', async () => {
     const handled: RelayEvent[] = [];
     const consumer = await RelayEventConsumer.start(
-      { url: nats.url, name: 'reconnecting', credentials: { nkeySeedFile: seedFile(dir, 'consumer-reconnecting') }, start: { from: 'new' }, logger: QUIET },
+      {
+        url: nats.url,
+        name: 'reconnecting',
+        credentials: { nkeySeedFile: seedFile(dir, 'consumer-reconnecting') },
+        start: { from: 'new' },
+        logger: QUIET,
+        connectOptions: CONNECT,
+      },
       (event) => {
         handled.push(event);
       },
@@ -247,7 +258,7 @@ describe('the events consumer library on an event consumer’s credential', () =
     async function collect(name: string, start: StartPosition, until: (events: RelayEvent[]) => boolean): Promise<RelayEvent[]> {
       const seen: RelayEvent[] = [];
       const consumer = await RelayEventConsumer.start(
-        { url: nats.url, name, credentials: { nkeySeedFile: seedFile(dir, `consumer-${name}`) }, start, logger: QUIET },
+        { url: nats.url, name, credentials: { nkeySeedFile: seedFile(dir, `consumer-${name}`) }, start, logger: QUIET, connectOptions: CONNECT },
         (event) => {
           seen.push(event);
         },
@@ -285,7 +296,14 @@ describe('the events consumer library on an event consumer’s credential', () =
       const later = interleaved(['01LATER00000000000000000000'], 1, 5);
       const seen: RelayEvent[] = [];
       const newOnly = await RelayEventConsumer.start(
-        { url: nats.url, name: 'new_only', credentials: { nkeySeedFile: seedFile(dir, 'consumer-new_only') }, start: { from: 'new' }, logger: QUIET },
+        {
+          url: nats.url,
+          name: 'new_only',
+          credentials: { nkeySeedFile: seedFile(dir, 'consumer-new_only') },
+          start: { from: 'new' },
+          logger: QUIET,
+          connectOptions: CONNECT,
+        },
         (event) => {
           seen.push(event);
         },

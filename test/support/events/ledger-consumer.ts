@@ -22,6 +22,8 @@ async function main(): Promise<void> {
       name: env('CONSUMER_NAME'),
       credentials: { nkeySeedFile: env('NATS_NKEY_SEED_FILE') },
       start: { from: 'beginning' },
+      // A loaded machine can take longer than nats.js's 20 s for the handshake.
+      connectOptions: { timeout: 60_000 },
       concurrency: 32,
       maxPending: 500,
       isHandled: async (id) => (await db.query(`SELECT 1 FROM ${table} WHERE event_id = $1`, [id])).rowCount === 1,
