@@ -82,9 +82,10 @@ describe('rate limiting on POST /a2a, shared by two edges', () => {
         jsm.streams.getMessage(stream, { last_by_subj: rateLimitSubject(relay.subjectPrefix, caller.agent.id, Math.floor(Date.now() / 60_000) - offset) }),
       ),
     );
-    const leased = counts.find((message) => message !== null);
-    expect(Number(leased?.string())).toBeGreaterThanOrEqual(3);
-    expect(Number(leased?.string())).toBeLessThanOrEqual(LIMIT);
+    // The three calls may straddle a minute: each window's count is a lease of its own.
+    const leased = counts.filter((message) => message !== null).map((message) => Number(message.string()));
+    expect(leased.reduce((sum, count) => sum + count, 0)).toBeGreaterThanOrEqual(3);
+    for (const count of leased) expect(count).toBeLessThanOrEqual(LIMIT);
   });
   it('counts the window on one edge alone while the store cannot be made, and counts every call let through that way', async () => {
     // A single server refuses to make a store kept on three: as if JetStream were gone, for a prefix of its own.
