@@ -250,7 +250,7 @@ describe('admin API: agents, keys and trust policies', () => {
       const hal = await registerAgent(relay, { handle: uniqueHandle('hal', 'acme'), name: 'Hal' });
       const path = `/admin/agents/${hal.agent.handle}/trust`;
       const initial = await request(relay.url).get(path).set(admin).expect(200);
-      expect(initial.body).toEqual({ handle: hal.agent.handle, allow: [], block: [], hold: [], updated_at: null });
+      expect(initial.body).toEqual({ handle: hal.agent.handle, allow: [], block: [], hold: [], tool_prompts: [], updated_at: null });
 
       const fromJson = await request(relay.url)
         .put(path)
@@ -294,6 +294,32 @@ describe('admin API: agents, keys and trust policies', () => {
       expect((await request(relay.url).get(path).set(admin).expect(200)).body.hold).toEqual(fromYaml.body.hold);
       // A policy without hold rules leaves none.
       expect((await request(relay.url).put(path).set(admin).send({ allow: [] }).expect(200)).body.hold).toEqual([]);
+    });
+
+    it('keeps tool-prompt rules from JSON and trust.yaml, and answers 400 naming the place of a bad one', async () => {
+      const wes = await registerAgent(relay, { handle: uniqueHandle('wes', 'acme'), name: 'Wes' });
+      const path = `/admin/agents/${wes.agent.handle}/trust`;
+      const rule = { name: 'outside senders', senders: ['*@Partner'], outside_org: true, four_eyes: true };
+      const fromJson = await request(relay.url)
+        .put(path)
+        .set(admin)
+        .send({ allow: ['*@partner'], tool_prompts: [rule] })
+        .expect(200);
+      expect(fromJson.body).toMatchObject({ hold: [], tool_prompts: [{ ...rule, senders: ['*@partner'] }] });
+      const yaml = ['allow: ["*@partner"]', 'tool_prompts:', '  - name: diffs', '    artifact_kinds: [file_diff]', ''].join('\n');
+      const fromYaml = await request(relay.url).put(path).set(admin).set('content-type', 'application/yaml').send(yaml).expect(200);
+      expect(fromYaml.body.tool_prompts).toEqual([{ name: 'diffs', artifact_kinds: ['file_diff'] }]);
+      expect((await request(relay.url).get(path).set(admin).expect(200)).body.tool_prompts).toEqual(fromYaml.body.tool_prompts);
+      const refusals: Array<[unknown, RegExp]> = [
+        [[{ name: 'x', expires_after_minutes: 5 }], /tool_prompts\[0\]/],
+        [[{ name: 'twice' }, { name: 'twice' }], /tool_prompts\[1\]\.name: another rule is already named "twice"/],
+      ];
+      for (const [toolPrompts, message] of refusals) {
+        const refused = await request(relay.url).put(path).set(admin).send({ tool_prompts: toolPrompts }).expect(400);
+        expect(refused.body.error.fields[0].field).toBe('tool_prompts');
+        expect(refused.body.error.message).toMatch(message);
+      }
+      expect((await request(relay.url).get(path).set(admin).expect(200)).body.tool_prompts).toEqual(fromYaml.body.tool_prompts);
     });
 
     it('answers 400 naming the place of a bad hold rule, and writes nothing', async () => {

@@ -78,6 +78,7 @@ async function getTask(request: TaskLookup): Promise<TaskView> {
     updated_at: PARTICIPANT_TIMESTAMP,
     status_timestamp: PARTICIPANT_TIMESTAMP,
     hold: null,
+    tool_prompts: null,
   };
 }
 

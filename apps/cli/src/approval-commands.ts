@@ -1,5 +1,5 @@
 import { displayLine, displayText, oneLine } from '@app/relay-client';
-import type { AdminTaskDetail, AdminTaskPage, AdminTaskRow, ArtifactView, TaskView } from '@app/contracts';
+import type { AdminTaskDetail, AdminTaskPage, AdminTaskRow, ArtifactView, PendingToolPrompt, PendingToolPromptsReply, TaskView } from '@app/contracts';
 import { CliError, EXIT, usage } from './cli-errors';
 
 export const APPROVALS_USAGE = `  approvals list [--limit <n>]     handoffs held for approval by a hold rule, newest first
@@ -9,7 +9,14 @@ export const APPROVALS_USAGE = `  approvals list [--limit <n>]     handoffs held
   approvals deny <task> --reason "<text>"
                                     reject it; the sender is told the reason
                                     (a rule with four_eyes needs a person signed in to the console:
-                                    the admin token is refused)`;
+                                    the admin token is refused)
+  approvals tool-prompts [--limit <n>]
+                                    coding agents' tool prompts waiting for a person (a tool-prompt
+                                    rule of the recipient's trust policy gave them to approvers)
+  approvals allow-tool <task> <request> [--reason "<text>"]
+                                    let the agent use the tool
+  approvals deny-tool <task> <request> [--reason "<text>"]
+                                    refuse it; the agent is told the reason`;
 
 /** The admin API as the admin commands call it (the admin token, JSON errors as CliErrors). */
 export interface AdminCaller {
@@ -53,6 +60,20 @@ function explained(error: unknown): unknown {
         EXIT.conflict,
         error.body,
       );
+    case 'tool_prompt_closed':
+      return new CliError(
+        `${error.message}\n"agentrelay approvals tool-prompts" lists the tool prompts still waiting for an answer.`,
+        EXIT.conflict,
+        error.body,
+      );
+    case 'not_for_approvers':
+      return new CliError(
+        `${error.message}\nThe handoff's sender answers it on the handoff ("allow <request>" / "deny <request>: <reason>").`,
+        EXIT.conflict,
+        error.body,
+      );
+    case 'tool_prompt_not_found':
+      return new CliError(error.message, EXIT.notFound, error.body);
     case 'state_changed':
       return new CliError(error.message, EXIT.conflict, error.body);
     case 'task_not_found':
@@ -88,6 +109,20 @@ function queueTable(items: AdminTaskRow[]): string {
     oneLine(row.summary, 50),
   ]);
   return `${table([['TASK', 'FROM', 'TO', 'INTENT', 'RULE', 'HELD SINCE', 'EXPIRES', 'SUMMARY'], ...rows])}${items.length} held handoff${items.length === 1 ? '' : 's'}.\n`;
+}
+
+function toolPromptTable(items: PendingToolPrompt[]): string {
+  if (items.length === 0) return 'No tool prompt is waiting for a person.\n';
+  const rows = items.map((item) => [
+    item.task_id,
+    item.request.request_id,
+    item.recipient,
+    item.request.tool_name,
+    oneLine(JSON.stringify(item.request.tool_input ?? item.request.tool_input_preview ?? null), 50),
+    `${item.rule}${item.four_eyes ? ' (four eyes)' : ''}`,
+    item.request.expires_at,
+  ]);
+  return `${table([['TASK', 'REQUEST', 'AGENT', 'TOOL', 'INPUT', 'RULE', 'EXPIRES'], ...rows])}${items.length} tool prompt${items.length === 1 ? '' : 's'} waiting.\n`;
 }
 
 /** Text another party wrote, indented, each line made safe for a terminal. */
@@ -146,9 +181,23 @@ function decided(task: TaskView, decision: 'approve' | 'deny'): string {
     : `Denied ${task.id}: ${displayLine(task.sender.handle)} is told "${displayLine(task.reason ?? 'Denied by an approver')}".\n`;
 }
 
-/** `agentrelay approvals list|show|approve|deny`: the held handoffs of the admin API (docs/operations.md#approvals). */
+async function answerToolPrompt(api: AdminCaller, positionals: string[], values: ApprovalValues, decision: 'allow' | 'deny', print: Print): Promise<number> {
+  const taskId = need(positionals, 1, 'the task id');
+  const requestId = need(positionals, 2, 'the request id (from "agentrelay approvals tool-prompts")');
+  const reason = (values.reason ?? values.comment)?.trim();
+  const path = approvalPath(taskId, `/tool-prompts/${encodeURIComponent(requestId)}/${decision}`);
+  const task = await api.call<TaskView>('POST', path, reason ? { reason } : {});
+  const verb = decision === 'allow' ? 'Allowed' : 'Denied';
+  print(
+    task,
+    `${verb} tool prompt ${displayLine(requestId)} of ${task.id}: ${displayLine(task.recipient.handle)}'s agent is told${reason ? ` "${displayLine(reason)}"` : ''}.\n`,
+  );
+  return EXIT.ok;
+}
+
+/** `agentrelay approvals list|show|approve|deny|tool-prompts|allow-tool|deny-tool`: held handoffs and tool prompts of the admin API (docs/operations.md#approvals). */
 export async function runApprovalsCommand(api: AdminCaller, positionals: string[], values: ApprovalValues, print: Print): Promise<number> {
-  const action = need(positionals, 0, 'the approvals action (list, show, approve or deny)');
+  const action = need(positionals, 0, 'the approvals action (list, show, approve, deny, tool-prompts, allow-tool or deny-tool)');
   try {
     switch (action) {
       case 'list': {
@@ -178,6 +227,17 @@ export async function runApprovalsCommand(api: AdminCaller, positionals: string[
         print(task, decided(task, 'deny'));
         return EXIT.ok;
       }
+      case 'tool-prompts': {
+        const limit = values.limit === undefined ? 50 : Number(values.limit);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw usage('--limit must be an integer from 1 to 200.');
+        const reply = await api.call<PendingToolPromptsReply>('GET', `/admin/approvals/tool-prompts?limit=${limit}`);
+        print(reply, toolPromptTable(reply.items));
+        return EXIT.ok;
+      }
+      case 'allow-tool':
+        return await answerToolPrompt(api, positionals, values, 'allow', print);
+      case 'deny-tool':
+        return await answerToolPrompt(api, positionals, values, 'deny', print);
       default:
         throw usage(`Unknown approvals action "${action}".`);
     }

@@ -64,6 +64,7 @@ function sampleTask(overrides: Partial<TaskView> = {}): TaskView {
     updated_at: '2026-04-25T10:03:00.000Z',
     status_timestamp: '2026-04-25T10:02:00.000Z',
     hold: null,
+    tool_prompts: null,
     ...overrides,
   };
 }

@@ -1,4 +1,4 @@
-import type { ArtifactView, MessageView, PartView, ProposedAction, TaskHold, TaskView, WireVersion } from '@app/contracts';
+import type { ArtifactView, MessageView, PartView, ProposedAction, TaskHold, TaskToolPrompts, TaskView, WireVersion } from '@app/contracts';
 import { toWireRole, toWireState } from './mapping';
 
 export type Json = Record<string, unknown>;
@@ -105,7 +105,26 @@ function relayMetadata(task: TaskView, historyTruncated: boolean): Json {
     proposedAction: renderProposedAction(task.proposed_action),
     sender: task.sender.handle,
     recipient: task.recipient.handle,
+    ...(task.tool_prompts ? { toolPrompts: renderToolPrompts(task.tool_prompts) } : {}),
     ...(historyTruncated ? { historyTruncated: true } : {}),
+  };
+}
+
+/**
+ * Who answers the task's tool prompts when people do, and their answers (docs/decisions/0031-tool-prompts-answered-by-people.md):
+ * under `metadata.relay`, which the relay writes and no agent can, so a worker may trust it.
+ */
+function renderToolPrompts(toolPrompts: TaskToolPrompts): Json {
+  return {
+    answeredBy: toolPrompts.answered_by,
+    rule: toolPrompts.rule,
+    answers: toolPrompts.answers.map((answer) => ({
+      requestId: answer.request_id,
+      decision: answer.decision,
+      reason: answer.reason,
+      answeredBy: answer.answered_by,
+      answeredAt: answer.answered_at,
+    })),
   };
 }
 

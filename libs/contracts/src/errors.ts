@@ -97,6 +97,19 @@ export const ERROR_CATALOGUE = {
     message: 'Four eyes: the approver must be a signed-in person who does not own the sending agent',
     httpStatus: 403,
   },
+  tool_prompt_not_found: { agentrelay: -32037, a2a: -32037, message: 'No tool prompt with that request id on the task', httpStatus: 404 },
+  tool_prompt_closed: {
+    agentrelay: -32038,
+    a2a: -32038,
+    message: 'The tool prompt is closed: answered already, past its deadline, or its task ended',
+    httpStatus: 409,
+  },
+  not_for_approvers: {
+    agentrelay: -32039,
+    a2a: -32039,
+    message: "The handoff's sender answers its tool prompts: no tool-prompt rule of its recipient's trust policy matched it",
+    httpStatus: 409,
+  },
   no_pending_change: { agentrelay: -32036, a2a: -32036, message: "The upstream agent's card has no change waiting for review", httpStatus: 409 },
 } as const satisfies Record<string, ErrorSpec>;
 

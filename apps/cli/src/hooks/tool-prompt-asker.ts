@@ -6,6 +6,7 @@ import {
   permissionAnswerOf,
   type PermissionDecision,
   type PermissionRequest,
+  type ToolPromptAnswerer,
   type ToolPromptClient,
   type ToolPromptEvent,
 } from '@app/contracts/model';
@@ -22,8 +23,8 @@ export interface ToolPromptQuestion {
 export interface ToolPromptOutcome {
   decision: PermissionDecision;
   reason: string;
-  /** Who decided: the sender's answer, the deadline, or a relay that could not be asked. */
-  by: 'sender' | 'timeout' | 'error';
+  /** Who decided: the sender's answer, an approver's (a person, when the recipient's trust policy says so), the deadline, or a relay that could not be asked. */
+  by: 'sender' | 'approver' | 'timeout' | 'error';
 }
 
 export interface ToolPromptAskerOptions {
@@ -58,6 +59,22 @@ interface A2aHistoryMessage {
   metadata?: Record<string, unknown>;
 }
 
+/** `metadata.relay.toolPrompts` of an A2A Task: set by the relay (no agent can) when people answer the task's tool prompts. */
+interface RelayToolPrompts {
+  answeredBy?: string;
+  answers?: Array<{ requestId?: string; decision?: string; reason?: string | null; answeredBy?: string }>;
+}
+
+interface A2aTask {
+  status?: { state?: string };
+  history?: A2aHistoryMessage[];
+  metadata?: { relay?: { toolPrompts?: RelayToolPrompts } };
+}
+
+function answererOf(task: A2aTask): ToolPromptAnswerer {
+  return task.metadata?.relay?.toolPrompts?.answeredBy === 'approvers' ? 'approvers' : 'sender';
+}
+
 export function describeDuration(ms: number): string {
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
   if (ms % 60_000 === 0) return `${ms / 60_000}m`;
@@ -84,9 +101,10 @@ function sleep(ms: number, wake: AbortSignal): Promise<void> {
 }
 
 /**
- * Asks a handoff's sender whether the coding agent run for it may use a tool: writes the question
- * on the handoff (as its recipient) and waits for the sender's answer until the deadline, which
- * denies.
+ * Asks whether the coding agent run for a handoff may use a tool: writes the question on the
+ * handoff (as its recipient) and waits until the deadline, which denies, for the answer of the
+ * sender, or of an approver when the recipient's trust policy gives the handoff's tool prompts to
+ * people (docs/decisions/0031-tool-prompts-answered-by-people.md).
  */
 export class ToolPromptAsker {
   private readonly waiting = new Map<string, Set<() => void>>();
@@ -104,6 +122,13 @@ export class ToolPromptAsker {
   async ask(taskId: string, question: ToolPromptQuestion, signal?: AbortSignal): Promise<ToolPromptOutcome> {
     const requestId = randomUUID();
     const deadline = Date.now() + this.options.timeoutMs;
+    let answerer: ToolPromptAnswerer;
+    try {
+      answerer = answererOf(await this.client.call<A2aTask>('tasks/get', { id: taskId, historyLength: 0 }, true));
+    } catch (error) {
+      this.options.log?.(`tool prompt: ${taskId}: cannot read the handoff: ${(error as Error).message}`);
+      return { decision: 'deny', reason: `AgentRelay could not read the handoff (${(error as Error).message}); denied.`, by: 'error' };
+    }
     const request: PermissionRequest = {
       kind: PERMISSION_REQUEST_KIND,
       request_id: requestId,
@@ -112,12 +137,17 @@ export class ToolPromptAsker {
       client: question.client,
       hook_event: question.event,
       expires_at: new Date(deadline).toISOString(),
+      ...(answerer === 'approvers' ? { answered_by: answerer } : {}),
     };
     const inputText = JSON.stringify(question.toolInput ?? null);
+    const within = describeDuration(this.options.timeoutMs);
     const text =
       `Permission needed: ${CLIENT_NAMES[question.client]} wants to use ${question.toolName} ` +
       `(${inputText.length > TEXT_PREVIEW_CHARS ? `${inputText.slice(0, TEXT_PREVIEW_CHARS)}…` : inputText}). ` +
-      `Reply "allow ${requestId}" or "deny ${requestId}: <reason>" (or send a permission_answer) within ${describeDuration(this.options.timeoutMs)}; no answer denies it.`;
+      (answerer === 'approvers'
+        ? `The recipient's trust policy gives this handoff's tool prompts to people: an approver answers request ${requestId} in the console (Approvals) or with ` +
+          `"agentrelay approvals allow-tool ${taskId} ${requestId}" within ${within}; no answer denies it.`
+        : `Reply "allow ${requestId}" or "deny ${requestId}: <reason>" (or send a permission_answer) within ${within}; no answer denies it.`);
     try {
       await this.client.call(
         'message/send',
@@ -138,13 +168,15 @@ export class ToolPromptAsker {
       this.options.log?.(`tool prompt: ${taskId}: cannot ask about ${question.toolName}: ${(error as Error).message}`);
       return { decision: 'deny', reason: `AgentRelay could not ask the sender of the handoff (${(error as Error).message}); denied.`, by: 'error' };
     }
-    this.options.log?.(`tool prompt: ${taskId}: asked the sender about ${question.toolName} (request ${requestId})`);
+    this.options.log?.(
+      `tool prompt: ${taskId}: asked ${answerer === 'approvers' ? 'the approvers' : 'the sender'} about ${question.toolName} (request ${requestId})`,
+    );
 
     const waiters = this.waiting.get(taskId) ?? new Set<() => void>();
     this.waiting.set(taskId, waiters);
     try {
       while (Date.now() < deadline && !signal?.aborted) {
-        const found = await this.readAnswer(taskId, requestId);
+        const found = await this.readAnswer(taskId, requestId, answerer);
         if (found) return found;
         const wake = new AbortController();
         const onWake = (): void => wake.abort();
@@ -155,7 +187,7 @@ export class ToolPromptAsker {
         signal?.removeEventListener('abort', onWake);
       }
       if (signal?.aborted) return { decision: 'deny', reason: 'The run ended before the sender answered: denied.', by: 'error' };
-      const last = await this.readAnswer(taskId, requestId);
+      const last = await this.readAnswer(taskId, requestId, answerer);
       if (last) return last;
     } finally {
       if (waiters.size === 0) this.waiting.delete(taskId);
@@ -177,13 +209,28 @@ export class ToolPromptAsker {
     return { decision: 'deny', reason, by: 'timeout' };
   }
 
-  /** The sender's answer in the thread (A2A history: parts and metadata), a deny when the handoff ended, else null. */
-  private async readAnswer(taskId: string, requestId: string): Promise<ToolPromptOutcome | null> {
-    let task: { status?: { state?: string }; history?: A2aHistoryMessage[] };
+  /**
+   * The answer: an approver's from the relay's record on the task when people answer its tool
+   * prompts (the sender's messages are not answers then), else the sender's in the thread (A2A
+   * history: parts and metadata); a deny when the handoff ended; else null.
+   */
+  private async readAnswer(taskId: string, requestId: string, answerer: ToolPromptAnswerer): Promise<ToolPromptOutcome | null> {
+    let task: A2aTask;
     try {
-      task = await this.client.call('tasks/get', { id: taskId, historyLength: HISTORY_LENGTH }, true);
+      task = await this.client.call<A2aTask>('tasks/get', { id: taskId, historyLength: answerer === 'approvers' ? 0 : HISTORY_LENGTH }, true);
     } catch (error) {
       this.options.log?.(`tool prompt: ${taskId}: cannot read the handoff: ${(error as Error).message}`);
+      return null;
+    }
+    if (answerer === 'approvers') {
+      const answer = task.metadata?.relay?.toolPrompts?.answers?.find((entry) => entry.requestId === requestId);
+      if (answer && (answer.decision === 'allow' || answer.decision === 'deny')) {
+        const who = answer.answeredBy ? ` (${answer.answeredBy})` : '';
+        const reason = answer.reason || (answer.decision === 'allow' ? `Allowed by an approver${who}.` : `Denied by an approver${who}.`);
+        return { decision: answer.decision, reason, by: 'approver' };
+      }
+      if (ENDED_STATES.has(task.status?.state ?? ''))
+        return { decision: 'deny', reason: 'The handoff ended before an approver answered: denied.', by: 'error' };
       return null;
     }
     for (const message of task.history ?? []) {

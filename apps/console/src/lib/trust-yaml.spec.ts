@@ -17,6 +17,13 @@ describe('the trust policy as YAML', () => {
     expect(trustPolicyToYaml({ handle: 'ops@acme', allow: [], block: [], hold: [] })).not.toContain('hold');
   });
 
+  it('writes the tool-prompt rules too, so that a save keeps them', () => {
+    const toolPrompts = [{ name: 'outside senders', outside_org: true, four_eyes: true }];
+    const text = trustPolicyToYaml({ handle: 'ops@acme', allow: [], block: [], hold: [], tool_prompts: toolPrompts });
+    expect(parse(text)).toEqual({ agent: 'ops@acme', allow: [], block: [], tool_prompts: toolPrompts });
+    expect(trustPolicyToYaml({ handle: 'ops@acme', allow: [], block: [], tool_prompts: [] })).not.toContain('tool_prompts');
+  });
+
   it('shows the line an error points at, with a caret under the column', () => {
     expect(excerptAt('allow:\n  - a@b\n  bad: [\n', 3, 8)).toEqual({ line: 3, column: 8, text: '  bad: [', marker: '       ^' });
     expect(excerptAt('one line', 1, 99)?.marker).toBe(`${' '.repeat(8)}^`);

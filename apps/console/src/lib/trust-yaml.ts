@@ -6,19 +6,22 @@ function yamlList(key: string, entries: string[]): string {
   return `${key}:\n${entries.map((entry) => `  - ${JSON.stringify(entry)}\n`).join('')}`;
 }
 
-/** Hold rules, each written as one JSON object (YAML reads JSON as a flow mapping); none: the key left out, which the relay reads as none. */
-function yamlRules(rules: readonly object[] | undefined): string {
+/** Rules, each written as one JSON object (YAML reads JSON as a flow mapping); none: the key left out, which the relay reads as none. */
+function yamlRules(key: string, rules: readonly object[] | undefined): string {
   if (!rules || rules.length === 0) return '';
-  return `hold:\n${rules.map((rule) => `  - ${JSON.stringify(rule)}\n`).join('')}`;
+  return `${key}:\n${rules.map((rule) => `  - ${JSON.stringify(rule)}\n`).join('')}`;
 }
 
 /**
  * A trust policy as the `trust.yaml` text an admin edits (the relay parses it; the console only
- * writes it). Its hold rules are written too: a save replaces the whole policy, so a rule left out
- * of the text would be dropped.
+ * writes it). Its hold and tool-prompt rules are written too: a save replaces the whole policy, so a
+ * rule left out of the text would be dropped.
  */
-export function trustPolicyToYaml(policy: Pick<TrustPolicy, 'handle' | 'allow' | 'block'> & { hold?: TrustPolicy['hold'] }): string {
-  return `agent: ${JSON.stringify(policy.handle)}\n${yamlList('allow', policy.allow)}${yamlList('block', policy.block)}${yamlRules(policy.hold)}`;
+export function trustPolicyToYaml(
+  policy: Pick<TrustPolicy, 'handle' | 'allow' | 'block'> & { hold?: TrustPolicy['hold']; tool_prompts?: readonly object[] },
+): string {
+  const lists = `${yamlList('allow', policy.allow)}${yamlList('block', policy.block)}`;
+  return `agent: ${JSON.stringify(policy.handle)}\n${lists}${yamlRules('hold', policy.hold)}${yamlRules('tool_prompts', policy.tool_prompts)}`;
 }
 
 export interface LineExcerpt {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { orgOf, type AgentIdentity, type AgentPublicProfile, type HoldRule } from '@app/contracts';
+import { orgOf, type AgentIdentity, type AgentPublicProfile, type HoldRule, type ToolPromptRule } from '@app/contracts';
 import type { TrustLists } from '../trust/admission';
 
 interface KeyOwnerRow {
@@ -86,16 +86,17 @@ interface RecipientRow {
   allow: string[] | null;
   block: string[] | null;
   hold: HoldRule[] | null;
+  tool_prompts: ToolPromptRule[] | null;
 }
 
-/** An agent's public profile, trust lists and hold rules in one query; null for an unknown handle. */
+/** An agent's public profile, trust lists, hold and tool-prompt rules in one query; null for an unknown handle. */
 export async function findRecipient(
   pool: pg.Pool,
   handle: string,
-): Promise<{ profile: AgentPublicProfile; disabled: boolean; policy: TrustLists | null; hold: HoldRule[] } | null> {
+): Promise<{ profile: AgentPublicProfile; disabled: boolean; policy: TrustLists | null; hold: HoldRule[]; toolPrompts: ToolPromptRule[] } | null> {
   const { rows } = await pool.query<RecipientRow>({
     name: 'directory-recipient',
-    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."input_modes", a."disabled_at", p."allow", p."block", p."hold"
+    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."input_modes", a."disabled_at", p."allow", p."block", p."hold", p."tool_prompts"
            FROM "directory"."agents" a LEFT JOIN "directory"."trust_policies" p ON p."agent_id" = a."id" WHERE a."handle" = $1`,
     values: [handle],
   });
@@ -116,5 +117,6 @@ export async function findRecipient(
     disabled: row.disabled_at !== null,
     policy: row.allow === null || row.block === null ? null : { allow: row.allow, block: row.block },
     hold: row.hold ?? [],
+    toolPrompts: row.tool_prompts ?? [],
   };
 }

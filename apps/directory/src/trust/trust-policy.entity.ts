@@ -1,12 +1,13 @@
 import { Check, Column, Entity, JoinColumn, OneToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
-import type { HoldRule } from '@app/contracts';
+import type { HoldRule, ToolPromptRule } from '@app/contracts';
 import { AgentEntity } from '../agents/agent.entity';
 
-/** A recipient's admission policy: `allow` and `block` lists of handles or `*@org` patterns, and the rules that hold a handoff for approval. */
+/** A recipient's admission policy: `allow` and `block` lists of handles or `*@org` patterns, the rules that hold a handoff for approval and those that give its tool prompts to people. */
 @Entity({ name: 'trust_policies' })
 @Check('trust_policies_allow_no_nulls', `array_position("allow", NULL) IS NULL`)
 @Check('trust_policies_block_no_nulls', `array_position("block", NULL) IS NULL`)
 @Check('trust_policies_hold_array', `jsonb_typeof("hold") = 'array'`)
+@Check('trust_policies_tool_prompts_array', `jsonb_typeof("tool_prompts") = 'array'`)
 export class TrustPolicyEntity {
   @PrimaryColumn({ type: 'uuid' })
   agentId: string;
@@ -24,6 +25,10 @@ export class TrustPolicyEntity {
   /** Checked against HOLD_RULES_SCHEMA before it is written. */
   @Column({ type: 'jsonb', default: () => "'[]'" })
   hold: HoldRule[];
+
+  /** Checked against TOOL_PROMPT_RULES_SCHEMA before it is written. */
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  toolPrompts: ToolPromptRule[];
 
   @UpdateDateColumn({ type: 'timestamptz' })
   updatedAt: Date;

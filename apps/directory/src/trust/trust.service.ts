@@ -13,7 +13,7 @@ function uniqueEntries(entries: string[] | undefined): string[] {
   return [...new Set(entries ?? [])];
 }
 
-/** Trust policies (allow / block lists, hold rules) and the admission decision made from them. */
+/** Trust policies (allow / block lists, hold and tool-prompt rules) and the admission decision made from them. */
 @Injectable()
 export class TrustService {
   constructor(
@@ -33,7 +33,7 @@ export class TrustService {
         decision.policy === 'blocked' ? `${recipient} has blocked ${sender}` : `${recipient} does not admit senders outside its org unless allowed`;
       throw new RelayError('teammate_blocked', message, { policy: decision.policy, recipient });
     }
-    return { recipient: found.profile, hold: found.hold };
+    return { recipient: found.profile, hold: found.hold, tool_prompts: found.toolPrompts };
   }
 
   async get(handle: string): Promise<TrustPolicy> {
@@ -44,6 +44,7 @@ export class TrustService {
       allow: policy?.allow ?? [],
       block: policy?.block ?? [],
       hold: policy?.hold ?? [],
+      tool_prompts: policy?.toolPrompts ?? [],
       updated_at: policy?.updatedAt.toISOString() ?? null,
     };
   }
@@ -54,11 +55,25 @@ export class TrustService {
       const agent = await this.agents.findAgent(manager, request.handle);
       const repository = manager.getRepository(TrustPolicyEntity);
       await repository.upsert(
-        { agentId: agent.id, allow: uniqueEntries(request.allow), block: uniqueEntries(request.block), hold: request.hold ?? [], updatedAt: new Date() },
+        {
+          agentId: agent.id,
+          allow: uniqueEntries(request.allow),
+          block: uniqueEntries(request.block),
+          hold: request.hold ?? [],
+          toolPrompts: request.tool_prompts ?? [],
+          updatedAt: new Date(),
+        },
         ['agentId'],
       );
       const policy = await repository.findOneOrFail({ where: { agentId: agent.id } });
-      return { handle: agent.handle, allow: policy.allow, block: policy.block, hold: policy.hold, updated_at: policy.updatedAt.toISOString() };
+      return {
+        handle: agent.handle,
+        allow: policy.allow,
+        block: policy.block,
+        hold: policy.hold,
+        tool_prompts: policy.toolPrompts,
+        updated_at: policy.updatedAt.toISOString(),
+      };
     });
     this.events.announceChange({ kind: 'trust_changed', handle: policy.handle });
     return policy;

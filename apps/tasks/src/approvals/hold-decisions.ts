@@ -1,19 +1,29 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { RelayError, type DecideHoldRequest, type TaskView } from '@app/contracts';
+import {
+  RelayError,
+  type AnswerToolPromptRequest,
+  type DecideHoldRequest,
+  type PendingToolPromptsReply,
+  type PendingToolPromptsRequest,
+  type TaskView,
+} from '@app/contracts';
 import { TasksConfig } from '../tasks.config';
 import { pgPoolOf } from '@app/database';
 import { toTaskView } from '../tasks/store/task-rows';
 import { EXPIRED_HOLDS_SQL } from './hold-end.sql';
 import { endHold } from './hold-end';
+import { pendingToolPrompts } from './pending-tool-prompts';
+import { answerToolPrompt } from './tool-prompt-answer';
 
 /** Held tasks one expiry sweep ends at most; the next sweep takes the rest. */
 const EXPIRY_BATCH = 100;
 
 /**
- * Decisions on held handoffs: a person's approve or deny, and the sweep that rejects the holds past
- * their deadline (every RELAY_HOLD_EXPIRY_SWEEP_MS on each replica; the conditional update lets one win).
+ * Decisions of people: on held handoffs a person's approve or deny, and the sweep that rejects the holds past
+ * their deadline (every RELAY_HOLD_EXPIRY_SWEEP_MS on each replica; the conditional update lets one win);
+ * a person's answer to a tool prompt.
  */
 @Injectable()
 export class HoldDecisions implements OnModuleInit, OnModuleDestroy {
@@ -46,6 +56,17 @@ export class HoldDecisions implements OnModuleInit, OnModuleDestroy {
     const decidedBy = request.decided_by_email ?? request.decided_by;
     const { task, artifacts } = await endHold(this.pool, request.task_id.toUpperCase(), { kind: request.decision, decidedBy, comment });
     return toTaskView(task, [], artifacts, 0);
+  }
+
+  /** A person's answer to a tool prompt of a handoff whose tool prompts people answer. */
+  async answerToolPrompt(request: AnswerToolPromptRequest): Promise<TaskView> {
+    const { task, artifacts } = await answerToolPrompt(this.pool, request);
+    return toTaskView(task, [], artifacts, 0);
+  }
+
+  /** The open tool prompts people answer, oldest first. */
+  pendingToolPrompts(request: PendingToolPromptsRequest): Promise<PendingToolPromptsReply> {
+    return pendingToolPrompts(this.pool, request.limit);
   }
 
   /** Rejects the held tasks past their deadline (one batch); a task decided meanwhile is left as it is. */

@@ -24,7 +24,7 @@ import type { AgentIdentity, AgentPublicProfile } from './agent.model';
 import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
 import { MEDIA_RANGE_PATTERN } from '../media-types';
 import { API_KEY_DISPLAY_PREFIX_PATTERN, HANDLE_PATTERN, normalizeHandle, TRUST_PATTERN } from './handle';
-import { HOLD_RULES_SCHEMA, holdRulesProblem, type HoldRule } from './hold-rules';
+import { HOLD_RULES_SCHEMA, holdRulesProblem, TOOL_PROMPT_RULES_SCHEMA, toolPromptRulesProblem, type HoldRule, type ToolPromptRule } from './hold-rules';
 
 /** Request subjects the directory answers. */
 export const DIRECTORY_SUBJECTS = {
@@ -92,6 +92,22 @@ export function IsHoldRules(): PropertyDecorator {
     validator: {
       validate: (value: unknown) => holdRulesProblem(value) === null,
       defaultMessage: (args) => `${args?.property ?? 'hold'}${holdRulesProblem(args?.value) ?? ''}`,
+    },
+  });
+}
+
+const parsedToolPromptRules = ({ value }: { value: unknown }): unknown => {
+  const parsed = TOOL_PROMPT_RULES_SCHEMA.safeParse(value);
+  return parsed.success ? parsed.data : value;
+};
+
+/** A list of tool-prompt rules (docs/decisions/0031-tool-prompts-answered-by-people.md), checked by the one schema that describes them. */
+export function IsToolPromptRules(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isToolPromptRules',
+    validator: {
+      validate: (value: unknown) => toolPromptRulesProblem(value) === null,
+      defaultMessage: (args) => `${args?.property ?? 'tool_prompts'}${toolPromptRulesProblem(args?.value) ?? ''}`,
     },
   });
 }
@@ -351,6 +367,12 @@ export class TrustPolicyFields {
   @Transform(parsedHoldRules)
   @IsHoldRules()
   hold?: HoldRule[];
+
+  /** Rules naming the handoffs whose coding agents' tool prompts people answer instead of the sender. */
+  @IsOptional()
+  @Transform(parsedToolPromptRules)
+  @IsToolPromptRules()
+  tool_prompts?: ToolPromptRule[];
 }
 
 export class PutTrustRequest extends TrustPolicyFields {
@@ -419,6 +441,8 @@ export interface TrustPolicy {
   block: string[];
   /** Hold rules, first match decides (empty: nothing is held). */
   hold: HoldRule[];
+  /** Tool-prompt rules, first match decides (empty: every handoff's sender answers its tool prompts). */
+  tool_prompts: ToolPromptRule[];
   /** Null while the agent has never had a policy set (the default: teammates only). */
   updated_at: string | null;
 }
@@ -430,6 +454,8 @@ export interface AdmitReply {
    * service decides with the handoff's content (`decideHold`) whether it is held.
    */
   hold: HoldRule[];
+  /** The recipient's tool-prompt rules, passed and decided the same way (`decideToolPrompts`). */
+  tool_prompts: ToolPromptRule[];
 }
 
 /** The public profile behind an agent card. */

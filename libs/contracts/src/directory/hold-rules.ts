@@ -23,40 +23,52 @@ export const HOLD_RULE_LIMITS = {
 
 const list = <T extends z.ZodType>(item: T) => z.array(item).min(1).max(HOLD_RULE_LIMITS.entriesPerList).optional();
 
+/** What a rule matches a handoff on: every condition it states must hold (a rule stating none matches every handoff). */
+const HANDOFF_CONDITIONS = {
+  /** Named in the held task's reason, the audit and the approvers' notification. */
+  name: z.string().trim().min(1).max(HOLD_RULE_LIMITS.nameChars),
+  /** Senders it applies to (any sender when omitted). */
+  senders: list(z.string().trim().toLowerCase().regex(SENDER_PATTERN, 'a sender is a handle, *@org or a handle pattern with * (ci-*@acme)')),
+  /** Only senders whose org is not the recipient's. */
+  outside_org: z.boolean().optional(),
+  intents: list(z.enum(INTENTS)),
+  /** The handoff carries an artifact of one of these kinds. */
+  artifact_kinds: list(z.enum(ARTIFACT_TYPES)),
+  /**
+   * A path the handoff would touch matches one of these globs (`*` within a path segment, `**`
+   * across segments): a file_diff's path and the files its diff names, a file_ref's path, and the
+   * proposed action's target files.
+   */
+  paths: list(z.string().trim().min(1).max(HOLD_RULE_LIMITS.pathPatternChars)),
+  /** The person who decides must not be the one who owns the sending agent. */
+  four_eyes: z.boolean().optional(),
+};
+
 export const HOLD_RULE_SCHEMA = z
   .object({
-    /** Named in the held task's reason, the audit and the approvers' notification. */
-    name: z.string().trim().min(1).max(HOLD_RULE_LIMITS.nameChars),
-    /** Senders it applies to (any sender when omitted). */
-    senders: list(z.string().trim().toLowerCase().regex(SENDER_PATTERN, 'a sender is a handle, *@org or a handle pattern with * (ci-*@acme)')),
-    /** Only senders whose org is not the recipient's. */
-    outside_org: z.boolean().optional(),
-    intents: list(z.enum(INTENTS)),
-    /** The handoff carries an artifact of one of these kinds. */
-    artifact_kinds: list(z.enum(ARTIFACT_TYPES)),
-    /**
-     * A path the handoff would touch matches one of these globs (`*` within a path segment, `**`
-     * across segments): a file_diff's path and the files its diff names, a file_ref's path, and the
-     * proposed action's target files.
-     */
-    paths: list(z.string().trim().min(1).max(HOLD_RULE_LIMITS.pathPatternChars)),
+    ...HANDOFF_CONDITIONS,
     expires_after_minutes: z.number().int().min(1).max(HOLD_RULE_LIMITS.maxExpiresAfterMinutes).optional(),
-    /** The person who approves must not be the one who owns the sending agent. */
-    four_eyes: z.boolean().optional(),
   })
   .strict();
 
 export const HOLD_RULES_SCHEMA = z.array(HOLD_RULE_SCHEMA).max(HOLD_RULE_LIMITS.rulesPerPolicy);
 
+/**
+ * A tool-prompt rule of a recipient's trust policy (docs/decisions/0031-tool-prompts-answered-by-people.md):
+ * the tool prompts of a handoff it matches (a coding agent run for it asks before a tool) are
+ * answered by people with the approver role, not by the handoff's sender.
+ */
+export const TOOL_PROMPT_RULE_SCHEMA = z.object(HANDOFF_CONDITIONS).strict();
+
+export const TOOL_PROMPT_RULES_SCHEMA = z.array(TOOL_PROMPT_RULE_SCHEMA).max(HOLD_RULE_LIMITS.rulesPerPolicy);
+
+export type ToolPromptRule = z.infer<typeof TOOL_PROMPT_RULE_SCHEMA>;
+
 export type HoldRule = z.infer<typeof HOLD_RULE_SCHEMA>;
 
-/**
- * What is wrong with a list of hold rules, in words that name the place (`[1].senders[0]: …`), or
- * null when HOLD_RULES_SCHEMA accepts it; a rule name used twice is refused too (the reason, the
- * audit and the approvers name a rule by it).
- */
-export function holdRulesProblem(value: unknown): string | null {
-  const parsed = HOLD_RULES_SCHEMA.safeParse(value);
+/** What is wrong with a list of rules by `schema`, naming the place (`[1].senders[0]: …`), or null; a name used twice is refused too. */
+function rulesProblem(schema: typeof HOLD_RULES_SCHEMA | typeof TOOL_PROMPT_RULES_SCHEMA, value: unknown): string | null {
+  const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const place = issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('');
@@ -68,6 +80,20 @@ export function holdRulesProblem(value: unknown): string | null {
     names.add(rule.name);
   }
   return null;
+}
+
+/**
+ * What is wrong with a list of hold rules, in words that name the place (`[1].senders[0]: …`), or
+ * null when HOLD_RULES_SCHEMA accepts it; a rule name used twice is refused too (the reason, the
+ * audit and the approvers name a rule by it).
+ */
+export function holdRulesProblem(value: unknown): string | null {
+  return rulesProblem(HOLD_RULES_SCHEMA, value);
+}
+
+/** What is wrong with a list of tool-prompt rules, as holdRulesProblem says it, or null. */
+export function toolPromptRulesProblem(value: unknown): string | null {
+  return rulesProblem(TOOL_PROMPT_RULES_SCHEMA, value);
 }
 
 /** What of a handoff the rules look at. */
@@ -137,7 +163,7 @@ export function touchedPaths(candidate: HoldCandidate): string[] {
 }
 
 /** Whether one rule matches: every condition it states holds (a rule stating none matches every handoff). */
-export function holdRuleMatches(rule: HoldRule, candidate: HoldCandidate): boolean {
+export function holdRuleMatches(rule: HoldRule | ToolPromptRule, candidate: HoldCandidate): boolean {
   if (rule.senders && !rule.senders.some((pattern) => senderMatches(pattern, candidate.sender))) return false;
   if (rule.outside_org && orgOf(candidate.sender) === orgOf(candidate.recipient)) return false;
   if (rule.intents && !rule.intents.includes(candidate.intent)) return false;
@@ -159,4 +185,16 @@ export function decideHold(rules: readonly HoldRule[], candidate: HoldCandidate)
     expiresAfterMinutes: rule.expires_after_minutes ?? HOLD_RULE_LIMITS.defaultExpiresAfterMinutes,
     fourEyes: rule.four_eyes === true,
   };
+}
+
+/** Who answers the tool prompts of a handoff a tool-prompt rule matched: people with the approver role. */
+export interface ToolPromptDecision {
+  rule: string;
+  fourEyes: boolean;
+}
+
+/** The first tool-prompt rule that matches the handoff, or null when its sender answers its tool prompts. */
+export function decideToolPrompts(rules: readonly ToolPromptRule[], candidate: HoldCandidate): ToolPromptDecision | null {
+  const rule = rules.find((entry) => holdRuleMatches(entry, candidate));
+  return rule ? { rule: rule.name, fourEyes: rule.four_eyes === true } : null;
 }

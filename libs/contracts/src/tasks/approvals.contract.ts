@@ -1,11 +1,17 @@
-import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsEmail, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { TASK_LIMITS } from '../limits';
 import type { TaskView } from './task.model';
+import { PERMISSION_DECISIONS, TOOL_PROMPT_LIMITS, type PermissionDecision, type PermissionRequest } from './tool-prompts';
+import type { TaskState } from './task-vocabulary';
 
 /** Request subjects of held handoffs (docs/decisions/0024-held-handoffs.md), answered by the tasks service. */
 export const APPROVALS_SUBJECTS = {
   /** A person approves (the task becomes pending, delivered as if just sent) or denies (rejected, the sender told) a held task. */
   decide: 'relay.tasks.v1.approvals.decide',
+  /** A person answers a tool prompt of a handoff whose tool prompts people answer (docs/decisions/0031-tool-prompts-answered-by-people.md). */
+  answerToolPrompt: 'relay.tasks.v1.approvals.answer_tool_prompt',
+  /** The open tool prompts people answer, oldest first. */
+  pendingToolPrompts: 'relay.tasks.v1.approvals.pending_tool_prompts',
 } as const;
 
 export const APPROVAL_LIMITS = {
@@ -43,6 +49,61 @@ export class DecideHoldRequest {
   decided_by_email?: string;
 }
 
+export class AnswerToolPromptRequest {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(TASK_LIMITS.taskIdChars)
+  task_id: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(TOOL_PROMPT_LIMITS.requestIdChars)
+  request_id: string;
+
+  @IsIn(PERMISSION_DECISIONS)
+  decision: PermissionDecision;
+
+  /** What the coding agent is told. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(TOOL_PROMPT_LIMITS.reasonChars)
+  reason?: string;
+
+  /** Who answered, as the admin audit names them. */
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(APPROVAL_LIMITS.actorChars)
+  answered_by: string;
+}
+
+export class PendingToolPromptsRequest {
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(TOOL_PROMPT_LIMITS.pendingPageMax)
+  limit?: number;
+}
+
+/** A tool prompt waiting for a person's answer: the question, and the handoff it was asked on. */
+export interface PendingToolPrompt {
+  task_id: string;
+  sender: string;
+  recipient: string;
+  summary: string;
+  state: TaskState;
+  /** The tool-prompt rule that gave the handoff's prompts to people. */
+  rule: string;
+  four_eyes: boolean;
+  asked_at: string;
+  request: PermissionRequest;
+}
+
+export interface PendingToolPromptsReply {
+  items: PendingToolPrompt[];
+}
+
 export interface ApprovalsRpc {
   [APPROVALS_SUBJECTS.decide]: { request: DecideHoldRequest; reply: TaskView };
+  [APPROVALS_SUBJECTS.answerToolPrompt]: { request: AnswerToolPromptRequest; reply: TaskView };
+  [APPROVALS_SUBJECTS.pendingToolPrompts]: { request: PendingToolPromptsRequest; reply: PendingToolPromptsReply };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ARTIFACT_TYPES, type HoldOutcome, type Intent, type TaskState } from './task-vocabulary';
+import type { TaskToolPrompts } from './tool-prompts';
 
 /**
  * The dialect-neutral view of a task that the tasks service returns. The edge renders it
@@ -146,4 +147,6 @@ export interface TaskView {
   status_timestamp: string;
   /** Set on a handoff that was held for approval (its recipient sees it only once approved). */
   hold: TaskHold | null;
+  /** Set on a handoff whose tool prompts people answer (a tool-prompt rule of its recipient's trust policy matched). */
+  tool_prompts: TaskToolPrompts | null;
 }

@@ -30,8 +30,8 @@ import {
   type Transition,
 } from './task.model';
 import { metadataBoundsProblem } from '../limits';
-import { IsHoldRules } from '../directory/directory.contract';
-import type { HoldRule } from '../directory/hold-rules';
+import { IsHoldRules, IsToolPromptRules } from '../directory/directory.contract';
+import type { HoldRule, ToolPromptRule } from '../directory/hold-rules';
 
 /** Request subjects the tasks service answers. */
 export const TASKS_SUBJECTS = {
@@ -294,6 +294,11 @@ export class SendRequest {
   @IsOptional()
   @IsHoldRules()
   hold_rules?: HoldRule[];
+
+  /** On create: the recipient's tool-prompt rules, decided the same way (`decideToolPrompts`). */
+  @IsOptional()
+  @IsToolPromptRules()
+  tool_prompt_rules?: ToolPromptRule[];
 }
 
 /** Which message a send appended, without its content: a reply never echoes the message back. */

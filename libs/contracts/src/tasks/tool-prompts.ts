@@ -35,7 +35,11 @@ export interface PermissionRequest {
   hook_event: ToolPromptEvent;
   /** When an unanswered request is denied. */
   expires_at: string;
+  /** Who answers: the handoff's sender, or people with the approver role when a tool-prompt rule of the recipient's trust policy says so. */
+  answered_by?: ToolPromptAnswerer;
 }
+
+export type ToolPromptAnswerer = 'sender' | 'approvers';
 
 export interface PermissionAnswer {
   request_id: string;
@@ -44,7 +48,41 @@ export interface PermissionAnswer {
   reason?: string;
 }
 
-const REASON_MAX_CHARS = 2000;
+/** A person's answer to a tool prompt of a handoff whose tool prompts people answer. */
+export interface ToolPromptAnswerRecord {
+  request_id: string;
+  decision: PermissionDecision;
+  reason: string | null;
+  /** The person, as the admin audit names them (their email, else their subject, else the admin actor). */
+  answered_by: string;
+  answered_at: string;
+}
+
+/**
+ * Set on a handoff a tool-prompt rule of its recipient's trust policy matched: its tool prompts are
+ * answered by people with the approver role (console, CLI, admin API), never by its sender; the
+ * recipient's worker takes an answer from `answers` only. Null on a handoff whose sender answers.
+ */
+export interface TaskToolPrompts {
+  answered_by: 'approvers';
+  /** The name of the rule that matched. */
+  rule: string;
+  four_eyes: boolean;
+  /** Oldest first, one per request at most. */
+  answers: ToolPromptAnswerRecord[];
+}
+
+export const TOOL_PROMPT_LIMITS = {
+  /** Answers one handoff keeps (a run asks again after this many, and is told no). */
+  answersPerTask: 200,
+  reasonChars: 2000,
+  requestIdChars: 100,
+  /** Open tool prompts one read of the approvers' queue returns at most. */
+  pendingPageMax: 200,
+  pendingPageDefault: 50,
+} as const;
+
+const REASON_MAX_CHARS = TOOL_PROMPT_LIMITS.reasonChars;
 
 /** The answer to `requestId` in an object `{request_id, decision, reason?}`, else null. */
 function answerFields(value: unknown, requestId: string): PermissionAnswer | null {

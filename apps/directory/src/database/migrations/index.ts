@@ -8,6 +8,7 @@ import { AgentTokenSubject1765000100000 } from './1765000100000-AgentTokenSubjec
 import { Deployment1765100000000 } from './1765100000000-Deployment';
 import { AgentUpstream1765200000000 } from './1765200000000-AgentUpstream';
 import { TrustHoldRules1765300000000 } from './1765300000000-TrustHoldRules';
+import { TrustToolPromptRules1765440000000 } from './1765440000000-TrustToolPromptRules';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -21,4 +22,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   Deployment1765100000000,
   AgentUpstream1765200000000,
   TrustHoldRules1765300000000,
+  TrustToolPromptRules1765440000000,
 ];

@@ -209,7 +209,7 @@ export class A2aMethods implements DialectMethods {
           },
         );
       }
-      const { recipient, hold } = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
+      const { recipient, hold, tool_prompts: toolPrompts } = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.tasks(
         () =>
@@ -217,6 +217,7 @@ export class A2aMethods implements DialectMethods {
             caller: participant(call.caller),
             recipient: participant(recipient),
             ...(hold.length > 0 ? { hold_rules: hold } : {}),
+            ...(toolPrompts.length > 0 ? { tool_prompt_rules: toolPrompts } : {}),
             ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
             message: messageInput(message),
             ...(params.metadata !== undefined ? { metadata: params.metadata } : {}),

@@ -97,13 +97,14 @@ export class AgentRelayMethods implements DialectMethods {
     };
     if (taskId === undefined) {
       const recipientHandle = this.recipientHandle(call);
-      const { recipient, hold } = await this.directory.admit(call.caller.handle, recipientHandle);
+      const { recipient, hold, tool_prompts: toolPrompts } = await this.directory.admit(call.caller.handle, recipientHandle);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.rpc.request(TASKS_SUBJECTS.send, {
         ...common,
         caller: participant(call.caller),
         recipient: participant(recipient),
         ...(hold.length > 0 ? { hold_rules: hold } : {}),
+        ...(toolPrompts.length > 0 ? { tool_prompt_rules: toolPrompts } : {}),
         ...(metadata !== undefined ? { metadata } : {}),
       });
       // A create answers pending (or held, when a hold rule kept it for approval): an idempotent retry gets that same original result.

@@ -159,7 +159,13 @@ export class AdminAgentsController {
       });
     }
     return this.changing(
-      this.rpc.request(DIRECTORY_SUBJECTS.putTrust, { handle: target, allow: body.allow ?? [], block: body.block ?? [], hold: body.hold ?? [] }),
+      this.rpc.request(DIRECTORY_SUBJECTS.putTrust, {
+        handle: target,
+        allow: body.allow ?? [],
+        block: body.block ?? [],
+        hold: body.hold ?? [],
+        tool_prompts: body.tool_prompts ?? [],
+      }),
     );
   }
 

@@ -6,9 +6,12 @@ import {
   DIRECTORY_SUBJECTS,
   RelayError,
   TASK_LIMITS,
+  TOOL_PROMPT_LIMITS,
   type AdminTaskDetail,
   type AdminTaskPage,
   type ApprovalDecision,
+  type PendingToolPromptsReply,
+  type PermissionDecision,
   type TaskView,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
@@ -16,7 +19,13 @@ import { AdminAudit } from '../audit/admin-audit';
 import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
 import { LeastRole } from '../admin-roles';
 import { adminPrincipalOf, AdminTokenGuard, type AdminPrincipal } from '../sign-in/admin-token.guard';
-import { ApprovalDecisionBody, ApprovalsQuery } from './approvals.dto';
+import { ApprovalDecisionBody, ApprovalsQuery, ToolPromptAnswerBody, ToolPromptsQuery } from './approvals.dto';
+
+/** The person as the audit and the task name them: their email, else their subject, else the admin actor. */
+function nameOf(principal: AdminPrincipal): string {
+  const { person } = principal;
+  return person ? (person.email ?? person.sub) : principal.actor;
+}
 
 function taskIdOf(id: string): string {
   if (id.length > TASK_LIMITS.taskIdChars) throw new RelayError('task_not_found', `No task with id ${id.slice(0, 64)}…`, { task_id: id.slice(0, 64) });
@@ -52,6 +61,12 @@ export class ApprovalsController {
     });
   }
 
+  /** `GET /admin/approvals/tool-prompts?limit=`: the open tool prompts people answer (docs/decisions/0031-tool-prompts-answered-by-people.md), oldest first. */
+  @Get('tool-prompts')
+  toolPrompts(@Query() query: ToolPromptsQuery): Promise<PendingToolPromptsReply> {
+    return this.rpc.request(APPROVALS_SUBJECTS.pendingToolPrompts, query.limit !== undefined ? { limit: query.limit } : {});
+  }
+
   /** `GET /admin/approvals/{id}`: a held (or once held) handoff with its content, timeline and audit. */
   @Get(':id')
   async get(@Param('id') id: string): Promise<AdminTaskDetail> {
@@ -76,15 +91,86 @@ export class ApprovalsController {
     return this.decide(taskIdOf(id), 'deny', body.comment, adminPrincipalOf(request));
   }
 
+  /** `POST /admin/approvals/{id}/tool-prompts/{request_id}/allow {reason?}`: the coding agent may use the tool. */
+  @Post(':id/tool-prompts/:requestId/allow')
+  @HttpCode(200)
+  @LeastRole('approver')
+  allowTool(
+    @Param('id') id: string,
+    @Param('requestId') requestId: string,
+    @Body() body: ToolPromptAnswerBody,
+    @Req() request: FastifyRequest,
+  ): Promise<TaskView> {
+    return this.answer(taskIdOf(id), requestId, 'allow', body.reason, adminPrincipalOf(request));
+  }
+
+  /** `POST /admin/approvals/{id}/tool-prompts/{request_id}/deny {reason?}`: it may not; the reason is what it is told. */
+  @Post(':id/tool-prompts/:requestId/deny')
+  @HttpCode(200)
+  @LeastRole('approver')
+  denyTool(
+    @Param('id') id: string,
+    @Param('requestId') requestId: string,
+    @Body() body: ToolPromptAnswerBody,
+    @Req() request: FastifyRequest,
+  ): Promise<TaskView> {
+    return this.answer(taskIdOf(id), requestId, 'deny', body.reason, adminPrincipalOf(request));
+  }
+
+  private async answer(
+    taskId: string,
+    requestId: string,
+    decision: PermissionDecision,
+    reason: string | undefined,
+    principal: AdminPrincipal,
+  ): Promise<TaskView> {
+    if (requestId.length > TOOL_PROMPT_LIMITS.requestIdChars) {
+      throw new RelayError('tool_prompt_not_found', `Task ${taskId} has no tool prompt ${requestId.slice(0, 64)}…`, { task_id: taskId });
+    }
+    const { task } = await this.rpc.request(ADMIN_TASKS_SUBJECTS.get, { task_id: taskId });
+    const rules = task.tool_prompts;
+    if (!rules) {
+      throw new RelayError(
+        'not_for_approvers',
+        `The sender of task ${task.id} answers its tool prompts: no tool-prompt rule of ${task.recipient.handle}'s trust policy matched it`,
+        {
+          task_id: task.id,
+        },
+      );
+    }
+    if (rules.four_eyes) {
+      const rule = `(tool-prompt rule "${rules.rule}")`;
+      await this.checkFourEyes(task, principal, { named: `This tool prompt ${rule}`, decided: `this tool prompt ${rule}` });
+    }
+    const answered = await this.rpc.request(APPROVALS_SUBJECTS.answerToolPrompt, {
+      task_id: task.id,
+      request_id: requestId,
+      decision,
+      ...(reason !== undefined ? { reason } : {}),
+      answered_by: nameOf(principal),
+    });
+    await this.audit.record(principal, decision === 'allow' ? 'tool_prompt.allow' : 'tool_prompt.deny', task.id, {
+      rule: rules.rule,
+      request_id: requestId,
+      sender: task.sender.handle,
+      recipient: task.recipient.handle,
+      ...(reason ? { reason } : {}),
+    });
+    return answered;
+  }
+
   private async decide(taskId: string, decision: ApprovalDecision, comment: string | undefined, principal: AdminPrincipal): Promise<TaskView> {
     const { task } = await this.rpc.request(ADMIN_TASKS_SUBJECTS.get, { task_id: taskId });
-    if (task.hold?.four_eyes) await this.checkFourEyes(task, principal);
+    if (task.hold?.four_eyes) {
+      const rule = `(rule "${task.hold.rule}")`;
+      await this.checkFourEyes(task, principal, { named: `The hold ${rule}`, decided: `this hold ${rule}` });
+    }
     const { person } = principal;
     const decided = await this.rpc.request(APPROVALS_SUBJECTS.decide, {
       task_id: task.id,
       decision,
       ...(comment !== undefined ? { comment } : {}),
-      decided_by: person ? (person.email ?? person.sub) : principal.actor,
+      decided_by: nameOf(principal),
       ...(person?.email ? { decided_by_email: person.email } : {}),
     });
     await this.audit.record(principal, decision === 'approve' ? 'approval.approve' : 'approval.deny', task.id, {
@@ -97,16 +183,16 @@ export class ApprovalsController {
   }
 
   /** Four eyes: a person, identified by their sign-in, who does not own the sending agent. */
-  private async checkFourEyes(task: TaskView, principal: AdminPrincipal): Promise<void> {
+  private async checkFourEyes(task: TaskView, principal: AdminPrincipal, what: { named: string; decided: string }): Promise<void> {
     const { person } = principal;
     if (!person) {
-      throw new RelayError('four_eyes', `The hold (rule "${task.hold?.rule}") needs four eyes: sign in as a person to decide it, not with the admin token`, {
+      throw new RelayError('four_eyes', `${what.named} needs four eyes: sign in as a person to decide it, not with the admin token`, {
         task_id: task.id,
       });
     }
     const sender = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: task.sender.handle });
     if (sender.email !== null && person.email !== null && sender.email.toLowerCase() === person.email.toLowerCase()) {
-      throw new RelayError('four_eyes', `You own ${task.sender.handle}, the sending agent: another person must decide this hold (rule "${task.hold?.rule}")`, {
+      throw new RelayError('four_eyes', `You own ${task.sender.handle}, the sending agent: another person must decide ${what.decided}`, {
         task_id: task.id,
         owner: sender.email,
       });

@@ -57,6 +57,7 @@ const task: TaskView = {
   updated_at: '2026-01-01T00:01:00.000Z',
   status_timestamp: '2026-01-01T00:01:00.000Z',
   hold: null,
+  tool_prompts: null,
 };
 
 describe('hidden bodies (the auditor role)', () => {

@@ -15,6 +15,7 @@ import { BoundedSearch1764590000000 } from './1764590000000-BoundedSearch';
 import { Deployment1765100000000 } from './1765100000000-Deployment';
 import { HeldHandoffs1765300000000 } from './1765300000000-HeldHandoffs';
 import { HeldTaskEvent1765410000000 } from './1765410000000-HeldTaskEvent';
+import { ToolPromptAnswers1765440000000 } from './1765440000000-ToolPromptAnswers';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -34,4 +35,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   Deployment1765100000000,
   HeldHandoffs1765300000000,
   HeldTaskEvent1765410000000,
+  ToolPromptAnswers1765440000000,
 ];

@@ -9,7 +9,7 @@ const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'c
 @Index('audit_log_task_idx', ['taskId', 'id'])
 @Check(
   'audit_log_transition_known',
-  `"transition" IN ('create', 'accept', 'complete', 'cancel', 'decline', 'fail', 'request_input', 'resume', 'approve', 'deny', 'expire')`,
+  `"transition" IN ('create', 'accept', 'complete', 'cancel', 'decline', 'fail', 'request_input', 'resume', 'approve', 'deny', 'expire', 'allow_tool', 'deny_tool')`,
 )
 @Check('audit_log_from_state_known', `"from_state" IS NULL OR "from_state" IN (${STATES})`)
 @Check('audit_log_to_state_known', `"to_state" IN (${STATES})`)

@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { decideHold, RelayError, TASK_LIMITS, type SendRequest, type TaskHold } from '@app/contracts';
+import {
+  decideHold,
+  decideToolPrompts,
+  RelayError,
+  TASK_LIMITS,
+  type HoldCandidate,
+  type SendRequest,
+  type TaskHold,
+  type TaskToolPrompts,
+} from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
 import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
@@ -43,6 +52,25 @@ async function runCreate(pool: pg.Pool, contextId: string | undefined, query: pg
   }
 }
 
+/** What the rules of the recipient's trust policy see of a handoff: what it says about itself (sender, intent, artifacts, proposed action). */
+function holdCandidate(request: SendRequest): HoldCandidate {
+  return {
+    sender: request.caller.handle,
+    recipient: (request.recipient as NonNullable<SendRequest['recipient']>).handle,
+    intent: request.intent ?? 'inform',
+    artifacts: request.artifacts ?? [],
+    proposedAction: request.proposed_action ?? null,
+  };
+}
+
+/** Who answers the new task's tool prompts: people when a tool-prompt rule matches (docs/decisions/0031-tool-prompts-answered-by-people.md), else (null) its sender. */
+function toolPromptsOf(request: SendRequest): TaskToolPrompts | null {
+  const rules = request.tool_prompt_rules ?? [];
+  if (rules.length === 0 || !request.recipient) return null;
+  const decision = decideToolPrompts(rules, holdCandidate(request));
+  return decision ? { answered_by: 'approvers', rule: decision.rule, four_eyes: decision.fourEyes, answers: [] } : null;
+}
+
 /**
  * The hold a rule of the recipient's trust policy puts on the new task, or null when it is
  * delivered at once (docs/decisions/0024-held-handoffs.md): the rules see what the handoff says
@@ -51,13 +79,7 @@ async function runCreate(pool: pg.Pool, contextId: string | undefined, query: pg
 function heldBy(request: SendRequest, now: Date): TaskHold | null {
   const rules = request.hold_rules ?? [];
   if (rules.length === 0 || !request.recipient) return null;
-  const decision = decideHold(rules, {
-    sender: request.caller.handle,
-    recipient: request.recipient.handle,
-    intent: request.intent ?? 'inform',
-    artifacts: request.artifacts ?? [],
-    proposedAction: request.proposed_action ?? null,
-  });
+  const decision = decideHold(rules, holdCandidate(request));
   if (!decision) return null;
   return {
     rule: decision.rule,
@@ -121,6 +143,7 @@ export async function createTask(
     hold: held,
     hold_expires_at: held ? new Date(held.expires_at) : null,
     hidden_from_recipient: held !== null,
+    tool_prompts: toolPromptsOf(request),
   };
   const message: MessageRow = {
     task_id: task.id,
@@ -173,6 +196,7 @@ export async function createTask(
       task.state,
       held ? JSON.stringify(held) : null,
       task.hold_expires_at,
+      task.tool_prompts ? JSON.stringify(task.tool_prompts) : null,
     ],
   });
   if (outcome.created === 1) return { task, message, artifacts: artifacts.map(({ size_bytes: _size, ...artifact }) => artifact) };

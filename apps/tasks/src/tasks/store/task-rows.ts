@@ -60,6 +60,7 @@ const TASK_ROW_COLUMNS: { [Column in keyof RowOf<TaskEntity>]: true } = {
   hold: true,
   hold_expires_at: true,
   hidden_from_recipient: true,
+  tool_prompts: true,
 };
 
 /** The task columns of a query on `"tasks"."tasks" t`. */
@@ -126,6 +127,7 @@ export function toTaskView(row: TaskRow, messages: MessageRow[], artifacts: Arti
     updated_at: row.updated_at.toISOString(),
     status_timestamp: row.status_timestamp.toISOString(),
     hold: row.hold ?? null,
+    tool_prompts: row.tool_prompts ?? null,
   };
 }
 

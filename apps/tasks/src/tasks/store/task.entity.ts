@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import { AGENT_LIMITS, TASK_LIMITS, type Intent, type ProposedAction, type TaskHold, type TaskState } from '@app/contracts';
+import { AGENT_LIMITS, TASK_LIMITS, type Intent, type ProposedAction, type TaskHold, type TaskState, type TaskToolPrompts } from '@app/contracts';
 
 const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'cancelled', 'failed', 'rejected'`;
 
@@ -21,6 +21,7 @@ const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'c
 @Index('tasks_terminal_status_idx', { synchronize: false })
 @Index('tasks_completed_at_idx', ['completedAt'], { where: '"completed_at" IS NOT NULL' })
 @Index('tasks_hold_expires_idx', ['holdExpiresAt'], { where: `"state" = 'held'` })
+@Index('tasks_tool_prompts_idx', ['id'], { where: `"tool_prompts" IS NOT NULL` })
 @Check('tasks_id_ulid', `"id" ~ '^[0-9A-HJKMNP-TV-Z]{26}$'`)
 @Check('tasks_state_known', `"state" IN (${STATES})`)
 @Check('tasks_intent_known', `"intent" IN ('inform', 'ask_question', 'propose_action')`)
@@ -34,6 +35,7 @@ const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'c
 @Check('tasks_failed_at_when_failed', `("state" = 'failed') = ("failed_at" IS NOT NULL)`)
 @Check('tasks_rejected_at_when_rejected', `("state" = 'rejected') = ("rejected_at" IS NOT NULL)`)
 @Check('tasks_held_is_hidden', `"state" <> 'held' OR ("hidden_from_recipient" AND "hold" IS NOT NULL AND "hold_expires_at" IS NOT NULL)`)
+@Check('tasks_tool_prompts_object', `"tool_prompts" IS NULL OR jsonb_typeof("tool_prompts") = 'object'`)
 @Check('tasks_hidden_only_when_held', `NOT "hidden_from_recipient" OR "hold" IS NOT NULL`)
 @Check('tasks_hold_object', `"hold" IS NULL OR jsonb_typeof("hold") = 'object'`)
 export class TaskEntity {
@@ -132,4 +134,8 @@ export class TaskEntity {
   /** True while the recipient must not see the task: held, and after a hold that ended other than approved. */
   @Column({ type: 'boolean', default: false })
   hiddenFromRecipient: boolean;
+
+  /** Set on a handoff a tool-prompt rule matched: its tool prompts are answered by people, and their answers. */
+  @Column({ type: 'jsonb', nullable: true })
+  toolPrompts: TaskToolPrompts | null;
 }
