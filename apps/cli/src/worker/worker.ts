@@ -202,9 +202,9 @@ export class Worker {
   /** Stops the running commands now; their tasks are failed saying so. */
   stopNow(): void {
     this.stop();
-    for (const task of this.running.values()) {
-      task.stopReason ??= 'forced';
-      task.controller.abort();
+    for (const runningTask of this.running.values()) {
+      runningTask.stopReason ??= 'forced';
+      runningTask.controller.abort();
     }
   }
 
@@ -289,11 +289,11 @@ export class Worker {
         if (!this.liveness.holds(event.task_id)) this.enqueue(event.task_id, 'check');
         break;
       case 'canceled': {
-        const task = this.running.get(event.task_id);
-        if (task) {
+        const runningTask = this.running.get(event.task_id);
+        if (runningTask) {
           this.options.log(`worker: ${event.task_id}: cancelled by the sender; stopping its command`);
-          task.stopReason = 'cancelled';
-          task.controller.abort();
+          runningTask.stopReason = 'cancelled';
+          runningTask.controller.abort();
         }
         break;
       }
