@@ -53,7 +53,7 @@ describe('InboxWatcher', () => {
 
   afterEach(() => watcher.unsubscribe());
 
-  it('reads the open threads with the total of unread messages', async () => {
+  it('reads the open tasks with the total of unread messages', async () => {
     inbox.push(item('T2', 'accepted', 2));
     const snapshot = await watcher.read();
     expect(snapshot.tasks.map((task) => task.task_id)).toEqual(['T1', 'T2']);

@@ -10,7 +10,7 @@ describe('tool annotations', () => {
     }
   });
 
-  it('marks only the tools that change nothing read-only: get_thread marks the thread read', () => {
+  it('marks only the tools that change nothing read-only: get_thread marks the task read', () => {
     const readOnly = Object.entries(TOOL_ANNOTATIONS)
       .filter(([, hints]) => hints.readOnlyHint)
       .map(([name]) => name)

@@ -7,8 +7,8 @@ export type ToolHints = Required<Pick<ToolAnnotations, 'readOnlyHint' | 'destruc
  * What each tool does to the relay, as MCP's tool annotations say it; clients decide on them whether a
  * call needs a person's approval (Codex's `codex exec` runs only read-only MCP tools unless the
  * server's tools are approved in its config). The rules:
- * - `readOnlyHint` only for a tool that changes nothing: `get_thread` marks the thread read, so it is not;
- * - `destructiveHint` for a tool that ends the other party's work on a thread (decline, cancel);
+ * - `readOnlyHint` only for a tool that changes nothing: `get_thread` marks the task read, so it is not;
+ * - `destructiveHint` for a tool that ends the other party's work on a task (decline, cancel);
  * - `idempotentHint` only when the same arguments twice have the effect of once: a reply or a handoff
  *   is sent twice unless the caller passes the same `idempotency_key`, so neither is;
  * - `openWorldHint` everywhere: each call reaches other agents through the relay.

@@ -33,8 +33,8 @@ const task: Task = {
   updated_at: '2026-01-01T00:06:00Z',
 };
 
-describe('thread text', () => {
-  it('renders a whole thread with diffs in full, messages and the result', () => {
+describe('task text', () => {
+  it('renders a whole task with diffs in full, messages and the result', () => {
     const text = taskText(task);
     expect(text).toContain('Handoff T1: completed since 2026-01-01T00:06:00Z (intent propose_action)');
     expect(text).toContain('From bob@acme (Bob) to frank@acme');
@@ -79,7 +79,7 @@ describe('thread text', () => {
       reason: `Because\u200b\u2066`,
     };
 
-    it('reaches a whole thread without controls, invisible characters or stray line breaks, its visible text kept', () => {
+    it('reaches a whole task without controls, invisible characters or stray line breaks, its visible text kept', () => {
       const text = taskText(hostile);
       expect(text).not.toMatch(FORBIDDEN);
       expect(text).toContain('From bob@acme (Bob[2J evil) to frank@acme');

@@ -8,26 +8,26 @@ function message(sequenceNo: number, from: string, payload: Record<string, unkno
   return { id: `m${sequenceNo}`, sequence_no: sequenceNo, from, body: `message ${sequenceNo}`, payload, created_at: '2026-01-01T00:00:00Z' };
 }
 
-function thread(state: Task['status']['state'], messages: TaskMessage[]): Pick<Task, 'status' | 'recipient' | 'messages'> {
+function taskOf(state: Task['status']['state'], messages: TaskMessage[]): Pick<Task, 'status' | 'recipient' | 'messages'> {
   return { status: { state }, recipient: FRANK, messages };
 }
 
 describe('worker claims', () => {
   it('tells a task no worker took from one a run holds, one answered after a question and one waiting', () => {
-    expect(standingOf(thread('accepted', [message(1, BOB)])).kind).toBe('not_a_worker_task');
+    expect(standingOf(taskOf('accepted', [message(1, BOB)])).kind).toBe('not_a_worker_task');
     const run = message(2, FRANK, marker('run', 'worker:a:1', 60));
-    expect(standingOf(thread('accepted', [message(1, BOB), run, message(3, FRANK, marker('progress', 'worker:a:1'))]))).toEqual({
+    expect(standingOf(taskOf('accepted', [message(1, BOB), run, message(3, FRANK, marker('progress', 'worker:a:1'))]))).toEqual({
       kind: 'run',
       claim: { kind: 'run', session_id: 'worker:a:1', lease_seconds: 60 },
       message: run,
     });
     const question = message(3, FRANK, marker('question', 'worker:a:1'));
-    expect(standingOf(thread('accepted', [message(1, BOB), run, question, message(4, BOB)]))).toEqual({ kind: 'answered', question, runs: 1 });
-    expect(standingOf(thread('input_required', [message(1, BOB), run, question])).kind).toBe('idle');
+    expect(standingOf(taskOf('accepted', [message(1, BOB), run, question, message(4, BOB)]))).toEqual({ kind: 'answered', question, runs: 1 });
+    expect(standingOf(taskOf('input_required', [message(1, BOB), run, question])).kind).toBe('idle');
   });
 
   it("ignores markers in the sender's messages", () => {
-    expect(standingOf(thread('accepted', [message(1, BOB, marker('run', 'worker:a:1', 60))])).kind).toBe('not_a_worker_task');
+    expect(standingOf(taskOf('accepted', [message(1, BOB, marker('run', 'worker:a:1', 60))])).kind).toBe('not_a_worker_task');
   });
 
   describe('runIsAbandoned', () => {

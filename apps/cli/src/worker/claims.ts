@@ -1,7 +1,7 @@
 import type { TaskMessage, Task } from '@app/relay-client';
 
 /**
- * How workers on one handle share its tasks. A worker marks its messages in the thread with a
+ * How workers on one handle share its tasks. A worker marks its messages in the task with a
  * payload `{agentrelay_worker: {kind, session_id, lease_seconds}}`:
  *
  * - `run`: the worker took the task and runs the command (the accept's message, or the message that
@@ -50,18 +50,18 @@ export type Standing =
   /** Waiting for the sender's answer, or finished: nothing to do. */
   | { kind: 'idle' };
 
-/** Where an open task stands for the workers of its recipient, from its whole thread. */
-export function standingOf(thread: Pick<Task, 'status' | 'recipient' | 'messages'>): Standing {
+/** Where an open task stands for the workers of its recipient, from all its messages. */
+export function standingOf(task: Pick<Task, 'status' | 'recipient' | 'messages'>): Standing {
   let runs = 0;
   let last: { claim: WorkerMarker; message: TaskMessage } | null = null;
-  for (const message of thread.messages) {
-    const claim = markerOf(message, thread.recipient);
+  for (const message of task.messages) {
+    const claim = markerOf(message, task.recipient);
     if (!claim || claim.kind === 'progress') continue;
     if (claim.kind === 'run') runs += 1;
     last = { claim, message };
   }
   if (!last) return { kind: 'not_a_worker_task' };
-  if (thread.status.state !== 'accepted') return { kind: 'idle' };
+  if (task.status.state !== 'accepted') return { kind: 'idle' };
   if (last.claim.kind === 'run') return { kind: 'run', ...last };
   return { kind: 'answered', question: last.message, runs };
 }

@@ -3,7 +3,7 @@ import { keepTail } from './output';
 export interface ProgressOptions {
   /** At most one update per this many milliseconds. */
   intervalMs: number;
-  /** At most this many updates in all (each is a message of the thread, which holds at most 500). */
+  /** At most this many updates in all (each is a message of the task, which holds at most 500). */
   maxUpdates: number;
   /** An update's text at most this long (the newest lines kept). */
   maxChars: number;

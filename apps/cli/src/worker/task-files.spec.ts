@@ -5,7 +5,7 @@ import { TASK_LIMITS } from '@app/contracts/model';
 import type { Task } from '@app/relay-client';
 import { artifactSize, collectArtifacts, writeTaskFiles } from './task-files';
 
-function thread(artifacts: Task['artifacts']): Task {
+function taskOf(artifacts: Task['artifacts']): Task {
   return {
     task_id: '01JTASK',
     thread_id: '01JTASK',
@@ -42,7 +42,7 @@ describe('task files', () => {
   it("writes the handoff's artifacts with content as files and names them in handoff.json", async () => {
     const input = await writeTaskFiles(
       dir,
-      thread([
+      taskOf([
         { type: 'file_diff', path: 'src/api/users.ts', diff: '+x\n' },
         { type: 'test_command', command: 'npm test' },
         { type: 'api_contract', name: 'users api', spec: 'openapi: 3.1.0\n', format: 'yaml' },
@@ -65,7 +65,7 @@ describe('task files', () => {
     expect(written).toMatchObject({ task_id: '01JTASK', text: 'Fix it', run: 1, answer: null, artifacts_dir: join(dir, 'artifacts') });
   });
 
-  it('collects artifacts/ in name order while they fit the thread, and names what does not', async () => {
+  it('collects artifacts/ in name order while they fit the task, and names what does not', async () => {
     await mkdir(join(dir, 'artifacts', 'sub'), { recursive: true });
     await writeFile(join(dir, 'artifacts', 'a.diff'), '--- a\n+++ b\n');
     await writeFile(join(dir, 'artifacts', 'sub', 'b.bin'), Buffer.from([0, 1, 2, 255]));
@@ -77,7 +77,7 @@ describe('task files', () => {
     expect(collected.skipped).toEqual([`c.txt (${200 * 1024} bytes: the thread's artifacts would pass ${TASK_LIMITS.artifactBytesPerTask} bytes)`]);
   });
 
-  it('leaves out files past the count the thread still takes', async () => {
+  it('leaves out files past the count the task still takes', async () => {
     await mkdir(join(dir, 'artifacts'), { recursive: true });
     await writeFile(join(dir, 'artifacts', 'one.txt'), '1');
     await writeFile(join(dir, 'artifacts', 'two.txt'), '2');

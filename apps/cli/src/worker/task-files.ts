@@ -14,7 +14,7 @@ export interface HandoffInput {
   proposed_action: Task['proposed_action'];
   /** The task's artifacts; those with content carry `file`, where the worker wrote it (relative to the task directory). */
   artifacts: Array<Record<string, unknown> & { file?: string }>;
-  /** The whole thread, oldest first (the worker's own messages included). */
+  /** All the task's messages, oldest first (the worker's own messages included). */
   messages: Array<Pick<TaskMessage, 'id' | 'sequence_no' | 'from' | 'body' | 'created_at'>>;
   /** 1 for the first run, 2 for the run after the sender's first answer, … */
   run: number;
@@ -66,11 +66,11 @@ function artifactFile(artifact: Task['artifacts'][number], index: number): { nam
  * Writes a run's input into its fresh directory: `handoff.json`, the artifacts' contents under
  * `input/`, and an empty `artifacts/` for what the command hands back.
  */
-export async function writeTaskFiles(dir: string, thread: Task, run: number, answer: string | null): Promise<HandoffInput> {
+export async function writeTaskFiles(dir: string, task: Task, run: number, answer: string | null): Promise<HandoffInput> {
   await mkdir(join(dir, INPUT_DIR), { recursive: true });
   await mkdir(join(dir, ARTIFACTS_DIR), { recursive: true });
   const artifacts: HandoffInput['artifacts'] = [];
-  for (const [index, artifact] of thread.artifacts.entries()) {
+  for (const [index, artifact] of task.artifacts.entries()) {
     const file = artifactFile(artifact, index);
     const entry: HandoffInput['artifacts'][number] = { ...(artifact as Record<string, unknown>) };
     if (file) {
@@ -80,14 +80,14 @@ export async function writeTaskFiles(dir: string, thread: Task, run: number, ans
     artifacts.push(entry);
   }
   const input: HandoffInput = {
-    task_id: thread.task_id,
-    sender: thread.sender,
-    recipient: thread.recipient,
-    intent: thread.intent,
-    text: thread.messages[0]?.body ?? thread.summary,
-    proposed_action: thread.proposed_action,
+    task_id: task.task_id,
+    sender: task.sender,
+    recipient: task.recipient,
+    intent: task.intent,
+    text: task.messages[0]?.body ?? task.summary,
+    proposed_action: task.proposed_action,
     artifacts,
-    messages: thread.messages.map(({ id, sequence_no, from, body, created_at }) => ({ id, sequence_no, from, body, created_at })),
+    messages: task.messages.map(({ id, sequence_no, from, body, created_at }) => ({ id, sequence_no, from, body, created_at })),
     run,
     answer,
     task_dir: dir,
@@ -132,9 +132,9 @@ export function artifactSize(artifact: OutputArtifact): number {
   return Buffer.byteLength(JSON.stringify(parts)) + Buffer.byteLength(artifact.name) + Buffer.byteLength('{}') * 2;
 }
 
-/** The bytes and count a thread's artifacts already take, as near as the client can tell (rather more than less). */
-export function heldArtifacts(thread: Pick<Task, 'artifacts'>): { count: number; bytes: number } {
-  return { count: thread.artifacts.length, bytes: thread.artifacts.reduce((sum, artifact) => sum + Buffer.byteLength(JSON.stringify(artifact)), 0) };
+/** The bytes and count a task's artifacts already take, as near as the client can tell (rather more than less). */
+export function heldArtifacts(task: Pick<Task, 'artifacts'>): { count: number; bytes: number } {
+  return { count: task.artifacts.length, bytes: task.artifacts.reduce((sum, artifact) => sum + Buffer.byteLength(JSON.stringify(artifact)), 0) };
 }
 
 async function listFiles(root: string, dir: string = root): Promise<string[]> {
@@ -150,7 +150,7 @@ async function listFiles(root: string, dir: string = root): Promise<string[]> {
 
 /**
  * The files under `artifacts/` as artifacts (text files as text, others as bytes), as many as fit
- * the thread's caps beside what it holds (`TASK_LIMITS.artifactsPerTask`, `artifactBytesPerTask`,
+ * the task's caps beside what it holds (`TASK_LIMITS.artifactsPerTask`, `artifactBytesPerTask`,
  * `artifactsPerRequest`), in name order; the rest are named in `skipped`.
  */
 export async function collectArtifacts(dir: string, held: { count: number; bytes: number }): Promise<CollectedArtifacts> {

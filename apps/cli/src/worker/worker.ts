@@ -29,7 +29,7 @@ export interface ToolPromptOptions {
   allowTools: string[];
   /** The words that start this CLI (`<node> [flags] <main>`): the hook is `… hook permission`. */
   cliCommand: string[];
-  /** How often a waiting question reads the thread besides the inbox's events. */
+  /** How often a waiting question reads the task besides the inbox's events. */
   pollMs?: number;
 }
 
@@ -58,7 +58,7 @@ export interface WorkerOptions {
   toolPrompts: ToolPromptOptions;
 }
 
-/** At most this many progress updates per run (each is a message; a thread holds at most 500). */
+/** At most this many progress updates per run (each is a message; a task holds at most 500). */
 export const MAX_PROGRESS_UPDATES = 50;
 const PROGRESS_MAX_CHARS = 4000;
 /** The run's files for the coding agent's hooks, inside its directory. */
@@ -202,9 +202,9 @@ export class Worker {
   /** Stops the running commands now; their tasks are failed saying so. */
   stopNow(): void {
     this.stop();
-    for (const task of this.running.values()) {
-      task.stopReason ??= 'forced';
-      task.controller.abort();
+    for (const runningTask of this.running.values()) {
+      runningTask.stopReason ??= 'forced';
+      runningTask.controller.abort();
     }
   }
 
@@ -289,11 +289,11 @@ export class Worker {
         if (!this.liveness.holds(event.task_id)) this.enqueue(event.task_id, 'check');
         break;
       case 'canceled': {
-        const task = this.running.get(event.task_id);
-        if (task) {
+        const runningTask = this.running.get(event.task_id);
+        if (runningTask) {
           this.options.log(`worker: ${event.task_id}: cancelled by the sender; stopping its command`);
-          task.stopReason = 'cancelled';
-          task.controller.abort();
+          runningTask.stopReason = 'cancelled';
+          runningTask.controller.abort();
         }
         break;
       }
@@ -328,16 +328,16 @@ export class Worker {
   }
 
   /** The task with all its messages (tasks/get pages them). */
-  private async thread(taskId: string): Promise<Task> {
-    const thread = await this.essential(() => this.client.getTask(taskId));
-    while (thread.has_more_messages && thread.next_after_sequence_no !== null) {
-      const after = thread.next_after_sequence_no;
+  private async wholeTask(taskId: string): Promise<Task> {
+    const task = await this.essential(() => this.client.getTask(taskId));
+    while (task.has_more_messages && task.next_after_sequence_no !== null) {
+      const after = task.next_after_sequence_no;
       const page = await this.essential(() => this.client.getTask(taskId, after));
-      thread.messages.push(...page.messages);
-      thread.has_more_messages = page.has_more_messages;
-      thread.next_after_sequence_no = page.next_after_sequence_no;
+      task.messages.push(...page.messages);
+      task.has_more_messages = page.has_more_messages;
+      task.next_after_sequence_no = page.next_after_sequence_no;
     }
-    return thread;
+    return task;
   }
 
   /** Accepts a pending handoff with a `run` claim; a worker whose accept loses skips the task. */
@@ -375,25 +375,25 @@ export class Worker {
       if (known.standing.kind === 'not_a_worker_task' || known.standing.kind === 'idle') return;
       if (known.standing.kind === 'run' && !runIsAbandoned(taskId, known.standing.claim, known.updatedAt, this.liveness)) return;
     }
-    const thread = await this.thread(taskId);
+    const task = await this.wholeTask(taskId);
     // A listed task is one of the inbox; an event may be of a task this agent sent.
-    if (listed) this.handle ??= thread.recipient;
-    if (thread.recipient !== this.handle) return;
-    const standing = standingOf(thread);
-    this.seen.set(taskId, { updatedAt: thread.updated_at, standing });
+    if (listed) this.handle ??= task.recipient;
+    if (task.recipient !== this.handle) return;
+    const standing = standingOf(task);
+    this.seen.set(taskId, { updatedAt: task.updated_at, standing });
     if (standing.kind === 'run') {
-      if (!this.liveness.holds(taskId) && runIsAbandoned(taskId, standing.claim, thread.updated_at, this.liveness)) await this.abandon(thread, standing.claim);
+      if (!this.liveness.holds(taskId) && runIsAbandoned(taskId, standing.claim, task.updated_at, this.liveness)) await this.abandon(task, standing.claim);
     } else if (standing.kind === 'answered') {
       this.enqueue(taskId, 'resume');
     }
   }
 
-  private async abandon(thread: Task, claim: WorkerMarker): Promise<void> {
+  private async abandon(task: Task, claim: WorkerMarker): Promise<void> {
     const reason =
       `The worker ${claim.session_id} that ran this handoff stopped before its command finished ` +
       `(it was killed or lost, and no run of it is left). It is not run again, as a half-done command may have changed things: send the handoff again to retry.`;
-    this.options.log(`worker: ${thread.task_id}: the run of ${claim.session_id} is gone; failing the task`);
-    await this.finish(thread.task_id, () => this.client.transition(thread.task_id, 'fail', { reason, sessionId: this.options.sessionId }));
+    this.options.log(`worker: ${task.task_id}: the run of ${claim.session_id} is gone; failing the task`);
+    await this.finish(task.task_id, () => this.client.transition(task.task_id, 'fail', { reason, sessionId: this.options.sessionId }));
   }
 
   /** After the sender's answer: claims the next run (one worker wins: the claim's message id is the question's), then runs it. */
@@ -401,11 +401,11 @@ export class Worker {
     if (this.stopping || this.liveness.holds(taskId)) return;
     this.claiming.add(taskId);
     try {
-      const thread = await this.thread(taskId);
-      const standing = standingOf(thread);
+      const task = await this.wholeTask(taskId);
+      const standing = standingOf(task);
       if (standing.kind !== 'answered') return;
-      const answer = thread.messages
-        .filter((message) => message.sequence_no > standing.question.sequence_no && message.from !== thread.recipient)
+      const answer = task.messages
+        .filter((message) => message.sequence_no > standing.question.sequence_no && message.from !== task.recipient)
         .map((message) => message.body)
         .join('\n\n');
       try {
@@ -436,24 +436,24 @@ export class Worker {
   }
 
   private start(taskId: string, run: number, answer: string | null): void {
-    const task: RunningTask = { controller: new AbortController(), stopReason: null };
-    this.running.set(taskId, task);
-    void this.execute(taskId, run, answer, task).finally(() => {
+    const runningTask: RunningTask = { controller: new AbortController(), stopReason: null };
+    this.running.set(taskId, runningTask);
+    void this.execute(taskId, run, answer, runningTask).finally(() => {
       this.running.delete(taskId);
       this.wake();
       if (this.running.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     });
   }
 
-  private async execute(taskId: string, run: number, answer: string | null, task: RunningTask): Promise<void> {
+  private async execute(taskId: string, run: number, answer: string | null, runningTask: RunningTask): Promise<void> {
     let dir: string | null = null;
     const prompts = this.toolPrompts.register(taskId);
     try {
-      const thread = await this.thread(taskId);
-      this.handle ??= thread.recipient; // only the recipient can accept or resume a task
-      if (thread.status.state !== 'accepted') return;
+      const task = await this.wholeTask(taskId);
+      this.handle ??= task.recipient; // only the recipient can accept or resume a task
+      if (task.status.state !== 'accepted') return;
       dir = await mkdtemp(join(this.options.workdir ?? tmpdir(), `agentrelay-${taskId}-`));
-      const input = await writeTaskFiles(dir, thread, run, answer);
+      const input = await writeTaskFiles(dir, task, run, answer);
       const hooks = await this.writeHookConfig(dir);
       const progress = new ProgressCoalescer({
         intervalMs: this.options.progressIntervalMs,
@@ -467,8 +467,8 @@ export class Worker {
         env: {
           ...this.options.env,
           AGENTRELAY_TASK_ID: taskId,
-          AGENTRELAY_SENDER: thread.sender.handle,
-          AGENTRELAY_INTENT: thread.intent,
+          AGENTRELAY_SENDER: task.sender.handle,
+          AGENTRELAY_INTENT: task.intent,
           AGENTRELAY_TEXT: input.text.slice(0, ENV_TEXT_MAX_CHARS),
           AGENTRELAY_TASK_DIR: dir,
           AGENTRELAY_INPUT_FILE: join(dir, INPUT_FILE),
@@ -484,10 +484,10 @@ export class Worker {
         timeoutMs: this.options.timeoutMs,
         killGraceMs: this.options.killGraceMs ?? 10_000,
         onProgress: (text) => progress.push(text),
-        signal: task.controller.signal,
+        signal: runningTask.controller.signal,
       });
       await progress.close();
-      await this.report(thread, dir, outcome, task);
+      await this.report(task, dir, outcome, runningTask);
     } catch (error) {
       this.options.log(`worker: ${taskId}: ${(error as Error).message}`);
       await this.finish(taskId, () =>
@@ -529,8 +529,8 @@ export class Worker {
     return true;
   }
 
-  private async report(thread: Task, dir: string, outcome: CommandOutcome, task: RunningTask): Promise<void> {
-    const taskId = thread.task_id;
+  private async report(task: Task, dir: string, outcome: CommandOutcome, runningTask: RunningTask): Promise<void> {
+    const taskId = task.task_id;
     const fail = (headline: string, detail = ''): Promise<void> => {
       this.options.log(`worker: ${taskId}: failed: ${headline}`);
       return this.finish(taskId, () => this.client.transition(taskId, 'fail', { reason: failReason(headline, detail) }));
@@ -541,7 +541,7 @@ export class Worker {
     };
     switch (outcome.kind) {
       case 'stopped':
-        if (task.stopReason === 'cancelled') return;
+        if (runningTask.stopReason === 'cancelled') return;
         return fail('The worker was told to stop at once, so it killed the command before it finished.', stderr());
       case 'timed_out':
         return fail(`The command timed out after ${duration(this.options.timeoutMs)} and was killed (SIGTERM, then SIGKILL).`, stderr());
@@ -562,7 +562,7 @@ export class Worker {
         );
       }
       case 'completed': {
-        const collected = await collectArtifacts(dir, heldArtifacts(thread));
+        const collected = await collectArtifacts(dir, heldArtifacts(task));
         const summary = outcome.output.result() || '(The command printed no output.)';
         const note = (names: string[]): string => (names.length ? `\n\nArtifacts left out: ${names.join('; ')}`.slice(0, 4000) : '');
         this.options.log(`worker: ${taskId}: completed (${collected.artifacts.length} artifact(s))`);
