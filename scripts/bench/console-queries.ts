@@ -17,7 +17,9 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { ensureDatabaseExists, pgPoolOf } from '@app/database';
 import { tasksDataSourceOptions } from '../../apps/tasks/src/database/data-source';
-import { AdminReads } from '../../apps/tasks/src/tasks/use-cases/admin-reads';
+import { ListAdminTasks } from '../../apps/tasks/src/tasks/admin/list-tasks';
+import { SearchAdminTasks } from '../../apps/tasks/src/tasks/admin/search-tasks';
+import { TaskSearch } from '../../apps/tasks/src/tasks/admin/task-search';
 import { migrateAllSchemas } from '../migrate-all';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/agentrelay_console_bench';
@@ -47,9 +49,15 @@ SELECT t."id", 1, 'm-' || t."id", 'sender', t."sender_id", t."sender_handle", t.
   jsonb_build_array(jsonb_build_object('kind', 'text', 'text', t."summary")), t."created_at", 2 * octet_length(t."summary") + 40
 FROM "tasks"."tasks" t WHERE t."id" >= $1 AND t."id" <= $2`;
 
+/** The admin reads the scenarios time. */
+interface Reads {
+  list: ListAdminTasks['list'];
+  search: SearchAdminTasks['search'];
+}
+
 interface Scenario {
   name: string;
-  run: (reads: AdminReads) => Promise<unknown>;
+  run: (reads: Reads) => Promise<unknown>;
   /** Fewer runs for a query that ranks many thousands of matches. */
   runs?: number;
 }
@@ -108,7 +116,9 @@ async function main(): Promise<void> {
   const dataSource = await new DataSource(tasksDataSourceOptions(DATABASE_URL)).initialize();
   try {
     await seed(dataSource);
-    const reads = new AdminReads(dataSource);
+    const listTasks = new ListAdminTasks(dataSource);
+    const searchTasks = new SearchAdminTasks(new TaskSearch(dataSource));
+    const reads: Reads = { list: (request) => listTasks.list(request), search: (request) => searchTasks.search(request) };
     const second = await reads.list({ limit: 50 });
     const scenarios: Scenario[] = [
       { name: 'first page (50, no filter)', run: (r) => r.list({ limit: 50 }) },

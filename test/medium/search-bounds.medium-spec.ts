@@ -2,7 +2,9 @@ import { randomInt } from 'node:crypto';
 import type pg from 'pg';
 import { Client } from 'pg';
 import { TASK_LIMITS, type SendRequest } from '@app/contracts';
-import { AdminReads, SEARCH_CONCURRENCY } from '../../apps/tasks/src/tasks/use-cases/admin-reads';
+import { SearchAdminTasks } from '../../apps/tasks/src/tasks/admin/search-tasks';
+import { SEARCH_CONCURRENCY, TaskSearch } from '../../apps/tasks/src/tasks/admin/task-search';
+import { SearchTasks } from '../../apps/tasks/src/tasks/use-cases/search-tasks';
 import { createTask, openTasksDatabase, participant, textParts, type TasksDatabase } from './support/tasks-database';
 
 interface PlanNode {
@@ -30,7 +32,7 @@ interface Statement {
  */
 describe('the search statements: index-backed, and a share of the pool of their own', () => {
   let database: TasksDatabase;
-  let reads: AdminReads;
+  let reads: { search: SearchAdminTasks['search']; searchForAgent: SearchTasks['search'] };
   let observer: Client;
   const alice = participant('search-alice');
   const bob = participant('search-bob');
@@ -65,7 +67,10 @@ describe('the search statements: index-backed, and a share of the pool of their 
 
   beforeAll(async () => {
     database = await openTasksDatabase();
-    reads = new AdminReads(database.dataSource);
+    // One search for both, as in the service: they share its limit of searches at once.
+    const taskSearch = new TaskSearch(database.dataSource);
+    const [adminSearch, agentSearch] = [new SearchAdminTasks(taskSearch), new SearchTasks(taskSearch)];
+    reads = { search: (request) => adminSearch.search(request), searchForAgent: (request) => agentSearch.search(request) };
     observer = new Client({ connectionString: process.env.RELAY_MEDIUM_DATABASE_URL });
     await observer.connect();
     // Other tasks, each with a short message, so that the planner weighs a table of some size.

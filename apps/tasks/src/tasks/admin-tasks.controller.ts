@@ -16,45 +16,59 @@ import {
   type AdminTaskPage,
   type AgentSearchReply,
 } from '@app/contracts';
-import { AdminReads } from './use-cases/admin-reads';
+import { AdminOverview } from './admin/overview';
+import { AdminTaskCounts } from './admin/task-counts';
+import { AdminTaskEvents } from './admin/task-events';
+import { GetAdminTask } from './admin/get-task';
+import { ListAdminTasks } from './admin/list-tasks';
+import { SearchAdminTasks } from './admin/search-tasks';
+import { SearchTasks } from './use-cases/search-tasks';
 
 /** The tasks service's relay-wide reads for the admin API, and the agents' search. */
 @Controller()
 export class AdminTasksController {
-  constructor(@Inject(AdminReads) private readonly reads: AdminReads) {}
+  constructor(
+    @Inject(ListAdminTasks) private readonly listTasks: ListAdminTasks,
+    @Inject(GetAdminTask) private readonly getTask: GetAdminTask,
+    @Inject(SearchAdminTasks) private readonly searchAdminTasks: SearchAdminTasks,
+    @Inject(SearchTasks) private readonly searchTasks: SearchTasks,
+    @Inject(AdminTaskEvents) private readonly taskEvents: AdminTaskEvents,
+    @Inject(AdminTaskCounts) private readonly taskCounts: AdminTaskCounts,
+    @Inject(AdminOverview) private readonly adminOverview: AdminOverview,
+  ) {}
 
   @MessagePattern(ADMIN_TASKS_SUBJECTS.list)
   list(@Payload() request: AdminListTasksRequest): Promise<AdminTaskPage> {
-    return this.reads.list(request);
+    return this.listTasks.list(request);
   }
 
   @MessagePattern(ADMIN_TASKS_SUBJECTS.get)
   get(@Payload() request: AdminGetTaskRequest): Promise<AdminTaskDetail> {
-    return this.reads.get(request);
+    return this.getTask.get(request);
   }
 
   @MessagePattern(ADMIN_TASKS_SUBJECTS.search)
   search(@Payload() request: AdminSearchTasksRequest): Promise<AdminSearchPage> {
-    return this.reads.search(request);
+    return this.searchAdminTasks.search(request);
   }
 
   @MessagePattern(ADMIN_TASKS_SUBJECTS.agentSearch)
   agentSearch(@Payload() request: AgentSearchTasksRequest): Promise<AgentSearchReply> {
-    return this.reads.searchForAgent(request);
+    return this.searchTasks.search(request);
   }
 
   @MessagePattern(ADMIN_TASKS_SUBJECTS.events)
   events(@Payload() request: AdminEventsRequest): Promise<AdminEventsReply> {
-    return this.reads.events(request);
+    return this.taskEvents.events(request);
   }
 
   @MessagePattern(ADMIN_TASKS_SUBJECTS.counts)
   counts(@Payload() request: AdminCountsRequest): Promise<AdminCountsReply> {
-    return this.reads.counts(request);
+    return this.taskCounts.counts(request);
   }
 
   @MessagePattern(ADMIN_TASKS_SUBJECTS.overview)
   overview(): Promise<AdminOverviewReply> {
-    return this.reads.overview();
+    return this.adminOverview.overview();
   }
 }

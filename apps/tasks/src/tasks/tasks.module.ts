@@ -1,12 +1,36 @@
 import { Module } from '@nestjs/common';
-import { AdminReads } from './use-cases/admin-reads';
+import { AdminOverview } from './admin/overview';
+import { AdminTaskCounts } from './admin/task-counts';
+import { AdminTaskEvents } from './admin/task-events';
+import { GetAdminTask } from './admin/get-task';
+import { ListAdminTasks } from './admin/list-tasks';
+import { SearchAdminTasks } from './admin/search-tasks';
+import { TaskSearch } from './admin/task-search';
 import { AdminTasksController } from './admin-tasks.controller';
 import { ReadTasks } from './use-cases/read-tasks';
+import { SearchTasks } from './use-cases/search-tasks';
 import { SendIdempotency } from './use-cases/send-idempotency';
 import { SendTask } from './use-cases/send-task';
 import { TaskRepository } from './store/task-repository';
 import { TasksController } from './tasks.controller';
 import { TransitionTask } from './use-cases/transition-task';
 
-@Module({ controllers: [TasksController, AdminTasksController], providers: [TaskRepository, SendIdempotency, SendTask, TransitionTask, ReadTasks, AdminReads] })
+@Module({
+  controllers: [TasksController, AdminTasksController],
+  providers: [
+    TaskRepository,
+    SendIdempotency,
+    SendTask,
+    TransitionTask,
+    ReadTasks,
+    TaskSearch,
+    SearchTasks,
+    ListAdminTasks,
+    GetAdminTask,
+    SearchAdminTasks,
+    AdminTaskEvents,
+    AdminTaskCounts,
+    AdminOverview,
+  ],
+})
 export class TasksModule {}

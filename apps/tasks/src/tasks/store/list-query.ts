@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { TASK_LIMITS, type ListRequest } from '@app/contracts';
 import { decodeCursor } from './list-cursor';
 import { TASK_COLUMNS } from './task-rows';
+import { unreadCountSql } from './sql/unread-count.sql';
 
 /** The page query of `tasks/list` and what goes with it: the one text the tasks service runs (and the bench explains). */
 export interface ListQuery {
@@ -66,10 +67,7 @@ export function listQuery(request: ListRequest): ListQuery {
   if (!own) filtered.unshift(`(t."sender_id" = $1 OR (t."recipient_id" = $1 AND NOT t."hidden_from_recipient"))`);
   const text = `SELECT ${TASK_COLUMNS},
          to_char(t."status_timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "status_key",
-         (SELECT count(*) FROM "tasks"."messages" m
-           WHERE m."task_id" = t."id" AND m."author_id" <> $1
-             AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                             WHERE r."task_id" = t."id" AND r."participant_id" = $1), 0)) AS "unread_messages"
+         ${unreadCountSql('t."id"', '$1')} AS "unread_messages"
        FROM ${from}
        LIMIT ${limitParam}::int`;
   const name = `tasks-list-${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;

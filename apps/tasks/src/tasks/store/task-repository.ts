@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { RelayError, type MessageInput, type PartView, type TaskView } from '@app/contracts';
 import { messageFromJson, messagesWithinBudgetSql, type JsonMessage } from './message-budget';
 import { TASK_COLUMNS, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
+import { unreadCountSql } from './sql/unread-count.sql';
 
 interface PgError {
   code?: string;
@@ -45,12 +46,7 @@ export class TaskRepository {
   }
 
   async unreadCount(manager: EntityManager, taskId: string, callerId: string): Promise<number> {
-    const [{ unread }] = await manager.query(
-      `SELECT count(*)::int AS "unread" FROM "tasks"."messages" m
-       WHERE m."task_id" = $1 AND m."author_id" <> $2
-         AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r WHERE r."task_id" = $1 AND r."participant_id" = $2), 0)`,
-      [taskId, callerId],
-    );
+    const [{ unread }] = await manager.query(`SELECT ${unreadCountSql('$1', '$2')}::int AS "unread"`, [taskId, callerId]);
     return unread;
   }
 

@@ -1,5 +1,6 @@
 import { messagesWithinBudgetSql } from '../message-budget';
 import { TASK_COLUMNS } from '../task-rows';
+import { unreadCountSql } from './unread-count.sql';
 
 /** The statements of a change to an existing task, an append or a transition (task-change.ts), and nothing else's. */
 
@@ -108,11 +109,7 @@ function changeTaskText(shape: ChangeShape): string {
   ORDER BY e."ordinal"
 )`);
   return `${parts.join(', ')}
-SELECT c.*,
-  (SELECT count(*)::int FROM "tasks"."messages" m
-    WHERE m."task_id" = c."id" AND m."author_id" <> @callerId
-      AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                      WHERE r."task_id" = c."id" AND r."participant_id" = @callerId), 0)) AS "unread"
+SELECT c.*, ${unreadCountSql('c."id"', '@callerId')}::int AS "unread"
 FROM changed c`;
 }
 

@@ -1,6 +1,7 @@
 import { TASK_LIMITS } from '@app/contracts';
 import { messagesWithinBudgetSql } from '../message-budget';
 import { TASK_COLUMNS } from '../task-rows';
+import { unreadCountSql } from './unread-count.sql';
 
 /** The statement of the read use case (task-read.ts), and nothing else's. */
 
@@ -34,10 +35,7 @@ WITH t AS (
     WHERE "read_cursors"."last_read_sequence_no" < EXCLUDED."last_read_sequence_no"
 )
 SELECT t.*,
-  (SELECT count(*)::int FROM "tasks"."messages" m
-    WHERE m."task_id" = t."id" AND m."author_id" <> $2
-      AND m."sequence_no" > COALESCE((SELECT r."last_read_sequence_no" FROM "tasks"."read_cursors" r
-                                      WHERE r."task_id" = t."id" AND r."participant_id" = $2), 0)) AS "unread",
+  ${unreadCountSql('t."id"', '$2')}::int AS "unread",
   CASE WHEN $3::int = 0 THEN '[]'::json ELSE ${messagesWithinBudgetSql(
     't."id"',
     'GREATEST($4::int, CASE WHEN $3::int IS NULL THEN 0 ELSE t."message_count" - $3::int END)',

@@ -1,4 +1,4 @@
-import { fragmentsOf } from './admin-reads';
+import { fragmentsOf } from './search-highlights';
 
 describe('fragmentsOf', () => {
   it('turns the start and stop marks of ts_headline into fragments', () => {
