@@ -1,8 +1,16 @@
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
-import type { PositionedTaskEvent } from '../events/task-event.model';
 import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
 import { LIST_ROLES, type ListRole } from './tasks.contract';
-import { INTENTS, TASK_STATES, type ArtifactView, type Intent, type MessageView, type TaskHold, type TaskState, type TaskView } from './task.model';
+import { INTENTS, TASK_STATES, type Intent, type TaskState } from './task.model';
+import type {
+  AdminCountsReply,
+  AdminEventsReply,
+  AdminOverviewReply,
+  AdminSearchPage,
+  AdminTaskDetail,
+  AdminTaskPage,
+  AgentSearchReply,
+} from './admin-tasks.model';
 
 /** Request subjects of the tasks service for the admin API (relay-wide reads) and the agents' search. */
 export const ADMIN_TASKS_SUBJECTS = {
@@ -175,117 +183,6 @@ export class AdminCountsRequest {
 }
 
 export class AdminOverviewRequest {}
-
-export interface AdminParty {
-  handle: string;
-  name: string;
-}
-
-export interface AdminTaskRow {
-  id: string;
-  context_id: string;
-  state: TaskState;
-  intent: Intent;
-  summary: string;
-  sender: AdminParty;
-  recipient: AdminParty;
-  message_count: number;
-  artifact_count: number;
-  created_at: string;
-  updated_at: string;
-  status_timestamp: string;
-  /** Set on a handoff a hold rule kept for approval: the rule, its deadline, four eyes and how it ended. */
-  hold?: Pick<TaskHold, 'rule' | 'expires_at' | 'four_eyes' | 'outcome'> | null;
-  /**
-   * On the list: the outbox position of the task's newest event that the row's state includes
-   * (null when retention deleted them all). A snapshot's reader follows the event stream and skips
-   * each task's events at or below it (docs/events.md#snapshot-and-follow).
-   */
-  last_event_position?: string | null;
-}
-
-export interface AdminTaskPage {
-  items: AdminTaskRow[];
-  next_cursor: string | null;
-}
-
-export interface TimelineEntry {
-  position: string;
-  event: string;
-  at: string;
-  actor: string | null;
-  state: TaskState;
-  message?: MessageView;
-  artifact?: ArtifactView;
-  reason?: string | null;
-}
-
-export interface TaskAuditRow {
-  at: string;
-  actor: string | null;
-  action: string;
-  from_state: TaskState | null;
-  to_state: TaskState | null;
-}
-
-export interface AdminTaskDetail {
-  task: TaskView;
-  /** Oldest first; the first `ADMIN_TASK_LIMITS.timelineEntries` entries that fit `detailReplyBytes`. */
-  timeline: TimelineEntry[];
-  /** Whether the timeline was cut to fit one reply (the task has more events than it shows). */
-  timeline_truncated: boolean;
-  audit: TaskAuditRow[];
-  /** Whether the task's messages were cut to fit one reply (the oldest ones are shown). */
-  messages_truncated: boolean;
-}
-
-export interface HighlightFragment {
-  text: string;
-  match: boolean;
-}
-
-export interface SearchHighlight {
-  source: 'message' | 'artifact';
-  sequence_no?: number;
-  artifact_name?: string;
-  fragments: HighlightFragment[];
-}
-
-export interface AdminSearchHit {
-  task: AdminTaskRow;
-  rank: number;
-  highlights: SearchHighlight[];
-}
-
-export interface AdminSearchPage {
-  items: AdminSearchHit[];
-  next_cursor: string | null;
-}
-
-/** `tasks/search` hits: the caller's tasks (without messages or artifacts), as `tasks/list` renders them. */
-export interface AgentSearchReply {
-  items: Array<{ task: TaskView; rank: number; highlights: SearchHighlight[] }>;
-  next_cursor: string | null;
-}
-
-export interface AdminEventsReply {
-  events: PositionedTaskEvent[];
-  has_more: boolean;
-  /** The newest outbox position when read. */
-  position: string;
-}
-
-export interface AdminCountsReply {
-  inbox: Record<TaskState, number>;
-  sent: Record<TaskState, number>;
-}
-
-export interface AdminOverviewReply {
-  per_minute: Array<{ minute: string; created: number; completed: number }>;
-  open_by_state: { pending: number; accepted: number; input_required: number };
-  oldest_pending: { id: string; created_at: string; sender: string; recipient: string } | null;
-  outbox_lag: { unpublished: number; oldest_unpublished_ms: number | null };
-}
 
 export interface AdminTasksRpc {
   [ADMIN_TASKS_SUBJECTS.list]: { request: AdminListTasksRequest; reply: AdminTaskPage };

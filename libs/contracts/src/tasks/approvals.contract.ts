@@ -1,6 +1,7 @@
 import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { TASK_LIMITS } from '../limits';
 import type { TaskView } from './task.model';
+import { APPROVAL_DECISIONS, type ApprovalDecision } from './approvals.model';
 
 /** Request subjects of held handoffs (docs/decisions/0024-held-handoffs.md), answered by the tasks service. */
 export const APPROVALS_SUBJECTS = {
@@ -12,9 +13,6 @@ export const APPROVAL_LIMITS = {
   commentChars: 2000,
   actorChars: 200,
 } as const;
-
-export const APPROVAL_DECISIONS = ['approve', 'deny'] as const;
-export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
 
 export class DecideHoldRequest {
   @IsString()
