@@ -54,6 +54,35 @@ export const ADMIN_TASK_LIMITS = {
   highlightsPerHit: 3,
 } as const;
 
+/** Property decorators as one, applied as if written in this order above the property. */
+function stacked(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, key) => {
+    for (const decorator of [...decorators].reverse()) decorator(target, key);
+  };
+}
+
+/**
+ * The checks of the admin list's and search's fields, described once: the tasks service's requests
+ * below use them, and so do the edge's queries of `GET /admin/tasks` and `GET /admin/search`, which
+ * spell some fields differently and add how a query string carries lists and numbers.
+ */
+export const ADMIN_TASK_CHECKS = {
+  role: (): PropertyDecorator => stacked(IsOptional(), IsIn(LIST_ROLES)),
+  /** `message`: what a value that is not a state is told (class-validator's words without it). */
+  states: (options: { message?: string } = {}): PropertyDecorator =>
+    stacked(IsOptional(), IsArray(), ArrayMaxSize(TASK_STATES.length), IsIn(TASK_STATES, { each: true, ...options })),
+  intents: (options: { message?: string } = {}): PropertyDecorator =>
+    stacked(IsOptional(), IsArray(), ArrayMaxSize(INTENTS.length), IsIn(INTENTS, { each: true, ...options })),
+  contextId: (): PropertyDecorator => stacked(IsOptional(), IsString(), MaxLength(TASK_LIMITS.contextIdChars)),
+  /** `created_after` and `created_before`. */
+  createdBound: (): PropertyDecorator => stacked(IsOptional(), IsISO8601({ strict: true })),
+  cursor: (): PropertyDecorator => stacked(IsOptional(), IsString(), MaxLength(ADMIN_TASK_LIMITS.cursorChars)),
+  listLimit: (): PropertyDecorator => stacked(IsOptional(), IsInt(), Min(1), Max(ADMIN_TASK_LIMITS.listMaxLimit)),
+  searchLimit: (): PropertyDecorator => stacked(IsOptional(), IsInt(), Min(1), Max(ADMIN_TASK_LIMITS.searchMaxLimit)),
+  /** The words of an admin search, once they are a string. */
+  searchWords: (): PropertyDecorator => stacked(MaxLength(ADMIN_TASK_LIMITS.queryChars), Matches(/\S/, { message: 'q must contain a word' })),
+};
+
 /** The filters the admin list and search share; the agent is given by id (the edge resolves the handle). */
 export class AdminTaskFilter {
   @IsOptional()
@@ -63,60 +92,40 @@ export class AdminTaskFilter {
   agent_id?: string;
 
   /** With `agent_id`: the agent as sender, recipient or either (default either). */
-  @IsOptional()
-  @IsIn(LIST_ROLES)
+  @ADMIN_TASK_CHECKS.role()
   role?: ListRole;
 
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(TASK_STATES.length)
-  @IsIn(TASK_STATES, { each: true })
+  @ADMIN_TASK_CHECKS.states()
   states?: TaskState[];
 
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(INTENTS.length)
-  @IsIn(INTENTS, { each: true })
+  @ADMIN_TASK_CHECKS.intents()
   intents?: Intent[];
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(TASK_LIMITS.contextIdChars)
+  @ADMIN_TASK_CHECKS.contextId()
   context_id?: string;
 
-  @IsOptional()
-  @IsISO8601({ strict: true })
+  @ADMIN_TASK_CHECKS.createdBound()
   created_after?: string;
 
-  @IsOptional()
-  @IsISO8601({ strict: true })
+  @ADMIN_TASK_CHECKS.createdBound()
   created_before?: string;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(ADMIN_TASK_LIMITS.cursorChars)
+  @ADMIN_TASK_CHECKS.cursor()
   cursor?: string;
 }
 
 export class AdminListTasksRequest extends AdminTaskFilter {
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(ADMIN_TASK_LIMITS.listMaxLimit)
+  @ADMIN_TASK_CHECKS.listLimit()
   limit?: number;
 }
 
 export class AdminSearchTasksRequest extends AdminTaskFilter {
   @IsString()
   @MinLength(1)
-  @MaxLength(ADMIN_TASK_LIMITS.queryChars)
-  @Matches(/\S/, { message: 'q must contain a word' })
+  @ADMIN_TASK_CHECKS.searchWords()
   query: string;
 
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(ADMIN_TASK_LIMITS.searchMaxLimit)
+  @ADMIN_TASK_CHECKS.searchLimit()
   limit?: number;
 }
 
