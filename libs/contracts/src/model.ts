@@ -5,6 +5,7 @@
  */
 export * from './tasks/task-vocabulary';
 export * from './limits';
+export type { AdminErrorBody, FieldError } from './errors';
 export type { ArtifactView, MessageView, PartView, ParticipantRef, ProposedAction, TaskHold, TaskView } from './tasks/task.model';
 export * from './tasks/tool-prompts';
 export * from './tasks/admin-tasks.model';

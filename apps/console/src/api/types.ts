@@ -4,6 +4,7 @@
  * the sign-in methods, the bodies it writes).
  */
 import type {
+  AdminErrorBody,
   AdminParty,
   AdminSearchHit,
   AdminSearchPage,
@@ -65,6 +66,7 @@ export type CreatedKey = CreateKeyReply;
 export type AgentCounts = AdminCountsReply;
 export type DeliveryAttempt = DeliveryAttemptView;
 export type Overview = AdminOverview;
+export type ApiErrorBody = AdminErrorBody;
 
 export type ConsoleRole = 'auditor' | 'viewer' | 'approver' | 'operator' | 'admin';
 
@@ -106,8 +108,4 @@ export interface AgentCardFields {
 export interface NewAgent extends AgentCardFields {
   handle: string;
   name: string;
-}
-
-export interface ApiErrorBody {
-  error: { reason: string; message: string; fields?: Array<{ field: string; messages: string[] }>; data?: Record<string, unknown> };
 }
