@@ -122,6 +122,17 @@ export interface RelayErrorBody {
   readonly data?: Record<string, unknown>;
 }
 
+/** A field the admin API refused, with the words of every check it failed (`skills.0` for nested fields). */
+export interface FieldError {
+  field: string;
+  messages: string[];
+}
+
+/** The admin API's error body: `{error: {reason, message, fields?, data?}}`. */
+export interface AdminErrorBody {
+  error: { reason: string; message: string; fields?: FieldError[]; data?: Record<string, unknown> };
+}
+
 export function isErrorSymbol(value: unknown): value is ErrorSymbol {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, value);
 }

@@ -5,5 +5,12 @@
  */
 export * from './tasks/task-vocabulary';
 export * from './limits';
+export type { AdminErrorBody, FieldError } from './errors';
 export type { ArtifactView, MessageView, PartView, ParticipantRef, ProposedAction, TaskHold, TaskView } from './tasks/task.model';
 export * from './tasks/tool-prompts';
+export * from './tasks/admin-tasks.model';
+export * from './tasks/approvals.model';
+export * from './directory/agent.model';
+export type { HoldRule } from './directory/hold-rules';
+export * from './notifier/deliveries.model';
+export type * from './upstream/upstream.model';

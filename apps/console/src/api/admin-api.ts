@@ -1,6 +1,6 @@
 import { ApiError } from './api-error';
 import type {
-  AdminTaskRow,
+  AgentPage,
   ApprovalDecision,
   AgentCardFields,
   AgentCounts,
@@ -12,12 +12,12 @@ import type {
   DeliveryView,
   NewAgent,
   Overview,
-  Page,
   RegisteredAgent,
-  SearchHit,
+  SearchPage,
   SessionInfo,
   SignInMethods,
   TaskDetail,
+  TaskPage,
   TaskView,
   TrustPolicy,
   UpstreamCallView,
@@ -80,7 +80,7 @@ export class AdminApi {
     }
   }
 
-  listTasks(query: URLSearchParams): Promise<Page<AdminTaskRow>> {
+  listTasks(query: URLSearchParams): Promise<TaskPage> {
     return this.request('GET', '/admin/tasks', { query });
   }
 
@@ -88,11 +88,11 @@ export class AdminApi {
     return this.request('GET', `/admin/tasks/${path(id)}`);
   }
 
-  search(query: URLSearchParams): Promise<Page<SearchHit>> {
+  search(query: URLSearchParams): Promise<SearchPage> {
     return this.request('GET', '/admin/search', { query });
   }
 
-  listAgents(cursor?: string): Promise<Page<AgentRecord>> {
+  listAgents(cursor?: string): Promise<AgentPage> {
     const query = new URLSearchParams({ include_disabled: 'true', limit: '200' });
     if (cursor) query.set('cursor', cursor);
     return this.request('GET', '/admin/agents', { query });
@@ -188,7 +188,7 @@ export class AdminApi {
   }
 
   /** The held handoffs waiting for a decision, newest first. */
-  listApprovals(cursor?: string): Promise<Page<AdminTaskRow>> {
+  listApprovals(cursor?: string): Promise<TaskPage> {
     const query = new URLSearchParams({ limit: '100' });
     if (cursor) query.set('cursor', cursor);
     return this.request('GET', '/admin/approvals', { query });

@@ -19,7 +19,7 @@ const row = (id: string, updatedAt: string): AdminTaskRow => ({
 
 const event = (taskId: string, at: string, state: LiveTaskEvent['state']): LiveTaskEvent => ({
   position: '1',
-  event: state === 'pending' ? 'created' : state,
+  event: state === 'pending' ? 'created' : state === 'cancelled' ? 'canceled' : state,
   task_id: taskId,
   state,
   intent: 'inform',

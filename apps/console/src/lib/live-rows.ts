@@ -1,13 +1,13 @@
-import type { AdminTaskRow, LiveTaskEvent, Page } from '../api/types';
+import type { LiveTaskEvent, TaskPage } from '../api/types';
 
 export interface LiveRowsUpdate {
-  pages: Page<AdminTaskRow>[];
+  pages: TaskPage[];
   /** The event names a task the loaded pages do not hold (a new one): the first page is stale. */
   unseenTask: boolean;
 }
 
 /** Applies a live task event to the loaded pages: the task's row takes the new state in place. */
-export function applyLiveEvent(pages: Page<AdminTaskRow>[], event: LiveTaskEvent): LiveRowsUpdate {
+export function applyLiveEvent(pages: TaskPage[], event: LiveTaskEvent): LiveRowsUpdate {
   let found = false;
   const updated = pages.map((page) => ({
     ...page,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
+import type { HoldRule } from '../api/types';
 import { excerptAt, offsetOfLine, trustPolicyToYaml } from './trust-yaml';
 
 describe('the trust policy as YAML', () => {
@@ -11,7 +12,7 @@ describe('the trust policy as YAML', () => {
   });
 
   it('writes the hold rules too, so that a save keeps them', () => {
-    const hold = [{ name: 'external "proposals"', outside_org: true, intents: ['propose_action'], four_eyes: true }];
+    const hold: HoldRule[] = [{ name: 'external "proposals"', outside_org: true, intents: ['propose_action'], four_eyes: true }];
     const text = trustPolicyToYaml({ handle: 'ops@acme', allow: ['*@partner'], block: [], hold });
     expect(parse(text)).toEqual({ agent: 'ops@acme', allow: ['*@partner'], block: [], hold });
     expect(trustPolicyToYaml({ handle: 'ops@acme', allow: [], block: [], hold: [] })).not.toContain('hold');

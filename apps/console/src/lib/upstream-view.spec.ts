@@ -27,7 +27,7 @@ function status(health: Partial<UpstreamStatusView['health']>, pending = false):
 }
 
 const event = (position: string, at: string): TimelineEntry => ({ position, event: 'created', at, actor: null, state: 'pending' });
-const call = (method: string, at: string): UpstreamCallView => ({
+const call = (method: UpstreamCallView['method'], at: string): UpstreamCallView => ({
   at,
   handle: 'echo@acme',
   method,

@@ -1,13 +1,8 @@
 import { ArgumentsHost, Catch, HttpException, Logger, ValidationPipe, type ExceptionFilter, type ValidationError } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { httpStatusOf, RelayError, retryAfterSeconds } from '@app/contracts';
+import { httpStatusOf, RelayError, retryAfterSeconds, type AdminErrorBody, type FieldError } from '@app/contracts';
 import { UnparseableYaml } from './agents/yaml-body';
-
-export interface FieldError {
-  field: string;
-  messages: string[];
-}
 
 /** Every violated constraint, with dotted paths for nested fields (`skills.0`). */
 export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[] {
@@ -19,11 +14,6 @@ export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[
     result.push(...fieldErrors(error.children ?? [], field));
   }
   return result;
-}
-
-/** The admin API's error body: `{error: {reason, message, fields?, data?}}`. */
-export interface AdminErrorBody {
-  error: { reason: string; message: string; fields?: FieldError[]; data?: Record<string, unknown> };
 }
 
 export function invalidBody(fields: FieldError[]): RelayError {

@@ -19,8 +19,20 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { UpstreamInterfaceDto, type UpstreamInterface } from '../upstream/upstream.contract';
-import type { AgentIdentity, AgentPublicProfile } from './agent.model';
+import { UpstreamInterfaceDto } from '../upstream/upstream.contract';
+import type {
+  AdmitReply,
+  AgentIdentity,
+  AgentPage,
+  AgentProfile,
+  AgentRecord,
+  ApiKeyInfo,
+  ApiKeyList,
+  CreateAgentReply,
+  CreateKeyReply,
+  TokenSubject,
+  TrustPolicy,
+} from './agent.model';
 import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
 import { MEDIA_RANGE_PATTERN } from '../media-types';
 import { API_KEY_DISPLAY_PREFIX_PATTERN, HANDLE_PATTERN, normalizeHandle, TRUST_PATTERN } from './handle';
@@ -300,13 +312,6 @@ export class PutTokenSubjectRequest {
   subject: string | null;
 }
 
-/** Which token subject of which issuer authenticates as the agent (both null: none). */
-export interface TokenSubject {
-  handle: string;
-  issuer: string | null;
-  subject: string | null;
-}
-
 export class AdmitRequest {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
@@ -381,90 +386,6 @@ export class PutTrustRequest extends TrustPolicyFields {
   @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 }
-
-/** An agent as the admin API shows it, private fields included. */
-export interface AgentRecord {
-  id: string;
-  handle: string;
-  name: string;
-  role: string | null;
-  description: string | null;
-  skills: string[];
-  metadata: Record<string, unknown>;
-  input_modes: string[] | null;
-  email: string | null;
-  notification_webhook_url: string | null;
-  slack_webhook_url: string | null;
-  /** Null: the relay's default (RELAY_WEBHOOK_TIMEOUT_MS). */
-  webhook_timeout_ms: number | null;
-  /** Set for an agent that runs its own A2A server: where its handoffs are delivered (no credential). */
-  upstream: UpstreamInterface | null;
-  disabled: boolean;
-  disabled_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ApiKeyInfo {
-  /** Display prefix: `ah_live_` and the key's first 8 characters; the key itself is never stored. */
-  prefix: string;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-export interface CreateAgentReply {
-  agent: AgentRecord;
-  /** Shown once. */
-  api_key: string;
-  key: ApiKeyInfo;
-  /** The agent's webhook signing secret (kept by the notifier), shown once. */
-  webhook_secret: string;
-}
-
-export interface AgentPage {
-  items: AgentRecord[];
-  next_cursor: string | null;
-}
-
-export interface CreateKeyReply {
-  api_key: string;
-  key: ApiKeyInfo;
-}
-
-export interface ApiKeyList {
-  items: ApiKeyInfo[];
-}
-
-export interface TrustPolicy {
-  handle: string;
-  allow: string[];
-  block: string[];
-  /** Hold rules, first match decides (empty: nothing is held). */
-  hold: HoldRule[];
-  /** Tool-prompt rules, first match decides (empty: every handoff's sender answers its tool prompts). */
-  tool_prompts: ToolPromptRule[];
-  /** Null while the agent has never had a policy set (the default: teammates only). */
-  updated_at: string | null;
-}
-
-export interface AdmitReply {
-  recipient: AgentPublicProfile;
-  /**
-   * The recipient's hold rules: the edge passes them with the create command, and the tasks
-   * service decides with the handoff's content (`decideHold`) whether it is held.
-   */
-  hold: HoldRule[];
-  /** The recipient's tool-prompt rules, passed and decided the same way (`decideToolPrompts`). */
-  tool_prompts: ToolPromptRule[];
-}
-
-/** The public profile behind an agent card. */
-export interface AgentProfile extends AgentPublicProfile {
-  updated_at: string;
-}
-
-/** Why an admission was refused, in `error.data.policy` of `teammate_blocked`. */
-export type AdmissionPolicy = 'blocked' | 'not_allowed';
 
 export interface DirectoryRpc {
   [DIRECTORY_SUBJECTS.authenticate]: { request: AuthenticateRequest; reply: AgentIdentity };

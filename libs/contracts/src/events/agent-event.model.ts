@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { upstreamInterfaceSchema } from '../upstream/upstream.contract';
+import { upstreamInterfaceSchema } from '../upstream/upstream.model';
 
 /** JetStream subject of the directory's agent events (not a request subject). */
 export const AGENT_UPDATED_EVENT_SUBJECT = 'relay.events.agent.updated';

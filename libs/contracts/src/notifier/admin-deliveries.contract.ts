@@ -1,4 +1,5 @@
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { REDELIVERABLE_STATUSES, type FailureCountsReply, type RedeliverManyReply } from './deliveries.model';
 
 /** The notifier's subjects for the operator console: redeliver many at once, and the failure counts of the overview. */
 export const ADMIN_DELIVERIES_SUBJECTS = {
@@ -8,8 +9,6 @@ export const ADMIN_DELIVERIES_SUBJECTS = {
 
 /** The most deliveries one redeliver-many call sends again (the oldest first); call again for the rest. */
 export const REDELIVER_MANY_LIMIT = 1000;
-
-export const REDELIVERABLE_STATUSES = ['failed', 'dead'] as const;
 
 export class RedeliverManyRequest {
   @IsIn(REDELIVERABLE_STATUSES)
@@ -21,16 +20,7 @@ export class RedeliverManyRequest {
   task_id?: string;
 }
 
-export interface RedeliverManyReply {
-  redelivered: number;
-}
-
 export class FailureCountsRequest {}
-
-export interface FailureCountsReply {
-  failed: number;
-  dead: number;
-}
 
 export interface AdminDeliveriesRpc {
   [ADMIN_DELIVERIES_SUBJECTS.redeliverMany]: { request: RedeliverManyRequest; reply: RedeliverManyReply };

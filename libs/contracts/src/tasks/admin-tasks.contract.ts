@@ -1,8 +1,16 @@
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
-import type { PositionedTaskEvent } from '../events/task-event.model';
 import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
 import { LIST_ROLES, type ListRole } from './tasks.contract';
-import { INTENTS, TASK_STATES, type ArtifactView, type Intent, type MessageView, type TaskHold, type TaskState, type TaskView } from './task.model';
+import { INTENTS, TASK_STATES, type Intent, type TaskState } from './task.model';
+import type {
+  AdminCountsReply,
+  AdminEventsReply,
+  AdminOverviewReply,
+  AdminSearchPage,
+  AdminTaskDetail,
+  AdminTaskPage,
+  AgentSearchReply,
+} from './admin-tasks.model';
 
 /** Request subjects of the tasks service for the admin API (relay-wide reads) and the agents' search. */
 export const ADMIN_TASKS_SUBJECTS = {
@@ -46,6 +54,35 @@ export const ADMIN_TASK_LIMITS = {
   highlightsPerHit: 3,
 } as const;
 
+/** Property decorators as one, applied as if written in this order above the property. */
+function stacked(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, key) => {
+    for (const decorator of [...decorators].reverse()) decorator(target, key);
+  };
+}
+
+/**
+ * The checks of the admin list's and search's fields, described once: the tasks service's requests
+ * below use them, and so do the edge's queries of `GET /admin/tasks` and `GET /admin/search`, which
+ * spell some fields differently and add how a query string carries lists and numbers.
+ */
+export const ADMIN_TASK_CHECKS = {
+  role: (): PropertyDecorator => stacked(IsOptional(), IsIn(LIST_ROLES)),
+  /** `message`: what a value that is not a state is told (class-validator's words without it). */
+  states: (options: { message?: string } = {}): PropertyDecorator =>
+    stacked(IsOptional(), IsArray(), ArrayMaxSize(TASK_STATES.length), IsIn(TASK_STATES, { each: true, ...options })),
+  intents: (options: { message?: string } = {}): PropertyDecorator =>
+    stacked(IsOptional(), IsArray(), ArrayMaxSize(INTENTS.length), IsIn(INTENTS, { each: true, ...options })),
+  contextId: (): PropertyDecorator => stacked(IsOptional(), IsString(), MaxLength(TASK_LIMITS.contextIdChars)),
+  /** `created_after` and `created_before`. */
+  createdBound: (): PropertyDecorator => stacked(IsOptional(), IsISO8601({ strict: true })),
+  cursor: (): PropertyDecorator => stacked(IsOptional(), IsString(), MaxLength(ADMIN_TASK_LIMITS.cursorChars)),
+  listLimit: (): PropertyDecorator => stacked(IsOptional(), IsInt(), Min(1), Max(ADMIN_TASK_LIMITS.listMaxLimit)),
+  searchLimit: (): PropertyDecorator => stacked(IsOptional(), IsInt(), Min(1), Max(ADMIN_TASK_LIMITS.searchMaxLimit)),
+  /** The words of an admin search, once they are a string. */
+  searchWords: (): PropertyDecorator => stacked(MaxLength(ADMIN_TASK_LIMITS.queryChars), Matches(/\S/, { message: 'q must contain a word' })),
+};
+
 /** The filters the admin list and search share; the agent is given by id (the edge resolves the handle). */
 export class AdminTaskFilter {
   @IsOptional()
@@ -55,60 +92,40 @@ export class AdminTaskFilter {
   agent_id?: string;
 
   /** With `agent_id`: the agent as sender, recipient or either (default either). */
-  @IsOptional()
-  @IsIn(LIST_ROLES)
+  @ADMIN_TASK_CHECKS.role()
   role?: ListRole;
 
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(TASK_STATES.length)
-  @IsIn(TASK_STATES, { each: true })
+  @ADMIN_TASK_CHECKS.states()
   states?: TaskState[];
 
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(INTENTS.length)
-  @IsIn(INTENTS, { each: true })
+  @ADMIN_TASK_CHECKS.intents()
   intents?: Intent[];
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(TASK_LIMITS.contextIdChars)
+  @ADMIN_TASK_CHECKS.contextId()
   context_id?: string;
 
-  @IsOptional()
-  @IsISO8601({ strict: true })
+  @ADMIN_TASK_CHECKS.createdBound()
   created_after?: string;
 
-  @IsOptional()
-  @IsISO8601({ strict: true })
+  @ADMIN_TASK_CHECKS.createdBound()
   created_before?: string;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(ADMIN_TASK_LIMITS.cursorChars)
+  @ADMIN_TASK_CHECKS.cursor()
   cursor?: string;
 }
 
 export class AdminListTasksRequest extends AdminTaskFilter {
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(ADMIN_TASK_LIMITS.listMaxLimit)
+  @ADMIN_TASK_CHECKS.listLimit()
   limit?: number;
 }
 
 export class AdminSearchTasksRequest extends AdminTaskFilter {
   @IsString()
   @MinLength(1)
-  @MaxLength(ADMIN_TASK_LIMITS.queryChars)
-  @Matches(/\S/, { message: 'q must contain a word' })
+  @ADMIN_TASK_CHECKS.searchWords()
   query: string;
 
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(ADMIN_TASK_LIMITS.searchMaxLimit)
+  @ADMIN_TASK_CHECKS.searchLimit()
   limit?: number;
 }
 
@@ -175,117 +192,6 @@ export class AdminCountsRequest {
 }
 
 export class AdminOverviewRequest {}
-
-export interface AdminParty {
-  handle: string;
-  name: string;
-}
-
-export interface AdminTaskRow {
-  id: string;
-  context_id: string;
-  state: TaskState;
-  intent: Intent;
-  summary: string;
-  sender: AdminParty;
-  recipient: AdminParty;
-  message_count: number;
-  artifact_count: number;
-  created_at: string;
-  updated_at: string;
-  status_timestamp: string;
-  /** Set on a handoff a hold rule kept for approval: the rule, its deadline, four eyes and how it ended. */
-  hold?: Pick<TaskHold, 'rule' | 'expires_at' | 'four_eyes' | 'outcome'> | null;
-  /**
-   * On the list: the outbox position of the task's newest event that the row's state includes
-   * (null when retention deleted them all). A snapshot's reader follows the event stream and skips
-   * each task's events at or below it (docs/events.md#snapshot-and-follow).
-   */
-  last_event_position?: string | null;
-}
-
-export interface AdminTaskPage {
-  items: AdminTaskRow[];
-  next_cursor: string | null;
-}
-
-export interface TimelineEntry {
-  position: string;
-  event: string;
-  at: string;
-  actor: string | null;
-  state: TaskState;
-  message?: MessageView;
-  artifact?: ArtifactView;
-  reason?: string | null;
-}
-
-export interface TaskAuditRow {
-  at: string;
-  actor: string | null;
-  action: string;
-  from_state: TaskState | null;
-  to_state: TaskState | null;
-}
-
-export interface AdminTaskDetail {
-  task: TaskView;
-  /** Oldest first; the first `ADMIN_TASK_LIMITS.timelineEntries` entries that fit `detailReplyBytes`. */
-  timeline: TimelineEntry[];
-  /** Whether the timeline was cut to fit one reply (the task has more events than it shows). */
-  timeline_truncated: boolean;
-  audit: TaskAuditRow[];
-  /** Whether the task's messages were cut to fit one reply (the oldest ones are shown). */
-  messages_truncated: boolean;
-}
-
-export interface HighlightFragment {
-  text: string;
-  match: boolean;
-}
-
-export interface SearchHighlight {
-  source: 'message' | 'artifact';
-  sequence_no?: number;
-  artifact_name?: string;
-  fragments: HighlightFragment[];
-}
-
-export interface AdminSearchHit {
-  task: AdminTaskRow;
-  rank: number;
-  highlights: SearchHighlight[];
-}
-
-export interface AdminSearchPage {
-  items: AdminSearchHit[];
-  next_cursor: string | null;
-}
-
-/** `tasks/search` hits: the caller's tasks (without messages or artifacts), as `tasks/list` renders them. */
-export interface AgentSearchReply {
-  items: Array<{ task: TaskView; rank: number; highlights: SearchHighlight[] }>;
-  next_cursor: string | null;
-}
-
-export interface AdminEventsReply {
-  events: PositionedTaskEvent[];
-  has_more: boolean;
-  /** The newest outbox position when read. */
-  position: string;
-}
-
-export interface AdminCountsReply {
-  inbox: Record<TaskState, number>;
-  sent: Record<TaskState, number>;
-}
-
-export interface AdminOverviewReply {
-  per_minute: Array<{ minute: string; created: number; completed: number }>;
-  open_by_state: { pending: number; accepted: number; input_required: number };
-  oldest_pending: { id: string; created_at: string; sender: string; recipient: string } | null;
-  outbox_lag: { unpublished: number; oldest_unpublished_ms: number | null };
-}
 
 export interface AdminTasksRpc {
   [ADMIN_TASKS_SUBJECTS.list]: { request: AdminListTasksRequest; reply: AdminTaskPage };

@@ -1,8 +1,8 @@
 import { IsEmail, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { TASK_LIMITS } from '../limits';
 import type { TaskView } from './task.model';
-import { PERMISSION_DECISIONS, TOOL_PROMPT_LIMITS, type PermissionDecision, type PermissionRequest } from './tool-prompts';
-import type { TaskState } from './task-vocabulary';
+import { APPROVAL_DECISIONS, type ApprovalDecision, type PendingToolPromptsReply } from './approvals.model';
+import { PERMISSION_DECISIONS, TOOL_PROMPT_LIMITS, type PermissionDecision } from './tool-prompts';
 
 /** Request subjects of held handoffs (docs/decisions/0024-held-handoffs.md), answered by the tasks service. */
 export const APPROVALS_SUBJECTS = {
@@ -18,9 +18,6 @@ export const APPROVAL_LIMITS = {
   commentChars: 2000,
   actorChars: 200,
 } as const;
-
-export const APPROVAL_DECISIONS = ['approve', 'deny'] as const;
-export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
 
 export class DecideHoldRequest {
   @IsString()
@@ -82,24 +79,6 @@ export class PendingToolPromptsRequest {
   @Min(1)
   @Max(TOOL_PROMPT_LIMITS.pendingPageMax)
   limit?: number;
-}
-
-/** A tool prompt waiting for a person's answer: the question, and the handoff it was asked on. */
-export interface PendingToolPrompt {
-  task_id: string;
-  sender: string;
-  recipient: string;
-  summary: string;
-  state: TaskState;
-  /** The tool-prompt rule that gave the handoff's prompts to people. */
-  rule: string;
-  four_eyes: boolean;
-  asked_at: string;
-  request: PermissionRequest;
-}
-
-export interface PendingToolPromptsReply {
-  items: PendingToolPrompt[];
 }
 
 export interface ApprovalsRpc {

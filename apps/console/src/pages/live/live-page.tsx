@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { useInfiniteQuery, useQueryClient, type InfiniteData } from '@tanstack/react-query';
 import { useSearchParams } from 'react-router';
 import { adminApi } from '../../api/admin-api';
-import type { AdminTaskRow, LiveTaskEvent, Page } from '../../api/types';
+import type { LiveTaskEvent, TaskPage } from '../../api/types';
 import { ErrorMessage } from '../../components/error-message';
 import { TaskFiltersForm } from '../../components/task-filters-form';
 import { TaskTable } from '../../components/task-table';
@@ -40,7 +40,7 @@ export function LivePage() {
   useEffect(() => () => clearTimeout(refetchTimer.current ?? undefined), []);
   const onEvent = useCallback(
     (event: LiveTaskEvent) => {
-      const data = queryClient.getQueryData<InfiniteData<Page<AdminTaskRow>>>(queryKey);
+      const data = queryClient.getQueryData<InfiniteData<TaskPage>>(queryKey);
       if (!data) {
         // The first page is on its way and may have been read before this event: read it again.
         void queryClient.invalidateQueries({ queryKey });
@@ -48,7 +48,7 @@ export function LivePage() {
       }
       const { pages, unseenTask } = applyLiveEvent(data.pages, event);
       if (!unseenTask) {
-        queryClient.setQueryData<InfiniteData<Page<AdminTaskRow>>>(queryKey, { ...data, pages });
+        queryClient.setQueryData<InfiniteData<TaskPage>>(queryKey, { ...data, pages });
         return;
       }
       if (event.event !== 'created' || !matchesFilters({ ...event, created_at: event.at }, { ...filters, context_id: '' })) return;

@@ -1,16 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { adminApi } from '../../api/admin-api';
-import type { Party } from '../../api/types';
 import { ErrorMessage } from '../../components/error-message';
 import { stateLabel } from '../../components/state-badge';
 import { TimeStamp } from '../../components/time-stamp';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { PerMinuteChart } from './per-minute-chart';
-
-function handleOf(party: string | Party): string {
-  return typeof party === 'string' ? party : party.handle;
-}
 
 function lagText(ms: number | null): string {
   if (ms === null) return 'nothing waiting';
@@ -57,7 +52,7 @@ export function OverviewPage() {
           {oldest_pending ? (
             <p>
               <Link to={`/handoffs/${encodeURIComponent(oldest_pending.id)}`}>
-                {handleOf(oldest_pending.sender)} → {handleOf(oldest_pending.recipient)}
+                {oldest_pending.sender} → {oldest_pending.recipient}
               </Link>
               , since <TimeStamp at={oldest_pending.created_at} />
             </p>

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Injectable, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ADMIN_TASK_LIMITS, ADMIN_TASKS_SUBJECTS, RelayError, type AdminEventsReply, type PositionedTaskEvent } from '@app/contracts';
+import { ADMIN_TASK_LIMITS, ADMIN_TASKS_SUBJECTS, RelayError, type AdminEventsReply, type AdminTaskEvent, type PositionedTaskEvent } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { hidesBodies, LeastRole } from '../admin-roles';
 import { adminPrincipalOf, AdminTokenGuard } from '../sign-in/admin-token.guard';
@@ -17,7 +17,7 @@ import { HIDDEN_TEXT } from '../tasks/hidden-bodies';
 const WRITTEN_MEMORY = 4096;
 
 /** A task event as the console shows it (`event: task`). */
-export function renderAdminEvent({ position, event }: PositionedTaskEvent, hideBodies = false): Record<string, unknown> {
+export function renderAdminEvent({ position, event }: PositionedTaskEvent, hideBodies = false): AdminTaskEvent {
   const summary = hideBodies ? HIDDEN_TEXT : event.task.summary;
   return {
     position,
@@ -33,10 +33,7 @@ export function renderAdminEvent({ position, event }: PositionedTaskEvent, hideB
 }
 
 /** An item of the admin stream: `ready` (where it starts) or a `task` event, each under its SSE event name. */
-interface AdminStreamEvent {
-  kind: 'ready' | 'task';
-  data: Record<string, unknown>;
-}
+type AdminStreamEvent = { kind: 'ready'; data: { position: string } } | { kind: 'task'; data: AdminTaskEvent };
 
 /** The admin stream through the edge's one SSE writer: named events, its errors in the admin API's body. */
 export const ADMIN_EVENTS_FRAMING: SseFraming = {

@@ -13,19 +13,17 @@ import {
   type AdminTaskDetail,
   type AdminTaskFilter,
   type AdminTaskPage,
-  type FailureCountsReply,
-  type AdminOverviewReply,
+  type AdminOverview,
   NOTIFIER_SUBJECTS,
   type UpstreamCallsReply,
+  type WithHiddenBodies,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { hidesBodies, LeastRole } from '../admin-roles';
 import { adminPrincipalOf, AdminTokenGuard } from '../sign-in/admin-token.guard';
 import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
 import { AdminSearchQuery, AdminTaskFilterQuery, AdminTasksQuery } from './admin-tasks.dto';
-import { hideDetail, hidePage, type WithHiddenBodies } from './hidden-bodies';
-
-export type AdminOverview = AdminOverviewReply & { delivery_failures: FailureCountsReply };
+import { hideDetail, hidePage } from './hidden-bodies';
 
 /** The operator console's reads across all agents: tasks, one task's timeline, search, counts, the overview. */
 @Controller('admin')

@@ -1,6 +1,6 @@
 import { Transform, Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { ADMIN_TASK_LIMITS, AGENT_LIMITS, INTENTS, LIST_ROLES, TASK_LIMITS, TASK_STATES, type Intent, type ListRole, type TaskState } from '@app/contracts';
+import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { ADMIN_TASK_CHECKS, AGENT_LIMITS, INTENTS, TASK_STATES, type Intent, type ListRole, type TaskState } from '@app/contracts';
 
 /** `state=pending,accepted` and `state=pending&state=accepted` alike. */
 const commaList = ({ value }: { value: unknown }): unknown =>
@@ -12,71 +12,51 @@ const commaList = ({ value }: { value: unknown }): unknown =>
         .filter((item) => item !== '')
     : value;
 
-/** The filters of `GET /admin/tasks` and `GET /admin/search`. */
+/** The filters of `GET /admin/tasks` and `GET /admin/search`: the tasks service's filter, the agent by handle. */
 export class AdminTaskFilterQuery {
   @IsOptional()
   @IsString()
   @MaxLength(AGENT_LIMITS.handleChars)
   agent?: string;
 
-  @IsOptional()
-  @IsIn(LIST_ROLES)
+  @ADMIN_TASK_CHECKS.role()
   role?: ListRole;
 
-  @IsOptional()
   @Transform(commaList)
-  @IsArray()
-  @ArrayMaxSize(TASK_STATES.length)
-  @IsIn(TASK_STATES, { each: true, message: `state must be a comma-separated list of ${TASK_STATES.join(', ')}` })
+  @ADMIN_TASK_CHECKS.states({ message: `state must be a comma-separated list of ${TASK_STATES.join(', ')}` })
   state?: TaskState[];
 
-  @IsOptional()
   @Transform(commaList)
-  @IsArray()
-  @ArrayMaxSize(INTENTS.length)
-  @IsIn(INTENTS, { each: true, message: `intent must be a comma-separated list of ${INTENTS.join(', ')}` })
+  @ADMIN_TASK_CHECKS.intents({ message: `intent must be a comma-separated list of ${INTENTS.join(', ')}` })
   intent?: Intent[];
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(TASK_LIMITS.contextIdChars)
+  @ADMIN_TASK_CHECKS.contextId()
   context_id?: string;
 
-  @IsOptional()
-  @IsISO8601({ strict: true })
+  @ADMIN_TASK_CHECKS.createdBound()
   created_after?: string;
 
-  @IsOptional()
-  @IsISO8601({ strict: true })
+  @ADMIN_TASK_CHECKS.createdBound()
   created_before?: string;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(ADMIN_TASK_LIMITS.cursorChars)
+  @ADMIN_TASK_CHECKS.cursor()
   cursor?: string;
 }
 
 /** The query of `GET /admin/tasks`. */
 export class AdminTasksQuery extends AdminTaskFilterQuery {
-  @IsOptional()
   @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(ADMIN_TASK_LIMITS.listMaxLimit)
+  @ADMIN_TASK_CHECKS.listLimit()
   limit?: number;
 }
 
 /** The query of `GET /admin/search`. */
 export class AdminSearchQuery extends AdminTaskFilterQuery {
   @IsString({ message: 'q is required: the words to search for' })
-  @MaxLength(ADMIN_TASK_LIMITS.queryChars)
-  @Matches(/\S/, { message: 'q must contain a word' })
+  @ADMIN_TASK_CHECKS.searchWords()
   q: string;
 
-  @IsOptional()
   @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(ADMIN_TASK_LIMITS.searchMaxLimit)
+  @ADMIN_TASK_CHECKS.searchLimit()
   limit?: number;
 }

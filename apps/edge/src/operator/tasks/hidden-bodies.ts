@@ -1,4 +1,14 @@
-import type { AdminTaskDetail, AdminTaskPage, AdminTaskRow, ArtifactView, MessageView, PartView, TaskView, TimelineEntry } from '@app/contracts';
+import type {
+  AdminTaskDetail,
+  AdminTaskPage,
+  AdminTaskRow,
+  ArtifactView,
+  MessageView,
+  PartView,
+  TaskView,
+  TimelineEntry,
+  WithHiddenBodies,
+} from '@app/contracts';
 
 /**
  * What agents wrote, left out of the admin API's answers to a role that may not read it (the
@@ -54,8 +64,6 @@ function hideTimelineEntry(entry: TimelineEntry): TimelineEntry {
     ...(entry.reason !== undefined && entry.reason !== null ? { reason: HIDDEN_TEXT } : {}),
   };
 }
-
-export type WithHiddenBodies<T> = T & { bodies_hidden?: true };
 
 export function hidePage(page: AdminTaskPage): WithHiddenBodies<AdminTaskPage> {
   return { ...page, items: page.items.map(hideRow), bodies_hidden: true };
