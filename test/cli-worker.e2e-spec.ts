@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { RelayClient, type Task } from '@app/relay-client';
 import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
+import { WorkerProcess } from './support/fake-coding-agents';
 import { RelayHarness } from './support/relay-harness';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -16,23 +17,6 @@ const REGISTER_TS = fileURLToPath(new URL('./support/process/register-ts.mjs', i
 /** Workers are real processes started from the TypeScript sources: a loaded machine starts them slowly. */
 const PROCESS_TEST_TIMEOUT_MS = 300_000;
 const SETTLE_MS = 120_000;
-
-/** One `agentrelay worker` process, its stderr kept for the failure messages. */
-class WorkerProcess {
-  stderr = '';
-  readonly exited: Promise<number | null>;
-
-  constructor(readonly child: ChildProcess) {
-    child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
-    this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-  }
-
-  /** SIGTERM, then the exit code once it stopped. */
-  async stop(): Promise<number | null> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
-    return this.exited;
-  }
-}
 
 const PROCESSES: WorkerProcess[] = [];
 

@@ -82,6 +82,7 @@ for (const [index, call] of plan.entries()) {
 console.log(lines.join('\\n'));
 `;
 
+/** One `agentrelay worker` process, its stderr kept for the failure messages. */
 export class WorkerProcess {
   stderr = '';
   readonly exited: Promise<number | null>;
@@ -91,6 +92,7 @@ export class WorkerProcess {
     this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   }
 
+  /** SIGTERM, then the exit code once it stopped. */
   async stop(): Promise<number | null> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
     return this.exited;

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { AGENT_LIMITS, RelayError, type TaskHold } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
 import { loadTask, type LoadedTask } from '../tasks/store/task-change';
+import { taskForPeople } from './task-for-people';
 import { taskEvent } from '../tasks/store/task-events';
 import type { MessageRow, TaskRow } from '../tasks/store/task-rows';
 import { END_HOLD_SQL, FIRST_MESSAGE_SQL } from './hold-end.sql';
@@ -20,16 +21,6 @@ export function holdEndReason(end: HoldEnd, hold: TaskHold): string | null {
   return `Not approved before the hold expired at ${hold.expires_at} (rule "${hold.rule}")`;
 }
 
-async function held(pool: pg.Pool, taskId: string): Promise<LoadedTask> {
-  try {
-    return await loadTask(pool, taskId);
-  } catch (error) {
-    if (error instanceof RelayError && error.reason === 'thread_not_found')
-      throw new RelayError('task_not_found', `No task with id ${taskId}`, { task_id: taskId });
-    throw error;
-  }
-}
-
 /**
  * Ends the hold of a held task (docs/decisions/0024-held-handoffs.md). Approved, the task becomes
  * pending and its recipient is told as if it had just been sent (the `created` event: inbox,
@@ -38,7 +29,7 @@ async function held(pool: pg.Pool, taskId: string): Promise<LoadedTask> {
  * (the sweep expires it); a change that lost a race is `state_changed`, and nothing is written.
  */
 export async function endHold(pool: pg.Pool, taskId: string, end: HoldEnd, now = new Date()): Promise<{ task: TaskRow; artifacts: LoadedTask['artifacts'] }> {
-  const { artifacts, ...current } = await held(pool, taskId);
+  const { artifacts, ...current } = await taskForPeople(pool, taskId);
   const hold = current.hold;
   if (current.state !== 'held' || !hold) {
     throw new RelayError('not_held', `Task ${current.id} is not held for approval (it is ${current.state})`, {

@@ -9,19 +9,10 @@ import {
   type PermissionRequest,
   type ToolPromptAnswerRecord,
 } from '@app/contracts';
-import { loadTask, type LoadedTask } from '../tasks/store/task-change';
+import type { LoadedTask } from '../tasks/store/task-change';
+import { taskForPeople } from './task-for-people';
 import type { TaskRow } from '../tasks/store/task-rows';
 import { ANSWER_TOOL_PROMPT_SQL, TOOL_PROMPT_REQUEST_SQL } from './tool-prompts.sql';
-
-async function taskNamed(pool: pg.Pool, taskId: string): Promise<LoadedTask> {
-  try {
-    return await loadTask(pool, taskId);
-  } catch (error) {
-    if (error instanceof RelayError && error.reason === 'thread_not_found')
-      throw new RelayError('task_not_found', `No task with id ${taskId}`, { task_id: taskId });
-    throw error;
-  }
-}
 
 function closed(task: TaskRow, requestId: string, why: string): RelayError {
   return new RelayError('tool_prompt_closed', `Tool prompt ${requestId} of task ${task.id} is closed: ${why}`, {
@@ -43,7 +34,7 @@ export async function answerToolPrompt(
   request: AnswerToolPromptRequest,
   now = new Date(),
 ): Promise<{ task: TaskRow; artifacts: LoadedTask['artifacts'] }> {
-  const { artifacts, ...current } = await taskNamed(pool, request.task_id.toUpperCase());
+  const { artifacts, ...current } = await taskForPeople(pool, request.task_id.toUpperCase());
   const requestId = request.request_id;
   if (!current.tool_prompts) {
     throw new RelayError(
@@ -93,7 +84,7 @@ export async function answerToolPrompt(
     ],
   });
   if (!changed[0]) {
-    const latest = await taskNamed(pool, current.id);
+    const latest = await taskForPeople(pool, current.id);
     if (isTerminalState(latest.state)) throw closed(latest, requestId, `the task is ${latest.state}`);
     throw closed(latest, requestId, 'another person answered it first');
   }
