@@ -75,6 +75,47 @@ describe('console tool prompts in a browser', () => {
     return row;
   }
 
+  /** The recipient asks about `toolName` on the handoff, as its worker would (apps/cli/src/hooks/tool-prompt-asker.ts), until the queue lists it. */
+  async function ask(toolName: string, toolInput: unknown): Promise<PermissionRequest> {
+    const asked: PermissionRequest = {
+      kind: PERMISSION_REQUEST_KIND,
+      request_id: randomUUID(),
+      tool_name: toolName,
+      tool_input: toolInput,
+      client: 'claude-code',
+      hook_event: 'PreToolUse',
+      expires_at: new Date(Date.now() + QUESTION_LIFETIME_MS).toISOString(),
+      answered_by: 'approvers',
+    };
+    await ok(relay.url, ops.api_key, 'message/send', {
+      task_id: taskId,
+      message: {
+        parts: [
+          {
+            type: 'text',
+            text: `Permission needed: Claude Code wants to use ${toolName}. An approver answers request ${asked.request_id} in the console (Approvals).`,
+          },
+          { type: 'data', data: asked },
+        ],
+        payload: { permission_request: asked },
+      },
+      metadata: { client_idempotency_key: asked.request_id },
+    });
+    await eventually(async () => {
+      const queue = await request(relay.url).get('/admin/approvals/tool-prompts').set(admin).expect(200);
+      return (queue.body.items as PendingToolPrompt[]).some((item) => item.task_id === taskId && item.request.request_id === asked.request_id);
+    }, 30_000);
+    return asked;
+  }
+
+  async function sessionOf(browser: ConsoleBrowser): Promise<{ cookie: string; 'x-csrf-token': string }> {
+    const cookie = (await browser.context.cookies(relay.url + '/admin/')).find((entry) => entry.name === 'relay_session');
+    if (!cookie) throw new Error('the browser holds no relay_session cookie');
+    const header = `${cookie.name}=${cookie.value}`;
+    const session = (await (await fetch(`${relay.url}/admin/session`, { headers: { cookie: header } })).json()) as { csrf_token: string };
+    return { cookie: header, 'x-csrf-token': session.csrf_token };
+  }
+
   beforeAll(async () => {
     await mkdir(SCREENSHOT_DIR, { recursive: true });
     provider = await startConsoleProvider([
@@ -97,35 +138,7 @@ describe('console tool prompts in a browser', () => {
     });
     taskId = sent.task_id as string;
 
-    // The recipient asks, as its worker would (apps/cli/src/hooks/tool-prompt-asker.ts).
-    question = {
-      kind: PERMISSION_REQUEST_KIND,
-      request_id: randomUUID(),
-      tool_name: 'Bash',
-      tool_input: { command: 'npm run migrate -- --check' },
-      client: 'claude-code',
-      hook_event: 'PreToolUse',
-      expires_at: new Date(Date.now() + QUESTION_LIFETIME_MS).toISOString(),
-      answered_by: 'approvers',
-    };
-    await ok(relay.url, ops.api_key, 'message/send', {
-      task_id: taskId,
-      message: {
-        parts: [
-          {
-            type: 'text',
-            text: `Permission needed: Claude Code wants to use Bash. An approver answers request ${question.request_id} in the console (Approvals).`,
-          },
-          { type: 'data', data: question },
-        ],
-        payload: { permission_request: question },
-      },
-      metadata: { client_idempotency_key: question.request_id },
-    });
-    await eventually(async () => {
-      const queue = await request(relay.url).get('/admin/approvals/tool-prompts').set(admin).expect(200);
-      return (queue.body.items as PendingToolPrompt[]).some((item) => item.task_id === taskId && item.request.request_id === question.request_id);
-    }, 30_000);
+    question = await ask('Bash', { command: 'npm run migrate -- --check' });
   });
 
   afterAll(async () => {
@@ -154,8 +167,9 @@ describe('console tool prompts in a browser', () => {
     expect(await row.getByRole('button', { name: 'Allow' }).count()).toBe(0);
   });
 
-  it('an approver denies it with a reason; the task carries the answer, and its page shows it', async () => {
-    const { page } = await signInAs('ann', 'Ann Approver');
+  it('an approver denies it with a reason; the task carries the answer, and its page shows it; a question answered meanwhile is refused and said so', async () => {
+    const browser = await signInAs('ann', 'Ann Approver');
+    const { page } = browser;
     const row = await openPromptRow(page);
     await row.getByLabel('Reason').fill(reason);
     await checkPage(page, 'approvals-tool-prompts');
@@ -181,6 +195,22 @@ describe('console tool prompts in a browser', () => {
     const queue = await request(relay.url).get('/admin/approvals/tool-prompts').set(admin).expect(200);
     expect((queue.body.items as PendingToolPrompt[]).filter((item) => item.task_id === taskId)).toEqual([]);
 
+    // A question answered elsewhere while the page shows it: the answer is refused, the page says so, the row goes.
+    const write = await ask('Write', { file_path: '/etc/hosts', content: '127.0.0.1 relay' });
+    await page.reload();
+    const writeRow = await shown(promptsTable(page).getByRole('row').filter({ hasText: '/etc/hosts' }));
+    await request(relay.url)
+      .post(`/admin/approvals/${taskId}/tool-prompts/${write.request_id}/allow`)
+      .set(await sessionOf(browser))
+      .send({})
+      .expect(200);
+    await writeRow.getByRole('button', { name: 'Allow' }).click();
+    await (await shown(page.getByRole('dialog', { name: 'Allow Write?' }))).getByRole('button', { name: 'Allow', exact: true }).click();
+    await shown(
+      page.getByTestId('tool-prompt-result').getByText(`Not answered: Tool prompt ${write.request_id} of task ${taskId} is closed`, { exact: false }),
+    );
+    expect(await promptsTable(page).getByRole('row').filter({ hasText: '/etc/hosts' }).count()).toBe(0);
+
     await page.goto(consoleUrl(`handoffs/${encodeURIComponent(taskId)}`));
     const panel = await shown(page.getByRole('region', { name: 'Tool prompts' }));
     await shown(
@@ -190,6 +220,7 @@ describe('console tool prompts in a browser', () => {
       panel.getByRole('table', { name: 'Answers to its tool prompts, oldest first' }).getByRole('row').filter({ hasText: question.request_id }),
     );
     for (const text of ['ann@acme.test', 'Denied', reason]) await shown(answer.getByText(text, { exact: true }));
+    await shown(panel.getByRole('row').filter({ hasText: write.request_id }).getByText('Allowed', { exact: true }));
     await checkPage(page, 'handoff-tool-prompts');
   });
 });

@@ -1,6 +1,7 @@
 import { useId, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { adminApi } from '../../api/admin-api';
+import { ApiError } from '../../api/api-error';
 import { TOOL_PROMPT_LIMITS, type PendingToolPrompt, type PermissionDecision, type TaskView } from '../../api/types';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorMessage } from '../../components/error-message';
@@ -19,6 +20,8 @@ function answeredText(prompt: PendingToolPrompt, decision: PermissionDecision, t
 /**
  * Allow or deny one tool prompt, with an optional reason (what the coding agent is told), each
  * after a confirmation; four eyes explained instead when they keep this person from answering.
+ * `onAnswered` is also told when the relay says the question is closed (answered already, past its
+ * deadline, its handoff ended): either way it leaves the queue.
  */
 export function ToolPromptAnswer({ prompt, onAnswered }: { prompt: PendingToolPrompt; onAnswered: (text: string) => void }) {
   const { role } = useRole();
@@ -32,6 +35,9 @@ export function ToolPromptAnswer({ prompt, onAnswered }: { prompt: PendingToolPr
   const answer = useMutation({
     mutationFn: (decision: PermissionDecision) => adminApi.answerToolPrompt(prompt.task_id, prompt.request.request_id, decision, reason.trim()),
     onSuccess: (task, decision) => onAnswered(answeredText(prompt, decision, task)),
+    onError: (error) => {
+      if (error instanceof ApiError && error.status === 409) onAnswered(`Not answered: ${error.message}`);
+    },
     onSettled: () => setAsking(null),
   });
 
