@@ -12,6 +12,8 @@ import type {
   DeliveryView,
   NewAgent,
   Overview,
+  PendingToolPromptsReply,
+  PermissionDecision,
   RegisteredAgent,
   SearchPage,
   SessionInfo,
@@ -26,6 +28,7 @@ import type {
   UpstreamRefreshReply,
   UpstreamStatusView,
 } from './types';
+import { TOOL_PROMPT_LIMITS } from './types';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -201,6 +204,16 @@ export class AdminApi {
   /** Approves (delivers) or denies (rejects, telling the sender the comment as the reason) a held handoff. */
   decideApproval(id: string, decision: ApprovalDecision, comment: string): Promise<TaskView> {
     return this.request('POST', `/admin/approvals/${path(id)}/${decision}`, { json: comment ? { comment } : {} });
+  }
+
+  /** The tool prompts people answer that wait for an answer, oldest first (as many as the relay gives at once). */
+  listToolPrompts(): Promise<PendingToolPromptsReply> {
+    return this.request('GET', '/admin/approvals/tool-prompts', { query: new URLSearchParams({ limit: String(TOOL_PROMPT_LIMITS.pendingPageMax) }) });
+  }
+
+  /** Allows or denies a tool prompt of a handoff whose tool prompts people answer; the reason is what the coding agent is told. */
+  answerToolPrompt(taskId: string, requestId: string, decision: PermissionDecision, reason: string): Promise<TaskView> {
+    return this.request('POST', `/admin/approvals/${path(taskId)}/tool-prompts/${path(requestId)}/${decision}`, { json: reason ? { reason } : {} });
   }
 
   overview(): Promise<Overview> {

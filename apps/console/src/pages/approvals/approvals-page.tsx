@@ -7,6 +7,7 @@ import { intentLabel } from '../../components/intent-label';
 import { TimeStamp } from '../../components/time-stamp';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { useRole } from '../../session/session-context';
+import { ToolPromptsSection } from './tool-prompts-section';
 
 function QueueTable({ rows }: { rows: AdminTaskRow[] }) {
   return (
@@ -47,7 +48,10 @@ function QueueTable({ rows }: { rows: AdminTaskRow[] }) {
   );
 }
 
-/** The approvals queue: the handoffs a hold rule of their recipient's trust policy keeps for a person's decision. */
+/**
+ * The approvals queue: the handoffs a hold rule of their recipient's trust policy keeps for a
+ * person's decision, and the tool prompts a tool-prompt rule gives to people.
+ */
 export function ApprovalsPage() {
   useDocumentTitle('Approvals');
   const { role, allows } = useRole();
@@ -79,6 +83,7 @@ export function ApprovalsPage() {
           More held handoffs
         </button>
       )}
+      <ToolPromptsSection />
     </>
   );
 }

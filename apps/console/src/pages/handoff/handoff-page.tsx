@@ -12,6 +12,7 @@ import { HandoffHeader } from './handoff-header';
 import { TaskArtifacts } from './task-artifacts';
 import { TaskDeliveries } from './task-deliveries';
 import { Timeline } from './timeline';
+import { ToolPromptAnswers } from './tool-prompt-answers';
 
 /** One handoff: its header, the timeline of every event, its deliveries and its audit rows. */
 export function HandoffPage() {
@@ -66,6 +67,7 @@ export function HandoffPage() {
           Your role (auditor) sees who, when and what state, not what the agents wrote: message text and artifacts&apos; content are hidden.
         </p>
       )}
+      {task.tool_prompts && <ToolPromptAnswers toolPrompts={task.tool_prompts} recipient={task.recipient.handle} />}
       <TaskArtifacts artifacts={task.artifacts} />
       <Timeline entries={timeline} truncated={timeline_truncated} calls={upstreamCalls.data ?? []} />
       <TaskDeliveries taskId={task.id} />
