@@ -16,6 +16,7 @@ import { Deployment1765100000000 } from './1765100000000-Deployment';
 import { HeldHandoffs1765300000000 } from './1765300000000-HeldHandoffs';
 import { HeldTaskEvent1765410000000 } from './1765410000000-HeldTaskEvent';
 import { ToolPromptAnswers1765440000000 } from './1765440000000-ToolPromptAnswers';
+import { SearchTextInPlpgsql1765450000000 } from './1765450000000-SearchTextInPlpgsql';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -36,4 +37,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   HeldHandoffs1765300000000,
   HeldTaskEvent1765410000000,
   ToolPromptAnswers1765440000000,
+  SearchTextInPlpgsql1765450000000,
 ];
