@@ -18,7 +18,7 @@ import type { GroupUsage, ProcessSampler } from './proc-sampler';
 import { TASK_EVENTS_PAGE_LIMIT, TASK_LIMITS } from '@app/contracts';
 import { listQuery } from '../../apps/tasks/src/tasks/store/list-query';
 import { INBOX_EVENTS_AFTER_SQL } from '../../apps/tasks/src/tasks/store/task-event-replay';
-import { readTask } from '../../apps/tasks/src/tasks/store/task-read';
+import { readTask } from '../../apps/tasks/src/tasks/store/read-query';
 import {
   baselineGet,
   baselineSendMessage,

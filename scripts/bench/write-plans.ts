@@ -11,9 +11,9 @@ import type pg from 'pg';
 import { RelayError, type ParticipantRefDto, type SendRequest, type TransitionRequest } from '@app/contracts';
 import { appendChange } from '../../apps/tasks/src/tasks/use-cases/send-task';
 import { idempotencyKeys, sendRequestHash } from '../../apps/tasks/src/tasks/use-cases/send-idempotency';
-import { changeTask } from '../../apps/tasks/src/tasks/store/task-change';
-import { createTask } from '../../apps/tasks/src/tasks/store/task-creation';
-import { transitionTask } from '../../apps/tasks/src/tasks/store/task-transition';
+import { changeTask } from '../../apps/tasks/src/tasks/store/change-write';
+import { createTask } from '../../apps/tasks/src/tasks/store/create-write';
+import { transitionTask } from '../../apps/tasks/src/tasks/store/transition-write';
 import type { RelayAgent, RelayPair } from './relay-fixture';
 
 export type WriteOperation = 'create' | 'append' | 'transition';

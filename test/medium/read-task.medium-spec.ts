@@ -1,5 +1,5 @@
 import { TASK_LIMITS, type GetRequest, type SendRequest } from '@app/contracts';
-import { readTask } from '../../apps/tasks/src/tasks/store/task-read';
+import { readTask } from '../../apps/tasks/src/tasks/store/read-query';
 import { createTask, openTasksDatabase, participant, rejectionOf, rowsOf, textParts, type TasksDatabase } from './support/tasks-database';
 
 describe('the read path against Postgres', () => {

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { AGENT_LIMITS, RelayError, type TaskHold } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
-import { loadTask, type LoadedTask } from '../tasks/store/task-change';
+import { loadTask, type LoadedTask } from '../tasks/store/change-write';
 import { taskForPeople } from './task-for-people';
 import { taskEvent } from '../tasks/store/task-events';
 import type { MessageRow, TaskRow } from '../tasks/store/task-rows';

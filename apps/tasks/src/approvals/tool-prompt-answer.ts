@@ -9,7 +9,7 @@ import {
   type PermissionRequest,
   type ToolPromptAnswerRecord,
 } from '@app/contracts';
-import type { LoadedTask } from '../tasks/store/task-change';
+import type { LoadedTask } from '../tasks/store/change-write';
 import { taskForPeople } from './task-for-people';
 import type { TaskRow } from '../tasks/store/task-rows';
 import { ANSWER_TOOL_PROMPT_SQL, TOOL_PROMPT_REQUEST_SQL } from './tool-prompts.sql';

@@ -13,7 +13,7 @@ import {
   type TimelineEntry,
 } from '@app/contracts';
 import { pgPoolOf } from '@app/database';
-import { readTask } from '../store/task-read';
+import { readTask } from '../store/read-query';
 import { toMessageView, toTaskView, type MessageRow } from '../store/task-rows';
 import { TASK_ID } from './admin-cursor';
 import { TASK_EVENTS_ONLY } from './admin-sql';

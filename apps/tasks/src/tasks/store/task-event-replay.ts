@@ -12,7 +12,7 @@ import {
 } from '@app/contracts';
 import { OUTBOX_DELETED_THROUGH_SQL, OUTBOX_HORIZON_SQL } from '../../retention/retention-sql';
 import { partyOf } from '../rules/state-machine';
-import { readTask } from './task-read';
+import { readTask } from './read-query';
 import { toTaskView } from './task-rows';
 
 /** Push-config events share the outbox and a task id, but are not part of a task's history. */

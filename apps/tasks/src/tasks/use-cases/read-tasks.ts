@@ -15,7 +15,7 @@ import {
 import { encodeCursor } from '../store/list-cursor';
 import { listQuery } from '../store/list-query';
 import { readInboxEvents, readTaskEvents } from '../store/task-event-replay';
-import { readTask } from '../store/task-read';
+import { readTask } from '../store/read-query';
 import { toMessageView, toTaskView, type ArtifactRow, type MessageRow, type TaskRow } from '../store/task-rows';
 import { pgPoolOf } from '@app/database';
 

@@ -5,8 +5,8 @@ import { RelayError, isTerminalState, type Intent, type ProposedActionDto, type 
 import { validateArtifactInputs } from '../rules/artifact-rules';
 import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempotency';
 import { partyOf } from '../rules/state-machine';
-import { createTask } from '../store/task-creation';
-import { changeHistory, changeTask, type TaskChange } from '../store/task-change';
+import { createTask } from '../store/create-write';
+import { changeHistory, changeTask, type TaskChange } from '../store/change-write';
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
 import { toMessageRef, toTaskView, type MessageRow, type TaskRow } from '../store/task-rows';
 import { pgPoolOf } from '@app/database';

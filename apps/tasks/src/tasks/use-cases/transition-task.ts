@@ -5,8 +5,8 @@ import { RelayError, type TransitionReply, type TransitionRequest } from '@app/c
 import { validateArtifactInputs } from '../rules/artifact-rules';
 import { duplicateMessageIdOr } from '../store/task-repository';
 import { toMessageView, toTaskView } from '../store/task-rows';
-import { changeHistory } from '../store/task-change';
-import { transitionTask } from '../store/task-transition';
+import { changeHistory } from '../store/change-write';
+import { transitionTask } from '../store/transition-write';
 import { pgPoolOf } from '@app/database';
 
 /**

@@ -2,7 +2,7 @@ import { messagesWithinBudgetSql } from '../message-budget';
 import { TASK_COLUMNS } from '../task-rows';
 import { unreadCountSql } from './unread-count.sql';
 
-/** The statements of a change to an existing task, an append or a transition (task-change.ts), and nothing else's. */
+/** The statements of a change to an existing task, an append or a transition (change-write.ts), and nothing else's. */
 
 /** The task with its artifacts (by position), as a change's rules and artifact caps are checked on them. */
 export const LOAD_TASK_SQL = `SELECT ${TASK_COLUMNS},

@@ -1,5 +1,5 @@
 /**
- * The statements of the create use case (task-creation.ts), and nothing else's.
+ * The statements of the create use case (create-write.ts), and nothing else's.
  *
  * The whole create in one statement (one round trip, committed on its own unless a context is
  * claimed): task, first message, artifacts, audit row, idempotency keys and the `created` outbox

@@ -3,7 +3,7 @@ import { messagesWithinBudgetSql } from '../message-budget';
 import { TASK_COLUMNS } from '../task-rows';
 import { unreadCountSql } from './unread-count.sql';
 
-/** The statement of the read use case (task-read.ts), and nothing else's. */
+/** The statement of the read use case (read-query.ts), and nothing else's. */
 
 /**
  * What a read's messages may take: the message budget less the task's own texts (its summary repeats

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { RelayError, type TaskState, type TransitionRequest } from '@app/contracts';
 import { checkTransition, partyOf, STATE_TIMESTAMP_COLUMN, type TransitionRule } from '../rules/state-machine';
-import { changeTask, type CommittedChange, type TaskChange } from './task-change';
+import { changeTask, type CommittedChange, type TaskChange } from './change-write';
 import type { TaskRow } from './task-rows';
 
 function stateChanged(rule: TransitionRule, expected: TaskState, state: TaskState | null): RelayError {
