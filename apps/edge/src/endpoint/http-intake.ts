@@ -18,15 +18,23 @@ export class UnparseableJson {
 
 const JSON_CONTENT_TYPE = /^\s*application\/json\s*(;|$)/i;
 
-/** `/a2a` and `/a2a/{handle}`: the JSON-RPC endpoints. */
-export function isJsonRpcPath(url: string): boolean {
-  return /^\/a2a(\/[^/]+)?\/?$/.test(url.split('?')[0]);
+/** The two bindings of the agent endpoints: JSON-RPC (`POST /a2a`, `POST /a2a/{handle}`) and HTTP+JSON (`/a2a/{handle}/…`). */
+export type AgentBinding = 'json-rpc' | 'http-json';
+
+/** The route config that marks a route as one binding of the agent endpoints (`@RouteConfig(agentBinding('json-rpc'))`). */
+export function agentBinding(binding: AgentBinding): { agentBinding: AgentBinding } {
+  return { agentBinding: binding };
 }
 
-/** `/a2a/{handle}/…` beside the agent card: the HTTP+JSON binding of an agent endpoint. */
-export function isRestPath(url: string): boolean {
-  const path = url.split('?')[0];
-  return /^\/a2a\/[^/]+\/./.test(path) && !path.includes('/.well-known/');
+/** What of a request says which route it matched (Fastify routes before its hooks run). */
+export interface RoutedRequest {
+  routeOptions?: { config?: unknown };
+}
+
+/** The agent-endpoint binding of the route a request matched, as its controller declared it; null for any other route. */
+export function bindingOf(request: RoutedRequest): AgentBinding | null {
+  const config = request.routeOptions?.config as { agentBinding?: AgentBinding } | undefined;
+  return config?.agentBinding ?? null;
 }
 
 /** The body types the HTTP+JSON binding reads (A2A v1.0 prefers `application/a2a+json`). */
@@ -94,9 +102,9 @@ async function readLimited(payload: NodeJS.ReadableStream, limit: number): Promi
 export function configureAgentEndpointHttp(app: NestFastifyApplication, bodyLimit = JSON_RPC_MAX_BODY_BYTES): void {
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('preParsing', async (request, reply, payload) => {
-    if (request.method !== 'POST') return payload;
-    const rest = isRestPath(request.url);
-    if (!rest && !isJsonRpcPath(request.url)) return payload;
+    const binding = bindingOf(request);
+    if (request.method !== 'POST' || binding === null) return payload;
+    const rest = binding === 'http-json';
     const refuse = (error: RelayError, body?: Buffer): void => {
       if (rest) sendRestErrorForPath(request.url, reply, error);
       else sendJsonRpcError(reply, request.headers, error, null, sniffedDialect(request.headers, body));
@@ -130,7 +138,8 @@ export function configureAgentEndpointHttp(app: NestFastifyApplication, bodyLimi
   });
   const parseJson = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void => {
     const text = Buffer.isBuffer(body) ? body.toString('utf8') : String(body);
-    const rest = isRestPath(request.url);
+    const binding = bindingOf(request);
+    const rest = binding === 'http-json';
     // An HTTP+JSON call may come without a body even when it names a content type.
     if (rest && text.trim() === '') {
       done(null, undefined);
@@ -139,7 +148,7 @@ export function configureAgentEndpointHttp(app: NestFastifyApplication, bodyLimi
     try {
       done(null, JSON.parse(text));
     } catch (error) {
-      if (rest || isJsonRpcPath(request.url)) {
+      if (binding !== null) {
         done(null, new UnparseableJson((error as Error).message));
         return;
       }

@@ -1,4 +1,8 @@
+import { agentBinding } from '../endpoint/http-intake';
 import { findInputProblem, findRequestProblem, MAX_JSON_DEPTH } from './input-guard';
+
+const JSON_RPC_ROUTE = { config: agentBinding('json-rpc') };
+const OTHER_ROUTE = { config: {} };
 
 function nested(depth: number): unknown {
   let value: unknown = 'leaf';
@@ -41,15 +45,19 @@ describe('input guard', () => {
   });
 
   it('checks route params and the query first, and names JSON-RPC fields relative to params', () => {
-    expect(findRequestProblem({ method: 'POST', url: '/a2a/x', params: { handle: 'a\u0000' }, query: {}, body: {} })).toEqual({
+    expect(findRequestProblem({ method: 'POST', routeOptions: JSON_RPC_ROUTE, params: { handle: 'a\u0000' }, query: {}, body: {} })).toEqual({
       path: 'handle',
       problem: 'must not contain the character U+0000',
     });
-    expect(findRequestProblem({ method: 'POST', url: '/admin/agents', params: {}, query: { q: '\u0000' }, body: undefined })?.path).toBe('q');
+    expect(findRequestProblem({ method: 'POST', routeOptions: OTHER_ROUTE, params: {}, query: { q: '\u0000' }, body: undefined })?.path).toBe('q');
     const call = { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { task_id: 'x\u0000' } };
-    expect(findRequestProblem({ method: 'POST', url: '/a2a', params: {}, query: {}, body: call })?.path).toBe('task_id');
-    expect(findRequestProblem({ method: 'POST', url: '/a2a', params: {}, query: {}, body: { ...call, params: {}, method: 'm\u0000' } })?.path).toBe('method');
-    expect(findRequestProblem({ method: 'POST', url: '/admin/agents', params: {}, query: {}, body: { handle: 'a\u0000' } })?.path).toBe('handle');
-    expect(findRequestProblem({ method: 'POST', url: '/a2a', params: {}, query: {}, body: { ...call, params: 'p\u0000' } })?.path).toBe('params');
+    expect(findRequestProblem({ method: 'POST', routeOptions: JSON_RPC_ROUTE, params: {}, query: {}, body: call })?.path).toBe('task_id');
+    expect(
+      findRequestProblem({ method: 'POST', routeOptions: JSON_RPC_ROUTE, params: {}, query: {}, body: { ...call, params: {}, method: 'm\u0000' } })?.path,
+    ).toBe('method');
+    expect(findRequestProblem({ method: 'POST', routeOptions: OTHER_ROUTE, params: {}, query: {}, body: { handle: 'a\u0000' } })?.path).toBe('handle');
+    expect(findRequestProblem({ method: 'POST', routeOptions: JSON_RPC_ROUTE, params: {}, query: {}, body: { ...call, params: 'p\u0000' } })?.path).toBe(
+      'params',
+    );
   });
 });

@@ -1,7 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RelayError } from '@app/contracts';
-import { isJsonRpcPath, isRestPath, sendJsonRpcError } from '../endpoint/http-intake';
+import { bindingOf, sendJsonRpcError, type RoutedRequest } from '../endpoint/http-intake';
 import { sendRestErrorForPath } from '../errors/rest-errors';
 
 /** The deepest nesting of objects and arrays a request body may have. */
@@ -69,12 +69,12 @@ export function findInputProblem(value: unknown, root = '', outerDepth = 0, maxD
   return undefined;
 }
 
-function isJsonRpcCall(request: Pick<FastifyRequest, 'method' | 'url'>): boolean {
-  return request.method === 'POST' && isJsonRpcPath(request.url);
+function isJsonRpcCall(request: Pick<FastifyRequest, 'method'> & RoutedRequest): boolean {
+  return request.method === 'POST' && bindingOf(request) === 'json-rpc';
 }
 
 /** The first problem in a request's route params, query string and body, named as the client wrote it. */
-export function findRequestProblem(request: Pick<FastifyRequest, 'method' | 'url' | 'params' | 'query' | 'body'>): InputProblem | undefined {
+export function findRequestProblem(request: Pick<FastifyRequest, 'method' | 'params' | 'query' | 'body'> & RoutedRequest): InputProblem | undefined {
   const routeParams = request.params as Record<string, unknown> | undefined;
   for (const [name, value] of Object.entries(routeParams ?? {})) {
     const unstorable = typeof value === 'string' ? stringProblem(value) : undefined;
@@ -99,7 +99,7 @@ function requestIdOf(body: unknown): string | number | null {
 
 function reject(request: FastifyRequest, reply: FastifyReply, problem: InputProblem): FastifyReply {
   const message = `${problem.path} ${problem.problem}`;
-  if (isRestPath(request.url)) {
+  if (bindingOf(request) === 'http-json') {
     sendRestErrorForPath(request.url, reply, new RelayError('invalid_params', message, { field: problem.path }));
     return reply;
   }

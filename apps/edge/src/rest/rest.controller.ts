@@ -1,5 +1,7 @@
 import { All, Controller, Inject, Param, Req, Res } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { agentBinding } from '../endpoint/http-intake';
 import { RestEndpoint } from './rest.endpoint';
 
 /**
@@ -12,6 +14,7 @@ export class RestController {
   constructor(@Inject(RestEndpoint) private readonly endpoint: RestEndpoint) {}
 
   @All('*')
+  @RouteConfig(agentBinding('http-json'))
   route(@Param('handle') handle: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     return this.endpoint.answer(request, reply, handle.toLowerCase());
   }
