@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 
 /** The admin audit log, kept by the directory: who changed what through the admin API. */
 export const ADMIN_AUDIT_SUBJECTS = {
@@ -21,32 +21,27 @@ export class RecordAdminAuditRequest {
   /** `admin token` or `console:<session>` (a session of the admin token or of a person, named by `actor_sub`). */
   @IsString()
   @MinLength(1)
-  @MaxLength(ADMIN_AUDIT_LIMITS.actorChars)
   actor: string;
 
   /** The person behind a console session signed in through OIDC: their `sub` at the provider. */
   @IsOptional()
   @IsString()
   @MinLength(1)
-  @MaxLength(ADMIN_AUDIT_LIMITS.actorSubChars)
   actor_sub?: string;
 
   /** That person's email, when the provider gave one. */
   @IsOptional()
   @IsString()
-  @MaxLength(ADMIN_AUDIT_LIMITS.actorEmailChars)
   actor_email?: string;
 
   /** What was done, e.g. `agent.create`, `key.revoke`, `delivery.redeliver`. */
   @IsString()
   @Matches(/^[a-z_]+\.[a-z_]+$/)
-  @MaxLength(ADMIN_AUDIT_LIMITS.actionChars)
   action: string;
 
   /** What it was done to: a handle, a key prefix, a delivery id, … */
   @IsOptional()
   @IsString()
-  @MaxLength(ADMIN_AUDIT_LIMITS.targetChars)
   target?: string;
 
   /** A few facts about the change (never a secret). */

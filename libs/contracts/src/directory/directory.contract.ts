@@ -216,7 +216,6 @@ export class UpdateAgentFields extends AgentFields {
 export class UpdateAgentRequest extends UpdateAgentFields {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 }
 
@@ -224,7 +223,6 @@ export class UpdateAgentRequest extends UpdateAgentFields {
 export class PutAgentUpstreamRequest {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 
   @ValidateNested()
@@ -234,20 +232,16 @@ export class PutAgentUpstreamRequest {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(AGENT_LIMITS.nameChars)
   name?: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(AGENT_LIMITS.descriptionChars)
   description?: string | null;
 
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(AGENT_LIMITS.skills)
   @IsString({ each: true })
   @IsNotEmpty({ each: true })
-  @MaxLength(AGENT_LIMITS.skillChars, { each: true })
   skills?: string[];
 }
 
@@ -260,23 +254,19 @@ export class HandleRequest {
 
 export class AuthenticateRequest {
   @IsString()
-  @MaxLength(256)
   api_key: string;
 }
 
 export class AuthenticateTokenRequest {
   @IsString()
-  @MaxLength(AGENT_LIMITS.tokenIssuerChars)
   issuer: string;
 
   @IsString()
-  @MaxLength(AGENT_LIMITS.tokenSubjectChars)
   subject: string;
 
   /** The handle claim of the token, when it has one. */
   @IsOptional()
   @IsString()
-  @MaxLength(AGENT_LIMITS.handleChars)
   handle?: string;
 }
 
@@ -296,31 +286,26 @@ export class TokenSubjectFields {
 export class PutTokenSubjectRequest {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 
   @ValidateIf((_, value) => value !== null)
   @IsString()
   @IsNotEmpty()
-  @MaxLength(AGENT_LIMITS.tokenIssuerChars)
   issuer: string | null;
 
   @ValidateIf((_, value) => value !== null)
   @IsString()
   @IsNotEmpty()
-  @MaxLength(AGENT_LIMITS.tokenSubjectChars)
   subject: string | null;
 }
 
 export class AdmitRequest {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(AGENT_LIMITS.handleChars)
   sender: string;
 
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(AGENT_LIMITS.handleChars)
   recipient: string;
 }
 
@@ -383,7 +368,6 @@ export class TrustPolicyFields {
 export class PutTrustRequest extends TrustPolicyFields {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 }
 

@@ -55,12 +55,10 @@ export const NOTIFIER_SUBJECTS = {
 /** A push notification's claim: which relay task it is about, and the token the relay gave that task. */
 export class UpstreamPushedRequest {
   @IsString()
-  @MaxLength(255)
   @Matches(/^\S+$/, { message: 'task_id must be a task id' })
   task_id!: string;
 
   @IsString()
-  @MaxLength(512)
   token!: string;
 }
 
@@ -73,8 +71,6 @@ export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
 export class RotateWebhookSecretRequest {
   @IsString()
-  @MaxLength(255)
-  @Matches(/^\S+$/, { message: 'handle must be an agent handle' })
   handle!: string;
 
   /**

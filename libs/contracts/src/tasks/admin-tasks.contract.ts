@@ -1,5 +1,5 @@
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { TASK_LIMITS } from '../limits';
 import { LIST_ROLES, type ListRole } from './tasks.contract';
 import { INTENTS, TASK_STATES, type Intent, type TaskState } from './task.model';
 import type {
@@ -88,7 +88,6 @@ export class AdminTaskFilter {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(AGENT_LIMITS.idChars)
   agent_id?: string;
 
   /** With `agent_id`: the agent as sender, recipient or either (default either). */
@@ -121,7 +120,6 @@ export class AdminListTasksRequest extends AdminTaskFilter {
 
 export class AdminSearchTasksRequest extends AdminTaskFilter {
   @IsString()
-  @MinLength(1)
   @ADMIN_TASK_CHECKS.searchWords()
   query: string;
 
@@ -142,9 +140,6 @@ export class AgentSearchTasksRequest {
   counterpart_id?: string;
 
   @IsString()
-  @MinLength(1)
-  @MaxLength(ADMIN_TASK_LIMITS.queryChars)
-  @Matches(/\S/, { message: 'query must contain a word' })
   query: string;
 
   @IsOptional()
@@ -159,20 +154,16 @@ export class AgentSearchTasksRequest {
 
   @IsOptional()
   @IsInt()
-  @Min(1)
-  @Max(ADMIN_TASK_LIMITS.searchMaxLimit)
   limit?: number;
 
   @IsOptional()
   @IsString()
-  @MaxLength(ADMIN_TASK_LIMITS.cursorChars)
   cursor?: string;
 }
 
 export class AdminGetTaskRequest {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id: string;
 }
 
@@ -180,14 +171,12 @@ export class AdminEventsRequest {
   /** The events after this outbox position; without it only the newest position is answered. */
   @IsOptional()
   @IsString()
-  @MaxLength(20)
   after_position?: string;
 }
 
 export class AdminCountsRequest {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(AGENT_LIMITS.idChars)
   agent_id: string;
 }
 

@@ -1,8 +1,7 @@
-import { IsEmail, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { TASK_LIMITS } from '../limits';
+import { IsEmail, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { TaskView } from './task.model';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type PendingToolPromptsReply } from './approvals.model';
-import { PERMISSION_DECISIONS, TOOL_PROMPT_LIMITS, type PermissionDecision } from './tool-prompts';
+import { PERMISSION_DECISIONS, type PermissionDecision } from './tool-prompts';
 
 /** Request subjects of held handoffs (docs/decisions/0024-held-handoffs.md), answered by the tasks service. */
 export const APPROVALS_SUBJECTS = {
@@ -22,7 +21,6 @@ export const APPROVAL_LIMITS = {
 export class DecideHoldRequest {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id: string;
 
   @IsIn(APPROVAL_DECISIONS)
@@ -31,7 +29,6 @@ export class DecideHoldRequest {
   /** The approver's words: on a deny, the reason the sender is told. */
   @IsOptional()
   @IsString()
-  @MaxLength(APPROVAL_LIMITS.commentChars)
   comment?: string;
 
   /** Who decided, as the admin audit names them: the person's email, else their subject, else the admin actor. */
@@ -49,12 +46,10 @@ export class DecideHoldRequest {
 export class AnswerToolPromptRequest {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id: string;
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TOOL_PROMPT_LIMITS.requestIdChars)
   request_id: string;
 
   @IsIn(PERMISSION_DECISIONS)
@@ -63,7 +58,6 @@ export class AnswerToolPromptRequest {
   /** What the coding agent is told. */
   @IsOptional()
   @IsString()
-  @MaxLength(TOOL_PROMPT_LIMITS.reasonChars)
   reason?: string;
 
   /** Who answered, as the admin audit names them. */
@@ -76,8 +70,6 @@ export class AnswerToolPromptRequest {
 export class PendingToolPromptsRequest {
   @IsOptional()
   @IsInt()
-  @Min(1)
-  @Max(TOOL_PROMPT_LIMITS.pendingPageMax)
   limit?: number;
 }
 

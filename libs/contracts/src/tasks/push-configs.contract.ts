@@ -1,6 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
-import { AGENT_LIMITS, PUSH_CONFIG_LIMITS, TASK_LIMITS } from '../limits';
+import { IsArray, IsIn, IsNotEmpty, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { ParticipantRefDto } from './tasks.contract';
 import { WIRE_VERSIONS, type WireVersion } from '../wire-version';
 
@@ -33,17 +32,11 @@ export const ONE_LINE = /^[^\r\n]*$/;
 
 export class PushAuthenticationDto {
   @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(PUSH_CONFIG_LIMITS.schemesPerConfig)
   @IsString({ each: true })
-  @MaxLength(PUSH_CONFIG_LIMITS.schemeChars, { each: true })
-  @Matches(AUTH_SCHEME_TOKEN, { each: true, message: 'each scheme must be an HTTP auth scheme token' })
   schemes!: string[];
 
   @IsOptional()
   @IsString()
-  @MaxLength(PUSH_CONFIG_LIMITS.credentialsChars)
-  @Matches(ONE_LINE, { message: 'credentials must be one line' })
   credentials?: string;
 }
 
@@ -52,18 +45,13 @@ export class PushConfigInput {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(PUSH_CONFIG_LIMITS.configIdChars)
   id?: string;
 
   @IsString()
-  @MaxLength(PUSH_CONFIG_LIMITS.urlChars)
-  @Matches(/^https?:\/\/\S+$/, { message: 'url must be an http(s) URL' })
   url!: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(PUSH_CONFIG_LIMITS.tokenChars)
-  @Matches(ONE_LINE, { message: 'token must be one line' })
   token?: string;
 
   @IsOptional()
@@ -80,7 +68,6 @@ export class PushConfigTaskRequest {
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id!: string;
 
   /** On an agent's endpoint (`/a2a/{handle}`): that agent's id. A task whose other party is not that agent is `thread_not_found`. */
@@ -105,7 +92,6 @@ export class GetPushConfigRequest extends PushConfigTaskRequest {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(PUSH_CONFIG_LIMITS.configIdChars)
   config_id?: string;
 }
 
@@ -114,7 +100,6 @@ export class ListPushConfigsRequest extends PushConfigTaskRequest {}
 export class DeletePushConfigRequest extends PushConfigTaskRequest {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(PUSH_CONFIG_LIMITS.configIdChars)
   config_id!: string;
 }
 
@@ -122,17 +107,14 @@ export class DeletePushConfigRequest extends PushConfigTaskRequest {
 export class PushTargetRequest {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(TASK_LIMITS.taskIdChars)
   task_id!: string;
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(AGENT_LIMITS.handleChars)
   owner!: string;
 
   @IsString()
   @IsNotEmpty()
-  @MaxLength(PUSH_CONFIG_LIMITS.configIdChars)
   config_id!: string;
 }
 

@@ -1,6 +1,5 @@
 import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
-import { AGENT_LIMITS } from '../limits';
 import { normalizeHandle } from '../directory/handle';
 import {
   UPSTREAM_AUTH_SCHEMES,
@@ -154,7 +153,6 @@ export class UpstreamRegistrationFields {
 export class ResolveUpstreamRequest extends UpstreamRegistrationFields {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 }
 
@@ -162,13 +160,11 @@ export class ResolveUpstreamRequest extends UpstreamRegistrationFields {
 export class PutUpstreamTlsRequest extends UpstreamTlsFields {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
-  @MaxLength(AGENT_LIMITS.handleChars)
   handle: string;
 }
 
 export class UpstreamCallsRequest {
   @IsString()
-  @MaxLength(255)
   @Matches(/^\S+$/, { message: 'task_id must be a task id' })
   task_id: string;
 }
