@@ -49,7 +49,11 @@ describe('approvers notifications', () => {
     await request(relay.url)
       .put(`/admin/agents/${ops.agent.handle}/trust`)
       .set(admin)
-      .send({ allow: [`*@partner${suffix}`], hold: [{ name: 'external proposals', outside_org: true, intents: ['propose_action'], four_eyes: true }] })
+      .send({
+        allow: [`*@partner${suffix}`],
+        hold: [{ name: 'external proposals', outside_org: true, intents: ['propose_action'], four_eyes: true }],
+        tool_prompts: [{ name: 'outside senders', outside_org: true }],
+      })
       .expect(200);
   });
 
@@ -117,5 +121,40 @@ describe('approvers notifications', () => {
     await eventually(() => requestsFor('/approvers-slack', held).length > 0, 30000);
     expect(requestsFor('/approvers', held)).toHaveLength(1);
     expect(requestsFor('/approvers-slack', held)).toHaveLength(1);
+  });
+
+  it("posts a coding agent's tool prompt that people answer to the approvers, with the approvals page's link", async () => {
+    const asked = await ok(relay.url, bob.api_key, 'message/send', {
+      recipient: ops.agent.handle,
+      message: { role: 'user', parts: [{ type: 'text', text: 'Please run the checks' }] },
+    });
+    const taskId = asked.task_id as string;
+    // The worker takes the handoff before its coding agent runs, then asks.
+    await ok(relay.url, ops.api_key, 'tasks/update', { task_id: taskId, transition: 'accept' });
+    const request = {
+      kind: 'permission_request',
+      request_id: randomUUID(),
+      tool_name: 'Bash',
+      tool_input: { command: 'make check' },
+      client: 'claude-code',
+      hook_event: 'PreToolUse',
+      expires_at: new Date(Date.now() + 600_000).toISOString(),
+      answered_by: 'approvers',
+    };
+    await ok(relay.url, ops.api_key, 'message/send', {
+      task_id: taskId,
+      message: { parts: [{ type: 'text', text: 'Permission needed: Claude Code wants to use Bash' }], payload: { permission_request: request } },
+    });
+    await eventually(() => requestsFor('/approvers', taskId).length > 0 && requestsFor('/approvers-slack', taskId).length > 0, 30000);
+    const [hook] = requestsFor('/approvers', taskId);
+    expect(verifyStandardWebhook(hook, APPROVERS_SECRET)).toBe(true);
+    expect(JSON.parse(hook.body)).toMatchObject({
+      type: 'a2a.task.tool_prompt',
+      approval_url: `${PUBLIC_URL}/console/approvals`,
+      data: { type: 'message_appended', task_id: taskId, task: { latest_message: { from: ops.agent.handle, payload: { permission_request: request } } } },
+    });
+    expect(JSON.parse(requestsFor('/approvers-slack', taskId)[0].body).text).toContain(
+      `${ops.agent.handle}'s coding agent wants to use Bash on a handoff from ${bob.agent.handle} (${PUBLIC_URL}/console/handoffs/${taskId})`,
+    );
   });
 });

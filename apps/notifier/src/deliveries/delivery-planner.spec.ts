@@ -171,4 +171,27 @@ describe("the approvers' notice of a held handoff", () => {
     expect(planApproverDeliveries(held, { ...channels, slackWebhookUrl: '' }).map((delivery) => delivery.channel)).toEqual(['webhook']);
     expect(planApproverDeliveries(held, { ...channels, webhookUrl: '', slackWebhookUrl: '' })).toEqual([]);
   });
+
+  it("tells them of a recipient's tool prompt that people answer, linking the approvals page; not of one its sender answers or that someone else wrote", () => {
+    const question = (from: string, answeredBy?: string): TaskEvent => {
+      const base = event('message_appended');
+      const request = { kind: 'permission_request', request_id: 'R1', tool_name: 'Bash', ...(answeredBy ? { answered_by: answeredBy } : {}) };
+      return {
+        ...base,
+        sequence_no: 2,
+        task: { ...base.task, latest_message: { id: 'm2', sequence_no: 2, from, body: 'Permission needed', payload: { permission_request: request } } },
+      };
+    };
+    const planned = planApproverDeliveries(question('bob@acme', 'approvers'), channels);
+    expect(planned.map((delivery) => [delivery.channel, delivery.target_handle, delivery.event])).toEqual([
+      ['webhook', APPROVERS_TARGET, 'a2a.task.tool_prompt'],
+      ['slack', APPROVERS_TARGET, 'a2a.task.tool_prompt'],
+    ]);
+    expect(planned[0].body).toMatchObject({ type: 'a2a.task.tool_prompt', approval_url: 'https://relay.acme.test/console/approvals' });
+    const slack = JSON.stringify(planned[1].body);
+    expect(slack).toContain('wants to use `Bash` on a handoff from *alice@acme*');
+    expect(slack).toContain('<https://relay.acme.test/console/handoffs/T1|The handoff> · <https://relay.acme.test/console/approvals|Answer it in the console>');
+    expect(planApproverDeliveries(question('bob@acme'), channels)).toEqual([]);
+    expect(planApproverDeliveries(question('alice@acme', 'approvers'), channels)).toEqual([]);
+  });
 });

@@ -1,4 +1,11 @@
-import type { DeliveryChannel, TaskEvent, TaskEventMessage, TaskEventType, UpstreamInterface } from '@app/contracts';
+import {
+  PERMISSION_REQUEST_KIND,
+  type DeliveryChannel,
+  type TaskEvent,
+  type TaskEventMessage,
+  type TaskEventType,
+  type UpstreamInterface,
+} from '@app/contracts';
 
 /** Where an agent wants to be told, as the directory's agent events last said. */
 export interface AgentTarget {
@@ -48,6 +55,9 @@ export const APPROVERS_TARGET = 'approvers';
 /** The webhook event name of a held handoff, to the approvers. */
 export const HELD_WEBHOOK_EVENT = 'a2a.task.held';
 
+/** The webhook event name of a coding agent's tool prompt that people answer, to the approvers. */
+export const TOOL_PROMPT_WEBHOOK_EVENT = 'a2a.task.tool_prompt';
+
 /** Where the relay's approvers are told of held handoffs (docs/operations.md#approvals); empty: not told there. */
 export interface ApproverChannels {
   webhookUrl: string;
@@ -85,24 +95,62 @@ export function heldSlackMessage(event: TaskEvent, approvalUrl: string): { text:
   };
 }
 
+/** The tool a question asks about, when the event is a recipient's question that people answer (`permission_request` with `answered_by: "approvers"`), else null. */
+export function approversToolPromptOf(event: TaskEvent): { tool_name: string; request_id: string } | null {
+  if (event.type !== 'message_appended') return null;
+  const message = event.task.latest_message;
+  if (!message || message.from !== event.recipient || message.sequence_no !== event.sequence_no) return null;
+  const request = message.payload?.[PERMISSION_REQUEST_KIND] as Record<string, unknown> | undefined;
+  if (typeof request !== 'object' || request === null || request.answered_by !== 'approvers') return null;
+  const { tool_name: toolName, request_id: requestId } = request;
+  return typeof toolName === 'string' && typeof requestId === 'string' ? { tool_name: toolName, request_id: requestId } : null;
+}
+
+/** The approvers' Slack message of a tool prompt: whose agent wants which tool, on whose handoff (its console page), and where to answer. */
+export function toolPromptSlackMessage(event: TaskEvent, toolName: string, consoleUrl: string): { text: string; blocks: unknown[] } {
+  const consoleBase = consoleUrl.replace(/\/+$/, '');
+  const approvalsUrl = `${consoleBase}/approvals`;
+  const handoffUrl = `${consoleBase}/handoffs/${encodeURIComponent(event.task_id)}`;
+  return {
+    text: `Tool prompt: ${event.recipient}'s coding agent wants to use ${toolName} on a handoff from ${event.sender} (${handoffUrl}); answer it at ${approvalsUrl}`,
+    blocks: [
+      {
+        type: 'section',
+        text: {
+          type: 'mrkdwn',
+          text: `:raised_hand: *Tool prompt:* the coding agent of *${escapeSlack(event.recipient)}* wants to use \`${escapeSlack(toolName)}\` on a handoff from *${escapeSlack(event.sender)}*\n${quote(event.task.summary)}`,
+        },
+      },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: `<${handoffUrl}|The handoff> · <${approvalsUrl}|Answer it in the console>` }] },
+    ],
+  };
+}
+
 /**
- * A held handoff to the approvers' channels: their webhook (Standard Webhooks JSON, the task event
- * as data and the console link beside it) and their Slack, each when configured.
+ * A held handoff, or a tool prompt that people answer (docs/decisions/0031-tool-prompts-answered-by-people.md),
+ * to the approvers' channels: their webhook (Standard Webhooks JSON, the task event as data and
+ * the console link beside it) and their Slack, each when configured. The recipient writes the
+ * question; whether people may answer it is the task's, checked when they do.
  */
 export function planApproverDeliveries(event: TaskEvent, channels: ApproverChannels): PlannedDelivery[] {
-  if (event.type !== 'held') return [];
-  const approvalUrl = approvalUrlOf(channels.consoleUrl, event.task_id);
+  const prompt = event.type === 'held' ? null : approversToolPromptOf(event);
+  if (event.type !== 'held' && !prompt) return [];
+  const kind = prompt ? TOOL_PROMPT_WEBHOOK_EVENT : HELD_WEBHOOK_EVENT;
+  const approvalUrl = prompt ? `${channels.consoleUrl.replace(/\/+$/, '')}/approvals` : approvalUrlOf(channels.consoleUrl, event.task_id);
   const planned: PlannedDelivery[] = [];
-  const common = { event: HELD_WEBHOOK_EVENT, target_handle: APPROVERS_TARGET, target_ref: APPROVERS_TARGET, content_type: 'application/json', headers: {} };
+  const common = { event: kind, target_handle: APPROVERS_TARGET, target_ref: APPROVERS_TARGET, content_type: 'application/json', headers: {} };
   if (channels.webhookUrl) {
     planned.push({
       ...common,
       channel: 'webhook',
       url: channels.webhookUrl,
-      body: { type: HELD_WEBHOOK_EVENT, timestamp: event.occurred_at, data: event, approval_url: approvalUrl },
+      body: { type: kind, timestamp: event.occurred_at, data: event, approval_url: approvalUrl },
     });
   }
-  if (channels.slackWebhookUrl) planned.push({ ...common, channel: 'slack', url: channels.slackWebhookUrl, body: heldSlackMessage(event, approvalUrl) });
+  if (channels.slackWebhookUrl) {
+    const body = prompt ? toolPromptSlackMessage(event, prompt.tool_name, channels.consoleUrl) : heldSlackMessage(event, approvalUrl);
+    planned.push({ ...common, channel: 'slack', url: channels.slackWebhookUrl, body });
+  }
   return planned;
 }
 
