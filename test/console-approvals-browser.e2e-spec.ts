@@ -6,7 +6,7 @@ import request from 'supertest';
 import type { DeliveryView } from '@app/contracts';
 import { registerAgent, type RegisteredTestAgent } from './support/agents';
 import { CONSOLE_DIST } from './support/console-build';
-import { openConsoleBrowser, SCREENSHOT_DIR, seriousAccessibilityViolations, shown, type ConsoleBrowser } from './support/console-browser';
+import { SCREENSHOT_DIR, seriousAccessibilityViolations, shown, type ConsoleBrowser, signInToConsole } from './support/console-browser';
 import { consoleOidcEnv, registerConsoleClient, startConsoleProvider } from './support/console-oidc';
 import { eventually } from './support/eventually';
 import { ok, rpc, type Json } from './support/json-rpc';
@@ -42,18 +42,8 @@ describe('console approvals in a browser', () => {
   const summary = `Please add the plan column ${suffix}`;
 
   async function signInAs(login: string, name: string): Promise<ConsoleBrowser> {
-    const browser = await openConsoleBrowser();
+    const browser = await signInToConsole(consoleUrl(), provider.issuer, login, name);
     browsers.push(browser);
-    const { page } = browser;
-    await page.goto(consoleUrl());
-    await (await shown(page.getByRole('link', { name: 'Sign in with your organisation' }))).click();
-    await page.waitForURL((url) => url.origin === provider.issuer);
-    await page.locator('input[name="login"]').fill(login);
-    await page.locator('input[name="password"]').fill('any password');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await (await shown(page.getByRole('button', { name: 'Continue' }))).click();
-    await shown(page.getByRole('heading', { level: 1, name: 'Live handoffs' }));
-    await shown(page.getByTestId('signed-in-as').getByText(name));
     return browser;
   }
 

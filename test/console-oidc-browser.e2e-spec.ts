@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { CONSOLE_DIST } from './support/console-build';
-import { openConsoleBrowser, SCREENSHOT_DIR, searchableWord, seriousAccessibilityViolations, shown, type ConsoleBrowser } from './support/console-browser';
+import { SCREENSHOT_DIR, searchableWord, seriousAccessibilityViolations, shown, type ConsoleBrowser, signInToConsole } from './support/console-browser';
 import { consoleOidcEnv, registerConsoleClient, startConsoleProvider } from './support/console-oidc';
 import { eventually } from './support/eventually';
 import { ok } from './support/json-rpc';
@@ -29,18 +29,8 @@ describe('console in a browser, signed in through the organisation identity prov
 
   /** A fresh browser (no session at the relay or at the provider), signed in through the provider's own login form and consent. */
   async function signInAs(login: string, name: string): Promise<ConsoleBrowser> {
-    const browser = await openConsoleBrowser();
+    const browser = await signInToConsole(consoleUrl(), provider.issuer, login, name);
     browsers.push(browser);
-    const { page } = browser;
-    await page.goto(consoleUrl());
-    await (await shown(page.getByRole('link', { name: 'Sign in with your organisation' }))).click();
-    await page.waitForURL((url) => url.origin === provider.issuer);
-    await page.locator('input[name="login"]').fill(login);
-    await page.locator('input[name="password"]').fill('any password');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await (await shown(page.getByRole('button', { name: 'Continue' }))).click();
-    await shown(page.getByRole('heading', { level: 1, name: 'Live handoffs' }));
-    await shown(page.getByTestId('signed-in-as').getByText(name));
     return browser;
   }
 

@@ -98,3 +98,28 @@ export async function shown(locator: Locator, timeout?: number): Promise<Locator
 export function searchableWord(prefix: string): string {
   return `${prefix}${Array.from({ length: 6 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('')}`;
 }
+
+/**
+ * A fresh browser (no session at the relay or at the provider) signed in to the console at
+ * `consoleUrl` through the OpenID provider's own login form and consent, as `login`; done when the
+ * console shows the person as `name`.
+ */
+export async function signInToConsole(consoleUrl: string, issuer: string, login: string, name: string): Promise<ConsoleBrowser> {
+  const browser = await openConsoleBrowser();
+  try {
+    const { page } = browser;
+    await page.goto(consoleUrl);
+    await (await shown(page.getByRole('link', { name: 'Sign in with your organisation' }))).click();
+    await page.waitForURL((url) => url.origin === issuer);
+    await page.locator('input[name="login"]').fill(login);
+    await page.locator('input[name="password"]').fill('any password');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await (await shown(page.getByRole('button', { name: 'Continue' }))).click();
+    await shown(page.getByRole('heading', { level: 1, name: 'Live handoffs' }));
+    await shown(page.getByTestId('signed-in-as').getByText(name));
+    return browser;
+  } catch (error) {
+    await browser.close();
+    throw error;
+  }
+}
