@@ -1,4 +1,4 @@
-import { IsEmail, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString } from 'class-validator';
 import type { TaskView } from './task.model';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type PendingToolPromptsReply } from './approvals.model';
 import { PERMISSION_DECISIONS, type PermissionDecision } from './tool-prompts';
@@ -31,15 +31,14 @@ export class DecideHoldRequest {
   @IsString()
   comment?: string;
 
-  /** Who decided, as the admin audit names them: the person's email, else their subject, else the admin actor. */
+  /** Who decided, as the admin audit names them: the person's email, else their subject, else the admin actor (the edge cuts it to APPROVAL_LIMITS.actorChars). */
   @IsString()
   @IsNotEmpty()
-  @MaxLength(APPROVAL_LIMITS.actorChars)
   decided_by: string;
 
+  /** The person's email from their sign-in, when it fits APPROVAL_LIMITS.actorChars. */
   @IsOptional()
-  @IsEmail()
-  @MaxLength(APPROVAL_LIMITS.actorChars)
+  @IsString()
   decided_by_email?: string;
 }
 
@@ -60,10 +59,9 @@ export class AnswerToolPromptRequest {
   @IsString()
   reason?: string;
 
-  /** Who answered, as the admin audit names them. */
+  /** Who answered, as the admin audit names them (cut by the edge as `decided_by` is). */
   @IsString()
   @IsNotEmpty()
-  @MaxLength(APPROVAL_LIMITS.actorChars)
   answered_by: string;
 }
 

@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseFi
 import type { FastifyRequest } from 'fastify';
 import {
   ADMIN_TASKS_SUBJECTS,
+  APPROVAL_LIMITS,
   APPROVALS_SUBJECTS,
   DIRECTORY_SUBJECTS,
   RelayError,
@@ -21,10 +22,10 @@ import { LeastRole } from '../admin-roles';
 import { adminPrincipalOf, AdminTokenGuard, type AdminPrincipal } from '../sign-in/admin-token.guard';
 import { ApprovalDecisionBody, ApprovalsQuery, ToolPromptAnswerBody, ToolPromptsQuery } from './approvals.dto';
 
-/** The person as the audit and the task name them: their email, else their subject, else the admin actor. */
+/** The person as the audit and the task name them: their email, else their subject, else the admin actor; at most APPROVAL_LIMITS.actorChars (a provider's claims have no bound). */
 function nameOf(principal: AdminPrincipal): string {
   const { person } = principal;
-  return person ? (person.email ?? person.sub) : principal.actor;
+  return (person ? (person.email ?? person.sub) : principal.actor).slice(0, APPROVAL_LIMITS.actorChars);
 }
 
 function taskIdOf(id: string): string {
@@ -171,7 +172,7 @@ export class ApprovalsController {
       decision,
       ...(comment !== undefined ? { comment } : {}),
       decided_by: nameOf(principal),
-      ...(person?.email ? { decided_by_email: person.email } : {}),
+      ...(person?.email && person.email.length <= APPROVAL_LIMITS.actorChars ? { decided_by_email: person.email } : {}),
     });
     await this.audit.record(principal, decision === 'approve' ? 'approval.approve' : 'approval.deny', task.id, {
       rule: task.hold?.rule ?? null,
