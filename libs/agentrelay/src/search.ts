@@ -32,7 +32,8 @@ export function parseRelaySearchParams(params: Params): RelaySearchParams {
     if (!Array.isArray(raw) || !raw.every((state) => typeof state === 'string' && (TASK_STATES as readonly string[]).includes(state))) {
       throw invalidParams('filter.status', `must be an array of states (${TASK_STATES.join(', ')})`);
     }
-    states = raw as TaskState[];
+    // Each state once: the filter is a set, and so at most TASK_STATES.length long.
+    states = [...new Set(raw as TaskState[])];
   }
   let limit: number = ADMIN_TASK_LIMITS.searchDefaultLimit;
   if (page.limit !== undefined && page.limit !== null) {

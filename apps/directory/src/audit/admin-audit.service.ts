@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { ADMIN_AUDIT_LIMITS, type AdminAuditEntry, type AdminAuditPage, type ListAdminAuditRequest, type RecordAdminAuditRequest } from '@app/contracts';
+import {
+  ADMIN_AUDIT_ACTION,
+  ADMIN_AUDIT_LIMITS,
+  RelayError,
+  type AdminAuditEntry,
+  type AdminAuditPage,
+  type ListAdminAuditRequest,
+  type RecordAdminAuditRequest,
+} from '@app/contracts';
 import { AdminAuditEntity } from './admin-audit.entity';
 
 function toEntry(row: AdminAuditEntity): AdminAuditEntry {
@@ -22,15 +30,19 @@ function toEntry(row: AdminAuditEntity): AdminAuditEntry {
 export class AdminAuditService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
+  /** One row; the names are cut to their columns (a provider's claims have no bound), so that a change is never left unaudited for a long name. */
   async record(request: RecordAdminAuditRequest): Promise<AdminAuditEntry> {
+    if (!ADMIN_AUDIT_ACTION.test(request.action) || request.action.length > ADMIN_AUDIT_LIMITS.actionChars) {
+      throw new RelayError('invalid_params', `action '${request.action.slice(0, 64)}' is not an audit action (<area>.<verb>)`, { field: 'action' });
+    }
     const repository = this.dataSource.getRepository(AdminAuditEntity);
     const saved = await repository.save(
       repository.create({
-        actor: request.actor,
-        actor_sub: request.actor_sub ?? null,
-        actor_email: request.actor_email ?? null,
+        actor: request.actor.slice(0, ADMIN_AUDIT_LIMITS.actorChars),
+        actor_sub: request.actor_sub?.slice(0, ADMIN_AUDIT_LIMITS.actorSubChars) ?? null,
+        actor_email: request.actor_email && request.actor_email.length <= ADMIN_AUDIT_LIMITS.actorEmailChars ? request.actor_email : null,
         action: request.action,
-        target: request.target ?? null,
+        target: request.target?.slice(0, ADMIN_AUDIT_LIMITS.targetChars) ?? null,
         detail: request.detail ?? {},
       }),
     );

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 
 /** The admin audit log, kept by the directory: who changed what through the admin API. */
 export const ADMIN_AUDIT_SUBJECTS = {
@@ -17,16 +17,19 @@ export const ADMIN_AUDIT_LIMITS = {
   listMaxLimit: 200,
 } as const;
 
+/** An admin audit action: `<area>.<verb>`, e.g. `agent.create`, `tool_prompt.allow`. */
+export const ADMIN_AUDIT_ACTION = /^[a-z_]+\.[a-z_]+$/;
+
 export class RecordAdminAuditRequest {
   /** `admin token` or `console:<session>` (a session of the admin token or of a person, named by `actor_sub`). */
   @IsString()
-  @MinLength(1)
+  @IsNotEmpty()
   actor: string;
 
   /** The person behind a console session signed in through OIDC: their `sub` at the provider. */
   @IsOptional()
   @IsString()
-  @MinLength(1)
+  @IsNotEmpty()
   actor_sub?: string;
 
   /** That person's email, when the provider gave one. */
@@ -34,9 +37,8 @@ export class RecordAdminAuditRequest {
   @IsString()
   actor_email?: string;
 
-  /** What was done, e.g. `agent.create`, `key.revoke`, `delivery.redeliver`. */
+  /** What was done, e.g. `agent.create`, `key.revoke`, `delivery.redeliver` (ADMIN_AUDIT_ACTION, checked by the directory). */
   @IsString()
-  @Matches(/^[a-z_]+\.[a-z_]+$/)
   action: string;
 
   /** What it was done to: a handle, a key prefix, a delivery id, … */

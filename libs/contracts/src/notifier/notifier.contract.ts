@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import type { HandleRequest } from '../directory/directory.contract';
 import type { PutUpstreamTlsRequest, ResolveUpstreamRequest, UpstreamCallsRequest } from '../upstream/upstream.contract';
 import type {
@@ -54,8 +54,9 @@ export const NOTIFIER_SUBJECTS = {
 
 /** A push notification's claim: which relay task it is about, and the token the relay gave that task. */
 export class UpstreamPushedRequest {
+  /** A lookup key: a string that is no followed task's id is an unknown task (`unauthenticated`). */
   @IsString()
-  @Matches(/^\S+$/, { message: 'task_id must be a task id' })
+  @IsNotEmpty()
   task_id!: string;
 
   @IsString()

@@ -146,9 +146,9 @@ export class AgentSearchTasksRequest {
   @IsIn(LIST_ROLES)
   role?: ListRole;
 
+  /** Each state once (the edge's parser makes it a set). */
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(TASK_STATES.length)
   @IsIn(TASK_STATES, { each: true })
   states?: TaskState[];
 

@@ -164,7 +164,8 @@ export class PutUpstreamTlsRequest extends UpstreamTlsFields {
 }
 
 export class UpstreamCallsRequest {
+  /** A lookup key: a string that is no task's id matches no call. */
   @IsString()
-  @Matches(/^\S+$/, { message: 'task_id must be a task id' })
+  @IsNotEmpty()
   task_id: string;
 }
