@@ -76,6 +76,21 @@ describe('parseAgentCard', () => {
     expect(() => parseAgentCard({ url: 'https://x.example.com', protocolVersion: '2.0' })).toThrow(AgentCardError);
   });
 
+  it('passes over an interface URL and an API key header name longer than the relay stores', () => {
+    const long = `https://planner.example.com/${'a'.repeat(2100)}`;
+    const parsed = parseAgentCard({
+      supportedInterfaces: [
+        { url: long, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: 'https://planner.example.com/rpc', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      ],
+      securitySchemes: { key: { apiKeySecurityScheme: { location: 'header', name: `X-${'k'.repeat(200)}` } } },
+    });
+    expect(parsed).toMatchObject({ url: 'https://planner.example.com/rpc', api_key_header: null });
+    expect(() => parseAgentCard({ supportedInterfaces: [{ url: long, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }] })).toThrow(
+      /with an http\(s\) URL of at most 2048 characters/,
+    );
+  });
+
   it('reads protocol versions with or without their patch part', () => {
     expect(['0.3', '0.3.0', '1', '1.0', '1.0.7', '0.2.5', '', undefined].map(protocolVersionOf)).toEqual(['0.3', '0.3', '1.0', '1.0', '1.0', null, null, null]);
   });

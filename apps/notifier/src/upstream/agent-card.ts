@@ -1,4 +1,4 @@
-import { AGENT_LIMITS, type UpstreamBinding, type UpstreamProtocolVersion } from '@app/contracts';
+import { AGENT_LIMITS, UPSTREAM_LIMITS, type UpstreamBinding, type UpstreamProtocolVersion } from '@app/contracts';
 
 /** What the relay keeps of an upstream agent's card: the interface it delivers to, and the public profile. */
 export interface ParsedAgentCard {
@@ -103,7 +103,8 @@ function apiKeyHeaderOf(card: Json): string | null {
     if (!apiKey) continue;
     const where = text(apiKey.in ?? apiKey.location)?.toLowerCase();
     const name = text(apiKey.name);
-    if (where === 'header' && name) return name;
+    // A header name longer than any the relay stores is no header it can send.
+    if (where === 'header' && name && name.length <= UPSTREAM_LIMITS.headerNameChars) return name;
   }
   return null;
 }
@@ -162,7 +163,8 @@ export function parseAgentCard(card: unknown): ParsedAgentCard {
   if (candidates.length === 0) throw new AgentCardError('the agent card lists no interface (supportedInterfaces, or url)');
   let chosen: { url: string; binding: UpstreamBinding; version: UpstreamProtocolVersion } | null = null;
   for (const candidate of candidates) {
-    const url = httpUrl(candidate.url);
+    const found = httpUrl(candidate.url);
+    const url = found !== null && found.length <= UPSTREAM_LIMITS.urlChars ? found : null;
     const binding = bindingOf(candidate.binding);
     const version = protocolVersionOf(candidate.version);
     if (url && binding && version) {
@@ -172,7 +174,9 @@ export function parseAgentCard(card: unknown): ParsedAgentCard {
   }
   if (!chosen) {
     const offered = candidates.map((candidate) => `${String(candidate.binding)} ${String(candidate.version)}`).join(', ');
-    throw new AgentCardError(`the agent card offers no JSON-RPC or HTTP+JSON interface at A2A 0.3 or 1.0 with an http(s) URL (it offers: ${offered})`);
+    throw new AgentCardError(
+      `the agent card offers no JSON-RPC or HTTP+JSON interface at A2A 0.3 or 1.0 with an http(s) URL of at most ${UPSTREAM_LIMITS.urlChars} characters (it offers: ${offered})`,
+    );
   }
   const capabilities = isObject(card.capabilities) ? card.capabilities : {};
   const skills = Array.isArray(card.skills)

@@ -29,14 +29,16 @@ export const UPSTREAM_LIMITS = {
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 const HTTP_URL = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
 
-/** The same, as the directory checks it when it stores an agent's upstream. */
+/**
+ * The same, as the notifier hands it to the directory to store: `card_url` as the edge checked it
+ * at registration, `url` and a card's API key header as the notifier's card reader bounds them
+ * (UPSTREAM_LIMITS.urlChars, headerNameChars).
+ */
 export class UpstreamInterfaceDto implements UpstreamInterface {
   @IsUrl(HTTP_URL)
-  @MaxLength(UPSTREAM_LIMITS.urlChars)
   card_url: string;
 
   @IsUrl(HTTP_URL)
-  @MaxLength(UPSTREAM_LIMITS.urlChars)
   url: string;
 
   @IsIn(UPSTREAM_BINDINGS)
@@ -56,7 +58,6 @@ export class UpstreamInterfaceDto implements UpstreamInterface {
 
   @ValidateIf((_, value) => value !== null)
   @IsString()
-  @MaxLength(UPSTREAM_LIMITS.headerNameChars)
   auth_header: string | null;
 
   @IsISO8601()
