@@ -3,7 +3,15 @@ import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { CONSOLE_DIST } from './support/console-build';
-import { SCREENSHOT_DIR, searchableWord, seriousAccessibilityViolations, shown, type ConsoleBrowser, signInToConsole } from './support/console-browser';
+import {
+  SCREENSHOT_DIR,
+  searchableWord,
+  seriousAccessibilityViolations,
+  shown,
+  type ConsoleBrowser,
+  signInToConsole,
+  consoleSessionHeaders,
+} from './support/console-browser';
 import { consoleOidcEnv, registerConsoleClient, startConsoleProvider } from './support/console-oidc';
 import { eventually } from './support/eventually';
 import { ok } from './support/json-rpc';
@@ -36,11 +44,8 @@ describe('console in a browser, signed in through the organisation identity prov
 
   /** The browser's session as an API client would use it: its cookie, and the CSRF token the relay gives that cookie. */
   async function sessionOf(browser: ConsoleBrowser): Promise<{ cookie: string; csrf: string }> {
-    const cookie = (await browser.context.cookies(relay.url + '/admin/')).find((entry) => entry.name === 'relay_session');
-    if (!cookie) throw new Error('the browser holds no relay_session cookie');
-    const header = `${cookie.name}=${cookie.value}`;
-    const session = (await (await fetch(`${relay.url}/admin/session`, { headers: { cookie: header } })).json()) as { csrf_token: string };
-    return { cookie: header, csrf: session.csrf_token };
+    const { cookie, 'x-csrf-token': csrf } = await consoleSessionHeaders(browser, relay.url);
+    return { cookie, csrf };
   }
 
   async function openSection(page: Page, name: string): Promise<void> {

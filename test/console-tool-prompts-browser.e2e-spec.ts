@@ -6,7 +6,7 @@ import request from 'supertest';
 import { PERMISSION_REQUEST_KIND, type PendingToolPrompt, type PermissionRequest } from '@app/contracts';
 import { registerAgent, type RegisteredTestAgent } from './support/agents';
 import { CONSOLE_DIST } from './support/console-build';
-import { SCREENSHOT_DIR, seriousAccessibilityViolations, shown, type ConsoleBrowser, signInToConsole } from './support/console-browser';
+import { SCREENSHOT_DIR, seriousAccessibilityViolations, shown, type ConsoleBrowser, signInToConsole, consoleSessionHeaders } from './support/console-browser';
 import { consoleOidcEnv, registerConsoleClient, startConsoleProvider } from './support/console-oidc';
 import { eventually } from './support/eventually';
 import { ok } from './support/json-rpc';
@@ -98,13 +98,7 @@ describe('console tool prompts in a browser', () => {
     return asked;
   }
 
-  async function sessionOf(browser: ConsoleBrowser): Promise<{ cookie: string; 'x-csrf-token': string }> {
-    const cookie = (await browser.context.cookies(relay.url + '/admin/')).find((entry) => entry.name === 'relay_session');
-    if (!cookie) throw new Error('the browser holds no relay_session cookie');
-    const header = `${cookie.name}=${cookie.value}`;
-    const session = (await (await fetch(`${relay.url}/admin/session`, { headers: { cookie: header } })).json()) as { csrf_token: string };
-    return { cookie: header, 'x-csrf-token': session.csrf_token };
-  }
+  const sessionOf = (browser: ConsoleBrowser): Promise<{ cookie: string; 'x-csrf-token': string }> => consoleSessionHeaders(browser, relay.url);
 
   beforeAll(async () => {
     await mkdir(SCREENSHOT_DIR, { recursive: true });

@@ -8,7 +8,7 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a
 import type { UpstreamCallView, UpstreamStatusView } from '@app/contracts';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { CONSOLE_DIST } from './support/console-build';
-import { SCREENSHOT_DIR, seriousAccessibilityViolations, shown, type ConsoleBrowser, signInToConsole } from './support/console-browser';
+import { SCREENSHOT_DIR, seriousAccessibilityViolations, shown, type ConsoleBrowser, signInToConsole, consoleSessionHeaders } from './support/console-browser';
 import { consoleOidcEnv, registerConsoleClient, startConsoleProvider } from './support/console-oidc';
 import { eventually } from './support/eventually';
 import type { TestOpenIdProvider } from './support/openid-provider';
@@ -49,13 +49,7 @@ describe('console upstream agents in a browser', () => {
     return browser;
   }
 
-  async function sessionOf(browser: ConsoleBrowser): Promise<{ cookie: string; 'x-csrf-token': string }> {
-    const cookie = (await browser.context.cookies(relay.url + '/admin/')).find((entry) => entry.name === 'relay_session');
-    if (!cookie) throw new Error('the browser holds no relay_session cookie');
-    const header = `${cookie.name}=${cookie.value}`;
-    const session = (await (await fetch(`${relay.url}/admin/session`, { headers: { cookie: header } })).json()) as { csrf_token: string };
-    return { cookie: header, 'x-csrf-token': session.csrf_token };
-  }
+  const sessionOf = (browser: ConsoleBrowser): Promise<{ cookie: string; 'x-csrf-token': string }> => consoleSessionHeaders(browser, relay.url);
 
   async function checkPage(page: Page, name: string): Promise<void> {
     expect([name, await seriousAccessibilityViolations(page)]).toEqual([name, []]);

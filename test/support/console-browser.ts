@@ -123,3 +123,12 @@ export async function signInToConsole(consoleUrl: string, issuer: string, login:
     throw error;
   }
 }
+
+/** The headers an admin API call needs to act as the browser's console session: its cookie and its CSRF token. */
+export async function consoleSessionHeaders(browser: ConsoleBrowser, relayUrl: string): Promise<{ cookie: string; 'x-csrf-token': string }> {
+  const cookie = (await browser.context.cookies(`${relayUrl}/admin/`)).find((entry) => entry.name === 'relay_session');
+  if (!cookie) throw new Error('the browser holds no relay_session cookie');
+  const header = `${cookie.name}=${cookie.value}`;
+  const session = (await (await fetch(`${relayUrl}/admin/session`, { headers: { cookie: header } })).json()) as { csrf_token: string };
+  return { cookie: header, 'x-csrf-token': session.csrf_token };
+}
