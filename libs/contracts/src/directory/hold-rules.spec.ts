@@ -1,4 +1,15 @@
-import { decideHold, diffPaths, HOLD_RULES_SCHEMA, holdRulesProblem, pathMatches, touchedPaths, type HoldCandidate, type HoldRule } from './hold-rules';
+import {
+  decideHold,
+  decideToolPrompts,
+  diffPaths,
+  HOLD_RULE_LIMITS,
+  HOLD_RULES_SCHEMA,
+  holdRulesProblem,
+  pathMatches,
+  touchedPaths,
+  type HoldCandidate,
+  type HoldRule,
+} from './hold-rules';
 
 const base: HoldCandidate = { sender: 'bob@partner', recipient: 'ops@acme', intent: 'inform', artifacts: [] };
 const diff = ['--- a/db/migrations/001.sql', '+++ b/db/migrations/001.sql', '@@ -1 +1 @@', '-a', '+b', '--- /dev/null', '+++ b/deploy/prod.yaml'].join('\n');
@@ -77,5 +88,36 @@ describe('holdRulesProblem', () => {
     expect(holdRulesProblem([{ name: 'a' }, { name: 'b', senders: ['x'] }])).toMatch(/^\[1\]\.senders\[0\]: a sender is a handle/);
     expect(holdRulesProblem([{ name: 'a' }, { name: ' a ' }])).toBe('[1].name: another rule is already named "a"');
     expect(holdRulesProblem({ name: 'a' })).toMatch(/^: /);
+  });
+
+  it('names the wildcard caps of path globs and sender patterns', () => {
+    expect(holdRulesProblem([{ name: 'a', paths: ['*/'.repeat(16) + 'x'] }])).toBeNull();
+    expect(holdRulesProblem([{ name: 'a', paths: ['**/'.repeat(16) + '?'] }])).toBe('[0].paths[0]: a path glob has at most 16 wildcards (*, ** or ?)');
+    expect(holdRulesProblem([{ name: 'a', senders: ['*a*a*a*a*a*a*a*@x'] }])).toBeNull();
+    expect(holdRulesProblem([{ name: 'a', senders: ['*a*a*a*a*a*a*a*@*'] }])).toBe('[0].senders[0]: a sender pattern has at most 8 wildcards (*)');
+    expect(holdRulesProblem([{ name: 'a', paths: ['x'.repeat(HOLD_RULE_LIMITS.pathPatternChars + 1)] }])).toMatch(/^\[0\]\.paths\[0\]: /);
+  });
+});
+
+describe('a decision past its limits', () => {
+  const rules: HoldRule[] = [{ name: 'migrations', paths: ['**/db/**/migrations/**/*.sql'] }];
+  const targets = (paths: string[]): HoldCandidate => ({ ...base, intent: 'propose_action', proposedAction: { target_files: paths } });
+
+  it('checks 200 crafted paths of 1024 characters and answers as the globs say', () => {
+    const crafted = Array.from({ length: 200 }, (_, index) => `${index}/${'db/'.repeat(68)}${'migrations/'.repeat(68)}${'/'.repeat(60)}x`.slice(0, 1024));
+    expect(decideHold(rules, targets(crafted))).toBeNull();
+    expect(decideHold(rules, targets([...crafted.slice(1), 'db/migrations/1.sql']))).toEqual(expect.objectContaining({ rule: 'migrations' }));
+  });
+
+  it('holds (and gives tool prompts to people) what it cannot check: too many paths, a path too long, a spent budget', () => {
+    const many = Array.from({ length: HOLD_RULE_LIMITS.pathsPerHandoff + 1 }, (_, index) => `src/${index}.ts`);
+    expect(decideHold(rules, targets(many))).toEqual(expect.objectContaining({ rule: 'migrations' }));
+    expect(decideToolPrompts(rules, targets(many))).toEqual({ rule: 'migrations', fourEyes: false });
+    expect(decideHold(rules, targets(['src/a.ts', 'x'.repeat(HOLD_RULE_LIMITS.pathChars + 1)]))).toEqual(expect.objectContaining({ rule: 'migrations' }));
+    expect(decideHold(rules, targets(many.slice(1)))).toBeNull();
+    // 100 globs of 16 wildcards against 500 long paths: more steps than one decision takes.
+    const heavy: HoldRule[] = [{ name: 'heavy', paths: Array.from({ length: 100 }, (_, index) => `${'**/a'.repeat(15)}/*.${index}`) }];
+    const long = Array.from({ length: HOLD_RULE_LIMITS.pathsPerHandoff }, (_, index) => `${'a/'.repeat(400)}${index}.ts`);
+    expect(decideHold(heavy, targets(long))).toEqual(expect.objectContaining({ rule: 'heavy' }));
   });
 });

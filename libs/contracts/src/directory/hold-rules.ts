@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ARTIFACT_TYPES, INTENTS, type ArtifactType, type Intent } from '../tasks/task.model';
 import { orgOf } from './handle';
+import { compilePathGlob, compileSenderPattern, MatchBudget, wildcardMatches, type CompiledPattern } from './wildcard-match';
 
 /**
  * Hold rules of a recipient's trust policy (docs/decisions/0024-held-handoffs.md): a handoff that
@@ -16,10 +17,27 @@ export const HOLD_RULE_LIMITS = {
   entriesPerList: 100,
   nameChars: 100,
   pathPatternChars: 500,
+  /** `*`, `**` and `?` in one path glob, and `*` in one sender pattern: each can keep a place of the match open. */
+  pathPatternWildcards: 16,
+  senderPatternWildcards: 8,
+  /**
+   * What one decision checks of a handoff: its first `pathsPerHandoff` distinct paths of at most
+   * `pathChars` characters, in at most `matchStepsPerDecision` steps of the matcher. A handoff past
+   * any of these is taken as matching every rule that names senders or paths (held, or its tool
+   * prompts given to people): what cannot be checked is decided by a person.
+   */
+  pathsPerHandoff: 500,
+  pathChars: 1024,
+  matchStepsPerDecision: 5_000_000,
   /** A held handoff expires (denied, the sender told) after this long unless a rule says otherwise. */
   defaultExpiresAfterMinutes: 24 * 60,
   maxExpiresAfterMinutes: 30 * 24 * 60,
 } as const;
+
+/** The wildcards of a glob or sender pattern: each `?`, and each run of `*` (a `**` is one). */
+function wildcardCount(pattern: string): number {
+  return pattern.match(/\*+|\?/g)?.length ?? 0;
+}
 
 const list = <T extends z.ZodType>(item: T) => z.array(item).min(1).max(HOLD_RULE_LIMITS.entriesPerList).optional();
 
@@ -28,7 +46,17 @@ const HANDOFF_CONDITIONS = {
   /** Named in the held task's reason, the audit and the approvers' notification. */
   name: z.string().trim().min(1).max(HOLD_RULE_LIMITS.nameChars),
   /** Senders it applies to (any sender when omitted). */
-  senders: list(z.string().trim().toLowerCase().regex(SENDER_PATTERN, 'a sender is a handle, *@org or a handle pattern with * (ci-*@acme)')),
+  senders: list(
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .regex(SENDER_PATTERN, 'a sender is a handle, *@org or a handle pattern with * (ci-*@acme)')
+      .refine(
+        (pattern) => wildcardCount(pattern) <= HOLD_RULE_LIMITS.senderPatternWildcards,
+        `a sender pattern has at most ${HOLD_RULE_LIMITS.senderPatternWildcards} wildcards (*)`,
+      ),
+  ),
   /** Only senders whose org is not the recipient's. */
   outside_org: z.boolean().optional(),
   intents: list(z.enum(INTENTS)),
@@ -39,7 +67,17 @@ const HANDOFF_CONDITIONS = {
    * across segments): a file_diff's path and the files its diff names, a file_ref's path, and the
    * proposed action's target files.
    */
-  paths: list(z.string().trim().min(1).max(HOLD_RULE_LIMITS.pathPatternChars)),
+  paths: list(
+    z
+      .string()
+      .trim()
+      .min(1)
+      .max(HOLD_RULE_LIMITS.pathPatternChars)
+      .refine(
+        (glob) => wildcardCount(glob) <= HOLD_RULE_LIMITS.pathPatternWildcards,
+        `a path glob has at most ${HOLD_RULE_LIMITS.pathPatternWildcards} wildcards (*, ** or ?)`,
+      ),
+  ),
   /** The person who decides must not be the one who owns the sending agent. */
   four_eyes: z.boolean().optional(),
 };
@@ -113,30 +151,33 @@ export interface HoldDecision {
   fourEyes: boolean;
 }
 
-function escape(text: string): string {
-  return text.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-}
+const compiledPatterns = new Map<string, CompiledPattern>();
 
-/** `*` matches within the part it is in (never `@`); the rest literally. */
-function senderMatches(pattern: string, sender: string): boolean {
-  return new RegExp(`^${escape(pattern).replace(/\*/g, '[^@]*')}$`).test(sender);
-}
-
-/** A path glob: `**` any run of segments (`**\/` also none), `*` within a segment, `?` one character. */
-export function pathMatches(glob: string, path: string): boolean {
-  const normalized = path.replace(/^\.?\//, '').replace(/^[ab]\//, '');
-  let source = '';
-  for (let index = 0; index < glob.length; index++) {
-    const char = glob[index];
-    if (char === '*' && glob[index + 1] === '*') {
-      const slash = glob[index + 2] === '/';
-      source += slash ? '(?:.*/)?' : '.*';
-      index += slash ? 2 : 1;
-    } else if (char === '*') source += '[^/]*';
-    else if (char === '?') source += '[^/]';
-    else source += escape(char);
+/** A compiled pattern, kept for the next decision (rules are few and come back with every handoff to their recipient). */
+function compiledOnce(kind: 'path' | 'sender', pattern: string): CompiledPattern {
+  const key = `${kind}:${pattern}`;
+  let compiled = compiledPatterns.get(key);
+  if (!compiled) {
+    if (compiledPatterns.size >= 10_000) compiledPatterns.clear();
+    compiled = kind === 'path' ? compilePathGlob(pattern) : compileSenderPattern(pattern);
+    compiledPatterns.set(key, compiled);
   }
-  return new RegExp(`^${source.replace(/^\\?\.?\//, '')}$`).test(normalized);
+  return compiled;
+}
+
+/** A path as the globs read it: a leading `./` or `/`, then a diff's `a/` or `b/`, dropped. */
+function normalizedPath(path: string): string {
+  return path.replace(/^\.?\//, '').replace(/^[ab]\//, '');
+}
+
+/** `*` matches within the part it is in (never `@`); the rest literally. Null when the budget ran out. */
+export function senderMatches(pattern: string, sender: string, budget = new MatchBudget(HOLD_RULE_LIMITS.matchStepsPerDecision)): boolean | null {
+  return wildcardMatches(compiledOnce('sender', pattern), sender, budget);
+}
+
+/** A path glob: `**` any run of segments (`**\/` also none), `*` within a segment, `?` one character. Null when the budget ran out. */
+export function pathMatches(glob: string, path: string, budget = new MatchBudget(HOLD_RULE_LIMITS.matchStepsPerDecision)): boolean | null {
+  return wildcardMatches(compiledOnce('path', glob), normalizedPath(path), budget);
 }
 
 /** The files a unified diff names in its `---` / `+++` headers (not /dev/null). */
@@ -162,22 +203,42 @@ export function touchedPaths(candidate: HoldCandidate): string[] {
   return [...paths];
 }
 
-/** Whether one rule matches: every condition it states holds (a rule stating none matches every handoff). */
-export function holdRuleMatches(rule: HoldRule | ToolPromptRule, candidate: HoldCandidate): boolean {
-  if (rule.senders && !rule.senders.some((pattern) => senderMatches(pattern, candidate.sender))) return false;
+/** What a decision checks a handoff's paths against, or null when it has more (or longer) paths than one decision checks. */
+function checkablePaths(candidate: HoldCandidate): string[] | null {
+  const paths = touchedPaths(candidate);
+  if (paths.length > HOLD_RULE_LIMITS.pathsPerHandoff || paths.some((path) => path.length > HOLD_RULE_LIMITS.pathChars)) return null;
+  return paths;
+}
+
+/** What one decision reads of a handoff, worked out once for all the rules. */
+interface Decision {
+  candidate: HoldCandidate;
+  paths: string[] | null;
+  budget: MatchBudget;
+}
+
+function decision(candidate: HoldCandidate): Decision {
+  return { candidate, paths: checkablePaths(candidate), budget: new MatchBudget(HOLD_RULE_LIMITS.matchStepsPerDecision) };
+}
+
+/**
+ * Whether one rule matches: every condition it states holds (a rule stating none matches every
+ * handoff). A sender or path condition that cannot be checked within the decision's limits
+ * (HOLD_RULE_LIMITS) counts as holding.
+ */
+function ruleMatches(rule: HoldRule | ToolPromptRule, { candidate, paths, budget }: Decision): boolean {
+  if (rule.senders && !rule.senders.some((pattern) => senderMatches(pattern, candidate.sender, budget) !== false)) return false;
   if (rule.outside_org && orgOf(candidate.sender) === orgOf(candidate.recipient)) return false;
   if (rule.intents && !rule.intents.includes(candidate.intent)) return false;
   if (rule.artifact_kinds && !candidate.artifacts.some((artifact) => artifact.type !== undefined && rule.artifact_kinds?.includes(artifact.type))) return false;
-  if (rule.paths) {
-    const touched = touchedPaths(candidate);
-    if (!rule.paths.some((glob) => touched.some((path) => pathMatches(glob, path)))) return false;
-  }
+  if (rule.paths && paths && !rule.paths.some((glob) => paths.some((path) => pathMatches(glob, path, budget) !== false))) return false;
   return true;
 }
 
 /** The first rule that holds the handoff, or null when it is delivered at once. */
 export function decideHold(rules: readonly HoldRule[], candidate: HoldCandidate): HoldDecision | null {
-  const rule = rules.find((entry) => holdRuleMatches(entry, candidate));
+  const facts = decision(candidate);
+  const rule = rules.find((entry) => ruleMatches(entry, facts));
   if (!rule) return null;
   return {
     rule: rule.name,
@@ -195,6 +256,7 @@ export interface ToolPromptDecision {
 
 /** The first tool-prompt rule that matches the handoff, or null when its sender answers its tool prompts. */
 export function decideToolPrompts(rules: readonly ToolPromptRule[], candidate: HoldCandidate): ToolPromptDecision | null {
-  const rule = rules.find((entry) => holdRuleMatches(entry, candidate));
+  const facts = decision(candidate);
+  const rule = rules.find((entry) => ruleMatches(entry, facts));
   return rule ? { rule: rule.name, fourEyes: rule.four_eyes === true } : null;
 }
