@@ -2,29 +2,34 @@
  * The path globs and sender patterns of hold and tool-prompt rules, matched without backtracking
  * (docs/decisions/0033-linear-glob-matching.md): a pattern is compiled once to a small automaton,
  * and a text is read once, left to right, keeping the set of places the pattern could be at. The
- * work is at most (text length + 1) × (pattern places), whatever the text, and every step is
+ * work grows with the text's length times the pattern's size, whatever the text, and every step is
  * counted against a `MatchBudget`.
  */
 
 /** What one place of a compiled pattern does with the next character. */
-type Place =
-  | { kind: 'char'; code: number }
+const Kind = {
+  Char: 0,
   /** `?`: one character other than the separator. */
-  | { kind: 'one' }
+  One: 1,
   /** `*`: any run of characters other than the separator (or none). */
-  | { kind: 'star' }
+  Star: 2,
   /** `**` not followed by `/`: any run of characters. */
-  | { kind: 'any' }
-  /** `**\/`: nothing, or any run of characters that ends with `/` (entered here, read at the next place). */
-  | { kind: 'dirs' }
-  | { kind: 'dirsBody' };
+  Any: 3,
+  /** `**\/`: nothing, or any run of characters that ends with `/`; entered here, read at the next place (`DirsBody`). */
+  Dirs: 4,
+  DirsBody: 5,
+} as const;
+type Kind = (typeof Kind)[keyof typeof Kind];
 
 export interface CompiledPattern {
-  readonly places: readonly Place[];
+  /** The kind of each place, and the character of a `Char` place. */
+  readonly kinds: Uint8Array;
+  readonly codes: Int32Array;
   /** The character `*` and `?` never match (`/` in paths, `@` in senders). */
   readonly separator: number;
-  /** For each place, the places reachable from it without reading a character (itself first). */
-  readonly closures: readonly (readonly number[])[];
+  /** The places reachable from place `i` without reading a character (itself first): `closure[closureStart[i] .. closureStart[i + 1])`. */
+  readonly closureStart: Int32Array;
+  readonly closure: Int32Array;
 }
 
 /** Counts the steps of the matches one decision makes; once spent, no match is tried any more. */
@@ -51,108 +56,118 @@ export class MatchBudget {
 const SLASH = '/'.charCodeAt(0);
 const AT = '@'.charCodeAt(0);
 
-function closuresOf(places: readonly Place[]): number[][] {
-  const closures: number[][] = [];
-  for (let start = 0; start <= places.length; start++) {
+function compiled(kinds: Kind[], codes: number[], separator: number): CompiledPattern {
+  const starts = [0];
+  const items: number[] = [];
+  for (let start = 0; start <= kinds.length; start++) {
     const reached: number[] = [];
     const pending = [start];
     while (pending.length > 0) {
-      const index = pending.pop() as number;
+      const index = pending.shift() as number;
       if (reached.includes(index)) continue;
       reached.push(index);
-      const place = places[index];
-      if (!place) continue;
-      if (place.kind === 'star' || place.kind === 'any') pending.push(index + 1);
-      if (place.kind === 'dirs') pending.push(index + 1, index + 2);
+      const kind = kinds[index];
+      if (kind === Kind.Star || kind === Kind.Any) pending.push(index + 1);
+      if (kind === Kind.Dirs) pending.push(index + 1, index + 2);
     }
-    closures.push(reached);
+    items.push(...reached);
+    starts.push(items.length);
   }
-  return closures;
-}
-
-function compiled(places: Place[], separator: number): CompiledPattern {
-  return { places, separator, closures: closuresOf(places) };
+  return { kinds: Uint8Array.from(kinds), codes: Int32Array.from(codes), separator, closureStart: Int32Array.from(starts), closure: Int32Array.from(items) };
 }
 
 /** A path glob: `**\/` any run of whole segments (also none), `**` any run of characters, `*` within a segment, `?` one character; the rest literally; a leading `./` or `/` dropped. */
 export function compilePathGlob(glob: string): CompiledPattern {
   const source = glob.startsWith('./') ? glob.slice(2) : glob.startsWith('/') ? glob.slice(1) : glob;
-  const places: Place[] = [];
+  const kinds: Kind[] = [];
+  const codes: number[] = [];
+  const add = (kind: Kind, code = -1): void => {
+    kinds.push(kind);
+    codes.push(code);
+  };
   for (let index = 0; index < source.length; index++) {
     const char = source[index];
     if (char === '*' && source[index + 1] === '*') {
       if (source[index + 2] === '/') {
-        places.push({ kind: 'dirs' }, { kind: 'dirsBody' });
+        add(Kind.Dirs);
+        add(Kind.DirsBody);
         index += 2;
       } else {
-        places.push({ kind: 'any' });
+        add(Kind.Any);
         index += 1;
       }
-    } else if (char === '*') places.push({ kind: 'star' });
-    else if (char === '?') places.push({ kind: 'one' });
-    else places.push({ kind: 'char', code: source.charCodeAt(index) });
+    } else if (char === '*') add(Kind.Star);
+    else if (char === '?') add(Kind.One);
+    else add(Kind.Char, source.charCodeAt(index));
   }
-  return compiled(places, SLASH);
+  return compiled(kinds, codes, SLASH);
 }
 
 /** A sender pattern: `*` any run of characters other than `@` (or none), the rest literally. */
 export function compileSenderPattern(pattern: string): CompiledPattern {
-  const places: Place[] = [];
-  for (let index = 0; index < pattern.length; index++)
-    places.push(pattern[index] === '*' ? { kind: 'star' } : { kind: 'char', code: pattern.charCodeAt(index) });
-  return compiled(places, AT);
+  const kinds: Kind[] = [];
+  const codes: number[] = [];
+  for (let index = 0; index < pattern.length; index++) {
+    kinds.push(pattern[index] === '*' ? Kind.Star : Kind.Char);
+    codes.push(pattern[index] === '*' ? -1 : pattern.charCodeAt(index));
+  }
+  return compiled(kinds, codes, AT);
 }
 
 /**
  * Whether the whole of `text` matches `pattern`, or null when the budget ran out first (the caller
- * decides what an unchecked match means). Reads `text` once, keeping the set of places.
+ * decides what an unchecked match means). Reads `text` once, keeping the set of places it could
+ * be at: a step is one place moved on one character, or one place it reaches.
  */
 export function wildcardMatches(pattern: CompiledPattern, text: string, budget: MatchBudget): boolean | null {
-  const { places, closures, separator } = pattern;
-  const end = places.length;
-  const seen = new Int32Array(end + 1).fill(-1);
+  const { kinds, codes, separator, closureStart, closure } = pattern;
+  const end = kinds.length;
+  /** The character position at which a place was last added, so a set holds each place once. */
+  const addedAt = new Int32Array(end + 1).fill(-1);
   let current = new Int32Array(end + 1);
   let next = new Int32Array(end + 1);
   let count = 0;
-  let nextCount = 0;
-  for (const index of closures[0]) {
-    seen[index] = 0;
-    current[count++] = index;
+  for (let item = closureStart[0]; item < closureStart[1]; item++) {
+    addedAt[closure[item]] = 0;
+    current[count++] = closure[item];
   }
-  const reach = (target: number, mark: number): number => {
-    let added = 0;
-    for (const reached of closures[target]) {
-      if (seen[reached] === mark) continue;
-      seen[reached] = mark;
-      next[added + nextCount] = reached;
-      added++;
-    }
-    return added;
-  };
   for (let position = 0; position < text.length && count > 0; position++) {
     const code = text.charCodeAt(position);
     const mark = position + 1;
-    nextCount = 0;
+    let nextCount = 0;
     let steps = count;
     for (let slot = 0; slot < count; slot++) {
       const index = current[slot];
-      const place = places[index];
-      if (!place) continue;
-      let target = -1;
-      if (place.kind === 'char') target = code === place.code ? index + 1 : -1;
-      else if (place.kind === 'one') target = code !== separator ? index + 1 : -1;
-      else if (place.kind === 'star') target = code !== separator ? index : -1;
-      else if (place.kind === 'any') target = index;
-      else if (place.kind === 'dirsBody') {
-        target = index;
-        if (code === SLASH) {
-          steps += closures[index + 1].length;
-          nextCount += reach(index + 1, mark);
+      let first = -1;
+      let second = -1;
+      switch (kinds[index]) {
+        case Kind.Char:
+          if (code === codes[index]) first = index + 1;
+          break;
+        case Kind.One:
+          if (code !== separator) first = index + 1;
+          break;
+        case Kind.Star:
+          if (code !== separator) first = index;
+          break;
+        case Kind.Any:
+          first = index;
+          break;
+        case Kind.DirsBody:
+          first = index;
+          if (code === SLASH) second = index + 1;
+          break;
+      }
+      // The place moves to `first`, and a `**\/` that reads its `/` also to `second`; each adds what it reaches.
+      for (let target = first; target >= 0; target = target === first ? second : -1) {
+        for (let item = closureStart[target]; item < closureStart[target + 1]; item++) {
+          steps++;
+          const reached = closure[item];
+          if (addedAt[reached] === mark) continue;
+          addedAt[reached] = mark;
+          next[nextCount++] = reached;
         }
       }
-      if (target < 0) continue;
-      steps += closures[target].length;
-      nextCount += reach(target, mark);
     }
     if (!budget.spend(steps)) return null;
     [current, next] = [next, current];
