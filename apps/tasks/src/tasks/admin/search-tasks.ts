@@ -9,7 +9,7 @@ export class SearchAdminTasks {
   constructor(@Inject(TaskSearch) private readonly taskSearch: TaskSearch) {}
 
   async search(request: AdminSearchTasksRequest): Promise<AdminSearchPage> {
-    const found = await this.taskSearch.run(request.query, request, request.limit ?? ADMIN_TASK_LIMITS.searchDefaultLimit, request.cursor);
+    const found = await this.taskSearch.run('admin', request.query, request, request.limit ?? ADMIN_TASK_LIMITS.searchDefaultLimit, request.cursor);
     return {
       items: found.rows.map((row) => ({ task: toAdminRow(row), rank: Number(row.rank), highlights: found.highlights.get(row.id) ?? [] })),
       next_cursor: found.next_cursor,

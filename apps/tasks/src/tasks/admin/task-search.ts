@@ -20,7 +20,11 @@ export const SEARCH_SCANNED = 100_000;
 export const SEARCH_RANKED_CHARS = 2_000_000;
 const RANKED_ROW_CHARS = 256;
 /** Searches one tasks process runs at once (each on one connection of the pool); more are refused as `overloaded`. */
-export const SEARCH_CONCURRENCY = 2;
+export const SEARCH_CONCURRENCY = 4;
+/** Searches one caller (an agent, or the admin API's relay-wide search) runs at once in a process: one caller at its limit leaves the others room. */
+export const SEARCH_CONCURRENCY_PER_CALLER = 2;
+/** Who a search counts against: the relay-wide search of the admin API, or an agent's own (by its id). */
+export type SearchCaller = 'admin' | { agent_id: string };
 /** The longest one statement of a search runs (the pool's statement timeout instead, when that is shorter). */
 export const SEARCH_STATEMENT_TIMEOUT_MS = 3000;
 
@@ -37,20 +41,23 @@ export interface FoundTasks {
 @Injectable()
 export class TaskSearch {
   private readonly pool: pg.Pool;
-  /** Searches running now (run). */
+  /** Searches running now (run), in all and by caller. */
   private searching = 0;
+  private readonly searchingBy = new Map<string, number>();
 
   constructor(@Inject(DataSource) dataSource: DataSource) {
     this.pool = pgPoolOf(dataSource);
   }
 
   /**
-   * At most SEARCH_CONCURRENCY searches at once in this process, each on one connection in a
-   * read-only transaction whose statements stop after SEARCH_STATEMENT_TIMEOUT_MS (or the pool's
-   * own statement timeout, when that is shorter); past that a search is refused at once as
-   * `overloaded` instead of waiting for the connections everyone else's requests need.
+   * At most SEARCH_CONCURRENCY searches at once in this process, and SEARCH_CONCURRENCY_PER_CALLER
+   * of one caller, each on one connection in a read-only transaction whose statements stop after
+   * SEARCH_STATEMENT_TIMEOUT_MS (or the pool's own statement timeout, when that is shorter); past
+   * either a search is refused at once as `overloaded` instead of waiting for the connections
+   * everyone else's requests need.
    */
   async run(
+    caller: SearchCaller,
     query: string,
     filter: AdminTaskFilter,
     limit: number,
@@ -58,6 +65,15 @@ export class TaskSearch {
     unreadFor?: string,
     counterpartId?: string,
   ): Promise<FoundTasks> {
+    const callerKey = caller === 'admin' ? 'admin' : `agent:${caller.agent_id}`;
+    const mine = this.searchingBy.get(callerKey) ?? 0;
+    if (mine >= SEARCH_CONCURRENCY_PER_CALLER) {
+      throw new RelayError(
+        'overloaded',
+        `${caller === 'admin' ? 'The relay-wide search is' : 'You are'} running ${mine} searches, the most one caller runs at once; retry after ${OVERLOADED_RETRY_AFTER_SECONDS} s`,
+        { retry_after_seconds: OVERLOADED_RETRY_AFTER_SECONDS },
+      );
+    }
     if (this.searching >= SEARCH_CONCURRENCY) {
       throw new RelayError(
         'overloaded',
@@ -67,6 +83,7 @@ export class TaskSearch {
         },
       );
     }
+    this.searchingBy.set(callerKey, mine + 1);
     this.searching += 1;
     try {
       const client = await this.pool.connect();
@@ -87,6 +104,9 @@ export class TaskSearch {
       }
     } finally {
       this.searching -= 1;
+      const left = (this.searchingBy.get(callerKey) ?? 1) - 1;
+      if (left > 0) this.searchingBy.set(callerKey, left);
+      else this.searchingBy.delete(callerKey);
     }
   }
 

@@ -10,6 +10,7 @@ export class SearchTasks {
 
   async search(request: AgentSearchTasksRequest): Promise<AgentSearchReply> {
     const found = await this.taskSearch.run(
+      { agent_id: request.caller_id },
       request.query,
       { agent_id: request.caller_id, role: request.role ?? 'either', ...(request.states ? { states: request.states } : {}) },
       request.limit ?? ADMIN_TASK_LIMITS.searchDefaultLimit,
