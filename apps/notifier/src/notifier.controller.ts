@@ -8,6 +8,7 @@ import {
   ListDeliveriesRequest,
   NOTIFIER_SUBJECTS,
   RedeliverRequest,
+  ProvisionWebhookSecretRequest,
   RotateWebhookSecretRequest,
   type DeliveryDetail,
   type DeliveryView,
@@ -29,6 +30,7 @@ import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
 import { WebhookSecretsService } from './secrets/webhook-secrets.service';
 import { UpstreamFollowerService } from './upstream/upstream-follower.service';
+import { UpstreamRegistrationsService } from './upstream/upstream-registrations.service';
 import { UpstreamResolverService } from './upstream/upstream-resolver.service';
 import { UpstreamCardsService } from './upstream/upstream-cards.service';
 import { UpstreamHealthService } from './upstream/upstream-health.service';
@@ -42,6 +44,7 @@ export class NotifierController {
     @Inject(DeliveriesService) private readonly deliveries: DeliveriesService,
     @Inject(DeliveryWorkerService) private readonly worker: DeliveryWorkerService,
     @Inject(UpstreamResolverService) private readonly upstream: UpstreamResolverService,
+    @Inject(UpstreamRegistrationsService) private readonly registrations: UpstreamRegistrationsService,
     @Inject(UpstreamFollowerService) private readonly follower: UpstreamFollowerService,
     @Inject(UpstreamCardsService) private readonly cards: UpstreamCardsService,
     @Inject(UpstreamTlsService) private readonly tls: UpstreamTlsService,
@@ -104,9 +107,12 @@ export class NotifierController {
     return { webhook_secret: await this.secrets.rotate(request.handle, request.not_after) };
   }
 
+  /** A new agent's first webhook secret, asked by the directory while it holds the handle; an upstream agent's registration is made its own then too. */
   @MessagePattern(NOTIFIER_SUBJECTS.provisionWebhookSecret)
-  async provisionWebhookSecret(@Payload() request: RotateWebhookSecretRequest): Promise<RotateWebhookSecretReply> {
-    return { webhook_secret: await this.secrets.rotate(request.handle, request.not_after) };
+  async provisionWebhookSecret(@Payload() request: ProvisionWebhookSecretRequest): Promise<RotateWebhookSecretReply> {
+    const webhookSecret = await this.secrets.rotate(request.handle, request.not_after);
+    if (request.upstream_registration !== undefined) await this.registrations.commit(request.upstream_registration, request.handle);
+    return { webhook_secret: webhookSecret };
   }
 
   @MessagePattern(NOTIFIER_SUBJECTS.listDeliveries)

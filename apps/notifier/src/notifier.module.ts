@@ -23,6 +23,7 @@ import { PUSH_TARGET_SEALED_COLUMNS, PushTargetsService } from './targets/push-t
 import { UPSTREAM_CREDENTIAL_SEALED_COLUMNS, UpstreamCredentialsService } from './upstream/upstream-credentials.service';
 import { UpstreamDeliveryService } from './upstream/upstream-delivery.service';
 import { UpstreamFollowerService } from './upstream/upstream-follower.service';
+import { UpstreamRegistrationsService } from './upstream/upstream-registrations.service';
 import { UpstreamResolverService } from './upstream/upstream-resolver.service';
 import { UpstreamCardsService } from './upstream/upstream-cards.service';
 import { UpstreamHealthService } from './upstream/upstream-health.service';
@@ -69,6 +70,7 @@ export class NotifierModule {
         UpstreamCredentialsService,
         UpstreamCardsService,
         UpstreamResolverService,
+        UpstreamRegistrationsService,
         UpstreamFollowerService,
         UpstreamDeliveryService,
         DeliveryWorkerService,

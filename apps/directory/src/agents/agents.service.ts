@@ -196,9 +196,10 @@ export class AgentsService {
           .getRepository(ApiKeyEntity)
           .save(manager.getRepository(ApiKeyEntity).create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }));
         await this.events.record(manager, agent);
-        // Last, while the new row holds the handle: no agent without its secret, no secret stored
-        // for a handle someone else holds. A failure here rolls the registration back (503).
-        const webhookSecret = await this.webhookSecrets.provision(agent.handle);
+        // Last, while the new row holds the handle: no agent without its secret, no secret (nor an
+        // upstream's credential, client identity or card) stored for a handle someone else holds.
+        // A failure here rolls the registration back (503).
+        const webhookSecret = await this.webhookSecrets.provision(agent.handle, request.upstream_registration);
         return { agent, key, webhookSecret };
       });
     } catch (error) {

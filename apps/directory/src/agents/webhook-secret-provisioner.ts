@@ -30,13 +30,15 @@ export class WebhookSecretProvisioner implements OnModuleInit, OnApplicationShut
     await this.client?.drain().catch(() => undefined);
   }
 
-  async provision(handle: string): Promise<string> {
+  /** The new agent's first secret; an upstream agent's registration (the notifier's id for it) is committed with it. */
+  async provision(handle: string, upstreamRegistration?: string): Promise<string> {
     const client = this.client;
     if (!client) throw new RelayError('service_unavailable', 'The directory is not connected to NATS', { service: 'notifier' });
     // A request the notifier only reaches after we gave up (it was stalled) is refused there.
     const notAfter = new Date(Date.now() + client.defaultTimeoutMs).toISOString();
     try {
-      return (await client.request(NOTIFIER_SUBJECTS.provisionWebhookSecret, { handle, not_after: notAfter })).webhook_secret;
+      const request = { handle, not_after: notAfter, ...(upstreamRegistration !== undefined ? { upstream_registration: upstreamRegistration } : {}) };
+      return (await client.request(NOTIFIER_SUBJECTS.provisionWebhookSecret, request)).webhook_secret;
     } catch (error) {
       this.logger.warn({ err: error, handle }, 'registration refused: the notifier did not provide a webhook secret');
       throw new RelayError(

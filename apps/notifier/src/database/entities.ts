@@ -7,7 +7,7 @@ import { AgentTargetEntity } from '../targets/agent-target.entity';
 import { PushTargetEntity } from '../targets/push-target.entity';
 import { UpstreamCredentialEntity } from '../upstream/upstream-credential.entity';
 import { UpstreamTaskEntity } from '../upstream/upstream-task.entity';
-import { UpstreamAgentEntity, UpstreamCallEntity, UpstreamTlsEntity } from '../upstream/upstream-agent.entity';
+import { UpstreamAgentEntity, UpstreamCallEntity, UpstreamRegistrationEntity, UpstreamTlsEntity } from '../upstream/upstream-agent.entity';
 
 /** Every entity of the notifier schema, and the deployment row every service shares. */
 export const NOTIFIER_ENTITIES: Array<new () => object> = [
@@ -23,4 +23,5 @@ export const NOTIFIER_ENTITIES: Array<new () => object> = [
   UpstreamAgentEntity,
   UpstreamTlsEntity,
   UpstreamCallEntity,
+  UpstreamRegistrationEntity,
 ];

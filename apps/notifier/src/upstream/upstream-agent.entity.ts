@@ -100,3 +100,32 @@ export class UpstreamCallEntity {
   @Column({ type: 'timestamptz', default: () => 'now()' })
   at: Date;
 }
+
+/**
+ * An upstream agent's registration between reading its card and the directory creating the agent:
+ * the checked credential and client identity (their secrets sealed) and the card, made the
+ * agent's only once the directory holds the handle (upstream-registrations.service.ts).
+ */
+@Entity({ name: 'upstream_registrations' })
+export class UpstreamRegistrationEntity {
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'upstream_registrations_pkey' })
+  id: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  handle: string;
+
+  /** `{scheme, header_name, secret (sealed), oauth2}`, or null for none. */
+  @Column({ type: 'jsonb', nullable: true })
+  credential: Record<string, unknown> | null;
+
+  /** `{client_cert, client_key (sealed), ca}`, or null for none. */
+  @Column({ type: 'jsonb', nullable: true })
+  tls: Record<string, unknown> | null;
+
+  @Column({ type: 'jsonb' })
+  accepted: UpstreamCardSnapshot;
+
+  @Index('upstream_registrations_created_idx')
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+}

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import {
   DIRECTORY_SUBJECTS,
   RelayError,
@@ -148,13 +148,13 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
     return card;
   }
 
-  /** The card a registration read is the accepted one (a handle registered again starts over). */
-  async registered(handle: string, card: ParsedAgentCard): Promise<void> {
-    await this.dataSource.query(
+  /** The card a registration read is the accepted one (a handle registered again starts over); in the caller's transaction. */
+  async registered(manager: EntityManager, handle: string, accepted: UpstreamCardSnapshot): Promise<void> {
+    await manager.query(
       `INSERT INTO "notifier"."upstream_agents" ("handle", "accepted", "last_refresh_at") VALUES ($1, $2, now())
        ON CONFLICT ("handle") DO UPDATE SET "accepted" = EXCLUDED."accepted", "pending" = NULL, "pending_card" = NULL, "rejected_digest" = NULL,
          "last_refresh_at" = now(), "last_refresh_error" = NULL, "updated_at" = now()`,
-      [handle, JSON.stringify(snapshotOf(card))],
+      [handle, JSON.stringify(accepted)],
     );
   }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { UpstreamAuthFields, UpstreamAuthScheme } from '@app/contracts';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { NotifierConfig } from '../notifier.config';
@@ -16,6 +16,14 @@ export const UPSTREAM_CREDENTIAL_SEALED_COLUMNS: SealedColumn[] = [
 
 /** The default header of an API key when neither the admin nor the card names one. */
 export const DEFAULT_API_KEY_HEADER = 'X-API-Key';
+
+/** A credential as a registration keeps it until the agent is created: the secret sealed. */
+export interface SealedCredential {
+  scheme: Exclude<UpstreamAuthScheme, 'none'>;
+  header_name: string;
+  secret: string;
+  oauth2: UpstreamOAuth2Client | null;
+}
 
 export interface UpstreamCredential {
   scheme: Exclude<UpstreamAuthScheme, 'none'>;
@@ -32,8 +40,9 @@ function refreshAt(token: OAuth2Token, now: number): number {
 }
 
 /**
- * The credential the relay presents to each upstream agent: written by the admin API (through
- * `relay.notifier.v1.upstream.resolve`), read by the deliveries and the follower, never returned
+ * The credential the relay presents to each upstream agent: checked and sealed by the admin API's
+ * registration (`relay.notifier.v1.upstream.resolve`), written when the directory creates the agent
+ * (upstream_registrations.ts), read by the deliveries and the follower, never returned
  * or logged. Replacing it takes effect at the next request, so rotating it needs no restart.
  * OAuth2 client credentials become bearer tokens from the token URL, kept in memory per process
  * until shortly before they expire (one request at a time per client), and dropped when the
@@ -52,38 +61,42 @@ export class UpstreamCredentialsService {
   ) {}
 
   /**
-   * Keeps the credential (sealed), or removes any held for the handle when there is none. OAuth2
-   * client credentials are tried first (a token is requested): credentials the token URL refuses
-   * are not kept, and the refusal is thrown as an `OAuth2TokenError`.
+   * Checks a credential for a registration and seals it, writing nothing: OAuth2 client
+   * credentials are tried first (a token is requested, and kept for the credential): credentials
+   * the token URL refuses are thrown as an `OAuth2TokenError`. `store` writes what this returns.
    */
-  async put(
+  async prepare(
     handle: string,
     auth: UpstreamAuthFields | undefined,
     card: { api_key_header: string | null; oauth2_token_url: string | null },
     timeoutMs = this.config.RELAY_WEBHOOK_TIMEOUT_MS,
-  ): Promise<{ scheme: UpstreamAuthScheme; header: string | null }> {
-    if (!auth) {
-      await this.dataSource.query(`DELETE FROM "notifier"."upstream_credentials" WHERE "handle" = $1`, [handle]);
-      return { scheme: 'none', header: null };
-    }
+  ): Promise<{ scheme: UpstreamAuthScheme; header: string | null; sealed: SealedCredential | null }> {
+    if (!auth) return { scheme: 'none', header: null, sealed: null };
     let oauth2: UpstreamOAuth2Client | null = null;
-    let first: OAuth2Token | null = null;
     if (auth.scheme === 'oauth2') {
       const tokenUrl = auth.token_url ?? card.oauth2_token_url;
       if (!tokenUrl) throw new OAuth2TokenError('auth.token_url', 'the card names no OAuth2 client-credentials token URL: give auth.token_url');
       oauth2 = { token_url: tokenUrl, client_id: auth.client_id as string, scope: auth.scope ?? null, resource: auth.resource ?? null };
-      first = await requestClientCredentialsToken(oauth2, auth.secret, await this.tokenFetch(handle, timeoutMs));
+      const first = await requestClientCredentialsToken(oauth2, auth.secret, await this.tokenFetch(handle, timeoutMs));
+      // Keyed by the credential: used only once it is the agent's stored one.
+      this.tokens.set(this.tokenKey(handle, oauth2, auth.secret), { token: first.access_token, refreshAt: refreshAt(first, Date.now()) });
     }
     const header = auth.scheme === 'api_key' ? (auth.header_name ?? card.api_key_header ?? DEFAULT_API_KEY_HEADER) : 'Authorization';
-    await this.dataSource.query(
+    return { scheme: auth.scheme, header, sealed: { scheme: auth.scheme, header_name: header, secret: this.cipher.seal(auth.secret), oauth2 } };
+  }
+
+  /** Keeps a prepared credential as the agent's, or removes any held for the handle when there is none; in the caller's transaction. */
+  async store(manager: EntityManager, handle: string, sealed: SealedCredential | null): Promise<void> {
+    if (!sealed) {
+      await manager.query(`DELETE FROM "notifier"."upstream_credentials" WHERE "handle" = $1`, [handle]);
+      return;
+    }
+    await manager.query(
       `INSERT INTO "notifier"."upstream_credentials" ("handle", "scheme", "header_name", "secret", "oauth2") VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT ("handle") DO UPDATE SET "scheme" = EXCLUDED."scheme", "header_name" = EXCLUDED."header_name", "secret" = EXCLUDED."secret",
          "oauth2" = EXCLUDED."oauth2", "updated_at" = now()`,
-      [handle, auth.scheme, header, this.cipher.seal(auth.secret), oauth2 ? JSON.stringify(oauth2) : null],
+      [handle, sealed.scheme, sealed.header_name, sealed.secret, sealed.oauth2 ? JSON.stringify(sealed.oauth2) : null],
     );
-    this.forget(handle);
-    if (oauth2 && first) this.tokens.set(this.tokenKey(handle, oauth2, auth.secret), { token: first.access_token, refreshAt: refreshAt(first, Date.now()) });
-    return { scheme: auth.scheme, header };
   }
 
   async get(handle: string): Promise<UpstreamCredential | null> {

@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { RelayError, type ResolveUpstreamReply, type ResolveUpstreamRequest } from '@app/contracts';
 import type { ParsedAgentCard } from './agent-card';
+import { snapshotOf } from './card-diff';
 import { OAuth2TokenError } from './oauth2-token';
 import { CARD_TIMEOUT_MS, CardReadError, UpstreamCardsService } from './upstream-cards.service';
 import { UpstreamCredentialsService } from './upstream-credentials.service';
+import { UpstreamRegistrationsService } from './upstream-registrations.service';
 import { checkedTls, UpstreamTlsService } from './upstream-tls.service';
 
 function cardProblem(message: string): RelayError {
@@ -27,6 +29,7 @@ export class UpstreamResolverService {
     @Inject(UpstreamCredentialsService) private readonly credentials: UpstreamCredentialsService,
     @Inject(UpstreamCardsService) private readonly cards: UpstreamCardsService,
     @Inject(UpstreamTlsService) private readonly tls: UpstreamTlsService,
+    @Inject(UpstreamRegistrationsService) private readonly registrations: UpstreamRegistrationsService,
   ) {}
 
   async resolve(request: ResolveUpstreamRequest): Promise<ResolveUpstreamReply> {
@@ -41,7 +44,7 @@ export class UpstreamResolverService {
     }
     let auth;
     try {
-      auth = await this.credentials.put(request.handle, request.auth, card, Math.max(500, CARD_TIMEOUT_MS - (Date.now() - startedAt)));
+      auth = await this.credentials.prepare(request.handle, request.auth, card, Math.max(500, CARD_TIMEOUT_MS - (Date.now() - startedAt)));
     } catch (error) {
       if (!(error instanceof OAuth2TokenError)) throw error;
       throw new RelayError('invalid_params', `${error.field}: ${error.message}`, {
@@ -49,14 +52,18 @@ export class UpstreamResolverService {
         fields: [{ field: error.field, messages: [error.message] }],
       });
     }
-    if (request.tls) await this.tls.put(request.handle, request.tls);
-    else await this.tls.remove(request.handle);
-    await this.cards.registered(request.handle, card);
+    // Nothing of the agent holding this handle (if one does) changes here: the directory commits the registration once it holds the handle.
+    const registration = await this.registrations.keep(request.handle, {
+      credential: auth.sealed,
+      tls: request.tls ? this.tls.sealed(request.tls) : null,
+      accepted: snapshotOf(card),
+    });
     this.logger.log(
       { handle: request.handle, url: card.url, binding: card.binding, protocol_version: card.protocol_version, auth: auth.scheme, mtls: tls !== null },
       'upstream agent card read',
     );
     return {
+      registration,
       upstream: {
         card_url: request.card_url,
         url: card.url,

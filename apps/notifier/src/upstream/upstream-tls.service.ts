@@ -1,7 +1,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { RelayError, type UpstreamTlsFields } from '@app/contracts';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
 import type { ClientTls } from './guarded-fetch';
@@ -39,6 +39,13 @@ export function checkedTls(fields: UpstreamTlsFields, now = new Date()): { tls: 
   return { tls: { cert: fields.client_cert, key: fields.client_key, ca: fields.ca ?? null }, certificate };
 }
 
+/** A client identity as stored: the key sealed. */
+export interface SealedTls {
+  client_cert: string;
+  client_key: string;
+  ca: string | null;
+}
+
 export interface UpstreamTlsInfo {
   client_cert_subject: string;
   client_cert_not_after: string;
@@ -59,16 +66,30 @@ export class UpstreamTlsService {
   ) {}
 
   async put(handle: string, fields: UpstreamTlsFields): Promise<void> {
-    const { tls } = checkedTls(fields);
-    await this.dataSource.query(
-      `INSERT INTO "notifier"."upstream_tls" ("handle", "client_cert", "client_key", "ca") VALUES ($1, $2, $3, $4)
-       ON CONFLICT ("handle") DO UPDATE SET "client_cert" = EXCLUDED."client_cert", "client_key" = EXCLUDED."client_key", "ca" = EXCLUDED."ca", "updated_at" = now()`,
-      [handle, tls.cert, this.cipher.seal(tls.key), tls.ca],
-    );
+    await this.store(this.dataSource.manager, handle, this.sealed(fields));
   }
 
   async remove(handle: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM "notifier"."upstream_tls" WHERE "handle" = $1`, [handle]);
+    await this.store(this.dataSource.manager, handle, null);
+  }
+
+  /** A checked client identity with its key sealed, as a registration keeps it until the agent is created. */
+  sealed(fields: UpstreamTlsFields): SealedTls {
+    const { tls } = checkedTls(fields);
+    return { client_cert: tls.cert, client_key: this.cipher.seal(tls.key), ca: tls.ca };
+  }
+
+  /** Makes `sealed` the agent's identity, or removes it (null); in the caller's transaction. */
+  async store(manager: EntityManager, handle: string, sealed: SealedTls | null): Promise<void> {
+    if (!sealed) {
+      await manager.query(`DELETE FROM "notifier"."upstream_tls" WHERE "handle" = $1`, [handle]);
+      return;
+    }
+    await manager.query(
+      `INSERT INTO "notifier"."upstream_tls" ("handle", "client_cert", "client_key", "ca") VALUES ($1, $2, $3, $4)
+       ON CONFLICT ("handle") DO UPDATE SET "client_cert" = EXCLUDED."client_cert", "client_key" = EXCLUDED."client_key", "ca" = EXCLUDED."ca", "updated_at" = now()`,
+      [handle, sealed.client_cert, sealed.client_key, sealed.ca],
+    );
   }
 
   async get(handle: string): Promise<ClientTls | null> {

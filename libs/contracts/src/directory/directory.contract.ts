@@ -11,6 +11,7 @@ import {
   IsOptional,
   IsString,
   IsUrl,
+  IsUUID,
   Matches,
   Max,
   MaxLength,
@@ -202,6 +203,11 @@ export class CreateAgentCommand extends CreateAgentRequest {
   @ValidateNested()
   @Type(() => UpstreamInterfaceDto)
   upstream?: UpstreamInterfaceDto;
+
+  /** The notifier's registration of the upstream (`upstream.resolve`), committed with the new agent's webhook secret. */
+  @ValidateIf((command: CreateAgentCommand) => command.upstream !== undefined)
+  @IsUUID()
+  upstream_registration?: string;
 }
 
 /** The body of an update: any agent field, and the name (which cannot be cleared). */

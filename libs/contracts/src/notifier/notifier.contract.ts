@@ -83,6 +83,14 @@ export class RotateWebhookSecretRequest {
   not_after?: string;
 }
 
+/** A new agent's first secret (the directory asks inside its registration): an upstream agent's kept registration is committed with it. */
+export class ProvisionWebhookSecretRequest extends RotateWebhookSecretRequest {
+  /** The id `upstream.resolve` answered: the credential, client identity and card it checked become the agent's. */
+  @IsOptional()
+  @IsUUID()
+  upstream_registration?: string;
+}
+
 export interface RotateWebhookSecretReply {
   /** Shown once; the notifier keeps it to sign deliveries and never logs it. */
   webhook_secret: string;
@@ -113,7 +121,7 @@ export class RedeliverRequest {
 
 export interface NotifierRpc {
   [NOTIFIER_SUBJECTS.rotateWebhookSecret]: { request: RotateWebhookSecretRequest; reply: RotateWebhookSecretReply };
-  [NOTIFIER_SUBJECTS.provisionWebhookSecret]: { request: RotateWebhookSecretRequest; reply: RotateWebhookSecretReply };
+  [NOTIFIER_SUBJECTS.provisionWebhookSecret]: { request: ProvisionWebhookSecretRequest; reply: RotateWebhookSecretReply };
   [NOTIFIER_SUBJECTS.listDeliveries]: { request: ListDeliveriesRequest; reply: ListDeliveriesReply };
   [NOTIFIER_SUBJECTS.getDelivery]: { request: RedeliverRequest; reply: DeliveryDetail };
   [NOTIFIER_SUBJECTS.redeliver]: { request: RedeliverRequest; reply: DeliveryView };

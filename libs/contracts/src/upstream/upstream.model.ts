@@ -46,6 +46,8 @@ export interface UpstreamCardProfile {
 }
 
 export interface ResolveUpstreamReply {
+  /** What the directory's registration commits (the checked credential, client identity and card), once it holds the handle. */
+  registration: string;
   upstream: UpstreamInterface;
   card: UpstreamCardProfile;
 }

@@ -10,6 +10,7 @@ import {
   Post,
   Put,
   Query,
+  Req,
   UseFilters,
   UseGuards,
   UseInterceptors,
@@ -38,13 +39,15 @@ import {
   type UpstreamRefreshReply,
   type UpstreamStatusView,
 } from '@app/contracts';
+import type { FastifyRequest } from 'fastify';
 import { NatsRpcClient } from '@app/messaging';
 import { LeastRole } from '../admin-roles';
 import { AdminTokenGuard } from '../sign-in/admin-token.guard';
 import { KeyFilter } from '../../auth/key-filter';
 import { TokenVerifier } from '../../auth/token-verifier';
 import { DirectoryLookups } from '../../directory/directory-lookups';
-import { AdminAuditInterceptor, Audited } from '../audit/admin-audit';
+import { AdminAudit, AdminAuditInterceptor, Audited } from '../audit/admin-audit';
+import { adminPrincipalOf } from '../sign-in/admin-token.guard';
 import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
 import { RegisterAgentBody, TrustPolicyBody } from './admin-agents.dto';
 
@@ -74,22 +77,43 @@ export class AdminAgentsController {
     @Inject(DirectoryLookups) private readonly lookups: DirectoryLookups,
     @Inject(KeyFilter) private readonly keyFilter: KeyFilter,
     @Inject(TokenVerifier) private readonly tokens: TokenVerifier,
+    @Inject(AdminAudit) private readonly audit: AdminAudit,
   ) {}
 
   @Post()
   @HttpCode(201)
   @LeastRole('admin')
   @Audited('agent.create', undefined, (result) => ({ handle: (result as RegisteredAgent).agent.handle }))
-  async create(@Body() body: RegisterAgentBody): Promise<RegisteredAgent> {
+  async create(@Body() body: RegisterAgentBody, @Req() request: FastifyRequest): Promise<RegisteredAgent> {
     const { upstream: registration, ...fields } = body;
     let command: CreateAgentCommand = fields;
     if (registration) {
-      // The card is read (and the credential sealed) before the agent exists: a card that cannot be
-      // read or offers no interface the relay speaks is a 400 and nothing is created.
-      const { upstream, card } = await this.rpc.request(NOTIFIER_SUBJECTS.resolveUpstream, { handle: fields.handle, ...registration });
-      command = { ...fields, description: fields.description ?? card.description, skills: fields.skills ?? card.skills, upstream };
+      // The card is read (and the credential checked and sealed) before the agent exists, but kept
+      // apart: the directory makes it the agent's only once it holds the handle. A card that cannot
+      // be read or offers no interface the relay speaks is a 400 and nothing is created.
+      const resolved = await this.rpc.request(NOTIFIER_SUBJECTS.resolveUpstream, { handle: fields.handle, ...registration });
+      const { upstream, card } = resolved;
+      command = {
+        ...fields,
+        description: fields.description ?? card.description,
+        skills: fields.skills ?? card.skills,
+        upstream,
+        upstream_registration: resolved.registration,
+      };
     }
-    const registered = await this.rpc.request(DIRECTORY_SUBJECTS.createAgent, command);
+    let registered: RegisteredAgent;
+    try {
+      registered = await this.rpc.request(DIRECTORY_SUBJECTS.createAgent, command);
+    } catch (error) {
+      if (error instanceof RelayError && error.reason === 'handle_taken') {
+        // A refused registration changed nothing; the attempt is on record all the same.
+        await this.audit.record(adminPrincipalOf(request), 'agent.create_refused', fields.handle, {
+          reason: 'handle_taken',
+          upstream: registration !== undefined,
+        });
+      }
+      throw error;
+    }
     this.keyFilter.remember(registered.api_key);
     return registered;
   }
