@@ -21,7 +21,7 @@ export const HOLD_RULE_LIMITS = {
   pathPatternWildcards: 16,
   senderPatternWildcards: 8,
   /**
-   * What one decision checks of a handoff: its first `pathsPerHandoff` distinct paths of at most
+   * What one decision checks of a handoff: up to `pathsPerHandoff` distinct paths of at most
    * `pathChars` characters, in at most `matchStepsPerDecision` steps of the matcher. A handoff past
    * any of these is taken as matching every rule that names senders or paths (held, or its tool
    * prompts given to people): what cannot be checked is decided by a person.
