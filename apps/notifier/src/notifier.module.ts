@@ -23,7 +23,7 @@ import { PUSH_TARGET_SEALED_COLUMNS, PushTargetsService } from './targets/push-t
 import { UPSTREAM_CREDENTIAL_SEALED_COLUMNS, UpstreamCredentialsService } from './upstream/upstream-credentials.service';
 import { UpstreamDeliveryService } from './upstream/upstream-delivery.service';
 import { UpstreamFollowerService } from './upstream/upstream-follower.service';
-import { UpstreamRegistrationsService } from './upstream/upstream-registrations.service';
+import { UPSTREAM_REGISTRATION_SEALED_COLUMNS, UpstreamRegistrationsService } from './upstream/upstream-registrations.service';
 import { UpstreamResolverService } from './upstream/upstream-resolver.service';
 import { UpstreamCardsService } from './upstream/upstream-cards.service';
 import { UpstreamHealthService } from './upstream/upstream-health.service';
@@ -36,6 +36,7 @@ export const NOTIFIER_SEALED_COLUMNS = [
   ...DELIVERY_SEALED_COLUMNS,
   ...UPSTREAM_CREDENTIAL_SEALED_COLUMNS,
   ...UPSTREAM_TLS_SEALED_COLUMNS,
+  ...UPSTREAM_REGISTRATION_SEALED_COLUMNS,
 ];
 
 @Module({})

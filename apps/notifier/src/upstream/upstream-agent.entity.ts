@@ -107,6 +107,8 @@ export class UpstreamCallEntity {
  * agent's only once the directory holds the handle (upstream-registrations.service.ts).
  */
 @Entity({ name: 'upstream_registrations' })
+@Check('upstream_registrations_credential', `("credential" IS NULL) = ("secret" IS NULL)`)
+@Check('upstream_registrations_tls', `("tls" IS NULL) = ("client_key" IS NULL)`)
 export class UpstreamRegistrationEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'upstream_registrations_pkey' })
   id: string;
@@ -114,13 +116,19 @@ export class UpstreamRegistrationEntity {
   @Column({ type: 'varchar', length: 255 })
   handle: string;
 
-  /** `{scheme, header_name, secret (sealed), oauth2}`, or null for none. */
+  /** `{scheme, header_name, oauth2}` of the credential, or null for none; its secret is `secret`, sealed. */
   @Column({ type: 'jsonb', nullable: true })
   credential: Record<string, unknown> | null;
 
-  /** `{client_cert, client_key (sealed), ca}`, or null for none. */
+  @Column({ type: 'text', nullable: true })
+  secret: string | null;
+
+  /** `{client_cert, ca}` of the client identity, or null for none; its key is `clientKey`, sealed. */
   @Column({ type: 'jsonb', nullable: true })
   tls: Record<string, unknown> | null;
+
+  @Column({ type: 'text', nullable: true })
+  clientKey: string | null;
 
   @Column({ type: 'jsonb' })
   accepted: UpstreamCardSnapshot;

@@ -3,15 +3,28 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { RelayError, type UpstreamCardSnapshot } from '@app/contracts';
+import type { SealedColumn } from '@app/secrets';
 import { UpstreamCardsService } from './upstream-cards.service';
 import { UpstreamCredentialsService, type SealedCredential } from './upstream-credentials.service';
 import { UpstreamTlsService, type SealedTls } from './upstream-tls.service';
 
-/**
- * How long a registration waits for the directory to create its agent (the edge asks at once; a
- * stalled one is registered again). Its secrets are sealed like the agent's own, and copied sealed.
- */
+/** How long a registration waits for the directory to create its agent (the edge asks at once; a stalled one is registered again). */
 export const UPSTREAM_REGISTRATION_TTL_MS = 60 * 60 * 1000;
+
+/** A waiting registration's secrets are sealed like the agent's own (and re-sealed with them), then copied sealed. */
+export const UPSTREAM_REGISTRATION_SEALED_COLUMNS: SealedColumn[] = [
+  { table: '"notifier"."upstream_registrations"', keyColumns: ['id'], column: 'secret', kind: 'text' },
+  { table: '"notifier"."upstream_registrations"', keyColumns: ['id'], column: 'client_key', kind: 'text' },
+];
+
+/** A waiting registration as the table holds it: the secrets in columns of their own. */
+interface StoredRegistration {
+  credential: Omit<SealedCredential, 'secret'> | null;
+  secret: string | null;
+  tls: Omit<SealedTls, 'client_key'> | null;
+  client_key: string | null;
+  accepted: UpstreamCardSnapshot;
+}
 
 interface RegistrationRow {
   credential: SealedCredential | null;
@@ -41,14 +54,18 @@ export class UpstreamRegistrationsService {
     await this.dataSource.query(`DELETE FROM "notifier"."upstream_registrations" WHERE "created_at" < now() - make_interval(secs => $1)`, [
       UPSTREAM_REGISTRATION_TTL_MS / 1000,
     ]);
+    const { credential, tls, accepted } = registration;
     await this.dataSource.query(
-      `INSERT INTO "notifier"."upstream_registrations" ("id", "handle", "credential", "tls", "accepted") VALUES ($1, $2, $3, $4, $5)`,
+      `INSERT INTO "notifier"."upstream_registrations" ("id", "handle", "credential", "secret", "tls", "client_key", "accepted")
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
       [
         id,
         handle,
-        registration.credential ? JSON.stringify(registration.credential) : null,
-        registration.tls ? JSON.stringify(registration.tls) : null,
-        JSON.stringify(registration.accepted),
+        credential ? JSON.stringify({ scheme: credential.scheme, header_name: credential.header_name, oauth2: credential.oauth2 }) : null,
+        credential?.secret ?? null,
+        tls ? JSON.stringify({ client_cert: tls.client_cert, ca: tls.ca }) : null,
+        tls?.client_key ?? null,
+        JSON.stringify(accepted),
       ],
     );
     return id;
@@ -59,15 +76,20 @@ export class UpstreamRegistrationsService {
     await this.dataSource.transaction(async (manager) => {
       const rows = (await manager.query(
         `DELETE FROM "notifier"."upstream_registrations" WHERE "id" = $1 AND "handle" = $2 AND "created_at" >= now() - make_interval(secs => $3)
-         RETURNING "credential", "tls", "accepted"`,
+         RETURNING "credential", "secret", "tls", "client_key", "accepted"`,
         [id, handle, UPSTREAM_REGISTRATION_TTL_MS / 1000],
-      )) as [RegistrationRow[], number];
-      const registration = rows[0][0];
-      if (!registration) {
+      )) as [StoredRegistration[], number];
+      const stored = rows[0][0];
+      if (!stored) {
         throw new RelayError('invalid_params', `upstream: the registration of ${handle} is not waiting (expired, or already used); register again`, {
           field: 'upstream',
         });
       }
+      const registration: RegistrationRow = {
+        credential: stored.credential && stored.secret !== null ? { ...stored.credential, secret: stored.secret } : null,
+        tls: stored.tls && stored.client_key !== null ? { ...stored.tls, client_key: stored.client_key } : null,
+        accepted: stored.accepted,
+      };
       await this.credentials.store(manager, handle, registration.credential);
       await this.tls.store(manager, handle, registration.tls);
       await this.cards.registered(manager, handle, registration.accepted);

@@ -10,9 +10,13 @@ export class UpstreamRegistrations1765460000000 implements MigrationInterface {
         "id" uuid NOT NULL,
         "handle" varchar(255) NOT NULL,
         "credential" jsonb,
+        "secret" text,
         "tls" jsonb,
+        "client_key" text,
         "accepted" jsonb NOT NULL,
         "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(),
+        CONSTRAINT "upstream_registrations_credential" CHECK (("credential" IS NULL) = ("secret" IS NULL)),
+        CONSTRAINT "upstream_registrations_tls" CHECK (("tls" IS NULL) = ("client_key" IS NULL)),
         CONSTRAINT "upstream_registrations_pkey" PRIMARY KEY ("id")
       )`,
     );
