@@ -13,6 +13,8 @@ const people = {
   // Another account of the owner, whose email the provider verified.
   ownerAgain: { sub: 'owen-2', claims: { email: 'owen@partner.test', email_verified: true, name: 'Owen Again', agentrelay_role: 'approver' } },
   approver: { sub: 'ann', claims: { email: 'ann@acme.test', email_verified: true, name: 'Ann Approver', agentrelay_role: 'approver' } },
+  // An admin whose provider verified her email.
+  registrar: { sub: 'dora', claims: { email: 'dora@partner.test', email_verified: true, name: 'Dora', agentrelay_role: 'admin' } },
   // Someone else, whose email claim (not verified) is the one on record for the owner's agent.
   unverified: { sub: 'ursula', claims: { email: 'owen@partner.test', email_verified: false, name: 'Ursula', agentrelay_role: 'approver' } },
 };
@@ -165,5 +167,27 @@ describe('four eyes on the owner’s account', () => {
     const byOwnerAgain = await approve(second, sessions.ownerAgain).expect(403);
     expect(byOwnerAgain.body.error).toMatchObject({ reason: 'four_eyes', data: { refusal: 'owner' } });
     expect(await stateOf(bob, second)).toBe('held');
+  });
+
+  it('records an email as verified only when it is the registering owner’s own verified email, and no longer once the owner changes', async () => {
+    const registered = await request(relay.url)
+      .post('/admin/agents')
+      .set(as(sessions.registrar))
+      .send({ handle: `dave@partner${suffix}`, name: 'Dave', email: 'Dora@Partner.test' })
+      .expect(201);
+    expect(registered.body.agent).toMatchObject({ owner: { subject: 'dora' }, email_verified: true });
+    // Someone else's email typed at registration is not verified, whoever types it.
+    const typed = await request(relay.url)
+      .post('/admin/agents')
+      .set(as(sessions.registrar))
+      .send({ handle: `erin@partner${suffix}`, name: 'Erin', email: 'erin@partner.test' })
+      .expect(201);
+    expect(typed.body.agent).toMatchObject({ owner: { subject: 'dora' }, email_verified: false });
+    const handedOver = await request(relay.url)
+      .patch(`/admin/agents/dave@partner${suffix}`)
+      .set(admin)
+      .send({ owner: { subject: 'ann' } })
+      .expect(200);
+    expect(handedOver.body).toMatchObject({ owner: { subject: 'ann' }, email: 'Dora@Partner.test', email_verified: false });
   });
 });
