@@ -9,7 +9,8 @@ import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { apiKeyInterceptor } from './support/sdk-client';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
 
-const FAILURES = 5;
+/** The failed-login budget the receiver shares (RELAY_AUTH_FAILURES_PER_WINDOW, its default). */
+const FAILURES = 20;
 const FLOOD_ADDRESS = '127.0.0.2';
 const FLOOD_CONCURRENCY = 16;
 
@@ -152,8 +153,9 @@ describe('the upstream push receiver throttles wrong tokens by their source', ()
       await Promise.all(flood);
     }
 
-    // The notifier was asked at most the budget's worth; every other wrong token was refused before it, with a time to come back.
-    expect(answers.filter((answer) => answer.status === 401).length).toBeLessThanOrEqual(FAILURES);
+    // The notifier was asked at most the budget's worth (and the first burst, in flight before any answer came back);
+    // every other wrong token was refused before it, with a time to come back.
+    expect(answers.filter((answer) => answer.status === 401).length).toBeLessThanOrEqual(FAILURES + FLOOD_CONCURRENCY);
     expect(answers.filter((answer) => answer.status !== 401 && answer.status !== 429)).toEqual([]);
     const throttled = answers.filter((answer) => answer.status === 429);
     expect(throttled.every((answer) => answer.reason === 'rate_limited' && Number(answer.retryAfter) > 0)).toBe(true);

@@ -26,6 +26,12 @@ export class FailureWindows {
     return window.endsAt - now;
   }
 
+  /** How long (ms) the current window of `key` still runs; 0 when it has none. */
+  windowLeft(key: string, now: number): number {
+    const window = this.windows.get(key);
+    return window && window.endsAt > now ? window.endsAt - now : 0;
+  }
+
   /** The failures of `key` in its current window. */
   failuresOf(key: string, now: number): number {
     const window = this.windows.get(key);
@@ -43,7 +49,7 @@ export class FailureWindows {
     this.windows.set(key, { failures: 1, endsAt: now + this.windowMs });
   }
 
-  /** Takes back one failure counted before the outcome was known (an attempt that then succeeded). */
+  /** Takes back one failure, later shown not to be one. */
   uncount(key: string, now: number): void {
     const window = this.windows.get(key);
     if (window && window.endsAt > now && window.failures > 0) window.failures -= 1;

@@ -13,7 +13,7 @@ function throttle(): PushFailureThrottle {
 /** One push that the notifier refuses. */
 function refused(subject: PushFailureThrottle, address: string, taskId: string, token: string, now = NOW): void {
   subject.admit(address, taskId, token, now);
-  subject.recordFailure(address, taskId, token);
+  subject.recordFailure(address, taskId, token, true, now);
 }
 
 function refusalOf(attempt: () => void): RelayError {
@@ -37,10 +37,25 @@ describe('PushFailureThrottle', () => {
     expect(() => subject.admit('10.0.0.9', 'task-x', 'wrong-x', NOW + WINDOW_MS)).not.toThrow();
   });
 
-  it('counts attempts still in flight, so a concurrent burst cannot pass the budget', () => {
+  it('never refuses an address with no failure for its attempts in flight, and counts them once it has failed', () => {
     const subject = throttle();
-    for (let attempt = 0; attempt < 3; attempt += 1) subject.admit('10.0.0.9', `task-${attempt}`, `wrong-${attempt}`, NOW);
-    expect(refusalOf(() => subject.admit('10.0.0.9', 'task-3', 'wrong-3', NOW)).reason).toBe('rate_limited');
+    for (let attempt = 0; attempt < 10; attempt += 1) subject.admit('10.0.0.1', `task-${attempt}`, `first-${attempt}`, NOW);
+    subject.recordFailure('10.0.0.9', 'task-x', 'wrong-x', true, NOW);
+    subject.admit('10.0.0.9', 'task-0', 'wrong-0', NOW);
+    subject.admit('10.0.0.9', 'task-1', 'wrong-1', NOW);
+    expect(refusalOf(() => subject.admit('10.0.0.9', 'task-2', 'wrong-2', NOW)).reason).toBe('rate_limited');
+  });
+
+  it('counts a push the notifier did not answer as a failure, without taking the pass of a token accepted before', () => {
+    const subject = throttle();
+    subject.admit('10.0.0.1', 'task-a', 'good', NOW);
+    subject.recordSuccess('10.0.0.1', 'task-a', 'good', NOW);
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      subject.admit('10.0.0.1', 'task-a', 'good', NOW);
+      subject.recordFailure('10.0.0.1', 'task-a', 'good', false, NOW);
+    }
+    expect(refusalOf(() => subject.admit('10.0.0.1', 'task-b', 'new', NOW)).reason).toBe('rate_limited');
+    expect(() => subject.admit('10.0.0.1', 'task-a', 'good', NOW)).not.toThrow();
   });
 
   it('lets a token accepted for its task pass its throttled address, not for another task', () => {

@@ -70,8 +70,7 @@ export class UpstreamPushController {
     try {
       await this.rpc.request(NOTIFIER_SUBJECTS.upstreamPushed, { task_id: taskId, token }, PUSHED_TIMEOUT_MS);
     } catch (error) {
-      // An unanswered attempt stays counted too: a flood that overloads the notifier is still throttled.
-      if (error instanceof RelayError && error.reason === 'unauthenticated') this.throttle.recordFailure(address, taskId, token);
+      this.throttle.recordFailure(address, taskId, token, error instanceof RelayError && error.reason === 'unauthenticated');
       throw error;
     }
     this.throttle.recordSuccess(address, taskId, token);
