@@ -63,6 +63,14 @@ describe('agentrelay CLI against a running relay', () => {
     expect(human.stdout).toMatch(new RegExp(`lee@${org}\\s+Lee`));
   });
 
+  it('shows that an agent the admin token registered has no owner, and refuses an owner by sub alone without a console sign-in', async () => {
+    expect((await cli(['register', `oona@${org}`, '--name', 'Oona'])).code).toBe(EXIT.ok);
+    expect((await cli(['show', `oona@${org}`])).stdout).toContain('owner:       - (four eyes refuse everyone until one is recorded)');
+    const bySubAlone = await cli(['update', `oona@${org}`, '--owner', 'owen']);
+    expect(bySubAlone.code).not.toBe(EXIT.ok);
+    expect(bySubAlone.stderr).toContain('owner.issuer: name the OpenID Provider');
+  });
+
   it("sets the media types an agent accepts, and restores the relay's default", async () => {
     const registered = await cli(['register', `ida@${org}`, '--name', 'Ida', '--json', '--input-modes', 'text/*, image/png']);
     expect(registered.code).toBe(EXIT.ok);

@@ -93,7 +93,7 @@ describe('console approvals in a browser', () => {
     });
     registerConsoleClient(provider, relay.url);
     ops = await registerAgent(relay, { handle: `ops@acme${suffix}`, name: 'Ops', notification_webhook_url: sink.url('/ops') });
-    bob = await registerAgent(relay, { handle: `bob@partner${suffix}`, name: 'Bob', email: 'owen@partner.test' });
+    bob = await registerAgent(relay, { handle: `bob@partner${suffix}`, name: 'Bob', email: 'owen@partner.test', owner: { subject: 'owen' } });
     await request(relay.url)
       .put(`/admin/agents/${ops.agent.handle}/trust`)
       .set(admin)

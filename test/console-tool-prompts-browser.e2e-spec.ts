@@ -110,7 +110,7 @@ describe('console tool prompts in a browser', () => {
     relay = await RelayHarness.start({ env: { RELAY_CONSOLE_DIR: resolve(CONSOLE_DIST), ...consoleOidcEnv(provider) } });
     registerConsoleClient(provider, relay.url);
     ops = await registerAgent(relay, { handle: `ops@acme${suffix}`, name: 'Ops' });
-    bob = await registerAgent(relay, { handle: `bob@partner${suffix}`, name: 'Bob', email: 'owen@partner.test' });
+    bob = await registerAgent(relay, { handle: `bob@partner${suffix}`, name: 'Bob', email: 'owen@partner.test', owner: { subject: 'owen' } });
     await request(relay.url)
       .put(`/admin/agents/${ops.agent.handle}/trust`)
       .set(admin)

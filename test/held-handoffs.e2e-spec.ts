@@ -49,7 +49,13 @@ describe('held handoffs', () => {
     const suffix = randomUUID().slice(0, 6);
     ops = await registerAgent(relay, { handle: `ops@acme${suffix}`, name: 'Ops', notification_webhook_url: sink.url('/ops') });
     teammate = await registerAgent(relay, { handle: `tess@acme${suffix}`, name: 'Tess' });
-    bob = await registerAgent(relay, { handle: `bob@partner${suffix}`, name: 'Bob', email: 'owen@partner.test', notification_webhook_url: sink.url('/bob') });
+    bob = await registerAgent(relay, {
+      handle: `bob@partner${suffix}`,
+      name: 'Bob',
+      email: 'owen@partner.test',
+      owner: { subject: 'owen' },
+      notification_webhook_url: sink.url('/bob'),
+    });
     await request(relay.url)
       .put(`/admin/agents/${ops.agent.handle}/trust`)
       .set(admin)
@@ -144,7 +150,7 @@ describe('held handoffs', () => {
 
     // Four eyes: the owner of the sending agent, and the break-glass admin token, are refused; nothing is done.
     const byOwner = await request(relay.url).post(`/admin/approvals/${taskId}/approve`).set(as(sessions.owner)).send({}).expect(403);
-    expect(byOwner.body.error).toMatchObject({ reason: 'four_eyes', data: { owner: 'owen@partner.test' } });
+    expect(byOwner.body.error).toMatchObject({ reason: 'four_eyes', data: { refusal: 'owner', owner: { subject: 'owen' } } });
     const byToken = await request(relay.url).post(`/admin/approvals/${taskId}/approve`).set(admin).send({}).expect(403);
     expect(byToken.body.error.reason).toBe('four_eyes');
     expect((await ok(relay.url, bob.api_key, 'tasks/get', { task_id: taskId })).status.state).toBe('held');

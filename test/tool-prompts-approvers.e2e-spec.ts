@@ -55,7 +55,7 @@ describe('tool prompts answered by people, as the trust policy says', () => {
     const suffix = randomUUID().slice(0, 6);
     ops = await registerAgent(relay, { handle: `ops@acme${suffix}`, name: 'Ops' });
     tess = await registerAgent(relay, { handle: `tess@acme${suffix}`, name: 'Tess' });
-    bob = await registerAgent(relay, { handle: `bob@partner${suffix}`, name: 'Bob', email: 'owen@partner.test' });
+    bob = await registerAgent(relay, { handle: `bob@partner${suffix}`, name: 'Bob', email: 'owen@partner.test', owner: { subject: 'owen' } });
     bobClient = new RelayClient({ url: relay.url, apiKey: bob.api_key });
     const policy = await request(relay.url)
       .put(`/admin/agents/${ops.agent.handle}/trust`)
@@ -148,7 +148,7 @@ describe('tool prompts answered by people, as the trust policy says', () => {
         .set(as(sessions.owner))
         .send({})
         .expect(403);
-      expect(byOwner.body.error).toMatchObject({ reason: 'four_eyes', data: { owner: 'owen@partner.test' } });
+      expect(byOwner.body.error).toMatchObject({ reason: 'four_eyes', data: { refusal: 'owner', owner: { subject: 'owen' } } });
       const byToken = await request(relay.url)
         .post(answerPath(taskId, bash.requestId, 'allow'))
         .set(admin)

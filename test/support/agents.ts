@@ -11,6 +11,8 @@ export interface RegisterAgentInput {
   metadata?: Record<string, unknown>;
   input_modes?: string[];
   email?: string;
+  /** The owner's account at the console's OpenID Provider (its issuer the console's when left out). */
+  owner?: { issuer?: string; subject: string };
   notification_webhook_url?: string;
   slack_webhook_url?: string;
 }

@@ -46,7 +46,7 @@ ${WORKER_USAGE}
 ${HOOK_USAGE}
 Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
   register <handle> --name <name> [--role <role>] [--description <text>] [--skills a,b]
-           [--email <email>] [--webhook-url <url>] [--slack-webhook-url <url>] [--metadata <json>]
+           [--email <email>] [--owner <sub>] [--webhook-url <url>] [--slack-webhook-url <url>] [--metadata <json>]
            [--webhook-timeout-ms <1000-30000>]
            [--input-modes text/plain,image/*]
            [--card-url <url> [--upstream-auth api_key|bearer|oauth2 --upstream-secret-file <file>
@@ -66,7 +66,7 @@ Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
            [--upstream-ca-file <pem>]   replace the mTLS client certificate (no downtime)
   agents remove-tls <handle>        stop presenting a client certificate
   show <handle>                     show one agent, private fields included (show <task> is the agent command)
-  update <handle> [--name …] [--role …] [--description …] [--skills a,b] [--email …]
+  update <handle> [--name …] [--role …] [--description …] [--skills a,b] [--email …] [--owner <sub>|none]
            [--webhook-url …] [--slack-webhook-url …] [--metadata <json>] [--webhook-timeout-ms <ms>|default]
            [--input-modes a,b | --input-modes default]
   disable <handle>                  disable an agent: its keys stop working at once
@@ -105,6 +105,7 @@ const OPTIONS = {
   description: { type: 'string' },
   skills: { type: 'string' },
   email: { type: 'string' },
+  owner: { type: 'string' },
   'webhook-url': { type: 'string' },
   'slack-webhook-url': { type: 'string' },
   'webhook-timeout-ms': { type: 'string' },
@@ -203,6 +204,8 @@ function agentFields(values: Values): Record<string, unknown> {
       .map((skill) => skill.trim())
       .filter(Boolean);
   if (values.email !== undefined) fields.email = values.email;
+  // The owner four eyes refuse: their `sub` at the console's OpenID Provider; `none` clears it.
+  if (values.owner !== undefined) fields.owner = values.owner === 'none' ? null : { subject: values.owner };
   if (values['webhook-url'] !== undefined) fields.notification_webhook_url = values['webhook-url'];
   if (values['slack-webhook-url'] !== undefined) fields.slack_webhook_url = values['slack-webhook-url'];
   const timeout = values['webhook-timeout-ms'];
@@ -362,7 +365,8 @@ function describeAgent(agent: AgentRecord): string {
     `  role:        ${agent.role ?? '-'}`,
     `  description: ${agent.description ?? '-'}`,
     `  skills:      ${agent.skills.join(', ') || '-'}`,
-    `  email:       ${agent.email ?? '-'}`,
+    `  email:       ${agent.email ?? '-'}${agent.email && agent.email_verified ? ' (verified as the owner’s)' : ''}`,
+    `  owner:       ${agent.owner ? `${agent.owner.subject} at ${agent.owner.issuer}` : '- (four eyes refuse everyone until one is recorded)'}`,
     `  webhook:     ${agent.notification_webhook_url ?? '-'}`,
     `  slack:       ${agent.slack_webhook_url ?? '-'}`,
     `  timeout:     ${agent.webhook_timeout_ms === null ? 'relay default' : `${agent.webhook_timeout_ms} ms`} (webhook and push requests)`,

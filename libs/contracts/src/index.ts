@@ -14,6 +14,7 @@ export * from './tasks/push-configs.contract';
 export * from './tasks/approvals.model';
 export * from './tasks/approvals.contract';
 export * from './directory/agent.model';
+export * from './directory/agent-owner';
 export * from './directory/handle';
 export * from './directory/hold-rules';
 export * from './directory/directory.contract';

@@ -11,6 +11,7 @@ export * from './tasks/tool-prompts';
 export * from './tasks/admin-tasks.model';
 export * from './tasks/approvals.model';
 export * from './directory/agent.model';
+export * from './directory/agent-owner';
 export type { HoldRule } from './directory/hold-rules';
 export * from './notifier/deliveries.model';
 export type * from './upstream/upstream.model';

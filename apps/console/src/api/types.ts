@@ -82,6 +82,8 @@ export interface SessionPerson {
   issuer: string;
   sub: string;
   email: string | null;
+  /** Whether the provider verified that email: four eyes count only a verified one. */
+  email_verified: boolean;
   name: string | null;
 }
 

@@ -8,6 +8,8 @@ import { AGENT_LIMITS, type UpstreamInterface } from '@app/contracts';
 @Check('agents_webhook_url_http', `"notification_webhook_url" IS NULL OR "notification_webhook_url" ~ '^https?://'`)
 @Check('agents_slack_url_http', `"slack_webhook_url" IS NULL OR "slack_webhook_url" ~ '^https?://'`)
 @Check('agents_token_subject_pair', `("token_issuer" IS NULL) = ("token_subject" IS NULL)`)
+@Check('agents_owner_pair', `("owner_issuer" IS NULL) = ("owner_subject" IS NULL)`)
+@Check('agents_email_verified_has_email', `NOT "email_verified" OR "email" IS NOT NULL`)
 @Check('agents_upstream_object', `"upstream" IS NULL OR jsonb_typeof("upstream") = 'object'`)
 @Check('agents_webhook_timeout', `"webhook_timeout_ms" IS NULL OR "webhook_timeout_ms" BETWEEN 1000 AND 30000`)
 @Index('agents_token_subject', ['tokenIssuer', 'tokenSubject'], { unique: true, where: '"token_issuer" IS NOT NULL' })
@@ -39,6 +41,17 @@ export class AgentEntity {
 
   @Column({ type: 'varchar', length: AGENT_LIMITS.emailChars, nullable: true })
   email: string | null;
+
+  /** Whether the provider verified `email` as the owner's, at the owner's own sign-in. */
+  @Column({ type: 'boolean', default: false })
+  emailVerified: boolean;
+
+  /** The owner's account at the console's OpenID Provider (issuer and `sub`); null: none on record. */
+  @Column({ type: 'varchar', length: AGENT_LIMITS.tokenIssuerChars, nullable: true })
+  ownerIssuer: string | null;
+
+  @Column({ type: 'varchar', length: AGENT_LIMITS.tokenSubjectChars, nullable: true })
+  ownerSubject: string | null;
 
   @Column({ type: 'varchar', length: AGENT_LIMITS.webhookUrlChars, nullable: true })
   notificationWebhookUrl: string | null;

@@ -7,6 +7,8 @@ import {
   orgOf,
   RelayError,
   type AgentIdentity,
+  type AgentOwner,
+  type AgentOwnerFields,
   type AgentPage,
   type AgentProfile,
   type AgentPublicProfile,
@@ -43,6 +45,13 @@ function invalidToken(check: string, description: string): RelayError {
   return new RelayError('unauthenticated', `Invalid token: ${description}`, { error: 'invalid_token', check, error_description: description });
 }
 
+/** An owner as the edge sends it, with its issuer filled in; an owner without one is bad input. */
+function ownerOf(owner: AgentOwnerFields | null | undefined): AgentOwner | null {
+  if (!owner) return null;
+  if (!owner.issuer) throw new RelayError('invalid_params', 'owner.issuer: must name the OpenID Provider of the owner’s account', { field: 'owner.issuer' });
+  return { issuer: owner.issuer, subject: owner.subject };
+}
+
 export function toAgentRecord(agent: AgentEntity): AgentRecord {
   return {
     id: agent.id,
@@ -53,7 +62,9 @@ export function toAgentRecord(agent: AgentEntity): AgentRecord {
     skills: agent.skills,
     metadata: agent.metadata,
     input_modes: agent.inputModes,
+    owner: agent.ownerIssuer !== null && agent.ownerSubject !== null ? { issuer: agent.ownerIssuer, subject: agent.ownerSubject } : null,
     email: agent.email,
+    email_verified: agent.emailVerified,
     notification_webhook_url: agent.notificationWebhookUrl,
     slack_webhook_url: agent.slackWebhookUrl,
     webhook_timeout_ms: agent.webhookTimeoutMs,
@@ -171,6 +182,7 @@ export class AgentsService {
 
   async create(request: CreateAgentCommand): Promise<CreateAgentReply> {
     const generated = generateApiKey();
+    const owner = ownerOf(request.owner);
     let created: { agent: AgentEntity; key: ApiKeyEntity; webhookSecret: string };
     try {
       created = await this.dataSource.transaction(async (manager) => {
@@ -185,6 +197,9 @@ export class AgentsService {
             metadata: request.metadata ?? {},
             inputModes: request.input_modes ?? null,
             email: request.email ?? null,
+            emailVerified: request.email ? request.email_verified === true : false,
+            ownerIssuer: owner?.issuer ?? null,
+            ownerSubject: owner?.subject ?? null,
             notificationWebhookUrl: request.notification_webhook_url ?? null,
             slackWebhookUrl: request.slack_webhook_url ?? null,
             webhookTimeoutMs: request.webhook_timeout_ms ?? null,
@@ -234,6 +249,7 @@ export class AgentsService {
   }
 
   async update(request: UpdateAgentRequest): Promise<AgentRecord> {
+    const owner = request.owner === undefined ? undefined : ownerOf(request.owner);
     const agent = await this.dataSource.transaction(async (manager) => {
       const current = await this.findAgent(manager, request.handle, true);
       if (request.name !== undefined) current.name = request.name;
@@ -242,7 +258,16 @@ export class AgentsService {
       if (request.skills !== undefined) current.skills = uniqueSkills(request.skills);
       if (request.metadata !== undefined) current.metadata = request.metadata;
       if (request.input_modes !== undefined) current.inputModes = request.input_modes;
+      // A verified email is the owner's: another email, or another owner, makes it unverified unless the edge verified it again.
+      const ownerChanged = owner !== undefined && ((owner?.issuer ?? null) !== current.ownerIssuer || (owner?.subject ?? null) !== current.ownerSubject);
+      const emailChanged = request.email !== undefined && (request.email ?? '').toLowerCase() !== (current.email ?? '').toLowerCase();
       if (request.email !== undefined) current.email = request.email;
+      if (owner !== undefined) {
+        current.ownerIssuer = owner?.issuer ?? null;
+        current.ownerSubject = owner?.subject ?? null;
+      }
+      if (emailChanged || ownerChanged) current.emailVerified = false;
+      if (request.email_verified === true && current.email !== null) current.emailVerified = true;
       if (request.notification_webhook_url !== undefined) current.notificationWebhookUrl = request.notification_webhook_url;
       if (request.slack_webhook_url !== undefined) current.slackWebhookUrl = request.slack_webhook_url;
       if (request.webhook_timeout_ms !== undefined) current.webhookTimeoutMs = request.webhook_timeout_ms;

@@ -2,18 +2,11 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { RelayError } from '@app/contracts';
 import { EdgeConfig } from '../edge.config';
+import { FailureWindows, RecentlyAccepted } from './failure-windows';
 import { KeyFilter } from './key-filter';
-
-/** Past this many tracked windows, expired ones are swept; past it after a sweep, the oldest go. */
-const MAX_WINDOWS = 100_000;
 
 /** Digests of credentials accepted on this edge, kept (least recently used first out) to let their owners pass a throttled address. */
 const MAX_ACCEPTED = 100_000;
-
-interface FailureWindow {
-  failures: number;
-  endsAt: number;
-}
 
 /**
  * Throttles failed authentications (agent keys and the admin token), never successful ones.
@@ -39,13 +32,15 @@ interface FailureWindow {
  */
 @Injectable()
 export class AuthFailureThrottle {
-  private readonly windows = new Map<string, FailureWindow>();
-  private readonly accepted = new Set<string>();
+  private readonly windows: FailureWindows;
+  private readonly accepted = new RecentlyAccepted(MAX_ACCEPTED);
 
   constructor(
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
     @Optional() @Inject(KeyFilter) private readonly keyFilter?: Pick<KeyFilter, 'verdict'>,
-  ) {}
+  ) {
+    this.windows = new FailureWindows(config.RELAY_AUTH_FAILURES_PER_WINDOW, config.RELAY_AUTH_FAILURE_WINDOW_MS);
+  }
 
   /**
    * Throws `rate_limited` (429, Retry-After) while the presented secret is past its failure budget,
@@ -55,8 +50,8 @@ export class AuthFailureThrottle {
   assertAllowed(address: string, credential: string | undefined, now = Date.now()): void {
     const secretKey = credential === undefined ? undefined : secretKeyOf(credential);
     if (secretKey !== undefined && this.accepted.has(secretKey)) return;
-    const secretBlockedFor = secretKey === undefined ? 0 : this.blockedFor(secretKey, now);
-    const addressBlockedFor = this.blockedFor(addressKey(address), now);
+    const secretBlockedFor = secretKey === undefined ? 0 : this.windows.blockedFor(secretKey, now);
+    const addressBlockedFor = this.windows.blockedFor(addressKey(address), now);
     if (secretBlockedFor <= 0 && addressBlockedFor <= 0) return;
     if (secretBlockedFor <= 0 && credential !== undefined && this.keyFilter?.verdict(credential) === 'listed') return;
     throw this.refusal(Math.max(secretBlockedFor, addressBlockedFor));
@@ -70,7 +65,7 @@ export class AuthFailureThrottle {
   assertSecretAllowed(credential: string, now = Date.now()): void {
     const secretKey = secretKeyOf(credential);
     if (this.accepted.has(secretKey)) return;
-    const blockedFor = this.blockedFor(secretKey, now);
+    const blockedFor = this.windows.blockedFor(secretKey, now);
     if (blockedFor > 0) throw this.refusal(blockedFor);
   }
 
@@ -85,43 +80,18 @@ export class AuthFailureThrottle {
 
   /** A refused credential: counted for its address and itself; a key accepted before (now revoked) loses its pass. */
   recordFailure(address: string, credential: string | undefined, now = Date.now()): void {
-    this.count(addressKey(address), now);
+    this.windows.count(addressKey(address), now);
     if (credential === undefined) return;
     const secretKey = secretKeyOf(credential);
     this.accepted.delete(secretKey);
-    this.count(secretKey, now);
+    this.windows.count(secretKey, now);
   }
 
   /** A key or token that was accepted: from now on a throttled address does not stop it before its check. */
   recordSuccess(credential: string): void {
     const secretKey = secretKeyOf(credential);
-    this.windows.delete(secretKey);
-    this.accepted.delete(secretKey);
+    this.windows.clear(secretKey);
     this.accepted.add(secretKey);
-    if (this.accepted.size > MAX_ACCEPTED) this.accepted.delete(this.accepted.values().next().value as string);
-  }
-
-  private blockedFor(key: string, now: number): number {
-    const window = this.windows.get(key);
-    if (!window || window.endsAt <= now || window.failures < this.config.RELAY_AUTH_FAILURES_PER_WINDOW) return 0;
-    return window.endsAt - now;
-  }
-
-  private count(key: string, now: number): void {
-    const window = this.windows.get(key);
-    if (window && window.endsAt > now) {
-      window.failures += 1;
-      return;
-    }
-    if (window) this.windows.delete(key);
-    if (this.windows.size >= MAX_WINDOWS) this.makeRoom(now);
-    this.windows.set(key, { failures: 1, endsAt: now + this.config.RELAY_AUTH_FAILURE_WINDOW_MS });
-  }
-
-  /** Sweeps expired windows; when all are live, drops the oldest (windows are kept in the order they opened). */
-  private makeRoom(now: number): void {
-    for (const [key, window] of this.windows) if (window.endsAt <= now) this.windows.delete(key);
-    while (this.windows.size >= MAX_WINDOWS) this.windows.delete(this.windows.keys().next().value as string);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { UpstreamInterface } from '../upstream/upstream.model';
+import type { AgentOwner } from './agent-owner';
 import type { HoldRule, ToolPromptRule } from './hold-rules';
 
 /** An authenticated caller, as the directory answers `authenticate`. */
@@ -37,7 +38,12 @@ export interface AgentRecord {
   skills: string[];
   metadata: Record<string, unknown>;
   input_modes: string[] | null;
+  /** The person who owns the agent, by their account at the console's OpenID Provider (four eyes refuse them); null: none on record. */
+  owner: AgentOwner | null;
+  /** The owner's email (the person responsible for the agent). */
   email: string | null;
+  /** Whether the provider verified `email` as the owner's (it came from the owner's own sign-in); an unverified email proves nothing to four eyes. */
+  email_verified: boolean;
   notification_webhook_url: string | null;
   slack_webhook_url: string | null;
   /** Null: the relay's default (RELAY_WEBHOOK_TIMEOUT_MS). */

@@ -125,6 +125,23 @@ export function IsToolPromptRules(): PropertyDecorator {
   });
 }
 
+/**
+ * The owner of an agent: the `sub` of their account at the console's OpenID Provider, and its
+ * issuer (the edge fills in the console's, RELAY_CONSOLE_OIDC_ISSUER, when the admin names none).
+ */
+export class AgentOwnerFields {
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(AGENT_LIMITS.tokenIssuerChars)
+  issuer?: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(AGENT_LIMITS.tokenSubjectChars)
+  subject: string;
+}
+
 /** Private and public fields an admin may set on an agent (all optional; `null` clears a field). */
 export class AgentFields {
   @IsOptional()
@@ -163,6 +180,12 @@ export class AgentFields {
   @IsEmail({}, { message: 'email must be an email address' })
   @MaxLength(AGENT_LIMITS.emailChars)
   email?: string | null;
+
+  /** The person who owns the agent (four eyes refuse them); on registration through a console sign-in, that person by default. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => AgentOwnerFields)
+  owner?: AgentOwnerFields | null;
 
   @IsOptional()
   @IsUrl(HTTP_URL, { message: 'notification_webhook_url must be an http(s) URL' })
@@ -208,6 +231,11 @@ export class CreateAgentCommand extends CreateAgentRequest {
   @ValidateIf((command: CreateAgentCommand) => command.upstream !== undefined)
   @IsUUID()
   upstream_registration?: string;
+
+  /** Set by the edge, never from a request body: `email` is the owner's own, verified by the provider at their sign-in. */
+  @IsOptional()
+  @IsBoolean()
+  email_verified?: boolean;
 }
 
 /** The body of an update: any agent field, and the name (which cannot be cleared). */
@@ -223,6 +251,11 @@ export class UpdateAgentRequest extends UpdateAgentFields {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
   handle: string;
+
+  /** Set by the edge with a new `email`, never from a request body: the owner's own, verified by the provider at their sign-in. */
+  @IsOptional()
+  @IsBoolean()
+  email_verified?: boolean;
 }
 
 /** `putUpstream`: the agent's new upstream interface and, when the card changed them, its name, description and skills. */

@@ -62,6 +62,19 @@ export function AgentCardForm({ agent }: { agent: AgentRecord }) {
             <label htmlFor="card-email">Email</label>
             <input id="card-email" name="email" type="email" defaultValue={agent.email ?? ''} />
           </div>
+          <div className="field">
+            <label htmlFor="card-owner">Owner (four eyes)</label>
+            <input
+              id="card-owner"
+              readOnly
+              value={agent.owner ? agent.owner.subject : 'none on record'}
+              title={
+                agent.owner
+                  ? `${agent.owner.subject} at ${agent.owner.issuer}`
+                  : 'Four eyes refuse every decision on its handoffs until an admin records its owner'
+              }
+            />
+          </div>
           <div className="field wide">
             <label htmlFor="card-webhook">Webhook URL</label>
             <input id="card-webhook" name="notification_webhook_url" type="url" defaultValue={agent.notification_webhook_url ?? ''} />

@@ -47,7 +47,7 @@ export function DecisionControls({ task }: { task: TaskView }) {
   }
   if (task.state !== 'held') return null;
   if (fourEyes && owner.isPending) return <p role="status">Checking who may decide…</p>;
-  const cannot = decisionRefusal(task, { role, email: person ? person.email : undefined }, owner.data?.email);
+  const cannot = decisionRefusal(task, { role, person }, owner.data);
   if (cannot) {
     return (
       <p className="notice" role="note" data-testid="decision-refused">

@@ -42,7 +42,7 @@ export function ToolPromptAnswer({ prompt, onAnswered }: { prompt: PendingToolPr
   });
 
   if (fourEyes && owner.isPending) return <p role="status">Checking who may answer…</p>;
-  const cannot = toolPromptRefusal(prompt, { role, email: person ? person.email : undefined }, owner.data?.email);
+  const cannot = toolPromptRefusal(prompt, { role, person }, owner.data);
   if (cannot) {
     return (
       <p className="notice" role="note" data-testid="tool-prompt-refused">

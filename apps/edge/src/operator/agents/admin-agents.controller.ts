@@ -32,6 +32,8 @@ import {
   type CreateAgentCommand,
   type CreateAgentReply,
   type CreateKeyReply,
+  type AgentOwner,
+  type AgentOwnerFields,
   type TokenSubject,
   type TrustPolicy,
   UpstreamTlsFields,
@@ -42,12 +44,12 @@ import {
 import type { FastifyRequest } from 'fastify';
 import { NatsRpcClient } from '@app/messaging';
 import { LeastRole } from '../admin-roles';
-import { AdminTokenGuard } from '../sign-in/admin-token.guard';
+import { adminPrincipalOf, AdminTokenGuard, type AdminPrincipal } from '../sign-in/admin-token.guard';
+import { EdgeConfig } from '../../edge.config';
 import { KeyFilter } from '../../auth/key-filter';
 import { TokenVerifier } from '../../auth/token-verifier';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { AdminAudit, AdminAuditInterceptor, Audited } from '../audit/admin-audit';
-import { adminPrincipalOf } from '../sign-in/admin-token.guard';
 import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
 import { RegisterAgentBody, TrustPolicyBody } from './admin-agents.dto';
 
@@ -61,6 +63,13 @@ export type RegisteredAgent = CreateAgentReply;
 /** The audit row of a card change decided: each field with its old and new value (a card holds no secret). */
 function decisionDetail(result: unknown): Record<string, unknown> {
   return { changes: (result as UpstreamChangeDecisionReply).decided.changes.map(({ field, old, new: value }) => ({ field, old, new: value })) };
+}
+
+/** Whether `email` is the signed-in person's own, verified by the provider, and that person is the agent's `owner`. */
+function verifiedOwnerEmail(email: string | null | undefined, owner: AgentOwner | null, principal: AdminPrincipal): boolean {
+  const { person } = principal;
+  if (!email || !owner || !person?.email_verified || person.email?.toLowerCase() !== email.toLowerCase()) return false;
+  return owner.issuer.replace(/\/+$/, '') === person.issuer.replace(/\/+$/, '') && owner.subject === person.sub;
 }
 
 /** Route params arrive decoded (`bob%40acme` is `bob@acme`); handles are case-insensitive. */
@@ -78,14 +87,36 @@ export class AdminAgentsController {
     @Inject(KeyFilter) private readonly keyFilter: KeyFilter,
     @Inject(TokenVerifier) private readonly tokens: TokenVerifier,
     @Inject(AdminAudit) private readonly audit: AdminAudit,
+    @Inject(EdgeConfig) private readonly config: EdgeConfig,
   ) {}
+
+  /** An owner as given (its issuer the console's when none is named); null clears; undefined leaves it. */
+  private ownerOf(fields: AgentOwnerFields | null | undefined): AgentOwner | null | undefined {
+    if (fields === undefined || fields === null) return fields;
+    const issuer = fields.issuer ?? this.config.RELAY_CONSOLE_OIDC_ISSUER;
+    if (issuer === undefined) {
+      throw new RelayError(
+        'invalid_params',
+        'owner.issuer: name the OpenID Provider of the owner’s account (no console sign-in is configured, RELAY_CONSOLE_OIDC_ISSUER)',
+        {
+          field: 'owner.issuer',
+        },
+      );
+    }
+    return { issuer, subject: fields.subject };
+  }
 
   @Post()
   @HttpCode(201)
   @LeastRole('admin')
   @Audited('agent.create', undefined, (result) => ({ handle: (result as RegisteredAgent).agent.handle }))
   async create(@Body() body: RegisterAgentBody, @Req() request: FastifyRequest): Promise<RegisteredAgent> {
-    const { upstream: registration, ...fields } = body;
+    const { upstream: registration, owner: ownerFields, ...rest } = body;
+    const principal = adminPrincipalOf(request);
+    // Registered through a person's sign-in, the agent is theirs unless the body names its owner.
+    const owner =
+      this.ownerOf(ownerFields) ?? (ownerFields === undefined && principal.person ? { issuer: principal.person.issuer, subject: principal.person.sub } : null);
+    const fields: CreateAgentCommand = { ...rest, owner, email_verified: verifiedOwnerEmail(rest.email, owner, principal) };
     let command: CreateAgentCommand = fields;
     if (registration) {
       // The card is read (and the credential checked and sealed) before the agent exists, but kept
@@ -107,7 +138,7 @@ export class AdminAgentsController {
     } catch (error) {
       if (error instanceof RelayError && error.reason === 'handle_taken') {
         // A refused registration changed nothing; the attempt is on record all the same.
-        await this.audit.record(adminPrincipalOf(request), 'agent.create_refused', fields.handle, {
+        await this.audit.record(principal, 'agent.create_refused', fields.handle, {
           reason: 'handle_taken',
           upstream: registration !== undefined,
         });
@@ -131,8 +162,22 @@ export class AdminAgentsController {
   @Patch(':handle')
   @LeastRole('admin')
   @Audited('agent.update', 'handle')
-  update(@Param() { handle }: HandleRequest, @Body() body: UpdateAgentFields): Promise<AgentRecord> {
-    return this.changing(this.rpc.request(DIRECTORY_SUBJECTS.updateAgent, { ...body, handle: handle }));
+  async update(@Param() { handle }: HandleRequest, @Body() body: UpdateAgentFields, @Req() request: FastifyRequest): Promise<AgentRecord> {
+    const owner = this.ownerOf(body.owner);
+    let emailVerified: boolean | undefined;
+    if (body.email) {
+      const principal = adminPrincipalOf(request);
+      const ownerAfter = owner !== undefined ? owner : principal.person ? (await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle })).owner : null;
+      emailVerified = verifiedOwnerEmail(body.email, ownerAfter, principal);
+    }
+    return this.changing(
+      this.rpc.request(DIRECTORY_SUBJECTS.updateAgent, {
+        ...body,
+        ...(owner !== undefined ? { owner } : {}),
+        ...(emailVerified !== undefined ? { email_verified: emailVerified } : {}),
+        handle,
+      }),
+    );
   }
 
   /** Disables the agent: its keys stop working at once; its tasks stay readable to the other party. */

@@ -5,6 +5,7 @@ import {
   APPROVAL_LIMITS,
   APPROVALS_SUBJECTS,
   DIRECTORY_SUBJECTS,
+  fourEyesRefusal,
   RelayError,
   TASK_LIMITS,
   TOOL_PROMPT_LIMITS,
@@ -38,8 +39,9 @@ function taskIdOf(id: string): string {
  * one held handoff with its full content, approve and deny. Reading needs the
  * `viewer` role (a viewer reads every task's content anyway), deciding the `approver` role; each
  * decision is in the admin audit with the person's identity. A rule with
- * `four_eyes` needs a signed-in person (not the admin token) who is not the sending agent's owner
- * (its `email`); otherwise 403 `four_eyes` and nothing is done.
+ * `four_eyes` needs a signed-in person (not the admin token) shown not to own the sending agent, by
+ * their account or a verified email (fourEyesRefusal); an agent with no owner on record is decided by
+ * nobody. Otherwise 403 `four_eyes` (`data.refusal` says which) and nothing is done.
  */
 @Controller('admin/approvals')
 @UseGuards(AdminTokenGuard)
@@ -183,20 +185,39 @@ export class ApprovalsController {
     return decided;
   }
 
-  /** Four eyes: a person, identified by their sign-in, who does not own the sending agent. */
+  /** Four eyes: a person, identified by their sign-in, shown not to own the sending agent (fourEyesRefusal). */
   private async checkFourEyes(task: TaskView, principal: AdminPrincipal, what: { named: string; decided: string }): Promise<void> {
     const { person } = principal;
-    if (!person) {
-      throw new RelayError('four_eyes', `${what.named} needs four eyes: sign in as a person to decide it, not with the admin token`, {
-        task_id: task.id,
-      });
-    }
-    const sender = await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: task.sender.handle });
-    if (sender.email !== null && person.email !== null && sender.email.toLowerCase() === person.email.toLowerCase()) {
-      throw new RelayError('four_eyes', `You own ${task.sender.handle}, the sending agent: another person must decide ${what.decided}`, {
-        task_id: task.id,
-        owner: sender.email,
-      });
+    const sender = task.sender.handle;
+    const agent = person ? await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: sender }) : null;
+    const refusal = person && agent ? fourEyesRefusal(agent, person) : 'admin_token';
+    if (refusal === null) return;
+    const owner = agent ? { owner: agent.owner, ...(agent.email_verified ? { owner_email: agent.email } : {}) } : {};
+    switch (refusal) {
+      case 'admin_token':
+        throw new RelayError('four_eyes', `${what.named} needs four eyes: sign in as a person to decide it, not with the admin token`, {
+          task_id: task.id,
+          refusal,
+        });
+      case 'no_owner':
+        throw new RelayError(
+          'four_eyes',
+          `${what.named} needs four eyes, and ${sender}, the sending agent, has no owner on record (neither the owner's account nor a verified email), so nobody can be shown not to own it: an admin records its owner (PATCH /admin/agents/${sender} {"owner": {"subject": "<their sub>"}}) before anyone decides`,
+          { task_id: task.id, refusal: 'no_owner', sender },
+        );
+      case 'owner':
+        throw new RelayError('four_eyes', `You own ${sender}, the sending agent: another person must decide ${what.decided}`, {
+          task_id: task.id,
+          refusal,
+          sender,
+          ...owner,
+        });
+      case 'unverifiable':
+        throw new RelayError(
+          'four_eyes',
+          `${sender}'s owner is on record only by a verified email (or an account of another provider), and your sign-in has no verified email: the relay cannot tell you are not its owner, so another person must decide ${what.decided}`,
+          { task_id: task.id, refusal, sender, ...owner },
+        );
     }
   }
 }

@@ -133,6 +133,8 @@ export class ConsoleOidc {
       issuer: idToken.iss,
       sub: idToken.sub,
       email: typeof claims.email === 'string' ? claims.email : null,
+      // Some providers send the claim as a string; one that sends none has not verified the email.
+      email_verified: typeof claims.email === 'string' && (claims.email_verified === true || claims.email_verified === 'true'),
       name: typeof claims.name === 'string' ? claims.name : null,
     };
     const role = roleFromClaims(claims, {

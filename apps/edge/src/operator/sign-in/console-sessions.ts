@@ -12,11 +12,13 @@ export const SESSION_COOKIE = 'relay_session';
 const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
 const STORE_TIMEOUT_MS = 2000;
 
-/** The person an OIDC sign-in names, from their ID token: the audit names them by `sub` and email. */
+/** The person an OIDC sign-in names, from their ID token: the audit names them by `sub` and email; four eyes by account and verified email. */
 export interface ConsolePerson {
   issuer: string;
   sub: string;
   email: string | null;
+  /** Whether the provider said it verified `email` (`email_verified: true`); false when it said nothing. */
+  email_verified: boolean;
   name: string | null;
 }
 
@@ -124,7 +126,8 @@ export class ConsoleSessions {
       csrf_token: csrfTokenOf(cookie),
       expires_at: stored.expires_at,
       role: stored.role ?? 'admin',
-      person: stored.person ?? null,
+      // Sessions stored before `email_verified` was read have it unverified.
+      person: stored.person ? { ...stored.person, email_verified: stored.person.email_verified === true } : null,
     };
   }
 
