@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +45,15 @@ function commandLine(pid: number): string {
   } catch {
     return '';
   }
+}
+
+/** A process's environment, from /proc. */
+function environOf(pid: number): Record<string, string> {
+  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8')
+    .split('\0')
+    .filter(Boolean)
+    .map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]);
+  return Object.fromEntries(entries) as Record<string, string>;
 }
 
 /** `root` and every process under it, with their command lines. */
@@ -267,7 +276,16 @@ describe('npm start', () => {
     expect((await ok(url, aliceKey, 'tasks/get', { task_id: taskId })).status.state).toBe('completed');
     // Each service connected with its own user: the server refused nothing.
     expect(nats.log).not.toMatch(/Authorization Violation|Permissions Violation/);
-    expect(existsSync(join(dir, 'credentials', 'edge.nk'))).toBe(true);
+    // Each service process holds its own seed file, and no other credential setting.
+    const services = [...processTree(relay.npmPid())].flatMap(([pid, command]) => {
+      const service = /dist\/apps\/(edge|tasks|directory|notifier)\/src\/main\.js/.exec(command)?.[1];
+      return service ? [{ service, env: environOf(pid) }] : [];
+    });
+    expect(services.map(({ service }) => service).sort()).toEqual(['directory', 'edge', 'notifier', 'tasks']);
+    for (const { service, env: serviceEnv } of services) {
+      expect(serviceEnv.NATS_NKEY_SEED_FILE).toBe(join(dir, 'credentials', `${service}.nk`));
+      expect(serviceEnv.NATS_CREDS_FILE).toBeUndefined();
+    }
 
     await expectStopsOn(relay, 'SIGTERM');
   }, 300_000);
