@@ -49,7 +49,7 @@ describe('npm start checks its dependencies first', () => {
     expect(output).not.toContain('PostgreSQL');
     expect(output).toContain('apt-get install postgresql nats-server');
     expect(output).toContain('docker compose up -d nats postgres');
-    expect(output).not.toContain('Building');
+    expect(output).not.toContain('building…');
     expect(output).not.toContain('[supervisor]');
   });
 
@@ -68,7 +68,7 @@ describe('npm start checks its dependencies first', () => {
     expect(output).toContain(`PostgreSQL is not reachable at postgres://relay:***@127.0.0.1:${port}/relay`);
     expect(output).not.toContain('secret');
     expect(output).not.toContain('NATS is not');
-    expect(output).not.toContain('Building');
+    expect(output).not.toContain('building…');
   });
 
   it('names a NATS server without JetStream', async () => {

@@ -1,10 +1,11 @@
-// Installs dependencies when node_modules is missing or older than package-lock.json.
-import { execSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+// Installs dependencies when node_modules is missing or older than package-lock.json, with progress.
+import { fileURLToPath } from 'node:url';
+import { dependenciesStale, installDependencies } from './install.mjs';
 
-const marker = 'node_modules/.package-lock.json';
-const stale = !existsSync(marker) || statSync('package-lock.json').mtimeMs > statSync(marker).mtimeMs;
-if (stale) {
-  console.log('Installing dependencies (npm ci)…');
-  execSync('npm ci --no-audit --no-fund', { stdio: 'inherit' });
+const root = fileURLToPath(new URL('../..', import.meta.url));
+if (dependenciesStale(root)) {
+  await installDependencies(root).catch((error) => {
+    console.error(error.message);
+    process.exit(1);
+  });
 }

@@ -1,8 +1,9 @@
 // Checks, before anything is built or started, that the relay's two dependencies answer: Postgres
 // at DATABASE_URL and NATS with JetStream at NATS_URL (any of its servers). Returns one message naming each that does
 // not and how to get it, or null when both answer.
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { connect } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, nkeyAuthenticator } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/relay';
@@ -58,15 +59,38 @@ function natsServers(value) {
   return { servers, auth, printable: servers.join(', ') };
 }
 
-async function checkNats(value) {
+/** The nkey seed or .creds file the services connect with (NATS_NKEY_SEED_FILE / NATS_CREDS_FILE), as nats.js options. */
+function fileCredential(env) {
+  if (env.NATS_NKEY_SEED_FILE) return { authenticator: nkeyAuthenticator(Buffer.from(readFileSync(env.NATS_NKEY_SEED_FILE, 'utf8').trim())) };
+  if (env.NATS_CREDS_FILE) return { authenticator: credsAuthenticator(new Uint8Array(readFileSync(env.NATS_CREDS_FILE))) };
+  return {};
+}
+
+async function checkNats(value, env) {
   const { servers, auth, printable: url } = natsServers(value);
   let connection;
   try {
     // maxReconnectAttempts -1: nats.js tries each server once at the first connect (with 0 it drops
     // the next server along with a refused one).
-    connection = await connect({ servers, ...auth, timeout: TIMEOUT_MS, maxReconnectAttempts: -1, reconnect: false, name: 'agentrelay-start-check' });
+    connection = await connect({
+      servers,
+      ...auth,
+      ...fileCredential(env),
+      timeout: TIMEOUT_MS,
+      maxReconnectAttempts: -1,
+      reconnect: false,
+      name: 'agentrelay-start-check',
+    });
   } catch (error) {
+    if (/authori[sz]ation|authentication/i.test(error.message)) {
+      return `NATS at ${url} refused the credential (${error.message}); give npm start the folder of its users: --nats-credentials DIR (docs/operations.md#running-locally).`;
+    }
     return `NATS is not reachable at ${url} (${error.message}).`;
+  }
+  // A service's credential may only use its own reply subjects: the service checks JetStream and every grant itself as it starts.
+  if (env.NATS_NKEY_SEED_FILE || env.NATS_CREDS_FILE) {
+    await connection.close().catch(() => undefined);
+    return null;
   }
   try {
     const jsm = await jetstreamManager(connection, { timeout: TIMEOUT_MS });
@@ -90,7 +114,9 @@ const HOW_TO_GET_THEM = [
 ].join('\n');
 
 export async function preflight(env) {
-  const problems = (await Promise.all([checkPostgres(env.DATABASE_URL || DEFAULT_DATABASE_URL), checkNats(env.NATS_URL || DEFAULT_NATS_URL)])).filter(Boolean);
+  const problems = (await Promise.all([checkPostgres(env.DATABASE_URL || DEFAULT_DATABASE_URL), checkNats(env.NATS_URL || DEFAULT_NATS_URL, env)])).filter(
+    Boolean,
+  );
   if (problems.length === 0) return null;
   return `Cannot start the relay:\n${problems.map((problem) => `  - ${problem}`).join('\n')}\n${HOW_TO_GET_THEM}`;
 }

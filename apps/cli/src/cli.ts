@@ -174,7 +174,9 @@ class AdminApi {
     const parsed = parseBody(text);
     if (response.ok) return parsed as T;
     const error = (parsed as ApiErrorBody | undefined)?.error;
-    const detail = error?.fields?.length ? error.fields.map((entry) => `  ${entry.field}: ${entry.messages.join(', ')}`).join('\n') : undefined;
+    // A field's problem the message already states (a one-field refusal) is not printed twice.
+    const fieldLines = (error?.fields ?? []).map((entry) => `${entry.field}: ${entry.messages.join(', ')}`).filter((line) => line !== error?.message);
+    const detail = fieldLines.length > 0 ? fieldLines.map((line) => `  ${line}`).join('\n') : undefined;
     const message = `${response.status} ${error?.reason ?? response.statusText}: ${error?.message ?? text}${detail ? `\n${detail}` : ''}`;
     throw new CliError(message, response.status === 401 ? EXIT.unauthorized : EXIT.apiError, parsed);
   }

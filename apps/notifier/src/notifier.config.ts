@@ -1,8 +1,22 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateBy, ValidateIf } from 'class-validator';
 import { DatabaseServiceConfig, toBoolean } from '@app/config';
 import { IsSecretKeyList } from '@app/secrets';
 import type { ApproverChannels } from './deliveries/delivery-planner';
+import { AllowedNetworks, type PrivateTargets } from './deliveries/ssrf-guard';
+
+const UPSTREAM_ALLOWED_NETWORKS = 'RELAY_UPSTREAM_ALLOWED_NETWORKS';
+
+/** The reason `AllowedNetworks.parse` refuses a list, or null. */
+function allowedNetworksProblem(value: unknown, setting: string): string | null {
+  if (typeof value !== 'string') return `${setting} must be a comma-separated list`;
+  try {
+    AllowedNetworks.parse(value, setting);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
 
 export class NotifierConfig extends DatabaseServiceConfig {
   override METRICS_PORT = 9467;
@@ -19,10 +33,29 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Matches(/^\s*\d+(ms|s|m|h)\s*(,\s*\d+(ms|s|m|h)\s*)*$/, { message: 'RELAY_WEBHOOK_RETRY_SCHEDULE must be a comma-separated list like 5s,30s,5m,2h' })
   RELAY_WEBHOOK_RETRY_SCHEDULE: string = '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h';
 
-  /** Allows webhook, push and upstream agent URLs (cards and A2A servers) that resolve to loopback, private, link-local or metadata addresses (tests, local setups). */
+  /**
+   * Turns the SSRF guard off for every outbound request: webhook, push and upstream agent URLs
+   * (cards and A2A servers) may then reach loopback, private, link-local and metadata addresses.
+   * For tests; an upstream agent on an internal network is allowed by RELAY_UPSTREAM_ALLOWED_NETWORKS.
+   */
   @Transform(toBoolean)
   @IsIn([true, false], { message: 'RELAY_WEBHOOK_ALLOW_PRIVATE must be true or false' })
   RELAY_WEBHOOK_ALLOW_PRIVATE: boolean = false;
+
+  /**
+   * Private networks and hosts upstream agents (their cards, A2A servers and OAuth2 token
+   * endpoints) may be on, which the SSRF guard refuses otherwise: comma-separated IP addresses,
+   * CIDR networks, host names and `*.domain` wildcards, e.g. `10.0.0.0/8,planner.internal`.
+   * Webhooks and push notifications stay guarded.
+   */
+  @ValidateBy({
+    name: 'isAllowedNetworkList',
+    validator: {
+      validate: (value) => allowedNetworksProblem(value, UPSTREAM_ALLOWED_NETWORKS) === null,
+      defaultMessage: (args) => allowedNetworksProblem(args?.value, UPSTREAM_ALLOWED_NETWORKS) ?? '',
+    },
+  })
+  RELAY_UPSTREAM_ALLOWED_NETWORKS: string = '';
 
   /** Timeout of one webhook or push request, unless the owner agent set its own `webhook_timeout_ms`. */
   @IsInt()
@@ -173,6 +206,38 @@ export function approverChannelsOf(config: NotifierConfig): ApproverChannels {
     slackWebhookUrl: config.RELAY_APPROVALS_SLACK_WEBHOOK_URL,
     consoleUrl: `${config.RELAY_PUBLIC_URL.replace(/\/+$/, '')}/console`,
   };
+}
+
+/** What upstream agents may reach beyond public addresses: everything when the guard is off, else the allowlist. */
+export function upstreamPrivateTargets(config: NotifierConfig): PrivateTargets {
+  if (config.RELAY_WEBHOOK_ALLOW_PRIVATE) return true;
+  let allowed = parsedAllowlists.get(config);
+  if (!allowed) {
+    allowed = AllowedNetworks.parse(config.RELAY_UPSTREAM_ALLOWED_NETWORKS, UPSTREAM_ALLOWED_NETWORKS);
+    parsedAllowlists.set(config, allowed);
+  }
+  return allowed;
+}
+
+const parsedAllowlists = new WeakMap<NotifierConfig, AllowedNetworks>();
+
+/**
+ * Says at start what the SSRF guard lets through when that is more than public addresses: a
+ * warning while it is off (for everything, or for upstream agents through a /0 network), the
+ * upstream allowlist otherwise.
+ */
+export function logOutboundGuard(config: NotifierConfig, logger: { log(message: string): void; warn(message: string): void }): void {
+  if (config.RELAY_WEBHOOK_ALLOW_PRIVATE) {
+    logger.warn(
+      'RELAY_WEBHOOK_ALLOW_PRIVATE is true: the SSRF guard is off, webhooks, push notifications and upstream agents may reach loopback, private and cloud metadata addresses (meant for tests)',
+    );
+    return;
+  }
+  const upstream = upstreamPrivateTargets(config) as AllowedNetworks;
+  if (upstream.isEmpty) return;
+  const message = `upstream agents may be on these private networks and hosts (${UPSTREAM_ALLOWED_NETWORKS}): ${upstream.entries.join(', ')}`;
+  if (upstream.coversEverything) logger.warn(`${message}; a /0 network turns the SSRF guard off for upstream agents`);
+  else logger.log(message);
 }
 
 /** The in-flight slots one destination and one owner may hold at once: as configured, else a quarter of all; never more than all. */

@@ -40,6 +40,18 @@ describe('logger', () => {
     expect(lines[1].api_key).toBe('[redacted]');
   });
 
+  it("writes Nest's start-up lines (modules, routes) at debug, and other info lines at info", () => {
+    const { lines, stream } = capture();
+    const logger = new PinoNestLogger(createRootLogger('edge', 'info', stream));
+    logger.log('Mapped {/a2a, POST} route', 'RouterExplorer');
+    logger.log('EdgeModule dependencies initialized', 'InstanceLoader');
+    logger.log('edge listening on http://127.0.0.1:8080', 'Bootstrap');
+    expect(lines.map((line) => line.msg)).toEqual(['edge listening on http://127.0.0.1:8080']);
+    const debug = capture();
+    new PinoNestLogger(createRootLogger('edge', 'debug', debug.stream)).log('Mapped {/a2a, POST} route', 'RouterExplorer');
+    expect(debug.lines[0]).toMatchObject({ level: 'debug', context: 'RouterExplorer' });
+  });
+
   it('replaces an unsafe caller request id by a generated one', () => {
     const { lines, stream } = capture();
     const logger = new PinoNestLogger(createRootLogger('edge', 'info', stream));

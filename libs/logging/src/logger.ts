@@ -91,6 +91,12 @@ export function createRootLogger(service: string, level: string, destination?: p
   );
 }
 
+/**
+ * Nest's own start-up lines (each module initialised, each route mapped: about a hundred at the
+ * edge), which say nothing an operator acts on: written at debug instead of info.
+ */
+const NEST_STARTUP_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'NestMicroservice']);
+
 /** Nest's LoggerService on top of pino: one child logger per context (class). */
 export class PinoNestLogger implements LoggerService {
   private readonly children = new Map<string, Logger>();
@@ -116,7 +122,8 @@ export class PinoNestLogger implements LoggerService {
   }
 
   log(message: unknown, ...rest: unknown[]): void {
-    this.write('info', message, rest);
+    const context = rest[rest.length - 1];
+    this.write(typeof context === 'string' && NEST_STARTUP_CONTEXTS.has(context) ? 'debug' : 'info', message, rest);
   }
 
   error(message: unknown, ...rest: unknown[]): void {

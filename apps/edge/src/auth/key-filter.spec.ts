@@ -1,3 +1,6 @@
+import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
+import { JetStreamApiError } from '@nats-io/jetstream';
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { NatsRpcClient } from '@app/messaging';
 import { keyFilterDigestOfKey } from '@app/messaging';
@@ -128,5 +131,22 @@ describe('KeyFilter', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(filter.isLoaded).toBe(false);
     expect(filter.verdict(KEY_A)).toBe('unknown');
+  });
+
+  it('says in one info line, without a stack, that the bucket is not made yet; other problems stay warnings with their error', async () => {
+    const info = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      start(new ScriptedKeyFilter(new JetStreamApiError({ err_code: 10059, code: 404, description: 'stream not found' })));
+      await eventually(() => expect(info).toHaveBeenCalledTimes(1));
+      expect(info.mock.calls[0]).toEqual([expect.stringMatching(/^key filter bucket not made yet \(the directory makes it as it starts\)/)]);
+      expect(warn).not.toHaveBeenCalled();
+      const broken = new Error('timeout');
+      start(new ScriptedKeyFilter(broken));
+      await eventually(() => expect(warn).toHaveBeenCalledWith({ err: broken }, expect.stringContaining('key filter bucket not readable')));
+    } finally {
+      info.mockRestore();
+      warn.mockRestore();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { KV, KvWatchEntry } from '@nats-io/kv';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { QueuedIterator } from '@nats-io/transport-node';
 import { API_KEY_PATTERN } from '@app/contracts';
 import { KEY_FILTER_DIGEST_HEX, keyFilterDigestOfKey, NatsRpcClient, openKeyFilterBucket, WakeableDelay } from '@app/messaging';
@@ -85,7 +86,12 @@ export class KeyFilter implements OnApplicationBootstrap, OnModuleDestroy {
         pauseMs = await this.followOnce();
       } catch (error) {
         const problem = error instanceof Error ? error.message : String(error);
-        if (problem !== this.lastProblem) this.logger.warn({ err: error }, 'key filter bucket not readable; keys are throttled as without it until it is');
+        if (problem !== this.lastProblem) {
+          // On a new NATS the directory makes the bucket as it starts: an edge that starts first waits for it, which is no fault.
+          if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)
+            this.logger.log('key filter bucket not made yet (the directory makes it as it starts); keys are throttled as without it until it is');
+          else this.logger.warn({ err: error }, 'key filter bucket not readable; keys are throttled as without it until it is');
+        }
         this.lastProblem = problem;
       }
       this.loaded = false;

@@ -1,6 +1,6 @@
-import { checkWebhookUrl, embeddedIpv4, guardedLookup, isBlockedAddress, SsrfRefusedError } from './ssrf-guard';
+import { AllowedNetworks, checkWebhookUrl, embeddedIpv4, guardedLookup, isBlockedAddress, SsrfRefusedError, type PrivateTargets } from './ssrf-guard';
 
-function lookup(host: string, allowPrivate: boolean): Promise<{ error: Error | null; address: string }> {
+function lookup(host: string, allowPrivate: PrivateTargets): Promise<{ error: Error | null; address: string }> {
   return new Promise((resolve) => {
     guardedLookup(allowPrivate)(host, { family: 0 }, (error, address) => resolve({ error, address: address as string }));
   });
@@ -137,4 +137,67 @@ describe('SSRF guard', () => {
     expect(allowed.error).toBeNull();
     expect(isBlockedAddress(allowed.address)).toBe(true);
   });
+});
+
+describe('an allowlist of private networks and hosts (RELAY_UPSTREAM_ALLOWED_NETWORKS)', () => {
+  const SETTING = 'RELAY_UPSTREAM_ALLOWED_NETWORKS';
+  const allowed = AllowedNetworks.parse(' 10.20.0.0/16, fd00:1::/32 ,127.0.0.1,planner.internal, *.corp.example ', SETTING);
+
+  it.each([
+    'http://10.20.3.4:9000/card',
+    'http://127.0.0.1:8080/.well-known/agent-card.json',
+    'http://[fd00:1::5]/',
+    'http://[::ffff:10.20.0.1]/',
+    'https://planner.internal/.well-known/agent-card.json',
+    'https://PLANNER.internal./a2a',
+    'https://a.b.corp.example/a2a',
+  ])('lets %s through', (url) => {
+    expect(() => checkWebhookUrl(url, allowed)).not.toThrow();
+  });
+
+  it.each([
+    ['http://10.21.0.1/', 'address 10.21.0.1'],
+    ['http://127.0.0.2/', 'address 127.0.0.2'],
+    ['http://169.254.169.254/latest/meta-data', 'address 169.254.169.254'],
+    ['http://[::1]/', 'address ::1'],
+  ])('refuses %s, naming the setting', (url, what) => {
+    expect(() => checkWebhookUrl(url, allowed)).toThrow(`${what} is not allowed: it is loopback, private or reserved and not in ${SETTING}`);
+  });
+
+  it('refuses a blocked name while nothing is listed, naming the setting', () => {
+    expect(() => checkWebhookUrl('http://localhost/', AllowedNetworks.parse('', SETTING))).toThrow(
+      `host localhost is not allowed: it is loopback, private or reserved and not in ${SETTING}`,
+    );
+    expect(() => checkWebhookUrl('http://127.0.0.1/', AllowedNetworks.parse('', SETTING))).toThrow(`not in ${SETTING}`);
+  });
+
+  it('judges a blocked name by the addresses it resolves to once networks are listed', async () => {
+    expect(() => checkWebhookUrl('http://localhost:8080/', allowed)).not.toThrow();
+    const resolved = await lookup('localhost', allowed);
+    expect(resolved.error).toBeNull();
+    expect(resolved.address).toBe('127.0.0.1');
+    const refused = await lookup('localhost', AllowedNetworks.parse('10.0.0.0/8', SETTING));
+    expect(refused.error?.message).toBe(`localhost resolves to a private or reserved address not in ${SETTING}`);
+  });
+
+  it('lets a listed host name resolve to any address', async () => {
+    const resolved = await lookup('localhost', AllowedNetworks.parse('localhost', SETTING));
+    expect(resolved.error).toBeNull();
+    expect(isBlockedAddress(resolved.address)).toBe(true);
+  });
+
+  it('says when a network covers a whole family, the guard off', () => {
+    expect(allowed.coversEverything).toBe(false);
+    expect(AllowedNetworks.parse('0.0.0.0/0', SETTING).coversEverything).toBe(true);
+    expect(AllowedNetworks.parse('::/0', SETTING).coversEverything).toBe(true);
+  });
+
+  it.each(['10.0.0.0/33', '::1/129', '10.0.0.0/8/1', 'http://planner.internal', 'planner.internal:8080', '*', '*.', '10.0.0.0/x', 'a..b'])(
+    'refuses the entry %s, naming the setting and the entry',
+    (entry) => {
+      expect(() => AllowedNetworks.parse(`127.0.0.1,${entry}`, SETTING)).toThrow(
+        `${SETTING}: ${JSON.stringify(entry)} is not an IP address, a CIDR network, a host name or *.domain`,
+      );
+    },
+  );
 });

@@ -96,10 +96,118 @@ export function isBlockedAddress(address: string): boolean {
 }
 
 /**
- * Checks a target URL before any connection: http(s) only, no credentials in it, no blocked
- * hostname or literal address. Names are checked again, after resolution, by `guardedLookup`.
+ * Hosts and networks one kind of outbound request may reach although the guard blocks them (an
+ * operator's allowlist, e.g. RELAY_UPSTREAM_ALLOWED_NETWORKS): IP addresses and CIDR networks
+ * (`10.0.0.0/8`, `fd00::/8`, `127.0.0.1`), host names (`planner.internal`, whatever it resolves to)
+ * and subdomain wildcards (`*.corp.example`). A refusal names `setting`.
  */
-export function checkWebhookUrl(url: string, allowPrivate: boolean): URL {
+export class AllowedNetworks {
+  private readonly networks = new BlockList();
+  private readonly hosts = new Set<string>();
+  private readonly domains: string[] = [];
+  /** The entries as written (for the start log). */
+  readonly entries: string[] = [];
+  /** Whether a listed network is a whole address family (0.0.0.0/0, ::/0): the guard is off for it. */
+  coversEverything = false;
+
+  private constructor(readonly setting: string) {}
+
+  /** Parses a comma-separated list; throws an Error naming the setting and the entry that is none of the forms. */
+  static parse(list: string, setting: string): AllowedNetworks {
+    const allowed = new AllowedNetworks(setting);
+    for (const entry of list
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean)) {
+      allowed.add(entry);
+    }
+    return allowed;
+  }
+
+  get isEmpty(): boolean {
+    return this.entries.length === 0;
+  }
+
+  /** A host name listed itself or under a listed wildcard. */
+  allowsHost(hostname: string): boolean {
+    const host = normalizedHost(hostname);
+    return this.hosts.has(host) || this.domains.some((domain) => host.endsWith(`.${domain}`));
+  }
+
+  /** An address inside a listed network (an IPv6 form that carries IPv4 addresses: when each of them is listed or public). */
+  allowsAddress(address: string): boolean {
+    const family = isIP(address);
+    if (family === 4) return this.networks.check(address, 'ipv4');
+    if (family !== 6) return false;
+    const bare = address.split('%')[0];
+    if (this.networks.check(bare, 'ipv6')) return true;
+    const carried = embeddedIpv4(bare);
+    return carried.length > 0 && !BLOCKED.check(bare, 'ipv6') && carried.every((ipv4) => !BLOCKED.check(ipv4, 'ipv4') || this.networks.check(ipv4, 'ipv4'));
+  }
+
+  private add(entry: string): void {
+    const [network, prefixText, ...rest] = entry.split('/');
+    const family = isIP(network.replace(/^\[|\]$/g, ''));
+    if (family !== 0) {
+      const address = network.replace(/^\[|\]$/g, '');
+      const bits = family === 4 ? 32 : 128;
+      const prefix = prefixText === undefined ? bits : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
+      if (rest.length > 0 || !(prefix >= 0 && prefix <= bits)) throw this.invalid(entry, `the prefix length must be 0 to ${bits}`);
+      this.networks.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
+      if (prefix === 0) this.coversEverything = true;
+    } else {
+      const host = normalizedHost(entry);
+      const wildcard = host.startsWith('*.');
+      const name = wildcard ? host.slice(2) : host;
+      if (prefixText !== undefined || !HOST_NAME.test(name)) throw this.invalid(entry);
+      if (wildcard) this.domains.push(name);
+      else this.hosts.add(name);
+    }
+    this.entries.push(entry);
+  }
+
+  private invalid(entry: string, why?: string): Error {
+    return new Error(
+      `${this.setting}: ${JSON.stringify(entry)} is not an IP address, a CIDR network, a host name or *.domain${why ? ` (${why})` : ''}; e.g. 10.0.0.0/8,fd00::/8,planner.internal,*.corp.example`,
+    );
+  }
+}
+
+/** Letters, digits, hyphens and underscores in dot-separated labels (no scheme, port or path). */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
+
+function normalizedHost(hostname: string): string {
+  return hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
+}
+
+/**
+ * What the guard lets a kind of request reach beyond public addresses: nothing (`false`), everything
+ * (`true`, the guard off: tests), or an allowlist.
+ */
+export type PrivateTargets = boolean | AllowedNetworks;
+
+function refusal(what: string, allowPrivate: PrivateTargets): SsrfRefusedError {
+  if (allowPrivate instanceof AllowedNetworks) {
+    return new SsrfRefusedError(`${what} is not allowed: it is loopback, private or reserved and not in ${allowPrivate.setting}`);
+  }
+  return new SsrfRefusedError(`${what} is not allowed`);
+}
+
+/** Whether the guard lets a request reach `address`. */
+function permitted(address: string, allowPrivate: PrivateTargets): boolean {
+  if (allowPrivate === true || !isBlockedAddress(address)) return true;
+  return allowPrivate instanceof AllowedNetworks && allowPrivate.allowsAddress(address);
+}
+
+/**
+ * Checks a target URL before any connection: http(s) only, no credentials in it, no blocked
+ * hostname or literal address (unless `allowPrivate` allows it). Names are checked again, after
+ * resolution, by `guardedLookup`.
+ */
+export function checkWebhookUrl(url: string, allowPrivate: PrivateTargets): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -108,30 +216,35 @@ export function checkWebhookUrl(url: string, allowPrivate: boolean): URL {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new SsrfRefusedError(`scheme ${parsed.protocol} is not allowed`);
   if (parsed.username || parsed.password) throw new SsrfRefusedError('credentials in the URL are not allowed');
-  if (allowPrivate) return parsed;
-  const host = parsed.hostname
-    .replace(/^\[|\]$/g, '')
-    .toLowerCase()
-    .replace(/\.$/, '');
-  if (BLOCKED_HOSTNAMES.has(host) || host.endsWith('.localhost') || host.endsWith('.internal')) {
-    throw new SsrfRefusedError(`host ${host} is not allowed`);
+  if (allowPrivate === true) return parsed;
+  const host = normalizedHost(parsed.hostname);
+  if (isIP(host)) {
+    if (!permitted(host, allowPrivate)) throw refusal(`address ${host}`, allowPrivate);
+    return parsed;
   }
-  if (isIP(host) && isBlockedAddress(host)) throw new SsrfRefusedError(`address ${host} is not allowed`);
+  if (allowPrivate instanceof AllowedNetworks && allowPrivate.allowsHost(host)) return parsed;
+  // With networks allowed, such a name is judged by the addresses it resolves to (at connect time).
+  const listsNetworks = allowPrivate instanceof AllowedNetworks && !allowPrivate.isEmpty;
+  if (!listsNetworks && (BLOCKED_HOSTNAMES.has(host) || host.endsWith('.localhost') || host.endsWith('.internal'))) {
+    throw refusal(`host ${host}`, allowPrivate);
+  }
   return parsed;
 }
 
 /**
- * A DNS lookup for outbound requests that refuses blocked addresses at connect time, so a name
- * that resolves (or re-resolves) to an internal address is never reached.
+ * A DNS lookup for outbound requests that refuses blocked addresses at connect time (unless
+ * `allowPrivate` allows them), so a name that resolves (or re-resolves) to an internal address is never reached.
  */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
+export function guardedLookup(allowPrivate: PrivateTargets): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0);
       const list = addresses as LookupAddress[];
-      const allowed = allowPrivate ? list : list.filter((entry) => !isBlockedAddress(entry.address));
+      const anyAddress = allowPrivate === true || (allowPrivate instanceof AllowedNetworks && allowPrivate.allowsHost(hostname));
+      const allowed = anyAddress ? list : list.filter((entry) => permitted(entry.address, allowPrivate));
       if (allowed.length === 0) {
-        return callback(new SsrfRefusedError(`${hostname} resolves to a private or reserved address`), '', 0);
+        const setting = allowPrivate instanceof AllowedNetworks ? ` not in ${allowPrivate.setting}` : '';
+        return callback(new SsrfRefusedError(`${hostname} resolves to a private or reserved address${setting}`), '', 0);
       }
       if (options.all) return (callback as unknown as (err: null, addresses: LookupAddress[]) => void)(null, allowed);
       return callback(null, allowed[0].address, allowed[0].family);

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
-import { checkWebhookUrl, guardedLookup } from '../deliveries/ssrf-guard';
+import { checkWebhookUrl, guardedLookup, type PrivateTargets } from '../deliveries/ssrf-guard';
 
 /** An mTLS client identity (PEM), and the CAs the server's certificate is checked against when given. */
 export interface ClientTls {
@@ -11,7 +11,7 @@ export interface ClientTls {
 }
 
 export interface GuardedFetchOptions {
-  allowPrivate: boolean;
+  allowPrivate: PrivateTargets;
   userAgent: string;
   /** The longest the relay waits for the answer's headers. */
   timeoutMs: number;

@@ -19,7 +19,7 @@ import {
 import { pgPoolOf, withTryAdvisoryLock } from '@app/database';
 import { NatsRpcClient } from '@app/messaging';
 import { checkWebhookUrl, SsrfRefusedError } from '../deliveries/ssrf-guard';
-import { NotifierConfig } from '../notifier.config';
+import { NotifierConfig, upstreamPrivateTargets } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
 import { parseAgentCard, type ParsedAgentCard } from './agent-card';
 import { diffCards, interfaceOf, snapshotOf, withChanges } from './card-diff';
@@ -124,7 +124,7 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
    * stored one, or `tls` at registration) and checks the interface it offers against the guard too.
    */
   async readCard(handle: string, cardUrl: string, tls?: ClientTls | null): Promise<ParsedAgentCard> {
-    const allowPrivate = this.config.RELAY_WEBHOOK_ALLOW_PRIVATE;
+    const allowPrivate = upstreamPrivateTargets(this.config);
     let document: unknown;
     try {
       checkWebhookUrl(cardUrl, allowPrivate);
@@ -241,7 +241,7 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
     const upstream = agent.upstream as UpstreamInterface;
     const accepted = withChanges(row.accepted ?? this.baselineOf(agent, upstream, null), row.pending.changes);
     try {
-      checkWebhookUrl(accepted.url, this.config.RELAY_WEBHOOK_ALLOW_PRIVATE);
+      checkWebhookUrl(accepted.url, upstreamPrivateTargets(this.config));
     } catch (error) {
       throw new RelayError('invalid_params', `upstream.url: the card's new interface ${accepted.url} is refused: ${(error as Error).message}`, {
         field: 'upstream.url',

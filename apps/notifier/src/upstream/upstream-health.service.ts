@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { UpstreamCallMethod, UpstreamCallView } from '@app/contracts';
 import { destinationOf } from '../deliveries/deliveries.service';
-import { NotifierConfig } from '../notifier.config';
+import { NotifierConfig, upstreamPrivateTargets } from '../notifier.config';
 import { guardedFetch } from './guarded-fetch';
 import { observedFetch, type ObservedCall } from './upstream-calls';
 import { UpstreamMetrics, type UpstreamBreakerState } from './upstream-metrics';
@@ -56,7 +56,7 @@ export class UpstreamHealthService {
     options: { method?: UpstreamCallMethod; tls?: Parameters<typeof guardedFetch>[0]['tls'] } = {},
   ): Promise<typeof fetch> {
     const tls = options.tls !== undefined ? options.tls : await this.tls.get(handle);
-    const inner = guardedFetch({ allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE, userAgent: 'AgentRelay-Notifier/1', timeoutMs, tls });
+    const inner = guardedFetch({ allowPrivate: upstreamPrivateTargets(this.config), userAgent: 'AgentRelay-Notifier/1', timeoutMs, tls });
     return observedFetch(inner, (call) => this.observe(handle, call), options.method);
   }
 
