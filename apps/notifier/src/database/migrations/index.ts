@@ -10,6 +10,7 @@ import { UpstreamAgents1765200000000 } from './1765200000000-UpstreamAgents';
 import { UpstreamOAuth21765260000000 } from './1765260000000-UpstreamOAuth2';
 import { UpstreamPush1765270000000 } from './1765270000000-UpstreamPush';
 import { UpstreamCardsTlsHealth1765430000000 } from './1765430000000-UpstreamCardsTlsHealth';
+import { UpstreamTimedOutPolls1765700000000 } from './1765700000000-UpstreamTimedOutPolls';
 
 /** Every migration of the notifier schema, oldest first. */
 export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
@@ -25,4 +26,5 @@ export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
   UpstreamOAuth21765260000000,
   UpstreamPush1765270000000,
   UpstreamCardsTlsHealth1765430000000,
+  UpstreamTimedOutPolls1765700000000,
 ];
