@@ -88,6 +88,7 @@ describe('Upstream answers: a byte limit on every answer, the payload bounds on 
     const { upstream, taskId } = await handOffTo({ behaviour: 'wait', shapeAnswer: (post) => (post > 1 ? { padBytes: 200 * 1024 * 1024 } : undefined) });
     await failedWith(taskId, /larger than the relay reads \(8388608 bytes\)/);
     // Cut off: the server wrote the limit and what the sockets' buffers hold, never the whole answer.
+    console.log(`bytes of the 200 MB GetTask answers the upstream could write before the relay closed the connection: ${upstream.wire.paddedBytesSent}`);
     expect(upstream.wire.paddedAnswersCompleted).toBe(0);
     expect(upstream.wire.paddedBytesSent).toBeLessThan(ANSWER_LIMIT_BYTES + 32 * 1024 * 1024);
     const calls = (await request(relay.url).get(`/admin/tasks/${taskId}/upstream-calls`).set('authorization', ADMIN).expect(200)).body
@@ -103,15 +104,23 @@ describe('Upstream answers: a byte limit on every answer, the payload bounds on 
   }, 180_000);
 
   it.each([
-    ['a data part of 5,000 keys', Object.fromEntries(Array.from({ length: 5000 }, (_, index) => [`k${index}`, index])), /message\.parts\[1\]\.data has an object or array with more than 256 keys/],
+    [
+      'a data part of 5,000 keys',
+      Object.fromEntries(Array.from({ length: 5000 }, (_, index) => [`k${index}`, index])),
+      /message\.parts\[1\]\.data has an object or array with more than 256 keys/,
+    ],
     ['a data part nested 200 deep', nested(200), /message\.parts\[1\]\.data nests objects and arrays deeper than 16 levels/],
-  ])('stores and serves nothing of an answer with %s: the task fails, naming the bound', async (_kind, data, reason) => {
-    const { upstream, taskId } = await handOffTo({ answerData: data });
-    const shown = await failedWith(taskId, reason);
-    expect(JSON.stringify(shown.task.messages)).not.toContain('"k4999"');
-    expect(shown.task.messages.every((message) => message.parts.every((part) => part.kind !== 'data'))).toBe(true);
-    await notAskedAgain(upstream);
-  }, 180_000);
+  ])(
+    'stores and serves nothing of an answer with %s: the task fails, naming the bound',
+    async (_kind, data, reason) => {
+      const { upstream, taskId } = await handOffTo({ answerData: data });
+      const shown = await failedWith(taskId, reason);
+      expect(JSON.stringify(shown.task.messages)).not.toContain('"k4999"');
+      expect(shown.task.messages.every((message) => message.parts.every((part) => part.kind !== 'data'))).toBe(true);
+      await notAskedAgain(upstream);
+    },
+    180_000,
+  );
 
   it('fails a task whose GetTask answer drips past the deadline twice in a row (RELAY_UPSTREAM_MAX_TIMED_OUT_POLLS)', async () => {
     const { upstream, taskId } = await handOffTo({ behaviour: 'wait', shapeAnswer: (post) => (post > 1 ? 'drip' : undefined) }, { webhook_timeout_ms: 1000 });

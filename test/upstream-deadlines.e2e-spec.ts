@@ -36,7 +36,10 @@ async function registerUpstream(relay: RelayHarness, upstream: UpstreamAgent, na
 }
 
 async function agentNamed(relay: RelayHarness, handle: string): Promise<string> {
-  const shown = await request(relay.url).get(`/admin/agents/${encodeURIComponent(handle)}`).set('authorization', ADMIN).expect(200);
+  const shown = await request(relay.url)
+    .get(`/admin/agents/${encodeURIComponent(handle)}`)
+    .set('authorization', ADMIN)
+    .expect(200);
   return (shown.body as AgentRecord).name;
 }
 
@@ -109,7 +112,11 @@ describe('Upstream deadlines: an upstream that sends its headers and then drips 
       }
     }
     // The dripping upstreams hold delivery slots now.
-    await eventually(() => expect(dripping.reduce((sum, upstream) => sum + upstream.wire.dripping, 0)).toBeGreaterThanOrEqual(DRIPPING_UPSTREAMS * 2), 60_000, 20);
+    await eventually(
+      () => expect(dripping.reduce((sum, upstream) => sum + upstream.wire.dripping, 0)).toBeGreaterThanOrEqual(DRIPPING_UPSTREAMS * 2),
+      60_000,
+      20,
+    );
 
     const noisy = await quietLatencies(8);
     const figures = { quiet_median_ms: median(quiet), noisy_median_ms: median(noisy), quiet, noisy };
@@ -151,7 +158,10 @@ describe('Upstream deadlines: an upstream that sends its headers and then drips 
     await eventually(() => expect(dripper.wire.dripsClosed).toBeGreaterThanOrEqual(1), 60_000);
     const dripperHandle = (dripperRegistered.body.agent as AgentRecord).handle;
     const status = await eventually(async () => {
-      const shown = await request(relay.url).get(`/admin/agents/${encodeURIComponent(dripperHandle)}/upstream`).set('authorization', ADMIN).expect(200);
+      const shown = await request(relay.url)
+        .get(`/admin/agents/${encodeURIComponent(dripperHandle)}/upstream`)
+        .set('authorization', ADMIN)
+        .expect(200);
       expect(shown.body.card.last_refresh_error).toMatch(/no complete answer within \d+ ms/);
       return shown.body;
     }, 60_000);

@@ -442,7 +442,13 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   let openGate: () => void = () => undefined;
   const atGate = new Promise<void>((resolve) => (reached = resolve));
   const opened = new Promise<void>((resolve) => (openGate = resolve));
-  const executor = new EchoExecutor(options.behaviour ?? 'echo', tasksCreated, received, { reached, opened }, { data: options.answerData, texts: options.answerTexts });
+  const executor = new EchoExecutor(
+    options.behaviour ?? 'echo',
+    tasksCreated,
+    received,
+    { reached, opened },
+    { data: options.answerData, texts: options.answerTexts },
+  );
   const pushes: SentPush[] = [];
   const pushStore = new InMemoryPushNotificationStore();
   const requestHandler = new DefaultRequestHandler(

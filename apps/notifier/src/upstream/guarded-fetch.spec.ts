@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { AnswerTooLargeError, causeOf, DeadlineExceededError, guardedFetch } from './guarded-fetch';
 
 /** A loopback server answering every request with `answer`; counts the bytes it managed to send. */
-async function serve(answer: (response: ServerResponse, sent: (bytes: number) => void) => void): Promise<{ url: string; sent: () => number; stop: () => Promise<void> }> {
+async function serve(
+  answer: (response: ServerResponse, sent: (bytes: number) => void) => void,
+): Promise<{ url: string; sent: () => number; stop: () => Promise<void> }> {
   let bytes = 0;
   const server: Server = createServer((_request: IncomingMessage, response: ServerResponse) => answer(response, (count) => (bytes += count)));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -371,7 +371,13 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     const { steps, next } = planReport(task, reported);
     const problem = reportBoundsProblem(steps, this.rpc.maxPayloadBytes);
     if (problem !== undefined) {
-      return { next: reported, changed: false, ended: false, error: null, unreportable: `The upstream agent's answer is out of the relay's bounds: ${problem}.` };
+      return {
+        next: reported,
+        changed: false,
+        ended: false,
+        error: null,
+        unreportable: `The upstream agent's answer is out of the relay's bounds: ${problem}.`,
+      };
     }
     let ended = isTerminalState(next.relay_state);
     try {

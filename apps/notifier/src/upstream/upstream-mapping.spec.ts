@@ -164,7 +164,10 @@ describe('reportBoundsProblem: the edge’s payload bounds on what an upstream a
         timestamp: undefined,
         message: {
           ...agentMessage('m1', 'done'),
-          parts: [...agentMessage('m1', 'done').parts, { content: { $case: 'data', value: data as { [key: string]: unknown } }, metadata: undefined, filename: '', mediaType: '' }],
+          parts: [
+            ...agentMessage('m1', 'done').parts,
+            { content: { $case: 'data', value: data as { [key: string]: unknown } }, metadata: undefined, filename: '', mediaType: '' },
+          ],
           metadata,
         },
       },
@@ -194,6 +197,8 @@ describe('reportBoundsProblem: the edge’s payload bounds on what an upstream a
     const answer = task(TaskState.TASK_STATE_WORKING, {
       artifacts: [{ ...artifact, parts: [{ content: { $case: 'data', value: wide }, metadata: undefined, filename: '', mediaType: '' }] }],
     });
-    expect(reportBoundsProblem(planReport(answer, NOTHING_REPORTED).steps, NATS_MAX_PAYLOAD)).toBe('artifact a1 parts[0].data has an object or array with more than 256 keys');
+    expect(reportBoundsProblem(planReport(answer, NOTHING_REPORTED).steps, NATS_MAX_PAYLOAD)).toBe(
+      'artifact a1 parts[0].data has an object or array with more than 256 keys',
+    );
   });
 });

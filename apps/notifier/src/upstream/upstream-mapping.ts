@@ -301,7 +301,9 @@ function metadataProblem(value: unknown, field: string): string | undefined {
 /** What is out of the relay's bounds in these parts (each `data` part and each part's metadata, as the edge checks a client's), if anything. */
 function partsBoundsProblem(parts: readonly PartDto[], field: string): string | undefined {
   for (const [index, part] of parts.entries()) {
-    const problem = (part.kind === 'data' ? metadataProblem(part.data, `${field}[${index}].data`) : undefined) ?? metadataProblem(part.metadata, `${field}[${index}].metadata`);
+    const problem =
+      (part.kind === 'data' ? metadataProblem(part.data, `${field}[${index}].data`) : undefined) ??
+      metadataProblem(part.metadata, `${field}[${index}].metadata`);
     if (problem !== undefined) return problem;
   }
   return undefined;

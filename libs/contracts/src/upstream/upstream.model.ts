@@ -112,7 +112,18 @@ export type UpstreamCallMethod = (typeof UPSTREAM_CALL_METHODS)[number];
  * certificate refused either way), `connection`, `unauthorized` (401/403), `http_4xx`, `http_5xx`,
  * `a2a_error` (a JSON-RPC error in a 200 answer), `too_large` (an answer past the notifier's byte limit).
  */
-export const UPSTREAM_CALL_OUTCOMES = ['ok', 'refused', 'timeout', 'tls', 'connection', 'unauthorized', 'http_4xx', 'http_5xx', 'a2a_error', 'too_large'] as const;
+export const UPSTREAM_CALL_OUTCOMES = [
+  'ok',
+  'refused',
+  'timeout',
+  'tls',
+  'connection',
+  'unauthorized',
+  'http_4xx',
+  'http_5xx',
+  'a2a_error',
+  'too_large',
+] as const;
 export type UpstreamCallOutcome = (typeof UPSTREAM_CALL_OUTCOMES)[number];
 
 /** One HTTP request the relay made to an upstream agent's server for a relay task. */
