@@ -126,7 +126,7 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
   }
 
   /**
-   * Reads a card through the SSRF guard (at most 256 KiB, with the agent's mTLS identity: the
+   * Reads a card through the SSRF guard (at most 256 KiB, whole within CARD_TIMEOUT_MS, with the agent's mTLS identity: the
    * stored one, or `tls` at registration) and checks the interface it offers against the guard too.
    */
   async readCard(handle: string, cardUrl: string, tls?: ClientTls | null): Promise<ParsedAgentCard> {
@@ -134,7 +134,11 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
     let document: unknown;
     try {
       checkWebhookUrl(cardUrl, allowPrivate);
-      const fetchImpl = await this.health.fetchFor(handle, Math.min(CARD_TIMEOUT_MS, this.config.RELAY_WEBHOOK_TIMEOUT_MS), { method: 'GetAgentCard', tls });
+      const fetchImpl = await this.health.fetchFor(handle, Math.min(CARD_TIMEOUT_MS, this.config.RELAY_WEBHOOK_TIMEOUT_MS), {
+        method: 'GetAgentCard',
+        tls,
+        maxAnswerBytes: UPSTREAM_LIMITS.cardBytes,
+      });
       document = await fetchJson(cardUrl, UPSTREAM_LIMITS.cardBytes, fetchImpl);
     } catch (error) {
       const reason = error instanceof SsrfRefusedError ? `refused: ${error.message}` : (error as Error).message;
