@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { RequestListener, Server } from 'node:http';
+import type { RequestListener, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { A2A_PROTOCOL_VERSION, Role, StreamResponse, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
 import {
@@ -63,6 +63,27 @@ export interface UpstreamAgentOptions {
   tls?: { cert: string; key: string; ca: string };
   /** Holds back its answers to every A2A request after the first (the first is answered at once) until this resolves. */
   holdLaterAnswers?: Promise<void>;
+  /**
+   * How it sends its answer to the `post`-th A2A POST (1: the first): `drip` sends the headers at
+   * once, then one space at a time for ever; `padBytes` sends the JSON-RPC answer with a string of
+   * that many bytes in the result's metadata, streamed as the socket takes it; undefined: as usual.
+   */
+  shapeAnswer?: (post: number) => 'drip' | { padBytes: number } | undefined;
+  /** Its final status message carries a `data` part with this content beside its text. */
+  answerData?: unknown;
+  /** Its final status message carries these text parts instead of its one text. */
+  answerTexts?: string[];
+}
+
+/** What an upstream server's shaped answers and card did on the wire. */
+export interface WireStats {
+  /** Answers (and cards) dripping now, and those whose connection the client closed. */
+  dripping: number;
+  dripsClosed: number;
+  /** Bytes of padded answers written to their sockets so far. */
+  paddedBytesSent: number;
+  /** Padded answers the client read to their end. */
+  paddedAnswersCompleted: number;
 }
 
 /** One push notification the server sent, and what the receiver answered. */
@@ -103,6 +124,9 @@ export interface UpstreamAgent {
   revive(): Promise<void>;
   /** Serves its card with these fields replaced from now on (the server itself stays as it is). */
   setCard(fields: Record<string, unknown>): void;
+  /** From now on its card is sent as its answers are with `drip`: the headers, then a space at a time. */
+  dripCard(): void;
+  wire: WireStats;
   close(): Promise<void>;
 }
 
@@ -158,6 +182,7 @@ class EchoExecutor implements AgentExecutor {
     private readonly created: Message[],
     private readonly received: Message[],
     private readonly gate: { reached: () => void; opened: Promise<void> },
+    private readonly shape: { data?: unknown; texts?: string[] } = {},
   ) {}
 
   execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
@@ -197,7 +222,11 @@ class EchoExecutor implements AgentExecutor {
       bus.publish(textArtifact(taskId, contextId, 'log', 'log.txt', 'part 2', { append: true, lastChunk: true }));
     }
     bus.publish(textArtifact(taskId, contextId, 'echo-result', 'echo.txt', text.toUpperCase()));
-    bus.publish(status(taskId, contextId, TaskState.TASK_STATE_COMPLETED, textMessage(`${taskId}-answer`, taskId, contextId, `echo: ${text}`)));
+    const answer = textMessage(`${taskId}-answer`, taskId, contextId, `echo: ${text}`);
+    if (this.shape.texts) answer.parts = this.shape.texts.map((value) => ({ ...answer.parts[0], content: { $case: 'text', value } }));
+    if (this.shape.data !== undefined)
+      answer.parts.push({ content: { $case: 'data', value: this.shape.data as { [key: string]: unknown } }, metadata: undefined, filename: '', mediaType: '' });
+    bus.publish(status(taskId, contextId, TaskState.TASK_STATE_COMPLETED, answer));
     bus.finished();
   };
 
@@ -294,6 +323,47 @@ function servedCard(options: UpstreamAgentOptions, url: string, card: AgentCard)
   };
 }
 
+/** Sends the headers of a JSON answer at once, then a space every 200 ms until the client goes. */
+function drip(response: ServerResponse, wire: WireStats): void {
+  response.removeHeader('content-length');
+  response.writeHead(200, { 'content-type': 'application/json' });
+  response.write(' ');
+  wire.dripping += 1;
+  const timer = setInterval(() => response.write(' '), 200);
+  response.on('close', () => {
+    clearInterval(timer);
+    wire.dripping -= 1;
+    wire.dripsClosed += 1;
+  });
+}
+
+/** Sends `answer` (a JSON-RPC answer) with `padBytes` more bytes in its result's metadata, as fast as the socket takes them. */
+function padded(response: ServerResponse, wire: WireStats, answer: string, padBytes: number): void {
+  const { id, result } = JSON.parse(answer) as { id: unknown; result: Record<string, unknown> };
+  const rest = JSON.stringify({ ...result, metadata: undefined }).slice(1);
+  const tail = Buffer.from(`"}${rest === '}' ? '}' : `,${rest}`}}`);
+  response.removeHeader('content-length');
+  response.writeHead(200, { 'content-type': 'application/json' });
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  let left = padBytes;
+  const send = (bytes: Buffer): boolean => {
+    wire.paddedBytesSent += bytes.length;
+    return response.write(bytes);
+  };
+  const write = (): void => {
+    while (left > 0 && !response.destroyed) {
+      const size = Math.min(left, chunk.length);
+      left -= size;
+      if (!send(chunk.subarray(0, size))) return void response.once('drain', write);
+    }
+    if (response.destroyed) return;
+    send(tail);
+    response.end(() => (wire.paddedAnswersCompleted += 1));
+  };
+  send(Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"metadata":{"pad":"`));
+  write();
+}
+
 /** Starts an upstream A2A agent on a loopback port. */
 export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise<UpstreamAgent> {
   const expressModule = 'express';
@@ -308,12 +378,27 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   let url = '';
   let card: AgentCard | null = null;
   let cardFields: Record<string, unknown> = {};
-  app.get('/.well-known/agent-card.json', (_request, response) =>
-    response.json({ ...(servedCard(options, url, card as AgentCard) as Record<string, unknown>), ...cardFields }),
-  );
+  const wire: WireStats = { dripping: 0, dripsClosed: 0, paddedBytesSent: 0, paddedAnswersCompleted: 0 };
+  let cardDrips = false;
+  app.get('/.well-known/agent-card.json', (_request, response) => {
+    if (cardDrips) return drip(response as unknown as ServerResponse, wire);
+    response.json({ ...(servedCard(options, url, card as AgentCard) as Record<string, unknown>), ...cardFields });
+  });
   app.use((request: ExpressRequest, response: ExpressResponse, next: Next) => {
     calls.push({ method: request.method, path: request.path, headers: { ...request.headers } });
-    if (request.method === 'POST' && options.holdLaterAnswers && ++posts > 1) {
+    const post = request.method === 'POST' ? ++posts : 0;
+    const shape = post > 0 ? options.shapeAnswer?.(post) : undefined;
+    if (shape !== undefined) {
+      const raw = response as unknown as ServerResponse;
+      const end = response.end;
+      response.end = (...args: unknown[]) => {
+        response.end = end;
+        if (shape === 'drip') drip(raw, wire);
+        else padded(raw, wire, String(args[0] ?? ''), shape.padBytes);
+        return response;
+      };
+    }
+    if (post > 1 && options.holdLaterAnswers) {
       const held = options.holdLaterAnswers;
       const end = response.end.bind(response);
       response.end = (...args: unknown[]) => void held.then(() => end(...args));
@@ -357,7 +442,13 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
   let openGate: () => void = () => undefined;
   const atGate = new Promise<void>((resolve) => (reached = resolve));
   const opened = new Promise<void>((resolve) => (openGate = resolve));
-  const executor = new EchoExecutor(options.behaviour ?? 'echo', tasksCreated, received, { reached, opened });
+  const executor = new EchoExecutor(
+    options.behaviour ?? 'echo',
+    tasksCreated,
+    received,
+    { reached, opened },
+    { data: options.answerData, texts: options.answerTexts },
+  );
   const pushes: SentPush[] = [];
   const pushStore = new InMemoryPushNotificationStore();
   const requestHandler = new DefaultRequestHandler(
@@ -397,6 +488,10 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
     setCard: (fields) => {
       cardFields = fields;
     },
+    dripCard: () => {
+      cardDrips = true;
+    },
+    wire,
     close: async () => {
       openGate();
       if (server.listening) await stop();

@@ -57,11 +57,20 @@ export class NotifierConfig extends DatabaseServiceConfig {
   })
   RELAY_UPSTREAM_ALLOWED_NETWORKS: string = '';
 
-  /** Timeout of one webhook or push request, unless the owner agent set its own `webhook_timeout_ms`. */
+  /**
+   * The deadline of one webhook, Slack, push or upstream agent request, unless the owner agent set
+   * its own `webhook_timeout_ms`: from connecting until the whole answer is read (headers and body).
+   */
   @IsInt()
   @Min(100)
   @Max(60000)
   RELAY_WEBHOOK_TIMEOUT_MS: number = 10000;
+
+  /** The most bytes of a webhook, Slack or push receiver's answer the notifier reads; past it the connection is closed (the status counts). */
+  @IsInt()
+  @Min(1024)
+  @Max(16 * 1024 * 1024)
+  RELAY_WEBHOOK_MAX_RESPONSE_BYTES: number = 64 * 1024;
 
   /** Minimum interval between two posts to one Slack incoming webhook (Slack allows about one per second). */
   @IsInt()
@@ -144,6 +153,21 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @Min(100)
   @Max(3_600_000)
   RELAY_UPSTREAM_POLL_MAX_MS: number = 30_000;
+
+  /**
+   * The most bytes of one upstream agent's answer (of a stream: of one event) the notifier reads;
+   * past it the connection is closed, and a task whose answer is that large fails, saying so.
+   */
+  @IsInt()
+  @Min(64 * 1024)
+  @Max(256 * 1024 * 1024)
+  RELAY_UPSTREAM_MAX_ANSWER_BYTES: number = 8 * 1024 * 1024;
+
+  /** Polls of one upstream task in a row that time out (no whole answer within the deadline) before its relay task fails, saying so. */
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  RELAY_UPSTREAM_MAX_TIMED_OUT_POLLS: number = 5;
 
   /** A stream of an upstream task that brings no event for this long is closed and subscribed to again (`SubscribeToTask`). */
   @IsInt()

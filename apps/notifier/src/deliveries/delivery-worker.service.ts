@@ -240,6 +240,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
             { url: delivery.url, headers, body },
             {
               timeoutMs: delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS,
+              maxResponseBytes: this.config.RELAY_WEBHOOK_MAX_RESPONSE_BYTES,
               allowPrivate: this.config.RELAY_WEBHOOK_ALLOW_PRIVATE,
               userAgent: 'AgentRelay-Notifier/1',
             },

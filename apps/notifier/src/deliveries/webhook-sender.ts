@@ -22,12 +22,13 @@ export interface SendOutcome {
 }
 
 export interface SenderOptions {
+  /** The deadline of the whole exchange: connecting, sending, the answer's headers and its body. */
   timeoutMs: number;
+  /** The most bytes of the answer read (the status is what counts); past it the connection is closed. */
+  maxResponseBytes: number;
   allowPrivate: boolean;
   userAgent: string;
 }
-
-const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /**
  * POSTs one webhook request: a hard timeout over the whole exchange, redirects never followed
@@ -65,7 +66,7 @@ export function sendWebhook(request: OutboundRequest, options: SenderOptions, si
         let received = 0;
         response.on('data', (chunk: Buffer) => {
           received += chunk.length;
-          if (received > MAX_RESPONSE_BYTES) response.destroy();
+          if (received > options.maxResponseBytes) response.destroy();
         });
         const done = (): void => {
           const status = response.statusCode ?? 0;

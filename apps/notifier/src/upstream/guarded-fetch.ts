@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { Readable } from 'node:stream';
+import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { checkWebhookUrl, guardedLookup, type PrivateTargets } from '../deliveries/ssrf-guard';
 
 /** An mTLS client identity (PEM), and the CAs the server's certificate is checked against when given. */
@@ -13,10 +13,39 @@ export interface ClientTls {
 export interface GuardedFetchOptions {
   allowPrivate: PrivateTargets;
   userAgent: string;
-  /** The longest the relay waits for the answer's headers. */
+  /**
+   * The longest one exchange takes, headers and body: an answer not read whole by then is cut off.
+   * A stream (`text/event-stream`) is held to it until its headers; its events have their own deadlines.
+   */
   timeoutMs: number;
+  /** The most bytes of one answer (of a stream: of one event) read; past it the connection is closed. */
+  maxAnswerBytes: number;
   /** Presented to https servers (http requests carry no certificate). */
   tls?: ClientTls | null;
+}
+
+/** An answer (or one event of a stream) longer than the relay reads: the connection was closed there. */
+export class AnswerTooLargeError extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`the answer is larger than ${limitBytes} bytes: not read further`);
+    this.name = 'AnswerTooLargeError';
+  }
+}
+
+/** An exchange that did not end within its deadline (headers and body). */
+export class DeadlineExceededError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`no complete answer within ${timeoutMs} ms`);
+    this.name = 'DeadlineExceededError';
+  }
+}
+
+/** The error, or one of its causes, of this class (the SDK wraps what a body read threw). */
+export function causeOf<T extends Error>(error: unknown, type: new (...args: never[]) => T): T | null {
+  for (let current = error, depth = 0; current && depth < 8; current = (current as { cause?: unknown }).cause, depth++) {
+    if (current instanceof type) return current;
+  }
+  return null;
 }
 
 function headersOf(init: RequestInit | undefined): Record<string, string> {
@@ -32,11 +61,41 @@ async function bodyOf(init: RequestInit | undefined): Promise<Buffer | undefined
   return Buffer.from(await new Response(body).arrayBuffer());
 }
 
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Counts the bytes of an answer as they arrive and fails past `maxBytes`: of the whole answer, or
+ * (`perEvent`, a server-sent event stream) of each event, counted from the blank line that ends the one before.
+ */
+export function answerLimit(maxBytes: number, perEvent: boolean): Transform {
+  let counted = 0;
+  let atLineStart = false;
+  return new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
+      if (!perEvent) counted += chunk.length;
+      else {
+        for (const byte of chunk) {
+          if (byte === CR) continue;
+          if (byte === LF) {
+            if (atLineStart) counted = 0;
+            atLineStart = true;
+          } else atLineStart = false;
+          counted += 1;
+          if (counted > maxBytes) break;
+        }
+      }
+      if (counted > maxBytes) callback(new AnswerTooLargeError(maxBytes));
+      else callback(null, chunk);
+    },
+  });
+}
+
 /**
  * A `fetch` for requests to upstream A2A agents (what the official SDK client is given): the URL
  * through the SSRF guard before connecting and every address it resolves to at connect time,
- * redirects never followed, a timeout until the answer's headers, the caller's abort signal
- * honoured. The answer's body streams (SSE).
+ * redirects never followed, one deadline over headers and body, a byte limit on the answer read as
+ * it streams, the caller's abort signal honoured. A stream's body (SSE) is handed on as it comes.
  */
 export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
   return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
@@ -50,11 +109,22 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
     return new Promise<Response>((resolve, reject) => {
       const signal = init?.signal ?? undefined;
       if (signal?.aborted) return reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      /** The answer's body once its headers came: the deadline and an abort end it there. */
+      let answer: Transform | null = null;
+      const stop = (error: Error): void => {
+        clearTimeout(timer);
+        if (answer) answer.destroy(error);
+        outgoing.destroy(error);
+      };
+      const onAbort = (): void => stop(new Error('aborted'));
+      const settled = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
       const outgoing = transport.request(
         url,
         { method: init?.method ?? 'GET', headers, lookup: guardedLookup(options.allowPrivate), agent: false, ...tls },
         (incoming) => {
-          clearTimeout(timer);
           const status = incoming.statusCode ?? 502;
           const responseHeaders = new Headers();
           for (const [name, value] of Object.entries(incoming.headers)) {
@@ -62,17 +132,38 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
             else if (value !== undefined) responseHeaders.set(name, value);
           }
           const noBody = status === 204 || status === 304 || init?.method === 'HEAD';
-          if (noBody) incoming.resume();
-          resolve(new Response(noBody ? null : (Readable.toWeb(incoming) as ReadableStream<Uint8Array>), { status, headers: responseHeaders }));
+          if (noBody) {
+            settled();
+            incoming.resume();
+            resolve(new Response(null, { status, headers: responseHeaders }));
+            return;
+          }
+          const streaming = /^text\/event-stream\b/i.test(responseHeaders.get('content-type') ?? '');
+          // A stream's events come when they come: the reader holds them to its own deadlines.
+          if (streaming) clearTimeout(timer);
+          const declared = Number(responseHeaders.get('content-length') ?? NaN);
+          if (!streaming && declared > options.maxAnswerBytes) {
+            const error = new AnswerTooLargeError(options.maxAnswerBytes);
+            stop(error);
+            reject(error);
+            return;
+          }
+          answer = answerLimit(options.maxAnswerBytes, streaming);
+          pipeline(incoming, answer, (error) => {
+            settled();
+            // Past the limit, or the deadline: the connection goes with it (nothing more is read).
+            if (error) outgoing.destroy();
+          });
+          resolve(new Response(Readable.toWeb(answer) as ReadableStream<Uint8Array>, { status, headers: responseHeaders }));
         },
       );
-      const timer = setTimeout(() => outgoing.destroy(new Error(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
-      signal?.addEventListener('abort', () => outgoing.destroy(new Error('aborted')), { once: true });
+      const timer = setTimeout(() => stop(new DeadlineExceededError(options.timeoutMs)), options.timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
       // TLS 1.3: a server that refuses the client certificate resets the connection after the handshake (the client sees no alert).
       let handshakeDone = false;
       if (secure) outgoing.once('socket', (socket) => socket.once('secureConnect', () => (handshakeDone = true)));
       outgoing.on('error', (error: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
+        settled();
         if (handshakeDone && options.tls && error.code === 'ECONNRESET') {
           reject(
             new Error(`the server closed the TLS connection right after the handshake: it may not accept the client certificate (${error.message})`, {

@@ -1,7 +1,7 @@
 import type { UpstreamOAuth2Client } from './upstream-credential.entity';
 
 /** The largest token answer the relay reads. */
-const TOKEN_ANSWER_BYTES = 64 * 1024;
+export const TOKEN_ANSWER_BYTES = 64 * 1024;
 /** A token answer without `expires_in` is kept this long. */
 const DEFAULT_EXPIRES_IN_S = 300;
 

@@ -1,5 +1,6 @@
 import { callMethodOf, failureKindOf, statusKindOf } from './upstream-calls';
 import { SsrfRefusedError } from '../deliveries/ssrf-guard';
+import { AnswerTooLargeError, DeadlineExceededError } from './guarded-fetch';
 
 describe('upstream calls', () => {
   it('name the A2A method from the JSON-RPC body (both versions) or the HTTP+JSON path', () => {
@@ -21,6 +22,9 @@ describe('upstream calls', () => {
     expect(failureKindOf(Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }))).toBe('tls');
     expect(failureKindOf(Object.assign(new Error('tlsv13 alert certificate required'), { code: 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED' }))).toBe('tls');
     expect(failureKindOf(new Error('no answer within 100 ms'))).toBe('timeout');
+    // What the SDK throws when the body it read was cut off: the cause names why.
+    expect(failureKindOf(new Error('HTTP error for GetTask', { cause: new AnswerTooLargeError(1024) }))).toBe('too_large');
+    expect(failureKindOf(new TypeError('terminated', { cause: new DeadlineExceededError(100) }))).toBe('timeout');
     expect(failureKindOf(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))).toBe('connection');
     expect([200, 401, 403, 404, 429, 502].map(statusKindOf)).toEqual(['ok', 'unauthorized', 'unauthorized', 'http_4xx', 'http_4xx', 'http_5xx']);
   });

@@ -1,5 +1,6 @@
 import type { UpstreamCallMethod, UpstreamCallOutcome } from '@app/contracts';
 import { SsrfRefusedError } from '../deliveries/ssrf-guard';
+import { AnswerTooLargeError, causeOf, DeadlineExceededError } from './guarded-fetch';
 
 /** JSON-RPC method names of both versions (v0.3 `message/send`, v1.0 `SendMessage`) as the relay counts them. */
 const JSON_RPC_METHODS: Record<string, UpstreamCallMethod> = {
@@ -43,10 +44,12 @@ export function callMethodOf(httpMethod: string, url: URL, body: string | null):
 
 const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|EPROTO$|HOSTNAME_MISMATCH|ERR_OSSL)/;
 
-/** Why a request got no answer: the SSRF guard, a timeout, a certificate either side refused, or the connection. */
+/** Why a request got no (whole) answer: the SSRF guard, a timeout, an answer too large, a certificate either side refused, or the connection. */
 export function failureKindOf(error: unknown): UpstreamCallOutcome {
   const cause = (error as { cause?: unknown })?.cause;
   if (error instanceof SsrfRefusedError || cause instanceof SsrfRefusedError) return 'refused';
+  if (causeOf(error, AnswerTooLargeError)) return 'too_large';
+  if (causeOf(error, DeadlineExceededError)) return 'timeout';
   const code = String((error as { code?: unknown })?.code ?? (cause as { code?: unknown })?.code ?? '');
   const message = (error as Error)?.message ?? '';
   if (TLS_CODES.test(code) || /certificate|ssl|tls alert|handshake/i.test(message)) return 'tls';
@@ -72,11 +75,11 @@ export interface ObservedCall {
   at: Date;
 }
 
-/** The JSON-RPC error of a JSON answer, if it is one (read from a copy: the caller reads the body as usual). */
-async function jsonRpcErrorOf(response: Response): Promise<string | null> {
+/** The JSON-RPC error of a JSON answer, if it is one. */
+function jsonRpcErrorOf(response: Response, body: Uint8Array): string | null {
   if (!/application\/json/i.test(response.headers.get('content-type') ?? '')) return null;
   try {
-    const answer = (await response.clone().json()) as { error?: { code?: unknown; message?: unknown } };
+    const answer = JSON.parse(Buffer.from(body).toString('utf8')) as { error?: { code?: unknown; message?: unknown } };
     if (!answer || typeof answer !== 'object' || !answer.error) return null;
     return `JSON-RPC error ${String(answer.error.code)}: ${String(answer.error.message)}`.slice(0, 500);
   } catch {
@@ -86,7 +89,9 @@ async function jsonRpcErrorOf(response: Response): Promise<string | null> {
 
 /**
  * Wraps a `fetch` to an upstream agent: each request's A2A method (or `method` when given: the
- * card, a token), its outcome and its time until the answer's headers go to `observe`.
+ * card, a token), its outcome and its time go to `observe`. An answer is read whole here (within
+ * the inner fetch's deadline and byte limit) so that one cut off is recorded as such; a stream is
+ * recorded at its headers and handed on as it comes.
  */
 export function observedFetch(inner: typeof fetch, observe: (call: ObservedCall) => void, method?: UpstreamCallMethod): typeof fetch {
   return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
@@ -98,19 +103,32 @@ export function observedFetch(inner: typeof fetch, observe: (call: ObservedCall)
     const startedAt = performance.now();
     const done = (outcome: UpstreamCallOutcome, statusCode: number | null, error: string | null) =>
       observe({ method: called, outcome, statusCode, durationMs: Math.round(performance.now() - startedAt), error, taskId, at });
+    const failed = (error: unknown, statusCode: number | null): never => {
+      done(failureKindOf(error), statusCode, ((error as Error)?.message ?? String(error)).slice(0, 500));
+      throw error;
+    };
     let response: Response;
     try {
       response = await inner(input, init);
     } catch (error) {
-      done(failureKindOf(error), null, ((error as Error)?.message ?? String(error)).slice(0, 500));
-      throw error;
+      return failed(error, null);
     }
     const kind = statusKindOf(response.status);
+    if (/^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '') || response.body === null) {
+      done(kind, response.status, kind === 'ok' ? null : `HTTP ${response.status}`);
+      return response;
+    }
+    let answer: Uint8Array;
+    try {
+      answer = new Uint8Array(await response.arrayBuffer());
+    } catch (error) {
+      return failed(error, response.status);
+    }
     if (kind !== 'ok') done(kind, response.status, `HTTP ${response.status}`);
     else {
-      const rpcError = body !== null ? await jsonRpcErrorOf(response) : null;
+      const rpcError = body !== null ? jsonRpcErrorOf(response, answer) : null;
       done(rpcError ? 'a2a_error' : 'ok', response.status, rpcError);
     }
-    return response;
+    return new Response(answer, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }

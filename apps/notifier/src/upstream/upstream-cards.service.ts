@@ -27,14 +27,20 @@ import { fetchJson, type ClientTls } from './guarded-fetch';
 import { UpstreamHealthService } from './upstream-health.service';
 import { UpstreamTlsService } from './upstream-tls.service';
 
-/** The longest the relay waits for an agent card (below the admin API's NATS request timeout). */
+/** The longest the relay takes to read an agent card, headers and body (below the admin API's NATS request timeout). */
 export const CARD_TIMEOUT_MS = 4000;
 /** The advisory lock the replica that refreshes cards on the schedule holds while it does. */
 const REFRESH_LOCK = 'agentrelay.notifier.upstream_card_refresh';
 /** Cards refreshed in one scheduled round at most (the rest in the next). */
 const ROUND_SIZE = 100;
+/** Cards of one scheduled round read at once. */
+const ROUND_CONCURRENCY = 8;
 /** How often the schedule looks for cards due (never less often than the refresh interval). */
 const TICK_MAX_MS = 60_000;
+/** The longest a scheduled round goes on starting refreshes: the cards it did not reach by then are the next round's. */
+const ROUND_DEADLINE_MS = TICK_MAX_MS;
+/** The longest one card's refresh holds its place in a round (its read is held to the card deadline; the rest are NATS and database calls). */
+const REFRESH_DEADLINE_MS = 3 * CARD_TIMEOUT_MS;
 
 /** Why a card could not be read or used: a 400 at registration, a failed refresh later. */
 export class CardReadError extends Error {
@@ -120,7 +126,7 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
   }
 
   /**
-   * Reads a card through the SSRF guard (at most 256 KiB, with the agent's mTLS identity: the
+   * Reads a card through the SSRF guard (at most 256 KiB, whole within CARD_TIMEOUT_MS, with the agent's mTLS identity: the
    * stored one, or `tls` at registration) and checks the interface it offers against the guard too.
    */
   async readCard(handle: string, cardUrl: string, tls?: ClientTls | null): Promise<ParsedAgentCard> {
@@ -128,7 +134,11 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
     let document: unknown;
     try {
       checkWebhookUrl(cardUrl, allowPrivate);
-      const fetchImpl = await this.health.fetchFor(handle, Math.min(CARD_TIMEOUT_MS, this.config.RELAY_WEBHOOK_TIMEOUT_MS), { method: 'GetAgentCard', tls });
+      const fetchImpl = await this.health.fetchFor(handle, Math.min(CARD_TIMEOUT_MS, this.config.RELAY_WEBHOOK_TIMEOUT_MS), {
+        method: 'GetAgentCard',
+        tls,
+        maxAnswerBytes: UPSTREAM_LIMITS.cardBytes,
+      });
       document = await fetchJson(cardUrl, UPSTREAM_LIMITS.cardBytes, fetchImpl);
     } catch (error) {
       const reason = error instanceof SsrfRefusedError ? `refused: ${error.message}` : (error as Error).message;
@@ -270,7 +280,12 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
     return { ...(await this.statusOf(agent.handle, agent.upstream as UpstreamInterface, await this.row(agent.handle))), decided: row.pending };
   }
 
-  /** One scheduled round: the replica holding the lock refreshes the cards not read for RELAY_UPSTREAM_CARD_REFRESH_MS. */
+  /**
+   * One scheduled round: the replica holding the lock refreshes the cards not read for
+   * RELAY_UPSTREAM_CARD_REFRESH_MS, ROUND_CONCURRENCY at a time, each within REFRESH_DEADLINE_MS (a
+   * card that drips or hangs holds one place for that long, never the round), starting none after
+   * ROUND_DEADLINE_MS.
+   */
   async refreshDue(): Promise<number | undefined> {
     try {
       return await withTryAdvisoryLock(pgPoolOf(this.dataSource), REFRESH_LOCK, async () => {
@@ -281,10 +296,17 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
            ORDER BY "u"."last_refresh_at" NULLS FIRST LIMIT $2`,
           [this.config.RELAY_UPSTREAM_CARD_REFRESH_MS, ROUND_SIZE],
         )) as Array<{ handle: string }>;
-        for (const { handle } of due) {
-          if (this.stopping) break;
-          await this.refresh(handle).catch((error: unknown) => this.logger.warn({ err: error, handle }, 'could not refresh the upstream agent card'));
-        }
+        const startedAt = Date.now();
+        const queue = due.map((row) => row.handle);
+        const refreshNext = async (): Promise<void> => {
+          for (let handle = queue.shift(); handle !== undefined; handle = queue.shift()) {
+            if (this.stopping || Date.now() - startedAt > ROUND_DEADLINE_MS) return;
+            await withDeadline(this.refresh(handle), REFRESH_DEADLINE_MS).catch((error: unknown) =>
+              this.logger.warn({ err: error, handle }, 'could not refresh the upstream agent card'),
+            );
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(ROUND_CONCURRENCY, due.length) }, refreshNext));
         return due.length;
       });
     } catch (error) {
@@ -353,4 +375,13 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
       },
     };
   }
+}
+
+/** `work`, or a rejection once `ms` passed without it settling (the work itself goes on, held to its own deadlines). */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`not done within ${ms} ms: the round goes on without it`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

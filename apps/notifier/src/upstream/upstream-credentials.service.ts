@@ -7,7 +7,7 @@ import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { NotifierConfig } from '../notifier.config';
 import { UpstreamHealthService } from './upstream-health.service';
 import type { UpstreamOAuth2Client } from './upstream-credential.entity';
-import { OAuth2TokenError, requestClientCredentialsToken, type OAuth2Token } from './oauth2-token';
+import { OAuth2TokenError, requestClientCredentialsToken, TOKEN_ANSWER_BYTES, type OAuth2Token } from './oauth2-token';
 
 /** Stored sealed (AES-256-GCM under RELAY_SECRET_KEYS), like webhook secrets. */
 export const UPSTREAM_CREDENTIAL_SEALED_COLUMNS: SealedColumn[] = [
@@ -150,6 +150,6 @@ export class UpstreamCredentialsService {
 
   /** Token requests go through the SSRF guard and are counted with the agent's calls; the token URL gets no client certificate. */
   private tokenFetch(handle: string, timeoutMs: number): Promise<typeof fetch> {
-    return this.health.fetchFor(handle, timeoutMs, { method: 'OAuth2Token', tls: null });
+    return this.health.fetchFor(handle, timeoutMs, { method: 'OAuth2Token', tls: null, maxAnswerBytes: TOKEN_ANSWER_BYTES });
   }
 }

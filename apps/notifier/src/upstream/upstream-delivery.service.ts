@@ -21,6 +21,7 @@ import { NotifierConfig } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
 import { UpstreamHealthService } from './upstream-health.service';
 import { RELAY_TASK_HEADER, SENDER_HEADER, upstreamClient } from './upstream-client';
+import { AnswerTooLargeError, causeOf } from './guarded-fetch';
 import { OAuth2TokenError } from './oauth2-token';
 import { UpstreamCredentialsService } from './upstream-credentials.service';
 import { applyStreamEvent, NOTHING_REPORTED, toSdkPart } from './upstream-mapping';
@@ -165,9 +166,11 @@ export class UpstreamDeliveryService {
       if (status === 401) this.credentials.forget(recipient.handle);
       // On an upstream task: the server's A2A error (no such task, it ended, …) says this will never go.
       const refusedByAgent = action !== 'create' && isProtocolRefusal(error) && (status === null || (status < 500 && ![401, 403, 429].includes(status)));
+      // An answer larger than the relay reads is as large the next time.
+      const tooLarge = causeOf(error, AnswerTooLargeError) !== null;
       return outcome({
         ok: false,
-        retryable: !refused && !refusedByAgent && (status === null || status === 429 || status >= 500 || status === 401 || status === 403),
+        retryable: !refused && !refusedByAgent && !tooLarge && (status === null || status === 429 || status >= 500 || status === 401 || status === 403),
         statusCode: status,
         error: `${refused ? 'refused: ' : ''}${error instanceof OAuth2TokenError ? 'OAuth2 token: ' : ''}${(error as Error)?.message ?? String(error)}`.slice(
           0,

@@ -5,14 +5,15 @@ import type { DataSource } from 'typeorm';
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
-import { isTerminalState, RelayError, TASKS_SUBJECTS, type ParticipantRef, type UpstreamInterface } from '@app/contracts';
+import { isTerminalState, RelayError, TASK_LIMITS, TASKS_SUBJECTS, type ParticipantRef, type UpstreamInterface } from '@app/contracts';
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
 import { UpstreamHealthService } from './upstream-health.service';
 import { RELAY_TASK_HEADER, upstreamClient } from './upstream-client';
 import { UpstreamCredentialsService } from './upstream-credentials.service';
-import { applyStreamEvent, planReport, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
+import { AnswerTooLargeError, causeOf, DeadlineExceededError } from './guarded-fetch';
+import { applyStreamEvent, planReport, reportBoundsProblem, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
 
 /** Polls of follow rows in flight at once in one process, at most. */
 const ROUND_SIZE = 16;
@@ -55,10 +56,25 @@ interface FollowRow {
   poll_interval_ms: number;
   polls: number;
   push_token_hash: string | null;
+  timed_out_polls: number;
 }
 
 /** Errors of a report step that mean it was already made (a retry after a crash) or can no longer be. */
 const ALREADY_DONE: ReadonlySet<string> = new Set(['invalid_transition', 'state_changed']);
+/** Errors of a report step that refuse what it carries (its size or shape): made again, it is refused again. */
+const REFUSED_CONTENT: ReadonlySet<string> = new Set(['invalid_params', 'payload_too_large', 'thread_message_limit']);
+
+/** What a failed poll does to the count of polls in a row that timed out. */
+type TimedOutCount = 'keep' | 'add' | 'reset';
+
+/** The outcome of making the changes an upstream task shows: `unreportable` names why they never can be (the follow ends). */
+interface ReportOutcome {
+  next: ReportedProgress;
+  changed: boolean;
+  ended: boolean;
+  error: string | null;
+  unreportable: string | null;
+}
 
 /**
  * Follows each task delivered to an upstream agent until it ends: polls the upstream's `GetTask`
@@ -113,7 +129,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
           "push_token_hash")
        VALUES ($1, $2, $3, $4, $5, $6, 'following', $7, now(), $8, CASE WHEN $9::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) END, $11)
        ON CONFLICT ("task_id") DO NOTHING
-       RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash"`,
+       RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash", "timed_out_polls"`,
       [
         start.taskId,
         JSON.stringify(start.recipient),
@@ -241,7 +257,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
          SELECT "task_id" FROM "notifier"."upstream_tasks"
          WHERE "status" = 'following' AND "next_poll_at" <= now() AND ("locked_until" IS NULL OR "locked_until" < now())
          ORDER BY "next_poll_at" LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash"`,
+       RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash", "timed_out_polls"`,
       [limit, LEASE_MS],
     )) as [FollowRow[], number];
     return result[0];
@@ -275,34 +291,94 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         task = await client.getTask({ tenant: '', id: row.upstream_task_id, historyLength: undefined });
       }
     } catch (error) {
-      this.forgetRefusedToken(row, error);
-      await this.reschedule(row, row.reported, false, `GetTask: ${(error as Error).message}`.slice(0, 2000));
+      await this.pollFailed(row, row.reported, error);
       return;
     }
     await this.report(row, task, row.reported);
   }
 
+  /**
+   * A `GetTask` without a (whole) answer: tried again later, unless the answer can never be read
+   * (larger than RELAY_UPSTREAM_MAX_ANSWER_BYTES) or did not come whole within the deadline
+   * RELAY_UPSTREAM_MAX_TIMED_OUT_POLLS times in a row: then the relay task fails, saying why.
+   */
+  private async pollFailed(row: FollowRow, reported: ReportedProgress, error: unknown): Promise<void> {
+    this.forgetRefusedToken(row, error);
+    const tooLarge = causeOf(error, AnswerTooLargeError);
+    if (tooLarge) {
+      await this.giveUp(row, reported, `The upstream agent's answer to GetTask is larger than the relay reads (${tooLarge.limitBytes} bytes).`);
+      return;
+    }
+    const late = causeOf(error, DeadlineExceededError);
+    const timedOut = row.timed_out_polls + 1;
+    if (late && timedOut >= this.config.RELAY_UPSTREAM_MAX_TIMED_OUT_POLLS) {
+      await this.giveUp(row, reported, `The upstream agent did not answer GetTask whole within ${late.timeoutMs} ms, ${timedOut} times in a row.`);
+      return;
+    }
+    await this.reschedule(row, reported, false, `GetTask: ${(error as Error).message}`.slice(0, 2000), late ? 'add' : 'keep');
+  }
+
+  /**
+   * Ends the follow of an upstream task whose answers the relay cannot report: the relay task
+   * fails (accepted first, if it was still pending: the upstream took it) with `reason` as its
+   * reason and its last message, so the sender, the timeline and the audit log say why; the
+   * upstream is not asked again. If the tasks service cannot be told now, the next poll tries again.
+   */
+  private async giveUp(row: FollowRow, reported: ReportedProgress, reason: string): Promise<void> {
+    const text = `The relay stopped following this task: ${reason}`.slice(0, TASK_LIMITS.reasonChars);
+    try {
+      if (reported.relay_state === 'pending') await this.apply(row, { kind: 'transition', transition: 'accept' });
+      if (!isTerminalState(reported.relay_state))
+        await this.apply(row, {
+          kind: 'transition',
+          transition: 'fail',
+          reason: text,
+          message: { message_id: `agentrelay-unreportable-${row.task_id}`, parts: [{ kind: 'text', text }] },
+        });
+    } catch (error) {
+      this.logger.warn({ err: error, task_id: row.task_id }, 'could not fail the relay task of an unreportable upstream task');
+      await this.reschedule(row, reported, false, `${reason} (${(error as Error).message})`.slice(0, 2000), 'keep');
+      return;
+    }
+    const ended: ReportedProgress = isTerminalState(reported.relay_state) ? reported : { ...reported, relay_state: 'failed' };
+    await this.finish(row, ended, reason);
+  }
+
   /** Makes what the upstream task shows into the relay task's changes, then schedules the next poll or ends the follow. */
   private async report(row: FollowRow, task: Task, reported: ReportedProgress): Promise<void> {
     const outcome = await this.reportSteps(row, task, reported);
+    if (outcome.unreportable !== null) {
+      await this.giveUp(row, reported, outcome.unreportable);
+      return;
+    }
     if (outcome.error !== null) {
-      await this.reschedule(row, reported, false, `report: ${outcome.error}`.slice(0, 2000));
+      await this.reschedule(row, reported, false, `report: ${outcome.error}`.slice(0, 2000), 'reset');
       return;
     }
     if (outcome.ended) {
       await this.finish(row, outcome.next);
       return;
     }
-    await this.reschedule(row, outcome.next, outcome.changed, null);
+    await this.reschedule(row, outcome.next, outcome.changed, null, 'reset');
   }
 
-  /** The changes planned from the task, made in order; `error` when one could not be made (planned again next time). */
-  private async reportSteps(
-    row: FollowRow,
-    task: Task,
-    reported: ReportedProgress,
-  ): Promise<{ next: ReportedProgress; changed: boolean; ended: boolean; error: string | null }> {
+  /**
+   * The changes planned from the task, made in order; `error` when one could not be made (planned
+   * again next time); `unreportable` when they are out of the relay's bounds or the tasks service
+   * refuses what they carry (nothing is made, or made again).
+   */
+  private async reportSteps(row: FollowRow, task: Task, reported: ReportedProgress): Promise<ReportOutcome> {
     const { steps, next } = planReport(task, reported);
+    const problem = reportBoundsProblem(steps, this.rpc.maxPayloadBytes);
+    if (problem !== undefined) {
+      return {
+        next: reported,
+        changed: false,
+        ended: false,
+        error: null,
+        unreportable: `The upstream agent's answer is out of the relay's bounds: ${problem}.`,
+      };
+    }
     let ended = isTerminalState(next.relay_state);
     try {
       for (const step of steps) {
@@ -313,11 +389,14 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         }
       }
     } catch (error) {
+      if (error instanceof RelayError && REFUSED_CONTENT.has(error.reason)) {
+        return { next: reported, changed: false, ended: false, error: null, unreportable: `The relay refused the upstream agent's answer: ${error.message}` };
+      }
       // Not made: the same changes are planned again at the next poll.
       this.logger.warn({ err: error, task_id: row.task_id }, 'could not report the upstream task to the tasks service');
-      return { next: reported, changed: false, ended: false, error: (error as Error).message };
+      return { next: reported, changed: false, ended: false, error: (error as Error).message, unreportable: null };
     }
-    return { next, changed: steps.length > 0, ended, error: null };
+    return { next, changed: steps.length > 0, ended, error: null, unreportable: null };
   }
 
   /**
@@ -355,8 +434,12 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         snapshot = applyStreamEvent(snapshot, event, row.task_id);
         if (!snapshot) continue;
         const outcome = await this.reportSteps(row, snapshot, reported);
+        if (outcome.unreportable !== null) {
+          await this.giveUp(row, reported, outcome.unreportable);
+          return;
+        }
         if (outcome.error !== null) {
-          await this.reschedule(row, reported, false, `report: ${outcome.error}`.slice(0, 2000));
+          await this.reschedule(row, reported, false, `report: ${outcome.error}`.slice(0, 2000), 'keep');
           return;
         }
         if (outcome.ended) {
@@ -370,7 +453,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         }
       }
       // The stream ended before the task did (it waits for input, or the server closed it).
-      await this.reschedule(row, reported, changed, null);
+      await this.reschedule(row, reported, changed, null, 'reset');
     } catch (error) {
       if (controller.signal.aborted) {
         // Quiet too long, this process stops, or the sender canceled: another round, here or elsewhere, subscribes again.
@@ -382,7 +465,12 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         return;
       }
       this.forgetRefusedToken(row, error);
-      await this.reschedule(row, reported, changed, `stream: ${(error as Error)?.message ?? String(error)}`.slice(0, 2000));
+      const tooLarge = causeOf(error, AnswerTooLargeError);
+      if (tooLarge) {
+        await this.giveUp(row, reported, `An event of the upstream agent's stream is larger than the relay reads (${tooLarge.limitBytes} bytes).`);
+        return;
+      }
+      await this.reschedule(row, reported, changed, `stream: ${(error as Error)?.message ?? String(error)}`.slice(0, 2000), 'keep');
     } finally {
       clearTimeout(idle);
     }
@@ -395,8 +483,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
       const { client } = await this.clientFor(row);
       task = await client.getTask({ tenant: '', id: row.upstream_task_id as string, historyLength: undefined });
     } catch (error) {
-      this.forgetRefusedToken(row, error);
-      await this.reschedule(row, reported, false, `GetTask: ${(error as Error).message}`.slice(0, 2000));
+      await this.pollFailed(row, reported, error);
       return;
     }
     await this.report(row, task, reported);
@@ -472,7 +559,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     }
   }
 
-  private async reschedule(row: FollowRow, reported: ReportedProgress, changed: boolean, error: string | null): Promise<void> {
+  private async reschedule(row: FollowRow, reported: ReportedProgress, changed: boolean, error: string | null, timedOut: TimedOutCount): Promise<void> {
     const min = this.config.RELAY_UPSTREAM_POLL_MIN_MS;
     // Followed by push: the upstream says when it changes; the poll is a safety net (a failed one backs off as usual).
     const interval =
@@ -484,18 +571,23 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     await this.dataSource.query(
       `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "poll_interval_ms" = $3::integer,
          "next_poll_at" = CASE WHEN "locked_until" IS NOT NULL AND "next_poll_at" < "locked_until" THEN now() ELSE now() + make_interval(secs => $3::integer / 1000.0) END,
-         "locked_until" = NULL, "last_error" = $4, "updated_at" = now() WHERE "task_id" = $1 AND "status" = 'following'`,
-      [row.task_id, JSON.stringify(reported), interval, error],
+         "locked_until" = NULL, "last_error" = $4,
+         "timed_out_polls" = CASE $5::text WHEN 'add' THEN "timed_out_polls" + 1 WHEN 'reset' THEN 0 ELSE "timed_out_polls" END, "updated_at" = now()
+       WHERE "task_id" = $1 AND "status" = 'following'`,
+      [row.task_id, JSON.stringify(reported), interval, error, timedOut],
     );
     if (error) this.logger.warn({ task_id: row.task_id, error, next_poll_in_ms: interval }, 'upstream task poll failed');
   }
 
-  private async finish(row: FollowRow, reported: ReportedProgress): Promise<void> {
+  /** Ends the follow: the upstream task ended, or (`gaveUp`, the reason) its answers cannot be reported; the answer kept with the row goes. */
+  private async finish(row: FollowRow, reported: ReportedProgress, gaveUp: string | null = null): Promise<void> {
     await this.dataSource.query(
-      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "status" = 'done', "next_poll_at" = NULL, "locked_until" = NULL, "last_error" = NULL, "updated_at" = now()
+      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "status" = 'done', "next_poll_at" = NULL, "locked_until" = NULL, "last_error" = $3,
+         "answer" = CASE WHEN $3::text IS NULL THEN "answer" END, "updated_at" = now()
        WHERE "task_id" = $1 AND "status" = 'following'`,
-      [row.task_id, JSON.stringify(reported)],
+      [row.task_id, JSON.stringify(reported), gaveUp],
     );
-    this.logger.log({ task_id: row.task_id, state: reported.relay_state, polls: row.polls }, 'upstream task followed to its end');
+    if (gaveUp) this.logger.warn({ task_id: row.task_id, polls: row.polls, reason: gaveUp }, 'upstream task no longer followed: its answer cannot be reported');
+    else this.logger.log({ task_id: row.task_id, state: reported.relay_state, polls: row.polls }, 'upstream task followed to its end');
   }
 }

@@ -49,14 +49,23 @@ export class UpstreamHealthService {
     }
   }
 
-  /** The `fetch` for requests to this agent's server: SSRF-guarded, with its mTLS identity (the stored one, unless given), recorded. */
+  /**
+   * The `fetch` for requests to this agent's server: SSRF-guarded, each exchange within `timeoutMs`
+   * (headers and body) and its answers to `maxAnswerBytes` (RELAY_UPSTREAM_MAX_ANSWER_BYTES unless given), with its mTLS identity (the stored one, unless given), recorded.
+   */
   async fetchFor(
     handle: string,
     timeoutMs: number,
-    options: { method?: UpstreamCallMethod; tls?: Parameters<typeof guardedFetch>[0]['tls'] } = {},
+    options: { method?: UpstreamCallMethod; tls?: Parameters<typeof guardedFetch>[0]['tls']; maxAnswerBytes?: number } = {},
   ): Promise<typeof fetch> {
     const tls = options.tls !== undefined ? options.tls : await this.tls.get(handle);
-    const inner = guardedFetch({ allowPrivate: upstreamPrivateTargets(this.config), userAgent: 'AgentRelay-Notifier/1', timeoutMs, tls });
+    const inner = guardedFetch({
+      allowPrivate: upstreamPrivateTargets(this.config),
+      userAgent: 'AgentRelay-Notifier/1',
+      timeoutMs,
+      maxAnswerBytes: options.maxAnswerBytes ?? this.config.RELAY_UPSTREAM_MAX_ANSWER_BYTES,
+      tls,
+    });
     return observedFetch(inner, (call) => this.observe(handle, call), options.method);
   }
 

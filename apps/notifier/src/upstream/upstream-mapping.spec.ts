@@ -1,5 +1,5 @@
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { applyStreamEvent, NOTHING_REPORTED, planReport, taskOfMessage } from './upstream-mapping';
+import { applyStreamEvent, NOTHING_REPORTED, planReport, reportBoundsProblem, taskOfMessage } from './upstream-mapping';
 
 function agentMessage(id: string, text: string): Message {
   return {
@@ -152,5 +152,53 @@ describe('applyStreamEvent', () => {
       id: 'relay',
       status: { state: TaskState.TASK_STATE_COMPLETED },
     });
+  });
+});
+
+describe('reportBoundsProblem: the edge’s payload bounds on what an upstream answers', () => {
+  const NATS_MAX_PAYLOAD = 1024 * 1024;
+  const withData = (data: unknown, metadata?: Record<string, unknown>): Task =>
+    task(TaskState.TASK_STATE_COMPLETED, {
+      status: {
+        state: TaskState.TASK_STATE_COMPLETED,
+        timestamp: undefined,
+        message: {
+          ...agentMessage('m1', 'done'),
+          parts: [
+            ...agentMessage('m1', 'done').parts,
+            { content: { $case: 'data', value: data as { [key: string]: unknown } }, metadata: undefined, filename: '', mediaType: '' },
+          ],
+          metadata,
+        },
+      },
+    });
+
+  it('names a data part past 256 keys or 16 levels, a metadata object past them, and a message no reply could carry', () => {
+    const wide = Object.fromEntries(Array.from({ length: 5000 }, (_, index) => [`k${index}`, index]));
+    let deep: Record<string, unknown> = {};
+    for (let level = 0; level < 200; level++) deep = { level: deep };
+    const problemOf = (answer: Task) => reportBoundsProblem(planReport(answer, NOTHING_REPORTED).steps, NATS_MAX_PAYLOAD);
+    expect(problemOf(withData(wide))).toBe('message.parts[1].data has an object or array with more than 256 keys');
+    expect(problemOf(withData(deep))).toBe('message.parts[1].data nests objects and arrays deeper than 16 levels');
+    expect(problemOf(withData({ ok: true }, wide))).toBe('message.metadata has an object or array with more than 256 keys');
+    const long = task(TaskState.TASK_STATE_COMPLETED, {
+      status: {
+        state: TaskState.TASK_STATE_COMPLETED,
+        timestamp: undefined,
+        message: { ...agentMessage('m1', ''), parts: Array.from({ length: 20 }, () => agentMessage('m1', 'x'.repeat(90_000)).parts[0]) },
+      },
+    });
+    expect(problemOf(long)).toMatch(/^a message of \d+ bytes is larger than the relay carries \(983040\)$/);
+    expect(problemOf(withData({ ok: true }, { ticket: 'T-1' }))).toBeUndefined();
+  });
+
+  it('names an artifact’s data part or metadata past the bounds', () => {
+    const wide = Object.fromEntries(Array.from({ length: 300 }, (_, index) => [`k${index}`, index]));
+    const answer = task(TaskState.TASK_STATE_WORKING, {
+      artifacts: [{ ...artifact, parts: [{ content: { $case: 'data', value: wide }, metadata: undefined, filename: '', mediaType: '' }] }],
+    });
+    expect(reportBoundsProblem(planReport(answer, NOTHING_REPORTED).steps, NATS_MAX_PAYLOAD)).toBe(
+      'artifact a1 parts[0].data has an object or array with more than 256 keys',
+    );
   });
 });

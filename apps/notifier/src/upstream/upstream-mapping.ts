@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import { Role, TaskState, type Artifact, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   isTerminalState,
+  messageReplyBytes,
+  metadataBoundsProblem,
+  PAYLOAD_LIMITS,
   TASK_LIMITS,
   type ArtifactInput,
   type MessageInput,
@@ -286,4 +289,47 @@ export function planReport(task: Task, reported: ReportedProgress): { steps: Rep
   if (artifactsLeft && state !== 'pending') steps.push({ kind: 'transition', transition: 'progress', artifacts: artifactsLeft });
   else if (artifactsLeft) for (const artifact of artifactsLeft) digests[artifact.artifact_id as string] = reported.artifacts[artifact.artifact_id as string];
   return { steps, next: { relay_state: state, messages: [...seen], artifacts: digests } };
+}
+
+/** `field` and what is wrong with it against the metadata bounds, or undefined when it is within them (or absent). */
+function metadataProblem(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const problem = metadataBoundsProblem(value);
+  return problem === undefined ? undefined : `${field} ${problem}`;
+}
+
+/** What is out of the relay's bounds in these parts (each `data` part and each part's metadata, as the edge checks a client's), if anything. */
+function partsBoundsProblem(parts: readonly PartDto[], field: string): string | undefined {
+  for (const [index, part] of parts.entries()) {
+    const problem =
+      (part.kind === 'data' ? metadataProblem(part.data, `${field}[${index}].data`) : undefined) ??
+      metadataProblem(part.metadata, `${field}[${index}].metadata`);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+/**
+ * What in these report steps is out of the bounds the edge holds an agent's own input to (a
+ * `data` part's or a metadata object's keys, nesting and bytes; a message a reply of the tasks
+ * service could not carry under this NATS `max_payload`), named as a reason; undefined when all is
+ * within them. Nothing out of bounds is stored: the follow ends instead.
+ */
+export function reportBoundsProblem(steps: readonly ReportStep[], natsMaxPayload: number): string | undefined {
+  const replyLimit = natsMaxPayload - PAYLOAD_LIMITS.internalEnvelopeBytes;
+  for (const step of steps) {
+    const message = step.message;
+    if (message) {
+      const problem = partsBoundsProblem(message.parts, 'message.parts') ?? metadataProblem(message.payload, 'message.metadata');
+      if (problem !== undefined) return problem;
+      const bytes = messageReplyBytes(message);
+      if (bytes > replyLimit) return `a message of ${bytes} bytes is larger than the relay carries (${replyLimit})`;
+    }
+    for (const artifact of step.artifacts ?? []) {
+      const field = `artifact ${artifact.artifact_id ?? ''}`;
+      const problem = partsBoundsProblem(artifact.parts ?? [], `${field} parts`) ?? metadataProblem(artifact.metadata, `${field} metadata`);
+      if (problem !== undefined) return problem;
+    }
+  }
+  return undefined;
 }

@@ -36,7 +36,7 @@ export class UpstreamMetrics {
     this.errors = new CounterFamily(
       registry,
       'agentrelay_upstream_call_errors_total',
-      'Upstream calls that failed, by agent, A2A method and kind (refused, timeout, tls, connection, unauthorized, http_4xx, http_5xx, a2a_error).',
+      'Upstream calls that failed, by agent, A2A method and kind (refused, timeout, tls, connection, unauthorized, http_4xx, http_5xx, a2a_error, too_large).',
       ['agent', 'method', 'kind'],
     );
     const rows = (): Promise<UpstreamGaugeRow[]> => this.source().catch(() => []);

@@ -51,6 +51,10 @@ export class UpstreamTaskEntity {
   @Column({ type: 'integer', default: 0 })
   polls: number;
 
+  /** The polls in a row that got no whole answer within the deadline (a whole answer starts it over). */
+  @Column({ type: 'integer', default: 0 })
+  timedOutPolls: number;
+
   /** The SHA-256 (hex) of the token the relay gave the upstream for its push notifications about this task (null: not followed by push). */
   @Column({ type: 'varchar', length: 64, nullable: true })
   pushTokenHash: string | null;

@@ -112,9 +112,20 @@ export type UpstreamCallMethod = (typeof UPSTREAM_CALL_METHODS)[number];
 /**
  * How an upstream call ended: `ok`, or why not: `refused` (SSRF guard), `timeout`, `tls` (a
  * certificate refused either way), `connection`, `unauthorized` (401/403), `http_4xx`, `http_5xx`,
- * `a2a_error` (a JSON-RPC error in a 200 answer).
+ * `a2a_error` (a JSON-RPC error in a 200 answer), `too_large` (an answer past the notifier's byte limit).
  */
-export const UPSTREAM_CALL_OUTCOMES = ['ok', 'refused', 'timeout', 'tls', 'connection', 'unauthorized', 'http_4xx', 'http_5xx', 'a2a_error'] as const;
+export const UPSTREAM_CALL_OUTCOMES = [
+  'ok',
+  'refused',
+  'timeout',
+  'tls',
+  'connection',
+  'unauthorized',
+  'http_4xx',
+  'http_5xx',
+  'a2a_error',
+  'too_large',
+] as const;
 export type UpstreamCallOutcome = (typeof UPSTREAM_CALL_OUTCOMES)[number];
 
 /** One HTTP request the relay made to an upstream agent's server for a relay task. */
@@ -124,7 +135,7 @@ export interface UpstreamCallView {
   method: UpstreamCallMethod;
   outcome: UpstreamCallOutcome;
   status_code: number | null;
-  /** Until the answer's headers (a stream's events come later). */
+  /** Until the whole answer was read (of a stream: until its headers, its events come later). */
   duration_ms: number;
   error: string | null;
 }

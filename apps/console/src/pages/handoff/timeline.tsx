@@ -53,6 +53,7 @@ const OUTCOME_LABELS: Record<string, string> = {
   http_4xx: 'HTTP 4xx',
   http_5xx: 'HTTP 5xx',
   a2a_error: 'A2A error',
+  too_large: 'answer too large',
 };
 
 function UpstreamCallEntry({ call }: { call: UpstreamCallView }) {

@@ -11,6 +11,7 @@ import { UpstreamOAuth21765260000000 } from './1765260000000-UpstreamOAuth2';
 import { UpstreamPush1765270000000 } from './1765270000000-UpstreamPush';
 import { UpstreamCardsTlsHealth1765430000000 } from './1765430000000-UpstreamCardsTlsHealth';
 import { UpstreamRegistrations1765460000000 } from './1765460000000-UpstreamRegistrations';
+import { UpstreamTimedOutPolls1765700000000 } from './1765700000000-UpstreamTimedOutPolls';
 
 /** Every migration of the notifier schema, oldest first. */
 export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
@@ -27,4 +28,5 @@ export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
   UpstreamPush1765270000000,
   UpstreamCardsTlsHealth1765430000000,
   UpstreamRegistrations1765460000000,
+  UpstreamTimedOutPolls1765700000000,
 ];
