@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import type { TrustPolicy } from '@app/contracts';
 import { EXIT, run } from '../apps/cli/src/cli';
+import { markedSnippets } from '../scripts/ci/check-doc-snippets';
 import { registerAgent, uniqueHandle } from './support/agents';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 
@@ -95,6 +96,24 @@ describe('agentrelay trust show / apply keep every rule', () => {
     expect(refused.stderr).toContain('tool_prompts: 1 tool-prompt rules ("partner runs")');
     expect(refused.stderr).toContain('hold: []');
     expect(await stored(handle)).toEqual(before);
+  });
+
+  it("applies the CLI README's trust.yaml as written (for another agent) and shows it back", async () => {
+    const [example] = markedSnippets('apps/cli/README.md', 'test/cli-trust.e2e-spec.ts');
+    expect(example.info).toBe('yaml');
+    const handle = uniqueHandle('frank', org);
+    await registerAgent(relay, { handle, name: 'Frank' });
+    const file = join(dir, 'readme-trust.yaml');
+    await writeFile(file, example.body.replace('agent: frank@acme ', `agent: ${handle} `));
+    const applied = await cli(['trust', 'apply', file]);
+    expect(applied).toMatchObject({ code: EXIT.ok, stderr: '' });
+    expect(await stored(handle)).toEqual({
+      handle,
+      allow: ['carol@partner', '*@vendor'],
+      block: ['mallory@acme'],
+      hold: [{ name: 'migrations', paths: ['db/migrations/**'], four_eyes: true }],
+      tool_prompts: [],
+    });
   });
 
   it('applies a file that empties a list on purpose (hold: [])', async () => {

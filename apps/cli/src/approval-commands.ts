@@ -2,7 +2,7 @@ import { displayLine, displayText, oneLine } from '@app/relay-client';
 import type { AdminTaskDetail, AdminTaskPage, AdminTaskRow, ArtifactView, PendingToolPrompt, PendingToolPromptsReply, TaskView } from '@app/contracts';
 import { CliError, EXIT, usage } from './cli-errors';
 
-export const APPROVALS_USAGE = `  approvals list [--limit <n>]     handoffs held for approval by a hold rule, newest first
+export const APPROVALS_USAGE = `  approvals list [--limit <n>]      handoffs held for approval by a hold rule, newest first
   approvals show <task>             one held handoff: its hold, messages, artifacts and proposed action
   approvals approve <task> [--comment "<text>"]
                                     deliver it to its recipient as if just sent

@@ -78,8 +78,11 @@ Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
                                     make a new key (and optionally revoke every older one)
   keys revoke <handle> <prefix>     revoke one key by its display prefix (ah_live_XXXXXXXX)
   trust apply <file.yaml> [--agent <handle>]
-                                    replace an agent's trust policy from a trust.yaml file
-  trust show <handle>               print an agent's trust policy as trust.yaml
+                                    replace an agent's trust policy from a trust.yaml file (a file
+                                    that leaves out a list the policy has is refused: write it
+                                    empty, e.g. hold: [], to remove its rules)
+  trust show <handle>               print an agent's trust policy as trust.yaml: allow, block, hold
+                                    and tool_prompts, as trust apply reads it back
   webhook-secret rotate <handle>    make a new webhook signing secret (shown once)
   deliveries [--status pending|failed|succeeded|dead] [--task <task id>] [--limit <n>]
                                     list notification deliveries, newest first
@@ -98,7 +101,7 @@ Exit codes: 0 success, 1 the relay refused the request, 2 usage error, 3 relay u
 6 the thread's state does not allow it (finished, not yet accepted, someone else was first).
 `;
 
-const OPTIONS = {
+export const OPTIONS = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   url: { type: 'string' },
