@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
+import { parse as parseYaml } from 'yaml';
 import type { TrustPolicy } from '@app/contracts';
 import { EXIT, run } from '../apps/cli/src/cli';
 import { markedSnippets } from '../scripts/ci/check-doc-snippets';
@@ -115,6 +116,25 @@ describe('agentrelay trust show / apply keep every rule', () => {
       tool_prompts: [],
     });
   });
+
+  it.each(['docs/admin-api.md', 'docs/operations.md', 'docs/agents.md'])(
+    "applies %s's trust.yaml examples as written (for another agent)",
+    async (document) => {
+      const examples = markedSnippets(document, 'test/cli-trust.e2e-spec.ts');
+      expect(examples.length).toBeGreaterThan(0);
+      for (const [index, example] of examples.entries()) {
+        const handle = uniqueHandle('ops', org);
+        await registerAgent(relay, { handle, name: 'Ops' });
+        const text = example.body.replace(/^agent: \S+/m, `agent: ${handle}`);
+        const file = join(dir, `${document.replace(/\W/g, '-')}-${index}.yaml`);
+        await writeFile(file, text);
+        const applied = await cli(['trust', 'apply', file]);
+        expect(applied).toMatchObject({ code: EXIT.ok, stderr: '' });
+        const { agent: _agent, ...lists } = parseYaml(text) as Record<string, unknown>;
+        expect(await stored(handle)).toEqual({ handle, allow: [], block: [], hold: [], tool_prompts: [], ...lists });
+      }
+    },
+  );
 
   it('applies a file that empties a list on purpose (hold: [])', async () => {
     const handle = await agentWithPolicy('pia');
