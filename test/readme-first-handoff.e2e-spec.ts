@@ -57,7 +57,8 @@ describe("the README's first handoff", () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/"result":\{"task_id":"\w+","status":\{"state":"pending"\}/);
     const taskId = /"task_id":"(\w+)"/.exec(stdout)?.[1] as string;
-    expect(stdout).toContain(`Accepted ${taskId}`);
+    // The hint names the command the README ran, not an agentrelay that is not on the PATH in a clone.
+    expect(stdout).toContain(`Accepted ${taskId}: read it with "npm run cli -- show ${taskId}".`);
     expect(stdout).toContain(`Completed ${taskId}.`);
     expect(stdout).toMatch(new RegExp(`${taskId}\\s+completed\\s+frank@${org}\\s+inform`));
 

@@ -5,6 +5,10 @@ describe('programName', () => {
     expect(programName({ npm_lifecycle_event: 'cli' }, '/src/agentrelay/dist/apps/cli/src/main.js', '/src/agentrelay')).toBe('npm run cli --');
   });
 
+  it('names npx when run through npm exec', () => {
+    expect(programName({ npm_command: 'exec' }, '/src/agentrelay/node_modules/.bin/agentrelay', '/src/agentrelay')).toBe('npx agentrelay');
+  });
+
   it('names agentrelay for an installed or linked bin', () => {
     expect(programName({}, '/usr/local/bin/agentrelay', '/home/kim/project')).toBe('agentrelay');
   });
