@@ -50,6 +50,7 @@ describe('agentrelay agent commands say what happened', () => {
     expect(sent.code).toBe(EXIT.ok);
     const taskId = /Sent handoff (\w+)/.exec(sent.stdout)?.[1] as string;
     expect(sent.stdout).toContain('(held)');
+    expect(sent.stdout).toContain(`Held for approval by rule "review-first" of the recipient's trust policy`);
 
     const recipient = await cli(['show', taskId], ops);
     expect(recipient.code).toBe(EXIT.notFound);

@@ -7,6 +7,7 @@ import {
   RelayClient,
   RelayClientError,
   displayLine,
+  holdLines,
   oneLine,
   searchHitText,
   taskText,
@@ -340,7 +341,9 @@ export async function runAgentCommand(
         });
         print(
           { ...created, recipient },
-          `Sent handoff ${created.task_id} to ${recipient} (${created.status.state}).\nTo retry safely, repeat the command with --idempotency-key ${created.idempotency_key}\n`,
+          `Sent handoff ${created.task_id} to ${recipient} (${created.status.state}).\n` +
+            (created.hold ? `${holdLines(created.hold).join('\n')}\n` : '') +
+            `To retry safely, repeat the command with --idempotency-key ${created.idempotency_key}\n`,
         );
         return EXIT.ok;
       }

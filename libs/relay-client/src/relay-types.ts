@@ -109,6 +109,8 @@ export interface CreatedTask {
   task_id: string;
   status: { state: TaskState };
   created_at: string;
+  /** Set when a hold rule of the recipient's trust policy kept it for a person's approval. */
+  hold?: TaskHold;
 }
 
 /** `message/send` with `task_id`. */
