@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
-import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { ContentTypeNotSupportedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { eventually } from './support/eventually';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { RelayHarness } from './support/relay-harness';
@@ -233,6 +233,25 @@ describe('A2A through the official @a2a-js/sdk client', () => {
     await expect(aliceToBob.getTask({ tenant: '', id: carols.id, historyLength: undefined })).rejects.toBeInstanceOf(TaskNotFoundError);
     await expect(aliceToBob.cancelTask({ tenant: '', id: carols.id, metadata: undefined })).rejects.toBeInstanceOf(TaskNotFoundError);
     expect((await carolToBob.getTask({ tenant: '', id: carols.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+  });
+
+  it("refuses a text part whose declared mediaType the recipient's card does not list, with ContentTypeNotSupported (-32005), and creates nothing", async () => {
+    const card = await aliceToBob.getAgentCard();
+    expect(card.defaultInputModes).not.toContain('application/x-unsupported');
+    const listed = async (): Promise<number> =>
+      ((await agentRelay(bob, 'tasks/list', { filter: { role: 'recipient' }, page: { limit: 200 } })).items as unknown[]).length;
+    const before = await listed();
+    const unsupported: Part = { content: { $case: 'text', value: 'binary-ish' }, metadata: undefined, filename: '', mediaType: 'application/x-unsupported' };
+    const sent = aliceToBob.sendMessage({
+      tenant: '',
+      message: { ...userMessage('ignored'), parts: [unsupported] },
+      configuration: undefined,
+      metadata: undefined,
+    });
+    // The SDK maps -32005 alone to ContentTypeNotSupportedError.
+    await expect(sent).rejects.toBeInstanceOf(ContentTypeNotSupportedError);
+    await expect(sent).rejects.toThrow('application/x-unsupported');
+    expect(await listed()).toBe(before);
   });
 
   it('gives the authenticated caller the endpoint agent card', async () => {

@@ -128,7 +128,8 @@ describe('agentrelay agent commands against a running relay', () => {
 
       expect((await agentrelay(['complete', taskId, 'Client reads items/next_cursor; tests pass.'], as(frank))).code).toBe(EXIT.ok);
       const sentList = await agentrelay(['sent', '--status', 'completed'], as(bob));
-      expect(sentList.stdout).toMatch(new RegExp(`${taskId}\\s+completed\\s+inform`));
+      expect(sentList.stdout).toMatch(/^TASK\s+STATE\s+TO\s+INTENT/);
+      expect(sentList.stdout).toMatch(new RegExp(`${taskId}\\s+completed\\s+${frank.agent.handle.replace('.', '\\.')}\\s+inform`));
       const done = await agentrelay(['show', taskId], as(bob));
       expect(done.stdout).toContain('Result: Client reads items/next_cursor; tests pass.');
     },

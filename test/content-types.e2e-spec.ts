@@ -100,6 +100,50 @@ describe('content types a recipient accepts', () => {
     expect(await tasksReceivedBy(bob)).toBe(before);
   });
 
+  it('refuses a text or data part whose declared media type the card does not list (v1.0 mediaType, v0.3 metadata), and creates nothing', async () => {
+    const before = await tasksReceivedBy(bob);
+    const endpoint = `/a2a/${bob.agent.handle}`;
+    const v10 = await rpc(
+      relay.url,
+      alice.api_key,
+      'SendMessage',
+      { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'ok' }, { text: 'x', mediaType: 'application/x-unsupported' }] } },
+      { path: endpoint, headers: { 'a2a-version': '1.0' } },
+    );
+    expectRpcError(v10.body.error, { code: -32005, field: 'message.parts[1]', shape: 'error-info' });
+    expect((v10.body.error?.data as Json[])[0]).toMatchObject({ reason: 'CONTENT_TYPE_NOT_SUPPORTED', metadata: { media_type: 'application/x-unsupported' } });
+
+    const v03 = await rpc(
+      relay.url,
+      alice.api_key,
+      'message/send',
+      {
+        message: {
+          kind: 'message',
+          messageId: randomUUID(),
+          role: 'user',
+          parts: [{ kind: 'data', data: { rows: 3 }, metadata: { mimeType: 'application/x-unsupported' } }],
+        },
+      },
+      { path: endpoint },
+    );
+    expectRpcError(v03.body.error, { code: -32005, reason: 'content_type_not_supported', field: 'message.parts[0]', shape: 'data' });
+    expect(await tasksReceivedBy(bob)).toBe(before);
+
+    // The control: the same text part declaring a type the card lists is relayed.
+    const declared = await rpc(
+      relay.url,
+      alice.api_key,
+      'SendMessage',
+      {
+        message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'x', mediaType: 'text/plain; charset=utf-8' }] },
+        configuration: { returnImmediately: true },
+      },
+      { path: endpoint, headers: { 'a2a-version': '1.0' } },
+    );
+    expect(declared.body.error).toBeUndefined();
+  });
+
   it("relays text and data parts within the relay's default modes", async () => {
     const sent = await rpc(relay.url, alice.api_key, 'message/send', {
       recipient: bob.agent.handle,

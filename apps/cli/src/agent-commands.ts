@@ -7,6 +7,7 @@ import {
   RelayClient,
   RelayClientError,
   displayLine,
+  holdLines,
   oneLine,
   searchHitText,
   taskText,
@@ -74,6 +75,8 @@ export interface AgentIo {
   readFile(path: string): Promise<string>;
   /** Ends `inbox --watch` (Ctrl-C otherwise). */
   signal?: AbortSignal;
+  /** How the person ran the CLI, for the commands hints suggest (`agentrelay` by default). */
+  program?: string;
 }
 
 /** Relay errors by what they mean to a script: not found, a state conflict, a bad key or anything else. */
@@ -185,19 +188,27 @@ function table(rows: string[][]): string {
   );
 }
 
-function taskTable(items: TaskListItem[], role: 'recipient' | 'sender'): string {
+/** A held handoff's state with the rule that holds it (only its sender sees it held). */
+function stateCell(item: TaskListItem): string {
+  return item.status.state === 'held' && item.hold ? `held (rule ${item.hold.rule})` : item.status.state;
+}
+
+function taskTable(items: TaskListItem[], role: 'recipient' | 'sender', program: string): string {
   const unread = items.reduce((sum, item) => sum + item.unread_messages, 0);
   const rows = items.map((item) => [
     item.task_id,
-    item.status.state,
-    ...(role === 'recipient' ? [item.sender.handle] : []),
+    stateCell(item),
+    role === 'recipient' ? item.sender.handle : (item.recipient ?? '-'),
     item.intent,
     String(item.unread_messages),
     item.updated_at,
     oneLine(item.summary_preview, 60),
   ]);
-  const header = ['TASK', 'STATE', ...(role === 'recipient' ? ['FROM'] : []), 'INTENT', 'UNREAD', 'UPDATED', 'SUMMARY'];
-  return `${table([header, ...rows])}${items.length} thread${items.length === 1 ? '' : 's'}, ${unread} unread message${unread === 1 ? '' : 's'}.\n`;
+  const header = ['TASK', 'STATE', role === 'recipient' ? 'FROM' : 'TO', 'INTENT', 'UNREAD', 'UPDATED', 'SUMMARY'];
+  const held = items.some((item) => item.status.state === 'held')
+    ? `Held handoffs wait for a person with the approver role; "${program} show <task>" says which rule held one and until when.\n`
+    : '';
+  return `${table([header, ...rows])}${items.length} thread${items.length === 1 ? '' : 's'}, ${unread} unread message${unread === 1 ? '' : 's'}.\n${held}`;
 }
 
 function fingerprint(item: TaskListItem): string {
@@ -267,7 +278,10 @@ async function watchInbox(
 
       if (first) {
         if (json) for (const item of items) io.stdout(`${JSON.stringify({ event: 'present', task: item })}\n`);
-        else io.stdout(`${items.length ? taskTable(items, 'recipient') : 'No matching handoffs.\n'}Watching for changes live (Ctrl-C to stop).\n`);
+        else
+          io.stdout(
+            `${items.length ? taskTable(items, 'recipient', io.program ?? 'agentrelay') : 'No matching handoffs.\n'}Watching for changes live (Ctrl-C to stop).\n`,
+          );
         first = false;
       } else {
         for (const { event, task } of events) {
@@ -295,6 +309,7 @@ export async function runAgentCommand(
   if (!apiKey) throw new CliError('No API key: set AGENTRELAY_API_KEY (your agent key, ah_live_…) or pass --api-key.', EXIT.usage);
   const client = new RelayClient({ url: values.url ?? env.RELAY_URL ?? 'http://127.0.0.1:8080', apiKey });
   const json = values.json === true;
+  const program = io.program ?? 'agentrelay';
   const print = (value: unknown, human: string): void => io.stdout(json ? `${JSON.stringify(value, null, 2)}\n` : human);
   try {
     switch (command) {
@@ -326,7 +341,9 @@ export async function runAgentCommand(
         });
         print(
           { ...created, recipient },
-          `Sent handoff ${created.task_id} to ${recipient} (${created.status.state}).\nTo retry safely, repeat the command with --idempotency-key ${created.idempotency_key}\n`,
+          `Sent handoff ${created.task_id} to ${recipient} (${created.status.state}).\n` +
+            (created.hold ? `${holdLines(created.hold).join('\n')}\n` : '') +
+            `To retry safely, repeat the command with --idempotency-key ${created.idempotency_key}\n`,
         );
         return EXIT.ok;
       }
@@ -345,13 +362,13 @@ export async function runAgentCommand(
         const unread = page.items.reduce((sum, item) => sum + item.unread_messages, 0);
         print(
           { items: page.items, total_unread: unread, next_cursor: page.next_cursor },
-          page.items.length ? taskTable(page.items, role) : role === 'recipient' ? 'No handoffs in your inbox.\n' : 'No handoffs sent.\n',
+          page.items.length ? taskTable(page.items, role, program) : role === 'recipient' ? 'No handoffs in your inbox.\n' : 'No handoffs sent.\n',
         );
         return EXIT.ok;
       }
       case 'search': {
         const query = positionals.join(' ').trim();
-        if (query === '') throw usage('search needs the words to look for, e.g. agentrelay search users API.');
+        if (query === '') throw usage(`search needs the words to look for, e.g. ${program} search users API.`);
         const role = values.role ?? 'either';
         if (role !== 'recipient' && role !== 'sender' && role !== 'either') throw usage('--role must be recipient, sender or either.');
         const status = parseStates(values.status, undefined);
@@ -376,7 +393,7 @@ export async function runAgentCommand(
       case 'accept': {
         const sessionId = values.session ?? env.AGENTRELAY_SESSION_ID;
         const result = await client.transition(need(positionals, 0, 'the task id'), 'accept', sessionId ? { sessionId } : {});
-        print(result, `Accepted ${result.task_id}: read it with "agentrelay show ${result.task_id}".\n`);
+        print(result, `Accepted ${result.task_id}: read it with "${program} show ${result.task_id}".\n`);
         return EXIT.ok;
       }
       case 'complete': {

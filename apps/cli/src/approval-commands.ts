@@ -2,7 +2,7 @@ import { displayLine, displayText, oneLine } from '@app/relay-client';
 import type { AdminTaskDetail, AdminTaskPage, AdminTaskRow, ArtifactView, PendingToolPrompt, PendingToolPromptsReply, TaskView } from '@app/contracts';
 import { CliError, EXIT, usage } from './cli-errors';
 
-export const APPROVALS_USAGE = `  approvals list [--limit <n>]     handoffs held for approval by a hold rule, newest first
+export const APPROVALS_USAGE = `  approvals list [--limit <n>]      handoffs held for approval by a hold rule, newest first
   approvals show <task>             one held handoff: its hold, messages, artifacts and proposed action
   approvals approve <task> [--comment "<text>"]
                                     deliver it to its recipient as if just sent
@@ -45,7 +45,7 @@ function reasonOf(error: CliError): string | undefined {
 }
 
 /** The relay's refusals of a decision, with what to do about each and the exit code of its kind. */
-function explained(error: unknown): unknown {
+function explained(error: unknown, program: string): unknown {
   if (!(error instanceof CliError)) return error;
   switch (reasonOf(error)) {
     case 'four_eyes':
@@ -56,13 +56,13 @@ function explained(error: unknown): unknown {
       );
     case 'not_held':
       return new CliError(
-        `${error.message}\nIt was decided, withdrawn or expired already: "agentrelay approvals show <task>" says how it ended.`,
+        `${error.message}\nIt was decided, withdrawn or expired already: "${program} approvals show <task>" says how it ended.`,
         EXIT.conflict,
         error.body,
       );
     case 'tool_prompt_closed':
       return new CliError(
-        `${error.message}\n"agentrelay approvals tool-prompts" lists the tool prompts still waiting for an answer.`,
+        `${error.message}\n"${program} approvals tool-prompts" lists the tool prompts still waiting for an answer.`,
         EXIT.conflict,
         error.body,
       );
@@ -181,9 +181,16 @@ function decided(task: TaskView, decision: 'approve' | 'deny'): string {
     : `Denied ${task.id}: ${displayLine(task.sender.handle)} is told "${displayLine(task.reason ?? 'Denied by an approver')}".\n`;
 }
 
-async function answerToolPrompt(api: AdminCaller, positionals: string[], values: ApprovalValues, decision: 'allow' | 'deny', print: Print): Promise<number> {
+async function answerToolPrompt(
+  api: AdminCaller,
+  positionals: string[],
+  values: ApprovalValues,
+  decision: 'allow' | 'deny',
+  print: Print,
+  program: string,
+): Promise<number> {
   const taskId = need(positionals, 1, 'the task id');
-  const requestId = need(positionals, 2, 'the request id (from "agentrelay approvals tool-prompts")');
+  const requestId = need(positionals, 2, `the request id (from "${program} approvals tool-prompts")`);
   const reason = (values.reason ?? values.comment)?.trim();
   const path = approvalPath(taskId, `/tool-prompts/${encodeURIComponent(requestId)}/${decision}`);
   const task = await api.call<TaskView>('POST', path, reason ? { reason } : {});
@@ -196,7 +203,13 @@ async function answerToolPrompt(api: AdminCaller, positionals: string[], values:
 }
 
 /** `agentrelay approvals list|show|approve|deny|tool-prompts|allow-tool|deny-tool`: held handoffs and tool prompts of the admin API (docs/operations.md#approvals). */
-export async function runApprovalsCommand(api: AdminCaller, positionals: string[], values: ApprovalValues, print: Print): Promise<number> {
+export async function runApprovalsCommand(
+  api: AdminCaller,
+  positionals: string[],
+  values: ApprovalValues,
+  print: Print,
+  program = 'agentrelay',
+): Promise<number> {
   const action = need(positionals, 0, 'the approvals action (list, show, approve, deny, tool-prompts, allow-tool or deny-tool)');
   try {
     switch (action) {
@@ -235,13 +248,13 @@ export async function runApprovalsCommand(api: AdminCaller, positionals: string[
         return EXIT.ok;
       }
       case 'allow-tool':
-        return await answerToolPrompt(api, positionals, values, 'allow', print);
+        return await answerToolPrompt(api, positionals, values, 'allow', print, program);
       case 'deny-tool':
-        return await answerToolPrompt(api, positionals, values, 'deny', print);
+        return await answerToolPrompt(api, positionals, values, 'deny', print, program);
       default:
         throw usage(`Unknown approvals action "${action}".`);
     }
   } catch (error) {
-    throw explained(error);
+    throw explained(error, program);
   }
 }

@@ -9,6 +9,7 @@ import { runWorkerCommand, WORKER_USAGE } from './worker/worker-command';
 
 import { HOOK_USAGE, readProcessStdin, runHookCommand } from './hooks/hook-command';
 import { runSetupCommand } from './setup/setup-command';
+import { listsItWouldDrop, trustYaml } from './trust-file';
 import type {
   AgentPage,
   AgentRecord,
@@ -32,6 +33,8 @@ export interface CliIo {
   signal?: AbortSignal;
   /** The hook input of `agentrelay hook` (the process's stdin by default). */
   readStdin?(signal: AbortSignal): Promise<string>;
+  /** How the person ran the CLI (`npm run cli --`, `./bin/agentrelay.mjs`), for the commands hints suggest; `agentrelay` by default. */
+  program?: string;
 }
 
 export type CliEnv = Record<string, string | undefined>;
@@ -75,8 +78,11 @@ Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
                                     make a new key (and optionally revoke every older one)
   keys revoke <handle> <prefix>     revoke one key by its display prefix (ah_live_XXXXXXXX)
   trust apply <file.yaml> [--agent <handle>]
-                                    replace an agent's trust policy from a trust.yaml file
-  trust show <handle>               print an agent's trust policy as trust.yaml
+                                    replace an agent's trust policy from a trust.yaml file (a file
+                                    that leaves out a list the policy has is refused: write it
+                                    empty, e.g. hold: [], to remove its rules)
+  trust show <handle>               print an agent's trust policy as trust.yaml: allow, block, hold
+                                    and tool_prompts, as trust apply reads it back
   webhook-secret rotate <handle>    make a new webhook signing secret (shown once)
   deliveries [--status pending|failed|succeeded|dead] [--task <task id>] [--limit <n>]
                                     list notification deliveries, newest first
@@ -95,7 +101,7 @@ Exit codes: 0 success, 1 the relay refused the request, 2 usage error, 3 relay u
 6 the thread's state does not allow it (finished, not yet accepted, someone else was first).
 `;
 
-const OPTIONS = {
+export const OPTIONS = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   url: { type: 'string' },
@@ -286,7 +292,7 @@ async function tlsFields(values: Values, io: CliIo): Promise<Record<string, stri
   return { client_cert: await read(certFile), client_key: await read(keyFile), ...(caFile ? { ca: await read(caFile) } : {}) };
 }
 
-function describeUpstream(status: UpstreamStatusView): string {
+function describeUpstream(status: UpstreamStatusView, program: string): string {
   const { upstream, card, tls, health } = status;
   const lines = [
     `${status.handle}`,
@@ -299,7 +305,7 @@ function describeUpstream(status: UpstreamStatusView): string {
   ];
   const pending = card.pending_change;
   if (pending) {
-    lines.push(`  PENDING CARD CHANGE (read ${pending.detected_at}; accept with: agentrelay agents accept-card ${status.handle}):`);
+    lines.push(`  PENDING CARD CHANGE (read ${pending.detected_at}; accept with: ${program} agents accept-card ${status.handle}):`);
     for (const change of pending.changes) lines.push(`    ${change.field}: ${JSON.stringify(change.old)} -> ${JSON.stringify(change.new)}`);
   }
   return `${lines.join('\n')}\n`;
@@ -317,11 +323,12 @@ type Print = (value: unknown, human: string) => void;
 
 /** `agents upstream|refresh-card|accept-card|reject-card|set-tls|remove-tls <handle>`. */
 async function upstreamCommand(api: AdminApi, action: string, handle: string, values: Values, io: CliIo, print: Print): Promise<number> {
+  const program = io.program ?? 'agentrelay';
   const path = (suffix: string) => agentPath(handle, `/upstream${suffix}`);
   switch (action) {
     case 'upstream': {
       const status = await api.call<UpstreamStatusView>('GET', path(''));
-      print(status, describeUpstream(status));
+      print(status, describeUpstream(status, program));
       return EXIT.ok;
     }
     case 'refresh-card': {
@@ -332,14 +339,14 @@ async function upstreamCommand(api: AdminApi, action: string, handle: string, va
       print(
         refreshed,
         `${REFRESHED[refreshed.refresh.outcome]}${refreshed.refresh.error ? ` ${refreshed.refresh.error}` : ''}\n${changed.join('')}` +
-          describeUpstream(refreshed),
+          describeUpstream(refreshed, program),
       );
       return refreshed.refresh.outcome === 'failed' ? EXIT.apiError : EXIT.ok;
     }
     case 'accept-card':
     case 'reject-card': {
       const decided = await api.call<UpstreamChangeDecisionReply>('POST', path(`/pending-change/${action === 'accept-card' ? 'accept' : 'reject'}`));
-      print(decided, `${action === 'accept-card' ? 'Accepted' : 'Rejected'} the card change of ${decided.handle}.\n${describeUpstream(decided)}`);
+      print(decided, `${action === 'accept-card' ? 'Accepted' : 'Rejected'} the card change of ${decided.handle}.\n${describeUpstream(decided, program)}`);
       return EXIT.ok;
     }
     case 'set-tls': {
@@ -398,11 +405,6 @@ function keyRows(keys: ApiKeyInfo[]): string {
   return table([['PREFIX', 'CREATED', 'REVOKED'], ...keys.map((key) => [key.prefix, key.created_at, key.revoked_at ?? '-'])]);
 }
 
-function trustYaml(policy: TrustPolicy): string {
-  const list = (entries: string[]): string => (entries.length ? entries.map((entry) => `\n  - "${displayLine(entry)}"`).join('') : ' []');
-  return `agent: ${displayLine(policy.handle)}\nallow:${list(policy.allow)}\nblock:${list(policy.block)}\n`;
-}
-
 function need(positionals: string[], index: number, what: string): string {
   const value = positionals[index];
   if (!value) throw usage(`Missing ${what}.`);
@@ -418,6 +420,7 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
   if (argv[0] === 'hook') return runHookCommand(argv.slice(1), env, { stdout: io.stdout, stderr: io.stderr, readStdin: io.readStdin ?? readProcessStdin });
   if (argv[0] === 'setup') return runSetupCommand(argv.slice(1), env, io);
   let json = argv.includes('--json');
+  const program = io.program ?? 'agentrelay';
   try {
     // The worker has options of its own; it is dispatched before the shared option parsing.
     if (argv[0] === 'worker') return await runWorkerCommand(argv.slice(1), env, io);
@@ -430,7 +433,7 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
     const { values, positionals } = parsed;
     json = values.json === true;
     if (values.help || positionals.length === 0 || positionals[0] === 'help') {
-      io.stdout(USAGE);
+      io.stdout(USAGE.replace('Usage: agentrelay', `Usage: ${program}`));
       return positionals.length === 0 && !values.help ? EXIT.usage : EXIT.ok;
     }
     const [command, ...rest] = positionals;
@@ -440,6 +443,7 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
         stdout: io.stdout,
         stderr: io.stderr,
         readFile: io.readFile ?? ((path: string) => readFile(path, 'utf8')),
+        program,
         ...(io.signal ? { signal: io.signal } : {}),
       });
     }
@@ -561,9 +565,20 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
           } catch (error) {
             throw new CliError(`${file} is not valid YAML: ${(error as Error).message.split('\n')[0]}`, EXIT.usage);
           }
-          const named = typeof document === 'object' && document !== null ? (document as { agent?: unknown }).agent : undefined;
-          const handle = values.agent ?? (typeof named === 'string' ? named : undefined);
+          const fields = typeof document === 'object' && document !== null && !Array.isArray(document) ? (document as Record<string, unknown>) : {};
+          const handle = values.agent ?? (typeof fields.agent === 'string' ? fields.agent : undefined);
           if (!handle) throw usage(`${file} names no agent: add "agent: <handle>" to it or pass --agent <handle>.`);
+          // The relay replaces the whole policy: a list the file leaves out would be emptied, rules
+          // and all, so a file written before a list existed (or cut short) is refused.
+          const dropped = listsItWouldDrop(fields, await api.call<TrustPolicy>('GET', agentPath(handle, '/trust')));
+          if (dropped.length > 0) {
+            throw new CliError(
+              `${file} leaves out lists the policy of ${handle} has; applying it would remove them:\n` +
+                dropped.map((line) => `  ${line}\n`).join('') +
+                `Copy them from "${program} trust show ${handle}", or write each as an empty list (e.g. hold: []) to remove it.`,
+              EXIT.usage,
+            );
+          }
           const policy = await api.call<TrustPolicy>('PUT', agentPath(handle, '/trust'), text, 'application/yaml');
           print(policy, `Applied the trust policy of ${policy.handle}:\n${trustYaml(policy)}`);
           return EXIT.ok;
@@ -576,7 +591,7 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
         throw usage(`Unknown trust action "${action}".`);
       }
       case 'webhook-secret': {
-        if (rest[0] !== 'rotate') throw usage('Usage: agentrelay webhook-secret rotate <handle>');
+        if (rest[0] !== 'rotate') throw usage(`Usage: ${program} webhook-secret rotate <handle>`);
         const reply = await api.call<{ handle: string; webhook_secret: string }>('POST', agentPath(need(rest, 1, 'the handle'), '/webhook-secret'));
         print(reply, `New webhook signing secret for ${reply.handle} (shown once): ${reply.webhook_secret}\n`);
         return EXIT.ok;
@@ -614,7 +629,7 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
         return EXIT.ok;
       }
       case 'approvals':
-        return await runApprovalsCommand(api, rest, values, print);
+        return await runApprovalsCommand(api, rest, values, print, program);
       default:
         throw usage(`Unknown command "${command}".`);
     }

@@ -93,6 +93,7 @@ export function renderListItem(task: TaskView): Record<string, unknown> {
     task_id: task.id,
     status: { state: task.state },
     sender: sender(task),
+    recipient: task.recipient.handle,
     summary_preview: summaryPreview(task.summary),
     intent: task.intent,
     unread_messages: task.unread_messages,

@@ -20,6 +20,17 @@ describe('media types', () => {
     expect(partMediaType({ kind: 'file', file: {} })).toBe('application/octet-stream');
   });
 
+  it("takes a text or data part's declared media type: v1.0 mediaType, else v0.3 metadata mediaType or mimeType", () => {
+    expect(partMediaType({ kind: 'text', media_type: 'application/x-unsupported' })).toBe('application/x-unsupported');
+    expect(partMediaType({ kind: 'data', media_type: 'application/vnd.api+json' })).toBe('application/vnd.api+json');
+    expect(partMediaType({ kind: 'text', metadata: { mediaType: 'text/markdown' } })).toBe('text/markdown');
+    expect(partMediaType({ kind: 'data', metadata: { mimeType: 'application/x-unsupported' } })).toBe('application/x-unsupported');
+    expect(partMediaType({ kind: 'text', media_type: ' ', metadata: { mediaType: 42 } })).toBe('text/plain');
+    expect(() => assertPartsAccepted([{ kind: 'text', media_type: 'application/x-unsupported' }], ['text/plain', 'application/json'], 'bob@acme')).toThrow(
+      RelayError,
+    );
+  });
+
   it('names the first refused part, its type and the accepted modes', () => {
     const parts = [{ kind: 'text' as const }, { kind: 'file' as const, file: { mime_type: 'image/png' } }];
     expect(() => assertPartsAccepted(parts, ['text/*', 'image/*'], 'bob@acme')).not.toThrow();

@@ -32,13 +32,29 @@ export function acceptsMediaType(modes: readonly string[], mediaType: string): b
 /** A part as far as its media type goes (a PartView, or the contract's PartDto). */
 export interface TypedPart {
   kind: 'text' | 'data' | 'file';
+  /** A text or data part's declared media type (A2A v1.0 `mediaType`). */
+  media_type?: string;
   file?: { mime_type?: string };
+  metadata?: Record<string, unknown>;
 }
 
-/** The media type a part carries: a file its own (octet-stream when it names none), data JSON, text plain text. */
+/**
+ * What an A2A v0.3 text or data part declares in its metadata, which is where v0.3 (whose text and
+ * data parts have no media type field) carries one: `mediaType`, else `mimeType`.
+ */
+function metadataMediaType(metadata: Record<string, unknown> | undefined): string | undefined {
+  const declared = metadata?.mediaType ?? metadata?.mimeType;
+  return typeof declared === 'string' && declared.trim() !== '' ? declared : undefined;
+}
+
+/**
+ * The media type a part carries: a file its own (octet-stream when it names none); a text or data
+ * part the one it declares, else plain text or JSON.
+ */
 export function partMediaType(part: TypedPart): string {
   if (part.kind === 'file') return part.file?.mime_type ?? 'application/octet-stream';
-  return part.kind === 'data' ? 'application/json' : 'text/plain';
+  const declared = part.media_type !== undefined && part.media_type.trim() !== '' ? part.media_type : metadataMediaType(part.metadata);
+  return declared ?? (part.kind === 'data' ? 'application/json' : 'text/plain');
 }
 
 /**

@@ -50,7 +50,7 @@ export function adviceFor(error: RelayClientError): string {
     case 'thread_not_found':
       return 'There is no thread with that id: check the task id (list your inbox or sent handoffs to find it).';
     case 'not_a_participant':
-      return 'You are neither the sender nor the recipient of this thread, so you cannot see or change it.';
+      return 'You cannot see or change this thread: you did not send it, and it has not been delivered to you (a handoff a hold rule keeps for approval reaches its recipient only once a person approves it).';
     case 'thread_terminal':
       return `The thread is ${typeof data.state === 'string' ? data.state : 'finished'}; start a new handoff instead of replying.`;
     case 'invalid_transition':

@@ -11,11 +11,12 @@ export {
   type ArtifactType,
   type Intent as TaskIntent,
   type ProposedAction,
+  type TaskHold,
   type TaskState,
   type Transition as TaskTransition,
   type TypedArtifact as TaskArtifact,
 } from '@app/contracts/model';
-import type { Intent as TaskIntent, ProposedAction, TaskState, TypedArtifact as TaskArtifact } from '@app/contracts/model';
+import type { Intent as TaskIntent, ProposedAction, TaskHold, TaskState, TypedArtifact as TaskArtifact } from '@app/contracts/model';
 
 export interface AgentRef {
   handle: string;
@@ -60,6 +61,8 @@ export interface Task {
   rejected_at: string | null;
   created_at: string;
   updated_at: string;
+  /** On a handoff a rule of its recipient's trust policy held for a person's approval (only its sender sees it held). */
+  hold?: TaskHold;
 }
 
 /** An item of `tasks/list`. */
@@ -68,11 +71,14 @@ export interface TaskListItem {
   thread_id: string;
   status: { state: TaskState };
   sender: AgentRef;
+  /** Handle of the recipient (an older relay does not send it). */
+  recipient?: string;
   summary_preview: string;
   intent: TaskIntent;
   unread_messages: number;
   created_at: string;
   updated_at: string;
+  hold?: TaskHold;
 }
 
 export interface TaskPage {
@@ -103,6 +109,8 @@ export interface CreatedTask {
   task_id: string;
   status: { state: TaskState };
   created_at: string;
+  /** Set when a hold rule of the recipient's trust policy kept it for a person's approval. */
+  hold?: TaskHold;
 }
 
 /** `message/send` with `task_id`. */

@@ -1,5 +1,5 @@
 import { displayLine, displayText } from './display-text';
-import type { SearchHighlight, SearchHit, TaskArtifact, Task, TaskListItem } from './relay-types';
+import type { SearchHighlight, SearchHit, TaskArtifact, Task, TaskHold, TaskListItem } from './relay-types';
 
 /**
  * Plain-text renderings of tasks, read by people (the CLI) and by LLMs (the MCP tools). What the
@@ -38,11 +38,47 @@ function rawArtifactLine(artifact: AnyArtifact): string {
   }
 }
 
-/** The body of an artifact worth showing in full (a diff or a contract), or null. */
+/**
+ * The body of an artifact worth showing in full, or null: a diff, a contract, or what the parts of
+ * an artifact from a standard A2A client hold (text as it is, data as JSON, a file by its name).
+ */
 function artifactBody(artifact: AnyArtifact): string | null {
   if (artifact.type === 'file_diff') return displayText((artifact as { diff: string }).diff);
   if (artifact.type === 'api_contract') return displayText((artifact as { spec: string }).spec);
+  if (artifact.type !== null || !Array.isArray(artifact.parts)) return null;
+  const bodies = (artifact.parts as unknown[]).map(partBody).filter((body): body is string => body !== null);
+  return bodies.length > 0 ? displayText(bodies.join('\n')) : null;
+}
+
+function partBody(part: unknown): string | null {
+  if (typeof part !== 'object' || part === null) return null;
+  const { type, text, data, file } = part as { type?: unknown; text?: unknown; data?: unknown; file?: unknown };
+  if (type === 'text' && typeof text === 'string') return text;
+  if (type === 'data') return JSON.stringify(data, null, 2);
+  if (type === 'file' && typeof file === 'object' && file !== null) {
+    const { name, mime_type: mimeType, uri } = file as { name?: unknown; mime_type?: unknown; uri?: unknown };
+    return `[file ${[name, mimeType, uri].filter((value) => typeof value === 'string').join(', ') || 'without a name'}]`;
+  }
   return null;
+}
+
+/**
+ * Lines on a held handoff (only its sender sees it held): the rule that held it, why, who may decide
+ * and until when, or how the hold ended.
+ */
+export function holdLines(hold: TaskHold): string[] {
+  const rule = `rule "${displayLine(hold.rule)}" of the recipient's trust policy`;
+  if (hold.outcome !== 'held') {
+    const comment = hold.comment ? `: ${displayLine(hold.comment)}` : '';
+    return [`Was held for approval by ${rule}; ${hold.outcome}${hold.decided_at ? ` at ${hold.decided_at}` : ''}${comment}`];
+  }
+  const deciders = hold.four_eyes
+    ? 'a person with the approver role signed in to the console who does not own the sending agent (four eyes)'
+    : "a person with the approver role (the console's Approvals page, or an admin with the CLI's approvals commands)";
+  return [
+    `Held for approval by ${rule}: ${displayLine(hold.reason)}`,
+    `  Decided by ${deciders}; denied by itself at ${hold.expires_at} unless someone decides first. The recipient sees it only once approved.`,
+  ];
 }
 
 function fenced(text: string): string {
@@ -79,6 +115,7 @@ export function taskText(task: Task, options: { full?: boolean } = {}): string {
   const lines = [
     `Handoff ${task.task_id}: ${task.status.state}${since ? ` since ${since}` : ''} (intent ${task.intent})`,
     `From ${displayLine(task.sender.handle)} (${displayLine(task.sender.name)}) to ${displayLine(task.recipient)}, created ${task.created_at}, updated ${task.updated_at}`,
+    ...(task.hold ? holdLines(task.hold) : []),
   ];
   if (task.proposed_action) {
     const action = task.proposed_action;
