@@ -34,8 +34,8 @@ export async function keepReconnecting<Session>(
         maxTimeout: options.maxDelayMs,
         signal,
         // p-retry gives up on a TypeError (a bug rather than an outage): it is told here as any failure and the loop goes on below.
-        onFailedAttempt: ({ error, retryDelay }) => {
-          if (!signal.aborted) options.onInterrupted(error, retryDelay || minDelayMs);
+        onFailedAttempt: ({ error, retriesConsumed }) => {
+          if (!signal.aborted) options.onInterrupted(error, Math.min(minDelayMs * 2 ** retriesConsumed, options.maxDelayMs));
         },
       });
     } catch {

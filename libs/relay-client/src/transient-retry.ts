@@ -27,7 +27,9 @@ export function retryTransient<T>(call: () => Promise<T>, options: TransientRetr
     factor: options.factor,
     maxTimeout: options.maxDelayMs,
     // Decides before p-retry waits: throwing here ends the retries with this error.
-    onFailedAttempt: async ({ error, retriesLeft, retryDelay }) => {
+    onFailedAttempt: async ({ error, retriesLeft, retriesConsumed }) => {
+      // The wait p-retry takes next (randomize is off).
+      const retryDelay = Math.min(Math.round(options.minDelayMs * options.factor ** retriesConsumed), options.maxDelayMs);
       if (!(error instanceof RelayClientError) || !error.transient || retriesLeft === 0) throw error;
       const retryAfterMs = (error.details.retryAfterSeconds ?? 0) * 1000;
       if (options.maxRetryAfterMs !== undefined && retryAfterMs > options.maxRetryAfterMs) throw error;
