@@ -45,7 +45,8 @@ function ConnectedAgent({ registered, onDone }: { registered: RegisteredAgent; o
 /**
  * Connects an agent that runs its own A2A server (`POST /admin/agents` with `upstream`): the relay
  * reads its card through the SSRF guard before anything is created. The credential goes in a
- * password input and is cleared after every attempt; an error is shown beside the input it is about.
+ * password input and is cleared after every attempt; an error is shown under the input it is about
+ * (and tied to it for screen readers), else under the form.
  */
 export function ConnectUpstreamForm() {
   const queryClient = useQueryClient();
@@ -93,6 +94,11 @@ export function ConnectUpstreamForm() {
             {hint}
           </p>
         )}
+        {invalid && (
+          <div id={errorId}>
+            <ErrorMessage error={connect.error} />
+          </div>
+        )}
       </div>
     );
   };
@@ -118,15 +124,21 @@ export function ConnectUpstreamForm() {
           'The relay reads it through its SSRF guard: an address on a loopback or private network is refused unless the relay is set to allow it.',
           true,
         )}
-        {field('scheme', 'Credential', (props) => (
-          <select {...props} value={kind} onChange={(event) => setKind(event.target.value as CredentialKind)}>
-            {CREDENTIAL_KINDS.map((option) => (
-              <option key={option.kind} value={option.kind}>
-                {option.label}
-              </option>
-            ))}
-          </select>
-        ))}
+        {field(
+          'scheme',
+          'Credential',
+          (props) => (
+            <select {...props} value={kind} onChange={(event) => setKind(event.target.value as CredentialKind)}>
+              {CREDENTIAL_KINDS.map((option) => (
+                <option key={option.kind} value={option.kind}>
+                  {option.label}
+                </option>
+              ))}
+            </select>
+          ),
+          undefined,
+          true,
+        )}
         {shows('client_id') && field('client_id', 'Client ID', (props) => <input {...props} required autoComplete="off" />)}
         {shows('secret') &&
           field(
@@ -134,6 +146,7 @@ export function ConnectUpstreamForm() {
             SECRET_LABELS[kind],
             (props) => <input {...props} type="password" required autoComplete="off" spellCheck={false} />,
             'Kept sealed by the relay and never shown again, here or in the API.',
+            true,
           )}
         {shows('header_name') &&
           field(
@@ -152,8 +165,8 @@ export function ConnectUpstreamForm() {
           )}
         {shows('scope') && field('scope', 'Scope', (props) => <input {...props} autoComplete="off" />)}
         {shows('resource') && field('resource', 'Resource', (props) => <input {...props} type="url" autoComplete="off" />)}
-        {connect.isError && (
-          <div id={errorId} className="wide">
+        {connect.isError && errorField === null && (
+          <div id={errorId} className="field wide">
             <ErrorMessage error={connect.error} />
           </div>
         )}
