@@ -186,9 +186,10 @@ describe('operator console in a browser', () => {
   it('registers an agent whose key, shown once, calls the API until it is revoked (then 401)', async () => {
     await openSection('Agents');
     const handle = uniqueHandle('ivy', 'acme');
-    await page.getByLabel('Handle').fill(handle);
-    await page.getByLabel('Name', { exact: true }).fill('Ivy');
-    await page.getByRole('button', { name: 'Register' }).click();
+    const form = page.getByRole('region', { name: 'Register an agent' });
+    await form.getByLabel('Handle').fill(handle);
+    await form.getByLabel('Name', { exact: true }).fill('Ivy');
+    await form.getByRole('button', { name: 'Register' }).click();
     const key = await (await shown(page.getByLabel('API key', { exact: true }))).inputValue();
     expect(key).toMatch(/^ah_live_/);
     await shown(page.getByLabel('Webhook secret'));
