@@ -319,6 +319,39 @@ describe('operator console in a browser', () => {
     await checkPage('overview');
   });
 
+  it("approves a held handoff signed in with the admin token: the handoff's page names the admin token's console session, the rule and the comment", async () => {
+    const ops = await registerAgent(relay, { handle: uniqueHandle('ops', 'acme'), name: 'Ops' });
+    const trust = await fetch(`${relay.url}/admin/agents/${encodeURIComponent(ops.agent.handle)}/trust`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ allow: [bob.agent.handle], hold: [{ name: 'every notice', intents: ['inform'] }] }),
+    });
+    expect(trust.status).toBe(200);
+    const held = await ok(relay.url, bob.api_key, 'message/send', {
+      task_id: null,
+      recipient: ops.agent.handle,
+      intent: 'inform',
+      message: { role: 'user', parts: [{ type: 'text', text: 'The nightly export moved to 02:00' }] },
+    });
+    expect(held.status.state).toBe('held');
+    const { session } = (await (await admin('GET', '/admin/session', { cookie: await sessionCookie() })).json()) as { session: string };
+
+    await page.goto(consoleUrl(`approvals/${encodeURIComponent(held.task_id as string)}`));
+    await page.getByLabel('Comment').fill('expected change');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await (await shown(page.getByRole('dialog', { name: 'Approve this handoff?' }))).getByRole('button', { name: 'Approve', exact: true }).click();
+    await shown(page.getByTestId('decision-result'));
+    await page.getByRole('link', { name: 'Open as a handoff' }).click();
+    const approver = `the admin token (console session ${session})`;
+    await shown(page.getByTestId('hold-decided-by').getByText(approver, { exact: true }));
+    const timeline = await shown(page.getByRole('list', { name: 'Events, oldest first' }));
+    const approved = await shown(timeline.getByRole('article', { name: `Approved and delivered by ${approver}` }));
+    await shown(approved.getByText(`Under the rule "every notice" of ${ops.agent.handle}'s trust policy.`, { exact: true }));
+    await shown(approved.getByText('Comment: expected change', { exact: true }));
+    expect(await page.getByRole('article', { name: /^Created by console:/ }).count()).toBe(0);
+    await checkPage('handoff-approved-with-admin-token');
+  });
+
   it('refuses a change made with the session cookie but without its CSRF token (403)', async () => {
     const cookie = await sessionCookie();
     const session = await admin('GET', '/admin/session', { cookie });
