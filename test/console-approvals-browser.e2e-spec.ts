@@ -77,8 +77,9 @@ describe('console approvals in a browser', () => {
     expect(await page.getByRole('article', { name: `Held for approval by ${bob.agent.handle}` }).count()).toBe(0);
     // What is decided comes first, then the decision (or why this person may not decide).
     const decisionFollowsDiff = await page.getByRole('figure', { name: 'Diff of db/migrations/042.sql' }).evaluate((figure) => {
-      const decision = document.getElementById('decision');
-      return decision !== null && decision.textContent !== '' && (figure.compareDocumentPosition(decision) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+      const decision = figure.ownerDocument.getElementById('decision');
+      const following = 4; // Node.DOCUMENT_POSITION_FOLLOWING
+      return decision !== null && decision.textContent !== '' && (figure.compareDocumentPosition(decision) & following) !== 0;
     });
     expect(decisionFollowsDiff).toBe(true);
   }
@@ -185,7 +186,7 @@ describe('console approvals in a browser', () => {
     // From the top, the skip link leads the keyboard to the decision: the next Tab is its comment.
     await page.getByRole('link', { name: 'Skip to the decision' }).click();
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement !== null && document.activeElement === document.querySelector('#decision textarea'))).toBe(true);
+    expect(await page.locator('#decision textarea').evaluate((textarea) => textarea === textarea.ownerDocument.activeElement)).toBe(true);
 
     // A deny needs a reason.
     await page.getByRole('button', { name: 'Deny' }).click();
