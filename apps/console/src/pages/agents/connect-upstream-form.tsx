@@ -124,21 +124,15 @@ export function ConnectUpstreamForm() {
           'The relay reads it through its SSRF guard: an address on a loopback or private network is refused unless the relay is set to allow it.',
           true,
         )}
-        {field(
-          'scheme',
-          'Credential',
-          (props) => (
-            <select {...props} value={kind} onChange={(event) => setKind(event.target.value as CredentialKind)}>
-              {CREDENTIAL_KINDS.map((option) => (
-                <option key={option.kind} value={option.kind}>
-                  {option.label}
-                </option>
-              ))}
-            </select>
-          ),
-          undefined,
-          true,
-        )}
+        {field('scheme', 'Credential', (props) => (
+          <select {...props} value={kind} onChange={(event) => setKind(event.target.value as CredentialKind)}>
+            {CREDENTIAL_KINDS.map((option) => (
+              <option key={option.kind} value={option.kind}>
+                {option.label}
+              </option>
+            ))}
+          </select>
+        ))}
         {shows('client_id') && field('client_id', 'Client ID', (props) => <input {...props} required autoComplete="off" />)}
         {shows('secret') &&
           field(
