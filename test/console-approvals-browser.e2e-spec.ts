@@ -26,7 +26,8 @@ const DIFF = ['--- a/db/migrations/042.sql', '+++ b/db/migrations/042.sql', '@@ 
  * recipient sees nothing of it (A2A GetTask, the list, its live inbox, its webhook) until an
  * operator approves it in the console, then gets it once; a viewer reads it with no control and the
  * API refuses it 403; four eyes keeps the sending agent's owner from deciding; the audit names the
- * approver; both pages are axe-clean.
+ * approver, and so does the handoff's page (with the rule and the comment); the relay, not the
+ * sender, is named as holding it; the decision comes after the diff it decides; the pages are axe-clean.
  */
 describe('console approvals in a browser', () => {
   let provider: TestOpenIdProvider;
@@ -68,7 +69,22 @@ describe('console approvals in a browser', () => {
     await shown(page.getByRole('figure', { name: 'Diff of db/migrations/042.sql' }).getByText('+ALTER TABLE users ADD COLUMN plan text;'));
     await shown(page.getByTestId('hold-outcome').getByText('Waiting for a decision'));
     await shown(page.getByRole('heading', { name: 'Proposed action' }));
+    // The relay held it, under the recipient's rule: the sender only sent it.
+    await shown(page.getByTestId('hold-held-by').getByText(heldBy(), { exact: true }));
+    const held = await shown(page.getByRole('list', { name: 'Events, oldest first' }).getByRole('article', { name: 'Held for approval by the relay' }));
+    await shown(held.getByText(heldBy(), { exact: true }));
+    await shown(held.getByText(/^Who may decide: A person with the approver role .*not the owner of/));
+    expect(await page.getByRole('article', { name: `Held for approval by ${bob.agent.handle}` }).count()).toBe(0);
+    // What is decided comes first, then the decision (or why this person may not decide).
+    const decisionFollowsDiff = await page.getByRole('figure', { name: 'Diff of db/migrations/042.sql' }).evaluate((figure) => {
+      const decision = figure.ownerDocument.getElementById('decision');
+      const following = 4; // Node.DOCUMENT_POSITION_FOLLOWING
+      return decision !== null && decision.textContent !== '' && (figure.compareDocumentPosition(decision) & following) !== 0;
+    });
+    expect(decisionFollowsDiff).toBe(true);
   }
+
+  const heldBy = (): string => `The relay held it under the rule "external proposals" of ${ops.agent.handle}'s trust policy; ${bob.agent.handle} sent it.`;
 
   const ofTask = (path: string): Json[] =>
     sink
@@ -167,6 +183,11 @@ describe('console approvals in a browser', () => {
     await openHeldHandoff(page, 'approvals-operator');
     await checkPage(page, 'approvals-operator-held');
 
+    // From the top, the skip link leads the keyboard to the decision: the next Tab is its comment.
+    await page.getByRole('link', { name: 'Skip to the decision' }).click();
+    await page.keyboard.press('Tab');
+    expect(await page.locator('#decision textarea').evaluate((textarea) => textarea === textarea.ownerDocument.activeElement)).toBe(true);
+
     // A deny needs a reason.
     await page.getByRole('button', { name: 'Deny' }).click();
     await shown(page.getByRole('alert').getByText('Give a reason to deny this handoff.'));
@@ -214,8 +235,27 @@ describe('console approvals in a browser', () => {
       actor_email: 'otto@acme.test',
       detail: { rule: 'external proposals', comment: 'checked the migration' },
     });
+    // The handoff's page says who approved it, under which rule, with what comment.
+    await page.getByRole('link', { name: 'Open as a handoff' }).click();
+    await shown(page.getByTestId('hold-decided-by').getByText('otto@acme.test', { exact: true }));
+    await shown(page.getByTestId('hold-comment').getByText('checked the migration', { exact: true }));
+    const timeline = await shown(page.getByRole('list', { name: 'Events, oldest first' }));
+    const approved = await shown(timeline.getByRole('article', { name: 'Approved and delivered by otto@acme.test' }));
+    for (const line of [
+      `Under the rule "external proposals" of ${ops.agent.handle}'s trust policy.`,
+      'Comment: checked the migration',
+      `Delivered to ${ops.agent.handle} as if just sent.`,
+    ])
+      await shown(approved.getByText(line, { exact: true }));
+    await shown(timeline.getByRole('article', { name: 'Held for approval by the relay' }));
+    expect(await timeline.getByRole('article', { name: /^Created by console:/ }).count()).toBe(0);
+    await checkPage(page, 'approvals-operator-handoff-approved');
+
     // The queue no longer lists it (other test files of this run may leave held handoffs of their own in it).
-    await page.getByRole('link', { name: 'Back to the approvals' }).click();
+    await page
+      .getByRole('navigation', { name: 'Sections' })
+      .getByRole('link', { name: /^Approvals/ })
+      .click();
     await shown(page.getByRole('heading', { level: 1, name: 'Approvals' }));
     await shown(page.getByRole('table', { name: 'Handoffs held for approval, newest first' }).or(page.getByText('No handoff is waiting for approval.')));
     await eventually(async () => (await page.getByRole('row').filter({ hasText: summary }).count()) === 0, 30_000);

@@ -29,7 +29,8 @@ function movedTo(upstream: UpstreamAgent): Record<string, unknown> {
  * page shows the accepted card and health; the handoff's timeline has the relay's calls to the
  * official SDK server merged by time; a refresh that reads a moved interface shows the old → new
  * panel, an operator accepts it in the browser and the page shows the new card; a viewer sees no
- * control and the API refuses it 403; the pages are axe-clean.
+ * control and the API refuses it 403; an admin connects an upstream agent with a form that says a
+ * refusal at its input and never shows the credential back; the pages are axe-clean.
  */
 describe('console upstream agents in a browser', () => {
   let provider: TestOpenIdProvider;
@@ -67,6 +68,7 @@ describe('console upstream agents in a browser', () => {
     provider = await startConsoleProvider([
       { sub: 'vera', claims: { email: 'vera@acme.test', name: 'Vera Viewer', agentrelay_role: 'viewer' } },
       { sub: 'otto', claims: { email: 'otto@acme.test', name: 'Otto Operator', groups: ['relay-ops'] } },
+      { sub: 'ada', claims: { email: 'ada@acme.test', name: 'Ada Admin', agentrelay_role: 'admin' } },
     ]);
     relay = await RelayHarness.start({
       env: {
@@ -134,6 +136,8 @@ describe('console upstream agents in a browser', () => {
     await shown(row.getByText(new URL(first.url).host));
     await shown(row.getByTestId('upstream-health').getByText('Healthy'));
     expect(await page.getByRole('row').filter({ hasText: sender.agent.handle }).getByText('Relay inbox').count()).toBe(1);
+    // Registering needs the admin role, so an operator is offered no form to connect an agent.
+    expect(await page.getByRole('region', { name: 'Connect an A2A agent' }).count()).toBe(0);
 
     await row.getByRole('link', { name: handle }).click();
     const section = await shown(page.getByRole('region', { name: 'Upstream A2A server' }));
@@ -227,5 +231,49 @@ describe('console upstream agents in a browser', () => {
       expect([path, refused.status, refused.body.error.reason]).toEqual([path, 403, 'role_forbidden']);
     }
     expect((await upstreamStatus()).upstream.url).toBe(second.url);
+  });
+
+  it('an admin connects an upstream agent from the agents page: a refused card URL is said at its input, nothing is created, and the credential is never shown back', async () => {
+    const connected = uniqueHandle('echo2', 'upconsole');
+    const token = `bearer-${randomUUID()}`;
+    const { page } = await signInAs('ada', 'Ada Admin');
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Agents' }).click();
+    const form = await shown(page.getByRole('region', { name: 'Connect an A2A agent' }));
+    await form.getByLabel('Handle').fill(connected);
+    await form.getByLabel('Name').fill('Echo two');
+    await form.getByLabel('Credential').selectOption({ label: 'Bearer token' });
+    await form.getByLabel('Bearer token').fill(token);
+    await checkPage(page, 'upstream-admin-connect-form');
+
+    // The SSRF guard refuses a card URL with credentials in it (loopback is allowed in this relay).
+    const cardUrl = form.getByLabel('Agent card URL');
+    await cardUrl.fill(first.cardUrl.replace('http://', 'http://someone:secret@'));
+    await form.getByRole('button', { name: 'Connect' }).click();
+    const refusal = await shown(form.getByRole('alert'));
+    expect(await refusal.textContent()).toMatch(/^upstream\.card_url: .*credentials in the URL are not allowed/);
+    expect(await cardUrl.getAttribute('aria-invalid')).toBe('true');
+    const describedBy = ((await cardUrl.getAttribute('aria-describedby')) ?? '').split(' ');
+    const alertsDescribing = await Promise.all(describedBy.map((id) => form.locator(`[id="${id}"]`).getByRole('alert').count()));
+    expect(alertsDescribing).toContain(1);
+    expect(await form.getByLabel('Bearer token').inputValue()).toBe('');
+    await checkPage(page, 'upstream-admin-connect-refused');
+    await request(relay.url).get(`/admin/agents/${connected}`).set(admin).expect(404);
+
+    await cardUrl.fill(first.cardUrl);
+    await form.getByLabel('Bearer token').fill(token);
+    await form.getByRole('button', { name: 'Connect' }).click();
+    const done = await shown(page.getByRole('region', { name: `Connected ${connected}` }));
+    expect((await done.getByLabel('API key').inputValue()).length).toBeGreaterThan(20);
+    expect(await page.content()).not.toContain(token);
+    await checkPage(page, 'upstream-admin-connected');
+    const record = await request(relay.url).get(`/admin/agents/${connected}`).set(admin).expect(200);
+    expect(record.body.upstream).toMatchObject({ card_url: first.cardUrl, url: first.url, auth_scheme: 'bearer' });
+    expect(JSON.stringify(record.body)).not.toContain(token);
+
+    await done.getByRole('link', { name: `Open ${connected}` }).click();
+    await shown(page.getByRole('region', { name: 'Upstream A2A server' }));
+    await shown(fact(page, 'Card URL').getByText(first.cardUrl, { exact: true }));
+    await shown(fact(page, 'Authentication').getByText('Bearer token'));
+    expect(await page.content()).not.toContain(token);
   });
 });

@@ -186,9 +186,10 @@ describe('operator console in a browser', () => {
   it('registers an agent whose key, shown once, calls the API until it is revoked (then 401)', async () => {
     await openSection('Agents');
     const handle = uniqueHandle('ivy', 'acme');
-    await page.getByLabel('Handle').fill(handle);
-    await page.getByLabel('Name', { exact: true }).fill('Ivy');
-    await page.getByRole('button', { name: 'Register' }).click();
+    const form = page.getByRole('region', { name: 'Register an agent' });
+    await form.getByLabel('Handle').fill(handle);
+    await form.getByLabel('Name', { exact: true }).fill('Ivy');
+    await form.getByRole('button', { name: 'Register' }).click();
     const key = await (await shown(page.getByLabel('API key', { exact: true }))).inputValue();
     expect(key).toMatch(/^ah_live_/);
     await shown(page.getByLabel('Webhook secret'));
@@ -316,6 +317,39 @@ describe('operator console in a browser', () => {
     await shown(page.getByRole('heading', { level: 2, name: 'Open handoffs' }));
     await shown(page.getByRole('heading', { level: 2, name: 'Outbox lag' }));
     await checkPage('overview');
+  });
+
+  it("approves a held handoff signed in with the admin token: the handoff's page names the admin token's console session, the rule and the comment", async () => {
+    const ops = await registerAgent(relay, { handle: uniqueHandle('ops', 'acme'), name: 'Ops' });
+    const trust = await fetch(`${relay.url}/admin/agents/${encodeURIComponent(ops.agent.handle)}/trust`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ allow: [bob.agent.handle], hold: [{ name: 'every notice', intents: ['inform'] }] }),
+    });
+    expect(trust.status).toBe(200);
+    const held = await ok(relay.url, bob.api_key, 'message/send', {
+      task_id: null,
+      recipient: ops.agent.handle,
+      intent: 'inform',
+      message: { role: 'user', parts: [{ type: 'text', text: 'The nightly export moved to 02:00' }] },
+    });
+    expect(held.status.state).toBe('held');
+    const { session } = (await (await admin('GET', '/admin/session', { cookie: await sessionCookie() })).json()) as { session: string };
+
+    await page.goto(consoleUrl(`approvals/${encodeURIComponent(held.task_id as string)}`));
+    await page.getByLabel('Comment').fill('expected change');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await (await shown(page.getByRole('dialog', { name: 'Approve this handoff?' }))).getByRole('button', { name: 'Approve', exact: true }).click();
+    await shown(page.getByTestId('decision-result'));
+    await page.getByRole('link', { name: 'Open as a handoff' }).click();
+    const approver = `the admin token (console session ${session})`;
+    await shown(page.getByTestId('hold-decided-by').getByText(approver, { exact: true }));
+    const timeline = await shown(page.getByRole('list', { name: 'Events, oldest first' }));
+    const approved = await shown(timeline.getByRole('article', { name: `Approved and delivered by ${approver}` }));
+    await shown(approved.getByText(`Under the rule "every notice" of ${ops.agent.handle}'s trust policy.`, { exact: true }));
+    await shown(approved.getByText('Comment: expected change', { exact: true }));
+    expect(await page.getByRole('article', { name: /^Created by console:/ }).count()).toBe(0);
+    await checkPage('handoff-approved-with-admin-token');
   });
 
   it('refuses a change made with the session cookie but without its CSRF token (403)', async () => {

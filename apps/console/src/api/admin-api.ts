@@ -11,6 +11,7 @@ import type {
   DeliveryStatus,
   DeliveryView,
   NewAgent,
+  NewUpstreamAgent,
   Overview,
   PendingToolPromptsReply,
   PermissionDecision,
@@ -105,7 +106,7 @@ export class AdminApi {
     return this.request('GET', `/admin/agents/${path(handle)}`);
   }
 
-  registerAgent(agent: NewAgent): Promise<RegisteredAgent> {
+  registerAgent(agent: NewAgent | NewUpstreamAgent): Promise<RegisteredAgent> {
     return this.request('POST', '/admin/agents', { json: agent });
   }
 

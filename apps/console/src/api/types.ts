@@ -17,6 +17,7 @@ import type {
   CreateKeyReply,
   DeliveryAttemptView,
   TaskAuditRow,
+  UpstreamAuthScheme,
   WithHiddenBodies,
 } from '@app/contracts/model';
 
@@ -117,4 +118,20 @@ export interface AgentCardFields {
 export interface NewAgent extends AgentCardFields {
   handle: string;
   name: string;
+}
+
+/** The credential the relay presents to an upstream agent, as `POST /admin/agents` takes it (write-only: never shown again). */
+export interface NewUpstreamAuth {
+  scheme: Exclude<UpstreamAuthScheme, 'none'>;
+  secret: string;
+  header_name?: string;
+  client_id?: string;
+  token_url?: string;
+  scope?: string;
+  resource?: string;
+}
+
+/** An agent that runs its own A2A server: the relay reads its card at `card_url`. */
+export interface NewUpstreamAgent extends NewAgent {
+  upstream: { card_url: string; auth?: NewUpstreamAuth };
 }

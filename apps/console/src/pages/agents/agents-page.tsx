@@ -5,10 +5,11 @@ import { ErrorMessage } from '../../components/error-message';
 import { TimeStamp } from '../../components/time-stamp';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { useRole } from '../../session/session-context';
+import { ConnectUpstreamForm } from './connect-upstream-form';
 import { RegisterAgentForm } from './register-agent-form';
 import { UpstreamBadge } from './upstream-badge';
 
-/** Every agent (disabled ones too), and the form that registers a new one. */
+/** Every agent (disabled ones too), and the forms that register a new one and connect one that runs its own A2A server. */
 export function AgentsPage() {
   useDocumentTitle('Agents');
   const { allows } = useRole();
@@ -23,6 +24,7 @@ export function AgentsPage() {
     <>
       <h1>Agents</h1>
       {allows('admin') && <RegisterAgentForm />}
+      {allows('admin') && <ConnectUpstreamForm />}
       {agents.isPending && <p role="status">Loading agents…</p>}
       {agents.isError && <ErrorMessage error={agents.error} />}
       {agents.isSuccess && (

@@ -2,71 +2,21 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { adminApi } from '../../api/admin-api';
 import { ApiError } from '../../api/api-error';
-import type { TaskHold } from '../../api/types';
 import { ErrorMessage } from '../../components/error-message';
-import { TimeStamp } from '../../components/time-stamp';
+import { heldPartiesOf } from '../../lib/hold-view';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { AuditTable } from '../handoff/audit-table';
 import { HandoffHeader } from '../handoff/handoff-header';
 import { TaskArtifacts } from '../handoff/task-artifacts';
 import { Timeline } from '../handoff/timeline';
 import { DecisionControls } from './decision-controls';
+import { HoldFacts } from './hold-facts';
 
-const OUTCOME_LABELS: Record<TaskHold['outcome'], string> = {
-  held: 'Waiting for a decision',
-  approved: 'Approved',
-  denied: 'Denied',
-  expired: 'Expired',
-  cancelled: 'Withdrawn by the sender',
-};
-
-function HoldFacts({ hold }: { hold: TaskHold }) {
-  return (
-    <section aria-labelledby="hold-title">
-      <h2 id="hold-title">Hold</h2>
-      <dl className="facts">
-        <div>
-          <dt>Rule</dt>
-          <dd>{hold.rule}</dd>
-        </div>
-        <div>
-          <dt>Why</dt>
-          <dd>{hold.reason}</dd>
-        </div>
-        <div>
-          <dt>Four eyes</dt>
-          <dd>{hold.four_eyes ? "Yes: the sending agent's owner may not decide" : 'No'}</dd>
-        </div>
-        <div>
-          <dt>Expires</dt>
-          <dd>
-            <TimeStamp at={hold.expires_at} />
-          </dd>
-        </div>
-        <div>
-          <dt>Outcome</dt>
-          <dd data-testid="hold-outcome">
-            {OUTCOME_LABELS[hold.outcome]}
-            {hold.decided_at ? (
-              <>
-                {' '}
-                at <TimeStamp at={hold.decided_at} />
-              </>
-            ) : null}
-          </dd>
-        </div>
-        {hold.comment && (
-          <div>
-            <dt>Comment</dt>
-            <dd>{hold.comment}</dd>
-          </div>
-        )}
-      </dl>
-    </section>
-  );
-}
-
-/** One held handoff: everything it would deliver (messages, artifacts, the proposed action), its hold, and the decision. */
+/**
+ * One held handoff: everything it would deliver (the proposed action, the artifacts, the messages),
+ * its hold, and after all of that the decision, so that reading the page (or tabbing through it)
+ * reaches the controls only past what they approve; a link at the top skips to them.
+ */
 export function HeldHandoffPage() {
   const { id = '' } = useParams();
   const detail = useQuery({ queryKey: ['approval', id], queryFn: () => adminApi.getApproval(id) });
@@ -86,16 +36,25 @@ export function HeldHandoffPage() {
     );
   }
   const { task, timeline, timeline_truncated, audit } = detail.data;
+  const held = heldPartiesOf(task);
   return (
     <article className="handoff" aria-label={`Held handoff ${task.summary || task.id}`}>
       <p>
         <Link to="/approvals">Back to the approvals</Link> · <Link to={`/handoffs/${encodeURIComponent(task.id)}`}>Open as a handoff</Link>
+        {task.state === 'held' && (
+          <>
+            {' '}
+            · <a href="#decision">Skip to the decision</a>
+          </>
+        )}
       </p>
       <HandoffHeader task={task} />
-      {task.hold && <HoldFacts hold={task.hold} />}
-      <DecisionControls task={task} />
+      {held && <HoldFacts held={held} audit={audit} />}
       <TaskArtifacts artifacts={task.artifacts} />
-      <Timeline entries={timeline} truncated={timeline_truncated} />
+      <Timeline entries={timeline} truncated={timeline_truncated} held={held} />
+      <div id="decision">
+        <DecisionControls task={task} />
+      </div>
       <AuditTable rows={audit} />
     </article>
   );

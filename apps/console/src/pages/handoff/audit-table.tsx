@@ -1,6 +1,7 @@
 import type { AuditRow } from '../../api/types';
 import { stateLabel } from '../../components/state-badge';
 import { TimeStamp } from '../../components/time-stamp';
+import { actorText } from '../../lib/hold-view';
 
 /** The task's audit rows: every transition, who made it and between which states. */
 export function AuditTable({ rows }: { rows: AuditRow[] }) {
@@ -27,7 +28,7 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
                 <td>
                   <TimeStamp at={row.at} />
                 </td>
-                <td>{row.actor ?? 'the relay'}</td>
+                <td>{actorText(row.actor)}</td>
                 <td>{row.action}</td>
                 <td>{row.from_state ? stateLabel(row.from_state) : '—'}</td>
                 <td>{row.to_state ? stateLabel(row.to_state) : '—'}</td>

@@ -5,6 +5,8 @@ import { adminApi } from '../../api/admin-api';
 import { ApiError } from '../../api/api-error';
 import type { LiveTaskEvent } from '../../api/types';
 import { ErrorMessage } from '../../components/error-message';
+import { heldByText, heldPartiesOf } from '../../lib/hold-view';
+import { HoldFacts } from '../approvals/hold-facts';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { useLiveTaskEvents } from '../live/use-live-task-events';
 import { AuditTable } from './audit-table';
@@ -53,13 +55,13 @@ export function HandoffPage() {
     );
   }
   const { task, timeline, timeline_truncated, audit, bodies_hidden } = detail.data;
+  const held = heldPartiesOf(task);
   return (
     <article className="handoff" aria-label={`Handoff ${task.summary || task.id}`}>
       <HandoffHeader task={task} />
-      {task.state === 'held' && (
-        <p className="notice" role="note">
-          A hold rule of {task.recipient.handle}&apos;s trust policy keeps this handoff for a person&apos;s approval:{' '}
-          <Link to={`/approvals/${encodeURIComponent(task.id)}`}>open it in the approvals</Link>.
+      {task.state === 'held' && held && (
+        <p className="notice" role="note" data-testid="held-notice">
+          Waiting for a person&apos;s approval. {heldByText(held)} <Link to={`/approvals/${encodeURIComponent(task.id)}`}>Decide it in the approvals</Link>.
         </p>
       )}
       {bodies_hidden && (
@@ -67,9 +69,10 @@ export function HandoffPage() {
           Your role (auditor) sees who, when and what state, not what the agents wrote: message text and artifacts&apos; content are hidden.
         </p>
       )}
+      {held && task.state !== 'held' && <HoldFacts held={held} audit={audit} />}
       {task.tool_prompts && <ToolPromptAnswers toolPrompts={task.tool_prompts} recipient={task.recipient.handle} />}
       <TaskArtifacts artifacts={task.artifacts} />
-      <Timeline entries={timeline} truncated={timeline_truncated} calls={upstreamCalls.data ?? []} />
+      <Timeline entries={timeline} truncated={timeline_truncated} calls={upstreamCalls.data ?? []} held={held} />
       <TaskDeliveries taskId={task.id} />
       <AuditTable rows={audit} />
     </article>

@@ -1,6 +1,7 @@
 import type { TimelineEntry, UpstreamCallView } from '../../api/types';
 import { stateLabel } from '../../components/state-badge';
 import { TimeStamp } from '../../components/time-stamp';
+import { actorText, holdNotes, type HeldParties, type HoldNote } from '../../lib/hold-view';
 import { mergeTimeline } from '../../lib/upstream-view';
 import { ArtifactContent } from './artifact-view';
 import { PartsView } from './parts-view';
@@ -24,9 +25,16 @@ export function eventLabel(event: string): string {
   return EVENT_LABELS[event] ?? event.replace(/_/g, ' ');
 }
 
-function EntryBody({ entry }: { entry: TimelineEntry }) {
+function EntryBody({ entry, note }: { entry: TimelineEntry; note: HoldNote | undefined }) {
   return (
     <>
+      {note && (
+        <div className="hold-note">
+          {note.lines.map((line) => (
+            <p key={line}>{line}</p>
+          ))}
+        </div>
+      )}
       {entry.message && (
         <div className="message">
           <PartsView parts={entry.message.parts} />
@@ -69,11 +77,36 @@ function UpstreamCallEntry({ call }: { call: UpstreamCallView }) {
   );
 }
 
+function EventEntry({ entry, note }: { entry: TimelineEntry; note: HoldNote | undefined }) {
+  const title = note?.title ?? eventLabel(entry.event);
+  const by = note?.by ?? actorText(entry.actor);
+  return (
+    <article aria-label={`${title} by ${by}`}>
+      <header className="timeline-meta">
+        <strong>{title}</strong> <span>by {by}</span> · <TimeStamp at={entry.at} /> · <span>state {stateLabel(entry.state)}</span>
+      </header>
+      <EntryBody entry={entry} note={note} />
+    </article>
+  );
+}
+
 /**
  * Every event of the task, oldest first, each with its time and who did it; the requests the relay
- * made to an upstream agent's server for it are merged in by time.
+ * made to an upstream agent's server for it are merged in by time. For a handoff that was held,
+ * `held` says under whose rule the relay held it and who may decide, and the hold's end who decided it.
  */
-export function Timeline({ entries, truncated, calls = [] }: { entries: TimelineEntry[]; truncated: boolean; calls?: UpstreamCallView[] }) {
+export function Timeline({
+  entries,
+  truncated,
+  calls = [],
+  held = null,
+}: {
+  entries: TimelineEntry[];
+  truncated: boolean;
+  calls?: UpstreamCallView[];
+  held?: HeldParties | null;
+}) {
+  const notes = holdNotes(entries, held);
   return (
     <section aria-labelledby="timeline-title">
       <h2 id="timeline-title">Timeline</h2>
@@ -83,13 +116,7 @@ export function Timeline({ entries, truncated, calls = [] }: { entries: Timeline
         {mergeTimeline(entries, calls).map((item, index) =>
           item.kind === 'event' ? (
             <li key={item.entry.position} className={`timeline-entry event-${item.entry.event}`}>
-              <article aria-label={`${eventLabel(item.entry.event)} by ${item.entry.actor ?? 'the relay'}`}>
-                <header className="timeline-meta">
-                  <strong>{eventLabel(item.entry.event)}</strong> <span>by {item.entry.actor ?? 'the relay'}</span> · <TimeStamp at={item.entry.at} /> ·{' '}
-                  <span>state {stateLabel(item.entry.state)}</span>
-                </header>
-                <EntryBody entry={item.entry} />
-              </article>
+              <EventEntry entry={item.entry} note={notes.get(item.entry.position)} />
             </li>
           ) : (
             <li key={`call-${index}`} className="timeline-entry upstream-call" data-testid="upstream-call">
