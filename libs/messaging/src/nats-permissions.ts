@@ -15,6 +15,7 @@ import {
   prefixedSubject,
   TASK_EVENT_SUBJECT_PREFIX,
   TASKS_SUBJECTS,
+  UPSTREAM_REPORT_SUBJECTS,
   type RelayService,
 } from '@app/contracts';
 import { eventStreamName, RELAY_EVENTS_SUBJECT_ROOT } from './jetstream';
@@ -49,13 +50,9 @@ export interface NatsPermissions {
  * its service subscribes to it (in its queue group), the roles listed publish to it.
  */
 const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: RelayService; callers: readonly RelayNatsRole[] }> = [
-  {
-    subjects: Object.values(TASKS_SUBJECTS).filter((subject) => subject !== TASKS_SUBJECTS.send && subject !== TASKS_SUBJECTS.transition),
-    service: 'tasks',
-    callers: ['edge'],
-  },
-  // The notifier reports what an upstream agent's A2A server answered as that agent (the recipient).
-  { subjects: [TASKS_SUBJECTS.send, TASKS_SUBJECTS.transition], service: 'tasks', callers: ['edge', 'notifier'] },
+  { subjects: Object.values(TASKS_SUBJECTS), service: 'tasks', callers: ['edge'] },
+  // What an upstream agent's A2A server answered, made by the tasks service as the recipient of a task delivered to an upstream agent.
+  { subjects: Object.values(UPSTREAM_REPORT_SUBJECTS), service: 'tasks', callers: ['notifier'] },
   { subjects: Object.values(ADMIN_TASKS_SUBJECTS), service: 'tasks', callers: ['edge'] },
   // A person's approval or denial of a held handoff, through the admin API.
   { subjects: Object.values(APPROVALS_SUBJECTS), service: 'tasks', callers: ['edge'] },
@@ -71,7 +68,8 @@ const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: Rel
     service: 'directory',
     callers: ['edge'],
   },
-  { subjects: [DIRECTORY_SUBJECTS.getAgent], service: 'directory', callers: ['edge', 'notifier'] },
+  // The tasks service checks that the recipient a report is made for is an upstream agent.
+  { subjects: [DIRECTORY_SUBJECTS.getAgent], service: 'directory', callers: ['edge', 'notifier', 'tasks'] },
   // A refreshed upstream card (harmless changes at once, others once an operator accepted them) is the notifier's to store.
   { subjects: [DIRECTORY_SUBJECTS.putUpstream], service: 'directory', callers: ['notifier'] },
   { subjects: Object.values(ADMIN_AUDIT_SUBJECTS), service: 'directory', callers: ['edge'] },

@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
-import { isTerminalState, RelayError, TASKS_SUBJECTS, type ParticipantRef, type UpstreamInterface } from '@app/contracts';
+import { isTerminalState, RelayError, UPSTREAM_REPORT_SUBJECTS, type ParticipantRef, type UpstreamInterface } from '@app/contracts';
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
@@ -445,23 +445,19 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   private async apply(row: FollowRow, step: ReportStep): Promise<'made' | 'task_ended'> {
     try {
       if (step.kind === 'append') {
-        await this.rpc.request(TASKS_SUBJECTS.send, {
-          caller: row.recipient,
+        await this.rpc.request(UPSTREAM_REPORT_SUBJECTS.append, {
           task_id: row.task_id,
           message: step.message,
           ...(step.artifacts ? { artifacts: step.artifacts } : {}),
-          history_length: 0,
         });
       } else {
-        await this.rpc.request(TASKS_SUBJECTS.transition, {
-          caller_id: row.recipient.id,
+        await this.rpc.request(UPSTREAM_REPORT_SUBJECTS.transition, {
           task_id: row.task_id,
           transition: step.transition,
           ...(step.message ? { message: step.message } : {}),
           ...(step.artifacts ? { artifacts: step.artifacts } : {}),
           ...(step.reason ? { reason: step.reason } : {}),
           ...(step.result_summary ? { result_summary: step.result_summary } : {}),
-          history_length: 0,
         });
       }
       return 'made';
