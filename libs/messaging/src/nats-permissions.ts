@@ -64,13 +64,14 @@ const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: Rel
   { subjects: [PUSH_CONFIG_SUBJECTS.target], service: 'tasks', callers: ['notifier'] },
   { subjects: [HEALTH_SUBJECTS.tasks], service: 'tasks', callers: ['edge'] },
   {
+    // acceptUpstream: an operator's acceptance of a pending card change, the one write of where the relay delivers to an upstream agent.
     subjects: Object.values(DIRECTORY_SUBJECTS).filter((subject) => subject !== DIRECTORY_SUBJECTS.getAgent && subject !== DIRECTORY_SUBJECTS.putUpstream),
     service: 'directory',
     callers: ['edge'],
   },
   // The tasks service checks that the recipient a report is made for is an upstream agent.
   { subjects: [DIRECTORY_SUBJECTS.getAgent], service: 'directory', callers: ['edge', 'notifier', 'tasks'] },
-  // A refreshed upstream card (harmless changes at once, others once an operator accepted them) is the notifier's to store.
+  // A refreshed upstream card's harmless changes (profile, when it was read); the directory refuses any other change of the interface.
   { subjects: [DIRECTORY_SUBJECTS.putUpstream], service: 'directory', callers: ['notifier'] },
   { subjects: Object.values(ADMIN_AUDIT_SUBJECTS), service: 'directory', callers: ['edge'] },
   { subjects: [HEALTH_SUBJECTS.directory], service: 'directory', callers: ['edge'] },

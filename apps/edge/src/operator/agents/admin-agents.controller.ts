@@ -229,8 +229,13 @@ export class AdminAgentsController {
   @HttpCode(200)
   @LeastRole('operator')
   @Audited('upstream.card_change_accept', 'handle', decisionDetail)
-  acceptCardChange(@Param() { handle }: HandleRequest): Promise<UpstreamChangeDecisionReply> {
-    return this.changing(this.rpc.request(NOTIFIER_SUBJECTS.acceptUpstreamChange, { handle }));
+  async acceptCardChange(@Param() { handle }: HandleRequest): Promise<UpstreamChangeDecisionReply> {
+    const status = await this.rpc.request(NOTIFIER_SUBJECTS.upstreamStatus, { handle });
+    const proposed = status.card.pending_upstream;
+    if (!proposed) throw new RelayError('no_pending_change', `The card of ${status.handle} has no change waiting for review`);
+    // The directory takes a new interface from an operator's acceptance only; the notifier then records the card as accepted.
+    await this.changing(this.rpc.request(DIRECTORY_SUBJECTS.acceptUpstream, { handle: status.handle, upstream: proposed }));
+    return this.rpc.request(NOTIFIER_SUBJECTS.acceptUpstreamChange, { handle: status.handle });
   }
 
   /** The accepted card stays; the same change is not proposed again. 409 `no_pending_change` when nothing waits. */
