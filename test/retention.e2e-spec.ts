@@ -11,7 +11,7 @@ import { DirectoryRetentionService } from '../apps/directory/src/retention/reten
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { rpc, rpcErrorFacts, type Json } from './support/json-rpc';
-import { RelayHarness } from './support/relay-harness';
+import { RelayHarness, TEST_NOTIFIER_PUBLIC_KEY, TEST_SECRET_KEYS } from './support/relay-harness';
 import { PrometheusScrape } from './support/prometheus-text';
 import { openSse, type SseStream } from './support/sse';
 import { createTask } from './support/tasks';

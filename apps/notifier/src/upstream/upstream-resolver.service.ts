@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { RelayError, type ResolveUpstreamReply, type ResolveUpstreamRequest } from '@app/contracts';
+import { RelayError, type ResolveUpstreamReply, type UpstreamRegistrationFields } from '@app/contracts';
 import type { ParsedAgentCard } from './agent-card';
 import { OAuth2TokenError } from './oauth2-token';
 import { CARD_TIMEOUT_MS, CardReadError, UpstreamCardsService } from './upstream-cards.service';
@@ -29,7 +29,8 @@ export class UpstreamResolverService {
     @Inject(UpstreamTlsService) private readonly tls: UpstreamTlsService,
   ) {}
 
-  async resolve(request: ResolveUpstreamRequest): Promise<ResolveUpstreamReply> {
+  /** A registration's fields, the credentials opened from what the edge sealed. */
+  async resolve(request: UpstreamRegistrationFields & { handle: string }): Promise<ResolveUpstreamReply> {
     const startedAt = Date.now();
     const tls = request.tls ? checkedTls(request.tls).tls : null;
     let card: ParsedAgentCard;

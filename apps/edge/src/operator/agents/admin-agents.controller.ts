@@ -39,6 +39,7 @@ import {
   type UpstreamStatusView,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import { generateWebhookSecret, NotifierSealer } from '@app/secrets';
 import { LeastRole } from '../admin-roles';
 import { AdminTokenGuard } from '../sign-in/admin-token.guard';
 import { KeyFilter } from '../../auth/key-filter';
@@ -74,6 +75,7 @@ export class AdminAgentsController {
     @Inject(DirectoryLookups) private readonly lookups: DirectoryLookups,
     @Inject(KeyFilter) private readonly keyFilter: KeyFilter,
     @Inject(TokenVerifier) private readonly tokens: TokenVerifier,
+    @Inject(NotifierSealer) private readonly sealer: NotifierSealer,
   ) {}
 
   @Post()
@@ -86,7 +88,10 @@ export class AdminAgentsController {
     if (registration) {
       // The card is read (and the credential sealed) before the agent exists: a card that cannot be
       // read or offers no interface the relay speaks is a 400 and nothing is created.
-      const { upstream, card } = await this.rpc.request(NOTIFIER_SUBJECTS.resolveUpstream, { handle: fields.handle, ...registration });
+      const { card_url, auth, tls } = registration;
+      // The credential and client key travel sealed to the notifier's key: no other NATS user reads them.
+      const sealed = auth || tls ? { sealed_credentials: await this.sealer.sealJson({ auth, tls }) } : {};
+      const { upstream, card } = await this.rpc.request(NOTIFIER_SUBJECTS.resolveUpstream, { handle: fields.handle, card_url, ...sealed });
       command = { ...fields, description: fields.description ?? card.description, skills: fields.skills ?? card.skills, upstream };
     }
     const registered = await this.rpc.request(DIRECTORY_SUBJECTS.createAgent, command);
@@ -202,8 +207,13 @@ export class AdminAgentsController {
     // A rotation that reaches a stalled notifier after this request gave up is refused there, so
     // the secret in use is always one that was shown.
     const notAfter = new Date(Date.now() + this.rpc.defaultTimeoutMs).toISOString();
-    const rotated = await this.rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: agent.handle, not_after: notAfter });
-    return { handle: agent.handle, webhook_secret: rotated.webhook_secret };
+    const webhookSecret = generateWebhookSecret();
+    await this.rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, {
+      handle: agent.handle,
+      not_after: notAfter,
+      sealed_webhook_secret: await this.sealer.seal(webhookSecret),
+    });
+    return { handle: agent.handle, webhook_secret: webhookSecret };
   }
 
   /** `GET /admin/agents/{handle}/upstream`: the accepted card's interface, a pending card change, the mTLS identity and the upstream's health. */
@@ -251,8 +261,8 @@ export class AdminAgentsController {
   @Put(':handle/upstream/tls')
   @LeastRole('admin')
   @Audited('upstream.tls_put', 'handle', (result) => ({ client_cert_subject: (result as UpstreamStatusView).tls?.client_cert_subject }))
-  putTls(@Param() { handle }: HandleRequest, @Body() body: UpstreamTlsFields): Promise<UpstreamStatusView> {
-    return this.rpc.request(NOTIFIER_SUBJECTS.putUpstreamTls, { ...body, handle });
+  async putTls(@Param() { handle }: HandleRequest, @Body() body: UpstreamTlsFields): Promise<UpstreamStatusView> {
+    return this.rpc.request(NOTIFIER_SUBJECTS.putUpstreamTls, { handle, sealed_tls: await this.sealer.sealJson(body) });
   }
 
   @Delete(':handle/upstream/tls')
