@@ -370,7 +370,11 @@ describe('retention and unpublished events', () => {
   });
 
   it('keeps an old event that is not published yet and deletes the published one beside it', async () => {
-    const config = loadConfig(TasksConfig, { RELAY_SECRET_KEYS: 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=', DATABASE_URL: testDatabaseUrl() });
+    const config = loadConfig(TasksConfig, {
+      RELAY_SECRET_KEYS: TEST_SECRET_KEYS,
+      RELAY_NOTIFIER_PUBLIC_KEY: TEST_NOTIFIER_PUBLIC_KEY,
+      DATABASE_URL: testDatabaseUrl(),
+    });
     const retention = new TasksRetentionService(dataSource, config, new RetentionMetrics(createMetricsRegistry()));
     // Whatever earlier test files left in this database counts as old and published, so the batch walks past it.
     await db.query(`UPDATE "tasks"."outbox_events" SET "created_at" = now() - 30 * ${DAY}, "published_at" = COALESCE("published_at", now())`);

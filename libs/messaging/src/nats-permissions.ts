@@ -49,10 +49,14 @@ export interface NatsPermissions {
  * Which role calls which request subject. Every request subject of the contracts appears here once:
  * its service subscribes to it (in its queue group), the roles listed publish to it.
  */
-const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: RelayService; callers: readonly RelayNatsRole[] }> = [
+const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: RelayService; callers: readonly RelayNatsRole[]; why?: string }> = [
   { subjects: Object.values(TASKS_SUBJECTS), service: 'tasks', callers: ['edge'] },
-  // What an upstream agent's A2A server answered, made by the tasks service as the recipient of a task delivered to an upstream agent.
-  { subjects: Object.values(UPSTREAM_REPORT_SUBJECTS), service: 'tasks', callers: ['notifier'] },
+  {
+    subjects: Object.values(UPSTREAM_REPORT_SUBJECTS),
+    service: 'tasks',
+    callers: ['notifier'],
+    why: 'reports an upstream agent’s answers: the tasks service makes them as the recipient, only on a handoff delivered to an upstream agent and not held',
+  },
   { subjects: Object.values(ADMIN_TASKS_SUBJECTS), service: 'tasks', callers: ['edge'] },
   // A person's approval or denial of a held handoff, through the admin API.
   { subjects: Object.values(APPROVALS_SUBJECTS), service: 'tasks', callers: ['edge'] },
@@ -61,7 +65,12 @@ const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: Rel
     service: 'tasks',
     callers: ['edge'],
   },
-  { subjects: [PUSH_CONFIG_SUBJECTS.target], service: 'tasks', callers: ['notifier'] },
+  {
+    subjects: [PUSH_CONFIG_SUBJECTS.target],
+    service: 'tasks',
+    callers: ['notifier'],
+    why: 'reads a push config, its token and credentials sealed to the notifier’s key',
+  },
   { subjects: [HEALTH_SUBJECTS.tasks], service: 'tasks', callers: ['edge'] },
   {
     // acceptUpstream: an operator's acceptance of a pending card change, the one write of where the relay delivers to an upstream agent.
@@ -71,8 +80,12 @@ const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: Rel
   },
   // The tasks service checks that the recipient a report is made for is an upstream agent.
   { subjects: [DIRECTORY_SUBJECTS.getAgent], service: 'directory', callers: ['edge', 'notifier', 'tasks'] },
-  // A refreshed upstream card's harmless changes (profile, when it was read); the directory refuses any other change of the interface.
-  { subjects: [DIRECTORY_SUBJECTS.putUpstream], service: 'directory', callers: ['notifier'] },
+  {
+    subjects: [DIRECTORY_SUBJECTS.putUpstream],
+    service: 'directory',
+    callers: ['notifier'],
+    why: 'stores a refreshed card’s profile; the directory refuses any change of where or how the relay delivers',
+  },
   { subjects: Object.values(ADMIN_AUDIT_SUBJECTS), service: 'directory', callers: ['edge'] },
   { subjects: [HEALTH_SUBJECTS.directory], service: 'directory', callers: ['edge'] },
   {
@@ -139,7 +152,7 @@ function requestGrants(role: RelayNatsRole, subjectPrefix: string): { publish: N
   for (const entry of REQUEST_CALLERS) {
     for (const subject of entry.subjects) {
       const prefixed = prefixedSubject(subjectPrefix, subject);
-      if (entry.callers.includes(role)) publish.push({ subject: prefixed, why: `calls the ${entry.service} service` });
+      if (entry.callers.includes(role)) publish.push({ subject: prefixed, why: entry.why ?? `calls the ${entry.service} service` });
       if (entry.service === role)
         subscribe.push({ subject: prefixedSubject(subjectPrefix, SUBJECTS_ADDRESSED_BY_NAME[subject] ?? subject), why: `answers it (queue group ${role})` });
     }

@@ -211,7 +211,9 @@ export class PushTargetsService implements OnModuleInit {
       version: target.version,
       url: target.url,
       token: await open(target.sealed_token),
-      authentication: target.authentication ? { schemes: target.authentication.schemes, credentials: await open(target.authentication.sealed_credentials) } : null,
+      authentication: target.authentication
+        ? { schemes: target.authentication.schemes, credentials: await open(target.authentication.sealed_credentials) }
+        : null,
     };
   }
 

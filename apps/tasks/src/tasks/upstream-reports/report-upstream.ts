@@ -1,13 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import {
-  RelayError,
-  type ParticipantRefDto,
-  type UpstreamAppendRequest,
-  type UpstreamReportReply,
-  type UpstreamTransitionRequest,
-} from '@app/contracts';
+import { RelayError, type ParticipantRefDto, type UpstreamAppendRequest, type UpstreamReportReply, type UpstreamTransitionRequest } from '@app/contracts';
 import { pgPoolOf } from '@app/database';
 import { SendTask } from '../use-cases/send-task';
 import { TransitionTask } from '../use-cases/transition-task';
