@@ -1,7 +1,11 @@
+import { generateNotifierSealingKeyPair } from '@app/secrets';
 import { ConfigValidationError, loadConfig } from '@app/config';
 import { approverChannelsOf, NotifierConfig, slotShares } from './notifier.config';
 
-const REQUIRED = { RELAY_SECRET_KEYS: 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=' };
+const REQUIRED = {
+  RELAY_SECRET_KEYS: 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=',
+  RELAY_NOTIFIER_SEALING_KEYS: generateNotifierSealingKeyPair('test').sealingKey,
+};
 
 describe('NotifierConfig: shares of the delivery slots', () => {
   it('gives each destination and owner a quarter of the slots by default, at least one', () => {
