@@ -208,6 +208,17 @@ describe('a stolen notifier NATS credential', () => {
     const stillHeld = (await admin().get(`/admin/tasks/${heldId}`).set('authorization', ADMIN).expect(200)).body as { task: TaskView };
     expect(stillHeld.task.state).toBe('held');
     expect(upstream.tasksCreated.some((message) => JSON.stringify(message).includes('staging database'))).toBe(false);
+
+    // What it still can: speak as the upstream agent on that agent's delivered handoff, as the agent's own server could.
+    const delivered = await createTask(relay.url, alice, { agent: echo } as RegisteredTestAgent, 'Check the logs.');
+    const reported = await call(thief, UPSTREAM_REPORT_SUBJECTS.append, {
+      task_id: delivered,
+      message: { parts: [{ kind: 'text', text: 'Logs are clean.' }] },
+    });
+    expect(reported.response).toMatchObject({ task_id: delivered });
+    const aliceSees = await ok(relay.url, alice.api_key, 'tasks/get', { task_id: delivered });
+    const reportedMessage = (aliceSees.messages as Array<{ body: string; from: string }>).find((message) => message.body === 'Logs are clean.');
+    expect(reportedMessage).toMatchObject({ from: echo.handle });
   });
 
   it('reads no secret sent to the notifier: the upstream’s key, a client key, webhook secrets and push tokens travel sealed to its key', async () => {

@@ -50,3 +50,10 @@ describe('edge config: console sign-in through OIDC', () => {
     ]);
   });
 });
+
+describe('edge config: the notifier’s public key', () => {
+  it('is required: the edge sends the notifier no secret it has not sealed', () => {
+    expect(problemsOf({ RELAY_NOTIFIER_PUBLIC_KEY: '' }).join('\n')).toMatch(/RELAY_NOTIFIER_PUBLIC_KEY is required/);
+    expect(problemsOf({ RELAY_NOTIFIER_PUBLIC_KEY: 'k:not-a-key' }).join('\n')).toMatch(/RELAY_NOTIFIER_PUBLIC_KEY key "k" must be 32 bytes/);
+  });
+});

@@ -52,3 +52,19 @@ describe("NotifierConfig: the approvers' channels", () => {
     expect(() => loadConfig(NotifierConfig, { ...REQUIRED, RELAY_APPROVALS_SLACK_WEBHOOK_URL: 'not a url' })).toThrow(/RELAY_APPROVALS_SLACK_WEBHOOK_URL/);
   });
 });
+
+describe('NotifierConfig: the key that opens what is sealed to the notifier', () => {
+  it('is required, and a malformed one is refused naming its id, never quoting it', () => {
+    expect(() => loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SEALING_KEYS: '' })).toThrow(/RELAY_NOTIFIER_SEALING_KEYS is required/);
+    const problem = (() => {
+      try {
+        loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SEALING_KEYS: 'old:dG9vLXNob3J0' });
+        return '';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(problem).toMatch(/RELAY_NOTIFIER_SEALING_KEYS key "old" must be 32 bytes/);
+    expect(problem).not.toContain('dG9vLXNob3J0');
+  });
+});
