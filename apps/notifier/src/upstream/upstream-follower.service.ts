@@ -407,7 +407,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     if (!agent?.upstream) throw new Error(`${row.recipient.handle} is no longer an upstream agent`);
     const fetchImpl = await this.health.fetchFor(row.recipient.handle, agent.webhook_timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS);
     const client = await upstreamClient(agent.upstream, fetchImpl, {
-      ...(await this.credentials.headers(row.recipient.handle)),
+      ...(await this.credentials.headers(row.recipient.handle, agent.upstream)),
       [RELAY_TASK_HEADER]: row.task_id,
     });
     return { client, upstream: agent.upstream };
