@@ -96,15 +96,15 @@ export class UpstreamCredentialsService {
 
   /**
    * The header (and its value) the agent's credential puts on each request to its server; an OAuth2
-   * token is fetched when none is kept. Only for the URL of the card the notifier accepted (its own
-   * record): an interface the directory holds from anywhere else gets no credential.
+   * token is fetched when none is kept. Every request to an upstream asks for it, so none is made to
+   * an interface other than the card the notifier accepted (its own record, which no NATS user writes).
    */
   async headers(handle: string, upstream: UpstreamInterface): Promise<Record<string, string>> {
     const [accepted] = (await this.dataSource.query(`SELECT "accepted"->>'url' AS "url" FROM "notifier"."upstream_agents" WHERE "handle" = $1`, [
       handle,
     ])) as Array<{ url: string | null }>;
     if (accepted?.url && accepted.url !== upstream.url) {
-      throw new Error(`${handle}'s interface ${upstream.url} is not the card the notifier accepted (${accepted.url}): its credential is not sent there`);
+      throw new Error(`${handle}'s interface ${upstream.url} is not the card the notifier accepted (${accepted.url}): nothing is sent there`);
     }
     const credential = await this.get(handle);
     if (!credential) return {};
