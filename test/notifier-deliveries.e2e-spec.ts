@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { NOTIFIER_SUBJECTS, type DeliveryView, type ListDeliveriesReply, type TaskEvent } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import { generateNotifierSealingKeyPair, generateWebhookSecret, NotifierSealer } from '@app/secrets';
 import { eventually } from './support/eventually';
 import { AgentEvents, uniqueHandle, verifyStandardWebhook, type TestAgent } from './support/notifier-helpers';
 import { OutboxWriter, taskEvent } from './support/outbox-writer';
-import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
+import { RelayHarness, TEST_ADMIN_TOKEN, TEST_NOTIFIER_PUBLIC_KEY } from './support/relay-harness';
 import { WebhookSink, type SinkRequest } from './support/webhook-sink';
 
 interface WebhookBody {
@@ -17,6 +18,7 @@ interface WebhookBody {
 const bodyOf = (request: SinkRequest): WebhookBody => JSON.parse(request.body) as WebhookBody;
 
 describe('notifier: webhooks, Slack and the delivery log', () => {
+  const notifierSealer = new NotifierSealer(TEST_NOTIFIER_PUBLIC_KEY);
   let relay: RelayHarness;
   let sink: WebhookSink;
   let outbox: OutboxWriter;
@@ -66,15 +68,16 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
     await sink?.stop();
   });
 
-  it('rotates webhook secrets: whsec_ + base64 of at least 24 random bytes, a new one each time', async () => {
+  it('stores a webhook secret only sealed to its key and shaped whsec_ + base64 of 24 to 64 bytes', async () => {
     const handle = uniqueHandle('rot');
-    const first = (await rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle })).webhook_secret;
-    const second = (await rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle })).webhook_secret;
-    for (const secret of [first, second]) {
-      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
-      expect(Buffer.from(secret.slice(6), 'base64').length).toBeGreaterThanOrEqual(24);
-    }
-    expect(second).not.toBe(first);
+    const rotate = (sealed: string) => rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle, sealed_webhook_secret: sealed });
+    const refused = { reason: 'invalid_params', data: { field: 'sealed_webhook_secret' } };
+    await expect(rotate(await notifierSealer.seal(generateWebhookSecret()))).resolves.toEqual({ stored: true });
+    await expect(rotate(generateWebhookSecret())).rejects.toMatchObject(refused);
+    await expect(rotate(await new NotifierSealer(generateNotifierSealingKeyPair('other').publicKey).seal(generateWebhookSecret()))).rejects.toMatchObject(
+      refused,
+    );
+    await expect(rotate(await notifierSealer.seal('whsec_c2hvcnQ='))).rejects.toMatchObject(refused);
     // The notifier holds a request to its contract's shape; the handle's value was checked where it entered.
     await expect(rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: 42 } as never)).rejects.toMatchObject({
       reason: 'invalid_params',
@@ -288,7 +291,8 @@ describe('notifier: webhooks, Slack and the delivery log', () => {
 
   it('signs with the rotated secret after a rotation', async () => {
     const { paths, sender, recipient } = await pair('rotated');
-    const { webhook_secret: rotated } = await rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: recipient.handle });
+    const rotated = generateWebhookSecret();
+    await rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: recipient.handle, sealed_webhook_secret: await notifierSealer.seal(rotated) });
     const task = `task-${randomUUID()}`;
     await outbox.write([taskEvent(task, 'created', { sender: sender.handle, recipient: recipient.handle, sequenceNo: 1 })]);
     await eventually(() => expect(sink.to(paths.recipient).length).toBe(1), 15000);

@@ -11,7 +11,7 @@ import { DirectoryRetentionService } from '../apps/directory/src/retention/reten
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { rpc, rpcErrorFacts, type Json } from './support/json-rpc';
-import { RelayHarness } from './support/relay-harness';
+import { RelayHarness, TEST_NOTIFIER_PUBLIC_KEY, TEST_SECRET_KEYS } from './support/relay-harness';
 import { PrometheusScrape } from './support/prometheus-text';
 import { openSse, type SseStream } from './support/sse';
 import { createTask } from './support/tasks';
@@ -370,7 +370,11 @@ describe('retention and unpublished events', () => {
   });
 
   it('keeps an old event that is not published yet and deletes the published one beside it', async () => {
-    const config = loadConfig(TasksConfig, { RELAY_SECRET_KEYS: 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=', DATABASE_URL: testDatabaseUrl() });
+    const config = loadConfig(TasksConfig, {
+      RELAY_SECRET_KEYS: TEST_SECRET_KEYS,
+      RELAY_NOTIFIER_PUBLIC_KEY: TEST_NOTIFIER_PUBLIC_KEY,
+      DATABASE_URL: testDatabaseUrl(),
+    });
     const retention = new TasksRetentionService(dataSource, config, new RetentionMetrics(createMetricsRegistry()));
     // Whatever earlier test files left in this database counts as old and published, so the batch walks past it.
     await db.query(`UPDATE "tasks"."outbox_events" SET "created_at" = now() - 30 * ${DAY}, "published_at" = COALESCE("published_at", now())`);

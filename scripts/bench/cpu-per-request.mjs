@@ -15,7 +15,7 @@
 //   BENCH_CONSOLE_STREAMS=4 node scripts/bench/cpu-per-request.mjs
 //   BENCH_AUTH=jwt node scripts/bench/cpu-per-request.mjs
 import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
@@ -118,6 +118,11 @@ async function main() {
     LOG_LEVEL: 'warn',
     METRICS_PORT: '0',
     RELAY_SECRET_KEYS: `cpu:${randomBytes(32).toString('base64')}`,
+    // What the services send the notifier over NATS is sealed to its X25519 key.
+    ...((pair) => ({
+      RELAY_NOTIFIER_SEALING_KEYS: `cpu:${pair.privateKey.export({ format: 'jwk' }).d}`,
+      RELAY_NOTIFIER_PUBLIC_KEY: `cpu:${pair.publicKey.export({ format: 'jwk' }).x}`,
+    }))(generateKeyPairSync('x25519')),
     ...(idp ? { RELAY_OIDC_ISSUERS: JSON.stringify([{ issuer: idp.issuer, audience: TOKEN_AUDIENCE }]) } : {}),
   };
   execFileSync(process.execPath, [`${ROOT}/dist/scripts/migrate.js`], { env, stdio: 'ignore' });

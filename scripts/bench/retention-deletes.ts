@@ -14,6 +14,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from '@app/config';
 import { dropDatabase, ensureDatabaseExists } from '@app/database';
 import { createMetricsRegistry, RetentionMetrics } from '@app/metrics';
+import { generateNotifierSealingKeyPair } from '@app/secrets';
 import { tasksDataSourceOptions } from '../../apps/tasks/src/database/data-source';
 import { TasksRetentionService } from '../../apps/tasks/src/retention/retention.service';
 import { TasksConfig } from '../../apps/tasks/src/tasks.config';
@@ -67,7 +68,11 @@ async function main(): Promise<void> {
     await client.query('VACUUM ANALYZE "tasks"."outbox_events"');
     console.log(`seeded ${EVENTS} old published outbox events`);
 
-    const config = loadConfig(TasksConfig, { DATABASE_URL, RELAY_SECRET_KEYS: 'bench:YmVuY2gta2V5LWJlbmNoLWtleS1iZW5jaC1rZXktMDE=' });
+    const config = loadConfig(TasksConfig, {
+      DATABASE_URL,
+      RELAY_SECRET_KEYS: 'bench:YmVuY2gta2V5LWJlbmNoLWtleS1iZW5jaC1rZXktMDE=',
+      RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('bench').publicKey,
+    });
     dataSource = await new DataSource(tasksDataSourceOptions(DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS)).initialize();
     const retention = new TasksRetentionService(dataSource, config, new RetentionMetrics(createMetricsRegistry()));
 

@@ -6,7 +6,7 @@
 // runs as) stops every step and service, and says so. Logs are readable on a terminal, JSON otherwise
 // (LOG_FORMAT=json or pretty to choose). `--nats-credentials DIR` runs each service with its own NATS credential.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -182,6 +182,22 @@ if (!env.RELAY_SECRET_KEYS) {
   }
   chmodSync(keyFile, 0o600);
   env.RELAY_SECRET_KEYS = readFileSync(keyFile, 'utf8').trim();
+}
+
+// What the services send the notifier over NATS is sealed to its X25519 key; a local run keeps the
+// pair in .relay/notifier-sealing-key (the notifier's private key, then the public one the others seal to).
+if (!env.RELAY_NOTIFIER_SEALING_KEYS || !env.RELAY_NOTIFIER_PUBLIC_KEY) {
+  const keyFile = '.relay/notifier-sealing-key';
+  if (!existsSync(keyFile)) {
+    mkdirSync('.relay', { recursive: true });
+    const { privateKey, publicKey } = generateKeyPairSync('x25519');
+    const pair = `local:${privateKey.export({ format: 'jwk' }).d}\nlocal:${publicKey.export({ format: 'jwk' }).x}\n`;
+    writeFileSync(keyFile, pair, { mode: 0o600 });
+  }
+  chmodSync(keyFile, 0o600);
+  const [sealingKeys, publicKey] = readFileSync(keyFile, 'utf8').trim().split('\n');
+  env.RELAY_NOTIFIER_SEALING_KEYS = sealingKeys;
+  env.RELAY_NOTIFIER_PUBLIC_KEY = publicKey;
 }
 
 // The agents' stream ids are sealed with RELAY_STREAM_ID_KEY; a kept key lets a stream resume after a restart.

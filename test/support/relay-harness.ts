@@ -34,6 +34,9 @@ export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 /** The key that seals stored secrets in tests (a fixed one, so a restarted service opens what another sealed). */
 export const TEST_SECRET_KEYS = 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=';
 export const TEST_STREAM_ID_KEY = 'dGVzdC1zdHJlYW0taWQta2V5LTAxMjM0NTY3ODlhYmM=';
+/** The notifier's key pair in tests: what the others seal to it over NATS, and what opens it. */
+export const TEST_NOTIFIER_SEALING_KEYS = 'test:EHy70PCwLcHtXsTPPky7I3tiQGuhEb5VUt6vuxaW1Xo';
+export const TEST_NOTIFIER_PUBLIC_KEY = 'test:qQlesDFs_Pjc6tB1u5qu3iclkAw1A8qZoTs1ugTG2lQ';
 
 /**
  * A whole relay inside the test process: the edge on an ephemeral loopback port and each service
@@ -66,6 +69,8 @@ export class RelayHarness {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent',
       RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
       RELAY_SECRET_KEYS: TEST_SECRET_KEYS,
+      RELAY_NOTIFIER_SEALING_KEYS: TEST_NOTIFIER_SEALING_KEYS,
+      RELAY_NOTIFIER_PUBLIC_KEY: TEST_NOTIFIER_PUBLIC_KEY,
       // One key for every edge of a harness, so that a stream resumes on another edge.
       RELAY_STREAM_ID_KEY: TEST_STREAM_ID_KEY,
       // Generous: test files run in parallel on a loaded machine, and a test that means to see a

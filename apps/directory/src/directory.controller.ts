@@ -19,6 +19,7 @@ import {
   RevokeKeyRequest,
   UpdateAgentRequest,
   PutAgentUpstreamRequest,
+  AcceptAgentUpstreamRequest,
   type AdmitReply,
   type AgentIdentity,
   type AgentPage,
@@ -101,6 +102,11 @@ export class DirectoryController {
   @MessagePattern(DIRECTORY_SUBJECTS.putUpstream)
   putUpstream(@Payload() request: PutAgentUpstreamRequest): Promise<AgentRecord> {
     return this.agents.putUpstream(request);
+  }
+
+  @MessagePattern(DIRECTORY_SUBJECTS.acceptUpstream)
+  acceptUpstream(@Payload() request: AcceptAgentUpstreamRequest): Promise<AgentRecord> {
+    return this.agents.acceptUpstream(request);
   }
 
   @MessagePattern(DIRECTORY_SUBJECTS.disableAgent)

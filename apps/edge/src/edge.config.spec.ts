@@ -1,9 +1,13 @@
+import { generateNotifierSealingKeyPair } from '@app/secrets';
 import { ConfigValidationError, loadConfig } from '@app/config';
 import { EdgeConfig } from './edge.config';
 
+/** What EdgeConfig requires beside the values a test sets. */
+const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
+
 function problemsOf(env: Record<string, string>): string[] {
   try {
-    loadConfig(EdgeConfig, env);
+    loadConfig(EdgeConfig, { ...EDGE_REQUIRED, ...env });
     return [];
   } catch (error) {
     if (error instanceof ConfigValidationError) return error.problems;
@@ -13,7 +17,7 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('edge config: console sign-in through OIDC', () => {
   it('is off by default, with the role claim agentrelay_role and the groups claim groups', () => {
-    const config = loadConfig(EdgeConfig, {});
+    const config = loadConfig(EdgeConfig, EDGE_REQUIRED);
     expect(config.RELAY_CONSOLE_OIDC_ISSUER).toBeUndefined();
     expect(config.RELAY_CONSOLE_OIDC_ROLE_CLAIM).toBe('agentrelay_role');
     expect(config.RELAY_CONSOLE_OIDC_GROUPS_CLAIM).toBe('groups');
@@ -23,6 +27,7 @@ describe('edge config: console sign-in through OIDC', () => {
 
   it('reads the group mapping from JSON', () => {
     const config = loadConfig(EdgeConfig, {
+      ...EDGE_REQUIRED,
       RELAY_CONSOLE_OIDC_ISSUER: 'https://idp.example.com',
       RELAY_CONSOLE_OIDC_CLIENT_ID: 'console',
       RELAY_CONSOLE_OIDC_GROUP_ROLES: '{"relay-admins":"admin","auditors":"auditor"}',
@@ -43,5 +48,12 @@ describe('edge config: console sign-in through OIDC', () => {
     expect(problemsOf({ RELAY_CONSOLE_OIDC_ISSUER: 'not a url', RELAY_CONSOLE_OIDC_CLIENT_ID: 'console' })).toEqual([
       expect.stringContaining('RELAY_CONSOLE_OIDC_ISSUER must be an http(s) URL'),
     ]);
+  });
+});
+
+describe('edge config: the notifier’s public key', () => {
+  it('is required: the edge sends the notifier no secret it has not sealed', () => {
+    expect(problemsOf({ RELAY_NOTIFIER_PUBLIC_KEY: '' }).join('\n')).toMatch(/RELAY_NOTIFIER_PUBLIC_KEY is required/);
+    expect(problemsOf({ RELAY_NOTIFIER_PUBLIC_KEY: 'k:not-a-key' }).join('\n')).toMatch(/RELAY_NOTIFIER_PUBLIC_KEY key "k" must be 32 bytes/);
   });
 });

@@ -2,11 +2,16 @@ import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from 'class-validator';
 import { isIP } from 'node:net';
 import { CommonConfig } from '@app/config';
+import { IsNotifierPublicKey } from '@app/secrets';
 import { tokenIssuersProblem } from './token-issuers';
 
 export class EdgeConfig extends CommonConfig {
   /** The edge's metrics listen apart from its public port, which never serves them. */
   override METRICS_PORT = 9464;
+
+  /** The notifier's public key (`id:base64url` X25519) that an upstream agent's credential, client key or a new webhook secret is sealed to on its way to the notifier over NATS. */
+  @IsNotifierPublicKey()
+  RELAY_NOTIFIER_PUBLIC_KEY: string;
 
   @IsInt()
   @Min(0)

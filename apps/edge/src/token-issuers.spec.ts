@@ -1,3 +1,4 @@
+import { generateNotifierSealingKeyPair } from '@app/secrets';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,9 @@ import { RelayError } from '@app/contracts';
 import { EdgeConfig } from './edge.config';
 import { DEFAULT_HANDLE_CLAIM, parseTokenIssuers } from './token-issuers';
 import { bearerChallenge, invalidToken } from './auth/token-verifier';
+
+/** What EdgeConfig requires beside the values a test sets. */
+const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
 
 describe('RELAY_OIDC_ISSUERS', () => {
   it('reads a JSON list: one audience or several, the handle claim defaulting to agentrelay_handle', () => {
@@ -45,7 +49,7 @@ describe('RELAY_OIDC_ISSUERS', () => {
     expect(() => parseTokenIssuers(value)).toThrow(problem);
     let thrown: unknown;
     try {
-      loadConfig(EdgeConfig, { RELAY_OIDC_ISSUERS: value });
+      loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_OIDC_ISSUERS: value });
     } catch (error) {
       thrown = error;
     }

@@ -1,7 +1,11 @@
+import { generateNotifierSealingKeyPair } from '@app/secrets';
 import { ConfigValidationError, loadConfig } from '@app/config';
 import { approverChannelsOf, NotifierConfig, slotShares } from './notifier.config';
 
-const REQUIRED = { RELAY_SECRET_KEYS: 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=' };
+const REQUIRED = {
+  RELAY_SECRET_KEYS: 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=',
+  RELAY_NOTIFIER_SEALING_KEYS: generateNotifierSealingKeyPair('test').sealingKey,
+};
 
 describe('NotifierConfig: shares of the delivery slots', () => {
   it('gives each destination and owner a quarter of the slots by default, at least one', () => {
@@ -46,5 +50,21 @@ describe("NotifierConfig: the approvers' channels", () => {
       /RELAY_APPROVALS_WEBHOOK_SECRET/,
     );
     expect(() => loadConfig(NotifierConfig, { ...REQUIRED, RELAY_APPROVALS_SLACK_WEBHOOK_URL: 'not a url' })).toThrow(/RELAY_APPROVALS_SLACK_WEBHOOK_URL/);
+  });
+});
+
+describe('NotifierConfig: the key that opens what is sealed to the notifier', () => {
+  it('is required, and a malformed one is refused naming its id, never quoting it', () => {
+    expect(() => loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SEALING_KEYS: '' })).toThrow(/RELAY_NOTIFIER_SEALING_KEYS is required/);
+    const problem = (() => {
+      try {
+        loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SEALING_KEYS: 'old:dG9vLXNob3J0' });
+        return '';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(problem).toMatch(/RELAY_NOTIFIER_SEALING_KEYS key "old" must be 32 bytes/);
+    expect(problem).not.toContain('dG9vLXNob3J0');
   });
 });

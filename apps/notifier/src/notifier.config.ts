@@ -1,7 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateBy, ValidateIf } from 'class-validator';
 import { DatabaseServiceConfig, toBoolean } from '@app/config';
-import { IsSecretKeyList } from '@app/secrets';
+import { IsNotifierSealingKeys, IsSecretKeyList } from '@app/secrets';
 import type { ApproverChannels } from './deliveries/delivery-planner';
 import { AllowedNetworks, type PrivateTargets } from './deliveries/ssrf-guard';
 
@@ -24,6 +24,14 @@ export class NotifierConfig extends DatabaseServiceConfig {
   /** Keys that seal webhook secrets and push credentials at rest: `id:base64key,…`, the first one seals. */
   @IsSecretKeyList()
   RELAY_SECRET_KEYS: string;
+
+  /**
+   * The notifier's X25519 keys that open what other services seal to it over NATS (upstream
+   * credentials and client keys, webhook secrets, push tokens): `id:base64url,…`; the others seal to
+   * the first one's public half (RELAY_NOTIFIER_PUBLIC_KEY).
+   */
+  @IsNotifierSealingKeys()
+  RELAY_NOTIFIER_SEALING_KEYS: string;
 
   /**
    * Delays between the attempts of a delivery (after the first one), e.g. `5s,30s,5m`; units

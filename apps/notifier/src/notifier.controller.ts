@@ -20,6 +20,8 @@ import {
   type UpstreamPushedReply,
   HandleRequest,
   PutUpstreamTlsRequest,
+  UpstreamCredentialFields,
+  UpstreamTlsFields,
   UpstreamCallsRequest,
   type UpstreamCallsReply,
   type UpstreamChangeDecisionReply,
@@ -28,6 +30,7 @@ import {
 } from '@app/contracts';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
+import { SealedRequests } from './secrets/sealed-requests';
 import { WebhookSecretsService } from './secrets/webhook-secrets.service';
 import { UpstreamFollowerService } from './upstream/upstream-follower.service';
 import { UpstreamRegistrationsService } from './upstream/upstream-registrations.service';
@@ -49,6 +52,7 @@ export class NotifierController {
     @Inject(UpstreamCardsService) private readonly cards: UpstreamCardsService,
     @Inject(UpstreamTlsService) private readonly tls: UpstreamTlsService,
     @Inject(UpstreamHealthService) private readonly health: UpstreamHealthService,
+    @Inject(SealedRequests) private readonly sealed: SealedRequests,
   ) {}
 
   @MessagePattern(NOTIFIER_SUBJECTS.upstreamStatus)
@@ -75,7 +79,7 @@ export class NotifierController {
   @MessagePattern(NOTIFIER_SUBJECTS.putUpstreamTls)
   async putUpstreamTls(@Payload() request: PutUpstreamTlsRequest): Promise<UpstreamStatusView> {
     const { handle } = await this.cards.status(request.handle);
-    await this.tls.put(handle, request);
+    await this.tls.put(handle, await this.sealed.fields(UpstreamTlsFields, request.sealed_tls, 'sealed_tls'));
     return this.cards.status(handle);
   }
 
@@ -98,21 +102,28 @@ export class NotifierController {
   }
 
   @MessagePattern(NOTIFIER_SUBJECTS.resolveUpstream)
-  resolveUpstream(@Payload() request: ResolveUpstreamRequest): Promise<ResolveUpstreamReply> {
-    return this.upstream.resolve(request);
+  async resolveUpstream(@Payload() request: ResolveUpstreamRequest): Promise<ResolveUpstreamReply> {
+    const credentials =
+      request.sealed_credentials === undefined ? {} : await this.sealed.fields(UpstreamCredentialFields, request.sealed_credentials, 'sealed_credentials');
+    return this.upstream.resolve({ handle: request.handle, card_url: request.card_url, ...credentials });
   }
 
   @MessagePattern(NOTIFIER_SUBJECTS.rotateWebhookSecret)
-  async rotateWebhookSecret(@Payload() request: RotateWebhookSecretRequest): Promise<RotateWebhookSecretReply> {
-    return { webhook_secret: await this.secrets.rotate(request.handle, request.not_after) };
+  rotateWebhookSecret(@Payload() request: RotateWebhookSecretRequest): Promise<RotateWebhookSecretReply> {
+    return this.storeWebhookSecret(request);
   }
 
   /** A new agent's first webhook secret, asked by the directory while it holds the handle; an upstream agent's registration is made its own then too. */
   @MessagePattern(NOTIFIER_SUBJECTS.provisionWebhookSecret)
   async provisionWebhookSecret(@Payload() request: ProvisionWebhookSecretRequest): Promise<RotateWebhookSecretReply> {
-    const webhookSecret = await this.secrets.rotate(request.handle, request.not_after);
+    const reply = await this.storeWebhookSecret(request);
     if (request.upstream_registration !== undefined) await this.registrations.commit(request.upstream_registration, request.handle);
-    return { webhook_secret: webhookSecret };
+    return reply;
+  }
+
+  private async storeWebhookSecret(request: RotateWebhookSecretRequest): Promise<RotateWebhookSecretReply> {
+    await this.secrets.rotate(request.handle, await this.sealed.secret(request.sealed_webhook_secret, 'sealed_webhook_secret'), request.not_after);
+    return { stored: true };
   }
 
   @MessagePattern(NOTIFIER_SUBJECTS.listDeliveries)

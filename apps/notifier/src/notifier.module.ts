@@ -4,7 +4,7 @@ import { DELIVERY_CHANNELS } from '@app/contracts';
 import { poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
 import { defaultInstanceId, healthControllerFor, INSTANCE_ID } from '@app/messaging';
 import { DeliveryMetrics, JetStreamConsumerMetrics, metricsProvider, serviceMetricsModule } from '@app/metrics';
-import { SecretsModule } from '@app/secrets';
+import { NotifierUnsealer, SecretsModule } from '@app/secrets';
 import { NotifierConfig } from './notifier.config';
 import { notifierDataSourceOptions } from './database/data-source';
 import { DELIVERY_SEALED_COLUMNS, DeliveriesService } from './deliveries/deliveries.service';
@@ -16,6 +16,7 @@ import { MessagingModule } from './messaging/messaging.module';
 import { NotifierController } from './notifier.controller';
 import { EventConsumersController } from './event-consumers/event-consumers.controller';
 import { EventConsumersService } from './event-consumers/event-consumers.service';
+import { SealedRequests } from './secrets/sealed-requests';
 import { WEBHOOK_SECRET_SEALED_COLUMNS, WebhookSecretsService } from './secrets/webhook-secrets.service';
 import { AgentTargetsService } from './targets/agent-targets.service';
 import { DirectoryClient } from './targets/directory-client.service';
@@ -57,6 +58,8 @@ export class NotifierModule {
       controllers: [healthControllerFor('notifier'), NotifierController, EventConsumersController],
       providers: [
         { provide: NotifierConfig, useValue: config },
+        { provide: NotifierUnsealer, useValue: new NotifierUnsealer(config.RELAY_NOTIFIER_SEALING_KEYS) },
+        SealedRequests,
         EventConsumersService,
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },
         poolMetricsBinding(),

@@ -1,10 +1,14 @@
 import { IsInt, Max, Min } from 'class-validator';
 import { RetentionServiceConfig } from '@app/config';
-import { IsSecretKeyList } from '@app/secrets';
+import { IsNotifierPublicKey, IsSecretKeyList } from '@app/secrets';
 import { DEFAULT_OUTBOX_RELAY_OPTIONS } from './outbox/outbox.constants';
 
 export class TasksConfig extends RetentionServiceConfig {
   override METRICS_PORT = 9466;
+
+  /** The notifier's public key (`id:base64url` X25519) that a push config's token and credentials is sealed to on its way to the notifier over NATS. */
+  @IsNotifierPublicKey()
+  RELAY_NOTIFIER_PUBLIC_KEY: string;
 
   /** Keys that seal push-notification tokens and credentials at rest: `id:base64key,…`, the first one seals. */
   @IsSecretKeyList()

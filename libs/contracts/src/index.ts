@@ -8,6 +8,7 @@ export * from './media-types';
 export * from './health/health.contract';
 export * from './tasks/task.model';
 export * from './tasks/tasks.contract';
+export * from './tasks/upstream-reports.contract';
 export * from './tasks/admin-tasks.model';
 export * from './tasks/admin-tasks.contract';
 export * from './tasks/push-configs.contract';

@@ -7,6 +7,7 @@ import type { EventConsumersRpc } from './notifier/event-consumers.contract';
 import type { PushConfigRpc } from './tasks/push-configs.contract';
 import type { AdminTasksRpc } from './tasks/admin-tasks.contract';
 import type { TasksRpc } from './tasks/tasks.contract';
+import type { UpstreamReportsRpc } from './tasks/upstream-reports.contract';
 import type { ApprovalsRpc } from './tasks/approvals.contract';
 
 /**
@@ -20,6 +21,7 @@ export type RpcMap = HealthRpc &
   DirectoryRpc &
   AdminAuditRpc &
   TasksRpc &
+  UpstreamReportsRpc &
   AdminTasksRpc &
   PushConfigRpc &
   ApprovalsRpc;

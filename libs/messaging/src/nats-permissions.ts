@@ -15,6 +15,7 @@ import {
   prefixedSubject,
   TASK_EVENT_SUBJECT_PREFIX,
   TASKS_SUBJECTS,
+  UPSTREAM_REPORT_SUBJECTS,
   type RelayService,
 } from '@app/contracts';
 import { eventStreamName, RELAY_EVENTS_SUBJECT_ROOT } from './jetstream';
@@ -48,14 +49,14 @@ export interface NatsPermissions {
  * Which role calls which request subject. Every request subject of the contracts appears here once:
  * its service subscribes to it (in its queue group), the roles listed publish to it.
  */
-const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: RelayService; callers: readonly RelayNatsRole[] }> = [
+const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: RelayService; callers: readonly RelayNatsRole[]; why?: string }> = [
+  { subjects: Object.values(TASKS_SUBJECTS), service: 'tasks', callers: ['edge'] },
   {
-    subjects: Object.values(TASKS_SUBJECTS).filter((subject) => subject !== TASKS_SUBJECTS.send && subject !== TASKS_SUBJECTS.transition),
+    subjects: Object.values(UPSTREAM_REPORT_SUBJECTS),
     service: 'tasks',
-    callers: ['edge'],
+    callers: ['notifier'],
+    why: 'reports an upstream agent’s answers: the tasks service makes them as the recipient, only on a handoff delivered to an upstream agent and not held',
   },
-  // The notifier reports what an upstream agent's A2A server answered as that agent (the recipient).
-  { subjects: [TASKS_SUBJECTS.send, TASKS_SUBJECTS.transition], service: 'tasks', callers: ['edge', 'notifier'] },
   { subjects: Object.values(ADMIN_TASKS_SUBJECTS), service: 'tasks', callers: ['edge'] },
   // A person's approval or denial of a held handoff, through the admin API.
   { subjects: Object.values(APPROVALS_SUBJECTS), service: 'tasks', callers: ['edge'] },
@@ -64,16 +65,27 @@ const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: Rel
     service: 'tasks',
     callers: ['edge'],
   },
-  { subjects: [PUSH_CONFIG_SUBJECTS.target], service: 'tasks', callers: ['notifier'] },
+  {
+    subjects: [PUSH_CONFIG_SUBJECTS.target],
+    service: 'tasks',
+    callers: ['notifier'],
+    why: 'reads a push config, its token and credentials sealed to the notifier’s key',
+  },
   { subjects: [HEALTH_SUBJECTS.tasks], service: 'tasks', callers: ['edge'] },
   {
+    // acceptUpstream: an operator's acceptance of a pending card change, the one write of where the relay delivers to an upstream agent.
     subjects: Object.values(DIRECTORY_SUBJECTS).filter((subject) => subject !== DIRECTORY_SUBJECTS.getAgent && subject !== DIRECTORY_SUBJECTS.putUpstream),
     service: 'directory',
     callers: ['edge'],
   },
-  { subjects: [DIRECTORY_SUBJECTS.getAgent], service: 'directory', callers: ['edge', 'notifier'] },
-  // A refreshed upstream card (harmless changes at once, others once an operator accepted them) is the notifier's to store.
-  { subjects: [DIRECTORY_SUBJECTS.putUpstream], service: 'directory', callers: ['notifier'] },
+  // The tasks service checks that the recipient a report is made for is an upstream agent.
+  { subjects: [DIRECTORY_SUBJECTS.getAgent], service: 'directory', callers: ['edge', 'notifier', 'tasks'] },
+  {
+    subjects: [DIRECTORY_SUBJECTS.putUpstream],
+    service: 'directory',
+    callers: ['notifier'],
+    why: 'stores a refreshed card’s profile; the directory refuses any change of where or how the relay delivers',
+  },
   { subjects: Object.values(ADMIN_AUDIT_SUBJECTS), service: 'directory', callers: ['edge'] },
   { subjects: [HEALTH_SUBJECTS.directory], service: 'directory', callers: ['edge'] },
   {
@@ -140,7 +152,7 @@ function requestGrants(role: RelayNatsRole, subjectPrefix: string): { publish: N
   for (const entry of REQUEST_CALLERS) {
     for (const subject of entry.subjects) {
       const prefixed = prefixedSubject(subjectPrefix, subject);
-      if (entry.callers.includes(role)) publish.push({ subject: prefixed, why: `calls the ${entry.service} service` });
+      if (entry.callers.includes(role)) publish.push({ subject: prefixed, why: entry.why ?? `calls the ${entry.service} service` });
       if (entry.service === role)
         subscribe.push({ subject: prefixedSubject(subjectPrefix, SUBJECTS_ADDRESSED_BY_NAME[subject] ?? subject), why: `answers it (queue group ${role})` });
     }

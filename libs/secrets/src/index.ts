@@ -1,4 +1,6 @@
 export * from './secret-cipher';
+export * from './notifier-sealing';
+export * from './webhook-secret';
 export * from './secret-keys.validator';
 export * from './reseal';
 export * from './secrets.module';

@@ -1,4 +1,5 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
+import { NotifierSealingKeyError, parseNotifierPublicKey, parseNotifierSealingKeys } from './notifier-sealing';
 import { parseSecretKeys, SecretKeyError } from './secret-cipher';
 
 /** Validates a `RELAY_SECRET_KEYS` value at boot; the message names the problem, never the key. */
@@ -28,4 +29,50 @@ export function IsSecretKeyList(options: ValidationOptions = {}): PropertyDecora
       },
     });
   };
+}
+
+function keyValidator(name: string, required: string, parse: (value: string) => unknown): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) => {
+    let problem = required;
+    registerDecorator({
+      name,
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: { message: () => problem },
+      validator: {
+        validate(value: unknown): boolean {
+          if (typeof value !== 'string') {
+            problem = required;
+            return false;
+          }
+          try {
+            parse(value);
+            return true;
+          } catch (error) {
+            if (!(error instanceof NotifierSealingKeyError)) throw error;
+            problem = error.message;
+            return false;
+          }
+        },
+      },
+    });
+  };
+}
+
+/** Validates the notifier's `RELAY_NOTIFIER_SEALING_KEYS` at boot; the message never quotes a key. */
+export function IsNotifierSealingKeys(): PropertyDecorator {
+  return keyValidator(
+    'isNotifierSealingKeys',
+    'RELAY_NOTIFIER_SEALING_KEYS is required: id:base64url X25519 private keys, comma-separated (npm run notifier:sealing-key)',
+    parseNotifierSealingKeys,
+  );
+}
+
+/** Validates `RELAY_NOTIFIER_PUBLIC_KEY` (edge, directory, tasks) at boot. */
+export function IsNotifierPublicKey(): PropertyDecorator {
+  return keyValidator(
+    'isNotifierPublicKey',
+    "RELAY_NOTIFIER_PUBLIC_KEY is required: id:base64url, the public half of the notifier's first RELAY_NOTIFIER_SEALING_KEYS entry",
+    parseNotifierPublicKey,
+  );
 }

@@ -20,6 +20,7 @@ function status(health: Partial<UpstreamStatusView['health']>, pending = false):
       last_refresh_at: null,
       last_refresh_error: null,
       pending_change: pending ? { detected_at: '2026-01-01T00:00:00.000Z', card_fetched_at: '2026-01-01T00:00:00.000Z', changes: [] } : null,
+      pending_upstream: null,
     },
     tls: null,
     health: { last_success_at: null, last_failure_at: null, last_failure_method: null, last_failure_reason: null, breaker: 'closed', ...health },

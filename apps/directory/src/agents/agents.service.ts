@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull, MoreThan, QueryFailedError, type EntityManager, type FindOptionsWhere } from 'typeorm';
@@ -24,6 +25,8 @@ import {
   type TokenSubject,
   type UpdateAgentRequest,
   type PutAgentUpstreamRequest,
+  type AcceptAgentUpstreamRequest,
+  type UpstreamInterface,
 } from '@app/contracts';
 import { AgentEventsPublisher } from '../events/agent-events.publisher';
 import { AgentEntity } from './agent.entity';
@@ -33,6 +36,18 @@ import { findKeyOwner, findTokenAgents } from './hot-lookups';
 import { KeyFilterPublisher } from './key-filter-publisher';
 import { WebhookSecretProvisioner } from './webhook-secret-provisioner';
 import { pgPoolOf } from '@app/database';
+
+/** What of an upstream interface only an operator's acceptance changes: a card refresh may change `card_fetched_at` alone. */
+const UPSTREAM_REVIEWED_FIELDS = [
+  'card_url',
+  'url',
+  'binding',
+  'protocol_version',
+  'streaming',
+  'push_notifications',
+  'auth_scheme',
+  'auth_header',
+] as const satisfies ReadonlyArray<Exclude<keyof UpstreamInterface, 'card_fetched_at'>>;
 
 const DEFAULT_PAGE_SIZE = 50;
 
@@ -281,17 +296,49 @@ export class AgentsService {
     return toAgentRecord(agent);
   }
 
-  /** The notifier's refresh of an upstream agent's card: its interface, and the profile fields the card changed. */
+  /**
+   * The notifier's refresh of an upstream agent's card: the profile fields the card changed, and
+   * when it was read. Where and how the relay delivers (URL, binding, version, capabilities, card
+   * URL, credential scheme) changes only through an operator's acceptance (`acceptUpstream`).
+   */
   async putUpstream(request: PutAgentUpstreamRequest): Promise<AgentRecord> {
+    return this.writeUpstream(request.handle, (current) => {
+      const changed = UPSTREAM_REVIEWED_FIELDS.filter((field) => !isDeepStrictEqual(current[field], request.upstream[field]));
+      if (changed.length > 0) {
+        throw new RelayError(
+          'invalid_params',
+          `upstream: a card refresh may not change ${changed.join(', ')}: such a change waits for an operator to accept it`,
+          { field: 'upstream', changed },
+        );
+      }
+      return {
+        upstream: { ...current, card_fetched_at: request.upstream.card_fetched_at },
+        ...(request.name !== undefined ? { name: request.name } : {}),
+        ...(request.description !== undefined ? { description: request.description } : {}),
+        ...(request.skills !== undefined ? { skills: request.skills } : {}),
+      };
+    });
+  }
+
+  /** An operator accepted a pending card change (admin API): deliveries use this interface from here on. */
+  async acceptUpstream(request: AcceptAgentUpstreamRequest): Promise<AgentRecord> {
+    return this.writeUpstream(request.handle, () => ({ upstream: { ...request.upstream } }));
+  }
+
+  private async writeUpstream(
+    handle: string,
+    change: (current: UpstreamInterface) => { upstream: UpstreamInterface; name?: string; description?: string | null; skills?: string[] },
+  ): Promise<AgentRecord> {
     const agent = await this.dataSource.transaction(async (manager) => {
-      const current = await this.findAgent(manager, request.handle, true);
+      const current = await this.findAgent(manager, handle, true);
       if (!current.upstream) {
         throw new RelayError('invalid_params', `handle: ${current.handle} is not an upstream agent`, { field: 'handle' });
       }
-      current.upstream = { ...request.upstream };
-      if (request.name !== undefined) current.name = request.name;
-      if (request.description !== undefined) current.description = request.description;
-      if (request.skills !== undefined) current.skills = uniqueSkills(request.skills);
+      const next = change(current.upstream);
+      current.upstream = next.upstream;
+      if (next.name !== undefined) current.name = next.name;
+      if (next.description !== undefined) current.description = next.description;
+      if (next.skills !== undefined) current.skills = uniqueSkills(next.skills);
       current.updatedAt = new Date();
       const saved = await manager.getRepository(AgentEntity).save(current);
       await this.events.record(manager, saved);

@@ -1,3 +1,4 @@
+import { generateNotifierSealingKeyPair } from '@app/secrets';
 import { jest } from '@jest/globals';
 import { loadConfig } from '@app/config';
 import { RelayError, type AgentIdentity } from '@app/contracts';
@@ -9,8 +10,11 @@ import { AuthFailureThrottle } from './auth-failure-throttle';
 import type { KeyFilter, KeyFilterVerdict } from './key-filter';
 import { TokenVerifier } from './token-verifier';
 
+/** What EdgeConfig requires beside the values a test sets. */
+const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
+
 /** No identity provider configured: tokens are not looked at. */
-const NO_TOKENS = new TokenVerifier(loadConfig(EdgeConfig, {}));
+const NO_TOKENS = new TokenVerifier(loadConfig(EdgeConfig, EDGE_REQUIRED));
 
 const KEY = `ah_live_${'ABCDEFGH234567QR'.repeat(2)}`;
 const IDENTITY: AgentIdentity = { id: 'a1', handle: 'bob@acme', name: 'Bob', role: null, org: 'acme' };
@@ -37,7 +41,11 @@ describe('AgentAuthenticator', () => {
     const authenticate = jest.fn(reply);
     return {
       authenticate,
-      authenticator: new AgentAuthenticator({ authenticate } as unknown as DirectoryLookups, new AuthFailureThrottle(loadConfig(EdgeConfig, {})), NO_TOKENS),
+      authenticator: new AgentAuthenticator(
+        { authenticate } as unknown as DirectoryLookups,
+        new AuthFailureThrottle(loadConfig(EdgeConfig, EDGE_REQUIRED)),
+        NO_TOKENS,
+      ),
     };
   }
 
@@ -56,7 +64,7 @@ describe('AgentAuthenticator', () => {
   });
 
   it('answers 429 to an address past its failures without asking the directory, and lets a key it accepted through', async () => {
-    const throttle = new AuthFailureThrottle(loadConfig(EdgeConfig, { RELAY_AUTH_FAILURES_PER_WINDOW: '3' }));
+    const throttle = new AuthFailureThrottle(loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_AUTH_FAILURES_PER_WINDOW: '3' }));
     const authenticate = jest.fn(async (key: string) => {
       if (key === KEY) return IDENTITY;
       throw new RelayError('unauthenticated', 'Invalid API key');
@@ -87,7 +95,7 @@ describe('AgentAuthenticator', () => {
 });
 
 describe('AuthFailureThrottle', () => {
-  const config = loadConfig(EdgeConfig, { RELAY_AUTH_FAILURES_PER_WINDOW: '2', RELAY_AUTH_FAILURE_WINDOW_MS: '10000' });
+  const config = loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_AUTH_FAILURES_PER_WINDOW: '2', RELAY_AUTH_FAILURE_WINDOW_MS: '10000' });
 
   it('blocks a secret from any address by its whole value, never by a shared prefix, and forgets failures once the window is over', () => {
     const throttle = new AuthFailureThrottle(config);
@@ -126,7 +134,7 @@ describe('AuthFailureThrottle', () => {
 });
 
 describe('AuthFailureThrottle with the key filter', () => {
-  const config = loadConfig(EdgeConfig, { RELAY_AUTH_FAILURES_PER_WINDOW: '2', RELAY_AUTH_FAILURE_WINDOW_MS: '10000' });
+  const config = loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_AUTH_FAILURES_PER_WINDOW: '2', RELAY_AUTH_FAILURE_WINDOW_MS: '10000' });
   const listedKey = `ah_live_${'L'.repeat(32)}`;
   const newKey = `ah_live_${'N'.repeat(32)}`;
   function filterOf(verdicts: Record<string, KeyFilterVerdict>, otherwise: KeyFilterVerdict): Pick<KeyFilter, 'verdict'> {
@@ -190,16 +198,18 @@ describe('isAdminToken', () => {
 
 describe('RELAY_ADMIN_TOKEN', () => {
   it('may not be shaped like an agent key', () => {
-    expect(() => loadConfig(EdgeConfig, { RELAY_ADMIN_TOKEN: KEY })).toThrow(/agent API key/);
-    expect(loadConfig(EdgeConfig, { RELAY_ADMIN_TOKEN: 'admin-token-0123456789abcdef' }).RELAY_ADMIN_TOKEN).toBe('admin-token-0123456789abcdef');
+    expect(() => loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_ADMIN_TOKEN: KEY })).toThrow(/agent API key/);
+    expect(loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_ADMIN_TOKEN: 'admin-token-0123456789abcdef' }).RELAY_ADMIN_TOKEN).toBe(
+      'admin-token-0123456789abcdef',
+    );
   });
 });
 
 describe('RELAY_TRUSTED_PROXIES', () => {
   it('reads a comma-separated list of addresses, CIDR ranges and proxy-addr names, none by default', () => {
-    expect(loadConfig(EdgeConfig, {}).RELAY_TRUSTED_PROXIES).toEqual([]);
-    expect(loadConfig(EdgeConfig, { RELAY_TRUSTED_PROXIES: '' }).RELAY_TRUSTED_PROXIES).toEqual([]);
-    expect(loadConfig(EdgeConfig, { RELAY_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7, loopback' }).RELAY_TRUSTED_PROXIES).toEqual([
+    expect(loadConfig(EdgeConfig, EDGE_REQUIRED).RELAY_TRUSTED_PROXIES).toEqual([]);
+    expect(loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_TRUSTED_PROXIES: '' }).RELAY_TRUSTED_PROXIES).toEqual([]);
+    expect(loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7, loopback' }).RELAY_TRUSTED_PROXIES).toEqual([
       '10.0.0.0/8',
       'fd00::/8',
       '192.0.2.7',
@@ -209,7 +219,7 @@ describe('RELAY_TRUSTED_PROXIES', () => {
 
   it('refuses anything else at boot, naming the key', () => {
     for (const value of ['10.0.0.0/33', 'proxy.internal', '10.0.0.0/8/1', '::1/129', '*']) {
-      expect(() => loadConfig(EdgeConfig, { RELAY_TRUSTED_PROXIES: value })).toThrow(/RELAY_TRUSTED_PROXIES/);
+      expect(() => loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_TRUSTED_PROXIES: value })).toThrow(/RELAY_TRUSTED_PROXIES/);
     }
   });
 });

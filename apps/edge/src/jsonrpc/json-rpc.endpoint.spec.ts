@@ -1,3 +1,4 @@
+import { generateNotifierSealingKeyPair } from '@app/secrets';
 import { jest } from '@jest/globals';
 import { EventEmitter } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -15,6 +16,9 @@ import { SseWriter, SSE_KEEP_ALIVE_MS } from '../endpoint/sse-writer';
 import { JsonRpcEndpoint } from './json-rpc.endpoint';
 import { EventStream } from '../streams/task-streams';
 import type { DialectMethods } from '../methods/dialect-methods';
+
+/** What EdgeConfig requires beside the values a test sets. */
+const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
 
 /** The raw response of a hijacked reply: records what is written. */
 class FakeRaw extends EventEmitter {
@@ -62,7 +66,7 @@ function fakeReplyFields(raw: FakeRaw) {
   return reply;
 }
 
-function endpoint(stream: EventStream, config = loadConfig(EdgeConfig, {})): JsonRpcEndpoint {
+function endpoint(stream: EventStream, config = loadConfig(EdgeConfig, EDGE_REQUIRED)): JsonRpcEndpoint {
   const authenticator = { authenticate: async () => ({ id: 'a1', handle: 'alice@acme', name: 'Alice', role: null }) } as unknown as AgentAuthenticator;
   const rateLimiter = { consume: async () => ({ allowed: true, limit: 60, retryAfterSeconds: 0 }) } as unknown as RateLimiter;
   const a2a: DialectMethods = { handle: async () => stream };
@@ -124,7 +128,7 @@ describe('JsonRpcEndpoint streams', () => {
       yield { id: '1', event: { task: { id: 'T1' } } };
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
     });
-    const relay = endpoint(stream, loadConfig(EdgeConfig, { RELAY_STREAMS_PER_AGENT: '2' }));
+    const relay = endpoint(stream, loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_STREAMS_PER_AGENT: '2' }));
     const raws = [new FakeRaw(), new FakeRaw()];
     const answers = raws.map((raw) => relay.answer(request, fakeReply(raw), 'bob@acme'));
     const refused: { status?: number; body?: unknown } = {};

@@ -1,4 +1,5 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { NotifierSealer } from '@app/secrets';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { AuthModule } from '../auth/auth.module';
@@ -36,7 +37,16 @@ import { AdminTasksController } from './tasks/admin-tasks.controller';
     ApprovalsController,
     AdminAuditController,
   ],
-  providers: [AdminTokenGuard, ConsoleSessions, ConsoleOidc, AdminAudit, AdminAuditInterceptor, AdminEventStreams, AdminEventLimits],
+  providers: [
+    AdminTokenGuard,
+    ConsoleSessions,
+    ConsoleOidc,
+    AdminAudit,
+    AdminAuditInterceptor,
+    AdminEventStreams,
+    AdminEventLimits,
+    { provide: NotifierSealer, inject: [EdgeConfig], useFactory: (config: EdgeConfig) => new NotifierSealer(config.RELAY_NOTIFIER_PUBLIC_KEY) },
+  ],
 })
 export class OperatorModule implements OnModuleInit {
   constructor(

@@ -1,7 +1,11 @@
+import { generateNotifierSealingKeyPair } from '@app/secrets';
 import { ConfigValidationError, loadConfig } from '@app/config';
 import { RelayError } from '@app/contracts';
 import { EdgeConfig } from '../edge.config';
 import { StreamIds } from './stream-ids';
+
+/** What EdgeConfig requires beside the values a test sets. */
+const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
 
 const key = Buffer.alloc(32, 1).toString('base64');
 
@@ -49,10 +53,10 @@ describe('StreamIds', () => {
   });
 
   it('takes RELAY_STREAM_ID_KEY only as the base64 of 32 bytes, checked at boot', () => {
-    expect(loadConfig(EdgeConfig, { RELAY_STREAM_ID_KEY: key }).RELAY_STREAM_ID_KEY).toBe(key);
-    expect(loadConfig(EdgeConfig, { RELAY_STREAM_ID_KEY: '' }).RELAY_STREAM_ID_KEY).toBeUndefined();
+    expect(loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_STREAM_ID_KEY: key }).RELAY_STREAM_ID_KEY).toBe(key);
+    expect(loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_STREAM_ID_KEY: '' }).RELAY_STREAM_ID_KEY).toBeUndefined();
     for (const wrong of [Buffer.alloc(16, 1).toString('base64'), 'not base64 at all, but 44 characters long!!', key.slice(0, -1)]) {
-      expect(() => loadConfig(EdgeConfig, { RELAY_STREAM_ID_KEY: wrong })).toThrow(ConfigValidationError);
+      expect(() => loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_STREAM_ID_KEY: wrong })).toThrow(ConfigValidationError);
     }
   });
 });

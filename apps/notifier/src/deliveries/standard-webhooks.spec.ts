@@ -1,4 +1,5 @@
-import { generateWebhookSecret, signWebhook, standardWebhookHeaders } from './standard-webhooks';
+import { generateWebhookSecret } from '@app/secrets';
+import { signWebhook, standardWebhookHeaders } from './standard-webhooks';
 
 describe('Standard Webhooks signing', () => {
   it('matches the reference vector of the specification', () => {

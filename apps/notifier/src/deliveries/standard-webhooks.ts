@@ -1,10 +1,5 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { WEBHOOK_SECRET_PREFIX } from '@app/contracts';
-
-/** A new Standard Webhooks secret: `whsec_` + base64 of 32 random bytes. */
-export function generateWebhookSecret(): string {
-  return `${WEBHOOK_SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
-}
 
 /**
  * The Standard Webhooks signature: base64 HMAC-SHA256, keyed with the secret's base64-decoded

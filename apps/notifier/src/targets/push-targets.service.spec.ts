@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { PushConfigEvent, PushTargetReply } from '@app/contracts';
 import type { NatsRpcClient } from '@app/messaging';
-import { generateSecretKeyEntry, SecretCipher } from '@app/secrets';
+import { generateNotifierSealingKeyPair, generateSecretKeyEntry, NotifierSealer, NotifierUnsealer, SecretCipher } from '@app/secrets';
 import { PushTargetsService } from './push-targets.service';
 
 const TASK = 'task-1';
@@ -19,8 +19,28 @@ function event(owner: string, configId: string, at: string, deleted = false): Pu
   };
 }
 
-function reply(token: string, credentials: string): PushTargetReply {
-  return { target: { version: '1.0', url: `https://hooks.example.com/${token}`, token, authentication: { schemes: ['Bearer'], credentials } } };
+interface PlainReply {
+  token: string;
+  credentials: string;
+}
+
+function reply(token: string, credentials: string): PlainReply {
+  return { token, credentials };
+}
+
+const notifierKeys = generateNotifierSealingKeyPair('current');
+const sealer = new NotifierSealer(notifierKeys.publicKey);
+
+/** What the tasks service answers: the token and credentials sealed to the notifier's key. */
+async function sealedReply({ token, credentials }: PlainReply): Promise<PushTargetReply> {
+  return {
+    target: {
+      version: '1.0',
+      url: `https://hooks.example.com/${token}`,
+      sealed_token: await sealer.seal(token),
+      authentication: { schemes: ['Bearer'], sealed_credentials: await sealer.seal(credentials) },
+    },
+  };
 }
 
 describe('PushTargetsService', () => {
@@ -28,7 +48,7 @@ describe('PushTargetsService', () => {
   let cipher: SecretCipher;
   let queries: Array<{ sql: string; params: unknown[] }>;
   let storedRows: unknown[];
-  let replies: Map<string, PushTargetReply | Error>;
+  let replies: Map<string, PlainReply | Error>;
   let fetched: string[];
   let inFlight: number;
   let mostInFlight: number;
@@ -55,12 +75,12 @@ describe('PushTargetsService', () => {
         mostInFlight = Math.max(mostInFlight, inFlight);
         await new Promise((resolve) => setImmediate(resolve));
         inFlight -= 1;
-        const answer = replies.get(`${request.owner}/${request.config_id}`) ?? { target: null };
+        const answer = replies.get(`${request.owner}/${request.config_id}`);
         if (answer instanceof Error) throw answer;
-        return answer;
+        return answer ? sealedReply(answer) : { target: null };
       },
     } as unknown as NatsRpcClient;
-    service = new PushTargetsService(dataSource, rpc, cipher);
+    service = new PushTargetsService(dataSource, rpc, cipher, new NotifierUnsealer(notifierKeys.sealingKey));
   });
 
   it('keeps the configs of two owners with the same id apart, and deleting one leaves the other', async () => {

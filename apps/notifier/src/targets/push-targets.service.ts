@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { PUSH_CONFIG_SUBJECTS, type PushConfigEvent, type WireVersion, type PushTargetReply } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
-import { SecretCipher, SecretDecryptionError, type SealedColumn } from '@app/secrets';
+import { NotifierUnsealer, SecretCipher, SecretDecryptionError, type SealedColumn } from '@app/secrets';
 import type { PushTarget } from '../deliveries/push-payload';
 
 /** The token and credentials of each copy are stored sealed (AES-256-GCM under RELAY_SECRET_KEYS). */
@@ -40,7 +40,12 @@ interface PushTargetRow {
   created_at: Date;
 }
 
-type FetchedTarget = NonNullable<PushTargetReply['target']>;
+interface FetchedTarget {
+  version: NonNullable<PushTargetReply['target']>['version'];
+  url: string;
+  token: string | null;
+  authentication: { schemes: string[]; credentials: string | null } | null;
+}
 
 /** Config ids are chosen by each owner: a config is one owner's id on one task. */
 function keyOf(target: Pick<PushTarget, 'owner_handle' | 'config_id'>): string {
@@ -82,6 +87,7 @@ export class PushTargetsService implements OnModuleInit {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
+    @Inject(NotifierUnsealer) private readonly unsealer: NotifierUnsealer,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -196,9 +202,19 @@ export class PushTargetsService implements OnModuleInit {
     return targets;
   }
 
+  /** The config from the tasks service, its token and credentials opened with the notifier's key. */
   private async fetch(event: PushConfigEvent): Promise<FetchedTarget | null> {
     const { target } = await this.rpc.request(PUSH_CONFIG_SUBJECTS.target, { task_id: event.task_id, owner: event.owner, config_id: event.config_id });
-    return target;
+    if (!target) return null;
+    const open = (sealed: string | null): Promise<string | null> => (sealed === null ? Promise.resolve(null) : this.unsealer.open(sealed));
+    return {
+      version: target.version,
+      url: target.url,
+      token: await open(target.sealed_token),
+      authentication: target.authentication
+        ? { schemes: target.authentication.schemes, credentials: await open(target.authentication.sealed_credentials) }
+        : null,
+    };
   }
 
   private sealed(event: PushConfigEvent, target: FetchedTarget): SealedPushTarget {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -83,6 +84,11 @@ function digestOf(changes: readonly UpstreamCardChange[]): string {
 }
 
 const iso = (value: Date | null): string | null => (value ? new Date(value).toISOString() : null);
+
+/** Whether two interfaces deliver alike (when the card was read aside). */
+function sameInterface(left: UpstreamInterface, right: UpstreamInterface): boolean {
+  return isDeepStrictEqual({ ...left, card_fetched_at: null }, { ...right, card_fetched_at: null });
+}
 
 /**
  * Upstream agents' cards after registration: read again on demand (admin API) and on a schedule
@@ -243,7 +249,11 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
     return this.refreshReply(agent.handle, current, outcome, diff.changes, null);
   }
 
-  /** An operator accepts the pending change: the directory's interface (what deliveries use) becomes the new card's. */
+  /**
+   * Records an operator's acceptance of the pending change, once the directory's interface (what
+   * deliveries use) is the one the change makes: the edge writes that through the directory's
+   * operator-only subject first, so nothing the notifier may publish moves where the relay delivers.
+   */
   async accept(handle: string): Promise<UpstreamChangeDecisionReply> {
     const agent = await this.upstreamAgent(handle);
     const row = await this.row(agent.handle);
@@ -258,7 +268,15 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
       });
     }
     const next = interfaceOf(upstream, accepted, row.pending.card_fetched_at);
-    await this.rpc.request(DIRECTORY_SUBJECTS.putUpstream, { handle: agent.handle, upstream: next });
+    if (!sameInterface(upstream, next)) {
+      throw new RelayError(
+        'state_changed',
+        `The directory does not deliver ${agent.handle}'s handoffs to the pending change's interface yet: accept it again`,
+        {
+          handle: agent.handle,
+        },
+      );
+    }
     await this.dataSource.query(
       `UPDATE "notifier"."upstream_agents" SET "accepted" = $2, "pending" = NULL, "pending_card" = NULL, "rejected_digest" = NULL, "updated_at" = now() WHERE "handle" = $1`,
       [agent.handle, JSON.stringify(accepted)],
@@ -364,7 +382,13 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
     return {
       handle,
       upstream,
-      card: { last_refresh_at: iso(row?.last_refresh_at ?? null), last_refresh_error: row?.last_refresh_error ?? null, pending_change: row?.pending ?? null },
+      card: {
+        last_refresh_at: iso(row?.last_refresh_at ?? null),
+        last_refresh_error: row?.last_refresh_error ?? null,
+        pending_change: row?.pending ?? null,
+        pending_upstream:
+          row?.pending && row.accepted ? interfaceOf(upstream, withChanges(row.accepted, row.pending.changes), row.pending.card_fetched_at) : null,
+      },
       tls: await this.tls.info(handle),
       health: {
         last_success_at: iso(row?.last_success_at ?? null),

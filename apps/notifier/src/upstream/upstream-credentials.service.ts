@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { UpstreamAuthFields, UpstreamAuthScheme } from '@app/contracts';
+import type { UpstreamAuthFields, UpstreamAuthScheme, UpstreamInterface } from '@app/contracts';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { NotifierConfig } from '../notifier.config';
 import { UpstreamHealthService } from './upstream-health.service';
@@ -107,8 +107,18 @@ export class UpstreamCredentialsService {
     return row ? { scheme: row.scheme, header_name: row.header_name, secret: this.cipher.open(row.secret), oauth2: row.oauth2 } : null;
   }
 
-  /** The header (and its value) the agent's credential puts on each request to its server; an OAuth2 token is fetched when none is kept. */
-  async headers(handle: string): Promise<Record<string, string>> {
+  /**
+   * The header (and its value) the agent's credential puts on each request to its server; an OAuth2
+   * token is fetched when none is kept. Every request to an upstream asks for it, so none is made to
+   * an interface other than the card the notifier accepted (its own record, which no NATS user writes).
+   */
+  async headers(handle: string, upstream: UpstreamInterface): Promise<Record<string, string>> {
+    const [accepted] = (await this.dataSource.query(`SELECT "accepted"->>'url' AS "url" FROM "notifier"."upstream_agents" WHERE "handle" = $1`, [
+      handle,
+    ])) as Array<{ url: string | null }>;
+    if (accepted?.url && accepted.url !== upstream.url) {
+      throw new Error(`${handle}'s interface ${upstream.url} is not the card the notifier accepted (${accepted.url}): nothing is sent there`);
+    }
     const credential = await this.get(handle);
     if (!credential) return {};
     if (credential.scheme === 'bearer') return { Authorization: `Bearer ${credential.secret}` };

@@ -129,7 +129,7 @@ export class UpstreamDeliveryService {
     try {
       const fetchImpl = await this.health.fetchFor(recipient.handle, timeoutMs);
       const client = await upstreamClient(upstream, fetchImpl, {
-        ...(await this.credentials.headers(recipient.handle)),
+        ...(await this.credentials.headers(recipient.handle, upstream)),
         [SENDER_HEADER]: body.sender,
         [RELAY_TASK_HEADER]: body.task_id,
       });

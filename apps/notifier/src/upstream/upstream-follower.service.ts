@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
-import { isTerminalState, RelayError, TASK_LIMITS, TASKS_SUBJECTS, type ParticipantRef, type UpstreamInterface } from '@app/contracts';
+import { isTerminalState, RelayError, TASK_LIMITS, UPSTREAM_REPORT_SUBJECTS, type ParticipantRef, type UpstreamInterface } from '@app/contracts';
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
@@ -494,7 +494,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     if (!agent?.upstream) throw new Error(`${row.recipient.handle} is no longer an upstream agent`);
     const fetchImpl = await this.health.fetchFor(row.recipient.handle, agent.webhook_timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS);
     const client = await upstreamClient(agent.upstream, fetchImpl, {
-      ...(await this.credentials.headers(row.recipient.handle)),
+      ...(await this.credentials.headers(row.recipient.handle, agent.upstream)),
       [RELAY_TASK_HEADER]: row.task_id,
     });
     return { client, upstream: agent.upstream };
@@ -532,23 +532,19 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   private async apply(row: FollowRow, step: ReportStep): Promise<'made' | 'task_ended'> {
     try {
       if (step.kind === 'append') {
-        await this.rpc.request(TASKS_SUBJECTS.send, {
-          caller: row.recipient,
+        await this.rpc.request(UPSTREAM_REPORT_SUBJECTS.append, {
           task_id: row.task_id,
           message: step.message,
           ...(step.artifacts ? { artifacts: step.artifacts } : {}),
-          history_length: 0,
         });
       } else {
-        await this.rpc.request(TASKS_SUBJECTS.transition, {
-          caller_id: row.recipient.id,
+        await this.rpc.request(UPSTREAM_REPORT_SUBJECTS.transition, {
           task_id: row.task_id,
           transition: step.transition,
           ...(step.message ? { message: step.message } : {}),
           ...(step.artifacts ? { artifacts: step.artifacts } : {}),
           ...(step.reason ? { reason: step.reason } : {}),
           ...(step.result_summary ? { result_summary: step.result_summary } : {}),
-          history_length: 0,
         });
       }
       return 'made';

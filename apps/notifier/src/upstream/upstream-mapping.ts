@@ -11,7 +11,7 @@ import {
   type PartDto,
   type PartView,
   type TaskState as RelayState,
-  type Transition,
+  type UpstreamReportCommand,
 } from '@app/contracts';
 
 /** What of an upstream task the relay task already holds: its state as the relay applied it, the messages and artifacts reported. */
@@ -27,7 +27,7 @@ export const NOTHING_REPORTED: ReportedProgress = { relay_state: 'pending', mess
 
 /** One change the relay task needs, made by the recipient (the upstream agent) through the tasks service. */
 export type ReportStep =
-  | { kind: 'transition'; transition: Transition | 'progress'; message?: MessageInput; artifacts?: ArtifactInput[]; reason?: string; result_summary?: string }
+  | { kind: 'transition'; transition: UpstreamReportCommand; message?: MessageInput; artifacts?: ArtifactInput[]; reason?: string; result_summary?: string }
   | { kind: 'append'; message: MessageInput; artifacts?: ArtifactInput[] };
 
 /** A relay part as an A2A v1.0 part of the official SDK. */

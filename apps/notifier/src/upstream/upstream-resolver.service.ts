@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { RelayError, type ResolveUpstreamReply, type ResolveUpstreamRequest } from '@app/contracts';
+import { RelayError, type ResolveUpstreamReply, type UpstreamRegistrationFields } from '@app/contracts';
 import type { ParsedAgentCard } from './agent-card';
 import { snapshotOf } from './card-diff';
 import { OAuth2TokenError } from './oauth2-token';
@@ -32,7 +32,8 @@ export class UpstreamResolverService {
     @Inject(UpstreamRegistrationsService) private readonly registrations: UpstreamRegistrationsService,
   ) {}
 
-  async resolve(request: ResolveUpstreamRequest): Promise<ResolveUpstreamReply> {
+  /** A registration's fields, the credentials opened from what the edge sealed. */
+  async resolve(request: UpstreamRegistrationFields & { handle: string }): Promise<ResolveUpstreamReply> {
     const startedAt = Date.now();
     const tls = request.tls ? checkedTls(request.tls).tls : null;
     let card: ParsedAgentCard;

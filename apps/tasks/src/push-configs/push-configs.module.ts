@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { NotifierSealer } from '@app/secrets';
 import { TasksConfig } from '../tasks.config';
 import { PushConfigsController } from './push-configs.controller';
 import { PushConfigsService } from './push-configs.service';
@@ -10,7 +11,11 @@ export class PushConfigsModule {
     return {
       module: PushConfigsModule,
       controllers: [PushConfigsController],
-      providers: [PushConfigsService, { provide: TasksConfig, useValue: config }],
+      providers: [
+        PushConfigsService,
+        { provide: TasksConfig, useValue: config },
+        { provide: NotifierSealer, useValue: new NotifierSealer(config.RELAY_NOTIFIER_PUBLIC_KEY) },
+      ],
     };
   }
 }

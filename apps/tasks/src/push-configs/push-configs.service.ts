@@ -20,7 +20,7 @@ import {
   type SetPushConfigRequest,
 } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
-import { SecretCipher, type SealedColumn } from '@app/secrets';
+import { NotifierSealer, SecretCipher, type SealedColumn } from '@app/secrets';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
 import { partyOf } from '../tasks/rules/state-machine';
 import { TasksConfig } from '../tasks.config';
@@ -78,6 +78,7 @@ export class PushConfigsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
     @Inject(TasksConfig) private readonly config: TasksConfig,
+    @Inject(NotifierSealer) private readonly sealer: NotifierSealer,
   ) {}
 
   async set(request: SetPushConfigRequest): Promise<PushConfigView> {
@@ -154,7 +155,7 @@ export class PushConfigsService {
     });
   }
 
-  /** One config with its secrets in full, for the notifier that delivers to it (internal subject). */
+  /** One config with its secrets sealed to the notifier's key, for the notifier that delivers to it (internal subject). */
   async target(request: PushTargetRequest): Promise<PushTargetReply> {
     const [row]: PushConfigRow[] = await this.dataSource.query(
       `SELECT ${COLUMNS} FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "owner_handle" = $2 AND "id" = $3 ORDER BY "updated_at" DESC LIMIT 1`,
@@ -166,8 +167,10 @@ export class PushConfigsService {
       target: {
         version: config.version,
         url: config.url,
-        token: config.token,
-        authentication: config.auth_schemes ? { schemes: config.auth_schemes, credentials: config.auth_credentials } : null,
+        sealed_token: config.token === null ? null : await this.sealer.seal(config.token),
+        authentication: config.auth_schemes
+          ? { schemes: config.auth_schemes, sealed_credentials: config.auth_credentials === null ? null : await this.sealer.seal(config.auth_credentials) }
+          : null,
       },
     };
   }

@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TasksConfig } from '../tasks.config';
 import { AdminOverview } from './admin/overview';
 import { AdminTaskCounts } from './admin/task-counts';
 import { AdminTaskEvents } from './admin/task-events';
@@ -14,23 +15,34 @@ import { SendTask } from './use-cases/send-task';
 import { TaskRepository } from './store/task-repository';
 import { TasksController } from './tasks.controller';
 import { TransitionTask } from './use-cases/transition-task';
+import { ReportUpstream } from './upstream-reports/report-upstream';
+import { UpstreamRecipients } from './upstream-reports/upstream-recipients';
+import { UpstreamReportsController } from './upstream-reports/upstream-reports.controller';
 
-@Module({
-  controllers: [TasksController, AdminTasksController],
-  providers: [
-    TaskRepository,
-    SendIdempotency,
-    SendTask,
-    TransitionTask,
-    ReadTasks,
-    TaskSearch,
-    SearchTasks,
-    ListAdminTasks,
-    GetAdminTask,
-    SearchAdminTasks,
-    AdminTaskEvents,
-    AdminTaskCounts,
-    AdminOverview,
-  ],
-})
-export class TasksModule {}
+@Module({})
+export class TasksModule {
+  static forRoot(config: TasksConfig): DynamicModule {
+    return {
+      module: TasksModule,
+      controllers: [TasksController, AdminTasksController, UpstreamReportsController],
+      providers: [
+        { provide: TasksConfig, useValue: config },
+        TaskRepository,
+        SendIdempotency,
+        SendTask,
+        TransitionTask,
+        UpstreamRecipients,
+        ReportUpstream,
+        ReadTasks,
+        TaskSearch,
+        SearchTasks,
+        ListAdminTasks,
+        GetAdminTask,
+        SearchAdminTasks,
+        AdminTaskEvents,
+        AdminTaskCounts,
+        AdminOverview,
+      ],
+    };
+  }
+}

@@ -66,10 +66,13 @@ export const DIRECTORY_SUBJECTS = {
   /** `{handle, issuer, subject}` maps a token subject to the agent (both null: unmapped). */
   putTokenSubject: 'relay.directory.v1.token_subjects.put',
   /**
-   * The notifier's refresh of an upstream agent's card: the interface deliveries use, and the
-   * profile fields the card changed (an agent that is not an upstream agent is refused).
+   * The notifier's refresh of an upstream agent's card: the profile fields the card changed and when
+   * it was read. Any other change of the interface deliveries use is refused (it waits for an
+   * operator: `acceptUpstream`); an agent that is not an upstream agent is refused.
    */
   putUpstream: 'relay.directory.v1.agents.upstream.put',
+  /** An operator accepted a pending card change (admin API): the interface deliveries use from here on. */
+  acceptUpstream: 'relay.directory.v1.agents.upstream.accept',
 } as const;
 
 /**
@@ -258,7 +261,18 @@ export class UpdateAgentRequest extends UpdateAgentFields {
   email_verified?: boolean;
 }
 
-/** `putUpstream`: the agent's new upstream interface and, when the card changed them, its name, description and skills. */
+/** `acceptUpstream`: the upstream interface an operator accepted. */
+export class AcceptAgentUpstreamRequest {
+  @Transform(({ value }) => normalizeHandle(value))
+  @IsString()
+  handle: string;
+
+  @ValidateNested()
+  @Type(() => UpstreamInterfaceDto)
+  upstream: UpstreamInterfaceDto;
+}
+
+/** `putUpstream`: the agent's upstream interface as refreshed (only `card_fetched_at` may differ) and, when the card changed them, its name, description and skills. */
 export class PutAgentUpstreamRequest {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
@@ -419,6 +433,7 @@ export interface DirectoryRpc {
   [DIRECTORY_SUBJECTS.getAgent]: { request: HandleRequest; reply: AgentRecord };
   [DIRECTORY_SUBJECTS.updateAgent]: { request: UpdateAgentRequest; reply: AgentRecord };
   [DIRECTORY_SUBJECTS.putUpstream]: { request: PutAgentUpstreamRequest; reply: AgentRecord };
+  [DIRECTORY_SUBJECTS.acceptUpstream]: { request: AcceptAgentUpstreamRequest; reply: AgentRecord };
   [DIRECTORY_SUBJECTS.disableAgent]: { request: HandleRequest; reply: AgentRecord };
   [DIRECTORY_SUBJECTS.createKey]: { request: HandleRequest; reply: CreateKeyReply };
   [DIRECTORY_SUBJECTS.listKeys]: { request: HandleRequest; reply: ApiKeyList };

@@ -13,11 +13,11 @@ import { DELIVERY_STATUSES, type DeliveryDetail, type DeliveryStatus, type Deliv
 
 /** Request subjects the notifier answers. */
 export const NOTIFIER_SUBJECTS = {
-  /** Makes a new webhook signing secret for an agent, replacing the previous one. */
+  /** Stores a new webhook signing secret for an agent (made by the caller, sealed to the notifier's key), replacing the previous one. */
   rotateWebhookSecret: 'relay.notifier.v1.webhook_secret.rotate',
   /**
-   * Makes the first webhook signing secret of an agent being registered (the directory asks, inside
-   * its registration transaction, and commits the agent only with the secret in hand).
+   * Stores the first webhook signing secret of an agent being registered (the directory makes it and
+   * asks, inside its registration transaction, and commits the agent only once the notifier stored it).
    */
   provisionWebhookSecret: 'relay.notifier.v1.webhook_secret.provision',
   /** Lists deliveries, newest first (admin API). */
@@ -74,6 +74,10 @@ export class RotateWebhookSecretRequest {
   @IsString()
   handle!: string;
 
+  /** The new secret (`whsec_` + base64 of 24 to 64 random bytes), sealed to the notifier's key: no other NATS user reads it. */
+  @IsString()
+  sealed_webhook_secret!: string;
+
   /**
    * ISO-8601 time after which the caller no longer waits for the answer: a request that reaches
    * the notifier later (it was stalled) is refused, so no secret is ever stored that nobody was shown.
@@ -91,9 +95,9 @@ export class ProvisionWebhookSecretRequest extends RotateWebhookSecretRequest {
   upstream_registration?: string;
 }
 
+/** The secret is stored: the notifier signs the agent's deliveries with it from now on (it never logs it or gives it back). */
 export interface RotateWebhookSecretReply {
-  /** Shown once; the notifier keeps it to sign deliveries and never logs it. */
-  webhook_secret: string;
+  stored: true;
 }
 
 export class ListDeliveriesRequest {

@@ -118,13 +118,16 @@ export class PushTargetRequest {
   config_id!: string;
 }
 
-/** One config as the notifier delivers to it, secrets in full; `target: null` once it is deleted. */
+/**
+ * One config as the notifier delivers to it, its token and credentials sealed to the notifier's key
+ * (`sealForNotifier`): only the notifier opens them. `target: null` once it is deleted.
+ */
 export interface PushTargetReply {
   target: {
     version: WireVersion;
     url: string;
-    token: string | null;
-    authentication: { schemes: string[]; credentials: string | null } | null;
+    sealed_token: string | null;
+    authentication: { schemes: string[]; sealed_credentials: string | null } | null;
   } | null;
 }
 

@@ -131,13 +131,8 @@ export class UpstreamTlsFields {
   ca?: string;
 }
 
-/** What an admin gives to connect an existing A2A agent: its card's URL and, if it needs one, a credential. */
-export class UpstreamRegistrationFields {
-  @IsUrl(HTTP_URL, { message: 'upstream.card_url must be an http(s) URL' })
-  @Matches(/^https?:\/\//, { message: 'upstream.card_url must start with http:// or https:// (lowercase scheme)' })
-  @MaxLength(UPSTREAM_LIMITS.urlChars)
-  card_url: string;
-
+/** The credential and client identity of an upstream agent, as an admin gives them (both write-only). */
+export class UpstreamCredentialFields {
   @IsOptional()
   @ValidateNested()
   @Type(() => UpstreamAuthFields)
@@ -150,18 +145,42 @@ export class UpstreamRegistrationFields {
   tls?: UpstreamTlsFields;
 }
 
-/** `relay.notifier.v1.upstream.resolve`: read the card, pick the interface, keep the credential sealed. */
-export class ResolveUpstreamRequest extends UpstreamRegistrationFields {
+/** What an admin gives to connect an existing A2A agent: its card's URL and, if it needs one, a credential. */
+export class UpstreamRegistrationFields extends UpstreamCredentialFields {
+  @IsUrl(HTTP_URL, { message: 'upstream.card_url must be an http(s) URL' })
+  @Matches(/^https?:\/\//, { message: 'upstream.card_url must start with http:// or https:// (lowercase scheme)' })
+  @MaxLength(UPSTREAM_LIMITS.urlChars)
+  card_url: string;
+}
+
+/**
+ * `relay.notifier.v1.upstream.resolve`: read the card, pick the interface, keep the credential
+ * sealed. The credential travels sealed to the notifier's key (decision 0026): a NATS subscriber
+ * without that key reads no API key, client secret or private key.
+ */
+export class ResolveUpstreamRequest {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
   handle: string;
+
+  @IsUrl(HTTP_URL)
+  card_url: string;
+
+  /** `UpstreamCredentialFields` as JSON, sealed to the notifier's public key; absent: no credential and no client identity. */
+  @IsOptional()
+  @IsString()
+  sealed_credentials?: string;
 }
 
 /** `relay.notifier.v1.upstream.tls.put`: replaces the agent's mTLS client identity (the next request uses it). */
-export class PutUpstreamTlsRequest extends UpstreamTlsFields {
+export class PutUpstreamTlsRequest {
   @Transform(({ value }) => normalizeHandle(value))
   @IsString()
   handle: string;
+
+  /** `UpstreamTlsFields` as JSON, sealed to the notifier's public key. */
+  @IsString()
+  sealed_tls: string;
 }
 
 export class UpstreamCallsRequest {

@@ -160,6 +160,8 @@ export interface UpstreamStatusView {
     /** Why the last refresh could not read or use the card (null: it could). */
     last_refresh_error: string | null;
     pending_change: UpstreamPendingChange | null;
+    /** The interface deliveries would use once the pending change is accepted (what an operator's acceptance writes to the directory). */
+    pending_upstream: UpstreamInterface | null;
   };
   tls: { client_cert_subject: string; client_cert_not_after: string; ca: boolean; updated_at: string } | null;
   health: {

@@ -43,6 +43,7 @@ import {
 } from '@app/contracts';
 import type { FastifyRequest } from 'fastify';
 import { NatsRpcClient } from '@app/messaging';
+import { generateWebhookSecret, NotifierSealer } from '@app/secrets';
 import { LeastRole } from '../admin-roles';
 import { adminPrincipalOf, AdminTokenGuard, type AdminPrincipal } from '../sign-in/admin-token.guard';
 import { EdgeConfig } from '../../edge.config';
@@ -88,6 +89,7 @@ export class AdminAgentsController {
     @Inject(TokenVerifier) private readonly tokens: TokenVerifier,
     @Inject(AdminAudit) private readonly audit: AdminAudit,
     @Inject(EdgeConfig) private readonly config: EdgeConfig,
+    @Inject(NotifierSealer) private readonly sealer: NotifierSealer,
   ) {}
 
   /** An owner as given (its issuer the console's when none is named); null clears; undefined leaves it. */
@@ -122,7 +124,10 @@ export class AdminAgentsController {
       // The card is read (and the credential checked and sealed) before the agent exists, but kept
       // apart: the directory makes it the agent's only once it holds the handle. A card that cannot
       // be read or offers no interface the relay speaks is a 400 and nothing is created.
-      const resolved = await this.rpc.request(NOTIFIER_SUBJECTS.resolveUpstream, { handle: fields.handle, ...registration });
+      const { card_url, auth, tls } = registration;
+      // The credential and client key travel sealed to the notifier's key: no other NATS user reads them.
+      const sealed = auth || tls ? { sealed_credentials: await this.sealer.sealJson({ auth, tls }) } : {};
+      const resolved = await this.rpc.request(NOTIFIER_SUBJECTS.resolveUpstream, { handle: fields.handle, card_url, ...sealed });
       const { upstream, card } = resolved;
       command = {
         ...fields,
@@ -271,8 +276,13 @@ export class AdminAgentsController {
     // A rotation that reaches a stalled notifier after this request gave up is refused there, so
     // the secret in use is always one that was shown.
     const notAfter = new Date(Date.now() + this.rpc.defaultTimeoutMs).toISOString();
-    const rotated = await this.rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, { handle: agent.handle, not_after: notAfter });
-    return { handle: agent.handle, webhook_secret: rotated.webhook_secret };
+    const webhookSecret = generateWebhookSecret();
+    await this.rpc.request(NOTIFIER_SUBJECTS.rotateWebhookSecret, {
+      handle: agent.handle,
+      not_after: notAfter,
+      sealed_webhook_secret: await this.sealer.seal(webhookSecret),
+    });
+    return { handle: agent.handle, webhook_secret: webhookSecret };
   }
 
   /** `GET /admin/agents/{handle}/upstream`: the accepted card's interface, a pending card change, the mTLS identity and the upstream's health. */
@@ -298,8 +308,13 @@ export class AdminAgentsController {
   @HttpCode(200)
   @LeastRole('operator')
   @Audited('upstream.card_change_accept', 'handle', decisionDetail)
-  acceptCardChange(@Param() { handle }: HandleRequest): Promise<UpstreamChangeDecisionReply> {
-    return this.changing(this.rpc.request(NOTIFIER_SUBJECTS.acceptUpstreamChange, { handle }));
+  async acceptCardChange(@Param() { handle }: HandleRequest): Promise<UpstreamChangeDecisionReply> {
+    const status = await this.rpc.request(NOTIFIER_SUBJECTS.upstreamStatus, { handle });
+    const proposed = status.card.pending_upstream;
+    if (!proposed) throw new RelayError('no_pending_change', `The card of ${status.handle} has no change waiting for review`);
+    // The directory takes a new interface from an operator's acceptance only; the notifier then records the card as accepted.
+    await this.changing(this.rpc.request(DIRECTORY_SUBJECTS.acceptUpstream, { handle: status.handle, upstream: proposed }));
+    return this.rpc.request(NOTIFIER_SUBJECTS.acceptUpstreamChange, { handle: status.handle });
   }
 
   /** The accepted card stays; the same change is not proposed again. 409 `no_pending_change` when nothing waits. */
@@ -315,8 +330,8 @@ export class AdminAgentsController {
   @Put(':handle/upstream/tls')
   @LeastRole('admin')
   @Audited('upstream.tls_put', 'handle', (result) => ({ client_cert_subject: (result as UpstreamStatusView).tls?.client_cert_subject }))
-  putTls(@Param() { handle }: HandleRequest, @Body() body: UpstreamTlsFields): Promise<UpstreamStatusView> {
-    return this.rpc.request(NOTIFIER_SUBJECTS.putUpstreamTls, { ...body, handle });
+  async putTls(@Param() { handle }: HandleRequest, @Body() body: UpstreamTlsFields): Promise<UpstreamStatusView> {
+    return this.rpc.request(NOTIFIER_SUBJECTS.putUpstreamTls, { handle, sealed_tls: await this.sealer.sealJson(body) });
   }
 
   @Delete(':handle/upstream/tls')

@@ -1,11 +1,16 @@
+import { generateNotifierSealingKeyPair } from '@app/secrets';
 import { loadConfig } from '@app/config';
 import { RelayError } from '@app/contracts';
 import { EdgeConfig } from '../../edge.config';
 import { AdminEventLimits } from './admin-event-limits';
 
+/** What EdgeConfig requires beside the values a test sets. */
+const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
+
 function limits(env: Record<string, string> = {}): AdminEventLimits {
   return new AdminEventLimits(
     loadConfig(EdgeConfig, {
+      ...EDGE_REQUIRED,
       RELAY_ADMIN_EVENT_STREAMS_PER_SESSION: '2',
       RELAY_ADMIN_EVENT_STREAMS_PER_EDGE: '3',
       RELAY_ADMIN_EVENT_REPLAY_PAGES_PER_SECOND: '4',
