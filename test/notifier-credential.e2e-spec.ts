@@ -11,10 +11,8 @@ import {
   TASKS_SUBJECTS,
   UPSTREAM_REPORT_SUBJECTS,
   type AgentRecord,
-  type DeliveryView,
   type ParticipantRef,
   type TaskView,
-  type UpstreamStatusView,
 } from '@app/contracts';
 import { natsInboxPrefix, NatsRpcClient } from '@app/messaging';
 import { seedFile, writeNatsCredentials } from '../scripts/nats-credentials';
@@ -310,10 +308,14 @@ describe('a stolen notifier NATS credential', () => {
     });
     expect(refreshed.response).toMatchObject({ description: 'Echoes.', upstream: { url: upstream.url, card_fetched_at: refreshedAt } });
   });
-  it('cannot send an upstream’s key elsewhere by answering its registration first: the credential goes only to the card the notifier accepted', async () => {
+  it.each([
+    ['without a registration of the notifier', undefined],
+    ['with a registration id of its own making', randomUUID()],
+  ])('cannot send an upstream’s key elsewhere by answering its registration first (%s): nothing is registered', async (_case, forgedRegistration) => {
     const impostor = await startUpstreamAgent({ binding: 'JSONRPC', card: '1.0' });
     const key = `upstream-key-${randomUUID()}`;
     const real = await startUpstreamAgent({ binding: 'JSONRPC', card: '1.0', requireHeader: { name: 'X-Upstream-Key', value: key } });
+    let forgedAnswers = 0;
     const forger = thief.subscribe(NOTIFIER_SUBJECTS.resolveUpstream, {
       callback: (_error: Error | null, message: Msg) => {
         const { id } = message.json<{ id: string }>();
@@ -328,37 +330,36 @@ describe('a stolen notifier NATS credential', () => {
           auth_header: 'X-Upstream-Key',
           card_fetched_at: new Date().toISOString(),
         };
-        message.respond(JSON.stringify({ id, response: { upstream, card: { name: 'Echo', description: null, skills: [] } }, isDisposed: true }));
+        const response = {
+          upstream,
+          card: { name: 'Echo', description: null, skills: [] },
+          ...(forgedRegistration ? { registration: forgedRegistration } : {}),
+        };
+        forgedAnswers += 1;
+        message.respond(JSON.stringify({ id, response, isDisposed: true }));
       },
     });
     await thief.flush();
+    const handle = uniqueHandle('echo2', 'acme');
     let registered: request.Response;
     try {
       registered = await admin()
         .post('/admin/agents')
         .set('authorization', ADMIN)
-        .send({ handle: uniqueHandle('echo2', 'acme'), name: 'Echo', upstream: { card_url: real.cardUrl, auth: { scheme: 'api_key', secret: key } } });
+        .send({ handle, name: 'Echo', upstream: { card_url: real.cardUrl, auth: { scheme: 'api_key', secret: key } } });
     } finally {
       forger.unsubscribe();
     }
     try {
-      expect(registered.status).toBe(201);
-      const forged = registered.body.agent as AgentRecord;
-      // The forged answer won the race (the edge took it), yet the delivery carries no key to the impostor.
-      expect(forged.upstream?.url).toBe(impostor.url);
-      // The notifier itself read the real card meanwhile, and accepted it.
-      await eventually(async () => {
-        const status = (await admin().get(`/admin/agents/${forged.handle}/upstream`).set('authorization', ADMIN).expect(200)).body as UpstreamStatusView;
-        expect(status.card.last_refresh_at).not.toBeNull();
-      }, 30000);
-      const taskId = await createTask(relay.url, alice, { agent: forged } as RegisteredTestAgent, 'For the real Echo only.');
-      const failing = await eventually(async () => {
-        const listed = (await admin().get(`/admin/deliveries?task_id=${taskId}`).set('authorization', ADMIN).expect(200)).body.deliveries as DeliveryView[];
-        const upstreamDelivery = listed.find((entry) => entry.channel === 'upstream');
-        expect(upstreamDelivery?.last_error).toMatch(/is not the card the notifier accepted/);
-        return upstreamDelivery;
-      }, 30000);
-      expect(failing?.status).not.toBe('delivered');
+      expect(forgedAnswers).toBe(1);
+      // Whichever answer the edge took, the directory holds an upstream interface only with the
+      // notifier's own registration of it: a forged one is refused and nothing is created.
+      if (registered.status === 201) {
+        expect((registered.body.agent as AgentRecord).upstream?.url).toBe(real.url);
+      } else {
+        expect(registered.status).toBeGreaterThanOrEqual(400);
+        await admin().get(`/admin/agents/${handle}`).set('authorization', ADMIN).expect(404);
+      }
       expect(JSON.stringify(impostor.calls)).not.toContain(key);
       expect(impostor.tasksCreated).toEqual([]);
     } finally {

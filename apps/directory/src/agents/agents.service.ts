@@ -196,6 +196,12 @@ export class AgentsService {
   }
 
   async create(request: CreateAgentCommand): Promise<CreateAgentReply> {
+    // An upstream interface is taken only with the notifier's own registration of it (the card it read, the credential it checked).
+    if (request.upstream !== undefined && request.upstream_registration === undefined) {
+      throw new RelayError('invalid_params', `upstream: the registration of ${request.handle} names no upstream registration of the notifier`, {
+        field: 'upstream_registration',
+      });
+    }
     const generated = generateApiKey();
     const owner = ownerOf(request.owner);
     let created: { agent: AgentEntity; key: ApiKeyEntity; webhookSecret: string };
