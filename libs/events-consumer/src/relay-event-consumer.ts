@@ -73,6 +73,12 @@ export interface RelayEventConsumerOptions {
   subjectPrefix?: string;
   /** The credential files (the nkey seed the credentials command wrote, a .creds file, TLS). */
   credentials?: NatsCredentials;
+  /**
+   * The JetStream API prefix of the consumer's NATS account: `EVENT_CONSUMER_JS_API_PREFIX` (`JS.RELAY.API`)
+   * with the accounts `npm run nats:credentials` writes (the consumer's own account imports the relay's
+   * JetStream API under it); `$JS.API`, the default, on a NATS without them.
+   */
+  jetStreamApiPrefix?: string;
   /** Other nats.js connection options (an authenticator of your own, timeouts); the inbox prefix is the library's. */
   connectOptions?: Partial<ConnectionOptions>;
   /** Unprefixed subjects to read, NATS wildcards allowed; `relay.events.task.>` by default. */
@@ -241,7 +247,8 @@ export class RelayEventConsumer<Data = TaskEvent> {
       inboxPrefix: natsInboxPrefix(`consumer_${options.name}`, settings.subjectPrefix),
     });
     try {
-      const consumer = new RelayEventConsumer<Data>(settings, connection, await jetstreamManager(connection), handler);
+      const jsm = await jetstreamManager(connection, { apiPrefix: options.jetStreamApiPrefix, checkAPI: options.jetStreamApiPrefix === undefined });
+      const consumer = new RelayEventConsumer<Data>(settings, connection, jsm, handler);
       await begin(consumer);
       return consumer;
     } catch (error) {
@@ -357,7 +364,7 @@ export class RelayEventConsumer<Data = TaskEvent> {
       });
       await this.recreateFrom(info.ack_floor.stream_seq + 1, info.delivered.stream_seq);
     }
-    const consumer = await jetstream(this.connection).consumers.get(this.stream, this.options.name);
+    const consumer = await jetstream(this.connection, { apiPrefix: this.options.jetStreamApiPrefix }).consumers.get(this.stream, this.options.name);
     // Pulls expire after 10 s (heartbeats every 5 s), so a pull lost with a connection is noticed and made again soon.
     const messages = await consumer.consume({ max_messages: Math.min(256, this.options.maxPending), expires: 10_000 });
     this.messages = messages;
