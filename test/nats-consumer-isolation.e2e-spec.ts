@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, credsAuthenticator, nanos, nkeyAuthenticator, type Authenticator, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { DIRECTORY_SUBJECTS, EVENT_CONSUMER_SUBJECTS, eventConsumerEnsureSubject, type TaskEvent } from '@app/contracts';
+import {
+  EVENT_CONSUMER_JS_API_PREFIX,
+  eventConsumerPermissions,
+  eventStreamName,
+  natsInboxPrefix,
+  rateLimitStreamName,
+  type RelayNatsRole,
+} from '@app/messaging';
+import { credsFile, seedFile, writeNatsCredentials, writeOperatorCredentials } from '../scripts/nats-credentials';
+import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
+import { eventually } from './support/eventually';
+import { PrivateNatsServer } from './support/private-nats';
+import { RelayHarness } from './support/relay-harness';
+import { createTask } from './support/tasks';
+
+/**
+ * The event consumer's credential, as `npm run nats:credentials` writes it, tried as an attacker
+ * would: every reply subject it can name (of a request to the notifier, of a JetStream pull, of a
+ * `+NXT` ack) aimed at a subject of the relay that a stream captures or a service answers. Nothing
+ * may be stored or delivered there, and the consumer still reads its events.
+ */
+
+const CONSUMER = 'audit';
+const STREAM = eventStreamName('');
+const QUIET_MS = 1500;
+
+/** How one shape of credentials lets a test connect as one holder of it. */
+type ConnectAs = (holder: RelayNatsRole | `consumer-${string}`, inboxPrefix: string) => Promise<NatsConnection>;
+
+function connectWith(url: string, authenticator: Authenticator, inboxPrefix: string): Promise<NatsConnection> {
+  return connect({ servers: url, authenticator, inboxPrefix, maxReconnectAttempts: 0, timeout: 60000 });
+}
+
+function ensurePacket(data: Record<string, unknown>): string {
+  return JSON.stringify({ id: randomUUID(), pattern: EVENT_CONSUMER_SUBJECTS.ensure, data });
+}
+
+/** How many messages the stream holds on `subject` (NATS wildcards allowed). */
+async function storedOn(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
+  const info = await jsm.streams.info(stream, { subjects_filter: subject });
+  return Object.values(info.state.subjects ?? {}).reduce((sum, count) => sum + count, 0);
+}
+
+/** The tricks and the checks, the same for both shapes of credentials. */
+async function everyTrickRefused(options: { relay: RelayHarness; connectAs: ConnectAs; sender: RegisteredTestAgent; recipient: RegisteredTestAgent }) {
+  const { relay, connectAs, sender, recipient } = options;
+  const inbox = eventConsumerPermissions(CONSUMER, '').inboxPrefix;
+  const consumer = await connectAs(`consumer-${CONSUMER}`, inbox);
+  const notifier = await connectAs('notifier', natsInboxPrefix('notifier', ''));
+  const edge = await connectAs('edge', natsInboxPrefix('edge', ''));
+  // A listener with the directory's credential on a request subject the directory answers.
+  const directory = await connectAs('directory', natsInboxPrefix('directory', ''));
+  try {
+    const relayJsm = await jetstreamManager(notifier);
+    const edgeJsm = await jetstreamManager(edge);
+    const onRequestSubject: Msg[] = [];
+    directory.subscribe(DIRECTORY_SUBJECTS.createKey, { callback: (_error, message) => void onRequestSubject.push(message) });
+    await directory.flush();
+
+    // The legitimate path: its durable consumer, made by the notifier (acks due within 2 s, so anything a trick takes comes back soon).
+    const ensured = await consumer.request(eventConsumerEnsureSubject(CONSUMER), ensurePacket({ start: 'all', ack_wait_ms: 2000 }), { timeout: 30000 });
+    expect(ensured.json<{ response: { name: string } }>().response.name).toBe(CONSUMER);
+    const firstTask = await createTask(relay.url, sender, recipient, 'Held by the consumer.');
+
+    // One event delivered to the consumer's own inbox and not acknowledged: its ack subject is the `+NXT` trick's.
+    const pullSubjects = [`$JS.API.CONSUMER.MSG.NEXT.${STREAM}.${CONSUMER}`, `${EVENT_CONSUMER_JS_API_PREFIX}.CONSUMER.MSG.NEXT.${STREAM}.${CONSUMER}`];
+    const held: Msg[] = [];
+    consumer.subscribe(`${inbox}.held`, {
+      callback: (_error, message) => {
+        if (message.reply) held.push(message);
+      },
+    });
+    await eventually(async () => {
+      // The path of today's credentials and the path of an account of its own: whichever this NATS has.
+      for (const subject of pullSubjects) consumer.publish(subject, JSON.stringify({ batch: 1, expires: nanos(2000) }), { reply: `${inbox}.held` });
+      await consumer.flush();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return held.length > 0;
+    }, 60000);
+    await createTask(relay.url, sender, recipient, 'Waiting for the consumer.');
+    await createTask(relay.url, sender, recipient, 'Waiting for the consumer too.');
+    await eventually(async () => (await relayJsm.consumers.info(STREAM, CONSUMER)).num_pending >= 2, 30000);
+
+    const forgedEvent = `relay.events.task.forged_${randomUUID().replace(/-/g, '')}`;
+    const forgedLease = `relay.ratelimit.forged_${randomUUID().replace(/-/g, '')}.1`;
+    const before = await relayJsm.streams.info(STREAM);
+    const leasesBefore = await storedOn(edgeJsm, rateLimitStreamName(''), 'relay.ratelimit.>');
+
+    // (A) the notifier's answer aimed at the event stream, a rate-limit key and a request subject.
+    for (const reply of [forgedEvent, forgedLease, DIRECTORY_SUBJECTS.createKey]) {
+      consumer.publish(eventConsumerEnsureSubject(CONSUMER), ensurePacket({}), { reply });
+    }
+    // (B) pulls whose deliveries are aimed at the event stream, on either path, and a `+NXT` ack aimed there.
+    for (let pull = 0; pull < 5; pull++) {
+      for (const subject of pullSubjects) consumer.publish(subject, JSON.stringify({ batch: 5, no_wait: true }), { reply: forgedEvent });
+    }
+    consumer.publish(held[0].reply as string, '+NXT {"batch":5}', { reply: forgedEvent });
+    await consumer.flush();
+
+    // The control: the consumer reads on, as the docs show, until an event published after the tricks arrives.
+    const lastTask = await createTask(relay.url, sender, recipient, 'After the tricks.');
+    const events = await jetstream(consumer, { apiPrefix: EVENT_CONSUMER_JS_API_PREFIX }).consumers.get(STREAM, CONSUMER);
+    const messages = await events.consume({ expires: 5000 });
+    const legitimateSequences = new Set<number>();
+    const seenTasks = new Set<string>();
+    const reading = (async () => {
+      for await (const message of messages) {
+        if (message.seq > before.state.last_seq && !message.subject.includes('forged')) legitimateSequences.add(message.seq);
+        seenTasks.add(message.json<TaskEvent>().task_id);
+        message.ack();
+      }
+    })();
+    try {
+      await eventually(() => seenTasks.has(lastTask) && seenTasks.has(firstTask), 60000);
+    } finally {
+      await messages.close();
+      await reading;
+    }
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+
+    expect(await storedOn(relayJsm, STREAM, forgedEvent)).toBe(0);
+    expect(await storedOn(edgeJsm, rateLimitStreamName(''), forgedLease)).toBe(0);
+    expect(onRequestSubject.map((message) => message.string())).toEqual([]);
+    const after = await relayJsm.streams.info(STREAM);
+    // Every message stored since is an event the relay published (the consumer read each one), none a copy.
+    expect(after.state.last_seq - before.state.last_seq).toBe(legitimateSequences.size);
+    expect(await storedOn(edgeJsm, rateLimitStreamName(''), 'relay.ratelimit.>')).toBeGreaterThanOrEqual(leasesBefore);
+  } finally {
+    await Promise.all([consumer, notifier, edge, directory].map((connection) => connection.close()));
+  }
+}
+
+describe('an event consumer’s credential cannot write: nkey users in accounts (auth.conf)', () => {
+  let dir: string;
+  let nats: PrivateNatsServer;
+  let relay: RelayHarness;
+  let alice: RegisteredTestAgent;
+  let bob: RegisteredTestAgent;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relay-nats-isolation-'));
+    copyFileSync(join(process.cwd(), 'docker', 'nats', 'nats.conf'), join(dir, 'nats.conf'));
+    writeNatsCredentials({ dir, subjectPrefix: '', consumers: [CONSUMER], rotate: [], retire: false });
+    nats = await PrivateNatsServer.start({ configFile: join(dir, 'nats.conf') });
+    relay = await RelayHarness.start({
+      subjectPrefix: '',
+      cleanupNatsUrl: null,
+      env: { NATS_URL: nats.url },
+      envOf: (holder) => ({ NATS_NKEY_SEED_FILE: seedFile(dir, holder) }),
+    });
+    alice = await registerAgent(relay, { handle: uniqueHandle('alice', 'acme'), name: 'Alice' });
+    bob = await registerAgent(relay, { handle: uniqueHandle('bob', 'acme'), name: 'Bob' });
+  }, 180000);
+
+  afterAll(async () => {
+    await relay?.stop();
+    await nats?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stores nothing where a reply it names points, and still reads its events', async () => {
+    await everyTrickRefused({
+      relay,
+      sender: alice,
+      recipient: bob,
+      connectAs: (holder, inboxPrefix) =>
+        connectWith(nats.url, nkeyAuthenticator(new TextEncoder().encode(readFileSync(seedFile(dir, holder), 'utf8').trim())), inboxPrefix),
+    });
+  }, 180000);
+});
+
+describe('an event consumer’s credential cannot write: user JWTs of accounts (--operator)', () => {
+  let dir: string;
+  let nats: PrivateNatsServer;
+  let relay: RelayHarness;
+  let carol: RegisteredTestAgent;
+  let dave: RegisteredTestAgent;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relay-nats-isolation-operator-'));
+    await writeOperatorCredentials({ dir, subjectPrefix: '', consumers: [CONSUMER] });
+    writeFileSync(join(dir, 'nats.conf'), ['max_payload: 2MB', 'include "credentials/operator.conf"', ''].join('\n'));
+    nats = await PrivateNatsServer.start({ configFile: join(dir, 'nats.conf') });
+    relay = await RelayHarness.start({
+      subjectPrefix: '',
+      cleanupNatsUrl: null,
+      env: { NATS_URL: nats.url },
+      envOf: (holder) => ({ NATS_CREDS_FILE: credsFile(dir, holder) }),
+    });
+    carol = await registerAgent(relay, { handle: uniqueHandle('carol', 'acme'), name: 'Carol' });
+    dave = await registerAgent(relay, { handle: uniqueHandle('dave', 'acme'), name: 'Dave' });
+  }, 180000);
+
+  afterAll(async () => {
+    await relay?.stop();
+    await nats?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stores nothing where a reply it names points, and still reads its events', async () => {
+    await everyTrickRefused({
+      relay,
+      sender: carol,
+      recipient: dave,
+      connectAs: (holder, inboxPrefix) => connectWith(nats.url, credsAuthenticator(new Uint8Array(readFileSync(credsFile(dir, holder)))), inboxPrefix),
+    });
+  }, 180000);
+});
