@@ -162,7 +162,14 @@ export async function writeOperatorCredentials(options: Pick<CredentialOptions, 
         ...(entry.responseType === 'stream' ? { response_type: 'Stream' as const } : {}),
       });
       const token = await encodeActivation(own.name, consumerAccount, account, 'service', { subject: entry.subject });
-      imports.push({ name: entry.localSubject, subject: entry.subject, account: account.getPublicKey(), type: 'service', token, local_subject: entry.localSubject });
+      imports.push({
+        name: entry.localSubject,
+        subject: entry.subject,
+        account: account.getPublicKey(),
+        type: 'service',
+        token,
+        local_subject: entry.localSubject,
+      });
     }
     // No JetStream of its own (its limits 0), no exports: it reaches the relay's account through these imports alone.
     const consumerLimits = { imports: unlimited, exports: 0, wildcards: true, subs: unlimited, conn: unlimited, data: unlimited, payload: unlimited };

@@ -83,7 +83,10 @@ export class RelayNatsServer extends ServerNats {
     if (!isPermittedReply(message.subject, message.reply, this.subjectPrefix)) {
       // Answering would publish onto a subject of the caller's choosing with this service's rights.
       this.load.misdirected();
-      this.guardLogger.warn({ subject: message.subject, reply: message.reply ?? null }, 'request dropped unanswered: its reply subject is not the caller’s inbox');
+      this.guardLogger.warn(
+        { subject: message.subject, reply: message.reply ?? null },
+        'request dropped unanswered: its reply subject is not the caller’s inbox',
+      );
       return undefined;
     }
     const refusal = this.refusal(channel, message);
