@@ -3,14 +3,23 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import request from 'supertest';
 import { connect, credsAuthenticator, nanos, nkeyAuthenticator, type Authenticator, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { DIRECTORY_SUBJECTS, EVENT_CONSUMER_SUBJECTS, eventConsumerEnsureSubject, type TaskEvent } from '@app/contracts';
-import { eventConsumerPermissions, eventStreamName, natsInboxPrefix, rateLimitStreamName, type RelayNatsRole } from '@app/messaging';
+import {
+  consoleSessionStreamName,
+  eventConsumerPermissions,
+  eventStreamName,
+  keyFilterBucketName,
+  natsInboxPrefix,
+  rateLimitStreamName,
+  type RelayNatsRole,
+} from '@app/messaging';
 import { credsFile, seedFile, writeNatsCredentials, writeOperatorCredentials } from '../scripts/nats-credentials';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { PrivateNatsServer } from './support/private-nats';
-import { RelayHarness } from './support/relay-harness';
+import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { createTask } from './support/tasks';
 
 /**
@@ -23,6 +32,8 @@ import { createTask } from './support/tasks';
 const CONSUMER = 'audit';
 const STREAM = eventStreamName('');
 const QUIET_MS = 1500;
+const EVENT_STREAM_MAX_BYTES = 96 * 1024 * 1024;
+const STATE_STREAM_MAX_BYTES = 128 * 1024 * 1024;
 /** Where the consumer's account imports the relay's JetStream API (docs/nats-security.md; IMPORTED_JS_API). */
 const IMPORTED_JS_API = 'JS.RELAY.API';
 
@@ -74,7 +85,7 @@ async function everyTrickRefused(options: { relay: RelayHarness; connectAs: Conn
     });
     await eventually(async () => {
       // The path of today's credentials and the path of an account of its own: whichever this NATS has.
-      for (const subject of pullSubjects) consumer.publish(subject, JSON.stringify({ batch: 1, expires: nanos(2000) }), { reply: `${inbox}.held` });
+      for (const subject of pullSubjects) consumer.publish(subject, JSON.stringify({ batch: 1, no_wait: true }), { reply: `${inbox}.held` });
       await consumer.flush();
       await new Promise((resolve) => setTimeout(resolve, 500));
       return held.length > 0;
@@ -155,7 +166,7 @@ describe('an event consumer’s credential cannot write: nkey users in accounts 
     relay = await RelayHarness.start({
       subjectPrefix: '',
       cleanupNatsUrl: null,
-      env: { NATS_URL: nats.url },
+      env: { NATS_URL: nats.url, RELAY_EVENT_STREAM_MAX_BYTES: String(EVENT_STREAM_MAX_BYTES) },
       envOf: (holder) => ({ NATS_NKEY_SEED_FILE: seedFile(dir, holder) }),
     });
     alice = await registerAgent(relay, { handle: uniqueHandle('alice', 'acme'), name: 'Alice' });
@@ -176,6 +187,23 @@ describe('an event consumer’s credential cannot write: nkey users in accounts 
       connectAs: (holder, inboxPrefix) =>
         connectWith(nats.url, nkeyAuthenticator(new TextEncoder().encode(readFileSync(seedFile(dir, holder), 'utf8').trim())), inboxPrefix),
     });
+  }, 180000);
+
+  it('bounds every stream it made in bytes: the event stream as configured, the others by default', async () => {
+    await request(relay.url).post('/admin/session').send({ token: TEST_ADMIN_TOKEN }).expect(201);
+    const seeded = (holder: RelayNatsRole): Promise<NatsConnection> =>
+      connectWith(nats.url, nkeyAuthenticator(new TextEncoder().encode(readFileSync(seedFile(dir, holder), 'utf8').trim())), natsInboxPrefix(holder, ''));
+    const [notifier, edge, directory] = await Promise.all([seeded('notifier'), seeded('edge'), seeded('directory')]);
+    try {
+      const maxBytes = async (connection: NatsConnection, stream: string): Promise<number> =>
+        (await (await jetstreamManager(connection)).streams.info(stream)).config.max_bytes;
+      expect(await maxBytes(notifier, STREAM)).toBe(EVENT_STREAM_MAX_BYTES);
+      expect(await maxBytes(edge, consoleSessionStreamName(''))).toBe(STATE_STREAM_MAX_BYTES);
+      expect(await maxBytes(edge, rateLimitStreamName(''))).toBe(STATE_STREAM_MAX_BYTES);
+      expect(await maxBytes(directory, `KV_${keyFilterBucketName('')}`)).toBe(STATE_STREAM_MAX_BYTES);
+    } finally {
+      await Promise.all([notifier, edge, directory].map((connection) => connection.close()));
+    }
   }, 180000);
 });
 
