@@ -244,3 +244,65 @@ describe('an event consumer’s credential cannot write: user JWTs of accounts (
     });
   }, 180000);
 });
+
+describe('the notifier answers an ensure only on the caller’s inbox: a consumer left in the relay’s account by hand', () => {
+  let dir: string;
+  let nats: PrivateNatsServer;
+  let relay: RelayHarness;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relay-nats-one-account-'));
+    copyFileSync(join(process.cwd(), 'docker', 'nats', 'nats.conf'), join(dir, 'nats.conf'));
+    writeNatsCredentials({ dir, subjectPrefix: '', consumers: [CONSUMER], rotate: [], retire: false });
+    // As a hand-written configuration could have it: the consumer's user in the relay's account, with its own permissions.
+    const authPath = join(dir, 'credentials', 'auth.conf');
+    const generated = readFileSync(authPath, 'utf8');
+    const consumerUser = /^ {6}\{ nkey: "[A-Z0-9]+", permissions: \$RELAY_CONSUMER_AUDIT \}$/m.exec(generated)?.[0];
+    expect(consumerUser).toBeDefined();
+    const oneAccount = generated
+      .replace(/^ {6}\{ nkey: "[A-Z0-9]+", permissions: \$RELAY_NOTIFIER \}$/m, (notifierUser) => `${notifierUser},\n${consumerUser}`)
+      .replace(/^ {2}AGENTRELAY_CONSUMER_AUDIT: \{[\s\S]*?^ {2}\}\n/m, '')
+      .replace(/^ {4}exports: \[[\s\S]*?^ {4}\]\n/m, '');
+    expect(oneAccount).not.toContain('AGENTRELAY_CONSUMER_AUDIT');
+    writeFileSync(authPath, oneAccount);
+    nats = await PrivateNatsServer.start({ configFile: join(dir, 'nats.conf') });
+    relay = await RelayHarness.start({
+      subjectPrefix: '',
+      cleanupNatsUrl: null,
+      env: { NATS_URL: nats.url },
+      envOf: (holder) => ({ NATS_NKEY_SEED_FILE: seedFile(dir, holder) }),
+    });
+  }, 180000);
+
+  afterAll(async () => {
+    await relay?.stop();
+    await nats?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('drops an ensure whose reply is the event stream or a request subject, and answers one on its inbox', async () => {
+    const seeded = (holder: RelayNatsRole | `consumer-${string}`, inboxPrefix: string): Promise<NatsConnection> =>
+      connectWith(nats.url, nkeyAuthenticator(new TextEncoder().encode(readFileSync(seedFile(dir, holder), 'utf8').trim())), inboxPrefix);
+    const consumer = await seeded(`consumer-${CONSUMER}`, eventConsumerPermissions(CONSUMER, '').inboxPrefix);
+    const notifier = await seeded('notifier', natsInboxPrefix('notifier', ''));
+    const directory = await seeded('directory', natsInboxPrefix('directory', ''));
+    try {
+      const relayJsm = await jetstreamManager(notifier);
+      const onRequestSubject: Msg[] = [];
+      directory.subscribe(DIRECTORY_SUBJECTS.createKey, { callback: (_error, message) => void onRequestSubject.push(message) });
+      await directory.flush();
+      const forgedEvent = `relay.events.task.forged_${randomUUID().replace(/-/g, '')}`;
+      for (const reply of [forgedEvent, DIRECTORY_SUBJECTS.createKey]) {
+        consumer.publish(eventConsumerEnsureSubject(CONSUMER), ensurePacket({}), { reply });
+      }
+      // The control: an ensure sent after them, on its own inbox, is answered.
+      const answered = await consumer.request(eventConsumerEnsureSubject(CONSUMER), ensurePacket({}), { timeout: 30000 });
+      expect(answered.json<{ response: { name: string } }>().response.name).toBe(CONSUMER);
+      await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+      expect(await storedOn(relayJsm, STREAM, forgedEvent)).toBe(0);
+      expect(onRequestSubject.map((message) => message.string())).toEqual([]);
+    } finally {
+      await Promise.all([consumer, notifier, directory].map((connection) => connection.close()));
+    }
+  }, 180000);
+});
