@@ -1,12 +1,13 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
+import { encodeAccount, encodeActivation, encodeOperator, encodeUser, fmtCreds, type Export, type Import } from '@nats-io/jwt';
 import { nkeys } from '@nats-io/transport-node';
 import {
   authorizationConfig,
   eventConsumerPermissions,
   RELAY_NATS_ROLES,
+  relayAccountName,
   relayNatsPermissions,
   relayPermissionsConfig,
   withPermissionTable,
@@ -20,7 +21,8 @@ npm run nats:credentials -- --operator [--dir DIR] [--prefix PREFIX] [--consumer
 
 Writes the NATS users of one relay deployment, from the relay's permission table:
   DIR/permissions.conf            what each service may publish and subscribe to (for PREFIX)
-  DIR/credentials/auth.conf       the authorization block: one nkey user per service and consumer
+  DIR/credentials/auth.conf       the accounts: the services' users in the relay's account, each consumer's
+                                  user in an account of its own that imports its subjects alone
   DIR/credentials/<holder>.nk     each one's nkey seed (secret; mount it as NATS_NKEY_SEED_FILE)
 Holders: edge, tasks, directory, notifier, and consumer-NAME for each --consumer (read-only event
 consumers, each bound to its durable consumer NAME). Seeds already there are kept.
@@ -31,9 +33,10 @@ consumers, each bound to its durable consumer NAME). Seeds already there are kep
 DIR defaults to docker/nats (the compose file's NATS), PREFIX to "" (NATS_SUBJECT_PREFIX).
 
 --operator writes decentralized auth instead, in the formats nsc uses: an operator, one account
-for the relay (JetStream on) and the system account, a user JWT per holder carrying the same permissions, each as
+for the relay (JetStream on), one per consumer (importing its subjects from the relay's) and the
+system account, a user JWT per holder carrying the same permissions, each as
 DIR/credentials/<holder>.creds (mount it as NATS_CREDS_FILE), and DIR/credentials/operator.conf
-for nats-server (operator, resolver MEMORY, the account preloaded). The operator's and account's
+for nats-server (operator, resolver MEMORY, the accounts preloaded). The operator's and accounts'
 seeds are kept in DIR/credentials/ to sign more users later; keep them secret.`;
 
 export interface CredentialOptions {
@@ -127,8 +130,10 @@ export function credsFile(dir: string, holder: string): string {
 }
 
 /**
- * Decentralized auth for one deployment: an operator and an account (kept), and a user JWT per
- * holder with the table's permissions, written as `.creds`; operator.conf loads them in nats-server.
+ * Decentralized auth for one deployment: an operator and the relay's account (kept), an account of
+ * its own for each event consumer (kept) importing from the relay's account its subjects alone (each
+ * export needs an activation token the relay's account signed for that consumer's account), and a
+ * user JWT per holder with the table's permissions, written as `.creds`; operator.conf loads them in nats-server.
  */
 export async function writeOperatorCredentials(options: Pick<CredentialOptions, 'dir' | 'subjectPrefix' | 'consumers'>): Promise<string[]> {
   const credentials = join(options.dir, 'credentials');
@@ -139,8 +144,40 @@ export async function writeOperatorCredentials(options: Pick<CredentialOptions, 
   const system = keptKey(join(credentials, 'system-account.nk'), () => nkeys.createAccount());
   const operatorJwt = await encodeOperator('agentrelay', operator, { system_account: system.getPublicKey() });
   const systemJwt = await encodeAccount('SYS', system, {}, { signer: operator });
+  const holders = holdersOf(options.subjectPrefix, options.consumers);
+  const exports: Export[] = [];
+  const accountJwts = new Map<string, string>();
+  const signers = new Map<string, NkeyPair>();
+  for (const holder of holders) {
+    const own = holder.permissions.account;
+    if (!own) continue;
+    const consumerAccount = keptKey(join(credentials, `${holder.name}.account.nk`), () => nkeys.createAccount());
+    const imports: Import[] = [];
+    for (const entry of own.imports) {
+      exports.push({
+        name: `${own.name} ${entry.localSubject}`,
+        subject: entry.subject,
+        type: 'service',
+        token_req: true,
+        ...(entry.responseType === 'stream' ? { response_type: 'Stream' as const } : {}),
+      });
+      const token = await encodeActivation(own.name, consumerAccount, account, 'service', { subject: entry.subject });
+      imports.push({
+        name: entry.localSubject,
+        subject: entry.subject,
+        account: account.getPublicKey(),
+        type: 'service',
+        token,
+        local_subject: entry.localSubject,
+      });
+    }
+    // No JetStream of its own (its limits 0), no exports: it reaches the relay's account through these imports alone.
+    const consumerLimits = { imports: unlimited, exports: 0, wildcards: true, subs: unlimited, conn: unlimited, data: unlimited, payload: unlimited };
+    accountJwts.set(consumerAccount.getPublicKey(), await encodeAccount(own.name, consumerAccount, { limits: consumerLimits, imports }, { signer: operator }));
+    signers.set(holder.name, consumerAccount);
+  }
   const accountJwt = await encodeAccount(
-    'agentrelay',
+    relayAccountName(options.subjectPrefix),
     account,
     {
       limits: {
@@ -152,15 +189,21 @@ export async function writeOperatorCredentials(options: Pick<CredentialOptions, 
         conn: unlimited,
         data: unlimited,
         payload: unlimited,
+        imports: unlimited,
+        exports: unlimited,
+        wildcards: true,
       },
+      ...(exports.length > 0 ? { exports } : {}),
     },
     { signer: operator },
   );
+  accountJwts.set(account.getPublicKey(), accountJwt);
+  accountJwts.set(system.getPublicKey(), systemJwt);
   const written: string[] = [];
-  for (const holder of holdersOf(options.subjectPrefix, options.consumers)) {
+  for (const holder of holders) {
     const user = nkeys.createUser();
     const { publish, subscribe, allowResponses } = holder.permissions;
-    const jwt = await encodeUser(holder.name, user, account, {
+    const jwt = await encodeUser(holder.name, user, signers.get(holder.name) ?? account, {
       pub: { allow: [...new Set(publish.map((grant) => grant.subject))] },
       sub: { allow: [...new Set(subscribe.map((grant) => grant.subject))] },
       ...(allowResponses ? { resp: { max: 1, ttl: 0 } } : {}),
@@ -180,8 +223,7 @@ export async function writeOperatorCredentials(options: Pick<CredentialOptions, 
       `system_account: ${system.getPublicKey()}`,
       'resolver: MEMORY',
       'resolver_preload: {',
-      `  ${account.getPublicKey()}: ${JSON.stringify(accountJwt)}`,
-      `  ${system.getPublicKey()}: ${JSON.stringify(systemJwt)}`,
+      ...[...accountJwts].map(([key, jwt]) => `  ${key}: ${JSON.stringify(jwt)}`),
       '}',
       '',
     ].join('\n'),

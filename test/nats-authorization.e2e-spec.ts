@@ -9,6 +9,7 @@ import request from 'supertest';
 import { DIRECTORY_SUBJECTS, EVENT_CONSUMER_SUBJECTS, eventConsumerEnsureSubject, TASKS_SUBJECTS, type TaskEvent } from '@app/contracts';
 import {
   consoleSessionStreamName,
+  EVENT_CONSUMER_JS_API_PREFIX,
   eventConsumerPermissions,
   eventStreamName,
   keyFilterBucketName,
@@ -42,7 +43,7 @@ async function startShippedNats(dir: string, consumers: string[]): Promise<Priva
   const shipped = readFileSync(join(SHIPPED_NATS_DIR, 'permissions.conf'), 'utf8');
   expect(readFileSync(join(dir, 'permissions.conf'), 'utf8')).toBe(shipped);
   const authorization = readFileSync(join(dir, 'credentials', 'auth.conf'), 'utf8');
-  expect(authorization).toContain(shipped.trimEnd().replace(/^(?=.)/gm, '  '));
+  expect(authorization).toContain(shipped.trimEnd());
   return PrivateNatsServer.start({ configFile: join(dir, 'nats.conf') });
 }
 
@@ -140,7 +141,9 @@ describe('NATS as a trust boundary: the relay on least-privilege credentials', (
     const consumer = await connectWithSeed(nats.url, seedFile(dir, `consumer-${CONSUMER}`), permissions.inboxPrefix);
     const refused = violations(consumer);
     try {
-      const jsm = await jetstreamManager(consumer);
+      // Its account has no JetStream of its own; the relay's API is imported under a prefix of its own.
+      const jsm = await jetstreamManager(consumer, { checkAPI: false });
+      const relayJsm = await jetstreamManager(consumer, { apiPrefix: EVENT_CONSUMER_JS_API_PREFIX, checkAPI: false });
       // It cannot make a consumer itself (a push consumer could deliver the stream onto any subject)…
       await expect(
         jsm.consumers.add(eventStreamName(''), { durable_name: CONSUMER, ack_policy: AckPolicy.Explicit, deliver_subject: DIRECTORY_SUBJECTS.createKey }),
@@ -149,7 +152,7 @@ describe('NATS as a trust boundary: the relay on least-privilege credentials', (
       const ensured = await ensureConsumer(consumer, CONSUMER, { start: 'all', filter_subject: 'task.>' });
       expect(ensured).toMatchObject({ response: { name: CONSUMER, stream: eventStreamName(''), created: true } });
       expect(await ensureConsumer(consumer, 'someone_else', { start: 'all' }).catch((error: unknown) => String(error))).toMatch(/Permissions Violation/);
-      const events = await jetstream(consumer).consumers.get(eventStreamName(''), CONSUMER);
+      const events = await jetstream(consumer, { apiPrefix: EVENT_CONSUMER_JS_API_PREFIX }).consumers.get(eventStreamName(''), CONSUMER);
       const read: TaskEvent[] = [];
       await eventually(async () => {
         const batch = await events.fetch({ max_messages: 100, expires: 1000 });
@@ -191,7 +194,7 @@ describe('NATS as a trust boundary: the relay on least-privilege credentials', (
       await consumer.flush();
       await eventually(() => refused.filter((error) => error.operation === 'subscription').length === 4, 10000);
       // The event stream is whole.
-      const info = await jsm.streams.info(eventStreamName(''));
+      const info = await relayJsm.streams.info(eventStreamName(''));
       expect(info.state.messages).toBeGreaterThan(0);
     } finally {
       await consumer.close();
@@ -261,8 +264,7 @@ describe('NATS as a trust boundary: the relay on least-privilege credentials', (
       expect(narrow.subscribe.length).toBe(directory.subscribe.length - 1);
       writeNatsCredentials({ dir: narrowDir, subjectPrefix: '', consumers: [], rotate: [], retire: false });
       const auth = readFileSync(join(narrowDir, 'credentials', 'auth.conf'), 'utf8');
-      const indented = (block: string): string => block.replace(/^(?=.)/gm, '  ');
-      const lacking = auth.replace(indented(permissionsBlock(directory)), indented(permissionsBlock(narrow)));
+      const lacking = auth.replace(permissionsBlock(directory), permissionsBlock(narrow));
       expect(lacking).not.toBe(auth);
       writeFileSync(join(narrowDir, 'credentials', 'auth.conf'), lacking);
       writeFileSync(join(narrowDir, 'nats.conf'), `max_payload: 2MB\ninclude "credentials/auth.conf"\n`);

@@ -108,6 +108,16 @@ export class CommonConfig {
   @Max(5)
   RELAY_JETSTREAM_REPLICAS: number = 1;
 
+  /** Bytes the event stream holds at most (its oldest events go past it): 1 GiB. */
+  @IsInt()
+  @Min(1024 * 1024)
+  RELAY_EVENT_STREAM_MAX_BYTES: number = 1024 * 1024 * 1024;
+
+  /** Bytes each of the relay's smaller streams holds at most (rate-limit leases, console sessions, the key filter bucket): 128 MiB. */
+  @IsInt()
+  @Min(1024 * 1024)
+  RELAY_STATE_STREAM_MAX_BYTES: number = 128 * 1024 * 1024;
+
   private parsedNatsServers?: { from: string; servers: NatsServers };
 
   /** `NATS_URL` as the servers to connect to, with its credentials apart and the credential files beside them. */

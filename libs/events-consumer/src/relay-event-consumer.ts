@@ -26,7 +26,7 @@ import {
 import { RELAY_EVENTS_SUBJECT_ROOT } from '@app/messaging/jetstream';
 import { natsConnectOptions } from '@app/messaging/nats-connection';
 import { eventStreamName } from '@app/messaging/jetstream';
-import { natsInboxPrefix } from '@app/messaging/nats-permissions';
+import { EVENT_CONSUMER_JS_API_PREFIX, natsInboxPrefix } from '@app/messaging/nats-permissions';
 import { OrderedLanes } from './ordered-lanes';
 import { RecentIds } from './recent-ids';
 import { readRelayEvent, UnreadableEventError, type RelayEvent } from './relay-event';
@@ -42,6 +42,17 @@ function notifierAway(error: unknown): boolean {
     error instanceof errors.NoRespondersError ||
     error instanceof errors.TimeoutError ||
     (error instanceof errors.RequestError && (error.isNoResponders() || error.cause instanceof errors.TimeoutError))
+  );
+}
+
+/**
+ * The JetStream API prefix the consumer's account answers: the relay's JetStream API imported
+ * under EVENT_CONSUMER_JS_API_PREFIX (the accounts `npm run nats:credentials` writes), else `$JS.API`.
+ */
+async function jetStreamApiPrefixOf(connection: NatsConnection, stream: string): Promise<string> {
+  return connection.request(`${EVENT_CONSUMER_JS_API_PREFIX}.STREAM.INFO.${stream}`, '', { timeout: ENSURE_TIMEOUT_MS }).then(
+    () => EVENT_CONSUMER_JS_API_PREFIX,
+    () => '$JS.API',
   );
 }
 
@@ -73,6 +84,13 @@ export interface RelayEventConsumerOptions {
   subjectPrefix?: string;
   /** The credential files (the nkey seed the credentials command wrote, a .creds file, TLS). */
   credentials?: NatsCredentials;
+  /**
+   * The JetStream API prefix of the consumer's NATS account: `EVENT_CONSUMER_JS_API_PREFIX` (`JS.RELAY.API`)
+   * with the accounts `npm run nats:credentials` writes (the consumer's own account imports the relay's
+   * JetStream API under it), `$JS.API` on a NATS without them. By default the library asks the first
+   * and takes the second when nothing answers there.
+   */
+  jetStreamApiPrefix?: string;
   /** Other nats.js connection options (an authenticator of your own, timeouts); the inbox prefix is the library's. */
   connectOptions?: Partial<ConnectionOptions>;
   /** Unprefixed subjects to read, NATS wildcards allowed; `relay.events.task.>` by default. */
@@ -241,7 +259,9 @@ export class RelayEventConsumer<Data = TaskEvent> {
       inboxPrefix: natsInboxPrefix(`consumer_${options.name}`, settings.subjectPrefix),
     });
     try {
-      const consumer = new RelayEventConsumer<Data>(settings, connection, await jetstreamManager(connection), handler);
+      const apiPrefix = options.jetStreamApiPrefix ?? (await jetStreamApiPrefixOf(connection, eventStreamName(settings.subjectPrefix)));
+      const jsm = await jetstreamManager(connection, { apiPrefix, checkAPI: false });
+      const consumer = new RelayEventConsumer<Data>({ ...settings, jetStreamApiPrefix: apiPrefix }, connection, jsm, handler);
       await begin(consumer);
       return consumer;
     } catch (error) {
@@ -357,7 +377,7 @@ export class RelayEventConsumer<Data = TaskEvent> {
       });
       await this.recreateFrom(info.ack_floor.stream_seq + 1, info.delivered.stream_seq);
     }
-    const consumer = await jetstream(this.connection).consumers.get(this.stream, this.options.name);
+    const consumer = await jetstream(this.connection, { apiPrefix: this.options.jetStreamApiPrefix }).consumers.get(this.stream, this.options.name);
     // Pulls expire after 10 s (heartbeats every 5 s), so a pull lost with a connection is noticed and made again soon.
     const messages = await consumer.consume({ max_messages: Math.min(256, this.options.maxPending), expires: 10_000 });
     this.messages = messages;

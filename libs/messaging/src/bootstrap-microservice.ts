@@ -54,6 +54,7 @@ export async function startRelayMicroservice(
       subjectPrefix: config.NATS_SUBJECT_PREFIX,
       inboxPrefix,
       replicas: config.RELAY_JETSTREAM_REPLICAS,
+      maxBytes: config.RELAY_EVENT_STREAM_MAX_BYTES,
       name: `agentrelay-${service}-start`,
       deploymentId: app.get<string>(DEPLOYMENT_ID),
     },

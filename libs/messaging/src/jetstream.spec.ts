@@ -1,5 +1,14 @@
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
-import { claimEventStream, DeploymentConflictError, deploymentDescription, eventStreamName, eventStreamSubjects, streamDeployment } from './jetstream';
+import {
+  claimEventStream,
+  DEFAULT_EVENT_STREAM_MAX_BYTES,
+  DeploymentConflictError,
+  deploymentDescription,
+  ensureEventStream,
+  eventStreamName,
+  eventStreamSubjects,
+  streamDeployment,
+} from './jetstream';
 
 describe('event stream naming', () => {
   it('derives one stream per subject prefix', () => {
@@ -36,6 +45,21 @@ describe('the deployment that owns the event stream', () => {
     return { jsm: { streams } as unknown as JetStreamManager, config: () => config };
   }
   const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+  it('holds a bounded number of bytes: made with the limit given (or the default), and an unbounded stream of an older relay is bounded at start', async () => {
+    const made = fakeManager();
+    await ensureEventStream(made.jsm, '');
+    expect(made.config()?.max_bytes).toBe(DEFAULT_EVENT_STREAM_MAX_BYTES);
+    const configured = fakeManager();
+    await claimEventStream(configured.jsm, { subjectPrefix: '', deploymentId: '01JA', maxBytes: 64 * 1024 * 1024 }, quiet);
+    expect(configured.config()?.max_bytes).toBe(64 * 1024 * 1024);
+
+    const older = fakeManager({ max_bytes: -1, description: deploymentDescription('01JA') });
+    await ensureEventStream(older.jsm, '');
+    expect(older.config()?.max_bytes).toBe(-1);
+    await claimEventStream(older.jsm, { subjectPrefix: '', deploymentId: '01JA', maxBytes: 32 * 1024 * 1024 }, quiet);
+    expect(older.config()?.max_bytes).toBe(32 * 1024 * 1024);
+  });
 
   it('is named in the description of a stream it creates', async () => {
     const nats = fakeManager();

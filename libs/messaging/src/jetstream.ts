@@ -30,6 +30,9 @@ export const EVENT_DUPLICATE_WINDOW_MS = 10 * 60 * 1000;
 /** How long the event stream keeps events. */
 export const EVENT_STREAM_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 
+/** The event stream's size when RELAY_EVENT_STREAM_MAX_BYTES is not set: past it the oldest events go. */
+export const DEFAULT_EVENT_STREAM_MAX_BYTES = 1024 * 1024 * 1024;
+
 /**
  * The name of the JetStream stream holding the relay's events under a subject prefix. Each prefix
  * (deployment or test run) gets a stream of its own, so runs never share one.
@@ -103,12 +106,14 @@ const streamLogger = new Logger('JetStream');
  * Returns the stream's info, creating it with `config` when it does not exist. Two processes
  * creating it at once is fine: the loser reads the winner's stream. An existing stream with
  * another replica count than `config.num_replicas` is changed to it (its consumers that do not set
- * their own follow); a count NATS cannot place throws a JetStreamReplicasError.
+ * their own follow); a count NATS cannot place throws a JetStreamReplicasError. One with another
+ * byte limit than `limits.maxBytes` is changed to it.
  */
 export async function ensureStream(
   jsm: JetStreamManager,
   config: Partial<StreamConfig> & { name: string },
   logger: LoggerService = streamLogger,
+  limits: { maxBytes?: number } = {},
 ): Promise<StreamInfo> {
   let existing: StreamInfo | undefined;
   try {
@@ -116,7 +121,7 @@ export async function ensureStream(
   } catch (error) {
     if (!isStreamNotFound(error)) throw error;
   }
-  if (existing) return matchReplicas(jsm, existing, config.num_replicas, logger);
+  if (existing) return matchReplicas(jsm, await matchMaxBytes(jsm, existing, limits.maxBytes, logger), config.num_replicas, logger);
   try {
     return await jsm.streams.add(config);
   } catch (error) {
@@ -126,8 +131,24 @@ export async function ensureStream(
     } catch {
       throw refusedReplicas(error, config.name, config.num_replicas);
     }
-    return matchReplicas(jsm, winner, config.num_replicas, logger);
+    return matchReplicas(jsm, await matchMaxBytes(jsm, winner, limits.maxBytes, logger), config.num_replicas, logger);
   }
+}
+
+/**
+ * The stream changed to hold at most `maxBytes` (its oldest messages go past it) when it has another
+ * limit (logged); undefined leaves it as it is.
+ */
+export async function matchMaxBytes(
+  jsm: JetStreamManager,
+  info: StreamInfo,
+  maxBytes: number | undefined,
+  logger: LoggerService = streamLogger,
+): Promise<StreamInfo> {
+  if (maxBytes === undefined || info.config.max_bytes === maxBytes) return info;
+  const updated = await jsm.streams.update(info.config.name, { ...info.config, max_bytes: maxBytes });
+  logger.log(`stream ${info.config.name} changed from ${info.config.max_bytes} to ${maxBytes} bytes at most`);
+  return updated;
 }
 
 /** The stream changed to `replicas` servers when it has another count (logged); a count NATS cannot place throws a JetStreamReplicasError. */
@@ -148,13 +169,18 @@ export async function matchReplicas(
   }
 }
 
-/** Ensures the file-backed event stream of a subject prefix exists, on `replicas` servers. */
+/**
+ * Ensures the file-backed event stream of a subject prefix exists, on `replicas` servers, holding at
+ * most `maxBytes` (made with DEFAULT_EVENT_STREAM_MAX_BYTES when not given; an existing stream is
+ * changed to a given one: each service does so as it starts, with RELAY_EVENT_STREAM_MAX_BYTES).
+ */
 export function ensureEventStream(
   jsm: JetStreamManager,
   subjectPrefix: string,
   replicas?: number,
   logger?: LoggerService,
   deploymentId?: string,
+  maxBytes?: number,
 ): Promise<StreamInfo> {
   return ensureStream(
     jsm,
@@ -166,10 +192,12 @@ export function ensureEventStream(
       retention: RetentionPolicy.Limits,
       discard: DiscardPolicy.Old,
       max_age: nanos(EVENT_STREAM_MAX_AGE_MS),
+      max_bytes: maxBytes ?? DEFAULT_EVENT_STREAM_MAX_BYTES,
       duplicate_window: nanos(EVENT_DUPLICATE_WINDOW_MS),
       ...(deploymentId ? { description: deploymentDescription(deploymentId) } : {}),
     },
     logger,
+    { maxBytes },
   );
 }
 
@@ -204,11 +232,11 @@ export class DeploymentConflictError extends Error {
  */
 export async function claimEventStream(
   jsm: JetStreamManager,
-  options: { subjectPrefix: string; deploymentId: string; replicas?: number },
+  options: { subjectPrefix: string; deploymentId: string; replicas?: number; maxBytes?: number },
   logger: LoggerService = streamLogger,
 ): Promise<StreamInfo> {
   const { subjectPrefix, deploymentId } = options;
-  let info = await ensureEventStream(jsm, subjectPrefix, options.replicas, logger, deploymentId);
+  let info = await ensureEventStream(jsm, subjectPrefix, options.replicas, logger, deploymentId, options.maxBytes);
   let owner = streamDeployment(info);
   if (owner === undefined) {
     info = await jsm.streams.update(info.config.name, { ...info.config, description: deploymentDescription(deploymentId) });
@@ -227,7 +255,15 @@ export async function claimEventStream(
  * answering yet) is logged and left to the service's own retries.
  */
 export async function prepareEventStream(
-  options: { natsUrl: string | NatsServers; subjectPrefix: string; replicas: number; name: string; deploymentId: string; inboxPrefix?: string },
+  options: {
+    natsUrl: string | NatsServers;
+    subjectPrefix: string;
+    replicas: number;
+    maxBytes?: number;
+    name: string;
+    deploymentId: string;
+    inboxPrefix?: string;
+  },
   logger: LoggerService = streamLogger,
 ): Promise<void> {
   let context: JetStreamContext | undefined;

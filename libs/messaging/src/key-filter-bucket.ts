@@ -3,7 +3,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { prefixScope } from './stream-names';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createHash } from 'node:crypto';
-import { matchReplicas } from './jetstream';
+import { matchMaxBytes, matchReplicas } from './jetstream';
 
 /**
  * What goes in front of a key's stored hash before the filter digest is taken: the bucket never
@@ -40,7 +40,7 @@ export function keyFilterDigestOfKey(apiKey: string): string {
 export async function openKeyFilterBucket(
   connection: NatsConnection,
   subjectPrefix: string,
-  options: { create: boolean; timeoutMs: number; replicas?: number },
+  options: { create: boolean; timeoutMs: number; replicas?: number; maxBytes?: number },
 ): Promise<KV> {
   const kvm = new Kvm(connection);
   const name = keyFilterBucketName(subjectPrefix);
@@ -50,11 +50,12 @@ export async function openKeyFilterBucket(
     storage: StorageType.File,
     timeout: options.timeoutMs,
     ...(options.replicas ? { replicas: options.replicas } : {}),
+    ...(options.maxBytes ? { max_bytes: options.maxBytes } : {}),
   });
-  if (options.replicas !== undefined) {
-    // A bucket made before RELAY_JETSTREAM_REPLICAS changed keeps its count: its stream is changed like the others.
+  if (options.replicas !== undefined || options.maxBytes !== undefined) {
+    // A bucket made before RELAY_JETSTREAM_REPLICAS (or RELAY_STATE_STREAM_MAX_BYTES) changed keeps its settings: its stream is changed like the others.
     const jsm = await jetstreamManager(connection, { timeout: options.timeoutMs });
-    await matchReplicas(jsm, await jsm.streams.info(`KV_${name}`), options.replicas);
+    await matchReplicas(jsm, await matchMaxBytes(jsm, await jsm.streams.info(`KV_${name}`), options.maxBytes), options.replicas);
   }
   return bucket;
 }

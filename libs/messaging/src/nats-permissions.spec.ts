@@ -8,6 +8,8 @@ import {
   RELAY_NATS_ROLES,
   relayNatsPermissions,
   requestSubjectsInTable,
+  isPermittedReply,
+  permittedReplyPrefixes,
   subjectMatches,
   type NatsPermissions,
 } from './nats-permissions';
@@ -74,23 +76,71 @@ describe('the NATS permission table', () => {
     expect(natsInboxPrefix('edge', 'acme')).not.toBe(natsInboxPrefix('edge', 'acme.prod'));
   });
 
-  it('gives an event consumer nothing but its own durable consumer on the event stream', () => {
+  it('gives an event consumer nothing but its own durable consumer on the event stream, through imports of an account of its own', () => {
     const consumer = eventConsumerPermissions('audit', '');
-    expect(consumer.publish.map((grant) => grant.subject)).toEqual([
-      '$JS.API.INFO',
-      '$JS.API.STREAM.INFO.RELAY_EVENTS',
-      'relay.notifier.v1.event_consumers.audit.ensure',
-      '$JS.API.CONSUMER.INFO.RELAY_EVENTS.audit',
-      '$JS.API.CONSUMER.MSG.NEXT.RELAY_EVENTS.audit',
-      '$JS.ACK.RELAY_EVENTS.audit.>',
+    expect(consumer.account?.name).toBe('AGENTRELAY_CONSUMER_AUDIT');
+    expect(consumer.account?.imports.map((entry) => [entry.localSubject, entry.subject, entry.responseType])).toEqual([
+      ['relay.notifier.v1.event_consumers.audit.ensure', 'relay.notifier.v1.event_consumers.audit.ensure', 'singleton'],
+      ['JS.RELAY.API.STREAM.INFO.RELAY_EVENTS', '$JS.API.STREAM.INFO.RELAY_EVENTS', 'singleton'],
+      ['JS.RELAY.API.CONSUMER.INFO.RELAY_EVENTS.audit', '$JS.API.CONSUMER.INFO.RELAY_EVENTS.audit', 'singleton'],
+      ['JS.RELAY.API.CONSUMER.MSG.NEXT.RELAY_EVENTS.audit', '$JS.API.CONSUMER.MSG.NEXT.RELAY_EVENTS.audit', 'stream'],
+      ['$JS.ACK.RELAY_EVENTS.audit.>', '$JS.ACK.RELAY_EVENTS.audit.>', 'stream'],
     ]);
+    expect(consumer.publish.map((grant) => grant.subject)).toEqual(consumer.account?.imports.map((entry) => entry.localSubject));
     expect(consumer.subscribe.map((grant) => grant.subject)).toEqual(['_INBOX_consumer_audit.>']);
     expect(consumer.allowResponses).toBe(false);
+    expect(eventConsumerPermissions('audit', 'acme.prod').account?.name).toBe('AGENTRELAY_acme_prod_CONSUMER_AUDIT');
     expect(() => eventConsumerPermissions('a.b', '')).toThrow(/letters, digits/);
   });
 
+  it('has a reply rule for every request subject a holder outside the relay may publish', () => {
+    const requestSubjects = requestSubjectsInTable().map((subject) => contracts.SUBJECTS_ADDRESSED_BY_NAME[subject] ?? subject);
+    for (const prefix of ['', 'acme.prod']) {
+      const consumer = eventConsumerPermissions('audit', prefix);
+      const outsideRequests = (consumer.account?.imports ?? [])
+        .map((entry) => entry.subject)
+        .filter((subject) => requestSubjects.some((pattern) => subjectMatches(contracts.prefixedSubject(prefix, pattern), subject)));
+      expect(outsideRequests).toEqual([contracts.prefixedSubject(prefix, contracts.eventConsumerEnsureSubject('audit'))]);
+      for (const subject of outsideRequests) expect(permittedReplyPrefixes(subject, prefix)).toBeDefined();
+    }
+  });
   it('is what the shipped NATS configuration holds (docker/nats/permissions.conf)', () => {
     expect(readFileSync('docker/nats/permissions.conf', 'utf8')).toBe(relayPermissionsConfig(''));
+  });
+});
+
+describe('the reply subjects a request from outside the relay may be answered on', () => {
+  const ensure = 'relay.notifier.v1.event_consumers.audit.ensure';
+
+  it('are the caller’s own inbox and the reply NATS made for its account’s import', () => {
+    expect(isPermittedReply(ensure, '_INBOX_consumer_audit.abc.1', '')).toBe(true);
+    expect(isPermittedReply(ensure, '_R_.AbC123.xyz', '')).toBe(true);
+    expect(isPermittedReply(`acme.${ensure}`, '_INBOX_consumer_audit_acme.abc', 'acme')).toBe(true);
+  });
+
+  it('are never a subject of the relay, another holder’s inbox, a look-alike prefix, or nothing', () => {
+    for (const reply of [
+      'relay.events.task.forged',
+      'relay.ratelimit.agent-1',
+      'relay.directory.v1.keys.create',
+      '$JS.API.STREAM.PURGE.RELAY_EVENTS',
+      '_INBOX_notifier.abc',
+      '_INBOX_consumer_other.abc',
+      '_INBOX_consumer_audit_x.abc',
+      '_INBOX_consumer_audit',
+      '_INBOX_consumer_audit.',
+      '_R_.',
+      '_INBOX_consumer_audit.abc'.replace('audit', 'audit_acme'),
+      undefined,
+    ]) {
+      expect([reply, isPermittedReply(ensure, reply, '')]).toEqual([reply, false]);
+    }
+    expect(isPermittedReply(`acme.${ensure}`, '_INBOX_consumer_audit.abc', 'acme')).toBe(false);
+  });
+
+  it('are not checked on subjects only the relay’s processes call', () => {
+    expect(permittedReplyPrefixes('relay.tasks.v1.get', '')).toBeUndefined();
+    expect(isPermittedReply('relay.tasks.v1.get', 'anything', '')).toBe(true);
   });
 });
 

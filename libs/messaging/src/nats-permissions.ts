@@ -43,6 +43,45 @@ export interface NatsPermissions {
   subscribe: NatsGrant[];
   /** May publish a reply to a request it received (the services answer on the caller's inbox). */
   allowResponses: boolean;
+  /**
+   * For a holder in a NATS account of its own (an event consumer): the account, and the subjects it
+   * imports from the relay's account. Nothing else of the relay's account is reachable from it.
+   */
+  account?: { name: string; imports: NatsImport[] };
+}
+
+/**
+ * One subject an account of its own imports from the relay's account as a service: the request
+ * crosses into the relay's account, and its reply subject is replaced by one NATS makes (`_R_.…`)
+ * that leads back into the importing account, so a reply subject the importer names never reaches
+ * a subject of the relay's account.
+ */
+export interface NatsImport {
+  /** The subject in the relay's account (exported to this account alone). */
+  subject: string;
+  /** The subject the holder publishes in its own account. */
+  localSubject: string;
+  /** `stream`: many messages answer one request (a pull, a `+NXT` ack). */
+  responseType: 'singleton' | 'stream';
+  why: string;
+}
+
+/**
+ * The JetStream API prefix an event consumer uses in its own account (nats.js: `jetstream(nc,
+ * { apiPrefix })`). Not `$JS.API`: NATS answers that in an account without JetStream itself
+ * ("JetStream not enabled for account"), racing the import.
+ */
+export const EVENT_CONSUMER_JS_API_PREFIX = 'JS.RELAY.API';
+
+/** The NATS account of the relay's own processes under a subject prefix (what `npm run nats:credentials` writes). */
+export function relayAccountName(subjectPrefix: string): string {
+  const scope = prefixScope(subjectPrefix);
+  return scope ? `AGENTRELAY_${scope}` : 'AGENTRELAY';
+}
+
+/** The NATS account of one event consumer: its own, importing from the relay's account what it may use. */
+export function eventConsumerAccountName(name: string, subjectPrefix: string): string {
+  return `${relayAccountName(subjectPrefix)}_CONSUMER_${name.toUpperCase()}`;
 }
 
 /**
@@ -226,27 +265,68 @@ export function relayNatsPermissions(role: RelayNatsRole, subjectPrefix: string)
 
 /**
  * An internal service that follows the relay's events: it reads the event stream through its own
- * durable pull consumer (named `name`, made for it by the notifier on request) and nothing else. It cannot publish any `relay.*` subject, see any
- * request or reply, touch another stream or consumer, or read console sessions or the key filter.
+ * durable pull consumer (named `name`, made for it by the notifier on request) and nothing else. It
+ * sits in a NATS account of its own that imports from the relay's account exactly the subjects of
+ * `account.imports`; its permissions list their subjects in its account. So it cannot publish any
+ * `relay.*` subject of the relay, see any request or reply, touch another stream or consumer, or read
+ * console sessions or the key filter, and no reply subject it names (of a request, a pull, an ack)
+ * is a subject of the relay's account.
  */
 export function eventConsumerPermissions(name: string, subjectPrefix: string): NatsPermissions {
   const events = eventStreamName(subjectPrefix);
   const holder = `consumer ${name}`;
   const inboxPrefix = natsInboxPrefix(`consumer_${name}`, subjectPrefix);
+  const api = (subject: string): Pick<NatsImport, 'subject' | 'localSubject'> => ({
+    subject: `$JS.API.${subject}`,
+    localSubject: `${EVENT_CONSUMER_JS_API_PREFIX}.${subject}`,
+  });
+  const ensure = prefixedSubject(subjectPrefix, eventConsumerEnsureSubject(name));
+  const imports: NatsImport[] = [
+    { subject: ensure, localSubject: ensure, responseType: 'singleton', why: `asks the notifier for its durable consumer ${name}` },
+    { ...api(`STREAM.INFO.${events}`), responseType: 'singleton', why: `reads the event stream’s state (${RELAY_EVENTS_SUBJECT_ROOT}.>)` },
+    { ...api(`CONSUMER.INFO.${events}.${name}`), responseType: 'singleton', why: `reads its durable consumer ${name}` },
+    { ...api(`CONSUMER.MSG.NEXT.${events}.${name}`), responseType: 'stream', why: `pulls events from its durable consumer ${name}` },
+    {
+      subject: `$JS.ACK.${events}.${name}.>`,
+      localSubject: `$JS.ACK.${events}.${name}.>`,
+      responseType: 'stream',
+      why: 'acknowledges the events it handled (`+NXT` asks for more)',
+    },
+  ];
   return {
     holder,
     inboxPrefix,
-    publish: [
-      JETSTREAM_INFO,
-      { subject: `$JS.API.STREAM.INFO.${events}`, why: `reads the event stream’s state (${RELAY_EVENTS_SUBJECT_ROOT}.>)` },
-      { subject: prefixedSubject(subjectPrefix, eventConsumerEnsureSubject(name)), why: `asks the notifier for its durable consumer ${name}` },
-      { subject: `$JS.API.CONSUMER.INFO.${events}.${name}`, why: `reads its durable consumer ${name}` },
-      { subject: `$JS.API.CONSUMER.MSG.NEXT.${events}.${name}`, why: `pulls events from its durable consumer ${name}` },
-      { subject: `$JS.ACK.${events}.${name}.>`, why: 'acknowledges the events it handled' },
-    ],
+    publish: imports.map((entry) => ({ subject: entry.localSubject, why: entry.why })),
     subscribe: [{ subject: `${inboxPrefix}.>`, why: 'its own replies and consumer deliveries' }],
     allowResponses: false,
+    account: { name: eventConsumerAccountName(name, subjectPrefix), imports },
   };
+}
+
+/**
+ * The reply subject NATS gives a request that reached this account through a service import: the
+ * importing account's reply, mapped so that the answer goes back into that account only.
+ */
+export const SERVICE_IMPORT_REPLY_PREFIX = '_R_.';
+
+/**
+ * Where a request that a holder outside the relay may publish can be answered: the caller's own
+ * inbox, or the reply NATS made for its account's service import. NATS does not check the reply
+ * subject of a publish, and a service answers wherever it points, so a service checks it before it
+ * answers: a reply elsewhere (an event subject, a rate-limit key, another service's request subject)
+ * would be a publish made with the service's rights. Undefined for subjects only relay processes call.
+ */
+export function permittedReplyPrefixes(subject: string, subjectPrefix: string): string[] | undefined {
+  if (!subjectMatches(prefixedSubject(subjectPrefix, SUBJECTS_ADDRESSED_BY_NAME[EVENT_CONSUMER_SUBJECTS.ensure]), subject)) return undefined;
+  const name = subject.split('.').at(-2) ?? '';
+  return [`${natsInboxPrefix(`consumer_${name}`, subjectPrefix)}.`, SERVICE_IMPORT_REPLY_PREFIX];
+}
+
+/** Whether a request on `subject` may be answered on `reply` (always, for subjects only relay processes call). */
+export function isPermittedReply(subject: string, reply: string | undefined, subjectPrefix: string): boolean {
+  const prefixes = permittedReplyPrefixes(subject, subjectPrefix);
+  if (prefixes === undefined) return true;
+  return reply !== undefined && prefixes.some((prefix) => reply.startsWith(prefix) && reply.length > prefix.length);
 }
 
 /** The subjects a NATS wildcard pattern matches, tested token by token (`*` one token, `>` the rest). */

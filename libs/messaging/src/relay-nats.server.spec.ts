@@ -72,6 +72,42 @@ describe('RelayNatsServer', () => {
     expect(answer.isDisposed).toBe(true);
   });
 
+  it('drops unanswered a request from outside the relay whose reply is not the caller’s inbox, and counts it', async () => {
+    const load = new ServiceLoad();
+    const server = new RelayNatsServer('', { queue: 'notifier' }, 10_000, load);
+    const handled: string[] = [];
+    server.addHandler(
+      'relay.notifier.v1.event_consumers.ensure',
+      async (_data: unknown, context: { getSubject(): string }) => {
+        handled.push(context.getSubject());
+        return { name: 'audit' };
+      },
+      false,
+    );
+    server.bindEvents(fakeConnection().connection);
+    const ask = async (reply: string | undefined): Promise<string[]> => {
+      const replies: string[] = [];
+      const message = { ...fakeRequest('relay.notifier.v1.event_consumers.ensure', (data) => replies.push(String(data)) > 0) };
+      await server.handleMessage('relay.notifier.v1.event_consumers.ensure', {
+        ...message,
+        subject: 'relay.notifier.v1.event_consumers.audit.ensure',
+        reply,
+      } as never);
+      return replies;
+    };
+    for (const forged of ['relay.events.task.forged', 'relay.ratelimit.agent-1', 'relay.directory.v1.keys.create', '_INBOX_edge.1', undefined]) {
+      expect(await ask(forged)).toEqual([]);
+    }
+    expect(handled).toEqual([]);
+    expect(load.report().misdirected_replies_total).toBe(5);
+    const own = await ask('_INBOX_consumer_audit.1');
+    await until(() => own.length === 1);
+    const imported = await ask('_R_.abc.def');
+    await until(() => imported.length === 1);
+    expect(handled).toHaveLength(2);
+    expect(load.report().misdirected_replies_total).toBe(5);
+  });
+
   it('reports overload only after refusing every new request for a while', () => {
     let now = 1_000;
     const load = new ServiceLoad(2, () => now);

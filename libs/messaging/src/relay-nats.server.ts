@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ServerNats, type NatsOptions } from '@nestjs/microservices';
 import { SUBJECTS_ADDRESSED_BY_NAME, prefixedSubject, RelayError, OVERLOADED_RETRY_AFTER_SECONDS } from '@app/contracts';
 import { PERMISSION_PROBE_HEADER } from './nats-permission-check';
+import { isPermittedReply } from './nats-permissions';
 import { deadlineOf } from './request-deadline';
 import { ServiceLoad } from './service-load';
 
@@ -21,6 +22,7 @@ interface NatsConnectionLike {
 
 /** The parts of a NATS message a refusal needs. */
 interface IncomingRequest {
+  subject: string;
   reply?: string;
   headers?: { get(name: string): string };
   respond(data: string): boolean;
@@ -78,6 +80,15 @@ export class RelayNatsServer extends ServerNats {
     // A process checking its NATS permissions at start: not a request, never answered. Nor is a
     // message JetStream pushed here for a consumer (its reply is an ack subject): events are no requests.
     if (message.headers?.get(PERMISSION_PROBE_HEADER) || message.reply?.startsWith('$JS.')) return undefined;
+    if (!isPermittedReply(message.subject, message.reply, this.subjectPrefix)) {
+      // Answering would publish onto a subject of the caller's choosing with this service's rights.
+      this.load.misdirected();
+      this.guardLogger.warn(
+        { subject: message.subject, reply: message.reply ?? null },
+        'request dropped unanswered: its reply subject is not the caller’s inbox',
+      );
+      return undefined;
+    }
     const refusal = this.refusal(channel, message);
     if (refusal) {
       // Nest's reply packet; the caller reads `err` (NatsRpcClient does not match reply ids).

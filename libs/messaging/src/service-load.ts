@@ -8,6 +8,8 @@ export interface ServiceLoadReport {
   saturated_since: string | null;
   /** Requests refused as `overloaded` since the process started. */
   shed_total: number;
+  /** Requests dropped unanswered since the process started because their reply subject was not the caller's inbox. */
+  misdirected_replies_total: number;
 }
 
 /**
@@ -19,6 +21,7 @@ export class ServiceLoad {
   private inFlightCount = 0;
   private saturatedAt: number | null = null;
   private shed = 0;
+  private misdirectedReplies = 0;
 
   constructor(
     readonly maxInFlight = Number.POSITIVE_INFINITY,
@@ -48,6 +51,10 @@ export class ServiceLoad {
     this.shed += 1;
   }
 
+  misdirected(): void {
+    this.misdirectedReplies += 1;
+  }
+
   /** At its maximum for at least `SATURATED_NOT_READY_AFTER_MS`: everything new has been refused that long. */
   get overloaded(): boolean {
     return this.saturatedAt !== null && this.now() - this.saturatedAt >= SATURATED_NOT_READY_AFTER_MS;
@@ -59,6 +66,7 @@ export class ServiceLoad {
       max_in_flight: Number.isFinite(this.maxInFlight) ? this.maxInFlight : null,
       saturated_since: this.saturatedAt === null ? null : new Date(this.saturatedAt).toISOString(),
       shed_total: this.shed,
+      misdirected_replies_total: this.misdirectedReplies,
     };
   }
 }

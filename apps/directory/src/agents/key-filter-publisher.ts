@@ -154,6 +154,7 @@ export class KeyFilterPublisher implements OnApplicationBootstrap, OnModuleDestr
       create: true,
       timeoutMs: STORE_TIMEOUT_MS,
       replicas: this.config.RELAY_JETSTREAM_REPLICAS,
+      maxBytes: this.config.RELAY_STATE_STREAM_MAX_BYTES,
     }).catch((error: unknown) => {
       this.bucket = undefined;
       throw error;

@@ -13,7 +13,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { prefixedSubject } from '@app/contracts';
-import { matchReplicas, NatsRpcClient, RATE_LIMIT_SUBJECT_ROOT, rateLimitStreamName } from '@app/messaging';
+import { matchMaxBytes, matchReplicas, NatsRpcClient, RATE_LIMIT_SUBJECT_ROOT, rateLimitStreamName } from '@app/messaging';
 import { HttpMetrics } from '@app/metrics';
 import { EdgeConfig } from '../edge.config';
 
@@ -175,6 +175,7 @@ export class RateLimiter {
       discard: DiscardPolicy.Old,
       max_msgs_per_subject: 1,
       max_age: nanos(2 * WINDOW_MS),
+      max_bytes: this.config.RELAY_STATE_STREAM_MAX_BYTES,
       num_replicas: this.config.RELAY_JETSTREAM_REPLICAS,
     };
     const existing = await jsm.streams.info(name).catch(() => undefined);
@@ -188,7 +189,7 @@ export class RateLimiter {
       await jsm.streams.delete(name);
       await jsm.streams.add(config);
     } else {
-      await matchReplicas(jsm, existing, config.num_replicas);
+      await matchReplicas(jsm, await matchMaxBytes(jsm, existing, config.max_bytes), config.num_replicas);
     }
     return { js: jetstream(this.nats.connection, { timeout: STORE_TIMEOUT_MS }), jsm };
   }

@@ -13,6 +13,7 @@ export interface ServiceLoadView {
   max_in_flight: number | null;
   saturated_since: string | null;
   shed_total: number;
+  misdirected_replies_total: number;
 }
 
 export interface HealthReply {

@@ -3,7 +3,7 @@ import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageTyp
 import { nanos } from '@nats-io/transport-node';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { prefixedSubject, RelayError } from '@app/contracts';
-import { CONSOLE_SESSION_SUBJECT_ROOT, consoleSessionStreamName, matchReplicas, NatsRpcClient } from '@app/messaging';
+import { CONSOLE_SESSION_SUBJECT_ROOT, consoleSessionStreamName, matchMaxBytes, matchReplicas, NatsRpcClient } from '@app/messaging';
 import type { AdminRole } from '../admin-roles';
 import { EdgeConfig } from '../../edge.config';
 
@@ -175,6 +175,7 @@ export class ConsoleSessions {
           discard: DiscardPolicy.Old,
           max_msgs_per_subject: 1,
           max_age: maxAge,
+          max_bytes: this.config.RELAY_STATE_STREAM_MAX_BYTES,
           num_replicas: this.config.RELAY_JETSTREAM_REPLICAS,
         })
         .catch(async (error: unknown) => {
@@ -183,7 +184,7 @@ export class ConsoleSessions {
     } else {
       // A longer TTL configured since the stream was made: sessions must outlive it.
       const current = existing.config.max_age < maxAge ? await jsm.streams.update(name, { max_age: maxAge }) : existing;
-      await matchReplicas(jsm, current, this.config.RELAY_JETSTREAM_REPLICAS);
+      await matchReplicas(jsm, await matchMaxBytes(jsm, current, this.config.RELAY_STATE_STREAM_MAX_BYTES), this.config.RELAY_JETSTREAM_REPLICAS);
     }
     return { js: jetstream(this.nats.connection, { timeout: STORE_TIMEOUT_MS }), jsm };
   }
