@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, nkeyAuthenticator, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import request from 'supertest';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import {
   DIRECTORY_SUBJECTS,
   NOTIFIER_SUBJECTS,
@@ -14,7 +15,7 @@ import {
   type ParticipantRef,
   type TaskView,
 } from '@app/contracts';
-import { natsInboxPrefix, NatsRpcClient } from '@app/messaging';
+import { eventStreamName, natsInboxPrefix, NatsRpcClient, rateLimitStreamName } from '@app/messaging';
 import { seedFile, writeNatsCredentials } from '../scripts/nats-credentials';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
@@ -56,6 +57,12 @@ async function refusal(connection: NatsConnection, subject: string, data: unknow
     (answer) => `answered: ${JSON.stringify(answer)}`,
     (error: unknown) => String(error),
   );
+}
+
+/** How many messages the stream holds on `subject`. */
+async function storedOn(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
+  const info = await jsm.streams.info(stream, { subjects_filter: subject });
+  return Object.values(info.state.subjects ?? {}).reduce((sum, count) => sum + count, 0);
 }
 
 function ref(agent: AgentRecord): ParticipantRef {
@@ -365,6 +372,48 @@ describe('a stolen notifier NATS credential', () => {
     } finally {
       await impostor.close();
       await real.close();
+    }
+  });
+
+  it('cannot aim a service’s answer anywhere but an inbox: requests whose reply names an event subject, a rate-limit key or a request subject are dropped', async () => {
+    const edge = await connect({
+      servers: nats.url,
+      authenticator: nkeyAuthenticator(() => new TextEncoder().encode(readFileSync(seedFile(dir, 'edge'), 'utf8').trim())),
+      inboxPrefix: natsInboxPrefix('edge', ''),
+      maxReconnectAttempts: 0,
+      timeout: 60000,
+    });
+    const directory = await connect({
+      servers: nats.url,
+      authenticator: nkeyAuthenticator(() => new TextEncoder().encode(readFileSync(seedFile(dir, 'directory'), 'utf8').trim())),
+      inboxPrefix: natsInboxPrefix('directory', ''),
+      maxReconnectAttempts: 0,
+      timeout: 60000,
+    });
+    try {
+      const onRequestSubject: Msg[] = [];
+      directory.subscribe(DIRECTORY_SUBJECTS.createKey, { callback: (_error, message) => void onRequestSubject.push(message) });
+      await directory.flush();
+      const forgedEvent = `relay.events.task.forged_${randomUUID().replace(/-/g, '')}`;
+      const forgedLease = `relay.ratelimit.forged_${randomUUID().replace(/-/g, '')}.1`;
+      const delivered = await createTask(relay.url, alice, { agent: echo } as RegisteredTestAgent, 'Answer me somewhere else.');
+      const asked: Array<[string, unknown]> = [
+        [UPSTREAM_REPORT_SUBJECTS.append, { task_id: delivered, message: { parts: [{ kind: 'text', text: 'Stored where?' }] } }],
+        [PUSH_CONFIG_SUBJECTS.target, { task_id: delivered }],
+        [DIRECTORY_SUBJECTS.getAgent, { handle: alice.agent.handle }],
+      ];
+      for (const reply of [forgedEvent, forgedLease, DIRECTORY_SUBJECTS.createKey]) {
+        for (const [subject, data] of asked) thief.publish(subject, JSON.stringify({ id: randomUUID(), pattern: subject, data }), { reply });
+      }
+      await thief.flush();
+      // Control: the same requests on the notifier's own inbox are answered, so the services read every forged one before.
+      for (const [subject, data] of asked) expect(await call(thief, subject, data)).toBeDefined();
+      expect(await storedOn(await jetstreamManager(thief), eventStreamName(''), forgedEvent)).toBe(0);
+      expect(await storedOn(await jetstreamManager(edge), rateLimitStreamName(''), forgedLease)).toBe(0);
+      expect(onRequestSubject).toEqual([]);
+    } finally {
+      await edge.close();
+      await directory.close();
     }
   });
 });

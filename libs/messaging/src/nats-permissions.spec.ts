@@ -138,9 +138,22 @@ describe('the reply subjects a request from outside the relay may be answered on
     expect(isPermittedReply(`acme.${ensure}`, '_INBOX_consumer_audit.abc', 'acme')).toBe(false);
   });
 
-  it('are not checked on subjects only the relay’s processes call', () => {
+  it('are an inbox or an import’s reply on subjects only the relay’s processes call', () => {
     expect(permittedReplyPrefixes('relay.tasks.v1.get', '')).toBeUndefined();
-    expect(isPermittedReply('relay.tasks.v1.get', 'anything', '')).toBe(true);
+    for (const reply of ['_INBOX.abc', '_INBOX_edge.abc.1', '_INBOX_notifier_acme.x', '_R_.AbC.1', undefined]) {
+      expect([reply, isPermittedReply('relay.tasks.v1.get', reply, '')]).toEqual([reply, true]);
+    }
+    for (const reply of [
+      'anything',
+      'relay.events.task.created',
+      'relay.ratelimit.bob.1',
+      'relay.directory.v1.keys.create',
+      '$JS.API.STREAM.PURGE.RELAY_EVENTS',
+      '_INBOX',
+      '_R_.',
+    ]) {
+      expect([reply, isPermittedReply('relay.tasks.v1.upstream_reports.append', reply, '')]).toEqual([reply, false]);
+    }
   });
 });
 

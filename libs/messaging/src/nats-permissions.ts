@@ -322,11 +322,19 @@ export function permittedReplyPrefixes(subject: string, subjectPrefix: string): 
   return [`${natsInboxPrefix(`consumer_${name}`, subjectPrefix)}.`, SERVICE_IMPORT_REPLY_PREFIX];
 }
 
-/** Whether a request on `subject` may be answered on `reply` (always, for subjects only relay processes call). */
+/**
+ * Where any other request may be answered: an inbox (NATS clients make their replies under `_INBOX`,
+ * the relay's processes under their own `_INBOX_<holder>`), or an import's reply. No stream captures
+ * these and no service answers them, so a holder of a relay credential cannot aim a service's answer
+ * at an event subject, a rate-limit key or another request subject either.
+ */
+const INBOX_REPLY_PREFIXES = ['_INBOX', SERVICE_IMPORT_REPLY_PREFIX];
+
+/** Whether a request on `subject` may be answered on `reply` (one of the relay's own without a reply is answered nowhere). */
 export function isPermittedReply(subject: string, reply: string | undefined, subjectPrefix: string): boolean {
-  const prefixes = permittedReplyPrefixes(subject, subjectPrefix);
-  if (prefixes === undefined) return true;
-  return reply !== undefined && prefixes.some((prefix) => reply.startsWith(prefix) && reply.length > prefix.length);
+  const outsiders = permittedReplyPrefixes(subject, subjectPrefix);
+  if (reply === undefined) return outsiders === undefined;
+  return (outsiders ?? INBOX_REPLY_PREFIXES).some((prefix) => reply.startsWith(prefix) && reply.length > prefix.length);
 }
 
 /** The subjects a NATS wildcard pattern matches, tested token by token (`*` one token, `>` the rest). */
