@@ -1,30 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
 import request from 'supertest';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { TaskState, type Task } from '@a2a-js/sdk';
 import type { AdminAuditEntry, UpstreamStatusView } from '@app/contracts';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { senderClient } from './support/sdk-client';
+import { senderClient, userMessage } from './support/sdk-client';
 import { testDatabaseUrl } from './support/test-env';
 import { issueTestCertificates, type TestCertificates } from './support/test-certificates';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
 
 const ADMIN = `Bearer ${TEST_ADMIN_TOKEN}`;
-
-function userMessage(text: string): Message {
-  return {
-    messageId: randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-    taskId: '',
-    contextId: '',
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 /**
  * Registering a handle that an upstream agent already holds is refused (409 `handle_taken`) before

@@ -1,12 +1,12 @@
 import http from 'node:http';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { eventually } from './support/eventually';
 import { registerAgent, uniqueHandle } from './support/agents';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { apiKeyInterceptor } from './support/sdk-client';
+import { apiKeyInterceptor, userMessage } from './support/sdk-client';
 import { startUpstreamAgent, type UpstreamAgent } from './support/upstream-agent';
 
 /** The failed-login budget the receiver shares (RELAY_AUTH_FAILURES_PER_WINDOW, its default). */
@@ -102,16 +102,7 @@ describe('the upstream push receiver throttles wrong tokens by their source', ()
     for (const text of ['first', 'second']) {
       const sent = (await client.sendMessage({
         tenant: '',
-        message: {
-          messageId: randomUUID(),
-          role: Role.ROLE_USER,
-          parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-          taskId: '',
-          contextId: '',
-          metadata: undefined,
-          extensions: [],
-          referenceTaskIds: [],
-        },
+        message: userMessage(text),
         configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
         metadata: undefined,
       })) as Task;
