@@ -148,7 +148,8 @@ describe('agentrelay approvals', () => {
 
     const tooLong = await cli(['approvals', 'approve', taskId, '--comment', 'x'.repeat(2001)]);
     expect(tooLong.code).toBe(EXIT.apiError);
-    expect(tooLong.stderr).toMatch(/400 .*\n {2}comment: /);
+    // The field's problem is the message itself: said once.
+    expect(tooLong.stderr).toMatch(/^agentrelay: 400 invalid_params: comment: .*2000 characters\n$/);
 
     expect((await cli(['approvals'])).code).toBe(EXIT.usage);
     expect((await cli(['approvals', 'pause', taskId])).stderr).toContain('Unknown approvals action "pause"');
