@@ -49,6 +49,7 @@ describe('tasks/search: agents search their own tasks (JSON-RPC, relay client, M
       sender: { handle: alice.agent.handle, name: 'Alice', role: null },
       summary_preview: `The ${word} importer drops rows`,
       intent: 'inform',
+      recipient: bob.agent.handle,
       unread_messages: 0,
       created_at: expect.any(String),
       updated_at: expect.any(String),

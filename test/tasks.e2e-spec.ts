@@ -57,6 +57,7 @@ describe('tasks in the AgentRelay dialect on POST /a2a', () => {
           sender: { handle: bob.agent.handle, name: 'Bob', role: 'backend' },
           summary_preview: 'Refactored /users API. New shape: paginated with { items, next_cursor }.',
           intent: 'inform',
+          recipient: frank.agent.handle,
           unread_messages: 1,
           created_at: expect.stringMatching(ISO),
           updated_at: expect.stringMatching(ISO),
