@@ -9,7 +9,9 @@ const NOW = 1_000_000;
 const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
 
 function throttle(): PushFailureThrottle {
-  return new PushFailureThrottle(loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_AUTH_FAILURES_PER_WINDOW: '3', RELAY_AUTH_FAILURE_WINDOW_MS: String(WINDOW_MS) }));
+  return new PushFailureThrottle(
+    loadConfig(EdgeConfig, { ...EDGE_REQUIRED, RELAY_AUTH_FAILURES_PER_WINDOW: '3', RELAY_AUTH_FAILURE_WINDOW_MS: String(WINDOW_MS) }),
+  );
 }
 
 /** One push that the notifier refuses. */
