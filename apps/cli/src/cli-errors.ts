@@ -11,4 +11,7 @@ export class CliError extends Error {
   }
 }
 
-export const usage = (message: string): CliError => new CliError(`${message}\nRun "agentrelay --help" for usage.`, EXIT.usage);
+/** The last line of a usage error; the CLI names the command the person typed in its place. */
+export const USAGE_HINT = 'Run "agentrelay --help" for usage.';
+
+export const usage = (message: string): CliError => new CliError(`${message}\n${USAGE_HINT}`, EXIT.usage);

@@ -4,7 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { displayLine } from '@app/relay-client';
 import { AGENT_COMMANDS, AGENT_USAGE, runAgentCommand, type AgentCommand } from './agent-commands';
 import { APPROVALS_USAGE, runApprovalsCommand } from './approval-commands';
-import { CliError, EXIT, usage } from './cli-errors';
+import { CliError, EXIT, USAGE_HINT, usage } from './cli-errors';
 import { runWorkerCommand, WORKER_USAGE } from './worker/worker-command';
 
 import { HOOK_USAGE, readProcessStdin, runHookCommand } from './hooks/hook-command';
@@ -635,9 +635,8 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
     }
   } catch (error) {
     if (error instanceof CliError) {
-      io.stderr(
-        json ? `${JSON.stringify({ error: error.body ?? { message: error.message }, exit_code: error.exitCode })}\n` : `agentrelay: ${error.message}\n`,
-      );
+      const message = error.message.replace(USAGE_HINT, `Run "${program} --help" for usage.`);
+      io.stderr(json ? `${JSON.stringify({ error: error.body ?? { message }, exit_code: error.exitCode })}\n` : `agentrelay: ${message}\n`);
       return error.exitCode;
     }
     io.stderr(`agentrelay: ${(error as Error).message}\n`);
