@@ -22,7 +22,7 @@ export class TasksAppModule {
         serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START),
         serviceMetricsModule(config, [metricsProvider(OutboxMetrics), metricsProvider(RetentionMetrics)]),
         SecretsModule.forRoot(config.RELAY_SECRET_KEYS, PUSH_CONFIG_SEALED_COLUMNS),
-        TasksModule,
+        TasksModule.forRoot(config),
         ApprovalsModule.forRoot(config),
         PushConfigsModule.forRoot(config),
         OutboxModule.forRoot({

@@ -65,6 +65,7 @@ function sampleTask(overrides: Partial<TaskView> = {}): TaskView {
     status_timestamp: '2026-04-25T10:02:00.000Z',
     hold: null,
     tool_prompts: null,
+    chain: { parent_task_id: null, root_task_id: '01HXYZ4K2VNJQP7R8MWDB3CSTF', depth: 0 },
     ...overrides,
   };
 }

@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TasksConfig } from '../tasks.config';
 import { AdminOverview } from './admin/overview';
 import { AdminTaskCounts } from './admin/task-counts';
 import { AdminTaskEvents } from './admin/task-events';
@@ -10,7 +11,7 @@ import { AdminTasksController } from './admin-tasks.controller';
 import { ReadTasks } from './use-cases/read-tasks';
 import { SearchTasks } from './use-cases/search-tasks';
 import { SendIdempotency } from './use-cases/send-idempotency';
-import { SendTask } from './use-cases/send-task';
+import { CHAIN_LIMITS, SendTask } from './use-cases/send-task';
 import { TaskRepository } from './store/task-repository';
 import { TasksController } from './tasks.controller';
 import { TransitionTask } from './use-cases/transition-task';
@@ -33,4 +34,8 @@ import { TransitionTask } from './use-cases/transition-task';
     AdminOverview,
   ],
 })
-export class TasksModule {}
+export class TasksModule {
+  static forRoot(config: TasksConfig): DynamicModule {
+    return { module: TasksModule, providers: [{ provide: CHAIN_LIMITS, useValue: config.chainLimits }] };
+  }
+}

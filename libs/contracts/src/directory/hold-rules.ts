@@ -19,6 +19,8 @@ export const HOLD_RULE_LIMITS = {
   /** A held handoff expires (denied, the sender told) after this long unless a rule says otherwise. */
   defaultExpiresAfterMinutes: 24 * 60,
   maxExpiresAfterMinutes: 30 * 24 * 60,
+  /** The deepest chain depth a rule may name. */
+  maxChainDepth: 1000,
 } as const;
 
 const list = <T extends z.ZodType>(item: T) => z.array(item).min(1).max(HOLD_RULE_LIMITS.entriesPerList).optional();
@@ -42,6 +44,8 @@ const HANDOFF_CONDITIONS = {
   paths: list(z.string().trim().min(1).max(HOLD_RULE_LIMITS.pathPatternChars)),
   /** The person who decides must not be the one who owns the sending agent. */
   four_eyes: z.boolean().optional(),
+  /** Only handoffs at least this deep in a chain (docs/chains.md; a root has depth 0). */
+  min_depth: z.number().int().min(1).max(HOLD_RULE_LIMITS.maxChainDepth).optional(),
 };
 
 export const HOLD_RULE_SCHEMA = z
@@ -103,6 +107,8 @@ export interface HoldCandidate {
   intent: Intent;
   artifacts: ReadonlyArray<{ type?: ArtifactType; fields?: Record<string, unknown> }>;
   proposedAction?: { target_files: readonly string[]; suggested_diff?: string | null } | null;
+  /** The handoff's depth in its chain (0, a root, when absent). */
+  depth?: number;
 }
 
 export interface HoldDecision {
@@ -168,6 +174,7 @@ export function holdRuleMatches(rule: HoldRule | ToolPromptRule, candidate: Hold
   if (rule.outside_org && orgOf(candidate.sender) === orgOf(candidate.recipient)) return false;
   if (rule.intents && !rule.intents.includes(candidate.intent)) return false;
   if (rule.artifact_kinds && !candidate.artifacts.some((artifact) => artifact.type !== undefined && rule.artifact_kinds?.includes(artifact.type))) return false;
+  if (rule.min_depth !== undefined && (candidate.depth ?? 0) < rule.min_depth) return false;
   if (rule.paths) {
     const touched = touchedPaths(candidate);
     if (!rule.paths.some((glob) => touched.some((path) => pathMatches(glob, path)))) return false;

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import type { PositionedTaskEvent } from '../events/task-event.model';
 import {
+  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -32,6 +33,7 @@ import {
 import { metadataBoundsProblem } from '../limits';
 import { IsHoldRules, IsToolPromptRules } from '../directory/directory.contract';
 import type { HoldRule, ToolPromptRule } from '../directory/hold-rules';
+import { CHAIN_REFERENCE_LIMIT } from './chain-rules';
 
 /** Request subjects the tasks service answers. */
 export const TASKS_SUBJECTS = {
@@ -276,6 +278,18 @@ export class SendRequest {
   @IsOptional()
   @IsBoundedMetadata()
   metadata?: Record<string, unknown>;
+
+  /**
+   * On create: the handoffs this one may serve (A2A `referenceTaskIds`, the AgentRelay dialect's
+   * `parent_task_id`); its parent is the first of them the caller sends or receives (docs/chains.md).
+   * None of them being the caller's is `thread_not_found`, as for an unknown task.
+   */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(CHAIN_REFERENCE_LIMIT)
+  @IsString({ each: true })
+  @IsNotEmpty({ each: true })
+  parent_task_ids?: string[];
 
   /** AgentRelay's `metadata.client_idempotency_key`: an idempotency key per sender, besides the message id. */
   @IsOptional()

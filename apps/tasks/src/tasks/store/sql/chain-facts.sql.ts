@@ -1,0 +1,40 @@
+/**
+ * The statements that load what the chain rules (`decideChain`, docs/chains.md) decide a create
+ * from; the decision itself is not in them.
+ */
+
+/**
+ * The parent among `$1` (in the order given): the first task the caller `$2` sends, or receives
+ * and may see (not held from it). Answers nothing when none is the caller's.
+ */
+export const PARENT_TASK_SQL = `
+SELECT t."id", t."root_task_id", t."depth", t."recipient_handle"
+FROM unnest($1::text[]) WITH ORDINALITY AS c("id", "position")
+JOIN "tasks"."tasks" t ON t."id" = c."id"
+WHERE t."sender_id" = $2 OR (t."recipient_id" = $2 AND NOT t."hidden_from_recipient")
+ORDER BY c."position"
+LIMIT 1`;
+
+/** Serialises the creates of one chain (to the end of the transaction), so that its budget is not overtaken. */
+export const LOCK_CHAIN_SQL = `SELECT pg_advisory_xact_lock(hashtext('tasks.chain:' || $1))`;
+
+/**
+ * The chain above and around parent `$1` of root `$2`: the senders from the root down to the
+ * parent, the root's creation and the tree's size.
+ */
+export const PARENT_CHAIN_SQL = `
+WITH RECURSIVE ancestors AS (
+  SELECT t."id", t."parent_task_id", t."sender_handle", t."depth" FROM "tasks"."tasks" t WHERE t."id" = $1
+  UNION ALL
+  SELECT p."id", p."parent_task_id", p."sender_handle", p."depth"
+  FROM "tasks"."tasks" p JOIN ancestors a ON p."id" = a."parent_task_id"
+)
+SELECT (SELECT array_agg(a."sender_handle" ORDER BY a."depth") FROM ancestors a) AS "senders",
+  (SELECT r."created_at" FROM "tasks"."tasks" r WHERE r."id" = $2) AS "root_created_at",
+  (SELECT count(*) FROM "tasks"."tasks" n WHERE n."root_task_id" = $2)::int AS "tree_size"`;
+
+/** The handoffs from `$1` to `$2` created after `$3`, and the oldest of them. */
+export const PAIR_RECENT_SQL = `
+SELECT count(*)::int AS "count", min(t."created_at") AS "oldest"
+FROM "tasks"."tasks" t
+WHERE t."sender_id" = $1 AND t."recipient_id" = $2 AND t."created_at" > $3`;
