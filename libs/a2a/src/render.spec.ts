@@ -96,7 +96,15 @@ describe('renderTask v0.3', () => {
 
   it('puts the latest message in status.message and relay facts in metadata.relay', () => {
     expect((task.status as Record<string, unknown>).message).toMatchObject({ messageId: 'm-3', role: 'user' });
-    expect(task.metadata).toEqual({ relay: { intent: 'ask_question', proposedAction: null, sender: 'bob@acme', recipient: 'frank@acme' } });
+    expect(task.metadata).toEqual({
+      relay: {
+        intent: 'ask_question',
+        proposedAction: null,
+        sender: 'bob@acme',
+        recipient: 'frank@acme',
+        chain: { parentTaskId: null, rootTaskId: '01HXYZ4K2VNJQP7R8MWDB3CSTF', depth: 0 },
+      },
+    });
   });
 
   it('renders a proposed action in camelCase, with no snake_case key anywhere', () => {

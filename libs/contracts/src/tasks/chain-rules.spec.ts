@@ -2,7 +2,7 @@ import { decideHold } from '../directory/hold-rules';
 import { chainPlace, decideChain, DEFAULT_CHAIN_LIMITS, parseCyclePairs, type ChainFacts, type ParentChain } from './chain-rules';
 
 const now = new Date('2026-05-01T12:00:00Z');
-const quietPair = { count: 0, oldest: null };
+const quietPair: ChainFacts['pairLastMinute'] = { count: 0, oldest: null };
 
 /** The parent at the end of a chain whose tasks were sent by `senders` in order, the last one to `recipient`. */
 function parentOf(senders: string[], recipient: string, overrides: Partial<ParentChain> = {}): ParentChain {
