@@ -41,6 +41,7 @@ export function taskEvent(type: TaskEventType, task: TaskRow, latest: MessageRow
         result_summary: task.result_summary,
         reason: task.reason,
       },
+      chain: { parent_task_id: task.parent_task_id, root_task_id: task.root_task_id, depth: task.depth },
       ...(artifact ? { artifact } : {}),
       ...(type === 'held' && task.hold
         ? { hold: { rule: task.hold.rule, reason: task.hold.reason, expires_at: task.hold.expires_at, four_eyes: task.hold.four_eyes } }
