@@ -3,8 +3,10 @@ import { Client as PgClient } from 'pg';
 import request from 'supertest';
 import type { Message, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
+import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, type RegisteredTestAgent } from './support/agents';
 import { ok, rpc, type Json } from './support/json-rpc';
+import { McpAgent, textOf } from './support/mcp-agent';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { senderClient, userMessage } from './support/sdk-client';
 import { testDatabaseUrl } from './support/test-env';
@@ -213,6 +215,37 @@ describe('handoff chains', () => {
     // Another pair is not held back.
     await handOff(ping, other);
   });
+
+  it('links handoffs an agent makes with the CLI (--for) and the MCP send tool (for_task), and refuses their loop', async () => {
+    const [lead, coder, tester] = [await agent('tool-lead'), await agent('tool-coder'), await agent('tool-tester')];
+    const root = await handOff(lead, coder);
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: (text: string) => void (stdout += text), stderr: (text: string) => void (stderr += text) };
+    const code = await run(
+      ['send', tester.agent.handle, 'Run the suite for this change', '--for', root, '--json'],
+      { RELAY_URL: relay.url, AGENTRELAY_API_KEY: coder.api_key },
+      io,
+    );
+    expect({ code, stderr }).toEqual({ code: EXIT.ok, stderr: '' });
+    const viaCli = JSON.parse(stdout) as Json;
+    expect(viaCli.chain).toEqual({ parent_task_id: root, root_task_id: root, depth: 1 });
+
+    const mcp = await McpAgent.start(relay.url, tester.api_key);
+    try {
+      const loop = await mcp.call('send_handoff', { recipient: coder.agent.handle, message: 'Can you check my check?', for_task: viaCli.task_id });
+      expect(loop.isError).toBe(true);
+      expect(textOf(loop)).toMatch(/chain_cycle/);
+      const onward = await mcp.ok<{ chain: Json }>('send_handoff', {
+        recipient: (await agent('tool-reviewer')).agent.handle,
+        message: 'Review the results',
+        for_task: viaCli.task_id,
+      });
+      expect(onward.data.chain).toEqual({ parent_task_id: viaCli.task_id, root_task_id: root, depth: 2 });
+    } finally {
+      await mcp.close();
+    }
+  }, 120_000);
 
   it('holds a handoff a hold rule names by its depth, for a person to decide', async () => {
     const [first, second, third, reviewer] = [await agent('hold-a'), await agent('hold-b'), await agent('hold-c'), await agent('hold-d')];

@@ -126,6 +126,7 @@ const OPTIONS = {
   target: { type: 'string' },
   rationale: { type: 'string' },
   'idempotency-key': { type: 'string' },
+  for: { type: 'string' },
   session: { type: 'string' },
   since: { type: 'string' },
   watch: { type: 'boolean' },

@@ -103,6 +103,8 @@ export interface CreatedTask {
   task_id: string;
   status: { state: TaskState };
   created_at: string;
+  /** Where the handoff sits in its chain (docs/chains.md). */
+  chain: { parent_task_id: string | null; root_task_id: string; depth: number };
 }
 
 /** `message/send` with `task_id`. */
