@@ -60,6 +60,15 @@ export interface Task {
   rejected_at: string | null;
   created_at: string;
   updated_at: string;
+  /** Where the handoff sits in its chain (docs/chains.md); absent from relays that keep no chains. */
+  chain?: TaskChainRef;
+}
+
+/** A handoff's place in its chain: the handoff it serves, the chain's root, its depth (the root: 0). */
+export interface TaskChainRef {
+  parent_task_id: string | null;
+  root_task_id: string;
+  depth: number;
 }
 
 /** An item of `tasks/list`. */
@@ -104,7 +113,7 @@ export interface CreatedTask {
   status: { state: TaskState };
   created_at: string;
   /** Where the handoff sits in its chain (docs/chains.md). */
-  chain: { parent_task_id: string | null; root_task_id: string; depth: number };
+  chain: TaskChainRef;
 }
 
 /** `message/send` with `task_id`. */
