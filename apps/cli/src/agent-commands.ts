@@ -328,7 +328,7 @@ export async function runAgentCommand(
           idempotencyKey: values['idempotency-key'] ?? randomUUID(),
           ...(values.for !== undefined ? { parentTaskId: values.for } : {}),
         });
-        const chained = created.chain.parent_task_id ? `, for ${created.chain.parent_task_id} at depth ${created.chain.depth}` : '';
+        const chained = created.chain?.parent_task_id ? `, for ${created.chain.parent_task_id} at depth ${created.chain.depth}` : '';
         print(
           { ...created, recipient },
           `Sent handoff ${created.task_id} to ${recipient} (${created.status.state}${chained}).\nTo retry safely, repeat the command with --idempotency-key ${created.idempotency_key}\n`,

@@ -153,7 +153,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
             state: created.status.state,
             created_at: created.created_at,
             idempotency_key: created.idempotency_key,
-            chain: created.chain,
+            ...(created.chain ? { chain: created.chain } : {}),
           },
         );
       }, true),

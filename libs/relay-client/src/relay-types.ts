@@ -112,8 +112,8 @@ export interface CreatedTask {
   task_id: string;
   status: { state: TaskState };
   created_at: string;
-  /** Where the handoff sits in its chain (docs/chains.md). */
-  chain: TaskChainRef;
+  /** Where the handoff sits in its chain (docs/chains.md), on a handoff made for another. */
+  chain?: TaskChainRef;
 }
 
 /** `message/send` with `task_id`. */

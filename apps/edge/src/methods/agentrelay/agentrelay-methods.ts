@@ -120,7 +120,8 @@ export class AgentRelayMethods implements DialectMethods {
         task_id: reply.task.id,
         status: { state: reply.idempotent_replay ? created : reply.task.state },
         created_at: reply.task.created_at,
-        chain: reply.task.chain,
+        // A root's chain is itself: the answer names a chain only for a handoff made for another.
+        ...(reply.task.chain.parent_task_id !== null ? { chain: reply.task.chain } : {}),
         ...renderRelayHold(reply.task),
       };
     }
