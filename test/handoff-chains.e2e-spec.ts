@@ -247,6 +247,26 @@ describe('handoff chains', () => {
     }
   }, 120_000);
 
+  it("applies the recipient's trust policy's own bounds in place of the relay's: a lower depth, a loop both sides want", async () => {
+    const [lead, reviewer, strict] = [await agent('policy-lead'), await agent('policy-reviewer'), await agent('policy-strict')];
+    const trust = (handle: string, chain: Json) => request(relay.url).put(`/admin/agents/${handle}/trust`).set(admin).send({ chain });
+    expect((await trust(strict.agent.handle, { max_depth: -1 })).status).toBe(400);
+    const policy = await trust(strict.agent.handle, { max_depth: 1 }).expect(200);
+    expect(policy.body.chain).toEqual({ max_depth: 1 });
+    await trust(lead.agent.handle, { cycle_allowed_pairs: [`${lead.agent.handle}:${reviewer.agent.handle}`] }).expect(200);
+
+    const root = await handOff(lead, reviewer);
+    // The reviewer hands the work back to the lead for a second look: the lead's policy allows that loop.
+    const back = await handOff(reviewer, lead, [root]);
+    expect(await chainOf(back)).toMatchObject({ depth: 1 });
+    // The strict agent takes nothing deeper than 1, though the relay's maximum is 8.
+    const before = await tasksFrom(lead);
+    const deep = await sendV03(lead, strict, 'one level too deep for you', [back]);
+    expect(deep.body.error).toMatchObject({ code: -32040, data: { reason: 'chain_depth_exceeded', limit: 1 } });
+    expect(await tasksFrom(lead)).toBe(before);
+    await handOff(reviewer, strict, [root]);
+  });
+
   it('holds a handoff a hold rule names by its depth, for a person to decide', async () => {
     const [first, second, third, reviewer] = [await agent('hold-a'), await agent('hold-b'), await agent('hold-c'), await agent('hold-d')];
     await request(relay.url)

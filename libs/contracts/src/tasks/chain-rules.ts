@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The bounds of handoff chains (docs/chains.md): a handoff may name the handoff it serves (its
  * parent), and the relay refuses one that would make a chain too deep, loop back to an agent on
@@ -184,4 +186,47 @@ export function parseCyclePairs(text: string): Array<[string, string]> {
     pairs.push([first, second]);
   }
   return pairs;
+}
+
+/** A handle on either side of a pair the policy lets meet twice on a path: `a@org:b@org`. */
+const CYCLE_PAIR = /^[a-z0-9][a-z0-9._-]{0,127}@[a-z0-9][a-z0-9.-]{0,126}:[a-z0-9][a-z0-9._-]{0,127}@[a-z0-9][a-z0-9.-]{0,126}$/;
+
+/**
+ * A recipient's trust policy's own chain bounds (docs/chains.md): each one stated replaces the
+ * relay's for the handoffs to that recipient.
+ */
+export const CHAIN_POLICY_SCHEMA = z
+  .object({
+    max_depth: z.number().int().min(0).max(1000).optional(),
+    budget: z.number().int().min(1).max(1_000_000).optional(),
+    max_age_minutes: z.number().int().min(1).max(525_600).optional(),
+    pair_per_minute: z.number().int().min(1).max(100_000).optional(),
+    refuse_cycles: z.boolean().optional(),
+    /** Pairs of handles that may meet twice on a chain's path (a review loop both sides want). */
+    cycle_allowed_pairs: z.array(z.string().trim().toLowerCase().regex(CYCLE_PAIR, 'a pair is two handles, a@org:b@org')).max(100).optional(),
+  })
+  .strict();
+
+export type ChainPolicy = z.infer<typeof CHAIN_POLICY_SCHEMA>;
+
+/** What is wrong with a trust policy's chain bounds, naming the place (`.max_depth: …`), or null. */
+export function chainPolicyProblem(value: unknown): string | null {
+  const parsed = CHAIN_POLICY_SCHEMA.safeParse(value);
+  if (parsed.success) return null;
+  const issue = parsed.error.issues[0];
+  const place = issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('');
+  return `${place}: ${issue.message}`;
+}
+
+/** The relay's bounds with what the recipient's trust policy states in their place. */
+export function chainLimitsWith(relay: ChainLimits, policy: ChainPolicy | undefined): ChainLimits {
+  if (!policy) return relay;
+  return {
+    maxDepth: policy.max_depth ?? relay.maxDepth,
+    budget: policy.budget ?? relay.budget,
+    maxAgeMinutes: policy.max_age_minutes ?? relay.maxAgeMinutes,
+    pairPerMinute: policy.pair_per_minute ?? relay.pairPerMinute,
+    refuseCycles: policy.refuse_cycles ?? relay.refuseCycles,
+    cycleAllowedPairs: [...relay.cycleAllowedPairs, ...parseCyclePairs((policy.cycle_allowed_pairs ?? []).join(','))],
+  };
 }

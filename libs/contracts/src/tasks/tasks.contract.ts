@@ -31,9 +31,9 @@ import {
   type Transition,
 } from './task.model';
 import { metadataBoundsProblem } from '../limits';
-import { IsHoldRules, IsToolPromptRules } from '../directory/directory.contract';
+import { IsChainPolicy, IsHoldRules, IsToolPromptRules } from '../directory/directory.contract';
 import type { HoldRule, ToolPromptRule } from '../directory/hold-rules';
-import { CHAIN_REFERENCE_LIMIT } from './chain-rules';
+import { CHAIN_REFERENCE_LIMIT, type ChainPolicy } from './chain-rules';
 
 /** Request subjects the tasks service answers. */
 export const TASKS_SUBJECTS = {
@@ -313,6 +313,11 @@ export class SendRequest {
   @IsOptional()
   @IsToolPromptRules()
   tool_prompt_rules?: ToolPromptRule[];
+
+  /** On create: the recipient's own chain bounds, as the directory's admission answered them (`chainLimitsWith`). */
+  @IsOptional()
+  @IsChainPolicy()
+  chain_policy?: ChainPolicy;
 }
 
 /** Which message a send appended, without its content: a reply never echoes the message back. */

@@ -1,7 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { RelayError, isTerminalState, type ChainLimits, type Intent, type ProposedActionDto, type SendReply, type SendRequest } from '@app/contracts';
+import {
+  chainLimitsWith,
+  RelayError,
+  isTerminalState,
+  type ChainLimits,
+  type Intent,
+  type ProposedActionDto,
+  type SendReply,
+  type SendRequest,
+} from '@app/contracts';
 import { validateArtifactInputs } from '../rules/artifact-rules';
 import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempotency';
 import { partyOf } from '../rules/state-machine';
@@ -67,7 +76,7 @@ export class SendTask {
   private async create(request: SendRequest, hash: string): Promise<SendReply> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const created = await createTask(this.pool, request, idempotencyKeys(request), hash, this.chainLimits);
+        const created = await createTask(this.pool, request, idempotencyKeys(request), hash, chainLimitsWith(this.chainLimits, request.chain_policy));
         if (created) {
           return {
             task: toTaskView(created.task, request.history_length === 0 ? [] : [created.message], created.artifacts, 0),
