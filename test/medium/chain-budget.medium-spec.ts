@@ -38,7 +38,7 @@ describe('chains at the create write path', () => {
       .filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
       .map((outcome) => (outcome.reason as { reason: string }).reason);
     expect(refusals).toEqual(Array(7).fill('chain_budget_exhausted'));
-    const [tree] = await rowsOf<{ count: string }>(database, `SELECT count(*) FROM "tasks"."tasks" WHERE "root_task_id" = $1`, [root.id]);
+    const [tree] = await rowsOf<{ count: string }>(database, `SELECT count(*) FROM "tasks"."tasks" WHERE "root_task_id" = $1 OR "id" = $1`, [root.id]);
     expect(Number(tree.count)).toBe(BUDGET);
   });
 

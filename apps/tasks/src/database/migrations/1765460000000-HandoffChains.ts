@@ -1,8 +1,10 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Handoff chains (docs/chains.md): the handoff a task was made for, its chain's root and its
- * depth; the indexes the chain bounds count on (a chain's tree, a pair's handoffs of the last minute).
+ * Handoff chains (docs/chains.md): the handoff a task was made for, its chain's root (null on a
+ * root, which is its own) and its depth; the index a chain's tree is counted on. A pair's handoffs
+ * of the last minute are read on the sender's index by creation time. The tasks stored before are
+ * roots, as they are.
  */
 export class HandoffChains1765460000000 implements MigrationInterface {
   name = 'HandoffChains1765460000000';
@@ -11,16 +13,13 @@ export class HandoffChains1765460000000 implements MigrationInterface {
     await runner.query(`ALTER TABLE "tasks"."tasks" ADD "parent_task_id" char(26)`);
     await runner.query(`ALTER TABLE "tasks"."tasks" ADD "root_task_id" char(26)`);
     await runner.query(`ALTER TABLE "tasks"."tasks" ADD "depth" integer NOT NULL DEFAULT 0`);
-    // Every task stored before chains is the root of its own.
-    await runner.query(`UPDATE "tasks"."tasks" SET "root_task_id" = "id"`);
-    await runner.query(`ALTER TABLE "tasks"."tasks" ALTER COLUMN "root_task_id" SET NOT NULL`);
-    await runner.query(`ALTER TABLE "tasks"."tasks" ADD CONSTRAINT "tasks_depth_range" CHECK ("depth" >= 0 AND ("depth" = 0) = ("parent_task_id" IS NULL))`);
+    await runner.query(
+      `ALTER TABLE "tasks"."tasks" ADD CONSTRAINT "tasks_depth_range" CHECK ("depth" >= 0 AND ("depth" = 0) = ("parent_task_id" IS NULL) AND ("parent_task_id" IS NULL) = ("root_task_id" IS NULL))`,
+    );
     await runner.query(`CREATE INDEX "tasks_root_task_idx" ON "tasks"."tasks" ("root_task_id")`);
-    await runner.query(`CREATE INDEX "tasks_pair_created_at_idx" ON "tasks"."tasks" ("sender_id", "recipient_id", "created_at")`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    await runner.query(`DROP INDEX "tasks"."tasks_pair_created_at_idx"`);
     await runner.query(`DROP INDEX "tasks"."tasks_root_task_idx"`);
     await runner.query(`ALTER TABLE "tasks"."tasks" DROP CONSTRAINT "tasks_depth_range"`);
     await runner.query(`ALTER TABLE "tasks"."tasks" DROP COLUMN "depth"`);

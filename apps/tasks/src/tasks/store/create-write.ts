@@ -62,7 +62,7 @@ export function chainRefusalError(refusal: ChainRefusal, parentTaskId: string | 
  * handoffs of the last minute), holding the chain's lock when there is a parent, and lets them
  * decide (docs/chains.md). Throws the refusal; the caller's transaction then writes nothing.
  */
-async function linkChain(client: pg.PoolClient, request: SendRequest, limits: ChainLimits, now: Date): Promise<ChainLink> {
+async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, limits: ChainLimits, now: Date): Promise<ChainLink> {
   const sender = request.caller;
   const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
   let parent: ChainLink['parent'] = null;
@@ -110,7 +110,8 @@ async function linkChain(client: pg.PoolClient, request: SendRequest, limits: Ch
 /**
  * Runs a create: the chain's facts and rules, then the create statement, in one transaction
  * behind the chain's lock (a create with a parent) and the context's lock (a create that joins a
- * named context); a refusal rolls it back having written nothing.
+ * named context); a refusal rolls it back having written nothing. A create with neither runs its
+ * two statements on the pool, the create one committed on its own.
  */
 async function runCreate(
   pool: pg.Pool,
@@ -119,17 +120,20 @@ async function runCreate(
   now: Date,
   statement: (link: ChainLink) => pg.QueryConfig,
 ): Promise<CreateOutcome> {
+  if ((request.parent_task_ids?.length ?? 0) === 0 && request.context_id === undefined) {
+    const link = await linkChain(pool, request, limits, now);
+    return (await pool.query<CreateOutcome>(statement(link))).rows[0];
+  }
   const client = await pool.connect();
-  const inTransaction = (request.parent_task_ids?.length ?? 0) > 0 || request.context_id !== undefined;
   try {
-    if (inTransaction) await client.query('BEGIN');
+    await client.query('BEGIN');
     const link = await linkChain(client, request, limits, now);
     if (request.context_id !== undefined) await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [request.context_id] });
     const { rows } = await client.query<CreateOutcome>(statement(link));
-    if (inTransaction) await client.query('COMMIT');
+    await client.query('COMMIT');
     return rows[0];
   } catch (error) {
-    if (inTransaction) await client.query('ROLLBACK').catch(() => undefined);
+    await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
     client.release();
@@ -234,7 +238,7 @@ export async function createTask(
       hidden_from_recipient: held !== null,
       tool_prompts: toolPromptsOf(request, link.depth),
       parent_task_id: link.parent?.id ?? null,
-      root_task_id: link.parent?.rootTaskId ?? id,
+      root_task_id: link.parent?.rootTaskId ?? null,
       depth: link.depth,
     };
     const message: MessageRow = {

@@ -135,8 +135,9 @@ export function toTaskView(row: TaskRow, messages: MessageRow[], artifacts: Arti
   };
 }
 
-export function toTaskChain(row: Pick<TaskRow, 'parent_task_id' | 'root_task_id' | 'depth'>): TaskChain {
-  return { parent_task_id: row.parent_task_id, root_task_id: row.root_task_id, depth: row.depth };
+/** A task's place in its chain; a root (no root stored) is its own root. */
+export function toTaskChain(row: Pick<TaskRow, 'id' | 'parent_task_id' | 'root_task_id' | 'depth'>): TaskChain {
+  return { parent_task_id: row.parent_task_id, root_task_id: row.root_task_id ?? row.id, depth: row.depth };
 }
 
 /** The first text part of a message: its body, and a task's summary. */

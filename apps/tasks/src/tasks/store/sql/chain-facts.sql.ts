@@ -5,10 +5,11 @@
 
 /**
  * The parent among `$1` (in the order given): the first task the caller `$2` sends, or receives
- * and may see (not held from it). Answers nothing when none is the caller's.
+ * and may see (not held from it), with its chain's root (itself when it is one). Answers nothing
+ * when none is the caller's.
  */
 export const PARENT_TASK_SQL = `
-SELECT t."id", t."root_task_id", t."depth", t."recipient_handle"
+SELECT t."id", COALESCE(t."root_task_id", t."id") AS "root_task_id", t."depth", t."recipient_handle"
 FROM unnest($1::text[]) WITH ORDINALITY AS c("id", "position")
 JOIN "tasks"."tasks" t ON t."id" = c."id"
 WHERE t."sender_id" = $2 OR (t."recipient_id" = $2 AND NOT t."hidden_from_recipient")
@@ -20,7 +21,8 @@ export const LOCK_CHAIN_SQL = `SELECT pg_advisory_xact_lock(hashtext('tasks.chai
 
 /**
  * The chain above and around parent `$1` of root `$2`: the senders from the root down to the
- * parent, the root's creation and the tree's size.
+ * parent, the root's creation and the tree's size (the root, which stores no root, and the
+ * handoffs below it).
  */
 export const PARENT_CHAIN_SQL = `
 WITH RECURSIVE ancestors AS (
@@ -31,9 +33,12 @@ WITH RECURSIVE ancestors AS (
 )
 SELECT (SELECT array_agg(a."sender_handle" ORDER BY a."depth") FROM ancestors a) AS "senders",
   (SELECT r."created_at" FROM "tasks"."tasks" r WHERE r."id" = $2) AS "root_created_at",
-  (SELECT count(*) FROM "tasks"."tasks" n WHERE n."root_task_id" = $2)::int AS "tree_size"`;
+  ((SELECT count(*) FROM "tasks"."tasks" n WHERE n."root_task_id" = $2) + (SELECT count(*) FROM "tasks"."tasks" r WHERE r."id" = $2))::int AS "tree_size"`;
 
-/** The handoffs from `$1` to `$2` created after `$3`, and the oldest of them. */
+/**
+ * The handoffs from `$1` to `$2` created after `$3`, and the oldest of them: a range of the
+ * sender's index by creation time (a minute of one sender's handoffs), filtered by recipient.
+ */
 export const PAIR_RECENT_SQL = `
 SELECT count(*)::int AS "count", min(t."created_at") AS "oldest"
 FROM "tasks"."tasks" t
