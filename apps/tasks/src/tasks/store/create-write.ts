@@ -7,6 +7,7 @@ import {
   decideToolPrompts,
   RelayError,
   TASK_LIMITS,
+  type ChainFacts,
   type ChainLimits,
   type ChainRefusal,
   type HoldCandidate,
@@ -19,7 +20,7 @@ import { currentTraceParent } from '@app/tracing';
 import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
-import { LOCK_CHAIN_SQL, PAIR_RECENT_SQL, PARENT_CHAIN_SQL, PARENT_TASK_SQL } from './sql/chain-facts.sql';
+import { PAIR_RECENT_SQL, PARENT_CHAIN_SQL, PARENT_TASK_SQL } from './sql/chain-facts.sql';
 import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
 import { taskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
@@ -66,6 +67,7 @@ async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, 
   const sender = request.caller;
   const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
   let parent: ChainLink['parent'] = null;
+  let pairLastMinute: ChainFacts['pairLastMinute'] | null = null;
   const candidates = request.parent_task_ids ?? [];
   if (candidates.length > 0) {
     const found = await client.query<{ id: string; root_task_id: string; depth: number; recipient_handle: string }>({
@@ -76,13 +78,19 @@ async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, 
     const row = found.rows[0];
     // A task the sender takes no part in is answered as one that does not exist.
     if (!row) throw new RelayError('thread_not_found', 'Task not found', { field: 'parent_task_ids' });
-    await client.query({ name: 'tasks-lock-chain', text: LOCK_CHAIN_SQL, values: [row.root_task_id] });
-    const facts = await client.query<{ senders: string[] | null; root_created_at: Date | null; tree_size: number }>({
+    const facts = await client.query<{
+      senders: string[] | null;
+      root_created_at: Date | null;
+      tree_size: number;
+      pair_count: number;
+      pair_oldest: Date | null;
+    }>({
       name: 'tasks-chain-facts',
       text: PARENT_CHAIN_SQL,
-      values: [row.id, row.root_task_id],
+      values: [row.id, row.root_task_id, sender.id, recipient.id, new Date(now.getTime() - 60_000)],
     });
     const chain = facts.rows[0];
+    pairLastMinute = { count: chain.pair_count, oldest: chain.pair_oldest };
     parent = {
       id: row.id,
       rootTaskId: row.root_task_id,
@@ -96,13 +104,15 @@ async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, 
       },
     };
   }
-  const pair = await client.query<{ count: number; oldest: Date | null }>({
-    name: 'tasks-pair-recent',
-    text: PAIR_RECENT_SQL,
-    values: [sender.id, recipient.id, new Date(now.getTime() - 60_000)],
-  });
+  pairLastMinute ??= (
+    await client.query<{ count: number; oldest: Date | null }>({
+      name: 'tasks-pair-recent',
+      text: PAIR_RECENT_SQL,
+      values: [sender.id, recipient.id, new Date(now.getTime() - 60_000)],
+    })
+  ).rows[0];
   const candidate = { sender: sender.handle, recipient: recipient.handle, now };
-  const refusal = decideChain(limits, candidate, { parent: parent?.chain ?? null, pairLastMinute: pair.rows[0] });
+  const refusal = decideChain(limits, candidate, { parent: parent?.chain ?? null, pairLastMinute });
   if (refusal) throw chainRefusalError(refusal, parent?.id ?? null);
   return { parent, depth: chainPlace(candidate, parent?.chain ?? null).depth };
 }
