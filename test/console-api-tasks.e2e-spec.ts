@@ -54,6 +54,7 @@ describe('console API: tasks across all agents, one task, search, counts, overvi
         created_at: expect.any(String),
         updated_at: expect.any(String),
         status_timestamp: expect.any(String),
+        chain: { parent_task_id: null, root_task_id: ids[0], depth: 0 },
         // Its created event's outbox position: where a snapshot's reader skips its events up to.
         last_event_position: expect.stringMatching(/^[0-9]+$/),
       });

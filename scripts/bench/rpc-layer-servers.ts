@@ -79,6 +79,7 @@ async function getTask(request: TaskLookup): Promise<TaskView> {
     status_timestamp: PARTICIPANT_TIMESTAMP,
     hold: null,
     tool_prompts: null,
+    chain: { parent_task_id: null, root_task_id: request.task_id, depth: 0 },
   };
 }
 

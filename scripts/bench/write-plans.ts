@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { RelayError, type ParticipantRefDto, type SendRequest, type TransitionRequest } from '@app/contracts';
+import { DEFAULT_CHAIN_LIMITS, RelayError, type ParticipantRefDto, type SendRequest, type TransitionRequest } from '@app/contracts';
 import { appendChange } from '../../apps/tasks/src/tasks/use-cases/send-task';
 import { idempotencyKeys, sendRequestHash } from '../../apps/tasks/src/tasks/use-cases/send-idempotency';
 import { changeTask } from '../../apps/tasks/src/tasks/store/change-write';
@@ -266,7 +266,7 @@ export async function explainWrites(db: pg.ClientBase, { sender, recipient }: Wr
   };
   const creates = await bind(/^tasks-create-task$/, (pool, run) => {
     const request = { caller: sender, recipient, message: { message_id: randomUUID(), parts: text(`Please review handoff ${run}`) } } as SendRequest;
-    return createTask(pool, request, idempotencyKeys(request), sendRequestHash(request));
+    return createTask(pool, request, idempotencyKeys(request), sendRequestHash(request), { ...DEFAULT_CHAIN_LIMITS, pairPerMinute: 1_000_000 });
   });
   const appends = await bind(/^tasks-change-task-/, (pool, run) => {
     const request = { caller: recipient, task_id: taskId, message: { message_id: randomUUID(), parts: text(`On it, reply ${run}`) } } as SendRequest;

@@ -78,6 +78,8 @@ export class RelayHarness {
       NATS_REQUEST_TIMEOUT_MS: '20000',
       // Tests make many calls per agent; the rate-limit tests lower this again.
       RELAY_RATE_LIMIT_PER_MINUTE: '100000',
+      // Tests send many handoffs between one pair; the chain tests lower this again.
+      RELAY_PAIR_HANDOFFS_PER_MINUTE: '100000',
       // Every process's metrics server on a free port (several relays share this machine).
       METRICS_PORT: '0',
       // Tests refuse many bad keys and tokens, all from 127.0.0.1; the failed-login tests lower this again.

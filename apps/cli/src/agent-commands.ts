@@ -27,7 +27,9 @@ export const AGENT_USAGE = `Agent commands (authenticate with $AGENTRELAY_API_KE
   send <recipient> "<text>" [--intent inform|ask_question|propose_action] [--diff <file>]…
            [--test "<command>"]… [--ref <path[:start-end]>]… [--link <url>]…
            [--action "<description>" --target a,b --rationale "<why>"] [--idempotency-key <key>]
-                                    hand off work; --diff reads a unified diff (e.g. git diff > x.patch)
+           [--for <task>]
+                                    hand off work; --diff reads a unified diff (e.g. git diff > x.patch);
+                                    --for names the handoff you sent or received that this one serves
   inbox [--status pending,accepted] [--since <iso time>] [--limit <n>] [--watch [--interval <s>]]
                                     open handoffs addressed to you (default: pending, accepted,
                                     input_required) with unread counts; --watch follows the live
@@ -60,6 +62,7 @@ export interface AgentValues {
   target?: string;
   rationale?: string;
   'idempotency-key'?: string;
+  for?: string;
   session?: string;
   status?: string;
   since?: string;
@@ -338,10 +341,12 @@ export async function runAgentCommand(
             : {}),
           artifacts: await artifactsFrom(values, io),
           idempotencyKey: values['idempotency-key'] ?? randomUUID(),
+          ...(values.for !== undefined ? { parentTaskId: values.for } : {}),
         });
+        const chained = created.chain?.parent_task_id ? `, for ${created.chain.parent_task_id} at depth ${created.chain.depth}` : '';
         print(
           { ...created, recipient },
-          `Sent handoff ${created.task_id} to ${recipient} (${created.status.state}).\n` +
+          `Sent handoff ${created.task_id} to ${recipient} (${created.status.state}${chained}).\n` +
             (created.hold ? `${holdLines(created.hold).join('\n')}\n` : '') +
             `To retry safely, repeat the command with --idempotency-key ${created.idempotency_key}\n`,
         );

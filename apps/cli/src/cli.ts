@@ -133,6 +133,7 @@ export const OPTIONS = {
   target: { type: 'string' },
   rationale: { type: 'string' },
   'idempotency-key': { type: 'string' },
+  for: { type: 'string' },
   session: { type: 'string' },
   since: { type: 'string' },
   watch: { type: 'boolean' },

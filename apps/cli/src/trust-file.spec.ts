@@ -8,6 +8,7 @@ const POLICY: TrustPolicy = {
   block: [],
   hold: [{ name: 'say "hi" \u001b[31m', paths: ['db/**'], four_eyes: true, expires_after_minutes: 60 }],
   tool_prompts: [{ name: 'outside', outside_org: true }],
+  chain: { max_depth: 3, cycle_allowed_pairs: ['ops@acme:review@acme'] },
   updated_at: '2026-12-06T03:00:00.000Z',
 };
 
@@ -30,8 +31,9 @@ describe('trust.yaml of the CLI', () => {
     expect(listsItWouldDrop({ agent: 'ops@acme', allow: [] }, POLICY)).toEqual([
       'hold: 1 hold rules ("say \\"hi\\" \\u001b[31m")',
       'tool_prompts: 1 tool-prompt rules ("outside")',
+      'chain: 2 chain bounds (max_depth: 3, cycle_allowed_pairs: ["ops@acme:review@acme"])',
     ]);
-    expect(listsItWouldDrop({ allow: [], block: [], hold: [], tool_prompts: [] }, POLICY)).toEqual([]);
-    expect(listsItWouldDrop({}, { ...POLICY, allow: [], hold: [], tool_prompts: [] })).toEqual([]);
+    expect(listsItWouldDrop({ allow: [], block: [], hold: [], tool_prompts: [], chain: {} }, POLICY)).toEqual([]);
+    expect(listsItWouldDrop({}, { ...POLICY, allow: [], hold: [], tool_prompts: [], chain: {} })).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ export const TRUST_LISTS = {
   block: 'blocked senders',
   hold: 'hold rules',
   tool_prompts: 'tool-prompt rules',
+  chain: 'chain bounds',
 } as const satisfies Record<keyof TrustLists, string>;
 
 type TrustList = keyof typeof TRUST_LISTS;
@@ -40,9 +41,14 @@ function describeEntry(entry: unknown): string {
  */
 export function listsItWouldDrop(document: Record<string, unknown>, stored: TrustPolicy): string[] {
   return (Object.keys(TRUST_LISTS) as TrustList[])
-    .filter((list) => document[list] === undefined && stored[list].length > 0)
-    .map((list) => {
-      const entries = stored[list] as unknown[];
-      return `${list}: ${entries.length} ${TRUST_LISTS[list]} (${entries.map((entry) => describeEntry(entry)).join(', ')})`;
-    });
+    .map((list) => [list, entriesOf(stored[list])] as const)
+    .filter(([list, entries]) => document[list] === undefined && entries.length > 0)
+    .map(([list, entries]) => `${list}: ${entries.length} ${TRUST_LISTS[list]} (${entries.map((entry) => describeEntry(entry)).join(', ')})`);
+}
+
+/** A list's entries, or an object's settings as `key: value` (the chain bounds). */
+function entriesOf(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value;
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).map(([key, setting]) => `${key}: ${JSON.stringify(setting)}`);
 }

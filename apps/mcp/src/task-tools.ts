@@ -122,6 +122,12 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
         proposed_action: proposedAction.optional(),
         artifacts: z.array(artifact).max(TASK_LIMITS.artifactsPerRequest).optional().describe('Structured attachments'),
         idempotency_key: idempotencyKey.optional(),
+        for_task: z
+          .string()
+          .min(1)
+          .max(TASK_LIMITS.taskIdChars)
+          .optional()
+          .describe('The task id of a handoff you received (or sent) that this one is made for: the relay links them into one chain'),
       },
       annotations: TOOL_ANNOTATIONS.send_handoff,
     },
@@ -134,6 +140,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
           ...(args.proposed_action ? { proposedAction: args.proposed_action } : {}),
           ...(args.artifacts ? { artifacts: args.artifacts as TaskArtifact[] } : {}),
           ...(args.idempotency_key ? { idempotencyKey: args.idempotency_key } : {}),
+          ...(args.for_task ? { parentTaskId: args.for_task } : {}),
         });
         const attached = args.artifacts?.length
           ? ` with ${plural(args.artifacts.length, 'artifact')} (${args.artifacts.map((item) => artifactLine(item as TaskArtifact)).join('; ')})`
@@ -146,6 +153,7 @@ export function registerTaskTools(server: McpServer, client: RelayClient, option
             state: created.status.state,
             created_at: created.created_at,
             idempotency_key: created.idempotency_key,
+            ...(created.chain ? { chain: created.chain } : {}),
           },
         );
       }, true),

@@ -1,4 +1,6 @@
-import { IsInt, Max, Min } from 'class-validator';
+import { IsBoolean, IsInt, IsString, Max, Min, ValidateBy } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { CHAIN_DEFAULTS, parseCyclePairs, type ChainLimits } from '@app/contracts';
 import { RetentionServiceConfig } from '@app/config';
 import { IsNotifierPublicKey, IsSecretKeyList } from '@app/secrets';
 import { DEFAULT_OUTBOX_RELAY_OPTIONS } from './outbox/outbox.constants';
@@ -55,4 +57,65 @@ export class TasksConfig extends RetentionServiceConfig {
   @Min(100)
   @Max(3600000)
   RELAY_HOLD_EXPIRY_SWEEP_MS: number = 30000;
+
+  /** The deepest a handoff may sit below its chain's root (docs/chains.md). */
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  RELAY_CHAIN_MAX_DEPTH: number = CHAIN_DEFAULTS.maxDepth;
+
+  /** Handoffs one chain's whole tree may hold, its root included. */
+  @IsInt()
+  @Min(1)
+  @Max(1000000)
+  RELAY_CHAIN_BUDGET: number = CHAIN_DEFAULTS.budget;
+
+  /** Minutes after its root was created that a chain takes new handoffs. */
+  @IsInt()
+  @Min(1)
+  @Max(525600)
+  RELAY_CHAIN_MAX_AGE_MINUTES: number = CHAIN_DEFAULTS.maxAgeMinutes;
+
+  /** Handoffs from one agent to another per minute, linked or not (an echo storm's brake). */
+  @IsInt()
+  @Min(1)
+  @Max(100000)
+  RELAY_PAIR_HANDOFFS_PER_MINUTE: number = CHAIN_DEFAULTS.pairPerMinute;
+
+  /** Whether an agent appearing twice on a chain's path refuses the handoff. */
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean()
+  RELAY_CHAIN_REFUSE_CYCLES: boolean = true;
+
+  /** Pairs of agents that may meet twice on a chain's path: `a@org:b@org,c@org:d@org`. */
+  @IsString()
+  @ValidateBy({
+    name: 'isCyclePairList',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && cyclePairsProblem(value) === null,
+      defaultMessage: (args) => `RELAY_CHAIN_CYCLE_ALLOWED_PAIRS: ${cyclePairsProblem(String(args?.value)) ?? 'must be a list of pairs'}`,
+    },
+  })
+  RELAY_CHAIN_CYCLE_ALLOWED_PAIRS: string = '';
+
+  /** The chain bounds this relay applies (docs/chains.md). */
+  get chainLimits(): ChainLimits {
+    return {
+      maxDepth: this.RELAY_CHAIN_MAX_DEPTH,
+      budget: this.RELAY_CHAIN_BUDGET,
+      maxAgeMinutes: this.RELAY_CHAIN_MAX_AGE_MINUTES,
+      pairPerMinute: this.RELAY_PAIR_HANDOFFS_PER_MINUTE,
+      refuseCycles: this.RELAY_CHAIN_REFUSE_CYCLES,
+      cycleAllowedPairs: parseCyclePairs(this.RELAY_CHAIN_CYCLE_ALLOWED_PAIRS),
+    };
+  }
+}
+
+function cyclePairsProblem(value: string): string | null {
+  try {
+    parseCyclePairs(value);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
 }

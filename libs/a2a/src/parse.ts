@@ -1,4 +1,4 @@
-import { invalidParams, metadataBoundsProblem, TASK_LIMITS, type PartView } from '@app/contracts';
+import { CHAIN_REFERENCE_LIMIT, invalidParams, metadataBoundsProblem, TASK_LIMITS, type PartView } from '@app/contracts';
 
 /** An A2A message as the relay reads it, whatever its wire version. */
 export interface A2aMessageInput {
@@ -11,6 +11,8 @@ export interface A2aMessageInput {
   taskId?: string;
   contextId?: string;
   metadata?: Record<string, unknown>;
+  /** `referenceTaskIds` (v0.3 and v1.0, `reference_task_ids` in ProtoJSON): a new task's parent is the first the sender takes part in (docs/chains.md). */
+  referenceTaskIds?: string[];
 }
 
 /** A standard A2A artifact, chunked or whole, as the relay reads it. */
@@ -150,6 +152,7 @@ export function parseMessage(value: unknown, field = 'message'): A2aMessageInput
   const contextId = optionalString(value, 'contextId', `${field}.contextId`, TASK_LIMITS.contextIdChars);
   const metadata = optionalMetadata(value, 'metadata', `${field}.metadata`);
   const role = parseRole(value.role, `${field}.role`);
+  const referenceTaskIds = parseReferenceTaskIds(value.referenceTaskIds, `${field}.referenceTaskIds`);
   const firstText = parts.find((part): part is Extract<PartView, { kind: 'text' }> => part.kind === 'text');
   return {
     ...(messageId !== undefined ? { messageId } : {}),
@@ -159,7 +162,19 @@ export function parseMessage(value: unknown, field = 'message'): A2aMessageInput
     ...(taskId !== undefined ? { taskId } : {}),
     ...(contextId !== undefined ? { contextId } : {}),
     ...(metadata !== undefined ? { metadata } : {}),
+    ...(referenceTaskIds.length > 0 ? { referenceTaskIds } : {}),
   };
+}
+
+function parseReferenceTaskIds(value: unknown, field: string): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw invalidParams(field, 'must be an array of task ids');
+  if (value.length > CHAIN_REFERENCE_LIMIT) throw invalidParams(field, `must name at most ${CHAIN_REFERENCE_LIMIT} tasks`);
+  return value.map((id, index) => {
+    if (typeof id !== 'string' || id.trim() === '') throw invalidParams(`${field}[${index}]`, 'must be a task id');
+    if (id.length > TASK_LIMITS.a2aIdChars) throw invalidParams(`${field}[${index}]`, `must be at most ${TASK_LIMITS.a2aIdChars} characters`);
+    return id;
+  });
 }
 
 function optionalBoolean(record: Record<string, unknown>, key: string, field: string): boolean | undefined {

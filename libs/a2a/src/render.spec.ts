@@ -65,6 +65,7 @@ function sampleTask(overrides: Partial<TaskView> = {}): TaskView {
     status_timestamp: '2026-04-25T10:02:00.000Z',
     hold: null,
     tool_prompts: null,
+    chain: { parent_task_id: null, root_task_id: '01HXYZ4K2VNJQP7R8MWDB3CSTF', depth: 0 },
     ...overrides,
   };
 }
@@ -95,7 +96,15 @@ describe('renderTask v0.3', () => {
 
   it('puts the latest message in status.message and relay facts in metadata.relay', () => {
     expect((task.status as Record<string, unknown>).message).toMatchObject({ messageId: 'm-3', role: 'user' });
-    expect(task.metadata).toEqual({ relay: { intent: 'ask_question', proposedAction: null, sender: 'bob@acme', recipient: 'frank@acme' } });
+    expect(task.metadata).toEqual({
+      relay: {
+        intent: 'ask_question',
+        proposedAction: null,
+        sender: 'bob@acme',
+        recipient: 'frank@acme',
+        chain: { parentTaskId: null, rootTaskId: '01HXYZ4K2VNJQP7R8MWDB3CSTF', depth: 0 },
+      },
+    });
   });
 
   it('renders a proposed action in camelCase, with no snake_case key anywhere', () => {

@@ -106,6 +106,7 @@ function relayMetadata(task: TaskView, historyTruncated: boolean): Json {
     sender: task.sender.handle,
     recipient: task.recipient.handle,
     ...(task.tool_prompts ? { toolPrompts: renderToolPrompts(task.tool_prompts) } : {}),
+    chain: { parentTaskId: task.chain.parent_task_id, rootTaskId: task.chain.root_task_id, depth: task.chain.depth },
     ...(historyTruncated ? { historyTruncated: true } : {}),
   };
 }

@@ -38,7 +38,14 @@ export function renderTaskEvent(event: TaskEvent, version: WireVersion, final: b
       contextId: event.context_id,
       status,
       ...(message ? { history: [message] } : {}),
-      metadata: { relay: { intent: event.task.intent, sender: event.sender, recipient: event.recipient } },
+      metadata: {
+        relay: {
+          intent: event.task.intent,
+          sender: event.sender,
+          recipient: event.recipient,
+          ...(event.chain ? { chain: { parentTaskId: event.chain.parent_task_id, rootTaskId: event.chain.root_task_id, depth: event.chain.depth } } : {}),
+        },
+      },
     };
     return version === '1.0' ? { task } : task;
   }

@@ -64,6 +64,13 @@ export function parseTaskId(params: Params): string {
   return requiredNonBlank(params, 'task_id', 'task_id', TASK_LIMITS.taskIdChars);
 }
 
+/** `parent_task_id`: the handoff a new task serves (docs/chains.md); a message on a task has its task already. */
+export function parseParentTaskId(params: Params): string | undefined {
+  if (!present(params.parent_task_id)) return undefined;
+  if (present(params.task_id)) throw invalidParams('parent_task_id', 'names the handoff a new task serves: a message on an existing task takes no parent');
+  return requiredNonBlank(params, 'parent_task_id', 'parent_task_id', TASK_LIMITS.taskIdChars);
+}
+
 function parseRelayPart(value: unknown, field: string): PartView {
   if (!isRecord(value)) throw invalidParams(field, 'must be a part object');
   const metadata = optionalMetadata(value, 'metadata', `${field}.metadata`);

@@ -77,6 +77,7 @@ export function renderRelayTask(task: TaskView): Record<string, unknown> {
     rejected_at: task.rejected_at,
     created_at: task.created_at,
     updated_at: task.updated_at,
+    chain: task.chain,
     ...renderRelayHold(task),
   };
 }

@@ -110,6 +110,10 @@ export const ERROR_CATALOGUE = {
     message: "The handoff's sender answers its tool prompts: no tool-prompt rule of its recipient's trust policy matched it",
     httpStatus: 409,
   },
+  chain_depth_exceeded: { agentrelay: -32040, a2a: -32040, message: 'The handoff would sit deeper in its chain than the relay allows' },
+  chain_cycle: { agentrelay: -32041, a2a: -32041, message: 'The handoff would hand work back to an agent already on its chain' },
+  chain_budget_exhausted: { agentrelay: -32042, a2a: -32042, message: "The handoff's chain has used its budget of handoffs or time" },
+  pair_rate_limited: { agentrelay: -32043, a2a: -32043, message: 'Too many handoffs from this sender to this recipient in the last minute', httpStatus: 429 },
   no_pending_change: { agentrelay: -32036, a2a: -32036, message: "The upstream agent's card has no change waiting for review", httpStatus: 409 },
 } as const satisfies Record<string, ErrorSpec>;
 

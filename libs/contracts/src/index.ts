@@ -33,3 +33,4 @@ export * from './events/event-catalog';
 export * from './events/event-json-schema';
 export * from './events/cloudevents';
 export * from './tasks/tool-prompts';
+export * from './tasks/chain-rules';

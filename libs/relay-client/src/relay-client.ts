@@ -41,6 +41,8 @@ export interface NewTask {
   artifacts?: TaskArtifact[];
   /** Sent as `metadata.client_idempotency_key`: the relay creates one task per key, however often the call is repeated. */
   idempotencyKey?: string;
+  /** The handoff this one serves (`parent_task_id`, docs/chains.md): one the caller sent or received. */
+  parentTaskId?: string;
 }
 
 export interface TaskFilter {
@@ -107,6 +109,7 @@ export class RelayClient {
       artifacts: task.artifacts ?? [],
       proposed_action: task.proposedAction ?? null,
       metadata: { client_idempotency_key: idempotencyKey },
+      ...(task.parentTaskId !== undefined ? { parent_task_id: task.parentTaskId } : {}),
     };
     const created = await this.call<CreatedTask>('message/send', params, true);
     return { ...created, idempotency_key: idempotencyKey };

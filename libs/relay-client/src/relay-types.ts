@@ -63,6 +63,15 @@ export interface Task {
   updated_at: string;
   /** On a handoff a rule of its recipient's trust policy held for a person's approval (only its sender sees it held). */
   hold?: TaskHold;
+  /** Where the handoff sits in its chain (docs/chains.md); absent from relays that keep no chains. */
+  chain?: TaskChainRef;
+}
+
+/** A handoff's place in its chain: the handoff it serves, the chain's root, its depth (the root: 0). */
+export interface TaskChainRef {
+  parent_task_id: string | null;
+  root_task_id: string;
+  depth: number;
 }
 
 /** An item of `tasks/list`. */
@@ -111,6 +120,8 @@ export interface CreatedTask {
   created_at: string;
   /** Set when a hold rule of the recipient's trust policy kept it for a person's approval. */
   hold?: TaskHold;
+  /** Where the handoff sits in its chain (docs/chains.md), on a handoff made for another. */
+  chain?: TaskChainRef;
 }
 
 /** `message/send` with `task_id`. */

@@ -46,6 +46,12 @@ describe('task text', () => {
     expect(text).toContain('Result: Client updated');
   });
 
+  it('names the handoff a task serves, and says nothing of a chain for a root', () => {
+    const child = { ...task, chain: { parent_task_id: 'P1', root_task_id: 'R1', depth: 2 } };
+    expect(taskText(child)).toContain('For handoff P1, depth 2 of the chain started by R1');
+    expect(taskText({ ...task, chain: { parent_task_id: null, root_task_id: 'T1', depth: 0 } })).not.toContain('For handoff');
+  });
+
   it('leaves diffs out when not full', () => {
     expect(taskText(task, { full: false })).not.toContain('+b');
   });

@@ -117,6 +117,9 @@ export function taskText(task: Task, options: { full?: boolean } = {}): string {
     `From ${displayLine(task.sender.handle)} (${displayLine(task.sender.name)}) to ${displayLine(task.recipient)}, created ${task.created_at}, updated ${task.updated_at}`,
     ...(task.hold ? holdLines(task.hold) : []),
   ];
+  if (task.chain?.parent_task_id) {
+    lines.push(`For handoff ${task.chain.parent_task_id}, depth ${task.chain.depth} of the chain started by ${task.chain.root_task_id}`);
+  }
   if (task.proposed_action) {
     const action = task.proposed_action;
     lines.push(

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import type { ParticipantRefDto, SendRequest, TaskView } from '@app/contracts';
+import { DEFAULT_CHAIN_LIMITS, type ParticipantRefDto, type SendRequest, type TaskView } from '@app/contracts';
 import { migrateServiceSchema, pgPoolOf } from '@app/database';
 import { tasksDataSourceOptions } from '../../../apps/tasks/src/database/data-source';
 import { SendIdempotency } from '../../../apps/tasks/src/tasks/use-cases/send-idempotency';
@@ -31,7 +31,8 @@ export async function openTasksDatabase(): Promise<TasksDatabase> {
   return {
     dataSource,
     pool: pgPoolOf(dataSource),
-    sendTask: new SendTask(dataSource, new SendIdempotency(repository)),
+    // Medium tests send many handoffs between one pair at once: the pair rate is the chain tests' subject, not theirs.
+    sendTask: new SendTask(dataSource, new SendIdempotency(repository), { ...DEFAULT_CHAIN_LIMITS, pairPerMinute: 1_000_000 }),
     transitionTask: new TransitionTask(dataSource),
     close: () => dataSource.destroy(),
   };

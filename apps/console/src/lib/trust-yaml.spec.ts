@@ -35,4 +35,10 @@ describe('the trust policy as YAML', () => {
     expect(offsetOfLine('ab\ncde\nf', 1)).toBe(0);
     expect(offsetOfLine('ab\ncde\nf', 3)).toBe(7);
   });
+
+  it("writes the policy's own chain bounds, which a save would drop otherwise", () => {
+    const text = trustPolicyToYaml({ handle: 'ops@acme', allow: [], block: [], chain: { max_depth: 3, cycle_allowed_pairs: ['a@x:b@x'] } });
+    expect(parse(text)).toMatchObject({ chain: { max_depth: 3, cycle_allowed_pairs: ['a@x:b@x'] } });
+    expect(trustPolicyToYaml({ handle: 'ops@acme', allow: [], block: [], chain: {} })).not.toContain('chain');
+  });
 });

@@ -14,14 +14,15 @@ function yamlRules(key: string, rules: readonly object[] | undefined): string {
 
 /**
  * A trust policy as the `trust.yaml` text an admin edits (the relay parses it; the console only
- * writes it). Its hold and tool-prompt rules are written too: a save replaces the whole policy, so a
- * rule left out of the text would be dropped.
+ * writes it). Its hold and tool-prompt rules and its chain bounds are written too: a save replaces
+ * the whole policy, so a rule left out of the text would be dropped.
  */
 export function trustPolicyToYaml(
-  policy: Pick<TrustPolicy, 'handle' | 'allow' | 'block'> & { hold?: TrustPolicy['hold']; tool_prompts?: readonly object[] },
+  policy: Pick<TrustPolicy, 'handle' | 'allow' | 'block'> & { hold?: TrustPolicy['hold']; tool_prompts?: readonly object[]; chain?: object },
 ): string {
   const lists = `${yamlList('allow', policy.allow)}${yamlList('block', policy.block)}`;
-  return `agent: ${JSON.stringify(policy.handle)}\n${lists}${yamlRules('hold', policy.hold)}${yamlRules('tool_prompts', policy.tool_prompts)}`;
+  const chain = policy.chain && Object.keys(policy.chain).length > 0 ? `chain: ${JSON.stringify(policy.chain)}\n` : '';
+  return `agent: ${JSON.stringify(policy.handle)}\n${lists}${yamlRules('hold', policy.hold)}${yamlRules('tool_prompts', policy.tool_prompts)}${chain}`;
 }
 
 export interface LineExcerpt {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { orgOf, type AgentIdentity, type AgentPublicProfile, type HoldRule, type ToolPromptRule } from '@app/contracts';
+import { orgOf, type AgentIdentity, type AgentPublicProfile, type ChainPolicy, type HoldRule, type ToolPromptRule } from '@app/contracts';
 import type { TrustLists } from '../trust/admission';
 
 interface KeyOwnerRow {
@@ -87,16 +87,24 @@ interface RecipientRow {
   block: string[] | null;
   hold: HoldRule[] | null;
   tool_prompts: ToolPromptRule[] | null;
+  chain: ChainPolicy | null;
 }
 
-/** An agent's public profile, trust lists, hold and tool-prompt rules in one query; null for an unknown handle. */
+/** An agent's public profile, trust lists, hold and tool-prompt rules and chain bounds in one query; null for an unknown handle. */
 export async function findRecipient(
   pool: pg.Pool,
   handle: string,
-): Promise<{ profile: AgentPublicProfile; disabled: boolean; policy: TrustLists | null; hold: HoldRule[]; toolPrompts: ToolPromptRule[] } | null> {
+): Promise<{
+  profile: AgentPublicProfile;
+  disabled: boolean;
+  policy: TrustLists | null;
+  hold: HoldRule[];
+  toolPrompts: ToolPromptRule[];
+  chain: ChainPolicy;
+} | null> {
   const { rows } = await pool.query<RecipientRow>({
     name: 'directory-recipient',
-    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."input_modes", a."disabled_at", p."allow", p."block", p."hold", p."tool_prompts"
+    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."input_modes", a."disabled_at", p."allow", p."block", p."hold", p."tool_prompts", p."chain"
            FROM "directory"."agents" a LEFT JOIN "directory"."trust_policies" p ON p."agent_id" = a."id" WHERE a."handle" = $1`,
     values: [handle],
   });
@@ -118,5 +126,6 @@ export async function findRecipient(
     policy: row.allow === null || row.block === null ? null : { allow: row.allow, block: row.block },
     hold: row.hold ?? [],
     toolPrompts: row.tool_prompts ?? [],
+    chain: row.chain ?? {},
   };
 }

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, JoinColumn, OneToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
-import type { HoldRule, ToolPromptRule } from '@app/contracts';
+import type { ChainPolicy, HoldRule, ToolPromptRule } from '@app/contracts';
 import { AgentEntity } from '../agents/agent.entity';
 
 /** A recipient's admission policy: `allow` and `block` lists of handles or `*@org` patterns, the rules that hold a handoff for approval and those that give its tool prompts to people. */
@@ -8,6 +8,7 @@ import { AgentEntity } from '../agents/agent.entity';
 @Check('trust_policies_block_no_nulls', `array_position("block", NULL) IS NULL`)
 @Check('trust_policies_hold_array', `jsonb_typeof("hold") = 'array'`)
 @Check('trust_policies_tool_prompts_array', `jsonb_typeof("tool_prompts") = 'array'`)
+@Check('trust_policies_chain_object', `jsonb_typeof("chain") = 'object'`)
 export class TrustPolicyEntity {
   @PrimaryColumn({ type: 'uuid' })
   agentId: string;
@@ -29,6 +30,10 @@ export class TrustPolicyEntity {
   /** Checked against TOOL_PROMPT_RULES_SCHEMA before it is written. */
   @Column({ type: 'jsonb', default: () => "'[]'" })
   toolPrompts: ToolPromptRule[];
+
+  /** The recipient's own chain bounds (docs/chains.md); checked against CHAIN_POLICY_SCHEMA before it is written. */
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  chain: ChainPolicy;
 
   @UpdateDateColumn({ type: 'timestamptz' })
   updatedAt: Date;

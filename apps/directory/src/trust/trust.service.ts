@@ -33,7 +33,7 @@ export class TrustService {
         decision.policy === 'blocked' ? `${recipient} has blocked ${sender}` : `${recipient} does not admit senders outside its org unless allowed`;
       throw new RelayError('teammate_blocked', message, { policy: decision.policy, recipient });
     }
-    return { recipient: found.profile, hold: found.hold, tool_prompts: found.toolPrompts };
+    return { recipient: found.profile, hold: found.hold, tool_prompts: found.toolPrompts, chain: found.chain };
   }
 
   async get(handle: string): Promise<TrustPolicy> {
@@ -45,6 +45,7 @@ export class TrustService {
       block: policy?.block ?? [],
       hold: policy?.hold ?? [],
       tool_prompts: policy?.toolPrompts ?? [],
+      chain: policy?.chain ?? {},
       updated_at: policy?.updatedAt.toISOString() ?? null,
     };
   }
@@ -61,6 +62,7 @@ export class TrustService {
           block: uniqueEntries(request.block),
           hold: request.hold ?? [],
           toolPrompts: request.tool_prompts ?? [],
+          chain: request.chain ?? {},
           updatedAt: new Date(),
         },
         ['agentId'],
@@ -72,6 +74,7 @@ export class TrustService {
         block: policy.block,
         hold: policy.hold,
         tool_prompts: policy.toolPrompts,
+        chain: policy.chain,
         updated_at: policy.updatedAt.toISOString(),
       };
     });

@@ -29,6 +29,9 @@ const A2A_HTTP_STATUS: Partial<Record<ErrorSymbol, number>> = {
   method_not_found: 404,
   teammate_blocked: 403,
   blocking_timeout: 504,
+  chain_depth_exceeded: 409,
+  chain_cycle: 409,
+  chain_budget_exhausted: 409,
 };
 
 /** The `google.rpc.Code` name of each HTTP status the relay answers (AIP-193 mapping). */
@@ -57,6 +60,9 @@ const A2A_STATUS_NAMES: Partial<Record<ErrorSymbol, string>> = {
   state_changed: 'ABORTED',
   thread_message_limit: 'FAILED_PRECONDITION',
   context_limit_reached: 'FAILED_PRECONDITION',
+  chain_depth_exceeded: 'FAILED_PRECONDITION',
+  chain_cycle: 'FAILED_PRECONDITION',
+  chain_budget_exhausted: 'FAILED_PRECONDITION',
   push_notification_not_supported: 'UNIMPLEMENTED',
   version_not_supported: 'UNIMPLEMENTED',
 };

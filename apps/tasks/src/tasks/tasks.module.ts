@@ -11,7 +11,7 @@ import { AdminTasksController } from './admin-tasks.controller';
 import { ReadTasks } from './use-cases/read-tasks';
 import { SearchTasks } from './use-cases/search-tasks';
 import { SendIdempotency } from './use-cases/send-idempotency';
-import { SendTask } from './use-cases/send-task';
+import { CHAIN_LIMITS, SendTask } from './use-cases/send-task';
 import { TaskRepository } from './store/task-repository';
 import { TasksController } from './tasks.controller';
 import { TransitionTask } from './use-cases/transition-task';
@@ -27,6 +27,7 @@ export class TasksModule {
       controllers: [TasksController, AdminTasksController, UpstreamReportsController],
       providers: [
         { provide: TasksConfig, useValue: config },
+        { provide: CHAIN_LIMITS, useValue: config.chainLimits },
         TaskRepository,
         SendIdempotency,
         SendTask,

@@ -1,6 +1,7 @@
 import type { UpstreamInterface } from '../upstream/upstream.model';
 import type { AgentOwner } from './agent-owner';
 import type { HoldRule, ToolPromptRule } from './hold-rules';
+import type { ChainPolicy } from '../tasks/chain-rules';
 
 /** An authenticated caller, as the directory answers `authenticate`. */
 export interface AgentIdentity {
@@ -94,6 +95,8 @@ export interface TrustPolicy {
   hold: HoldRule[];
   /** Tool-prompt rules, first match decides (empty: every handoff's sender answers its tool prompts). */
   tool_prompts: ToolPromptRule[];
+  /** Chain bounds of its own, each replacing the relay's for handoffs to this agent (empty: the relay's). */
+  chain: ChainPolicy;
   /** Null while the agent has never had a policy set (the default: teammates only). */
   updated_at: string | null;
 }
@@ -107,6 +110,8 @@ export interface AdmitReply {
   hold: HoldRule[];
   /** The recipient's tool-prompt rules, passed and decided the same way (`decideToolPrompts`). */
   tool_prompts: ToolPromptRule[];
+  /** The recipient's own chain bounds (docs/chains.md), passed with the create command. */
+  chain: ChainPolicy;
 }
 
 /** The public profile behind an agent card. */

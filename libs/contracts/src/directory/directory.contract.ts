@@ -37,6 +37,7 @@ import type {
 import { AGENT_LIMITS, TASK_LIMITS } from '../limits';
 import { MEDIA_RANGE_PATTERN } from '../media-types';
 import { API_KEY_DISPLAY_PREFIX_PATTERN, HANDLE_PATTERN, normalizeHandle, TRUST_PATTERN } from './handle';
+import { CHAIN_POLICY_SCHEMA, chainPolicyProblem, type ChainPolicy } from '../tasks/chain-rules';
 import { HOLD_RULES_SCHEMA, holdRulesProblem, TOOL_PROMPT_RULES_SCHEMA, toolPromptRulesProblem, type HoldRule, type ToolPromptRule } from './hold-rules';
 
 /** Request subjects the directory answers. */
@@ -143,6 +144,22 @@ export class AgentOwnerFields {
   @IsNotEmpty()
   @MaxLength(AGENT_LIMITS.tokenSubjectChars)
   subject: string;
+}
+
+const parsedChainPolicy = ({ value }: { value: unknown }): unknown => {
+  const parsed = CHAIN_POLICY_SCHEMA.safeParse(value);
+  return parsed.success ? parsed.data : value;
+};
+
+/** A trust policy's own chain bounds (docs/chains.md), checked by the one schema that describes them. */
+export function IsChainPolicy(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isChainPolicy',
+    validator: {
+      validate: (value: unknown) => chainPolicyProblem(value) === null,
+      defaultMessage: (args) => `${args?.property ?? 'chain'}${chainPolicyProblem(args?.value) ?? ''}`,
+    },
+  });
 }
 
 /** Private and public fields an admin may set on an agent (all optional; `null` clears a field). */
@@ -416,6 +433,12 @@ export class TrustPolicyFields {
   @Transform(parsedToolPromptRules)
   @IsToolPromptRules()
   tool_prompts?: ToolPromptRule[];
+
+  /** The recipient's own chain bounds, each replacing the relay's for handoffs to it (docs/chains.md). */
+  @IsOptional()
+  @Transform(parsedChainPolicy)
+  @IsChainPolicy()
+  chain?: ChainPolicy;
 }
 
 export class PutTrustRequest extends TrustPolicyFields {

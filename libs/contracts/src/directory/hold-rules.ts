@@ -32,6 +32,8 @@ export const HOLD_RULE_LIMITS = {
   /** A held handoff expires (denied, the sender told) after this long unless a rule says otherwise. */
   defaultExpiresAfterMinutes: 24 * 60,
   maxExpiresAfterMinutes: 30 * 24 * 60,
+  /** The deepest chain depth a rule may name. */
+  maxChainDepth: 1000,
 } as const;
 
 /** The wildcards of a glob or sender pattern: each `?`, and each run of `*` (a `**` is one). */
@@ -80,6 +82,8 @@ const HANDOFF_CONDITIONS = {
   ),
   /** The person who decides must not be the one who owns the sending agent. */
   four_eyes: z.boolean().optional(),
+  /** Only handoffs at least this deep in a chain (docs/chains.md; a root has depth 0). */
+  min_depth: z.number().int().min(1).max(HOLD_RULE_LIMITS.maxChainDepth).optional(),
 };
 
 export const HOLD_RULE_SCHEMA = z
@@ -141,6 +145,8 @@ export interface HoldCandidate {
   intent: Intent;
   artifacts: ReadonlyArray<{ type?: ArtifactType; fields?: Record<string, unknown> }>;
   proposedAction?: { target_files: readonly string[]; suggested_diff?: string | null } | null;
+  /** The handoff's depth in its chain (0, a root, when absent). */
+  depth?: number;
 }
 
 export interface HoldDecision {
@@ -231,6 +237,7 @@ function ruleMatches(rule: HoldRule | ToolPromptRule, { candidate, paths, budget
   if (rule.outside_org && orgOf(candidate.sender) === orgOf(candidate.recipient)) return false;
   if (rule.intents && !rule.intents.includes(candidate.intent)) return false;
   if (rule.artifact_kinds && !candidate.artifacts.some((artifact) => artifact.type !== undefined && rule.artifact_kinds?.includes(artifact.type))) return false;
+  if (rule.min_depth !== undefined && (candidate.depth ?? 0) < rule.min_depth) return false;
   if (rule.paths && paths && !rule.paths.some((glob) => paths.some((path) => pathMatches(glob, path, budget) !== false))) return false;
   return true;
 }

@@ -101,6 +101,15 @@ const taskEventFields = {
     })
     .optional()
     .meta({ description: 'On `held` only: the hold rule that keeps the task for approval.' }),
+  /** Where the task sits in its chain of handoffs (docs/chains.md). */
+  chain: z
+    .object({
+      parent_task_id: z.string().nullable().meta({ description: "The handoff this task was made for, or null for a chain's root." }),
+      root_task_id: z.string().meta({ description: 'The first handoff of the chain (the task itself for a root).' }),
+      depth: z.number().int().min(0).meta({ description: 'How deep the task sits below its root (the root: 0).' }),
+    })
+    .optional()
+    .meta({ description: 'Where the task sits in its chain of handoffs (absent on events written before chains were kept).' }),
   audience: z.literal('sender').optional().meta({
     description:
       '`sender` on the events of a task its recipient never saw (held for approval, then denied, expired or cancelled): no stream, webhook or push of the recipient may carry them.',

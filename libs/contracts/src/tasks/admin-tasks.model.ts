@@ -1,6 +1,6 @@
 import type { PositionedTaskEvent, TaskEventType } from '../events/task-event.model';
 import type { FailureCountsReply } from '../notifier/deliveries.model';
-import type { ArtifactView, Intent, MessageView, TaskHold, TaskState, TaskView } from './task.model';
+import type { ArtifactView, Intent, MessageView, TaskChain, TaskHold, TaskState, TaskView } from './task.model';
 
 /** The tasks service's admin replies and the admin API's answers built from them (`GET /admin/tasks`, `/admin/search`, `/admin/overview`, …). */
 
@@ -24,6 +24,8 @@ export interface AdminTaskRow {
   status_timestamp: string;
   /** Set on a handoff a hold rule kept for approval: the rule, its deadline, four eyes and how it ended. */
   hold?: Pick<TaskHold, 'rule' | 'expires_at' | 'four_eyes' | 'outcome'> | null;
+  /** Where the handoff sits in its chain (docs/chains.md). */
+  chain?: TaskChain;
   /**
    * On the list: the outbox position of the task's newest event that the row's state includes
    * (null when retention deleted them all). A snapshot's reader follows the event stream and skips

@@ -149,4 +149,15 @@ export interface TaskView {
   hold: TaskHold | null;
   /** Set on a handoff whose tool prompts people answer (a tool-prompt rule of its recipient's trust policy matched). */
   tool_prompts: TaskToolPrompts | null;
+  /** Where the handoff sits in its chain (docs/chains.md). */
+  chain: TaskChain;
+}
+
+/** A handoff's place in its chain: the handoff it serves, the chain's root, and how deep it sits (the root: 0). */
+export interface TaskChain {
+  /** The handoff this one was made for, or null for a root. */
+  parent_task_id: string | null;
+  /** The first handoff of the chain (the task itself for a root). */
+  root_task_id: string;
+  depth: number;
 }

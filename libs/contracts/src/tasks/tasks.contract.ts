@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import type { PositionedTaskEvent } from '../events/task-event.model';
 import {
+  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -30,8 +31,9 @@ import {
   type Transition,
 } from './task.model';
 import { metadataBoundsProblem } from '../limits';
-import { IsHoldRules, IsToolPromptRules } from '../directory/directory.contract';
+import { IsChainPolicy, IsHoldRules, IsToolPromptRules } from '../directory/directory.contract';
 import type { HoldRule, ToolPromptRule } from '../directory/hold-rules';
+import { CHAIN_REFERENCE_LIMIT, type ChainPolicy } from './chain-rules';
 
 /** Request subjects the tasks service answers. */
 export const TASKS_SUBJECTS = {
@@ -277,6 +279,18 @@ export class SendRequest {
   @IsBoundedMetadata()
   metadata?: Record<string, unknown>;
 
+  /**
+   * On create: the handoffs this one may serve (A2A `referenceTaskIds`, the AgentRelay dialect's
+   * `parent_task_id`); its parent is the first of them the caller sends or receives (docs/chains.md).
+   * None of them being the caller's is `thread_not_found`, as for an unknown task.
+   */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(CHAIN_REFERENCE_LIMIT)
+  @IsString({ each: true })
+  @IsNotEmpty({ each: true })
+  parent_task_ids?: string[];
+
   /** AgentRelay's `metadata.client_idempotency_key`: an idempotency key per sender, besides the message id. */
   @IsOptional()
   @IsString()
@@ -299,6 +313,11 @@ export class SendRequest {
   @IsOptional()
   @IsToolPromptRules()
   tool_prompt_rules?: ToolPromptRule[];
+
+  /** On create: the recipient's own chain bounds, as the directory's admission answered them (`chainLimitsWith`). */
+  @IsOptional()
+  @IsChainPolicy()
+  chain_policy?: ChainPolicy;
 }
 
 /** Which message a send appended, without its content: a reply never echoes the message back. */

@@ -9,6 +9,7 @@ import { Deployment1765100000000 } from './1765100000000-Deployment';
 import { AgentUpstream1765200000000 } from './1765200000000-AgentUpstream';
 import { TrustHoldRules1765300000000 } from './1765300000000-TrustHoldRules';
 import { TrustToolPromptRules1765440000000 } from './1765440000000-TrustToolPromptRules';
+import { TrustChainBounds1765460000000 } from './1765460000000-TrustChainBounds';
 import { AgentOwner1765510000000 } from './1765510000000-AgentOwner';
 
 /** Every migration of the directory schema, oldest first. */
@@ -24,5 +25,6 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   AgentUpstream1765200000000,
   TrustHoldRules1765300000000,
   TrustToolPromptRules1765440000000,
+  TrustChainBounds1765460000000,
   AgentOwner1765510000000,
 ];

@@ -46,6 +46,7 @@ import { NatsRpcClient } from '@app/messaging';
 import { AgentCardService } from '../../cards/cards.service';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { EdgeConfig } from '../../edge.config';
+import { ChainRefusals } from '../chain-refusals';
 import type { DialectMethods, MethodCall } from '../dialect-methods';
 import { lastEventIdHeader, TaskStreams, type EventStream } from '../../streams/task-streams';
 import { participant, TaskAccess, type ReadOptions } from '../../task-access/task-access';
@@ -100,6 +101,7 @@ export class A2aMethods implements DialectMethods {
     @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
     @Inject(TaskAccess) private readonly access: TaskAccess,
     @Inject(TaskStreams) private readonly streams: TaskStreams,
+    @Inject(ChainRefusals) private readonly chainRefusals: ChainRefusals,
   ) {}
 
   /** The JSON-RPC binding: a call of either A2A wire version, as one command. */
@@ -209,20 +211,24 @@ export class A2aMethods implements DialectMethods {
           },
         );
       }
-      const { recipient, hold, tool_prompts: toolPrompts } = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
+      const { recipient, hold, tool_prompts: toolPrompts, chain } = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.tasks(
         () =>
-          this.rpc.request(TASKS_SUBJECTS.send, {
-            caller: participant(call.caller),
-            recipient: participant(recipient),
-            ...(hold.length > 0 ? { hold_rules: hold } : {}),
-            ...(toolPrompts.length > 0 ? { tool_prompt_rules: toolPrompts } : {}),
-            ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
-            message: messageInput(message),
-            ...(params.metadata !== undefined ? { metadata: params.metadata } : {}),
-            ...(historyLength !== undefined ? { history_length: historyLength } : {}),
-          }),
+          this.chainRefusals.audited(call.caller, recipient.handle, 'message.referenceTaskIds', () =>
+            this.rpc.request(TASKS_SUBJECTS.send, {
+              caller: participant(call.caller),
+              recipient: participant(recipient),
+              ...(hold.length > 0 ? { hold_rules: hold } : {}),
+              ...(toolPrompts.length > 0 ? { tool_prompt_rules: toolPrompts } : {}),
+              ...(chain && Object.keys(chain).length > 0 ? { chain_policy: chain } : {}),
+              ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
+              message: messageInput(message),
+              ...(params.metadata !== undefined ? { metadata: params.metadata } : {}),
+              ...(historyLength !== undefined ? { history_length: historyLength } : {}),
+              ...(message.referenceTaskIds !== undefined ? { parent_task_ids: message.referenceTaskIds } : {}),
+            }),
+          ),
         SEND_STATE_RULE_FIELDS,
       );
       task = reply.task;

@@ -10,6 +10,7 @@ import {
   parseRelayListParams,
   parseRelayMessage,
   parseRelaySearchParams,
+  parseParentTaskId,
   parseTaskId,
   renderListItem,
   renderRelayHold,
@@ -38,6 +39,7 @@ import { DirectoryLookups } from '../../directory/directory-lookups';
 import { InboxStreams } from '../../streams/inbox-stream';
 import { lastEventIdHeader } from '../../streams/task-streams';
 import { participant, TaskAccess } from '../../task-access/task-access';
+import { ChainRefusals } from '../chain-refusals';
 import type { DialectMethods, MethodCall } from '../dialect-methods';
 
 /**
@@ -52,6 +54,7 @@ export class AgentRelayMethods implements DialectMethods {
     @Inject(DirectoryLookups) private readonly directory: DirectoryLookups,
     @Inject(TaskAccess) private readonly access: TaskAccess,
     @Inject(InboxStreams) private readonly inbox: InboxStreams,
+    @Inject(ChainRefusals) private readonly chainRefusals: ChainRefusals,
   ) {}
 
   handle(call: MethodCall): Promise<unknown> {
@@ -86,6 +89,7 @@ export class AgentRelayMethods implements DialectMethods {
     const metadata = parseMetadata(params);
     const idempotencyKey = parseIdempotencyKey(metadata);
     const contextId = optionalNonBlank(params, 'context_id', 'context_id', TASK_LIMITS.contextIdChars);
+    const parentTaskId = parseParentTaskId(params);
     const common: Omit<SendRequest, 'caller'> = {
       message,
       ...(intent !== undefined ? { intent } : {}),
@@ -97,22 +101,28 @@ export class AgentRelayMethods implements DialectMethods {
     };
     if (taskId === undefined) {
       const recipientHandle = this.recipientHandle(call);
-      const { recipient, hold, tool_prompts: toolPrompts } = await this.directory.admit(call.caller.handle, recipientHandle);
+      const { recipient, hold, tool_prompts: toolPrompts, chain } = await this.directory.admit(call.caller.handle, recipientHandle);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
-      const reply = await this.rpc.request(TASKS_SUBJECTS.send, {
-        ...common,
-        caller: participant(call.caller),
-        recipient: participant(recipient),
-        ...(hold.length > 0 ? { hold_rules: hold } : {}),
-        ...(toolPrompts.length > 0 ? { tool_prompt_rules: toolPrompts } : {}),
-        ...(metadata !== undefined ? { metadata } : {}),
-      });
+      const reply = await this.chainRefusals.audited(call.caller, recipient.handle, 'parent_task_id', () =>
+        this.rpc.request(TASKS_SUBJECTS.send, {
+          ...common,
+          caller: participant(call.caller),
+          recipient: participant(recipient),
+          ...(hold.length > 0 ? { hold_rules: hold } : {}),
+          ...(toolPrompts.length > 0 ? { tool_prompt_rules: toolPrompts } : {}),
+          ...(chain && Object.keys(chain).length > 0 ? { chain_policy: chain } : {}),
+          ...(metadata !== undefined ? { metadata } : {}),
+          ...(parentTaskId !== undefined ? { parent_task_ids: [parentTaskId] } : {}),
+        }),
+      );
       // A create answers pending (or held, when a hold rule kept it for approval): an idempotent retry gets that same original result.
       const created = reply.task.hold ? 'held' : 'pending';
       return {
         task_id: reply.task.id,
         status: { state: reply.idempotent_replay ? created : reply.task.state },
         created_at: reply.task.created_at,
+        // A root's chain is itself: the answer names a chain only for a handoff made for another.
+        ...(reply.task.chain.parent_task_id !== null ? { chain: reply.task.chain } : {}),
         ...renderRelayHold(reply.task),
       };
     }

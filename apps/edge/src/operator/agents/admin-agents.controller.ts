@@ -239,6 +239,7 @@ export class AdminAgentsController {
         block: body.block ?? [],
         hold: body.hold ?? [],
         tool_prompts: body.tool_prompts ?? [],
+        chain: body.chain ?? {},
       }),
     );
   }

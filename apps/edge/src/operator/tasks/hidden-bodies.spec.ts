@@ -58,6 +58,7 @@ const task: TaskView = {
   status_timestamp: '2026-01-01T00:01:00.000Z',
   hold: null,
   tool_prompts: null,
+  chain: { parent_task_id: null, root_task_id: 't1', depth: 0 },
 };
 
 describe('hidden bodies (the auditor role)', () => {

@@ -17,6 +17,7 @@ import { HeldHandoffs1765300000000 } from './1765300000000-HeldHandoffs';
 import { HeldTaskEvent1765410000000 } from './1765410000000-HeldTaskEvent';
 import { ToolPromptAnswers1765440000000 } from './1765440000000-ToolPromptAnswers';
 import { SearchTextInPlpgsql1765450000000 } from './1765450000000-SearchTextInPlpgsql';
+import { HandoffChains1765460000000 } from './1765460000000-HandoffChains';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -38,4 +39,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   HeldTaskEvent1765410000000,
   ToolPromptAnswers1765440000000,
   SearchTextInPlpgsql1765450000000,
+  HandoffChains1765460000000,
 ];

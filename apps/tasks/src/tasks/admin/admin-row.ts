@@ -1,5 +1,5 @@
 import { ADMIN_TASK_LIMITS, type AdminTaskRow } from '@app/contracts';
-import type { TaskRow } from '../store/task-rows';
+import { toTaskChain, type TaskRow } from '../store/task-rows';
 
 export type AdminRow = TaskRow & {
   created_key: string;
@@ -25,6 +25,7 @@ export function toAdminRow(row: AdminRow): AdminTaskRow {
     updated_at: row.updated_at.toISOString(),
     status_timestamp: row.status_timestamp.toISOString(),
     ...(row.hold ? { hold: { rule: row.hold.rule, expires_at: row.hold.expires_at, four_eyes: row.hold.four_eyes, outcome: row.hold.outcome } } : {}),
+    chain: toTaskChain(row),
     ...(row.last_event_position !== undefined ? { last_event_position: row.last_event_position } : {}),
   };
 }

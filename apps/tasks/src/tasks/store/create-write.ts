@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import {
+  chainPlace,
+  decideChain,
   decideHold,
   decideToolPrompts,
   RelayError,
   TASK_LIMITS,
+  type ChainFacts,
+  type ChainLimits,
+  type ChainRefusal,
   type HoldCandidate,
+  type ParentChain,
   type SendRequest,
   type TaskHold,
   type TaskToolPrompts,
@@ -14,6 +20,7 @@ import { currentTraceParent } from '@app/tracing';
 import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
+import { PAIR_RECENT_SQL, PARENT_CHAIN_SQL, PARENT_TASK_SQL } from './sql/chain-facts.sql';
 import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
 import { taskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
@@ -34,14 +41,105 @@ interface CreateOutcome {
   context_mine: number;
 }
 
-/** Runs the create statement; in a transaction behind the context's lock when the create joins a named context. */
-async function runCreate(pool: pg.Pool, contextId: string | undefined, query: pg.QueryConfig): Promise<CreateOutcome> {
-  if (contextId === undefined) return (await pool.query<CreateOutcome>(query)).rows[0];
+/** Where a new task sits in its chain: its parent and root (null: it is a root) and depth, and the parent's chain for the rules. */
+interface ChainLink {
+  parent: { id: string; rootTaskId: string; chain: ParentChain } | null;
+  depth: number;
+}
+
+/** A create the chain bounds refused: the error every binding renders, nothing written. */
+export function chainRefusalError(refusal: ChainRefusal, parentTaskId: string | null): RelayError {
+  return new RelayError(refusal.reason, refusal.message, {
+    limit: refusal.limit,
+    limit_name: refusal.limitName,
+    path: refusal.path,
+    ...(parentTaskId !== null ? { parent_task_id: parentTaskId } : {}),
+    ...(refusal.retryAfterSeconds !== undefined ? { retry_after_seconds: refusal.retryAfterSeconds } : {}),
+  });
+}
+
+/**
+ * Loads what the chain rules decide from (the parent the sender names and its chain, the pair's
+ * handoffs of the last minute), holding the chain's lock when there is a parent, and lets them
+ * decide (docs/chains.md). Throws the refusal; the caller's transaction then writes nothing.
+ */
+async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, limits: ChainLimits, now: Date): Promise<ChainLink> {
+  const sender = request.caller;
+  const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
+  let parent: ChainLink['parent'] = null;
+  let pairLastMinute: ChainFacts['pairLastMinute'] | null = null;
+  const candidates = request.parent_task_ids ?? [];
+  if (candidates.length > 0) {
+    const found = await client.query<{ id: string; root_task_id: string; depth: number; recipient_handle: string }>({
+      name: 'tasks-chain-parent',
+      text: PARENT_TASK_SQL,
+      values: [candidates, sender.id],
+    });
+    const row = found.rows[0];
+    // A task the sender takes no part in is answered as one that does not exist.
+    if (!row) throw new RelayError('thread_not_found', 'Task not found', { field: 'parent_task_ids' });
+    const facts = await client.query<{
+      senders: string[] | null;
+      root_created_at: Date | null;
+      tree_size: number;
+      pair_count: number;
+      pair_oldest: Date | null;
+    }>({
+      name: 'tasks-chain-facts',
+      text: PARENT_CHAIN_SQL,
+      values: [row.id, row.root_task_id, sender.id, recipient.id, new Date(now.getTime() - 60_000)],
+    });
+    const chain = facts.rows[0];
+    pairLastMinute = { count: chain.pair_count, oldest: chain.pair_oldest };
+    parent = {
+      id: row.id,
+      rootTaskId: row.root_task_id,
+      chain: {
+        senders: chain.senders ?? [],
+        recipient: row.recipient_handle,
+        depth: row.depth,
+        rootTaskId: row.root_task_id,
+        rootCreatedAt: chain.root_created_at ?? now,
+        treeSize: chain.tree_size,
+      },
+    };
+  }
+  pairLastMinute ??= (
+    await client.query<{ count: number; oldest: Date | null }>({
+      name: 'tasks-pair-recent',
+      text: PAIR_RECENT_SQL,
+      values: [sender.id, recipient.id, new Date(now.getTime() - 60_000)],
+    })
+  ).rows[0];
+  const candidate = { sender: sender.handle, recipient: recipient.handle, now };
+  const refusal = decideChain(limits, candidate, { parent: parent?.chain ?? null, pairLastMinute });
+  if (refusal) throw chainRefusalError(refusal, parent?.id ?? null);
+  return { parent, depth: chainPlace(candidate, parent?.chain ?? null).depth };
+}
+
+/**
+ * Runs a create: the chain's facts and rules, then the create statement, in one transaction
+ * behind the chain's lock (a create with a parent) and the context's lock (a create that joins a
+ * named context); a refusal rolls it back having written nothing. A create with neither runs its
+ * two statements on the pool, the create one committed on its own.
+ */
+async function runCreate(
+  pool: pg.Pool,
+  request: SendRequest,
+  limits: ChainLimits,
+  now: Date,
+  statement: (link: ChainLink) => pg.QueryConfig,
+): Promise<CreateOutcome> {
+  if ((request.parent_task_ids?.length ?? 0) === 0 && request.context_id === undefined) {
+    const link = await linkChain(pool, request, limits, now);
+    return (await pool.query<CreateOutcome>(statement(link))).rows[0];
+  }
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [contextId] });
-    const { rows } = await client.query<CreateOutcome>(query);
+    const link = await linkChain(client, request, limits, now);
+    if (request.context_id !== undefined) await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [request.context_id] });
+    const { rows } = await client.query<CreateOutcome>(statement(link));
     await client.query('COMMIT');
     return rows[0];
   } catch (error) {
@@ -53,8 +151,9 @@ async function runCreate(pool: pg.Pool, contextId: string | undefined, query: pg
 }
 
 /** What the rules of the recipient's trust policy see of a handoff: what it says about itself (sender, intent, artifacts, proposed action). */
-function holdCandidate(request: SendRequest): HoldCandidate {
+function holdCandidate(request: SendRequest, depth = 0): HoldCandidate {
   return {
+    depth,
     sender: request.caller.handle,
     recipient: (request.recipient as NonNullable<SendRequest['recipient']>).handle,
     intent: request.intent ?? 'inform',
@@ -64,10 +163,10 @@ function holdCandidate(request: SendRequest): HoldCandidate {
 }
 
 /** Who answers the new task's tool prompts: people when a tool-prompt rule matches (docs/decisions/0031-tool-prompts-answered-by-people.md), else (null) its sender. */
-function toolPromptsOf(request: SendRequest): TaskToolPrompts | null {
+function toolPromptsOf(request: SendRequest, depth: number): TaskToolPrompts | null {
   const rules = request.tool_prompt_rules ?? [];
   if (rules.length === 0 || !request.recipient) return null;
-  const decision = decideToolPrompts(rules, holdCandidate(request));
+  const decision = decideToolPrompts(rules, holdCandidate(request, depth));
   return decision ? { answered_by: 'approvers', rule: decision.rule, four_eyes: decision.fourEyes, answers: [] } : null;
 }
 
@@ -76,10 +175,10 @@ function toolPromptsOf(request: SendRequest): TaskToolPrompts | null {
  * delivered at once (docs/decisions/0024-held-handoffs.md): the rules see what the handoff says
  * about itself (sender, intent, artifacts, proposed action).
  */
-function heldBy(request: SendRequest, now: Date): TaskHold | null {
+function heldBy(request: SendRequest, now: Date, depth: number): TaskHold | null {
   const rules = request.hold_rules ?? [];
   if (rules.length === 0 || !request.recipient) return null;
-  const decision = decideHold(rules, holdCandidate(request));
+  const decision = decideHold(rules, holdCandidate(request, depth));
   if (!decision) return null;
   return {
     rule: decision.rule,
@@ -105,107 +204,119 @@ export async function createTask(
   request: SendRequest,
   keys: Array<Pick<IdempotencyKey, 'scope' | 'key'>>,
   requestHash: string,
+  chainLimits: ChainLimits,
 ): Promise<NewTask | null> {
   const sender = request.caller;
   const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
   const now = new Date();
   const parts = plainParts(request.message.parts);
   const summary = firstText(parts);
-  const held = heldBy(request, now);
-  const task: TaskRow = {
-    id: nextTaskId(),
-    context_id: request.context_id ?? randomUUID(),
-    sender_id: sender.id,
-    sender_handle: sender.handle,
-    sender_name: sender.name,
-    sender_role: sender.role ?? null,
-    recipient_id: recipient.id,
-    recipient_handle: recipient.handle,
-    recipient_name: recipient.name,
-    recipient_role: recipient.role ?? null,
-    state: held ? 'held' : 'pending',
-    intent: request.intent ?? 'inform',
-    summary,
-    proposed_action: request.proposed_action ?? null,
-    metadata: request.metadata ?? {},
-    result_summary: null,
-    reason: null,
-    message_count: 1,
-    version: 1,
-    accepted_at: null,
-    completed_at: null,
-    cancelled_at: null,
-    failed_at: null,
-    rejected_at: null,
-    created_at: now,
-    updated_at: now,
-    status_timestamp: now,
-    hold: held,
-    hold_expires_at: held ? new Date(held.expires_at) : null,
-    hidden_from_recipient: held !== null,
-    tool_prompts: toolPromptsOf(request),
-  };
-  const message: MessageRow = {
-    task_id: task.id,
-    sequence_no: 1,
-    id: request.message.message_id ?? randomUUID(),
-    author: 'sender',
-    author_id: sender.id,
-    from_handle: sender.handle,
-    body: summary,
-    parts,
-    payload: request.message.payload ?? {},
-    created_at: now,
-  };
-  const { artifacts } = applyArtifactInputs(task.id, [], request.artifacts, 'total');
-  const event = taskEvent(held ? 'held' : 'created', task, message, now);
-  const partsJson = JSON.stringify(parts);
-  const payloadJson = JSON.stringify(message.payload);
-  const outcome = await runCreate(pool, request.context_id, {
-    name: 'tasks-create-task',
-    text: CREATE_TASK_SQL,
-    values: [
-      task.id,
-      task.context_id,
-      sender.id,
-      sender.handle,
-      sender.name,
-      task.sender_role,
-      recipient.id,
-      recipient.handle,
-      recipient.name,
-      task.recipient_role,
-      task.intent,
+  const id = nextTaskId();
+  let built: NewTask | undefined;
+  const outcome = await runCreate(pool, request, chainLimits, now, (link) => {
+    const held = heldBy(request, now, link.depth);
+    const task: TaskRow = {
+      id,
+      context_id: request.context_id ?? randomUUID(),
+      sender_id: sender.id,
+      sender_handle: sender.handle,
+      sender_name: sender.name,
+      sender_role: sender.role ?? null,
+      recipient_id: recipient.id,
+      recipient_handle: recipient.handle,
+      recipient_name: recipient.name,
+      recipient_role: recipient.role ?? null,
+      state: held ? 'held' : 'pending',
+      intent: request.intent ?? 'inform',
       summary,
-      task.proposed_action ? JSON.stringify(task.proposed_action) : null,
-      JSON.stringify(task.metadata),
-      now,
-      message.id,
-      partsJson,
-      keys.map((key) => key.scope),
-      keys.map((key) => key.key),
-      payloadJson,
-      artifactsJson(artifacts),
-      requestHash,
-      event.id,
-      event.subject,
-      JSON.stringify(event.payload),
-      messageBytes(summary, partsJson, payloadJson),
-      TASK_LIMITS.tasksPerContext,
-      currentTraceParent(),
-      task.state,
-      held ? JSON.stringify(held) : null,
-      task.hold_expires_at,
-      task.tool_prompts ? JSON.stringify(task.tool_prompts) : null,
-    ],
+      proposed_action: request.proposed_action ?? null,
+      metadata: request.metadata ?? {},
+      result_summary: null,
+      reason: null,
+      message_count: 1,
+      version: 1,
+      accepted_at: null,
+      completed_at: null,
+      cancelled_at: null,
+      failed_at: null,
+      rejected_at: null,
+      created_at: now,
+      updated_at: now,
+      status_timestamp: now,
+      hold: held,
+      hold_expires_at: held ? new Date(held.expires_at) : null,
+      hidden_from_recipient: held !== null,
+      tool_prompts: toolPromptsOf(request, link.depth),
+      parent_task_id: link.parent?.id ?? null,
+      root_task_id: link.parent?.rootTaskId ?? null,
+      depth: link.depth,
+    };
+    const message: MessageRow = {
+      task_id: task.id,
+      sequence_no: 1,
+      id: request.message.message_id ?? randomUUID(),
+      author: 'sender',
+      author_id: sender.id,
+      from_handle: sender.handle,
+      body: summary,
+      parts,
+      payload: request.message.payload ?? {},
+      created_at: now,
+    };
+    const { artifacts } = applyArtifactInputs(task.id, [], request.artifacts, 'total');
+    const event = taskEvent(held ? 'held' : 'created', task, message, now);
+    const partsJson = JSON.stringify(parts);
+    const payloadJson = JSON.stringify(message.payload);
+    built = { task, message, artifacts: artifacts.map(({ size_bytes: _size, ...artifact }) => artifact) };
+    return {
+      name: 'tasks-create-task',
+      text: CREATE_TASK_SQL,
+      values: [
+        task.id,
+        task.context_id,
+        sender.id,
+        sender.handle,
+        sender.name,
+        task.sender_role,
+        recipient.id,
+        recipient.handle,
+        recipient.name,
+        task.recipient_role,
+        task.intent,
+        summary,
+        task.proposed_action ? JSON.stringify(task.proposed_action) : null,
+        JSON.stringify(task.metadata),
+        now,
+        message.id,
+        partsJson,
+        keys.map((key) => key.scope),
+        keys.map((key) => key.key),
+        payloadJson,
+        artifactsJson(artifacts),
+        requestHash,
+        event.id,
+        event.subject,
+        JSON.stringify(event.payload),
+        messageBytes(summary, partsJson, payloadJson),
+        TASK_LIMITS.tasksPerContext,
+        currentTraceParent(),
+        task.state,
+        held ? JSON.stringify(held) : null,
+        task.hold_expires_at,
+        task.tool_prompts ? JSON.stringify(task.tool_prompts) : null,
+        task.parent_task_id,
+        task.root_task_id,
+        task.depth,
+      ],
+    };
   });
-  if (outcome.created === 1) return { task, message, artifacts: artifacts.map(({ size_bytes: _size, ...artifact }) => artifact) };
+  if (outcome.created === 1 && built) return built;
   if (outcome.known_key) return null;
   if (outcome.context_total > 0 && outcome.context_mine === 0) {
     throw new RelayError('invalid_params', 'context_id names a context you take no part in', { field: 'context_id' });
   }
   throw new RelayError('context_limit_reached', `The context holds the maximum of ${TASK_LIMITS.tasksPerContext} tasks`, {
-    context_id: task.context_id,
+    context_id: request.context_id,
     limit: TASK_LIMITS.tasksPerContext,
   });
 }

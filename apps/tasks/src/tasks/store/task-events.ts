@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TASK_EVENT_SCHEMA_VERSION, taskEventSubject, type TaskEvent, type TaskEventArtifact, type TaskEventMessage, type TaskEventType } from '@app/contracts';
-import type { MessageRow, TaskRow } from './task-rows';
+import { toTaskChain, type MessageRow, type TaskRow } from './task-rows';
 
 /** A task event as the outbox stores it: its id, subject and payload. */
 export interface OutboxTaskEvent {
@@ -41,6 +41,7 @@ export function taskEvent(type: TaskEventType, task: TaskRow, latest: MessageRow
         result_summary: task.result_summary,
         reason: task.reason,
       },
+      chain: toTaskChain(task),
       ...(artifact ? { artifact } : {}),
       ...(type === 'held' && task.hold
         ? { hold: { rule: task.hold.rule, reason: task.hold.reason, expires_at: task.hold.expires_at, four_eyes: task.hold.four_eyes } }

@@ -1,4 +1,4 @@
-import type { ArtifactView, MessageRef, MessageView, PartView, TaskView } from '@app/contracts';
+import type { ArtifactView, MessageRef, MessageView, PartView, TaskChain, TaskView } from '@app/contracts';
 import type { ArtifactEntity } from './artifact.entity';
 import type { MessageEntity } from './message.entity';
 import type { TaskEntity } from './task.entity';
@@ -61,6 +61,9 @@ const TASK_ROW_COLUMNS: { [Column in keyof RowOf<TaskEntity>]: true } = {
   hold_expires_at: true,
   hidden_from_recipient: true,
   tool_prompts: true,
+  parent_task_id: true,
+  root_task_id: true,
+  depth: true,
 };
 
 /** The task columns of a query on `"tasks"."tasks" t`. */
@@ -128,7 +131,13 @@ export function toTaskView(row: TaskRow, messages: MessageRow[], artifacts: Arti
     status_timestamp: row.status_timestamp.toISOString(),
     hold: row.hold ?? null,
     tool_prompts: row.tool_prompts ?? null,
+    chain: toTaskChain(row),
   };
+}
+
+/** A task's place in its chain; a root (no root stored) is its own root. */
+export function toTaskChain(row: Pick<TaskRow, 'id' | 'parent_task_id' | 'root_task_id' | 'depth'>): TaskChain {
+  return { parent_task_id: row.parent_task_id, root_task_id: row.root_task_id ?? row.id, depth: row.depth };
 }
 
 /** The first text part of a message: its body, and a task's summary. */

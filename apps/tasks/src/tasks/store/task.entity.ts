@@ -22,6 +22,7 @@ const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'c
 @Index('tasks_completed_at_idx', ['completedAt'], { where: '"completed_at" IS NOT NULL' })
 @Index('tasks_hold_expires_idx', ['holdExpiresAt'], { where: `"state" = 'held'` })
 @Index('tasks_tool_prompts_idx', ['id'], { where: `"tool_prompts" IS NOT NULL` })
+@Index('tasks_root_task_idx', ['rootTaskId'])
 @Check('tasks_id_ulid', `"id" ~ '^[0-9A-HJKMNP-TV-Z]{26}$'`)
 @Check('tasks_state_known', `"state" IN (${STATES})`)
 @Check('tasks_intent_known', `"intent" IN ('inform', 'ask_question', 'propose_action')`)
@@ -37,6 +38,7 @@ const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'c
 @Check('tasks_held_is_hidden', `"state" <> 'held' OR ("hidden_from_recipient" AND "hold" IS NOT NULL AND "hold_expires_at" IS NOT NULL)`)
 @Check('tasks_tool_prompts_object', `"tool_prompts" IS NULL OR jsonb_typeof("tool_prompts") = 'object'`)
 @Check('tasks_hidden_only_when_held', `NOT "hidden_from_recipient" OR "hold" IS NOT NULL`)
+@Check('tasks_depth_range', `"depth" >= 0 AND ("depth" = 0) = ("parent_task_id" IS NULL) AND ("parent_task_id" IS NULL) = ("root_task_id" IS NULL)`)
 @Check('tasks_hold_object', `"hold" IS NULL OR jsonb_typeof("hold") = 'object'`)
 export class TaskEntity {
   /** ULID. */
@@ -138,4 +140,16 @@ export class TaskEntity {
   /** Set on a handoff a tool-prompt rule matched: its tool prompts are answered by people, and their answers. */
   @Column({ type: 'jsonb', nullable: true })
   toolPrompts: TaskToolPrompts | null;
+
+  /** The handoff this one was made for (docs/chains.md); null for a chain's root. */
+  @Column({ type: 'char', length: 26, nullable: true })
+  parentTaskId: string | null;
+
+  /** The first handoff of the chain; null on a root, which is its own. */
+  @Column({ type: 'char', length: 26, nullable: true })
+  rootTaskId: string | null;
+
+  /** How deep the handoff sits below its chain's root (the root: 0). */
+  @Column({ type: 'integer', default: 0 })
+  depth: number;
 }

@@ -1,7 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { RelayError, isTerminalState, type Intent, type ProposedActionDto, type SendReply, type SendRequest } from '@app/contracts';
+import {
+  chainLimitsWith,
+  RelayError,
+  isTerminalState,
+  type ChainLimits,
+  type Intent,
+  type ProposedActionDto,
+  type SendReply,
+  type SendRequest,
+} from '@app/contracts';
 import { validateArtifactInputs } from '../rules/artifact-rules';
 import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempotency';
 import { partyOf } from '../rules/state-machine';
@@ -24,6 +33,9 @@ function validateIntent(intent: Intent | undefined, proposedAction: ProposedActi
   }
 }
 
+/** The chain bounds of this relay (docs/chains.md), from its configuration. */
+export const CHAIN_LIMITS = Symbol('CHAIN_LIMITS');
+
 /**
  * A send: a new task (in one statement), or a message appended to an existing one,
  * which resumes a task waiting for the sender's input. Every change of a send (task, message,
@@ -37,6 +49,7 @@ export class SendTask {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(SendIdempotency) private readonly idempotency: SendIdempotency,
+    @Inject(CHAIN_LIMITS) private readonly chainLimits: ChainLimits,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -63,7 +76,7 @@ export class SendTask {
   private async create(request: SendRequest, hash: string): Promise<SendReply> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const created = await createTask(this.pool, request, idempotencyKeys(request), hash);
+        const created = await createTask(this.pool, request, idempotencyKeys(request), hash, chainLimitsWith(this.chainLimits, request.chain_policy));
         if (created) {
           return {
             task: toTaskView(created.task, request.history_length === 0 ? [] : [created.message], created.artifacts, 0),

@@ -1,0 +1,291 @@
+import { randomUUID } from 'node:crypto';
+import { Client as PgClient } from 'pg';
+import request from 'supertest';
+import type { Message, Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
+import { EXIT, run } from '../apps/cli/src/cli';
+import { registerAgent, type RegisteredTestAgent } from './support/agents';
+import { ok, rpc, type Json } from './support/json-rpc';
+import { McpAgent, textOf } from './support/mcp-agent';
+import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
+import { senderClient, userMessage } from './support/sdk-client';
+import { testDatabaseUrl } from './support/test-env';
+
+const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+const PAIR_PER_MINUTE = 5;
+const BUDGET = 12;
+const nonBlocking = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true };
+
+/**
+ * Handoff chains (docs/chains.md) on the real relay: a handoff names the handoff it serves
+ * (A2A referenceTaskIds through the official SDK client, the AgentRelay dialect's parent_task_id),
+ * its parent, root and depth are read back, and the chain bounds refuse a loop, a chain too deep,
+ * a chain past its budget and an echo storm between two agents, each with nothing stored and an
+ * audit row.
+ */
+describe('handoff chains', () => {
+  let relay: RelayHarness;
+  let db: PgClient;
+  let org: string;
+  const agents: Record<string, RegisteredTestAgent> = {};
+
+  const agent = async (name: string): Promise<RegisteredTestAgent> => {
+    agents[name] ??= await registerAgent(relay, { handle: `${name}@${org}`, name });
+    return agents[name];
+  };
+
+  /** A v0.3 message/send on the recipient's endpoint, naming `references` as the tasks it serves. */
+  const sendV03 = (sender: RegisteredTestAgent, recipient: RegisteredTestAgent, text: string, references: string[] = []) =>
+    rpc(
+      relay.url,
+      sender.api_key,
+      'message/send',
+      {
+        message: {
+          kind: 'message',
+          messageId: randomUUID(),
+          role: 'user',
+          parts: [{ kind: 'text', text }],
+          ...(references.length > 0 ? { referenceTaskIds: references } : {}),
+        },
+        configuration: { blocking: false },
+      },
+      { path: `/a2a/${recipient.agent.handle}` },
+    );
+
+  /** A handoff that must be created: its task id. */
+  const handOff = async (sender: RegisteredTestAgent, recipient: RegisteredTestAgent, references: string[] = []): Promise<string> => {
+    const response = await sendV03(sender, recipient, `from ${sender.agent.handle}`, references);
+    if (response.body.error) throw new Error(`${sender.agent.handle} → ${recipient.agent.handle}: ${JSON.stringify(response.body.error)}`);
+    return (response.body.result as Json).id as string;
+  };
+
+  const tasksFrom = async (sender: RegisteredTestAgent): Promise<number> =>
+    Number((await db.query(`SELECT count(*) FROM "tasks"."tasks" WHERE "sender_id" = $1`, [sender.agent.id])).rows[0].count);
+
+  const chainOf = async (taskId: string): Promise<Json> =>
+    (await db.query(`SELECT "parent_task_id", "root_task_id", "depth" FROM "tasks"."tasks" WHERE "id" = $1`, [taskId])).rows[0] as Json;
+
+  const auditRows = async (sender: RegisteredTestAgent): Promise<Json[]> => {
+    const response = await request(relay.url).get('/admin/audit?limit=200').set(admin).expect(200);
+    return (response.body.items as Json[]).filter((row) => row.action === 'handoff.refuse' && row.actor === `agent:${sender.agent.handle}`);
+  };
+
+  beforeAll(async () => {
+    relay = await RelayHarness.start({ env: { RELAY_PAIR_HANDOFFS_PER_MINUTE: String(PAIR_PER_MINUTE), RELAY_CHAIN_BUDGET: String(BUDGET) } });
+    org = `chains${randomUUID().slice(0, 6)}`;
+    db = new PgClient({ connectionString: testDatabaseUrl() });
+    await db.connect();
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await relay?.stop();
+  });
+
+  it('links A → B → C by referenceTaskIds through the official SDK client, and reads root, parent and depth back', async () => {
+    const [alice, bob, carol] = [await agent('alice'), await agent('bob'), await agent('carol')];
+    const aliceToBob: Client = await senderClient(relay, alice, bob.agent.handle);
+    const root = (await aliceToBob.sendMessage({
+      tenant: '',
+      message: userMessage('check the release'),
+      configuration: nonBlocking,
+      metadata: undefined,
+    })) as Task;
+    const bobToCarol: Client = await senderClient(relay, bob, carol.agent.handle);
+    const asked: Message = { ...userMessage('check the changelog for it'), referenceTaskIds: [root.id] };
+    const child = (await bobToCarol.sendMessage({ tenant: '', message: asked, configuration: nonBlocking, metadata: undefined })) as Task;
+
+    expect((root.metadata as Json).relay.chain).toEqual({ parentTaskId: null, rootTaskId: root.id, depth: 0 });
+    const read = await bobToCarol.getTask({ tenant: '', id: child.id, historyLength: 0 });
+    expect((read.metadata as Json).relay.chain).toEqual({ parentTaskId: root.id, rootTaskId: root.id, depth: 1 });
+    expect(await chainOf(child.id)).toEqual({ parent_task_id: root.id, root_task_id: root.id, depth: 1 });
+
+    // The AgentRelay dialect names the parent as parent_task_id, and its reads carry the chain.
+    const dave = await agent('dave');
+    const sent = await ok(relay.url, carol.api_key, 'message/send', {
+      recipient: dave.agent.handle,
+      parent_task_id: child.id,
+      message: { role: 'user', parts: [{ type: 'text', text: 'run the tests for it' }] },
+    });
+    expect(sent.chain).toEqual({ parent_task_id: child.id, root_task_id: root.id, depth: 2 });
+    const got = await ok(relay.url, dave.api_key, 'tasks/get', { task_id: sent.task_id });
+    expect(got.chain).toEqual({ parent_task_id: child.id, root_task_id: root.id, depth: 2 });
+    // The admin API's task read says it too.
+    const detail = await request(relay.url)
+      .get(`/admin/tasks/${sent.task_id as string}`)
+      .set(admin)
+      .expect(200);
+    expect(detail.body.task.chain).toEqual({ parent_task_id: child.id, root_task_id: root.id, depth: 2 });
+  });
+
+  it('refuses a parent the sender takes no part in as it refuses an unknown task, storing nothing', async () => {
+    const [alice, bob, carol, erin] = [await agent('alice'), await agent('bob'), await agent('carol'), await agent('erin')];
+    const theirs = await handOff(alice, bob);
+    const before = await tasksFrom(carol);
+    const foreign = await sendV03(carol, erin, 'for a task that is not mine', [theirs]);
+    const unknown = await sendV03(carol, erin, 'for a task that does not exist', ['01HXYZ4K2VNJQP7R8MWDB3CSTF']);
+    expect(foreign.body.error).toEqual(unknown.body.error);
+    expect(foreign.body.error).toMatchObject({ code: -32001, message: 'Task not found' });
+    const relayDialect = await rpc(relay.url, carol.api_key, 'message/send', {
+      recipient: erin.agent.handle,
+      parent_task_id: theirs,
+      message: { role: 'user', parts: [{ type: 'text', text: 'for a task that is not mine' }] },
+    });
+    expect(relayDialect.body.error).toMatchObject({ code: -32006, data: { reason: 'thread_not_found', field: 'parent_task_id' } });
+    expect(await tasksFrom(carol)).toBe(before);
+  });
+
+  it('refuses the loop A → B → A at the second A with chain_cycle, storing nothing, and audits it', async () => {
+    const [alice, bob] = [await agent('loop-a'), await agent('loop-b')];
+    const first = await handOff(alice, bob);
+    const before = await tasksFrom(bob);
+    const loop = await sendV03(bob, alice, 'can you check it again?', [first]);
+    expect(loop.status).toBe(200);
+    expect(loop.body.error).toMatchObject({
+      code: -32041,
+      data: { reason: 'chain_cycle', limit: 1, path: [alice.agent.handle, bob.agent.handle, alice.agent.handle], parent_task_id: first },
+    });
+    expect(await tasksFrom(bob)).toBe(before);
+    expect(await auditRows(bob)).toEqual([
+      expect.objectContaining({
+        target: alice.agent.handle,
+        detail: expect.objectContaining({ reason: 'chain_cycle', path: [alice.agent.handle, bob.agent.handle, alice.agent.handle] }),
+      }),
+    ]);
+    // The HTTP+JSON binding answers 409 with the same reason.
+    const rest = await request(relay.url)
+      .post(`/a2a/${alice.agent.handle}/message:send`)
+      .set('authorization', `Bearer ${bob.api_key}`)
+      .set('a2a-version', '1.0')
+      .send({
+        message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'again?' }], referenceTaskIds: [first] },
+        configuration: { returnImmediately: true },
+      });
+    expect(rest.status).toBe(409);
+    expect(rest.body.error.details[0].metadata).toMatchObject({ relay_reason: 'chain_cycle', limit: '1' });
+    expect(await tasksFrom(bob)).toBe(before);
+  });
+
+  it('refuses depth 9 under the default maximum of 8', async () => {
+    const line = [];
+    for (let index = 0; index <= 10; index++) line.push(await agent(`deep${index}`));
+    let parent = await handOff(line[0], line[1]);
+    for (let depth = 1; depth <= 8; depth++) parent = await handOff(line[depth], line[depth + 1], [parent]);
+    expect(await chainOf(parent)).toMatchObject({ depth: 8 });
+    const before = await tasksFrom(line[9]);
+    const tooDeep = await sendV03(line[9], line[10], 'and one more', [parent]);
+    expect(tooDeep.body.error).toMatchObject({ code: -32040, data: { reason: 'chain_depth_exceeded', limit: 8, limit_name: 'max_depth' } });
+    expect((tooDeep.body.error?.data as Json).path).toEqual(line.map((entry) => entry.agent.handle));
+    expect(await tasksFrom(line[9])).toBe(before);
+  });
+
+  it("refuses a handoff once its chain's tree holds the budget", async () => {
+    const [lead, helper] = [await agent('budget-lead'), await agent('budget-helper')];
+    const root = await handOff(lead, helper);
+    // The helper asks others for the root, one each: the tree grows to the budget.
+    const recipients = [];
+    for (let index = 0; index < BUDGET; index++) recipients.push(await agent(`budget-peer${index}`));
+    for (let index = 0; index < BUDGET - 1; index++) await handOff(helper, recipients[index], [root]);
+    const before = await tasksFrom(helper);
+    const over = await sendV03(helper, recipients[BUDGET - 1], 'one more', [root]);
+    expect(over.body.error).toMatchObject({ code: -32042, data: { reason: 'chain_budget_exhausted', limit: BUDGET, limit_name: 'budget' } });
+    expect(await tasksFrom(helper)).toBe(before);
+    expect(Number((await db.query(`SELECT count(*) FROM "tasks"."tasks" WHERE "root_task_id" = $1 OR "id" = $1`, [root])).rows[0].count)).toBe(BUDGET);
+  });
+
+  it('stops an unlinked echo storm between two agents by the pair rate, while others hand off', async () => {
+    const [ping, pong, other] = [await agent('echo-ping'), await agent('echo-pong'), await agent('echo-other')];
+    for (let round = 0; round < PAIR_PER_MINUTE; round++) {
+      await handOff(ping, pong);
+      await handOff(pong, ping);
+    }
+    const before = await tasksFrom(ping);
+    const stopped = await sendV03(ping, pong, 'did you see my last message?');
+    expect(stopped.status).toBe(429);
+    expect(stopped.body.error).toMatchObject({
+      code: -32043,
+      data: { reason: 'pair_rate_limited', limit: PAIR_PER_MINUTE, limit_name: 'pair_per_minute', path: [ping.agent.handle, pong.agent.handle] },
+    });
+    const retryAfter = Number(stopped.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect((await sendV03(pong, ping, 'and back')).body.error).toMatchObject({ data: { reason: 'pair_rate_limited' } });
+    expect(await tasksFrom(ping)).toBe(before);
+    // Another pair is not held back.
+    await handOff(ping, other);
+  });
+
+  it('links handoffs an agent makes with the CLI (--for) and the MCP send tool (for_task), and refuses their loop', async () => {
+    const [lead, coder, tester] = [await agent('tool-lead'), await agent('tool-coder'), await agent('tool-tester')];
+    const root = await handOff(lead, coder);
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: (text: string) => void (stdout += text), stderr: (text: string) => void (stderr += text) };
+    const code = await run(
+      ['send', tester.agent.handle, 'Run the suite for this change', '--for', root, '--json'],
+      { RELAY_URL: relay.url, AGENTRELAY_API_KEY: coder.api_key },
+      io,
+    );
+    expect({ code, stderr }).toEqual({ code: EXIT.ok, stderr: '' });
+    const viaCli = JSON.parse(stdout) as Json;
+    expect(viaCli.chain).toEqual({ parent_task_id: root, root_task_id: root, depth: 1 });
+
+    const mcp = await McpAgent.start(relay.url, tester.api_key);
+    try {
+      const loop = await mcp.call('send_handoff', { recipient: coder.agent.handle, message: 'Can you check my check?', for_task: viaCli.task_id });
+      expect(loop.isError).toBe(true);
+      expect(textOf(loop)).toMatch(/chain_cycle/);
+      const onward = await mcp.ok<{ chain: Json }>('send_handoff', {
+        recipient: (await agent('tool-reviewer')).agent.handle,
+        message: 'Review the results',
+        for_task: viaCli.task_id,
+      });
+      expect(onward.data.chain).toEqual({ parent_task_id: viaCli.task_id, root_task_id: root, depth: 2 });
+    } finally {
+      await mcp.close();
+    }
+  }, 120_000);
+
+  it("applies the recipient's trust policy's own bounds in place of the relay's: a lower depth, a loop both sides want", async () => {
+    const [lead, reviewer, strict] = [await agent('policy-lead'), await agent('policy-reviewer'), await agent('policy-strict')];
+    const trust = (handle: string, chain: Json) => request(relay.url).put(`/admin/agents/${handle}/trust`).set(admin).send({ chain });
+    expect((await trust(strict.agent.handle, { max_depth: -1 })).status).toBe(400);
+    const policy = await trust(strict.agent.handle, { max_depth: 1 }).expect(200);
+    expect(policy.body.chain).toEqual({ max_depth: 1 });
+    await trust(lead.agent.handle, { cycle_allowed_pairs: [`${lead.agent.handle}:${reviewer.agent.handle}`] }).expect(200);
+
+    const root = await handOff(lead, reviewer);
+    // The reviewer hands the work back to the lead for a second look: the lead's policy allows that loop.
+    const back = await handOff(reviewer, lead, [root]);
+    expect(await chainOf(back)).toMatchObject({ depth: 1 });
+    // The strict agent takes nothing deeper than 1, though the relay's maximum is 8.
+    const before = await tasksFrom(lead);
+    const deep = await sendV03(lead, strict, 'one level too deep for you', [back]);
+    expect(deep.body.error).toMatchObject({ code: -32040, data: { reason: 'chain_depth_exceeded', limit: 1 } });
+    expect(await tasksFrom(lead)).toBe(before);
+    await handOff(reviewer, strict, [root]);
+  });
+
+  it('holds a handoff a hold rule names by its depth, for a person to decide', async () => {
+    const [first, second, third, reviewer] = [await agent('hold-a'), await agent('hold-b'), await agent('hold-c'), await agent('hold-d')];
+    await request(relay.url)
+      .put(`/admin/agents/${reviewer.agent.handle}/trust`)
+      .set(admin)
+      .send({ hold: [{ name: 'deep chains', min_depth: 2 }] })
+      .expect(200);
+    const root = await handOff(first, second);
+    const direct = await handOff(first, reviewer);
+    const child = await handOff(second, third, [root]);
+    const deep = await sendV03(third, reviewer, 'please approve', [child]);
+    const held = deep.body.result as Json;
+    expect(held.status.state).toBe('auth-required');
+    expect(held.metadata.relay.chain).toEqual({ parentTaskId: child, rootTaskId: root, depth: 2 });
+    expect((await db.query(`SELECT "state", "hold"->>'rule' AS "rule" FROM "tasks"."tasks" WHERE "id" = $1`, [held.id])).rows[0]).toEqual({
+      state: 'held',
+      rule: 'deep chains',
+    });
+    // A root to the same recipient is delivered at once.
+    expect((await db.query(`SELECT "state" FROM "tasks"."tasks" WHERE "id" = $1`, [direct])).rows[0].state).toBe('pending');
+  });
+});
