@@ -28,6 +28,7 @@ describe('agentrelay trust show / apply keep every rule', () => {
       { name: 'outsiders', outside_org: true, intents: ['propose_action'] },
     ],
     tool_prompts: [{ name: 'partner runs', senders: ['*@partner'], artifact_kinds: ['file_diff'] }],
+    chain: { max_depth: 4, cycle_allowed_pairs: [`ops@${org}:review@${org}`] },
   };
 
   beforeAll(async () => {
@@ -114,6 +115,7 @@ describe('agentrelay trust show / apply keep every rule', () => {
       block: ['mallory@acme'],
       hold: [{ name: 'migrations', paths: ['db/migrations/**'], four_eyes: true }],
       tool_prompts: [],
+      chain: {},
     });
   });
 
@@ -131,7 +133,7 @@ describe('agentrelay trust show / apply keep every rule', () => {
         const applied = await cli(['trust', 'apply', file]);
         expect(applied).toMatchObject({ code: EXIT.ok, stderr: '' });
         const { agent: _agent, ...lists } = parseYaml(text) as Record<string, unknown>;
-        expect(await stored(handle)).toEqual({ handle, allow: [], block: [], hold: [], tool_prompts: [], ...lists });
+        expect(await stored(handle)).toEqual({ handle, allow: [], block: [], hold: [], tool_prompts: [], chain: {}, ...lists });
       }
     },
   );
@@ -139,10 +141,10 @@ describe('agentrelay trust show / apply keep every rule', () => {
   it('applies a file that empties a list on purpose (hold: [])', async () => {
     const handle = await agentWithPolicy('pia');
     const file = join(dir, 'pia.yaml');
-    await writeFile(file, `agent: ${handle}\nallow: []\nblock: []\nhold: []\ntool_prompts:\n  - name: everything\n`);
+    await writeFile(file, `agent: ${handle}\nallow: []\nblock: []\nhold: []\nchain: {}\ntool_prompts:\n  - name: everything\n`);
     const applied = await cli(['trust', 'apply', file, '--json']);
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(EXIT.ok);
-    expect(await stored(handle)).toEqual({ handle, allow: [], block: [], hold: [], tool_prompts: [{ name: 'everything' }] });
+    expect(await stored(handle)).toEqual({ handle, allow: [], block: [], hold: [], tool_prompts: [{ name: 'everything' }], chain: {} });
   });
 });
