@@ -250,7 +250,7 @@ describe('admin API: agents, keys and trust policies', () => {
       const hal = await registerAgent(relay, { handle: uniqueHandle('hal', 'acme'), name: 'Hal' });
       const path = `/admin/agents/${hal.agent.handle}/trust`;
       const initial = await request(relay.url).get(path).set(admin).expect(200);
-      expect(initial.body).toEqual({ handle: hal.agent.handle, allow: [], block: [], hold: [], tool_prompts: [], updated_at: null });
+      expect(initial.body).toEqual({ handle: hal.agent.handle, allow: [], block: [], hold: [], tool_prompts: [], chain: {}, updated_at: null });
 
       const fromJson = await request(relay.url)
         .put(path)
