@@ -82,6 +82,7 @@ describe('the admin list of tasks against Postgres', () => {
       updated_at: expect.any(String),
       status_timestamp: expect.any(String),
       last_event_position: position,
+      chain: { parent_task_id: null, root_task_id: question.id, depth: 0 },
     });
     expect(Date.parse(row.status_timestamp)).toBeGreaterThan(Date.parse(question.created_at));
   });

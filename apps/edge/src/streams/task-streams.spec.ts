@@ -57,6 +57,7 @@ function harness(log: PositionedTaskEvent[], snapshotPosition: string) {
                 messages: [],
                 artifacts: [],
                 metadata: {},
+                chain: { parent_task_id: null, root_task_id: 'T1', depth: 0 },
               } as unknown as TaskView,
             }
           : {}),
