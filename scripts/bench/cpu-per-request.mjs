@@ -109,6 +109,7 @@ async function main() {
     RELAY_MIGRATE_ON_START: 'false',
     RELAY_ADMIN_TOKEN: adminToken,
     RELAY_RATE_LIMIT_PER_MINUTE: '100000',
+    RELAY_PAIR_HANDOFFS_PER_MINUTE: '100000',
     // The console streams all use the admin token, which counts as one console session.
     RELAY_ADMIN_EVENT_STREAMS_PER_SESSION: String(Math.max(4, CONSOLE_STREAMS)),
     RELAY_ADMIN_EVENT_STREAMS_PER_EDGE: String(Math.max(32, CONSOLE_STREAMS)),

@@ -148,6 +148,8 @@ async function main(): Promise<void> {
       RELAY_MIGRATE_ON_START: 'false',
       RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
       RELAY_RATE_LIMIT_PER_MINUTE: '100000',
+      // One sender hands one recipient thousands of handoffs a minute: the pair rate would stop it.
+      RELAY_PAIR_HANDOFFS_PER_MINUTE: '100000',
       // The live inbox's replay is measured with up to 32 streams of one agent at once.
       RELAY_STREAMS_PER_AGENT: '256',
       RELAY_WEBHOOK_ALLOW_PRIVATE: 'true',
