@@ -3,6 +3,8 @@ import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
   ADMIN_AUDIT_SUBJECTS,
   ListAdminAuditRequest,
+  ListChainRefusalsRequest,
+  type ChainRefusalsReply,
   RecordAdminAuditRequest,
   type AdminAuditEntry,
   type AdminAuditPage,
@@ -52,6 +54,11 @@ export class DirectoryController {
   @MessagePattern(ADMIN_AUDIT_SUBJECTS.list)
   listAudit(@Payload() request: ListAdminAuditRequest): Promise<AdminAuditPage> {
     return this.audit.list(request);
+  }
+
+  @MessagePattern(ADMIN_AUDIT_SUBJECTS.chainRefusals)
+  chainRefusals(@Payload() request: ListChainRefusalsRequest): Promise<ChainRefusalsReply> {
+    return this.audit.chainRefusals(request);
   }
 
   @MessagePattern(DIRECTORY_SUBJECTS.authenticate)

@@ -1,7 +1,9 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /** One change made through the admin API, and who made it (`admin token` or `console:<session>`, and the person of an OIDC session). */
 @Entity({ name: 'admin_audit' })
+// The chain bounds' refusals by their chain's root: an expression index, made by its migration.
+@Index('admin_audit_chain_refusal_idx', { synchronize: false })
 export class AdminAuditEntity {
   @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'admin_audit_pkey' })
   id: string;

@@ -7,6 +7,8 @@ import {
   RelayError,
   type AdminAuditEntry,
   type AdminAuditPage,
+  type ChainRefusalsReply,
+  type ListChainRefusalsRequest,
   type ListAdminAuditRequest,
   type RecordAdminAuditRequest,
 } from '@app/contracts';
@@ -47,6 +49,20 @@ export class AdminAuditService {
       }),
     );
     return toEntry(await repository.findOneByOrFail({ id: saved.id }));
+  }
+
+  /** The newest refusals (`handoff.refuse`) of the chain with root `root_task_id`: those whose handoff named a parent in its tree. */
+  async chainRefusals(request: ListChainRefusalsRequest): Promise<ChainRefusalsReply> {
+    const limit = ADMIN_AUDIT_LIMITS.chainRefusals;
+    const rows = await this.dataSource
+      .getRepository(AdminAuditEntity)
+      .createQueryBuilder('audit')
+      .where(`audit.action = 'handoff.refuse'`)
+      .andWhere(`audit.detail->>'root_task_id' = :root`, { root: request.root_task_id })
+      .orderBy('audit.id', 'DESC')
+      .limit(limit + 1)
+      .getMany();
+    return { items: rows.slice(0, limit).map(toEntry), truncated: rows.length > limit };
   }
 
   async list(request: ListAdminAuditRequest): Promise<AdminAuditPage> {

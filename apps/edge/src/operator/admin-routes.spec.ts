@@ -78,6 +78,7 @@ describe('admin routes', () => {
     expect(least).toMatchObject({
       'GET /admin/tasks': 'auditor',
       'GET /admin/audit': 'auditor',
+      'GET /admin/tasks/:id/chain': 'auditor',
       'GET /admin/search': 'viewer',
       'POST /admin/deliveries/:id/redeliver': 'operator',
       'POST /admin/deliveries/redeliver': 'operator',

@@ -7,11 +7,13 @@ import {
   AdminGetTaskRequest,
   AdminListTasksRequest,
   AdminSearchTasksRequest,
+  AdminTaskChainRequest,
   AgentSearchTasksRequest,
   type AdminCountsReply,
   type AdminEventsReply,
   type AdminOverviewReply,
   type AdminSearchPage,
+  type AdminTaskChainReply,
   type AdminTaskDetail,
   type AdminTaskPage,
   type AgentSearchReply,
@@ -20,6 +22,7 @@ import { AdminOverview } from './admin/overview';
 import { AdminTaskCounts } from './admin/task-counts';
 import { AdminTaskEvents } from './admin/task-events';
 import { GetAdminTask } from './admin/get-task';
+import { AdminTaskChain } from './admin/task-chain';
 import { ListAdminTasks } from './admin/list-tasks';
 import { SearchAdminTasks } from './admin/search-tasks';
 import { SearchTasks } from './use-cases/search-tasks';
@@ -35,6 +38,7 @@ export class AdminTasksController {
     @Inject(AdminTaskEvents) private readonly taskEvents: AdminTaskEvents,
     @Inject(AdminTaskCounts) private readonly taskCounts: AdminTaskCounts,
     @Inject(AdminOverview) private readonly adminOverview: AdminOverview,
+    @Inject(AdminTaskChain) private readonly taskChain: AdminTaskChain,
   ) {}
 
   @MessagePattern(ADMIN_TASKS_SUBJECTS.list)
@@ -45,6 +49,11 @@ export class AdminTasksController {
   @MessagePattern(ADMIN_TASKS_SUBJECTS.get)
   get(@Payload() request: AdminGetTaskRequest): Promise<AdminTaskDetail> {
     return this.getTask.get(request);
+  }
+
+  @MessagePattern(ADMIN_TASKS_SUBJECTS.chain)
+  chain(@Payload() request: AdminTaskChainRequest): Promise<AdminTaskChainReply> {
+    return this.taskChain.chain(request);
   }
 
   @MessagePattern(ADMIN_TASKS_SUBJECTS.search)

@@ -4,6 +4,7 @@ import { AdminOverview } from './admin/overview';
 import { AdminTaskCounts } from './admin/task-counts';
 import { AdminTaskEvents } from './admin/task-events';
 import { GetAdminTask } from './admin/get-task';
+import { AdminTaskChain } from './admin/task-chain';
 import { ListAdminTasks } from './admin/list-tasks';
 import { SearchAdminTasks } from './admin/search-tasks';
 import { TaskSearch } from './admin/task-search';
@@ -39,6 +40,7 @@ export class TasksModule {
         SearchTasks,
         ListAdminTasks,
         GetAdminTask,
+        AdminTaskChain,
         SearchAdminTasks,
         AdminTaskEvents,
         AdminTaskCounts,

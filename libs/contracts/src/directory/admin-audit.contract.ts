@@ -5,6 +5,8 @@ import { IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, Max, Min } 
 export const ADMIN_AUDIT_SUBJECTS = {
   record: 'relay.directory.v1.audit.record',
   list: 'relay.directory.v1.audit.list',
+  /** The chain bounds' refusals (`handoff.refuse`) of one chain, by its root, newest first. */
+  chainRefusals: 'relay.directory.v1.audit.chain_refusals',
 } as const;
 
 export const ADMIN_AUDIT_LIMITS = {
@@ -15,6 +17,8 @@ export const ADMIN_AUDIT_LIMITS = {
   targetChars: 512,
   listDefaultLimit: 50,
   listMaxLimit: 200,
+  /** Refusals one chain read carries at most (the newest). */
+  chainRefusals: 100,
 } as const;
 
 /** An admin audit action: `<area>.<verb>`, e.g. `agent.create`, `tool_prompt.allow`. */
@@ -66,6 +70,13 @@ export class ListAdminAuditRequest {
   cursor?: string;
 }
 
+export class ListChainRefusalsRequest {
+  /** The chain's root: the refusals whose handoff named a parent in its tree. */
+  @IsString()
+  @IsNotEmpty()
+  root_task_id: string;
+}
+
 export interface AdminAuditEntry {
   id: string;
   at: string;
@@ -83,7 +94,14 @@ export interface AdminAuditPage {
   next_cursor: string | null;
 }
 
+/** The newest `ADMIN_AUDIT_LIMITS.chainRefusals` refusals of a chain; `truncated` when it has more. */
+export interface ChainRefusalsReply {
+  items: AdminAuditEntry[];
+  truncated: boolean;
+}
+
 export interface AdminAuditRpc {
   [ADMIN_AUDIT_SUBJECTS.record]: { request: RecordAdminAuditRequest; reply: AdminAuditEntry };
   [ADMIN_AUDIT_SUBJECTS.list]: { request: ListAdminAuditRequest; reply: AdminAuditPage };
+  [ADMIN_AUDIT_SUBJECTS.chainRefusals]: { request: ListChainRefusalsRequest; reply: ChainRefusalsReply };
 }

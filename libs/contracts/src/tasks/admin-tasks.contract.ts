@@ -7,6 +7,7 @@ import type {
   AdminEventsReply,
   AdminOverviewReply,
   AdminSearchPage,
+  AdminTaskChainReply,
   AdminTaskDetail,
   AdminTaskPage,
   AgentSearchReply,
@@ -28,6 +29,8 @@ export const ADMIN_TASKS_SUBJECTS = {
   overview: 'relay.tasks.v1.admin.overview',
   /** The same search, scoped to the tasks the caller takes part in (`tasks/search`). */
   agentSearch: 'relay.tasks.v1.search',
+  /** A handoff's chain: the path from its root to it, its children, and the chain's tree from the root down, bounded. */
+  chain: 'relay.tasks.v1.admin.chain',
 } as const;
 
 export const ADMIN_TASK_LIMITS = {
@@ -52,6 +55,12 @@ export const ADMIN_TASK_LIMITS = {
   eventsPageEvents: 200,
   /** Highlights per search hit, and fragments' characters per highlight. */
   highlightsPerHit: 3,
+  /**
+   * Handoffs one chain read carries besides the path from the root to the task (a chain's budget
+   * may allow a million): by default, and at most when asked for more.
+   */
+  chainDefaultNodes: 200,
+  chainMaxNodes: 500,
 } as const;
 
 /** Property decorators as one, applied as if written in this order above the property. */
@@ -167,6 +176,19 @@ export class AdminGetTaskRequest {
   task_id: string;
 }
 
+export class AdminTaskChainRequest {
+  @IsString()
+  @IsNotEmpty()
+  task_id: string;
+
+  /** Handoffs of the tree to carry besides the path to the task (default `chainDefaultNodes`). */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(ADMIN_TASK_LIMITS.chainMaxNodes)
+  limit?: number;
+}
+
 export class AdminEventsRequest {
   /** The events after this outbox position; without it only the newest position is answered. */
   @IsOptional()
@@ -190,4 +212,5 @@ export interface AdminTasksRpc {
   [ADMIN_TASKS_SUBJECTS.counts]: { request: AdminCountsRequest; reply: AdminCountsReply };
   [ADMIN_TASKS_SUBJECTS.overview]: { request: AdminOverviewRequest; reply: AdminOverviewReply };
   [ADMIN_TASKS_SUBJECTS.agentSearch]: { request: AgentSearchTasksRequest; reply: AgentSearchReply };
+  [ADMIN_TASKS_SUBJECTS.chain]: { request: AdminTaskChainRequest; reply: AdminTaskChainReply };
 }

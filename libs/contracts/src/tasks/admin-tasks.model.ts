@@ -120,6 +120,44 @@ export interface AdminOverviewReply {
 /** `GET /admin/overview`: the tasks service's overview with the notifier's delivery failures. */
 export type AdminOverview = AdminOverviewReply & { delivery_failures: FailureCountsReply };
 
+/**
+ * A handoff's chain as the tasks service reads it (docs/chains.md): `nodes` holds the path from
+ * the root down to the task, the task's children, and the chain's tree breadth-first from the root
+ * (by depth, then creation) up to the limit asked for; every node's parent is among them.
+ */
+export interface AdminTaskChainReply {
+  task_id: string;
+  root_task_id: string;
+  /** Each handoff once, by depth then creation; its place in the chain is its row's `chain`. */
+  nodes: AdminTaskRow[];
+  /** Handoffs in the chain's whole tree, its root included. */
+  total: number;
+  /** Whether the tree has handoffs that `nodes` leaves out (`total` > `nodes.length`). */
+  nodes_truncated: boolean;
+}
+
+/** A handoff of a chain that the chain bounds refused: its admin audit row (`handoff.refuse`), as the chain view reads it. */
+export interface AdminChainRefusal {
+  /** The audit row's id. */
+  id: string;
+  at: string;
+  reason: string;
+  sender: string;
+  recipient: string | null;
+  limit: number | null;
+  limit_name: string | null;
+  /** The handles from the root's sender to the refused recipient. */
+  path: string[];
+  parent_task_id: string | null;
+}
+
+/** `GET /admin/tasks/{id}/chain`: the chain's handoffs and the handoffs its bounds refused, newest first. */
+export interface AdminTaskChain extends AdminTaskChainReply {
+  refusals: AdminChainRefusal[];
+  /** Whether the chain has older refusals than `refusals` shows. */
+  refusals_truncated: boolean;
+}
+
 /** An answer of the admin API to a role that may not read what agents wrote (the `auditor`): that text left out. */
 export type WithHiddenBodies<T> = T & { bodies_hidden?: true };
 

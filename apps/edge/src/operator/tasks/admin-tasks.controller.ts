@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, Param, Query, Req, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import {
+  ADMIN_AUDIT_SUBJECTS,
   ADMIN_DELIVERIES_SUBJECTS,
   ADMIN_TASKS_SUBJECTS,
   DIRECTORY_SUBJECTS,
@@ -10,6 +11,7 @@ import {
   TASK_LIMITS,
   type AdminCountsReply,
   type AdminSearchPage,
+  type AdminTaskChain,
   type AdminTaskDetail,
   type AdminTaskFilter,
   type AdminTaskPage,
@@ -22,8 +24,9 @@ import { NatsRpcClient } from '@app/messaging';
 import { hidesBodies, LeastRole } from '../admin-roles';
 import { adminPrincipalOf, AdminTokenGuard } from '../sign-in/admin-token.guard';
 import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
-import { AdminSearchQuery, AdminTaskFilterQuery, AdminTasksQuery } from './admin-tasks.dto';
-import { hideDetail, hidePage } from './hidden-bodies';
+import { AdminSearchQuery, AdminTaskChainQuery, AdminTaskFilterQuery, AdminTasksQuery } from './admin-tasks.dto';
+import { chainRefusalOf } from './chain-refusal';
+import { hideChain, hideDetail, hidePage } from './hidden-bodies';
 
 /** The operator console's reads across all agents: tasks, one task's timeline, search, counts, the overview. */
 @Controller('admin')
@@ -50,6 +53,19 @@ export class AdminTasksController {
     if (id.length > TASK_LIMITS.taskIdChars) throw new RelayError('task_not_found', `No task with id ${id.slice(0, 64)}…`, { task_id: id.slice(0, 64) });
     const detail = await this.rpc.request(ADMIN_TASKS_SUBJECTS.get, { task_id: id });
     return hidesBodies(adminPrincipalOf(request).role) ? hideDetail(detail) : detail;
+  }
+
+  /**
+   * `GET /admin/tasks/{id}/chain?limit=`: the handoff's chain (the path from its root to it, its
+   * children, the tree from the root down, bounded) and the handoffs the chain's bounds refused.
+   */
+  @Get('tasks/:id/chain')
+  async chain(@Param('id') id: string, @Query() query: AdminTaskChainQuery, @Req() request: FastifyRequest): Promise<WithHiddenBodies<AdminTaskChain>> {
+    if (id.length > TASK_LIMITS.taskIdChars) throw new RelayError('task_not_found', `No task with id ${id.slice(0, 64)}…`, { task_id: id.slice(0, 64) });
+    const chain = await this.rpc.request(ADMIN_TASKS_SUBJECTS.chain, { task_id: id, ...(query.limit !== undefined ? { limit: query.limit } : {}) });
+    const refusals = await this.rpc.request(ADMIN_AUDIT_SUBJECTS.chainRefusals, { root_task_id: chain.root_task_id });
+    const answer: AdminTaskChain = { ...chain, refusals: refusals.items.map(chainRefusalOf), refusals_truncated: refusals.truncated };
+    return hidesBodies(adminPrincipalOf(request).role) ? hideChain(answer) : answer;
   }
 
   /** `GET /admin/tasks/{id}/upstream-calls`: each request the relay made to an upstream agent's server for the task, oldest first. */

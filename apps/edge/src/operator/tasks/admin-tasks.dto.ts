@@ -1,6 +1,6 @@
 import { Transform, Type } from 'class-transformer';
-import { IsOptional, IsString, MaxLength } from 'class-validator';
-import { ADMIN_TASK_CHECKS, AGENT_LIMITS, INTENTS, TASK_STATES, type Intent, type ListRole, type TaskState } from '@app/contracts';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ADMIN_TASK_CHECKS, ADMIN_TASK_LIMITS, AGENT_LIMITS, INTENTS, TASK_STATES, type Intent, type ListRole, type TaskState } from '@app/contracts';
 
 /** `state=pending,accepted` and `state=pending&state=accepted` alike. */
 const commaList = ({ value }: { value: unknown }): unknown =>
@@ -58,5 +58,15 @@ export class AdminSearchQuery extends AdminTaskFilterQuery {
 
   @Type(() => Number)
   @ADMIN_TASK_CHECKS.searchLimit()
+  limit?: number;
+}
+
+/** The query of `GET /admin/tasks/{id}/chain`: how many of the chain's handoffs to carry besides the path to the task. */
+export class AdminTaskChainQuery {
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(ADMIN_TASK_LIMITS.chainMaxNodes)
   limit?: number;
 }

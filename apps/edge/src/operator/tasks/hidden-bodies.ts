@@ -1,4 +1,5 @@
 import type {
+  AdminTaskChain,
   AdminTaskDetail,
   AdminTaskPage,
   AdminTaskRow,
@@ -71,4 +72,8 @@ export function hidePage(page: AdminTaskPage): WithHiddenBodies<AdminTaskPage> {
 
 export function hideDetail(detail: AdminTaskDetail): WithHiddenBodies<AdminTaskDetail> {
   return { ...detail, task: hideTask(detail.task), timeline: detail.timeline.map(hideTimelineEntry), bodies_hidden: true };
+}
+
+export function hideChain(chain: AdminTaskChain): WithHiddenBodies<AdminTaskChain> {
+  return { ...chain, nodes: chain.nodes.map(hideRow), bodies_hidden: true };
 }

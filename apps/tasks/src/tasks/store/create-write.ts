@@ -48,12 +48,12 @@ interface ChainLink {
 }
 
 /** A create the chain bounds refused: the error every binding renders, nothing written. */
-export function chainRefusalError(refusal: ChainRefusal, parentTaskId: string | null): RelayError {
+export function chainRefusalError(refusal: ChainRefusal, parent: { id: string; rootTaskId: string } | null): RelayError {
   return new RelayError(refusal.reason, refusal.message, {
     limit: refusal.limit,
     limit_name: refusal.limitName,
     path: refusal.path,
-    ...(parentTaskId !== null ? { parent_task_id: parentTaskId } : {}),
+    ...(parent !== null ? { parent_task_id: parent.id, root_task_id: parent.rootTaskId } : {}),
     ...(refusal.retryAfterSeconds !== undefined ? { retry_after_seconds: refusal.retryAfterSeconds } : {}),
   });
 }
@@ -113,7 +113,7 @@ async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, 
   ).rows[0];
   const candidate = { sender: sender.handle, recipient: recipient.handle, now };
   const refusal = decideChain(limits, candidate, { parent: parent?.chain ?? null, pairLastMinute });
-  if (refusal) throw chainRefusalError(refusal, parent?.id ?? null);
+  if (refusal) throw chainRefusalError(refusal, parent);
   return { parent, depth: chainPlace(candidate, parent?.chain ?? null).depth };
 }
 

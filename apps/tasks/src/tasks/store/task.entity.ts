@@ -22,7 +22,7 @@ const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'c
 @Index('tasks_completed_at_idx', ['completedAt'], { where: '"completed_at" IS NOT NULL' })
 @Index('tasks_hold_expires_idx', ['holdExpiresAt'], { where: `"state" = 'held'` })
 @Index('tasks_tool_prompts_idx', ['id'], { where: `"tool_prompts" IS NOT NULL` })
-@Index('tasks_root_task_idx', ['rootTaskId'])
+@Index('tasks_root_depth_idx', ['rootTaskId', 'depth', 'id'])
 @Check('tasks_id_ulid', `"id" ~ '^[0-9A-HJKMNP-TV-Z]{26}$'`)
 @Check('tasks_state_known', `"state" IN (${STATES})`)
 @Check('tasks_intent_known', `"intent" IN ('inform', 'ask_question', 'propose_action')`)
