@@ -19,6 +19,7 @@ import type {
   SearchPage,
   SessionInfo,
   SignInMethods,
+  TaskChainView,
   TaskDetail,
   TaskPage,
   TaskView,
@@ -90,6 +91,11 @@ export class AdminApi {
 
   getTask(id: string): Promise<TaskDetail> {
     return this.request('GET', `/admin/tasks/${path(id)}`);
+  }
+
+  /** The handoff's chain (the path from its root, its children, the tree from the root down, bounded) and its bounds' refusals. */
+  getChain(id: string): Promise<TaskChainView> {
+    return this.request('GET', `/admin/tasks/${path(id)}/chain`);
   }
 
   search(query: URLSearchParams): Promise<SearchPage> {

@@ -8,6 +8,7 @@ import type {
   AdminParty,
   AdminSearchHit,
   AdminSearchPage,
+  AdminTaskChain,
   AdminTaskDetail,
   AdminTaskPage,
   AdminTaskEvent,
@@ -26,6 +27,7 @@ export {
   INTENTS,
   TASK_STATES,
   TOOL_PROMPT_LIMITS,
+  type AdminChainRefusal,
   type AdminTaskRow,
   type AgentPage,
   type AgentRecord,
@@ -68,6 +70,7 @@ export type SearchPage = AdminSearchPage;
 export type SearchHit = AdminSearchHit;
 export type AuditRow = TaskAuditRow;
 export type TaskDetail = WithHiddenBodies<AdminTaskDetail>;
+export type TaskChainView = WithHiddenBodies<AdminTaskChain>;
 export type LiveTaskEvent = AdminTaskEvent;
 export type RegisteredAgent = CreateAgentReply;
 export type CreatedKey = CreateKeyReply;

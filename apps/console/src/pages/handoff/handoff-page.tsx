@@ -10,13 +10,14 @@ import { HoldFacts } from '../approvals/hold-facts';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { useLiveTaskEvents } from '../live/use-live-task-events';
 import { AuditTable } from './audit-table';
+import { ChainView } from './chain-view';
 import { HandoffHeader } from './handoff-header';
 import { TaskArtifacts } from './task-artifacts';
 import { TaskDeliveries } from './task-deliveries';
 import { Timeline } from './timeline';
 import { ToolPromptAnswers } from './tool-prompt-answers';
 
-/** One handoff: its header, the timeline of every event, its deliveries and its audit rows. */
+/** One handoff: its header, its chain, the timeline of every event, its deliveries and its audit rows. */
 export function HandoffPage() {
   const { id = '' } = useParams();
   const queryClient = useQueryClient();
@@ -28,6 +29,7 @@ export function HandoffPage() {
     (event: LiveTaskEvent) => {
       if (event.task_id !== id) return;
       void queryClient.invalidateQueries({ queryKey: ['task', id] });
+      void queryClient.invalidateQueries({ queryKey: ['chain', id] });
       void queryClient.invalidateQueries({ queryKey: ['deliveries', 'task', id] });
       void queryClient.invalidateQueries({ queryKey: ['upstream-calls', id] });
     },
@@ -70,6 +72,7 @@ export function HandoffPage() {
         </p>
       )}
       {held && task.state !== 'held' && <HoldFacts held={held} audit={audit} />}
+      <ChainView taskId={task.id} />
       {task.tool_prompts && <ToolPromptAnswers toolPrompts={task.tool_prompts} recipient={task.recipient.handle} />}
       <TaskArtifacts artifacts={task.artifacts} />
       <Timeline entries={timeline} truncated={timeline_truncated} calls={upstreamCalls.data ?? []} held={held} />

@@ -1,0 +1,46 @@
+import { describe, expect, it } from '@jest/globals';
+import type { AdminTaskRow } from '../api/types';
+import { chainTree, refusalReasonText } from './chain-tree';
+
+const row = (id: string, parent: string | null, depth: number): AdminTaskRow => ({
+  id,
+  context_id: 'ctx',
+  state: 'pending',
+  intent: 'inform',
+  summary: id,
+  sender: { handle: 'a@acme', name: 'A' },
+  recipient: { handle: 'b@acme', name: 'B' },
+  message_count: 1,
+  artifact_count: 0,
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+  status_timestamp: '2026-01-01T00:00:00.000Z',
+  chain: { parent_task_id: parent, root_task_id: 'R', depth },
+});
+
+const shape = (nodes: ReturnType<typeof chainTree>): unknown => nodes.map((node) => [node.task.id, shape(node.children)]);
+
+describe('chainTree', () => {
+  it('hangs each handoff under its parent, children in the order given', () => {
+    const tree = chainTree([row('R', null, 0), row('B', 'R', 1), row('C', 'R', 1), row('D', 'B', 2), row('E', 'B', 2)]);
+    expect(shape(tree)).toEqual([['R', [['B', [['D', []], ['E', []]]], ['C', []]]]]);
+  });
+
+  it('makes a handoff whose parent is missing a tree of its own, rather than losing it', () => {
+    expect(shape(chainTree([row('R', null, 0), row('X', 'GONE', 3)]))).toEqual([
+      ['R', []],
+      ['X', []],
+    ]);
+  });
+
+  it('reads an empty chain as no tree', () => {
+    expect(chainTree([])).toEqual([]);
+  });
+});
+
+describe('refusalReasonText', () => {
+  it('says what each reason of the chain bounds means, and shows an unknown one as it is', () => {
+    expect(refusalReasonText('chain_cycle')).toBe('Loop back to an agent on the chain');
+    expect(refusalReasonText('something_new')).toBe('something_new');
+  });
+});

@@ -1,0 +1,37 @@
+import type { AdminTaskRow } from '../api/types';
+
+/** One handoff of a chain with the handoffs made for it, oldest first. */
+export interface ChainTreeNode {
+  task: AdminTaskRow;
+  children: ChainTreeNode[];
+}
+
+/**
+ * A chain's handoffs as a tree from its root: each hangs under its parent, children in the order
+ * the relay gave them (by creation). A handoff whose parent is not among them (the relay carries
+ * every parent, so this is a guard) starts a tree of its own.
+ */
+export function chainTree(nodes: readonly AdminTaskRow[]): ChainTreeNode[] {
+  const byId = new Map<string, ChainTreeNode>(nodes.map((task) => [task.id, { task, children: [] }]));
+  const roots: ChainTreeNode[] = [];
+  for (const task of nodes) {
+    const node = byId.get(task.id) as ChainTreeNode;
+    const parentId = task.chain?.parent_task_id ?? null;
+    const parent = parentId !== null && parentId !== task.id ? byId.get(parentId) : undefined;
+    if (parent) parent.children.push(node);
+    else roots.push(node);
+  }
+  return roots;
+}
+
+/** What a refusal's reason means, in a person's words. */
+const REFUSAL_REASONS: Record<string, string> = {
+  chain_depth_exceeded: 'Too deep',
+  chain_cycle: 'Loop back to an agent on the chain',
+  chain_budget_exhausted: "Chain's budget used up",
+  pair_rate_limited: 'Too many handoffs between the pair',
+};
+
+export function refusalReasonText(reason: string): string {
+  return REFUSAL_REASONS[reason] ?? reason;
+}
