@@ -14,6 +14,8 @@ import { testDatabaseUrl } from './support/test-env';
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 const PAIR_PER_MINUTE = 5;
 const BUDGET = 12;
+/** The tables of the tasks schema a create writes to: the task, its message and artifacts, its events, its idempotency key, its audit. */
+const CREATE_WRITES = ['tasks', 'messages', 'artifacts', 'outbox_events', 'idempotency_keys', 'audit_log'] as const;
 const nonBlocking = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true };
 
 /**
@@ -59,6 +61,16 @@ describe('handoff chains', () => {
     if (response.body.error) throw new Error(`${sender.agent.handle} → ${recipient.agent.handle}: ${JSON.stringify(response.body.error)}`);
     return (response.body.result as Json).id as string;
   };
+
+  /**
+   * Rows in every table a create writes (this run's database is this file's alone): a refused send
+   * must leave each count as it was.
+   */
+  const storedRows = async (): Promise<Record<string, number>> =>
+    (await db.query(`SELECT ${CREATE_WRITES.map((table) => `(SELECT count(*)::int FROM "tasks"."${table}") AS "${table}"`).join(', ')}`)).rows[0] as Record<
+      string,
+      number
+    >;
 
   const tasksFrom = async (sender: RegisteredTestAgent): Promise<number> =>
     Number((await db.query(`SELECT count(*) FROM "tasks"."tasks" WHERE "sender_id" = $1`, [sender.agent.id])).rows[0].count);
@@ -123,6 +135,7 @@ describe('handoff chains', () => {
     const [alice, bob, carol, erin] = [await agent('alice'), await agent('bob'), await agent('carol'), await agent('erin')];
     const theirs = await handOff(alice, bob);
     const before = await tasksFrom(carol);
+    const stored = await storedRows();
     const foreign = await sendV03(carol, erin, 'for a task that is not mine', [theirs]);
     const unknown = await sendV03(carol, erin, 'for a task that does not exist', ['01HXYZ4K2VNJQP7R8MWDB3CSTF']);
     expect(foreign.body.error).toEqual(unknown.body.error);
@@ -134,12 +147,14 @@ describe('handoff chains', () => {
     });
     expect(relayDialect.body.error).toMatchObject({ code: -32006, data: { reason: 'thread_not_found', field: 'parent_task_id' } });
     expect(await tasksFrom(carol)).toBe(before);
+    expect(await storedRows()).toEqual(stored);
   });
 
   it('refuses the loop A → B → A at the second A with chain_cycle, storing nothing, and audits it', async () => {
     const [alice, bob] = [await agent('loop-a'), await agent('loop-b')];
     const first = await handOff(alice, bob);
     const before = await tasksFrom(bob);
+    const stored = await storedRows();
     const loop = await sendV03(bob, alice, 'can you check it again?', [first]);
     expect(loop.status).toBe(200);
     expect(loop.body.error).toMatchObject({
@@ -165,6 +180,7 @@ describe('handoff chains', () => {
     expect(rest.status).toBe(409);
     expect(rest.body.error.details[0].metadata).toMatchObject({ relay_reason: 'chain_cycle', limit: '1' });
     expect(await tasksFrom(bob)).toBe(before);
+    expect(await storedRows()).toEqual(stored);
   });
 
   it('refuses depth 9 under the default maximum of 8', async () => {
@@ -174,10 +190,12 @@ describe('handoff chains', () => {
     for (let depth = 1; depth <= 8; depth++) parent = await handOff(line[depth], line[depth + 1], [parent]);
     expect(await chainOf(parent)).toMatchObject({ depth: 8 });
     const before = await tasksFrom(line[9]);
+    const stored = await storedRows();
     const tooDeep = await sendV03(line[9], line[10], 'and one more', [parent]);
     expect(tooDeep.body.error).toMatchObject({ code: -32040, data: { reason: 'chain_depth_exceeded', limit: 8, limit_name: 'max_depth' } });
     expect((tooDeep.body.error?.data as Json).path).toEqual(line.map((entry) => entry.agent.handle));
     expect(await tasksFrom(line[9])).toBe(before);
+    expect(await storedRows()).toEqual(stored);
   });
 
   it("refuses a handoff once its chain's tree holds the budget", async () => {
@@ -188,19 +206,66 @@ describe('handoff chains', () => {
     for (let index = 0; index < BUDGET; index++) recipients.push(await agent(`budget-peer${index}`));
     for (let index = 0; index < BUDGET - 1; index++) await handOff(helper, recipients[index], [root]);
     const before = await tasksFrom(helper);
+    const stored = await storedRows();
     const over = await sendV03(helper, recipients[BUDGET - 1], 'one more', [root]);
     expect(over.body.error).toMatchObject({ code: -32042, data: { reason: 'chain_budget_exhausted', limit: BUDGET, limit_name: 'budget' } });
     expect(await tasksFrom(helper)).toBe(before);
+    expect(await storedRows()).toEqual(stored);
     expect(Number((await db.query(`SELECT count(*) FROM "tasks"."tasks" WHERE "root_task_id" = $1 OR "id" = $1`, [root])).rows[0].count)).toBe(BUDGET);
   });
 
-  it('stops an unlinked echo storm between two agents by the pair rate, while others hand off', async () => {
-    const [ping, pong, other] = [await agent('echo-ping'), await agent('echo-pong'), await agent('echo-other')];
-    for (let round = 0; round < PAIR_PER_MINUTE; round++) {
-      await handOff(ping, pong);
-      await handOff(pong, ping);
+  it("stops an unlinked two-agent echo storm by the pair rate, storing nothing it refuses, while another pair's handoffs take at most twice their time alone (floor 1 s)", async () => {
+    const [ping, pong, quiet] = [await agent('echo-ping'), await agent('echo-pong'), await agent('echo-quiet')];
+    // The quiet agent's handoffs, each timed alone: never more than the pair rate to one peer.
+    let quietSent = 0;
+    const quietHandOff = async (): Promise<number> => {
+      const peer = await agent(`echo-peer${Math.floor(quietSent++ / PAIR_PER_MINUTE)}`);
+      const started = performance.now();
+      await handOff(quiet, peer);
+      return performance.now() - started;
+    };
+    const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+    for (let warmUp = 0; warmUp < 2; warmUp++) await quietHandOff();
+    const alone: number[] = [];
+    for (let sample = 0; sample < 9; sample++) alone.push(await quietHandOff());
+
+    // The storm: each agent answers the other with a new handoff as soon as its last one was answered, linking nothing.
+    const storm = { running: true, created: 0, refused: { [ping.agent.handle]: 0, [pong.agent.handle]: 0 } as Record<string, number>, other: [] as Json[] };
+    const echo = async (from: RegisteredTestAgent, to: RegisteredTestAgent): Promise<void> => {
+      while (storm.running) {
+        const response = await sendV03(from, to, 'did you see my last message?');
+        if (!response.body.error) storm.created++;
+        else if (response.status === 429 && (response.body.error.data as Json)?.reason === 'pair_rate_limited') storm.refused[from.agent.handle]++;
+        else storm.other.push(response.body.error as Json);
+      }
+    };
+    const stormStarted = performance.now();
+    const echoes = Promise.all([echo(ping, pong), echo(pong, ping)]);
+    const beside: number[] = [];
+    try {
+      // Timed while the storm runs, until it has been refused a few times each way (and at most 60 handoffs).
+      while (beside.length < 9 || (Object.values(storm.refused).some((count) => count < 3) && beside.length < 60)) beside.push(await quietHandOff());
+    } finally {
+      storm.running = false;
+      await echoes;
     }
+    const stormMinutes = Math.floor((performance.now() - stormStarted) / 60_000);
+
+    expect(storm.other).toEqual([]);
+    expect(Object.values(storm.refused).every((count) => count >= 3)).toBe(true);
+    // Each way the pair rate lets through its limit a minute (a storm slower than a minute: one more minute's worth).
+    const pairCount = async (from: RegisteredTestAgent, to: RegisteredTestAgent): Promise<number> =>
+      Number(
+        (await db.query(`SELECT count(*) FROM "tasks"."tasks" WHERE "sender_id" = $1 AND "recipient_id" = $2`, [from.agent.id, to.agent.id])).rows[0].count,
+      );
+    expect(storm.created).toBe((await pairCount(ping, pong)) + (await pairCount(pong, ping)));
+    expect(await pairCount(ping, pong)).toBeLessThanOrEqual(PAIR_PER_MINUTE * (1 + stormMinutes));
+    expect(await pairCount(pong, ping)).toBeLessThanOrEqual(PAIR_PER_MINUTE * (1 + stormMinutes));
+    expect(median(beside)).toBeLessThanOrEqual(Math.max(2 * median(alone), 1000));
+
+    // A refusal of the storm, read closely: the pair rate's error, Retry-After, nothing stored.
     const before = await tasksFrom(ping);
+    const stored = await storedRows();
     const stopped = await sendV03(ping, pong, 'did you see my last message?');
     expect(stopped.status).toBe(429);
     expect(stopped.body.error).toMatchObject({
@@ -212,9 +277,10 @@ describe('handoff chains', () => {
     expect(retryAfter).toBeLessThanOrEqual(60);
     expect((await sendV03(pong, ping, 'and back')).body.error).toMatchObject({ data: { reason: 'pair_rate_limited' } });
     expect(await tasksFrom(ping)).toBe(before);
+    expect(await storedRows()).toEqual(stored);
     // Another pair is not held back.
-    await handOff(ping, other);
-  });
+    await handOff(ping, quiet);
+  }, 180_000);
 
   it('links handoffs an agent makes with the CLI (--for) and the MCP send tool (for_task), and refuses their loop', async () => {
     const [lead, coder, tester] = [await agent('tool-lead'), await agent('tool-coder'), await agent('tool-tester')];
@@ -233,9 +299,11 @@ describe('handoff chains', () => {
 
     const mcp = await McpAgent.start(relay.url, tester.api_key);
     try {
+      const stored = await storedRows();
       const loop = await mcp.call('send_handoff', { recipient: coder.agent.handle, message: 'Can you check my check?', for_task: viaCli.task_id });
       expect(loop.isError).toBe(true);
       expect(textOf(loop)).toMatch(/chain_cycle/);
+      expect(await storedRows()).toEqual(stored);
       const onward = await mcp.ok<{ chain: Json }>('send_handoff', {
         recipient: (await agent('tool-reviewer')).agent.handle,
         message: 'Review the results',
@@ -261,9 +329,11 @@ describe('handoff chains', () => {
     expect(await chainOf(back)).toMatchObject({ depth: 1 });
     // The strict agent takes nothing deeper than 1, though the relay's maximum is 8.
     const before = await tasksFrom(lead);
+    const stored = await storedRows();
     const deep = await sendV03(lead, strict, 'one level too deep for you', [back]);
     expect(deep.body.error).toMatchObject({ code: -32040, data: { reason: 'chain_depth_exceeded', limit: 1 } });
     expect(await tasksFrom(lead)).toBe(before);
+    expect(await storedRows()).toEqual(stored);
     await handOff(reviewer, strict, [root]);
   });
 

@@ -35,3 +35,22 @@ const REFUSAL_REASONS: Record<string, string> = {
 export function refusalReasonText(reason: string): string {
   return REFUSAL_REASONS[reason] ?? reason;
 }
+
+/** The bound that refused a handoff, as a person reads it: `limit` in the unit its name gives. */
+export function refusalLimitText(limitName: string | null, limit: number | null): string {
+  if (limit === null) return '—';
+  switch (limitName) {
+    case 'max_depth':
+      return `at most ${limit} deep`;
+    case 'cycles':
+      return 'each agent once on a path';
+    case 'budget':
+      return `at most ${limit} handoffs in the chain`;
+    case 'max_age_minutes':
+      return `at most ${limit} minutes old`;
+    case 'pair_per_minute':
+      return `at most ${limit} a minute between the pair`;
+    default:
+      return `${limitName ?? 'limit'} ${limit}`;
+  }
+}

@@ -5,7 +5,7 @@ import type { AdminChainRefusal } from '../../api/types';
 import { ErrorMessage } from '../../components/error-message';
 import { StateBadge } from '../../components/state-badge';
 import { TimeStamp } from '../../components/time-stamp';
-import { chainTree, refusalReasonText, type ChainTreeNode } from '../../lib/chain-tree';
+import { chainTree, refusalLimitText, refusalReasonText, type ChainTreeNode } from '../../lib/chain-tree';
 
 /** One handoff of the chain and, nested below it, the handoffs made for it. */
 function ChainBranch({ node, currentId }: { node: ChainTreeNode; currentId: string }) {
@@ -38,45 +38,51 @@ function ChainBranch({ node, currentId }: { node: ChainTreeNode; currentId: stri
 function RefusalsTable({ refusals, truncated }: { refusals: AdminChainRefusal[]; truncated: boolean }) {
   if (refusals.length === 0) return <p>The chain&apos;s bounds refused no handoff of it.</p>;
   return (
-    <table className="table">
-      <caption>{truncated ? `Refused handoffs, the newest ${refusals.length}` : 'Refused handoffs, newest first'}</caption>
-      <thead>
-        <tr>
-          <th scope="col">At</th>
-          <th scope="col">Why</th>
-          <th scope="col">Sender → recipient</th>
-          <th scope="col">Limit</th>
-          <th scope="col">Path</th>
-          <th scope="col">For handoff</th>
-        </tr>
-      </thead>
-      <tbody>
-        {refusals.map((refusal) => (
-          <tr key={refusal.id}>
-            <td>
-              <TimeStamp at={refusal.at} />
-            </td>
-            <td>
-              {refusalReasonText(refusal.reason)} (<code>{refusal.reason}</code>)
-            </td>
-            <td>
-              {refusal.sender} → {refusal.recipient ?? '—'}
-            </td>
-            <td>{refusal.limit !== null ? `${refusal.limit_name ?? 'limit'} ${refusal.limit}` : '—'}</td>
-            <td>{refusal.path.join(' → ')}</td>
-            <td>
-              {refusal.parent_task_id ? (
-                <Link to={`/handoffs/${encodeURIComponent(refusal.parent_task_id)}`}>
-                  <code>{refusal.parent_task_id}</code>
-                </Link>
-              ) : (
-                '—'
-              )}
-            </td>
+    <>
+      <p>
+        {truncated
+          ? `The newest ${refusals.length} handoffs the chain's bounds refused (it has more), newest first.`
+          : "The handoffs the chain's bounds refused, newest first."}
+      </p>
+      <table className="table" aria-labelledby="chain-refusals-title">
+        <thead>
+          <tr>
+            <th scope="col">At</th>
+            <th scope="col">Why</th>
+            <th scope="col">Sender → recipient</th>
+            <th scope="col">Bound</th>
+            <th scope="col">Path</th>
+            <th scope="col">For handoff</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {refusals.map((refusal) => (
+            <tr key={refusal.id}>
+              <td>
+                <TimeStamp at={refusal.at} />
+              </td>
+              <td>
+                {refusalReasonText(refusal.reason)} (<code>{refusal.reason}</code>)
+              </td>
+              <td>
+                {refusal.sender} → {refusal.recipient ?? '—'}
+              </td>
+              <td>{refusalLimitText(refusal.limit_name, refusal.limit)}</td>
+              <td>{refusal.path.join(' → ')}</td>
+              <td>
+                {refusal.parent_task_id ? (
+                  <Link to={`/handoffs/${encodeURIComponent(refusal.parent_task_id)}`}>
+                    <code>{refusal.parent_task_id}</code>
+                  </Link>
+                ) : (
+                  '—'
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }
 
@@ -106,7 +112,7 @@ export function ChainView({ taskId }: { taskId: string }) {
               </ul>
             </>
           )}
-          <h3>Refused handoffs</h3>
+          <h3 id="chain-refusals-title">Refused handoffs</h3>
           <RefusalsTable refusals={chain.data.refusals} truncated={chain.data.refusals_truncated} />
         </>
       )}
