@@ -33,6 +33,7 @@ describe('a handoff chain in the console', () => {
     changelog: `Check the changelog of release 1.4 (${suffix})`,
     tests: `Run the integration tests for release 1.4 (${suffix})`,
     links: `Verify the links in the changelog (${suffix})`,
+    spelling: `Check the spelling of the changelog (${suffix})`,
   };
 
   /** A handoff in the AgentRelay dialect, for the task `parent` when given: its task id. */
@@ -205,6 +206,16 @@ describe('a handoff chain in the console', () => {
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await section.screenshot({ path: join(SCREENSHOT_DIR, 'chain.png') });
     await page.screenshot({ path: join(SCREENSHOT_DIR, 'chain-handoff.png'), fullPage: true });
+
+    // The tree follows the live events, without a reload: Erin accepts hers, and Carol makes another handoff for hers.
+    await page.evaluate(() => Object.assign(globalThis, { chainTestMark: 'still here' }));
+    await ok(relay.url, agents.erin.api_key, 'tasks/update', { task_id: ids.links, transition: 'accept' });
+    const linksItem = tree.getByRole('listitem').filter({ has: page.getByRole('link', { name: summaries.links }) });
+    await shown(linksItem.getByText('Accepted', { exact: true }));
+    await handOff('carol', 'dave', summaries.spelling, ids.changelog);
+    await shown(changelogItem.getByRole('list', { name: `Handoffs made for ${summaries.changelog}` }).getByRole('link', { name: summaries.spelling }));
+    await shown(section.getByTestId('chain-summary').getByText('5 handoffs in this chain.'));
+    expect(await page.evaluate(() => (globalThis as { chainTestMark?: string }).chainTestMark)).toBe('still here');
 
     // Each handoff of the tree leads to its own page, where it is the one marked.
     await tree.getByRole('link', { name: summaries.links }).click();

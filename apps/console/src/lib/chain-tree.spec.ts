@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type { AdminTaskRow } from '../api/types';
-import { chainTree, refusalLimitText, refusalReasonText } from './chain-tree';
+import type { AdminTaskRow, LiveTaskEvent, TaskChainView } from '../api/types';
+import { chainMayChange, chainTree, refusalLimitText, refusalReasonText } from './chain-tree';
 
 const row = (id: string, parent: string | null, depth: number): AdminTaskRow => ({
   id,
@@ -68,5 +68,40 @@ describe('refusalLimitText', () => {
     expect(refusalLimitText('max_age_minutes', 1440)).toBe('at most 1440 minutes old');
     expect(refusalLimitText('a_new_bound', 3)).toBe('a_new_bound 3');
     expect(refusalLimitText(null, null)).toBe('—');
+  });
+});
+
+describe('chainMayChange', () => {
+  const chain: TaskChainView = {
+    task_id: 'B',
+    root_task_id: 'R',
+    nodes: [row('R', null, 0), row('B', 'R', 1)],
+    total: 2,
+    nodes_truncated: false,
+    refusals: [],
+    refusals_truncated: false,
+  };
+  const event = (changes: Partial<LiveTaskEvent>): LiveTaskEvent => ({
+    position: '1',
+    event: 'accepted',
+    task_id: 'X',
+    state: 'accepted',
+    intent: 'inform',
+    summary: '',
+    sender: 'z@other',
+    recipient: 'y@other',
+    at: '2026-01-01T00:00:00.000Z',
+    ...changes,
+  });
+
+  it('is true for an event of a handoff of the chain, and for a handoff made by one of its participants', () => {
+    expect(chainMayChange(chain, event({ task_id: 'R' }))).toBe(true);
+    expect(chainMayChange(chain, event({ event: 'created', sender: 'b@acme' }))).toBe(true);
+  });
+
+  it('is false for anything else, and before the chain is read', () => {
+    expect(chainMayChange(chain, event({}))).toBe(false);
+    expect(chainMayChange(chain, event({ event: 'accepted', sender: 'b@acme' }))).toBe(false);
+    expect(chainMayChange(undefined, event({ task_id: 'R' }))).toBe(false);
   });
 });

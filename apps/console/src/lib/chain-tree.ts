@@ -1,4 +1,4 @@
-import type { AdminTaskRow } from '../api/types';
+import type { AdminTaskRow, LiveTaskEvent, TaskChainView } from '../api/types';
 
 /** One handoff of a chain with the handoffs made for it, oldest first. */
 export interface ChainTreeNode {
@@ -53,4 +53,14 @@ export function refusalLimitText(limitName: string | null, limit: number | null)
     default:
       return `${limitName ?? 'limit'} ${limit}`;
   }
+}
+
+/**
+ * Whether a live event may change a chain as shown: an event of one of its handoffs, or a new
+ * handoff whose sender takes part in it (only a participant of a handoff may make one for it).
+ */
+export function chainMayChange(chain: TaskChainView | undefined, event: LiveTaskEvent): boolean {
+  if (!chain) return false;
+  if (chain.nodes.some((node) => node.id === event.task_id)) return true;
+  return event.event === 'created' && chain.nodes.some((node) => node.sender.handle === event.sender || node.recipient.handle === event.sender);
 }

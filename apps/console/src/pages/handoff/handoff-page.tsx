@@ -3,8 +3,9 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { adminApi } from '../../api/admin-api';
 import { ApiError } from '../../api/api-error';
-import type { LiveTaskEvent } from '../../api/types';
+import type { LiveTaskEvent, TaskChainView } from '../../api/types';
 import { ErrorMessage } from '../../components/error-message';
+import { chainMayChange } from '../../lib/chain-tree';
 import { heldByText, heldPartiesOf } from '../../lib/hold-view';
 import { HoldFacts } from '../approvals/hold-facts';
 import { useDocumentTitle } from '../../lib/use-document-title';
@@ -27,9 +28,9 @@ export function HandoffPage() {
 
   const onEvent = useCallback(
     (event: LiveTaskEvent) => {
+      if (chainMayChange(queryClient.getQueryData<TaskChainView>(['chain', id]), event)) void queryClient.invalidateQueries({ queryKey: ['chain', id] });
       if (event.task_id !== id) return;
       void queryClient.invalidateQueries({ queryKey: ['task', id] });
-      void queryClient.invalidateQueries({ queryKey: ['chain', id] });
       void queryClient.invalidateQueries({ queryKey: ['deliveries', 'task', id] });
       void queryClient.invalidateQueries({ queryKey: ['upstream-calls', id] });
     },
