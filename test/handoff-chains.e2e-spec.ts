@@ -159,13 +159,13 @@ describe('handoff chains', () => {
     expect(loop.status).toBe(200);
     expect(loop.body.error).toMatchObject({
       code: -32041,
-      data: { reason: 'chain_cycle', limit: 1, path: [alice.agent.handle, bob.agent.handle, alice.agent.handle], parent_task_id: first },
+      data: { reason: 'chain_cycle', limit: 1, path: [alice.agent.handle, bob.agent.handle, alice.agent.handle], parent_task_id: first, root_task_id: first },
     });
     expect(await tasksFrom(bob)).toBe(before);
     expect(await auditRows(bob)).toEqual([
       expect.objectContaining({
         target: alice.agent.handle,
-        detail: expect.objectContaining({ reason: 'chain_cycle', path: [alice.agent.handle, bob.agent.handle, alice.agent.handle] }),
+        detail: expect.objectContaining({ reason: 'chain_cycle', path: [alice.agent.handle, bob.agent.handle, alice.agent.handle], root_task_id: first }),
       }),
     ]);
     // The HTTP+JSON binding answers 409 with the same reason.
