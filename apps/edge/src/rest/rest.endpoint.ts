@@ -7,6 +7,7 @@ import type { SseFraming } from '../endpoint/sse-writer';
 import { A2aMethods } from '../methods/a2a/a2a-methods';
 import { renderRelayError } from '../errors/json-rpc-errors';
 import { UnparseableJson } from '../endpoint/http-intake';
+import { traceIdOfHeader } from '@app/tracing';
 import { lastEventIdHeader } from '../streams/task-streams';
 import { renderRestError, sendLegacyRestError, sendRestError } from '../errors/rest-errors';
 import { describePath, matchRestRoute } from './rest-routes';
@@ -92,6 +93,7 @@ class RestBinding implements AgentCallBinding {
     });
     this.render = binding.render;
     const lastEventId = lastEventIdHeader(request.headers);
+    const callerTraceId = traceIdOfHeader(request.headers.traceparent);
     const execute = () =>
       this.methods.execute({
         method: `${route.verb} ${prefix}${binding.path}`,
@@ -102,6 +104,7 @@ class RestBinding implements AgentCallBinding {
         caller,
         endpointHandle: this.handle,
         ...(lastEventId !== undefined ? { lastEventId } : {}),
+        ...(callerTraceId !== null ? { callerTraceId } : {}),
       });
     return { caller, canonical: route.canonical, dialect: this.dialect, execute, framing: this.version === '0.3' ? LEGACY_FRAMING : REST_FRAMING };
   }
