@@ -46,14 +46,23 @@ describe('tracing switch', () => {
   it('reads the trace id of a caller’s traceparent without the SDK, and refuses malformed ones', () => {
     expect(traceIdOfHeader('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
     expect(traceIdOfHeader(['00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00'])).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
-    for (const bad of [undefined, '', 'nonsense', '00-00000000000000000000000000000000-00f067aa0ba902b7-01', '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01'])
+    for (const bad of [
+      undefined,
+      '',
+      'nonsense',
+      '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+    ])
       expect(traceIdOfHeader(bad)).toBeNull();
   });
 
   it('gives a new handoff its parent’s trace, else the caller’s, else a new one', () => {
     const parent = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
     expect(newHandoffTrace(parent, 'ffffffffffffffffffffffffffffffff')).toEqual(parent);
-    expect(newHandoffTrace(null, 'ffffffffffffffffffffffffffffffff')).toMatchObject({ traceId: 'ffffffffffffffffffffffffffffffff', spanId: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(newHandoffTrace(null, 'ffffffffffffffffffffffffffffffff')).toMatchObject({
+      traceId: 'ffffffffffffffffffffffffffffffff',
+      spanId: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
     const fresh = newHandoffTrace(null, null);
     expect(fresh.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(newHandoffTrace(null, null).traceId).not.toBe(fresh.traceId);

@@ -60,7 +60,11 @@ interface ParentCandidates {
 async function parentCandidates(pool: pg.Pool, request: SendRequest): Promise<ParentCandidates> {
   const named = request.parent_task_ids ?? [];
   if (named.length > 0 || !request.caller_trace_id) return { ids: named, byTrace: false };
-  const { rows } = await pool.query<{ id: string }>({ name: 'tasks-chain-trace-parent', text: TRACE_PARENT_SQL, values: [request.caller_trace_id, request.caller.id] });
+  const { rows } = await pool.query<{ id: string }>({
+    name: 'tasks-chain-trace-parent',
+    text: TRACE_PARENT_SQL,
+    values: [request.caller_trace_id, request.caller.id],
+  });
   return { ids: rows.map((row) => row.id), byTrace: true };
 }
 
