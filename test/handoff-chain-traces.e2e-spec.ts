@@ -5,6 +5,7 @@ import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Task } from '@a2a-js/sdk';
 import { useSpanExporterForTests } from '@app/tracing';
+import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { rpc, type Json } from './support/json-rpc';
@@ -187,6 +188,11 @@ describe.each([
     // Frank, its recipient, calls in the same trace: his handoff serves Erin's.
     const onward = await send(frank, grace, traceparent);
     expect((onward.body.result as Json).metadata.relay.chain).toEqual({ parentTaskId: rootId, rootTaskId: rootId, depth: 1 });
+    // Grace's CLI names the handoff it serves.
+    let shown = '';
+    const io = { stdout: (text: string) => void (shown += text), stderr: (text: string) => void (shown += text) };
+    const code = await run(['show', (onward.body.result as Json).id as string], { RELAY_URL: relay.url, AGENTRELAY_API_KEY: grace.api_key }, io);
+    expect({ code, shown }).toEqual({ code: EXIT.ok, shown: expect.stringContaining(`For handoff ${rootId}, depth 1 of the chain started by ${rootId}`) });
     // Grace, who received only Frank's, hands back to Frank in that trace: the loop is refused, nothing stored.
     const before = Number((await db.query(`SELECT count(*) FROM "tasks"."tasks" WHERE "sender_id" = $1`, [grace.agent.id])).rows[0].count);
     const loop = await send(grace, frank, traceparent);
