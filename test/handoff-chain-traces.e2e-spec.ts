@@ -165,7 +165,7 @@ describe.each([
     expect(rootSpans.map((span) => `${serviceOf(span)} ${span.kind}`)).toEqual([`agentrelay-edge ${SpanKind.SERVER}`]);
   }, 120_000);
 
-  it('links only to a handoff the caller took part in, lets a named parent win, and refuses a loop found by trace', async () => {
+  it('links only to a handoff the caller took part in, makes one agent’s handoffs in a trace siblings, lets a named parent win, and refuses a loop found by trace', async () => {
     const [erin, frank, grace] = await Promise.all(
       ['erin', 'frank', 'grace'].map((name) => registerAgent(relay, { handle: `${name}-${randomUUID().slice(0, 4)}@${org}`, name })),
     );
@@ -205,6 +205,16 @@ describe.each([
     const stranger = await registerAgent(relay, { handle: `stranger-${randomUUID().slice(0, 4)}@${org}`, name: 'stranger' });
     const unlinked = await send(stranger, grace, traceparent);
     expect((unlinked.body.result as Json).metadata.relay.chain).toMatchObject({ parentTaskId: null, depth: 0 });
+    // An agent's successive handoffs in a trace it received nothing in are siblings under its first, not a line.
+    const batch = `00-${randomUUID().replace(/-/g, '')}-00f067aa0ba902b7-01`;
+    const chains: Json[] = [];
+    for (const recipient of [erin, grace, stranger]) chains.push(((await send(frank, recipient, batch)).body.result as Json).metadata.relay.chain as Json);
+    const batchRoot = chains[0].rootTaskId as string;
+    expect(chains).toEqual([
+      { parentTaskId: null, rootTaskId: batchRoot, depth: 0 },
+      { parentTaskId: batchRoot, rootTaskId: batchRoot, depth: 1 },
+      { parentTaskId: batchRoot, rootTaskId: batchRoot, depth: 1 },
+    ]);
     // A parent named on the message wins over the trace.
     const own = (await send(frank, stranger, `00-${randomUUID().replace(/-/g, '')}-00f067aa0ba902b7-01`)).body.result as Json;
     const named = await send(frank, erin, traceparent, { referenceTaskIds: [own.id] });

@@ -23,14 +23,15 @@ FROM (
 /**
  * The handoff a create that names no parent serves by the trace its call carries (`$1`, a W3C
  * trace id): of the handoffs in that trace which the caller `$2` received (and may see) the most
- * recent, else the most recent it sent; nothing when it took part in none. One range of the trace
- * index; task ids are ULIDs, so the newest is the greatest id.
+ * recent; else, of those it sent, the one nearest the chain's root (the oldest among equals), so
+ * that an agent's successive handoffs in one trace are siblings, not a line. Nothing when it took
+ * part in none. One range of the trace index; task ids are ULIDs, ordered by creation.
  */
 export const TRACE_PARENT_SQL = `
 SELECT t."id"
 FROM "tasks"."tasks" t
 WHERE t."trace_id" = $1 AND (t."sender_id" = $2 OR (t."recipient_id" = $2 AND NOT t."hidden_from_recipient"))
-ORDER BY (t."recipient_id" = $2) DESC, t."id" DESC
+ORDER BY (t."recipient_id" = $2) DESC, CASE WHEN t."recipient_id" = $2 THEN t."id" END DESC, t."depth", t."id"
 LIMIT 1`;
 
 /**
