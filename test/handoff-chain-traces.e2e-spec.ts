@@ -188,6 +188,26 @@ describe.each([
     // Frank, its recipient, calls in the same trace: his handoff serves Erin's.
     const onward = await send(frank, grace, traceparent);
     expect((onward.body.result as Json).metadata.relay.chain).toEqual({ parentTaskId: rootId, rootTaskId: rootId, depth: 1 });
+    // The AgentRelay dialect and the HTTP+JSON binding link by the header as well: Grace asks Heidi, Heidi asks Ivan.
+    const [heidi, ivan] = await Promise.all(
+      ['heidi', 'ivan'].map((name) => registerAgent(relay, { handle: `${name}-${randomUUID().slice(0, 4)}@${org}`, name })),
+    );
+    const relayDialect = await rpc(
+      relay.url,
+      grace.api_key,
+      'message/send',
+      { recipient: heidi.agent.handle, message: { role: 'user', parts: [{ type: 'text', text: 'check it' }] } },
+      { headers: { traceparent } },
+    );
+    expect((relayDialect.body.result as Json).chain).toEqual({ parent_task_id: (onward.body.result as Json).id, root_task_id: rootId, depth: 2 });
+    const rest = await request(relay.url)
+      .post(`/a2a/${ivan.agent.handle}/message:send`)
+      .set('authorization', `Bearer ${heidi.api_key}`)
+      .set('a2a-version', '1.0')
+      .set('traceparent', traceparent)
+      .send({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'and the tests' }] }, configuration: { returnImmediately: true } })
+      .expect(200);
+    expect(rest.body.task.metadata.relay.chain).toEqual({ parentTaskId: (relayDialect.body.result as Json).task_id, rootTaskId: rootId, depth: 3 });
     // Grace's CLI names the handoff it serves.
     let shown = '';
     const io = { stdout: (text: string) => void (shown += text), stderr: (text: string) => void (shown += text) };
