@@ -7,8 +7,8 @@ const CHAIN_REFUSALS: ReadonlySet<string> = new Set(CHAIN_REFUSAL_REASONS);
 
 /**
  * A create's chain refusals (docs/chains.md) in the admin audit log, with the sender, the
- * recipient, the bound and the chain's path, and counted by reason in the edge's metrics; and the parent's field named as the caller's
- * dialect spells it when the parent is not the sender's.
+ * recipient, the bound and the chain's path, and counted by reason in the edge's metrics; and
+ * the parent's field named as the caller's dialect spells it when the parent is not the sender's.
  */
 @Injectable()
 export class ChainRefusals {

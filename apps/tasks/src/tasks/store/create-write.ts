@@ -108,7 +108,8 @@ async function linkChain(
             trace_span_id: string | null;
           }>({ name: 'tasks-chain-parent', text: PARENT_TASK_SQL, values: [candidates.ids, sender.id] })
         ).rows[0];
-  // A task the sender takes no part in is answered as one that does not exist; one its trace named and that it may no longer see leaves the handoff a root.
+  // A named task the sender takes no part in is answered as one that does not exist; one its
+  // trace found that it may no longer see (held from it since) leaves the handoff a root.
   if (candidates.ids.length > 0 && !row && !candidates.byTrace) throw new RelayError('thread_not_found', 'Task not found', { field: 'parent_task_ids' });
   if (row) {
     const facts = await client.query<{
