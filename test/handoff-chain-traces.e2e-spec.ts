@@ -149,7 +149,7 @@ describe.each([
     }
     const relaySpans = await eventually(() => {
       const spans = exporter.getFinishedSpans().filter((span) => serviceOf(span).startsWith('agentrelay-') && traceOf(span) === traceId);
-      expect(spans.filter((span) => span.name === 'deliver upstream')).toHaveLength(2);
+      expect(spans.filter((span) => span.name === 'deliver upstream').length).toBeGreaterThanOrEqual(2);
       expect(spans.filter((span) => span.name === 'deliver webhook').length).toBeGreaterThan(0);
       return spans;
     }, 30_000);

@@ -3,7 +3,8 @@ import type { Server } from 'node:http';
 import { context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, trace, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { A2A_PROTOCOL_VERSION, Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type CallInterceptor } from '@a2a-js/sdk/client';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
@@ -145,10 +146,13 @@ class HandingOnExecutor implements AgentExecutor {
 
 /** Starts a traced upstream agent on a loopback port; its spans (service `name`) go to `exporter`. */
 export async function startTracedUpstreamAgent(name: string, exporter: SpanExporter): Promise<TracedUpstreamAgent> {
-  const provider = new BasicTracerProvider({
+  const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': name }),
     spanProcessors: [new SimpleSpanProcessor(exporter)],
   });
+  // The agent's OpenTelemetry set-up: the process's async-local context manager and W3C propagator
+  // (what is registered already, by the relay in this process or another agent, stays).
+  provider.register();
   const tracer = provider.getTracer(name);
   const expressModule = 'express';
   const { default: express } = (await import(expressModule)) as { default: () => ExpressApp };
