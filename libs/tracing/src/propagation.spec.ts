@@ -156,6 +156,22 @@ describe('trace context in NATS headers', () => {
     expect(deliveryHeaders[TRACEPARENT_HEADER]).toBe(`00-${attempt.spanContext().traceId}-${attempt.spanContext().spanId}-01`);
   });
 
+  it('publishes a handoff’s event in its trace: the request’s span when it is in it, else the handoff’s span, linked from the request', () => {
+    const incoming = natsHeaders();
+    incoming.set(TRACEPARENT_HEADER, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+    const chain = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+    const written = runInServerSpan(tasks, 'relay.tasks.v1.transition', incoming, (span) => {
+      const inOwnTrace = handoffTraceParent({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: '1111111111111111' });
+      const inChain = handoffTraceParent(chain);
+      span!.end();
+      return { inOwnTrace, inChain };
+    });
+    const [request] = exporter.getFinishedSpans();
+    expect(written.inOwnTrace).toBe(`00-0af7651916cd43dd8448eb211c80319c-${request.spanContext().spanId}-01`);
+    expect(written.inChain).toBe('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
+    expect(request.links.map((link) => link.context)).toEqual([expect.objectContaining(chain)]);
+  });
+
   it('ends a failed request span as an error naming the relay error', async () => {
     const failure = Object.assign(new Error('The tasks service did not answer in time'), { reason: 'service_timeout' });
     const request = startHttpServerSpan(edge, 'POST', '/a2a', {});
