@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Client as PgClient } from 'pg';
 import request from 'supertest';
 import { type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
@@ -7,6 +8,7 @@ import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support
 import { eventually } from './support/eventually';
 import { expectRpcError } from './support/json-rpc';
 import { RelayHarness } from './support/relay-harness';
+import { testDatabaseUrl } from './support/test-env';
 import { apiKeyInterceptor, userMessage } from './support/sdk-client';
 import { WebhookSink } from './support/webhook-sink';
 
@@ -162,5 +164,14 @@ describe('A2A push-notification config methods', () => {
     expect(delivery.headers.authorization).toBe('Bearer inline-secret');
     expect(delivery.headers['content-type']).toMatch(/application\/a2a\+json/);
     expect(delivery.body).toContain(task.id);
+    // It continues the trace of the handoff (docs/chains.md), though the completion's call carried none.
+    const db = new PgClient({ connectionString: testDatabaseUrl() });
+    await db.connect();
+    try {
+      const [{ trace_id: traceId }] = (await db.query<{ trace_id: string }>(`SELECT "trace_id" FROM "tasks"."tasks" WHERE "id" = $1`, [task.id])).rows;
+      expect(delivery.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    } finally {
+      await db.end();
+    }
   });
 });

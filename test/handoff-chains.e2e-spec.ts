@@ -3,10 +3,12 @@ import { Client as PgClient } from 'pg';
 import request from 'supertest';
 import type { Message, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
+import { MetricsServer } from '@app/metrics';
 import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, type RegisteredTestAgent } from './support/agents';
 import { ok, rpc, type Json } from './support/json-rpc';
 import { McpAgent, textOf } from './support/mcp-agent';
+import { parsePrometheusText } from './support/prometheus-text';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { senderClient, userMessage } from './support/sdk-client';
 import { testDatabaseUrl } from './support/test-env';
@@ -357,5 +359,18 @@ describe('handoff chains', () => {
     });
     // A root to the same recipient is delivered at once.
     expect((await db.query(`SELECT "state" FROM "tasks"."tasks" WHERE "id" = $1`, [direct])).rows[0].state).toBe('pending');
+  });
+
+  it("counts every refusal by reason in the edge's metrics, one for each audit row", async () => {
+    const response = await fetch(`${relay.edge.get(MetricsServer).url}/metrics`);
+    const family = parsePrometheusText(await response.text()).get('agentrelay_chain_refusals_total');
+    expect(family?.type).toBe('counter');
+    const counted = Object.fromEntries((family?.samples ?? []).map((sample) => [sample.labels.reason, sample.value]));
+    const audit = await request(relay.url).get('/admin/audit?limit=200').set(admin).expect(200);
+    const audited: Record<string, number> = { chain_depth_exceeded: 0, chain_cycle: 0, chain_budget_exhausted: 0, pair_rate_limited: 0 };
+    for (const row of audit.body.items as Json[]) if (row.action === 'handoff.refuse') audited[row.detail.reason as string] += 1;
+    // The tests above refused each kind at least once.
+    for (const reason of Object.keys(audited)) expect(audited[reason]).toBeGreaterThan(0);
+    expect(counted).toEqual(audited);
   });
 });

@@ -57,7 +57,16 @@ function headersSchema(kind: RelayEventKind): Record<string, unknown> {
           ],
         ]
       : []),
-    [TRACEPARENT_HEADER, { type: 'string', description: 'W3C trace context of the request that caused the event, when traced.' }],
+    [
+      TRACEPARENT_HEADER,
+      {
+        type: 'string',
+        description:
+          kind.publisher === 'tasks'
+            ? 'W3C trace context: of a task event, its handoff’s (the trace of its chain, on every task event); of another event, the request that caused it, when traced.'
+            : 'W3C trace context of the request that caused the event, when traced.',
+      },
+    ],
     [REQUEST_ID_HEADER, { type: 'string', description: 'The HTTP request id that caused the event, when there was one.' }],
   ]);
   const required = ['specversion', 'id', 'source', 'type', 'subject', 'time', 'datacontenttype', 'dataschema'].map(

@@ -48,6 +48,7 @@ export class HttpMetrics {
   private readonly rateLimitFailOpen: ValueSeries;
   private readonly sseStreams: ValueSeries;
   private readonly sseStreamsStalled: ValueSeries;
+  private readonly chainRefusals: CounterFamily;
   private streamBuffers: () => number = () => 0;
   private keyFilter: () => { loaded: boolean; digests: number } = () => ({ loaded: false, digests: 0 });
   private readonly taskEventSubscriptions: ValueSeries;
@@ -113,6 +114,12 @@ export class HttpMetrics {
       'agentrelay_sse_streams_stalled_total',
       'Streams closed because their client stopped reading (its socket stayed full for RELAY_STREAM_STALL_MS).',
     ).bind();
+    this.chainRefusals = new CounterFamily(
+      registry,
+      'agentrelay_chain_refusals_total',
+      'Handoffs the chain bounds refused (docs/chains.md), by reason: chain_depth_exceeded, chain_cycle, chain_budget_exhausted, pair_rate_limited.',
+      ['reason'],
+    );
     this.taskEventSubscriptions = new GaugeFamily(
       registry,
       'agentrelay_task_event_subscriptions',
@@ -143,6 +150,16 @@ export class HttpMetrics {
     series.duration.observe(seconds);
     if (outcome === 'unauthenticated') this.authFailures.bind(route).inc();
     else if (outcome === 'rate_limited') this.rateLimitRejections.inc();
+  }
+
+  /** Makes the series of a chain refusal reason exist (at 0) before the first refusal. */
+  declareChainRefusal(reason: string): void {
+    this.chainRefusals.bind(reason);
+  }
+
+  /** One handoff the chain bounds refused with `reason`. */
+  chainRefused(reason: string): void {
+    this.chainRefusals.bind(reason).inc();
   }
 
   rateLimitFailedOpen(): void {

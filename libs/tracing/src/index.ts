@@ -3,3 +3,4 @@ export * from './tracing';
 export * from './propagation';
 export * from './spans';
 export * from './postgres';
+export * from './handoff-trace';

@@ -2,6 +2,7 @@ import { context, SpanKind, trace } from '@opentelemetry/api';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { currentTraceParent, extractTraceHeaders, TRACEPARENT_HEADER } from './propagation';
+import { handoffTraceParent, newHandoffTrace, parseTraceParent, traceIdOfHeader } from './handoff-trace';
 import { runInServerSpan, startHttpServerSpan, traceDeliveryAttempt, traceLinkHeaders, traceNatsRequest } from './spans';
 import { isTracingOn, type RelayTracer } from './service-tracers';
 import { startTracing, tracingRequested, useSpanExporterForTests, type TracingSettings } from './tracing';
@@ -25,6 +26,47 @@ describe('tracing switch', () => {
     await expect(traceNatsRequest('relay.tasks.v1.get', headers, async () => 'reply')).resolves.toBe('reply');
     expect(headers.has(TRACEPARENT_HEADER)).toBe(false);
     expect(currentTraceParent()).toBeNull();
+  });
+
+  it('without tracing, a delivery still carries a traceparent: the trace id of its event, a span id of its own', async () => {
+    const event = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const message = natsHeaders();
+    message.set(TRACEPARENT_HEADER, event);
+    const headers = traceLinkHeaders(message);
+    expect(headers).toEqual({ [TRACEPARENT_HEADER]: event });
+    await traceDeliveryAttempt(undefined, 'webhook', headers, async () => undefined);
+    expect(headers[TRACEPARENT_HEADER]).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
+    expect(headers[TRACEPARENT_HEADER]).not.toBe(event);
+    // An event without one (written before handoffs kept a trace): a new trace.
+    const bare: Record<string, string> = {};
+    await traceDeliveryAttempt(undefined, 'push', bare, async () => undefined);
+    expect(parseTraceParent(bare[TRACEPARENT_HEADER])).toMatchObject({ traceFlags: 1 });
+  });
+
+  it('reads the trace id of a caller’s traceparent without the SDK, and refuses malformed ones', () => {
+    expect(traceIdOfHeader('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(traceIdOfHeader(['00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00'])).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    for (const bad of [
+      undefined,
+      '',
+      'nonsense',
+      '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+    ])
+      expect(traceIdOfHeader(bad)).toBeNull();
+  });
+
+  it('gives a new handoff its parent’s trace, else the caller’s, else a new one', () => {
+    const parent = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+    expect(newHandoffTrace(parent, 'ffffffffffffffffffffffffffffffff')).toEqual(parent);
+    expect(newHandoffTrace(null, 'ffffffffffffffffffffffffffffffff')).toMatchObject({
+      traceId: 'ffffffffffffffffffffffffffffffff',
+      spanId: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
+    const fresh = newHandoffTrace(null, null);
+    expect(fresh.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(newHandoffTrace(null, null).traceId).not.toBe(fresh.traceId);
+    expect(handoffTraceParent(parent)).toBe('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
   });
 });
 
@@ -92,7 +134,7 @@ describe('trace context in NATS headers', () => {
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
 
-  it('gives the traceparent of the active request to rows written now, and links a later delivery attempt to it', async () => {
+  it('gives the traceparent of the active request to rows written now, and a later delivery attempt continues its trace', async () => {
     let written: string | null = null;
     const incoming = natsHeaders();
     incoming.set(TRACEPARENT_HEADER, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
@@ -109,9 +151,25 @@ describe('trace context in NATS headers', () => {
     await traceDeliveryAttempt(tasks, 'webhook', deliveryHeaders, async () => undefined);
     const attempt = exporter.getFinishedSpans()[1];
     expect(attempt.name).toBe('deliver webhook');
-    expect(attempt.spanContext().traceId).not.toBe(create.spanContext().traceId);
-    expect(attempt.links.map((link) => link.context.traceId)).toEqual([create.spanContext().traceId]);
+    expect(attempt.spanContext().traceId).toBe(create.spanContext().traceId);
+    expect(attempt.parentSpanContext?.spanId).toBe(create.spanContext().spanId);
     expect(deliveryHeaders[TRACEPARENT_HEADER]).toBe(`00-${attempt.spanContext().traceId}-${attempt.spanContext().spanId}-01`);
+  });
+
+  it('publishes a handoff’s event in its trace: the request’s span when it is in it, else the handoff’s span, linked from the request', () => {
+    const incoming = natsHeaders();
+    incoming.set(TRACEPARENT_HEADER, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+    const chain = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+    const written = runInServerSpan(tasks, 'relay.tasks.v1.transition', incoming, (span) => {
+      const inOwnTrace = handoffTraceParent({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: '1111111111111111' });
+      const inChain = handoffTraceParent(chain);
+      span!.end();
+      return { inOwnTrace, inChain };
+    });
+    const [request] = exporter.getFinishedSpans();
+    expect(written.inOwnTrace).toBe(`00-0af7651916cd43dd8448eb211c80319c-${request.spanContext().spanId}-01`);
+    expect(written.inChain).toBe('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
+    expect(request.links.map((link) => link.context)).toEqual([expect.objectContaining(chain)]);
   });
 
   it('ends a failed request span as an error naming the relay error', async () => {

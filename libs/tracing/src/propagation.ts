@@ -63,6 +63,13 @@ export function traceRecordOf(from: Context): Record<string, string> {
   return record;
 }
 
+/** The `traceparent` and `tracestate` among a header record, as they are. */
+export function pickTraceHeaders(headers: Record<string, string>): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const name of [TRACEPARENT_HEADER, TRACESTATE_HEADER]) if (headers[name]) picked[name] = headers[name];
+  return picked;
+}
+
 /**
  * The `traceparent` of the active span when tracing is on and it is sampled, else null: what a
  * row written now stores so that work done later, elsewhere, can link back to this request.

@@ -1,4 +1,5 @@
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import { formatTraceParent, newSpanId, newTraceId, parseTraceParent } from './handoff-trace';
 import {
   extractTraceHeaders,
   extractTraceRecord,
@@ -128,11 +129,12 @@ export function runInServerSpan<T>(
 }
 
 /**
- * The trace headers a recorded piece of later work keeps, so its span can link back to the
- * request that caused it: the `traceparent` (and `tracestate`) of an incoming message, when tracing is on.
+ * The trace headers a recorded piece of later work keeps, so that it continues the trace of what
+ * caused it: the `traceparent` (and `tracestate`) of an incoming message, tracing on or off (a
+ * task event's names its handoff's trace, docs/chains.md).
  */
 export function traceLinkHeaders(headers: HeaderCarrier | undefined): Record<string, string> {
-  if (!isTracingOn() || !headers) return {};
+  if (!headers) return {};
   const traceparent = headers.get(TRACEPARENT_HEADER);
   if (!traceparent) return {};
   const tracestate = headers.get(TRACESTATE_HEADER);
@@ -140,9 +142,10 @@ export function traceLinkHeaders(headers: HeaderCarrier | undefined): Record<str
 }
 
 /**
- * One delivery attempt as a span of its own trace, linked to the request that caused the event
- * (named by the `traceparent` among the delivery's `headers`). The receiver is sent this span's
- * `traceparent` instead, so its own trace continues from the attempt.
+ * One delivery attempt, in the trace named by the `traceparent` among the delivery's `headers`
+ * (its handoff's: a chain is one trace), or a new one. The receiver is sent the attempt's
+ * `traceparent` instead: the same trace id, the attempt's span id. Without tracing the attempt has
+ * no span, and gets a span id of its own all the same, so every delivery carries a `traceparent`.
  */
 export function traceDeliveryAttempt<T>(
   tracer: RelayTracer | undefined,
@@ -150,17 +153,17 @@ export function traceDeliveryAttempt<T>(
   headers: Record<string, string>,
   attempt: () => Promise<T>,
 ): Promise<T> {
-  if (!tracer) return attempt();
-  const links: Link[] = [];
-  const cause = trace.getSpanContext(extractTraceRecord(headers));
-  if (cause) links.push({ context: cause });
-  const span = tracer.tracer.startSpan(
-    `deliver ${channel}`,
-    { kind: SpanKind.CLIENT, links, attributes: { 'agentrelay.delivery.channel': channel } },
-    ROOT_CONTEXT,
-  );
-  const active = withServiceTracer(trace.setSpan(ROOT_CONTEXT, span), tracer);
+  const cause = parseTraceParent(headers[TRACEPARENT_HEADER]);
+  if (!tracer) {
+    headers[TRACEPARENT_HEADER] = formatTraceParent(cause?.traceId ?? newTraceId(), newSpanId(), cause?.traceFlags ?? TraceFlags.SAMPLED);
+    return attempt();
+  }
+  const parent = cause ? trace.setSpanContext(ROOT_CONTEXT, cause) : ROOT_CONTEXT;
+  const span = tracer.tracer.startSpan(`deliver ${channel}`, { kind: SpanKind.CLIENT, attributes: { 'agentrelay.delivery.channel': channel } }, parent);
+  const active = withServiceTracer(trace.setSpan(parent, span), tracer);
+  const tracestate = headers[TRACESTATE_HEADER];
   delete headers[TRACESTATE_HEADER];
   Object.assign(headers, traceRecordOf(active));
+  if (tracestate && !headers[TRACESTATE_HEADER]) headers[TRACESTATE_HEADER] = tracestate;
   return endWith(span, context.with(active, attempt));
 }

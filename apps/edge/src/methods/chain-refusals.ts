@@ -1,19 +1,25 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ADMIN_AUDIT_SUBJECTS, CHAIN_REFUSAL_REASONS, RelayError, type AgentIdentity } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import { HttpMetrics } from '@app/metrics';
 
 const CHAIN_REFUSALS: ReadonlySet<string> = new Set(CHAIN_REFUSAL_REASONS);
 
 /**
  * A create's chain refusals (docs/chains.md) in the admin audit log, with the sender, the
- * recipient, the bound and the chain's path; and the parent's field named as the caller's
- * dialect spells it when the parent is not the sender's.
+ * recipient, the bound and the chain's path, and counted by reason in the edge's metrics; and
+ * the parent's field named as the caller's dialect spells it when the parent is not the sender's.
  */
 @Injectable()
 export class ChainRefusals {
   private readonly logger = new Logger(ChainRefusals.name);
 
-  constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
+  constructor(
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
+    @Inject(HttpMetrics) private readonly metrics: HttpMetrics,
+  ) {
+    for (const reason of CHAIN_REFUSALS) metrics.declareChainRefusal(reason);
+  }
 
   /** Runs a create command; a chain refusal it answers is audited, then thrown on. */
   async audited<T>(caller: AgentIdentity, recipient: string, parentField: string, create: () => Promise<T>): Promise<T> {
@@ -24,7 +30,10 @@ export class ChainRefusals {
       if (error.reason === 'thread_not_found' && error.data?.field === 'parent_task_ids') {
         throw new RelayError('thread_not_found', error.message, { field: parentField });
       }
-      if (CHAIN_REFUSALS.has(error.reason)) await this.record(caller, recipient, error);
+      if (CHAIN_REFUSALS.has(error.reason)) {
+        this.metrics.chainRefused(error.reason);
+        await this.record(caller, recipient, error);
+      }
       throw error;
     }
   }

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { negotiateVersion, streamResponseToProto, type Dialect, type Json } from '@app/a2a';
 import { RelayError, type AgentIdentity, type WireVersion } from '@app/contracts';
+import { traceIdOfHeader } from '@app/tracing';
 import { AgentCallPipeline, setRefusalHeaders, type AgentCallBinding, type PreparedCall } from '../endpoint/agent-call';
 import type { SseFraming } from '../endpoint/sse-writer';
 import { A2aMethods } from '../methods/a2a/a2a-methods';
@@ -92,6 +93,7 @@ class RestBinding implements AgentCallBinding {
     });
     this.render = binding.render;
     const lastEventId = lastEventIdHeader(request.headers);
+    const callerTraceId = traceIdOfHeader(request.headers.traceparent);
     const execute = () =>
       this.methods.execute({
         method: `${route.verb} ${prefix}${binding.path}`,
@@ -102,6 +104,7 @@ class RestBinding implements AgentCallBinding {
         caller,
         endpointHandle: this.handle,
         ...(lastEventId !== undefined ? { lastEventId } : {}),
+        ...(callerTraceId !== null ? { callerTraceId } : {}),
       });
     return { caller, canonical: route.canonical, dialect: this.dialect, execute, framing: this.version === '0.3' ? LEGACY_FRAMING : REST_FRAMING };
   }

@@ -316,7 +316,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     return targets;
   }
 
-  /** The trace headers of `message` go with each delivery, so that its attempts link back to the request that caused the event. */
+  /** The trace headers of `message` go with each delivery, so that its attempts continue the trace of the event's handoff (docs/chains.md). */
   private plan(event: TaskEvent, targets: Map<string, AgentTarget>, message: JsMsg): EventDeliveries {
     const pushes = planPushDeliveries(event, this.pushTargets.ofTask(event.task_id, Date.parse(event.occurred_at)));
     // A push config's requests wait as long as its owner agent chose for its receivers.

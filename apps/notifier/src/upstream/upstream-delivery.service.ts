@@ -13,6 +13,7 @@ import {
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { ParticipantRef, PartView, TaskEventMessage, UpstreamInterface } from '@app/contracts';
+import { pickTraceHeaders } from '@app/tracing';
 import type { DeliveryRow } from '../deliveries/deliveries.service';
 import type { UpstreamDeliveryBody } from '../deliveries/delivery-planner';
 import { SsrfRefusedError } from '../deliveries/ssrf-guard';
@@ -132,6 +133,8 @@ export class UpstreamDeliveryService {
         ...(await this.credentials.headers(recipient.handle, upstream)),
         [SENDER_HEADER]: body.sender,
         [RELAY_TASK_HEADER]: body.task_id,
+        // The attempt's place in the handoff's trace (docs/chains.md).
+        ...pickTraceHeaders(delivery.headers),
       });
       if (action === 'cancel') {
         await client.cancelTask(

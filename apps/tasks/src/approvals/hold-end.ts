@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { AGENT_LIMITS, RelayError, type TaskHold } from '@app/contracts';
-import { currentTraceParent } from '@app/tracing';
+import { handoffTraceOf, handoffTraceParent } from '@app/tracing';
 import { loadTask, type LoadedTask } from '../tasks/store/change-write';
 import { taskForPeople } from './task-for-people';
 import { taskEvent } from '../tasks/store/task-events';
@@ -83,7 +83,7 @@ export async function endHold(pool: pg.Pool, taskId: string, end: HoldEnd, now =
       actor,
       TRANSITION[end.kind],
       comment ?? reason,
-      currentTraceParent(),
+      handoffTraceParent(handoffTraceOf(current)),
       JSON.stringify(events.map(({ id, subject, type, payload }) => ({ id, subject, type, payload }))),
     ],
   });

@@ -12,6 +12,7 @@ import {
   IsOptional,
   isObject,
   IsString,
+  Matches,
   ValidateIf,
   ValidateBy,
   ValidateNested,
@@ -290,6 +291,15 @@ export class SendRequest {
   @IsString({ each: true })
   @IsNotEmpty({ each: true })
   parent_task_ids?: string[];
+
+  /**
+   * On create: the W3C trace id of the `traceparent` the caller's request carried. A create that
+   * names no parent serves the handoff of that trace the caller received (or sent), if any
+   * (docs/chains.md); a root keeps it as its trace.
+   */
+  @IsOptional()
+  @Matches(/^[0-9a-f]{32}$/)
+  caller_trace_id?: string;
 
   /** AgentRelay's `metadata.client_idempotency_key`: an idempotency key per sender, besides the message id. */
   @IsOptional()

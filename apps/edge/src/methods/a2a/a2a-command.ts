@@ -18,4 +18,6 @@ export interface A2aCommand {
   endpointHandle: string | null;
   /** The `Last-Event-ID` header of a stream request, handed to the stream entry points. */
   lastEventId?: string;
+  /** The trace id of the request's `traceparent` header: a new task that names no parent may serve the handoff of that trace (docs/chains.md). */
+  callerTraceId?: string;
 }

@@ -43,6 +43,7 @@ import {
   type WireVersion,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import { traceIdOfHeader } from '@app/tracing';
 import { AgentCardService } from '../../cards/cards.service';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { EdgeConfig } from '../../edge.config';
@@ -108,6 +109,7 @@ export class A2aMethods implements DialectMethods {
   handle(call: MethodCall): Promise<unknown> {
     const version: WireVersion = call.dialect.kind === 'a2a' ? call.dialect.version : '0.3';
     const resumeFrom = lastEventIdHeader(call.headers);
+    const callerTraceId = traceIdOfHeader(call.headers.traceparent);
     return this.execute({
       method: call.method,
       canonical: call.canonical,
@@ -116,6 +118,7 @@ export class A2aMethods implements DialectMethods {
       caller: call.caller,
       endpointHandle: call.endpointHandle,
       ...(resumeFrom !== undefined ? { lastEventId: resumeFrom } : {}),
+      ...(callerTraceId !== null ? { callerTraceId } : {}),
     });
   }
 
@@ -227,6 +230,7 @@ export class A2aMethods implements DialectMethods {
               ...(params.metadata !== undefined ? { metadata: params.metadata } : {}),
               ...(historyLength !== undefined ? { history_length: historyLength } : {}),
               ...(message.referenceTaskIds !== undefined ? { parent_task_ids: message.referenceTaskIds } : {}),
+              ...(call.callerTraceId !== undefined ? { caller_trace_id: call.callerTraceId } : {}),
             }),
           ),
         SEND_STATE_RULE_FIELDS,

@@ -35,6 +35,7 @@ import {
   type TransitionRequest,
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
+import { traceIdOfHeader } from '@app/tracing';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { InboxStreams } from '../../streams/inbox-stream';
 import { lastEventIdHeader } from '../../streams/task-streams';
@@ -90,6 +91,7 @@ export class AgentRelayMethods implements DialectMethods {
     const idempotencyKey = parseIdempotencyKey(metadata);
     const contextId = optionalNonBlank(params, 'context_id', 'context_id', TASK_LIMITS.contextIdChars);
     const parentTaskId = parseParentTaskId(params);
+    const callerTraceId = traceIdOfHeader(call.headers.traceparent);
     const common: Omit<SendRequest, 'caller'> = {
       message,
       ...(intent !== undefined ? { intent } : {}),
@@ -113,6 +115,7 @@ export class AgentRelayMethods implements DialectMethods {
           ...(chain && Object.keys(chain).length > 0 ? { chain_policy: chain } : {}),
           ...(metadata !== undefined ? { metadata } : {}),
           ...(parentTaskId !== undefined ? { parent_task_ids: [parentTaskId] } : {}),
+          ...(callerTraceId !== null ? { caller_trace_id: callerTraceId } : {}),
         }),
       );
       // A create answers pending (or held, when a hold rule kept it for approval): an idempotent retry gets that same original result.

@@ -18,6 +18,7 @@ import { HeldTaskEvent1765410000000 } from './1765410000000-HeldTaskEvent';
 import { ToolPromptAnswers1765440000000 } from './1765440000000-ToolPromptAnswers';
 import { SearchTextInPlpgsql1765450000000 } from './1765450000000-SearchTextInPlpgsql';
 import { HandoffChains1765460000000 } from './1765460000000-HandoffChains';
+import { HandoffTraces1765470000000 } from './1765470000000-HandoffTraces';
 import { ChainTreeIndex1765523300000 } from './1765523300000-ChainTreeIndex';
 
 /** Every migration of the tasks schema, oldest first. */
@@ -41,5 +42,6 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   ToolPromptAnswers1765440000000,
   SearchTextInPlpgsql1765450000000,
   HandoffChains1765460000000,
+  HandoffTraces1765470000000,
   ChainTreeIndex1765523300000,
 ];

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { RelayError, TASK_LIMITS, type ArtifactInput, type MessageInput, type TaskEventType, type TaskState } from '@app/contracts';
-import { currentTraceParent } from '@app/tracing';
+import { handoffTraceOf, handoffTraceParent } from '@app/tracing';
 import { applyArtifactInputs, artifactsJson, type StoredArtifact } from './artifact-writes';
 import { messageBytes, messageFromJson, type JsonMessage } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
@@ -142,7 +142,7 @@ export async function changeTask(
         messageBytes: message ? messageBytes(message.body, partsJson, payloadJson) : 0,
         artifacts: artifactsJson(writes.written),
         events: JSON.stringify(events.map(({ id, subject, type, payload }) => ({ id, subject, type, payload }))),
-        traceParent: currentTraceParent(),
+        traceParent: handoffTraceParent(handoffTraceOf(current)),
         senderId: change.keys?.senderId ?? null,
         scopes: keys.map((key) => key.scope),
         keys: keys.map((key) => key.key),

@@ -16,11 +16,11 @@ import {
   type TaskHold,
   type TaskToolPrompts,
 } from '@app/contracts';
-import { currentTraceParent } from '@app/tracing';
+import { handoffTraceOf, handoffTraceParent, newHandoffTrace, type HandoffTrace } from '@app/tracing';
 import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
-import { PAIR_RECENT_SQL, PARENT_CHAIN_SQL, PARENT_TASK_SQL } from './sql/chain-facts.sql';
+import { PAIR_RECENT_SQL, PARENT_CHAIN_SQL, PARENT_TASK_SQL, TRACE_PARENT_SQL } from './sql/chain-facts.sql';
 import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
 import { taskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
@@ -43,8 +43,29 @@ interface CreateOutcome {
 
 /** Where a new task sits in its chain: its parent and root (null: it is a root) and depth, and the parent's chain for the rules. */
 interface ChainLink {
-  parent: { id: string; rootTaskId: string; chain: ParentChain } | null;
+  parent: { id: string; rootTaskId: string; chain: ParentChain; trace: HandoffTrace | null } | null;
   depth: number;
+}
+
+/**
+ * The parents a create may serve, in order: those it names; else, when its call carried a
+ * `traceparent`, the handoff of that trace it received (or sent), found by one indexed read
+ * (docs/chains.md). `byTrace`: the parent was not named, so losing it is no error.
+ */
+interface ParentCandidates {
+  ids: string[];
+  byTrace: boolean;
+}
+
+async function parentCandidates(pool: pg.Pool, request: SendRequest): Promise<ParentCandidates> {
+  const named = request.parent_task_ids ?? [];
+  if (named.length > 0 || !request.caller_trace_id) return { ids: named, byTrace: false };
+  const { rows } = await pool.query<{ id: string }>({
+    name: 'tasks-chain-trace-parent',
+    text: TRACE_PARENT_SQL,
+    values: [request.caller_trace_id, request.caller.id],
+  });
+  return { ids: rows.map((row) => row.id), byTrace: true };
 }
 
 /** A create the chain bounds refused: the error every binding renders, nothing written. */
@@ -63,21 +84,34 @@ export function chainRefusalError(refusal: ChainRefusal, parent: { id: string; r
  * handoffs of the last minute), holding the chain's lock when there is a parent, and lets them
  * decide (docs/chains.md). Throws the refusal; the caller's transaction then writes nothing.
  */
-async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, limits: ChainLimits, now: Date): Promise<ChainLink> {
+async function linkChain(
+  client: pg.Pool | pg.PoolClient,
+  request: SendRequest,
+  candidates: ParentCandidates,
+  limits: ChainLimits,
+  now: Date,
+): Promise<ChainLink> {
   const sender = request.caller;
   const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
   let parent: ChainLink['parent'] = null;
   let pairLastMinute: ChainFacts['pairLastMinute'] | null = null;
-  const candidates = request.parent_task_ids ?? [];
-  if (candidates.length > 0) {
-    const found = await client.query<{ id: string; root_task_id: string; depth: number; recipient_handle: string }>({
-      name: 'tasks-chain-parent',
-      text: PARENT_TASK_SQL,
-      values: [candidates, sender.id],
-    });
-    const row = found.rows[0];
-    // A task the sender takes no part in is answered as one that does not exist.
-    if (!row) throw new RelayError('thread_not_found', 'Task not found', { field: 'parent_task_ids' });
+  const row =
+    candidates.ids.length === 0
+      ? undefined
+      : (
+          await client.query<{
+            id: string;
+            root_task_id: string;
+            depth: number;
+            recipient_handle: string;
+            trace_id: string | null;
+            trace_span_id: string | null;
+          }>({ name: 'tasks-chain-parent', text: PARENT_TASK_SQL, values: [candidates.ids, sender.id] })
+        ).rows[0];
+  // A named task the sender takes no part in is answered as one that does not exist; one its
+  // trace found that it may no longer see (held from it since) leaves the handoff a root.
+  if (candidates.ids.length > 0 && !row && !candidates.byTrace) throw new RelayError('thread_not_found', 'Task not found', { field: 'parent_task_ids' });
+  if (row) {
     const facts = await client.query<{
       senders: string[] | null;
       root_created_at: Date | null;
@@ -94,6 +128,7 @@ async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, 
     parent = {
       id: row.id,
       rootTaskId: row.root_task_id,
+      trace: handoffTraceOf(row),
       chain: {
         senders: chain.senders ?? [],
         recipient: row.recipient_handle,
@@ -130,14 +165,15 @@ async function runCreate(
   now: Date,
   statement: (link: ChainLink) => pg.QueryConfig,
 ): Promise<CreateOutcome> {
-  if ((request.parent_task_ids?.length ?? 0) === 0 && request.context_id === undefined) {
-    const link = await linkChain(pool, request, limits, now);
+  const candidates = await parentCandidates(pool, request);
+  if (candidates.ids.length === 0 && request.context_id === undefined) {
+    const link = await linkChain(pool, request, candidates, limits, now);
     return (await pool.query<CreateOutcome>(statement(link))).rows[0];
   }
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    const link = await linkChain(client, request, limits, now);
+    const link = await linkChain(client, request, candidates, limits, now);
     if (request.context_id !== undefined) await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [request.context_id] });
     const { rows } = await client.query<CreateOutcome>(statement(link));
     await client.query('COMMIT');
@@ -215,6 +251,7 @@ export async function createTask(
   let built: NewTask | undefined;
   const outcome = await runCreate(pool, request, chainLimits, now, (link) => {
     const held = heldBy(request, now, link.depth);
+    const trace = newHandoffTrace(link.parent?.trace ?? null, request.caller_trace_id ?? null);
     const task: TaskRow = {
       id,
       context_id: request.context_id ?? randomUUID(),
@@ -250,6 +287,8 @@ export async function createTask(
       parent_task_id: link.parent?.id ?? null,
       root_task_id: link.parent?.rootTaskId ?? null,
       depth: link.depth,
+      trace_id: trace.traceId,
+      trace_span_id: trace.spanId,
     };
     const message: MessageRow = {
       task_id: task.id,
@@ -299,7 +338,7 @@ export async function createTask(
         JSON.stringify(event.payload),
         messageBytes(summary, partsJson, payloadJson),
         TASK_LIMITS.tasksPerContext,
-        currentTraceParent(),
+        handoffTraceParent(trace),
         task.state,
         held ? JSON.stringify(held) : null,
         task.hold_expires_at,
@@ -307,6 +346,8 @@ export async function createTask(
         task.parent_task_id,
         task.root_task_id,
         task.depth,
+        task.trace_id,
+        task.trace_span_id,
       ],
     };
   });

@@ -64,6 +64,8 @@ const TASK_ROW_COLUMNS: { [Column in keyof RowOf<TaskEntity>]: true } = {
   parent_task_id: true,
   root_task_id: true,
   depth: true,
+  trace_id: true,
+  trace_span_id: true,
 };
 
 /** The task columns of a query on `"tasks"."tasks" t`. */

@@ -23,6 +23,7 @@ const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'c
 @Index('tasks_hold_expires_idx', ['holdExpiresAt'], { where: `"state" = 'held'` })
 @Index('tasks_tool_prompts_idx', ['id'], { where: `"tool_prompts" IS NOT NULL` })
 @Index('tasks_root_depth_idx', ['rootTaskId', 'depth', 'id'])
+@Index('tasks_trace_idx', ['traceId'])
 @Check('tasks_id_ulid', `"id" ~ '^[0-9A-HJKMNP-TV-Z]{26}$'`)
 @Check('tasks_state_known', `"state" IN (${STATES})`)
 @Check('tasks_intent_known', `"intent" IN ('inform', 'ask_question', 'propose_action')`)
@@ -39,6 +40,7 @@ const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'c
 @Check('tasks_tool_prompts_object', `"tool_prompts" IS NULL OR jsonb_typeof("tool_prompts") = 'object'`)
 @Check('tasks_hidden_only_when_held', `NOT "hidden_from_recipient" OR "hold" IS NOT NULL`)
 @Check('tasks_depth_range', `"depth" >= 0 AND ("depth" = 0) = ("parent_task_id" IS NULL) AND ("parent_task_id" IS NULL) = ("root_task_id" IS NULL)`)
+@Check('tasks_trace_format', `("trace_id" IS NULL OR "trace_id" ~ '^[0-9a-f]{32}$') AND ("trace_span_id" IS NULL OR "trace_span_id" ~ '^[0-9a-f]{16}$')`)
 @Check('tasks_hold_object', `"hold" IS NULL OR jsonb_typeof("hold") = 'object'`)
 export class TaskEntity {
   /** ULID. */
@@ -152,4 +154,12 @@ export class TaskEntity {
   /** How deep the handoff sits below its chain's root (the root: 0). */
   @Column({ type: 'integer', default: 0 })
   depth: number;
+
+  /** The W3C trace id of the handoff's chain (its root's): what the `traceparent` of its deliveries names, and what links a call that carries it back (docs/chains.md). */
+  @Column({ type: 'char', length: 32, nullable: true })
+  traceId: string | null;
+
+  /** The span its deliveries continue when the call that causes one is in another trace: the span that created it, or one made for it. */
+  @Column({ type: 'char', length: 16, nullable: true })
+  traceSpanId: string | null;
 }

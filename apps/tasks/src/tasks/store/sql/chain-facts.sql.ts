@@ -12,13 +12,27 @@
 export const PARENT_TASK_SQL = `
 SELECT p.*, pg_advisory_xact_lock(hashtext('tasks.chain:' || p."root_task_id")) IS NULL AS "locked"
 FROM (
-  SELECT t."id", COALESCE(t."root_task_id", t."id") AS "root_task_id", t."depth", t."recipient_handle"
+  SELECT t."id", COALESCE(t."root_task_id", t."id") AS "root_task_id", t."depth", t."recipient_handle", t."trace_id", t."trace_span_id"
   FROM unnest($1::text[]) WITH ORDINALITY AS c("id", "position")
   JOIN "tasks"."tasks" t ON t."id" = c."id"
   WHERE t."sender_id" = $2 OR (t."recipient_id" = $2 AND NOT t."hidden_from_recipient")
   ORDER BY c."position"
   LIMIT 1
 ) p`;
+
+/**
+ * The handoff a create that names no parent serves by the trace its call carries (`$1`, a W3C
+ * trace id): of the handoffs in that trace which the caller `$2` received (and may see) the most
+ * recent; else, of those it sent, the one nearest the chain's root (the oldest among equals), so
+ * that an agent's successive handoffs in one trace are siblings, not a line. Nothing when it took
+ * part in none. One range of the trace index; task ids are ULIDs, ordered by creation.
+ */
+export const TRACE_PARENT_SQL = `
+SELECT t."id"
+FROM "tasks"."tasks" t
+WHERE t."trace_id" = $1 AND (t."sender_id" = $2 OR (t."recipient_id" = $2 AND NOT t."hidden_from_recipient"))
+ORDER BY (t."recipient_id" = $2) DESC, CASE WHEN t."recipient_id" = $2 THEN t."id" END DESC, t."depth", t."id"
+LIMIT 1`;
 
 /**
  * The chain above and around parent `$1` of root `$2`, read after its lock: the senders from the
