@@ -75,7 +75,8 @@ export class UpstreamDeliveryService {
     @Inject(UpstreamHealthService) private readonly health: UpstreamHealthService,
   ) {}
 
-  async deliver(delivery: DeliveryRow, signal: AbortSignal): Promise<SendOutcome> {
+  /** `identity`: the attempt's identity headers (its signed assertion), sent beside the credential. */
+  async deliver(delivery: DeliveryRow, signal: AbortSignal, identity: Record<string, string> = {}): Promise<SendOutcome> {
     const startedAt = Date.now();
     const outcome = (partial: Omit<SendOutcome, 'durationMs' | 'retryAfterMs'>): SendOutcome => ({
       ...partial,
@@ -132,6 +133,7 @@ export class UpstreamDeliveryService {
         ...(await this.credentials.headers(recipient.handle, upstream)),
         [SENDER_HEADER]: body.sender,
         [RELAY_TASK_HEADER]: body.task_id,
+        ...identity,
       });
       if (action === 'cancel') {
         await client.cancelTask(

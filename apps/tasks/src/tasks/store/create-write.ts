@@ -250,6 +250,7 @@ export async function createTask(
       parent_task_id: link.parent?.id ?? null,
       root_task_id: link.parent?.rootTaskId ?? null,
       depth: link.depth,
+      root_sender_handle: link.parent?.chain.senders[0] ?? null,
     };
     const message: MessageRow = {
       task_id: task.id,
@@ -307,6 +308,7 @@ export async function createTask(
         task.parent_task_id,
         task.root_task_id,
         task.depth,
+        task.root_sender_handle,
       ],
     };
   });

@@ -64,6 +64,7 @@ const TASK_ROW_COLUMNS: { [Column in keyof RowOf<TaskEntity>]: true } = {
   parent_task_id: true,
   root_task_id: true,
   depth: true,
+  root_sender_handle: true,
 };
 
 /** The task columns of a query on `"tasks"."tasks" t`. */
