@@ -112,10 +112,21 @@ export class RelayHarness {
   async startEdge(extra: Record<string, string> = {}): Promise<NestFastifyApplication> {
     const config = loadConfig(EdgeConfig, this.env({ EDGE_PORT: '0', ...this.options.envOf?.('edge'), ...extra }));
     const app = await createEdgeApp(config, { logDestination: this.options.logDestination });
-    await app.listen(0, '127.0.0.1');
+    await app.listen(config.EDGE_PORT, '127.0.0.1');
     const port = (app.getHttpServer().address() as { port: number }).port;
     config.RELAY_PUBLIC_URL = extra.RELAY_PUBLIC_URL ?? `http://127.0.0.1:${port}`;
     this.edges.push(app);
+    return app;
+  }
+
+  /** Stops the first edge and starts one in its place, on the same port (so at the same URL), with these settings. */
+  async restartEdge(extra: Record<string, string> = {}): Promise<NestFastifyApplication> {
+    const port = new URL(this.url).port;
+    const [first] = this.edges.splice(0, 1);
+    await first.close();
+    const app = await this.startEdge({ ...extra, EDGE_PORT: port });
+    // The replacement answers as the first edge.
+    this.edges.unshift(this.edges.pop() as NestFastifyApplication);
     return app;
   }
 
