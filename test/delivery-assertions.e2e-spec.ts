@@ -323,6 +323,24 @@ describe('Who asked, signed: the assertion every delivery carries, verified by i
     expect(verifier.refused.map((refusal) => refusal.reason)).toEqual(['ERR_JWT_CLAIM_VALIDATION_FAILED']);
   });
 
+  it("names the root's sender two hops down: Alice → Bob → Carol → the planner", async () => {
+    const root = await rootTask();
+    const carols = await handToCarol(root, 'ask the planner');
+    const client = await senderClient(relay, carol, plannerHandle);
+    const sent = (await client.sendMessage({
+      tenant: '',
+      message: { ...userMessage('plan it'), referenceTaskIds: [carols] },
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+      metadata: undefined,
+    })) as Task;
+    const claims = await eventually(() => {
+      const found = plannerVerifier.verified.find((payload) => payload.task_id === sent.id);
+      expect(found).toBeDefined();
+      return found as DeliveryAssertionClaims;
+    }, 20_000);
+    expect(claims).toMatchObject({ sub: carol.agent.handle, root_sender: alice.agent.handle, root_task_id: root.id, parent_task_id: carols, depth: 2 });
+  });
+
   it('signs every attempt anew: a retried webhook carries a fresh assertion', async () => {
     sink.plan('/carol-retry', [{ status: 503 }, { status: 200 }]);
     const dave = await registerAgent(relay, { handle: uniqueHandle('dave', org), name: 'Dave', notification_webhook_url: sink.url('/carol-retry') });
