@@ -59,7 +59,8 @@ function statusOf(error: unknown): number | null {
  * Delivers a new task to an upstream agent's A2A server: one `SendMessage` (returning at once)
  * through the official SDK client, with the relay's message id as its `messageId` (a server that
  * keeps message ids answers a retry with the same task), the sender's handle in the message
- * metadata and in `X-AgentRelay-Sender`, the agent's sealed credential in its header. The answer
+ * metadata and in `X-AgentRelay-Sender`, the attempt's signed assertion of who asked in
+ * `X-AgentRelay-Assertion`, the agent's sealed credential in its header. The answer
  * (a task, or a message) is recorded beside the relay task in the same process step that ends the
  * attempt, and the follower takes it from there.
  */
