@@ -323,6 +323,55 @@ describe('Who asked, signed: the assertion every delivery carries, verified by i
     expect(verifier.refused.map((refusal) => refusal.reason)).toEqual(['ERR_JWT_CLAIM_VALIDATION_FAILED']);
   });
 
+  it("the sender's later message and its cancel are deliveries too: each carries an assertion for the upstream", async () => {
+    const quizVerifier = new AssertionVerifier(relay.url);
+    const quizHandle = uniqueHandle('quiz', org);
+    const quiz = await startUpstreamAgent({
+      binding: 'HTTP+JSON',
+      card: '1.0',
+      behaviour: 'ask',
+      verifyRequest: async (call) => !isDelivery(call) || (await quizVerifier.verify(headerOf(call.headers, HEADER), quizHandle)) !== null,
+    });
+    try {
+      const registered = await request(relay.url)
+        .post('/admin/agents')
+        .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+        .send({ handle: quizHandle, name: 'Quiz', upstream: { card_url: quiz.cardUrl } });
+      expect(registered.status).toBe(201);
+      const client = await senderClient(relay, alice, quizHandle);
+      const configuration = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true };
+      const asked = (await client.sendMessage({ tenant: '', message: userMessage('paint the shed'), configuration, metadata: undefined })) as Task;
+      await eventually(async () => {
+        expect((await client.getTask({ tenant: '', id: asked.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      }, 20_000);
+      await client.sendMessage({
+        tenant: '',
+        message: { ...userMessage('blue'), taskId: asked.id, contextId: asked.contextId },
+        configuration,
+        metadata: undefined,
+      });
+      await eventually(async () => {
+        expect((await client.getTask({ tenant: '', id: asked.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      }, 20_000);
+
+      // Another handoff, canceled while the upstream asks its question.
+      const canceled = (await client.sendMessage({ tenant: '', message: userMessage('paint the fence'), configuration, metadata: undefined })) as Task;
+      await eventually(async () => {
+        expect((await client.getTask({ tenant: '', id: canceled.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      }, 20_000);
+      await client.cancelTask({ tenant: '', id: canceled.id, metadata: undefined });
+      await eventually(() => expect(quizVerifier.verified.filter((claims) => claims.task_id === canceled.id)).toHaveLength(2), 20_000);
+
+      const events = (taskId: string) => quizVerifier.verified.filter((claims) => claims.task_id === taskId).map((claims) => claims.event);
+      expect(events(asked.id)).toEqual(['a2a.task.created', 'a2a.task.message']);
+      expect(events(canceled.id)).toEqual(['a2a.task.created', 'a2a.task.canceled']);
+      expect(quizVerifier.verified.every((claims) => claims.aud === quizHandle && claims.sub === alice.agent.handle && claims.depth === 0)).toBe(true);
+      expect(quizVerifier.refused).toEqual([]);
+    } finally {
+      await quiz.close();
+    }
+  });
+
   it("names the root's sender two hops down: Alice → Bob → Carol → the planner", async () => {
     const root = await rootTask();
     const carols = await handToCarol(root, 'ask the planner');
