@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import type { DeliveryView } from '@app/contracts';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { DELIVERY_ASSERTION_JWKS_PATH, DELIVERY_ASSERTION_TYPE, type DeliveryView } from '@app/contracts';
 import { registerAgent, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { ok, type Json } from './support/json-rpc';
@@ -81,6 +82,13 @@ describe('approvers notifications', () => {
     await eventually(() => requestsFor('/approvers', taskId).length > 0 && requestsFor('/approvers-slack', taskId).length > 0, 30000);
     const [hook] = requestsFor('/approvers', taskId);
     expect(verifyStandardWebhook(hook, APPROVERS_SECRET)).toBe(true);
+    // Who asked, signed for the approvers (docs/chains.md#who-asked-signed).
+    const assertion = await jwtVerify(hook.headers['x-agentrelay-assertion'] as string, createRemoteJWKSet(new URL(DELIVERY_ASSERTION_JWKS_PATH, relay.url)), {
+      issuer: PUBLIC_URL,
+      audience: 'approvers',
+      typ: DELIVERY_ASSERTION_TYPE,
+    });
+    expect(assertion.payload).toMatchObject({ sub: bob.agent.handle, task_id: taskId, event: 'a2a.task.held', depth: 0, root_sender: bob.agent.handle });
     expect(JSON.parse(hook.body)).toMatchObject({
       type: 'a2a.task.held',
       approval_url: approvalUrl,

@@ -124,6 +124,12 @@ async function main() {
       RELAY_NOTIFIER_SEALING_KEYS: `cpu:${pair.privateKey.export({ format: 'jwk' }).d}`,
       RELAY_NOTIFIER_PUBLIC_KEY: `cpu:${pair.publicKey.export({ format: 'jwk' }).x}`,
     }))(generateKeyPairSync('x25519')),
+    // Every delivery carries an assertion the notifier signs with a P-256 key; the edge publishes its public half.
+    ...((pair) => {
+      const { x, y } = pair.publicKey.export({ format: 'jwk' });
+      const point = Buffer.concat([Buffer.from([4]), Buffer.from(x, 'base64url'), Buffer.from(y, 'base64url')]).toString('base64url');
+      return { RELAY_ASSERTION_SIGNING_KEY: `cpu:${pair.privateKey.export({ format: 'jwk' }).d}`, RELAY_ASSERTION_PUBLIC_KEYS: `cpu:${point}` };
+    })(generateKeyPairSync('ec', { namedCurve: 'P-256' })),
     ...(idp ? { RELAY_OIDC_ISSUERS: JSON.stringify([{ issuer: idp.issuer, audience: TOKEN_AUDIENCE }]) } : {}),
   };
   execFileSync(process.execPath, [`${ROOT}/dist/scripts/migrate.js`], { env, stdio: 'ignore' });

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { parseNatsServers, type NatsServers } from '@app/config';
 import { dropDatabase, ensureDatabaseExists } from '@app/database';
 import { openJetStream } from '@app/messaging';
-import { generateNotifierSealingKeyPair } from '@app/secrets';
+import { generateAssertionKeyPair, generateNotifierSealingKeyPair } from '@app/secrets';
 import { migrateAllSchemas } from '../migrate-all';
 import { renderChart } from './chart';
 import { HttpClient } from './load-generator';
@@ -162,6 +162,8 @@ async function main(): Promise<void> {
       RELAY_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
       // What the services send the notifier over NATS is sealed to its key.
       ...((pair) => ({ RELAY_NOTIFIER_SEALING_KEYS: pair.sealingKey, RELAY_NOTIFIER_PUBLIC_KEY: pair.publicKey }))(generateNotifierSealingKeyPair('bench')),
+      // Every delivery carries an assertion the notifier signs; the edge publishes its key.
+      ...((pair) => ({ RELAY_ASSERTION_SIGNING_KEY: pair.signingKey, RELAY_ASSERTION_PUBLIC_KEYS: pair.publicKey }))(generateAssertionKeyPair('bench')),
       // --nats secure|private: the bench's server (secure: and the TLS files; each process's own seed comes from relayEnvOf).
       ...(ownNats?.env ?? {}),
     };

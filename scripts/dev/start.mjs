@@ -200,6 +200,24 @@ if (!env.RELAY_NOTIFIER_SEALING_KEYS || !env.RELAY_NOTIFIER_PUBLIC_KEY) {
   env.RELAY_NOTIFIER_PUBLIC_KEY = publicKey;
 }
 
+// Every delivery carries an assertion the notifier signs with its P-256 key and the edge publishes
+// the public half of; a local run keeps the pair in .relay/assertion-signing-key (the notifier's
+// private key, then the public one the edge publishes at /.well-known/jwks.json).
+if (!env.RELAY_ASSERTION_SIGNING_KEY || !env.RELAY_ASSERTION_PUBLIC_KEYS) {
+  const keyFile = '.relay/assertion-signing-key';
+  if (!existsSync(keyFile)) {
+    mkdirSync('.relay', { recursive: true });
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const { x, y } = publicKey.export({ format: 'jwk' });
+    const point = Buffer.concat([Buffer.from([4]), Buffer.from(x, 'base64url'), Buffer.from(y, 'base64url')]).toString('base64url');
+    writeFileSync(keyFile, `local:${privateKey.export({ format: 'jwk' }).d}\nlocal:${point}\n`, { mode: 0o600 });
+  }
+  chmodSync(keyFile, 0o600);
+  const [signingKey, publicKeys] = readFileSync(keyFile, 'utf8').trim().split('\n');
+  env.RELAY_ASSERTION_SIGNING_KEY = signingKey;
+  env.RELAY_ASSERTION_PUBLIC_KEYS = publicKeys;
+}
+
 // The agents' stream ids are sealed with RELAY_STREAM_ID_KEY; a kept key lets a stream resume after a restart.
 if (!env.RELAY_STREAM_ID_KEY) {
   const keyFile = '.relay/stream-id-key';

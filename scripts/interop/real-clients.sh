@@ -62,6 +62,7 @@ export DATABASE_URL=postgres://postgres@127.0.0.1:5432/relay NATS_URL=nats://127
 export RELAY_ADMIN_TOKEN="admin_$(head -c 18 /dev/urandom | base64 | tr -d '/+=')"
 export RELAY_SECRET_KEYS="local:$(head -c 32 /dev/urandom | base64)" RELAY_STREAM_ID_KEY="$(head -c 32 /dev/urandom | base64)"
 eval "$(npm run --silent notifier:sealing-key -- local | sed 's/^/export /')"
+eval "$(npm run --silent assertion:signing-key -- local | sed 's/^/export /')"
 export RELAY_URL=http://127.0.0.1:8080 EDGE_PORT=8080 METRICS_PORT=0 RELAY_MIGRATE_ON_START=false
 node dist/scripts/migrate.js >"$WORK/migrate.log" 2>&1
 for service in directory tasks notifier edge; do

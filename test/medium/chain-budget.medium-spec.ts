@@ -42,12 +42,24 @@ describe('chains at the create write path', () => {
     expect(Number(tree.count)).toBe(BUDGET);
   });
 
-  it("writes the chain into the created event's payload", async () => {
-    const [a, b, c] = [participant('a'), participant('b'), participant('c')];
+  it("writes the chain into the created event's payload, with the root's sender", async () => {
+    const [a, b, c, d] = [participant('a'), participant('b'), participant('c'), participant('d')];
     const root = await createTask(database, a, b);
     const child = await createTask(database, b, c, { parent_task_ids: ['01HXYZ4K2VNJQP7R8MWDB3CSTF', root.id] });
     expect(child.chain).toEqual({ parent_task_id: root.id, root_task_id: root.id, depth: 1 });
     const [created] = await outboxEventsOf(database, child.id);
-    expect(created.payload.chain).toEqual({ parent_task_id: root.id, root_task_id: root.id, depth: 1 });
+    expect(created.payload.chain).toEqual({ parent_task_id: root.id, root_task_id: root.id, depth: 1, root_sender: a.handle });
+    // Two hops down the root's sender is still a's, not the parent's sender; a root is its own, and stores none.
+    const grandchild = await createTask(database, c, d, { parent_task_ids: [child.id] });
+    const [deeper] = await outboxEventsOf(database, grandchild.id);
+    expect(deeper.payload.chain).toEqual({ parent_task_id: child.id, root_task_id: root.id, depth: 2, root_sender: a.handle });
+    const [rootCreated] = await outboxEventsOf(database, root.id);
+    expect(rootCreated.payload.chain).toEqual({ parent_task_id: null, root_task_id: root.id, depth: 0, root_sender: a.handle });
+    const stored = await rowsOf<{ id: string; root_sender_handle: string | null }>(
+      database,
+      `SELECT "id", "root_sender_handle" FROM "tasks"."tasks" WHERE "id" = ANY($1) ORDER BY "depth"`,
+      [[root.id, child.id, grandchild.id]],
+    );
+    expect(stored.map((row) => row.root_sender_handle)).toEqual([null, a.handle, a.handle]);
   });
 });

@@ -3,6 +3,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig } from '@app/config';
 import type { LoggingOptions } from '@app/logging';
 import { consoleSessionStreamName, deleteEventStream, keyFilterBucketName, openJetStream, rateLimitStreamName } from '@app/messaging';
+import { generateAssertionKeyPair } from '@app/secrets';
 import { createEdgeApp } from '../../apps/edge/src/bootstrap';
 import { EdgeConfig } from '../../apps/edge/src/edge.config';
 import { startTasksService } from '../../apps/tasks/src/bootstrap';
@@ -37,6 +38,8 @@ export const TEST_STREAM_ID_KEY = 'dGVzdC1zdHJlYW0taWQta2V5LTAxMjM0NTY3ODlhYmM='
 /** The notifier's key pair in tests: what the others seal to it over NATS, and what opens it. */
 export const TEST_NOTIFIER_SEALING_KEYS = 'test:EHy70PCwLcHtXsTPPky7I3tiQGuhEb5VUt6vuxaW1Xo';
 export const TEST_NOTIFIER_PUBLIC_KEY = 'test:qQlesDFs_Pjc6tB1u5qu3iclkAw1A8qZoTs1ugTG2lQ';
+/** The key the notifier signs delivery assertions with in tests, and the edge's published set (its public half). */
+export const TEST_ASSERTION_KEYS = generateAssertionKeyPair('test');
 
 /**
  * A whole relay inside the test process: the edge on an ephemeral loopback port and each service
@@ -71,6 +74,8 @@ export class RelayHarness {
       RELAY_SECRET_KEYS: TEST_SECRET_KEYS,
       RELAY_NOTIFIER_SEALING_KEYS: TEST_NOTIFIER_SEALING_KEYS,
       RELAY_NOTIFIER_PUBLIC_KEY: TEST_NOTIFIER_PUBLIC_KEY,
+      RELAY_ASSERTION_SIGNING_KEY: TEST_ASSERTION_KEYS.signingKey,
+      RELAY_ASSERTION_PUBLIC_KEYS: TEST_ASSERTION_KEYS.publicKey,
       // One key for every edge of a harness, so that a stream resumes on another edge.
       RELAY_STREAM_ID_KEY: TEST_STREAM_ID_KEY,
       // Generous: test files run in parallel on a loaded machine, and a test that means to see a
@@ -107,10 +112,21 @@ export class RelayHarness {
   async startEdge(extra: Record<string, string> = {}): Promise<NestFastifyApplication> {
     const config = loadConfig(EdgeConfig, this.env({ EDGE_PORT: '0', ...this.options.envOf?.('edge'), ...extra }));
     const app = await createEdgeApp(config, { logDestination: this.options.logDestination });
-    await app.listen(0, '127.0.0.1');
+    await app.listen(config.EDGE_PORT, '127.0.0.1');
     const port = (app.getHttpServer().address() as { port: number }).port;
     config.RELAY_PUBLIC_URL = extra.RELAY_PUBLIC_URL ?? `http://127.0.0.1:${port}`;
     this.edges.push(app);
+    return app;
+  }
+
+  /** Stops the first edge and starts one in its place, on the same port (so at the same URL), with these settings. */
+  async restartEdge(extra: Record<string, string> = {}): Promise<NestFastifyApplication> {
+    const port = new URL(this.url).port;
+    const [first] = this.edges.splice(0, 1);
+    await first.close();
+    const app = await this.startEdge({ ...extra, EDGE_PORT: port });
+    // The replacement answers as the first edge.
+    this.edges.unshift(this.edges.pop() as NestFastifyApplication);
     return app;
   }
 

@@ -42,6 +42,8 @@ export interface UpstreamAgentOptions {
   requireHeader?: { name: string; value: string };
   /** Checks the `Authorization` header of every A2A call (an OAuth2 access token); 401 when it answers false. */
   verifyAuthorization?: (authorization: string | undefined) => Promise<boolean>;
+  /** Checks every A2A call (its method, path and headers) after the credential; 401 when it answers false. */
+  verifyRequest?: (request: SeenCall) => Promise<boolean>;
   /** Its card offers OAuth2 client credentials at this token URL. */
   oauth2TokenUrl?: string;
   /** A loopback port to listen on (0: any). */
@@ -414,9 +416,17 @@ export async function startUpstreamAgent(options: UpstreamAgentOptions): Promise
       return;
     }
     const verify = options.verifyAuthorization;
-    if (!verify) return next();
+    const verifyRequest = options.verifyRequest;
     const authorization = request.headers.authorization;
-    void verify(typeof authorization === 'string' ? authorization : undefined).then(
+    const checks = [
+      ...(verify ? [() => verify(typeof authorization === 'string' ? authorization : undefined)] : []),
+      ...(verifyRequest ? [() => verifyRequest({ method: request.method, path: request.path, headers: { ...request.headers } })] : []),
+    ];
+    if (checks.length === 0) return next();
+    void (async () => {
+      for (const check of checks) if (!(await check())) return false;
+      return true;
+    })().then(
       (valid) => (valid ? next() : response.status(401).json({ error: 'unauthenticated' })),
       () => response.status(401).json({ error: 'unauthenticated' }),
     );

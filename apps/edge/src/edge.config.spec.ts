@@ -1,9 +1,12 @@
-import { generateNotifierSealingKeyPair } from '@app/secrets';
+import { generateAssertionKeyPair, generateNotifierSealingKeyPair } from '@app/secrets';
 import { ConfigValidationError, loadConfig } from '@app/config';
 import { EdgeConfig } from './edge.config';
 
 /** What EdgeConfig requires beside the values a test sets. */
-const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
+const EDGE_REQUIRED = {
+  RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey,
+  RELAY_ASSERTION_PUBLIC_KEYS: generateAssertionKeyPair('test').publicKey,
+};
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -55,5 +58,19 @@ describe('edge config: the notifier’s public key', () => {
   it('is required: the edge sends the notifier no secret it has not sealed', () => {
     expect(problemsOf({ RELAY_NOTIFIER_PUBLIC_KEY: '' }).join('\n')).toMatch(/RELAY_NOTIFIER_PUBLIC_KEY is required/);
     expect(problemsOf({ RELAY_NOTIFIER_PUBLIC_KEY: 'k:not-a-key' }).join('\n')).toMatch(/RELAY_NOTIFIER_PUBLIC_KEY key "k" must be 32 bytes/);
+  });
+});
+
+describe('edge config: the published keys of delivery assertions', () => {
+  it('is required, each key named and checked, none twice', () => {
+    expect(problemsOf({ RELAY_ASSERTION_PUBLIC_KEYS: '' }).join('\n')).toMatch(/RELAY_ASSERTION_PUBLIC_KEYS is required/);
+    expect(problemsOf({ RELAY_ASSERTION_PUBLIC_KEYS: 'k:not-a-key' }).join('\n')).toMatch(/RELAY_ASSERTION_PUBLIC_KEYS key "k" must be 65 bytes/);
+    const key = generateAssertionKeyPair('k').publicKey;
+    expect(problemsOf({ RELAY_ASSERTION_PUBLIC_KEYS: `${key},${key}` }).join('\n')).toMatch(/names key "k" twice/);
+    // 65 bytes that are no point of the curve.
+    expect(
+      problemsOf({ RELAY_ASSERTION_PUBLIC_KEYS: `off:${Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 1)]).toString('base64url')}` }).join('\n'),
+    ).toMatch(/key "off" is not a P-256 public key/);
+    expect(problemsOf({ RELAY_ASSERTION_PUBLIC_KEYS: `${key},${generateAssertionKeyPair('next').publicKey}` })).toEqual([]);
   });
 });

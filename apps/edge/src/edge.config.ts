@@ -2,7 +2,7 @@ import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from 'class-validator';
 import { isIP } from 'node:net';
 import { CommonConfig } from '@app/config';
-import { IsNotifierPublicKey } from '@app/secrets';
+import { IsAssertionPublicKeys, IsNotifierPublicKey } from '@app/secrets';
 import { tokenIssuersProblem } from './token-issuers';
 
 export class EdgeConfig extends CommonConfig {
@@ -12,6 +12,14 @@ export class EdgeConfig extends CommonConfig {
   /** The notifier's public key (`id:base64url` X25519) that an upstream agent's credential, client key or a new webhook secret is sealed to on its way to the notifier over NATS. */
   @IsNotifierPublicKey()
   RELAY_NOTIFIER_PUBLIC_KEY: string;
+
+  /**
+   * The public keys (`id:base64url` P-256) of the relay's delivery assertions, published at
+   * `/.well-known/jwks.json`: the notifier's RELAY_ASSERTION_SIGNING_KEY among them, and during a
+   * rotation the next one or the last one too (docs/operations.md#delivery-assertion-keys).
+   */
+  @IsAssertionPublicKeys()
+  RELAY_ASSERTION_PUBLIC_KEYS: string;
 
   @IsInt()
   @Min(0)

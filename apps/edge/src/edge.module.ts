@@ -1,5 +1,6 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { HttpMetrics, metricsProvider, MetricsModule, NatsClientMetrics } from '@app/metrics';
+import { AssertionKeysModule } from './assertion-keys/assertion-keys.module';
 import { CardsModule } from './cards/cards.module';
 import { UpstreamPushModule } from './upstream-push/upstream-push.module';
 import { OperatorModule } from './operator/operator.module';
@@ -29,6 +30,7 @@ export class EdgeModule {
         HealthModule,
         OperatorModule,
         CardsModule,
+        AssertionKeysModule,
         EventDocsModule,
         JsonRpcModule,
         RestModule,

@@ -1,4 +1,4 @@
-import { generateNotifierSealingKeyPair } from '@app/secrets';
+import { generateAssertionKeyPair, generateNotifierSealingKeyPair } from '@app/secrets';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,10 @@ import { DEFAULT_HANDLE_CLAIM, parseTokenIssuers } from './token-issuers';
 import { bearerChallenge, invalidToken } from './auth/token-verifier';
 
 /** What EdgeConfig requires beside the values a test sets. */
-const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
+const EDGE_REQUIRED = {
+  RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey,
+  RELAY_ASSERTION_PUBLIC_KEYS: generateAssertionKeyPair('test').publicKey,
+};
 
 describe('RELAY_OIDC_ISSUERS', () => {
   it('reads a JSON list: one audience or several, the handle claim defaulting to agentrelay_handle', () => {

@@ -1,10 +1,11 @@
-import { generateNotifierSealingKeyPair } from '@app/secrets';
+import { generateAssertionKeyPair, generateNotifierSealingKeyPair } from '@app/secrets';
 import { ConfigValidationError, loadConfig } from '@app/config';
 import { approverChannelsOf, NotifierConfig, slotShares } from './notifier.config';
 
 const REQUIRED = {
   RELAY_SECRET_KEYS: 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=',
   RELAY_NOTIFIER_SEALING_KEYS: generateNotifierSealingKeyPair('test').sealingKey,
+  RELAY_ASSERTION_SIGNING_KEY: generateAssertionKeyPair('test').signingKey,
 };
 
 describe('NotifierConfig: shares of the delivery slots', () => {
@@ -66,5 +67,34 @@ describe('NotifierConfig: the key that opens what is sealed to the notifier', ()
     })();
     expect(problem).toMatch(/RELAY_NOTIFIER_SEALING_KEYS key "old" must be 32 bytes/);
     expect(problem).not.toContain('dG9vLXNob3J0');
+  });
+});
+
+describe('NotifierConfig: the key delivery assertions are signed with', () => {
+  const problemOf = (env: Record<string, string>): string => {
+    try {
+      loadConfig(NotifierConfig, { ...REQUIRED, ...env });
+      return '';
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  it('is required, one key, and a malformed one is refused naming its id, never quoting it', () => {
+    expect(problemOf({ RELAY_ASSERTION_SIGNING_KEY: '' })).toMatch(/RELAY_ASSERTION_SIGNING_KEY is required/);
+    expect(problemOf({ RELAY_ASSERTION_SIGNING_KEY: 'old:dG9vLXNob3J0' })).toMatch(/RELAY_ASSERTION_SIGNING_KEY key "old" must be 32 bytes/);
+    expect(problemOf({ RELAY_ASSERTION_SIGNING_KEY: 'old:dG9vLXNob3J0' })).not.toContain('dG9vLXNob3J0');
+    const two = `${generateAssertionKeyPair('a').signingKey},${generateAssertionKeyPair('b').signingKey}`;
+    expect(problemOf({ RELAY_ASSERTION_SIGNING_KEY: two })).toMatch(/holds one key/);
+    // 32 bytes that are no P-256 private key (past the curve's order).
+    const outOfRange = `big:${Buffer.alloc(32, 0xff).toString('base64url')}`;
+    expect(problemOf({ RELAY_ASSERTION_SIGNING_KEY: outOfRange })).toMatch(/RELAY_ASSERTION_SIGNING_KEY key "big" is not a P-256 private key/);
+    expect(problemOf({ RELAY_ASSERTION_SIGNING_KEY: outOfRange })).not.toContain(Buffer.alloc(32, 0xff).toString('base64url'));
+  });
+
+  it('keeps an assertion valid for 5 minutes unless told otherwise, within 30 s to an hour', () => {
+    expect(loadConfig(NotifierConfig, REQUIRED).RELAY_ASSERTION_TTL_SECONDS).toBe(300);
+    expect(problemOf({ RELAY_ASSERTION_TTL_SECONDS: '5' })).toMatch(/RELAY_ASSERTION_TTL_SECONDS/);
+    expect(problemOf({ RELAY_ASSERTION_TTL_SECONDS: '7200' })).toMatch(/RELAY_ASSERTION_TTL_SECONDS/);
   });
 });

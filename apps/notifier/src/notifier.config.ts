@@ -1,7 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateBy, ValidateIf } from 'class-validator';
 import { DatabaseServiceConfig, toBoolean } from '@app/config';
-import { IsNotifierSealingKeys, IsSecretKeyList } from '@app/secrets';
+import { IsAssertionSigningKey, IsNotifierSealingKeys, IsSecretKeyList } from '@app/secrets';
 import type { ApproverChannels } from './deliveries/delivery-planner';
 import { AllowedNetworks, type PrivateTargets } from './deliveries/ssrf-guard';
 
@@ -32,6 +32,19 @@ export class NotifierConfig extends DatabaseServiceConfig {
    */
   @IsNotifierSealingKeys()
   RELAY_NOTIFIER_SEALING_KEYS: string;
+
+  /**
+   * The P-256 key (`id:base64url`) the notifier signs each delivery's assertion of who asked with
+   * (docs/chains.md#who-asked-signed); the edge publishes its public half among RELAY_ASSERTION_PUBLIC_KEYS.
+   */
+  @IsAssertionSigningKey()
+  RELAY_ASSERTION_SIGNING_KEY: string;
+
+  /** How long a delivery's assertion is valid after it is signed (each attempt signs anew). */
+  @IsInt()
+  @Min(30)
+  @Max(3600)
+  RELAY_ASSERTION_TTL_SECONDS: number = 300;
 
   /**
    * Delays between the attempts of a delivery (after the first one), e.g. `5s,30s,5m`; units

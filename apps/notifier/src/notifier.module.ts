@@ -8,6 +8,7 @@ import { NotifierUnsealer, SecretsModule } from '@app/secrets';
 import { NotifierConfig } from './notifier.config';
 import { notifierDataSourceOptions } from './database/data-source';
 import { DELIVERY_SEALED_COLUMNS, DeliveriesService } from './deliveries/deliveries.service';
+import { DeliveryAssertionSigner } from './deliveries/delivery-assertion';
 import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
 import { SlackThrottleService } from './deliveries/slack-throttle.service';
 import { EventConsumerService } from './events/event-consumer.service';
@@ -59,6 +60,14 @@ export class NotifierModule {
       providers: [
         { provide: NotifierConfig, useValue: config },
         { provide: NotifierUnsealer, useValue: new NotifierUnsealer(config.RELAY_NOTIFIER_SEALING_KEYS) },
+        {
+          provide: DeliveryAssertionSigner,
+          useValue: new DeliveryAssertionSigner(
+            config.RELAY_ASSERTION_SIGNING_KEY,
+            config.RELAY_PUBLIC_URL.replace(/\/+$/, ''),
+            config.RELAY_ASSERTION_TTL_SECONDS,
+          ),
+        },
         SealedRequests,
         EventConsumersService,
         { provide: INSTANCE_ID, useValue: config.INSTANCE_ID || defaultInstanceId() },

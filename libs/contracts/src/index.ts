@@ -27,6 +27,7 @@ export * from './notifier/notifier.contract';
 export * from './notifier/deliveries.model';
 export * from './notifier/admin-deliveries.contract';
 export * from './notifier/event-consumers.contract';
+export * from './notifier/delivery-assertion';
 export * from './upstream/upstream.model';
 export * from './upstream/upstream.contract';
 export * from './events/event-catalog';

@@ -1,5 +1,6 @@
 export * from './secret-cipher';
 export * from './notifier-sealing';
+export * from './delivery-assertion-keys';
 export * from './webhook-secret';
 export * from './secret-keys.validator';
 export * from './reseal';

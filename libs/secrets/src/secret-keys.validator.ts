@@ -1,4 +1,5 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
+import { AssertionKeyError, parseAssertionPublicKeys, parseAssertionSigningKey } from './delivery-assertion-keys';
 import { NotifierSealingKeyError, parseNotifierPublicKey, parseNotifierSealingKeys } from './notifier-sealing';
 import { parseSecretKeys, SecretKeyError } from './secret-cipher';
 
@@ -49,7 +50,7 @@ function keyValidator(name: string, required: string, parse: (value: string) => 
             parse(value);
             return true;
           } catch (error) {
-            if (!(error instanceof NotifierSealingKeyError)) throw error;
+            if (!(error instanceof NotifierSealingKeyError || error instanceof AssertionKeyError)) throw error;
             problem = error.message;
             return false;
           }
@@ -74,5 +75,23 @@ export function IsNotifierPublicKey(): PropertyDecorator {
     'isNotifierPublicKey',
     "RELAY_NOTIFIER_PUBLIC_KEY is required: id:base64url, the public half of the notifier's first RELAY_NOTIFIER_SEALING_KEYS entry",
     parseNotifierPublicKey,
+  );
+}
+
+/** Validates the notifier's `RELAY_ASSERTION_SIGNING_KEY` at boot; the message never quotes the key. */
+export function IsAssertionSigningKey(): PropertyDecorator {
+  return keyValidator(
+    'isAssertionSigningKey',
+    'RELAY_ASSERTION_SIGNING_KEY is required: id:base64url, the P-256 key the notifier signs delivery assertions with (npm run assertion:signing-key)',
+    parseAssertionSigningKey,
+  );
+}
+
+/** Validates the edge's `RELAY_ASSERTION_PUBLIC_KEYS` at boot. */
+export function IsAssertionPublicKeys(): PropertyDecorator {
+  return keyValidator(
+    'isAssertionPublicKeys',
+    'RELAY_ASSERTION_PUBLIC_KEYS is required: id:base64url P-256 public keys, comma-separated, the one RELAY_ASSERTION_SIGNING_KEY signs with among them',
+    parseAssertionPublicKeys,
   );
 }

@@ -1,4 +1,4 @@
-import { generateNotifierSealingKeyPair } from '@app/secrets';
+import { generateAssertionKeyPair, generateNotifierSealingKeyPair } from '@app/secrets';
 import { jest } from '@jest/globals';
 import { loadConfig } from '@app/config';
 import { RelayError, type AgentIdentity } from '@app/contracts';
@@ -11,7 +11,10 @@ import type { KeyFilter, KeyFilterVerdict } from './key-filter';
 import { TokenVerifier } from './token-verifier';
 
 /** What EdgeConfig requires beside the values a test sets. */
-const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
+const EDGE_REQUIRED = {
+  RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey,
+  RELAY_ASSERTION_PUBLIC_KEYS: generateAssertionKeyPair('test').publicKey,
+};
 
 /** No identity provider configured: tokens are not looked at. */
 const NO_TOKENS = new TokenVerifier(loadConfig(EdgeConfig, EDGE_REQUIRED));

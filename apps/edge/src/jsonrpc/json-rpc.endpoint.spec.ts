@@ -1,4 +1,4 @@
-import { generateNotifierSealingKeyPair } from '@app/secrets';
+import { generateAssertionKeyPair, generateNotifierSealingKeyPair } from '@app/secrets';
 import { jest } from '@jest/globals';
 import { EventEmitter } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -18,7 +18,10 @@ import { EventStream } from '../streams/task-streams';
 import type { DialectMethods } from '../methods/dialect-methods';
 
 /** What EdgeConfig requires beside the values a test sets. */
-const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
+const EDGE_REQUIRED = {
+  RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey,
+  RELAY_ASSERTION_PUBLIC_KEYS: generateAssertionKeyPair('test').publicKey,
+};
 
 /** The raw response of a hijacked reply: records what is written. */
 class FakeRaw extends EventEmitter {

@@ -1,12 +1,15 @@
 import { loadConfig } from '@app/config';
 import { RelayError } from '@app/contracts';
-import { generateNotifierSealingKeyPair } from '@app/secrets';
+import { generateAssertionKeyPair, generateNotifierSealingKeyPair } from '@app/secrets';
 import { EdgeConfig } from '../edge.config';
 import { PushFailureThrottle } from './push-failure-throttle';
 
 const WINDOW_MS = 10_000;
 const NOW = 1_000_000;
-const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
+const EDGE_REQUIRED = {
+  RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey,
+  RELAY_ASSERTION_PUBLIC_KEYS: generateAssertionKeyPair('test').publicKey,
+};
 
 function throttle(): PushFailureThrottle {
   return new PushFailureThrottle(

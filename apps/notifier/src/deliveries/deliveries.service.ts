@@ -15,6 +15,7 @@ import {
 } from '@app/contracts';
 import { openJsonValues, SecretCipher, SecretDecryptionError, sealJsonValues, type SealedColumn } from '@app/secrets';
 import { DeliveryAttemptEntity } from './delivery-attempt.entity';
+import type { DeliveryAssertionFacts } from './delivery-assertion';
 import type { PlannedDelivery } from './delivery-planner';
 
 /** A delivery as the worker needs it. */
@@ -42,6 +43,8 @@ export interface DeliveryRow {
   last_error: string | null;
   created_at: Date;
   delivered_at: Date | null;
+  /** What its assertion states (docs/chains.md#who-asked-signed); null on Slack deliveries and those recorded before. */
+  assertion: DeliveryAssertionFacts | null;
   /** The target agent's signing secret, read with the lease (webhook deliveries). */
   webhook_secret?: string | null;
 }
@@ -155,7 +158,7 @@ export class DeliveriesService {
     for (const { eventId, taskId, planned } of events) {
       for (const delivery of planned) {
         const base = params.length;
-        values.push(`(${Array.from({ length: 13 }, (_, i) => `$${base + i + 1}`).join(', ')}, 'pending', now())`);
+        values.push(`(${Array.from({ length: 14 }, (_, i) => `$${base + i + 1}`).join(', ')}, 'pending', now())`);
         params.push(
           randomUUID(),
           eventId,
@@ -170,12 +173,13 @@ export class DeliveriesService {
           delivery.content_type,
           JSON.stringify(sealJsonValues(this.cipher, delivery.headers)),
           JSON.stringify(delivery.body),
+          delivery.assertion ? JSON.stringify(delivery.assertion) : null,
         );
       }
     }
     if (values.length === 0) return [];
     const rows = (await this.dataSource.query(
-      `INSERT INTO ${TABLE} ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "destination", "timeout_ms", "content_type", "headers", "body", "status", "next_attempt_at")
+      `INSERT INTO ${TABLE} ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "destination", "timeout_ms", "content_type", "headers", "body", "assertion", "status", "next_attempt_at")
        VALUES ${values.join(', ')}
        ON CONFLICT ("event_id", "channel", "target_handle", "target_ref") DO NOTHING
        RETURNING "channel"`,

@@ -79,6 +79,40 @@ describe('delivery planning', () => {
     expect(planPushDeliveries(event('completed'), [push])).toHaveLength(1);
   });
 
+  it('records what each webhook, push and upstream delivery asserts of who asked; Slack asserts nothing', () => {
+    const upstream = { url: 'https://bob.example.com/a2a', binding: 'JSONRPC', protocol_version: '1.0' } as AgentTarget['upstream'];
+    const withUpstream = new Map([...targets, ['bob@acme', target('bob@acme', { upstream })]]);
+    const chained: TaskEvent = {
+      ...event('created', 'alice@acme'),
+      chain: { parent_task_id: 'P1', root_task_id: 'R1', depth: 2, root_sender: 'carol@acme' },
+    };
+    const facts = { sender: 'alice@acme', root_sender: 'carol@acme', root_task_id: 'R1', parent_task_id: 'P1', depth: 2 };
+    const planned = planDeliveries(chained, withUpstream, '');
+    expect(planned.map((delivery) => [delivery.channel, delivery.assertion ?? null])).toEqual([
+      ['upstream', facts],
+      ['webhook', facts],
+      ['slack', null],
+    ]);
+    const push = {
+      config_id: 'c1',
+      owner_handle: 'alice@acme',
+      version: '1.0' as const,
+      url: 'https://push',
+      token: null,
+      auth_scheme: null,
+      auth_credentials: null,
+    };
+    expect(planPushDeliveries(chained, [push])[0].assertion).toEqual(facts);
+    const approvers = planApproverDeliveries(
+      { ...chained, type: 'held' },
+      { webhookUrl: 'https://hooks/approvers', slackWebhookUrl: 'https://slack/approvers', consoleUrl: 'https://relay/console' },
+    );
+    expect(approvers.map((delivery) => [delivery.channel, delivery.assertion ?? null])).toEqual([
+      ['webhook', facts],
+      ['slack', null],
+    ]);
+  });
+
   it('to an upstream agent: the new task, the sender’s messages and its cancel; never the upstream’s own messages or other events', () => {
     const upstream = { url: 'https://bob.example.com/a2a', binding: 'JSONRPC', protocol_version: '1.0' } as AgentTarget['upstream'];
     const upstreamTargets = new Map([...targets, ['bob@acme', target('bob@acme', { upstream, notification_webhook_url: null, slack_webhook_url: null })]]);

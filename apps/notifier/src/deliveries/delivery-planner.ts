@@ -6,6 +6,7 @@ import {
   type TaskEventType,
   type UpstreamInterface,
 } from '@app/contracts';
+import { assertionFactsOf, type DeliveryAssertionFacts } from './delivery-assertion';
 
 /** Where an agent wants to be told, as the directory's agent events last said. */
 export interface AgentTarget {
@@ -35,6 +36,8 @@ export interface PlannedDelivery {
   body: unknown;
   /** The request timeout of its attempts: the owner agent's `webhook_timeout_ms`, or null for the notifier's default. */
   timeout_ms?: number | null;
+  /** What each attempt's signed assertion states (webhook, push and upstream deliveries); Slack gets none. */
+  assertion?: DeliveryAssertionFacts | null;
 }
 
 type Party = 'sender' | 'recipient';
@@ -143,6 +146,7 @@ export function planApproverDeliveries(event: TaskEvent, channels: ApproverChann
     planned.push({
       ...common,
       channel: 'webhook',
+      assertion: assertionFactsOf(event),
       url: channels.webhookUrl,
       body: { type: kind, timestamp: event.occurred_at, data: event, approval_url: approvalUrl },
     });
@@ -314,6 +318,7 @@ export function planUpstreamDelivery(event: TaskEvent, targets: Map<string, Agen
     headers: {},
     body,
     timeout_ms: target.webhook_timeout_ms,
+    assertion: assertionFactsOf(event),
   };
 }
 
@@ -342,6 +347,7 @@ export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarge
         headers: {},
         body: webhookBody(event),
         timeout_ms: target.webhook_timeout_ms,
+        assertion: assertionFactsOf(event),
       });
     }
   }

@@ -8,6 +8,7 @@ import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } 
 import { nextRetryDelay, parseRetrySchedule } from './retry-schedule';
 import { SlackThrottleService } from './slack-throttle.service';
 import { APPROVERS_TARGET } from './delivery-planner';
+import { DeliveryAssertionSigner } from './delivery-assertion';
 import { UpstreamDeliveryService } from '../upstream/upstream-delivery.service';
 import { UpstreamHealthService } from '../upstream/upstream-health.service';
 import { standardWebhookHeaders } from './standard-webhooks';
@@ -57,6 +58,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     @Inject(DeliveryMetrics) private readonly metrics: DeliveryMetrics,
     @Inject(UpstreamDeliveryService) private readonly upstream: UpstreamDeliveryService,
     @Inject(UpstreamHealthService) private readonly upstreamHealth: UpstreamHealthService,
+    @Inject(DeliveryAssertionSigner) private readonly assertions: DeliveryAssertionSigner,
   ) {
     this.schedule = parseRetrySchedule(config.RELAY_WEBHOOK_RETRY_SCHEDULE);
     this.scheduleSpanMs = this.schedule.reduce((sum, delay) => sum + delay, 0);
@@ -233,11 +235,13 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       }
       Object.assign(headers, standardWebhookHeaders(secret, delivery.id, body));
     }
+    // Who asked, signed anew for each attempt (docs/chains.md#who-asked-signed).
+    const identity = await this.assertions.identityHeaders(delivery);
     const sent =
       delivery.channel === 'upstream'
-        ? await this.upstream.deliver(delivery, this.abort.signal)
+        ? await this.upstream.deliver(delivery, this.abort.signal, identity)
         : await sendWebhook(
-            { url: delivery.url, headers, body },
+            { url: delivery.url, headers: { ...headers, ...identity }, body },
             {
               timeoutMs: delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS,
               maxResponseBytes: this.config.RELAY_WEBHOOK_MAX_RESPONSE_BYTES,

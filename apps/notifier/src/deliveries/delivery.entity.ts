@@ -1,5 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, Unique } from 'typeorm';
 import type { DeliveryChannel, DeliveryStatus } from '@app/contracts';
+import type { DeliveryAssertionFacts } from './delivery-assertion';
 
 /** One event to one target (webhook, Slack, A2A push or an upstream agent's A2A server), with its retry schedule and outcome. */
 @Entity({ name: 'deliveries' })
@@ -55,6 +56,10 @@ export class DeliveryEntity {
 
   @Column({ type: 'jsonb' })
   body: unknown;
+
+  /** What each attempt's signed assertion states beside its times (docs/chains.md#who-asked-signed); null on Slack deliveries and those recorded before. */
+  @Column({ type: 'jsonb', nullable: true })
+  assertion: DeliveryAssertionFacts | null;
 
   @Column({ type: 'varchar', length: 16, default: 'pending' })
   status: DeliveryStatus;

@@ -1,5 +1,6 @@
 import { renderPart, toWireRole, toWireState } from '@app/a2a';
 import type { WireVersion, TaskEvent } from '@app/contracts';
+import { assertionFactsOf } from './delivery-assertion';
 import { notifies, WEBHOOK_EVENTS, type PlannedDelivery } from './delivery-planner';
 
 /** An A2A push-notification config the notifier delivers to. */
@@ -68,6 +69,7 @@ export function planPushDeliveries(event: TaskEvent, targets: PushTarget[]): Pla
       content_type: target.version === '1.0' ? 'application/a2a+json' : 'application/json',
       headers,
       body: pushBody(event, target.version),
+      assertion: assertionFactsOf(event),
     };
   });
 }

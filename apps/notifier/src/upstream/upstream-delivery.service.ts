@@ -60,7 +60,8 @@ function statusOf(error: unknown): number | null {
  * Delivers a new task to an upstream agent's A2A server: one `SendMessage` (returning at once)
  * through the official SDK client, with the relay's message id as its `messageId` (a server that
  * keeps message ids answers a retry with the same task), the sender's handle in the message
- * metadata and in `X-AgentRelay-Sender`, the agent's sealed credential in its header. The answer
+ * metadata and in `X-AgentRelay-Sender`, the attempt's signed assertion of who asked in
+ * `X-AgentRelay-Assertion`, the agent's sealed credential in its header. The answer
  * (a task, or a message) is recorded beside the relay task in the same process step that ends the
  * attempt, and the follower takes it from there.
  */
@@ -76,7 +77,8 @@ export class UpstreamDeliveryService {
     @Inject(UpstreamHealthService) private readonly health: UpstreamHealthService,
   ) {}
 
-  async deliver(delivery: DeliveryRow, signal: AbortSignal): Promise<SendOutcome> {
+  /** `identity`: the attempt's identity headers (its signed assertion), sent beside the credential. */
+  async deliver(delivery: DeliveryRow, signal: AbortSignal, identity: Record<string, string> = {}): Promise<SendOutcome> {
     const startedAt = Date.now();
     const outcome = (partial: Omit<SendOutcome, 'durationMs' | 'retryAfterMs'>): SendOutcome => ({
       ...partial,
@@ -135,6 +137,7 @@ export class UpstreamDeliveryService {
         [RELAY_TASK_HEADER]: body.task_id,
         // The attempt's place in the handoff's trace (docs/chains.md).
         ...pickTraceHeaders(delivery.headers),
+        ...identity,
       });
       if (action === 'cancel') {
         await client.cancelTask(

@@ -107,6 +107,10 @@ const taskEventFields = {
       parent_task_id: z.string().nullable().meta({ description: "The handoff this task was made for, or null for a chain's root." }),
       root_task_id: z.string().meta({ description: 'The first handoff of the chain (the task itself for a root).' }),
       depth: z.number().int().min(0).meta({ description: 'How deep the task sits below its root (the root: 0).' }),
+      root_sender: z.string().optional().meta({
+        description:
+          "The handle of the root's sender: on whose behalf the chain runs (the task's own sender on a root); absent on events written before it was kept.",
+      }),
     })
     .optional()
     .meta({ description: 'Where the task sits in its chain of handoffs (absent on events written before chains were kept).' }),

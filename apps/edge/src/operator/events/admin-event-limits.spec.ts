@@ -1,11 +1,14 @@
-import { generateNotifierSealingKeyPair } from '@app/secrets';
+import { generateAssertionKeyPair, generateNotifierSealingKeyPair } from '@app/secrets';
 import { loadConfig } from '@app/config';
 import { RelayError } from '@app/contracts';
 import { EdgeConfig } from '../../edge.config';
 import { AdminEventLimits } from './admin-event-limits';
 
 /** What EdgeConfig requires beside the values a test sets. */
-const EDGE_REQUIRED = { RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey };
+const EDGE_REQUIRED = {
+  RELAY_NOTIFIER_PUBLIC_KEY: generateNotifierSealingKeyPair('test').publicKey,
+  RELAY_ASSERTION_PUBLIC_KEYS: generateAssertionKeyPair('test').publicKey,
+};
 
 function limits(env: Record<string, string> = {}): AdminEventLimits {
   return new AdminEventLimits(

@@ -20,6 +20,7 @@ import { SearchTextInPlpgsql1765450000000 } from './1765450000000-SearchTextInPl
 import { HandoffChains1765460000000 } from './1765460000000-HandoffChains';
 import { HandoffTraces1765470000000 } from './1765470000000-HandoffTraces';
 import { ChainTreeIndex1765523300000 } from './1765523300000-ChainTreeIndex';
+import { ChainRootSender1765812340000 } from './1765812340000-ChainRootSender';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -44,4 +45,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   HandoffChains1765460000000,
   HandoffTraces1765470000000,
   ChainTreeIndex1765523300000,
+  ChainRootSender1765812340000,
 ];

@@ -289,6 +289,7 @@ export async function createTask(
       depth: link.depth,
       trace_id: trace.traceId,
       trace_span_id: trace.spanId,
+      root_sender_handle: link.parent?.chain.senders[0] ?? null,
     };
     const message: MessageRow = {
       task_id: task.id,
@@ -348,6 +349,7 @@ export async function createTask(
         task.depth,
         task.trace_id,
         task.trace_span_id,
+        task.root_sender_handle,
       ],
     };
   });

@@ -41,7 +41,7 @@ export function taskEvent(type: TaskEventType, task: TaskRow, latest: MessageRow
         result_summary: task.result_summary,
         reason: task.reason,
       },
-      chain: toTaskChain(task),
+      chain: { ...toTaskChain(task), root_sender: task.root_sender_handle ?? (task.root_task_id === null ? task.sender_handle : undefined) },
       ...(artifact ? { artifact } : {}),
       ...(type === 'held' && task.hold
         ? { hold: { rule: task.hold.rule, reason: task.hold.reason, expires_at: task.hold.expires_at, four_eyes: task.hold.four_eyes } }

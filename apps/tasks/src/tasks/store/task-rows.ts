@@ -66,6 +66,7 @@ const TASK_ROW_COLUMNS: { [Column in keyof RowOf<TaskEntity>]: true } = {
   depth: true,
   trace_id: true,
   trace_span_id: true,
+  root_sender_handle: true,
 };
 
 /** The task columns of a query on `"tasks"."tasks" t`. */

@@ -39,6 +39,7 @@ const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'c
 @Check('tasks_held_is_hidden', `"state" <> 'held' OR ("hidden_from_recipient" AND "hold" IS NOT NULL AND "hold_expires_at" IS NOT NULL)`)
 @Check('tasks_tool_prompts_object', `"tool_prompts" IS NULL OR jsonb_typeof("tool_prompts") = 'object'`)
 @Check('tasks_hidden_only_when_held', `NOT "hidden_from_recipient" OR "hold" IS NOT NULL`)
+@Check('tasks_root_sender', `"root_task_id" IS NOT NULL OR "root_sender_handle" IS NULL`)
 @Check('tasks_depth_range', `"depth" >= 0 AND ("depth" = 0) = ("parent_task_id" IS NULL) AND ("parent_task_id" IS NULL) = ("root_task_id" IS NULL)`)
 @Check('tasks_trace_format', `("trace_id" IS NULL OR "trace_id" ~ '^[0-9a-f]{32}$') AND ("trace_span_id" IS NULL OR "trace_span_id" ~ '^[0-9a-f]{16}$')`)
 @Check('tasks_hold_object', `"hold" IS NULL OR jsonb_typeof("hold") = 'object'`)
@@ -162,4 +163,7 @@ export class TaskEntity {
   /** The span its deliveries continue when the call that causes one is in another trace: the span that created it, or one made for it. */
   @Column({ type: 'char', length: 16, nullable: true })
   traceSpanId: string | null;
+  /** The sender of the chain's root (on whose behalf the chain runs); null on a root, whose own sender it is, and on a handoff linked before it was kept. */
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  rootSenderHandle: string | null;
 }

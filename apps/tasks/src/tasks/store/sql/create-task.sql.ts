@@ -3,7 +3,7 @@
  *
  * The whole create in one statement (one round trip, committed on its own unless a context is
  * claimed): task, first message, artifacts, audit row, idempotency keys and the `created` outbox
- * event (`held` for a task created `held`, `$29`, with its hold `$30` and deadline `$31`; `$32` who answers its tool prompts when people do; `$33` its parent, `$34` its chain's root, `$35` its depth; `$36` its trace id and `$37` the span its deliveries continue). Nothing is written when one of the sender's keys already exists (`known_key`), or when
+ * event (`held` for a task created `held`, `$29`, with its hold `$30` and deadline `$31`; `$32` who answers its tool prompts when people do; `$33` its parent, `$34` its chain's root, `$35` its depth; `$36` its trace id and `$37` the span its deliveries continue; `$38` its root's sender). Nothing is written when one of the sender's keys already exists (`known_key`), or when
  * the context `$2` already holds tasks none of which is the sender's, or holds `$27` tasks; the
  * answer says which. Two creates racing on one key meet the keys' primary key and one of them
  * fails whole.
@@ -19,9 +19,9 @@ WITH known_key AS (
   INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
     "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
     "metadata", "message_count", "created_at", "updated_at", "status_timestamp", "hold", "hold_expires_at", "hidden_from_recipient",
-    "tool_prompts", "parent_task_id", "root_task_id", "depth", "trace_id", "trace_span_id")
+    "tool_prompts", "parent_task_id", "root_task_id", "depth", "trace_id", "trace_span_id", "root_sender_handle")
   SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $29::text, $11, $12, $13, $14, 1, $15, $15, $15, $30::jsonb, $31::timestamptz, $29::text = 'held',
-    $32::jsonb, $33::text, $34::text, $35::int, $36::text, $37::text
+    $32::jsonb, $33::text, $34::text, $35::int, $36::text, $37::text, $38::text
   FROM context_tasks ct
   WHERE NOT EXISTS (SELECT 1 FROM known_key) AND (ct."total" = 0 OR ct."mine" > 0) AND ct."total" < $27::int
   RETURNING "id"
