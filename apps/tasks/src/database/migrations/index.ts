@@ -18,6 +18,7 @@ import { HeldTaskEvent1765410000000 } from './1765410000000-HeldTaskEvent';
 import { ToolPromptAnswers1765440000000 } from './1765440000000-ToolPromptAnswers';
 import { SearchTextInPlpgsql1765450000000 } from './1765450000000-SearchTextInPlpgsql';
 import { HandoffChains1765460000000 } from './1765460000000-HandoffChains';
+import { TaskUnpublishedEvents1765473600036 } from './1765473600036-TaskUnpublishedEvents';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -40,4 +41,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   ToolPromptAnswers1765440000000,
   SearchTextInPlpgsql1765450000000,
   HandoffChains1765460000000,
+  TaskUnpublishedEvents1765473600036,
 ];

@@ -17,21 +17,23 @@ import {
   type TaskToolPrompts,
 } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
+import type { OutboxRow } from '../../outbox/committed-events';
 import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
 import { PAIR_RECENT_SQL, PARENT_CHAIN_SQL, PARENT_TASK_SQL } from './sql/chain-facts.sql';
 import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
-import { taskEvent } from './task-events';
+import { taskEvent, type OutboxTaskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
 import { plainParts } from './task-repository';
 import { firstText, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
-/** A new task with its first message and artifacts, as stored, built without reading it back. */
+/** A new task with its first message and artifacts, as stored, built without reading it back, and its event to publish. */
 export interface NewTask {
   task: TaskRow;
   message: MessageRow;
   artifacts: ArtifactRow[];
+  events: OutboxRow[];
 }
 
 interface CreateOutcome {
@@ -39,6 +41,7 @@ interface CreateOutcome {
   known_key: boolean;
   context_total: number;
   context_mine: number;
+  event_position: string | null;
 }
 
 /** Where a new task sits in its chain: its parent and root (null: it is a root) and depth, and the parent's chain for the rules. */
@@ -212,7 +215,9 @@ export async function createTask(
   const parts = plainParts(request.message.parts);
   const summary = firstText(parts);
   const id = nextTaskId();
-  let built: NewTask | undefined;
+  let built: Omit<NewTask, 'events'> | undefined;
+  let event: OutboxTaskEvent | undefined;
+  const traceParent = currentTraceParent();
   const outcome = await runCreate(pool, request, chainLimits, now, (link) => {
     const held = heldBy(request, now, link.depth);
     const task: TaskRow = {
@@ -264,7 +269,7 @@ export async function createTask(
       created_at: now,
     };
     const { artifacts } = applyArtifactInputs(task.id, [], request.artifacts, 'total');
-    const event = taskEvent(held ? 'held' : 'created', task, message, now);
+    event = taskEvent(held ? 'held' : 'created', task, message, now);
     const partsJson = JSON.stringify(parts);
     const payloadJson = JSON.stringify(message.payload);
     built = { task, message, artifacts: artifacts.map(({ size_bytes: _size, ...artifact }) => artifact) };
@@ -299,7 +304,7 @@ export async function createTask(
         JSON.stringify(event.payload),
         messageBytes(summary, partsJson, payloadJson),
         TASK_LIMITS.tasksPerContext,
-        currentTraceParent(),
+        traceParent,
         task.state,
         held ? JSON.stringify(held) : null,
         task.hold_expires_at,
@@ -310,7 +315,17 @@ export async function createTask(
       ],
     };
   });
-  if (outcome.created === 1 && built) return built;
+  if (outcome.created === 1 && built && event && outcome.event_position !== null) {
+    const published = {
+      id: event.id,
+      position: outcome.event_position,
+      task_id: id,
+      subject: event.subject,
+      payload: event.payload,
+      trace_parent: traceParent,
+    };
+    return { ...built, events: [published] };
+  }
   if (outcome.known_key) return null;
   if (outcome.context_total > 0 && outcome.context_mine === 0) {
     throw new RelayError('invalid_params', 'context_id names a context you take no part in', { field: 'context_id' });
