@@ -100,8 +100,9 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
   /**
    * Publishes `rows` (oldest first: the earlier unpublished events of their tasks, then the ones
    * just committed) without waiting: each once the previous one of its task is acknowledged, an
-   * event this process already published left out. A failed publish and the rest of its task are
-   * left to the sweep, which takes them at once on this replica.
+   * event this process already published left out. A failed publish (counted in the row's
+   * `attempts`, with its `last_error`) and the rest of its task are left to the sweep, which takes
+   * them at once when this replica leads, and once they settled when another one does.
    */
   publishCommitted(rows: OutboxRow[]): void {
     for (const row of rows) {
@@ -111,10 +112,13 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
         row,
         this.taskTails.get(row.task_id),
         (error) => {
-          if (error !== undefined) this.streamReady = false;
-          if (!this.leading) return;
-          this.abandoned.add(row.id);
-          if (this.backoffMs === 0) this.delay.wake();
+          // Recorded before the sweep may take it, so that its publish clears the error.
+          void (error !== undefined ? this.recordFailure(row, error) : Promise.resolve()).then(() => {
+            this.abandoned.add(row.id);
+            // Kept for the sweep of this replica once it leads; another replica's sweep takes them once they settled.
+            if (this.abandoned.size > this.options.batchSize) this.abandoned.delete(this.abandoned.values().next().value as string);
+            if (this.leading && this.backoffMs === 0) this.delay.wake();
+          });
         },
       );
     }
@@ -158,7 +162,7 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
     const left = new Set<string>();
     const read = new Set(rows.map((row) => row.id));
     // Published meanwhile by another replica, or past this batch (then it settles like any other).
-    for (const id of this.abandoned) if (!read.has(id)) this.abandoned.delete(id);
+    if (rows.length < this.options.batchSize) for (const id of this.abandoned) if (!read.has(id)) this.abandoned.delete(id);
     return rows.filter((row) => {
       if (taken.has(row.task_id)) return true;
       if (left.has(row.task_id)) return false;
