@@ -66,6 +66,7 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
   /** Events whose publish after the commit failed: the sweep takes them without waiting for them to settle. */
   private readonly abandoned = new Set<string>();
   private opening: Promise<JetStreamContext> | null = null;
+  private closed = false;
   private markTimer: NodeJS.Timeout | null = null;
   private marking: Promise<void> | null = null;
 
@@ -76,6 +77,7 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
 
   onApplicationBootstrap(): void {
     this.stopping = false;
+    this.closed = false;
     void this.openLockSession();
     this.loop = this.run();
   }
@@ -92,6 +94,8 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
     this.lockSession = null;
     this.leading = false;
     await lockSession?.end().catch(() => undefined);
+    // A commit from now on leaves its events to the sweep of the next start (or of another replica).
+    this.closed = true;
     const jetStream = this.jetStream;
     this.jetStream = null;
     if (jetStream && !jetStream.connection.isClosed()) await jetStream.connection.drain().catch(() => undefined);
@@ -323,6 +327,7 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
 
   /** The JetStream connection with the event stream checked, opened once however many publishes ask for it at once. */
   private jetStreamContext(): Promise<JetStreamContext> {
+    if (this.closed) return Promise.reject(new Error('the outbox relay has stopped'));
     this.opening ??= this.ensureJetStream().finally(() => (this.opening = null));
     return this.opening;
   }
