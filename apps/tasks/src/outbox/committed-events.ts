@@ -34,7 +34,7 @@ export const COMMITTED_EVENTS = Symbol('COMMITTED_EVENTS');
 export function earlierUnpublishedSql(taskId: string): string {
   // In position order from outbox_events_task_unpublished_idx: the task's unpublished rows only.
   return `(SELECT COALESCE(json_agg(json_build_object('id', e."id", 'position', e."position"::text, 'task_id', e."task_id", 'subject', e."subject",
-    'payload', e."payload", 'trace_parent', e."trace_parent")), '[]'::json)
+    'payload', e."payload", 'trace_parent', e."trace_parent") ORDER BY e."position"), '[]'::json)
   FROM (SELECT * FROM ${OUTBOX_TABLE} u WHERE u."task_id" = ${taskId} AND NOT (u.${OUTBOX_PUBLISHED}) ORDER BY u."task_id", u."position") e)`;
 }
 
