@@ -222,8 +222,7 @@ async function main() {
     for (const [, child] of children) child.kill('SIGTERM');
     await Promise.all(children.map(([, child]) => new Promise((done) => (child.exitCode !== null ? done() : child.once('exit', done)))));
     const { dropDatabase } = await import(`${ROOT}/dist/libs/database/src/index.js`);
-    const { deleteEventStream, openJetStream } = await import(`${ROOT}/dist/libs/messaging/src/index.js`);
-    const { rateLimitStreamName } = await import(`${ROOT}/dist/apps/edge/src/rate-limit/rate-limiter.js`);
+    const { deleteEventStream, openJetStream, rateLimitStreamName } = await import(`${ROOT}/dist/libs/messaging/src/index.js`);
     await dropDatabase(env.DATABASE_URL);
     const jetStream = await openJetStream({ url: env.NATS_URL ?? 'nats://127.0.0.1:4222', name: 'cpu-bench-cleanup' });
     await deleteEventStream(jetStream.jsm, env.NATS_SUBJECT_PREFIX);

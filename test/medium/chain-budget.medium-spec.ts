@@ -12,11 +12,16 @@ describe('chains at the create write path', () => {
 
   beforeAll(async () => {
     database = await openTasksDatabase();
-    sendTask = new SendTask(database.dataSource, new SendIdempotency(new TaskRepository()), {
-      ...DEFAULT_CHAIN_LIMITS,
-      budget: BUDGET,
-      pairPerMinute: 1_000_000,
-    });
+    sendTask = new SendTask(
+      database.dataSource,
+      new SendIdempotency(new TaskRepository()),
+      {
+        ...DEFAULT_CHAIN_LIMITS,
+        budget: BUDGET,
+        pairPerMinute: 1_000_000,
+      },
+      database.handedOver,
+    );
   });
 
   afterAll(async () => {

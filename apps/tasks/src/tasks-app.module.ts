@@ -31,6 +31,7 @@ export class TasksAppModule {
           publicUrl: config.RELAY_PUBLIC_URL,
           databaseUrl: config.DATABASE_URL,
           pollIntervalMs: config.RELAY_OUTBOX_POLL_MS,
+          settleMs: config.RELAY_OUTBOX_SETTLE_MS,
           batchSize: config.RELAY_OUTBOX_BATCH_SIZE,
           publishConcurrency: config.RELAY_OUTBOX_PUBLISH_CONCURRENCY,
         }),

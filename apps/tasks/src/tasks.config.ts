@@ -34,11 +34,23 @@ export class TasksConfig extends RetentionServiceConfig {
   @Max(36500)
   RELAY_TERMINAL_TASK_RETENTION_DAYS: number = 0;
 
-  /** How long the outbox relay waits, after a round that left nothing behind, before it reads the outbox again. */
+  /**
+   * How often the outbox relay sweeps the outbox for events their writer did not publish after the
+   * commit (after a round that left nothing behind).
+   */
   @IsInt()
   @Min(1)
   @Max(60000)
   RELAY_OUTBOX_POLL_MS: number = DEFAULT_OUTBOX_RELAY_OPTIONS.pollIntervalMs;
+
+  /**
+   * How old an unpublished event must be before the sweep publishes it (younger ones are their
+   * writer's); at most a minute, well within the event stream's 10-minute duplicate window.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(60000)
+  RELAY_OUTBOX_SETTLE_MS: number = DEFAULT_OUTBOX_RELAY_OPTIONS.settleMs;
 
   /** Outbox rows the relay reads and publishes per round. */
   @IsInt()

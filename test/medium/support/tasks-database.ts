@@ -9,6 +9,24 @@ import { SendIdempotency } from '../../../apps/tasks/src/tasks/use-cases/send-id
 import { SendTask } from '../../../apps/tasks/src/tasks/use-cases/send-task';
 import { TaskRepository } from '../../../apps/tasks/src/tasks/store/task-repository';
 import { TransitionTask } from '../../../apps/tasks/src/tasks/use-cases/transition-task';
+import type { CommittedEvents, OutboxRow } from '../../../apps/tasks/src/outbox/committed-events';
+
+/**
+ * What the write paths hand over to publish after each commit, kept in order. The medium tier has
+ * no NATS: nothing is published, so every event stays in the outbox unpublished.
+ */
+export class HandedOverEvents implements CommittedEvents {
+  readonly batches: OutboxRow[][] = [];
+
+  publishCommitted(rows: OutboxRow[]): void {
+    this.batches.push(rows);
+  }
+
+  /** The batches that carry an event of `taskId`. */
+  ofTask(taskId: string): OutboxRow[][] {
+    return this.batches.filter((rows) => rows.some((row) => row.task_id === taskId));
+  }
+}
 
 /** The tasks service's write paths on the medium tier's database: no HTTP, no NATS. */
 export interface TasksDatabase {
@@ -16,6 +34,7 @@ export interface TasksDatabase {
   pool: pg.Pool;
   sendTask: SendTask;
   transitionTask: TransitionTask;
+  handedOver: HandedOverEvents;
   close(): Promise<void>;
 }
 
@@ -28,12 +47,14 @@ export async function openTasksDatabase(): Promise<TasksDatabase> {
   const dataSource = await new DataSource(tasksDataSourceOptions(url)).initialize();
   await migrateServiceSchema(dataSource);
   const repository = new TaskRepository();
+  const handedOver = new HandedOverEvents();
   return {
     dataSource,
     pool: pgPoolOf(dataSource),
     // Medium tests send many handoffs between one pair at once: the pair rate is the chain tests' subject, not theirs.
-    sendTask: new SendTask(dataSource, new SendIdempotency(repository), { ...DEFAULT_CHAIN_LIMITS, pairPerMinute: 1_000_000 }),
-    transitionTask: new TransitionTask(dataSource),
+    sendTask: new SendTask(dataSource, new SendIdempotency(repository), { ...DEFAULT_CHAIN_LIMITS, pairPerMinute: 1_000_000 }, handedOver),
+    transitionTask: new TransitionTask(dataSource, handedOver),
+    handedOver,
     close: () => dataSource.destroy(),
   };
 }

@@ -11,6 +11,7 @@ import {
 } from '@app/contracts';
 import { TasksConfig } from '../tasks.config';
 import { pgPoolOf } from '@app/database';
+import { COMMITTED_EVENTS, type CommittedEvents } from '../outbox/committed-events';
 import { toTaskView } from '../tasks/store/task-rows';
 import { EXPIRED_HOLDS_SQL } from './hold-end.sql';
 import { endHold } from './hold-end';
@@ -35,6 +36,7 @@ export class HoldDecisions implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(DataSource) dataSource: DataSource,
     @Inject(TasksConfig) private readonly config: TasksConfig,
+    @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -54,7 +56,8 @@ export class HoldDecisions implements OnModuleInit, OnModuleDestroy {
   async decide(request: DecideHoldRequest): Promise<TaskView> {
     const comment = request.comment?.trim() || null;
     const decidedBy = request.decided_by_email ?? request.decided_by;
-    const { task, artifacts } = await endHold(this.pool, request.task_id.toUpperCase(), { kind: request.decision, decidedBy, comment });
+    const { task, artifacts, events } = await endHold(this.pool, request.task_id.toUpperCase(), { kind: request.decision, decidedBy, comment });
+    this.committed.publishCommitted(events);
     return toTaskView(task, [], artifacts, 0);
   }
 
@@ -76,7 +79,8 @@ export class HoldDecisions implements OnModuleInit, OnModuleDestroy {
       const { rows } = await this.pool.query<{ id: string }>({ name: 'tasks-expired-holds', text: EXPIRED_HOLDS_SQL, values: [now, EXPIRY_BATCH] });
       for (const { id } of rows) {
         try {
-          await endHold(this.pool, id, { kind: 'expire' }, now);
+          const { events } = await endHold(this.pool, id, { kind: 'expire' }, now);
+          this.committed.publishCommitted(events);
           expired += 1;
         } catch (error) {
           if (!(error instanceof RelayError && (error.reason === 'state_changed' || error.reason === 'not_held'))) throw error;

@@ -1,3 +1,4 @@
+import { earlierUnpublishedSql, OWN_POSITIONS_SQL } from '../outbox/committed-events';
 import { TASK_COLUMNS } from '../tasks/store/task-rows';
 
 /** The statements of the end of a hold (hold-end.ts), and nothing else's. */
@@ -6,7 +7,8 @@ import { TASK_COLUMNS } from '../tasks/store/task-rows';
  * The end of a hold in one statement: the task leaves `held` (approved: pending and visible to its
  * recipient; denied or expired: rejected), conditional on the state and version read, so that an
  * approval racing the deadline, a cancel or another approver either wins or writes nothing; with
- * its audit row and its events, in order.
+ * its audit row and its events, in order; answering the events to publish after the commit (the
+ * task's earlier ones not published yet, and its own with their positions).
  */
 export const END_HOLD_SQL = `
 WITH changed AS (
@@ -25,8 +27,9 @@ WITH changed AS (
   FROM changed c, ROWS FROM (jsonb_to_recordset($12::jsonb) AS ("id" uuid, "subject" text, "type" text, "payload" jsonb)) WITH ORDINALITY
     AS e("id", "subject", "type", "payload", "ordinal")
   ORDER BY e."ordinal"
+  RETURNING "id", "position"
 )
-SELECT c.* FROM changed c`;
+SELECT c.*, ${earlierUnpublishedSql('c."id"')} AS "earlier_events", ${OWN_POSITIONS_SQL} AS "event_positions" FROM changed c`;
 
 /** The first message of a task: what the `created` event of an approved handoff carries. */
 export const FIRST_MESSAGE_SQL = `SELECT * FROM "tasks"."messages" WHERE "task_id" = $1 AND "sequence_no" = 1`;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { AGENT_LIMITS, RelayError, type TaskHold } from '@app/contracts';
 import { handoffTraceOf, handoffTraceParent } from '@app/tracing';
+import { committedRows, type OutboxRow } from '../outbox/committed-events';
 import { loadTask, type LoadedTask } from '../tasks/store/change-write';
 import { taskForPeople } from './task-for-people';
 import { taskEvent } from '../tasks/store/task-events';
@@ -28,7 +29,12 @@ export function holdEndReason(end: HoldEnd, hold: TaskHold): string | null {
  * told. A task not held is `not_held`; an approval or denial after the deadline is `not_held` too
  * (the sweep expires it); a change that lost a race is `state_changed`, and nothing is written.
  */
-export async function endHold(pool: pg.Pool, taskId: string, end: HoldEnd, now = new Date()): Promise<{ task: TaskRow; artifacts: LoadedTask['artifacts'] }> {
+export async function endHold(
+  pool: pg.Pool,
+  taskId: string,
+  end: HoldEnd,
+  now = new Date(),
+): Promise<{ task: TaskRow; artifacts: LoadedTask['artifacts']; events: OutboxRow[] }> {
   const { artifacts, ...current } = await taskForPeople(pool, taskId);
   const hold = current.hold;
   if (current.state !== 'held' || !hold) {
@@ -69,7 +75,8 @@ export async function endHold(pool: pg.Pool, taskId: string, end: HoldEnd, now =
   }
   const events = [taskEvent(approved ? 'created' : 'rejected', task, first, now)];
   const actor = end.kind === 'expire' ? 'relay' : end.decidedBy.slice(0, AGENT_LIMITS.idChars);
-  const { rows } = await pool.query<TaskRow>({
+  const traceParent = handoffTraceParent(handoffTraceOf(current));
+  const { rows } = await pool.query<TaskRow & { earlier_events: OutboxRow[]; event_positions: Record<string, string> }>({
     name: 'tasks-end-hold',
     text: END_HOLD_SQL,
     values: [
@@ -83,7 +90,7 @@ export async function endHold(pool: pg.Pool, taskId: string, end: HoldEnd, now =
       actor,
       TRANSITION[end.kind],
       comment ?? reason,
-      handoffTraceParent(handoffTraceOf(current)),
+      traceParent,
       JSON.stringify(events.map(({ id, subject, type, payload }) => ({ id, subject, type, payload }))),
     ],
   });
@@ -94,5 +101,6 @@ export async function endHold(pool: pg.Pool, taskId: string, end: HoldEnd, now =
       state: latest.state,
     });
   }
-  return { task: rows[0], artifacts };
+  const { earlier_events: earlier, event_positions: positions, ...ended } = rows[0];
+  return { task: ended, artifacts, events: committedRows(ended.id, earlier, events, positions, traceParent) };
 }

@@ -10,6 +10,7 @@ const TASK_EVENT_TYPES = `'held', 'created', 'message_appended', 'artifact_updat
 @Unique('outbox_events_position_key', ['position'])
 @Index('outbox_events_unpublished_idx', ['position'], { where: '"published_at" IS NULL' })
 @Index('outbox_events_task_position_idx', ['taskId', 'position'])
+@Index('outbox_events_task_unpublished_idx', ['taskId', 'position'], { where: '"published_at" IS NULL' })
 @Index('outbox_events_sender_position_idx', { synchronize: false })
 @Index('outbox_events_recipient_position_idx', { synchronize: false })
 @Check('outbox_events_type_known', `"type" IN (${TASK_EVENT_TYPES}, 'push_config_set', 'push_config_deleted')`)

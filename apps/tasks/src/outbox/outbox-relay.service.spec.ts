@@ -28,6 +28,7 @@ class FakeOutbox {
         subject: 'relay.events.task.message_appended',
         payload: { task_id: taskId, position },
         trace_parent: null,
+        settled: true,
         published: false,
         attempts: 0,
         last_error: null,
@@ -196,6 +197,65 @@ describe('OutboxRelayService publishing', () => {
     expect(jetStream.sent.filter((id) => id === unacknowledged.id)).toHaveLength(2);
     expect(jetStream.positionsOf('task-a')).toEqual(positionsOf('task-a'));
     expect(jetStream.positionsOf('task-b')).toEqual(positionsOf('task-b'));
+  });
+
+  it('publishes what a writer committed at once, the earlier unpublished events of its task first, each after the previous one', async () => {
+    outbox.add('task-a', 4);
+    outbox.add('task-b', 2);
+    relay = new RelayOnFakes(outbox, jetStream, { publishConcurrency: 16 });
+    // A change of task a hands over its task's three earlier unpublished events and its own; a create of task b its one.
+    relay.publishCommitted(outbox.rows.filter((row) => row.task_id === 'task-a'));
+    relay.publishCommitted(outbox.rows.filter((row) => row.task_id === 'task-b').slice(0, 1));
+    relay.publishCommitted(outbox.rows.filter((row) => row.task_id === 'task-b').slice(1));
+    await relay.publishesUnderWay();
+    expect(jetStream.positionsOf('task-a')).toEqual(positionsOf('task-a'));
+    expect(jetStream.positionsOf('task-b')).toEqual(positionsOf('task-b'));
+    // Handed over again (a later change read them before they were marked): not sent again.
+    relay.publishCommitted(outbox.rows.filter((row) => row.task_id === 'task-a'));
+    await relay.publishesUnderWay();
+    expect(jetStream.sent).toHaveLength(6);
+    await relay.markPublished();
+    expect(outbox.rows.every((row) => row.published)).toBe(true);
+    // Nothing is left for the sweep.
+    expect(await relay.relayOnce()).toBe(0);
+  });
+
+  it('leaves an event whose publish after the commit failed, and the rest of its task, to the sweep, which keeps their order', async () => {
+    outbox.add('task-a', 3);
+    const [first] = outbox.rows;
+    jetStream.lose.add(first.id);
+    relay = new RelayOnFakes(outbox, jetStream, { publishConcurrency: 16 });
+    relay.publishCommitted(outbox.rows.slice(0, 1));
+    relay.publishCommitted(outbox.rows.slice(1));
+    await relay.publishesUnderWay();
+    expect(jetStream.stored).toHaveLength(0);
+    expect(jetStream.sent).toEqual([first.id]);
+    expect(await relay.relayOnce()).toBe(3);
+    expect(jetStream.positionsOf('task-a')).toEqual(positionsOf('task-a'));
+  });
+
+  it('sweeps no event of a task whose oldest unpublished event is young: its writer publishes them', async () => {
+    outbox.add('task-a', 3);
+    outbox.add('task-b', 1);
+    outbox.rows[0].settled = false;
+    relay = new RelayOnFakes(outbox, jetStream, { publishConcurrency: 16 });
+    expect(await relay.relayOnce()).toBe(1);
+    expect(jetStream.positionsOf('task-a')).toEqual([]);
+    expect(jetStream.positionsOf('task-b')).toEqual(positionsOf('task-b'));
+    outbox.rows[0].settled = true;
+    expect(await relay.relayOnce()).toBe(3);
+    expect(jetStream.positionsOf('task-a')).toEqual(positionsOf('task-a'));
+  });
+
+  it('sends a swept event only after the publish under way of its task’s earlier one', async () => {
+    outbox.add('task-a', 2);
+    relay = new RelayOnFakes(outbox, jetStream, { publishConcurrency: 16 });
+    relay.publishCommitted(outbox.rows.slice(0, 1));
+    // The sweep does not read the event being published, and sends the next one behind it.
+    expect(await relay.relayOnce()).toBe(1);
+    await relay.publishesUnderWay();
+    expect(jetStream.positionsOf('task-a')).toEqual(positionsOf('task-a'));
+    expect(jetStream.sent).toHaveLength(2);
   });
 
   it('reads no more rows while a batch of published events could not be marked', async () => {

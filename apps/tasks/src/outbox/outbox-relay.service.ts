@@ -4,15 +4,12 @@ import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { prefixedSubject, relayEventCloudEventHeaders, TASK_EVENT_POSITION_HEADER } from '@app/contracts';
 import { ensureEventStream, type JetStreamContext, natsInboxPrefix, openJetStream, publishWithMsgId, WakeableDelay } from '@app/messaging';
+import type { CommittedEvents, OutboxRow } from './committed-events';
 import { OUTBOX_PUBLISHED, OUTBOX_RELAY_OPTIONS, OUTBOX_TABLE, type OutboxRelayOptions } from './outbox.constants';
 
-export interface UnpublishedRow {
-  id: string;
-  position: string;
-  task_id: string;
-  subject: string;
-  payload: unknown;
-  trace_parent: string | null;
+/** An unpublished row as the sweep reads it: `settled` once it is older than `settleMs`, no longer its writer's to publish. */
+export interface UnpublishedRow extends OutboxRow {
+  settled: boolean;
 }
 
 /** The first publish of a round that failed; the round stopped there. */
@@ -25,19 +22,28 @@ interface FailedPublish {
 const STANDBY_RETRY_MS = 1000;
 
 /**
- * The outbox rows not published yet, oldest first, leaving out the ones this relay published and
- * has not marked yet. Events of one task are written by transactions that hold its row in turn, so
- * position order is their order. The ORDER BY names the table's column: the position selected as
- * text would sort 10 before 9.
+ * The outbox rows not published yet, oldest first, leaving out the ones this process published and
+ * has not marked yet or is publishing. Events of one task are written by transactions that hold its
+ * row in turn, so position order is their order. The ORDER BY names the table's column: the
+ * position selected as text would sort 10 before 9.
  */
 const UNPUBLISHED_SQL = `
-SELECT id, position::text AS position, task_id, subject, payload, trace_parent FROM ${OUTBOX_TABLE}
+SELECT id, position::text AS position, task_id, subject, payload, trace_parent, created_at <= now() - make_interval(secs => $3::float8 / 1000) AS settled
+FROM ${OUTBOX_TABLE}
 WHERE NOT (${OUTBOX_PUBLISHED}) AND NOT (id = ANY($2::uuid[]))
 ORDER BY outbox_events.position
 LIMIT $1`;
 
+/**
+ * Publishes the tasks service's events to JetStream. The process that commits an event publishes it
+ * right after the commit (`publishCommitted`); the outbox is the safety net: one replica at a time
+ * sweeps it every `pollIntervalMs` for events older than `settleMs` that are still unpublished (their
+ * writer died or its publish failed) and publishes them. Either way a task's event goes out only
+ * once every earlier one of its task is acknowledged, and `Nats-Msg-Id` = the event id makes an
+ * event both publish one message on the stream.
+ */
 @Injectable()
-export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestroy {
+export class OutboxRelayService implements CommittedEvents, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(OutboxRelayService.name);
   private jetStream: JetStreamContext | null = null;
   private streamReady = false;
@@ -53,6 +59,14 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
   private backoffMs = 0;
   /** Published, not yet marked so in the table. */
   private readonly unmarked = new Set<string>();
+  /** Publishes under way in this process, by event id. */
+  private readonly publishing = new Map<string, Promise<boolean>>();
+  /** The last publish under way of each task: its next event waits for it. */
+  private readonly taskTails = new Map<string, Promise<boolean>>();
+  /** Events whose publish after the commit failed: the sweep takes them without waiting for them to settle. */
+  private readonly abandoned = new Set<string>();
+  private opening: Promise<JetStreamContext> | null = null;
+  private closed = false;
   private markTimer: NodeJS.Timeout | null = null;
   private marking: Promise<void> | null = null;
 
@@ -63,6 +77,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
 
   onApplicationBootstrap(): void {
     this.stopping = false;
+    this.closed = false;
     void this.openLockSession();
     this.loop = this.run();
   }
@@ -72,26 +87,61 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
     this.delay.interrupt();
     await this.loop;
     this.loop = null;
+    await this.publishesUnderWay();
     await this.markPublished().catch(() => undefined);
     if (this.reconnect) clearTimeout(this.reconnect);
     const lockSession = this.lockSession;
     this.lockSession = null;
     this.leading = false;
     await lockSession?.end().catch(() => undefined);
+    // A commit from now on leaves its events to the sweep of the next start (or of another replica).
+    this.closed = true;
     const jetStream = this.jetStream;
     this.jetStream = null;
     if (jetStream && !jetStream.connection.isClosed()) await jetStream.connection.drain().catch(() => undefined);
   }
 
-  /** Relays one batch; returns how many rows it published. Exposed for tests and tooling. */
+  /**
+   * Publishes `rows` (oldest first: the earlier unpublished events of their tasks, then the ones
+   * just committed) without waiting: each once the previous one of its task is acknowledged, an
+   * event this process already published left out. A failed publish (counted in the row's
+   * `attempts`, with its `last_error`) and the rest of its task are left to the sweep, which takes
+   * them at once when this replica leads, and once they settled when another one does.
+   */
+  publishCommitted(rows: OutboxRow[]): void {
+    for (const row of rows) {
+      if (this.unmarked.has(row.id) || this.publishing.has(row.id)) continue;
+      void this.publishAfter(
+        () => this.jetStreamContext(),
+        row,
+        this.taskTails.get(row.task_id),
+        (error) => {
+          // Recorded before the sweep may take it, so that its publish clears the error.
+          void (error !== undefined ? this.recordFailure(row, error) : Promise.resolve()).then(() => {
+            this.abandoned.add(row.id);
+            // Kept for the sweep of this replica once it leads; another replica's sweep takes them once they settled.
+            if (this.abandoned.size > this.options.batchSize) this.abandoned.delete(this.abandoned.values().next().value as string);
+            if (this.leading && this.backoffMs === 0) this.delay.wake();
+          });
+        },
+      );
+    }
+  }
+
+  /** Waits for the publishes under way in this process (after commits, or of a sweep). */
+  async publishesUnderWay(): Promise<void> {
+    while (this.publishing.size > 0) await Promise.all([...this.publishing.values()]);
+  }
+
+  /** Sweeps one batch; returns how many rows it published. Exposed for tests and tooling. */
   async relayOnce(): Promise<number> {
     if (this.unmarked.size >= this.options.batchSize) {
       await this.markPublished();
       // Unmarked events are left out of every read: stop before their list grows past a batch.
       if (this.unmarked.size >= this.options.batchSize) throw new Error(`${this.unmarked.size} published outbox events could not be marked yet`);
     }
-    const context = await this.ensureJetStream();
-    const rows = await this.readUnpublished(this.options.batchSize, [...this.unmarked]);
+    const context = await this.jetStreamContext();
+    const rows = this.settledTasks(await this.readUnpublished(this.options.batchSize, [...this.unmarked, ...this.publishing.keys()]));
     let failed: FailedPublish | null;
     try {
       failed = await this.publishAll(context, rows);
@@ -99,12 +149,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
       if (this.unmarked.size > 0) this.scheduleMarks();
     }
     if (failed) {
-      const message = failed.error instanceof Error ? failed.error.message : String(failed.error);
-      await this.dataSource
-        .query(`UPDATE ${OUTBOX_TABLE} SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [failed.row.id, message.slice(0, 1000)])
-        .catch(() => undefined);
-      // The stream may have been removed or the connection replaced: check it again next round.
-      this.streamReady = false;
+      await this.recordFailure(failed.row, failed.error);
       throw failed.error;
     }
     if (this.unmarked.size >= this.options.batchSize) await this.markPublished();
@@ -112,14 +157,46 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
   }
 
   /**
-   * Reads on the lock's own session, as one prepared statement: the poll runs 1000 / pollIntervalMs
-   * times a second, mostly finding nothing, and through the pool each read would cost several times
-   * more in this process.
+   * The rows of the tasks whose oldest unpublished event has settled (or whose publish after the
+   * commit failed here), in order; a task whose oldest one is young is still its writer's, and
+   * none of its events is taken, so that the sweep never sends one ahead of an earlier one.
    */
-  protected async readUnpublished(limit: number, unmarked: string[]): Promise<UnpublishedRow[]> {
+  private settledTasks(rows: UnpublishedRow[]): UnpublishedRow[] {
+    const taken = new Set<string>();
+    const left = new Set<string>();
+    const read = new Set(rows.map((row) => row.id));
+    // Published meanwhile by another replica, or past this batch (then it settles like any other).
+    if (rows.length < this.options.batchSize) for (const id of this.abandoned) if (!read.has(id)) this.abandoned.delete(id);
+    return rows.filter((row) => {
+      if (taken.has(row.task_id)) return true;
+      if (left.has(row.task_id)) return false;
+      const settled = row.settled || this.abandoned.has(row.id);
+      (settled ? taken : left).add(row.task_id);
+      return settled;
+    });
+  }
+
+  private async recordFailure(row: OutboxRow, error: unknown): Promise<void> {
+    const message = error instanceof Error ? error.message : String(error);
+    // The stream may have been removed or the connection replaced: check it again before the next publish.
+    this.streamReady = false;
+    await this.dataSource
+      .query(`UPDATE ${OUTBOX_TABLE} SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [row.id, message.slice(0, 1000)])
+      .catch(() => undefined);
+  }
+
+  /**
+   * Reads on the lock's own session, as one prepared statement: through the pool each read would
+   * cost several times more in this process.
+   */
+  protected async readUnpublished(limit: number, exclude: string[]): Promise<UnpublishedRow[]> {
     const lockSession = this.lockSession;
     if (!lockSession) throw new Error('the outbox relay lock session is not open');
-    const { rows } = await lockSession.query<UnpublishedRow>({ name: 'outbox-unpublished', text: UNPUBLISHED_SQL, values: [limit, unmarked] });
+    const { rows } = await lockSession.query<UnpublishedRow>({
+      name: 'outbox-unpublished',
+      text: UNPUBLISHED_SQL,
+      values: [limit, exclude, this.options.settleMs],
+    });
     return rows;
   }
 
@@ -136,37 +213,63 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
   private async publishAll(context: JetStreamContext, rows: UnpublishedRow[]): Promise<FailedPublish | null> {
     let failed: FailedPublish | null = null;
     const inFlight = new Set<Promise<boolean>>();
-    const lastOfTask = new Map<string, Promise<boolean>>();
     for (const row of rows) {
       while (inFlight.size >= this.options.publishConcurrency && !failed) await Promise.race(inFlight);
       if (failed) break;
-      const previous = lastOfTask.get(row.task_id);
-      const publish = (async (): Promise<boolean> => {
-        if (previous && !(await previous)) return false;
-        if (failed) return false;
-        try {
-          await publishWithMsgId(
-            context.js,
-            prefixedSubject(this.options.subjectPrefix, row.subject),
-            row.payload,
-            row.id,
-            this.options.publishTimeoutMs,
-            row.trace_parent,
-            { ...relayEventCloudEventHeaders(row.subject, row.payload, this.options.publicUrl), [TASK_EVENT_POSITION_HEADER]: row.position },
-          );
-          this.unmarked.add(row.id);
-          return true;
-        } catch (error) {
-          failed ??= { row, error };
-          return false;
-        }
-      })();
-      lastOfTask.set(row.task_id, publish);
+      // A row behind a failed one of its task stays unpublished for the next round.
+      const publish = this.publishAfter(context, row, this.taskTails.get(row.task_id), (error) => {
+        if (error !== undefined) failed ??= { row, error };
+      });
       inFlight.add(publish);
       void publish.finally(() => inFlight.delete(publish));
     }
     await Promise.all(inFlight);
     return failed;
+  }
+
+  /**
+   * Publishes `row` once `previous` (the publish under way of its task's earlier event, if any)
+   * succeeded, adding it to `unmarked`; answers whether it is on the stream. `gaveUp` hears of a
+   * failed publish (with its error) or of one not tried because the earlier event failed.
+   */
+  private publishAfter(
+    context: JetStreamContext | (() => Promise<JetStreamContext>),
+    row: OutboxRow,
+    previous: Promise<boolean> | undefined,
+    gaveUp: (error?: unknown) => void,
+  ): Promise<boolean> {
+    const publish = (async (): Promise<boolean> => {
+      if (previous && !(await previous)) {
+        gaveUp();
+        return false;
+      }
+      try {
+        await publishWithMsgId(
+          (typeof context === 'function' ? await context() : context).js,
+          prefixedSubject(this.options.subjectPrefix, row.subject),
+          row.payload,
+          row.id,
+          this.options.publishTimeoutMs,
+          row.trace_parent,
+          { ...relayEventCloudEventHeaders(row.subject, row.payload, this.options.publicUrl), [TASK_EVENT_POSITION_HEADER]: row.position },
+        );
+        this.unmarked.add(row.id);
+        this.abandoned.delete(row.id);
+        if (this.unmarked.size >= this.options.batchSize) void this.markPublished();
+        else this.scheduleMarks();
+        return true;
+      } catch (error) {
+        gaveUp(error);
+        return false;
+      }
+    })();
+    this.publishing.set(row.id, publish);
+    this.taskTails.set(row.task_id, publish);
+    void publish.finally(() => {
+      this.publishing.delete(row.id);
+      if (this.taskTails.get(row.task_id) === publish) this.taskTails.delete(row.task_id);
+    });
+    return publish;
   }
 
   /** Writes the published marks now (also done a moment after each publish, and at shutdown). */
@@ -213,13 +316,20 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
         continue;
       }
       if (published >= this.options.batchSize) continue;
-      await this.sleep(this.options.pollIntervalMs);
+      await this.sleep(this.options.pollIntervalMs, true);
     }
   }
 
-  /** Waits `ms`, or until the relay stops. */
-  private sleep(ms: number): Promise<void> {
-    return this.stopping ? Promise.resolve() : this.delay.wait(ms, false);
+  /** Waits `ms`, or until the relay stops (or, `wakeable`, a publish after a commit failed). */
+  private sleep(ms: number, wakeable = false): Promise<void> {
+    return this.stopping ? Promise.resolve() : this.delay.wait(ms, wakeable);
+  }
+
+  /** The JetStream connection with the event stream checked, opened once however many publishes ask for it at once. */
+  private jetStreamContext(): Promise<JetStreamContext> {
+    if (this.closed) return Promise.reject(new Error('the outbox relay has stopped'));
+    this.opening ??= this.ensureJetStream().finally(() => (this.opening = null));
+    return this.opening;
   }
 
   protected async ensureJetStream(): Promise<JetStreamContext> {

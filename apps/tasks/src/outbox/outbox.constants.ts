@@ -19,8 +19,17 @@ export interface OutboxRelayOptions {
   batchSize: number;
   /** Publishes of a round awaiting JetStream's acknowledgement at once (one per task at a time). */
   publishConcurrency: number;
-  /** How long the relay waits after a round that left nothing behind before it looks again. */
+  /**
+   * How often the relay sweeps the outbox for events their writer did not publish (it died, or the
+   * publish failed); also after a round that left nothing behind.
+   */
   pollIntervalMs: number;
+  /**
+   * How old an unpublished event must be before the sweep publishes it: younger ones are their
+   * writer's to publish. Well within the stream's duplicate window, so that an event both publish
+   * is stored once.
+   */
+  settleMs: number;
   /** How long published events wait to be marked so, together, in one UPDATE. */
   markDelayMs: number;
   /** First delay after a failed round, doubled up to `maxBackoffMs`. */
@@ -34,7 +43,8 @@ export const OUTBOX_RELAY_OPTIONS = Symbol('OUTBOX_RELAY_OPTIONS');
 export const DEFAULT_OUTBOX_RELAY_OPTIONS = {
   batchSize: 500,
   publishConcurrency: 128,
-  pollIntervalMs: 25,
+  pollIntervalMs: 1000,
+  settleMs: 2000,
   markDelayMs: 200,
   minBackoffMs: 100,
   maxBackoffMs: 10_000,

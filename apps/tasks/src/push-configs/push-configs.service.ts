@@ -21,7 +21,7 @@ import {
 } from '@app/contracts';
 import { currentTraceParent } from '@app/tracing';
 import { NotifierSealer, SecretCipher, type SealedColumn } from '@app/secrets';
-import { OutboxEventEntity } from '../outbox/outbox-event.entity';
+import { COMMITTED_EVENTS, committedRows, earlierUnpublishedSql, OWN_POSITIONS_SQL, type CommittedEvents, type OutboxRow } from '../outbox/committed-events';
 import { partyOf } from '../tasks/rules/state-machine';
 import { TasksConfig } from '../tasks.config';
 
@@ -38,6 +38,17 @@ interface PushConfigRow {
 }
 
 const COLUMNS = `"task_id", "id", "owner_id", "owner_handle", "version", "url", "token", "auth_schemes", "auth_credentials"`;
+
+/**
+ * A config's event into the outbox, in the transaction that holds the task's row (taken by an
+ * earlier statement, so this one sees every change of the task committed before it).
+ */
+const WRITE_PUSH_CONFIG_EVENT_SQL = `
+WITH outbox AS (
+  INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "trace_parent") VALUES ($1, $2, $3, $4, $5::jsonb, $6)
+  RETURNING "id", "position"
+)
+SELECT ${earlierUnpublishedSql('$4::text')} AS "earlier_events", ${OWN_POSITIONS_SQL} AS "event_positions"`;
 
 /** The token and credentials are stored sealed (AES-256-GCM under RELAY_SECRET_KEYS). */
 export const PUSH_CONFIG_SEALED_COLUMNS: SealedColumn[] = [
@@ -79,10 +90,11 @@ export class PushConfigsService {
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
     @Inject(TasksConfig) private readonly config: TasksConfig,
     @Inject(NotifierSealer) private readonly sealer: NotifierSealer,
+    @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
   ) {}
 
   async set(request: SetPushConfigRequest): Promise<PushConfigView> {
-    return this.dataSource.transaction(async (manager) => {
+    const { view, events } = await this.dataSource.transaction(async (manager) => {
       const taskId = await this.participantTask(manager, request, true);
       const id = request.config.id ?? randomUUID();
       // Ids and the quota are the caller's own: the other participant's configs neither count nor clash.
@@ -115,9 +127,11 @@ export class PushConfigsService {
           this.cipher.sealNullable(authentication?.credentials ?? null),
         ],
       );
-      await this.writeEvent(manager, row, false);
-      return toPushConfigView(opened(this.cipher, row));
+      const written = await this.writeEvent(manager, row, false);
+      return { view: toPushConfigView(opened(this.cipher, row)), events: written };
     });
+    this.committed.publishCommitted(events);
+    return view;
   }
 
   async get(request: GetPushConfigRequest): Promise<PushConfigView> {
@@ -142,7 +156,7 @@ export class PushConfigsService {
 
   /** Idempotent: deleting a config that is not there succeeds with `deleted: false`. */
   async delete(request: DeletePushConfigRequest): Promise<DeletePushConfigReply> {
-    return this.dataSource.transaction(async (manager) => {
+    const { reply, events } = await this.dataSource.transaction(async (manager) => {
       const taskId = await this.participantTask(manager, request, true);
       const result = (await manager.query(`DELETE FROM "tasks"."push_configs" WHERE "task_id" = $1 AND "id" = $2 AND "owner_id" = $3 RETURNING ${COLUMNS}`, [
         taskId,
@@ -150,9 +164,11 @@ export class PushConfigsService {
         request.caller.id,
       ])) as [PushConfigRow[], number];
       const [deleted] = result[0];
-      if (deleted) await this.writeEvent(manager, deleted, true);
-      return { deleted: deleted !== undefined };
+      const written = deleted ? await this.writeEvent(manager, deleted, true) : [];
+      return { reply: { deleted: deleted !== undefined }, events: written };
     });
+    this.committed.publishCommitted(events);
+    return reply;
   }
 
   /** One config with its secrets sealed to the notifier's key, for the notifier that delivers to it (internal subject). */
@@ -203,7 +219,8 @@ export class PushConfigsService {
     return task.id;
   }
 
-  private async writeEvent(manager: EntityManager, row: PushConfigRow, deleted: boolean): Promise<void> {
+  /** Writes the config's event to the outbox; answers it with the task's earlier events not published yet, to publish after the commit. */
+  private async writeEvent(manager: EntityManager, row: PushConfigRow, deleted: boolean): Promise<OutboxRow[]> {
     const event: PushConfigEvent = {
       event_id: randomUUID(),
       task_id: row.task_id,
@@ -214,13 +231,16 @@ export class PushConfigsService {
       deleted,
       occurred_at: new Date().toISOString(),
     };
-    await manager.insert(OutboxEventEntity, {
-      id: event.event_id,
-      subject: deleted ? PUSH_CONFIG_EVENTS.deleted : PUSH_CONFIG_EVENTS.set,
-      type: deleted ? 'push_config_deleted' : 'push_config_set',
-      taskId: row.task_id,
-      payload: event,
-      traceParent: currentTraceParent(),
-    });
+    const subject = deleted ? PUSH_CONFIG_EVENTS.deleted : PUSH_CONFIG_EVENTS.set;
+    const traceParent = currentTraceParent();
+    const [written]: Array<{ earlier_events: OutboxRow[]; event_positions: Record<string, string> }> = await manager.query(WRITE_PUSH_CONFIG_EVENT_SQL, [
+      event.event_id,
+      subject,
+      deleted ? 'push_config_deleted' : 'push_config_set',
+      row.task_id,
+      JSON.stringify(event),
+      traceParent,
+    ]);
+    return committedRows(row.task_id, written.earlier_events, [{ id: event.event_id, subject, payload: event }], written.event_positions, traceParent);
   }
 }

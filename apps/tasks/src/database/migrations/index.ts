@@ -19,6 +19,7 @@ import { ToolPromptAnswers1765440000000 } from './1765440000000-ToolPromptAnswer
 import { SearchTextInPlpgsql1765450000000 } from './1765450000000-SearchTextInPlpgsql';
 import { HandoffChains1765460000000 } from './1765460000000-HandoffChains';
 import { HandoffTraces1765470000000 } from './1765470000000-HandoffTraces';
+import { TaskUnpublishedEvents1765473600036 } from './1765473600036-TaskUnpublishedEvents';
 import { ChainTreeIndex1765523300000 } from './1765523300000-ChainTreeIndex';
 import { ChainRootSender1765812340000 } from './1765812340000-ChainRootSender';
 
@@ -44,6 +45,7 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   SearchTextInPlpgsql1765450000000,
   HandoffChains1765460000000,
   HandoffTraces1765470000000,
+  TaskUnpublishedEvents1765473600036,
   ChainTreeIndex1765523300000,
   ChainRootSender1765812340000,
 ];

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { RelayError, TASK_LIMITS, type ArtifactInput, type MessageInput, type TaskEventType, type TaskState } from '@app/contracts';
 import { handoffTraceOf, handoffTraceParent } from '@app/tracing';
+import { committedRows, type OutboxRow } from '../../outbox/committed-events';
 import { applyArtifactInputs, artifactsJson, type StoredArtifact } from './artifact-writes';
 import { messageBytes, messageFromJson, type JsonMessage } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
@@ -30,12 +31,13 @@ export interface TaskChange {
   events: Array<TaskEventType>;
 }
 
-/** A change as it was committed, with what the caller's reply shows of the task. */
+/** A change as it was committed, with what the caller's reply shows of the task, and the events to publish. */
 export interface CommittedChange {
   task: TaskRow;
   message: MessageRow | null;
   artifacts: ArtifactRow[];
   unread: number;
+  events: OutboxRow[];
 }
 
 /** How often a change is tried again when the task changed under it in a way its use case allows (each time, another change of the task has won). */
@@ -112,6 +114,7 @@ export async function changeTask(
     const partsJson = JSON.stringify(message?.parts ?? []);
     const payloadJson = JSON.stringify(message?.payload ?? {});
     const keys = change.keys?.keys ?? [];
+    const traceParent = handoffTraceParent(handoffTraceOf(current));
     const shape = {
       stampColumn: change.to ? change.stampColumn : undefined,
       stateChange: change.to !== null,
@@ -119,7 +122,7 @@ export async function changeTask(
       artifacts: writes.written.length > 0,
       keys: message !== null && keys.length > 0,
     };
-    const { rows } = await pool.query<TaskRow & { unread: number }>(
+    const { rows } = await pool.query<TaskRow & { unread: number; earlier_events: OutboxRow[]; event_positions: Record<string, string> }>(
       changeTaskStatement(shape, {
         taskId: current.id,
         expectedState: current.state,
@@ -142,7 +145,7 @@ export async function changeTask(
         messageBytes: message ? messageBytes(message.body, partsJson, payloadJson) : 0,
         artifacts: artifactsJson(writes.written),
         events: JSON.stringify(events.map(({ id, subject, type, payload }) => ({ id, subject, type, payload }))),
-        traceParent: handoffTraceParent(handoffTraceOf(current)),
+        traceParent,
         senderId: change.keys?.senderId ?? null,
         scopes: keys.map((key) => key.scope),
         keys: keys.map((key) => key.key),
@@ -151,8 +154,9 @@ export async function changeTask(
     );
     const changed = rows[0];
     if (changed) {
-      const { unread, ...stored } = changed;
-      return { task: stored, message, artifacts: writes.artifacts, unread };
+      const { unread, earlier_events: earlier, event_positions: positions, ...stored } = changed;
+      const committed = committedRows(stored.id, earlier, events, positions, traceParent);
+      return { task: stored, message, artifacts: writes.artifacts, unread, events: committed };
     }
     if (attempt >= MAX_ATTEMPTS) throw overtaken(await loadTask(pool, taskId));
   }

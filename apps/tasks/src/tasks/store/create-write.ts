@@ -17,21 +17,23 @@ import {
   type TaskToolPrompts,
 } from '@app/contracts';
 import { handoffTraceOf, handoffTraceParent, newHandoffTrace, type HandoffTrace } from '@app/tracing';
+import type { OutboxRow } from '../../outbox/committed-events';
 import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
 import { PAIR_RECENT_SQL, PARENT_CHAIN_SQL, PARENT_TASK_SQL, TRACE_PARENT_SQL } from './sql/chain-facts.sql';
 import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
-import { taskEvent } from './task-events';
+import { taskEvent, type OutboxTaskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
 import { plainParts } from './task-repository';
 import { firstText, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
-/** A new task with its first message and artifacts, as stored, built without reading it back. */
+/** A new task with its first message and artifacts, as stored, built without reading it back, and its event to publish. */
 export interface NewTask {
   task: TaskRow;
   message: MessageRow;
   artifacts: ArtifactRow[];
+  events: OutboxRow[];
 }
 
 interface CreateOutcome {
@@ -39,6 +41,7 @@ interface CreateOutcome {
   known_key: boolean;
   context_total: number;
   context_mine: number;
+  event_position: string | null;
 }
 
 /** Where a new task sits in its chain: its parent and root (null: it is a root) and depth, and the parent's chain for the rules. */
@@ -248,10 +251,13 @@ export async function createTask(
   const parts = plainParts(request.message.parts);
   const summary = firstText(parts);
   const id = nextTaskId();
-  let built: NewTask | undefined;
+  let built: Omit<NewTask, 'events'> | undefined;
+  let event: OutboxTaskEvent | undefined;
+  let traceParent: string | null = null;
   const outcome = await runCreate(pool, request, chainLimits, now, (link) => {
     const held = heldBy(request, now, link.depth);
     const trace = newHandoffTrace(link.parent?.trace ?? null, request.caller_trace_id ?? null);
+    traceParent = handoffTraceParent(trace);
     const task: TaskRow = {
       id,
       context_id: request.context_id ?? randomUUID(),
@@ -304,7 +310,7 @@ export async function createTask(
       created_at: now,
     };
     const { artifacts } = applyArtifactInputs(task.id, [], request.artifacts, 'total');
-    const event = taskEvent(held ? 'held' : 'created', task, message, now);
+    event = taskEvent(held ? 'held' : 'created', task, message, now);
     const partsJson = JSON.stringify(parts);
     const payloadJson = JSON.stringify(message.payload);
     built = { task, message, artifacts: artifacts.map(({ size_bytes: _size, ...artifact }) => artifact) };
@@ -339,7 +345,7 @@ export async function createTask(
         JSON.stringify(event.payload),
         messageBytes(summary, partsJson, payloadJson),
         TASK_LIMITS.tasksPerContext,
-        handoffTraceParent(trace),
+        traceParent,
         task.state,
         held ? JSON.stringify(held) : null,
         task.hold_expires_at,
@@ -353,7 +359,17 @@ export async function createTask(
       ],
     };
   });
-  if (outcome.created === 1 && built) return built;
+  if (outcome.created === 1 && built && event && outcome.event_position !== null) {
+    const published = {
+      id: event.id,
+      position: outcome.event_position,
+      task_id: id,
+      subject: event.subject,
+      payload: event.payload,
+      trace_parent: traceParent,
+    };
+    return { ...built, events: [published] };
+  }
   if (outcome.known_key) return null;
   if (outcome.context_total > 0 && outcome.context_mine === 0) {
     throw new RelayError('invalid_params', 'context_id names a context you take no part in', { field: 'context_id' });

@@ -19,6 +19,7 @@ import { changeHistory, changeTask, type TaskChange } from '../store/change-writ
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
 import { toMessageRef, toTaskView, type MessageRow, type TaskRow } from '../store/task-rows';
 import { pgPoolOf } from '@app/database';
+import { COMMITTED_EVENTS, type CommittedEvents } from '../../outbox/committed-events';
 
 function validateIntent(intent: Intent | undefined, proposedAction: ProposedActionDto | null | undefined): void {
   const hasAction = proposedAction !== undefined && proposedAction !== null;
@@ -50,6 +51,7 @@ export class SendTask {
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(SendIdempotency) private readonly idempotency: SendIdempotency,
     @Inject(CHAIN_LIMITS) private readonly chainLimits: ChainLimits,
+    @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -78,6 +80,7 @@ export class SendTask {
       try {
         const created = await createTask(this.pool, request, idempotencyKeys(request), hash, chainLimitsWith(this.chainLimits, request.chain_policy));
         if (created) {
+          this.committed.publishCommitted(created.events);
           return {
             task: toTaskView(created.task, request.history_length === 0 ? [] : [created.message], created.artifacts, 0),
             message: toMessageRef(created.message),
@@ -106,12 +109,13 @@ export class SendTask {
       try {
         const replay = await this.dataSource.transaction((manager) => this.idempotency.replay(manager, request, hash));
         if (replay) return replay;
-        const { task, message, artifacts, unread } = await changeTask(
+        const { task, message, artifacts, unread, events } = await changeTask(
           this.pool,
           request.task_id as string,
           (current) => appendChange(current, request, hash),
           () => new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: request.task_id }),
         );
+        this.committed.publishCommitted(events);
         return {
           task: toTaskView(task, await changeHistory(this.pool, task, request.history_length), artifacts, unread),
           message: toMessageRef(message as MessageRow),

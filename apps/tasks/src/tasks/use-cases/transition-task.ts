@@ -8,6 +8,7 @@ import { toMessageView, toTaskView } from '../store/task-rows';
 import { changeHistory } from '../store/change-write';
 import { transitionTask } from '../store/transition-write';
 import { pgPoolOf } from '@app/database';
+import { COMMITTED_EVENTS, type CommittedEvents } from '../../outbox/committed-events';
 
 /**
  * A transition (accept, complete, cancel, decline, fail, request input) or a progress update,
@@ -20,7 +21,10 @@ export class TransitionTask {
   /** The pg pool behind TypeORM: the transition's statement goes to it directly. */
   private readonly pool: pg.Pool;
 
-  constructor(@Inject(DataSource) dataSource: DataSource) {
+  constructor(
+    @Inject(DataSource) dataSource: DataSource,
+    @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
+  ) {
     this.pool = pgPoolOf(dataSource);
   }
 
@@ -33,7 +37,8 @@ export class TransitionTask {
     }
     validateArtifactInputs(request.artifacts);
     try {
-      const { task, message, artifacts, unread } = await transitionTask(this.pool, request);
+      const { task, message, artifacts, unread, events } = await transitionTask(this.pool, request);
+      this.committed.publishCommitted(events);
       this.logger.debug({ task_id: task.id, transition: request.transition, to: task.state, actor_id: request.caller_id }, 'task transition');
       const history = await changeHistory(this.pool, task, request.history_length);
       return { task: toTaskView(task, history, artifacts, unread), message: message ? toMessageView(message) : null };

@@ -1,3 +1,4 @@
+import { earlierUnpublishedSql, OWN_POSITIONS_SQL } from '../../../outbox/committed-events';
 import { messagesWithinBudgetSql } from '../message-budget';
 import { TASK_COLUMNS } from '../task-rows';
 import { unreadCountSql } from './unread-count.sql';
@@ -53,7 +54,8 @@ export interface ChangeValues {
  * loses to any concurrent change of the task, and then writes nothing), and, as the shape has
  * them, the state change with its audit row, the message (numbered after the task's last one),
  * the artifacts added or changed, the sender's idempotency keys; the outbox events in order, and
- * the caller's unread count for the reply. One statement per shape and state-timestamp column,
+ * the caller's unread count for the reply. It answers the events to publish after the commit: the
+ * task's earlier ones not published yet, and its own with their positions. One statement per shape and state-timestamp column,
  * each prepared once, so that a bare state change carries nothing it does not write.
  */
 function changeTaskText(shape: ChangeShape): string {
@@ -107,9 +109,11 @@ function changeTaskText(shape: ChangeShape): string {
   FROM changed c, ROWS FROM (jsonb_to_recordset(@events::jsonb) AS ("id" uuid, "subject" text, "type" text, "payload" jsonb)) WITH ORDINALITY
     AS e("id", "subject", "type", "payload", "ordinal")
   ORDER BY e."ordinal"
+  RETURNING "id", "position"
 )`);
   return `${parts.join(', ')}
-SELECT c.*, ${unreadCountSql('c."id"', '@callerId')}::int AS "unread"
+SELECT c.*, ${unreadCountSql('c."id"', '@callerId')}::int AS "unread",
+  ${earlierUnpublishedSql('c."id"')} AS "earlier_events", ${OWN_POSITIONS_SQL} AS "event_positions"
 FROM changed c`;
 }
 

@@ -6,7 +6,8 @@
  * event (`held` for a task created `held`, `$29`, with its hold `$30` and deadline `$31`; `$32` who answers its tool prompts when people do; `$33` its parent, `$34` its chain's root, `$35` its depth; `$36` its trace id and `$37` the span its deliveries continue; `$38` its root's sender). Nothing is written when one of the sender's keys already exists (`known_key`), or when
  * the context `$2` already holds tasks none of which is the sender's, or holds `$27` tasks; the
  * answer says which. Two creates racing on one key meet the keys' primary key and one of them
- * fails whole.
+ * fails whole. It answers the event's position, for its publish after the commit (the first event
+ * of a new task has none before it to wait for).
  */
 export const CREATE_TASK_SQL = `
 WITH known_key AS (
@@ -45,9 +46,10 @@ WITH known_key AS (
 ), outbox AS (
   INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
   SELECT $23, $24, CASE WHEN $29::text = 'held' THEN 'held' ELSE 'created' END, t."id", $25, $15, $28 FROM created_task t
+  RETURNING "position"
 )
 SELECT (SELECT count(*) FROM created_task)::int AS "created", EXISTS (SELECT 1 FROM known_key) AS "known_key",
-  ct."total" AS "context_total", ct."mine" AS "context_mine"
+  ct."total" AS "context_total", ct."mine" AS "context_mine", (SELECT "position"::text FROM outbox) AS "event_position"
 FROM context_tasks ct`;
 
 /**
