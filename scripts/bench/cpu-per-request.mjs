@@ -256,11 +256,12 @@ async function main() {
     await Promise.all(children.map(([, child]) => new Promise((done) => (child.exitCode !== null ? done() : child.once('exit', done)))));
     const { dropDatabase } = await import(`${ROOT}/dist/libs/database/src/index.js`);
     const { deleteEventStream, openJetStream } = await import(`${ROOT}/dist/libs/messaging/src/index.js`);
-    const { rateLimitStreamName } = await import(`${ROOT}/dist/apps/edge/src/rate-limit/rate-limiter.js`);
     await dropDatabase(env.DATABASE_URL);
     const jetStream = await openJetStream({ url: env.NATS_URL ?? 'nats://127.0.0.1:4222', name: 'cpu-bench-cleanup' });
     await deleteEventStream(jetStream.jsm, env.NATS_SUBJECT_PREFIX);
-    await jetStream.jsm.streams.delete(rateLimitStreamName(env.NATS_SUBJECT_PREFIX)).catch(() => undefined);
+    // The run's other streams (the rate limiter's, the key cache's KV) carry its subject prefix in their names.
+    for await (const stream of jetStream.jsm.streams.list())
+      if (stream.config.name.includes(env.NATS_SUBJECT_PREFIX)) await jetStream.jsm.streams.delete(stream.config.name).catch(() => undefined);
     await jetStream.connection.drain();
     await idp?.close();
   }
