@@ -330,6 +330,8 @@ async function main(): Promise<void> {
       '',
     ].join('\n');
     console.log(`\n${markdown}`);
+    for (const [name, explain] of Object.entries(bench.chainPlans))
+      console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of a create's ${name}, after the create-linked windows:\n${explain}`);
     for (const plan of bench.inboxPlans) {
       for (const [operation, explain] of Object.entries(plan.plans))
         console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of ${operation} at ${plan.size.toLocaleString('en-US')} tasks:\n${explain}`);
@@ -361,6 +363,7 @@ async function main(): Promise<void> {
       decline,
       vacuumSettings: bench.vacuumSettings,
       inbox: { flatness: inbox.flatness, plans: bench.inboxPlans },
+      ...(Object.keys(bench.chainPlans).length > 0 ? { chainPlans: bench.chainPlans } : {}),
       verification,
       peakRssKb: peaks,
       windows: bench.records,

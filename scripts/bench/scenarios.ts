@@ -20,6 +20,7 @@ import { TASK_EVENTS_PAGE_LIMIT, TASK_LIMITS } from '@app/contracts';
 import { listQuery } from '../../apps/tasks/src/tasks/store/list-query';
 import { INBOX_EVENTS_AFTER_SQL } from '../../apps/tasks/src/tasks/store/task-event-replay';
 import { readTask } from '../../apps/tasks/src/tasks/store/read-query';
+import { PAIR_RECENT_SQL, PARENT_CHAIN_SQL, PARENT_TASK_SQL, TRACE_PARENT_SQL } from '../../apps/tasks/src/tasks/store/sql/chain-facts.sql';
 import {
   baselineGet,
   baselineSendMessage,
@@ -117,6 +118,8 @@ export class Bench {
   readonly upstreamIdle: Partial<Record<UpstreamMode, { before: Record<string, number>; after: Record<string, number> }>> = {};
   /** The `create-linked` scenario's chain roots (made once it runs). */
   chainRoots?: ChainRoots;
+  /** After the `create-linked` windows: the plans of the statements a create reads its chain with (and an unlinked one its pair), by name. */
+  readonly chainPlans: Record<string, string> = {};
   /** Task ids each server acknowledged as created, to count them in Postgres at the end. */
   readonly acknowledged = new Map<ServerName, string[]>();
   /** Task ids per client slot, for `get` (the relay only lets the sender or recipient read a task). */
@@ -460,6 +463,24 @@ export class Bench {
     }
   }
 
+  /**
+   * The EXPLAIN (ANALYZE, BUFFERS) of the statements the tasks service reads a create's chain
+   * facts with, for slot 0's sender and one of its roots (what a linked create of the scenario
+   * reads), and of the pair count an unlinked create reads instead: the service's own SQL, each
+   * prepared and settled as explainStatement does, rolled back.
+   */
+  private async explainChainReads(root: { taskId: string; traceId: string }): Promise<void> {
+    const { sender, recipient } = this.relay.pairs[0];
+    const minuteAgo = new Date(Date.now() - 60_000);
+    const statements: Record<string, { text: string; values: unknown[] }> = {
+      'parent (PARENT_TASK_SQL)': { text: PARENT_TASK_SQL, values: [[root.taskId], sender.id] },
+      'chain facts (PARENT_CHAIN_SQL)': { text: PARENT_CHAIN_SQL, values: [root.taskId, root.taskId, sender.id, recipient.id, minuteAgo] },
+      'parent by trace (TRACE_PARENT_SQL)': { text: TRACE_PARENT_SQL, values: [root.traceId, sender.id] },
+      'pair of an unlinked create (PAIR_RECENT_SQL)': { text: PAIR_RECENT_SQL, values: [sender.id, recipient.id, minuteAgo] },
+    };
+    for (const [name, statement] of Object.entries(statements)) this.chainPlans[name] = await this.explainStatement(statement);
+  }
+
   /** The plan of the statement the tasks service's readTask runs for a `tasks/get`: its own text and values, caught on their way to Postgres. */
   private async explainGet(callerId: string, taskId: string): Promise<string> {
     const plans: string[] = [];
@@ -557,6 +578,7 @@ export class Bench {
       }
     }
     for (const id of roots.made) this.remember('relay', undefined, id);
+    await this.explainChainReads(await roots.next(0));
     if (roots.madeDuringWindows > 0) console.log(`  ${roots.madeDuringWindows} chain roots were made during windows (a slot ran out of room)`);
   }
 
