@@ -2,7 +2,9 @@ import { decades, escapeXml, logHeight, renderChart, type ChartRow } from './cha
 import { runWindow } from './load-generator';
 import { parseOptions } from './options';
 import { growthBetween, growthLine, sideOf, walPosition, type GrowthSnapshot, type TableStats } from './pg-growth';
-import { declineRows, declineTable, eventsTable, inboxTable, lastToFirst, spread, summarize } from './report';
+import { ChainRoots, CHILDREN_PER_ROOT } from './chain-creates';
+import type { HttpClient } from './load-generator';
+import { chainCreatesTable, declineRows, declineTable, eventsTable, inboxTable, lastToFirst, spread, summarize } from './report';
 import type { WindowRecord } from './scenarios';
 import { privateNatsConfig, secureNatsConfig, withFullPermissionUser } from './secure-nats';
 import {
@@ -443,7 +445,8 @@ describe('bench NATS mode', () => {
 });
 
 describe('upstream scenario summary', () => {
-  const relayWindow = (round: number, p50: number, cpu: Record<string, number>, stagesMs: number[]): UpstreamWindow => ({
+  const relayWindow = (round: number, p50: number, cpu: Record<string, number>, stagesMs: number[], mode: UpstreamWindow['mode'] = 'poll'): UpstreamWindow => ({
+    mode,
     path: 'relay',
     concurrency: 1,
     round,
@@ -456,7 +459,8 @@ describe('upstream scenario summary', () => {
     netCpuMsPerHandoff: cpu,
     stages: { medianMs: stagesMs, polls: { median: 1, max: round + 1 }, handoffs: 20 },
   });
-  const directWindow = (round: number, p50: number, upstreamCpu: number): UpstreamWindow => ({
+  const directWindow = (round: number, p50: number, upstreamCpu: number, mode: UpstreamWindow['mode'] = 'poll'): UpstreamWindow => ({
+    mode,
     path: 'direct',
     concurrency: 1,
     round,
@@ -494,5 +498,76 @@ describe('upstream scenario summary', () => {
     expect(tables).toContain('| 1 | 2 | 200.0 | 400.0 | 55.0 | 165.0 | 145.0 |');
     expect(tables).toContain('**69.00** | 73.00 | **4.00** | 17.25× |');
     expect(tables).toContain('notifier 6.6; after the last window: notifier 7.0');
+  });
+
+  it('keeps each upstream agent apart: a row per mode and concurrency, each from its own windows', () => {
+    const rows = summarizeUpstream([
+      relayWindow(0, 100, { edge: 10 }, stages(10), 'poll'),
+      directWindow(0, 10, 3, 'poll'),
+      relayWindow(0, 40, { edge: 4 }, stages(10), 'stream'),
+      directWindow(0, 30, 2, 'stream'),
+      relayWindow(0, 250, { edge: 6 }, stages(10), 'push'),
+      directWindow(0, 110, 2, 'push'),
+    ]);
+    expect(rows.map((row) => [row.mode, row.concurrency, row.addedP50, row.relayAddedCpu])).toEqual([
+      ['poll', 1, 90, 10],
+      ['stream', 1, 10, 4],
+      ['push', 1, 140, 6],
+    ]);
+  });
+});
+
+describe('create-linked scenario', () => {
+  const created = (scenario: string, round: number, cpu: number, p50 = 5): WindowRecord =>
+    window({ server: 'relay', scenario, round, rps: 100, concurrency: 1, totalCpuMsPerRequest: cpu, latencyMs: { p50, p90: p50, p99: p50, max: p50 } });
+
+  it('takes each linked kind’s CPU ÷ the unlinked create’s round by round', () => {
+    const table = chainCreatesTable([
+      created('create-unlinked', 0, 10),
+      created('create-linked', 0, 11),
+      created('create-traced', 0, 12),
+      created('create-unlinked', 1, 20),
+      created('create-linked', 1, 21, 7),
+      created('create-traced', 1, 30),
+      created('create', 0, 99),
+    ]);
+    // linked: 1.1 and 1.05 → 1.075 (not 16 ÷ 15); traced: 1.2 and 1.5 → 1.35.
+    expect(table).toContain('| 1 | 2 | 5.0 | 6.0 | 5.0 | 15.00 | 16.00 | 21.00 | 1.075× | 1.350× | 0 |');
+  });
+
+  it('spreads a slot’s creates over its roots round-robin and never gives a root more children than the chain budget allows', async () => {
+    let made = 0;
+    const client = {
+      post: async (_path: string, body: { params: { recipient: string } }, headers: Record<string, string>) => {
+        expect(headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+        expect(body.params.recipient).toBe('s0@bench');
+        return { status: 200, json: { result: { task_id: `root-${made++}` } } };
+      },
+    } as unknown as HttpClient;
+    const agent = (handle: string) => ({ id: handle, handle, key: 'k' });
+    const roots = new ChainRoots(client, agent('origin@bench'), () => agent('s0@bench'));
+    await roots.prepare(1, 2 * CHILDREN_PER_ROOT);
+    expect(roots.made).toEqual(['root-0', 'root-1']);
+    const picked: string[] = [];
+    for (let i = 0; i < 2 * CHILDREN_PER_ROOT; i++) picked.push((await roots.next(0)).taskId);
+    expect(picked.slice(0, 4)).toEqual(['root-0', 'root-1', 'root-0', 'root-1']);
+    expect(picked.filter((id) => id === 'root-0')).toHaveLength(CHILDREN_PER_ROOT);
+    expect(roots.madeDuringWindows).toBe(0);
+    // Both full: the next create gets a new root, made during the window.
+    expect((await roots.next(0)).taskId).toBe('root-2');
+    expect(roots.madeDuringWindows).toBe(1);
+    // A new window drops the full roots and tops the slot's room up again.
+    await roots.prepare(1, 10);
+    expect((await roots.next(0)).taskId).toBe('root-2');
+  });
+
+  it('runs only when named', () => {
+    expect(parseOptions([], {}).scenarios).not.toContain('create-linked');
+    expect(parseOptions([], {}).scenarios).not.toContain('upstream-push');
+    expect(parseOptions(['--scenarios', 'create-linked,upstream-stream,upstream-push'], {}).scenarios).toEqual([
+      'create-linked',
+      'upstream-stream',
+      'upstream-push',
+    ]);
   });
 });

@@ -10,10 +10,15 @@
 // JWT of an identity provider for the whole run: the edge's verified-token cache) or `jwt-fresh` (a
 // new JWT on every request: a full signature verification each time). The identity provider is this
 // script: a discovery document and a JWKS on a loopback port, tokens signed with jose (ES256).
+// BENCH_LINK picks whether each create names a parent (docs/chains.md): `none` (the default),
+// `parent` (`parent_task_id`) or `trace` (no parent named, a `traceparent` in the parent's trace).
+// The parents are roots a third agent handed the sender, each in a trace of its own, given out
+// round-robin so that no chain gets more than CHILDREN_PER_ROOT creates (below the default budget).
 //
 //   npm run build && node scripts/bench/cpu-per-request.mjs [root]
 //   BENCH_CONSOLE_STREAMS=4 node scripts/bench/cpu-per-request.mjs
 //   BENCH_AUTH=jwt node scripts/bench/cpu-per-request.mjs
+//   BENCH_LINK=parent node scripts/bench/cpu-per-request.mjs
 import { execFileSync, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -30,6 +35,11 @@ const CONSOLE_STREAMS = Number(process.env.BENCH_CONSOLE_STREAMS ?? 0);
 const BASE = `http://127.0.0.1:${PORT}`;
 const AUTH = process.env.BENCH_AUTH ?? 'key';
 if (!['key', 'jwt', 'jwt-fresh'].includes(AUTH)) throw new Error(`BENCH_AUTH must be key, jwt or jwt-fresh, not ${AUTH}`);
+const LINK = process.env.BENCH_LINK ?? 'none';
+if (!['none', 'parent', 'trace'].includes(LINK)) throw new Error(`BENCH_LINK must be none, parent or trace, not ${LINK}`);
+/** Creates one chain root is given at most: below the relay's default chain budget (100 handoffs in a tree, its root included). */
+const CHILDREN_PER_ROOT = 90;
+const WARMUP = 50;
 const TOKEN_AUDIENCE = 'https://relay.bench.agentrelay';
 const SERVICES = ['directory', 'tasks', 'notifier', 'edge'];
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
@@ -149,7 +159,7 @@ async function main() {
     }
     const org = `cpu${randomBytes(3).toString('hex')}`;
     const keys = [];
-    for (const handle of [`bob@${org}`, `frank@${org}`]) {
+    for (const handle of [`bob@${org}`, `frank@${org}`, `alice@${org}`]) {
       const { status, json } = await post('/admin/agents', { handle, name: handle.split('@')[0] }, { authorization: `Bearer ${adminToken}` });
       if (status !== 201) throw new Error(`registering ${handle} answered ${status}`);
       keys.push(json.api_key);
@@ -159,6 +169,27 @@ async function main() {
     const freshTokens = [];
     const credential = (index) => (AUTH === 'key' ? keys[0] : AUTH === 'jwt' ? runToken : freshTokens[index]);
     if (AUTH === 'jwt-fresh') for (let index = 0; index < REQUESTS + 50; index++) freshTokens.push(await idp.token(`bob@${org}`));
+    const traceparent = (traceId) => `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
+    // BENCH_LINK: the roots alice hands bob, each in a trace of its own; create `index` serves roots[index % roots.length].
+    const roots = [];
+    if (LINK !== 'none') {
+      for (let count = Math.ceil((REQUESTS + WARMUP) / CHILDREN_PER_ROOT); roots.length < count;) {
+        const traceId = randomBytes(16).toString('hex');
+        const { json } = await post(
+          '/a2a',
+          {
+            jsonrpc: '2.0',
+            id: roots.length,
+            method: 'message/send',
+            params: { recipient: `bob@${org}`, message: { role: 'user', parts: [{ type: 'text', text: 'root' }] } },
+          },
+          { authorization: `Bearer ${keys[2]}`, traceparent: traceparent(traceId) },
+        );
+        if (!json.result?.task_id) throw new Error(`a chain root was refused: ${JSON.stringify(json)}`);
+        roots.push({ taskId: json.result.task_id, traceId });
+      }
+    }
+    const parentOf = (index) => roots[index % roots.length];
     const send = (index) =>
       post(
         '/a2a',
@@ -166,12 +197,18 @@ async function main() {
           jsonrpc: '2.0',
           id: index,
           method: 'message/send',
-          params: { recipient: `frank@${org}`, message: { role: 'user', parts: [{ type: 'text', text: `handoff ${index}` }] } },
+          params: {
+            recipient: `frank@${org}`,
+            message: { role: 'user', parts: [{ type: 'text', text: `handoff ${index}` }] },
+            ...(LINK === 'parent' ? { parent_task_id: parentOf(index).taskId } : {}),
+          },
         },
-        { authorization: `Bearer ${credential(index)}` },
+        { authorization: `Bearer ${credential(index)}`, ...(LINK === 'trace' ? { traceparent: traceparent(parentOf(index).traceId) } : {}) },
       );
+    /** A create counts when it made a task, linked to its parent when it names one. */
+    const succeeded = (json, index) => Boolean(json.result?.task_id) && (LINK === 'none' || json.result.chain?.parent_task_id === parentOf(index).taskId);
     // Warm up (JIT, pools, first series of each metric), then measure.
-    for (let index = 0; index < 50; index++) await send(index);
+    for (let index = 0; index < WARMUP; index++) await send(index);
     await new Promise((done) => setTimeout(done, 1000));
     // What each process burns idle (timers, default metrics' event-loop monitor, pollers), per second.
     const idleFrom = new Map(children.map(([service, child]) => [service, cpuSeconds(child.pid)]));
@@ -190,8 +227,9 @@ async function main() {
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
         while (next < REQUESTS) {
-          const { json } = await send(50 + next++);
-          if (!json.result?.task_id) errors++;
+          const index = WARMUP + next++;
+          const { json } = await send(index);
+          if (!succeeded(json, index)) errors++;
         }
       }),
     );
@@ -207,6 +245,7 @@ async function main() {
         {
           root: ROOT,
           auth: AUTH,
+          link: LINK,
           requests: REQUESTS,
           concurrency: CONCURRENCY,
           errors,
@@ -222,11 +261,13 @@ async function main() {
     for (const [, child] of children) child.kill('SIGTERM');
     await Promise.all(children.map(([, child]) => new Promise((done) => (child.exitCode !== null ? done() : child.once('exit', done)))));
     const { dropDatabase } = await import(`${ROOT}/dist/libs/database/src/index.js`);
-    const { deleteEventStream, openJetStream, rateLimitStreamName } = await import(`${ROOT}/dist/libs/messaging/src/index.js`);
+    const { deleteEventStream, openJetStream } = await import(`${ROOT}/dist/libs/messaging/src/index.js`);
     await dropDatabase(env.DATABASE_URL);
     const jetStream = await openJetStream({ url: env.NATS_URL ?? 'nats://127.0.0.1:4222', name: 'cpu-bench-cleanup' });
     await deleteEventStream(jetStream.jsm, env.NATS_SUBJECT_PREFIX);
-    await jetStream.jsm.streams.delete(rateLimitStreamName(env.NATS_SUBJECT_PREFIX)).catch(() => undefined);
+    // The run's other streams (the rate limiter's, the key cache's KV) carry its subject prefix in their names.
+    for await (const stream of jetStream.jsm.streams.list())
+      if (stream.config.name.includes(env.NATS_SUBJECT_PREFIX)) await jetStream.jsm.streams.delete(stream.config.name).catch(() => undefined);
     await jetStream.connection.drain();
     await idp?.close();
   }

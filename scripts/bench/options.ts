@@ -3,13 +3,32 @@
 export const SERVERS = ['relay', 'sdk-postgres', 'sdk-memory', 'floor'] as const;
 export type ServerName = (typeof SERVERS)[number];
 
-export const SCENARIOS = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout', 'replicas', 'upstream'] as const;
+export const SCENARIOS = [
+  'create',
+  'create-linked',
+  'a2a-send',
+  'get',
+  'lifecycle',
+  'inbox',
+  'fanout',
+  'replicas',
+  'upstream',
+  'upstream-stream',
+  'upstream-push',
+] as const;
 /**
- * Run only when asked for: `--scenarios replicas` starts a second edge and a second tasks service,
- * `--scenarios upstream` an upstream A2A agent of the official SDK.
+ * Run only when asked for: `--scenarios create-linked` (creates naming a parent, beside the same
+ * creates naming none), `--scenarios replicas` starts a second edge and a second tasks service,
+ * `--scenarios upstream`, `upstream-stream`, `upstream-push` an upstream A2A agent of the official SDK.
  */
-const ON_REQUEST: readonly ScenarioName[] = ['replicas', 'upstream'];
+const ON_REQUEST: readonly ScenarioName[] = ['create-linked', 'replicas', 'upstream', 'upstream-stream', 'upstream-push'];
 export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** How the upstream agent of an `upstream*` scenario answers, and so how the relay follows its tasks. */
+export const UPSTREAM_MODES = { upstream: 'poll', 'upstream-stream': 'stream', 'upstream-push': 'push' } as const;
+export type UpstreamScenario = keyof typeof UPSTREAM_MODES;
+export type UpstreamMode = (typeof UPSTREAM_MODES)[UpstreamScenario];
+export const isUpstreamScenario = (scenario: string): scenario is UpstreamScenario => scenario in UPSTREAM_MODES;
 
 /**
  * `plain`: the NATS at NATS_URL as it is; `secure`: a nats-server of the bench's own with TLS (client
@@ -55,9 +74,12 @@ const HELP = `npm run bench [-- options]
   --inbox 10000,100000,1000000  task counts for the inbox    (BENCH_INBOX_SIZES)
   --fanout-events 1000    creates per fanout window          (BENCH_FANOUT_EVENTS)
   --scenarios a,b         subset of ${SCENARIOS.join(',')}   (BENCH_SCENARIOS;
-                          replicas only when named: creates with 1, then 2 edges and tasks;
-                          upstream only when named: a handoff through the relay to an SDK
-                          upstream agent vs the SDK client calling that agent directly)
+                          only when named: create-linked (creates naming a parent, by
+                          parent_task_id and by traceparent, beside the same creates naming
+                          none); replicas (creates with 1, then 2 edges and tasks);
+                          upstream, upstream-stream, upstream-push (a handoff through the
+                          relay to an SDK upstream agent that the relay polls, that streams,
+                          that pushes, vs the SDK client calling that agent directly))
   --servers a,b           subset of ${SERVERS.join(',')}     (BENCH_SERVERS; relay always runs)
   --nats MODE             plain: the NATS at NATS_URL; secure: the bench starts its own
                           nats-server (TLS verifying client certificates, an nkey user per

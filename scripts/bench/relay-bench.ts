@@ -19,18 +19,25 @@ import { generateAssertionKeyPair, generateNotifierSealingKeyPair } from '@app/s
 import { migrateAllSchemas } from '../migrate-all';
 import { renderChart } from './chart';
 import { HttpClient } from './load-generator';
-import { parseOptions, type ServerName } from './options';
+import { isUpstreamScenario, parseOptions, UPSTREAM_MODES, type ServerName, type UpstreamMode } from './options';
 import { BASELINE_APPLICATIONS, BENCH_APPLICATION, PgProcesses } from './pg-processes';
 import { pidsByCommand, ProcessSampler, type ProcessGroup } from './proc-sampler';
 import { migrateSdkTaskStore, NO_OWN_ENV, readyPort, RELAY_SERVICES, startBaseline, startRelay, stopChildren, waitForHttp, type Child } from './processes';
 import { setUpRelayAgents } from './relay-fixture';
 import { EventWatch } from './event-watch';
 import { replicasScenario, type ReplicasResult } from './replicas';
-import { cpuTable, declineRows, declineTable, eventsTable, inboxTable, mainTable, rssTable, summarize } from './report';
+import { chainCreatesTable, cpuTable, declineRows, declineTable, eventsTable, inboxTable, mainTable, rssTable, summarize } from './report';
 import { Bench, FanoutSink, type Target, type UpstreamSetup } from './scenarios';
 import { startBenchNats, type BenchNats } from './secure-nats';
-import { summarizeUpstream, UPSTREAM_PROCESS, upstreamTables } from './upstream-handoff';
+import { summarizeUpstream, UPSTREAM_PROCESS, upstreamBaseUrl, upstreamTables } from './upstream-handoff';
 import { writePlanLines, writePlansTable } from './write-plans';
+
+/** The report's heading of each `upstream*` scenario. */
+const UPSTREAM_HEADINGS: Record<UpstreamMode, string> = {
+  poll: 'Upstream: a handoff through the relay to an upstream A2A agent of the official SDK, and the SDK client calling that agent directly',
+  stream: "Upstream that streams: the same, the agent's card declaring streaming (the relay reads its `SendStreamingMessage` stream)",
+  push: "Upstream that answers by push: the same, the agent completing each task later and pushing the final task to the relay's push receiver",
+};
 
 const ADMIN_TOKEN = `bench_${randomBytes(16).toString('hex')}`;
 
@@ -141,6 +148,7 @@ async function main(): Promise<void> {
 
     phase('starting the relay and the baselines');
     const relayUrl = `http://127.0.0.1:${options.port}`;
+    const upstreamModes: UpstreamMode[] = options.scenarios.filter(isUpstreamScenario).map((scenario) => UPSTREAM_MODES[scenario]);
     const relayEnv: Record<string, string> = {
       DATABASE_URL: databaseUrl,
       NATS_URL: options.natsUrl,
@@ -153,6 +161,8 @@ async function main(): Promise<void> {
       // The live inbox's replay is measured with up to 32 streams of one agent at once.
       RELAY_STREAMS_PER_AGENT: '256',
       RELAY_WEBHOOK_ALLOW_PRIVATE: 'true',
+      // `--scenarios upstream-push`: where the upstream agent that answers by push sends its notifications.
+      ...(upstreamModes.includes('push') ? { RELAY_UPSTREAM_PUSH_URL: `${relayUrl}/upstream-push` } : {}),
       EDGE_PORT: String(options.port),
       EDGE_HOST: '127.0.0.1',
       RELAY_PUBLIC_URL: relayUrl,
@@ -191,10 +201,10 @@ async function main(): Promise<void> {
       else await waitForHttp(target.client, '/', [baselineChildren.get(target.name)!], 60000, 'POST');
     }
 
-    // `--scenarios upstream`: an upstream A2A agent of the official SDK, its own process on a free loopback port.
+    // `--scenarios upstream…`: the upstream A2A agents of the official SDK, one process of their own on a free loopback port.
     let upstreamChild: Child | undefined;
     let upstreamSetup: UpstreamSetup | undefined;
-    if (options.scenarios.includes('upstream')) {
+    if (upstreamModes.length > 0) {
       upstreamChild = startBaseline(UPSTREAM_PROCESS, 'upstream-agent', { BENCH_PORT: '0' });
       children.push(upstreamChild);
       upstreamSetup = { relayUrl, upstreamUrl: `http://127.0.0.1:${await readyPort(upstreamChild)}` };
@@ -209,7 +219,7 @@ async function main(): Promise<void> {
       ADMIN_TOKEN,
       maxSlots,
       sink.url('/hook'),
-      upstreamSetup ? `${upstreamSetup.upstreamUrl}/.well-known/agent-card.json` : undefined,
+      Object.fromEntries(upstreamModes.map((mode) => [mode, `${upstreamBaseUrl(upstreamSetup!.upstreamUrl, mode)}.well-known/agent-card.json`])),
     );
 
     const postgres = new PgProcesses(db, databaseName);
@@ -295,14 +305,18 @@ async function main(): Promise<void> {
       ...(bench.inboxPlans.length > 0
         ? ['## Writes by table size (EXPLAIN ANALYZE of create, append, transition, each rolled back)', '', writePlansTable(bench.inboxPlans), '']
         : []),
-      ...(upstreamRows.length > 0
+      ...(options.scenarios.includes('create-linked')
         ? [
-            '## Upstream: a handoff through the relay to an upstream A2A agent of the official SDK, and the SDK client calling that agent directly',
+            "## Chains: a create naming a parent (`parent_task_id`), one linked by its `traceparent`, and the same create naming none (CPU ms per create of the relay's processes, Postgres included; ratios are medians of per-round ratios)",
             '',
-            upstreamTables(upstreamRows, { before: bench.upstreamIdleCpuMsPerSecond, after: bench.upstreamIdleAfterCpuMsPerSecond }),
+            chainCreatesTable(bench.records),
             '',
           ]
         : []),
+      ...upstreamModes.flatMap((mode) => {
+        const of = upstreamRows.filter((row) => row.mode === mode);
+        return of.length > 0 ? [`## ${UPSTREAM_HEADINGS[mode]}`, '', upstreamTables(of, bench.upstreamIdle[mode] ?? { before: {}, after: {} }), ''] : [];
+      }),
       ...(replicas
         ? ['## Creates with 1 and 2 replicas of edge and tasks (CPU ms per request per process; idle rows CPU ms per second)', '', replicas.table, '']
         : []),
@@ -318,6 +332,8 @@ async function main(): Promise<void> {
       '',
     ].join('\n');
     console.log(`\n${markdown}`);
+    for (const [name, explain] of Object.entries(bench.chainPlans))
+      console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of a create's ${name}, after the create-linked windows:\n${explain}`);
     for (const plan of bench.inboxPlans) {
       for (const [operation, explain] of Object.entries(plan.plans))
         console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of ${operation} at ${plan.size.toLocaleString('en-US')} tasks:\n${explain}`);
@@ -349,6 +365,7 @@ async function main(): Promise<void> {
       decline,
       vacuumSettings: bench.vacuumSettings,
       inbox: { flatness: inbox.flatness, plans: bench.inboxPlans },
+      ...(Object.keys(bench.chainPlans).length > 0 ? { chainPlans: bench.chainPlans } : {}),
       verification,
       peakRssKb: peaks,
       windows: bench.records,
@@ -357,7 +374,7 @@ async function main(): Promise<void> {
         ? {
             upstream: {
               summary: upstreamRows,
-              idleCpuMsPerSecond: { before: bench.upstreamIdleCpuMsPerSecond, after: bench.upstreamIdleAfterCpuMsPerSecond },
+              idleCpuMsPerSecond: bench.upstreamIdle,
               windows: bench.upstreamWindows,
             },
           }

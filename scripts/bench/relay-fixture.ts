@@ -5,6 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { HttpClient, JsonReply } from './load-generator';
+import type { UpstreamMode } from './options';
 
 export interface RelayAgent {
   id: string;
@@ -22,8 +23,10 @@ export interface RelayFixture {
   pairs: RelayPair[];
   inbox: RelayPair;
   fanout: RelayPair;
-  /** An agent registered with its upstream A2A server's card (`--scenarios upstream`). */
-  upstream?: RelayAgent;
+  /** The agent that hands each slot's sender the handoffs its linked creates serve (`create-linked`): the chains' roots. */
+  origin: RelayAgent;
+  /** The agents registered with an upstream A2A server's card, by how that server answers (`--scenarios upstream…`). */
+  upstreams: Partial<Record<UpstreamMode, RelayAgent>>;
 }
 
 async function register(client: HttpClient, adminToken: string, handle: string, extra: Record<string, unknown> = {}): Promise<RelayAgent> {
@@ -39,7 +42,7 @@ export async function setUpRelayAgents(
   adminToken: string,
   slots: number,
   webhookUrl: string,
-  upstreamCardUrl?: string,
+  upstreamCardUrls: Partial<Record<UpstreamMode, string>> = {},
 ): Promise<RelayFixture> {
   const org = `bench${randomBytes(3).toString('hex')}`;
   const pairs: RelayPair[] = [];
@@ -55,9 +58,14 @@ export async function setUpRelayAgents(
     sender: await register(client, adminToken, `fan-s@${org}`),
     recipient: await register(client, adminToken, `fan-r@${org}`, { notification_webhook_url: webhookUrl }),
   };
-  const upstream = upstreamCardUrl ? await register(client, adminToken, `up@${org}`, { upstream: { card_url: upstreamCardUrl } }) : undefined;
-  return { org, pairs, inbox, fanout, ...(upstream ? { upstream } : {}) };
+  const origin = await register(client, adminToken, `origin@${org}`);
+  const upstreams: Partial<Record<UpstreamMode, RelayAgent>> = {};
+  for (const [mode, cardUrl] of Object.entries(upstreamCardUrls) as Array<[UpstreamMode, string]>)
+    upstreams[mode] = await register(client, adminToken, `${UPSTREAM_HANDLE_PREFIX[mode]}@${org}`, { upstream: { card_url: cardUrl } });
+  return { org, pairs, inbox, fanout, origin, upstreams };
 }
+
+const UPSTREAM_HANDLE_PREFIX: Record<UpstreamMode, string> = { poll: 'up', stream: 'up-stream', push: 'up-push' };
 
 const bearer = (agent: RelayAgent): Record<string, string> => ({ authorization: `Bearer ${agent.key}` });
 
@@ -82,6 +90,59 @@ export async function relayCreate(client: HttpClient, pair: RelayPair, index: nu
   );
   const taskId = result(reply, 'message/send')?.task_id;
   return typeof taskId === 'string' ? taskId : undefined;
+}
+
+/** A W3C `traceparent` of trace `traceId` with a new span id, sampled. */
+export const traceparentOf = (traceId: string): string => `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
+
+/**
+ * AgentRelay `message/send` creating a handoff that serves `parent`: named as `parent_task_id`
+ * (`link: 'named'`), or by the call's `traceparent` alone in the parent's trace `traceId`
+ * (`link: 'trace'`). The new task id once the answer's `chain` names that parent; an Error otherwise.
+ */
+export async function relayCreateLinked(
+  client: HttpClient,
+  pair: RelayPair,
+  parent: { taskId: string; traceId: string },
+  link: 'named' | 'trace',
+  index: number,
+): Promise<string> {
+  const reply = await client.post(
+    '/a2a',
+    {
+      jsonrpc: '2.0',
+      id: index,
+      method: 'message/send',
+      params: {
+        recipient: pair.recipient.handle,
+        message: { role: 'user', parts: [{ type: 'text', text: `bench handoff ${index}` }] },
+        ...(link === 'named' ? { parent_task_id: parent.taskId } : {}),
+      },
+    },
+    { ...bearer(pair.sender), ...(link === 'trace' ? { traceparent: traceparentOf(parent.traceId) } : {}) },
+  );
+  const answer = result(reply, 'message/send') as { task_id?: unknown; chain?: { parent_task_id?: unknown } };
+  if (typeof answer.task_id !== 'string') throw new Error(`message/send answered no task_id: ${JSON.stringify(answer).slice(0, 300)}`);
+  if (answer.chain?.parent_task_id !== parent.taskId)
+    throw new Error(`task ${answer.task_id} is not linked to ${parent.taskId} (chain ${JSON.stringify(answer.chain ?? null)})`);
+  return answer.task_id;
+}
+
+/** A root handoff from `origin` to `recipient`, created in trace `traceId` (its chain keeps that trace); the new task id. */
+export async function relayCreateRoot(client: HttpClient, origin: RelayAgent, recipient: RelayAgent, traceId: string, index: number): Promise<string> {
+  const reply = await client.post(
+    '/a2a',
+    {
+      jsonrpc: '2.0',
+      id: index,
+      method: 'message/send',
+      params: { recipient: recipient.handle, message: { role: 'user', parts: [{ type: 'text', text: `bench chain root ${index}` }] } },
+    },
+    { ...bearer(origin), traceparent: traceparentOf(traceId) },
+  );
+  const taskId = result(reply, 'message/send')?.task_id;
+  if (typeof taskId !== 'string') throw new Error('a chain root was refused');
+  return taskId;
 }
 
 /** A2A v1.0 `SendMessage` on the recipient's endpoint, returnImmediately; the new task id, or undefined. */

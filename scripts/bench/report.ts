@@ -2,6 +2,7 @@
  * Turns the measured windows into the report: medians over rounds per (scenario, concurrency,
  * server), relay ÷ SDK-on-Postgres ratios taken per round, markdown tables. Pure functions.
  */
+import { CHAIN_CREATES, type ChainCreate } from './chain-creates';
 import type { ServerName } from './options';
 import type { WindowRecord } from './scenarios';
 import { fmt, median, medianOfRoundRatios, perRequest } from './stats';
@@ -300,6 +301,30 @@ export function declineTable(rows: readonly DeclineRow[]): string {
     const workers = row.autovacuumSeen.map((seen, round) => (seen.length ? `r${round + 1}: ${seen.join(', ')}` : '')).filter(Boolean);
     lines.push(
       `| ${row.scenario} | ${row.concurrency} | ${SERVER_LABELS[row.server]} | ${series(row.rpsByRound)} | ${ratio(row.lastToFirst)} | ${ratio(row.vsSdkPostgres)} | ${series(row.cpuMsPerRequestByRound, 2)} | ${ratio(row.cpuLastToFirst)} | ${series(row.walBytesPerRequest)} | ${kB(row.ownBytesDelta)} | ${series(row.ownDeadRows)} | ${series(row.othersCpuPercent)} | ${workers.join('; ')} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Per concurrency: each kind's p50 and CPU ms per create, and each linked kind's CPU ÷ the unlinked create's, as medians of per-round ratios. */
+export function chainCreatesTable(records: readonly WindowRecord[]): string {
+  const ours = records.filter((record) => record.server === 'relay' && (CHAIN_CREATES as readonly string[]).includes(record.scenario));
+  const lines = [
+    '| c | rounds | create p50 ms | linked p50 ms | traced p50 ms | create CPU ms | linked CPU ms | traced CPU ms | linked ÷ create CPU | traced ÷ create CPU | errors |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const concurrency of [...new Set(ours.map((record) => record.concurrency))].sort((a, b) => a - b)) {
+    const at = ours.filter((record) => record.concurrency === concurrency);
+    const of = (kind: ChainCreate): WindowRecord[] => at.filter((record) => record.scenario === kind);
+    const rounds = Math.max(...at.map((record) => record.round)) + 1;
+    const byRound = (kind: ChainCreate): Array<number | undefined> =>
+      Array.from({ length: rounds }, (_, round) => of(kind).find((record) => record.round === round)?.totalCpuMsPerRequest);
+    const p50 = (kind: ChainCreate): string => fmt(median(of(kind).map((record) => record.latencyMs.p50)));
+    const cpu = (kind: ChainCreate): string => fmt(median(of(kind).map((record) => record.totalCpuMsPerRequest)), 2);
+    const ratio = (kind: ChainCreate): string => `${fmt(medianOfRoundRatios(byRound(kind), byRound('create-unlinked')).median, 3)}×`;
+    const errors = at.reduce((sum, record) => sum + record.errors, 0);
+    lines.push(
+      `| ${concurrency} | ${rounds} | ${p50('create-unlinked')} | ${p50('create-linked')} | ${p50('create-traced')} | ${cpu('create-unlinked')} | ${cpu('create-linked')} | ${cpu('create-traced')} | ${ratio('create-linked')} | ${ratio('create-traced')} | ${errors} |`,
     );
   }
   return lines.join('\n');

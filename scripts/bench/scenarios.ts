@@ -12,17 +12,20 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { runWindow, sleep, type Call, type HttpClient, type WindowLimits, type WindowResult } from './load-generator';
 import type { EventLag, EventWatch } from './event-watch';
-import type { BenchOptions, ScenarioName, ServerName } from './options';
+import { CHAIN_CREATES, ChainRoots, type ChainCreate } from './chain-creates';
+import { UPSTREAM_MODES, isUpstreamScenario, type BenchOptions, type ScenarioName, type ServerName, type UpstreamMode, type UpstreamScenario } from './options';
 import { growthLine, PgGrowth, type WindowGrowth } from './pg-growth';
 import type { GroupUsage, ProcessSampler } from './proc-sampler';
 import { TASK_EVENTS_PAGE_LIMIT, TASK_LIMITS } from '@app/contracts';
 import { listQuery } from '../../apps/tasks/src/tasks/store/list-query';
 import { INBOX_EVENTS_AFTER_SQL } from '../../apps/tasks/src/tasks/store/task-event-replay';
 import { readTask } from '../../apps/tasks/src/tasks/store/read-query';
+import { PAIR_RECENT_SQL, PARENT_CHAIN_SQL, PARENT_TASK_SQL, TRACE_PARENT_SQL } from '../../apps/tasks/src/tasks/store/sql/chain-facts.sql';
 import {
   baselineGet,
   baselineSendMessage,
   relayCreate,
+  relayCreateLinked,
   relayGet,
   relayInbox,
   relayInboxReadyId,
@@ -41,6 +44,7 @@ import {
   sendAndWait,
   stageBreakdown,
   UPSTREAM_PROCESS,
+  upstreamBaseUrl,
   type SentHandoff,
   type UpstreamWindow,
 } from './upstream-handoff';
@@ -96,7 +100,7 @@ export interface Target {
   client: HttpClient;
 }
 
-/** Where the `upstream` scenario finds the relay and the upstream agent (the agent registered with the relay is the fixture's `upstream`). */
+/** Where the `upstream*` scenarios find the relay and the upstream agents' process (the agents registered with the relay are the fixture's `upstreams`). */
 export interface UpstreamSetup {
   relayUrl: string;
   upstreamUrl: string;
@@ -105,12 +109,17 @@ export interface UpstreamSetup {
 export class Bench {
   readonly records: WindowRecord[] = [];
   readonly inboxPlans: InboxPlan[] = [];
-  /** The `upstream` scenario's windows, both paths. */
+  /** The `upstream*` scenarios' windows, both paths. */
   readonly upstreamWindows: UpstreamWindow[] = [];
-  /** CPU ms per second of each process with no load, measured before the `upstream` scenario's windows. */
-  upstreamIdleCpuMsPerSecond: Record<string, number> = {};
-  /** The same after the last window (a poller that stays busy once there was work shows here). */
-  upstreamIdleAfterCpuMsPerSecond: Record<string, number> = {};
+  /**
+   * Per `upstream*` scenario, CPU ms per second of each process with no load: before its windows
+   * and after its last one (a poller that stays busy once there was work shows there).
+   */
+  readonly upstreamIdle: Partial<Record<UpstreamMode, { before: Record<string, number>; after: Record<string, number> }>> = {};
+  /** The `create-linked` scenario's chain roots (made once it runs). */
+  chainRoots?: ChainRoots;
+  /** After the `create-linked` windows: the plans of the statements a create reads its chain with (and an unlinked one its pair), by name. */
+  readonly chainPlans: Record<string, string> = {};
   /** Task ids each server acknowledged as created, to count them in Postgres at the end. */
   readonly acknowledged = new Map<ServerName, string[]>();
   /** Task ids per client slot, for `get` (the relay only lets the sender or recipient read a task). */
@@ -454,6 +463,24 @@ export class Bench {
     }
   }
 
+  /**
+   * The EXPLAIN (ANALYZE, BUFFERS) of the statements the tasks service reads a create's chain
+   * facts with, for slot 0's sender and one of its roots (what a linked create of the scenario
+   * reads), and of the pair count an unlinked create reads instead: the service's own SQL, each
+   * prepared and settled as explainStatement does, rolled back.
+   */
+  private async explainChainReads(root: { taskId: string; traceId: string }): Promise<void> {
+    const { sender, recipient } = this.relay.pairs[0];
+    const minuteAgo = new Date(Date.now() - 60_000);
+    const statements: Record<string, { text: string; values: unknown[] }> = {
+      'parent (PARENT_TASK_SQL)': { text: PARENT_TASK_SQL, values: [[root.taskId], sender.id] },
+      'chain facts (PARENT_CHAIN_SQL)': { text: PARENT_CHAIN_SQL, values: [root.taskId, root.taskId, sender.id, recipient.id, minuteAgo] },
+      'parent by trace (TRACE_PARENT_SQL)': { text: TRACE_PARENT_SQL, values: [root.traceId, sender.id] },
+      'pair of an unlinked create (PAIR_RECENT_SQL)': { text: PAIR_RECENT_SQL, values: [sender.id, recipient.id, minuteAgo] },
+    };
+    for (const [name, statement] of Object.entries(statements)) this.chainPlans[name] = await this.explainStatement(statement);
+  }
+
   /** The plan of the statement the tasks service's readTask runs for a `tasks/get`: its own text and values, caught on their way to Postgres. */
   private async explainGet(callerId: string, taskId: string): Promise<string> {
     const plans: string[] = [];
@@ -514,6 +541,48 @@ export class Bench {
   }
 
   /**
+   * Creates naming a parent beside the same creates naming none, in alternating rounds at every
+   * concurrency, each slot's sender to its recipient as in `create`: `create-unlinked` names no
+   * parent; `create-linked` names one as the AgentRelay dialect's `parent_task_id`;
+   * `create-traced` names none but carries a `traceparent` in the parent's trace (the relay links
+   * it by the trace id). The parents are roots that `origin` handed each slot's sender, spread over
+   * many chains round-robin (ChainRoots) so that none reaches the chain budget; each linked create
+   * is checked to be linked to its parent. CPU ms per create of every process, as for `create`.
+   */
+  async createLinked(): Promise<void> {
+    const relay = this.target('relay');
+    const roots = (this.chainRoots ??= new ChainRoots(relay.client, this.relay.origin, (slot) => this.relay.pairs[slot].sender));
+    const calls: Array<[ChainCreate, Call]> = CHAIN_CREATES.map((kind) => [
+      kind,
+      async (index, slot) => {
+        const pair = this.relay.pairs[slot];
+        const id =
+          kind === 'create-unlinked'
+            ? await relayCreate(relay.client, pair, index)
+            : await relayCreateLinked(relay.client, pair, await roots.next(slot), kind === 'create-linked' ? 'named' : 'trace', index);
+        if (id) this.remember('relay', slot, id);
+        return id !== undefined;
+      },
+    ]);
+    for (const concurrency of this.options.concurrencies) {
+      for (const [, call] of calls) {
+        await roots.prepare(concurrency, this.options.warmupRequests);
+        await runWindow(this.warmup(concurrency), call);
+      }
+      for (let round = 0; round < this.options.rounds; round++) {
+        for (const [kind, call] of rotate(calls, round)) {
+          await roots.prepare(concurrency, this.options.windowRequests);
+          await this.measure('relay', kind, concurrency, round, 'request', () => runWindow(this.limits(concurrency), call));
+          await sleep(100);
+        }
+      }
+    }
+    for (const id of roots.made) this.remember('relay', undefined, id);
+    await this.explainChainReads(await roots.next(0));
+    if (roots.madeDuringWindows > 0) console.log(`  ${roots.madeDuringWindows} chain roots were made during windows (a slot ran out of room)`);
+  }
+
+  /**
    * A handoff through the relay to an upstream A2A agent of the official SDK, against the SDK client
    * calling that agent directly, in alternating rounds at every concurrency. Both sides are one
    * blocking `SendMessage` of the official SDK client per request (`returnImmediately: false`),
@@ -521,15 +590,21 @@ export class Bench {
    * relay, the sender's call on the relay's endpoint of the agent, which answers once the relay task
    * is completed with what the relay's follower read from the upstream (the edge waits on the task's
    * events, no client-side polling); directly, the same call on the upstream's own endpoint. CPU
-   * per handoff of every process, and where the relay's handoffs spent their time.
+   * per handoff of every process, and where the relay's handoffs spent their time. The scenario
+   * picks the agent, and so how the relay follows its tasks: `upstream` polls it (`GetTask`),
+   * `upstream-stream` reads the stream of its `SendStreamingMessage`, `upstream-push` is told by its
+   * push notification when the task it polled at work has ended.
    */
-  async upstream(): Promise<void> {
+  async upstream(scenario: UpstreamScenario): Promise<void> {
+    const mode = UPSTREAM_MODES[scenario];
     const setup = this.upstreamSetup;
-    const agent = this.relay.upstream;
-    if (!setup || !agent) throw new Error('the upstream scenario needs its upstream agent, registered with the relay');
+    const agent = this.relay.upstreams[mode];
+    if (!setup || !agent) throw new Error(`the ${scenario} scenario needs its upstream agent, registered with the relay`);
+    const idle: { before: Record<string, number>; after: Record<string, number> } = { before: {}, after: {} };
+    this.upstreamIdle[mode] = idle;
     const slots = Math.max(...this.options.concurrencies);
     const senders = await Promise.all(this.relay.pairs.slice(0, slots).map((pair) => sdkClient(`${setup.relayUrl}/a2a/${agent.handle}/`, pair.sender.key)));
-    const direct = await Promise.all(Array.from({ length: slots }, () => sdkClient(setup.upstreamUrl)));
+    const direct = await Promise.all(Array.from({ length: slots }, () => sdkClient(upstreamBaseUrl(setup.upstreamUrl, mode))));
     let sent: SentHandoff[] = [];
     const throughRelay: Call = async (index, slot) => {
       const sentAt = epochMs();
@@ -549,7 +624,7 @@ export class Bench {
     for (const concurrency of this.options.concurrencies) {
       for (const [, call] of paths) await runWindow(this.warmup(concurrency), call);
       // What every process burns with no load (pollers, timers), once warm: the windows' CPU less this rate is what the handoffs cost.
-      if (concurrency === this.options.concurrencies[0]) this.upstreamIdleCpuMsPerSecond = await this.idleCpuMsPerSecond(UPSTREAM_IDLE_MS);
+      if (concurrency === this.options.concurrencies[0]) idle.before = await this.idleCpuMsPerSecond(UPSTREAM_IDLE_MS);
       for (let round = 0; round < this.options.rounds; round++) {
         for (const [path, call] of rotate(paths, round)) {
           sent = [];
@@ -562,9 +637,10 @@ export class Bench {
             const used = usage.get(name);
             if (!used) continue;
             cpuMsPerHandoff[name] = perRequest(used.cpuMs, counted);
-            netCpuMsPerHandoff[name] = perRequest(Math.max(0, used.cpuMs - (this.upstreamIdleCpuMsPerSecond[name] ?? 0) * window.seconds), counted);
+            netCpuMsPerHandoff[name] = perRequest(Math.max(0, used.cpuMs - (idle.before[name] ?? 0) * window.seconds), counted);
           }
           const record: UpstreamWindow = {
+            mode,
             path,
             concurrency,
             round,
@@ -579,14 +655,14 @@ export class Bench {
           this.upstreamWindows.push(record);
           const own = path === 'relay' ? SERVER_GROUPS.relay.reduce((sum, name) => sum + (netCpuMsPerHandoff[name] ?? 0), 0) : NaN;
           console.log(
-            `  upstream     c=${String(concurrency).padEnd(3)} r${round + 1} ${path.padEnd(13)} ${record.rps.toFixed(0).padStart(6)}/s  p50 ${record.p50.toFixed(1)} p95 ${record.p95.toFixed(1)} ms  cpu less idle ${path === 'relay' ? `relay ${own.toFixed(2)} + ` : ''}upstream ${(netCpuMsPerHandoff[UPSTREAM_PROCESS] ?? NaN).toFixed(2)} ms/handoff  errors ${record.errors}`,
+            `  ${scenario.padEnd(16)} c=${String(concurrency).padEnd(3)} r${round + 1} ${path.padEnd(13)} ${record.rps.toFixed(0).padStart(6)}/s  p50 ${record.p50.toFixed(1)} p95 ${record.p95.toFixed(1)} ms  cpu less idle ${path === 'relay' ? `relay ${own.toFixed(2)} + ` : ''}upstream ${(netCpuMsPerHandoff[UPSTREAM_PROCESS] ?? NaN).toFixed(2)} ms/handoff  errors ${record.errors}`,
           );
           if (window.errorSamples.length > 0) console.log(`    errors: ${window.errorSamples.join(' | ')}`);
           await sleep(100);
         }
       }
     }
-    this.upstreamIdleAfterCpuMsPerSecond = await this.idleCpuMsPerSecond(UPSTREAM_IDLE_MS);
+    idle.after = await this.idleCpuMsPerSecond(UPSTREAM_IDLE_MS);
   }
 
   /** CPU ms per second of every process over `ms` with no load. */
@@ -611,14 +687,26 @@ export class Bench {
   async run(): Promise<void> {
     this.vacuumSettings = await this.growth.vacuumSettings();
     console.log(`  Postgres: ${this.vacuumSettings}`);
-    const order: ScenarioName[] = ['create', 'a2a-send', 'get', 'lifecycle', 'inbox', 'fanout', 'upstream'];
+    const order: ScenarioName[] = [
+      'create',
+      'create-linked',
+      'a2a-send',
+      'get',
+      'lifecycle',
+      'inbox',
+      'fanout',
+      'upstream',
+      'upstream-stream',
+      'upstream-push',
+    ];
     for (const scenario of order) {
       if (!this.options.scenarios.includes(scenario)) continue;
       console.log(`\n## ${scenario}`);
       if (scenario === 'create' || scenario === 'a2a-send' || scenario === 'get') await this.compare(scenario);
       else if (scenario === 'lifecycle') await this.lifecycle();
       else if (scenario === 'inbox') await this.inbox();
-      else if (scenario === 'upstream') await this.upstream();
+      else if (scenario === 'create-linked') await this.createLinked();
+      else if (isUpstreamScenario(scenario)) await this.upstream(scenario);
       else await this.fanout();
     }
   }

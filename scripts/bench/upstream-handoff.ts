@@ -1,5 +1,5 @@
 /**
- * The `upstream` scenario's parts: the official SDK client (a sender on the relay's endpoint of an
+ * The `upstream*` scenarios' parts: the official SDK client (a sender on the relay's endpoint of an
  * upstream agent, or calling the upstream agent directly), one blocking `SendMessage` per request,
  * where each relay handoff spent its time (from the relay's own rows), and the report's table.
  */
@@ -8,7 +8,16 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { Role, TaskState, type Message, type SendMessageResult, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type BeforeArgs, type CallInterceptor, type Client } from '@a2a-js/sdk/client';
+import type { UpstreamMode } from './options';
 import { fmt, median, percentile } from './stats';
+
+/** Where the upstream agents' process serves each agent (its card at `<base>.well-known/agent-card.json`). */
+const UPSTREAM_PATHS: Record<UpstreamMode, string> = { poll: '/', stream: '/stream/', push: '/push/' };
+
+/** The base URL of the upstream agent that answers in `mode`, in the process at `processUrl`. */
+export function upstreamBaseUrl(processUrl: string, mode: UpstreamMode): string {
+  return `${processUrl}${UPSTREAM_PATHS[mode]}`;
+}
 
 /** The official SDK client for the agent whose card is at `<baseUrl>/.well-known/agent-card.json`; with an API key on every call when given. */
 export function sdkClient(baseUrl: string, apiKey?: string): Promise<Client> {
@@ -174,6 +183,8 @@ export async function stageBreakdown(db: pg.Client, handoffs: readonly SentHando
 
 /** One window of the scenario, one side: latency figures from the raw latencies, CPU ms per handoff per process. */
 export interface UpstreamWindow {
+  /** How the upstream agent answers (poll: the relay polls it, stream: it streams, push: it pushes). */
+  mode: UpstreamMode;
   path: 'relay' | 'direct';
   concurrency: number;
   round: number;
@@ -200,6 +211,7 @@ export const RELAY_PROCESSES = ['edge', 'tasks', 'directory', 'notifier', 'nats-
 export const UPSTREAM_PROCESS = 'sdk-upstream';
 
 export interface UpstreamRow {
+  mode: UpstreamMode;
   concurrency: number;
   rounds: number;
   relay: { p50: number; p95: number; rps: number; errors: number };
@@ -221,40 +233,43 @@ export interface UpstreamRow {
 
 export function summarizeUpstream(windows: readonly UpstreamWindow[]): UpstreamRow[] {
   const rows: UpstreamRow[] = [];
-  for (const concurrency of [...new Set(windows.map((window) => window.concurrency))].sort((a, b) => a - b)) {
-    const at = windows.filter((window) => window.concurrency === concurrency);
-    const relay = at.filter((window) => window.path === 'relay');
-    const direct = at.filter((window) => window.path === 'direct');
-    const side = (of: UpstreamWindow[]) => ({
-      p50: median(of.map((window) => window.p50)),
-      p95: median(of.map((window) => window.p95)),
-      rps: median(of.map((window) => window.rps)),
-      errors: of.reduce((sum, window) => sum + window.errors, 0),
-    });
-    const added: number[] = [];
-    for (const window of relay) {
-      const same = direct.find((other) => other.round === window.round);
-      if (same) added.push(window.p50 - same.p50);
+  for (const mode of [...new Set(windows.map((window) => window.mode))])
+    for (const concurrency of [...new Set(windows.map((window) => window.concurrency))].sort((a, b) => a - b)) {
+      const at = windows.filter((window) => window.mode === mode && window.concurrency === concurrency);
+      if (at.length === 0) continue;
+      const relay = at.filter((window) => window.path === 'relay');
+      const direct = at.filter((window) => window.path === 'direct');
+      const side = (of: UpstreamWindow[]) => ({
+        p50: median(of.map((window) => window.p50)),
+        p95: median(of.map((window) => window.p95)),
+        rps: median(of.map((window) => window.rps)),
+        errors: of.reduce((sum, window) => sum + window.errors, 0),
+      });
+      const added: number[] = [];
+      for (const window of relay) {
+        const same = direct.find((other) => other.round === window.round);
+        if (same) added.push(window.p50 - same.p50);
+      }
+      const processes = [...new Set(relay.flatMap((window) => Object.keys(window.netCpuMsPerHandoff)))];
+      const ownSum = (of: Record<string, number>): number => RELAY_PROCESSES.reduce((sum, name) => sum + (of[name] ?? 0), 0);
+      rows.push({
+        mode,
+        concurrency,
+        rounds: relay.length,
+        relay: side(relay),
+        direct: side(direct),
+        addedP50: median(added),
+        relayCpu: Object.fromEntries(processes.map((name) => [name, median(relay.map((window) => window.netCpuMsPerHandoff[name] ?? NaN))])),
+        relayAddedCpu: median(relay.map((window) => ownSum(window.netCpuMsPerHandoff))),
+        relayAddedCpuWithIdle: median(relay.map((window) => ownSum(window.cpuMsPerHandoff))),
+        upstreamDirectCpu: median(direct.map((window) => window.netCpuMsPerHandoff[UPSTREAM_PROCESS] ?? NaN)),
+        stagesMs: UPSTREAM_STAGES.map((_, stage) => median(relay.flatMap((window) => (window.stages ? [window.stages.medianMs[stage]] : [])))),
+        polls: {
+          median: median(relay.flatMap((window) => (window.stages ? [window.stages.polls.median] : []))),
+          max: Math.max(...relay.map((window) => window.stages?.polls.max ?? NaN).filter(Number.isFinite)),
+        },
+      });
     }
-    const processes = [...new Set(relay.flatMap((window) => Object.keys(window.netCpuMsPerHandoff)))];
-    const ownSum = (of: Record<string, number>): number => RELAY_PROCESSES.reduce((sum, name) => sum + (of[name] ?? 0), 0);
-    rows.push({
-      concurrency,
-      rounds: relay.length,
-      relay: side(relay),
-      direct: side(direct),
-      addedP50: median(added),
-      relayCpu: Object.fromEntries(processes.map((name) => [name, median(relay.map((window) => window.netCpuMsPerHandoff[name] ?? NaN))])),
-      relayAddedCpu: median(relay.map((window) => ownSum(window.netCpuMsPerHandoff))),
-      relayAddedCpuWithIdle: median(relay.map((window) => ownSum(window.cpuMsPerHandoff))),
-      upstreamDirectCpu: median(direct.map((window) => window.netCpuMsPerHandoff[UPSTREAM_PROCESS] ?? NaN)),
-      stagesMs: UPSTREAM_STAGES.map((_, stage) => median(relay.flatMap((window) => (window.stages ? [window.stages.medianMs[stage]] : [])))),
-      polls: {
-        median: median(relay.flatMap((window) => (window.stages ? [window.stages.polls.median] : []))),
-        max: Math.max(...relay.map((window) => window.stages?.polls.max ?? NaN).filter(Number.isFinite)),
-      },
-    });
-  }
   return rows;
 }
 
