@@ -12,6 +12,7 @@ import { DirectoryController } from './directory.controller';
 import { AgentEventsPublisher } from './events/agent-events.publisher';
 import { DirectoryRetentionService } from './retention/retention.service';
 import { TrustService } from './trust/trust.service';
+import { OrgsService } from './orgs/orgs.service';
 
 @Module({})
 export class DirectoryModule {
@@ -31,6 +32,7 @@ export class DirectoryModule {
         AgentEventsPublisher,
         WebhookSecretProvisioner,
         KeyFilterPublisher,
+        OrgsService,
         AgentsService,
         TrustService,
         AdminAuditService,

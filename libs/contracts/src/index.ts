@@ -20,6 +20,7 @@ export * from './directory/handle';
 export * from './directory/hold-rules';
 export * from './directory/directory.contract';
 export * from './directory/admin-audit.contract';
+export * from './orgs/orgs.contract';
 export * from './events/task-event.model';
 export * from './events/agent-event.model';
 export * from './events/push-config-event.model';

@@ -35,6 +35,8 @@ import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from './ap
 import { findKeyOwner, findTokenAgents } from './hot-lookups';
 import { KeyFilterPublisher } from './key-filter-publisher';
 import { WebhookSecretProvisioner } from './webhook-secret-provisioner';
+import { OrgsService } from '../orgs/orgs.service';
+import { TrustPolicyEntity } from '../trust/trust-policy.entity';
 import { pgPoolOf } from '@app/database';
 
 /** What of an upstream interface only an operator's acceptance changes: a card refresh may change `card_fetched_at` alone. */
@@ -135,6 +137,7 @@ export class AgentsService {
     @Inject(AgentEventsPublisher) private readonly events: AgentEventsPublisher,
     @Inject(WebhookSecretProvisioner) private readonly webhookSecrets: WebhookSecretProvisioner,
     @Inject(KeyFilterPublisher) private readonly keyFilter: KeyFilterPublisher,
+    @Inject(OrgsService) private readonly orgs: OrgsService,
   ) {}
 
   async authenticate(apiKey: string): Promise<AgentIdentity> {
@@ -208,6 +211,7 @@ export class AgentsService {
     try {
       created = await this.dataSource.transaction(async (manager) => {
         if (await manager.getRepository(AgentEntity).exists({ where: { handle: request.handle } })) throw handleTaken(request.handle);
+        const startingTrust = await this.orgs.admitNewAgent(manager, request.handle);
         const agent = await manager.getRepository(AgentEntity).save(
           manager.getRepository(AgentEntity).create({
             handle: request.handle,
@@ -228,6 +232,10 @@ export class AgentsService {
             disabledAt: null,
           }),
         );
+        if (startingTrust) {
+          const { allow, block, hold, tool_prompts: toolPrompts, chain } = startingTrust;
+          await manager.getRepository(TrustPolicyEntity).insert({ agentId: agent.id, allow, block, hold, toolPrompts, chain });
+        }
         const key = await manager
           .getRepository(ApiKeyEntity)
           .save(manager.getRepository(ApiKeyEntity).create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }));

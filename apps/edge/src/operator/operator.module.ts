@@ -19,6 +19,7 @@ import { AdminTokenGuard } from './sign-in/admin-token.guard';
 import { ConsoleOidc } from './sign-in/console-oidc';
 import { ConsoleSessions } from './sign-in/console-sessions';
 import { AdminTasksController } from './tasks/admin-tasks.controller';
+import { AdminOrgsController } from './orgs/admin-orgs.controller';
 
 /**
  * What operators use, behind the admin token or a console session: the admin API (`/admin/...`:
@@ -36,6 +37,7 @@ import { AdminTasksController } from './tasks/admin-tasks.controller';
     DeliveriesController,
     ApprovalsController,
     AdminAuditController,
+    AdminOrgsController,
   ],
   providers: [
     AdminTokenGuard,

@@ -11,6 +11,7 @@ import { TrustHoldRules1765300000000 } from './1765300000000-TrustHoldRules';
 import { TrustToolPromptRules1765440000000 } from './1765440000000-TrustToolPromptRules';
 import { TrustChainBounds1765460000000 } from './1765460000000-TrustChainBounds';
 import { AgentOwner1765510000000 } from './1765510000000-AgentOwner';
+import { Orgs1765536600000 } from './1765536600000-Orgs';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -27,4 +28,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   TrustToolPromptRules1765440000000,
   TrustChainBounds1765460000000,
   AgentOwner1765510000000,
+  Orgs1765536600000,
 ];

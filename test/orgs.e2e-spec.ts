@@ -1,0 +1,230 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { migrateServiceSchema } from '@app/database';
+import { directoryDataSourceOptions } from '../apps/directory/src/database/data-source';
+import { DIRECTORY_MIGRATIONS } from '../apps/directory/src/database/migrations';
+import { Orgs1765536600000 } from '../apps/directory/src/database/migrations/1765536600000-Orgs';
+import { EXIT, run } from '../apps/cli/src/cli';
+import { registerAgent } from './support/agents';
+import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
+import { testDatabaseUrl } from './support/test-env';
+
+const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+
+function uniqueOrg(name: string): string {
+  return `${name}-${randomBytes(3).toString('hex')}`;
+}
+
+describe('orgs as records', () => {
+  describe('made on first use (the default)', () => {
+    let relay: RelayHarness;
+
+    beforeAll(async () => {
+      relay = await RelayHarness.start({ services: ['directory', 'notifier'] });
+    });
+
+    afterAll(async () => {
+      await relay?.stop();
+    });
+
+    it('registers an agent in an org no one created, and the org then exists with the relay defaults', async () => {
+      const org = uniqueOrg('web');
+      await request(relay.url).get(`/admin/orgs/${org}`).set(admin).expect(404);
+      await registerAgent(relay, { handle: `frank@${org}`, name: 'Frank' });
+      const response = await request(relay.url).get(`/admin/orgs/${org}`).set(admin).expect(200);
+      expect(response.body).toMatchObject({
+        name: org,
+        display_name: null,
+        origin: 'first_use',
+        agents: 1,
+        quotas: { agents: null },
+        defaults: { trust: null },
+      });
+    });
+
+    it('creates, lists, reads and updates an org through the admin API, and audits the changes', async () => {
+      const org = uniqueOrg('payments');
+      const created = await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: org.toUpperCase(), display_name: 'Payments', quotas: { agents: 5 } })
+        .expect(201);
+      expect(created.body).toMatchObject({ name: org, display_name: 'Payments', origin: 'admin', agents: 0, quotas: { agents: 5 } });
+      const again = await request(relay.url).post('/admin/orgs').set(admin).send({ name: org }).expect(409);
+      expect(again.body.error).toMatchObject({ reason: 'org_exists', data: { org } });
+
+      const updated = await request(relay.url)
+        .patch(`/admin/orgs/${org}`)
+        .set(admin)
+        .send({ display_name: 'Payments team', quotas: { agents: null } })
+        .expect(200);
+      expect(updated.body).toMatchObject({ name: org, display_name: 'Payments team', quotas: { agents: null } });
+
+      const names: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await request(relay.url)
+          .get(`/admin/orgs?limit=2${cursor ? `&cursor=${cursor}` : ''}`)
+          .set(admin)
+          .expect(200);
+        names.push(...(page.body.items as Array<{ name: string }>).map((item) => item.name));
+        cursor = page.body.next_cursor as string | null;
+      } while (cursor);
+      expect(names).toContain(org);
+      expect([...names].sort()).toEqual(names);
+
+      const audit = await request(relay.url).get('/admin/audit?limit=50').set(admin).expect(200);
+      const actions = (audit.body.items as Array<{ action: string; target: string | null; detail: Record<string, unknown> }>).filter(
+        (row) => row.target === org || row.detail.org === org,
+      );
+      expect(actions.map((row) => row.action).sort()).toEqual(['org.create', 'org.update']);
+    });
+
+    it('refuses bad input precisely and writes nothing', async () => {
+      const bad = await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: '-web', quotas: { agents: -1 } })
+        .expect(400);
+      expect(bad.body.error.reason).toBe('invalid_params');
+      const fields = (bad.body.error.fields as Array<{ field: string }>).map((field) => field.field).sort();
+      expect(fields).toEqual(['name', 'quotas.agents']);
+      await request(relay.url).get('/admin/orgs/-web').set(admin).expect(404);
+      await request(relay.url)
+        .patch(`/admin/orgs/${uniqueOrg('nobody')}`)
+        .set(admin)
+        .send({ display_name: 'x' })
+        .expect(404);
+    });
+
+    it('refuses an agent past its org’s agents quota with an error naming the org and the quota', async () => {
+      const org = uniqueOrg('small');
+      await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: org, quotas: { agents: 2 } })
+        .expect(201);
+      await registerAgent(relay, { handle: `a@${org}`, name: 'A' });
+      await registerAgent(relay, { handle: `b@${org}`, name: 'B' });
+      const refused = await request(relay.url)
+        .post('/admin/agents')
+        .set(admin)
+        .send({ handle: `c@${org}`, name: 'C' })
+        .expect(409);
+      expect(refused.body.error).toMatchObject({ reason: 'org_quota_exceeded', data: { org, quota: 'agents', limit: 2 } });
+      expect(refused.body.error.message).toContain(org);
+      await request(relay.url).get(`/admin/agents/c@${org}`).set(admin).expect(404);
+      expect((await request(relay.url).get(`/admin/orgs/${org}`).set(admin).expect(200)).body.agents).toBe(2);
+    });
+
+    it('creates, lists, shows and updates orgs from the CLI', async () => {
+      const cli = async (...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
+        let stdout = '';
+        let stderr = '';
+        const code = await run(
+          argv,
+          { RELAY_URL: relay.url, RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN },
+          { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) },
+        );
+        return { code, stdout, stderr };
+      };
+      const org = uniqueOrg('cli');
+      const created = await cli('orgs', 'create', org, '--display-name', 'CLI team', '--max-agents', '3');
+      expect(created).toMatchObject({ code: EXIT.ok, stderr: '' });
+      expect(created.stdout).toContain(`Created the org ${org}.`);
+      expect(created.stdout).toContain('agents:        0 of at most 3');
+      const listed = await cli('orgs');
+      expect(listed.stdout).toMatch(new RegExp(`^${org}\\s+CLI team\\s+0\\s+3$`, 'm'));
+      const updated = await cli('orgs', 'update', org, '--max-agents', 'none', '--json');
+      expect(JSON.parse(updated.stdout)).toMatchObject({ name: org, quotas: { agents: null }, display_name: 'CLI team' });
+      const shown = await cli('orgs', 'show', org);
+      expect(shown.stdout).toContain(`${org} (CLI team)`);
+      const missing = await cli('orgs', 'show', uniqueOrg('nobody'));
+      expect(missing.code).not.toBe(EXIT.ok);
+      expect(missing.stderr).toContain('No org named');
+      expect((await cli('orgs', 'update', org, '--max-agents', 'many')).code).toBe(EXIT.usage);
+    });
+
+    it('starts a new agent of the org with the org’s default trust policy', async () => {
+      const org = uniqueOrg('held');
+      const defaults = { trust: { allow: ['*@partners'], hold: [{ name: 'outsiders', outside_org: true }] } };
+      const created = await request(relay.url).post('/admin/orgs').set(admin).send({ name: org, defaults }).expect(201);
+      expect(created.body.defaults.trust).toMatchObject({ allow: ['*@partners'], block: [], tool_prompts: [], chain: {} });
+      await registerAgent(relay, { handle: `ana@${org}`, name: 'Ana' });
+      const trust = await request(relay.url).get(`/admin/agents/ana@${org}/trust`).set(admin).expect(200);
+      expect(trust.body).toMatchObject({ allow: ['*@partners'], block: [], hold: created.body.defaults.trust.hold });
+    });
+  });
+
+  describe('created explicitly (RELAY_ORGS_EXPLICIT=true)', () => {
+    let relay: RelayHarness;
+
+    beforeAll(async () => {
+      relay = await RelayHarness.start({ services: ['directory', 'notifier'], env: { RELAY_ORGS_EXPLICIT: 'true' } });
+    });
+
+    afterAll(async () => {
+      await relay?.stop();
+    });
+
+    it('refuses registering in an org that does not exist, naming it, and registers once an admin created it', async () => {
+      const org = uniqueOrg('ops');
+      const refused = await request(relay.url)
+        .post('/admin/agents')
+        .set(admin)
+        .send({ handle: `olga@${org}`, name: 'Olga' })
+        .expect(404);
+      expect(refused.body.error).toMatchObject({ reason: 'org_not_found', data: { org } });
+      expect(refused.body.error.message).toContain(`The org ${org} does not exist`);
+      await request(relay.url).get(`/admin/agents/olga@${org}`).set(admin).expect(404);
+      await request(relay.url).get(`/admin/orgs/${org}`).set(admin).expect(404);
+
+      await request(relay.url).post('/admin/orgs').set(admin).send({ name: org }).expect(201);
+      await registerAgent(relay, { handle: `olga@${org}`, name: 'Olga' });
+    });
+  });
+
+  describe('the upgrade', () => {
+    it('makes an org of every existing handle’s org, losing no agent (counted)', async () => {
+      const base = new URL(testDatabaseUrl());
+      const name = `relay_test_orgs_${randomBytes(4).toString('hex')}`;
+      const maintenance = new Client({ connectionString: base.toString() });
+      await maintenance.connect();
+      await maintenance.query(`CREATE DATABASE "${name}"`);
+      const url = new URL(base.toString());
+      url.pathname = `/${name}`;
+      try {
+        const before = new DataSource({
+          ...directoryDataSourceOptions(url.toString()),
+          migrations: DIRECTORY_MIGRATIONS.slice(0, DIRECTORY_MIGRATIONS.indexOf(Orgs1765536600000)),
+        });
+        await before.initialize();
+        await migrateServiceSchema(before);
+        const handles = ['frank@web', 'wanda@web', 'ana@payments', 'paul@payments', 'pia@payments', 'olga@ops', 'x@a.b-c'];
+        for (const handle of handles) {
+          await before.query(`INSERT INTO "directory"."agents" ("handle", "name") VALUES ($1, $2)`, [handle, handle]);
+        }
+        await before.query(`UPDATE "directory"."agents" SET "disabled_at" = now() WHERE "handle" = 'olga@ops'`);
+        await before.destroy();
+
+        const after = new DataSource(directoryDataSourceOptions(url.toString()));
+        await after.initialize();
+        expect(await migrateServiceSchema(after)).toEqual(
+          DIRECTORY_MIGRATIONS.slice(DIRECTORY_MIGRATIONS.indexOf(Orgs1765536600000)).map((migration) => migration.name),
+        );
+        const orgs: Array<{ name: string; origin: string; quota_agents: number | null }> = await after.query(
+          `SELECT "name", "origin", "quota_agents" FROM "directory"."orgs" ORDER BY "name"`,
+        );
+        expect(orgs).toEqual(['a.b-c', 'ops', 'payments', 'web'].map((org) => ({ name: org, origin: 'first_use', quota_agents: null })));
+        const agents: Array<{ count: string }> = await after.query(`SELECT count(*) FROM "directory"."agents"`);
+        expect(Number(agents[0].count)).toBe(handles.length);
+        await after.destroy();
+      } finally {
+        await maintenance.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        await maintenance.end();
+      }
+    });
+  });
+});
