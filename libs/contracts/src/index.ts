@@ -35,3 +35,4 @@ export * from './events/event-json-schema';
 export * from './events/cloudevents';
 export * from './tasks/tool-prompts';
 export * from './tasks/chain-rules';
+export * from './orgs/org-scope';

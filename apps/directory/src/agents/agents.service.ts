@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull, MoreThan, QueryFailedError, type EntityManager, type FindOptionsWhere } from 'typeorm';
+import { DataSource, IsNull, MoreThan, QueryFailedError, Raw, type EntityManager, type FindOptionsWhere } from 'typeorm';
 import {
   isValidHandle,
   normalizeHandle,
@@ -259,7 +259,13 @@ export class AgentsService {
   async list(request: ListAgentsRequest): Promise<AgentPage> {
     const limit = request.limit ?? DEFAULT_PAGE_SIZE;
     const where: FindOptionsWhere<AgentEntity> = {};
-    if (request.cursor) where.handle = MoreThan(decodeCursor(request.cursor));
+    const after = request.cursor ? decodeCursor(request.cursor) : undefined;
+    if (request.orgs !== undefined) {
+      where.handle = Raw((column) => `split_part(${column}, '@', 2) = ANY(:orgs::text[])${after !== undefined ? ` AND ${column} > :after` : ''}`, {
+        orgs: request.orgs,
+        after,
+      });
+    } else if (after !== undefined) where.handle = MoreThan(after);
     if (!request.include_disabled) where.disabledAt = IsNull();
     const rows = await this.dataSource.getRepository(AgentEntity).find({ where, order: { handle: 'ASC' }, take: limit + 1 });
     const items = rows.slice(0, limit);

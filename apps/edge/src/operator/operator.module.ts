@@ -20,6 +20,7 @@ import { ConsoleOidc } from './sign-in/console-oidc';
 import { ConsoleSessions } from './sign-in/console-sessions';
 import { AdminTasksController } from './tasks/admin-tasks.controller';
 import { AdminOrgsController } from './orgs/admin-orgs.controller';
+import { OrgScope } from './org-scope/org-scope';
 
 /**
  * What operators use, behind the admin token or a console session: the admin API (`/admin/...`:
@@ -41,6 +42,7 @@ import { AdminOrgsController } from './orgs/admin-orgs.controller';
   ],
   providers: [
     AdminTokenGuard,
+    OrgScope,
     ConsoleSessions,
     ConsoleOidc,
     AdminAudit,

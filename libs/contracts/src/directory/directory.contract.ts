@@ -396,6 +396,12 @@ export class ListAgentsRequest {
   @Transform(({ obj, key }: { obj: Record<string, unknown>; key: string }) => (obj[key] === 'true' ? true : obj[key] === 'false' ? false : obj[key]))
   @IsBoolean()
   include_disabled?: boolean;
+
+  /** Only agents of these orgs (a person's scope, set by the edge); absent: every agent. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  orgs?: string[];
 }
 
 export class RevokeKeyRequest extends HandleRequest {

@@ -111,6 +111,12 @@ export class AdminTaskFilter {
 
   @ADMIN_TASK_CHECKS.cursor()
   cursor?: string;
+
+  /** Only tasks one of whose parties is in one of these orgs (a person's scope, set by the edge); absent: every task. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  orgs?: string[];
 }
 
 export class AdminListTasksRequest extends AdminTaskFilter {

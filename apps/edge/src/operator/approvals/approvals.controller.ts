@@ -56,9 +56,11 @@ export class ApprovalsController {
 
   /** `GET /admin/approvals?limit=&cursor=`: the held handoffs, newest first. */
   @Get()
-  list(@Query() query: ApprovalsQuery): Promise<AdminTaskPage> {
+  list(@Query() query: ApprovalsQuery, @Req() request: FastifyRequest): Promise<AdminTaskPage> {
+    const { orgs } = adminPrincipalOf(request);
     return this.rpc.request(ADMIN_TASKS_SUBJECTS.list, {
       states: ['held'],
+      ...(orgs === 'all' ? {} : { orgs }),
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
       ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
     });

@@ -1,8 +1,9 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Query, UseFilters, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, UseFilters, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
 import { CreateOrgRequest, ListOrgsQuery, ORG_SUBJECTS, OrgFields, OrgNameRequest, type OrgPage, type OrgRecord } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { LeastRole } from '../admin-roles';
-import { AdminTokenGuard } from '../sign-in/admin-token.guard';
+import type { FastifyRequest } from 'fastify';
+import { adminPrincipalOf, AdminTokenGuard } from '../sign-in/admin-token.guard';
 import { AdminAuditInterceptor, Audited } from '../audit/admin-audit';
 import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
 
@@ -25,8 +26,9 @@ export class AdminOrgsController {
   }
 
   @Get()
-  list(@Query() query: ListOrgsQuery): Promise<OrgPage> {
-    return this.rpc.request(ORG_SUBJECTS.list, query);
+  list(@Query() query: ListOrgsQuery, @Req() request: FastifyRequest): Promise<OrgPage> {
+    const { orgs } = adminPrincipalOf(request);
+    return this.rpc.request(ORG_SUBJECTS.list, { ...query, ...(orgs === 'all' ? {} : { only: orgs }) });
   }
 
   @Get(':name')

@@ -120,9 +120,9 @@ export class AdminSessionController {
   async finishOidc(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     try {
       const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
-      const { person, role } = await this.oidc.finish(query, readCookie(request.headers.cookie, OIDC_FLOW_COOKIE));
-      const { cookie, view } = await this.sessions.create({ role, person });
-      await this.audit.record({ actor: `console:${view.session}`, person }, 'session.sign_in', view.session, { role });
+      const { person, role, grants } = await this.oidc.finish(query, readCookie(request.headers.cookie, OIDC_FLOW_COOKIE));
+      const { cookie, view } = await this.sessions.create({ role, grants, person });
+      await this.audit.record({ actor: `console:${view.session}`, person }, 'session.sign_in', view.session, { role, grants });
       await reply
         .header('set-cookie', [
           this.sessionCookie(request, cookie, Math.floor(this.config.RELAY_CONSOLE_SESSION_TTL_MS / 1000)),

@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { EncryptJWT, jwtDecrypt } from 'jose';
 import * as oidc from 'openid-client';
-import { roleFromClaims, type AdminRole } from '../admin-roles';
+import { strongestRole, type AdminRole, type RoleGrant } from '@app/contracts';
+import { grantsFromClaims } from '../admin-roles';
 import { EdgeConfig } from '../../edge.config';
 import type { ConsolePerson } from './console-sessions';
 
@@ -39,7 +40,10 @@ export class SignInFailure extends Error {
 
 export interface SignedInPerson {
   person: ConsolePerson;
+  /** The strongest of the person's roles (what the console shows). */
   role: AdminRole;
+  /** Each org's role, or a relay-wide one (docs/orgs.md#scoped-roles). */
+  grants: RoleGrant[];
 }
 
 /**
@@ -137,19 +141,20 @@ export class ConsoleOidc {
       email_verified: typeof claims.email === 'string' && (claims.email_verified === true || claims.email_verified === 'true'),
       name: typeof claims.name === 'string' ? claims.name : null,
     };
-    const role = roleFromClaims(claims, {
+    const grants = grantsFromClaims(claims, {
       roleClaim: this.config.RELAY_CONSOLE_OIDC_ROLE_CLAIM,
       groupsClaim: this.config.RELAY_CONSOLE_OIDC_GROUPS_CLAIM,
       groupRoles: this.config.RELAY_CONSOLE_OIDC_GROUP_ROLES,
     });
+    const role = strongestRole(grants);
     if (!role) {
       throw new SignInFailure(
         403,
         'No console role',
-        `You signed in as ${person.email ?? person.sub}, but the identity provider gives you no console role: ask for the ${this.config.RELAY_CONSOLE_OIDC_ROLE_CLAIM} claim (admin, operator, viewer or auditor) or a group the relay maps to a role.`,
+        `You signed in as ${person.email ?? person.sub}, but the identity provider gives you no console role: ask for the ${this.config.RELAY_CONSOLE_OIDC_ROLE_CLAIM} claim (admin, operator, approver, viewer or auditor, relay-wide or as org:role) or a group the relay maps to a role.`,
       );
     }
-    return { person, role };
+    return { person, role, grants };
   }
 
   private async openFlow(sealedFlow: string | undefined): Promise<SealedFlow> {

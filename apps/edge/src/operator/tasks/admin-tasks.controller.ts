@@ -38,7 +38,7 @@ export class AdminTasksController {
   @Get('tasks')
   async list(@Query() query: AdminTasksQuery, @Req() request: FastifyRequest): Promise<WithHiddenBodies<AdminTaskPage>> {
     const page = await this.rpc.request(ADMIN_TASKS_SUBJECTS.list, {
-      ...(await this.filter(query)),
+      ...(await this.filter(query, request)),
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
     });
     return hidesBodies(adminPrincipalOf(request).role) ? hidePage(page) : page;
@@ -63,9 +63,9 @@ export class AdminTasksController {
   @Get('search')
   // Search matches message text: an auditor, who may not read it, may not probe it either.
   @LeastRole('viewer')
-  async search(@Query() query: AdminSearchQuery): Promise<AdminSearchPage> {
+  async search(@Query() query: AdminSearchQuery, @Req() request: FastifyRequest): Promise<AdminSearchPage> {
     return this.rpc.request(ADMIN_TASKS_SUBJECTS.search, {
-      ...(await this.filter(query)),
+      ...(await this.filter(query, request)),
       query: query.q,
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
     });
@@ -94,8 +94,9 @@ export class AdminTasksController {
     };
   }
 
-  /** The tasks service's filter: the agent named by handle becomes its id (an unknown handle is 404 `agent_not_found`). */
-  private async filter(query: AdminTaskFilterQuery): Promise<AdminTaskFilter> {
+  /** The tasks service's filter: the agent named by handle becomes its id (an unknown handle is 404 `agent_not_found`); a person's orgs bound it. */
+  private async filter(query: AdminTaskFilterQuery, request: FastifyRequest): Promise<AdminTaskFilter> {
+    const { orgs } = adminPrincipalOf(request);
     const agent =
       query.agent !== undefined ? await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: normalizeHandle(query.agent) as string }) : undefined;
     if (query.role !== undefined && agent === undefined) {
@@ -112,6 +113,7 @@ export class AdminTasksController {
       ...(query.created_after !== undefined ? { created_after: query.created_after } : {}),
       ...(query.created_before !== undefined ? { created_before: query.created_before } : {}),
       ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+      ...(orgs === 'all' ? {} : { orgs }),
     };
   }
 }
