@@ -37,8 +37,13 @@ import {
   UpdateOrgRequest,
   type OrgPage,
   type OrgRecord,
+  PERSON_ROLE_SUBJECTS,
+  PersonRequest,
+  PutPersonRolesRequest,
+  type PersonRoles,
 } from '@app/contracts';
 import { OrgsService } from './orgs/orgs.service';
+import { PersonRolesService } from './orgs/person-roles.service';
 import { AgentsService } from './agents/agents.service';
 import { AdminAuditService } from './audit/admin-audit.service';
 import { TrustService } from './trust/trust.service';
@@ -51,7 +56,18 @@ export class DirectoryController {
     @Inject(TrustService) private readonly trust: TrustService,
     @Inject(AdminAuditService) private readonly audit: AdminAuditService,
     @Inject(OrgsService) private readonly orgs: OrgsService,
+    @Inject(PersonRolesService) private readonly personRoles: PersonRolesService,
   ) {}
+
+  @MessagePattern(PERSON_ROLE_SUBJECTS.get)
+  getPersonRoles(@Payload() request: PersonRequest): Promise<PersonRoles> {
+    return this.personRoles.get(request);
+  }
+
+  @MessagePattern(PERSON_ROLE_SUBJECTS.put)
+  putPersonRoles(@Payload() request: PutPersonRolesRequest): Promise<PersonRoles> {
+    return this.personRoles.put(request);
+  }
 
   @MessagePattern(ORG_SUBJECTS.create)
   createOrg(@Payload() request: CreateOrgRequest): Promise<OrgRecord> {

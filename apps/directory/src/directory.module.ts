@@ -13,6 +13,7 @@ import { AgentEventsPublisher } from './events/agent-events.publisher';
 import { DirectoryRetentionService } from './retention/retention.service';
 import { TrustService } from './trust/trust.service';
 import { OrgsService } from './orgs/orgs.service';
+import { PersonRolesService } from './orgs/person-roles.service';
 
 @Module({})
 export class DirectoryModule {
@@ -33,6 +34,7 @@ export class DirectoryModule {
         WebhookSecretProvisioner,
         KeyFilterPublisher,
         OrgsService,
+        PersonRolesService,
         AgentsService,
         TrustService,
         AdminAuditService,

@@ -36,3 +36,4 @@ export * from './events/cloudevents';
 export * from './tasks/tool-prompts';
 export * from './tasks/chain-rules';
 export * from './orgs/org-scope';
+export * from './orgs/person-roles.contract';

@@ -12,6 +12,7 @@ import {
   HEALTH_SUBJECTS,
   NOTIFIER_SUBJECTS,
   ORG_SUBJECTS,
+  PERSON_ROLE_SUBJECTS,
   PUSH_CONFIG_SUBJECTS,
   prefixedSubject,
   TASK_EVENT_SUBJECT_PREFIX,
@@ -128,6 +129,7 @@ const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: Rel
   },
   { subjects: Object.values(ADMIN_AUDIT_SUBJECTS), service: 'directory', callers: ['edge'] },
   { subjects: Object.values(ORG_SUBJECTS), service: 'directory', callers: ['edge'] },
+  { subjects: Object.values(PERSON_ROLE_SUBJECTS), service: 'directory', callers: ['edge'] },
   { subjects: [HEALTH_SUBJECTS.directory], service: 'directory', callers: ['edge'] },
   {
     subjects: Object.values(NOTIFIER_SUBJECTS).filter((subject) => subject !== NOTIFIER_SUBJECTS.provisionWebhookSecret),

@@ -5,6 +5,7 @@ import { ApiKeyEntity } from '../agents/api-key.entity';
 import { OutboxEventEntity } from '../events/outbox-event.entity';
 import { TrustPolicyEntity } from '../trust/trust-policy.entity';
 import { OrgEntity } from '../orgs/org.entity';
+import { PersonRoleEntity } from '../orgs/person-role.entity';
 
 /** Every entity of the directory schema, and the deployment row every service shares. */
 export const DIRECTORY_ENTITIES: Array<new () => object> = [
@@ -15,4 +16,5 @@ export const DIRECTORY_ENTITIES: Array<new () => object> = [
   OutboxEventEntity,
   AdminAuditEntity,
   OrgEntity,
+  PersonRoleEntity,
 ];

@@ -20,6 +20,7 @@ import { ConsoleOidc } from './sign-in/console-oidc';
 import { ConsoleSessions } from './sign-in/console-sessions';
 import { AdminTasksController } from './tasks/admin-tasks.controller';
 import { AdminOrgsController } from './orgs/admin-orgs.controller';
+import { AdminPeopleController } from './orgs/admin-people.controller';
 import { OrgScope } from './org-scope/org-scope';
 
 /**
@@ -39,6 +40,7 @@ import { OrgScope } from './org-scope/org-scope';
     ApprovalsController,
     AdminAuditController,
     AdminOrgsController,
+    AdminPeopleController,
   ],
   providers: [
     AdminTokenGuard,

@@ -42,6 +42,8 @@ export const ADMIN_ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   'GET /admin/orgs': 'listed',
   'GET /admin/orgs/:name': 'org',
   'PATCH /admin/orgs/:name': 'relay',
+  'GET /admin/people/:sub/roles': 'relay',
+  'PUT /admin/people/:sub/roles': 'relay',
 
   'GET /admin/tasks': 'listed',
   'GET /admin/tasks/:id': 'task',
@@ -64,6 +66,11 @@ export const ADMIN_ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   'POST /admin/approvals/:id/tool-prompts/:requestId/allow': 'held-task',
   'POST /admin/approvals/:id/tool-prompts/:requestId/deny': 'held-task',
 };
+
+/** Whether the route acts on one object (of one org, or a handoff's two). */
+export function isObjectScope(scope: RouteScope): boolean {
+  return scope === 'agent' || scope === 'new-agent' || scope === 'org' || scope === 'task' || scope === 'held-task' || scope === 'delivery';
+}
 
 /** The scope of `METHOD /path` (HEAD is its GET), or undefined for a route that declares none. */
 export function routeScopeOf(method: string, path: string): RouteScope | undefined {

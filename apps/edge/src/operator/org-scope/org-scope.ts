@@ -71,7 +71,15 @@ export class OrgScope {
       .map((grant) => grant.role)
       .reduce<AdminRole | undefined>((weaker, role) => (weaker && roleAllows(role, weaker) ? weaker : role), undefined);
     const listing: ActingScope = { orgs, role: weakest ?? least };
-    if (scope === 'session' || scope === 'listed') return listing;
+    if (scope === 'session') return listing;
+    if (scope === 'listed') {
+      if (orgs !== 'all' && orgs.length === 0) {
+        throw new RelayError('role_forbidden', `${request.route} needs the role ${least} or stronger; your roles are ${grants.map(describeGrant).join(', ')}`, {
+          least_role: least,
+        });
+      }
+      return listing;
+    }
     if (scope === 'relay') {
       if (orgs === 'all') return listing;
       throw new RelayError(
@@ -82,7 +90,10 @@ export class OrgScope {
     }
     if (orgs === 'all') return listing;
     const objectOrgs = await this.orgsOf(scope, request);
-    if (objectOrgs === null) return listing;
+    if (objectOrgs === null) {
+      if (acting.length === 0) throw new RelayError('role_forbidden', `${request.route} needs the role ${least} or stronger`, { least_role: least });
+      return listing;
+    }
     const decision = canActOn(grants, least, objectOrgs);
     if (decision.allowed) {
       const roles = objectOrgs.map((org) => roleIn(grants, org)).filter((role): role is AdminRole => role !== undefined && roleAllows(role, least));

@@ -7,7 +7,7 @@ import { ConsoleSessions, SESSION_COOKIE, type ConsolePerson } from './console-s
 import { EdgeConfig } from '../../edge.config';
 import { LEAST_ROLE, roleAllows, type AdminRole } from '../admin-roles';
 import { AuthFailureThrottle } from '../../auth/auth-failure-throttle';
-import { routeScopeOf } from '../org-scope/admin-route-scopes';
+import { isObjectScope, routeScopeOf } from '../org-scope/admin-route-scopes';
 import { OrgScope } from '../org-scope/org-scope';
 
 export const ADMIN_REALM = 'Bearer realm="agentrelay-admin"';
@@ -94,8 +94,12 @@ export class AdminTokenGuard implements CanActivate {
       throw new RelayError('role_forbidden', `${request.method} ${request.routeOptions.url ?? request.url} declares no least role, so no one may call it`);
     }
     const route = `${request.method} ${request.routeOptions.url ?? request.url}`;
+    const scope = routeScopeOf(request.method, request.routeOptions.url ?? '');
+    if (scope === undefined) throw new RelayError('role_forbidden', `${route} declares no org scope, so no one may call it`);
     const strongest = strongestRole(principal.grants);
-    if (strongest === undefined || !roleAllows(strongest, least)) {
+    // A person with roles in orgs hears about the object's org instead (403 naming it, or 404 when it is not theirs).
+    const answeredByScope = isObjectScope(scope) && principal.grants.some((grant) => grant.org !== null);
+    if ((strongest === undefined || !roleAllows(strongest, least)) && !answeredByScope) {
       throw new RelayError(
         'role_forbidden',
         `${route} needs the role ${least} or stronger; you are ${principal.grants.map(describeGrant).join(', ') || 'no role'}`,
@@ -105,8 +109,6 @@ export class AdminTokenGuard implements CanActivate {
         },
       );
     }
-    const scope = routeScopeOf(request.method, request.routeOptions.url ?? '');
-    if (scope === undefined) throw new RelayError('role_forbidden', `${route} declares no org scope, so no one may call it`);
     const acting = await this.scope.check(principal.grants, least, scope, {
       route,
       params: (request.params ?? {}) as Record<string, string>,
