@@ -328,6 +328,23 @@ describe('scoped roles: each org administers only its own', () => {
     expect(isSignedIn(after) ? 'signed in' : after.status).toBe(403);
   });
 
+  it('shows each org’s auditors only their org’s audit rows', async () => {
+    const rowsOf = async (org: Org) =>
+      (await as(org, 'auditor')(request(relay.url).get('/admin/audit?limit=200')).expect(200)).body.items as Array<{
+        action: string;
+        org: string | null;
+        detail: Record<string, unknown>;
+      }>;
+    const payRows = await rowsOf(PAY);
+    expect(payRows.map((row) => row.org)).toEqual(payRows.map(() => PAY));
+    expect(payRows.map((row) => row.action)).toEqual(expect.arrayContaining(['agent.create', 'trust.put']));
+    expect(payRows.find((row) => row.action === 'agent.create' && row.detail.handle === `alpha@${PAY}`)).toBeDefined();
+    const webRows = await rowsOf(WEB);
+    expect(webRows.length).toBeGreaterThan(0);
+    expect(webRows.every((row) => row.org === WEB)).toBe(true);
+    expect(JSON.stringify(webRows)).not.toContain(`alpha@${PAY}`);
+  });
+
   it('filters task lists and search to the caller’s orgs', async () => {
     const webTasks = await as(WEB, 'viewer')(request(relay.url).get('/admin/tasks?limit=100')).expect(200);
     for (const row of webTasks.body.items as Array<{ sender: { handle: string }; recipient: { handle: string } }>) {

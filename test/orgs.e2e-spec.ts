@@ -207,6 +207,9 @@ describe('orgs as records', () => {
           await before.query(`INSERT INTO "directory"."agents" ("handle", "name") VALUES ($1, $2)`, [handle, handle]);
         }
         await before.query(`UPDATE "directory"."agents" SET "disabled_at" = now() WHERE "handle" = 'olga@ops'`);
+        await before.query(
+          `INSERT INTO "directory"."admin_audit" ("actor", "action", "target") VALUES ('admin token', 'trust.put', 'ana@payments'), ('admin token', 'session.sign_in', 'a1b2c3d4e5f6')`,
+        );
         await before.destroy();
 
         const after = new DataSource(directoryDataSourceOptions(url.toString()));
@@ -218,6 +221,11 @@ describe('orgs as records', () => {
           `SELECT "name", "origin", "quota_agents" FROM "directory"."orgs" ORDER BY "name"`,
         );
         expect(orgs).toEqual(['a.b-c', 'ops', 'payments', 'web'].map((org) => ({ name: org, origin: 'first_use', quota_agents: null })));
+        const audit: Array<{ action: string; org: string | null }> = await after.query(`SELECT "action", "org" FROM "directory"."admin_audit" ORDER BY "id"`);
+        expect(audit).toEqual([
+          { action: 'trust.put', org: 'payments' },
+          { action: 'session.sign_in', org: null },
+        ]);
         const agents: Array<{ count: string }> = await after.query(`SELECT count(*) FROM "directory"."agents"`);
         expect(Number(agents[0].count)).toBe(handles.length);
         await after.destroy();

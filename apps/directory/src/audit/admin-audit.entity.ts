@@ -1,7 +1,8 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /** One change made through the admin API, and who made it (`admin token` or `console:<session>`, and the person of an OIDC session). */
 @Entity({ name: 'admin_audit' })
+@Index('admin_audit_org', ['org', 'id'])
 export class AdminAuditEntity {
   @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'admin_audit_pkey' })
   id: string;
@@ -26,4 +27,8 @@ export class AdminAuditEntity {
 
   @Column({ type: 'jsonb', default: () => "'{}'" })
   detail: Record<string, unknown>;
+
+  /** The org of what was changed (docs/orgs.md#scoped-roles); null: the relay's (sign-ins, bulk changes). */
+  @Column({ type: 'varchar', length: 127, nullable: true })
+  org: string | null;
 }

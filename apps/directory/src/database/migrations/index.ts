@@ -13,6 +13,7 @@ import { TrustChainBounds1765460000000 } from './1765460000000-TrustChainBounds'
 import { AgentOwner1765510000000 } from './1765510000000-AgentOwner';
 import { Orgs1765536600000 } from './1765536600000-Orgs';
 import { PersonRoles1765536700000 } from './1765536700000-PersonRoles';
+import { AdminAuditOrg1765536800000 } from './1765536800000-AdminAuditOrg';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -31,4 +32,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   AgentOwner1765510000000,
   Orgs1765536600000,
   PersonRoles1765536700000,
+  AdminAuditOrg1765536800000,
 ];

@@ -6,6 +6,7 @@ import {
   APPROVALS_SUBJECTS,
   DIRECTORY_SUBJECTS,
   fourEyesRefusal,
+  orgOf,
   RelayError,
   TASK_LIMITS,
   TOOL_PROMPT_LIMITS,
@@ -154,13 +155,20 @@ export class ApprovalsController {
       ...(reason !== undefined ? { reason } : {}),
       answered_by: nameOf(principal),
     });
-    await this.audit.record(principal, decision === 'allow' ? 'tool_prompt.allow' : 'tool_prompt.deny', task.id, {
-      rule: rules.rule,
-      request_id: requestId,
-      sender: task.sender.handle,
-      recipient: task.recipient.handle,
-      ...(reason ? { reason } : {}),
-    });
+    await this.audit.record(
+      principal,
+      decision === 'allow' ? 'tool_prompt.allow' : 'tool_prompt.deny',
+      task.id,
+      {
+        rule: rules.rule,
+        request_id: requestId,
+        sender: task.sender.handle,
+        recipient: task.recipient.handle,
+        ...(reason ? { reason } : {}),
+      },
+      // Decided by the org whose rule gave it to people: its recipient's.
+      orgOf(task.recipient.handle),
+    );
     return answered;
   }
 
@@ -178,12 +186,19 @@ export class ApprovalsController {
       decided_by: nameOf(principal),
       ...(person?.email && person.email.length <= APPROVAL_LIMITS.actorChars ? { decided_by_email: person.email } : {}),
     });
-    await this.audit.record(principal, decision === 'approve' ? 'approval.approve' : 'approval.deny', task.id, {
-      rule: task.hold?.rule ?? null,
-      sender: task.sender.handle,
-      recipient: task.recipient.handle,
-      ...(comment ? { comment } : {}),
-    });
+    await this.audit.record(
+      principal,
+      decision === 'approve' ? 'approval.approve' : 'approval.deny',
+      task.id,
+      {
+        rule: task.hold?.rule ?? null,
+        sender: task.sender.handle,
+        recipient: task.recipient.handle,
+        ...(comment ? { comment } : {}),
+      },
+      // Decided by the org whose rule held it: its recipient's.
+      orgOf(task.recipient.handle),
+    );
     return decided;
   }
 

@@ -51,7 +51,7 @@ export const ADMIN_ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   'GET /admin/search': 'listed',
   'GET /admin/overview': 'relay',
   'GET /admin/events': 'relay',
-  'GET /admin/audit': 'relay',
+  'GET /admin/audit': 'listed',
 
   'GET /admin/deliveries': 'relay',
   'POST /admin/deliveries/redeliver': 'relay',
