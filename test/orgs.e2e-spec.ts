@@ -7,7 +7,11 @@ import { directoryDataSourceOptions } from '../apps/directory/src/database/data-
 import { DIRECTORY_MIGRATIONS } from '../apps/directory/src/database/migrations';
 import { Orgs1765536600000 } from '../apps/directory/src/database/migrations/1765536600000-Orgs';
 import { EXIT, run } from '../apps/cli/src/cli';
+import { MetricsServer } from '@app/metrics';
 import { registerAgent } from './support/agents';
+import { eventually } from './support/eventually';
+import { rpc, type RpcResponse } from './support/json-rpc';
+import { PrometheusScrape } from './support/prometheus-text';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { testDatabaseUrl } from './support/test-env';
 
@@ -131,14 +135,15 @@ describe('orgs as records', () => {
         return { code, stdout, stderr };
       };
       const org = uniqueOrg('cli');
-      const created = await cli('orgs', 'create', org, '--display-name', 'CLI team', '--max-agents', '3');
+      const created = await cli('orgs', 'create', org, '--display-name', 'CLI team', '--max-agents', '3', '--requests-per-minute', '600');
       expect(created).toMatchObject({ code: EXIT.ok, stderr: '' });
       expect(created.stdout).toContain(`Created the org ${org}.`);
       expect(created.stdout).toContain('agents:        0 of at most 3');
+      expect(created.stdout).toContain('calls:         at most 600 a minute across its agents');
       const listed = await cli('orgs');
-      expect(listed.stdout).toMatch(new RegExp(`^${org}\\s+CLI team\\s+0\\s+3$`, 'm'));
+      expect(listed.stdout).toMatch(new RegExp(`^${org}\\s+CLI team\\s+0\\s+3\\s+600$`, 'm'));
       const updated = await cli('orgs', 'update', org, '--max-agents', 'none', '--json');
-      expect(JSON.parse(updated.stdout)).toMatchObject({ name: org, quotas: { agents: null }, display_name: 'CLI team' });
+      expect(JSON.parse(updated.stdout)).toMatchObject({ name: org, quotas: { agents: null, requests_per_minute: 600 }, display_name: 'CLI team' });
       const shown = await cli('orgs', 'show', org);
       expect(shown.stdout).toContain(`${org} (CLI team)`);
       const missing = await cli('orgs', 'show', uniqueOrg('nobody'));
@@ -183,6 +188,73 @@ describe('orgs as records', () => {
 
       await request(relay.url).post('/admin/orgs').set(admin).send({ name: org }).expect(201);
       await registerAgent(relay, { handle: `olga@${org}`, name: 'Olga' });
+    });
+  });
+
+  describe('quotas', () => {
+    let relay: RelayHarness;
+
+    beforeAll(async () => {
+      relay = await RelayHarness.start();
+    });
+
+    afterAll(async () => {
+      await relay?.stop();
+    });
+
+    it('refuses calls past the org’s requests per minute across its agents, in both dialects, with a precise error and a metric; another org is not touched', async () => {
+      const org = uniqueOrg('busy');
+      const limit = 4;
+      await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: org, quotas: { requests_per_minute: limit } })
+        .expect(201);
+      const first = await registerAgent(relay, { handle: `first@${org}`, name: 'First' });
+      const second = await registerAgent(relay, { handle: `second@${org}`, name: 'Second' });
+      const calm = await registerAgent(relay, { handle: `calm@${uniqueOrg('calm')}`, name: 'Calm' });
+      // Windows are fixed minutes: a run that crosses one gets a fresh count, so at most two windows' worth pass.
+      let allowed = 0;
+      let refused: RpcResponse | undefined;
+      for (let call = 0; call < 2 * limit + 2 && !refused; call++) {
+        const response = await rpc(relay.url, (call % 2 === 0 ? first : second).api_key, 'tasks/list', { filter: {} });
+        if (response.status === 429) refused = response;
+        else {
+          expect(response.status).toBe(200);
+          allowed += 1;
+        }
+      }
+      expect(refused).toBeDefined();
+      expect(allowed).toBeGreaterThanOrEqual(limit);
+      expect(allowed).toBeLessThanOrEqual(2 * limit);
+      expect(refused?.headers['retry-after']).toMatch(/^[0-9]+$/);
+      expect(refused?.body.error).toMatchObject({ code: -32003, data: { org, quota: 'requests_per_minute', limit } });
+      expect(refused?.body.error?.message).toContain(`The org ${org} is at its quota of ${limit} requests per minute`);
+      const v1 = await rpc(relay.url, second.api_key, 'ListTasks', {}, { headers: { 'a2a-version': '1.0' } });
+      expect(v1.status).toBe(429);
+      expect(v1.body.error?.code).toBe(-32003);
+      expect(JSON.stringify(v1.body.error)).toContain(org);
+      expect((await rpc(relay.url, calm.api_key, 'tasks/list', { filter: {} })).status).toBe(200);
+      const scrape = PrometheusScrape.parse(await (await fetch(`${relay.edge.get(MetricsServer).url}/metrics`)).text());
+      expect(scrape.value('agentrelay_org_quota_rejections_total', { org, quota: 'requests_per_minute' })).toBeGreaterThanOrEqual(2);
+    });
+
+    it('lifts the limit for new calls once an admin clears it', async () => {
+      const org = uniqueOrg('lifted');
+      await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: org, quotas: { requests_per_minute: 1 } })
+        .expect(201);
+      const agent = await registerAgent(relay, { handle: `only@${org}`, name: 'Only' });
+      await eventually(async () => expect((await rpc(relay.url, agent.api_key, 'tasks/list', { filter: {} })).status).toBe(429));
+      const cleared = await request(relay.url)
+        .patch(`/admin/orgs/${org}`)
+        .set(admin)
+        .send({ quotas: { requests_per_minute: null } })
+        .expect(200);
+      expect(cleared.body.quotas).toEqual({ agents: null, requests_per_minute: null });
+      await eventually(async () => expect((await rpc(relay.url, agent.api_key, 'tasks/list', { filter: {} })).status).toBe(200));
     });
   });
 

@@ -154,6 +154,7 @@ export const OPTIONS = {
   reason: { type: 'string' },
   'display-name': { type: 'string' },
   'max-agents': { type: 'string' },
+  'requests-per-minute': { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];

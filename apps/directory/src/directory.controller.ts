@@ -37,6 +37,7 @@ import {
   UpdateOrgRequest,
   type OrgPage,
   type OrgRecord,
+  type OrgQuotasReply,
   PERSON_ROLE_SUBJECTS,
   PersonRequest,
   PutPersonRolesRequest,
@@ -82,6 +83,11 @@ export class DirectoryController {
   @MessagePattern(ORG_SUBJECTS.get)
   getOrg(@Payload() request: OrgNameRequest): Promise<OrgRecord> {
     return this.orgs.get(request.name);
+  }
+
+  @MessagePattern(ORG_SUBJECTS.quotas)
+  orgQuotas(@Payload() request: OrgNameRequest): Promise<OrgQuotasReply> {
+    return this.orgs.quotas(request.name);
   }
 
   @MessagePattern(ORG_SUBJECTS.update)

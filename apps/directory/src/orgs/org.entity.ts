@@ -8,6 +8,7 @@ import { ORG_LIMITS, type OrgDefaults, type OrgOrigin } from '@app/contracts';
 @Check('orgs_origin', `"origin" IN ('admin', 'first_use')`)
 @Check('orgs_defaults_object', `jsonb_typeof("defaults") = 'object'`)
 @Check('orgs_quota_agents', `"quota_agents" IS NULL OR "quota_agents" >= 0`)
+@Check('orgs_quota_requests_per_minute', `"quota_requests_per_minute" IS NULL OR "quota_requests_per_minute" >= 1`)
 export class OrgEntity {
   @PrimaryColumn({ type: 'varchar', length: ORG_LIMITS.nameChars, primaryKeyConstraintName: 'orgs_pkey' })
   name: string;
@@ -22,6 +23,10 @@ export class OrgEntity {
   /** The most agents the org may have registered, disabled ones included; null: no limit of its own. */
   @Column({ type: 'integer', nullable: true })
   quotaAgents: number | null;
+
+  /** Calls per minute across the org's agents; null: no limit of its own. */
+  @Column({ type: 'integer', nullable: true })
+  quotaRequestsPerMinute: number | null;
 
   @Column({ type: 'varchar', length: 16 })
   origin: OrgOrigin;

@@ -11,10 +11,12 @@ import {
   type OrgDefaults,
   type OrgFields,
   type OrgPage,
+  type OrgQuotasReply,
   type OrgRecord,
   type UpdateOrgRequest,
 } from '@app/contracts';
 import { DirectoryConfig } from '../directory.config';
+import { AgentEventsPublisher } from '../events/agent-events.publisher';
 import { OrgEntity } from './org.entity';
 
 function orgNotFound(name: string): RelayError {
@@ -53,6 +55,7 @@ export class OrgsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(DirectoryConfig) private readonly config: DirectoryConfig,
+    @Inject(AgentEventsPublisher) private readonly events: AgentEventsPublisher,
   ) {}
 
   async create(request: CreateOrgRequest): Promise<OrgRecord> {
@@ -66,6 +69,7 @@ export class OrgsService {
         displayName: request.display_name ?? null,
         defaults: storedDefaults(request.defaults, {}),
         quotaAgents: request.quotas?.agents ?? null,
+        quotaRequestsPerMinute: request.quotas?.requests_per_minute ?? null,
         origin: 'admin',
       })
       .orIgnore()
@@ -109,10 +113,19 @@ export class OrgsService {
       if (request.display_name !== undefined) org.displayName = request.display_name;
       org.defaults = storedDefaults(request.defaults, org.defaults);
       if (request.quotas?.agents !== undefined) org.quotaAgents = request.quotas.agents;
+      if (request.quotas?.requests_per_minute !== undefined) org.quotaRequestsPerMinute = request.quotas.requests_per_minute;
       org.updatedAt = new Date();
       await repository.save(org);
     });
+    // Edges drop the quotas they cached.
+    this.events.announceChange({ kind: 'org_updated', handle: `*@${request.name}` });
     return this.get(request.name);
+  }
+
+  /** The org's quotas alone, for the edge's hot path (all null for an org with no row). */
+  async quotas(name: string): Promise<OrgQuotasReply> {
+    const org = await this.dataSource.getRepository(OrgEntity).findOne({ where: { name }, select: { quotaAgents: true, quotaRequestsPerMinute: true } });
+    return { org: name, quotas: { agents: org?.quotaAgents ?? null, requests_per_minute: org?.quotaRequestsPerMinute ?? null } };
   }
 
   /**
@@ -161,7 +174,7 @@ export class OrgsService {
       name: org.name,
       display_name: org.displayName,
       defaults: { trust: org.defaults.trust ?? null },
-      quotas: { agents: org.quotaAgents },
+      quotas: { agents: org.quotaAgents, requests_per_minute: org.quotaRequestsPerMinute },
       origin: org.origin,
       agents,
       created_at: org.createdAt.toISOString(),

@@ -84,7 +84,7 @@ export const DIRECTORY_CHANGES_SUBJECT = 'relay.directory.v1.changes';
 
 /** What changed, for logs; receivers drop every cached directory answer whatever it says. */
 export interface DirectoryChange {
-  kind: 'agent_updated' | 'agent_disabled' | 'key_revoked' | 'trust_changed' | 'token_subject_changed';
+  kind: 'agent_updated' | 'agent_disabled' | 'key_revoked' | 'trust_changed' | 'token_subject_changed' | 'org_updated';
   handle: string;
 }
 

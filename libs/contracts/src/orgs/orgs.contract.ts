@@ -11,6 +11,7 @@ export const ORG_LIMITS = {
   displayNameChars: 200,
   /** The most agents an org's quota may name. */
   maxAgentsQuota: 1_000_000,
+  maxRequestsPerMinuteQuota: 10_000_000,
   listDefaultLimit: 50,
   listMaxLimit: 200,
 } as const;
@@ -21,6 +22,8 @@ export const ORG_SUBJECTS = {
   list: 'relay.directory.v1.orgs.list',
   get: 'relay.directory.v1.orgs.get',
   update: 'relay.directory.v1.orgs.update',
+  /** `{name}` → the org's quotas alone (the edge's hot path; all null for an org with no row). */
+  quotas: 'relay.directory.v1.orgs.quotas',
 } as const;
 
 /** How an org came to exist: an admin created it, or an agent was registered in it while none existed (RELAY_ORGS_EXPLICIT=false). */
@@ -30,6 +33,13 @@ export type OrgOrigin = 'admin' | 'first_use';
 export interface OrgQuotas {
   /** Agents registered in the org, disabled ones included. */
   agents: number | null;
+  /** Calls per minute across the org's agents, counted as each agent's own rate limit is (fixed one-minute windows). */
+  requests_per_minute: number | null;
+}
+
+export interface OrgQuotasReply {
+  org: string;
+  quotas: OrgQuotas;
 }
 
 /** What an org gives its agents by default. */
@@ -64,6 +74,13 @@ export class OrgQuotaFields {
   @Min(0)
   @Max(ORG_LIMITS.maxAgentsQuota)
   agents?: number | null;
+
+  @ValidateIf((_, value) => value !== null)
+  @IsOptional()
+  @IsInt({ message: 'quotas.requests_per_minute must be a whole number of calls, or null for no limit' })
+  @Min(1)
+  @Max(ORG_LIMITS.maxRequestsPerMinuteQuota)
+  requests_per_minute?: number | null;
 }
 
 export class OrgDefaultsFields {
@@ -144,4 +161,5 @@ export interface OrgsRpc {
   [ORG_SUBJECTS.list]: { request: ListOrgsRequest; reply: OrgPage };
   [ORG_SUBJECTS.get]: { request: OrgNameRequest; reply: OrgRecord };
   [ORG_SUBJECTS.update]: { request: UpdateOrgRequest; reply: OrgRecord };
+  [ORG_SUBJECTS.quotas]: { request: OrgNameRequest; reply: OrgQuotasReply };
 }

@@ -15,6 +15,7 @@ export class Orgs1765536600000 implements MigrationInterface {
         "display_name" varchar(200),
         "defaults" jsonb NOT NULL DEFAULT '{}',
         "quota_agents" integer,
+        "quota_requests_per_minute" integer,
         "origin" varchar(16) NOT NULL,
         "created_at" timestamptz NOT NULL DEFAULT now(),
         "updated_at" timestamptz NOT NULL DEFAULT now(),
@@ -23,7 +24,8 @@ export class Orgs1765536600000 implements MigrationInterface {
         CONSTRAINT "orgs_display_name_not_blank" CHECK ("display_name" IS NULL OR btrim("display_name") <> ''),
         CONSTRAINT "orgs_origin" CHECK ("origin" IN ('admin', 'first_use')),
         CONSTRAINT "orgs_defaults_object" CHECK (jsonb_typeof("defaults") = 'object'),
-        CONSTRAINT "orgs_quota_agents" CHECK ("quota_agents" IS NULL OR "quota_agents" >= 0)
+        CONSTRAINT "orgs_quota_agents" CHECK ("quota_agents" IS NULL OR "quota_agents" >= 0),
+        CONSTRAINT "orgs_quota_requests_per_minute" CHECK ("quota_requests_per_minute" IS NULL OR "quota_requests_per_minute" >= 1)
       )`,
     );
     await runner.query(
