@@ -14,6 +14,7 @@ import { eventually } from './support/eventually';
 import { ok } from './support/json-rpc';
 import type { TestOpenIdProvider } from './support/openid-provider';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
+import { openSse } from './support/sse';
 import { createTask } from './support/tasks';
 import { WebhookSink } from './support/webhook-sink';
 
@@ -78,6 +79,8 @@ describe('scoped roles: each org administers only its own', () => {
   const agents = {} as Record<'alpha' | 'beta' | 'gamma' | 'delta', RegisteredTestAgent>;
   /** Objects of PAY that WEB's people must not reach. */
   const pay = {} as { heldTaskId: string; crossTaskId: string; deliveryId: string; keyPrefix: string };
+  /** WEB's own handoff, made after PAY's: a stream that replays up to it has passed theirs. */
+  let webTaskId: string;
 
   const sessionOf = (org: Org, role: AdminRole): OidcSignIn => sessions.get(`${org}:${role}`) as OidcSignIn;
   const as =
@@ -119,7 +122,7 @@ describe('scoped roles: each org administers only its own', () => {
       if (!delivery) throw new Error('no delivery yet');
       return delivery.id;
     });
-    await createTask(relay.url, agents.gamma, agents.delta, 'Within web');
+    webTaskId = await createTask(relay.url, agents.gamma, agents.delta, 'Within web');
     pay.keyPrefix = agents.alpha.key.prefix;
   });
 
@@ -190,6 +193,28 @@ describe('scoped roles: each org administers only its own', () => {
       if (route.method === 'DELETE' && route.path === '/admin/session') continue;
       for (const role of ADMIN_ROLES) {
         const path = payPath(route.path);
+        if (route.path === '/admin/events') {
+          // The live stream, replayed from the start: up to WEB's handoff, nothing of PAY's alone.
+          const { cookie } = sessionOf(WEB, role);
+          const stream = await openSse(`${relay.url}/admin/events`, { cookie, 'last-event-id': '0' }, undefined);
+          const seen: string[] = [];
+          try {
+            outcomes.push(`${role} of web: GET /admin/events → ${stream.status}`);
+            if (stream.status !== 200) leaks.push(`${role} of web: GET /admin/events → ${stream.status}`);
+            else {
+              for (let event = await stream.next(); event !== undefined; event = await stream.next()) {
+                if (event.event !== 'task') continue;
+                seen.push(JSON.stringify(event.data));
+                if (event.data.task_id === webTaskId) break;
+              }
+            }
+          } finally {
+            stream.close();
+          }
+          const payOnly = seen.filter((text) => text.includes(`alpha@${PAY}`) || text.includes(pay.heldTaskId));
+          if (payOnly.length > 0 || !seen.some((text) => text.includes(webTaskId))) leaks.push(`${role} of web: GET /admin/events shows ${payOnly.join(', ')}`);
+          continue;
+        }
         const call = (request(relay.url) as unknown as Record<string, (path: string) => request.Test>)[route.method.toLowerCase()](path);
         const response = await as(WEB, role)(call).send(bodyFor(route));
         const text = JSON.stringify(response.body);

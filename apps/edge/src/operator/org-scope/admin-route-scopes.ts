@@ -50,7 +50,7 @@ export const ADMIN_ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   'GET /admin/tasks/:id/upstream-calls': 'task',
   'GET /admin/search': 'listed',
   'GET /admin/overview': 'relay',
-  'GET /admin/events': 'relay',
+  'GET /admin/events': 'listed',
   'GET /admin/audit': 'listed',
 
   'GET /admin/deliveries': 'relay',
