@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { RequestMethod } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
@@ -78,7 +78,7 @@ describe('scoped roles: each org administers only its own', () => {
   const sessions = new Map<string, OidcSignIn>();
   const agents = {} as Record<'alpha' | 'beta' | 'gamma' | 'delta', RegisteredTestAgent>;
   /** Objects of PAY that WEB's people must not reach. */
-  const pay = {} as { heldTaskId: string; crossTaskId: string; deliveryId: string; keyPrefix: string };
+  const pay = {} as { heldTaskId: string; crossTaskId: string; deliveryId: string; keyPrefix: string; toolRequestId: string; toolTaskId: string };
   /** WEB's own handoff, made after PAY's: a stream that replays up to it has passed theirs. */
   let webTaskId: string;
 
@@ -115,7 +115,34 @@ describe('scoped roles: each org administers only its own', () => {
       .expect(200);
     pay.heldTaskId = await createTask(relay.url, agents.alpha, agents.beta, 'Within pay, held');
     pay.crossTaskId = await createTask(relay.url, agents.gamma, agents.beta, 'From web to pay, held');
+    // Alpha's coding agent's tool prompts go to PAY's approvers.
+    await request(relay.url)
+      .put(`/admin/agents/alpha@${PAY}/trust`)
+      .set(admin)
+      .send({ tool_prompts: [{ name: 'people decide' }] })
+      .expect(200);
     const toAlpha = await createTask(relay.url, agents.beta, agents.alpha, 'To alpha, notified by webhook');
+    await ok(relay.url, agents.alpha.api_key, 'tasks/update', { task_id: toAlpha, transition: 'accept' });
+    pay.toolRequestId = randomUUID();
+    pay.toolTaskId = toAlpha;
+    await ok(relay.url, agents.alpha.api_key, 'message/send', {
+      task_id: toAlpha,
+      message: {
+        parts: [{ type: 'text', text: 'Permission needed: Bash' }],
+        payload: {
+          permission_request: {
+            kind: 'permission_request',
+            request_id: pay.toolRequestId,
+            tool_name: 'Bash',
+            tool_input: { command: 'make check' },
+            client: 'claude-code',
+            hook_event: 'PreToolUse',
+            expires_at: new Date(Date.now() + 600_000).toISOString(),
+            answered_by: 'approvers',
+          },
+        },
+      },
+    });
     pay.deliveryId = await eventually(async () => {
       const listed = await request(relay.url).get(`/admin/deliveries?task_id=${toAlpha}`).set(admin).expect(200);
       const [delivery] = listed.body.deliveries as Array<{ id: string }>;
@@ -144,7 +171,7 @@ describe('scoped roles: each org administers only its own', () => {
       .replace(':handle', `alpha@${PAY}`)
       .replace(':prefix', pay.keyPrefix)
       .replace(':name', PAY)
-      .replace(':requestId', 'some-request')
+      .replace(/\/approvals\/:id\/tool-prompts\/:requestId/, `/approvals/${pay.toolTaskId}/tool-prompts/${pay.toolRequestId}`)
       .replace(':sub', `newcomer-${suffix}`)
       .replace(':id', isDelivery ? pay.deliveryId : pay.heldTaskId)
       .replace(/^\/admin\/search$/, '/admin/search?q=held');
@@ -177,6 +204,7 @@ describe('scoped roles: each org administers only its own', () => {
       cross: await task(pay.crossTaskId),
       delivery: { status: delivery.status, attempts: delivery.attempts },
       intruder: (await request(relay.url).get(`/admin/agents/intruder@${PAY}`).set(admin)).status,
+      toolPrompts: ((await read('/admin/approvals/tool-prompts')).items as Array<{ request: { request_id: string } }>).map((item) => item.request.request_id),
     };
   }
 
@@ -228,8 +256,9 @@ describe('scoped roles: each org administers only its own', () => {
           if (!refused) leaks.push(`${label} (below the route's least role ${route.least}): ${text.slice(0, 200)}`);
         } else if (route.method === 'GET' && response.status === 200) {
           // A list: only what one of the caller's agents is party to (the handoff from WEB to PAY is WEB's too).
-          const payOnly = [`alpha@${PAY}`, pay.heldTaskId, pay.deliveryId, `"name":"${PAY}"`].filter((marker) => text.includes(marker));
-          if (!/^\/admin\/[a-z-]+$|^\/admin\/approvals$/.test(route.path) || payOnly.length > 0) leaks.push(`${label}: shows ${payOnly.join(', ')}`);
+          const payOnly = [`alpha@${PAY}`, pay.heldTaskId, pay.deliveryId, pay.toolRequestId, `"name":"${PAY}"`].filter((marker) => text.includes(marker));
+          if (!/^\/admin\/[a-z-]+$|^\/admin\/approvals(\/tool-prompts)?$/.test(route.path) || payOnly.length > 0)
+            leaks.push(`${label}: shows ${payOnly.join(', ')}`);
         } else if (response.status === 404) {
           if (!/_not_found$/.test(response.body.error?.reason ?? '')) leaks.push(`${label}: ${text.slice(0, 200)}`);
         } else if (response.status === 403) {
@@ -368,6 +397,15 @@ describe('scoped roles: each org administers only its own', () => {
     expect(webRows.length).toBeGreaterThan(0);
     expect(webRows.every((row) => row.org === WEB)).toBe(true);
     expect(JSON.stringify(webRows)).not.toContain(`alpha@${PAY}`);
+  });
+
+  it('shows a tool prompt to the people of its handoff’s orgs only', async () => {
+    const ids = async (org: Org) =>
+      (
+        (await as(org, 'viewer')(request(relay.url).get('/admin/approvals/tool-prompts')).expect(200)).body.items as Array<{ request: { request_id: string } }>
+      ).map((item) => item.request.request_id);
+    expect(await ids(PAY)).toContain(pay.toolRequestId);
+    expect(await ids(WEB)).not.toContain(pay.toolRequestId);
   });
 
   it('filters task lists and search to the caller’s orgs', async () => {

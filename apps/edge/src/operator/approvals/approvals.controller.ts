@@ -69,8 +69,12 @@ export class ApprovalsController {
 
   /** `GET /admin/approvals/tool-prompts?limit=`: the open tool prompts people answer (docs/decisions/0031-tool-prompts-answered-by-people.md), oldest first. */
   @Get('tool-prompts')
-  toolPrompts(@Query() query: ToolPromptsQuery): Promise<PendingToolPromptsReply> {
-    return this.rpc.request(APPROVALS_SUBJECTS.pendingToolPrompts, query.limit !== undefined ? { limit: query.limit } : {});
+  toolPrompts(@Query() query: ToolPromptsQuery, @Req() request: FastifyRequest): Promise<PendingToolPromptsReply> {
+    const { orgs } = adminPrincipalOf(request);
+    return this.rpc.request(APPROVALS_SUBJECTS.pendingToolPrompts, {
+      ...(query.limit !== undefined ? { limit: query.limit } : {}),
+      ...(orgs === 'all' ? {} : { orgs }),
+    });
   }
 
   /** `GET /admin/approvals/{id}`: a held (or once held) handoff with its content, timeline and audit. */

@@ -59,7 +59,7 @@ export const ADMIN_ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   'POST /admin/deliveries/:id/redeliver': 'delivery',
 
   'GET /admin/approvals': 'listed',
-  'GET /admin/approvals/tool-prompts': 'relay',
+  'GET /admin/approvals/tool-prompts': 'listed',
   'GET /admin/approvals/:id': 'task',
   'POST /admin/approvals/:id/approve': 'held-task',
   'POST /admin/approvals/:id/deny': 'held-task',
