@@ -408,6 +408,20 @@ describe('scoped roles: each org administers only its own', () => {
     expect(await ids(WEB)).not.toContain(pay.toolRequestId);
   });
 
+  it('lists each org the deliveries to its own agents', async () => {
+    const ids = async (org: Org) =>
+      (
+        (await as(org, 'auditor')(request(relay.url).get('/admin/deliveries?limit=500')).expect(200)).body.deliveries as Array<{
+          id: string;
+          target_handle: string;
+        }>
+      )
+        .filter((delivery) => delivery.id === pay.deliveryId || !delivery.target_handle.endsWith(`@${org}`))
+        .map((delivery) => delivery.id);
+    expect(await ids(PAY)).toEqual([pay.deliveryId]);
+    expect(await ids(WEB)).toEqual([]);
+  });
+
   it('filters task lists and search to the caller’s orgs', async () => {
     const webTasks = await as(WEB, 'viewer')(request(relay.url).get('/admin/tasks?limit=100')).expect(200);
     for (const row of webTasks.body.items as Array<{ sender: { handle: string }; recipient: { handle: string } }>) {

@@ -364,6 +364,10 @@ export class DeliveriesService {
       params.push(request.task_id);
       conditions.push(`"task_id" = $${params.length}`);
     }
+    if (request.orgs !== undefined) {
+      params.push(request.orgs);
+      conditions.push(`split_part("target_handle", '@', 2) = ANY($${params.length}::text[])`);
+    }
     params.push(request.limit ?? 50);
     const rows = (await this.dataSource.query(
       `SELECT * FROM ${TABLE} ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY "created_at" DESC, "id" LIMIT $${params.length}`,

@@ -53,7 +53,7 @@ export const ADMIN_ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   'GET /admin/events': 'listed',
   'GET /admin/audit': 'listed',
 
-  'GET /admin/deliveries': 'relay',
+  'GET /admin/deliveries': 'listed',
   'POST /admin/deliveries/redeliver': 'relay',
   'GET /admin/deliveries/:id': 'delivery',
   'POST /admin/deliveries/:id/redeliver': 'delivery',
