@@ -121,6 +121,9 @@ describe('orgs as records', () => {
       expect(refused.body.error.message).toContain(org);
       await request(relay.url).get(`/admin/agents/c@${org}`).set(admin).expect(404);
       expect((await request(relay.url).get(`/admin/orgs/${org}`).set(admin).expect(200)).body.agents).toBe(2);
+      const directory = relay.services.get('directory')![0];
+      const scrape = PrometheusScrape.parse(await (await fetch(`${directory.get(MetricsServer).url}/metrics`)).text());
+      expect(scrape.value('agentrelay_org_quota_rejections_total', { org, quota: 'agents' })).toBe(1);
     });
 
     it('creates, lists, shows and updates orgs from the CLI', async () => {

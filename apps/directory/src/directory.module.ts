@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { outboxMetricsBinding, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
 import { defaultInstanceId, healthControllerFor, INSTANCE_ID } from '@app/messaging';
-import { metricsProvider, OutboxMetrics, RetentionMetrics, serviceMetricsModule } from '@app/metrics';
+import { metricsProvider, OrgQuotaMetrics, OutboxMetrics, RetentionMetrics, serviceMetricsModule } from '@app/metrics';
 import { DirectoryConfig } from './directory.config';
 import { directoryDataSourceOptions } from './database/data-source';
 import { AgentsService } from './agents/agents.service';
@@ -22,7 +22,7 @@ export class DirectoryModule {
       module: DirectoryModule,
       imports: [
         serviceTypeOrmRoot(directoryDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START),
-        serviceMetricsModule(config, [metricsProvider(OutboxMetrics), metricsProvider(RetentionMetrics)]),
+        serviceMetricsModule(config, [metricsProvider(OutboxMetrics), metricsProvider(RetentionMetrics), metricsProvider(OrgQuotaMetrics)]),
       ],
       controllers: [healthControllerFor('directory'), DirectoryController],
       providers: [

@@ -15,6 +15,7 @@ import {
   type OrgRecord,
   type UpdateOrgRequest,
 } from '@app/contracts';
+import { OrgQuotaMetrics } from '@app/metrics';
 import { DirectoryConfig } from '../directory.config';
 import { AgentEventsPublisher } from '../events/agent-events.publisher';
 import { OrgEntity } from './org.entity';
@@ -56,6 +57,7 @@ export class OrgsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(DirectoryConfig) private readonly config: DirectoryConfig,
     @Inject(AgentEventsPublisher) private readonly events: AgentEventsPublisher,
+    @Inject(OrgQuotaMetrics) private readonly metrics: OrgQuotaMetrics,
   ) {}
 
   async create(request: CreateOrgRequest): Promise<OrgRecord> {
@@ -149,6 +151,7 @@ export class OrgsService {
     if (org.quotaAgents !== null) {
       const registered = (await this.agentCounts([name], manager)).get(name) ?? 0;
       if (registered >= org.quotaAgents) {
+        this.metrics.rejected(name, 'agents');
         throw new RelayError('org_quota_exceeded', `The org ${name} is at its quota of ${org.quotaAgents} agents`, {
           org: name,
           quota: 'agents',
