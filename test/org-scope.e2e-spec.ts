@@ -94,7 +94,11 @@ describe('scoped roles: each org administers only its own', () => {
       ...[PAY, WEB].flatMap((org) => ADMIN_ROLES.map((role) => personOf(org, role))),
       { sub: `newcomer-${suffix}`, claims: { email: `newcomer-${suffix}@people.test`, name: 'Newcomer' } },
     ]);
-    relay = await RelayHarness.start({ env: { ...consoleOidcEnv(provider), RELAY_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    relay = await RelayHarness.start({
+      env: { ...consoleOidcEnv(provider), RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_WEBHOOK_RETRY_SCHEDULE: '50ms', RELAY_WEBHOOK_TIMEOUT_MS: '1000' },
+    });
+    // Alpha's webhook always fails: its delivery ends dead, for the bulk redelivery to leave alone.
+    sink.plan(`/alpha-${suffix}`, [{ status: 500 }]);
     registerConsoleClient(provider, relay.url);
     for (const org of [PAY, WEB]) {
       for (const role of ADMIN_ROLES) {
@@ -144,11 +148,11 @@ describe('scoped roles: each org administers only its own', () => {
       },
     });
     pay.deliveryId = await eventually(async () => {
-      const listed = await request(relay.url).get(`/admin/deliveries?task_id=${toAlpha}`).set(admin).expect(200);
+      const listed = await request(relay.url).get(`/admin/deliveries?task_id=${toAlpha}&status=dead`).set(admin).expect(200);
       const [delivery] = listed.body.deliveries as Array<{ id: string }>;
-      if (!delivery) throw new Error('no delivery yet');
+      if (!delivery) throw new Error('no dead delivery yet');
       return delivery.id;
-    });
+    }, 30000);
     webTaskId = await createTask(relay.url, agents.gamma, agents.delta, 'Within web');
     pay.keyPrefix = agents.alpha.key.prefix;
   });
@@ -184,7 +188,7 @@ describe('scoped roles: each org administers only its own', () => {
     if (route.method === 'PATCH' && route.path.startsWith('/admin/agents')) return { description: 'changed by another org' };
     if (route.method === 'PATCH' && route.path.startsWith('/admin/orgs')) return { display_name: 'Taken over' };
     if (route.method === 'POST' && route.path === '/admin/orgs') return { name: `${PAY}-shadow` };
-    if (route.path === '/admin/deliveries/redeliver') return { status: 'failed' };
+    if (route.path === '/admin/deliveries/redeliver') return { status: 'dead' };
     return { comment: 'another org decides', reason: 'another org decides' };
   }
 
@@ -259,6 +263,9 @@ describe('scoped roles: each org administers only its own', () => {
           const payOnly = [`alpha@${PAY}`, pay.heldTaskId, pay.deliveryId, pay.toolRequestId, `"name":"${PAY}"`].filter((marker) => text.includes(marker));
           if (!/^\/admin\/[a-z-]+$|^\/admin\/approvals(\/tool-prompts)?$/.test(route.path) || payOnly.length > 0)
             leaks.push(`${label}: shows ${payOnly.join(', ')}`);
+        } else if (route.path === '/admin/deliveries/redeliver' && response.status === 202) {
+          // A change of many, bounded to the caller's orgs: none of PAY's (the snapshot below says so).
+          if (response.body.redelivered !== 0) leaks.push(`${label}: ${text.slice(0, 200)}`);
         } else if (response.status === 404) {
           if (!/_not_found$/.test(response.body.error?.reason ?? '')) leaks.push(`${label}: ${text.slice(0, 200)}`);
         } else if (response.status === 403) {
@@ -420,6 +427,19 @@ describe('scoped roles: each org administers only its own', () => {
         .map((delivery) => delivery.id);
     expect(await ids(PAY)).toEqual([pay.deliveryId]);
     expect(await ids(WEB)).toEqual([]);
+  });
+
+  it('sums the overview over the caller’s orgs only', async () => {
+    const relayWide = await request(relay.url).get('/admin/overview').set(admin).expect(200);
+    const web = await as(WEB, 'auditor')(request(relay.url).get('/admin/overview')).expect(200);
+    expect(relayWide.body.delivery_failures.dead).toBeGreaterThanOrEqual(1);
+    expect(web.body.delivery_failures).toEqual({ failed: 0, dead: 0 });
+    const pay = await as(PAY, 'auditor')(request(relay.url).get('/admin/overview')).expect(200);
+    expect(pay.body.delivery_failures.dead).toBe(1);
+    if (web.body.oldest_pending)
+      expect([web.body.oldest_pending.sender, web.body.oldest_pending.recipient].some((handle: string) => handle.endsWith(`@${WEB}`))).toBe(true);
+    const created = (body: { per_minute: Array<{ created: number }> }) => body.per_minute.reduce((sum, minute) => sum + minute.created, 0);
+    expect(created(web.body)).toBeLessThan(created(relayWide.body));
   });
 
   it('filters task lists and search to the caller’s orgs', async () => {

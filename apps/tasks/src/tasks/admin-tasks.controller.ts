@@ -10,6 +10,7 @@ import {
   AgentSearchTasksRequest,
   type AdminCountsReply,
   type AdminEventsReply,
+  AdminOverviewRequest,
   type AdminOverviewReply,
   type AdminSearchPage,
   type AdminTaskDetail,
@@ -68,7 +69,7 @@ export class AdminTasksController {
   }
 
   @MessagePattern(ADMIN_TASKS_SUBJECTS.overview)
-  overview(): Promise<AdminOverviewReply> {
-    return this.adminOverview.overview();
+  overview(@Payload() request: AdminOverviewRequest): Promise<AdminOverviewReply> {
+    return this.adminOverview.overview(request.orgs);
   }
 }

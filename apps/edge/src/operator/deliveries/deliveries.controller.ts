@@ -41,8 +41,9 @@ export class DeliveriesController {
   @LeastRole('operator')
   @HttpCode(202)
   @Audited('delivery.redeliver_many', undefined, (result, body) => ({ ...(body as RedeliverManyRequest), ...(result as RedeliverManyReply) }))
-  redeliverMany(@Body() body: RedeliverManyRequest): Promise<RedeliverManyReply> {
-    return this.rpc.request(ADMIN_DELIVERIES_SUBJECTS.redeliverMany, body);
+  redeliverMany(@Body() body: RedeliverManyRequest, @Req() request: FastifyRequest): Promise<RedeliverManyReply> {
+    const { orgs } = adminPrincipalOf(request);
+    return this.rpc.request(ADMIN_DELIVERIES_SUBJECTS.redeliverMany, { ...body, orgs: orgs === 'all' ? undefined : orgs });
   }
 
   /** `GET /admin/deliveries/{id}`: the delivery with every attempt (status code, error, duration). */

@@ -6,7 +6,7 @@
  * - `task`: the handoff of the `:id` param, to read it: the orgs of both its parties;
  * - `held-task`: the handoff of the `:id` param, to decide it: the org whose rule held it (its recipient's);
  * - `delivery`: the delivery of the `:id` param, in the org of the agent it notifies;
- * - `listed`: a list the route filters to the orgs the caller's roles name;
+ * - `listed`: a list (or a change of many, or a summary) the route bounds to the orgs the caller's roles name;
  * - `relay`: the whole relay (relay-wide roles only, until the route can answer per org);
  * - `session`: the caller's own console session.
  * The guard refuses a route missing here to everyone, and the route tests fail on it.
@@ -49,12 +49,12 @@ export const ADMIN_ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   'GET /admin/tasks/:id': 'task',
   'GET /admin/tasks/:id/upstream-calls': 'task',
   'GET /admin/search': 'listed',
-  'GET /admin/overview': 'relay',
+  'GET /admin/overview': 'listed',
   'GET /admin/events': 'listed',
   'GET /admin/audit': 'listed',
 
   'GET /admin/deliveries': 'listed',
-  'POST /admin/deliveries/redeliver': 'relay',
+  'POST /admin/deliveries/redeliver': 'listed',
   'GET /admin/deliveries/:id': 'delivery',
   'POST /admin/deliveries/:id/redeliver': 'delivery',
 

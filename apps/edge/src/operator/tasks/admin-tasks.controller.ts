@@ -80,10 +80,12 @@ export class AdminTasksController {
 
   /** `GET /admin/overview`: the last hour per minute, open tasks, the oldest pending one, delivery failures and the outbox lag. */
   @Get('overview')
-  async overview(): Promise<AdminOverview> {
+  async overview(@Req() request: FastifyRequest): Promise<AdminOverview> {
+    const { orgs } = adminPrincipalOf(request);
+    const scope = orgs === 'all' ? {} : { orgs };
     const [tasks, deliveries] = await Promise.all([
-      this.rpc.request(ADMIN_TASKS_SUBJECTS.overview, {}),
-      this.rpc.request(ADMIN_DELIVERIES_SUBJECTS.failureCounts, {}),
+      this.rpc.request(ADMIN_TASKS_SUBJECTS.overview, scope),
+      this.rpc.request(ADMIN_DELIVERIES_SUBJECTS.failureCounts, scope),
     ]);
     return {
       per_minute: tasks.per_minute,
