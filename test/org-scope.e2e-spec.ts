@@ -281,6 +281,19 @@ describe('scoped roles: each org administers only its own', () => {
   });
 
   it('answers an object of another org exactly as one that does not exist', async () => {
+    const register = await as(
+      WEB,
+      'admin',
+    )(request(relay.url).post('/admin/agents'))
+      .send({ handle: `sneaky@${PAY}`, name: 'Sneaky' })
+      .expect(404);
+    expect(register.body.error).toMatchObject({ reason: 'org_not_found', data: { org: PAY } });
+    await as(
+      WEB,
+      'admin',
+    )(request(relay.url).post('/admin/agents'))
+      .send({ handle: `own-${suffix}@${WEB}`, name: 'Own' })
+      .expect(201);
     const theirs = await as(WEB, 'admin')(request(relay.url).get(`/admin/agents/alpha@${PAY}`)).expect(404);
     const nobodys = await as(WEB, 'admin')(request(relay.url).get(`/admin/agents/nobody@${PAY}`)).expect(404);
     expect(theirs.body.error.reason).toBe(nobodys.body.error.reason);

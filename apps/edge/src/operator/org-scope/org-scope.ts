@@ -36,11 +36,13 @@ export interface ScopedRequest {
   body: unknown;
 }
 
-function notFound(scope: RouteScope, params: Record<string, string>): RelayError {
+function notFound(scope: RouteScope, params: Record<string, string>, orgs: readonly string[] = []): RelayError {
   switch (scope) {
     case 'agent':
-    case 'new-agent':
       return new RelayError('agent_not_found', `No agent with the handle ${params.handle ?? ''}`);
+    case 'new-agent':
+      // As when the org does not exist and the relay registers only in orgs an admin created.
+      return new RelayError('org_not_found', `No org named ${orgs[0] ?? ''}`, { org: orgs[0], field: 'handle' });
     case 'org':
       return new RelayError('org_not_found', `No org named ${params.name ?? ''}`, { org: params.name });
     case 'delivery':
@@ -99,7 +101,7 @@ export class OrgScope {
       const roles = objectOrgs.map((org) => roleIn(grants, org)).filter((role): role is AdminRole => role !== undefined && roleAllows(role, least));
       return { orgs: objectOrgs, role: roles.reduce((stronger, role) => (roleAllows(role, stronger) ? role : stronger)) };
     }
-    if (decision.refusal === 'not_found') throw notFound(scope, request.params);
+    if (decision.refusal === 'not_found') throw notFound(scope, request.params, objectOrgs);
     throw new RelayError('role_forbidden', `${request.route} needs the role ${least} or stronger in ${decision.org}; you are ${decision.role} there`, {
       org: decision.org,
       role: decision.role,
