@@ -17,6 +17,15 @@ import { testDatabaseUrl } from './support/test-env';
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 
+/** Below this, a median is noise of a loaded machine rather than a wait behind another org's calls. */
+const LATENCY_FLOOR_MS = 50;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 function uniqueOrg(name: string): string {
   return `${name}-${randomBytes(3).toString('hex')}`;
 }
@@ -241,6 +250,42 @@ describe('orgs as records', () => {
       const scrape = PrometheusScrape.parse(await (await fetch(`${relay.edge.get(MetricsServer).url}/metrics`)).text());
       expect(scrape.value('agentrelay_org_quota_rejections_total', { org, quota: 'requests_per_minute' })).toBeGreaterThanOrEqual(2);
     });
+
+    it('keeps another org’s median latency within 2× of its own, or a 50 ms floor, while a noisy org is held at its quota (measured)', async () => {
+      const noisyOrg = uniqueOrg('noisy');
+      await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: noisyOrg, quotas: { requests_per_minute: 20 } })
+        .expect(201);
+      const noisy = await Promise.all([1, 2, 3, 4].map((index) => registerAgent(relay, { handle: `noisy${index}@${noisyOrg}`, name: `Noisy ${index}` })));
+      const quiet = await registerAgent(relay, { handle: `quiet@${uniqueOrg('quiet')}`, name: 'Quiet' });
+      const latencies = async (count: number): Promise<number[]> => {
+        const taken: number[] = [];
+        for (let index = 0; index < count; index++) {
+          const started = performance.now();
+          expect((await rpc(relay.url, quiet.api_key, 'tasks/list', { filter: {} })).status).toBe(200);
+          taken.push(performance.now() - started);
+        }
+        return taken;
+      };
+      const control = await latencies(30);
+      let stop = false;
+      let refused = 0;
+      const noise = noisy.map(async (agent) => {
+        while (!stop) if ((await rpc(relay.url, agent.api_key, 'tasks/list', { filter: {} })).status === 429) refused += 1;
+      });
+      try {
+        await eventually(() => expect(refused).toBeGreaterThan(0), 30000);
+        const loaded = await latencies(30);
+        const figures = { quiet_median_ms: median(control), noisy_median_ms: median(loaded), refused_during_run: refused };
+        console.log(`tasks/list latency of another org while one is held at its quota: ${JSON.stringify(figures)}`);
+        expect(figures.noisy_median_ms).toBeLessThanOrEqual(Math.max(2 * figures.quiet_median_ms, LATENCY_FLOOR_MS));
+      } finally {
+        stop = true;
+        await Promise.all(noise);
+      }
+    }, 120000);
 
     it('lifts the limit for new calls once an admin clears it', async () => {
       const org = uniqueOrg('lifted');
