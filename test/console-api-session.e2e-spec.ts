@@ -39,6 +39,7 @@ describe('console API: sessions, CSRF and the admin audit', () => {
       expires_at: expect.any(String),
       session: expect.stringMatching(/^[0-9a-f]{12}$/),
       role: 'admin',
+      grants: [{ org: null, role: 'admin' }],
       person: null,
     });
     expect(Date.parse(response.body.expires_at) - Date.now()).toBeGreaterThan(7 * 60 * 60 * 1000);

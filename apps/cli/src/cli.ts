@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { displayLine } from '@app/relay-client';
 import { AGENT_COMMANDS, AGENT_USAGE, runAgentCommand, type AgentCommand } from './agent-commands';
 import { APPROVALS_USAGE, runApprovalsCommand } from './approval-commands';
+import { ORGS_USAGE, runOrgsCommand } from './org-commands';
 import { CliError, EXIT, USAGE_HINT, usage } from './cli-errors';
 import { runWorkerCommand, WORKER_USAGE } from './worker/worker-command';
 
@@ -88,6 +89,7 @@ Admin commands (authenticate with $RELAY_ADMIN_TOKEN or --token):
                                     list notification deliveries, newest first
   redeliver <delivery id>           attempt a delivery again (dead letters included)
 ${APPROVALS_USAGE}
+${ORGS_USAGE}
 
 Options:
   --json            print JSON (for scripts)
@@ -150,6 +152,9 @@ export const OPTIONS = {
   'upstream-ca-file': { type: 'string' },
   comment: { type: 'string' },
   reason: { type: 'string' },
+  'display-name': { type: 'string' },
+  'max-agents': { type: 'string' },
+  'requests-per-minute': { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -631,6 +636,9 @@ export async function run(argv: string[], env: CliEnv, io: CliIo): Promise<numbe
       }
       case 'approvals':
         return await runApprovalsCommand(api, rest, values, print, program);
+      case 'orgs':
+        await runOrgsCommand(api, rest, values, print);
+        return EXIT.ok;
       default:
         throw usage(`Unknown command "${command}".`);
     }

@@ -32,7 +32,21 @@ import {
   type CreateAgentReply,
   type CreateKeyReply,
   type TrustPolicy,
+  CreateOrgRequest,
+  ListOrgsRequest,
+  ORG_SUBJECTS,
+  OrgNameRequest,
+  UpdateOrgRequest,
+  type OrgPage,
+  type OrgRecord,
+  type OrgQuotasReply,
+  PERSON_ROLE_SUBJECTS,
+  PersonRequest,
+  PutPersonRolesRequest,
+  type PersonRoles,
 } from '@app/contracts';
+import { OrgsService } from './orgs/orgs.service';
+import { PersonRolesService } from './orgs/person-roles.service';
 import { AgentsService } from './agents/agents.service';
 import { AdminAuditService } from './audit/admin-audit.service';
 import { TrustService } from './trust/trust.service';
@@ -44,7 +58,44 @@ export class DirectoryController {
     @Inject(AgentsService) private readonly agents: AgentsService,
     @Inject(TrustService) private readonly trust: TrustService,
     @Inject(AdminAuditService) private readonly audit: AdminAuditService,
+    @Inject(OrgsService) private readonly orgs: OrgsService,
+    @Inject(PersonRolesService) private readonly personRoles: PersonRolesService,
   ) {}
+
+  @MessagePattern(PERSON_ROLE_SUBJECTS.get)
+  getPersonRoles(@Payload() request: PersonRequest): Promise<PersonRoles> {
+    return this.personRoles.get(request);
+  }
+
+  @MessagePattern(PERSON_ROLE_SUBJECTS.put)
+  putPersonRoles(@Payload() request: PutPersonRolesRequest): Promise<PersonRoles> {
+    return this.personRoles.put(request);
+  }
+
+  @MessagePattern(ORG_SUBJECTS.create)
+  createOrg(@Payload() request: CreateOrgRequest): Promise<OrgRecord> {
+    return this.orgs.create(request);
+  }
+
+  @MessagePattern(ORG_SUBJECTS.list)
+  listOrgs(@Payload() request: ListOrgsRequest): Promise<OrgPage> {
+    return this.orgs.list(request);
+  }
+
+  @MessagePattern(ORG_SUBJECTS.get)
+  getOrg(@Payload() request: OrgNameRequest): Promise<OrgRecord> {
+    return this.orgs.get(request.name);
+  }
+
+  @MessagePattern(ORG_SUBJECTS.quotas)
+  orgQuotas(@Payload() request: OrgNameRequest): Promise<OrgQuotasReply> {
+    return this.orgs.quotas(request.name);
+  }
+
+  @MessagePattern(ORG_SUBJECTS.update)
+  updateOrg(@Payload() request: UpdateOrgRequest): Promise<OrgRecord> {
+    return this.orgs.update(request);
+  }
 
   @MessagePattern(ADMIN_AUDIT_SUBJECTS.record)
   recordAudit(@Payload() request: RecordAdminAuditRequest): Promise<AdminAuditEntry> {

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { outboxMetricsBinding, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
 import { defaultInstanceId, healthControllerFor, INSTANCE_ID } from '@app/messaging';
-import { metricsProvider, OutboxMetrics, RetentionMetrics, serviceMetricsModule } from '@app/metrics';
+import { metricsProvider, OrgQuotaMetrics, OutboxMetrics, RetentionMetrics, serviceMetricsModule } from '@app/metrics';
 import { DirectoryConfig } from './directory.config';
 import { directoryDataSourceOptions } from './database/data-source';
 import { AgentsService } from './agents/agents.service';
@@ -12,6 +12,8 @@ import { DirectoryController } from './directory.controller';
 import { AgentEventsPublisher } from './events/agent-events.publisher';
 import { DirectoryRetentionService } from './retention/retention.service';
 import { TrustService } from './trust/trust.service';
+import { OrgsService } from './orgs/orgs.service';
+import { PersonRolesService } from './orgs/person-roles.service';
 
 @Module({})
 export class DirectoryModule {
@@ -20,7 +22,7 @@ export class DirectoryModule {
       module: DirectoryModule,
       imports: [
         serviceTypeOrmRoot(directoryDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START),
-        serviceMetricsModule(config, [metricsProvider(OutboxMetrics), metricsProvider(RetentionMetrics)]),
+        serviceMetricsModule(config, [metricsProvider(OutboxMetrics), metricsProvider(RetentionMetrics), metricsProvider(OrgQuotaMetrics)]),
       ],
       controllers: [healthControllerFor('directory'), DirectoryController],
       providers: [
@@ -31,6 +33,8 @@ export class DirectoryModule {
         AgentEventsPublisher,
         WebhookSecretProvisioner,
         KeyFilterPublisher,
+        OrgsService,
+        PersonRolesService,
         AgentsService,
         TrustService,
         AdminAuditService,

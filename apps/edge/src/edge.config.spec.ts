@@ -45,7 +45,11 @@ describe('edge config: console sign-in through OIDC', () => {
     for (const mapping of ['{relay-admins: admin}', '{"relay-admins":"root"}', '["admin"]', '{"":"admin"}']) {
       expect([mapping, problemsOf({ RELAY_CONSOLE_OIDC_GROUP_ROLES: mapping })]).toEqual([
         mapping,
-        [expect.stringContaining('RELAY_CONSOLE_OIDC_GROUP_ROLES must be a JSON object of group names to admin, operator, viewer or auditor')],
+        [
+          expect.stringContaining(
+            'RELAY_CONSOLE_OIDC_GROUP_ROLES must be a JSON object of group names to roles (admin, operator, approver, viewer or auditor), relay-wide or as org:role',
+          ),
+        ],
       ]);
     }
     expect(problemsOf({ RELAY_CONSOLE_OIDC_ISSUER: 'not a url', RELAY_CONSOLE_OIDC_CLIENT_ID: 'console' })).toEqual([

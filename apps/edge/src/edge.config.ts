@@ -2,6 +2,7 @@ import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from 'class-validator';
 import { isIP } from 'node:net';
 import { CommonConfig } from '@app/config';
+import { parseRoleGrant } from '@app/contracts';
 import { IsAssertionPublicKeys, IsNotifierPublicKey } from '@app/secrets';
 import { tokenIssuersProblem } from './token-issuers';
 
@@ -230,13 +231,14 @@ export class EdgeConfig extends CommonConfig {
   @Matches(/^[A-Za-z0-9_:/.-]{1,200}$/, { message: 'RELAY_CONSOLE_OIDC_GROUPS_CLAIM must be a claim name' })
   RELAY_CONSOLE_OIDC_GROUPS_CLAIM: string = 'groups';
 
-  /** JSON object group → role (e.g. `{"relay-admins":"admin","auditors":"auditor"}`); a person in several groups gets the strongest role. */
+  /** JSON object group → role (e.g. `{"relay-admins":"admin","payments-approvers":"payments:approver"}`): relay-wide, or `org:role` in one org; a person in several groups gets each, the strongest per org. */
   @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? parseGroupRoles(value) : value))
   @ValidateBy({
     name: 'isGroupRoles',
     validator: {
       validate: isGroupRoles,
-      defaultMessage: () => 'RELAY_CONSOLE_OIDC_GROUP_ROLES must be a JSON object of group names to admin, operator, viewer or auditor',
+      defaultMessage: () =>
+        'RELAY_CONSOLE_OIDC_GROUP_ROLES must be a JSON object of group names to roles (admin, operator, approver, viewer or auditor), relay-wide or as org:role',
     },
   })
   RELAY_CONSOLE_OIDC_GROUP_ROLES: Record<string, string> = {};
@@ -258,8 +260,6 @@ export class EdgeConfig extends CommonConfig {
   READINESS_TIMEOUT_MS: number = 1500;
 }
 
-const CONSOLE_ROLE_NAMES = new Set(['admin', 'operator', 'viewer', 'auditor']);
-
 /** The JSON of RELAY_CONSOLE_OIDC_GROUP_ROLES, or the raw string when it is not JSON (then refused by the validator). */
 function parseGroupRoles(value: string): unknown {
   if (value.trim() === '') return {};
@@ -273,10 +273,7 @@ function parseGroupRoles(value: string): unknown {
 function isGroupRoles(value: unknown): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const entries = Object.entries(value as Record<string, unknown>);
-  return (
-    entries.length <= 1000 &&
-    entries.every(([group, role]) => group.length > 0 && group.length <= 256 && typeof role === 'string' && CONSOLE_ROLE_NAMES.has(role))
-  );
+  return entries.length <= 1000 && entries.every(([group, role]) => group.length > 0 && group.length <= 256 && parseRoleGrant(role) !== undefined);
 }
 
 const PROXY_ADDRESS_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);

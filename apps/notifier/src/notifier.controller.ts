@@ -3,6 +3,7 @@ import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
   ADMIN_DELIVERIES_SUBJECTS,
   RedeliverManyRequest,
+  FailureCountsRequest,
   type FailureCountsReply,
   type RedeliverManyReply,
   ListDeliveriesRequest,
@@ -152,7 +153,7 @@ export class NotifierController {
   }
 
   @MessagePattern(ADMIN_DELIVERIES_SUBJECTS.failureCounts)
-  failureCounts(): Promise<FailureCountsReply> {
-    return this.deliveries.failureCounts();
+  failureCounts(@Payload() request: FailureCountsRequest): Promise<FailureCountsReply> {
+    return this.deliveries.failureCounts(request.orgs);
   }
 }

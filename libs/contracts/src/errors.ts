@@ -114,6 +114,9 @@ export const ERROR_CATALOGUE = {
   chain_cycle: { agentrelay: -32041, a2a: -32041, message: 'The handoff would hand work back to an agent already on its chain' },
   chain_budget_exhausted: { agentrelay: -32042, a2a: -32042, message: "The handoff's chain has used its budget of handoffs or time" },
   pair_rate_limited: { agentrelay: -32043, a2a: -32043, message: 'Too many handoffs from this sender to this recipient in the last minute', httpStatus: 429 },
+  org_not_found: { agentrelay: -32044, a2a: -32044, message: 'No org with that name', httpStatus: 404 },
+  org_exists: { agentrelay: -32045, a2a: -32045, message: 'That org already exists', httpStatus: 409 },
+  org_quota_exceeded: { agentrelay: -32046, a2a: -32046, message: 'The org is at one of its quotas', httpStatus: 409 },
   no_pending_change: { agentrelay: -32036, a2a: -32036, message: "The upstream agent's card has no change waiting for review", httpStatus: 409 },
 } as const satisfies Record<string, ErrorSpec>;
 

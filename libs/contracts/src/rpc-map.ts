@@ -1,6 +1,8 @@
 import type { HealthRpc } from './health/health.contract';
 import type { AdminAuditRpc } from './directory/admin-audit.contract';
 import type { DirectoryRpc } from './directory/directory.contract';
+import type { OrgsRpc } from './orgs/orgs.contract';
+import type { PersonRolesRpc } from './orgs/person-roles.contract';
 import type { AdminDeliveriesRpc } from './notifier/admin-deliveries.contract';
 import type { NotifierRpc } from './notifier/notifier.contract';
 import type { EventConsumersRpc } from './notifier/event-consumers.contract';
@@ -19,6 +21,8 @@ export type RpcMap = HealthRpc &
   EventConsumersRpc &
   AdminDeliveriesRpc &
   DirectoryRpc &
+  OrgsRpc &
+  PersonRolesRpc &
   AdminAuditRpc &
   TasksRpc &
   UpstreamReportsRpc &

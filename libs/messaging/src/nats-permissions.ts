@@ -11,6 +11,8 @@ import {
   SUBJECTS_ADDRESSED_BY_NAME,
   HEALTH_SUBJECTS,
   NOTIFIER_SUBJECTS,
+  ORG_SUBJECTS,
+  PERSON_ROLE_SUBJECTS,
   PUSH_CONFIG_SUBJECTS,
   prefixedSubject,
   TASK_EVENT_SUBJECT_PREFIX,
@@ -126,6 +128,8 @@ const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: Rel
     why: 'stores a refreshed card’s profile; the directory refuses any change of where or how the relay delivers',
   },
   { subjects: Object.values(ADMIN_AUDIT_SUBJECTS), service: 'directory', callers: ['edge'] },
+  { subjects: Object.values(ORG_SUBJECTS), service: 'directory', callers: ['edge'] },
+  { subjects: Object.values(PERSON_ROLE_SUBJECTS), service: 'directory', callers: ['edge'] },
   { subjects: [HEALTH_SUBJECTS.directory], service: 'directory', callers: ['edge'] },
   {
     subjects: Object.values(NOTIFIER_SUBJECTS).filter((subject) => subject !== NOTIFIER_SUBJECTS.provisionWebhookSecret),

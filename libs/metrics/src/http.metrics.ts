@@ -46,6 +46,7 @@ export class HttpMetrics {
   private readonly authFailures: CounterFamily;
   private readonly rateLimitRejections: ValueSeries;
   private readonly rateLimitFailOpen: ValueSeries;
+  private readonly orgQuotaRejections: CounterFamily;
   private readonly sseStreams: ValueSeries;
   private readonly sseStreamsStalled: ValueSeries;
   private readonly chainRefusals: CounterFamily;
@@ -77,6 +78,12 @@ export class HttpMetrics {
       'agentrelay_rate_limit_rejections_total',
       'Calls refused by the per-agent rate limit (HTTP 429).',
     ).bind();
+    this.orgQuotaRejections = new CounterFamily(
+      registry,
+      'agentrelay_org_quota_rejections_total',
+      'Calls refused because their org was at one of its quotas.',
+      ['org', 'quota'],
+    );
     this.rateLimitFailOpen = new CounterFamily(
       registry,
       'agentrelay_rate_limit_fail_open_total',
@@ -160,6 +167,11 @@ export class HttpMetrics {
   /** One handoff the chain bounds refused with `reason`. */
   chainRefused(reason: string): void {
     this.chainRefusals.bind(reason).inc();
+  }
+
+  /** A call refused at its org's quota (docs/orgs.md#quotas). */
+  orgQuotaRejected(org: string, quota: string): void {
+    this.orgQuotaRejections.bind(org, quota).inc();
   }
 
   rateLimitFailedOpen(): void {

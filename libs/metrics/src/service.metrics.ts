@@ -278,3 +278,19 @@ export class RetentionMetrics {
     this.deletedRows.bind(table).inc(rows);
   }
 }
+
+/** The directory's refusals at an org's quota (docs/orgs.md#quotas); the edge counts its own under the same name. */
+export class OrgQuotaMetrics {
+  private readonly rejections: CounterFamily;
+
+  constructor(registry: Registry) {
+    this.rejections = new CounterFamily(registry, 'agentrelay_org_quota_rejections_total', 'Requests refused because their org was at one of its quotas.', [
+      'org',
+      'quota',
+    ]);
+  }
+
+  rejected(org: string, quota: string): void {
+    this.rejections.bind(org, quota).inc();
+  }
+}

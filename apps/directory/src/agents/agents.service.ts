@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull, MoreThan, QueryFailedError, type EntityManager, type FindOptionsWhere } from 'typeorm';
+import { DataSource, IsNull, MoreThan, QueryFailedError, Raw, type EntityManager, type FindOptionsWhere } from 'typeorm';
 import {
   isValidHandle,
   normalizeHandle,
@@ -35,6 +35,8 @@ import { generateApiKey, hashApiKey, isWellFormedApiKey, sameDigest } from './ap
 import { findKeyOwner, findTokenAgents } from './hot-lookups';
 import { KeyFilterPublisher } from './key-filter-publisher';
 import { WebhookSecretProvisioner } from './webhook-secret-provisioner';
+import { OrgsService } from '../orgs/orgs.service';
+import { TrustPolicyEntity } from '../trust/trust-policy.entity';
 import { pgPoolOf } from '@app/database';
 
 /** What of an upstream interface only an operator's acceptance changes: a card refresh may change `card_fetched_at` alone. */
@@ -135,6 +137,7 @@ export class AgentsService {
     @Inject(AgentEventsPublisher) private readonly events: AgentEventsPublisher,
     @Inject(WebhookSecretProvisioner) private readonly webhookSecrets: WebhookSecretProvisioner,
     @Inject(KeyFilterPublisher) private readonly keyFilter: KeyFilterPublisher,
+    @Inject(OrgsService) private readonly orgs: OrgsService,
   ) {}
 
   async authenticate(apiKey: string): Promise<AgentIdentity> {
@@ -208,6 +211,7 @@ export class AgentsService {
     try {
       created = await this.dataSource.transaction(async (manager) => {
         if (await manager.getRepository(AgentEntity).exists({ where: { handle: request.handle } })) throw handleTaken(request.handle);
+        const startingTrust = await this.orgs.admitNewAgent(manager, request.handle);
         const agent = await manager.getRepository(AgentEntity).save(
           manager.getRepository(AgentEntity).create({
             handle: request.handle,
@@ -228,6 +232,10 @@ export class AgentsService {
             disabledAt: null,
           }),
         );
+        if (startingTrust) {
+          const { allow, block, hold, tool_prompts: toolPrompts, chain } = startingTrust;
+          await manager.getRepository(TrustPolicyEntity).insert({ agentId: agent.id, allow, block, hold, toolPrompts, chain });
+        }
         const key = await manager
           .getRepository(ApiKeyEntity)
           .save(manager.getRepository(ApiKeyEntity).create({ agentId: agent.id, keyHash: generated.hash, prefix: generated.prefix, revokedAt: null }));
@@ -251,7 +259,13 @@ export class AgentsService {
   async list(request: ListAgentsRequest): Promise<AgentPage> {
     const limit = request.limit ?? DEFAULT_PAGE_SIZE;
     const where: FindOptionsWhere<AgentEntity> = {};
-    if (request.cursor) where.handle = MoreThan(decodeCursor(request.cursor));
+    const after = request.cursor ? decodeCursor(request.cursor) : undefined;
+    if (request.orgs !== undefined) {
+      where.handle = Raw((column) => `split_part(${column}, '@', 2) = ANY(:orgs::text[])${after !== undefined ? ` AND ${column} > :after` : ''}`, {
+        orgs: request.orgs,
+        after,
+      });
+    } else if (after !== undefined) where.handle = MoreThan(after);
     if (!request.include_disabled) where.disabledAt = IsNull();
     const rows = await this.dataSource.getRepository(AgentEntity).find({ where, order: { handle: 'ASC' }, take: limit + 1 });
     const items = rows.slice(0, limit);

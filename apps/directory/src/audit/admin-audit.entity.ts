@@ -4,6 +4,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 
 @Entity({ name: 'admin_audit' })
 // The chain bounds' refusals by their chain's root: an expression index, made by its migration.
 @Index('admin_audit_chain_refusal_idx', { synchronize: false })
+@Index('admin_audit_org', ['org', 'id'])
 export class AdminAuditEntity {
   @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'admin_audit_pkey' })
   id: string;
@@ -28,4 +29,8 @@ export class AdminAuditEntity {
 
   @Column({ type: 'jsonb', default: () => "'{}'" })
   detail: Record<string, unknown>;
+
+  /** The org of what was changed (docs/orgs.md#scoped-roles); null: the relay's (sign-ins, bulk changes). */
+  @Column({ type: 'varchar', length: 127, nullable: true })
+  org: string | null;
 }

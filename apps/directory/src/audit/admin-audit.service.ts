@@ -24,6 +24,7 @@ function toEntry(row: AdminAuditEntity): AdminAuditEntry {
     action: row.action,
     target: row.target,
     detail: row.detail,
+    org: row.org,
   };
 }
 
@@ -46,6 +47,7 @@ export class AdminAuditService {
         action: request.action,
         target: request.target?.slice(0, ADMIN_AUDIT_LIMITS.targetChars) ?? null,
         detail: request.detail ?? {},
+        org: request.org ?? null,
       }),
     );
     return toEntry(await repository.findOneByOrFail({ id: saved.id }));
@@ -72,7 +74,8 @@ export class AdminAuditService {
       .createQueryBuilder('audit')
       .orderBy('audit.id', 'DESC')
       .limit(limit + 1);
-    if (request.cursor) query.where('audit.id < :cursor', { cursor: request.cursor });
+    if (request.cursor) query.andWhere('audit.id < :cursor', { cursor: request.cursor });
+    if (request.orgs !== undefined) query.andWhere('audit.org = ANY(:orgs::text[])', { orgs: request.orgs });
     const rows = await query.getMany();
     const items = rows.slice(0, limit).map(toEntry);
     return { items, next_cursor: rows.length > limit ? items[items.length - 1].id : null };

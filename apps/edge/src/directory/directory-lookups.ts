@@ -1,7 +1,16 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Subscription } from '@nats-io/transport-node';
 import { createHash } from 'node:crypto';
-import { DIRECTORY_CHANGES_SUBJECT, DIRECTORY_SUBJECTS, prefixedSubject, type AdmitReply, type AgentIdentity, type AgentProfile } from '@app/contracts';
+import {
+  DIRECTORY_CHANGES_SUBJECT,
+  DIRECTORY_SUBJECTS,
+  ORG_SUBJECTS,
+  prefixedSubject,
+  type AdmitReply,
+  type AgentIdentity,
+  type AgentProfile,
+  type OrgQuotas,
+} from '@app/contracts';
 import { NatsRpcClient, PERMISSION_PROBE_HEADER } from '@app/messaging';
 import { EdgeConfig } from '../edge.config';
 import { ExpiringCache } from './expiring-cache';
@@ -18,6 +27,7 @@ export class DirectoryLookups implements OnModuleInit, OnModuleDestroy {
   private readonly identities: ExpiringCache<AgentIdentity>;
   private readonly admissions: ExpiringCache<AdmitReply>;
   private readonly profiles: ExpiringCache<AgentProfile>;
+  private readonly orgQuotaCache: ExpiringCache<OrgQuotas>;
   private subscription?: Subscription;
 
   constructor(
@@ -28,6 +38,7 @@ export class DirectoryLookups implements OnModuleInit, OnModuleDestroy {
     this.identities = new ExpiringCache(ttlMs);
     this.admissions = new ExpiringCache(ttlMs);
     this.profiles = new ExpiringCache(ttlMs);
+    this.orgQuotaCache = new ExpiringCache(ttlMs);
   }
 
   onModuleInit(): void {
@@ -68,10 +79,16 @@ export class DirectoryLookups implements OnModuleInit, OnModuleDestroy {
     return this.profiles.get(handle, () => this.rpc.request(DIRECTORY_SUBJECTS.getProfile, { handle }));
   }
 
+  /** An org's quotas (docs/orgs.md#quotas), for the caller gate. */
+  orgQuotas(org: string): Promise<OrgQuotas> {
+    return this.orgQuotaCache.get(org, async () => (await this.rpc.request(ORG_SUBJECTS.quotas, { name: org })).quotas);
+  }
+
   /** Drops every cached answer (a directory change was announced, or this edge made one). */
   forget(): void {
     this.identities.clear();
     this.admissions.clear();
     this.profiles.clear();
+    this.orgQuotaCache.clear();
   }
 }

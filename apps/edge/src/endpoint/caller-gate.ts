@@ -2,7 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RelayError, type AgentIdentity } from '@app/contracts';
 import { AgentAuthenticator } from '../auth/agent-authenticator';
+import { HttpMetrics } from '@app/metrics';
 import { RateLimiter } from '../rate-limit/rate-limiter';
+import { DirectoryLookups } from '../directory/directory-lookups';
 
 /**
  * What every agent call passes before its method runs, whatever binding carries it: the API key
@@ -13,6 +15,8 @@ export class CallerGate {
   constructor(
     @Inject(AgentAuthenticator) private readonly authenticator: AgentAuthenticator,
     @Inject(RateLimiter) private readonly rateLimiter: RateLimiter,
+    @Inject(DirectoryLookups) private readonly lookups: DirectoryLookups,
+    @Inject(HttpMetrics) private readonly metrics: HttpMetrics,
   ) {}
 
   async admit(request: FastifyRequest, reply: FastifyReply): Promise<AgentIdentity> {
@@ -26,6 +30,23 @@ export class CallerGate {
         retry_after_seconds: decision.retryAfterSeconds,
       });
     }
+    await this.chargeOrg(caller.org, reply);
     return caller;
+  }
+
+  /** The org's calls per minute across its agents (docs/orgs.md#quotas), when it has that quota. */
+  private async chargeOrg(org: string, reply: FastifyReply): Promise<void> {
+    const limit = (await this.lookups.orgQuotas(org)).requests_per_minute;
+    if (limit === null) return;
+    // Orgs have no `_` in their names: no org's counter is an agent's or another org's.
+    const decision = await this.rateLimiter.consume(`org_${org}`, Date.now(), limit);
+    if (decision.allowed) return;
+    this.metrics.orgQuotaRejected(org, 'requests_per_minute');
+    reply.header('retry-after', String(decision.retryAfterSeconds));
+    throw new RelayError(
+      'rate_limited',
+      `The org ${org} is at its quota of ${limit} requests per minute across its agents; retry after ${decision.retryAfterSeconds} s`,
+      { org, quota: 'requests_per_minute', limit, retry_after_seconds: decision.retryAfterSeconds },
+    );
   }
 }

@@ -9,6 +9,7 @@ import { HttpMetrics } from '@app/metrics';
 import type { AgentAuthenticator } from '../auth/agent-authenticator';
 import { RequestMetrics } from '../metrics/request-metrics';
 import { EdgeConfig } from '../edge.config';
+import type { DirectoryLookups } from '../directory/directory-lookups';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { AgentCallPipeline } from '../endpoint/agent-call';
 import { CallerGate } from '../endpoint/caller-gate';
@@ -73,8 +74,14 @@ function endpoint(stream: EventStream, config = loadConfig(EdgeConfig, EDGE_REQU
   const authenticator = { authenticate: async () => ({ id: 'a1', handle: 'alice@acme', name: 'Alice', role: null }) } as unknown as AgentAuthenticator;
   const rateLimiter = { consume: async () => ({ allowed: true, limit: 60, retryAfterSeconds: 0 }) } as unknown as RateLimiter;
   const a2a: DialectMethods = { handle: async () => stream };
-  const metrics = new RequestMetrics(new HttpMetrics(new Registry()));
-  return new JsonRpcEndpoint(new AgentCallPipeline(new CallerGate(authenticator, rateLimiter), new SseWriter(config, metrics), metrics), a2a, a2a);
+  const httpMetrics = new HttpMetrics(new Registry());
+  const metrics = new RequestMetrics(httpMetrics);
+  const lookups = { orgQuotas: async () => ({ agents: null, requests_per_minute: null }) } as unknown as DirectoryLookups;
+  return new JsonRpcEndpoint(
+    new AgentCallPipeline(new CallerGate(authenticator, rateLimiter, lookups, httpMetrics), new SseWriter(config, metrics), metrics),
+    a2a,
+    a2a,
+  );
 }
 
 const request = {

@@ -1,4 +1,7 @@
-import { ADMIN_ROLES, hidesBodies, roleAllows, roleFromClaims } from './admin-roles';
+import { strongestRole } from '@app/contracts';
+import { ADMIN_ROLES, grantsFromClaims, hidesBodies, roleAllows } from './admin-roles';
+
+const roleFromClaims = (claims: Record<string, unknown>, given: typeof settings) => strongestRole(grantsFromClaims(claims, given));
 
 const settings = {
   roleClaim: 'agentrelay_role',
@@ -31,6 +34,20 @@ describe('console roles', () => {
   it('maps groups to roles when the claim names none, the strongest group winning', () => {
     expect(roleFromClaims({ groups: ['audit', 'relay-ops', 'unrelated'] }, settings)).toBe('operator');
     expect(roleFromClaims({ agentrelay_role: 'superuser', groups: 'readers' }, settings)).toBe('viewer');
+  });
+
+  it('reads grants per org from the claim (org:role) and from groups, one per org, relay-wide roles covering weaker ones', () => {
+    const scoped = { ...settings, groupRoles: { ...settings.groupRoles, 'pay-approvers': 'payments:approver', 'web-view': 'web:viewer' } };
+    expect(grantsFromClaims({ agentrelay_role: ['payments:approver', 'web:viewer', 'payments:auditor'] }, scoped)).toEqual([
+      { org: 'payments', role: 'approver' },
+      { org: 'web', role: 'viewer' },
+    ]);
+    expect(grantsFromClaims({ groups: ['pay-approvers', 'web-view', 'readers'] }, scoped)).toEqual([
+      { org: null, role: 'viewer' },
+      { org: 'payments', role: 'approver' },
+    ]);
+    expect(grantsFromClaims({ agentrelay_role: 'operator' }, scoped)).toEqual([{ org: null, role: 'operator' }]);
+    expect(grantsFromClaims({ agentrelay_role: ['-bad:admin', 'payments:root', 'Payments:viewer'] }, scoped)).toEqual([{ org: 'payments', role: 'viewer' }]);
   });
 
   it('gives no role for no claim, an unknown role, unmapped groups or inherited property names', () => {

@@ -1,22 +1,8 @@
 import { SetMetadata } from '@nestjs/common';
 
-/**
- * What a person (or the admin token) may do on the admin API, weakest first: an `auditor` reads
- * metadata and the audit log with every message body hidden, a `viewer` reads everything, an
- * `approver` also approves and denies held handoffs, an `operator` also redelivers, changes trust
- * and disables agents, an `admin` does everything (agents, keys, secrets). The admin token is always `admin`.
- */
-export const ADMIN_ROLES = ['auditor', 'viewer', 'approver', 'operator', 'admin'] as const;
-export type AdminRole = (typeof ADMIN_ROLES)[number];
+import { ADMIN_ROLES, isAdminRole, normalizeGrants, parseRoleGrant, roleAllows, type AdminRole, type RoleGrant } from '@app/contracts';
 
-export function isAdminRole(value: unknown): value is AdminRole {
-  return typeof value === 'string' && (ADMIN_ROLES as readonly string[]).includes(value);
-}
-
-/** Whether `role` may use a route whose least role is `least`. */
-export function roleAllows(role: AdminRole, least: AdminRole): boolean {
-  return ADMIN_ROLES.indexOf(role) >= ADMIN_ROLES.indexOf(least);
-}
+export { ADMIN_ROLES, isAdminRole, roleAllows, type AdminRole };
 
 /** Whether answers to `role` must leave out what agents wrote (message text, parts, artifacts' content, summaries). */
 export function hidesBodies(role: AdminRole): boolean {
@@ -37,21 +23,21 @@ export function PublicAdminRoute(): MethodDecorator & ClassDecorator {
 }
 
 /**
- * A person's role from their claims: the role claim when it names a role, else the strongest role
- * that RELAY_CONSOLE_OIDC_GROUP_ROLES gives one of their groups; undefined when neither does.
+ * A person's roles from their claims: the role claim's grants when it names any (`approver`
+ * relay-wide, `payments:approver` in one org; one value or a list), else the grants
+ * RELAY_CONSOLE_OIDC_GROUP_ROLES gives their groups; empty when neither does. One grant per org,
+ * its strongest role (normalizeGrants).
  */
-export function roleFromClaims(
+export function grantsFromClaims(
   claims: Record<string, unknown>,
   settings: { roleClaim: string; groupsClaim: string; groupRoles: Record<string, string> },
-): AdminRole | undefined {
+): RoleGrant[] {
   const direct = claims[settings.roleClaim];
-  const named = (Array.isArray(direct) ? direct : [direct]).filter(isAdminRole);
+  const named = (Array.isArray(direct) ? direct : [direct]).map(parseRoleGrant).filter((grant) => grant !== undefined);
   const groups = claims[settings.groupsClaim];
   const fromGroups = (Array.isArray(groups) ? groups : typeof groups === 'string' ? [groups] : [])
     .filter((group): group is string => typeof group === 'string' && Object.prototype.hasOwnProperty.call(settings.groupRoles, group))
-    .map((group) => settings.groupRoles[group])
-    .filter(isAdminRole);
-  const candidates = named.length > 0 ? named : fromGroups;
-  if (candidates.length === 0) return undefined;
-  return candidates.reduce((strongest, role) => (roleAllows(role, strongest) ? role : strongest));
+    .map((group) => parseRoleGrant(settings.groupRoles[group]))
+    .filter((grant) => grant !== undefined);
+  return normalizeGrants(named.length > 0 ? named : fromGroups);
 }

@@ -4,6 +4,7 @@ import { EdgeConfig } from '../edge.config';
 import { EdgeModule } from '../edge.module';
 import { ADMIN_ROLES, LEAST_ROLE, PUBLIC_ADMIN_ROUTE } from './admin-roles';
 import { AdminTokenGuard } from './sign-in/admin-token.guard';
+import { ADMIN_ROUTE_SCOPES, routeScopeOf } from './org-scope/admin-route-scopes';
 
 interface AdminRoute {
   route: string;
@@ -71,6 +72,17 @@ describe('admin routes', () => {
   it('each declares its least role (a change on the route itself) and is guarded, or is declared public (signing in)', () => {
     const undeclared = routes.filter((entry) => !(entry.public ? !entry.guarded : entry.guarded && ADMIN_ROLES.includes(entry.least as never)));
     expect(undeclared).toEqual([]);
+  });
+
+  it('gives every guarded route an org scope, and the scope table names no route that does not exist', () => {
+    const guarded = routes.filter((entry) => entry.guarded);
+    const unscoped = guarded.filter((entry) => {
+      const [method, path] = entry.route.split(' ');
+      return routeScopeOf(method, path) === undefined;
+    });
+    expect(unscoped).toEqual([]);
+    const stale = Object.keys(ADMIN_ROUTE_SCOPES).filter((route) => !guarded.some((entry) => entry.route === route));
+    expect(stale).toEqual([]);
   });
 
   it('gives each route the least role of its class of change', () => {

@@ -19,6 +19,9 @@ import { AdminTokenGuard } from './sign-in/admin-token.guard';
 import { ConsoleOidc } from './sign-in/console-oidc';
 import { ConsoleSessions } from './sign-in/console-sessions';
 import { AdminTasksController } from './tasks/admin-tasks.controller';
+import { AdminOrgsController } from './orgs/admin-orgs.controller';
+import { AdminPeopleController } from './orgs/admin-people.controller';
+import { OrgScope } from './org-scope/org-scope';
 
 /**
  * What operators use, behind the admin token or a console session: the admin API (`/admin/...`:
@@ -36,9 +39,12 @@ import { AdminTasksController } from './tasks/admin-tasks.controller';
     DeliveriesController,
     ApprovalsController,
     AdminAuditController,
+    AdminOrgsController,
+    AdminPeopleController,
   ],
   providers: [
     AdminTokenGuard,
+    OrgScope,
     ConsoleSessions,
     ConsoleOidc,
     AdminAudit,

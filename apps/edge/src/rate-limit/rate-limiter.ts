@@ -80,8 +80,8 @@ export class RateLimiter {
     return this.failOpen;
   }
 
-  async consume(agentId: string, now = Date.now()): Promise<RateLimitDecision> {
-    const limit = this.config.RELAY_RATE_LIMIT_PER_MINUTE;
+  /** Charges one call to `agentId`'s window (or another counter's, such as an org's, with its own `limit`). */
+  async consume(agentId: string, now = Date.now(), limit = this.config.RELAY_RATE_LIMIT_PER_MINUTE): Promise<RateLimitDecision> {
     const window = Math.floor(now / WINDOW_MS);
     const retryAfterSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
     const state = this.windowOf(agentId, window);

@@ -368,6 +368,10 @@ export class DeliveriesService {
       params.push(request.task_id);
       conditions.push(`"task_id" = $${params.length}`);
     }
+    if (request.orgs !== undefined) {
+      params.push(request.orgs);
+      conditions.push(`split_part("target_handle", '@', 2) = ANY($${params.length}::text[])`);
+    }
     params.push(request.limit ?? 50);
     const rows = (await this.dataSource.query(
       `SELECT * FROM ${TABLE} ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY "created_at" DESC, "id" LIMIT $${params.length}`,
@@ -414,11 +418,19 @@ export class DeliveriesService {
    */
   async redeliverMany(request: RedeliverManyRequest): Promise<number> {
     const params: unknown[] = [request.status, REDELIVER_MANY_LIMIT];
-    if (request.task_id !== undefined) params.push(request.task_id);
+    const conditions = ['"status" = $1'];
+    if (request.task_id !== undefined) {
+      params.push(request.task_id);
+      conditions.push(`"task_id" = $${params.length}`);
+    }
+    if (request.orgs !== undefined) {
+      params.push(request.orgs);
+      conditions.push(`split_part("target_handle", '@', 2) = ANY($${params.length}::text[])`);
+    }
     const result = (await this.dataSource.query(
       `UPDATE ${TABLE} SET "status" = 'pending', "next_attempt_at" = now(), "round_attempts" = 0, "delivered_at" = NULL, "locked_until" = NULL, "updated_at" = now()
        WHERE "id" IN (
-         SELECT "id" FROM ${TABLE} WHERE "status" = $1 ${request.task_id !== undefined ? 'AND "task_id" = $3' : ''}
+         SELECT "id" FROM ${TABLE} WHERE ${conditions.join(' AND ')}
          ORDER BY "created_at", "id" LIMIT $2 FOR UPDATE SKIP LOCKED
        )`,
       params,
@@ -426,10 +438,12 @@ export class DeliveriesService {
     return result[1];
   }
 
-  async failureCounts(): Promise<FailureCountsReply> {
+  /** Failed and dead deliveries, of the whole relay or (`orgs`) to agents of those orgs. */
+  async failureCounts(orgs?: string[]): Promise<FailureCountsReply> {
     const rows = (await this.dataSource.query(
       `SELECT count(*) FILTER (WHERE "status" = 'failed')::int AS "failed", count(*) FILTER (WHERE "status" = 'dead')::int AS "dead"
-       FROM ${TABLE} WHERE "status" IN ('failed', 'dead')`,
+       FROM ${TABLE} WHERE "status" IN ('failed', 'dead') AND ($1::text[] IS NULL OR split_part("target_handle", '@', 2) = ANY($1::text[]))`,
+      [orgs ?? null],
     )) as FailureCountsReply[];
     return rows[0];
   }

@@ -69,7 +69,7 @@ export class HoldDecisions implements OnModuleInit, OnModuleDestroy {
 
   /** The open tool prompts people answer, oldest first. */
   pendingToolPrompts(request: PendingToolPromptsRequest): Promise<PendingToolPromptsReply> {
-    return pendingToolPrompts(this.pool, request.limit);
+    return pendingToolPrompts(this.pool, request.limit, new Date(), request.orgs);
   }
 
   /** Rejects the held tasks past their deadline (one batch); a task decided meanwhile is left as it is. */

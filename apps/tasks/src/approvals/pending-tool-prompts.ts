@@ -32,14 +32,16 @@ function questionOf(value: unknown): PermissionRequest | null {
 
 /**
  * The approvers' queue of tool prompts (docs/decisions/0031-tool-prompts-answered-by-people.md):
- * the open questions of handoffs whose tool prompts people answer, oldest first.
+ * the open questions of handoffs whose tool prompts people answer, oldest first; with `orgs`, only
+ * those of handoffs one of whose parties is in one of them (a person's scope, docs/orgs.md).
  */
 export async function pendingToolPrompts(
   pool: pg.Pool,
   limit: number = TOOL_PROMPT_LIMITS.pendingPageDefault,
   now = new Date(),
+  orgs?: string[],
 ): Promise<PendingToolPromptsReply> {
-  const { rows } = await pool.query<PendingRow>({ name: 'tasks-pending-tool-prompts', text: PENDING_TOOL_PROMPTS_SQL, values: [now, limit] });
+  const { rows } = await pool.query<PendingRow>({ name: 'tasks-pending-tool-prompts', text: PENDING_TOOL_PROMPTS_SQL, values: [now, limit, orgs ?? null] });
   const items: PendingToolPrompt[] = [];
   for (const row of rows) {
     const request = questionOf(row.request);

@@ -33,7 +33,7 @@ SELECT c.* FROM changed c`;
  * The open tool prompts people answer, oldest question first: asked by the recipient of a task
  * whose tool prompts are the approvers' (tasks_tool_prompts_open_idx), not answered, before their
  * deadline (`$1` now; compared as the ISO text the worker writes, so that no payload can fail the query), on a task
- * that has not ended; at most `$2`.
+ * that has not ended; at most `$2`; `$3` null, or the orgs one of whose the task's parties must be in.
  */
 export const PENDING_TOOL_PROMPTS_SQL = `
 SELECT t."id" AS "task_id", t."sender_handle", t."recipient_handle", t."summary", t."state", t."tool_prompts" ->> 'rule' AS "rule",
@@ -43,5 +43,6 @@ JOIN "tasks"."messages" m ON m."task_id" = t."id" AND m."author" = 'recipient' A
 WHERE t."tool_prompts" IS NOT NULL AND t."state" IN ('pending', 'accepted', 'input_required')
   AND NOT (t."tool_prompts" -> 'answers') @> jsonb_build_array(jsonb_build_object('request_id', m."payload" -> 'permission_request' ->> 'request_id'))
   AND m."payload" -> 'permission_request' ->> 'expires_at' > to_char($1::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+  AND ($3::text[] IS NULL OR split_part(t."sender_handle", '@', 2) = ANY($3::text[]) OR split_part(t."recipient_handle", '@', 2) = ANY($3::text[]))
 ORDER BY m."created_at", t."id", m."sequence_no"
 LIMIT $2`;

@@ -11,6 +11,7 @@ import {
   AgentSearchTasksRequest,
   type AdminCountsReply,
   type AdminEventsReply,
+  AdminOverviewRequest,
   type AdminOverviewReply,
   type AdminSearchPage,
   type AdminTaskChainReply,
@@ -77,7 +78,7 @@ export class AdminTasksController {
   }
 
   @MessagePattern(ADMIN_TASKS_SUBJECTS.overview)
-  overview(): Promise<AdminOverviewReply> {
-    return this.adminOverview.overview();
+  overview(@Payload() request: AdminOverviewRequest): Promise<AdminOverviewReply> {
+    return this.adminOverview.overview(request.orgs);
   }
 }

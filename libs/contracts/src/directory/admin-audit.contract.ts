@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
-import { IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsArray, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { ORG_PATTERN } from '../orgs/orgs.contract';
 
 /** The admin audit log, kept by the directory: who changed what through the admin API. */
 export const ADMIN_AUDIT_SUBJECTS = {
@@ -54,6 +55,12 @@ export class RecordAdminAuditRequest {
   @IsOptional()
   @IsObject()
   detail?: Record<string, unknown>;
+
+  /** The org of what was changed; absent: the relay's. */
+  @IsOptional()
+  @IsString()
+  @Matches(ORG_PATTERN)
+  org?: string;
 }
 
 export class ListAdminAuditRequest {
@@ -68,6 +75,12 @@ export class ListAdminAuditRequest {
   @IsString()
   @Matches(/^[0-9]{1,19}$/, { message: 'cursor must be the next_cursor of a previous page' })
   cursor?: string;
+
+  /** Only rows of these orgs (a person's scope, set by the edge); absent: every row. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  orgs?: string[];
 }
 
 export class ListChainRefusalsRequest {
@@ -87,6 +100,8 @@ export interface AdminAuditEntry {
   action: string;
   target: string | null;
   detail: Record<string, unknown>;
+  /** The org of what was changed; null: the relay's. */
+  org: string | null;
 }
 
 export interface AdminAuditPage {

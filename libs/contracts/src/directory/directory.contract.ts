@@ -84,7 +84,7 @@ export const DIRECTORY_CHANGES_SUBJECT = 'relay.directory.v1.changes';
 
 /** What changed, for logs; receivers drop every cached directory answer whatever it says. */
 export interface DirectoryChange {
-  kind: 'agent_updated' | 'agent_disabled' | 'key_revoked' | 'trust_changed' | 'token_subject_changed';
+  kind: 'agent_updated' | 'agent_disabled' | 'key_revoked' | 'trust_changed' | 'token_subject_changed' | 'org_updated';
   handle: string;
 }
 
@@ -396,6 +396,12 @@ export class ListAgentsRequest {
   @Transform(({ obj, key }: { obj: Record<string, unknown>; key: string }) => (obj[key] === 'true' ? true : obj[key] === 'false' ? false : obj[key]))
   @IsBoolean()
   include_disabled?: boolean;
+
+  /** Only agents of these orgs (a person's scope, set by the edge); absent: every agent. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  orgs?: string[];
 }
 
 export class RevokeKeyRequest extends HandleRequest {

@@ -1,4 +1,4 @@
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsArray, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { REDELIVERABLE_STATUSES, type FailureCountsReply, type RedeliverManyReply } from './deliveries.model';
 
 /** The notifier's subjects for the operator console: redeliver many at once, and the failure counts of the overview. */
@@ -18,9 +18,21 @@ export class RedeliverManyRequest {
   @IsString()
   @MaxLength(255)
   task_id?: string;
+
+  /** Only deliveries to agents of these orgs (a person's scope, set by the edge); absent: all. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  orgs?: string[];
 }
 
-export class FailureCountsRequest {}
+export class FailureCountsRequest {
+  /** Only deliveries to agents of these orgs (a person's scope, set by the edge); absent: all. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  orgs?: string[];
+}
 
 export interface AdminDeliveriesRpc {
   [ADMIN_DELIVERIES_SUBJECTS.redeliverMany]: { request: RedeliverManyRequest; reply: RedeliverManyReply };

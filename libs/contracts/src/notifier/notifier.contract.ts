@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { IsArray, IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import type { HandleRequest } from '../directory/directory.contract';
 import type { PutUpstreamTlsRequest, ResolveUpstreamRequest, UpstreamCallsRequest } from '../upstream/upstream.contract';
 import type {
@@ -116,6 +116,12 @@ export class ListDeliveriesRequest {
   @Min(1)
   @Max(500)
   limit?: number;
+
+  /** Only deliveries to agents of these orgs (a person's scope, set by the edge); absent: all. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  orgs?: string[];
 }
 
 export class RedeliverRequest {

@@ -120,6 +120,12 @@ export class AdminTaskFilter {
 
   @ADMIN_TASK_CHECKS.cursor()
   cursor?: string;
+
+  /** Only tasks one of whose parties is in one of these orgs (a person's scope, set by the edge); absent: every task. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  orgs?: string[];
 }
 
 export class AdminListTasksRequest extends AdminTaskFilter {
@@ -202,7 +208,13 @@ export class AdminCountsRequest {
   agent_id: string;
 }
 
-export class AdminOverviewRequest {}
+export class AdminOverviewRequest {
+  /** Only tasks one of whose parties is in one of these orgs (a person's scope, set by the edge); absent: the whole relay. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  orgs?: string[];
+}
 
 export interface AdminTasksRpc {
   [ADMIN_TASKS_SUBJECTS.list]: { request: AdminListTasksRequest; reply: AdminTaskPage };

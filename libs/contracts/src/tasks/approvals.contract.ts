@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString } from 'class-validator';
+import { IsArray, IsIn, IsInt, IsNotEmpty, IsOptional, IsString } from 'class-validator';
 import type { TaskView } from './task.model';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type PendingToolPromptsReply } from './approvals.model';
 import { PERMISSION_DECISIONS, type PermissionDecision } from './tool-prompts';
@@ -69,6 +69,12 @@ export class PendingToolPromptsRequest {
   @IsOptional()
   @IsInt()
   limit?: number;
+
+  /** Only prompts of handoffs one of whose parties is in one of these orgs (a person's scope, set by the edge); absent: all. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  orgs?: string[];
 }
 
 export interface ApprovalsRpc {

@@ -12,6 +12,9 @@ import { TrustToolPromptRules1765440000000 } from './1765440000000-TrustToolProm
 import { TrustChainBounds1765460000000 } from './1765460000000-TrustChainBounds';
 import { AgentOwner1765510000000 } from './1765510000000-AgentOwner';
 import { ChainRefusalIndex1765523300000 } from './1765523300000-ChainRefusalIndex';
+import { Orgs1765536600000 } from './1765536600000-Orgs';
+import { PersonRoles1765536700000 } from './1765536700000-PersonRoles';
+import { AdminAuditOrg1765536800000 } from './1765536800000-AdminAuditOrg';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -29,4 +32,7 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   TrustChainBounds1765460000000,
   AgentOwner1765510000000,
   ChainRefusalIndex1765523300000,
+  Orgs1765536600000,
+  PersonRoles1765536700000,
+  AdminAuditOrg1765536800000,
 ];

@@ -155,8 +155,9 @@ export class AdminAgentsController {
   }
 
   @Get()
-  list(@Query() query: ListAgentsRequest): Promise<AgentPage> {
-    return this.rpc.request(DIRECTORY_SUBJECTS.listAgents, query);
+  list(@Query() query: ListAgentsRequest, @Req() request: FastifyRequest): Promise<AgentPage> {
+    const { orgs } = adminPrincipalOf(request);
+    return this.rpc.request(DIRECTORY_SUBJECTS.listAgents, { ...query, orgs: orgs === 'all' ? undefined : orgs });
   }
 
   @Get(':handle')

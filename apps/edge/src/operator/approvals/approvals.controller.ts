@@ -6,6 +6,7 @@ import {
   APPROVALS_SUBJECTS,
   DIRECTORY_SUBJECTS,
   fourEyesRefusal,
+  orgOf,
   RelayError,
   TASK_LIMITS,
   TOOL_PROMPT_LIMITS,
@@ -56,9 +57,11 @@ export class ApprovalsController {
 
   /** `GET /admin/approvals?limit=&cursor=`: the held handoffs, newest first. */
   @Get()
-  list(@Query() query: ApprovalsQuery): Promise<AdminTaskPage> {
+  list(@Query() query: ApprovalsQuery, @Req() request: FastifyRequest): Promise<AdminTaskPage> {
+    const { orgs } = adminPrincipalOf(request);
     return this.rpc.request(ADMIN_TASKS_SUBJECTS.list, {
       states: ['held'],
+      ...(orgs === 'all' ? {} : { orgs }),
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
       ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
     });
@@ -66,8 +69,12 @@ export class ApprovalsController {
 
   /** `GET /admin/approvals/tool-prompts?limit=`: the open tool prompts people answer (docs/decisions/0031-tool-prompts-answered-by-people.md), oldest first. */
   @Get('tool-prompts')
-  toolPrompts(@Query() query: ToolPromptsQuery): Promise<PendingToolPromptsReply> {
-    return this.rpc.request(APPROVALS_SUBJECTS.pendingToolPrompts, query.limit !== undefined ? { limit: query.limit } : {});
+  toolPrompts(@Query() query: ToolPromptsQuery, @Req() request: FastifyRequest): Promise<PendingToolPromptsReply> {
+    const { orgs } = adminPrincipalOf(request);
+    return this.rpc.request(APPROVALS_SUBJECTS.pendingToolPrompts, {
+      ...(query.limit !== undefined ? { limit: query.limit } : {}),
+      ...(orgs === 'all' ? {} : { orgs }),
+    });
   }
 
   /** `GET /admin/approvals/{id}`: a held (or once held) handoff with its content, timeline and audit. */
@@ -152,13 +159,20 @@ export class ApprovalsController {
       ...(reason !== undefined ? { reason } : {}),
       answered_by: nameOf(principal),
     });
-    await this.audit.record(principal, decision === 'allow' ? 'tool_prompt.allow' : 'tool_prompt.deny', task.id, {
-      rule: rules.rule,
-      request_id: requestId,
-      sender: task.sender.handle,
-      recipient: task.recipient.handle,
-      ...(reason ? { reason } : {}),
-    });
+    await this.audit.record(
+      principal,
+      decision === 'allow' ? 'tool_prompt.allow' : 'tool_prompt.deny',
+      task.id,
+      {
+        rule: rules.rule,
+        request_id: requestId,
+        sender: task.sender.handle,
+        recipient: task.recipient.handle,
+        ...(reason ? { reason } : {}),
+      },
+      // Decided by the org whose rule gave it to people: its recipient's.
+      orgOf(task.recipient.handle),
+    );
     return answered;
   }
 
@@ -176,12 +190,19 @@ export class ApprovalsController {
       decided_by: nameOf(principal),
       ...(person?.email && person.email.length <= APPROVAL_LIMITS.actorChars ? { decided_by_email: person.email } : {}),
     });
-    await this.audit.record(principal, decision === 'approve' ? 'approval.approve' : 'approval.deny', task.id, {
-      rule: task.hold?.rule ?? null,
-      sender: task.sender.handle,
-      recipient: task.recipient.handle,
-      ...(comment ? { comment } : {}),
-    });
+    await this.audit.record(
+      principal,
+      decision === 'approve' ? 'approval.approve' : 'approval.deny',
+      task.id,
+      {
+        rule: task.hold?.rule ?? null,
+        sender: task.sender.handle,
+        recipient: task.recipient.handle,
+        ...(comment ? { comment } : {}),
+      },
+      // Decided by the org whose rule held it: its recipient's.
+      orgOf(task.recipient.handle),
+    );
     return decided;
   }
 

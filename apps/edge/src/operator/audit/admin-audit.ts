@@ -5,6 +5,7 @@ import {
   Injectable,
   Logger,
   Query,
+  Req,
   SetMetadata,
   UseFilters,
   UseGuards,
@@ -16,7 +17,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { from, mergeMap, type Observable } from 'rxjs';
-import { ADMIN_AUDIT_SUBJECTS, ListAdminAuditRequest, type AdminAuditPage } from '@app/contracts';
+import { ADMIN_AUDIT_SUBJECTS, isValidHandle, ListAdminAuditRequest, normalizeHandle, ORG_PATTERN, orgOf, type AdminAuditPage } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { LeastRole } from '../admin-roles';
 import { adminPrincipalOf, AdminTokenGuard } from '../sign-in/admin-token.guard';
@@ -40,7 +41,7 @@ export class AdminAudit {
    * Records a change that was made. The change is not undone when the row cannot be written (the
    * directory is down): that is logged as an error with what the row would have said.
    */
-  async record(who: AuditActor, action: string, target?: string, detail?: Record<string, unknown>): Promise<void> {
+  async record(who: AuditActor, action: string, target?: string, detail?: Record<string, unknown>, org?: string | null): Promise<void> {
     const { actor, person } = who;
     try {
       await this.rpc.request(ADMIN_AUDIT_SUBJECTS.record, {
@@ -49,6 +50,7 @@ export class AdminAudit {
         action,
         ...(target !== undefined ? { target } : {}),
         ...(detail ? { detail } : {}),
+        ...(org ? { org } : {}),
       });
     } catch (error) {
       this.logger.error({ err: error, actor, action, target }, 'admin audit row not written');
@@ -57,6 +59,19 @@ export class AdminAudit {
 }
 
 const AUDITED = 'agentrelay:admin-audited';
+
+/**
+ * The org of an audited change, so that the org's auditors read it: the agent of a `:handle` route
+ * or the one registered, the org of an orgs route, the agent a redelivered delivery notifies; null
+ * (the relay's) for anything else.
+ */
+export function auditedOrgOf(params: Record<string, string>, result: unknown): string | null {
+  const reply = (result ?? {}) as { agent?: { handle?: unknown }; target_handle?: unknown };
+  const handle = normalizeHandle(params.handle ?? reply.agent?.handle ?? reply.target_handle);
+  if (isValidHandle(handle)) return orgOf(handle);
+  if (params.name !== undefined && ORG_PATTERN.test(params.name.toLowerCase())) return params.name.toLowerCase();
+  return null;
+}
 
 interface AuditedRoute {
   action: string;
@@ -88,7 +103,11 @@ export class AdminAuditInterceptor implements NestInterceptor {
       .handle()
       .pipe(
         mergeMap((result: unknown) =>
-          from(this.audit.record(adminPrincipalOf(request), route.action, target, route.detail?.(result, request.body)).then(() => result)),
+          from(
+            this.audit
+              .record(adminPrincipalOf(request), route.action, target, route.detail?.(result, request.body), auditedOrgOf(params, result))
+              .then(() => result),
+          ),
         ),
       );
   }
@@ -104,7 +123,8 @@ export class AdminAuditController {
   constructor(@Inject(NatsRpcClient) private readonly rpc: NatsRpcClient) {}
 
   @Get()
-  list(@Query() query: ListAdminAuditRequest): Promise<AdminAuditPage> {
-    return this.rpc.request(ADMIN_AUDIT_SUBJECTS.list, query);
+  list(@Query() query: ListAdminAuditRequest, @Req() request: FastifyRequest): Promise<AdminAuditPage> {
+    const { orgs } = adminPrincipalOf(request);
+    return this.rpc.request(ADMIN_AUDIT_SUBJECTS.list, { ...query, orgs: orgs === 'all' ? undefined : orgs });
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, UseFilters, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseFilters, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
 import {
   ADMIN_DELIVERIES_SUBJECTS,
   RedeliverManyRequest,
@@ -12,7 +12,8 @@ import {
 } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { LeastRole } from '../admin-roles';
-import { AdminTokenGuard } from '../sign-in/admin-token.guard';
+import type { FastifyRequest } from 'fastify';
+import { adminPrincipalOf, AdminTokenGuard } from '../sign-in/admin-token.guard';
 import { AdminAuditInterceptor, Audited } from '../audit/admin-audit';
 import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
 
@@ -30,8 +31,9 @@ export class DeliveriesController {
 
   /** `GET /admin/deliveries?status=failed|dead|pending|succeeded&task_id=…&limit=…`, newest first. */
   @Get()
-  list(@Query() query: ListDeliveriesRequest): Promise<ListDeliveriesReply> {
-    return this.rpc.request(NOTIFIER_SUBJECTS.listDeliveries, query);
+  list(@Query() query: ListDeliveriesRequest, @Req() request: FastifyRequest): Promise<ListDeliveriesReply> {
+    const { orgs } = adminPrincipalOf(request);
+    return this.rpc.request(NOTIFIER_SUBJECTS.listDeliveries, { ...query, orgs: orgs === 'all' ? undefined : orgs });
   }
 
   /** `POST /admin/deliveries/redeliver {status, task_id?}`: redelivers up to 1000 failed or dead deliveries, the oldest first. */
@@ -39,8 +41,9 @@ export class DeliveriesController {
   @LeastRole('operator')
   @HttpCode(202)
   @Audited('delivery.redeliver_many', undefined, (result, body) => ({ ...(body as RedeliverManyRequest), ...(result as RedeliverManyReply) }))
-  redeliverMany(@Body() body: RedeliverManyRequest): Promise<RedeliverManyReply> {
-    return this.rpc.request(ADMIN_DELIVERIES_SUBJECTS.redeliverMany, body);
+  redeliverMany(@Body() body: RedeliverManyRequest, @Req() request: FastifyRequest): Promise<RedeliverManyReply> {
+    const { orgs } = adminPrincipalOf(request);
+    return this.rpc.request(ADMIN_DELIVERIES_SUBJECTS.redeliverMany, { ...body, orgs: orgs === 'all' ? undefined : orgs });
   }
 
   /** `GET /admin/deliveries/{id}`: the delivery with every attempt (status code, error, duration). */

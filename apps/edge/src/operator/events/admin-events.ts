@@ -1,6 +1,14 @@
 import { Controller, Get, Inject, Injectable, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ADMIN_TASK_LIMITS, ADMIN_TASKS_SUBJECTS, RelayError, type AdminEventsReply, type AdminTaskEvent, type PositionedTaskEvent } from '@app/contracts';
+import {
+  ADMIN_TASK_LIMITS,
+  ADMIN_TASKS_SUBJECTS,
+  orgOf,
+  RelayError,
+  type AdminEventsReply,
+  type AdminTaskEvent,
+  type PositionedTaskEvent,
+} from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { hidesBodies, LeastRole } from '../admin-roles';
 import { adminPrincipalOf, AdminTokenGuard } from '../sign-in/admin-token.guard';
@@ -66,10 +74,10 @@ export class AdminEventStreams {
    * where the stream starts (so that no event falls between the two); `hideBodies` leaves
    * summaries out. The slot is freed when the stream is released, or at once when it cannot open.
    */
-  async open(session: string, resumeAfter: string | undefined, hideBodies = false): Promise<EventStream> {
+  async open(session: string, resumeAfter: string | undefined, hideBodies = false, orgs: 'all' | string[] = 'all'): Promise<EventStream> {
     const releaseSlot = this.limits.reserve(session);
     try {
-      const stream = await this.follow(session, resumeAfter, hideBodies);
+      const stream = await this.follow(session, resumeAfter, hideBodies, orgs);
       return new EventStream(
         stream.open,
         () => {
@@ -84,7 +92,7 @@ export class AdminEventStreams {
     }
   }
 
-  private async follow(session: string, resumeAfter: string | undefined, hideBodies: boolean): Promise<EventStream> {
+  private async follow(session: string, resumeAfter: string | undefined, hideBodies: boolean, orgs: 'all' | string[]): Promise<EventStream> {
     const queue = new EventQueue(this.config.RELAY_STREAM_BUFFER_BYTES);
     const stopLive = this.feed.followAll((item) => queue.push(item));
     const stopResync = this.feed.onReconnect(() => queue.requestResync());
@@ -95,7 +103,7 @@ export class AdminEventStreams {
     try {
       const start = await this.read(session, resumeAfter);
       return new EventStream(
-        (signal) => this.run(session, queue, start, resumeAfter, hideBodies, signal),
+        (signal) => this.run(session, queue, start, resumeAfter, hideBodies, orgs, signal),
         stopFollowing,
         () => queue.bufferedBytes,
       );
@@ -111,9 +119,13 @@ export class AdminEventStreams {
     start: AdminEventsReply,
     resumeAfter: string | undefined,
     hideBodies: boolean,
+    orgs: 'all' | string[],
     signal: AbortSignal,
   ): AsyncGenerator<StreamItem> {
     const deadline = Date.now() + this.config.RELAY_STREAM_MAX_MS;
+    // A person with roles in orgs hears only of handoffs one of their agents is party to.
+    const shown = orgs === 'all' ? undefined : new Set(orgs);
+    const visible = ({ event }: PositionedTaskEvent): boolean => shown === undefined || shown.has(orgOf(event.sender)) || shown.has(orgOf(event.recipient));
     const written = new Set<string>();
     let last = resumeAfter ?? start.position;
     const item = (event: PositionedTaskEvent): StreamItem => {
@@ -128,7 +140,7 @@ export class AdminEventStreams {
       for (let page = first ?? (await read(cursor)); ; page = await read(cursor)) {
         for (const event of page.events) {
           cursor = event.position;
-          if (!written.has(event.position)) yield item(event);
+          if (!written.has(event.position) && visible(event)) yield item(event);
         }
         if (!page.has_more || signal.aborted) return;
       }
@@ -148,7 +160,7 @@ export class AdminEventStreams {
         yield* replay(written.size > 0 ? [...written].reduce((a, b) => (BigInt(a) < BigInt(b) ? a : b)) : last);
         continue;
       }
-      if (!written.has(next.item.position)) yield item(next.item);
+      if (!written.has(next.item.position) && visible(next.item)) yield item(next.item);
     }
   }
 
@@ -173,7 +185,7 @@ export class AdminEventsController {
   @Get()
   async stream(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const principal = adminPrincipalOf(request);
-    const stream = await this.streams.open(principal.actor, lastEventId(request.headers), hidesBodies(principal.role));
+    const stream = await this.streams.open(principal.actor, lastEventId(request.headers), hidesBodies(principal.role), principal.orgs);
     await this.sse.write(reply, stream, ADMIN_EVENTS_FRAMING);
   }
 }

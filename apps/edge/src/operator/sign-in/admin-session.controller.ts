@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Post, Req, Res, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IsString, MaxLength, MinLength } from 'class-validator';
-import { RelayError } from '@app/contracts';
+import { PERSON_ROLE_SUBJECTS, RelayError, type RoleGrant } from '@app/contracts';
+import { NatsRpcClient } from '@app/messaging';
 import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
 import { AdminAudit } from '../audit/admin-audit';
 import { LeastRole, PublicAdminRoute } from '../admin-roles';
@@ -47,7 +48,18 @@ export class AdminSessionController {
     @Inject(ConsoleSessions) private readonly sessions: ConsoleSessions,
     @Inject(AdminAudit) private readonly audit: AdminAudit,
     @Inject(ConsoleOidc) private readonly oidc: ConsoleOidc,
+    @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
   ) {}
+
+  /** The roles admins gave the person through the admin API (none when the directory does not answer: the claims' roles alone then). */
+  private async givenRoles(person: { issuer: string; sub: string }): Promise<RoleGrant[]> {
+    try {
+      return (await this.rpc.request(PERSON_ROLE_SUBJECTS.get, { issuer: person.issuer, subject: person.sub })).grants;
+    } catch (error) {
+      if (error instanceof RelayError && (error.reason === 'service_unavailable' || error.reason === 'service_timeout')) return [];
+      throw error;
+    }
+  }
 
   @Post()
   @HttpCode(201)
@@ -120,9 +132,9 @@ export class AdminSessionController {
   async finishOidc(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     try {
       const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
-      const { person, role } = await this.oidc.finish(query, readCookie(request.headers.cookie, OIDC_FLOW_COOKIE));
-      const { cookie, view } = await this.sessions.create({ role, person });
-      await this.audit.record({ actor: `console:${view.session}`, person }, 'session.sign_in', view.session, { role });
+      const { person, role, grants } = await this.oidc.finish(query, readCookie(request.headers.cookie, OIDC_FLOW_COOKIE), (person) => this.givenRoles(person));
+      const { cookie, view } = await this.sessions.create({ role, grants, person });
+      await this.audit.record({ actor: `console:${view.session}`, person }, 'session.sign_in', view.session, { role, grants });
       await reply
         .header('set-cookie', [
           this.sessionCookie(request, cookie, Math.floor(this.config.RELAY_CONSOLE_SESSION_TTL_MS / 1000)),

@@ -2,11 +2,13 @@ import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@ne
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { API_KEY_PREFIX, RelayError } from '@app/contracts';
+import { API_KEY_PREFIX, describeGrant, RelayError, strongestRole, type RoleGrant } from '@app/contracts';
 import { ConsoleSessions, SESSION_COOKIE, type ConsolePerson } from './console-sessions';
 import { EdgeConfig } from '../../edge.config';
 import { LEAST_ROLE, roleAllows, type AdminRole } from '../admin-roles';
 import { AuthFailureThrottle } from '../../auth/auth-failure-throttle';
+import { isObjectScope, routeScopeOf } from '../org-scope/admin-route-scopes';
+import { OrgScope } from '../org-scope/org-scope';
 
 export const ADMIN_REALM = 'Bearer realm="agentrelay-admin"';
 
@@ -20,16 +22,23 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
 export interface AdminPrincipal {
   /** `admin token` or `console:<session>`. */
   actor: string;
+  /** The role this request acts with: the caller's role in the org of what it acts on (docs/orgs.md#scoped-roles). */
   role: AdminRole;
+  /** The caller's roles, relay-wide or per org (the admin token: relay-wide `admin`). */
+  grants: RoleGrant[];
+  /** The orgs whose objects this request may read or change (`all`: a relay-wide role): lists show only these. */
+  orgs: 'all' | string[];
   /** The person of an OIDC session; null for the admin token and its sessions. */
   person: ConsolePerson | null;
 }
+
+const ADMIN_TOKEN_GRANTS: RoleGrant[] = [{ org: null, role: 'admin' }];
 
 const principals = new WeakMap<object, AdminPrincipal>();
 
 /** The principal of an admin request the guard let through (the admin token's when none was recorded). */
 export function adminPrincipalOf(request: FastifyRequest): AdminPrincipal {
-  return principals.get(request) ?? { actor: ADMIN_TOKEN_ACTOR, role: 'admin', person: null };
+  return principals.get(request) ?? { actor: ADMIN_TOKEN_ACTOR, role: 'admin', grants: ADMIN_TOKEN_GRANTS, orgs: 'all', person: null };
 }
 
 function digest(value: string): Buffer {
@@ -59,7 +68,9 @@ export function readCookie(header: string | undefined, name: string): string | u
  * with the cookie of a live console session (then every method but GET and HEAD also needs the
  * session's `X-CSRF-Token`, else 403 `csrf_failed`), when the route's least role (`@LeastRole`)
  * allows the caller's role, else 403 `role_forbidden`. A route that declares no role (for a
- * change: on the route itself, not its class) is refused to everyone. No admin token and no OIDC sign-in configured → always 401.
+ * change: on the route itself, not its class) is refused to everyone, and so is one missing from
+ * ADMIN_ROUTE_SCOPES. Then the org scope (OrgScope): what none of the caller's orgs holds is 404,
+ * what an org holds where their role is too weak is 403 naming the org. No admin token and no OIDC sign-in configured → always 401.
  */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
@@ -68,6 +79,7 @@ export class AdminTokenGuard implements CanActivate {
     @Inject(AuthFailureThrottle) private readonly failures: AuthFailureThrottle,
     @Inject(ConsoleSessions) private readonly sessions: ConsoleSessions,
     @Inject(Reflector) private readonly reflector: Reflector,
+    @Inject(OrgScope) private readonly scope: OrgScope,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -81,16 +93,29 @@ export class AdminTokenGuard implements CanActivate {
     if (least === undefined) {
       throw new RelayError('role_forbidden', `${request.method} ${request.routeOptions.url ?? request.url} declares no least role, so no one may call it`);
     }
-    if (!roleAllows(principal.role, least)) {
+    const route = `${request.method} ${request.routeOptions.url ?? request.url}`;
+    const scope = routeScopeOf(request.method, request.routeOptions.url ?? '');
+    if (scope === undefined) throw new RelayError('role_forbidden', `${route} declares no org scope, so no one may call it`);
+    const strongest = strongestRole(principal.grants);
+    // A person with roles in orgs hears about the object's org instead (403 naming it, or 404 when it is not theirs).
+    const answeredByScope = isObjectScope(scope) && principal.grants.some((grant) => grant.org !== null);
+    if ((strongest === undefined || !roleAllows(strongest, least)) && !answeredByScope) {
       throw new RelayError(
         'role_forbidden',
-        `${request.method} ${request.routeOptions.url ?? request.url} needs the role ${least} or stronger; you are ${principal.role}`,
+        `${route} needs the role ${least} or stronger; you are ${principal.grants.map(describeGrant).join(', ') || 'no role'}`,
         {
           role: principal.role,
           least_role: least,
         },
       );
     }
+    const acting = await this.scope.check(principal.grants, least, scope, {
+      route,
+      params: (request.params ?? {}) as Record<string, string>,
+      body: request.body,
+    });
+    principal.role = acting.role;
+    principal.orgs = acting.orgs;
     principals.set(request, principal);
     return true;
   }
@@ -108,7 +133,7 @@ export class AdminTokenGuard implements CanActivate {
         if (!SAFE_METHODS.has(request.method) && !this.sessions.csrfMatches(cookie, typeof csrf === 'string' ? csrf : undefined)) {
           throw new RelayError('csrf_failed', 'This console session needs its X-CSRF-Token header (from POST or GET /admin/session) on every change');
         }
-        return { actor: `console:${session.session}`, role: session.role, person: session.person };
+        return { actor: `console:${session.session}`, role: session.role, grants: session.grants, orgs: 'all', person: session.person };
       }
     }
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
@@ -117,7 +142,7 @@ export class AdminTokenGuard implements CanActivate {
     // this address never lock the admin out.
     if (isAdminToken(presented, this.config.RELAY_ADMIN_TOKEN)) {
       this.failures.recordSuccess(presented as string);
-      return { actor: ADMIN_TOKEN_ACTOR, role: 'admin', person: null };
+      return { actor: ADMIN_TOKEN_ACTOR, role: 'admin', grants: ADMIN_TOKEN_GRANTS, orgs: 'all', person: null };
     }
     if (header !== undefined) {
       // An agent key here is the wrong realm, not a wrong key: it counts for the address only, so

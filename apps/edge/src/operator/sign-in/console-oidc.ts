@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { EncryptJWT, jwtDecrypt } from 'jose';
 import * as oidc from 'openid-client';
-import { roleFromClaims, type AdminRole } from '../admin-roles';
+import { normalizeGrants, strongestRole, type AdminRole, type RoleGrant } from '@app/contracts';
+import { grantsFromClaims } from '../admin-roles';
 import { EdgeConfig } from '../../edge.config';
 import type { ConsolePerson } from './console-sessions';
 
@@ -39,7 +40,10 @@ export class SignInFailure extends Error {
 
 export interface SignedInPerson {
   person: ConsolePerson;
+  /** The strongest of the person's roles (what the console shows). */
   role: AdminRole;
+  /** Each org's role, or a relay-wide one (docs/orgs.md#scoped-roles). */
+  grants: RoleGrant[];
 }
 
 /**
@@ -97,7 +101,11 @@ export class ConsoleOidc {
    * is opened, the code exchanged with its verifier, the ID token checked (signature, issuer,
    * audience, expiry, nonce) and the person's role read from their claims.
    */
-  async finish(callbackQuery: string, sealedFlow: string | undefined): Promise<SignedInPerson> {
+  async finish(
+    callbackQuery: string,
+    sealedFlow: string | undefined,
+    givenRoles: (person: ConsolePerson) => Promise<RoleGrant[]> = () => Promise.resolve([]),
+  ): Promise<SignedInPerson> {
     const flow = await this.openFlow(sealedFlow);
     const configuration = await this.configuration();
     const callback = new URL(this.redirectUrl);
@@ -137,19 +145,24 @@ export class ConsoleOidc {
       email_verified: typeof claims.email === 'string' && (claims.email_verified === true || claims.email_verified === 'true'),
       name: typeof claims.name === 'string' ? claims.name : null,
     };
-    const role = roleFromClaims(claims, {
-      roleClaim: this.config.RELAY_CONSOLE_OIDC_ROLE_CLAIM,
-      groupsClaim: this.config.RELAY_CONSOLE_OIDC_GROUPS_CLAIM,
-      groupRoles: this.config.RELAY_CONSOLE_OIDC_GROUP_ROLES,
-    });
+    // What the claims give, and what admins gave the person through the admin API.
+    const grants = normalizeGrants([
+      ...grantsFromClaims(claims, {
+        roleClaim: this.config.RELAY_CONSOLE_OIDC_ROLE_CLAIM,
+        groupsClaim: this.config.RELAY_CONSOLE_OIDC_GROUPS_CLAIM,
+        groupRoles: this.config.RELAY_CONSOLE_OIDC_GROUP_ROLES,
+      }),
+      ...(await givenRoles(person)),
+    ]);
+    const role = strongestRole(grants);
     if (!role) {
       throw new SignInFailure(
         403,
         'No console role',
-        `You signed in as ${person.email ?? person.sub}, but the identity provider gives you no console role: ask for the ${this.config.RELAY_CONSOLE_OIDC_ROLE_CLAIM} claim (admin, operator, viewer or auditor) or a group the relay maps to a role.`,
+        `You signed in as ${person.email ?? person.sub}, but the identity provider gives you no console role: ask for the ${this.config.RELAY_CONSOLE_OIDC_ROLE_CLAIM} claim (admin, operator, approver, viewer or auditor, relay-wide or as org:role) or a group the relay maps to a role, or an admin to give you one (PUT /admin/people/{sub}/roles).`,
       );
     }
-    return { person, role };
+    return { person, role, grants };
   }
 
   private async openFlow(sealedFlow: string | undefined): Promise<SealedFlow> {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { prefixedSubject, RelayError } from '@app/contracts';
+import { normalizeGrants, prefixedSubject, RelayError, type RoleGrant } from '@app/contracts';
 import { CONSOLE_SESSION_SUBJECT_ROOT, consoleSessionStreamName, matchMaxBytes, matchReplicas, NatsRpcClient } from '@app/messaging';
 import type { AdminRole } from '../admin-roles';
 import { EdgeConfig } from '../../edge.config';
@@ -27,14 +27,16 @@ export interface ConsoleSessionView {
   session: string;
   csrf_token: string;
   expires_at: string;
-  /** What the session may do (a sign-in with the admin token is `admin`). */
+  /** The strongest of its roles (a sign-in with the admin token is `admin`). */
   role: AdminRole;
+  /** Its roles: relay-wide (`org: null`) or each in one org (docs/orgs.md#scoped-roles). */
+  grants: RoleGrant[];
   /** Who signed in through OIDC; null for a sign-in with the admin token. */
   person: ConsolePerson | null;
 }
 
 /** Who a new session is for: the admin token's holder, or a person with their role. */
-export type SessionHolder = { role: 'admin'; person: null } | { role: AdminRole; person: ConsolePerson };
+export type SessionHolder = { role: 'admin'; person: null } | { role: AdminRole; grants: RoleGrant[]; person: ConsolePerson };
 
 interface StoredSession {
   session: string;
@@ -43,6 +45,8 @@ interface StoredSession {
   expires_at: string;
   /** Absent on sessions stored before roles: those were all made with the admin token. */
   role?: AdminRole;
+  /** Absent on sessions stored before orgs: their role is relay-wide. */
+  grants?: RoleGrant[];
   person?: ConsolePerson | null;
 }
 
@@ -83,6 +87,7 @@ export class ConsoleSessions {
       cookie_digest: cookieDigest(cookie),
       expires_at: new Date(now + this.config.RELAY_CONSOLE_SESSION_TTL_MS).toISOString(),
       role: holder.role,
+      grants: 'grants' in holder ? holder.grants : [{ org: null, role: holder.role }],
       person: holder.person,
     };
     const { js } = await this.connect();
@@ -126,6 +131,7 @@ export class ConsoleSessions {
       csrf_token: csrfTokenOf(cookie),
       expires_at: stored.expires_at,
       role: stored.role ?? 'admin',
+      grants: normalizeGrants(stored.grants ?? [{ org: null, role: stored.role ?? 'admin' }]),
       // Sessions stored before `email_verified` was read have it unverified.
       person: stored.person ? { ...stored.person, email_verified: stored.person.email_verified === true } : null,
     };

@@ -26,6 +26,7 @@ import { adminPrincipalOf, AdminTokenGuard } from '../sign-in/admin-token.guard'
 import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
 import { AdminSearchQuery, AdminTaskChainQuery, AdminTaskFilterQuery, AdminTasksQuery } from './admin-tasks.dto';
 import { chainRefusalOf } from './chain-refusal';
+import { chainForOrgs } from './chain-scope';
 import { hideChain, hideDetail, hidePage } from './hidden-bodies';
 
 /** The operator console's reads across all agents: tasks, one task's timeline, search, counts, the overview. */
@@ -41,7 +42,7 @@ export class AdminTasksController {
   @Get('tasks')
   async list(@Query() query: AdminTasksQuery, @Req() request: FastifyRequest): Promise<WithHiddenBodies<AdminTaskPage>> {
     const page = await this.rpc.request(ADMIN_TASKS_SUBJECTS.list, {
-      ...(await this.filter(query)),
+      ...(await this.filter(query, request)),
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
     });
     return hidesBodies(adminPrincipalOf(request).role) ? hidePage(page) : page;
@@ -64,8 +65,10 @@ export class AdminTasksController {
     if (id.length > TASK_LIMITS.taskIdChars) throw new RelayError('task_not_found', `No task with id ${id.slice(0, 64)}…`, { task_id: id.slice(0, 64) });
     const chain = await this.rpc.request(ADMIN_TASKS_SUBJECTS.chain, { task_id: id, ...(query.limit !== undefined ? { limit: query.limit } : {}) });
     const refusals = await this.rpc.request(ADMIN_AUDIT_SUBJECTS.chainRefusals, { root_task_id: chain.root_task_id });
-    const answer: AdminTaskChain = { ...chain, refusals: refusals.items.map(chainRefusalOf), refusals_truncated: refusals.truncated };
-    return hidesBodies(adminPrincipalOf(request).role) ? hideChain(answer) : answer;
+    const whole: AdminTaskChain = { ...chain, refusals: refusals.items.map(chainRefusalOf), refusals_truncated: refusals.truncated };
+    const { role, orgs } = adminPrincipalOf(request);
+    const answer = orgs === 'all' ? whole : chainForOrgs(whole, orgs);
+    return hidesBodies(role) ? hideChain(answer) : answer;
   }
 
   /** `GET /admin/tasks/{id}/upstream-calls`: each request the relay made to an upstream agent's server for the task, oldest first. */
@@ -79,9 +82,9 @@ export class AdminTasksController {
   @Get('search')
   // Search matches message text: an auditor, who may not read it, may not probe it either.
   @LeastRole('viewer')
-  async search(@Query() query: AdminSearchQuery): Promise<AdminSearchPage> {
+  async search(@Query() query: AdminSearchQuery, @Req() request: FastifyRequest): Promise<AdminSearchPage> {
     return this.rpc.request(ADMIN_TASKS_SUBJECTS.search, {
-      ...(await this.filter(query)),
+      ...(await this.filter(query, request)),
       query: query.q,
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
     });
@@ -96,10 +99,12 @@ export class AdminTasksController {
 
   /** `GET /admin/overview`: the last hour per minute, open tasks, the oldest pending one, delivery failures and the outbox lag. */
   @Get('overview')
-  async overview(): Promise<AdminOverview> {
+  async overview(@Req() request: FastifyRequest): Promise<AdminOverview> {
+    const { orgs } = adminPrincipalOf(request);
+    const scope = orgs === 'all' ? {} : { orgs };
     const [tasks, deliveries] = await Promise.all([
-      this.rpc.request(ADMIN_TASKS_SUBJECTS.overview, {}),
-      this.rpc.request(ADMIN_DELIVERIES_SUBJECTS.failureCounts, {}),
+      this.rpc.request(ADMIN_TASKS_SUBJECTS.overview, scope),
+      this.rpc.request(ADMIN_DELIVERIES_SUBJECTS.failureCounts, scope),
     ]);
     return {
       per_minute: tasks.per_minute,
@@ -110,8 +115,9 @@ export class AdminTasksController {
     };
   }
 
-  /** The tasks service's filter: the agent named by handle becomes its id (an unknown handle is 404 `agent_not_found`). */
-  private async filter(query: AdminTaskFilterQuery): Promise<AdminTaskFilter> {
+  /** The tasks service's filter: the agent named by handle becomes its id (an unknown handle is 404 `agent_not_found`); a person's orgs bound it. */
+  private async filter(query: AdminTaskFilterQuery, request: FastifyRequest): Promise<AdminTaskFilter> {
+    const { orgs } = adminPrincipalOf(request);
     const agent =
       query.agent !== undefined ? await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: normalizeHandle(query.agent) as string }) : undefined;
     if (query.role !== undefined && agent === undefined) {
@@ -128,6 +134,7 @@ export class AdminTasksController {
       ...(query.created_after !== undefined ? { created_after: query.created_after } : {}),
       ...(query.created_before !== undefined ? { created_before: query.created_before } : {}),
       ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+      ...(orgs === 'all' ? {} : { orgs }),
     };
   }
 }

@@ -9,6 +9,7 @@ const entry = (detail: Record<string, unknown>): AdminAuditEntry => ({
   actor_email: null,
   action: 'handoff.refuse',
   target: 'alice@acme',
+  org: 'acme',
   detail,
 });
 

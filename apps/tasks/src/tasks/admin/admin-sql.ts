@@ -21,6 +21,10 @@ export function commonClauses(filter: AdminTaskFilter, params: Params): string[]
   if (filter.context_id !== undefined) clauses.push(`t."context_id" = ${params.add(filter.context_id)}`);
   if (filter.created_after !== undefined) clauses.push(`t."created_at" > ${params.add(filter.created_after)}::timestamptz`);
   if (filter.created_before !== undefined) clauses.push(`t."created_at" < ${params.add(filter.created_before)}::timestamptz`);
+  if (filter.orgs !== undefined) {
+    const orgs = params.add(filter.orgs);
+    clauses.push(`(split_part(t."sender_handle", '@', 2) = ANY(${orgs}::text[]) OR split_part(t."recipient_handle", '@', 2) = ANY(${orgs}::text[]))`);
+  }
   return clauses;
 }
 

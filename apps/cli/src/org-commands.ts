@@ -1,0 +1,107 @@
+import type { OrgPage, OrgRecord } from '@app/contracts';
+import { displayLine } from '@app/relay-client';
+import type { AdminCaller } from './approval-commands';
+import { usage } from './cli-errors';
+
+export const ORGS_USAGE = `  orgs [--limit <n>]                list orgs: name, display name, agents and quotas
+  orgs create <org> [--display-name <text>] [--max-agents <n>] [--requests-per-minute <n>]
+                                    create an org (with RELAY_ORGS_EXPLICIT=true, agents are
+                                    registered only in orgs created this way)
+  orgs show <org>                   one org: display name, origin, agents, quotas, default trust
+  orgs update <org> [--display-name <text>|none] [--max-agents <n>|none]
+           [--requests-per-minute <n>|none]
+                                    change an org's display name or quotas`;
+
+export interface OrgValues {
+  'display-name'?: string;
+  'max-agents'?: string;
+  'requests-per-minute'?: string;
+  limit?: string;
+}
+
+type Print = (value: unknown, human: string) => void;
+
+const orgPath = (name: string): string => `/admin/orgs/${encodeURIComponent(name)}`;
+
+function describeOrg(org: OrgRecord): string {
+  const trust = org.defaults.trust;
+  const lines = [
+    `${org.name}${org.display_name ? ` (${org.display_name})` : ''}`,
+    `  origin:        ${org.origin === 'admin' ? 'created by an admin' : 'made on first use'}`,
+    `  agents:        ${org.agents}${org.quotas.agents === null ? '' : ` of at most ${org.quotas.agents}`}`,
+    `  calls:         ${org.quotas.requests_per_minute === null ? 'no org limit' : `at most ${org.quotas.requests_per_minute} a minute across its agents`}`,
+    `  default trust: ${trust === null ? 'the relay’s (teammates only)' : `allow ${trust.allow.join(',') || '-'}; block ${trust.block.join(',') || '-'}; ${trust.hold.length} hold rules`}`,
+  ];
+  return `${lines.map(displayLine).join('\n')}\n`;
+}
+
+/** The fields of `orgs create` and `orgs update`; `none` clears one. */
+function orgFields(values: OrgValues): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  const displayName = values['display-name'];
+  if (displayName !== undefined) fields.display_name = displayName === 'none' ? null : displayName;
+  const quotas: Record<string, number | null> = {};
+  const quota = (option: 'max-agents' | 'requests-per-minute', field: string, what: string): void => {
+    const value = values[option];
+    if (value === undefined) return;
+    if (value === 'none') quotas[field] = null;
+    else if (/^[0-9]{1,8}$/.test(value)) quotas[field] = Number(value);
+    else throw usage(`--${option} must be a whole number of ${what}, or none.`);
+  };
+  quota('max-agents', 'agents', 'agents');
+  quota('requests-per-minute', 'requests_per_minute', 'calls');
+  if (Object.keys(quotas).length > 0) fields.quotas = quotas;
+  return fields;
+}
+
+/** `agentrelay orgs …`: the admin API's orgs. */
+export async function runOrgsCommand(api: AdminCaller, rest: string[], values: OrgValues, print: Print): Promise<void> {
+  const [action, name] = rest;
+  if (action === undefined) {
+    const limit = values.limit ?? '200';
+    const page = await api.call<OrgPage>('GET', `/admin/orgs?limit=${encodeURIComponent(limit)}`);
+    const rows = [
+      ['ORG', 'DISPLAY NAME', 'AGENTS', 'MAX AGENTS', 'CALLS/MIN'],
+      ...page.items.map((org) => [
+        org.name,
+        org.display_name ?? '-',
+        String(org.agents),
+        org.quotas.agents === null ? '-' : String(org.quotas.agents),
+        org.quotas.requests_per_minute === null ? '-' : String(org.quotas.requests_per_minute),
+      ]),
+    ];
+    const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => displayLine(row[column]).length)));
+    const text = rows
+      .map((row) =>
+        row
+          .map((cell, column) => displayLine(cell).padEnd(widths[column]))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n');
+    print(page, page.items.length === 0 ? 'No orgs.\n' : `${text}\n`);
+    return;
+  }
+  if (!name) throw usage(`Missing the org name.`);
+  switch (action) {
+    case 'create': {
+      const org = await api.call<OrgRecord>('POST', '/admin/orgs', { name, ...orgFields(values) });
+      print(org, `Created the org ${org.name}.\n${describeOrg(org)}`);
+      return;
+    }
+    case 'show': {
+      const org = await api.call<OrgRecord>('GET', orgPath(name));
+      print(org, describeOrg(org));
+      return;
+    }
+    case 'update': {
+      const fields = orgFields(values);
+      if (Object.keys(fields).length === 0) throw usage('orgs update needs --display-name, --max-agents or --requests-per-minute.');
+      const org = await api.call<OrgRecord>('PATCH', orgPath(name), fields);
+      print(org, describeOrg(org));
+      return;
+    }
+    default:
+      throw usage(`Unknown orgs action "${action}".`);
+  }
+}

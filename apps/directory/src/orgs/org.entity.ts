@@ -1,0 +1,39 @@
+import { Check, Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { ORG_LIMITS, type OrgDefaults, type OrgOrigin } from '@app/contracts';
+
+/** An org: the part of a handle after `@`, as a record with its display name, defaults and quotas. */
+@Entity({ name: 'orgs' })
+@Check('orgs_name_format', `"name" ~ '^[a-z0-9][a-z0-9.-]{0,126}$'`)
+@Check('orgs_display_name_not_blank', `"display_name" IS NULL OR btrim("display_name") <> ''`)
+@Check('orgs_origin', `"origin" IN ('admin', 'first_use')`)
+@Check('orgs_defaults_object', `jsonb_typeof("defaults") = 'object'`)
+@Check('orgs_quota_agents', `"quota_agents" IS NULL OR "quota_agents" >= 0`)
+@Check('orgs_quota_requests_per_minute', `"quota_requests_per_minute" IS NULL OR "quota_requests_per_minute" >= 1`)
+export class OrgEntity {
+  @PrimaryColumn({ type: 'varchar', length: ORG_LIMITS.nameChars, primaryKeyConstraintName: 'orgs_pkey' })
+  name: string;
+
+  @Column({ type: 'varchar', length: ORG_LIMITS.displayNameChars, nullable: true })
+  displayName: string | null;
+
+  /** Checked against the admin API's OrgDefaultsFields before it is written. */
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  defaults: Partial<OrgDefaults>;
+
+  /** The most agents the org may have registered, disabled ones included; null: no limit of its own. */
+  @Column({ type: 'integer', nullable: true })
+  quotaAgents: number | null;
+
+  /** Calls per minute across the org's agents; null: no limit of its own. */
+  @Column({ type: 'integer', nullable: true })
+  quotaRequestsPerMinute: number | null;
+
+  @Column({ type: 'varchar', length: 16 })
+  origin: OrgOrigin;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { normalizeGrants, parseRoleGrant, type PersonRequest, type PersonRoles, type PutPersonRolesRequest, type RoleGrant } from '@app/contracts';
+import { PersonRoleEntity } from './person-role.entity';
+
+const RELAY_WIDE = '*';
+
+/** The roles admins give people through the admin API; the edge adds them to what a person's claims give at sign-in. */
+@Injectable()
+export class PersonRolesService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async get(person: PersonRequest): Promise<PersonRoles> {
+    const rows = await this.dataSource.getRepository(PersonRoleEntity).find({ where: { issuer: person.issuer, subject: person.subject } });
+    return this.toRoles(person, rows);
+  }
+
+  /** Replaces the person's roles (one per org, its strongest; an empty list removes them). */
+  async put(request: PutPersonRolesRequest): Promise<PersonRoles> {
+    const grants = normalizeGrants(request.roles.map((entry) => parseRoleGrant(entry)).filter((grant): grant is RoleGrant => grant !== undefined));
+    const rows = await this.dataSource.transaction(async (manager) => {
+      const repository = manager.getRepository(PersonRoleEntity);
+      await repository.delete({ issuer: request.issuer, subject: request.subject });
+      if (grants.length === 0) return [];
+      await repository.insert(
+        grants.map((grant) => ({ issuer: request.issuer, subject: request.subject, org: grant.org ?? RELAY_WIDE, role: grant.role, updatedAt: new Date() })),
+      );
+      return repository.find({ where: { issuer: request.issuer, subject: request.subject } });
+    });
+    return this.toRoles(request, rows);
+  }
+
+  private toRoles(person: PersonRequest, rows: PersonRoleEntity[]): PersonRoles {
+    return {
+      issuer: person.issuer,
+      subject: person.subject,
+      grants: normalizeGrants(rows.map((row) => ({ org: row.org === RELAY_WIDE ? null : row.org, role: row.role }))),
+      updated_at: rows.length === 0 ? null : new Date(Math.max(...rows.map((row) => row.updatedAt.getTime()))).toISOString(),
+    };
+  }
+}

@@ -1,0 +1,358 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { migrateServiceSchema } from '@app/database';
+import { directoryDataSourceOptions } from '../apps/directory/src/database/data-source';
+import { DIRECTORY_MIGRATIONS } from '../apps/directory/src/database/migrations';
+import { Orgs1765536600000 } from '../apps/directory/src/database/migrations/1765536600000-Orgs';
+import { EXIT, run } from '../apps/cli/src/cli';
+import { MetricsServer } from '@app/metrics';
+import { registerAgent } from './support/agents';
+import { eventually } from './support/eventually';
+import { rpc, type RpcResponse } from './support/json-rpc';
+import { PrometheusScrape } from './support/prometheus-text';
+import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
+import { testDatabaseUrl } from './support/test-env';
+
+const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+
+/** Below this, a median is noise of a loaded machine rather than a wait behind another org's calls. */
+const LATENCY_FLOOR_MS = 50;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+function uniqueOrg(name: string): string {
+  return `${name}-${randomBytes(3).toString('hex')}`;
+}
+
+describe('orgs as records', () => {
+  describe('made on first use (the default)', () => {
+    let relay: RelayHarness;
+
+    beforeAll(async () => {
+      relay = await RelayHarness.start({ services: ['directory', 'notifier'] });
+    });
+
+    afterAll(async () => {
+      await relay?.stop();
+    });
+
+    it('registers an agent in an org no one created, and the org then exists with the relay defaults', async () => {
+      const org = uniqueOrg('web');
+      await request(relay.url).get(`/admin/orgs/${org}`).set(admin).expect(404);
+      await registerAgent(relay, { handle: `frank@${org}`, name: 'Frank' });
+      const response = await request(relay.url).get(`/admin/orgs/${org}`).set(admin).expect(200);
+      expect(response.body).toMatchObject({
+        name: org,
+        display_name: null,
+        origin: 'first_use',
+        agents: 1,
+        quotas: { agents: null },
+        defaults: { trust: null },
+      });
+    });
+
+    it('creates, lists, reads and updates an org through the admin API, and audits the changes', async () => {
+      const org = uniqueOrg('payments');
+      const created = await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: org.toUpperCase(), display_name: 'Payments', quotas: { agents: 5 } })
+        .expect(201);
+      expect(created.body).toMatchObject({ name: org, display_name: 'Payments', origin: 'admin', agents: 0, quotas: { agents: 5 } });
+      const again = await request(relay.url).post('/admin/orgs').set(admin).send({ name: org }).expect(409);
+      expect(again.body.error).toMatchObject({ reason: 'org_exists', data: { org } });
+
+      const updated = await request(relay.url)
+        .patch(`/admin/orgs/${org}`)
+        .set(admin)
+        .send({ display_name: 'Payments team', quotas: { agents: null } })
+        .expect(200);
+      expect(updated.body).toMatchObject({ name: org, display_name: 'Payments team', quotas: { agents: null } });
+
+      const names: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await request(relay.url)
+          .get(`/admin/orgs?limit=2${cursor ? `&cursor=${cursor}` : ''}`)
+          .set(admin)
+          .expect(200);
+        names.push(...(page.body.items as Array<{ name: string }>).map((item) => item.name));
+        cursor = page.body.next_cursor as string | null;
+      } while (cursor);
+      expect(names).toContain(org);
+      expect([...names].sort()).toEqual(names);
+
+      const audit = await request(relay.url).get('/admin/audit?limit=50').set(admin).expect(200);
+      const actions = (audit.body.items as Array<{ action: string; target: string | null; detail: Record<string, unknown> }>).filter(
+        (row) => row.target === org || row.detail.org === org,
+      );
+      expect(actions.map((row) => row.action).sort()).toEqual(['org.create', 'org.update']);
+    });
+
+    it('refuses bad input precisely and writes nothing', async () => {
+      const bad = await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: '-web', quotas: { agents: -1 } })
+        .expect(400);
+      expect(bad.body.error.reason).toBe('invalid_params');
+      const fields = (bad.body.error.fields as Array<{ field: string }>).map((field) => field.field).sort();
+      expect(fields).toEqual(['name', 'quotas.agents']);
+      await request(relay.url).get('/admin/orgs/-web').set(admin).expect(404);
+      await request(relay.url)
+        .patch(`/admin/orgs/${uniqueOrg('nobody')}`)
+        .set(admin)
+        .send({ display_name: 'x' })
+        .expect(404);
+    });
+
+    it('refuses an agent past its org’s agents quota with an error naming the org and the quota', async () => {
+      const org = uniqueOrg('small');
+      await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: org, quotas: { agents: 2 } })
+        .expect(201);
+      await registerAgent(relay, { handle: `a@${org}`, name: 'A' });
+      await registerAgent(relay, { handle: `b@${org}`, name: 'B' });
+      const refused = await request(relay.url)
+        .post('/admin/agents')
+        .set(admin)
+        .send({ handle: `c@${org}`, name: 'C' })
+        .expect(409);
+      expect(refused.body.error).toMatchObject({ reason: 'org_quota_exceeded', data: { org, quota: 'agents', limit: 2 } });
+      expect(refused.body.error.message).toContain(org);
+      await request(relay.url).get(`/admin/agents/c@${org}`).set(admin).expect(404);
+      expect((await request(relay.url).get(`/admin/orgs/${org}`).set(admin).expect(200)).body.agents).toBe(2);
+      const directory = relay.services.get('directory')![0];
+      const scrape = PrometheusScrape.parse(await (await fetch(`${directory.get(MetricsServer).url}/metrics`)).text());
+      expect(scrape.value('agentrelay_org_quota_rejections_total', { org, quota: 'agents' })).toBe(1);
+    });
+
+    it('creates, lists, shows and updates orgs from the CLI', async () => {
+      const cli = async (...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
+        let stdout = '';
+        let stderr = '';
+        const code = await run(
+          argv,
+          { RELAY_URL: relay.url, RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN },
+          { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) },
+        );
+        return { code, stdout, stderr };
+      };
+      const org = uniqueOrg('cli');
+      const created = await cli('orgs', 'create', org, '--display-name', 'CLI team', '--max-agents', '3', '--requests-per-minute', '600');
+      expect(created).toMatchObject({ code: EXIT.ok, stderr: '' });
+      expect(created.stdout).toContain(`Created the org ${org}.`);
+      expect(created.stdout).toContain('agents:        0 of at most 3');
+      expect(created.stdout).toContain('calls:         at most 600 a minute across its agents');
+      const listed = await cli('orgs');
+      expect(listed.stdout).toMatch(new RegExp(`^${org}\\s+CLI team\\s+0\\s+3\\s+600$`, 'm'));
+      const updated = await cli('orgs', 'update', org, '--max-agents', 'none', '--json');
+      expect(JSON.parse(updated.stdout)).toMatchObject({ name: org, quotas: { agents: null, requests_per_minute: 600 }, display_name: 'CLI team' });
+      const shown = await cli('orgs', 'show', org);
+      expect(shown.stdout).toContain(`${org} (CLI team)`);
+      const missing = await cli('orgs', 'show', uniqueOrg('nobody'));
+      expect(missing.code).not.toBe(EXIT.ok);
+      expect(missing.stderr).toContain('No org named');
+      expect((await cli('orgs', 'update', org, '--max-agents', 'many')).code).toBe(EXIT.usage);
+    });
+
+    it('starts a new agent of the org with the org’s default trust policy', async () => {
+      const org = uniqueOrg('held');
+      const defaults = { trust: { allow: ['*@partners'], hold: [{ name: 'outsiders', outside_org: true }] } };
+      const created = await request(relay.url).post('/admin/orgs').set(admin).send({ name: org, defaults }).expect(201);
+      expect(created.body.defaults.trust).toMatchObject({ allow: ['*@partners'], block: [], tool_prompts: [], chain: {} });
+      await registerAgent(relay, { handle: `ana@${org}`, name: 'Ana' });
+      const trust = await request(relay.url).get(`/admin/agents/ana@${org}/trust`).set(admin).expect(200);
+      expect(trust.body).toMatchObject({ allow: ['*@partners'], block: [], hold: created.body.defaults.trust.hold });
+    });
+  });
+
+  describe('created explicitly (RELAY_ORGS_EXPLICIT=true)', () => {
+    let relay: RelayHarness;
+
+    beforeAll(async () => {
+      relay = await RelayHarness.start({ services: ['directory', 'notifier'], env: { RELAY_ORGS_EXPLICIT: 'true' } });
+    });
+
+    afterAll(async () => {
+      await relay?.stop();
+    });
+
+    it('refuses registering in an org that does not exist, naming it, and registers once an admin created it', async () => {
+      const org = uniqueOrg('ops');
+      const refused = await request(relay.url)
+        .post('/admin/agents')
+        .set(admin)
+        .send({ handle: `olga@${org}`, name: 'Olga' })
+        .expect(404);
+      expect(refused.body.error).toMatchObject({ reason: 'org_not_found', data: { org } });
+      expect(refused.body.error.message).toContain(`The org ${org} does not exist`);
+      await request(relay.url).get(`/admin/agents/olga@${org}`).set(admin).expect(404);
+      await request(relay.url).get(`/admin/orgs/${org}`).set(admin).expect(404);
+
+      await request(relay.url).post('/admin/orgs').set(admin).send({ name: org }).expect(201);
+      await registerAgent(relay, { handle: `olga@${org}`, name: 'Olga' });
+    });
+  });
+
+  describe('quotas', () => {
+    let relay: RelayHarness;
+
+    beforeAll(async () => {
+      relay = await RelayHarness.start();
+    });
+
+    afterAll(async () => {
+      await relay?.stop();
+    });
+
+    it('refuses calls past the org’s requests per minute across its agents, in both dialects, with a precise error and a metric; another org is not touched', async () => {
+      const org = uniqueOrg('busy');
+      const limit = 4;
+      await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: org, quotas: { requests_per_minute: limit } })
+        .expect(201);
+      const first = await registerAgent(relay, { handle: `first@${org}`, name: 'First' });
+      const second = await registerAgent(relay, { handle: `second@${org}`, name: 'Second' });
+      const calm = await registerAgent(relay, { handle: `calm@${uniqueOrg('calm')}`, name: 'Calm' });
+      // Windows are fixed minutes: a run that crosses one gets a fresh count, so at most two windows' worth pass.
+      let allowed = 0;
+      let refused: RpcResponse | undefined;
+      for (let call = 0; call < 2 * limit + 2 && !refused; call++) {
+        const response = await rpc(relay.url, (call % 2 === 0 ? first : second).api_key, 'tasks/list', { filter: {} });
+        if (response.status === 429) refused = response;
+        else {
+          expect(response.status).toBe(200);
+          allowed += 1;
+        }
+      }
+      expect(refused).toBeDefined();
+      expect(allowed).toBeGreaterThanOrEqual(limit);
+      expect(allowed).toBeLessThanOrEqual(2 * limit);
+      expect(refused?.headers['retry-after']).toMatch(/^[0-9]+$/);
+      expect(refused?.body.error).toMatchObject({ code: -32003, data: { org, quota: 'requests_per_minute', limit } });
+      expect(refused?.body.error?.message).toContain(`The org ${org} is at its quota of ${limit} requests per minute`);
+      const v1 = await rpc(relay.url, second.api_key, 'ListTasks', {}, { headers: { 'a2a-version': '1.0' } });
+      expect(v1.status).toBe(429);
+      expect(v1.body.error?.code).toBe(-32003);
+      expect(JSON.stringify(v1.body.error)).toContain(org);
+      expect((await rpc(relay.url, calm.api_key, 'tasks/list', { filter: {} })).status).toBe(200);
+      const scrape = PrometheusScrape.parse(await (await fetch(`${relay.edge.get(MetricsServer).url}/metrics`)).text());
+      expect(scrape.value('agentrelay_org_quota_rejections_total', { org, quota: 'requests_per_minute' })).toBeGreaterThanOrEqual(2);
+    });
+
+    it('keeps another org’s median latency within 2× of its own, or a 50 ms floor, while a noisy org is held at its quota (measured)', async () => {
+      const noisyOrg = uniqueOrg('noisy');
+      await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: noisyOrg, quotas: { requests_per_minute: 20 } })
+        .expect(201);
+      const noisy = await Promise.all([1, 2, 3, 4].map((index) => registerAgent(relay, { handle: `noisy${index}@${noisyOrg}`, name: `Noisy ${index}` })));
+      const quiet = await registerAgent(relay, { handle: `quiet@${uniqueOrg('quiet')}`, name: 'Quiet' });
+      const latencies = async (count: number): Promise<number[]> => {
+        const taken: number[] = [];
+        for (let index = 0; index < count; index++) {
+          const started = performance.now();
+          expect((await rpc(relay.url, quiet.api_key, 'tasks/list', { filter: {} })).status).toBe(200);
+          taken.push(performance.now() - started);
+        }
+        return taken;
+      };
+      const control = await latencies(30);
+      let stop = false;
+      let refused = 0;
+      const noise = noisy.map(async (agent) => {
+        while (!stop) if ((await rpc(relay.url, agent.api_key, 'tasks/list', { filter: {} })).status === 429) refused += 1;
+      });
+      try {
+        await eventually(() => expect(refused).toBeGreaterThan(0), 30000);
+        const loaded = await latencies(30);
+        const figures = { quiet_median_ms: median(control), noisy_median_ms: median(loaded), refused_during_run: refused };
+        console.log(`tasks/list latency of another org while one is held at its quota: ${JSON.stringify(figures)}`);
+        expect(figures.noisy_median_ms).toBeLessThanOrEqual(Math.max(2 * figures.quiet_median_ms, LATENCY_FLOOR_MS));
+      } finally {
+        stop = true;
+        await Promise.all(noise);
+      }
+    }, 120000);
+
+    it('lifts the limit for new calls once an admin clears it', async () => {
+      const org = uniqueOrg('lifted');
+      await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: org, quotas: { requests_per_minute: 1 } })
+        .expect(201);
+      const agent = await registerAgent(relay, { handle: `only@${org}`, name: 'Only' });
+      await eventually(async () => expect((await rpc(relay.url, agent.api_key, 'tasks/list', { filter: {} })).status).toBe(429));
+      const cleared = await request(relay.url)
+        .patch(`/admin/orgs/${org}`)
+        .set(admin)
+        .send({ quotas: { requests_per_minute: null } })
+        .expect(200);
+      expect(cleared.body.quotas).toEqual({ agents: null, requests_per_minute: null });
+      await eventually(async () => expect((await rpc(relay.url, agent.api_key, 'tasks/list', { filter: {} })).status).toBe(200));
+    });
+  });
+
+  describe('the upgrade', () => {
+    it('makes an org of every existing handle’s org, losing no agent (counted)', async () => {
+      const base = new URL(testDatabaseUrl());
+      const name = `relay_test_orgs_${randomBytes(4).toString('hex')}`;
+      const maintenance = new Client({ connectionString: base.toString() });
+      await maintenance.connect();
+      await maintenance.query(`CREATE DATABASE "${name}"`);
+      const url = new URL(base.toString());
+      url.pathname = `/${name}`;
+      try {
+        const before = new DataSource({
+          ...directoryDataSourceOptions(url.toString()),
+          migrations: DIRECTORY_MIGRATIONS.slice(0, DIRECTORY_MIGRATIONS.indexOf(Orgs1765536600000)),
+        });
+        await before.initialize();
+        await migrateServiceSchema(before);
+        const handles = ['frank@web', 'wanda@web', 'ana@payments', 'paul@payments', 'pia@payments', 'olga@ops', 'x@a.b-c'];
+        for (const handle of handles) {
+          await before.query(`INSERT INTO "directory"."agents" ("handle", "name") VALUES ($1, $2)`, [handle, handle]);
+        }
+        await before.query(`UPDATE "directory"."agents" SET "disabled_at" = now() WHERE "handle" = 'olga@ops'`);
+        await before.query(
+          `INSERT INTO "directory"."admin_audit" ("actor", "action", "target") VALUES ('admin token', 'trust.put', 'ana@payments'), ('admin token', 'session.sign_in', 'a1b2c3d4e5f6')`,
+        );
+        await before.destroy();
+
+        const after = new DataSource(directoryDataSourceOptions(url.toString()));
+        await after.initialize();
+        expect(await migrateServiceSchema(after)).toEqual(
+          DIRECTORY_MIGRATIONS.slice(DIRECTORY_MIGRATIONS.indexOf(Orgs1765536600000)).map((migration) => migration.name),
+        );
+        const orgs: Array<{ name: string; origin: string; quota_agents: number | null }> = await after.query(
+          `SELECT "name", "origin", "quota_agents" FROM "directory"."orgs" ORDER BY "name"`,
+        );
+        expect(orgs).toEqual(['a.b-c', 'ops', 'payments', 'web'].map((org) => ({ name: org, origin: 'first_use', quota_agents: null })));
+        const audit: Array<{ action: string; org: string | null }> = await after.query(`SELECT "action", "org" FROM "directory"."admin_audit" ORDER BY "id"`);
+        expect(audit).toEqual([
+          { action: 'trust.put', org: 'payments' },
+          { action: 'session.sign_in', org: null },
+        ]);
+        const agents: Array<{ count: string }> = await after.query(`SELECT count(*) FROM "directory"."agents"`);
+        expect(Number(agents[0].count)).toBe(handles.length);
+        await after.destroy();
+      } finally {
+        await maintenance.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        await maintenance.end();
+      }
+    });
+  });
+});
