@@ -22,6 +22,7 @@ import { AgentTargetsService } from './targets/agent-targets.service';
 import { DirectoryClient } from './targets/directory-client.service';
 import { PUSH_TARGET_SEALED_COLUMNS, PushTargetsService } from './targets/push-targets.service';
 import { UPSTREAM_CREDENTIAL_SEALED_COLUMNS, UpstreamCredentialsService } from './upstream/upstream-credentials.service';
+import { UpstreamClientsService } from './upstream/upstream-clients.service';
 import { UpstreamDeliveryService } from './upstream/upstream-delivery.service';
 import { UpstreamFollowerService } from './upstream/upstream-follower.service';
 import { UPSTREAM_REGISTRATION_SEALED_COLUMNS, UpstreamRegistrationsService } from './upstream/upstream-registrations.service';
@@ -75,6 +76,7 @@ export class NotifierModule {
         UpstreamCardsService,
         UpstreamResolverService,
         UpstreamRegistrationsService,
+        UpstreamClientsService,
         UpstreamFollowerService,
         UpstreamDeliveryService,
         DeliveryWorkerService,

@@ -8,7 +8,7 @@ import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } 
 import { nextRetryDelay, parseRetrySchedule } from './retry-schedule';
 import { SlackThrottleService } from './slack-throttle.service';
 import { APPROVERS_TARGET } from './delivery-planner';
-import { UpstreamDeliveryService } from '../upstream/upstream-delivery.service';
+import { UpstreamDeliveryService, type UpstreamSendOutcome } from '../upstream/upstream-delivery.service';
 import { UpstreamHealthService } from '../upstream/upstream-health.service';
 import { standardWebhookHeaders } from './standard-webhooks';
 import { sendWebhook, type SendOutcome } from './webhook-sender';
@@ -233,7 +233,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       }
       Object.assign(headers, standardWebhookHeaders(secret, delivery.id, body));
     }
-    const sent =
+    const sent: UpstreamSendOutcome =
       delivery.channel === 'upstream'
         ? await this.upstream.deliver(delivery, this.abort.signal)
         : await sendWebhook(
@@ -250,6 +250,8 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     this.recordAtDestination(delivery, sent);
     if (delivery.channel === 'slack' && sent.retryAfterMs !== null) await this.slack.pushBack(delivery.url, sent.retryAfterMs);
     await this.finish(delivery, attemptId, sent);
+    // The upstream's answer is reported once its delivery shows as made.
+    if (sent.recorded) await sent.recorded();
     if (sent.ok) this.logger.debug({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel }, 'delivered');
     else
       this.logger.warn(
