@@ -24,7 +24,7 @@ import { UpstreamClientsService } from './upstream-clients.service';
 import { AnswerTooLargeError, causeOf } from './guarded-fetch';
 import { OAuth2TokenError } from './oauth2-token';
 import { UpstreamCredentialsService } from './upstream-credentials.service';
-import { applyStreamEvent, isSettled, NOTHING_REPORTED, taskOfMessage, toSdkPart } from './upstream-mapping';
+import { applyStreamEvent, NOTHING_REPORTED, taskOfMessage, toSdkPart } from './upstream-mapping';
 import { UpstreamFollowerService, type AdoptedStream } from './upstream-follower.service';
 
 /** An attempt's outcome, and what runs once it is recorded: the upstream's answer reported, when it came already settled. */
@@ -66,8 +66,9 @@ function statusOf(error: unknown): number | null {
  * keeps message ids answers a retry with the same task), the sender's handle in the message
  * metadata and in `X-AgentRelay-Sender`, the agent's sealed credential in its header, through the
  * client the notifier keeps for the agent. The answer (a task, or a message) is recorded beside
- * the relay task in the same process step that ends the attempt; an answer already final or
- * waiting for input is reported to the tasks service at once, else the follower takes it from there.
+ * the relay task in the same process step that ends the attempt; once the attempt is recorded, an
+ * answer already final or waiting for input is reported to the tasks service as it is (else the
+ * upstream task is polled at once), and the follower takes it from there.
  */
 @Injectable()
 export class UpstreamDeliveryService {
@@ -203,8 +204,8 @@ export class UpstreamDeliveryService {
           pushTokenHash: push?.tokenHash ?? null,
         },
         stream,
-        // Already ended, or waiting for the sender: reported now, with nothing to poll for.
-        stream === undefined && isSettled(task) ? task : undefined,
+        // Looked at once the attempt is recorded: reported as it is when settled, else polled at once.
+        stream === undefined ? task : undefined,
       );
       this.logger.log(
         { task_id: body.task_id, upstream_task_id: isTask(answer) ? answer.id : null, handle: recipient.handle },

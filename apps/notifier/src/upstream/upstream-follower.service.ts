@@ -23,7 +23,7 @@ import { callHeaders } from './upstream-client';
 import { UpstreamClientsService } from './upstream-clients.service';
 import { UpstreamCredentialsService } from './upstream-credentials.service';
 import { AnswerTooLargeError, causeOf, DeadlineExceededError } from './guarded-fetch';
-import { applyStreamEvent, planReport, reportBoundsProblem, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
+import { applyStreamEvent, isSettled, planReport, reportBoundsProblem, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
 
 /** Polls of follow rows in flight at once in one process, at most. */
 const ROUND_SIZE = 16;
@@ -126,20 +126,23 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   }
 
   /**
-   * Records a delivered task beside its upstream task (once: a repeated delivery adds nothing) and
-   * polls it at once; or, given the stream the delivery opened, reads that stream from here on;
-   * or, given the upstream's answer already ended or waiting for input (`answered`), returns what
-   * reports it (run once the delivery's attempt is recorded). The row is held by this process
-   * while it reads or reports (a process killed meanwhile lets go of it within STREAM_LEASE_MS,
-   * and the next poll reports what the upstream shows).
+   * Records a delivered task beside its upstream task (once: a repeated delivery adds nothing),
+   * held by this process: given the stream the delivery opened, it reads that stream from here
+   * on; given the delivery's answer (`answered`), it returns what looks at it first, run once the
+   * delivery's attempt is recorded: an answer already ended or waiting for input is reported as
+   * it is, another is polled at once. A process killed meanwhile lets go of the row within
+   * STREAM_LEASE_MS, and the next poll reports what the upstream shows then.
    */
   async follow(start: FollowStart, stream?: AdoptedStream, answered?: Task): Promise<(() => Promise<void>) | null> {
-    const held = stream !== undefined || answered !== undefined;
+    const polledNow = answered !== undefined && !isSettled(answered);
     const inserted = (await this.dataSource.query(
       `INSERT INTO "notifier"."upstream_tasks"
          ("task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "status", "reported", "next_poll_at", "poll_interval_ms", "locked_until",
-          "push_token_hash")
-       VALUES ($1, $2, $3, $4, $5, $6, 'following', $7, now(), $8, CASE WHEN $9::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) END, $11)
+          "push_token_hash", "polls")
+       VALUES ($1, $2, $3, $4, $5, $6, 'following', $7,
+         -- Held for the delivery's first look as a claim holds a row: due when the hold ends, unless nudged meanwhile.
+         CASE WHEN $13::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) ELSE now() END,
+         $8, CASE WHEN $9::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) END, $11, CASE WHEN $12::boolean THEN 1 ELSE 0 END)
        ON CONFLICT ("task_id") DO NOTHING
        RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash", "timed_out_polls"`,
       [
@@ -151,9 +154,11 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         start.answer ? JSON.stringify(start.answer) : null,
         JSON.stringify(start.reported),
         this.config.RELAY_UPSTREAM_POLL_MIN_MS,
-        held,
+        stream !== undefined || answered !== undefined,
         STREAM_LEASE_MS,
         start.pushTokenHash ?? null,
+        polledNow,
+        answered !== undefined,
       ],
     )) as FollowRow[];
     const row = inserted[0];
@@ -167,16 +172,20 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         stream.controller,
       );
     else stream?.controller.abort();
-    if (!held) this.delay.wake();
-    return answered && row && !this.stopping ? () => this.reportAnswer(row, answered) : null;
+    if (!row || this.stopping || !answered) {
+      if (!stream) this.delay.wake();
+      return null;
+    }
+    return () => this.firstLook(row, answered);
   }
 
-  /** Reports an answer the delivery got, on the row it holds; what fails here is reported by the poll once the hold ends. */
-  private async reportAnswer(row: FollowRow, answered: Task): Promise<void> {
+  /** Reports an answer already settled, or polls the upstream task now, on the row the delivery holds; what fails here the poll makes good once the hold ends. */
+  private async firstLook(row: FollowRow, answered: Task): Promise<void> {
     try {
-      await this.report(row, answered, row.reported);
+      if (isSettled(answered)) await this.report(row, answered, row.reported);
+      else await this.poll(row);
     } catch (error) {
-      this.logger.warn({ err: error, task_id: row.task_id }, 'could not report the upstream answer at once');
+      this.logger.warn({ err: error, task_id: row.task_id }, 'could not look at the upstream answer at once');
     }
   }
 
