@@ -223,10 +223,10 @@ export class DeliveriesService {
            AND NOT ($7::jsonb ? "destination")
        ), within_destination AS (
          SELECT *, row_number() OVER (PARTITION BY "target_handle" ORDER BY "next_attempt_at", "created_at", "id") AS "owner_turn"
-         FROM ready WHERE "destination_turn" <= COALESCE(($5::jsonb ->> "destination")::int, CASE WHEN "channel" = 'upstream' THEN $10 ELSE $3 END)
+         FROM ready WHERE "destination_turn" <= COALESCE(($5::jsonb ->> "destination")::int, CASE WHEN "channel" = 'upstream' THEN $10::int ELSE $3::int END)
        ), fair AS (
          SELECT "id" FROM within_destination
-         WHERE "owner_turn" <= COALESCE(($6::jsonb ->> "target_handle")::int, CASE WHEN "channel" = 'upstream' THEN $10 ELSE $4 END)
+         WHERE "owner_turn" <= COALESCE(($6::jsonb ->> "target_handle")::int, CASE WHEN "channel" = 'upstream' THEN $10::int ELSE $4::int END)
          ORDER BY GREATEST("destination_turn", "owner_turn"), "next_attempt_at", "created_at", "id"
          LIMIT $1
        ), due AS (
