@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import {
   RelayError,
+  UPSTREAM_REPORT_COMMANDS,
   type ParticipantRefDto,
   type SendRequest,
   type TaskState,
@@ -16,7 +17,7 @@ import {
 import { pgPoolOf } from '@app/database';
 import { validateArtifactInputs } from '../rules/artifact-rules';
 import { changeTask } from '../store/change-write';
-import { duplicateMessageIdOr } from '../store/task-repository';
+import { duplicateMessageIdOr, pgError } from '../store/task-repository';
 import { transitionTask } from '../store/transition-write';
 import { sendRequestHash } from '../use-cases/send-idempotency';
 import { appendChange, SendTask } from '../use-cases/send-task';
@@ -92,6 +93,9 @@ export class ReportUpstream {
    */
   async apply(request: UpstreamApplyRequest): Promise<UpstreamApplyReply> {
     for (const [index, step] of request.steps.entries()) checkStep(step, index);
+    const ids = request.steps.flatMap((step) => (step.message?.message_id !== undefined ? [step.message.message_id] : []));
+    const repeated = ids.find((id, index) => ids.indexOf(id) !== index);
+    if (repeated !== undefined) throw new RelayError('invalid_params', `steps: the message id ${repeated} is given twice`, { field: 'steps' });
     const { caller, state: stateBefore } = await this.upstreamRecipient(request.task_id);
     const client = await this.pool.connect();
     let released = false;
@@ -151,6 +155,13 @@ export class ReportUpstream {
         released = true;
         client.release(rollback as Error);
       });
+      const { code, constraint } = pgError(error);
+      if (code === '23505' && constraint === 'idempotency_keys_pkey') {
+        // The recipient's message of that id was stored meanwhile (another report of the same answer): made again, it is skipped.
+        throw new RelayError('state_changed', 'A message of this answer was stored meanwhile: nothing of it was kept, report it again', {
+          task_id: request.task_id,
+        });
+      }
       throw duplicateMessageIdOr(error);
     } finally {
       if (!released) client.release();
@@ -179,6 +190,20 @@ export class ReportUpstream {
 /** A step's own shape: an append carries a message, a transition its command and what that command needs. */
 function checkStep(step: UpstreamReportStep, index: number): void {
   const field = `steps[${index}]`;
+  const refuse = (at: string, problem: string): never => {
+    throw new RelayError('invalid_params', `${field}${at}: ${problem}`, { field: `${field}${at}` });
+  };
+  if (typeof step !== 'object' || step === null || Array.isArray(step)) refuse('', 'must be an object');
+  if (step.kind !== 'append' && step.kind !== 'transition') refuse('.kind', 'must be append or transition');
+  if (step.transition !== undefined && !(UPSTREAM_REPORT_COMMANDS as readonly string[]).includes(step.transition)) {
+    refuse('.transition', `must be one of ${UPSTREAM_REPORT_COMMANDS.join(', ')}`);
+  }
+  for (const name of ['reason', 'result_summary'] as const)
+    if (step[name] !== undefined && typeof step[name] !== 'string') refuse(`.${name}`, 'must be a string');
+  if (step.message !== undefined && (typeof step.message !== 'object' || step.message === null || !Array.isArray(step.message.parts))) {
+    refuse('.message', 'must be a message with parts');
+  }
+  if (step.artifacts !== undefined && !Array.isArray(step.artifacts)) refuse('.artifacts', 'must be an array');
   if (step.kind === 'append') {
     if (!step.message) throw new RelayError('invalid_params', `${field}.message: an append carries a message`, { field: `${field}.message` });
     if (step.transition !== undefined || step.reason !== undefined || step.result_summary !== undefined) {
@@ -191,13 +216,13 @@ function checkStep(step: UpstreamReportStep, index: number): void {
   checkTransitionRequest({ transition: step.transition, message: step.message, artifacts: step.artifacts });
 }
 
-/** Which of the steps' message ids the task holds already. */
+/** Which of the steps' message ids the task holds already as the recipient's (a report made before). */
 async function heldMessageIds(client: pg.PoolClient, taskId: string, steps: readonly UpstreamReportStep[]): Promise<Set<string>> {
   const ids = steps.flatMap((step) => (step.message?.message_id !== undefined ? [step.message.message_id] : []));
   if (ids.length === 0) return new Set();
-  const { rows } = await client.query<{ id: string }>(`SELECT "id" FROM "tasks"."messages" WHERE "task_id" = $1 AND "id" = ANY($2::text[])`, [
-    taskId.toUpperCase(),
-    ids,
-  ]);
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT "id" FROM "tasks"."messages" WHERE "task_id" = $1 AND "id" = ANY($2::text[]) AND "author" = 'recipient'`,
+    [taskId.toUpperCase(), ids],
+  );
   return new Set(rows.map((row) => row.id));
 }
