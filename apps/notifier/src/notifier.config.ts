@@ -3,7 +3,7 @@ import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateBy, Valid
 import { DatabaseServiceConfig, toBoolean } from '@app/config';
 import { IsNotifierSealingKeys, IsSecretKeyList } from '@app/secrets';
 import type { ApproverChannels } from './deliveries/delivery-planner';
-import { AllowedNetworks, type PrivateTargets } from './deliveries/ssrf-guard';
+import { AllowedNetworks, type PrivateTargets } from './outbound/ssrf-guard';
 
 const UPSTREAM_ALLOWED_NETWORKS = 'RELAY_UPSTREAM_ALLOWED_NETWORKS';
 

@@ -19,12 +19,12 @@ import {
 } from '@app/contracts';
 import { pgPoolOf, withTryAdvisoryLock } from '@app/database';
 import { NatsRpcClient } from '@app/messaging';
-import { checkWebhookUrl, SsrfRefusedError } from '../deliveries/ssrf-guard';
+import { checkWebhookUrl, SsrfRefusedError } from '../outbound/ssrf-guard';
 import { NotifierConfig, upstreamPrivateTargets } from '../notifier.config';
 import { DirectoryClient } from '../targets/directory-client.service';
 import { parseAgentCard, type ParsedAgentCard } from './agent-card';
 import { diffCards, interfaceOf, snapshotOf, withChanges } from './card-diff';
-import { fetchJson, type ClientTls } from './guarded-fetch';
+import { fetchJson, type ClientTls } from '../outbound/guarded-fetch';
 import { UpstreamHealthService } from './upstream-health.service';
 import { UpstreamTlsService } from './upstream-tls.service';
 

@@ -22,7 +22,7 @@ import { AgentTargetsService } from '../targets/agent-targets.service';
 import { callHeaders } from './upstream-client';
 import { UpstreamClientsService } from './upstream-clients.service';
 import { UpstreamCredentialsService } from './upstream-credentials.service';
-import { AnswerTooLargeError, causeOf, DeadlineExceededError } from './guarded-fetch';
+import { AnswerTooLargeError, causeOf, DeadlineExceededError } from '../outbound/guarded-fetch';
 import { applyStreamEvent, isSettled, planReport, reportBoundsProblem, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
 
 /** Polls of follow rows in flight at once in one process, at most. */

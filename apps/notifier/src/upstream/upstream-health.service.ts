@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { UpstreamCallMethod, UpstreamCallView } from '@app/contracts';
 import { destinationOf } from '../deliveries/deliveries.service';
 import { NotifierConfig, upstreamPrivateTargets } from '../notifier.config';
-import { guardedFetch } from './guarded-fetch';
+import { guardedFetch } from '../outbound/guarded-fetch';
 import { observedFetch, type ObservedCall } from './upstream-calls';
 import { UpstreamMetrics, type UpstreamBreakerState } from './upstream-metrics';
 import { UpstreamTlsService } from './upstream-tls.service';
