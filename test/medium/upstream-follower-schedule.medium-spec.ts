@@ -6,9 +6,9 @@ import type { NatsRpcClient } from '@app/messaging';
 import { notifierDataSourceOptions } from '../../apps/notifier/src/database/data-source';
 import { NotifierConfig } from '../../apps/notifier/src/notifier.config';
 import type { AgentTargetsService } from '../../apps/notifier/src/targets/agent-targets.service';
-import type { UpstreamCredentialsService } from '../../apps/notifier/src/upstream/upstream-credentials.service';
-import { UpstreamFollowerService } from '../../apps/notifier/src/upstream/upstream-follower.service';
-import type { UpstreamClientsService } from '../../apps/notifier/src/upstream/upstream-clients.service';
+import type { UpstreamCredentialsService } from '../../apps/notifier/src/upstream/identity/upstream-credentials.service';
+import { UpstreamFollowerService } from '../../apps/notifier/src/upstream/follow/upstream-follower.service';
+import type { UpstreamClientsService } from '../../apps/notifier/src/upstream/send/upstream-clients.service';
 
 /** Counts the follower's claim rounds: the one statement that takes due rows. */
 function countingClaims(dataSource: DataSource): { claims: () => number } {

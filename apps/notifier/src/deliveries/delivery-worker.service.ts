@@ -8,8 +8,8 @@ import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } 
 import { nextRetryDelay, parseRetrySchedule } from '../outbound/retry-schedule';
 import { SlackThrottleService } from './slack-throttle.service';
 import { APPROVERS_TARGET } from './delivery-planner';
-import { UpstreamDeliveryService, type UpstreamSendOutcome } from '../upstream/upstream-delivery.service';
-import { UpstreamHealthService } from '../upstream/upstream-health.service';
+import { UpstreamDeliveryService, type UpstreamSendOutcome } from '../upstream/send/upstream-delivery.service';
+import { UpstreamHealthService } from '../upstream/health/upstream-health.service';
 import { standardWebhookHeaders } from './standard-webhooks';
 import { sendWebhook, type SendOutcome } from './webhook-sender';
 

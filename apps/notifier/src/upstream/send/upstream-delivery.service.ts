@@ -13,19 +13,19 @@ import {
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { ParticipantRef, PartView, TaskEventMessage, UpstreamInterface } from '@app/contracts';
-import type { DeliveryRow } from '../deliveries/deliveries.service';
-import type { UpstreamDeliveryBody } from '../deliveries/delivery-planner';
-import { SsrfRefusedError } from '../outbound/ssrf-guard';
-import type { SendOutcome } from '../deliveries/webhook-sender';
-import { NotifierConfig } from '../notifier.config';
-import { AgentTargetsService } from '../targets/agent-targets.service';
+import type { DeliveryRow } from '../../deliveries/deliveries.service';
+import type { UpstreamDeliveryBody } from '../../deliveries/delivery-planner';
+import { SsrfRefusedError } from '../../outbound/ssrf-guard';
+import type { SendOutcome } from '../../deliveries/webhook-sender';
+import { NotifierConfig } from '../../notifier.config';
+import { AgentTargetsService } from '../../targets/agent-targets.service';
 import { callHeaders } from './upstream-client';
 import { UpstreamClientsService } from './upstream-clients.service';
-import { AnswerTooLargeError, causeOf } from '../outbound/guarded-fetch';
-import { OAuth2TokenError } from './oauth2-token';
-import { UpstreamCredentialsService } from './upstream-credentials.service';
-import { applyStreamEvent, NOTHING_REPORTED, taskOfMessage, toSdkPart } from './upstream-mapping';
-import { UpstreamFollowerService, type AdoptedStream } from './upstream-follower.service';
+import { AnswerTooLargeError, causeOf } from '../../outbound/guarded-fetch';
+import { OAuth2TokenError } from '../identity/oauth2-token';
+import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
+import { applyStreamEvent, NOTHING_REPORTED, taskOfMessage, toSdkPart } from '../upstream-mapping';
+import { UpstreamFollowerService, type AdoptedStream } from '../follow/upstream-follower.service';
 
 /** An attempt's outcome, and what runs once it is recorded: the upstream's answer reported, when it came already settled. */
 export interface UpstreamSendOutcome extends SendOutcome {

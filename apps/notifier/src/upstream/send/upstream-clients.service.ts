@@ -2,10 +2,10 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import pg from 'pg';
 import type { Client } from '@a2a-js/sdk/client';
 import type { UpstreamInterface } from '@app/contracts';
-import { NotifierConfig } from '../notifier.config';
+import { NotifierConfig } from '../../notifier.config';
 import { upstreamClient } from './upstream-client';
-import { UpstreamCredentialsService } from './upstream-credentials.service';
-import { UpstreamHealthService } from './upstream-health.service';
+import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
+import { UpstreamHealthService } from '../health/upstream-health.service';
 
 /** The Postgres channel the notifier's tables name an upstream agent on when its credential, client identity or accepted card change (migration UpstreamChangeNotices). */
 export const UPSTREAM_CHANGED_CHANNEL = 'agentrelay_upstream_changed';

@@ -4,8 +4,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { UpstreamAuthFields, UpstreamAuthScheme, UpstreamInterface } from '@app/contracts';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
-import { NotifierConfig } from '../notifier.config';
-import { UpstreamHealthService } from './upstream-health.service';
+import { NotifierConfig } from '../../notifier.config';
+import { UpstreamHealthService } from '../health/upstream-health.service';
 import type { UpstreamOAuth2Client } from './upstream-credential.entity';
 import { OAuth2TokenError, requestClientCredentialsToken, TOKEN_ANSWER_BYTES, type OAuth2Token } from './oauth2-token';
 

@@ -17,13 +17,13 @@ import {
   type UpstreamReportStep,
 } from '@app/contracts';
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
-import { NotifierConfig } from '../notifier.config';
-import { AgentTargetsService } from '../targets/agent-targets.service';
-import { callHeaders } from './upstream-client';
-import { UpstreamClientsService } from './upstream-clients.service';
-import { UpstreamCredentialsService } from './upstream-credentials.service';
-import { AnswerTooLargeError, causeOf, DeadlineExceededError } from '../outbound/guarded-fetch';
-import { applyStreamEvent, isSettled, planReport, reportBoundsProblem, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
+import { NotifierConfig } from '../../notifier.config';
+import { AgentTargetsService } from '../../targets/agent-targets.service';
+import { callHeaders } from '../send/upstream-client';
+import { UpstreamClientsService } from '../send/upstream-clients.service';
+import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
+import { AnswerTooLargeError, causeOf, DeadlineExceededError } from '../../outbound/guarded-fetch';
+import { applyStreamEvent, isSettled, planReport, reportBoundsProblem, taskOfMessage, type ReportedProgress, type ReportStep } from '../upstream-mapping';
 
 /** Polls of follow rows in flight at once in one process, at most. */
 const ROUND_SIZE = 16;
