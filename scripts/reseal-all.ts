@@ -3,9 +3,9 @@ import { resealColumns, SecretCipher, type ResealResult } from '@app/secrets';
 import { DELIVERY_SEALED_COLUMNS } from '../apps/notifier/src/deliveries/deliveries.service';
 import { WEBHOOK_SECRET_SEALED_COLUMNS } from '../apps/notifier/src/secrets/webhook-secrets.service';
 import { PUSH_TARGET_SEALED_COLUMNS } from '../apps/notifier/src/targets/push-targets.service';
-import { UPSTREAM_CREDENTIAL_SEALED_COLUMNS } from '../apps/notifier/src/upstream/upstream-credentials.service';
-import { UPSTREAM_REGISTRATION_SEALED_COLUMNS } from '../apps/notifier/src/upstream/upstream-registrations.service';
-import { UPSTREAM_TLS_SEALED_COLUMNS } from '../apps/notifier/src/upstream/upstream-tls.service';
+import { UPSTREAM_CREDENTIAL_SEALED_COLUMNS } from '../apps/notifier/src/upstream/identity/upstream-credentials.service';
+import { UPSTREAM_REGISTRATION_SEALED_COLUMNS } from '../apps/notifier/src/upstream/cards/upstream-registrations.service';
+import { UPSTREAM_TLS_SEALED_COLUMNS } from '../apps/notifier/src/upstream/identity/upstream-tls.service';
 import { PUSH_CONFIG_SEALED_COLUMNS } from '../apps/tasks/src/push-configs/push-configs.service';
 
 /**

@@ -228,6 +228,51 @@ describe('a stolen notifier NATS credential', () => {
     expect(reportedMessage).toMatchObject({ from: echo.handle });
   });
 
+  it('applies an upstream answer whole or not at all, and only as the recipient of a handoff delivered to an upstream agent', async () => {
+    const toBob = await createTask(relay.url, alice, bob, 'Plan the offsite.');
+    const onBob = await call(thief, UPSTREAM_REPORT_SUBJECTS.apply, { task_id: toBob, steps: [{ kind: 'transition', transition: 'complete' }] });
+    expect(onBob.err).toMatchObject({ reason: 'not_a_participant' });
+    const asSender = await call(thief, UPSTREAM_REPORT_SUBJECTS.apply, { task_id: toBob, steps: [{ kind: 'transition', transition: 'cancel' }] });
+    expect(asSender.err).toMatchObject({ reason: 'invalid_params' });
+    expect((await ok(relay.url, bob.api_key, 'tasks/get', { task_id: toBob })).status.state).toBe('pending');
+
+    // The upstream keeps its task working: the relay task waits, accepted, for what is reported.
+    const delivered = await createTask(relay.url, alice, { agent: echo } as RegisteredTestAgent, 'Rotate the keys.');
+    await eventually(async () => expect((await ok(relay.url, alice.api_key, 'tasks/get', { task_id: delivered })).status.state).toBe('accepted'), 30_000);
+    const text = (value: string) => [{ kind: 'text', text: value }];
+    // The second change is refused once the first is written (its message id is the sender's message's): the first is not kept either.
+    const handedOff = await ok(relay.url, alice.api_key, 'tasks/get', { task_id: delivered });
+    const sendersMessageId = (handedOff.messages as Array<{ id: string; from: string }>).find((message) => message.from === alice.agent.handle)?.id;
+    expect(sendersMessageId).toEqual(expect.any(String));
+    const half = await call(thief, UPSTREAM_REPORT_SUBJECTS.apply, {
+      task_id: delivered,
+      steps: [
+        { kind: 'append', message: { message_id: `half-${delivered}`, parts: text('Half of the keys.') } },
+        { kind: 'append', message: { message_id: sendersMessageId, parts: text('The other half.') } },
+      ],
+    });
+    expect(half.err).toMatchObject({ reason: 'invalid_params' });
+    expect(JSON.stringify(await ok(relay.url, alice.api_key, 'tasks/get', { task_id: delivered }))).not.toContain('Half of the keys.');
+
+    const answer = {
+      task_id: delivered,
+      steps: [
+        { kind: 'append', message: { message_id: `done-${delivered}`, parts: text('Keys rotated.') } },
+        { kind: 'transition', transition: 'complete', result_summary: 'Rotated.' },
+      ],
+    };
+    const whole = await call(thief, UPSTREAM_REPORT_SUBJECTS.apply, answer);
+    expect(whole.response).toMatchObject({ task_id: delivered, state: 'completed', ended: false });
+    // Made again (a notifier that stopped before it kept what it reported): nothing is made twice.
+    const again = await call(thief, UPSTREAM_REPORT_SUBJECTS.apply, answer);
+    expect(again.response).toMatchObject({ task_id: delivered, state: 'completed', ended: false });
+    const seen = await ok(relay.url, alice.api_key, 'tasks/get', { task_id: delivered });
+    expect(seen.status.state).toBe('completed');
+    expect((seen.messages as Array<{ body: string; from: string }>).filter((message) => message.body === 'Keys rotated.')).toEqual([
+      expect.objectContaining({ from: echo.handle }),
+    ]);
+  });
+
   it('reads no secret sent to the notifier: the upstream’s key, a client key, webhook secrets and push tokens travel sealed to its key', async () => {
     const tls = await admin()
       .put(`/admin/agents/${echo.handle}/upstream/tls`)

@@ -5,10 +5,10 @@ import { migrateServiceSchema } from '@app/database';
 import type { NatsRpcClient } from '@app/messaging';
 import { notifierDataSourceOptions } from '../../apps/notifier/src/database/data-source';
 import { NotifierConfig } from '../../apps/notifier/src/notifier.config';
-import type { DirectoryClient } from '../../apps/notifier/src/targets/directory-client.service';
-import type { UpstreamCredentialsService } from '../../apps/notifier/src/upstream/upstream-credentials.service';
-import { UpstreamFollowerService } from '../../apps/notifier/src/upstream/upstream-follower.service';
-import type { UpstreamHealthService } from '../../apps/notifier/src/upstream/upstream-health.service';
+import type { AgentTargetsService } from '../../apps/notifier/src/targets/agent-targets.service';
+import type { UpstreamCredentialsService } from '../../apps/notifier/src/upstream/identity/upstream-credentials.service';
+import { UpstreamFollowerService } from '../../apps/notifier/src/upstream/follow/upstream-follower.service';
+import type { UpstreamClientsService } from '../../apps/notifier/src/upstream/send/upstream-clients.service';
 
 /** Counts the follower's claim rounds: the one statement that takes due rows. */
 function countingClaims(dataSource: DataSource): { claims: () => number } {
@@ -46,9 +46,9 @@ describe('the upstream follower’s schedule against Postgres', () => {
       new NotifierConfig(),
       source,
       {} as NatsRpcClient,
-      {} as DirectoryClient,
+      {} as AgentTargetsService,
       {} as UpstreamCredentialsService,
-      {} as UpstreamHealthService,
+      {} as UpstreamClientsService,
     );
 
   const insertFollowing = async (nextPollIn: string, lockedFor: string | null): Promise<void> => {

@@ -10,17 +10,27 @@ const REQUIRED = {
 
 describe('NotifierConfig: shares of the delivery slots', () => {
   it('gives each destination and owner a quarter of the slots by default, at least one', () => {
-    expect(slotShares(loadConfig(NotifierConfig, REQUIRED))).toEqual({ perDestination: 4, perOwner: 4 });
-    expect(slotShares(loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_MAX_IN_FLIGHT: '3' }))).toEqual({ perDestination: 1, perOwner: 1 });
+    expect(slotShares(loadConfig(NotifierConfig, REQUIRED))).toEqual({ perDestination: 4, perOwner: 4, perUpstream: 12 });
+    expect(slotShares(loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_MAX_IN_FLIGHT: '3' }))).toEqual({
+      perDestination: 1,
+      perOwner: 1,
+      perUpstream: 2,
+    });
     expect(slotShares(loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_MAX_IN_FLIGHT: '64', RELAY_NOTIFIER_SLOTS_PER_DESTINATION: '' }))).toEqual({
       perDestination: 16,
       perOwner: 16,
+      perUpstream: 48,
     });
   });
 
   it('takes configured shares, never more than all the slots', () => {
     const config = loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SLOTS_PER_DESTINATION: '32', RELAY_NOTIFIER_SLOTS_PER_OWNER: '2' });
-    expect(slotShares(config)).toEqual({ perDestination: 16, perOwner: 2 });
+    expect(slotShares(config)).toEqual({ perDestination: 16, perOwner: 2, perUpstream: 16 });
+  });
+
+  it('gives an upstream agent all slots but one destination share, and never less than a destination', () => {
+    expect(slotShares(loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SLOTS_PER_DESTINATION: '2' })).perUpstream).toBe(14);
+    expect(slotShares(loadConfig(NotifierConfig, { ...REQUIRED, RELAY_NOTIFIER_SLOTS_PER_DESTINATION: '12' })).perUpstream).toBe(12);
   });
 
   it('refuses a share below one at boot, naming the key', () => {

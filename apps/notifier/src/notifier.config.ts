@@ -3,7 +3,7 @@ import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateBy, Valid
 import { DatabaseServiceConfig, toBoolean } from '@app/config';
 import { IsAssertionSigningKey, IsNotifierSealingKeys, IsSecretKeyList } from '@app/secrets';
 import type { ApproverChannels } from './deliveries/delivery-planner';
-import { AllowedNetworks, type PrivateTargets } from './deliveries/ssrf-guard';
+import { AllowedNetworks, type PrivateTargets } from './outbound/ssrf-guard';
 
 const UPSTREAM_ALLOWED_NETWORKS = 'RELAY_UPSTREAM_ALLOWED_NETWORKS';
 
@@ -286,11 +286,15 @@ export function logOutboundGuard(config: NotifierConfig, logger: { log(message: 
 }
 
 /** The in-flight slots one destination and one owner may hold at once: as configured, else a quarter of all; never more than all. */
-export function slotShares(config: NotifierConfig): { perDestination: number; perOwner: number } {
+export function slotShares(config: NotifierConfig): { perDestination: number; perOwner: number; perUpstream: number } {
   const all = config.RELAY_NOTIFIER_MAX_IN_FLIGHT;
   const quarter = Math.max(1, Math.ceil(all / 4));
+  const perDestination = Math.min(all, config.RELAY_NOTIFIER_SLOTS_PER_DESTINATION ?? quarter);
   return {
-    perDestination: Math.min(all, config.RELAY_NOTIFIER_SLOTS_PER_DESTINATION ?? quarter),
+    perDestination,
     perOwner: Math.min(all, config.RELAY_NOTIFIER_SLOTS_PER_OWNER ?? quarter),
+    // An upstream agent's server answers a delivery at once (it does not wait for the task): while
+    // its breaker is closed it may take all slots but a destination's share, which stays for the rest.
+    perUpstream: Math.max(perDestination, all - perDestination),
   };
 }

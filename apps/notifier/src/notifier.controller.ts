@@ -33,12 +33,12 @@ import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
 import { SealedRequests } from './secrets/sealed-requests';
 import { WebhookSecretsService } from './secrets/webhook-secrets.service';
-import { UpstreamFollowerService } from './upstream/upstream-follower.service';
-import { UpstreamRegistrationsService } from './upstream/upstream-registrations.service';
-import { UpstreamResolverService } from './upstream/upstream-resolver.service';
-import { UpstreamCardsService } from './upstream/upstream-cards.service';
-import { UpstreamHealthService } from './upstream/upstream-health.service';
-import { UpstreamTlsService } from './upstream/upstream-tls.service';
+import { UpstreamFollowerService } from './upstream/follow/upstream-follower.service';
+import { UpstreamRegistrationsService } from './upstream/cards/upstream-registrations.service';
+import { UpstreamResolverService } from './upstream/cards/upstream-resolver.service';
+import { UpstreamCardsService } from './upstream/cards/upstream-cards.service';
+import { UpstreamHealthService } from './upstream/health/upstream-health.service';
+import { UpstreamTlsService } from './upstream/identity/upstream-tls.service';
 
 /** The notifier's request subjects: webhook secrets, upstream agents' cards and credentials, and the delivery log (admin API). */
 @Controller()

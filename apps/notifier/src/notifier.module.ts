@@ -22,15 +22,16 @@ import { WEBHOOK_SECRET_SEALED_COLUMNS, WebhookSecretsService } from './secrets/
 import { AgentTargetsService } from './targets/agent-targets.service';
 import { DirectoryClient } from './targets/directory-client.service';
 import { PUSH_TARGET_SEALED_COLUMNS, PushTargetsService } from './targets/push-targets.service';
-import { UPSTREAM_CREDENTIAL_SEALED_COLUMNS, UpstreamCredentialsService } from './upstream/upstream-credentials.service';
-import { UpstreamDeliveryService } from './upstream/upstream-delivery.service';
-import { UpstreamFollowerService } from './upstream/upstream-follower.service';
-import { UPSTREAM_REGISTRATION_SEALED_COLUMNS, UpstreamRegistrationsService } from './upstream/upstream-registrations.service';
-import { UpstreamResolverService } from './upstream/upstream-resolver.service';
-import { UpstreamCardsService } from './upstream/upstream-cards.service';
-import { UpstreamHealthService } from './upstream/upstream-health.service';
-import { UpstreamMetrics } from './upstream/upstream-metrics';
-import { UPSTREAM_TLS_SEALED_COLUMNS, UpstreamTlsService } from './upstream/upstream-tls.service';
+import { UPSTREAM_CREDENTIAL_SEALED_COLUMNS, UpstreamCredentialsService } from './upstream/identity/upstream-credentials.service';
+import { UpstreamClientsService } from './upstream/send/upstream-clients.service';
+import { UpstreamDeliveryService } from './upstream/send/upstream-delivery.service';
+import { UpstreamFollowerService } from './upstream/follow/upstream-follower.service';
+import { UPSTREAM_REGISTRATION_SEALED_COLUMNS, UpstreamRegistrationsService } from './upstream/cards/upstream-registrations.service';
+import { UpstreamResolverService } from './upstream/cards/upstream-resolver.service';
+import { UpstreamCardsService } from './upstream/cards/upstream-cards.service';
+import { UpstreamHealthService } from './upstream/health/upstream-health.service';
+import { UpstreamMetrics } from './upstream/health/upstream-metrics';
+import { UPSTREAM_TLS_SEALED_COLUMNS, UpstreamTlsService } from './upstream/identity/upstream-tls.service';
 
 export const NOTIFIER_SEALED_COLUMNS = [
   ...WEBHOOK_SECRET_SEALED_COLUMNS,
@@ -84,6 +85,7 @@ export class NotifierModule {
         UpstreamCardsService,
         UpstreamResolverService,
         UpstreamRegistrationsService,
+        UpstreamClientsService,
         UpstreamFollowerService,
         UpstreamDeliveryService,
         DeliveryWorkerService,

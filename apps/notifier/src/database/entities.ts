@@ -5,9 +5,9 @@ import { SlackSlotEntity } from '../deliveries/slack-slot.entity';
 import { WebhookSecretEntity } from '../secrets/webhook-secret.entity';
 import { AgentTargetEntity } from '../targets/agent-target.entity';
 import { PushTargetEntity } from '../targets/push-target.entity';
-import { UpstreamCredentialEntity } from '../upstream/upstream-credential.entity';
-import { UpstreamTaskEntity } from '../upstream/upstream-task.entity';
-import { UpstreamAgentEntity, UpstreamCallEntity, UpstreamRegistrationEntity, UpstreamTlsEntity } from '../upstream/upstream-agent.entity';
+import { UpstreamCredentialEntity } from '../upstream/identity/upstream-credential.entity';
+import { UpstreamTaskEntity } from '../upstream/follow/upstream-task.entity';
+import { UpstreamAgentEntity, UpstreamCallEntity, UpstreamRegistrationEntity, UpstreamTlsEntity } from '../upstream/cards/upstream-agent.entity';
 
 /** Every entity of the notifier schema, and the deployment row every service shares. */
 export const NOTIFIER_ENTITIES: Array<new () => object> = [

@@ -76,6 +76,8 @@ export interface ClaimRequest {
   defaultTimeoutMs: number;
   perDestination: number;
   perOwner: number;
+  /** The share of an upstream agent's deliveries (its destination and owner), in place of both. */
+  perUpstream: number;
   /** Slots left for destinations and owners this process has deliveries in flight to (or probes); others have the whole share. */
   destinationSlots: Record<string, number>;
   ownerSlots: Record<string, number>;
@@ -218,17 +220,17 @@ export class DeliveriesService {
            AND d."created_at" < now() - make_interval(secs => $8::double precision / 1000)
          RETURNING d."channel"
        ), ready AS (
-         SELECT "id", "destination", "target_handle", "next_attempt_at", "created_at",
+         SELECT "id", "channel", "destination", "target_handle", "next_attempt_at", "created_at",
            row_number() OVER (PARTITION BY "destination" ORDER BY "next_attempt_at", "created_at", "id") AS "destination_turn"
          FROM ${TABLE}
          WHERE "status" IN ('pending', 'failed') AND "next_attempt_at" <= now() AND ("locked_until" IS NULL OR "locked_until" < now())
            AND NOT ($7::jsonb ? "destination")
        ), within_destination AS (
          SELECT *, row_number() OVER (PARTITION BY "target_handle" ORDER BY "next_attempt_at", "created_at", "id") AS "owner_turn"
-         FROM ready WHERE "destination_turn" <= COALESCE(($5::jsonb ->> "destination")::int, $3)
+         FROM ready WHERE "destination_turn" <= COALESCE(($5::jsonb ->> "destination")::int, CASE WHEN "channel" = 'upstream' THEN $10::int ELSE $3::int END)
        ), fair AS (
          SELECT "id" FROM within_destination
-         WHERE "owner_turn" <= COALESCE(($6::jsonb ->> "target_handle")::int, $4)
+         WHERE "owner_turn" <= COALESCE(($6::jsonb ->> "target_handle")::int, CASE WHEN "channel" = 'upstream' THEN $10::int ELSE $4::int END)
          ORDER BY GREATEST("destination_turn", "owner_turn"), "next_attempt_at", "created_at", "id"
          LIMIT $1
        ), due AS (
@@ -256,6 +258,7 @@ export class DeliveriesService {
         JSON.stringify(request.held),
         request.heldAtMostMs,
         HELD_TOO_LONG,
+        request.perUpstream,
       ],
     )) as Array<{ claimed: DeliveryRow[]; deferred: number; expired: DeliveryChannel[]; next_due_ms: number | null }>;
     const ready: DeliveryRow[] = [];

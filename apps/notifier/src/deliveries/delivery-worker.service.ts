@@ -4,13 +4,13 @@ import { DeliveryMetrics } from '@app/metrics';
 import { traceDeliveryAttempt, tracerOf } from '@app/tracing';
 import { NotifierConfig, slotShares } from '../notifier.config';
 import { DeliveriesService, type AttemptOutcome, type ClaimRequest, type DeliveryRow } from './deliveries.service';
-import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } from './destination-breakers';
-import { nextRetryDelay, parseRetrySchedule } from './retry-schedule';
+import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } from '../outbound/destination-breakers';
+import { nextRetryDelay, parseRetrySchedule } from '../outbound/retry-schedule';
 import { SlackThrottleService } from './slack-throttle.service';
 import { APPROVERS_TARGET } from './delivery-planner';
 import { DeliveryAssertionSigner } from './delivery-assertion';
-import { UpstreamDeliveryService } from '../upstream/upstream-delivery.service';
-import { UpstreamHealthService } from '../upstream/upstream-health.service';
+import { UpstreamDeliveryService, type UpstreamSendOutcome } from '../upstream/send/upstream-delivery.service';
+import { UpstreamHealthService } from '../upstream/health/upstream-health.service';
 import { standardWebhookHeaders } from './standard-webhooks';
 import { sendWebhook, type SendOutcome } from './webhook-sender';
 
@@ -25,6 +25,7 @@ const PURGE_INTERVAL_MS = 3_600_000;
 
 interface AttemptInFlight {
   attempt: Promise<void>;
+  channel: DeliveryRow['channel'];
   destination: string;
   owner: string;
 }
@@ -43,6 +44,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   private readonly breakers: DestinationBreakers;
   private readonly perDestination: number;
   private readonly perOwner: number;
+  private readonly perUpstream: number;
   /** How long the retry schedule lets a delivery live: a delivery held by a breaker longer becomes a dead letter. */
   private readonly scheduleSpanMs: number;
   private readonly abort = new AbortController();
@@ -62,7 +64,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   ) {
     this.schedule = parseRetrySchedule(config.RELAY_WEBHOOK_RETRY_SCHEDULE);
     this.scheduleSpanMs = this.schedule.reduce((sum, delay) => sum + delay, 0);
-    ({ perDestination: this.perDestination, perOwner: this.perOwner } = slotShares(config));
+    ({ perDestination: this.perDestination, perOwner: this.perOwner, perUpstream: this.perUpstream } = slotShares(config));
     this.breakers = new DestinationBreakers({
       failures: config.RELAY_NOTIFIER_BREAKER_FAILURES,
       openMs: config.RELAY_NOTIFIER_BREAKER_OPEN_MS,
@@ -143,7 +145,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
             this.inFlight.delete(delivery.id);
             this.wake();
           });
-        this.inFlight.set(delivery.id, { attempt, destination: delivery.destination, owner: delivery.target_handle });
+        this.inFlight.set(delivery.id, { attempt, channel: delivery.channel, destination: delivery.destination, owner: delivery.target_handle });
       }
       this.metrics.breakers(this.breakers.counts());
       // Full, or the due deliveries wait for a slot of their destination or owner (a finishing
@@ -153,25 +155,34 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     }
   }
 
-  /** What this process may take now: the shares left to the destinations and owners it has attempts in flight to. */
+  /**
+   * What this process may take now: the shares left to the destinations and owners it has attempts
+   * in flight to (an upstream agent's, with only upstream deliveries in flight, the upstream share).
+   */
   private claimRequest(limit: number, held: Map<string, number>, probing: Set<string>): ClaimRequest {
-    const byDestination = new Map<string, number>();
-    const byOwner = new Map<string, number>();
-    for (const { destination, owner } of this.inFlight.values()) {
-      byDestination.set(destination, (byDestination.get(destination) ?? 0) + 1);
-      byOwner.set(owner, (byOwner.get(owner) ?? 0) + 1);
+    const byDestination = new Map<string, { count: number; upstreamOnly: boolean }>();
+    const byOwner = new Map<string, { count: number; upstreamOnly: boolean }>();
+    const add = (counts: Map<string, { count: number; upstreamOnly: boolean }>, key: string, upstream: boolean): void => {
+      const counted = counts.get(key) ?? { count: 0, upstreamOnly: true };
+      counts.set(key, { count: counted.count + 1, upstreamOnly: counted.upstreamOnly && upstream });
+    };
+    for (const { channel, destination, owner } of this.inFlight.values()) {
+      add(byDestination, destination, channel === 'upstream');
+      add(byOwner, owner, channel === 'upstream');
     }
     const destinationSlots: Record<string, number> = {};
-    for (const [destination, count] of byDestination) destinationSlots[destination] = Math.max(0, this.perDestination - count);
+    for (const [destination, { count, upstreamOnly }] of byDestination)
+      destinationSlots[destination] = Math.max(0, (upstreamOnly ? this.perUpstream : this.perDestination) - count);
     // A half-open destination gets one probe at a time.
-    for (const destination of probing) destinationSlots[destination] = Math.max(0, 1 - (byDestination.get(destination) ?? 0));
+    for (const destination of probing) destinationSlots[destination] = Math.max(0, 1 - (byDestination.get(destination)?.count ?? 0));
     const ownerSlots: Record<string, number> = {};
-    for (const [owner, count] of byOwner) ownerSlots[owner] = Math.max(0, this.perOwner - count);
+    for (const [owner, { count, upstreamOnly }] of byOwner) ownerSlots[owner] = Math.max(0, (upstreamOnly ? this.perUpstream : this.perOwner) - count);
     return {
       limit,
       defaultTimeoutMs: this.config.RELAY_WEBHOOK_TIMEOUT_MS,
       perDestination: this.perDestination,
       perOwner: this.perOwner,
+      perUpstream: this.perUpstream,
       destinationSlots,
       ownerSlots,
       held: Object.fromEntries([...held].map(([destination, ms]) => [destination, Math.max(1, Math.ceil(ms))])),
@@ -237,7 +248,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     }
     // Who asked, signed anew for each attempt (docs/chains.md#who-asked-signed).
     const identity = await this.assertions.identityHeaders(delivery);
-    const sent =
+    const sent: UpstreamSendOutcome =
       delivery.channel === 'upstream'
         ? await this.upstream.deliver(delivery, this.abort.signal, identity)
         : await sendWebhook(
@@ -254,6 +265,8 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     this.recordAtDestination(delivery, sent);
     if (delivery.channel === 'slack' && sent.retryAfterMs !== null) await this.slack.pushBack(delivery.url, sent.retryAfterMs);
     await this.finish(delivery, attemptId, sent);
+    // The upstream's answer is reported once its delivery shows as made.
+    if (sent.recorded) await sent.recorded();
     if (sent.ok) this.logger.debug({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel }, 'delivered');
     else
       this.logger.warn(

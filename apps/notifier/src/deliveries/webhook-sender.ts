@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import { checkWebhookUrl, guardedLookup, SsrfRefusedError } from './ssrf-guard';
-import { parseRetryAfter } from './retry-schedule';
+import { checkWebhookUrl, guardedLookup, SsrfRefusedError } from '../outbound/ssrf-guard';
+import { parseRetryAfter } from '../outbound/retry-schedule';
 
 export interface OutboundRequest {
   url: string;

@@ -147,6 +147,13 @@ export class AgentTargetsService implements OnModuleInit {
     return resolved;
   }
 
+  /** The agent with this handle as held (looked up from the directory when it is not): its id and target; null when the directory knows none. */
+  async agent(handle: string): Promise<{ id: string; target: AgentTarget } | null> {
+    if (!this.byHandle.has(handle)) await this.lookup(handle);
+    const known = this.byHandle.get(handle);
+    return known ? { id: known.agentId, target: known.target } : null;
+  }
+
   private lookup(handle: string): Promise<AgentTarget | null> {
     let pending = this.lookups.get(handle);
     if (!pending) {

@@ -141,6 +141,12 @@ export function relayStateOf(state: TaskState | undefined): RelayState | null {
   }
 }
 
+/** Whether the upstream task has come to a state the relay task waits in without polling: ended, or waiting for the sender's input. */
+export function isSettled(task: Task): boolean {
+  const state = relayStateOf(task.status?.state);
+  return state !== null && (isTerminalState(state) || state === 'input_required');
+}
+
 /** A direct answer without a task (the upstream answered `SendMessage` with a Message): the same as a task completed with it. */
 export function taskOfMessage(message: Message, taskId: string): Task {
   return {

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsNotEmpty, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, ValidateNested } from 'class-validator';
 import type { TaskState } from './task-vocabulary';
 import { ArtifactInput, MessageInput, type TaskCommand } from './tasks.contract';
 
@@ -13,6 +13,11 @@ export const UPSTREAM_REPORT_SUBJECTS = {
   append: 'relay.tasks.v1.upstream_reports.append',
   /** A change of state (or a status update) the upstream agent answered, made as the recipient. */
   transition: 'relay.tasks.v1.upstream_reports.transition',
+  /**
+   * Everything one answer of the upstream agent shows (its messages, artifacts and state), as
+   * appends and transitions made in order in one transaction: all of them, or none.
+   */
+  apply: 'relay.tasks.v1.upstream_reports.apply',
 } as const;
 
 /** The recipient's commands: an upstream agent never cancels (the sender's command). */
@@ -65,6 +70,58 @@ export class UpstreamTransitionRequest {
   artifacts?: ArtifactInput[];
 }
 
+/** The most changes one `apply` makes. */
+export const UPSTREAM_APPLY_MAX_STEPS = 64;
+
+/** One change of an `apply`: an append (`message`, with `artifacts`) or a transition (as `UpstreamTransitionRequest`). */
+export class UpstreamReportStep {
+  @IsIn(['append', 'transition'])
+  kind: 'append' | 'transition';
+
+  /** transition only. */
+  @IsOptional()
+  @IsIn(UPSTREAM_REPORT_COMMANDS)
+  transition?: UpstreamReportCommand;
+
+  @IsOptional()
+  @IsString()
+  result_summary?: string;
+
+  @IsOptional()
+  @IsString()
+  reason?: string;
+
+  /** Required by an append. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => MessageInput)
+  message?: MessageInput;
+
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => ArtifactInput)
+  artifacts?: ArtifactInput[];
+}
+
+export class UpstreamApplyRequest {
+  @IsString()
+  @IsNotEmpty()
+  task_id: string;
+
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(UPSTREAM_APPLY_MAX_STEPS)
+  @ValidateNested({ each: true })
+  @Type(() => UpstreamReportStep)
+  steps: UpstreamReportStep[];
+}
+
+/** The task after an `apply`; `ended`: the task had ended on the sender's side (canceled) before a change it needed, which was not made. */
+export interface UpstreamApplyReply extends UpstreamReportReply {
+  ended: boolean;
+}
+
 /** The task's state after the change (the notifier needs no more). */
 export interface UpstreamReportReply {
   task_id: string;
@@ -74,4 +131,5 @@ export interface UpstreamReportReply {
 export interface UpstreamReportsRpc {
   [UPSTREAM_REPORT_SUBJECTS.append]: { request: UpstreamAppendRequest; reply: UpstreamReportReply };
   [UPSTREAM_REPORT_SUBJECTS.transition]: { request: UpstreamTransitionRequest; reply: UpstreamReportReply };
+  [UPSTREAM_REPORT_SUBJECTS.apply]: { request: UpstreamApplyRequest; reply: UpstreamApplyReply };
 }

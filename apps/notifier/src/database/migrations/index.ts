@@ -12,6 +12,7 @@ import { UpstreamPush1765270000000 } from './1765270000000-UpstreamPush';
 import { UpstreamCardsTlsHealth1765430000000 } from './1765430000000-UpstreamCardsTlsHealth';
 import { UpstreamRegistrations1765460000000 } from './1765460000000-UpstreamRegistrations';
 import { UpstreamTimedOutPolls1765700000000 } from './1765700000000-UpstreamTimedOutPolls';
+import { UpstreamChangeNotices1765800000000 } from './1765800000000-UpstreamChangeNotices';
 import { DeliveryAssertions1765812350000 } from './1765812350000-DeliveryAssertions';
 
 /** Every migration of the notifier schema, oldest first. */
@@ -30,5 +31,6 @@ export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
   UpstreamCardsTlsHealth1765430000000,
   UpstreamRegistrations1765460000000,
   UpstreamTimedOutPolls1765700000000,
+  UpstreamChangeNotices1765800000000,
   DeliveryAssertions1765812350000,
 ];

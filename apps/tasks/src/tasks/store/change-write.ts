@@ -46,7 +46,7 @@ const MAX_ATTEMPTS = 32;
 export type LoadedTask = TaskRow & { artifacts: StoredArtifact[] };
 
 /** The task with its artifacts, or `thread_not_found`. */
-export async function loadTask(pool: pg.Pool, taskId: string): Promise<LoadedTask> {
+export async function loadTask(pool: pg.Pool | pg.PoolClient, taskId: string): Promise<LoadedTask> {
   const { rows } = await pool.query<LoadedTask>({ name: 'tasks-load-task', text: LOAD_TASK_SQL, values: [taskId.toUpperCase()] });
   if (!rows[0]) throw new RelayError('thread_not_found', `No task with id ${taskId}`, { task_id: taskId });
   return rows[0];
@@ -61,7 +61,7 @@ export async function loadTask(pool: pg.Pool, taskId: string): Promise<LoadedTas
  * as another state), at most MAX_ATTEMPTS times, and then `overtaken` names the refusal.
  */
 export async function changeTask(
-  pool: pg.Pool,
+  pool: pg.Pool | pg.PoolClient,
   taskId: string,
   decide: (current: TaskRow, attempt: number) => TaskChange,
   overtaken: (latest: TaskRow) => RelayError,

@@ -15,7 +15,7 @@ function stateChanged(rule: TransitionRule, expected: TaskState, state: TaskStat
  * change the state, one wins and the other gets `state_changed`; a transition overtaken only by a
  * message or an artifact (or a progress update by a state it also applies to) goes through.
  */
-export async function transitionTask(pool: pg.Pool, request: TransitionRequest): Promise<CommittedChange> {
+export async function transitionTask(pool: pg.Pool | pg.PoolClient, request: TransitionRequest): Promise<CommittedChange> {
   let rule: TransitionRule | undefined;
   let firstState: TaskState | undefined;
   const decide = (current: TaskRow): TaskChange => {

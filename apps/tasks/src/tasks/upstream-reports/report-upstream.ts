@@ -1,11 +1,35 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { RelayError, type ParticipantRefDto, type UpstreamAppendRequest, type UpstreamReportReply, type UpstreamTransitionRequest } from '@app/contracts';
+import {
+  RelayError,
+  UPSTREAM_REPORT_COMMANDS,
+  type ParticipantRefDto,
+  type SendRequest,
+  type TaskState,
+  type UpstreamAppendRequest,
+  type UpstreamApplyReply,
+  type UpstreamApplyRequest,
+  type UpstreamReportReply,
+  type UpstreamReportStep,
+  type UpstreamTransitionRequest,
+} from '@app/contracts';
 import { pgPoolOf } from '@app/database';
-import { SendTask } from '../use-cases/send-task';
-import { TransitionTask } from '../use-cases/transition-task';
+import { COMMITTED_EVENTS, type CommittedEvents, type OutboxRow } from '../../outbox/committed-events';
+import { validateArtifactInputs } from '../rules/artifact-rules';
+import { changeTask } from '../store/change-write';
+import { duplicateMessageIdOr, pgError } from '../store/task-repository';
+import { transitionTask } from '../store/transition-write';
+import { sendRequestHash } from '../use-cases/send-idempotency';
+import { appendChange, SendTask } from '../use-cases/send-task';
+import { checkTransitionRequest, TransitionTask } from '../use-cases/transition-task';
 import { UpstreamRecipients } from './upstream-recipients';
+
+/**
+ * Refusals of a change decided on the task as read, before anything of it is written (the
+ * transaction goes on): the change was made already (a repeat after a crash), or the state moved on.
+ */
+const ALREADY_DONE: ReadonlySet<string> = new Set(['invalid_transition', 'state_changed']);
 
 interface RecipientRow {
   recipient_id: string;
@@ -13,6 +37,7 @@ interface RecipientRow {
   recipient_name: string;
   recipient_role: string | null;
   hidden_from_recipient: boolean;
+  state: TaskState;
 }
 
 /**
@@ -30,12 +55,13 @@ export class ReportUpstream {
     @Inject(SendTask) private readonly sending: SendTask,
     @Inject(TransitionTask) private readonly transitions: TransitionTask,
     @Inject(UpstreamRecipients) private readonly upstreams: UpstreamRecipients,
+    @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
 
   async append(request: UpstreamAppendRequest): Promise<UpstreamReportReply> {
-    const caller = await this.upstreamRecipient(request.task_id);
+    const { caller } = await this.upstreamRecipient(request.task_id);
     const { task } = await this.sending.send({
       caller,
       task_id: request.task_id,
@@ -47,7 +73,7 @@ export class ReportUpstream {
   }
 
   async transition(request: UpstreamTransitionRequest): Promise<UpstreamReportReply> {
-    const caller = await this.upstreamRecipient(request.task_id);
+    const { caller } = await this.upstreamRecipient(request.task_id);
     const { task } = await this.transitions.transition({
       caller_id: caller.id,
       task_id: request.task_id,
@@ -61,9 +87,96 @@ export class ReportUpstream {
     return { task_id: task.id, state: task.state };
   }
 
-  private async upstreamRecipient(taskId: string): Promise<ParticipantRefDto> {
+  /**
+   * The changes one answer of the upstream agent needs, made in order in one transaction. A
+   * change whose message the task holds already was made (its message, artifacts and state commit
+   * together) and is skipped; a transition refused as already made or overtaken is skipped; the
+   * task ended on the sender's side stops the rest (`ended`). Anything else refused undoes them all.
+   */
+  async apply(request: UpstreamApplyRequest): Promise<UpstreamApplyReply> {
+    for (const [index, step] of request.steps.entries()) checkStep(step, index);
+    const ids = request.steps.flatMap((step) => (step.message?.message_id !== undefined ? [step.message.message_id] : []));
+    const repeated = ids.find((id, index) => ids.indexOf(id) !== index);
+    if (repeated !== undefined) throw new RelayError('invalid_params', `steps: the message id ${repeated} is given twice`, { field: 'steps' });
+    const { caller, state: stateBefore } = await this.upstreamRecipient(request.task_id);
+    const client = await this.pool.connect();
+    let released = false;
+    try {
+      await client.query('BEGIN');
+      const held = await heldMessageIds(client, request.task_id, request.steps);
+      let state = stateBefore;
+      let ended = false;
+      // Each step's statement answers the task's events not yet published, the earlier steps' among them: each event once, in order.
+      const events = new Map<string, OutboxRow>();
+      const written = (rows: OutboxRow[]): void => rows.forEach((row) => events.set(row.id, row));
+      for (const step of request.steps) {
+        if (step.message?.message_id !== undefined && held.has(step.message.message_id)) continue;
+        try {
+          if (step.kind === 'append') {
+            const send: SendRequest = {
+              caller,
+              task_id: request.task_id,
+              message: step.message as SendRequest['message'],
+              ...(step.artifacts ? { artifacts: step.artifacts } : {}),
+              history_length: 0,
+            };
+            const hash = sendRequestHash(send);
+            const changed = await changeTask(
+              client,
+              request.task_id,
+              (current) => appendChange(current, send, hash),
+              () => new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: request.task_id }),
+            );
+            written(changed.events);
+            state = changed.task.state;
+          } else {
+            const moved = await transitionTask(client, {
+              caller_id: caller.id,
+              task_id: request.task_id,
+              transition: step.transition as NonNullable<UpstreamReportStep['transition']>,
+              ...(step.message ? { message: step.message } : {}),
+              ...(step.artifacts ? { artifacts: step.artifacts } : {}),
+              ...(step.reason !== undefined ? { reason: step.reason } : {}),
+              ...(step.result_summary !== undefined ? { result_summary: step.result_summary } : {}),
+              history_length: 0,
+            });
+            written(moved.events);
+            state = moved.task.state;
+          }
+        } catch (error) {
+          if (error instanceof RelayError && error.reason === 'thread_terminal') {
+            ended = true;
+            break;
+          }
+          if (error instanceof RelayError && ALREADY_DONE.has(error.reason)) continue;
+          throw error;
+        }
+      }
+      await client.query('COMMIT');
+      this.committed.publishCommitted([...events.values()].sort((a, b) => Number(BigInt(a.position) - BigInt(b.position))));
+      return { task_id: request.task_id.toUpperCase(), state, ended };
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollback: unknown) => {
+        // A connection that cannot roll back is not given back to the pool.
+        released = true;
+        client.release(rollback as Error);
+      });
+      const { code, constraint } = pgError(error);
+      if (code === '23505' && constraint === 'idempotency_keys_pkey') {
+        // The recipient's message of that id was stored meanwhile (another report of the same answer): made again, it is skipped.
+        throw new RelayError('state_changed', 'A message of this answer was stored meanwhile: nothing of it was kept, report it again', {
+          task_id: request.task_id,
+        });
+      }
+      throw duplicateMessageIdOr(error);
+    } finally {
+      if (!released) client.release();
+    }
+  }
+
+  private async upstreamRecipient(taskId: string): Promise<{ caller: ParticipantRefDto; state: TaskState }> {
     const { rows } = await this.pool.query<RecipientRow>(
-      `SELECT "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "hidden_from_recipient" FROM "tasks"."tasks" WHERE "id" = $1`,
+      `SELECT "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "hidden_from_recipient", "state" FROM "tasks"."tasks" WHERE "id" = $1`,
       [taskId.toUpperCase()],
     );
     const [row] = rows;
@@ -76,6 +189,46 @@ export class ReportUpstream {
     if (!(await this.upstreams.isUpstream(row.recipient_id, row.recipient_handle))) {
       throw new RelayError('not_a_participant', "The task's recipient is not an upstream agent: only its own calls change the task", { task_id: taskId });
     }
-    return { id: row.recipient_id, handle: row.recipient_handle, name: row.recipient_name, role: row.recipient_role };
+    return { caller: { id: row.recipient_id, handle: row.recipient_handle, name: row.recipient_name, role: row.recipient_role }, state: row.state };
   }
+}
+
+/** A step's own shape: an append carries a message, a transition its command and what that command needs. */
+function checkStep(step: UpstreamReportStep, index: number): void {
+  const field = `steps[${index}]`;
+  const refuse = (at: string, problem: string): never => {
+    throw new RelayError('invalid_params', `${field}${at}: ${problem}`, { field: `${field}${at}` });
+  };
+  if (typeof step !== 'object' || step === null || Array.isArray(step)) refuse('', 'must be an object');
+  if (step.kind !== 'append' && step.kind !== 'transition') refuse('.kind', 'must be append or transition');
+  if (step.transition !== undefined && !(UPSTREAM_REPORT_COMMANDS as readonly string[]).includes(step.transition)) {
+    refuse('.transition', `must be one of ${UPSTREAM_REPORT_COMMANDS.join(', ')}`);
+  }
+  for (const name of ['reason', 'result_summary'] as const)
+    if (step[name] !== undefined && typeof step[name] !== 'string') refuse(`.${name}`, 'must be a string');
+  if (step.message !== undefined && (typeof step.message !== 'object' || step.message === null || !Array.isArray(step.message.parts))) {
+    refuse('.message', 'must be a message with parts');
+  }
+  if (step.artifacts !== undefined && !Array.isArray(step.artifacts)) refuse('.artifacts', 'must be an array');
+  if (step.kind === 'append') {
+    if (!step.message) throw new RelayError('invalid_params', `${field}.message: an append carries a message`, { field: `${field}.message` });
+    if (step.transition !== undefined || step.reason !== undefined || step.result_summary !== undefined) {
+      throw new RelayError('invalid_params', `${field}: an append carries no transition, reason or result_summary`, { field });
+    }
+    validateArtifactInputs(step.artifacts);
+    return;
+  }
+  if (step.transition === undefined) throw new RelayError('invalid_params', `${field}.transition is required`, { field: `${field}.transition` });
+  checkTransitionRequest({ transition: step.transition, message: step.message, artifacts: step.artifacts });
+}
+
+/** Which of the steps' message ids the task holds already as the recipient's (a report made before). */
+async function heldMessageIds(client: pg.PoolClient, taskId: string, steps: readonly UpstreamReportStep[]): Promise<Set<string>> {
+  const ids = steps.flatMap((step) => (step.message?.message_id !== undefined ? [step.message.message_id] : []));
+  if (ids.length === 0) return new Set();
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT "id" FROM "tasks"."messages" WHERE "task_id" = $1 AND "id" = ANY($2::text[]) AND "author" = 'recipient'`,
+    [taskId.toUpperCase(), ids],
+  );
+  return new Set(rows.map((row) => row.id));
 }

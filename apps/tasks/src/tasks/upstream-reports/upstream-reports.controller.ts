@@ -1,6 +1,13 @@
 import { Controller, Inject } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { UpstreamAppendRequest, UPSTREAM_REPORT_SUBJECTS, UpstreamTransitionRequest, type UpstreamReportReply } from '@app/contracts';
+import {
+  UpstreamAppendRequest,
+  UpstreamApplyRequest,
+  UPSTREAM_REPORT_SUBJECTS,
+  UpstreamTransitionRequest,
+  type UpstreamApplyReply,
+  type UpstreamReportReply,
+} from '@app/contracts';
 import { ReportUpstream } from './report-upstream';
 
 /** The notifier's subjects on the tasks service: what an upstream agent answered, as that agent. */
@@ -16,5 +23,10 @@ export class UpstreamReportsController {
   @MessagePattern(UPSTREAM_REPORT_SUBJECTS.transition)
   transition(@Payload() request: UpstreamTransitionRequest): Promise<UpstreamReportReply> {
     return this.reports.transition(request);
+  }
+
+  @MessagePattern(UPSTREAM_REPORT_SUBJECTS.apply)
+  apply(@Payload() request: UpstreamApplyRequest): Promise<UpstreamApplyReply> {
+    return this.reports.apply(request);
   }
 }

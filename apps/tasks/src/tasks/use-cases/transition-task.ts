@@ -10,6 +10,17 @@ import { transitionTask } from '../store/transition-write';
 import { pgPoolOf } from '@app/database';
 import { COMMITTED_EVENTS, type CommittedEvents } from '../../outbox/committed-events';
 
+/** What a transition request must carry before the task is read: a question, something to report, artifacts within their rules. */
+export function checkTransitionRequest(request: Pick<TransitionRequest, 'transition' | 'message' | 'artifacts'>): void {
+  if (request.transition === 'request_input' && !request.message) {
+    throw new RelayError('invalid_params', 'request_input needs a message (the question)', { field: 'message' });
+  }
+  if (request.transition === 'progress' && !request.message && !(request.artifacts && request.artifacts.length > 0)) {
+    throw new RelayError('invalid_params', 'a status update needs a message or artifacts', { field: 'message' });
+  }
+  validateArtifactInputs(request.artifacts);
+}
+
 /**
  * A transition (accept, complete, cancel, decline, fail, request input) or a progress update,
  * decided by a conditional UPDATE: of two callers racing, one wins and the other is told.
@@ -29,13 +40,7 @@ export class TransitionTask {
   }
 
   async transition(request: TransitionRequest): Promise<TransitionReply> {
-    if (request.transition === 'request_input' && !request.message) {
-      throw new RelayError('invalid_params', 'request_input needs a message (the question)', { field: 'message' });
-    }
-    if (request.transition === 'progress' && !request.message && !(request.artifacts && request.artifacts.length > 0)) {
-      throw new RelayError('invalid_params', 'a status update needs a message or artifacts', { field: 'message' });
-    }
-    validateArtifactInputs(request.artifacts);
+    checkTransitionRequest(request);
     try {
       const { task, message, artifacts, unread, events } = await transitionTask(this.pool, request);
       this.committed.publishCommitted(events);

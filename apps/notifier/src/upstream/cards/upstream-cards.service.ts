@@ -19,14 +19,14 @@ import {
 } from '@app/contracts';
 import { pgPoolOf, withTryAdvisoryLock } from '@app/database';
 import { NatsRpcClient } from '@app/messaging';
-import { checkWebhookUrl, SsrfRefusedError } from '../deliveries/ssrf-guard';
-import { NotifierConfig, upstreamPrivateTargets } from '../notifier.config';
-import { DirectoryClient } from '../targets/directory-client.service';
+import { checkWebhookUrl, SsrfRefusedError } from '../../outbound/ssrf-guard';
+import { NotifierConfig, upstreamPrivateTargets } from '../../notifier.config';
+import { DirectoryClient } from '../../targets/directory-client.service';
 import { parseAgentCard, type ParsedAgentCard } from './agent-card';
 import { diffCards, interfaceOf, snapshotOf, withChanges } from './card-diff';
-import { fetchJson, type ClientTls } from './guarded-fetch';
-import { UpstreamHealthService } from './upstream-health.service';
-import { UpstreamTlsService } from './upstream-tls.service';
+import { fetchJson, type ClientTls } from '../../outbound/guarded-fetch';
+import { UpstreamHealthService } from '../health/upstream-health.service';
+import { UpstreamTlsService } from '../identity/upstream-tls.service';
 
 /** The longest the relay takes to read an agent card, headers and body (below the admin API's NATS request timeout). */
 export const CARD_TIMEOUT_MS = 4000;

@@ -1,6 +1,6 @@
 import type { UpstreamCallMethod, UpstreamCallOutcome } from '@app/contracts';
-import { SsrfRefusedError } from '../deliveries/ssrf-guard';
-import { AnswerTooLargeError, causeOf, DeadlineExceededError } from './guarded-fetch';
+import { SsrfRefusedError } from '../../outbound/ssrf-guard';
+import { AnswerTooLargeError, causeOf, DeadlineExceededError } from '../../outbound/guarded-fetch';
 
 /** JSON-RPC method names of both versions (v0.3 `message/send`, v1.0 `SendMessage`) as the relay counts them. */
 const JSON_RPC_METHODS: Record<string, UpstreamCallMethod> = {

@@ -1,6 +1,6 @@
 import { callMethodOf, failureKindOf, statusKindOf } from './upstream-calls';
-import { SsrfRefusedError } from '../deliveries/ssrf-guard';
-import { AnswerTooLargeError, DeadlineExceededError } from './guarded-fetch';
+import { SsrfRefusedError } from '../../outbound/ssrf-guard';
+import { AnswerTooLargeError, DeadlineExceededError } from '../../outbound/guarded-fetch';
 
 describe('upstream calls', () => {
   it('name the A2A method from the JSON-RPC body (both versions) or the HTTP+JSON path', () => {

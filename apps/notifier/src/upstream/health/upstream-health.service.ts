@@ -2,12 +2,12 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { UpstreamCallMethod, UpstreamCallView } from '@app/contracts';
-import { destinationOf } from '../deliveries/deliveries.service';
-import { NotifierConfig, upstreamPrivateTargets } from '../notifier.config';
-import { guardedFetch } from './guarded-fetch';
+import { destinationOf } from '../../deliveries/deliveries.service';
+import { NotifierConfig, upstreamPrivateTargets } from '../../notifier.config';
+import { guardedFetch } from '../../outbound/guarded-fetch';
 import { observedFetch, type ObservedCall } from './upstream-calls';
 import { UpstreamMetrics, type UpstreamBreakerState } from './upstream-metrics';
-import { UpstreamTlsService } from './upstream-tls.service';
+import { UpstreamTlsService } from '../identity/upstream-tls.service';
 
 /** The calls of one task the admin API shows at most (the newest). */
 const CALLS_SHOWN = 500;

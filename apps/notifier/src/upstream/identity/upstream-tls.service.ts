@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { RelayError, type UpstreamTlsFields } from '@app/contracts';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
-import type { ClientTls } from './guarded-fetch';
+import type { ClientTls } from '../../outbound/guarded-fetch';
 
 /** The client key is stored sealed (AES-256-GCM under RELAY_SECRET_KEYS), like the other upstream secrets. */
 export const UPSTREAM_TLS_SEALED_COLUMNS: SealedColumn[] = [{ table: '"notifier"."upstream_tls"', keyColumns: ['handle'], column: 'client_key', kind: 'text' }];

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
-import { checkWebhookUrl, guardedLookup, type PrivateTargets } from '../deliveries/ssrf-guard';
+import { checkWebhookUrl, guardedLookup, type PrivateTargets } from './ssrf-guard';
 
 /** An mTLS client identity (PEM), and the CAs the server's certificate is checked against when given. */
 export interface ClientTls {

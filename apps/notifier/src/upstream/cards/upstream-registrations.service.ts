@@ -5,8 +5,8 @@ import type { DataSource } from 'typeorm';
 import { RelayError, type UpstreamCardSnapshot } from '@app/contracts';
 import type { SealedColumn } from '@app/secrets';
 import { UpstreamCardsService } from './upstream-cards.service';
-import { UpstreamCredentialsService, type SealedCredential } from './upstream-credentials.service';
-import { UpstreamTlsService, type SealedTls } from './upstream-tls.service';
+import { UpstreamCredentialsService, type SealedCredential } from '../identity/upstream-credentials.service';
+import { UpstreamTlsService, type SealedTls } from '../identity/upstream-tls.service';
 
 /** How long a registration waits for the directory to create its agent (the edge asks at once; a stalled one is registered again). */
 export const UPSTREAM_REGISTRATION_TTL_MS = 60 * 60 * 1000;

@@ -4,8 +4,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { UpstreamAuthFields, UpstreamAuthScheme, UpstreamInterface } from '@app/contracts';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
-import { NotifierConfig } from '../notifier.config';
-import { UpstreamHealthService } from './upstream-health.service';
+import { NotifierConfig } from '../../notifier.config';
+import { UpstreamHealthService } from '../health/upstream-health.service';
 import type { UpstreamOAuth2Client } from './upstream-credential.entity';
 import { OAuth2TokenError, requestClientCredentialsToken, TOKEN_ANSWER_BYTES, type OAuth2Token } from './oauth2-token';
 
@@ -108,11 +108,12 @@ export class UpstreamCredentialsService {
   }
 
   /**
-   * The header (and its value) the agent's credential puts on each request to its server; an OAuth2
-   * token is fetched when none is kept. Every request to an upstream asks for it, so none is made to
+   * What puts the agent's credential on each request to its server: its header (and value), an
+   * OAuth2 token fetched when none is kept. Read once for a client the notifier keeps (and read
+   * again when the credential, the client identity or the accepted card change); none is made to
    * an interface other than the card the notifier accepted (its own record, which no NATS user writes).
    */
-  async headers(handle: string, upstream: UpstreamInterface): Promise<Record<string, string>> {
+  async authFor(handle: string, upstream: UpstreamInterface): Promise<() => Promise<Record<string, string>>> {
     const [accepted] = (await this.dataSource.query(`SELECT "accepted"->>'url' AS "url" FROM "notifier"."upstream_agents" WHERE "handle" = $1`, [
       handle,
     ])) as Array<{ url: string | null }>;
@@ -120,10 +121,16 @@ export class UpstreamCredentialsService {
       throw new Error(`${handle}'s interface ${upstream.url} is not the card the notifier accepted (${accepted.url}): nothing is sent there`);
     }
     const credential = await this.get(handle);
-    if (!credential) return {};
-    if (credential.scheme === 'bearer') return { Authorization: `Bearer ${credential.secret}` };
-    if (credential.scheme === 'api_key') return { [credential.header_name]: credential.secret };
-    return { Authorization: `Bearer ${await this.token(handle, credential)}` };
+    if (!credential) return async () => ({});
+    if (credential.scheme === 'bearer') {
+      const headers = { Authorization: `Bearer ${credential.secret}` };
+      return async () => headers;
+    }
+    if (credential.scheme === 'api_key') {
+      const headers = { [credential.header_name]: credential.secret };
+      return async () => headers;
+    }
+    return async () => ({ Authorization: `Bearer ${await this.token(handle, credential)}` });
   }
 
   /** The upstream refused a token (401): the next request gets a new one. */

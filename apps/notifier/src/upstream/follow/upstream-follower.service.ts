@@ -5,15 +5,25 @@ import type { DataSource } from 'typeorm';
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
-import { isTerminalState, RelayError, TASK_LIMITS, UPSTREAM_REPORT_SUBJECTS, type ParticipantRef, type UpstreamInterface } from '@app/contracts';
+import {
+  isTerminalState,
+  PAYLOAD_LIMITS,
+  RelayError,
+  TASK_LIMITS,
+  UPSTREAM_APPLY_MAX_STEPS,
+  UPSTREAM_REPORT_SUBJECTS,
+  type ParticipantRef,
+  type UpstreamInterface,
+  type UpstreamReportStep,
+} from '@app/contracts';
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
-import { NotifierConfig } from '../notifier.config';
-import { DirectoryClient } from '../targets/directory-client.service';
-import { UpstreamHealthService } from './upstream-health.service';
-import { RELAY_TASK_HEADER, upstreamClient } from './upstream-client';
-import { UpstreamCredentialsService } from './upstream-credentials.service';
-import { AnswerTooLargeError, causeOf, DeadlineExceededError } from './guarded-fetch';
-import { applyStreamEvent, planReport, reportBoundsProblem, taskOfMessage, type ReportedProgress, type ReportStep } from './upstream-mapping';
+import { NotifierConfig } from '../../notifier.config';
+import { AgentTargetsService } from '../../targets/agent-targets.service';
+import { callHeaders } from '../send/upstream-client';
+import { UpstreamClientsService } from '../send/upstream-clients.service';
+import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
+import { AnswerTooLargeError, causeOf, DeadlineExceededError } from '../../outbound/guarded-fetch';
+import { applyStreamEvent, isSettled, planReport, reportBoundsProblem, taskOfMessage, type ReportedProgress, type ReportStep } from '../upstream-mapping';
 
 /** Polls of follow rows in flight at once in one process, at most. */
 const ROUND_SIZE = 16;
@@ -59,8 +69,6 @@ interface FollowRow {
   timed_out_polls: number;
 }
 
-/** Errors of a report step that mean it was already made (a retry after a crash) or can no longer be. */
-const ALREADY_DONE: ReadonlySet<string> = new Set(['invalid_transition', 'state_changed']);
 /** Errors of a report step that refuse what it carries (its size or shape): made again, it is refused again. */
 const REFUSED_CONTENT: ReadonlySet<string> = new Set(['invalid_params', 'payload_too_large', 'thread_message_limit']);
 
@@ -100,9 +108,9 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
-    @Inject(DirectoryClient) private readonly directory: DirectoryClient,
+    @Inject(AgentTargetsService) private readonly targets: AgentTargetsService,
     @Inject(UpstreamCredentialsService) private readonly credentials: UpstreamCredentialsService,
-    @Inject(UpstreamHealthService) private readonly health: UpstreamHealthService,
+    @Inject(UpstreamClientsService) private readonly clients: UpstreamClientsService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -118,16 +126,23 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   }
 
   /**
-   * Records a delivered task beside its upstream task (once: a repeated delivery adds nothing) and
-   * polls it at once; or, given the stream the delivery opened, reads that stream from here on
-   * (the row held by this process while it does).
+   * Records a delivered task beside its upstream task (once: a repeated delivery adds nothing),
+   * held by this process: given the stream the delivery opened, it reads that stream from here
+   * on; given the delivery's answer (`answered`), it returns what looks at it first, run once the
+   * delivery's attempt is recorded: an answer already ended or waiting for input is reported as
+   * it is, another is polled at once. A process killed meanwhile lets go of the row within
+   * STREAM_LEASE_MS, and the next poll reports what the upstream shows then.
    */
-  async follow(start: FollowStart, stream?: AdoptedStream): Promise<void> {
+  async follow(start: FollowStart, stream?: AdoptedStream, answered?: Task): Promise<(() => Promise<void>) | null> {
+    const polledNow = answered !== undefined && !isSettled(answered);
     const inserted = (await this.dataSource.query(
       `INSERT INTO "notifier"."upstream_tasks"
          ("task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "status", "reported", "next_poll_at", "poll_interval_ms", "locked_until",
-          "push_token_hash")
-       VALUES ($1, $2, $3, $4, $5, $6, 'following', $7, now(), $8, CASE WHEN $9::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) END, $11)
+          "push_token_hash", "polls")
+       VALUES ($1, $2, $3, $4, $5, $6, 'following', $7,
+         -- Held for the delivery's first look as a claim holds a row: due when the hold ends, unless nudged meanwhile.
+         CASE WHEN $13::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) ELSE now() END,
+         $8, CASE WHEN $9::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) END, $11, CASE WHEN $12::boolean THEN 1 ELSE 0 END)
        ON CONFLICT ("task_id") DO NOTHING
        RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash", "timed_out_polls"`,
       [
@@ -139,9 +154,11 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         start.answer ? JSON.stringify(start.answer) : null,
         JSON.stringify(start.reported),
         this.config.RELAY_UPSTREAM_POLL_MIN_MS,
-        stream !== undefined,
+        stream !== undefined || answered !== undefined,
         STREAM_LEASE_MS,
         start.pushTokenHash ?? null,
+        polledNow,
+        answered !== undefined,
       ],
     )) as FollowRow[];
     const row = inserted[0];
@@ -155,7 +172,21 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         stream.controller,
       );
     else stream?.controller.abort();
-    this.delay.wake();
+    if (!row || this.stopping || !answered) {
+      if (!stream) this.delay.wake();
+      return null;
+    }
+    return () => this.firstLook(row, answered);
+  }
+
+  /** Reports an answer already settled, or polls the upstream task now, on the row the delivery holds; what fails here the poll makes good once the hold ends. */
+  private async firstLook(row: FollowRow, answered: Task): Promise<void> {
+    try {
+      if (isSettled(answered)) await this.report(row, answered, row.reported);
+      else await this.poll(row);
+    } catch (error) {
+      this.logger.warn({ err: error, task_id: row.task_id }, 'could not look at the upstream answer at once');
+    }
   }
 
   /** The upstream task a relay task was delivered as (null: not delivered yet). */
@@ -282,13 +313,14 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
       if (row.upstream_task_id === null) task = taskOfMessage(row.answer as Message, row.task_id);
       else {
         const { client, upstream } = await this.clientFor(row);
+        const serviceParameters = callHeaders(row.task_id);
         if (upstream.streaming && !this.streams.has(row.task_id)) {
           // Resumes the stream (`SubscribeToTask`: the whole task, then what happens to it).
           const controller = new AbortController();
-          this.read(row, client.resubscribeTask({ tenant: '', id: row.upstream_task_id }, { signal: controller.signal }), controller);
+          this.read(row, client.resubscribeTask({ tenant: '', id: row.upstream_task_id }, { signal: controller.signal, serviceParameters }), controller);
           return;
         }
-        task = await client.getTask({ tenant: '', id: row.upstream_task_id, historyLength: undefined });
+        task = await client.getTask({ tenant: '', id: row.upstream_task_id, historyLength: undefined }, { serviceParameters });
       }
     } catch (error) {
       await this.pollFailed(row, row.reported, error);
@@ -327,14 +359,15 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   private async giveUp(row: FollowRow, reported: ReportedProgress, reason: string): Promise<void> {
     const text = `The relay stopped following this task: ${reason}`.slice(0, TASK_LIMITS.reasonChars);
     try {
-      if (reported.relay_state === 'pending') await this.apply(row, { kind: 'transition', transition: 'accept' });
+      const steps: ReportStep[] = reported.relay_state === 'pending' ? [{ kind: 'transition', transition: 'accept' }] : [];
       if (!isTerminalState(reported.relay_state))
-        await this.apply(row, {
+        steps.push({
           kind: 'transition',
           transition: 'fail',
           reason: text,
           message: { message_id: `agentrelay-unreportable-${row.task_id}`, parts: [{ kind: 'text', text }] },
         });
+      if (steps.length > 0) await this.apply(row, steps);
     } catch (error) {
       this.logger.warn({ err: error, task_id: row.task_id }, 'could not fail the relay task of an unreportable upstream task');
       await this.reschedule(row, reported, false, `${reason} (${(error as Error).message})`.slice(0, 2000), 'keep');
@@ -381,13 +414,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     }
     let ended = isTerminalState(next.relay_state);
     try {
-      for (const step of steps) {
-        const made = await this.apply(row, step);
-        if (made === 'task_ended') {
-          ended = true;
-          break;
-        }
-      }
+      if (steps.length > 0 && (await this.apply(row, steps)) === 'task_ended') ended = true;
     } catch (error) {
       if (error instanceof RelayError && REFUSED_CONTENT.has(error.reason)) {
         return { next: reported, changed: false, ended: false, error: null, unreportable: `The relay refused the upstream agent's answer: ${error.message}` };
@@ -481,7 +508,10 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     let task: Task;
     try {
       const { client } = await this.clientFor(row);
-      task = await client.getTask({ tenant: '', id: row.upstream_task_id as string, historyLength: undefined });
+      task = await client.getTask(
+        { tenant: '', id: row.upstream_task_id as string, historyLength: undefined },
+        { serviceParameters: callHeaders(row.task_id) },
+      );
     } catch (error) {
       await this.pollFailed(row, reported, error);
       return;
@@ -490,14 +520,11 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   }
 
   private async clientFor(row: FollowRow): Promise<{ client: Client; upstream: UpstreamInterface }> {
-    const agent = await this.directory.agent(row.recipient.handle);
-    if (!agent?.upstream) throw new Error(`${row.recipient.handle} is no longer an upstream agent`);
-    const fetchImpl = await this.health.fetchFor(row.recipient.handle, agent.webhook_timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS);
-    const client = await upstreamClient(agent.upstream, fetchImpl, {
-      ...(await this.credentials.headers(row.recipient.handle, agent.upstream)),
-      [RELAY_TASK_HEADER]: row.task_id,
-    });
-    return { client, upstream: agent.upstream };
+    const agent = await this.targets.agent(row.recipient.handle);
+    const upstream = agent?.target.upstream;
+    if (!agent || !upstream) throw new Error(`${row.recipient.handle} is no longer an upstream agent`);
+    const timeoutMs = agent.target.webhook_timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS;
+    return { client: await this.clients.clientFor(row.recipient.handle, upstream, timeoutMs), upstream };
   }
 
   /** An upstream that answered 401 refused the token: the next request gets a new one (an OAuth2 client's). */
@@ -528,31 +555,17 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     );
   }
 
-  /** Makes one change; 'task_ended' when the relay task ended meanwhile (the sender canceled it). */
-  private async apply(row: FollowRow, step: ReportStep): Promise<'made' | 'task_ended'> {
-    try {
-      if (step.kind === 'append') {
-        await this.rpc.request(UPSTREAM_REPORT_SUBJECTS.append, {
-          task_id: row.task_id,
-          message: step.message,
-          ...(step.artifacts ? { artifacts: step.artifacts } : {}),
-        });
-      } else {
-        await this.rpc.request(UPSTREAM_REPORT_SUBJECTS.transition, {
-          task_id: row.task_id,
-          transition: step.transition,
-          ...(step.message ? { message: step.message } : {}),
-          ...(step.artifacts ? { artifacts: step.artifacts } : {}),
-          ...(step.reason ? { reason: step.reason } : {}),
-          ...(step.result_summary ? { result_summary: step.result_summary } : {}),
-        });
-      }
-      return 'made';
-    } catch (error) {
-      if (error instanceof RelayError && error.reason === 'thread_terminal') return 'task_ended';
-      if (error instanceof RelayError && ALREADY_DONE.has(error.reason)) return 'made';
-      throw error;
+  /**
+   * Makes the changes, in order: in one request and one transaction of the tasks service, or (a
+   * batch larger than one NATS message carries) in as few as they fit in, each in its own.
+   * 'task_ended' when the relay task ended meanwhile (the sender canceled it): the rest is not made.
+   */
+  private async apply(row: FollowRow, steps: readonly ReportStep[]): Promise<'made' | 'task_ended'> {
+    for (const batch of batchesOf(steps, this.rpc.maxPayloadBytes - PAYLOAD_LIMITS.internalEnvelopeBytes)) {
+      const reply = await this.rpc.request(UPSTREAM_REPORT_SUBJECTS.apply, { task_id: row.task_id, steps: batch.map(stepRequest) });
+      if (reply.ended) return 'task_ended';
     }
+    return 'made';
   }
 
   private async reschedule(row: FollowRow, reported: ReportedProgress, changed: boolean, error: string | null, timedOut: TimedOutCount): Promise<void> {
@@ -586,4 +599,36 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     if (gaveUp) this.logger.warn({ task_id: row.task_id, polls: row.polls, reason: gaveUp }, 'upstream task no longer followed: its answer cannot be reported');
     else this.logger.log({ task_id: row.task_id, state: reported.relay_state, polls: row.polls }, 'upstream task followed to its end');
   }
+}
+
+/** A planned change as the tasks service's `apply` takes it. */
+function stepRequest(step: ReportStep): UpstreamReportStep {
+  if (step.kind === 'append') return { kind: 'append', message: step.message, ...(step.artifacts ? { artifacts: step.artifacts } : {}) };
+  return {
+    kind: 'transition',
+    transition: step.transition,
+    ...(step.message ? { message: step.message } : {}),
+    ...(step.artifacts ? { artifacts: step.artifacts } : {}),
+    ...(step.reason ? { reason: step.reason } : {}),
+    ...(step.result_summary ? { result_summary: step.result_summary } : {}),
+  };
+}
+
+/** The changes in order, in batches of at most UPSTREAM_APPLY_MAX_STEPS whose JSON stays within `maxBytes` (a larger change alone). */
+function batchesOf(steps: readonly ReportStep[], maxBytes: number): ReportStep[][] {
+  const batches: ReportStep[][] = [];
+  let batch: ReportStep[] = [];
+  let bytes = 0;
+  for (const step of steps) {
+    const size = Buffer.byteLength(JSON.stringify(stepRequest(step))) + 1;
+    if (batch.length > 0 && (bytes + size > maxBytes || batch.length >= UPSTREAM_APPLY_MAX_STEPS)) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(step);
+    bytes += size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
 }

@@ -2,11 +2,11 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { RelayError, type ResolveUpstreamReply, type UpstreamRegistrationFields } from '@app/contracts';
 import type { ParsedAgentCard } from './agent-card';
 import { snapshotOf } from './card-diff';
-import { OAuth2TokenError } from './oauth2-token';
+import { OAuth2TokenError } from '../identity/oauth2-token';
 import { CARD_TIMEOUT_MS, CardReadError, UpstreamCardsService } from './upstream-cards.service';
-import { UpstreamCredentialsService } from './upstream-credentials.service';
+import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
 import { UpstreamRegistrationsService } from './upstream-registrations.service';
-import { checkedTls, UpstreamTlsService } from './upstream-tls.service';
+import { checkedTls, UpstreamTlsService } from '../identity/upstream-tls.service';
 
 function cardProblem(message: string): RelayError {
   return new RelayError('invalid_params', `upstream.card_url: ${message}`, {

@@ -14,19 +14,24 @@ import type { Client } from '@a2a-js/sdk/client';
 import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { ParticipantRef, PartView, TaskEventMessage, UpstreamInterface } from '@app/contracts';
 import { pickTraceHeaders } from '@app/tracing';
-import type { DeliveryRow } from '../deliveries/deliveries.service';
-import type { UpstreamDeliveryBody } from '../deliveries/delivery-planner';
-import { SsrfRefusedError } from '../deliveries/ssrf-guard';
-import type { SendOutcome } from '../deliveries/webhook-sender';
-import { NotifierConfig } from '../notifier.config';
-import { DirectoryClient } from '../targets/directory-client.service';
-import { UpstreamHealthService } from './upstream-health.service';
-import { RELAY_TASK_HEADER, SENDER_HEADER, upstreamClient } from './upstream-client';
-import { AnswerTooLargeError, causeOf } from './guarded-fetch';
-import { OAuth2TokenError } from './oauth2-token';
-import { UpstreamCredentialsService } from './upstream-credentials.service';
-import { applyStreamEvent, NOTHING_REPORTED, toSdkPart } from './upstream-mapping';
-import { UpstreamFollowerService, type AdoptedStream } from './upstream-follower.service';
+import type { DeliveryRow } from '../../deliveries/deliveries.service';
+import type { UpstreamDeliveryBody } from '../../deliveries/delivery-planner';
+import { SsrfRefusedError } from '../../outbound/ssrf-guard';
+import type { SendOutcome } from '../../deliveries/webhook-sender';
+import { NotifierConfig } from '../../notifier.config';
+import { AgentTargetsService } from '../../targets/agent-targets.service';
+import { callHeaders } from './upstream-client';
+import { UpstreamClientsService } from './upstream-clients.service';
+import { AnswerTooLargeError, causeOf } from '../../outbound/guarded-fetch';
+import { OAuth2TokenError } from '../identity/oauth2-token';
+import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
+import { applyStreamEvent, NOTHING_REPORTED, taskOfMessage, toSdkPart } from '../upstream-mapping';
+import { UpstreamFollowerService, type AdoptedStream } from '../follow/upstream-follower.service';
+
+/** An attempt's outcome, and what runs once it is recorded: the upstream's answer reported, when it came already settled. */
+export interface UpstreamSendOutcome extends SendOutcome {
+  recorded?: () => Promise<void>;
+}
 
 /** The metadata key under which an upstream agent finds who sent the handoff, and which relay task it is. */
 export const RELAY_METADATA_KEY = 'agentrelay';
@@ -61,9 +66,11 @@ function statusOf(error: unknown): number | null {
  * through the official SDK client, with the relay's message id as its `messageId` (a server that
  * keeps message ids answers a retry with the same task), the sender's handle in the message
  * metadata and in `X-AgentRelay-Sender`, the attempt's signed assertion of who asked in
- * `X-AgentRelay-Assertion`, the agent's sealed credential in its header. The answer
- * (a task, or a message) is recorded beside the relay task in the same process step that ends the
- * attempt, and the follower takes it from there.
+ * `X-AgentRelay-Assertion` and its place in the handoff's trace (`traceparent`), the agent's sealed
+ * credential in its header, through the client the notifier keeps for the agent. The answer (a task,
+ * or a message) is recorded beside the relay task in the same process step that ends the attempt;
+ * once the attempt is recorded, an answer already final or waiting for input is reported to the
+ * tasks service as it is (else the upstream task is polled at once), and the follower takes it from there.
  */
 @Injectable()
 export class UpstreamDeliveryService {
@@ -71,14 +78,14 @@ export class UpstreamDeliveryService {
 
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
-    @Inject(DirectoryClient) private readonly directory: DirectoryClient,
+    @Inject(AgentTargetsService) private readonly targets: AgentTargetsService,
     @Inject(UpstreamCredentialsService) private readonly credentials: UpstreamCredentialsService,
     @Inject(UpstreamFollowerService) private readonly follower: UpstreamFollowerService,
-    @Inject(UpstreamHealthService) private readonly health: UpstreamHealthService,
+    @Inject(UpstreamClientsService) private readonly clients: UpstreamClientsService,
   ) {}
 
   /** `identity`: the attempt's identity headers (its signed assertion), sent beside the credential. */
-  async deliver(delivery: DeliveryRow, signal: AbortSignal, identity: Record<string, string> = {}): Promise<SendOutcome> {
+  async deliver(delivery: DeliveryRow, signal: AbortSignal, identity: Record<string, string> = {}): Promise<UpstreamSendOutcome> {
     const startedAt = Date.now();
     const outcome = (partial: Omit<SendOutcome, 'durationMs' | 'retryAfterMs'>): SendOutcome => ({
       ...partial,
@@ -89,19 +96,24 @@ export class UpstreamDeliveryService {
     let recipient: ParticipantRef;
     let upstream: UpstreamInterface;
     try {
-      const agent = await this.directory.agent(body.recipient);
-      if (!agent || agent.disabled || !agent.upstream) {
+      // As the directory's agent events keep it in memory (asked of the directory only when not heard of yet).
+      const agent = await this.targets.agent(body.recipient);
+      if (!agent || agent.target.disabled || !agent.target.upstream) {
         return outcome({ ok: false, retryable: false, statusCode: null, error: `${body.recipient} is no longer an upstream agent: not delivered` });
       }
-      recipient = { id: agent.id, handle: agent.handle, name: agent.name, role: agent.role };
-      upstream = agent.upstream;
+      recipient = { id: agent.id, handle: agent.target.handle, name: agent.target.name, role: null };
+      upstream = agent.target.upstream;
     } catch (error) {
       return outcome({ ok: false, retryable: true, statusCode: null, error: `the directory did not answer: ${(error as Error).message}` });
     }
     const timeoutMs = delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS;
     const action = body.action ?? 'create';
     // A reply or a cancel goes to the upstream task the first message became: it waits (by the retry schedule) until there is one.
-    const followed = action === 'create' ? null : await this.follower.find(body.task_id);
+    const followed = await this.follower.find(body.task_id);
+    if (action === 'create' && followed) {
+      // An earlier attempt's answer was recorded (the process stopped before the attempt was): nothing to send again.
+      return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
+    }
     if (action !== 'create' && !followed) {
       return outcome({
         ok: false,
@@ -121,28 +133,18 @@ export class UpstreamDeliveryService {
             error: 'the upstream agent answered the handoff with a message, not a task: there is no task to continue',
           });
     }
-    if (action === 'create' && (await this.follower.find(body.task_id))) {
-      // An earlier attempt's answer was recorded (the process stopped before the attempt was): nothing to send again.
-      return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
-    }
     const upstreamTaskId = followed?.upstreamTaskId ?? '';
     const push = action === 'create' ? this.pushReceiver(upstream, body.task_id) : null;
     let result: SendMessageResult | null = null;
     let stream: AdoptedStream | undefined;
     try {
-      const fetchImpl = await this.health.fetchFor(recipient.handle, timeoutMs);
-      const client = await upstreamClient(upstream, fetchImpl, {
-        ...(await this.credentials.headers(recipient.handle, upstream)),
-        [SENDER_HEADER]: body.sender,
-        [RELAY_TASK_HEADER]: body.task_id,
-        // The attempt's place in the handoff's trace (docs/chains.md).
-        ...pickTraceHeaders(delivery.headers),
-        ...identity,
-      });
+      const client = await this.clients.clientFor(recipient.handle, upstream, timeoutMs);
+      // The attempt's place in the handoff's trace (docs/chains.md) and who asked, signed, beside the task and sender.
+      const serviceParameters = { ...callHeaders(body.task_id, body.sender), ...pickTraceHeaders(delivery.headers), ...identity };
       if (action === 'cancel') {
         await client.cancelTask(
           { tenant: '', id: upstreamTaskId, metadata: { [RELAY_METADATA_KEY]: { sender: body.sender, task_id: body.task_id } } },
-          { signal },
+          { signal, serviceParameters },
         );
       } else {
         const request = {
@@ -153,12 +155,12 @@ export class UpstreamDeliveryService {
         };
         // An earlier attempt may have reached the server and lost only its answer (a timeout, or
         // this process died): look for the task it made before making another.
-        const earlier = action === 'create' && delivery.attempts > 0 ? await this.findEarlierTask(client, body, upstream) : null;
+        const earlier = action === 'create' && delivery.attempts > 0 ? await this.findEarlierTask(client, body, upstream, serviceParameters) : null;
         if (earlier) result = earlier;
         else if (action === 'create' && upstream.streaming) {
-          stream = await this.openStream(client, request, signal, timeoutMs);
+          stream = await this.openStream(client, request, signal, timeoutMs, serviceParameters);
           result = answerOf(stream.first, body.task_id);
-        } else result = await client.sendMessage(request, { signal });
+        } else result = await client.sendMessage(request, { signal, serviceParameters });
       }
     } catch (error) {
       // Canceling a task the upstream already ended (or canceled): nothing left to stop.
@@ -184,6 +186,7 @@ export class UpstreamDeliveryService {
         ),
       });
     }
+    let reportAnswer: (() => Promise<void>) | null = null;
     if (action === 'cancel') {
       await this.follower.close(body.task_id);
       this.logger.log({ task_id: body.task_id, upstream_task_id: upstreamTaskId, handle: recipient.handle }, 'cancel delivered to the upstream agent');
@@ -192,7 +195,8 @@ export class UpstreamDeliveryService {
       this.logger.log({ task_id: body.task_id, upstream_task_id: upstreamTaskId, handle: recipient.handle }, 'reply delivered to the upstream agent');
     } else {
       const answer = result as SendMessageResult;
-      await this.follower.follow(
+      const task = isTask(answer) ? answer : taskOfMessage(answer, body.task_id);
+      reportAnswer = await this.follower.follow(
         {
           taskId: body.task_id,
           recipient,
@@ -204,13 +208,15 @@ export class UpstreamDeliveryService {
           pushTokenHash: push?.tokenHash ?? null,
         },
         stream,
+        // Looked at once the attempt is recorded: reported as it is when settled, else polled at once.
+        stream === undefined ? task : undefined,
       );
       this.logger.log(
         { task_id: body.task_id, upstream_task_id: isTask(answer) ? answer.id : null, handle: recipient.handle },
         'delivered to the upstream agent',
       );
     }
-    return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
+    return { ...outcome({ ok: true, retryable: false, statusCode: 200, error: null }), ...(reportAnswer ? { recorded: reportAnswer } : {}) };
   }
 
   /**
@@ -219,20 +225,28 @@ export class UpstreamDeliveryService {
    * Null when there is none, or the server cannot list (v0.3, unsupported, an error): then it is
    * sent again, and a server that ignores message ids may make a second task.
    */
-  private async findEarlierTask(client: Client, body: UpstreamDeliveryBody, upstream: UpstreamInterface): Promise<Task | null> {
+  private async findEarlierTask(
+    client: Client,
+    body: UpstreamDeliveryBody,
+    upstream: UpstreamInterface,
+    serviceParameters: Record<string, string>,
+  ): Promise<Task | null> {
     if (upstream.protocol_version !== '1.0') return null;
     const messageId = (body.message as TaskEventMessage).id;
     try {
-      const listed = await client.listTasks({
-        tenant: '',
-        contextId: body.context_id,
-        status: TaskState.TASK_STATE_UNSPECIFIED,
-        pageSize: 100,
-        pageToken: '',
-        historyLength: 100,
-        statusTimestampAfter: undefined,
-        includeArtifacts: false,
-      });
+      const listed = await client.listTasks(
+        {
+          tenant: '',
+          contextId: body.context_id,
+          status: TaskState.TASK_STATE_UNSPECIFIED,
+          pageSize: 100,
+          pageToken: '',
+          historyLength: 100,
+          statusTimestampAfter: undefined,
+          includeArtifacts: false,
+        },
+        { serviceParameters },
+      );
       const found = listed.tasks.find((task) => task.history.some((message) => message.messageId === messageId)) ?? null;
       if (found) this.logger.log({ task_id: body.task_id, upstream_task_id: found.id }, 'an earlier attempt made the upstream task: not sent again');
       return found;
@@ -269,12 +283,18 @@ export class UpstreamDeliveryService {
    * `SendStreamingMessage`, up to its first event (the task it made, or a direct answer) within the
    * delivery's timeout; the rest of the stream is the follower's to read. Closed when this process stops.
    */
-  private async openStream(client: Client, request: SendMessageRequest, signal: AbortSignal, timeoutMs: number): Promise<AdoptedStream> {
+  private async openStream(
+    client: Client,
+    request: SendMessageRequest,
+    signal: AbortSignal,
+    timeoutMs: number,
+    serviceParameters: Record<string, string>,
+  ): Promise<AdoptedStream> {
     const controller = new AbortController();
     const stop = () => controller.abort();
     signal.addEventListener('abort', stop, { once: true });
     const timer = setTimeout(() => controller.abort(new Error(`no first stream event within ${timeoutMs} ms`)), timeoutMs);
-    const rest = client.sendMessageStream(request, { signal: controller.signal });
+    const rest = client.sendMessageStream(request, { signal: controller.signal, serviceParameters });
     try {
       const first = await rest.next();
       if (first.done || !first.value.payload) throw new Error('the upstream agent closed the stream before its first event');

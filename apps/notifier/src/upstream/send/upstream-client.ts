@@ -25,22 +25,27 @@ function cardOf(upstream: UpstreamInterface): AgentCard {
   };
 }
 
-/** Puts these headers (the credential, the sender) on every call of the client. */
-function headersInterceptor(headers: Record<string, string>): CallInterceptor {
+/** Puts the credential's headers on every call of the client, beside the call's own (the sender, the relay task). */
+function headersInterceptor(headers: () => Promise<Record<string, string>>): CallInterceptor {
   return {
     async before(args) {
-      args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, ...headers } };
+      args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, ...(await headers()) } };
     },
     async after() {},
   };
 }
 
+/** The headers of one call about a relay task: which task, and (a delivery) who sent it. */
+export function callHeaders(taskId: string, sender?: string): Record<string, string> {
+  return { [RELAY_TASK_HEADER]: taskId, ...(sender !== undefined ? { [SENDER_HEADER]: sender } : {}) };
+}
+
 /**
  * The official SDK's A2A client for an upstream agent's interface: JSON-RPC or HTTP+JSON, v1.0 or
  * (through the SDK's compat layer) v0.3, every request through `fetchImpl` (the SSRF-guarded one)
- * with `headers` on it.
+ * with the credential's `headers` on it (each call gives its own, `callHeaders`, as `serviceParameters`).
  */
-export function upstreamClient(upstream: UpstreamInterface, fetchImpl: typeof fetch, headers: Record<string, string>): Promise<Client> {
+export function upstreamClient(upstream: UpstreamInterface, fetchImpl: typeof fetch, headers: () => Promise<Record<string, string>>): Promise<Client> {
   const legacyCompat = { enabled: true };
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
