@@ -51,17 +51,17 @@ const TREE_SIZE = (root: string): string =>
  *
  * The named ids are looked up by the primary key alone, in a materialized step that no other
  * condition is pushed into, so the plan is the key's whatever the statistics say of the caller's
- * handoffs. The facts are read from the statement's snapshot, taken before the lock was granted:
+ * handoffs (compared as the key's type, `char(26)`: compared as text the key could not serve). The facts are read from the statement's snapshot, taken before the lock was granted:
  * the create checks that the tree's size has not moved since (CREATE_TASK_SQL, `$39`).
  */
 export const CHAIN_FACTS_SQL = `
 WITH RECURSIVE named AS MATERIALIZED (
   SELECT t."id", t."root_task_id", t."depth", t."recipient_handle", t."trace_id", t."trace_span_id", t."sender_id", t."recipient_id", t."hidden_from_recipient"
-  FROM "tasks"."tasks" t WHERE t."id" = ANY($3::text[])
+  FROM "tasks"."tasks" t WHERE t."id" = ANY($3::bpchar[])
 ), found AS (
   (SELECT n."id" FROM named n
    WHERE n."sender_id" = $2 OR (n."recipient_id" = $2 AND NOT n."hidden_from_recipient")
-   ORDER BY array_position($3::text[], n."id") LIMIT 1)
+   ORDER BY array_position($3::bpchar[], n."id") LIMIT 1)
   UNION ALL
   (${TRACE_PARENT_SQL})
 ), parent AS (
@@ -117,4 +117,4 @@ export const PAIR_RECENT_SQL = PAIR_COUNT('$1', '$2', '$3', '$4');
  * The guard a linked create's statement carries (CREATE_TASK_SQL): true when no tree size was
  * given (`$39` null), or when chain `$34`'s tree holds `$39` handoffs, as when its facts were read.
  */
-export const TREE_UNMOVED = `($39::int IS NULL OR ${TREE_SIZE('$34::text')} = $39::int)`;
+export const TREE_UNMOVED = `($39::int IS NULL OR ${TREE_SIZE('$34::text::bpchar')} = $39::int)`;
