@@ -3,7 +3,7 @@ import { SendIdempotency } from '../../apps/tasks/src/tasks/use-cases/send-idemp
 import { SendTask } from '../../apps/tasks/src/tasks/use-cases/send-task';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { LOCK_CHAIN_SQL } from '../../apps/tasks/src/tasks/store/sql/chain-facts.sql';
+import { CHAIN_LOCK_KEY } from '../../apps/tasks/src/tasks/store/sql/chain-facts.sql';
 import { nextTaskId } from '../../apps/tasks/src/tasks/store/task-ids';
 import { TaskRepository } from '../../apps/tasks/src/tasks/store/task-repository';
 import { eventually } from '../support/eventually';
@@ -57,7 +57,7 @@ describe('chains at the create write path', () => {
     const [row] = await rowsOf<{ waiting: number }>(
       database,
       `SELECT count(*)::int AS "waiting" FROM pg_locks
-       WHERE "locktype" = 'advisory' AND NOT "granted" AND "objid"::bigint = (hashtext('tasks.chain:' || $1::text)::bigint & 4294967295)`,
+       WHERE "locktype" = 'advisory' AND NOT "granted" AND "objid"::bigint = (${CHAIN_LOCK_KEY('$1::text')}::bigint & 4294967295)`,
       [rootId],
     );
     return row.waiting;
@@ -71,7 +71,7 @@ describe('chains at the create write path', () => {
     await createTask(database, helper, participant('first'), { parent_task_ids: [root.id] });
     const holder: pg.PoolClient = await database.pool.connect();
     await holder.query('BEGIN');
-    await holder.query(LOCK_CHAIN_SQL, [root.id]);
+    await holder.query(`SELECT pg_advisory_xact_lock(${CHAIN_LOCK_KEY('$1::text')})`, [root.id]);
     await holder.query(
       `INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "recipient_id", "recipient_handle", "recipient_name",
                                    "summary", "created_at", "updated_at", "status_timestamp", "parent_task_id", "root_task_id", "depth")

@@ -20,7 +20,7 @@ import type { OutboxRow } from '../../outbox/committed-events';
 import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
-import { CHAIN_FACTS_SQL, LOCK_CHAIN_SQL, PAIR_RECENT_SQL, PARENT_CHAIN_SQL } from './sql/chain-facts.sql';
+import { beginOnChainLock, CHAIN_FACTS_SQL, PAIR_RECENT_SQL, PARENT_CHAIN_SQL } from './sql/chain-facts.sql';
 import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
 import { taskEvent, type OutboxTaskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
@@ -51,7 +51,7 @@ interface CreateOutcome {
  * when there is no parent or it was read under the lock.
  */
 interface ChainLink {
-  parent: { id: string; rootTaskId: string; chain: ParentChain; trace: HandoffTrace | null } | null;
+  parent: { id: string; rootTaskId: string; lockKey: number; chain: ParentChain; trace: HandoffTrace | null } | null;
   depth: number;
   treeSizeSeen: number | null;
 }
@@ -63,6 +63,7 @@ interface ChainFactsRow {
   recipient_handle: string;
   trace_id: string | null;
   trace_span_id: string | null;
+  lock_key: number;
   senders: string[] | null;
   root_created_at: Date | null;
   tree_size: number;
@@ -70,7 +71,7 @@ interface ChainFactsRow {
   pair_oldest: Date | null;
 }
 
-type ParentRow = Pick<ChainFactsRow, 'id' | 'root_task_id' | 'depth' | 'recipient_handle' | 'trace_id' | 'trace_span_id'> & { id: string };
+type ParentRow = Pick<ChainFactsRow, 'id' | 'root_task_id' | 'depth' | 'recipient_handle' | 'trace_id' | 'trace_span_id' | 'lock_key'> & { id: string };
 type ChainRow = Pick<ChainFactsRow, 'senders' | 'root_created_at' | 'tree_size' | 'pair_count' | 'pair_oldest'>;
 
 /** A create the chain bounds refused: the error every binding renders, nothing written. */
@@ -101,6 +102,7 @@ function decideLink(
       : {
           id: parentRow.id,
           rootTaskId: parentRow.root_task_id,
+          lockKey: parentRow.lock_key,
           trace: handoffTraceOf(parentRow),
           chain: {
             senders: chain.senders ?? [],
@@ -174,8 +176,9 @@ async function rootLink(client: pg.Pool | pg.PoolClient, request: SendRequest, l
  * behind the chain's lock (and the context's), a refusal rolling it back having written nothing.
  *
  * Round trips: a root, two (its facts, its create). A named parent: BEGIN, the facts with the
- * lock, the create, COMMIT. A parent found by the trace: the facts on the pool, then BEGIN, the
- * lock, the create, COMMIT (a create with a `traceparent` that finds no parent stays at two).
+ * lock, the create, COMMIT. A parent found by the trace: the facts on the pool, then BEGIN with the
+ * lock (one message), the create, COMMIT (a create with a `traceparent` that finds no parent stays
+ * at two).
  *
  * Why the facts may be read before the lock is granted (in the same statement, or before the
  * transaction): of what the rules read, only the chain's tree size (the budget) is serialised by
@@ -204,11 +207,10 @@ async function runCreate(
   }
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
     if (link) {
-      const rootTaskId = (link.parent as NonNullable<ChainLink['parent']>).rootTaskId;
-      await client.query({ name: 'tasks-lock-chain', text: LOCK_CHAIN_SQL, values: [rootTaskId] });
+      await client.query(beginOnChainLock((link.parent as NonNullable<ChainLink['parent']>).lockKey));
     } else {
+      await client.query('BEGIN');
       link = named || request.caller_trace_id ? await linkChain(client, request, limits, now, true) : await rootLink(client, request, limits, now);
     }
     if (inContext) await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [request.context_id] });
@@ -242,6 +244,7 @@ async function relinkLocked(client: pg.PoolClient, request: SendRequest, limits:
   const parentRow: ParentRow = {
     id: parent.id,
     root_task_id: parent.rootTaskId,
+    lock_key: parent.lockKey,
     depth: parent.chain.depth,
     recipient_handle: parent.chain.recipient,
     trace_id: parent.trace?.traceId ?? null,

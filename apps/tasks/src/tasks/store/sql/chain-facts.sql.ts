@@ -36,6 +36,12 @@ const PAIR_COUNT = (sender: string, recipient: string, since: string, cap: strin
     ORDER BY t."created_at" LIMIT ${cap}
   ) r`;
 
+/**
+ * The key of the lock that serialises the creates of the chain of root `root` (an advisory lock
+ * held to the end of the transaction).
+ */
+export const CHAIN_LOCK_KEY = (root: string): string => `hashtext('tasks.chain:' || ${root})`;
+
 /** The chain's size: its root (which stores no root) and the handoffs below it. */
 const TREE_SIZE = (root: string): string =>
   `((SELECT count(*) FROM "tasks"."tasks" n WHERE n."root_task_id" = ${root}) + (SELECT count(*) FROM "tasks"."tasks" r WHERE r."id" = ${root}))::int`;
@@ -46,7 +52,7 @@ const TREE_SIZE = (root: string): string =>
  * from it); else, when `$3` is empty, the handoff of trace `$1` that TRACE_PARENT_SQL chooses),
  * with its chain's root (itself when it is one); the senders from the root down to the parent,
  * the root's creation and the tree's size; the pair count (PAIR_COUNT, `$2` to `$4` after `$5`,
- * at most `$6`); and, when `$7`, the chain's lock taken (to the end of the transaction). Without a
+ * at most `$6`); the key of the chain's lock (CHAIN_LOCK_KEY) and, when `$7`, the lock taken (to the end of the transaction). Without a
  * parent the chain's columns are null, and nothing is locked.
  *
  * The named ids are looked up by the primary key alone, in a materialized step that no other
@@ -67,9 +73,10 @@ WITH RECURSIVE named AS MATERIALIZED (
 ), parent AS (
   SELECT t."id", COALESCE(t."root_task_id", t."id") AS "root_task_id", t."depth", t."recipient_handle", t."trace_id", t."trace_span_id"
   FROM "tasks"."tasks" t WHERE t."id" = (SELECT f."id" FROM found f LIMIT 1)
+), keyed AS (
+  SELECT p.*, ${CHAIN_LOCK_KEY('p."root_task_id"')} AS "lock_key" FROM parent p
 ), locked AS (
-  SELECT p.*, CASE WHEN $7::boolean THEN pg_advisory_xact_lock(hashtext('tasks.chain:' || p."root_task_id")) IS NULL ELSE false END AS "locked"
-  FROM parent p
+  SELECT k.*, CASE WHEN $7::boolean THEN pg_advisory_xact_lock(k."lock_key") IS NULL ELSE false END AS "locked" FROM keyed k
 ), ancestors AS (
   SELECT t."id", t."parent_task_id", t."sender_handle", t."depth" FROM "tasks"."tasks" t, locked l WHERE t."id" = l."id"
   UNION ALL
@@ -77,7 +84,7 @@ WITH RECURSIVE named AS MATERIALIZED (
   FROM "tasks"."tasks" p JOIN ancestors a ON p."id" = a."parent_task_id"
 ), pair AS (${PAIR_COUNT('$2', '$4', '$5', '$6')}
 )
-SELECT l."id", l."root_task_id", l."depth", l."recipient_handle", l."trace_id", l."trace_span_id", l."locked",
+SELECT l."id", l."root_task_id", l."depth", l."recipient_handle", l."trace_id", l."trace_span_id", l."lock_key", l."locked",
   (SELECT array_agg(a."sender_handle" ORDER BY a."depth") FROM ancestors a) AS "senders",
   (SELECT r."created_at" FROM "tasks"."tasks" r WHERE r."id" = l."root_task_id") AS "root_created_at",
   CASE WHEN l."id" IS NOT NULL THEN ${TREE_SIZE('l."root_task_id"')} END AS "tree_size",
@@ -85,10 +92,15 @@ SELECT l."id", l."root_task_id", l."depth", l."recipient_handle", l."trace_id", 
 FROM pair LEFT JOIN locked l ON true`;
 
 /**
- * The chain's lock (to the end of the transaction), for a create whose chain facts were read
- * before its transaction began (its parent found by its trace).
+ * Opens a transaction holding the lock of the chain whose key CHAIN_FACTS_SQL answered (`lock_key`),
+ * for a create whose facts were read before (its parent found by its trace): both statements in
+ * one message, one round trip. The message carries no parameters (a message of several
+ * statements cannot), so the key, an integer, is written into it, and anything else refused.
  */
-export const LOCK_CHAIN_SQL = `SELECT pg_advisory_xact_lock(hashtext('tasks.chain:' || $1))`;
+export function beginOnChainLock(lockKey: number): string {
+  if (!Number.isSafeInteger(lockKey)) throw new TypeError(`A chain's lock key is an integer, not ${String(lockKey)}`);
+  return `BEGIN; SELECT pg_advisory_xact_lock(${lockKey}::bigint)`;
+}
 
 /**
  * The chain above and around parent `$1` of root `$2`, read after its lock: the senders from the
