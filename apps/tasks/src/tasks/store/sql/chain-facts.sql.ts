@@ -42,6 +42,15 @@ const PAIR_COUNT = (sender: string, recipient: string, since: string, cap: strin
  */
 export const CHAIN_LOCK_KEY = (root: string): string => `hashtext('tasks.chain:' || ${root})`;
 
+/**
+ * The recursive step of a chain's `ancestors`: each one's parent, by the primary key one at a time
+ * (a LIMIT, never a join the statistics could turn into a scan).
+ */
+const ANCESTOR_STEP = `SELECT p."id", p."parent_task_id", p."sender_handle", p."depth"
+  FROM ancestors a CROSS JOIN LATERAL (
+    SELECT q."id", q."parent_task_id", q."sender_handle", q."depth" FROM "tasks"."tasks" q WHERE q."id" = a."parent_task_id" LIMIT 1
+  ) p`;
+
 /** The chain's size: its root (which stores no root) and the handoffs below it. */
 const TREE_SIZE = (root: string): string =>
   `((SELECT count(*) FROM "tasks"."tasks" n WHERE n."root_task_id" = ${root}) + (SELECT count(*) FROM "tasks"."tasks" r WHERE r."id" = ${root}))::int`;
@@ -52,22 +61,28 @@ const TREE_SIZE = (root: string): string =>
  * from it); else, when `$3` is empty, the handoff of trace `$1` that TRACE_PARENT_SQL chooses),
  * with its chain's root (itself when it is one); the senders from the root down to the parent,
  * the root's creation and the tree's size; the pair count (PAIR_COUNT, `$2` to `$4` after `$5`,
- * at most `$6`); the key of the chain's lock (CHAIN_LOCK_KEY) and, when `$7`, the lock taken (to the end of the transaction). Without a
- * parent the chain's columns are null, and nothing is locked.
+ * at most `$6`); the key of the chain's lock (CHAIN_LOCK_KEY) and, when `$7`, the lock taken (to
+ * the end of the transaction). Without a parent the chain's columns are null, and nothing is
+ * locked.
  *
- * The named ids are looked up by the primary key alone, in a materialized step that no other
- * condition is pushed into, so the plan is the key's whatever the statistics say of the caller's
- * handoffs (compared as the key's type, `char(26)`: compared as text the key could not serve). The facts are read from the statement's snapshot, taken before the lock was granted:
- * the create checks that the tree's size has not moved since (CREATE_TASK_SQL, `$39`).
+ * Each named id is looked up by the primary key alone, one at a time (a LIMIT that no other
+ * condition is pushed into, and that cannot be turned into a join), so the plan is the key's
+ * whatever the statistics say of the caller's handoffs or of the table's size (compared as the
+ * key's type, `char(26)`: compared as text the key could not serve). The facts are read from the
+ * statement's snapshot, taken before the lock was granted: the create checks that the tree's size
+ * has not moved since (CREATE_TASK_SQL, `$39`).
  */
 export const CHAIN_FACTS_SQL = `
-WITH RECURSIVE named AS MATERIALIZED (
-  SELECT t."id", t."root_task_id", t."depth", t."recipient_handle", t."trace_id", t."trace_span_id", t."sender_id", t."recipient_id", t."hidden_from_recipient"
-  FROM "tasks"."tasks" t WHERE t."id" = ANY($3::bpchar[])
+WITH RECURSIVE named AS (
+  SELECT t.*, c."position"
+  FROM unnest($3::bpchar[]) WITH ORDINALITY AS c("id", "position")
+  CROSS JOIN LATERAL (
+    SELECT t."id", t."sender_id", t."recipient_id", t."hidden_from_recipient" FROM "tasks"."tasks" t WHERE t."id" = c."id" LIMIT 1
+  ) t
 ), found AS (
   (SELECT n."id" FROM named n
    WHERE n."sender_id" = $2 OR (n."recipient_id" = $2 AND NOT n."hidden_from_recipient")
-   ORDER BY array_position($3::bpchar[], n."id") LIMIT 1)
+   ORDER BY n."position" LIMIT 1)
   UNION ALL
   (${TRACE_PARENT_SQL})
 ), parent AS (
@@ -80,8 +95,7 @@ WITH RECURSIVE named AS MATERIALIZED (
 ), ancestors AS (
   SELECT t."id", t."parent_task_id", t."sender_handle", t."depth" FROM "tasks"."tasks" t, locked l WHERE t."id" = l."id"
   UNION ALL
-  SELECT p."id", p."parent_task_id", p."sender_handle", p."depth"
-  FROM "tasks"."tasks" p JOIN ancestors a ON p."id" = a."parent_task_id"
+  ${ANCESTOR_STEP}
 ), pair AS (${PAIR_COUNT('$2', '$4', '$5', '$6')}
 )
 SELECT l."id", l."root_task_id", l."depth", l."recipient_handle", l."trace_id", l."trace_span_id", l."lock_key", l."locked",
@@ -112,8 +126,7 @@ export const PARENT_CHAIN_SQL = `
 WITH RECURSIVE ancestors AS (
   SELECT t."id", t."parent_task_id", t."sender_handle", t."depth" FROM "tasks"."tasks" t WHERE t."id" = $1
   UNION ALL
-  SELECT p."id", p."parent_task_id", p."sender_handle", p."depth"
-  FROM "tasks"."tasks" p JOIN ancestors a ON p."id" = a."parent_task_id"
+  ${ANCESTOR_STEP}
 ), pair AS (${PAIR_COUNT('$3', '$4', '$5', '$6')}
 )
 SELECT (SELECT array_agg(a."sender_handle" ORDER BY a."depth") FROM ancestors a) AS "senders",
