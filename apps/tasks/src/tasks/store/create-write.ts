@@ -146,8 +146,8 @@ async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, 
     ],
   });
   const row = rows[0];
-  // A named task the sender takes no part in is answered as one that does not exist; one its
-  // trace found that it may no longer see (held from it since) leaves the handoff a root.
+  // A named task the sender takes no part in is answered as one that does not exist; a trace
+  // whose handoffs the sender took no part in (or may no longer see) leaves the handoff a root.
   if (named.length > 0 && row.id === null) throw new RelayError('thread_not_found', 'Task not found', { field: 'parent_task_ids' });
   return decideLink(request, limits, now, row.id === null ? null : (row as ParentRow), row, row.tree_size);
 }
