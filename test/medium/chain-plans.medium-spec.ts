@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type pg from 'pg';
-import { CHAIN_FACTS_SQL } from '../../apps/tasks/src/tasks/store/sql/chain-facts.sql';
+import { CHAIN_FACTS_SQL, PAIR_RECENT_SQL } from '../../apps/tasks/src/tasks/store/sql/chain-facts.sql';
 import { createTask, openTasksDatabase, participant, type TasksDatabase } from './support/tasks-database';
 
 interface PlanNode {
@@ -120,5 +120,33 @@ describe("the plan of a linked create's chain read, whatever the statistics", ()
     }
     // A few index levels more at most: the read does not scan the caller's history.
     for (const [small, large] of Object.values(reads)) expect(large).toBeLessThanOrEqual(small + 10);
+  });
+
+  it("counts a pair's handoffs of the last minute up to the pair's limit and no further, keeping the oldest", async () => {
+    const recipient = participant('pair-recipient');
+    await client.query(
+      `INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "recipient_id", "recipient_handle", "recipient_name",
+                                  "summary", "created_at", "updated_at", "status_timestamp")
+       SELECT '00' || $3::text || '9' || lpad(i::text, 17, '0'), 'chain-pair-ctx-' || $3::text || '-' || i, $1, 'pair-sender@plan', 'Sender',
+              $2, 'pair-recipient@plan', 'Recipient', 'Echo ' || i,
+              now() - make_interval(secs => i), now(), now()
+         FROM generate_series(1, 50) AS i`,
+      [caller.id, recipient.id, tag],
+    );
+    const values = [caller.id, recipient.id, new Date(Date.now() - 60_000), 30];
+    const { rows } = await client.query<{ count: number; oldest: Date }>(PAIR_RECENT_SQL, values);
+    const [{ oldest }] = (
+      await client.query<{ oldest: Date }>(`SELECT min("created_at") AS "oldest" FROM "tasks"."tasks" WHERE "sender_id" = $1 AND "recipient_id" = $2`, [
+        caller.id,
+        recipient.id,
+      ])
+    ).rows;
+    expect(rows).toEqual([{ count: 30, oldest }]);
+    const { rows: plans } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode & { 'Actual Rows': number } }> }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${PAIR_RECENT_SQL}`,
+      values,
+    );
+    const scans = nodes(plans[0]['QUERY PLAN'][0].Plan).filter((node) => node['Relation Name'] === 'tasks') as Array<PlanNode & { 'Actual Rows': number }>;
+    expect(scans.map((scan) => scan['Actual Rows'])).toEqual([30]);
   });
 });
