@@ -20,7 +20,7 @@ import { TASK_EVENTS_PAGE_LIMIT, TASK_LIMITS } from '@app/contracts';
 import { listQuery } from '../../apps/tasks/src/tasks/store/list-query';
 import { INBOX_EVENTS_AFTER_SQL } from '../../apps/tasks/src/tasks/store/task-event-replay';
 import { readTask } from '../../apps/tasks/src/tasks/store/read-query';
-import { PAIR_RECENT_SQL, PARENT_CHAIN_SQL, PARENT_TASK_SQL, TRACE_PARENT_SQL } from '../../apps/tasks/src/tasks/store/sql/chain-facts.sql';
+import { CHAIN_FACTS_SQL, PAIR_RECENT_SQL, PARENT_CHAIN_SQL, TRACE_PARENT_SQL } from '../../apps/tasks/src/tasks/store/sql/chain-facts.sql';
 import {
   baselineGet,
   baselineSendMessage,
@@ -472,11 +472,23 @@ export class Bench {
   private async explainChainReads(root: { taskId: string; traceId: string }): Promise<void> {
     const { sender, recipient } = this.relay.pairs[0];
     const minuteAgo = new Date(Date.now() - 60_000);
+    // The pair limit the bench gives the relay (RELAY_PAIR_HANDOFFS_PER_MINUTE in relay-bench.ts).
+    const pairLimit = 100_000;
     const statements: Record<string, { text: string; values: unknown[] }> = {
-      'parent (PARENT_TASK_SQL)': { text: PARENT_TASK_SQL, values: [[root.taskId], sender.id] },
-      'chain facts (PARENT_CHAIN_SQL)': { text: PARENT_CHAIN_SQL, values: [root.taskId, root.taskId, sender.id, recipient.id, minuteAgo] },
-      'parent by trace (TRACE_PARENT_SQL)': { text: TRACE_PARENT_SQL, values: [root.traceId, sender.id] },
-      'pair of an unlinked create (PAIR_RECENT_SQL)': { text: PAIR_RECENT_SQL, values: [sender.id, recipient.id, minuteAgo] },
+      'parent and chain facts, locked (CHAIN_FACTS_SQL)': {
+        text: CHAIN_FACTS_SQL,
+        values: [null, sender.id, [root.taskId], recipient.id, minuteAgo, pairLimit, true],
+      },
+      'parent by trace and chain facts (CHAIN_FACTS_SQL)': {
+        text: CHAIN_FACTS_SQL,
+        values: [root.traceId, sender.id, [], recipient.id, minuteAgo, pairLimit, false],
+      },
+      'chain facts read again under the lock (PARENT_CHAIN_SQL)': {
+        text: PARENT_CHAIN_SQL,
+        values: [root.taskId, root.taskId, sender.id, recipient.id, minuteAgo, pairLimit],
+      },
+      'parent by trace alone (TRACE_PARENT_SQL)': { text: TRACE_PARENT_SQL, values: [root.traceId, sender.id] },
+      'pair of an unlinked create (PAIR_RECENT_SQL)': { text: PAIR_RECENT_SQL, values: [sender.id, recipient.id, minuteAgo, pairLimit] },
     };
     for (const [name, statement] of Object.entries(statements)) this.chainPlans[name] = await this.explainStatement(statement);
   }

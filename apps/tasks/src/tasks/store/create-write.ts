@@ -7,7 +7,6 @@ import {
   decideToolPrompts,
   RelayError,
   TASK_LIMITS,
-  type ChainFacts,
   type ChainLimits,
   type ChainRefusal,
   type HoldCandidate,
@@ -21,7 +20,7 @@ import type { OutboxRow } from '../../outbox/committed-events';
 import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
-import { PAIR_RECENT_SQL, PARENT_CHAIN_SQL, PARENT_TASK_SQL, TRACE_PARENT_SQL } from './sql/chain-facts.sql';
+import { beginOnChainLock, CHAIN_FACTS_SQL, PAIR_RECENT_SQL, PARENT_CHAIN_SQL } from './sql/chain-facts.sql';
 import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
 import { taskEvent, type OutboxTaskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
@@ -42,34 +41,38 @@ interface CreateOutcome {
   context_total: number;
   context_mine: number;
   event_position: string | null;
-}
-
-/** Where a new task sits in its chain: its parent and root (null: it is a root) and depth, and the parent's chain for the rules. */
-interface ChainLink {
-  parent: { id: string; rootTaskId: string; chain: ParentChain; trace: HandoffTrace | null } | null;
-  depth: number;
+  tree_moved: boolean;
 }
 
 /**
- * The parents a create may serve, in order: those it names; else, when its call carried a
- * `traceparent`, the handoff of that trace it received (or sent), found by one indexed read
- * (docs/chains.md). `byTrace`: the parent was not named, so losing it is no error.
+ * Where a new task sits in its chain: its parent and root (null: it is a root) and depth, and the
+ * parent's chain for the rules; `treeSizeSeen`: the chain's tree size the rules decided from when
+ * it was read before the chain's lock was granted (the create then checks it has not moved), null
+ * when there is no parent or it was read under the lock.
  */
-interface ParentCandidates {
-  ids: string[];
-  byTrace: boolean;
+interface ChainLink {
+  parent: { id: string; rootTaskId: string; lockKey: number; chain: ParentChain; trace: HandoffTrace | null } | null;
+  depth: number;
+  treeSizeSeen: number | null;
 }
 
-async function parentCandidates(pool: pg.Pool, request: SendRequest): Promise<ParentCandidates> {
-  const named = request.parent_task_ids ?? [];
-  if (named.length > 0 || !request.caller_trace_id) return { ids: named, byTrace: false };
-  const { rows } = await pool.query<{ id: string }>({
-    name: 'tasks-chain-trace-parent',
-    text: TRACE_PARENT_SQL,
-    values: [request.caller_trace_id, request.caller.id],
-  });
-  return { ids: rows.map((row) => row.id), byTrace: true };
+interface ChainFactsRow {
+  id: string | null;
+  root_task_id: string;
+  depth: number;
+  recipient_handle: string;
+  trace_id: string | null;
+  trace_span_id: string | null;
+  lock_key: number;
+  senders: string[] | null;
+  root_created_at: Date | null;
+  tree_size: number;
+  pair_count: number;
+  pair_oldest: Date | null;
 }
+
+type ParentRow = Pick<ChainFactsRow, 'id' | 'root_task_id' | 'depth' | 'recipient_handle' | 'trace_id' | 'trace_span_id' | 'lock_key'> & { id: string };
+type ChainRow = Pick<ChainFactsRow, 'senders' | 'root_created_at' | 'tree_size' | 'pair_count' | 'pair_oldest'>;
 
 /** A create the chain bounds refused: the error every binding renders, nothing written. */
 export function chainRefusalError(refusal: ChainRefusal, parent: { id: string; rootTaskId: string } | null): RelayError {
@@ -82,84 +85,111 @@ export function chainRefusalError(refusal: ChainRefusal, parent: { id: string; r
   });
 }
 
-/**
- * Loads what the chain rules decide from (the parent the sender names and its chain, the pair's
- * handoffs of the last minute), holding the chain's lock when there is a parent, and lets them
- * decide (docs/chains.md). Throws the refusal; the caller's transaction then writes nothing.
- */
-async function linkChain(
-  client: pg.Pool | pg.PoolClient,
+/** The chain rules' decision on a create from its parent (null: a root) and facts; throws the refusal. */
+function decideLink(
   request: SendRequest,
-  candidates: ParentCandidates,
   limits: ChainLimits,
   now: Date,
-): Promise<ChainLink> {
+  parentRow: ParentRow | null,
+  chain: ChainRow,
+  treeSizeSeen: number | null,
+): ChainLink {
   const sender = request.caller;
   const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
-  let parent: ChainLink['parent'] = null;
-  let pairLastMinute: ChainFacts['pairLastMinute'] | null = null;
-  const row =
-    candidates.ids.length === 0
-      ? undefined
-      : (
-          await client.query<{
-            id: string;
-            root_task_id: string;
-            depth: number;
-            recipient_handle: string;
-            trace_id: string | null;
-            trace_span_id: string | null;
-          }>({ name: 'tasks-chain-parent', text: PARENT_TASK_SQL, values: [candidates.ids, sender.id] })
-        ).rows[0];
-  // A named task the sender takes no part in is answered as one that does not exist; one its
-  // trace found that it may no longer see (held from it since) leaves the handoff a root.
-  if (candidates.ids.length > 0 && !row && !candidates.byTrace) throw new RelayError('thread_not_found', 'Task not found', { field: 'parent_task_ids' });
-  if (row) {
-    const facts = await client.query<{
-      senders: string[] | null;
-      root_created_at: Date | null;
-      tree_size: number;
-      pair_count: number;
-      pair_oldest: Date | null;
-    }>({
-      name: 'tasks-chain-facts',
-      text: PARENT_CHAIN_SQL,
-      values: [row.id, row.root_task_id, sender.id, recipient.id, new Date(now.getTime() - 60_000)],
-    });
-    const chain = facts.rows[0];
-    pairLastMinute = { count: chain.pair_count, oldest: chain.pair_oldest };
-    parent = {
-      id: row.id,
-      rootTaskId: row.root_task_id,
-      trace: handoffTraceOf(row),
-      chain: {
-        senders: chain.senders ?? [],
-        recipient: row.recipient_handle,
-        depth: row.depth,
-        rootTaskId: row.root_task_id,
-        rootCreatedAt: chain.root_created_at ?? now,
-        treeSize: chain.tree_size,
-      },
-    };
-  }
-  pairLastMinute ??= (
-    await client.query<{ count: number; oldest: Date | null }>({
-      name: 'tasks-pair-recent',
-      text: PAIR_RECENT_SQL,
-      values: [sender.id, recipient.id, new Date(now.getTime() - 60_000)],
-    })
-  ).rows[0];
+  const parent: ChainLink['parent'] =
+    parentRow === null
+      ? null
+      : {
+          id: parentRow.id,
+          rootTaskId: parentRow.root_task_id,
+          lockKey: parentRow.lock_key,
+          trace: handoffTraceOf(parentRow),
+          chain: {
+            senders: chain.senders ?? [],
+            recipient: parentRow.recipient_handle,
+            depth: parentRow.depth,
+            rootTaskId: parentRow.root_task_id,
+            rootCreatedAt: chain.root_created_at ?? now,
+            treeSize: chain.tree_size,
+          },
+        };
   const candidate = { sender: sender.handle, recipient: recipient.handle, now };
+  const pairLastMinute = { count: chain.pair_count, oldest: chain.pair_oldest };
   const refusal = decideChain(limits, candidate, { parent: parent?.chain ?? null, pairLastMinute });
   if (refusal) throw chainRefusalError(refusal, parent);
-  return { parent, depth: chainPlace(candidate, parent?.chain ?? null).depth };
+  return { parent, depth: chainPlace(candidate, parent?.chain ?? null).depth, treeSizeSeen: parent ? treeSizeSeen : null };
+}
+
+const minuteBefore = (now: Date): Date => new Date(now.getTime() - 60_000);
+
+/**
+ * Loads in one statement what the chain rules decide a create from (docs/chains.md): its parent
+ * (the first it names that it takes part in; else, when its call carried a `traceparent`, the
+ * handoff of that trace it received or sent), the parent's chain and the pair's handoffs of the
+ * last minute; with `lock`, taking the chain's lock in the caller's transaction. Then lets the
+ * rules decide, throwing the refusal. The facts come from the statement's snapshot, so the
+ * returned link carries the tree size they saw, for the create to check under the lock.
+ */
+async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, limits: ChainLimits, now: Date, lock: boolean): Promise<ChainLink> {
+  const named = request.parent_task_ids ?? [];
+  const { rows } = await client.query<ChainFactsRow>({
+    name: 'tasks-chain-facts',
+    text: CHAIN_FACTS_SQL,
+    values: [
+      named.length > 0 ? null : (request.caller_trace_id ?? null),
+      request.caller.id,
+      named,
+      (request.recipient as NonNullable<SendRequest['recipient']>).id,
+      minuteBefore(now),
+      limits.pairPerMinute,
+      lock,
+    ],
+  });
+  const row = rows[0];
+  // A named task the sender takes no part in is answered as one that does not exist; a trace
+  // whose handoffs the sender took no part in (or may no longer see) leaves the handoff a root.
+  if (named.length > 0 && row.id === null) throw new RelayError('thread_not_found', 'Task not found', { field: 'parent_task_ids' });
+  return decideLink(request, limits, now, row.id === null ? null : (row as ParentRow), row, row.tree_size);
+}
+
+/** The link of a create that names no parent and carries no trace: a root, by the pair count alone. */
+async function rootLink(client: pg.Pool | pg.PoolClient, request: SendRequest, limits: ChainLimits, now: Date): Promise<ChainLink> {
+  const { rows } = await client.query<{ count: number; oldest: Date | null }>({
+    name: 'tasks-pair-recent',
+    text: PAIR_RECENT_SQL,
+    values: [request.caller.id, (request.recipient as NonNullable<SendRequest['recipient']>).id, minuteBefore(now), limits.pairPerMinute],
+  });
+  return decideLink(
+    request,
+    limits,
+    now,
+    null,
+    { senders: null, root_created_at: null, tree_size: 0, pair_count: rows[0].count, pair_oldest: rows[0].oldest },
+    null,
+  );
 }
 
 /**
- * Runs a create: the chain's facts and rules, then the create statement, in one transaction
- * behind the chain's lock (a create with a parent) and the context's lock (a create that joins a
- * named context); a refusal rolls it back having written nothing. A create with neither runs its
- * two statements on the pool, the create one committed on its own.
+ * Runs a create: the chain's facts and rules, then the create statement (docs/chains.md). A
+ * create that joins no named context runs on the pool, its create statement committed on its own,
+ * unless it has a parent: then, and for a create that claims a named context, in one transaction
+ * behind the chain's lock (and the context's), a refusal rolling it back having written nothing.
+ *
+ * Round trips: a root, two (its facts, its create). A named parent: BEGIN, the facts with the
+ * lock, the create, COMMIT. A parent found by the trace: the facts on the pool, then BEGIN with the
+ * lock (one message), the create, COMMIT (a create with a `traceparent` that finds no parent stays
+ * at two).
+ *
+ * Why the facts may be read before the lock is granted (in the same statement, or before the
+ * transaction): of what the rules read, only the chain's tree size (the budget) is serialised by
+ * the lock; the parent's place, its ancestors and the root's age do not change, and the pair count
+ * is read without a lock anyway. Every create that adds to a tree holds the tree's lock from
+ * before its insert until its commit, and a commit is visible before its locks are released. So
+ * the create statement, which starts after this create's lock was granted, sees every handoff
+ * the tree will hold until this create commits: it writes nothing and answers `tree_moved` when
+ * the size differs from the one the rules saw, and the facts are then read again (under the lock
+ * now, so final) and decided again. Two creates racing for a budget's last place thus never both
+ * pass; the loser re-reads and is refused.
  */
 async function runCreate(
   pool: pg.Pool,
@@ -168,25 +198,59 @@ async function runCreate(
   now: Date,
   statement: (link: ChainLink) => pg.QueryConfig,
 ): Promise<CreateOutcome> {
-  const candidates = await parentCandidates(pool, request);
-  if (candidates.ids.length === 0 && request.context_id === undefined) {
-    const link = await linkChain(pool, request, candidates, limits, now);
-    return (await pool.query<CreateOutcome>(statement(link))).rows[0];
+  const named = (request.parent_task_ids ?? []).length > 0;
+  const inContext = request.context_id !== undefined;
+  let link: ChainLink | undefined;
+  if (!named && !inContext) {
+    link = request.caller_trace_id ? await linkChain(pool, request, limits, now, false) : await rootLink(pool, request, limits, now);
+    if (link.parent === null) return (await pool.query<CreateOutcome>(statement(link))).rows[0];
   }
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    const link = await linkChain(client, request, candidates, limits, now);
-    if (request.context_id !== undefined) await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [request.context_id] });
-    const { rows } = await client.query<CreateOutcome>(statement(link));
+    if (link) {
+      await client.query(beginOnChainLock((link.parent as NonNullable<ChainLink['parent']>).lockKey));
+    } else {
+      await client.query('BEGIN');
+      link = named || request.caller_trace_id ? await linkChain(client, request, limits, now, true) : await rootLink(client, request, limits, now);
+    }
+    if (inContext) await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [request.context_id] });
+    let outcome = (await client.query<CreateOutcome>(statement(link))).rows[0];
+    if (outcome.tree_moved) outcome = (await client.query<CreateOutcome>(statement(await relinkLocked(client, request, limits, now, link)))).rows[0];
     await client.query('COMMIT');
-    return rows[0];
+    return outcome;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
     client.release();
   }
+}
+
+/** The link decided again from the parent's chain read under its lock (its tree moved since the first read). */
+async function relinkLocked(client: pg.PoolClient, request: SendRequest, limits: ChainLimits, now: Date, link: ChainLink): Promise<ChainLink> {
+  const parent = link.parent as NonNullable<ChainLink['parent']>;
+  const { rows } = await client.query<ChainRow>({
+    name: 'tasks-chain-parent-facts',
+    text: PARENT_CHAIN_SQL,
+    values: [
+      parent.id,
+      parent.rootTaskId,
+      request.caller.id,
+      (request.recipient as NonNullable<SendRequest['recipient']>).id,
+      minuteBefore(now),
+      limits.pairPerMinute,
+    ],
+  });
+  const parentRow: ParentRow = {
+    id: parent.id,
+    root_task_id: parent.rootTaskId,
+    lock_key: parent.lockKey,
+    depth: parent.chain.depth,
+    recipient_handle: parent.chain.recipient,
+    trace_id: parent.trace?.traceId ?? null,
+    trace_span_id: parent.trace?.spanId ?? null,
+  };
+  return decideLink(request, limits, now, parentRow, rows[0], null);
 }
 
 /** What the rules of the recipient's trust policy see of a handoff: what it says about itself (sender, intent, artifacts, proposed action). */
@@ -356,6 +420,7 @@ export async function createTask(
         task.trace_id,
         task.trace_span_id,
         task.root_sender_handle,
+        link.treeSizeSeen,
       ],
     };
   });
