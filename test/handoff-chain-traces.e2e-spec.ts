@@ -111,8 +111,11 @@ describe.each([
       [root.id, root.id, 1],
       [rows[1].id, root.id, 2],
     ]);
-    expect(bobAgent.handedOn).toEqual([rows[1].id]);
-    expect(carolAgent.handedOn).toEqual([rows[2].id]);
+    // Each agent hears its hand-on answered after the relay stored it.
+    await eventually(() => {
+      expect(bobAgent.handedOn).toEqual([rows[1].id]);
+      expect(carolAgent.handedOn).toEqual([rows[2].id]);
+    }, 30_000);
     // The chain keeps its root's trace id.
     const traceId = rows[0].trace_id;
     expect(rows.map((row) => row.trace_id)).toEqual([traceId, traceId, traceId]);
@@ -163,6 +166,45 @@ describe.each([
     // The first call, Alice's, is the trace's root.
     const rootSpans = relaySpans.filter((span) => span.parentSpanContext === undefined);
     expect(rootSpans.map((span) => `${serviceOf(span)} ${span.kind}`)).toEqual([`agentrelay-edge ${SpanKind.SERVER}`]);
+  }, 120_000);
+
+  it('links the same chain A → B → C → D by the referenceTaskIds the upstream agents name, with no trace context on their calls', async () => {
+    const suffix = randomUUID().slice(0, 4);
+    const alice = await registerAgent(relay, { handle: `alice-${suffix}@${org}`, name: 'alice' });
+    const dave = await registerAgent(relay, { handle: `dave-${suffix}@${org}`, name: 'dave' });
+    const bobAgent = await startTracedUpstreamAgent('upstream-bob-ref', exporter);
+    const carolAgent = await startTracedUpstreamAgent('upstream-carol-ref', exporter);
+    upstreams.push(bobAgent, carolAgent);
+    const bob = await registerUpstream(`bob-${suffix}`, bobAgent);
+    const carol = await registerUpstream(`carol-${suffix}`, carolAgent);
+    bobAgent.handOnTo({ relayUrl: relay.url, recipient: carol.agent.handle, apiKey: bob.api_key, link: 'reference' });
+    carolAgent.handOnTo({ relayUrl: relay.url, recipient: dave.agent.handle, apiKey: carol.api_key, link: 'reference' });
+
+    const aliceToBob = await senderClient(relay, alice, bob.agent.handle);
+    const root = (await aliceToBob.sendMessage({
+      tenant: '',
+      message: userMessage('ship the release'),
+      configuration: nonBlocking,
+      metadata: undefined,
+    })) as Task;
+
+    const rows = await eventually(async () => {
+      const found = await chainRows(root.id);
+      expect(found.map((row) => row.sender_handle)).toEqual([alice.agent.handle, bob.agent.handle, carol.agent.handle]);
+      return found;
+    }, 60_000);
+    expect(rows.map((row) => [row.parent_task_id, row.root_task_id, row.depth])).toEqual([
+      [null, null, 0],
+      [root.id, root.id, 1],
+      [rows[1].id, root.id, 2],
+    ]);
+    // Each agent hears its hand-on answered after the relay stored it.
+    await eventually(() => {
+      expect(bobAgent.handedOn).toEqual([rows[1].id]);
+      expect(carolAgent.handedOn).toEqual([rows[2].id]);
+    }, 30_000);
+    // Named parents carry the chain's trace on even though the agents' calls carried none.
+    expect(new Set(rows.map((row) => row.trace_id)).size).toBe(1);
   }, 120_000);
 
   it('links only to a handoff the caller took part in, makes one agent’s handoffs in a trace siblings, lets a named parent win, and refuses a loop found by trace', async () => {

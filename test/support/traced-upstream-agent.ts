@@ -32,6 +32,12 @@ export interface HandOn {
   relayUrl: string;
   recipient: string;
   apiKey: string;
+  /**
+   * How the agent names the handoff it works on: by the trace context alone (`trace`, the
+   * default), or (`reference`) as A2A `referenceTaskIds`, the relay task the delivery's metadata
+   * names, with no `traceparent` on its call.
+   */
+  link?: 'trace' | 'reference';
 }
 
 /**
@@ -39,7 +45,8 @@ export interface HandOn {
  * OpenTelemetry instrumentation traces them: a server span per request continuing the caller's
  * W3C `traceparent`, active (through the process's context manager) while the SDK runs the
  * agent; and each call it makes with the official SDK client a client span whose context goes out
- * as `traceparent`. It passes nothing else on: no `referenceTaskIds`, no relay field.
+ * as `traceparent`. It passes nothing else on (no `referenceTaskIds`, no relay field) unless told
+ * to name the relay task it serves instead (`link: 'reference'`).
  */
 export interface TracedUpstreamAgent {
   cardUrl: string;
@@ -73,11 +80,11 @@ function agentMessage(taskId: string, contextId: string, text: string): Message 
 }
 
 /** What instrumentation of an HTTP client does: the active context goes out as `traceparent` on every call. */
-function traceContextInterceptor(apiKey: string): CallInterceptor {
+function traceContextInterceptor(apiKey: string, propagate: boolean): CallInterceptor {
   return {
     async before(args) {
       const carrier: Record<string, string> = {};
-      propagator.inject(context.active(), carrier, defaultTextMapSetter);
+      if (propagate) propagator.inject(context.active(), carrier, defaultTextMapSetter);
       args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, ...carrier, 'X-API-Key': apiKey } };
     },
     async after() {},
@@ -112,13 +119,19 @@ class HandingOnExecutor implements AgentExecutor {
           const factory = new ClientFactory(
             ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
               transports: [new JsonRpcTransportFactory()],
-              clientConfig: { interceptors: [traceContextInterceptor(target.apiKey)] },
+              clientConfig: { interceptors: [traceContextInterceptor(target.apiKey, target.link !== 'reference')] },
             }),
           );
           const client = await factory.createFromUrl(`${target.relayUrl}/a2a/${target.recipient}/`);
+          const served = (received.metadata as { agentrelay?: { task_id?: string } } | undefined)?.agentrelay?.task_id;
+          const message = userMessage(`part of: ${textOf(received)}`);
+          if (target.link === 'reference') {
+            if (!served) throw new Error('the delivery names no relay task in its metadata');
+            message.referenceTaskIds = [served];
+          }
           const sent = await client.sendMessage({
             tenant: '',
-            message: userMessage(`part of: ${textOf(received)}`),
+            message,
             configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
             metadata: undefined,
           });
