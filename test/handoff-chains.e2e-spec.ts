@@ -343,10 +343,18 @@ describe('handoff chains', () => {
   it("applies the recipient's org's bounds over the relay's and under the recipient's trust policy's", async () => {
     const suffix = randomUUID().slice(0, 6);
     const [shallow, roomy] = [`shallow${suffix}`, `roomy${suffix}`];
-    const bad = await request(relay.url).post('/admin/orgs').set(admin).send({ name: shallow, chain: { max_depth: -1 } }).expect(400);
+    const bad = await request(relay.url)
+      .post('/admin/orgs')
+      .set(admin)
+      .send({ name: shallow, chain: { max_depth: -1 } })
+      .expect(400);
     expect(bad.body.error.reason).toBe('invalid_params');
     await request(relay.url).get(`/admin/orgs/${shallow}`).set(admin).expect(404);
-    const created = await request(relay.url).post('/admin/orgs').set(admin).send({ name: shallow, chain: { max_depth: 1 } }).expect(201);
+    const created = await request(relay.url)
+      .post('/admin/orgs')
+      .set(admin)
+      .send({ name: shallow, chain: { max_depth: 1 } })
+      .expect(201);
     expect(created.body.chain).toEqual({ max_depth: 1 });
     const inOrg = (name: string, inside: string) => registerAgent(relay, { handle: `${name}@${inside}`, name });
     const [a1, a2, a3, a4, a5] = await Promise.all(['a1', 'a2', 'a3', 'a4', 'a5'].map((name) => inOrg(name, shallow)));
@@ -370,7 +378,11 @@ describe('handoff chains', () => {
     expect(await chainOf(await handOff(b3, b4, [childB]))).toMatchObject({ depth: 2 });
 
     // A recipient's own policy outranks its org: a5 takes depth 2, a4 still does not.
-    await request(relay.url).put(`/admin/agents/${a5.agent.handle}/trust`).set(admin).send({ chain: { max_depth: 3 } }).expect(200);
+    await request(relay.url)
+      .put(`/admin/agents/${a5.agent.handle}/trust`)
+      .set(admin)
+      .send({ chain: { max_depth: 3 } })
+      .expect(200);
     expect(await chainOf(await handOff(a3, a5, [childA]))).toMatchObject({ depth: 2 });
     expect((await sendV03(a3, a4, 'still too deep', [childA])).body.error).toMatchObject({ data: { reason: 'chain_depth_exceeded', limit: 1 } });
 

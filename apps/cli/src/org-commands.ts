@@ -49,7 +49,8 @@ function chainBounds(text: string): unknown {
   } catch {
     throw usage('--chain-bounds must be a JSON object such as \'{"max_depth": 3}\', or none.');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw usage('--chain-bounds must be a JSON object such as \'{"max_depth": 3}\', or none.');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw usage('--chain-bounds must be a JSON object such as \'{"max_depth": 3}\', or none.');
   return parsed;
 }
 

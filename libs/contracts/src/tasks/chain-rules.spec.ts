@@ -93,7 +93,15 @@ describe('chain rules', () => {
     const policy = { max_depth: 4, refuse_cycles: false };
     expect(chainLimitsWith(relay)).toBe(relay);
     expect(chainLimitsWith(relay, undefined, undefined)).toBe(relay);
-    expect(chainLimitsWith(relay, org)).toEqual({ ...relay, maxDepth: 2, pairPerMinute: 5, cycleAllowedPairs: [['a@x', 'b@x'], ['c@x', 'd@x']] });
+    expect(chainLimitsWith(relay, org)).toEqual({
+      ...relay,
+      maxDepth: 2,
+      pairPerMinute: 5,
+      cycleAllowedPairs: [
+        ['a@x', 'b@x'],
+        ['c@x', 'd@x'],
+      ],
+    });
     // The recipient's policy outranks its org's: its depth wins, the org's pair rate stays, the relay's budget and age stay.
     expect(chainLimitsWith(relay, org, policy)).toEqual({
       maxDepth: 4,
@@ -101,7 +109,10 @@ describe('chain rules', () => {
       maxAgeMinutes: relay.maxAgeMinutes,
       pairPerMinute: 5,
       refuseCycles: false,
-      cycleAllowedPairs: [['a@x', 'b@x'], ['c@x', 'd@x']],
+      cycleAllowedPairs: [
+        ['a@x', 'b@x'],
+        ['c@x', 'd@x'],
+      ],
     });
     // An org that states nothing leaves the policy over the relay alone; a policy that states nothing leaves the org's.
     expect(chainLimitsWith(relay, {}, policy)).toEqual(chainLimitsWith(relay, policy));

@@ -214,7 +214,13 @@ export class A2aMethods implements DialectMethods {
           },
         );
       }
-      const { recipient, hold, tool_prompts: toolPrompts, chain, org_chain: orgChain } = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
+      const {
+        recipient,
+        hold,
+        tool_prompts: toolPrompts,
+        chain,
+        org_chain: orgChain,
+      } = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.tasks(
         () =>

@@ -113,7 +113,7 @@ export class AgentRelayMethods implements DialectMethods {
           ...(hold.length > 0 ? { hold_rules: hold } : {}),
           ...(toolPrompts.length > 0 ? { tool_prompt_rules: toolPrompts } : {}),
           ...(chain && Object.keys(chain).length > 0 ? { chain_policy: chain } : {}),
-              ...(orgChain && Object.keys(orgChain).length > 0 ? { org_chain_policy: orgChain } : {}),
+          ...(orgChain && Object.keys(orgChain).length > 0 ? { org_chain_policy: orgChain } : {}),
           ...(metadata !== undefined ? { metadata } : {}),
           ...(parentTaskId !== undefined ? { parent_task_ids: [parentTaskId] } : {}),
           ...(callerTraceId !== null ? { caller_trace_id: callerTraceId } : {}),
