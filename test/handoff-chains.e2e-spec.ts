@@ -6,6 +6,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { MetricsServer } from '@app/metrics';
 import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, type RegisteredTestAgent } from './support/agents';
+import { eventually } from './support/eventually';
 import { ok, rpc, type Json } from './support/json-rpc';
 import { McpAgent, textOf } from './support/mcp-agent';
 import { parsePrometheusText } from './support/prometheus-text';
@@ -337,6 +338,61 @@ describe('handoff chains', () => {
     expect(await tasksFrom(lead)).toBe(before);
     expect(await storedRows()).toEqual(stored);
     await handOff(reviewer, strict, [root]);
+  });
+
+  it("applies the recipient's org's bounds over the relay's and under the recipient's trust policy's", async () => {
+    const suffix = randomUUID().slice(0, 6);
+    const [shallow, roomy] = [`shallow${suffix}`, `roomy${suffix}`];
+    const bad = await request(relay.url)
+      .post('/admin/orgs')
+      .set(admin)
+      .send({ name: shallow, chain: { max_depth: -1 } })
+      .expect(400);
+    expect(bad.body.error.reason).toBe('invalid_params');
+    await request(relay.url).get(`/admin/orgs/${shallow}`).set(admin).expect(404);
+    const created = await request(relay.url)
+      .post('/admin/orgs')
+      .set(admin)
+      .send({ name: shallow, chain: { max_depth: 1 } })
+      .expect(201);
+    expect(created.body.chain).toEqual({ max_depth: 1 });
+    const inOrg = (name: string, inside: string) => registerAgent(relay, { handle: `${name}@${inside}`, name });
+    const [a1, a2, a3, a4, a5] = await Promise.all(['a1', 'a2', 'a3', 'a4', 'a5'].map((name) => inOrg(name, shallow)));
+    const [b1, b2, b3, b4] = await Promise.all(['b1', 'b2', 'b3', 'b4'].map((name) => inOrg(name, roomy)));
+    expect((await request(relay.url).get(`/admin/orgs/${roomy}`).set(admin).expect(200)).body.chain).toEqual({});
+
+    // The shallow org's agents take nothing deeper than 1, though the relay's maximum is 8.
+    const rootA = await handOff(a1, a2);
+    const childA = await handOff(a2, a3, [rootA]);
+    const before = await tasksFrom(a3);
+    const stored = await storedRows();
+    const deep = await sendV03(a3, a4, 'one level too deep for your org', [childA]);
+    expect(deep.body.error).toMatchObject({ code: -32040, data: { reason: 'chain_depth_exceeded', limit: 1, limit_name: 'max_depth' } });
+    expect((deep.body.error?.data as Json).path).toEqual([a1, a2, a3, a4].map((entry) => entry.agent.handle));
+    expect(await tasksFrom(a3)).toBe(before);
+    expect(await storedRows()).toEqual(stored);
+
+    // Another org's agents keep the relay's default.
+    const rootB = await handOff(b1, b2);
+    const childB = await handOff(b2, b3, [rootB]);
+    expect(await chainOf(await handOff(b3, b4, [childB]))).toMatchObject({ depth: 2 });
+
+    // A recipient's own policy outranks its org: a5 takes depth 2, a4 still does not.
+    await request(relay.url)
+      .put(`/admin/agents/${a5.agent.handle}/trust`)
+      .set(admin)
+      .send({ chain: { max_depth: 3 } })
+      .expect(200);
+    expect(await chainOf(await handOff(a3, a5, [childA]))).toMatchObject({ depth: 2 });
+    expect((await sendV03(a3, a4, 'still too deep', [childA])).body.error).toMatchObject({ data: { reason: 'chain_depth_exceeded', limit: 1 } });
+
+    // Cleared, the org's agents fall back to the relay's bounds.
+    const cleared = await request(relay.url).patch(`/admin/orgs/${shallow}`).set(admin).send({ chain: null }).expect(200);
+    expect(cleared.body.chain).toEqual({});
+    await eventually(async () => {
+      const response = await sendV03(a3, a4, 'deep enough now', [childA]);
+      expect(response.body.error).toBeUndefined();
+    });
   });
 
   it('holds a handoff a hold rule names by its depth, for a person to decide', async () => {

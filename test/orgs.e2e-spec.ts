@@ -162,6 +162,16 @@ describe('orgs as records', () => {
       expect(missing.code).not.toBe(EXIT.ok);
       expect(missing.stderr).toContain('No org named');
       expect((await cli('orgs', 'update', org, '--max-agents', 'many')).code).toBe(EXIT.usage);
+
+      const bounded = await cli('orgs', 'update', org, '--chain-bounds', '{"max_depth": 3, "pair_per_minute": 10}', '--json');
+      expect(JSON.parse(bounded.stdout)).toMatchObject({ name: org, chain: { max_depth: 3, pair_per_minute: 10 } });
+      expect((await cli('orgs', 'show', org)).stdout).toContain('chain bounds:  {"max_depth":3,"pair_per_minute":10}');
+      const outOfRange = await cli('orgs', 'update', org, '--chain-bounds', '{"max_depth": 5000}');
+      expect(outOfRange.code).not.toBe(EXIT.ok);
+      expect(outOfRange.stderr).toContain('chain.max_depth');
+      expect((await cli('orgs', 'update', org, '--chain-bounds', 'deep')).code).toBe(EXIT.usage);
+      expect(JSON.parse((await cli('orgs', 'update', org, '--chain-bounds', 'none', '--json')).stdout)).toMatchObject({ chain: {} });
+      expect((await cli('orgs', 'show', org)).stdout).toContain('chain bounds:  the relay’s');
     });
 
     it('starts a new agent of the org with the org’s default trust policy', async () => {

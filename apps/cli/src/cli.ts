@@ -155,6 +155,7 @@ export const OPTIONS = {
   'display-name': { type: 'string' },
   'max-agents': { type: 'string' },
   'requests-per-minute': { type: 'string' },
+  'chain-bounds': { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];

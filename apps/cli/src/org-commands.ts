@@ -5,17 +5,22 @@ import { usage } from './cli-errors';
 
 export const ORGS_USAGE = `  orgs [--limit <n>]                list orgs: name, display name, agents and quotas
   orgs create <org> [--display-name <text>] [--max-agents <n>] [--requests-per-minute <n>]
+           [--chain-bounds <json>]
                                     create an org (with RELAY_ORGS_EXPLICIT=true, agents are
                                     registered only in orgs created this way)
-  orgs show <org>                   one org: display name, origin, agents, quotas, default trust
+  orgs show <org>                   one org: display name, origin, agents, quotas, default trust,
+                                    chain bounds
   orgs update <org> [--display-name <text>|none] [--max-agents <n>|none]
-           [--requests-per-minute <n>|none]
-                                    change an org's display name or quotas`;
+           [--requests-per-minute <n>|none] [--chain-bounds <json>|none]
+                                    change an org's display name, quotas or chain bounds
+                                    (--chain-bounds '{"max_depth": 3}': the fields of a trust
+                                    policy's chain, for the handoffs to the org's agents)`;
 
 export interface OrgValues {
   'display-name'?: string;
   'max-agents'?: string;
   'requests-per-minute'?: string;
+  'chain-bounds'?: string;
   limit?: string;
 }
 
@@ -31,8 +36,22 @@ function describeOrg(org: OrgRecord): string {
     `  agents:        ${org.agents}${org.quotas.agents === null ? '' : ` of at most ${org.quotas.agents}`}`,
     `  calls:         ${org.quotas.requests_per_minute === null ? 'no org limit' : `at most ${org.quotas.requests_per_minute} a minute across its agents`}`,
     `  default trust: ${trust === null ? 'the relay’s (teammates only)' : `allow ${trust.allow.join(',') || '-'}; block ${trust.block.join(',') || '-'}; ${trust.hold.length} hold rules`}`,
+    `  chain bounds:  ${Object.keys(org.chain).length === 0 ? 'the relay’s' : JSON.stringify(org.chain)}`,
   ];
   return `${lines.map(displayLine).join('\n')}\n`;
+}
+
+/** `--chain-bounds` as the JSON object the admin API checks; the relay names what is wrong inside it. */
+function chainBounds(text: string): unknown {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw usage('--chain-bounds must be a JSON object such as \'{"max_depth": 3}\', or none.');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw usage('--chain-bounds must be a JSON object such as \'{"max_depth": 3}\', or none.');
+  return parsed;
 }
 
 /** The fields of `orgs create` and `orgs update`; `none` clears one. */
@@ -51,6 +70,8 @@ function orgFields(values: OrgValues): Record<string, unknown> {
   quota('max-agents', 'agents', 'agents');
   quota('requests-per-minute', 'requests_per_minute', 'calls');
   if (Object.keys(quotas).length > 0) fields.quotas = quotas;
+  const chain = values['chain-bounds'];
+  if (chain !== undefined) fields.chain = chain === 'none' ? null : chainBounds(chain);
   return fields;
 }
 
@@ -96,7 +117,7 @@ export async function runOrgsCommand(api: AdminCaller, rest: string[], values: O
     }
     case 'update': {
       const fields = orgFields(values);
-      if (Object.keys(fields).length === 0) throw usage('orgs update needs --display-name, --max-agents or --requests-per-minute.');
+      if (Object.keys(fields).length === 0) throw usage('orgs update needs --display-name, --max-agents, --requests-per-minute or --chain-bounds.');
       const org = await api.call<OrgRecord>('PATCH', orgPath(name), fields);
       print(org, describeOrg(org));
       return;

@@ -88,9 +88,10 @@ interface RecipientRow {
   hold: HoldRule[] | null;
   tool_prompts: ToolPromptRule[] | null;
   chain: ChainPolicy | null;
+  org_chain: ChainPolicy | null;
 }
 
-/** An agent's public profile, trust lists, hold and tool-prompt rules and chain bounds in one query; null for an unknown handle. */
+/** An agent's public profile, trust lists, hold and tool-prompt rules, its own and its org's chain bounds in one query; null for an unknown handle. */
 export async function findRecipient(
   pool: pg.Pool,
   handle: string,
@@ -101,11 +102,14 @@ export async function findRecipient(
   hold: HoldRule[];
   toolPrompts: ToolPromptRule[];
   chain: ChainPolicy;
+  orgChain: ChainPolicy;
 } | null> {
   const { rows } = await pool.query<RecipientRow>({
     name: 'directory-recipient',
-    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."input_modes", a."disabled_at", p."allow", p."block", p."hold", p."tool_prompts", p."chain"
-           FROM "directory"."agents" a LEFT JOIN "directory"."trust_policies" p ON p."agent_id" = a."id" WHERE a."handle" = $1`,
+    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."input_modes", a."disabled_at", p."allow", p."block", p."hold", p."tool_prompts", p."chain", o."chain" AS "org_chain"
+           FROM "directory"."agents" a LEFT JOIN "directory"."trust_policies" p ON p."agent_id" = a."id"
+           LEFT JOIN "directory"."orgs" o ON o."name" = split_part(a."handle", '@', 2)
+           WHERE a."handle" = $1`,
     values: [handle],
   });
   const row = rows[0];
@@ -127,5 +131,6 @@ export async function findRecipient(
     hold: row.hold ?? [],
     toolPrompts: row.tool_prompts ?? [],
     chain: row.chain ?? {},
+    orgChain: row.org_chain ?? {},
   };
 }

@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import { ORG_LIMITS, type OrgDefaults, type OrgOrigin } from '@app/contracts';
+import { ORG_LIMITS, type ChainPolicy, type OrgDefaults, type OrgOrigin } from '@app/contracts';
 
 /** An org: the part of a handle after `@`, as a record with its display name, defaults and quotas. */
 @Entity({ name: 'orgs' })
@@ -8,6 +8,7 @@ import { ORG_LIMITS, type OrgDefaults, type OrgOrigin } from '@app/contracts';
 @Check('orgs_origin', `"origin" IN ('admin', 'first_use')`)
 @Check('orgs_defaults_object', `jsonb_typeof("defaults") = 'object'`)
 @Check('orgs_quota_agents', `"quota_agents" IS NULL OR "quota_agents" >= 0`)
+@Check('orgs_chain_object', `jsonb_typeof("chain") = 'object'`)
 @Check('orgs_quota_requests_per_minute', `"quota_requests_per_minute" IS NULL OR "quota_requests_per_minute" >= 1`)
 export class OrgEntity {
   @PrimaryColumn({ type: 'varchar', length: ORG_LIMITS.nameChars, primaryKeyConstraintName: 'orgs_pkey' })
@@ -27,6 +28,10 @@ export class OrgEntity {
   /** Calls per minute across the org's agents; null: no limit of its own. */
   @Column({ type: 'integer', nullable: true })
   quotaRequestsPerMinute: number | null;
+
+  /** The org's chain bounds (docs/chains.md), under its agents' trust policies'; checked against CHAIN_POLICY_SCHEMA before it is written. */
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  chain: ChainPolicy;
 
   @Column({ type: 'varchar', length: 16 })
   origin: OrgOrigin;

@@ -72,6 +72,7 @@ export class OrgsService {
         defaults: storedDefaults(request.defaults, {}),
         quotaAgents: request.quotas?.agents ?? null,
         quotaRequestsPerMinute: request.quotas?.requests_per_minute ?? null,
+        chain: request.chain ?? {},
         origin: 'admin',
       })
       .orIgnore()
@@ -116,6 +117,7 @@ export class OrgsService {
       org.defaults = storedDefaults(request.defaults, org.defaults);
       if (request.quotas?.agents !== undefined) org.quotaAgents = request.quotas.agents;
       if (request.quotas?.requests_per_minute !== undefined) org.quotaRequestsPerMinute = request.quotas.requests_per_minute;
+      if (request.chain !== undefined) org.chain = request.chain ?? {};
       org.updatedAt = new Date();
       await repository.save(org);
     });
@@ -178,6 +180,7 @@ export class OrgsService {
       display_name: org.displayName,
       defaults: { trust: org.defaults.trust ?? null },
       quotas: { agents: org.quotaAgents, requests_per_minute: org.quotaRequestsPerMinute },
+      chain: org.chain,
       origin: org.origin,
       agents,
       created_at: org.createdAt.toISOString(),

@@ -33,7 +33,7 @@ export class TrustService {
         decision.policy === 'blocked' ? `${recipient} has blocked ${sender}` : `${recipient} does not admit senders outside its org unless allowed`;
       throw new RelayError('teammate_blocked', message, { policy: decision.policy, recipient });
     }
-    return { recipient: found.profile, hold: found.hold, tool_prompts: found.toolPrompts, chain: found.chain };
+    return { recipient: found.profile, hold: found.hold, tool_prompts: found.toolPrompts, chain: found.chain, org_chain: found.orgChain };
   }
 
   async get(handle: string): Promise<TrustPolicy> {

@@ -112,6 +112,8 @@ export interface AdmitReply {
   tool_prompts: ToolPromptRule[];
   /** The recipient's own chain bounds (docs/chains.md), passed with the create command. */
   chain: ChainPolicy;
+  /** The chain bounds of the recipient's org, under the recipient's own, passed the same way (`{}` for none). */
+  org_chain: ChainPolicy;
 }
 
 /** The public profile behind an agent card. */

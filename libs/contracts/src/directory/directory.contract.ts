@@ -146,7 +146,8 @@ export class AgentOwnerFields {
   subject: string;
 }
 
-const parsedChainPolicy = ({ value }: { value: unknown }): unknown => {
+/** A chain policy as its schema reads it (handles trimmed, lowercased); what does not parse is left for the validator to name. */
+export const parsedChainPolicy = ({ value }: { value: unknown }): unknown => {
   const parsed = CHAIN_POLICY_SCHEMA.safeParse(value);
   return parsed.success ? parsed.data : value;
 };

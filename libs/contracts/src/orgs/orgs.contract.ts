@@ -1,7 +1,8 @@
 import { Transform, Type } from 'class-transformer';
 import { IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
-import { TrustPolicyFields } from '../directory/directory.contract';
+import { IsChainPolicy, parsedChainPolicy, TrustPolicyFields } from '../directory/directory.contract';
 import type { TrustPolicy } from '../directory/agent.model';
+import type { ChainPolicy } from '../tasks/chain-rules';
 
 /** An org's name: the part of a handle after `@` (the same rule as HANDLE_PATTERN's org, and a CHECK in the directory schema). */
 export const ORG_PATTERN = /^[a-z0-9][a-z0-9.-]{0,126}$/;
@@ -53,6 +54,8 @@ export interface OrgRecord {
   display_name: string | null;
   defaults: OrgDefaults;
   quotas: OrgQuotas;
+  /** Chain bounds for the handoffs to the org's agents, over the relay's and under each recipient's trust policy's (docs/chains.md); `{}`: none of its own. */
+  chain: ChainPolicy;
   origin: OrgOrigin;
   /** Agents registered in the org now, disabled ones included. */
   agents: number;
@@ -110,6 +113,13 @@ export class OrgFields {
   @ValidateNested()
   @Type(() => OrgQuotaFields)
   quotas?: OrgQuotaFields;
+
+  /** The org's chain bounds, the fields of a trust policy's `chain`; null clears them. */
+  @ValidateIf((_, value) => value !== null)
+  @IsOptional()
+  @Transform(parsedChainPolicy)
+  @IsChainPolicy()
+  chain?: ChainPolicy | null;
 }
 
 export class CreateOrgRequest extends OrgFields {

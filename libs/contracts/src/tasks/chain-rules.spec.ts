@@ -1,5 +1,5 @@
 import { decideHold } from '../directory/hold-rules';
-import { chainPlace, decideChain, DEFAULT_CHAIN_LIMITS, parseCyclePairs, type ChainFacts, type ParentChain } from './chain-rules';
+import { chainLimitsWith, chainPlace, decideChain, DEFAULT_CHAIN_LIMITS, parseCyclePairs, type ChainFacts, type ParentChain } from './chain-rules';
 
 const now = new Date('2026-05-01T12:00:00Z');
 const quietPair: ChainFacts['pairLastMinute'] = { count: 0, oldest: null };
@@ -85,6 +85,41 @@ describe('chain rules', () => {
     expect(parseCyclePairs('')).toEqual([]);
     expect(() => parseCyclePairs('a@x')).toThrow('"a@x" is not a pair of handles');
     expect(() => parseCyclePairs('a@x:b@x:c@x')).toThrow('is not a pair of handles');
+  });
+
+  it('hold a handoff to the relay, then its recipient org, then its recipient policy, each stated field replacing the one below', () => {
+    const relay = { ...DEFAULT_CHAIN_LIMITS, cycleAllowedPairs: [['a@x', 'b@x'] as const] };
+    const org = { max_depth: 2, pair_per_minute: 5, cycle_allowed_pairs: ['c@x:d@x'] };
+    const policy = { max_depth: 4, refuse_cycles: false };
+    expect(chainLimitsWith(relay)).toBe(relay);
+    expect(chainLimitsWith(relay, undefined, undefined)).toBe(relay);
+    expect(chainLimitsWith(relay, org)).toEqual({
+      ...relay,
+      maxDepth: 2,
+      pairPerMinute: 5,
+      cycleAllowedPairs: [
+        ['a@x', 'b@x'],
+        ['c@x', 'd@x'],
+      ],
+    });
+    // The recipient's policy outranks its org's: its depth wins, the org's pair rate stays, the relay's budget and age stay.
+    expect(chainLimitsWith(relay, org, policy)).toEqual({
+      maxDepth: 4,
+      budget: relay.budget,
+      maxAgeMinutes: relay.maxAgeMinutes,
+      pairPerMinute: 5,
+      refuseCycles: false,
+      cycleAllowedPairs: [
+        ['a@x', 'b@x'],
+        ['c@x', 'd@x'],
+      ],
+    });
+    // An org that states nothing leaves the policy over the relay alone; a policy that states nothing leaves the org's.
+    expect(chainLimitsWith(relay, {}, policy)).toEqual(chainLimitsWith(relay, policy));
+    expect(chainLimitsWith(relay, org, {})).toEqual(chainLimitsWith(relay, org));
+    // A lower bound of a higher level wins too: the order decides, not the size.
+    expect(chainLimitsWith(relay, { max_depth: 6 }, { max_depth: 1 }).maxDepth).toBe(1);
+    expect(chainLimitsWith(relay, { max_depth: 1 }, { max_depth: 6 }).maxDepth).toBe(6);
   });
 
   it('let a hold rule name a chain depth', () => {

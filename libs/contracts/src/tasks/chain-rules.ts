@@ -218,15 +218,25 @@ export function chainPolicyProblem(value: unknown): string | null {
   return `${place}: ${issue.message}`;
 }
 
-/** The relay's bounds with what the recipient's trust policy states in their place. */
-export function chainLimitsWith(relay: ChainLimits, policy: ChainPolicy | undefined): ChainLimits {
-  if (!policy) return relay;
-  return {
-    maxDepth: policy.max_depth ?? relay.maxDepth,
-    budget: policy.budget ?? relay.budget,
-    maxAgeMinutes: policy.max_age_minutes ?? relay.maxAgeMinutes,
-    pairPerMinute: policy.pair_per_minute ?? relay.pairPerMinute,
-    refuseCycles: policy.refuse_cycles ?? relay.refuseCycles,
-    cycleAllowedPairs: [...relay.cycleAllowedPairs, ...parseCyclePairs((policy.cycle_allowed_pairs ?? []).join(','))],
-  };
+/**
+ * The bounds a handoff is held to: the relay's, then what the recipient's org states in their
+ * place, then what the recipient's trust policy states in theirs (docs/chains.md). Each level is
+ * given lowest first; a field it states replaces the one below, and its `cycle_allowed_pairs` add
+ * to those below (a pair allowed anywhere may meet twice).
+ */
+export function chainLimitsWith(relay: ChainLimits, ...stated: ReadonlyArray<ChainPolicy | undefined>): ChainLimits {
+  return stated.reduce<ChainLimits>(
+    (below, level) =>
+      level
+        ? {
+            maxDepth: level.max_depth ?? below.maxDepth,
+            budget: level.budget ?? below.budget,
+            maxAgeMinutes: level.max_age_minutes ?? below.maxAgeMinutes,
+            pairPerMinute: level.pair_per_minute ?? below.pairPerMinute,
+            refuseCycles: level.refuse_cycles ?? below.refuseCycles,
+            cycleAllowedPairs: [...below.cycleAllowedPairs, ...parseCyclePairs((level.cycle_allowed_pairs ?? []).join(','))],
+          }
+        : below,
+    relay,
+  );
 }

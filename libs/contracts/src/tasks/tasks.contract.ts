@@ -328,6 +328,11 @@ export class SendRequest {
   @IsOptional()
   @IsChainPolicy()
   chain_policy?: ChainPolicy;
+
+  /** On create: the chain bounds of the recipient's org, under `chain_policy` (`chainLimitsWith`). */
+  @IsOptional()
+  @IsChainPolicy()
+  org_chain_policy?: ChainPolicy;
 }
 
 /** Which message a send appended, without its content: a reply never echoes the message back. */

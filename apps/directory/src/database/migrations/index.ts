@@ -15,6 +15,7 @@ import { ChainRefusalIndex1765523300000 } from './1765523300000-ChainRefusalInde
 import { Orgs1765536600000 } from './1765536600000-Orgs';
 import { PersonRoles1765536700000 } from './1765536700000-PersonRoles';
 import { AdminAuditOrg1765536800000 } from './1765536800000-AdminAuditOrg';
+import { OrgChainBounds1765541900000 } from './1765541900000-OrgChainBounds';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -35,4 +36,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   Orgs1765536600000,
   PersonRoles1765536700000,
   AdminAuditOrg1765536800000,
+  OrgChainBounds1765541900000,
 ];

@@ -214,7 +214,13 @@ export class A2aMethods implements DialectMethods {
           },
         );
       }
-      const { recipient, hold, tool_prompts: toolPrompts, chain } = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
+      const {
+        recipient,
+        hold,
+        tool_prompts: toolPrompts,
+        chain,
+        org_chain: orgChain,
+      } = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.tasks(
         () =>
@@ -225,6 +231,7 @@ export class A2aMethods implements DialectMethods {
               ...(hold.length > 0 ? { hold_rules: hold } : {}),
               ...(toolPrompts.length > 0 ? { tool_prompt_rules: toolPrompts } : {}),
               ...(chain && Object.keys(chain).length > 0 ? { chain_policy: chain } : {}),
+              ...(orgChain && Object.keys(orgChain).length > 0 ? { org_chain_policy: orgChain } : {}),
               ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
               message: messageInput(message),
               ...(params.metadata !== undefined ? { metadata: params.metadata } : {}),

@@ -78,7 +78,13 @@ export class SendTask {
   private async create(request: SendRequest, hash: string): Promise<SendReply> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const created = await createTask(this.pool, request, idempotencyKeys(request), hash, chainLimitsWith(this.chainLimits, request.chain_policy));
+        const created = await createTask(
+          this.pool,
+          request,
+          idempotencyKeys(request),
+          hash,
+          chainLimitsWith(this.chainLimits, request.org_chain_policy, request.chain_policy),
+        );
         if (created) {
           this.committed.publishCommitted(created.events);
           return {
