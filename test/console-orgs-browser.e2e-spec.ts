@@ -188,6 +188,7 @@ describe('console pages per org in a browser', () => {
     await shown(
       page.getByTestId('decision-refused').getByText(`Only people with a role in ${pay}, whose rule held it, may decide this handoff: you have none there.`),
     );
+    await shown(page.getByText(`Who may decide: A person with the approver role (or operator or admin) in ${pay} or relay-wide.`, { exact: true }));
     for (const name of ['Approve', 'Deny']) expect([name, await page.getByRole('button', { name }).count()]).toEqual([name, 0]);
     await checkPage(page, 'orgs-web-approver-cross-held');
 
