@@ -91,11 +91,20 @@ export interface SessionPerson {
   name: string | null;
 }
 
+/** A role in one org (`payments: approver`), or relay-wide (`org: null`). */
+export interface RoleGrant {
+  org: string | null;
+  role: ConsoleRole;
+}
+
 export interface SessionInfo {
   csrf_token: string;
   expires_at: string;
   session: string;
+  /** The strongest of `grants`. */
   role: ConsoleRole;
+  /** Every role of the person: one per org, and a relay-wide one (the admin token: relay-wide admin). */
+  grants: RoleGrant[];
   person: SessionPerson | null;
 }
 

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { NavLink, Outlet } from 'react-router';
-import type { ConsoleRole } from '../api/types';
+import type { ConsoleRole, RoleGrant } from '../api/types';
+import { describeGrant } from '../lib/roles';
 import { useHeldCount } from '../pages/approvals/use-held-count';
 import { useRole, useSession } from '../session/session-context';
 
@@ -15,17 +16,30 @@ const SECTIONS: Array<{ to: string; label: string; least: ConsoleRole }> = [
   { to: '/overview', label: 'Overview', least: 'auditor' },
 ];
 
-/** Who is signed in, and as what. */
+/** The person's roles: the relay-wide one as a word, as before orgs; one per org otherwise (`payments: approver`). */
+function SignedInRoles({ grants }: { grants: readonly RoleGrant[] }) {
+  const only = grants.length === 1 ? grants[0] : undefined;
+  if (only?.org === null) return <span data-testid="signed-in-role">{only.role}</span>;
+  return (
+    <ul className="signed-in-roles" aria-label="Your roles" data-testid="signed-in-roles">
+      {grants.map((grant) => (
+        <li key={grant.org ?? ''}>{describeGrant(grant)}</li>
+      ))}
+    </ul>
+  );
+}
+
+/** Who is signed in, and as what (in which orgs). */
 function SignedInAs() {
   const { state } = useSession();
   if (state.status !== 'signed_in') return null;
-  const { person, role } = state.session;
+  const { person, grants } = state.session;
   const who = person ? (person.name ?? person.email ?? person.sub) : 'Admin token';
   return (
-    <p className="signed-in-as" data-testid="signed-in-as">
+    <div className="signed-in-as" data-testid="signed-in-as">
       {who}
-      {person?.email && person.name ? ` (${person.email})` : null} · <span data-testid="signed-in-role">{role}</span>
-    </p>
+      {person?.email && person.name ? ` (${person.email})` : null} · <SignedInRoles grants={grants} />
+    </div>
   );
 }
 

@@ -36,6 +36,19 @@ describe('who the console offers a decision on a held handoff', () => {
     expect(decisionRefusal(task(false), { role: 'auditor', person: null }, undefined)).toMatch(/Your role \(auditor\)/);
   });
 
+  it("names the org whose rule held it for a role of that org's own, or for none there", () => {
+    expect(decisionRefusal(task(false), { role: 'approver', org: 'acme', person: ann }, undefined)).toBeNull();
+    expect(decisionRefusal(task(false), { role: 'viewer', org: 'acme', person: ann }, undefined)).toBe(
+      'Your role in acme (viewer) may read held handoffs but not decide them: approving and denying need the approver role.',
+    );
+    expect(decisionRefusal(task(false), { role: null, org: 'acme', person: ann }, undefined)).toBe(
+      'Only people with a role in acme, whose rule held it, may decide this handoff: you have none there.',
+    );
+    expect(toolPromptRefusal({ rule: 'outside senders', four_eyes: false, sender: 'bob@partner' }, { role: null, org: 'acme', person: ann }, undefined)).toBe(
+      'Only people with a role in acme, whose rule held it, may answer this tool prompt: you have none there.',
+    );
+  });
+
   it("with four eyes, refuses the sending agent's owner by their account (with no email), an agent with no owner on record, and the admin token", () => {
     expect(decisionRefusal(task(true), { role: 'approver', person: owen }, bob)).toMatch(/you own bob@partner, the sending agent/);
     expect(decisionRefusal(task(true), { role: 'approver', person: ann }, ownerless)).toMatch(/bob@partner, the sending agent, has no owner on record/);

@@ -2,10 +2,30 @@ import { fourEyesRefusal as refusalOf, type OwnedAgent } from '@app/contracts/mo
 import type { ConsoleRole, SessionPerson, TaskHold } from '../api/types';
 import { roleAllows } from './roles';
 
-/** Who is deciding: their role, and the person of their sign-in (null for the admin token, which names no person). */
+/**
+ * Who is deciding: their role where the decision is taken, and the person of their sign-in (null
+ * for the admin token, which names no person). `org` is the org whose rule held what is decided,
+ * when the role is that org's own (or null: the person has none there); absent for a relay-wide role.
+ */
 export interface Decider {
-  role: ConsoleRole;
+  role: ConsoleRole | null;
   person: SessionPerson | null;
+  org?: string;
+}
+
+/** What needs an approver, in words: what a weaker role may read, and what it may not do. */
+const APPROVER_ACTS = {
+  handoff: { reads: 'held handoffs', may: 'decide them', acts: 'approving and denying', holder: 'decide this handoff' },
+  tool_prompt: { reads: 'tool prompts', may: 'answer them', acts: 'allowing and denying', holder: 'answer this tool prompt' },
+} as const;
+
+/** Why the decider's role keeps them from what needs an approver, or null when it does not. */
+function roleRefusal(decider: Decider, what: keyof typeof APPROVER_ACTS): string | null {
+  const words = APPROVER_ACTS[what];
+  if (decider.role === null) return `Only people with a role in ${decider.org ?? 'its org'}, whose rule held it, may ${words.holder}: you have none there.`;
+  if (roleAllows(decider.role, 'approver')) return null;
+  const yours = decider.org === undefined ? `Your role (${decider.role})` : `Your role in ${decider.org} (${decider.role})`;
+  return `${yours} may read ${words.reads} but not ${words.may}: ${words.acts} need the approver role.`;
 }
 
 /** Why four eyes keep `decider` from doing `act` on what `sender` sent under `rule`, or null when they may (the relay's own rule). */
@@ -32,16 +52,15 @@ function fourEyesRefusal(rule: string, sender: string, decider: Decider, owned: 
  * refuse; `sender` is the sending agent's record (its owner), undefined while it is read.
  */
 export function decisionRefusal(task: { hold: TaskHold | null; sender: { handle: string } }, decider: Decider, sender: OwnedAgent | undefined): string | null {
-  if (!roleAllows(decider.role, 'approver'))
-    return `Your role (${decider.role}) may read held handoffs but not decide them: approving and denying need the approver role.`;
+  const byRole = roleRefusal(decider, 'handoff');
+  if (byRole) return byRole;
   if (!task.hold?.four_eyes) return null;
   return fourEyesRefusal(task.hold.rule, task.sender.handle, decider, sender, 'decide this handoff');
 }
 
 /** Why `role` may not answer tool prompts, or null when it may. */
 export function toolPromptRoleRefusal(role: ConsoleRole): string | null {
-  if (roleAllows(role, 'approver')) return null;
-  return `Your role (${role}) may read tool prompts but not answer them: allowing and denying need the approver role.`;
+  return roleRefusal({ role, person: null }, 'tool_prompt');
 }
 
 /**
@@ -53,7 +72,7 @@ export function toolPromptRefusal(
   decider: Decider,
   sender: OwnedAgent | undefined,
 ): string | null {
-  const byRole = toolPromptRoleRefusal(decider.role);
+  const byRole = roleRefusal(decider, 'tool_prompt');
   if (byRole) return byRole;
   if (!prompt.four_eyes) return null;
   return fourEyesRefusal(prompt.rule, prompt.sender, decider, sender, 'answer this tool prompt');

@@ -40,7 +40,7 @@ describe('holdNotes', () => {
       by: 'the relay',
       lines: [
         `The relay held it under the rule "external proposals" of ops@acme's trust policy; bob@partner sent it.`,
-        'Who may decide: A person with the approver role (or operator or admin), signed in to the console as themselves (not with the admin token) and not the owner of bob@partner (four eyes).',
+        'Who may decide: A person with the approver role (or operator or admin) in acme or relay-wide, signed in to the console as themselves (not with the admin token) and not the owner of bob@partner (four eyes).',
       ],
     });
   });

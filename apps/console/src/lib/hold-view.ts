@@ -1,4 +1,5 @@
 import type { AuditRow, TaskHold, TimelineEntry } from '../api/types';
+import { orgOfHandle } from './roles';
 
 /** The actor the admin API records for the admin token itself (a bearer call). */
 const ADMIN_TOKEN_ACTOR = 'admin token';
@@ -28,9 +29,9 @@ export function heldByText({ hold, sender, recipient }: HeldParties): string {
   return `The relay held it under the rule "${hold.rule}" of ${recipient}'s trust policy; ${sender} sent it.`;
 }
 
-/** Who may approve or deny the hold, as the relay enforces it. */
-export function whoMayDecideText({ hold, sender }: HeldParties): string {
-  const people = 'A person with the approver role (or operator or admin)';
+/** Who may approve or deny the hold, as the relay enforces it: the recipient's org decides, its rule held it. */
+export function whoMayDecideText({ hold, sender, recipient }: HeldParties): string {
+  const people = `A person with the approver role (or operator or admin) in ${orgOfHandle(recipient)} or relay-wide`;
   return hold.four_eyes
     ? `${people}, signed in to the console as themselves (not with the admin token) and not the owner of ${sender} (four eyes).`
     : `${people}.`;

@@ -1,8 +1,8 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { adminApi } from '../api/admin-api';
-import type { ConsoleRole, SessionInfo } from '../api/types';
-import { roleAllows, roleHidesBodies } from '../lib/roles';
+import type { ConsoleRole, RoleGrant, SessionInfo } from '../api/types';
+import { orgOfHandle, roleAllows, roleHidesBodies, roleInOrg } from '../lib/roles';
 
 type SessionState = { status: 'checking' } | { status: 'signed_out'; expired: boolean } | { status: 'signed_in'; session: SessionInfo };
 
@@ -53,11 +53,43 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   return <SessionContext.Provider value={controls}>{children}</SessionContext.Provider>;
 }
 
-/** What the signed-in role may do: `allows('operator')`, and whether bodies are hidden from it. */
-export function useRole(): { role: ConsoleRole; allows(least: ConsoleRole): boolean; hidesBodies: boolean } {
+/** What a signed-in person may do, and where. */
+export interface RoleControls {
+  /** The strongest role of any grant: what the navigation and relay-wide pages go by. */
+  role: ConsoleRole;
+  grants: readonly RoleGrant[];
+  allows(least: ConsoleRole): boolean;
+  /** The role that counts for an agent's objects (its handle's org), and whether it is that org's own; null: none there. */
+  roleFor(handle: string): { role: ConsoleRole; scoped: boolean } | null;
+  /** The role and org that decide what `recipient`'s rules held (its org's, or relay-wide), as the refusals take them. */
+  deciderFor(recipient: string): { role: ConsoleRole | null; org?: string };
+  /** Whether the role in `handle`'s org may do what needs `least`: the relay refuses it otherwise. */
+  allowsFor(handle: string, least: ConsoleRole): boolean;
+  hidesBodies: boolean;
+}
+
+/** What the signed-in role may do: `allows('operator')`, `allowsFor(handle, 'operator')` in the agent's org, and whether bodies are hidden from it. */
+export function useRole(): RoleControls {
   const { state } = useSession();
   const role: ConsoleRole = state.status === 'signed_in' ? state.session.role : 'auditor';
-  return { role, allows: (least) => roleAllows(role, least), hidesBodies: roleHidesBodies(role) };
+  const grants: readonly RoleGrant[] = state.status === 'signed_in' ? state.session.grants : [];
+  const roleFor = (handle: string) => roleInOrg(grants, orgOfHandle(handle));
+  return {
+    role,
+    grants,
+    allows: (least) => roleAllows(role, least),
+    roleFor,
+    deciderFor: (recipient) => {
+      const found = roleFor(recipient);
+      if (found && !found.scoped) return { role: found.role };
+      return { role: found?.role ?? null, org: orgOfHandle(recipient) };
+    },
+    allowsFor: (handle, least) => {
+      const found = roleFor(handle);
+      return found !== null && roleAllows(found.role, least);
+    },
+    hidesBodies: roleHidesBodies(role),
+  };
 }
 
 export function useSession(): SessionControls {

@@ -13,7 +13,7 @@ function nullable(data: FormData, name: string): string | null {
 /** Edits the agent's card and contact fields; an emptied field is cleared. */
 export function AgentCardForm({ agent }: { agent: AgentRecord }) {
   const queryClient = useQueryClient();
-  const mayEdit = useRole().allows('admin');
+  const mayEdit = useRole().allowsFor(agent.handle, 'admin');
   const save = useMutation({
     mutationFn: (fields: AgentCardFields) => adminApi.updateAgent(agent.handle, fields),
     onSuccess: (updated) => {

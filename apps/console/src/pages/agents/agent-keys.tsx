@@ -13,7 +13,7 @@ type KeyChange = { kind: 'rotate' | 'revoke'; prefix: string };
 /** The agent's API keys by prefix: make a new one, rotate one (new key, then the old revoked), revoke one. */
 export function AgentKeys({ agent }: { agent: AgentRecord }) {
   const queryClient = useQueryClient();
-  const mayChange = useRole().allows('admin') && !agent.disabled;
+  const mayChange = useRole().allowsFor(agent.handle, 'admin') && !agent.disabled;
   const queryKey = ['agent', agent.handle, 'keys'];
   const keys = useQuery({ queryKey, queryFn: () => adminApi.listKeys(agent.handle) });
   const [newKey, setNewKey] = useState<CreatedKey | null>(null);

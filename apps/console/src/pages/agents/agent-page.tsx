@@ -47,7 +47,7 @@ export function AgentPage() {
   const { handle = '' } = useParams();
   useDocumentTitle(`Agent ${handle}`);
   const agent = useQuery({ queryKey: ['agent', handle], queryFn: () => adminApi.getAgent(handle) });
-  const { allows } = useRole();
+  const { allowsFor } = useRole();
   if (agent.isPending) return <p role="status">Loading the agent…</p>;
   if (agent.isError) {
     return (
@@ -67,7 +67,7 @@ export function AgentPage() {
       <p>
         {record.disabled ? <strong>Disabled.</strong> : 'Active.'} <Link to={`/handoffs?agent=${encodeURIComponent(record.handle)}`}>Its handoffs</Link>
       </p>
-      {!record.disabled && allows('operator') && <DisableAgentButton handle={record.handle} />}
+      {!record.disabled && allowsFor(record.handle, 'operator') && <DisableAgentButton handle={record.handle} />}
       <div className="columns">
         <AgentCardForm agent={record} />
         <AgentCounts handle={record.handle} />

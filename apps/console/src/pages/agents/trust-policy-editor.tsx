@@ -28,7 +28,7 @@ function PolicyError({ problem, excerpt }: { problem: PolicyProblem; excerpt: Li
 /** The agent's trust policy as `trust.yaml`, checked here and by the relay, then applied; errors point at their line. */
 export function TrustPolicyEditor({ agent }: { agent: AgentRecord }) {
   const queryClient = useQueryClient();
-  const mayApply = useRole().allows('operator');
+  const mayApply = useRole().allowsFor(agent.handle, 'operator');
   const queryKey = ['agent', agent.handle, 'trust'];
   const policy = useQuery({ queryKey, queryFn: () => adminApi.getTrust(agent.handle) });
   const editor = useRef<HTMLTextAreaElement>(null);

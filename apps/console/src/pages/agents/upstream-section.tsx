@@ -156,9 +156,9 @@ function DecidedNote({ status }: { status: UpstreamStatusView }) {
 
 /** An upstream agent's A2A server: the accepted card, its mTLS identity, its health, and a pending card change to decide. */
 export function UpstreamSection({ handle }: { handle: string }) {
-  const { allows } = useRole();
+  const { allowsFor } = useRole();
   const status = useQuery({ queryKey: ['upstream', handle], queryFn: () => adminApi.getUpstream(handle) });
-  const mayAct = allows('operator');
+  const mayAct = allowsFor(handle, 'operator');
   return (
     <section aria-labelledby="upstream-title" className="card upstream-section">
       <h2 id="upstream-title">Upstream A2A server</h2>

@@ -5,6 +5,7 @@ import type { ApprovalDecision, TaskView } from '../../api/types';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorMessage } from '../../components/error-message';
 import { decisionRefusal } from '../../lib/decision-refusal';
+import { roleAllows } from '../../lib/roles';
 import { useRole, useSession } from '../../session/session-context';
 
 /** The relay's limit on a decision's comment (APPROVAL_LIMITS.commentChars). */
@@ -12,7 +13,9 @@ const COMMENT_CHARS = 2000;
 
 /** Approve or deny, with a comment (a deny's reason is required: the sender is told it), each after a confirmation. */
 export function DecisionControls({ task }: { task: TaskView }) {
-  const { role, allows } = useRole();
+  const { deciderFor } = useRole();
+  // The recipient's org decides: its trust policy's rule held the handoff.
+  const decider = deciderFor(task.recipient.handle);
   const { state } = useSession();
   const person = state.status === 'signed_in' ? state.session.person : null;
   const queryClient = useQueryClient();
@@ -21,7 +24,7 @@ export function DecisionControls({ task }: { task: TaskView }) {
   const [missingReason, setMissingReason] = useState(false);
   const [asking, setAsking] = useState<ApprovalDecision | null>(null);
   const [done, setDone] = useState<string | null>(null);
-  const fourEyes = task.hold?.four_eyes === true && allows('approver') && person !== null;
+  const fourEyes = task.hold?.four_eyes === true && decider.role !== null && roleAllows(decider.role, 'approver') && person !== null;
   const owner = useQuery({ queryKey: ['agent', task.sender.handle], queryFn: () => adminApi.getAgent(task.sender.handle), enabled: fourEyes });
   const decide = useMutation({
     mutationFn: (decision: ApprovalDecision) => adminApi.decideApproval(task.id, decision, comment.trim()),
@@ -47,7 +50,7 @@ export function DecisionControls({ task }: { task: TaskView }) {
   }
   if (task.state !== 'held') return null;
   if (fourEyes && owner.isPending) return <p role="status">Checking who may decide…</p>;
-  const cannot = decisionRefusal(task, { role, person }, owner.data);
+  const cannot = decisionRefusal(task, { ...decider, person }, owner.data);
   if (cannot) {
     return (
       <p className="notice" role="note" data-testid="decision-refused">

@@ -24,7 +24,7 @@ function answeredText(prompt: PendingToolPrompt, decision: PermissionDecision, t
  * deadline, its handoff ended): either way it leaves the queue.
  */
 export function ToolPromptAnswer({ prompt, onAnswered }: { prompt: PendingToolPrompt; onAnswered: (text: string) => void }) {
-  const { role } = useRole();
+  const decider = useRole().deciderFor(prompt.recipient);
   const { state } = useSession();
   const person = state.status === 'signed_in' ? state.session.person : null;
   const reasonId = useId();
@@ -42,7 +42,7 @@ export function ToolPromptAnswer({ prompt, onAnswered }: { prompt: PendingToolPr
   });
 
   if (fourEyes && owner.isPending) return <p role="status">Checking who may answer…</p>;
-  const cannot = toolPromptRefusal(prompt, { role, person }, owner.data);
+  const cannot = toolPromptRefusal(prompt, { ...decider, person }, owner.data);
   if (cannot) {
     return (
       <p className="notice" role="note" data-testid="tool-prompt-refused">

@@ -19,8 +19,8 @@ const SECTION_TITLES: Record<DeliveryStatus, string> = {
 function DeliverySection({ status, taskId, redeliver }: { status: DeliveryStatus; taskId: string; redeliver: ReturnType<typeof useRedeliver> }) {
   const deliveries = useQuery({ queryKey: ['deliveries', status, taskId], queryFn: () => adminApi.listDeliveries(status, taskId || undefined) });
   const list = deliveries.data?.deliveries ?? [];
-  const mayRedeliver = useRole().allows('operator');
-  const canRedeliver = (status === 'dead' || status === 'failed') && mayRedeliver;
+  const { allows, allowsFor } = useRole();
+  const canRedeliver = (status === 'dead' || status === 'failed') && allows('operator');
   return (
     <section aria-labelledby={`deliveries-${status}`}>
       <h2 id={`deliveries-${status}`}>{SECTION_TITLES[status]}</h2>
@@ -45,11 +45,13 @@ function DeliverySection({ status, taskId, redeliver }: { status: DeliveryStatus
             showTask
             action={
               canRedeliver
-                ? (delivery) => (
-                    <button type="button" className="button secondary" disabled={redeliver.busy} onClick={() => redeliver.ask({ kind: 'one', delivery })}>
-                      Redeliver {delivery.event} to {delivery.target_handle}
-                    </button>
-                  )
+                ? (delivery) =>
+                    // One delivery is redelivered by an operator of the org of the agent it notifies.
+                    allowsFor(delivery.target_handle, 'operator') ? (
+                      <button type="button" className="button secondary" disabled={redeliver.busy} onClick={() => redeliver.ask({ kind: 'one', delivery })}>
+                        Redeliver {delivery.event} to {delivery.target_handle}
+                      </button>
+                    ) : null
                 : undefined
             }
           />
