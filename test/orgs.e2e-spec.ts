@@ -311,7 +311,7 @@ describe('orgs as records', () => {
         .set(admin)
         .send({ quotas: { requests_per_minute: null } })
         .expect(200);
-      expect(cleared.body.quotas).toEqual({ agents: null, requests_per_minute: null });
+      expect(cleared.body.quotas).toEqual({ agents: null, requests_per_minute: null, open_handoffs: null });
       await eventually(async () => expect((await rpc(relay.url, agent.api_key, 'tasks/list', { filter: {} })).status).toBe(200));
     });
   });
