@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -10,7 +10,7 @@ import { EXIT, run } from '../apps/cli/src/cli';
 import { MetricsServer } from '@app/metrics';
 import { registerAgent } from './support/agents';
 import { eventually } from './support/eventually';
-import { rpc, type RpcResponse } from './support/json-rpc';
+import { ok, rpc, type RpcResponse } from './support/json-rpc';
 import { PrometheusScrape } from './support/prometheus-text';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { testDatabaseUrl } from './support/test-env';
@@ -147,13 +147,26 @@ describe('orgs as records', () => {
         return { code, stdout, stderr };
       };
       const org = uniqueOrg('cli');
-      const created = await cli('orgs', 'create', org, '--display-name', 'CLI team', '--max-agents', '3', '--requests-per-minute', '600');
+      const created = await cli(
+        'orgs',
+        'create',
+        org,
+        '--display-name',
+        'CLI team',
+        '--max-agents',
+        '3',
+        '--requests-per-minute',
+        '600',
+        '--max-open-handoffs',
+        '40',
+      );
       expect(created).toMatchObject({ code: EXIT.ok, stderr: '' });
       expect(created.stdout).toContain(`Created the org ${org}.`);
       expect(created.stdout).toContain('agents:        0 of at most 3');
       expect(created.stdout).toContain('calls:         at most 600 a minute across its agents');
+      expect(created.stdout).toContain('open handoffs: at most 40 sent by its agents and not finished');
       const listed = await cli('orgs');
-      expect(listed.stdout).toMatch(new RegExp(`^${org}\\s+CLI team\\s+0\\s+3\\s+600$`, 'm'));
+      expect(listed.stdout).toMatch(new RegExp(`^${org}\\s+CLI team\\s+0\\s+3\\s+600\\s+40$`, 'm'));
       const updated = await cli('orgs', 'update', org, '--max-agents', 'none', '--json');
       expect(JSON.parse(updated.stdout)).toMatchObject({ name: org, quotas: { agents: null, requests_per_minute: 600 }, display_name: 'CLI team' });
       const shown = await cli('orgs', 'show', org);
@@ -162,6 +175,9 @@ describe('orgs as records', () => {
       expect(missing.code).not.toBe(EXIT.ok);
       expect(missing.stderr).toContain('No org named');
       expect((await cli('orgs', 'update', org, '--max-agents', 'many')).code).toBe(EXIT.usage);
+      expect((await cli('orgs', 'update', org, '--max-open-handoffs', 'lots')).code).toBe(EXIT.usage);
+      const unlimited = await cli('orgs', 'update', org, '--max-open-handoffs', 'none', '--json');
+      expect(JSON.parse(unlimited.stdout)).toMatchObject({ quotas: { open_handoffs: null, requests_per_minute: 600 } });
 
       const bounded = await cli('orgs', 'update', org, '--chain-bounds', '{"max_depth": 3, "pair_per_minute": 10}', '--json');
       expect(JSON.parse(bounded.stdout)).toMatchObject({ name: org, chain: { max_depth: 3, pair_per_minute: 10 } });
@@ -297,6 +313,97 @@ describe('orgs as records', () => {
       }
     }, 120000);
 
+    it('refuses a handoff past the sender org’s open handoffs, in both dialects, storing nothing; a finished handoff frees a place; another org is not touched', async () => {
+      const org = uniqueOrg('open');
+      const limit = 2;
+      const created = await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: org, quotas: { open_handoffs: limit } })
+        .expect(201);
+      expect(created.body.quotas).toEqual({ agents: null, requests_per_minute: null, open_handoffs: limit });
+      const sender = await registerAgent(relay, { handle: `sender@${org}`, name: 'Sender' });
+      const teammate = await registerAgent(relay, { handle: `teammate@${org}`, name: 'Teammate' });
+      const otherOrg = uniqueOrg('roomy');
+      const outsider = await registerAgent(relay, { handle: `outsider@${otherOrg}`, name: 'Outsider' });
+      const recipient = await registerAgent(relay, { handle: `recipient@${otherOrg}`, name: 'Recipient' });
+      // The recipient admits the quota'd org, so the handoffs that count cross orgs as the quota's would.
+      await request(relay.url)
+        .put(`/admin/agents/${recipient.agent.handle}/trust`)
+        .set(admin)
+        .send({ allow: [`*@${org}`] })
+        .expect(200);
+      const db = new Client({ connectionString: testDatabaseUrl() });
+      await db.connect();
+      try {
+        const storedFrom = async (agent: typeof sender): Promise<{ tasks: number; messages: number }> =>
+          (
+            await db.query<{ tasks: number; messages: number }>(
+              `SELECT (SELECT count(*)::int FROM "tasks"."tasks" WHERE "sender_id" = $1) AS "tasks",
+                      (SELECT count(*)::int FROM "tasks"."messages" m JOIN "tasks"."tasks" t ON t."id" = m."task_id" WHERE t."sender_id" = $1) AS "messages"`,
+              [agent.agent.id],
+            )
+          ).rows[0];
+        const handOffA2a = (from: typeof sender, text: string): Promise<RpcResponse> =>
+          rpc(
+            relay.url,
+            from.api_key,
+            'message/send',
+            { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }] }, configuration: { blocking: false } },
+            { path: `/a2a/${recipient.agent.handle}` },
+          );
+        const handOffRelay = (from: typeof sender, text: string): Promise<RpcResponse> =>
+          rpc(relay.url, from.api_key, 'message/send', { recipient: recipient.agent.handle, message: { role: 'user', parts: [{ type: 'text', text }] } });
+        const first = await handOffA2a(sender, 'first');
+        expect(first.body.error).toBeUndefined();
+        // The second open handoff is the teammate's: the quota counts the org's senders together.
+        const second = await handOffRelay(teammate, 'second');
+        expect(second.body.error).toBeUndefined();
+        const before = { sender: await storedFrom(sender), teammate: await storedFrom(teammate) };
+
+        const refusedA2a = await handOffA2a(sender, 'one too many');
+        expect(refusedA2a.status).toBe(409);
+        expect(refusedA2a.body.error).toMatchObject({ code: -32046, data: { org, quota: 'open_handoffs', limit } });
+        expect(refusedA2a.body.error?.message).toBe(`The org ${org} is at its quota of ${limit} open handoffs`);
+        const refusedRelay = await handOffRelay(teammate, 'one too many');
+        expect(refusedRelay.status).toBe(409);
+        expect(refusedRelay.body.error).toMatchObject({ code: -32046, data: { reason: 'org_quota_exceeded', org, quota: 'open_handoffs', limit } });
+        const refusedRest = await request(relay.url)
+          .post(`/a2a/${recipient.agent.handle}/message:send`)
+          .set({ 'x-api-key': sender.api_key, 'a2a-version': '1.0' })
+          .send({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'one too many' }] }, configuration: { returnImmediately: true } });
+        expect(refusedRest.status).toBe(409);
+        expect(JSON.stringify(refusedRest.body)).toContain('open_handoffs');
+        expect({ sender: await storedFrom(sender), teammate: await storedFrom(teammate) }).toEqual(before);
+
+        // Another org sends to the same recipient as before.
+        expect((await handOffRelay(outsider, 'from elsewhere')).body.error).toBeUndefined();
+
+        const tasks = relay.services.get('tasks')![0];
+        const scrape = PrometheusScrape.parse(await (await fetch(`${tasks.get(MetricsServer).url}/metrics`)).text());
+        expect(scrape.value('agentrelay_org_quota_rejections_total', { org, quota: 'open_handoffs' })).toBe(3);
+
+        // A finished handoff leaves the count: the next create passes, and the one after is refused again.
+        const firstId = (first.body.result as { id: string }).id;
+        await ok(relay.url, recipient.api_key, 'tasks/update', { task_id: firstId, transition: 'accept' });
+        expect((await handOffA2a(sender, 'still one too many')).body.error).toMatchObject({ code: -32046 });
+        await ok(relay.url, recipient.api_key, 'tasks/update', { task_id: firstId, transition: 'complete', result_summary: 'Done' });
+        expect((await handOffA2a(sender, 'in the freed place')).body.error).toBeUndefined();
+        expect((await handOffA2a(sender, 'past it again')).body.error).toMatchObject({ code: -32046, data: { org, quota: 'open_handoffs', limit } });
+        expect((await storedFrom(sender)).tasks).toBe(before.sender.tasks + 1);
+
+        // Cleared, the quota no longer holds.
+        await request(relay.url)
+          .patch(`/admin/orgs/${org}`)
+          .set(admin)
+          .send({ quotas: { open_handoffs: null } })
+          .expect(200);
+        expect((await handOffA2a(sender, 'no limit now')).body.error).toBeUndefined();
+      } finally {
+        await db.end();
+      }
+    });
+
     it('lifts the limit for new calls once an admin clears it', async () => {
       const org = uniqueOrg('lifted');
       await request(relay.url)
@@ -311,7 +418,7 @@ describe('orgs as records', () => {
         .set(admin)
         .send({ quotas: { requests_per_minute: null } })
         .expect(200);
-      expect(cleared.body.quotas).toEqual({ agents: null, requests_per_minute: null });
+      expect(cleared.body.quotas).toEqual({ agents: null, requests_per_minute: null, open_handoffs: null });
       await eventually(async () => expect((await rpc(relay.url, agent.api_key, 'tasks/list', { filter: {} })).status).toBe(200));
     });
   });

@@ -3,6 +3,8 @@ import { SendIdempotency } from '../../apps/tasks/src/tasks/use-cases/send-idemp
 import { SendTask } from '../../apps/tasks/src/tasks/use-cases/send-task';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
+import { Registry } from 'prom-client';
+import { OrgQuotaMetrics } from '@app/metrics';
 import { CHAIN_LOCK_KEY } from '../../apps/tasks/src/tasks/store/sql/chain-facts.sql';
 import { nextTaskId } from '../../apps/tasks/src/tasks/store/task-ids';
 import { TaskRepository } from '../../apps/tasks/src/tasks/store/task-repository';
@@ -26,6 +28,7 @@ describe('chains at the create write path', () => {
         pairPerMinute: 1_000_000,
       },
       database.handedOver,
+      new OrgQuotaMetrics(new Registry()),
     );
   });
 

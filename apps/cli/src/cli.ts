@@ -155,6 +155,7 @@ export const OPTIONS = {
   'display-name': { type: 'string' },
   'max-agents': { type: 'string' },
   'requests-per-minute': { type: 'string' },
+  'max-open-handoffs': { type: 'string' },
   'chain-bounds': { type: 'string' },
 } as const;
 

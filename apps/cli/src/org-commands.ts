@@ -5,14 +5,16 @@ import { usage } from './cli-errors';
 
 export const ORGS_USAGE = `  orgs [--limit <n>]                list orgs: name, display name, agents and quotas
   orgs create <org> [--display-name <text>] [--max-agents <n>] [--requests-per-minute <n>]
-           [--chain-bounds <json>]
+           [--max-open-handoffs <n>] [--chain-bounds <json>]
                                     create an org (with RELAY_ORGS_EXPLICIT=true, agents are
                                     registered only in orgs created this way)
   orgs show <org>                   one org: display name, origin, agents, quotas, default trust,
                                     chain bounds
   orgs update <org> [--display-name <text>|none] [--max-agents <n>|none]
-           [--requests-per-minute <n>|none] [--chain-bounds <json>|none]
+           [--requests-per-minute <n>|none] [--max-open-handoffs <n>|none]
+           [--chain-bounds <json>|none]
                                     change an org's display name, quotas or chain bounds
+                                    (--max-open-handoffs: unfinished handoffs its agents sent)
                                     (--chain-bounds '{"max_depth": 3}': the fields of a trust
                                     policy's chain, for the handoffs to the org's agents)`;
 
@@ -20,6 +22,7 @@ export interface OrgValues {
   'display-name'?: string;
   'max-agents'?: string;
   'requests-per-minute'?: string;
+  'max-open-handoffs'?: string;
   'chain-bounds'?: string;
   limit?: string;
 }
@@ -35,6 +38,7 @@ function describeOrg(org: OrgRecord): string {
     `  origin:        ${org.origin === 'admin' ? 'created by an admin' : 'made on first use'}`,
     `  agents:        ${org.agents}${org.quotas.agents === null ? '' : ` of at most ${org.quotas.agents}`}`,
     `  calls:         ${org.quotas.requests_per_minute === null ? 'no org limit' : `at most ${org.quotas.requests_per_minute} a minute across its agents`}`,
+    `  open handoffs: ${org.quotas.open_handoffs === null ? 'no org limit' : `at most ${org.quotas.open_handoffs} sent by its agents and not finished`}`,
     `  default trust: ${trust === null ? 'the relay’s (teammates only)' : `allow ${trust.allow.join(',') || '-'}; block ${trust.block.join(',') || '-'}; ${trust.hold.length} hold rules`}`,
     `  chain bounds:  ${Object.keys(org.chain).length === 0 ? 'the relay’s' : JSON.stringify(org.chain)}`,
   ];
@@ -60,7 +64,7 @@ function orgFields(values: OrgValues): Record<string, unknown> {
   const displayName = values['display-name'];
   if (displayName !== undefined) fields.display_name = displayName === 'none' ? null : displayName;
   const quotas: Record<string, number | null> = {};
-  const quota = (option: 'max-agents' | 'requests-per-minute', field: string, what: string): void => {
+  const quota = (option: 'max-agents' | 'requests-per-minute' | 'max-open-handoffs', field: string, what: string): void => {
     const value = values[option];
     if (value === undefined) return;
     if (value === 'none') quotas[field] = null;
@@ -69,6 +73,7 @@ function orgFields(values: OrgValues): Record<string, unknown> {
   };
   quota('max-agents', 'agents', 'agents');
   quota('requests-per-minute', 'requests_per_minute', 'calls');
+  quota('max-open-handoffs', 'open_handoffs', 'handoffs');
   if (Object.keys(quotas).length > 0) fields.quotas = quotas;
   const chain = values['chain-bounds'];
   if (chain !== undefined) fields.chain = chain === 'none' ? null : chainBounds(chain);
@@ -82,13 +87,14 @@ export async function runOrgsCommand(api: AdminCaller, rest: string[], values: O
     const limit = values.limit ?? '200';
     const page = await api.call<OrgPage>('GET', `/admin/orgs?limit=${encodeURIComponent(limit)}`);
     const rows = [
-      ['ORG', 'DISPLAY NAME', 'AGENTS', 'MAX AGENTS', 'CALLS/MIN'],
+      ['ORG', 'DISPLAY NAME', 'AGENTS', 'MAX AGENTS', 'CALLS/MIN', 'MAX OPEN'],
       ...page.items.map((org) => [
         org.name,
         org.display_name ?? '-',
         String(org.agents),
         org.quotas.agents === null ? '-' : String(org.quotas.agents),
         org.quotas.requests_per_minute === null ? '-' : String(org.quotas.requests_per_minute),
+        org.quotas.open_handoffs === null ? '-' : String(org.quotas.open_handoffs),
       ]),
     ];
     const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => displayLine(row[column]).length)));
@@ -117,7 +123,8 @@ export async function runOrgsCommand(api: AdminCaller, rest: string[], values: O
     }
     case 'update': {
       const fields = orgFields(values);
-      if (Object.keys(fields).length === 0) throw usage('orgs update needs --display-name, --max-agents, --requests-per-minute or --chain-bounds.');
+      if (Object.keys(fields).length === 0)
+        throw usage('orgs update needs --display-name, --max-agents, --requests-per-minute, --max-open-handoffs or --chain-bounds.');
       const org = await api.call<OrgRecord>('PATCH', orgPath(name), fields);
       print(org, describeOrg(org));
       return;

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { outboxMetricsBinding, poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
 import { defaultInstanceId, healthControllerFor, INSTANCE_ID } from '@app/messaging';
-import { metricsProvider, OutboxMetrics, RetentionMetrics, serviceMetricsModule } from '@app/metrics';
+import { metricsProvider, OrgQuotaMetrics, OutboxMetrics, RetentionMetrics, serviceMetricsModule } from '@app/metrics';
 import { SecretsModule } from '@app/secrets';
 import { TasksConfig } from './tasks.config';
 import { tasksDataSourceOptions } from './database/data-source';
@@ -20,7 +20,7 @@ export class TasksAppModule {
       module: TasksAppModule,
       imports: [
         serviceTypeOrmRoot(tasksDataSourceOptions(config.DATABASE_URL, config.RELAY_DB_STATEMENT_TIMEOUT_MS), config.RELAY_MIGRATE_ON_START),
-        serviceMetricsModule(config, [metricsProvider(OutboxMetrics), metricsProvider(RetentionMetrics)]),
+        serviceMetricsModule(config, [metricsProvider(OutboxMetrics), metricsProvider(RetentionMetrics), metricsProvider(OrgQuotaMetrics)]),
         SecretsModule.forRoot(config.RELAY_SECRET_KEYS, PUSH_CONFIG_SEALED_COLUMNS),
         TasksModule.forRoot(config),
         ApprovalsModule.forRoot(config),

@@ -36,5 +36,6 @@ export * from './events/event-json-schema';
 export * from './events/cloudevents';
 export * from './tasks/tool-prompts';
 export * from './tasks/chain-rules';
+export * from './tasks/open-handoff-rules';
 export * from './orgs/org-scope';
 export * from './orgs/person-roles.contract';

@@ -279,7 +279,7 @@ export class RetentionMetrics {
   }
 }
 
-/** The directory's refusals at an org's quota (docs/orgs.md#quotas); the edge counts its own under the same name. */
+/** The refusals at an org's quota (docs/orgs.md#quotas) of the directory (agents) and the tasks service (open handoffs); the edge counts its own under the same name. */
 export class OrgQuotaMetrics {
   private readonly rejections: CounterFamily;
 

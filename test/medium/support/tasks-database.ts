@@ -1,9 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type pg from 'pg';
+import { Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { DEFAULT_CHAIN_LIMITS, type ParticipantRefDto, type SendRequest, type TaskView } from '@app/contracts';
 import { migrateServiceSchema, pgPoolOf } from '@app/database';
+import { OrgQuotaMetrics } from '@app/metrics';
 import { tasksDataSourceOptions } from '../../../apps/tasks/src/database/data-source';
 import { SendIdempotency } from '../../../apps/tasks/src/tasks/use-cases/send-idempotency';
 import { SendTask } from '../../../apps/tasks/src/tasks/use-cases/send-task';
@@ -52,7 +54,13 @@ export async function openTasksDatabase(): Promise<TasksDatabase> {
     dataSource,
     pool: pgPoolOf(dataSource),
     // Medium tests send many handoffs between one pair at once: the pair rate is the chain tests' subject, not theirs.
-    sendTask: new SendTask(dataSource, new SendIdempotency(repository), { ...DEFAULT_CHAIN_LIMITS, pairPerMinute: 1_000_000 }, handedOver),
+    sendTask: new SendTask(
+      dataSource,
+      new SendIdempotency(repository),
+      { ...DEFAULT_CHAIN_LIMITS, pairPerMinute: 1_000_000 },
+      handedOver,
+      new OrgQuotaMetrics(new Registry()),
+    ),
     transitionTask: new TransitionTask(dataSource, handedOver),
     handedOver,
     close: () => dataSource.destroy(),

@@ -89,12 +89,17 @@ interface RecipientRow {
   tool_prompts: ToolPromptRule[] | null;
   chain: ChainPolicy | null;
   org_chain: ChainPolicy | null;
+  sender_org_open_handoffs: number | null;
 }
 
-/** An agent's public profile, trust lists, hold and tool-prompt rules, its own and its org's chain bounds in one query; null for an unknown handle. */
+/**
+ * An agent's public profile, trust lists, hold and tool-prompt rules, its own and its org's chain
+ * bounds, and the open-handoffs quota of the sender's org, in one query; null for an unknown handle.
+ */
 export async function findRecipient(
   pool: pg.Pool,
   handle: string,
+  sender: string,
 ): Promise<{
   profile: AgentPublicProfile;
   disabled: boolean;
@@ -103,14 +108,16 @@ export async function findRecipient(
   toolPrompts: ToolPromptRule[];
   chain: ChainPolicy;
   orgChain: ChainPolicy;
+  senderOrgOpenHandoffs: number | null;
 } | null> {
   const { rows } = await pool.query<RecipientRow>({
     name: 'directory-recipient',
-    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."input_modes", a."disabled_at", p."allow", p."block", p."hold", p."tool_prompts", p."chain", o."chain" AS "org_chain"
+    text: `SELECT a."id", a."handle", a."name", a."role", a."description", a."skills", a."metadata", a."input_modes", a."disabled_at", p."allow", p."block", p."hold", p."tool_prompts", p."chain", o."chain" AS "org_chain",
+                  (SELECT so."quota_open_handoffs" FROM "directory"."orgs" so WHERE so."name" = split_part($2, '@', 2)) AS "sender_org_open_handoffs"
            FROM "directory"."agents" a LEFT JOIN "directory"."trust_policies" p ON p."agent_id" = a."id"
            LEFT JOIN "directory"."orgs" o ON o."name" = split_part(a."handle", '@', 2)
            WHERE a."handle" = $1`,
-    values: [handle],
+    values: [handle, sender],
   });
   const row = rows[0];
   if (!row) return null;
@@ -132,5 +139,6 @@ export async function findRecipient(
     toolPrompts: row.tool_prompts ?? [],
     chain: row.chain ?? {},
     orgChain: row.org_chain ?? {},
+    senderOrgOpenHandoffs: row.sender_org_open_handoffs,
   };
 }

@@ -8,6 +8,7 @@ import { ORG_LIMITS, type ChainPolicy, type OrgDefaults, type OrgOrigin } from '
 @Check('orgs_origin', `"origin" IN ('admin', 'first_use')`)
 @Check('orgs_defaults_object', `jsonb_typeof("defaults") = 'object'`)
 @Check('orgs_quota_agents', `"quota_agents" IS NULL OR "quota_agents" >= 0`)
+@Check('orgs_quota_open_handoffs', `"quota_open_handoffs" IS NULL OR "quota_open_handoffs" >= 0`)
 @Check('orgs_chain_object', `jsonb_typeof("chain") = 'object'`)
 @Check('orgs_quota_requests_per_minute', `"quota_requests_per_minute" IS NULL OR "quota_requests_per_minute" >= 1`)
 export class OrgEntity {
@@ -28,6 +29,10 @@ export class OrgEntity {
   /** Calls per minute across the org's agents; null: no limit of its own. */
   @Column({ type: 'integer', nullable: true })
   quotaRequestsPerMinute: number | null;
+
+  /** Handoffs the org's agents sent that are still open (OPEN_HANDOFF_STATES); null: no limit of its own. */
+  @Column({ type: 'integer', nullable: true })
+  quotaOpenHandoffs: number | null;
 
   /** The org's chain bounds (docs/chains.md), under its agents' trust policies'; checked against CHAIN_POLICY_SCHEMA before it is written. */
   @Column({ type: 'jsonb', default: () => "'{}'" })

@@ -72,6 +72,7 @@ export class OrgsService {
         defaults: storedDefaults(request.defaults, {}),
         quotaAgents: request.quotas?.agents ?? null,
         quotaRequestsPerMinute: request.quotas?.requests_per_minute ?? null,
+        quotaOpenHandoffs: request.quotas?.open_handoffs ?? null,
         chain: request.chain ?? {},
         origin: 'admin',
       })
@@ -117,6 +118,7 @@ export class OrgsService {
       org.defaults = storedDefaults(request.defaults, org.defaults);
       if (request.quotas?.agents !== undefined) org.quotaAgents = request.quotas.agents;
       if (request.quotas?.requests_per_minute !== undefined) org.quotaRequestsPerMinute = request.quotas.requests_per_minute;
+      if (request.quotas?.open_handoffs !== undefined) org.quotaOpenHandoffs = request.quotas.open_handoffs;
       if (request.chain !== undefined) org.chain = request.chain ?? {};
       org.updatedAt = new Date();
       await repository.save(org);
@@ -128,8 +130,13 @@ export class OrgsService {
 
   /** The org's quotas alone, for the edge's hot path (all null for an org with no row). */
   async quotas(name: string): Promise<OrgQuotasReply> {
-    const org = await this.dataSource.getRepository(OrgEntity).findOne({ where: { name }, select: { quotaAgents: true, quotaRequestsPerMinute: true } });
-    return { org: name, quotas: { agents: org?.quotaAgents ?? null, requests_per_minute: org?.quotaRequestsPerMinute ?? null } };
+    const org = await this.dataSource
+      .getRepository(OrgEntity)
+      .findOne({ where: { name }, select: { quotaAgents: true, quotaRequestsPerMinute: true, quotaOpenHandoffs: true } });
+    return {
+      org: name,
+      quotas: { agents: org?.quotaAgents ?? null, requests_per_minute: org?.quotaRequestsPerMinute ?? null, open_handoffs: org?.quotaOpenHandoffs ?? null },
+    };
   }
 
   /**
@@ -179,7 +186,7 @@ export class OrgsService {
       name: org.name,
       display_name: org.displayName,
       defaults: { trust: org.defaults.trust ?? null },
-      quotas: { agents: org.quotaAgents, requests_per_minute: org.quotaRequestsPerMinute },
+      quotas: { agents: org.quotaAgents, requests_per_minute: org.quotaRequestsPerMinute, open_handoffs: org.quotaOpenHandoffs },
       chain: org.chain,
       origin: org.origin,
       agents,

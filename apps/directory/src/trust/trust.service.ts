@@ -23,7 +23,7 @@ export class TrustService {
   ) {}
 
   async admit(sender: string, recipient: string): Promise<AdmitReply> {
-    const found = await findRecipient(pgPoolOf(this.dataSource), recipient);
+    const found = await findRecipient(pgPoolOf(this.dataSource), recipient, sender);
     if (!found || found.disabled) {
       throw new RelayError('recipient_not_found', `No agent with the handle ${recipient}`, { recipient });
     }
@@ -33,7 +33,14 @@ export class TrustService {
         decision.policy === 'blocked' ? `${recipient} has blocked ${sender}` : `${recipient} does not admit senders outside its org unless allowed`;
       throw new RelayError('teammate_blocked', message, { policy: decision.policy, recipient });
     }
-    return { recipient: found.profile, hold: found.hold, tool_prompts: found.toolPrompts, chain: found.chain, org_chain: found.orgChain };
+    return {
+      recipient: found.profile,
+      hold: found.hold,
+      tool_prompts: found.toolPrompts,
+      chain: found.chain,
+      org_chain: found.orgChain,
+      sender_org_open_handoffs: found.senderOrgOpenHandoffs,
+    };
   }
 
   async get(handle: string): Promise<TrustPolicy> {

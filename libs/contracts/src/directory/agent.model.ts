@@ -114,6 +114,8 @@ export interface AdmitReply {
   chain: ChainPolicy;
   /** The chain bounds of the recipient's org, under the recipient's own, passed the same way (`{}` for none). */
   org_chain: ChainPolicy;
+  /** The open-handoffs quota of the sender's org (docs/orgs.md#quotas), passed with the create command; null: none. */
+  sender_org_open_handoffs: number | null;
 }
 
 /** The public profile behind an agent card. */

@@ -13,6 +13,7 @@ export const ORG_LIMITS = {
   /** The most agents an org's quota may name. */
   maxAgentsQuota: 1_000_000,
   maxRequestsPerMinuteQuota: 10_000_000,
+  maxOpenHandoffsQuota: 10_000_000,
   listDefaultLimit: 50,
   listMaxLimit: 200,
 } as const;
@@ -36,6 +37,8 @@ export interface OrgQuotas {
   agents: number | null;
   /** Calls per minute across the org's agents, counted as each agent's own rate limit is (fixed one-minute windows). */
   requests_per_minute: number | null;
+  /** Handoffs sent by the org's agents and not yet finished (OPEN_HANDOFF_STATES). */
+  open_handoffs: number | null;
 }
 
 export interface OrgQuotasReply {
@@ -84,6 +87,13 @@ export class OrgQuotaFields {
   @Min(1)
   @Max(ORG_LIMITS.maxRequestsPerMinuteQuota)
   requests_per_minute?: number | null;
+
+  @ValidateIf((_, value) => value !== null)
+  @IsOptional()
+  @IsInt({ message: 'quotas.open_handoffs must be a whole number of handoffs, or null for no limit' })
+  @Min(0)
+  @Max(ORG_LIMITS.maxOpenHandoffsQuota)
+  open_handoffs?: number | null;
 }
 
 export class OrgDefaultsFields {

@@ -13,6 +13,7 @@ import {
   isObject,
   IsString,
   Matches,
+  Min,
   ValidateIf,
   ValidateBy,
   ValidateNested,
@@ -333,6 +334,12 @@ export class SendRequest {
   @IsOptional()
   @IsChainPolicy()
   org_chain_policy?: ChainPolicy;
+
+  /** On create: the open-handoffs quota of the sender's org (`decideOpenHandoffs`); absent: none. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  sender_org_open_handoffs?: number;
 }
 
 /** Which message a send appended, without its content: a reply never echoes the message back. */

@@ -16,6 +16,7 @@ import { Orgs1765536600000 } from './1765536600000-Orgs';
 import { PersonRoles1765536700000 } from './1765536700000-PersonRoles';
 import { AdminAuditOrg1765536800000 } from './1765536800000-AdminAuditOrg';
 import { OrgChainBounds1765541900000 } from './1765541900000-OrgChainBounds';
+import { OrgOpenHandoffsQuota1765545300000 } from './1765545300000-OrgOpenHandoffsQuota';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -37,4 +38,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   PersonRoles1765536700000,
   AdminAuditOrg1765536800000,
   OrgChainBounds1765541900000,
+  OrgOpenHandoffsQuota1765545300000,
 ];

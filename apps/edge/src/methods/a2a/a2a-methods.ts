@@ -220,6 +220,7 @@ export class A2aMethods implements DialectMethods {
         tool_prompts: toolPrompts,
         chain,
         org_chain: orgChain,
+        sender_org_open_handoffs: senderOrgOpenHandoffs,
       } = await this.admit(call.caller, recipientHandle, call.endpointHandle !== null);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.tasks(
@@ -232,6 +233,7 @@ export class A2aMethods implements DialectMethods {
               ...(toolPrompts.length > 0 ? { tool_prompt_rules: toolPrompts } : {}),
               ...(chain && Object.keys(chain).length > 0 ? { chain_policy: chain } : {}),
               ...(orgChain && Object.keys(orgChain).length > 0 ? { org_chain_policy: orgChain } : {}),
+              ...(typeof senderOrgOpenHandoffs === 'number' ? { sender_org_open_handoffs: senderOrgOpenHandoffs } : {}),
               ...(message.contextId !== undefined ? { context_id: message.contextId } : {}),
               message: messageInput(message),
               ...(params.metadata !== undefined ? { metadata: params.metadata } : {}),

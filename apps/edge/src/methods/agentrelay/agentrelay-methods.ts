@@ -103,7 +103,14 @@ export class AgentRelayMethods implements DialectMethods {
     };
     if (taskId === undefined) {
       const recipientHandle = this.recipientHandle(call);
-      const { recipient, hold, tool_prompts: toolPrompts, chain, org_chain: orgChain } = await this.directory.admit(call.caller.handle, recipientHandle);
+      const {
+        recipient,
+        hold,
+        tool_prompts: toolPrompts,
+        chain,
+        org_chain: orgChain,
+        sender_org_open_handoffs: senderOrgOpenHandoffs,
+      } = await this.directory.admit(call.caller.handle, recipientHandle);
       assertPartsAccepted(message.parts, inputModesOf(recipient), recipient.handle);
       const reply = await this.chainRefusals.audited(call.caller, recipient.handle, 'parent_task_id', () =>
         this.rpc.request(TASKS_SUBJECTS.send, {
@@ -114,6 +121,7 @@ export class AgentRelayMethods implements DialectMethods {
           ...(toolPrompts.length > 0 ? { tool_prompt_rules: toolPrompts } : {}),
           ...(chain && Object.keys(chain).length > 0 ? { chain_policy: chain } : {}),
           ...(orgChain && Object.keys(orgChain).length > 0 ? { org_chain_policy: orgChain } : {}),
+          ...(typeof senderOrgOpenHandoffs === 'number' ? { sender_org_open_handoffs: senderOrgOpenHandoffs } : {}),
           ...(metadata !== undefined ? { metadata } : {}),
           ...(parentTaskId !== undefined ? { parent_task_ids: [parentTaskId] } : {}),
           ...(callerTraceId !== null ? { caller_trace_id: callerTraceId } : {}),

@@ -22,6 +22,7 @@ import { HandoffTraces1765470000000 } from './1765470000000-HandoffTraces';
 import { TaskUnpublishedEvents1765473600036 } from './1765473600036-TaskUnpublishedEvents';
 import { ChainTreeIndex1765523300000 } from './1765523300000-ChainTreeIndex';
 import { ChainRootSender1765812340000 } from './1765812340000-ChainRootSender';
+import { OpenHandoffsBySenderOrg1765845300000 } from './1765845300000-OpenHandoffsBySenderOrg';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -48,4 +49,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   TaskUnpublishedEvents1765473600036,
   ChainTreeIndex1765523300000,
   ChainRootSender1765812340000,
+  OpenHandoffsBySenderOrg1765845300000,
 ];

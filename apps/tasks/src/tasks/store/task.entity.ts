@@ -19,6 +19,7 @@ const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'c
 @Index('tasks_sender_created_at_idx', ['senderId', 'createdAt', 'id'])
 @Index('tasks_recipient_created_at_idx', ['recipientId', 'createdAt', 'id'])
 @Index('tasks_terminal_status_idx', { synchronize: false })
+@Index('tasks_open_sender_org_idx', { synchronize: false })
 @Index('tasks_completed_at_idx', ['completedAt'], { where: '"completed_at" IS NOT NULL' })
 @Index('tasks_hold_expires_idx', ['holdExpiresAt'], { where: `"state" = 'held'` })
 @Index('tasks_tool_prompts_idx', ['id'], { where: `"tool_prompts" IS NOT NULL` })

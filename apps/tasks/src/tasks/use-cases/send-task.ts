@@ -3,6 +3,8 @@ import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import {
   chainLimitsWith,
+  decideOpenHandoffs,
+  orgOfHandle,
   RelayError,
   isTerminalState,
   type ChainLimits,
@@ -19,6 +21,8 @@ import { changeHistory, changeTask, type TaskChange } from '../store/change-writ
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
 import { toMessageRef, toTaskView, type MessageRow, type TaskRow } from '../store/task-rows';
 import { pgPoolOf } from '@app/database';
+import { OrgQuotaMetrics } from '@app/metrics';
+import { OPEN_HANDOFFS_OF_ORG_SQL } from '../store/sql/open-handoffs.sql';
 import { COMMITTED_EVENTS, type CommittedEvents } from '../../outbox/committed-events';
 
 function validateIntent(intent: Intent | undefined, proposedAction: ProposedActionDto | null | undefined): void {
@@ -52,6 +56,7 @@ export class SendTask {
     @Inject(SendIdempotency) private readonly idempotency: SendIdempotency,
     @Inject(CHAIN_LIMITS) private readonly chainLimits: ChainLimits,
     @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
+    @Inject(OrgQuotaMetrics) private readonly orgQuotaMetrics: OrgQuotaMetrics,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -76,6 +81,8 @@ export class SendTask {
    * or the loser of two concurrent creates with one key), the first send's answer again.
    */
   private async create(request: SendRequest, hash: string): Promise<SendReply> {
+    const refused = await this.refusedByOpenHandoffs(request, hash);
+    if (refused) return refused;
     for (let attempt = 0; ; attempt++) {
       try {
         const created = await createTask(
@@ -104,6 +111,28 @@ export class SendTask {
         throw duplicateMessageIdOr(error);
       }
     }
+  }
+
+  /**
+   * The open-handoffs quota of the sender's org (docs/orgs.md#quotas), when it has one: its open
+   * handoffs are counted up to the quota (an index-backed count that stops there) and the rule
+   * decides. A retry of a create that was stored before the org reached its quota gets its first
+   * answer; any other create at the quota is refused, having written nothing. Returns the replay,
+   * or undefined when the create may go on.
+   */
+  private async refusedByOpenHandoffs(request: SendRequest, hash: string): Promise<SendReply | undefined> {
+    const limit = request.sender_org_open_handoffs;
+    if (limit === undefined) return undefined;
+    const org = orgOfHandle(request.caller.handle);
+    const { rows } = await this.pool.query<{ open: number }>({ name: 'tasks-open-handoffs-of-org', text: OPEN_HANDOFFS_OF_ORG_SQL, values: [org, limit] });
+    const refusal = decideOpenHandoffs(request.caller.handle, limit, rows[0].open);
+    if (!refusal) return undefined;
+    if (idempotencyKeys(request).length > 0) {
+      const replay = await this.dataSource.transaction((manager) => this.idempotency.replay(manager, request, hash));
+      if (replay) return replay;
+    }
+    this.orgQuotaMetrics.rejected(refusal.org, refusal.quota);
+    throw new RelayError('org_quota_exceeded', `The org ${refusal.org} is at its quota of ${refusal.limit} open handoffs`, { ...refusal });
   }
 
   /**
