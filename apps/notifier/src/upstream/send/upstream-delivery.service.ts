@@ -12,6 +12,7 @@ import {
 } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
+import { applyStreamEvent, NOTHING_REPORTED, taskOfMessage, toSdkPart } from '@app/a2a';
 import type { ParticipantRef, PartView, TaskEventMessage, UpstreamInterface } from '@app/contracts';
 import { pickTraceHeaders } from '@app/tracing';
 import type { DeliveryRow } from '../../deliveries/deliveries.service';
@@ -25,7 +26,6 @@ import { UpstreamClientsService } from './upstream-clients.service';
 import { AnswerTooLargeError, causeOf } from '../../outbound/guarded-fetch';
 import { OAuth2TokenError } from '../identity/oauth2-token';
 import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
-import { applyStreamEvent, NOTHING_REPORTED, taskOfMessage, toSdkPart } from '../upstream-mapping';
 import { UpstreamFollowerService, type AdoptedStream } from '../follow/upstream-follower.service';
 
 /** An attempt's outcome, and what runs once it is recorded: the upstream's answer reported, when it came already settled. */
