@@ -2,7 +2,6 @@ import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateBy, ValidateIf } from 'class-validator';
 import { DatabaseServiceConfig, toBoolean } from '@app/config';
 import { IsAssertionSigningKey, IsNotifierSealingKeys, IsSecretKeyList } from '@app/secrets';
-import type { ApproverChannels } from './deliveries/delivery-planner';
 import { AllowedNetworks, type PrivateTargets } from './outbound/ssrf-guard';
 
 const UPSTREAM_ALLOWED_NETWORKS = 'RELAY_UPSTREAM_ALLOWED_NETWORKS';
@@ -242,6 +241,14 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @IsString()
   @Matches(/^(https?:\/\/\S+)?$/, { message: 'RELAY_APPROVALS_SLACK_WEBHOOK_URL must be an http(s) URL' })
   RELAY_APPROVALS_SLACK_WEBHOOK_URL: string = '';
+}
+
+/** Where the relay's approvers are told of held handoffs (docs/operations.md#approvals); empty: not told there. */
+export interface ApproverChannels {
+  webhookUrl: string;
+  slackWebhookUrl: string;
+  /** The console, e.g. `https://relay.example.com/console`: each notice links to `<console>/approvals/<task id>`. */
+  consoleUrl: string;
 }
 
 /** The approvers' channels as configured, with the console under RELAY_PUBLIC_URL. */

@@ -1,6 +1,7 @@
 export * from './dialect';
 export * from './protojson';
 export * from './mapping';
+export * from './sdk-mapping';
 export * from './parse';
 export * from './render';
 export * from './params';

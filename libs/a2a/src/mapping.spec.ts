@@ -1,5 +1,6 @@
+import { TaskState as SdkTaskState } from '@a2a-js/sdk';
 import { RelayError, TASK_STATES, type TaskState } from '@app/contracts';
-import { fromWireState, toWireRole, toWireState } from './mapping';
+import { A2A_TASK_STATES, fromWireState, relayStateOfUpstream, toWireRole, toWireState } from './mapping';
 
 describe('state mapping (docs/state-machine.md#states)', () => {
   it.each([
@@ -31,6 +32,14 @@ describe('state mapping (docs/state-machine.md#states)', () => {
     expect(fromWireState(undefined, 'status')).toBeUndefined();
   });
 
+  it('reads the relay spellings and refuses auth-required by its number too', () => {
+    expect(fromWireState('input_required', 'status')).toBe('input_required');
+    expect(fromWireState('cancelled', 'status')).toBe('cancelled');
+    expect(fromWireState(0, 'status')).toBeUndefined();
+    expect(fromWireState('unknown', 'status')).toBeUndefined();
+    expect(() => fromWireState(8, 'status')).toThrow(/not a task state/);
+  });
+
   it.each(['TASK_STATE_AUTH_REQUIRED', 'done', 42, true])('rejects %p with invalid_params naming the field', (value) => {
     try {
       fromWireState(value, 'status.state');
@@ -39,6 +48,35 @@ describe('state mapping (docs/state-machine.md#states)', () => {
       expect(error).toBeInstanceOf(RelayError);
       expect(error).toMatchObject({ reason: 'invalid_params', data: { field: 'status.state' } });
     }
+  });
+});
+
+describe('the one state table', () => {
+  it('numbers each A2A state as the v1.0 enum of the official SDK does, and names every SDK state but UNRECOGNIZED', () => {
+    for (const row of A2A_TASK_STATES) expect(SdkTaskState[row['1.0'] as keyof typeof SdkTaskState]).toBe(row.number);
+    const sdkStates = Object.values(SdkTaskState).filter((value) => typeof value === 'number' && value >= 0);
+    expect(A2A_TASK_STATES.map((row) => row.number).sort()).toEqual([...sdkStates].sort());
+  });
+
+  it('shows each relay state as exactly one A2A state', () => {
+    const shown = A2A_TASK_STATES.flatMap((row) => (row.shows === null ? [] : [row.shows]));
+    expect([...shown].sort()).toEqual([...TASK_STATES].sort());
+  });
+
+  it.each([
+    [SdkTaskState.TASK_STATE_UNSPECIFIED, null],
+    [SdkTaskState.TASK_STATE_SUBMITTED, null],
+    [SdkTaskState.TASK_STATE_WORKING, 'accepted'],
+    [SdkTaskState.TASK_STATE_INPUT_REQUIRED, 'input_required'],
+    [SdkTaskState.TASK_STATE_AUTH_REQUIRED, 'input_required'],
+    [SdkTaskState.TASK_STATE_COMPLETED, 'completed'],
+    [SdkTaskState.TASK_STATE_FAILED, 'failed'],
+    [SdkTaskState.TASK_STATE_CANCELED, 'failed'],
+    [SdkTaskState.TASK_STATE_REJECTED, 'rejected'],
+    [undefined, null],
+    [99, null],
+  ])('an upstream task in state %p makes the relay task %p', (state, relayState) => {
+    expect(relayStateOfUpstream(state)).toBe(relayState);
   });
 });
 

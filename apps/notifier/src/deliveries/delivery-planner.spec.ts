@@ -1,5 +1,6 @@
 import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType } from '@app/contracts';
-import { APPROVERS_TARGET, planApproverDeliveries, planDeliveries, slackMessage, taskUrlFor, type AgentTarget } from './delivery-planner';
+import type { AgentTarget } from '../targets/delivery-targets';
+import { APPROVERS_TARGET, planApproverDeliveries, planDeliveries, slackMessage, taskUrlFor } from './delivery-planner';
 import { planPushDeliveries } from './push-payload';
 
 function event(type: TaskEventType, author: string | null = null): TaskEvent {

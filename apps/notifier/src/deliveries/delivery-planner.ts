@@ -1,25 +1,8 @@
-import {
-  PERMISSION_REQUEST_KIND,
-  type DeliveryChannel,
-  type TaskEvent,
-  type TaskEventMessage,
-  type TaskEventType,
-  type UpstreamInterface,
-} from '@app/contracts';
+import { PERMISSION_REQUEST_KIND, type DeliveryChannel, type TaskEvent, type TaskEventType } from '@app/contracts';
+import type { ApproverChannels } from '../notifier.config';
+import type { AgentTarget } from '../targets/delivery-targets';
+import type { UpstreamAction, UpstreamDeliveryBody } from '../upstream/send/upstream-delivery-body';
 import { assertionFactsOf, type DeliveryAssertionFacts } from './delivery-assertion';
-
-/** Where an agent wants to be told, as the directory's agent events last said. */
-export interface AgentTarget {
-  handle: string;
-  name: string;
-  notification_webhook_url: string | null;
-  slack_webhook_url: string | null;
-  /** The agent's own request timeout for its webhook and push configs; null: the notifier's default. */
-  webhook_timeout_ms: number | null;
-  /** For an agent that runs its own A2A server: where its handoffs are delivered. */
-  upstream: UpstreamInterface | null;
-  disabled: boolean;
-}
 
 /** One delivery to record (and then attempt) for an event. */
 export interface PlannedDelivery {
@@ -60,14 +43,6 @@ export const HELD_WEBHOOK_EVENT = 'a2a.task.held';
 
 /** The webhook event name of a coding agent's tool prompt that people answer, to the approvers. */
 export const TOOL_PROMPT_WEBHOOK_EVENT = 'a2a.task.tool_prompt';
-
-/** Where the relay's approvers are told of held handoffs (docs/operations.md#approvals); empty: not told there. */
-export interface ApproverChannels {
-  webhookUrl: string;
-  slackWebhookUrl: string;
-  /** The console, e.g. `https://relay.example.com/console`: each notice links to `<console>/approvals/<task id>`. */
-  consoleUrl: string;
-}
 
 /** The console page of one held handoff. */
 export function approvalUrlOf(consoleUrl: string, taskId: string): string {
@@ -249,24 +224,6 @@ function taskReference(taskId: string, taskUrl: string | null): string {
 /** The task's URL from the configured template, or null when none is configured. */
 export function taskUrlFor(template: string, taskId: string): string | null {
   return template ? template.replace('{task_id}', encodeURIComponent(taskId)) : null;
-}
-
-/**
- * What an `upstream` delivery does at the upstream agent's A2A server: `create`, the handoff's first
- * message as `SendMessage` (a new upstream task); `reply`, a later message of the sender as
- * `SendMessage` on the upstream task; `cancel`, the sender's cancel as `CancelTask`.
- */
-export type UpstreamAction = 'create' | 'reply' | 'cancel';
-
-/** What an `upstream` delivery carries (rows written before `action` existed are a `create`). */
-export interface UpstreamDeliveryBody {
-  action?: UpstreamAction;
-  task_id: string;
-  context_id: string;
-  sender: string;
-  recipient: string;
-  /** The message sent (`create`, `reply`); on a `cancel`, the task's latest message or null. */
-  message: TaskEventMessage | null;
 }
 
 /** The webhook event name each upstream delivery is listed under: the task event it delivers. */

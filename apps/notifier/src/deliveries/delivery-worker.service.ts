@@ -3,8 +3,9 @@ import { WakeableDelay } from '@app/messaging';
 import { DeliveryMetrics } from '@app/metrics';
 import { traceDeliveryAttempt, tracerOf } from '@app/tracing';
 import { NotifierConfig, slotShares } from '../notifier.config';
-import { DeliveriesService, type AttemptOutcome, type ClaimRequest, type DeliveryRow } from './deliveries.service';
+import { DeliveriesService, destinationOf, type AttemptOutcome, type ClaimRequest, type DeliveryRow } from './deliveries.service';
 import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } from '../outbound/destination-breakers';
+import type { SendOutcome } from '../outbound/send-outcome';
 import { nextRetryDelay, parseRetrySchedule } from '../outbound/retry-schedule';
 import { SlackThrottleService } from './slack-throttle.service';
 import { APPROVERS_TARGET } from './delivery-planner';
@@ -12,7 +13,7 @@ import { DeliveryAssertionSigner } from './delivery-assertion';
 import { UpstreamDeliveryService, type UpstreamSendOutcome } from '../upstream/send/upstream-delivery.service';
 import { UpstreamHealthService } from '../upstream/health/upstream-health.service';
 import { standardWebhookHeaders } from './standard-webhooks';
-import { sendWebhook, type SendOutcome } from './webhook-sender';
+import { sendWebhook } from './webhook-sender';
 
 /**
  * The longest the worker sleeps when nothing wakes it: new deliveries of this process wake it at
@@ -70,7 +71,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       openMs: config.RELAY_NOTIFIER_BREAKER_OPEN_MS,
       maxOpenMs: config.RELAY_NOTIFIER_BREAKER_MAX_OPEN_MS,
     });
-    upstreamHealth.watchBreakers((destination) => this.breakers.stateOf(destination));
+    upstreamHealth.watchBreakers((url) => this.breakers.stateOf(destinationOf(url)));
   }
 
   onApplicationBootstrap(): void {

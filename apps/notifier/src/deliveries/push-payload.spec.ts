@@ -1,5 +1,6 @@
 import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType, type TaskState } from '@app/contracts';
-import { planPushDeliveries, pushBody, type PushTarget } from './push-payload';
+import type { PushTarget } from '../targets/delivery-targets';
+import { planPushDeliveries, pushBody } from './push-payload';
 
 function event(type: TaskEventType, state: TaskState, from: string | null = null): TaskEvent {
   return {

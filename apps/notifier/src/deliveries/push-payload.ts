@@ -1,18 +1,8 @@
 import { renderPart, toWireRole, toWireState } from '@app/a2a';
 import type { WireVersion, TaskEvent } from '@app/contracts';
+import type { PushTarget } from '../targets/delivery-targets';
 import { assertionFactsOf } from './delivery-assertion';
 import { notifies, WEBHOOK_EVENTS, type PlannedDelivery } from './delivery-planner';
-
-/** An A2A push-notification config the notifier delivers to. */
-export interface PushTarget {
-  config_id: string;
-  owner_handle: string;
-  version: WireVersion;
-  url: string;
-  token: string | null;
-  auth_scheme: string | null;
-  auth_credentials: string | null;
-}
 
 /** The latest message of the event, or null. Authors from the task's sender have role user, the recipient's role agent. */
 function latestMessage(event: TaskEvent, version: WireVersion): Record<string, unknown> | null {

@@ -2,23 +2,12 @@ import http from 'node:http';
 import https from 'node:https';
 import { checkWebhookUrl, guardedLookup, SsrfRefusedError } from '../outbound/ssrf-guard';
 import { parseRetryAfter } from '../outbound/retry-schedule';
+import type { SendOutcome } from '../outbound/send-outcome';
 
 export interface OutboundRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
-}
-
-export interface SendOutcome {
-  /** 2xx. */
-  ok: boolean;
-  /** Worth another attempt: 429, 5xx, a timeout or a network error. */
-  retryable: boolean;
-  statusCode: number | null;
-  /** What the receiver asked for with `Retry-After`, in ms. */
-  retryAfterMs: number | null;
-  error: string | null;
-  durationMs: number;
 }
 
 export interface SenderOptions {

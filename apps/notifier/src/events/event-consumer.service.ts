@@ -21,10 +21,11 @@ import {
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { traceLinkHeaders } from '@app/tracing';
 import { DeliveriesService, type EventDeliveries } from '../deliveries/deliveries.service';
-import { notifies, planApproverDeliveries, planDeliveries, type AgentTarget } from '../deliveries/delivery-planner';
+import { notifies, planApproverDeliveries, planDeliveries } from '../deliveries/delivery-planner';
 import { DeliveryWorkerService } from '../deliveries/delivery-worker.service';
 import { approverChannelsOf, NotifierConfig } from '../notifier.config';
 import { AgentTargetsService } from '../targets/agent-targets.service';
+import type { AgentTarget } from '../targets/delivery-targets';
 import { PushTargetsService } from '../targets/push-targets.service';
 import { planPushDeliveries } from '../deliveries/push-payload';
 import { isAgentEvent, isPushConfigEvent, isTaskEvent } from './event-guards';

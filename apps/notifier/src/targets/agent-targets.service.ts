@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { AgentUpdatedEvent, UpstreamInterface } from '@app/contracts';
-import type { AgentTarget } from '../deliveries/delivery-planner';
+import type { AgentTarget } from './delivery-targets';
 import { DirectoryClient } from './directory-client.service';
 
 interface KnownTarget {

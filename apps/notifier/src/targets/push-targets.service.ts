@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { PUSH_CONFIG_SUBJECTS, type PushConfigEvent, type WireVersion, type PushTargetReply } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { NotifierUnsealer, SecretCipher, SecretDecryptionError, type SealedColumn } from '@app/secrets';
-import type { PushTarget } from '../deliveries/push-payload';
+import type { PushTarget } from './delivery-targets';
 
 /** The token and credentials of each copy are stored sealed (AES-256-GCM under RELAY_SECRET_KEYS). */
 export const PUSH_TARGET_SEALED_COLUMNS: SealedColumn[] = [

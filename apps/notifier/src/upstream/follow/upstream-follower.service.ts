@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
+import { applyStreamEvent, isSettled, planReport, reportBoundsProblem, taskOfMessage, type ReportedProgress, type ReportStep } from '@app/a2a';
 import {
   isTerminalState,
   PAYLOAD_LIMITS,
@@ -23,7 +24,6 @@ import { callHeaders } from '../send/upstream-client';
 import { UpstreamClientsService } from '../send/upstream-clients.service';
 import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
 import { AnswerTooLargeError, causeOf, DeadlineExceededError } from '../../outbound/guarded-fetch';
-import { applyStreamEvent, isSettled, planReport, reportBoundsProblem, taskOfMessage, type ReportedProgress, type ReportStep } from '../upstream-mapping';
 
 /** Polls of follow rows in flight at once in one process, at most. */
 const ROUND_SIZE = 16;

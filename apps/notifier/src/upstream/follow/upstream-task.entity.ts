@@ -1,6 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { ReportedProgress } from '@app/a2a';
 import type { ParticipantRef } from '@app/contracts';
-import type { ReportedProgress } from '../upstream-mapping';
 
 /**
  * A relay task delivered to an upstream agent's A2A server, beside the upstream task it became:

@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { UpstreamCallMethod, UpstreamCallView } from '@app/contracts';
-import { destinationOf } from '../../deliveries/deliveries.service';
 import { NotifierConfig, upstreamPrivateTargets } from '../../notifier.config';
 import { guardedFetch } from '../../outbound/guarded-fetch';
 import { observedFetch, type ObservedCall } from './upstream-calls';
@@ -24,7 +23,7 @@ const SUCCESS_WRITE_MS = 1000;
 @Injectable()
 export class UpstreamHealthService {
   private readonly logger = new Logger(UpstreamHealthService.name);
-  private breakerOf: (destination: string) => UpstreamBreakerState = () => 'closed';
+  private breakerOf: (url: string) => UpstreamBreakerState = () => 'closed';
   private readonly successWrittenAt = new Map<string, number>();
 
   constructor(
@@ -36,14 +35,14 @@ export class UpstreamHealthService {
     metrics.watch(() => this.gaugeRows());
   }
 
-  /** The delivery worker's circuit breakers (per host and port, in this process). */
-  watchBreakers(stateOf: (destination: string) => UpstreamBreakerState): void {
+  /** The delivery worker's circuit breakers (per host and port, in this process): the state of the one a URL goes through. */
+  watchBreakers(stateOf: (url: string) => UpstreamBreakerState): void {
     this.breakerOf = stateOf;
   }
 
   breakerFor(url: string): UpstreamBreakerState {
     try {
-      return this.breakerOf(destinationOf(url));
+      return this.breakerOf(url);
     } catch {
       return 'closed';
     }

@@ -12,21 +12,31 @@ import {
 } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
+import { applyStreamEvent, NOTHING_REPORTED, taskOfMessage, toSdkPart } from '@app/a2a';
 import type { ParticipantRef, PartView, TaskEventMessage, UpstreamInterface } from '@app/contracts';
 import { pickTraceHeaders } from '@app/tracing';
-import type { DeliveryRow } from '../../deliveries/deliveries.service';
-import type { UpstreamDeliveryBody } from '../../deliveries/delivery-planner';
 import { SsrfRefusedError } from '../../outbound/ssrf-guard';
-import type { SendOutcome } from '../../deliveries/webhook-sender';
+import type { SendOutcome } from '../../outbound/send-outcome';
 import { NotifierConfig } from '../../notifier.config';
 import { AgentTargetsService } from '../../targets/agent-targets.service';
 import { callHeaders } from './upstream-client';
 import { UpstreamClientsService } from './upstream-clients.service';
+import type { UpstreamDeliveryBody } from './upstream-delivery-body';
 import { AnswerTooLargeError, causeOf } from '../../outbound/guarded-fetch';
 import { OAuth2TokenError } from '../identity/oauth2-token';
 import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
-import { applyStreamEvent, NOTHING_REPORTED, taskOfMessage, toSdkPart } from '../upstream-mapping';
 import { UpstreamFollowerService, type AdoptedStream } from '../follow/upstream-follower.service';
+
+/** What of a recorded delivery an attempt at the upstream reads (the delivery worker's row). */
+export interface UpstreamDeliveryAttempt {
+  /** An `UpstreamDeliveryBody`. */
+  body: unknown;
+  headers: Record<string, string>;
+  /** The owner agent's request timeout; null: the notifier's default. */
+  timeout_ms: number | null;
+  /** Attempts made before this one. */
+  attempts: number;
+}
 
 /** An attempt's outcome, and what runs once it is recorded: the upstream's answer reported, when it came already settled. */
 export interface UpstreamSendOutcome extends SendOutcome {
@@ -85,7 +95,7 @@ export class UpstreamDeliveryService {
   ) {}
 
   /** `identity`: the attempt's identity headers (its signed assertion), sent beside the credential. */
-  async deliver(delivery: DeliveryRow, signal: AbortSignal, identity: Record<string, string> = {}): Promise<UpstreamSendOutcome> {
+  async deliver(delivery: UpstreamDeliveryAttempt, signal: AbortSignal, identity: Record<string, string> = {}): Promise<UpstreamSendOutcome> {
     const startedAt = Date.now();
     const outcome = (partial: Omit<SendOutcome, 'durationMs' | 'retryAfterMs'>): SendOutcome => ({
       ...partial,

@@ -1,5 +1,5 @@
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { applyStreamEvent, NOTHING_REPORTED, planReport, reportBoundsProblem, taskOfMessage } from './upstream-mapping';
+import { applyStreamEvent, NOTHING_REPORTED, planReport, reportBoundsProblem, taskOfMessage } from './sdk-mapping';
 
 function agentMessage(id: string, text: string): Message {
   return {

@@ -13,6 +13,7 @@ import {
   type TaskState as RelayState,
   type UpstreamReportCommand,
 } from '@app/contracts';
+import { relayStateOfUpstream } from './mapping';
 
 /** What of an upstream task the relay task already holds: its state as the relay applied it, the messages and artifacts reported. */
 export interface ReportedProgress {
@@ -121,24 +122,9 @@ function artifactInput(artifact: Artifact): ArtifactInput | null {
   };
 }
 
-/** The relay state an upstream task state stands for (null: not started yet). */
+/** The relay state an upstream task state stands for (null: not started yet), by the one state table (`A2A_TASK_STATES`). */
 export function relayStateOf(state: TaskState | undefined): RelayState | null {
-  switch (state) {
-    case TaskState.TASK_STATE_WORKING:
-      return 'accepted';
-    case TaskState.TASK_STATE_INPUT_REQUIRED:
-    case TaskState.TASK_STATE_AUTH_REQUIRED:
-      return 'input_required';
-    case TaskState.TASK_STATE_COMPLETED:
-      return 'completed';
-    case TaskState.TASK_STATE_FAILED:
-    case TaskState.TASK_STATE_CANCELED:
-      return 'failed';
-    case TaskState.TASK_STATE_REJECTED:
-      return 'rejected';
-    default:
-      return null;
-  }
+  return relayStateOfUpstream(state);
 }
 
 /** Whether the upstream task has come to a state the relay task waits in without polling: ended, or waiting for the sender's input. */
