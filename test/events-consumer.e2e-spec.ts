@@ -119,6 +119,9 @@ describe('the events consumer library on an event consumer’s credential', () =
       authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)),
       inboxPrefix: natsInboxPrefix('tasks', ''),
       ...CONNECT,
+      // Across the restart test's server restart, however long a loaded machine takes to bring it back.
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
     });
     await ensureEventStream(await jetstreamManager(publisher), '');
     // The notifier makes each consumer's durable consumer (a consumer's credential may not); the directory answers it.
