@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import request from 'supertest';
+import { dropDatabase } from '../libs/database/src/create-database';
 import { writeNatsCredentials } from '../scripts/nats-credentials';
 import { eventually } from './support/eventually';
 import { ok } from './support/json-rpc';
@@ -108,14 +109,28 @@ function npmStart(env: Record<string, string>, args: string[] = [], tty = false)
   };
 }
 
-/** The settings of one test relay: its own NATS, port and subject prefix; this worker's database. */
+/** The databases `npm start` made for the tests, dropped after each. */
+const databases: string[] = [];
+
+/**
+ * A database of the relay's own, which `npm start` makes: what other test files left in the
+ * worker's database (upstream tasks its notifier would follow, logging after the token) is not there.
+ */
+function ownDatabaseUrl(): string {
+  const url = new URL(testDatabaseUrl());
+  url.pathname = `${url.pathname}_start_${randomBytes(3).toString('hex')}`;
+  databases.push(url.toString());
+  return url.toString();
+}
+
+/** The settings of one test relay: its own NATS, port, subject prefix and database. */
 async function relayEnv(nats: PrivateNatsServer): Promise<{ env: Record<string, string>; url: string }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   return {
     url,
     env: {
-      DATABASE_URL: testDatabaseUrl(),
+      DATABASE_URL: ownDatabaseUrl(),
       NATS_URL: nats.url,
       NATS_SUBJECT_PREFIX: uniqueSubjectPrefix(),
       EDGE_PORT: String(port),
@@ -186,6 +201,7 @@ describe('npm start', () => {
     }
     for (const server of servers.splice(0)) await server.stop();
     for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+    for (const database of databases.splice(0)) await dropDatabase(database);
   });
 
   it('prints the URL and the token last, once the edge answers, logs JSON off a terminal, and stops everything on SIGTERM to its pid', async () => {
