@@ -14,6 +14,8 @@ const shared = {
 export default {
   // A global option (ignored inside projects): e2e tests start whole relays and wait on real effects.
   testTimeout: 60000,
+  // Each e2e file starts whole relays in the worker; a worker past this after a file is replaced, so what files leave behind does not add up to an out-of-memory crash.
+  workerIdleMemoryLimit: '1536MB',
   projects: [
     {
       ...shared,
