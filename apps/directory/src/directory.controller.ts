@@ -42,6 +42,8 @@ import {
   type OrgQuotasReply,
   PERSON_ROLE_SUBJECTS,
   PersonRequest,
+  ListOrgPeopleRequest,
+  type OrgPeoplePage,
   PutPersonRolesRequest,
   type PersonRoles,
 } from '@app/contracts';
@@ -70,6 +72,11 @@ export class DirectoryController {
   @MessagePattern(PERSON_ROLE_SUBJECTS.put)
   putPersonRoles(@Payload() request: PutPersonRolesRequest): Promise<PersonRoles> {
     return this.personRoles.put(request);
+  }
+
+  @MessagePattern(PERSON_ROLE_SUBJECTS.listOfOrg)
+  listOrgPeople(@Payload() request: ListOrgPeopleRequest): Promise<OrgPeoplePage> {
+    return this.personRoles.listOfOrg(request);
   }
 
   @MessagePattern(ORG_SUBJECTS.create)

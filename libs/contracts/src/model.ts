@@ -15,3 +15,5 @@ export * from './directory/agent-owner';
 export type { HoldRule } from './directory/hold-rules';
 export * from './notifier/deliveries.model';
 export type * from './upstream/upstream.model';
+export * from './orgs/orgs.model';
+export type * from './orgs/person-roles.model';

@@ -1,8 +1,9 @@
-import { Check, Column, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type { AdminRole } from '@app/contracts';
 
 /** A role an admin gave a person through the admin API: in one org, or relay-wide (`org` = `*`). */
 @Entity({ name: 'person_roles' })
+@Index('person_roles_org_idx', ['issuer', 'org', 'subject'])
 @Check('person_roles_org', `"org" = '*' OR "org" ~ '^[a-z0-9][a-z0-9.-]{0,126}$'`)
 @Check('person_roles_role', `"role" IN ('auditor', 'viewer', 'approver', 'operator', 'admin')`)
 export class PersonRoleEntity {

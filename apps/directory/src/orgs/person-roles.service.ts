@@ -1,7 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { normalizeGrants, parseRoleGrant, type PersonRequest, type PersonRoles, type PutPersonRolesRequest, type RoleGrant } from '@app/contracts';
+import { DataSource, MoreThan, type FindOptionsWhere } from 'typeorm';
+import {
+  normalizeGrants,
+  parseRoleGrant,
+  PERSON_ROLE_LIMITS,
+  RelayError,
+  type ListOrgPeopleRequest,
+  type OrgPeoplePage,
+  type PersonRequest,
+  type PersonRoles,
+  type PutPersonRolesRequest,
+  type RoleGrant,
+} from '@app/contracts';
+import { OrgEntity } from './org.entity';
 import { PersonRoleEntity } from './person-role.entity';
 
 const RELAY_WIDE = '*';
@@ -29,6 +41,24 @@ export class PersonRolesService {
       return repository.find({ where: { issuer: request.issuer, subject: request.subject } });
     });
     return this.toRoles(request, rows);
+  }
+
+  /** The people given a role in the org, by subject, in keyset pages; 404 `org_not_found` when there is no such org. */
+  async listOfOrg(request: ListOrgPeopleRequest): Promise<OrgPeoplePage> {
+    if (!(await this.dataSource.getRepository(OrgEntity).exists({ where: { name: request.org } }))) {
+      throw new RelayError('org_not_found', `No org named ${request.org}`, { org: request.org });
+    }
+    const limit = request.limit ?? PERSON_ROLE_LIMITS.orgPeopleDefaultLimit;
+    const where: FindOptionsWhere<PersonRoleEntity> = { issuer: request.issuer, org: request.org };
+    if (request.cursor) where.subject = MoreThan(Buffer.from(request.cursor, 'base64url').toString('utf8'));
+    const rows = await this.dataSource.getRepository(PersonRoleEntity).find({ where, order: { subject: 'ASC' }, take: limit + 1 });
+    const items = rows.slice(0, limit);
+    return {
+      org: request.org,
+      issuer: request.issuer,
+      items: items.map((row) => ({ subject: row.subject, role: row.role, updated_at: row.updatedAt.toISOString() })),
+      next_cursor: rows.length > limit ? Buffer.from(items[items.length - 1].subject, 'utf8').toString('base64url') : null,
+    };
   }
 
   private toRoles(person: PersonRequest, rows: PersonRoleEntity[]): PersonRoles {

@@ -1,4 +1,4 @@
-import { ORG_PATTERN } from './orgs.contract';
+import { ORG_PATTERN } from './orgs.model';
 
 /**
  * What a person (or the admin token) may do on the admin API, weakest first: an `auditor` reads

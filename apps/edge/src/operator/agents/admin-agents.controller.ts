@@ -18,7 +18,6 @@ import {
 } from '@nestjs/common';
 import {
   DIRECTORY_SUBJECTS,
-  ListAgentsRequest,
   HandleRequest,
   NOTIFIER_SUBJECTS,
   RelayError,
@@ -52,7 +51,8 @@ import { TokenVerifier } from '../../auth/token-verifier';
 import { DirectoryLookups } from '../../directory/directory-lookups';
 import { AdminAudit, AdminAuditInterceptor, Audited } from '../audit/admin-audit';
 import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
-import { RegisterAgentBody, TrustPolicyBody } from './admin-agents.dto';
+import { listScopeOf } from '../org-scope/org-filter';
+import { AdminAgentsQuery, RegisterAgentBody, TrustPolicyBody } from './admin-agents.dto';
 
 /**
  * What registration shows: the agent, its first API key and its webhook signing secret, each once.
@@ -155,8 +155,8 @@ export class AdminAgentsController {
   }
 
   @Get()
-  list(@Query() query: ListAgentsRequest, @Req() request: FastifyRequest): Promise<AgentPage> {
-    const { orgs } = adminPrincipalOf(request);
+  async list(@Query() { org, ...query }: AdminAgentsQuery, @Req() request: FastifyRequest): Promise<AgentPage> {
+    const { orgs } = await listScopeOf(this.rpc, adminPrincipalOf(request), org);
     return this.rpc.request(DIRECTORY_SUBJECTS.listAgents, { ...query, orgs: orgs === 'all' ? undefined : orgs });
   }
 

@@ -1,6 +1,15 @@
 import { Transform, Type } from 'class-transformer';
-import { IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
-import { AGENT_LIMITS, CreateAgentRequest, normalizeHandle, TrustPolicyFields, UpstreamRegistrationFields } from '@app/contracts';
+import { IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import {
+  AGENT_LIMITS,
+  CreateAgentRequest,
+  ListAgentsRequest,
+  normalizeHandle,
+  ORG_LIMITS,
+  ORG_PATTERN,
+  TrustPolicyFields,
+  UpstreamRegistrationFields,
+} from '@app/contracts';
 
 /**
  * `POST /admin/agents`: an agent, and for one that runs its own A2A server, `upstream`: the URL of
@@ -24,4 +33,14 @@ export class TrustPolicyBody extends TrustPolicyFields {
   @IsString()
   @MaxLength(AGENT_LIMITS.handleChars)
   agent?: string;
+}
+
+/** `GET /admin/agents?limit=&cursor=&include_disabled=&org=`: the directory's list, and one org by name. */
+export class AdminAgentsQuery extends ListAgentsRequest {
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'string' ? value.trim().toLowerCase() : value))
+  @IsString()
+  @MaxLength(ORG_LIMITS.nameChars)
+  @Matches(ORG_PATTERN, { message: 'org must be an org: lowercase letters, digits, "." or "-" (not first), as after the @ of a handle' })
+  org?: string;
 }

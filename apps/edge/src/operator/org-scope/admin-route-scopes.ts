@@ -41,6 +41,7 @@ export const ADMIN_ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   'POST /admin/orgs': 'relay',
   'GET /admin/orgs': 'listed',
   'GET /admin/orgs/:name': 'org',
+  'GET /admin/orgs/:name/people': 'org',
   'PATCH /admin/orgs/:name': 'relay',
   'GET /admin/people/:sub/roles': 'relay',
   'PUT /admin/people/:sub/roles': 'relay',

@@ -7,6 +7,7 @@ import {
   DIRECTORY_SUBJECTS,
   HandleRequest,
   normalizeHandle,
+  orgOf,
   RelayError,
   TASK_LIMITS,
   type AdminCountsReply,
@@ -25,6 +26,7 @@ import { hidesBodies, LeastRole } from '../admin-roles';
 import { adminPrincipalOf, AdminTokenGuard } from '../sign-in/admin-token.guard';
 import { AdminExceptionFilter, AdminValidationPipe } from '../admin-errors';
 import { AdminSearchQuery, AdminTaskChainQuery, AdminTaskFilterQuery, AdminTasksQuery } from './admin-tasks.dto';
+import { listScopeOf, type ListScope } from '../org-scope/org-filter';
 import { chainRefusalOf } from './chain-refusal';
 import { chainForOrgs } from './chain-scope';
 import { hideChain, hideDetail, hidePage } from './hidden-bodies';
@@ -41,11 +43,12 @@ export class AdminTasksController {
   /** `GET /admin/tasks?agent=&role=&state=&intent=&context_id=&created_after=&created_before=&limit=&cursor=`, newest first. */
   @Get('tasks')
   async list(@Query() query: AdminTasksQuery, @Req() request: FastifyRequest): Promise<WithHiddenBodies<AdminTaskPage>> {
+    const scope = await listScopeOf(this.rpc, adminPrincipalOf(request), query.org);
     const page = await this.rpc.request(ADMIN_TASKS_SUBJECTS.list, {
-      ...(await this.filter(query, request)),
+      ...(await this.filter(query, scope)),
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
     });
-    return hidesBodies(adminPrincipalOf(request).role) ? hidePage(page) : page;
+    return hidesBodies(scope.role) ? hidePage(page) : page;
   }
 
   /** `GET /admin/tasks/{id}`: the task, its timeline (from the event log) and its transition audit. */
@@ -84,7 +87,7 @@ export class AdminTasksController {
   @LeastRole('viewer')
   async search(@Query() query: AdminSearchQuery, @Req() request: FastifyRequest): Promise<AdminSearchPage> {
     return this.rpc.request(ADMIN_TASKS_SUBJECTS.search, {
-      ...(await this.filter(query, request)),
+      ...(await this.filter(query, await listScopeOf(this.rpc, adminPrincipalOf(request), query.org))),
       query: query.q,
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
     });
@@ -115,11 +118,16 @@ export class AdminTasksController {
     };
   }
 
-  /** The tasks service's filter: the agent named by handle becomes its id (an unknown handle is 404 `agent_not_found`); a person's orgs bound it. */
-  private async filter(query: AdminTaskFilterQuery, request: FastifyRequest): Promise<AdminTaskFilter> {
-    const { orgs } = adminPrincipalOf(request);
-    const agent =
-      query.agent !== undefined ? await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle: normalizeHandle(query.agent) as string }) : undefined;
+  /**
+   * The tasks service's filter: the agent named by handle becomes its id (an unknown handle, or one
+   * of an org the caller has no role in, is 404 `agent_not_found`); the list's orgs bound it.
+   */
+  private async filter(query: AdminTaskFilterQuery, { orgs }: ListScope): Promise<AdminTaskFilter> {
+    const handle = query.agent !== undefined ? (normalizeHandle(query.agent) as string) : undefined;
+    if (handle !== undefined && orgs !== 'all' && !orgs.includes(orgOf(handle))) {
+      throw new RelayError('agent_not_found', `No agent with the handle ${handle}`);
+    }
+    const agent = handle !== undefined ? await this.rpc.request(DIRECTORY_SUBJECTS.getAgent, { handle }) : undefined;
     if (query.role !== undefined && agent === undefined) {
       throw new RelayError('invalid_params', 'role: only with agent (the agent as sender, recipient or either)', {
         field: 'role',

@@ -1,5 +1,6 @@
 import { Transform, Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { OrgFilterQuery } from '../org-scope/org-filter';
 import { ADMIN_TASK_CHECKS, ADMIN_TASK_LIMITS, AGENT_LIMITS, INTENTS, TASK_STATES, type Intent, type ListRole, type TaskState } from '@app/contracts';
 
 /** `state=pending,accepted` and `state=pending&state=accepted` alike. */
@@ -12,8 +13,8 @@ const commaList = ({ value }: { value: unknown }): unknown =>
         .filter((item) => item !== '')
     : value;
 
-/** The filters of `GET /admin/tasks` and `GET /admin/search`: the tasks service's filter, the agent by handle. */
-export class AdminTaskFilterQuery {
+/** The filters of `GET /admin/tasks` and `GET /admin/search`: the tasks service's filter, the agent by handle, one org by name. */
+export class AdminTaskFilterQuery extends OrgFilterQuery {
   @IsOptional()
   @IsString()
   @MaxLength(AGENT_LIMITS.handleChars)
