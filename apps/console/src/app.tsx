@@ -9,6 +9,8 @@ import { HeldHandoffPage } from './pages/approvals/held-handoff-page';
 import { DeliveriesPage } from './pages/deliveries/deliveries-page';
 import { HandoffPage } from './pages/handoff/handoff-page';
 import { LivePage } from './pages/live/live-page';
+import { OrgPage } from './pages/orgs/org-page';
+import { OrgsPage } from './pages/orgs/orgs-page';
 import { OverviewPage } from './pages/overview/overview-page';
 import { SearchPage } from './pages/search/search-page';
 import { SignInPage } from './pages/sign-in/sign-in-page';
@@ -37,6 +39,8 @@ function SignedInRoutes() {
         <Route path="approvals" element={<ApprovalsPage />} />
         <Route path="approvals/:id" element={<HeldHandoffPage />} />
         <Route path="deliveries" element={<DeliveriesPage />} />
+        <Route path="orgs" element={<OrgsPage />} />
+        <Route path="orgs/:name" element={<OrgPage />} />
         <Route path="overview" element={<OverviewPage />} />
         <Route path="*" element={<Navigate to="/handoffs" replace />} />
       </Route>

@@ -11,6 +11,11 @@ import type {
   DeliveryStatus,
   DeliveryView,
   NewAgent,
+  NewOrg,
+  OrgChanges,
+  OrgPage,
+  OrgPeoplePage,
+  OrgRecord,
   NewUpstreamAgent,
   Overview,
   PendingToolPromptsReply,
@@ -102,9 +107,11 @@ export class AdminApi {
     return this.request('GET', '/admin/search', { query });
   }
 
-  listAgents(cursor?: string): Promise<AgentPage> {
+  /** The agents (disabled ones too), of one org when `org` names one. */
+  listAgents(cursor?: string, org?: string): Promise<AgentPage> {
     const query = new URLSearchParams({ include_disabled: 'true', limit: '200' });
     if (cursor) query.set('cursor', cursor);
+    if (org) query.set('org', org);
     return this.request('GET', '/admin/agents', { query });
   }
 
@@ -221,6 +228,32 @@ export class AdminApi {
   /** Allows or denies a tool prompt of a handoff whose tool prompts people answer; the reason is what the coding agent is told. */
   answerToolPrompt(taskId: string, requestId: string, decision: PermissionDecision, reason: string): Promise<TaskView> {
     return this.request('POST', `/admin/approvals/${path(taskId)}/tool-prompts/${path(requestId)}/${decision}`, { json: reason ? { reason } : {} });
+  }
+
+  /** The orgs the person sees, by name. */
+  listOrgs(cursor?: string): Promise<OrgPage> {
+    const query = new URLSearchParams({ limit: '200' });
+    if (cursor) query.set('cursor', cursor);
+    return this.request('GET', '/admin/orgs', { query });
+  }
+
+  getOrg(name: string): Promise<OrgRecord> {
+    return this.request('GET', `/admin/orgs/${path(name)}`);
+  }
+
+  createOrg(org: NewOrg): Promise<OrgRecord> {
+    return this.request('POST', '/admin/orgs', { json: org });
+  }
+
+  updateOrg(name: string, fields: OrgChanges): Promise<OrgRecord> {
+    return this.request('PATCH', `/admin/orgs/${path(name)}`, { json: fields });
+  }
+
+  /** The people given a role in the org through the admin API (claims may give others). */
+  orgPeople(name: string, cursor?: string): Promise<OrgPeoplePage> {
+    const query = new URLSearchParams({ limit: '500' });
+    if (cursor) query.set('cursor', cursor);
+    return this.request('GET', `/admin/orgs/${path(name)}/people`, { query });
   }
 
   overview(): Promise<Overview> {

@@ -20,6 +20,7 @@ import type {
   TaskAuditRow,
   UpstreamAuthScheme,
   WithHiddenBodies,
+  OrgQuotas,
 } from '@app/contracts/model';
 
 export {
@@ -62,6 +63,13 @@ export {
   type UpstreamRefreshOutcome,
   type UpstreamRefreshReply,
   type UpstreamStatusView,
+  ORG_LIMITS,
+  type OrgOrigin,
+  type OrgPage,
+  type OrgPeoplePage,
+  type OrgPerson,
+  type OrgQuotas,
+  type OrgRecord,
 } from '@app/contracts/model';
 
 export type Party = AdminParty;
@@ -146,4 +154,15 @@ export interface NewUpstreamAuth {
 /** An agent that runs its own A2A server: the relay reads its card at `card_url`. */
 export interface NewUpstreamAgent extends NewAgent {
   upstream: { card_url: string; auth?: NewUpstreamAuth };
+}
+
+/** What `PATCH /admin/orgs/{name}` changes from the console: its display name and quotas (`null`: none, no limit). */
+export interface OrgChanges {
+  display_name?: string | null;
+  quotas?: Partial<OrgQuotas>;
+}
+
+/** `POST /admin/orgs` from the console. */
+export interface NewOrg extends OrgChanges {
+  name: string;
 }

@@ -2,6 +2,7 @@ import type { FormEvent, ReactNode } from 'react';
 import { INTENTS, TASK_STATES, type Intent, type TaskState } from '../api/types';
 import { NO_FILTERS, ROLES, type Role, type TaskFilters } from '../lib/task-filters';
 import { intentLabel } from './intent-label';
+import { OrgFilterField } from './org-filter-field';
 import { stateLabel } from './state-badge';
 
 const ROLE_LABELS: Record<Role, string> = { either: 'Sender or recipient', sender: 'Sender', recipient: 'Recipient' };
@@ -10,6 +11,7 @@ function readFilters(form: HTMLFormElement): TaskFilters {
   const data = new FormData(form);
   const text = (name: string) => String(data.get(name) ?? '').trim();
   return {
+    org: text('org').toLowerCase(),
     agent: text('agent'),
     role: text('role') as Role,
     states: data.getAll('state').map(String) as TaskState[],
@@ -42,6 +44,7 @@ export function TaskFiltersForm({
   return (
     <form className="filters" role="search" aria-label={label} onSubmit={submit} key={JSON.stringify(filters)}>
       {children}
+      <OrgFilterField value={filters.org} />
       <div className="field">
         <label htmlFor="filter-agent">Agent</label>
         <input id="filter-agent" name="agent" defaultValue={filters.agent} placeholder="name@org" autoComplete="off" />

@@ -13,6 +13,7 @@ const SECTIONS: Array<{ to: string; label: string; least: ConsoleRole }> = [
   // Held handoffs are read with their content, which an auditor may not read.
   { to: '/approvals', label: 'Approvals', least: 'viewer' },
   { to: '/deliveries', label: 'Deliveries', least: 'auditor' },
+  { to: '/orgs', label: 'Orgs', least: 'auditor' },
   { to: '/overview', label: 'Overview', least: 'auditor' },
 ];
 

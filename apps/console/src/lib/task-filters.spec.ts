@@ -14,6 +14,12 @@ describe('task filters in the URL', () => {
     );
   });
 
+  it('writes the org first, lowercase as handles spell it', () => {
+    const filters = filtersFromQuery(new URLSearchParams('org=Payments&agent=ana@payments'));
+    expect(filters.org).toBe('payments');
+    expect(filtersToQuery(filters).toString()).toBe('org=payments&agent=ana%40payments');
+  });
+
   it('round-trips through the URL', () => {
     const filters = { ...NO_FILTERS, agent: 'a@b', role: 'either' as const, states: ['failed' as const], intent: 'propose_action' as const, context_id: 'c' };
     expect(filtersFromQuery(filtersToQuery(filters))).toEqual(filters);
@@ -34,6 +40,12 @@ describe('whether a live task passes the filters', () => {
     expect(matchesFilters(task, { ...NO_FILTERS, agent: 'frank@acme', role: 'sender' })).toBe(false);
     expect(matchesFilters(task, { ...NO_FILTERS, agent: 'FRANK@acme', role: 'recipient' })).toBe(true);
     expect(matchesFilters(task, { ...NO_FILTERS, agent: 'ann@acme' })).toBe(false);
+  });
+
+  it('checks that one of the parties is of the org', () => {
+    expect(matchesFilters(task, { ...NO_FILTERS, org: 'acme' })).toBe(true);
+    expect(matchesFilters({ ...task, sender: 'ana@payments' }, { ...NO_FILTERS, org: 'payments' })).toBe(true);
+    expect(matchesFilters(task, { ...NO_FILTERS, org: 'payments' })).toBe(false);
   });
 
   it('checks states, intent and the time range', () => {

@@ -1,10 +1,13 @@
 import { INTENTS, TASK_STATES, type Intent, type TaskState } from '../api/types';
+import { orgOfHandle } from './roles';
 
 export const ROLES = ['either', 'sender', 'recipient'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** The filters of the live and search pages, as they appear in the URL's query. */
 export interface TaskFilters {
+  /** One org of the several a person sees: handoffs one of its agents is party to. */
+  org: string;
   agent: string;
   role: Role;
   states: TaskState[];
@@ -14,7 +17,7 @@ export interface TaskFilters {
   created_before: string;
 }
 
-export const NO_FILTERS: TaskFilters = { agent: '', role: 'either', states: [], intent: '', context_id: '', created_after: '', created_before: '' };
+export const NO_FILTERS: TaskFilters = { org: '', agent: '', role: 'either', states: [], intent: '', context_id: '', created_after: '', created_before: '' };
 
 function oneOf<T extends string>(value: string | null, allowed: readonly T[], fallback: T): T {
   return allowed.includes(value as T) ? (value as T) : fallback;
@@ -24,6 +27,7 @@ function oneOf<T extends string>(value: string | null, allowed: readonly T[], fa
 export function filtersFromQuery(query: URLSearchParams): TaskFilters {
   const states = (query.get('state') ?? '').split(',').filter((state): state is TaskState => TASK_STATES.includes(state as TaskState));
   return {
+    org: query.get('org')?.trim().toLowerCase() ?? '',
     agent: query.get('agent')?.trim() ?? '',
     role: oneOf(query.get('role'), ROLES, 'either'),
     states,
@@ -37,6 +41,7 @@ export function filtersFromQuery(query: URLSearchParams): TaskFilters {
 /** The filters as URL query entries, leaving out what is "any" (the role only counts with an agent). */
 export function filtersToQuery(filters: TaskFilters): URLSearchParams {
   const query = new URLSearchParams();
+  if (filters.org) query.set('org', filters.org);
   if (filters.agent) {
     query.set('agent', filters.agent);
     if (filters.role !== 'either') query.set('role', filters.role);
@@ -67,6 +72,7 @@ export function matchesFilters(
   task: { state: TaskState; intent: Intent; sender: string; recipient: string; context_id?: string; created_at?: string },
   filters: TaskFilters,
 ): boolean {
+  if (filters.org && orgOfHandle(task.sender) !== filters.org && orgOfHandle(task.recipient) !== filters.org) return false;
   if (filters.agent) {
     const agent = filters.agent.toLowerCase();
     const asSender = task.sender.toLowerCase() === agent;

@@ -66,6 +66,10 @@ export interface RoleControls {
   /** Whether the role in `handle`'s org may do what needs `least`: the relay refuses it otherwise. */
   allowsFor(handle: string, least: ConsoleRole): boolean;
   hidesBodies: boolean;
+  /** Whether a relay-wide grant (not one per org) may do what needs `least`: what acts on the whole relay, such as creating an org, needs one. */
+  relayWideAllows(least: ConsoleRole): boolean;
+  /** Whether the person sees more than one org (a relay-wide role, or roles in several), so that filtering by one helps. */
+  seesSeveralOrgs: boolean;
 }
 
 /** What the signed-in role may do: `allows('operator')`, `allowsFor(handle, 'operator')` in the agent's org, and whether bodies are hidden from it. */
@@ -89,6 +93,8 @@ export function useRole(): RoleControls {
       return found !== null && roleAllows(found.role, least);
     },
     hidesBodies: roleHidesBodies(role),
+    relayWideAllows: (least) => grants.some((grant) => grant.org === null && roleAllows(grant.role, least)),
+    seesSeveralOrgs: grants.some((grant) => grant.org === null) || new Set(grants.map((grant) => grant.org)).size > 1,
   };
 }
 

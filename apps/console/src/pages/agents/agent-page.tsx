@@ -4,6 +4,7 @@ import { Link, useParams } from 'react-router';
 import { adminApi } from '../../api/admin-api';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorMessage } from '../../components/error-message';
+import { orgOfHandle } from '../../lib/roles';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { useRole } from '../../session/session-context';
 import { AgentCardForm } from './agent-card-form';
@@ -65,7 +66,9 @@ export function AgentPage() {
         {record.name} <span className="handle">({record.handle})</span>
       </h1>
       <p>
-        {record.disabled ? <strong>Disabled.</strong> : 'Active.'} <Link to={`/handoffs?agent=${encodeURIComponent(record.handle)}`}>Its handoffs</Link>
+        {record.disabled ? <strong>Disabled.</strong> : 'Active.'} Org{' '}
+        <Link to={`/orgs/${encodeURIComponent(orgOfHandle(record.handle))}`}>{orgOfHandle(record.handle)}</Link>.{' '}
+        <Link to={`/handoffs?agent=${encodeURIComponent(record.handle)}`}>Its handoffs</Link>
       </p>
       {!record.disabled && allowsFor(record.handle, 'operator') && <DisableAgentButton handle={record.handle} />}
       <div className="columns">

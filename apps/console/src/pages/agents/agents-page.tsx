@@ -1,7 +1,9 @@
 import { useInfiniteQuery } from '@tanstack/react-query';
-import { Link } from 'react-router';
+import type { FormEvent } from 'react';
+import { Link, useSearchParams } from 'react-router';
 import { adminApi } from '../../api/admin-api';
 import { ErrorMessage } from '../../components/error-message';
+import { OrgFilterField } from '../../components/org-filter-field';
 import { TimeStamp } from '../../components/time-stamp';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { useRole } from '../../session/session-context';
@@ -9,13 +11,42 @@ import { ConnectUpstreamForm } from './connect-upstream-form';
 import { RegisterAgentForm } from './register-agent-form';
 import { UpstreamBadge } from './upstream-badge';
 
+/** The agents list's filter: one org of the several the person sees. */
+function AgentFilters({ org, onApply }: { org: string; onApply: (org: string) => void }) {
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    onApply(
+      String(new FormData(event.currentTarget).get('org') ?? '')
+        .trim()
+        .toLowerCase(),
+    );
+  };
+  return (
+    <form className="filters" role="search" aria-label="Filter agents" onSubmit={submit} key={org}>
+      <OrgFilterField value={org} />
+      <div className="actions">
+        <button type="submit" className="button">
+          Apply filter
+        </button>
+        {org && (
+          <button type="button" className="button secondary" onClick={() => onApply('')}>
+            All orgs
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}
+
 /** Every agent (disabled ones too), and the forms that register a new one and connect one that runs its own A2A server. */
 export function AgentsPage() {
   useDocumentTitle('Agents');
-  const { allows } = useRole();
+  const { allows, seesSeveralOrgs } = useRole();
+  const [searchParams, setSearchParams] = useSearchParams();
+  const org = searchParams.get('org')?.trim().toLowerCase() ?? '';
   const agents = useInfiniteQuery({
-    queryKey: ['agents'],
-    queryFn: ({ pageParam }) => adminApi.listAgents(pageParam || undefined),
+    queryKey: ['agents', org],
+    queryFn: ({ pageParam }) => adminApi.listAgents(pageParam || undefined, org || undefined),
     initialPageParam: '',
     getNextPageParam: (last) => last.next_cursor ?? undefined,
   });
@@ -25,11 +56,12 @@ export function AgentsPage() {
       <h1>Agents</h1>
       {allows('admin') && <RegisterAgentForm />}
       {allows('admin') && <ConnectUpstreamForm />}
+      {seesSeveralOrgs && <AgentFilters org={org} onApply={(next) => setSearchParams(next ? { org: next } : {})} />}
       {agents.isPending && <p role="status">Loading agents…</p>}
       {agents.isError && <ErrorMessage error={agents.error} />}
       {agents.isSuccess && (
         <table className="table">
-          <caption>Registered agents</caption>
+          <caption>{org ? `Registered agents of ${org}` : 'Registered agents'}</caption>
           <thead>
             <tr>
               <th scope="col">Handle</th>
