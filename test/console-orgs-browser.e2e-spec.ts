@@ -101,6 +101,7 @@ describe('console pages per org in a browser', () => {
       { sub: 'pia', claims: { email: 'pia@pay.test', name: 'Pia Approver', agentrelay_role: `${pay}:approver` } },
       { sub: 'vic', claims: { email: 'vic@pay.test', name: 'Vic Viewer', agentrelay_role: [`${pay}:viewer`] } },
       { sub: 'walt', claims: { email: 'walt@web.test', name: 'Walt Approver', groups: ['web-approvers'] } },
+      { sub: 'ada', claims: { email: 'ada@platform.test', name: 'Ada Admin', agentrelay_role: 'admin' } },
     ]);
     relay = await RelayHarness.start({
       env: {
@@ -129,6 +130,11 @@ describe('console pages per org in a browser', () => {
     ids.webHeld = await send(frank, wes, summaries.webHeld, true);
     // Held by ops's rule: payments decides it; both orgs read it.
     ids.crossHeld = await send(frank, ops, summaries.crossHeld, true);
+    await request(relay.url)
+      .put(`/admin/people/pat-${suffix}/roles`)
+      .set(admin)
+      .send({ roles: [`${pay}:auditor`] })
+      .expect(200);
   });
 
   afterAll(async () => {
@@ -222,5 +228,112 @@ describe('console pages per org in a browser', () => {
       const listed = new Set((held.body.items as Array<{ id: string }>).map((row) => row.id));
       return [ids.payHeld, ids.webHeld, ids.crossHeld].every((id) => listed.has(id));
     }, 30_000);
+  });
+
+  /** The input labelled `label` in the form of the section headed `section`. */
+  const inputOf = (page: Page, section: string, label: string) => page.getByRole('region', { name: section }).getByLabel(label, { exact: true });
+
+  it('a relay-wide admin sees every org, creates one and edits quotas in the browser, with the relay’s refusal beside the field', async () => {
+    const page = await signInAs('ada', 'Ada Admin');
+    await openSection(page, 'Orgs', 'Orgs');
+    await listsOnly(page, 'Orgs, by name', [pay, web], []);
+    await checkPage(page, 'orgs-admin-orgs');
+
+    const created = `new${suffix}`;
+    await inputOf(page, 'Create an org', 'Name').fill(created);
+    await inputOf(page, 'Create an org', 'Display name').fill('New team');
+    await inputOf(page, 'Create an org', 'Agents quota').fill('5');
+    await page.getByRole('button', { name: 'Create org' }).click();
+    await shown(page.getByRole('heading', { level: 1, name: `New team (${created})` }));
+    await eventually(async () => {
+      const org = await request(relay.url).get(`/admin/orgs/${created}`).set(admin).expect(200);
+      return org.body.display_name === 'New team' && org.body.quotas.agents === 5 && org.body.origin === 'admin';
+    }, 30_000);
+
+    // A name the relay refuses: its reason shows beside the name.
+    await openSection(page, 'Orgs', 'Orgs');
+    await inputOf(page, 'Create an org', 'Name').fill(created);
+    await page.getByRole('button', { name: 'Create org' }).click();
+    await shown(page.getByTestId('error-name').getByText(`The org ${created} already exists`));
+    await expect(inputOf(page, 'Create an org', 'Name').getAttribute('aria-invalid')).resolves.toBe('true');
+
+    await page.goto(consoleUrl(`orgs/${pay}`));
+    await shown(page.getByRole('heading', { level: 1, name: pay }));
+    await inputOf(page, 'Display name and quotas', 'Requests per minute quota').fill('0');
+    await page.getByRole('button', { name: 'Save' }).click();
+    const refusal = await shown(page.getByTestId('error-requests_per_minute'));
+    expect(await refusal.textContent()).toContain('requests_per_minute must not be less than 1');
+    expect((await request(relay.url).get(`/admin/orgs/${pay}`).set(admin).expect(200)).body.quotas.requests_per_minute).toBeNull();
+
+    await inputOf(page, 'Display name and quotas', 'Display name').fill('Payments');
+    await inputOf(page, 'Display name and quotas', 'Requests per minute quota').fill('6000');
+    await inputOf(page, 'Display name and quotas', 'Open handoffs quota').fill('500');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await shown(page.getByRole('region', { name: 'Display name and quotas' }).getByRole('status').getByText('Saved.'));
+    await eventually(async () => {
+      const org = await request(relay.url).get(`/admin/orgs/${pay}`).set(admin).expect(200);
+      return org.body.display_name === 'Payments' && org.body.quotas.requests_per_minute === 6000 && org.body.quotas.open_handoffs === 500;
+    }, 30_000);
+    await shown(page.getByRole('heading', { level: 1, name: `Payments (${pay})` }));
+    await listsOnly(page, `Agents of ${pay}`, [ana.agent.handle, ops.agent.handle], [frank.agent.handle]);
+    await listsOnly(page, `People given roles in ${pay}`, [`pat-${suffix}`], []);
+    await checkPage(page, 'orgs-admin-org');
+    await page.screenshot({ path: join(SCREENSHOT_DIR, 'console-org.png'), fullPage: true });
+
+    await page
+      .getByRole('table', { name: `Agents of ${pay}` })
+      .getByRole('link', { name: ana.agent.handle })
+      .click();
+    await shown(page.getByRole('heading', { level: 1, name: `Ana (${ana.agent.handle})` }));
+  });
+
+  it('a relay-wide admin filters handoffs, search and agents by one org', async () => {
+    const page = await signInAs('ada', 'Ada Admin');
+    const handoffFilters = page.getByRole('search', { name: 'Filter handoffs' });
+    await handoffFilters.getByLabel('Org', { exact: true }).fill(web);
+    await handoffFilters.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL((url) => url.searchParams.get('org') === web);
+    await listsOnly(page, 'Handoffs, newest first', ofWeb, [summaries.payPlain, summaries.payHeld]);
+    await checkPage(page, 'orgs-admin-handoffs-of-web');
+
+    // Search within one org: a handoff of the other is not found there, and is in its own.
+    await page.goto(consoleUrl(`search?q=landing&org=${pay}`));
+    await shown(page.getByRole('heading', { level: 2, name: 'No handoff matches “landing”' }));
+    await page.goto(consoleUrl(`search?q=landing&org=${web}`));
+    await shown(page.getByRole('region', { name: /Handoffs matching/ }).getByText(summaries.webPlain));
+
+    await openSection(page, 'Agents', 'Agents');
+    const agentFilters = page.getByRole('search', { name: 'Filter agents' });
+    await agentFilters.getByLabel('Org', { exact: true }).fill(pay);
+    await agentFilters.getByRole('button', { name: 'Apply filter' }).click();
+    await listsOnly(page, `Registered agents of ${pay}`, [ana.agent.handle, ops.agent.handle], [frank.agent.handle, wes.agent.handle]);
+    await checkPage(page, 'orgs-admin-agents-of-pay');
+  });
+
+  it('a person of one org sees only their org, may not create or change it, and another org is not found', async () => {
+    const page = await signInAs('pia', 'Pia Approver');
+    // One org: nothing to filter by.
+    await shown(page.getByRole('search', { name: 'Filter handoffs' }));
+    expect(await page.getByLabel('Org', { exact: true }).count()).toBe(0);
+    await openSection(page, 'Orgs', 'Orgs');
+    await listsOnly(page, 'Orgs, by name', [pay], [web]);
+    await shown(page.getByTestId('create-org-refused').getByText(`Creating an org needs the admin role relay-wide; your roles are ${pay}: approver.`));
+    expect(await page.getByRole('button', { name: 'Create org' }).count()).toBe(0);
+    await checkPage(page, 'orgs-pay-approver-orgs');
+
+    await page.getByRole('table', { name: 'Orgs, by name' }).getByRole('link', { name: pay }).click();
+    await shown(page.getByRole('heading', { level: 1, name: new RegExp(`\\(${pay}\\)$`) }));
+    await shown(page.getByTestId('org-edit-refused').getByText(`Changing an org needs the admin role relay-wide; your roles are ${pay}: approver.`));
+    await expect(inputOf(page, 'Display name and quotas', 'Agents quota').isDisabled()).resolves.toBe(true);
+    expect(await page.getByRole('button', { name: 'Save' }).count()).toBe(0);
+    await listsOnly(page, `Agents of ${pay}`, [ana.agent.handle, ops.agent.handle], [frank.agent.handle, wes.agent.handle]);
+    await checkPage(page, 'orgs-pay-approver-org');
+
+    await page.goto(consoleUrl(`orgs/${web}`));
+    await shown(page.getByRole('heading', { level: 1, name: 'Org not found' }));
+    expect(await page.getByText(wes.agent.handle).count()).toBe(0);
+    await checkPage(page, 'orgs-pay-approver-other-org');
+    await page.goto(consoleUrl(`orgs/nosuch${suffix}`));
+    await shown(page.getByRole('heading', { level: 1, name: 'Org not found' }));
   });
 });

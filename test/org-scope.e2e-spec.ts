@@ -466,4 +466,53 @@ describe('scoped roles: each org administers only its own', () => {
     const found = await as(WEB, 'viewer')(request(relay.url).get('/admin/search?q=held')).expect(200);
     expect(JSON.stringify(found.body)).not.toContain(pay.heldTaskId);
   });
+
+  it('narrows the agents, tasks and search lists to one org with ?org=, within the caller’s orgs only', async () => {
+    const rowsOf = (body: { items: Array<{ sender: { handle: string }; recipient: { handle: string } }> }) =>
+      body.items.map((row) => [row.sender.handle, row.recipient.handle]);
+    const relayWide = await request(relay.url).get(`/admin/tasks?org=${WEB}&limit=200`).set(admin).expect(200);
+    expect(rowsOf(relayWide.body).length).toBeGreaterThanOrEqual(2);
+    expect(rowsOf(relayWide.body).every((pair) => pair.some((handle) => handle.endsWith(`@${WEB}`)))).toBe(true);
+    expect(relayWide.body.items.map((row: { id: string }) => row.id)).toEqual(expect.arrayContaining([webTaskId, pay.crossTaskId]));
+    const agentsOfPay = await request(relay.url).get(`/admin/agents?org=${PAY}&limit=200`).set(admin).expect(200);
+    expect((agentsOfPay.body.items as Array<{ handle: string }>).map((agent) => agent.handle).sort()).toEqual([`alpha@${PAY}`, `beta@${PAY}`]);
+    const ownTasks = await as(WEB, 'viewer')(request(relay.url).get(`/admin/tasks?org=${WEB}&limit=200`)).expect(200);
+    expect(ownTasks.body.items.map((row: { id: string }) => row.id)).toEqual(expect.arrayContaining([webTaskId, pay.crossTaskId]));
+
+    // Another org's name answers as a name no org has: the filter cannot tell that it exists.
+    const nobody = `nobody-${suffix}`;
+    for (const path of ['/admin/tasks?org=', '/admin/agents?org=', '/admin/search?q=held&org=']) {
+      const theirs = await as(WEB, 'viewer')(request(relay.url).get(`${path}${PAY}`)).expect(404);
+      const none = await as(WEB, 'viewer')(request(relay.url).get(`${path}${nobody}`)).expect(404);
+      expect([path, theirs.body.error.reason, none.body.error.reason]).toEqual([path, 'org_not_found', 'org_not_found']);
+      expect(JSON.stringify(theirs.body.error).replaceAll(PAY, 'X')).toBe(JSON.stringify(none.body.error).replaceAll(nobody, 'X'));
+      await request(relay.url).get(`${path}${nobody}`).set(admin).expect(404);
+    }
+    const invalid = await request(relay.url).get('/admin/tasks?org=Not%20an%20org').set(admin).expect(400);
+    expect(invalid.body.error).toMatchObject({ reason: 'invalid_params', data: { field: 'org' } });
+    // An agent of another org as the filter is not found either, as an agent that does not exist.
+    const theirAgent = await as(WEB, 'viewer')(request(relay.url).get(`/admin/tasks?agent=alpha@${PAY}`)).expect(404);
+    const noAgent = await as(WEB, 'viewer')(request(relay.url).get(`/admin/tasks?agent=nobody@${PAY}`)).expect(404);
+    expect(theirAgent.body.error.reason).toBe('agent_not_found');
+    expect(noAgent.body.error.reason).toBe('agent_not_found');
+  });
+
+  it('lists the people given roles in an org to that org’s people, and to no other org', async () => {
+    const sub = `listed-${suffix}`;
+    await request(relay.url)
+      .put(`/admin/people/${sub}/roles`)
+      .set(admin)
+      .send({ roles: [`${PAY}:approver`, `${WEB}:auditor`] })
+      .expect(200);
+    const people = await as(PAY, 'auditor')(request(relay.url).get(`/admin/orgs/${PAY}/people`)).expect(200);
+    expect(people.body).toMatchObject({ org: PAY, issuer: provider.issuer, next_cursor: null });
+    expect(people.body.items).toEqual([{ subject: sub, role: 'approver', updated_at: expect.any(String) }]);
+    const ofWeb = await request(relay.url).get(`/admin/orgs/${WEB}/people?limit=1`).set(admin).expect(200);
+    expect(ofWeb.body.items).toEqual([{ subject: sub, role: 'auditor', updated_at: expect.any(String) }]);
+    const theirs = await as(WEB, 'admin')(request(relay.url).get(`/admin/orgs/${PAY}/people`)).expect(404);
+    const none = await request(relay.url).get(`/admin/orgs/nobody-${suffix}/people`).set(admin).expect(404);
+    expect([theirs.body.error.reason, none.body.error.reason]).toEqual(['org_not_found', 'org_not_found']);
+    await request(relay.url).put(`/admin/people/${sub}/roles`).set(admin).send({ roles: [] }).expect(200);
+    expect((await request(relay.url).get(`/admin/orgs/${PAY}/people`).set(admin).expect(200)).body.items).toEqual([]);
+  });
 });
