@@ -257,8 +257,20 @@ describe('console pages per org in a browser', () => {
     await shown(page.getByTestId('error-name').getByText(`The org ${created} already exists`));
     await expect(inputOf(page, 'Create an org', 'Name').getAttribute('aria-invalid')).resolves.toBe('true');
 
+    // Defaults and chain bounds are set through the API; the org's page shows them.
+    await request(relay.url)
+      .patch(`/admin/orgs/${pay}`)
+      .set(admin)
+      .send({
+        defaults: { trust: { allow: [`*@${web}`], hold: [{ name: 'outsiders', outside_org: true }] } },
+        chain: { max_depth: 4, pair_per_minute: 20 },
+      })
+      .expect(200);
     await page.goto(consoleUrl(`orgs/${pay}`));
     await shown(page.getByRole('heading', { level: 1, name: pay }));
+    const defaults = page.getByRole('region', { name: 'Defaults' });
+    await shown(defaults.getByTestId('org-default-trust').getByText(`"*@${web}"`));
+    await shown(defaults.getByRole('definition').filter({ hasText: /^4$/ }));
     await inputOf(page, 'Display name and quotas', 'Requests per minute quota').fill('0');
     await page.getByRole('button', { name: 'Save' }).click();
     const refusal = await shown(page.getByTestId('error-requests_per_minute'));
@@ -300,7 +312,7 @@ describe('console pages per org in a browser', () => {
     await page.goto(consoleUrl(`search?q=landing&org=${pay}`));
     await shown(page.getByRole('heading', { level: 2, name: 'No handoff matches “landing”' }));
     await page.goto(consoleUrl(`search?q=landing&org=${web}`));
-    await shown(page.getByRole('region', { name: /Handoffs matching/ }).getByText(summaries.webPlain));
+    await shown(page.getByRole('region', { name: /Handoffs matching/ }).getByRole('link', { name: summaries.webPlain }));
 
     await openSection(page, 'Agents', 'Agents');
     const agentFilters = page.getByRole('search', { name: 'Filter agents' });

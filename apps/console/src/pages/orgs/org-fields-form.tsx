@@ -69,7 +69,7 @@ export function OrgFieldsForm<T extends OrgChanges>({
   };
 
   return (
-    <form onSubmit={submit} className="grid-form">
+    <form onSubmit={submit} className="grid-form hinted">
       <fieldset disabled={disabled} className="plain">
         {withName &&
           field(
