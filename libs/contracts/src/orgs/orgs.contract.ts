@@ -14,6 +14,8 @@ export const ORG_LIMITS = {
   maxAgentsQuota: 1_000_000,
   maxRequestsPerMinuteQuota: 10_000_000,
   maxOpenHandoffsQuota: 10_000_000,
+  /** The longest approvals Slack URL an org may set. */
+  approvalsSlackUrlChars: 2048,
   listDefaultLimit: 50,
   listMaxLimit: 200,
 } as const;
@@ -52,6 +54,20 @@ export interface OrgDefaults {
   trust: Omit<TrustPolicy, 'handle' | 'updated_at'> | null;
 }
 
+/**
+ * An org's approvals Slack channel as the admin API shows it: whether one is set and its host, never
+ * the URL (an incoming-webhook URL is its own credential).
+ */
+export interface ApprovalsSlackUrlView {
+  configured: boolean;
+  host: string | null;
+}
+
+/** Where the org's people are told of what they decide (docs/orgs.md#approvals-notifications). */
+export interface OrgNotificationsView {
+  approvals_slack_url: ApprovalsSlackUrlView;
+}
+
 export interface OrgRecord {
   name: string;
   display_name: string | null;
@@ -60,6 +76,11 @@ export interface OrgRecord {
   /** Chain bounds for the handoffs to the org's agents, over the relay's and under each recipient's trust policy's (docs/chains.md); `{}`: none of its own. */
   chain: ChainPolicy;
   origin: OrgOrigin;
+  /**
+   * Its approvals notifications, kept by the notifier and added by the edge; absent when the
+   * notifier did not answer (the directory's record alone).
+   */
+  notifications?: OrgNotificationsView;
   /** Agents registered in the org now, disabled ones included. */
   agents: number;
   created_at: string;
@@ -105,6 +126,17 @@ export class OrgDefaultsFields {
   trust?: TrustPolicyFields | null;
 }
 
+/** Where an org's held handoffs and tool prompts are announced; the notifier checks the URL further (its SSRF rules) and keeps it sealed. */
+export class OrgNotificationsFields {
+  /** The Slack incoming webhook of the org's approvers; null: none (the relay's channel, per RELAY_APPROVALS_SLACK_ORG_ONLY). */
+  @ValidateIf((_, value) => value !== null)
+  @IsOptional()
+  @IsString({ message: 'notifications.approvals_slack_url must be an https URL, or null for none' })
+  @MaxLength(ORG_LIMITS.approvalsSlackUrlChars)
+  @Matches(/^https?:\/\/\S+$/i, { message: 'notifications.approvals_slack_url must be an https URL, or null for none' })
+  approvals_slack_url?: string | null;
+}
+
 /** What an admin may set on an org (all optional; null clears a field). */
 export class OrgFields {
   @ValidateIf((_, value) => value !== null)
@@ -130,6 +162,12 @@ export class OrgFields {
   @Transform(parsedChainPolicy)
   @IsChainPolicy()
   chain?: ChainPolicy | null;
+
+  /** Kept by the notifier, not the directory: the edge takes it out before it asks the directory. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => OrgNotificationsFields)
+  notifications?: OrgNotificationsFields;
 }
 
 export class CreateOrgRequest extends OrgFields {
