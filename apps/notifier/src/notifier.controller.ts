@@ -67,7 +67,10 @@ export class NotifierController {
   async putOrgApprovals(@Payload() request: PutOrgApprovalsRequest): Promise<OrgApprovalsView> {
     const url = request.sealed_slack_url === null ? null : await this.sealed.secret(request.sealed_slack_url, 'notifications.approvals_slack_url');
     if (request.check_only) {
-      return { org: request.org, approvals_slack_url: url === null ? { configured: false, host: null } : { configured: true, host: this.orgApprovals.check(url) } };
+      return {
+        org: request.org,
+        approvals_slack_url: url === null ? { configured: false, host: null } : { configured: true, host: this.orgApprovals.check(url) },
+      };
     }
     return this.orgApprovals.put(request.org, url);
   }

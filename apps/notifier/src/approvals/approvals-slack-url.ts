@@ -20,6 +20,8 @@ export function checkApprovalsSlackUrl(url: string, allowPrivate: boolean): URL 
   if (parsed.protocol === 'https:') return parsed;
   if (allowPrivate && isLoopbackHost(parsed.hostname)) return parsed;
   throw new SsrfRefusedError(
-    allowPrivate ? 'it must be https, or http to a loopback address' : 'it must be https (http only to a loopback address while RELAY_WEBHOOK_ALLOW_PRIVATE=true)',
+    allowPrivate
+      ? 'it must be https, or http to a loopback address'
+      : 'it must be https (http only to a loopback address while RELAY_WEBHOOK_ALLOW_PRIVATE=true)',
   );
 }

@@ -328,7 +328,9 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     const planned = [
       ...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE),
       ...pushes,
-      ...(tellsApprovers(event) ? planApproverDeliveries(event, approverChannelsOf(this.config), await this.orgApprovals.slackUrlOf(holdingOrgOf(event.recipient))) : []),
+      ...(tellsApprovers(event)
+        ? planApproverDeliveries(event, approverChannelsOf(this.config), await this.orgApprovals.slackUrlOf(holdingOrgOf(event.recipient)))
+        : []),
     ];
     if (planned.length > 0) {
       const traceHeaders = traceLinkHeaders(message.headers);

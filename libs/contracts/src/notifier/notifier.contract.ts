@@ -1,5 +1,21 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 import type { HandleRequest } from '../directory/directory.contract';
 import { ORG_LIMITS, ORG_PATTERN, type ApprovalsSlackUrlView } from '../orgs/orgs.contract';
 import type { PutUpstreamTlsRequest, ResolveUpstreamRequest, UpstreamCallsRequest } from '../upstream/upstream.contract';

@@ -1,4 +1,20 @@
-import { Body, Controller, Get, HttpCode, Inject, Logger, Param, Patch, Post, Query, Req, UseFilters, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  Logger,
+  Param,
+  Patch,
+  Post,
+  Query,
+  Req,
+  UseFilters,
+  UseGuards,
+  UseInterceptors,
+  UsePipes,
+} from '@nestjs/common';
 import {
   CreateOrgRequest,
   ListOrgsQuery,
