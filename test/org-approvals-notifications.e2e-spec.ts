@@ -1,11 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DeliveryView } from '@app/contracts';
 import { Writable } from 'node:stream';
+import pg from 'pg';
 import request from 'supertest';
 import { registerAgent, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { ok, type Json } from './support/json-rpc';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
+import { testDatabaseUrl } from './support/test-env';
 import { WebhookSink, type SinkRequest } from './support/webhook-sink';
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
@@ -15,6 +17,26 @@ const APPROVERS_SECRET = `whsec_${Buffer.from(randomUUID() + randomUUID()).toStr
 /** A Slack incoming webhook's path: its random part is the credential. */
 function slackPath(): string {
   return `/services/T${randomBytes(4).toString('hex')}/B${randomBytes(4).toString('hex')}/${randomBytes(12).toString('hex')}`;
+}
+
+/** Tables of the relay's schemas with a row whose text (every column, JSON included) contains the needle. */
+async function tablesContaining(needle: string): Promise<string[]> {
+  const db = new pg.Client({ connectionString: testDatabaseUrl() });
+  await db.connect();
+  try {
+    const { rows: tables } = await db.query<{ schema: string; table: string }>(
+      `SELECT table_schema AS "schema", table_name AS "table" FROM information_schema.tables
+        WHERE table_schema IN ('tasks', 'notifier', 'directory') AND table_type = 'BASE TABLE'`,
+    );
+    const found: string[] = [];
+    for (const { schema, table } of tables) {
+      const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}"."${table}" t WHERE strpos(t::text, $1) > 0`, [needle]);
+      if (rows[0].n > 0) found.push(`${schema}.${table}`);
+    }
+    return found;
+  } finally {
+    await db.end();
+  }
 }
 
 /**
@@ -195,6 +217,8 @@ describe("org approvals notifications: each org's held handoffs in its own Slack
     for (const path of [payPath, webPath]) expect(everything).not.toContain(path.split('/').pop());
     const deliveries = await request(relay.url).get('/admin/deliveries?limit=200').set(admin).expect(200);
     expect(JSON.stringify(deliveries.body)).not.toContain(payPath.split('/').pop());
+    // Stored sealed: the org's record and the delivery rows of its notices alike.
+    for (const path of [payPath, webPath]) expect(await tablesContaining(path.split('/').pop() as string)).toEqual([]);
   });
 
   it('refuses a URL the outbound rules refuse with 400 naming the field, and writes nothing', async () => {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { RelayError, type OrgApprovalsView } from '@app/contracts';
+import { ORG_LIMITS, RelayError, type OrgApprovalsView } from '@app/contracts';
 import { SecretCipher, type SealedColumn } from '@app/secrets';
 import { NotifierConfig } from '../notifier.config';
 import { SsrfRefusedError } from '../outbound/ssrf-guard';
@@ -32,6 +32,9 @@ export class OrgApprovalChannelsService {
 
   /** The URL's host once it passes the outbound rules; `invalid_params` naming the field otherwise. */
   check(url: string): string {
+    if (url.length > ORG_LIMITS.approvalsSlackUrlChars) {
+      throw new RelayError('invalid_params', `${FIELD}: must be at most ${ORG_LIMITS.approvalsSlackUrlChars} characters`, { field: FIELD });
+    }
     try {
       return checkApprovalsSlackUrl(url, this.config.RELAY_WEBHOOK_ALLOW_PRIVATE).host;
     } catch (error) {

@@ -211,9 +211,9 @@ describe("the approvers' notice of a held handoff", () => {
   it("goes to Slack in the channel of the recipient's org when it has one, and then never to the relay's", () => {
     const orgSlack = 'https://hooks.slack.com/acme-approvers';
     const planned = planApproverDeliveries(held, channels, orgSlack);
-    expect(planned.map((delivery) => [delivery.channel, delivery.url])).toEqual([
-      ['webhook', channels.webhookUrl],
-      ['slack', orgSlack],
+    expect(planned.map((delivery) => [delivery.channel, delivery.url, delivery.sealed_url ?? false])).toEqual([
+      ['webhook', channels.webhookUrl, false],
+      ['slack', orgSlack, true],
     ]);
     expect(planApproverDeliveries(held, { ...channels, slackOrgOnly: true }, orgSlack).map((delivery) => delivery.url)).toContain(orgSlack);
   });

@@ -21,6 +21,8 @@ export interface PlannedDelivery {
   timeout_ms?: number | null;
   /** What each attempt's signed assertion states (webhook, push and upstream deliveries); Slack gets none. */
   assertion?: DeliveryAssertionFacts | null;
+  /** The URL is a secret kept sealed (an org's approvals channel): the delivery row stores it sealed too. */
+  sealed_url?: boolean;
 }
 
 type Party = 'sender' | 'recipient';
@@ -141,7 +143,7 @@ export function planApproverDeliveries(event: TaskEvent, channels: ApproverChann
   const slackUrl = route.to === 'org' ? orgSlackUrl : route.to === 'relay' ? channels.slackWebhookUrl : null;
   if (slackUrl) {
     const body = prompt ? toolPromptSlackMessage(event, prompt.tool_name, channels.consoleUrl) : heldSlackMessage(event, approvalUrl);
-    planned.push({ ...common, channel: 'slack', url: slackUrl, body });
+    planned.push({ ...common, channel: 'slack', url: slackUrl, body, ...(route.to === 'org' ? { sealed_url: true } : {}) });
   }
   return planned;
 }

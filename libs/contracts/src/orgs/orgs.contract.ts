@@ -14,8 +14,8 @@ export const ORG_LIMITS = {
   maxAgentsQuota: 1_000_000,
   maxRequestsPerMinuteQuota: 10_000_000,
   maxOpenHandoffsQuota: 10_000_000,
-  /** The longest approvals Slack URL an org may set. */
-  approvalsSlackUrlChars: 2048,
+  /** The longest approvals Slack URL an org may set (sealed, it still fits a delivery's URL column). */
+  approvalsSlackUrlChars: 1024,
   listDefaultLimit: 50,
   listMaxLimit: 200,
 } as const;
