@@ -66,8 +66,11 @@ const INTERRUPTED_ATTEMPT = 'interrupted: the notifier stopped before the outcom
 /** The error of a delivery given up while its destination's breaker held it. */
 const HELD_TOO_LONG = 'dead: its destination did not answer (circuit breaker open) for longer than the retry schedule spans';
 
-/** Each header value of a delivery (a push config's authorization and token) is stored sealed. */
-export const DELIVERY_SEALED_COLUMNS: SealedColumn[] = [{ table: TABLE, keyColumns: ['id'], column: 'headers', kind: 'json-values' }];
+/** Each header value of a delivery (a push config's authorization and token) is stored sealed, and so is the URL of a notice to an org's approvals channel. */
+export const DELIVERY_SEALED_COLUMNS: SealedColumn[] = [
+  { table: TABLE, keyColumns: ['id'], column: 'headers', kind: 'json-values' },
+  { table: TABLE, keyColumns: ['id'], column: 'url', kind: 'text', onlySealed: true },
+];
 
 /** What a claim may take: see `DeliveriesService.claimDue`. */
 export interface ClaimRequest {
