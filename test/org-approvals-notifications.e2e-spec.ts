@@ -3,6 +3,7 @@ import type { DeliveryView } from '@app/contracts';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import request from 'supertest';
+import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { ok, type Json } from './support/json-rpc';
@@ -245,6 +246,32 @@ describe("org approvals notifications: each org's held handoffs in its own Slack
       .set(admin)
       .send({ notifications: { approvals_slack_url: paySlack.url(payPath) } })
       .expect(404);
+  });
+
+  it('sets, shows and clears the channel from the CLI, never printing the URL', async () => {
+    const cli = async (...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
+      let stdout = '';
+      let stderr = '';
+      const code = await run(
+        argv,
+        { RELAY_URL: relay.url, RELAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN },
+        { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) },
+      );
+      return { code, stdout, stderr };
+    };
+    const org = `cli-${suffix}`;
+    const path = slackPath();
+    const created = await cli('orgs', 'create', org, '--approvals-slack-url', paySlack.url(path));
+    expect(created).toMatchObject({ code: EXIT.ok });
+    expect(created.stdout).toContain(`approvals:     Slack at 127.0.0.1:${paySlack.port}`);
+    const shown = await cli('orgs', 'show', org, '--json');
+    expect(JSON.parse(shown.stdout).notifications).toEqual({ approvals_slack_url: { configured: true, host: `127.0.0.1:${paySlack.port}` } });
+    const refused = await cli('orgs', 'update', org, '--approvals-slack-url', 'http://hooks.example.com/x');
+    expect(refused.code).not.toBe(EXIT.ok);
+    expect(refused.stderr).toContain('notifications.approvals_slack_url');
+    const cleared = await cli('orgs', 'update', org, '--approvals-slack-url', 'none');
+    expect(cleared.stdout).toContain('approvals:     the relay’s channel (none of its own)');
+    expect(created.stdout + shown.stdout + refused.stdout + refused.stderr + cleared.stdout).not.toContain(path.split('/').pop());
   });
 
   it("clears an org's channel with null: its held handoffs then go to the relay's", async () => {
