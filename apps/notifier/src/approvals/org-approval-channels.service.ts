@@ -2,12 +2,17 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { ORG_LIMITS, RelayError, type OrgApprovalsView } from '@app/contracts';
-import { SecretCipher, type SealedColumn } from '@app/secrets';
+import { SecretCipher, SecretDecryptionError, type SealedColumn } from '@app/secrets';
 import { NotifierConfig } from '../notifier.config';
 import { SsrfRefusedError } from '../outbound/ssrf-guard';
 import { checkApprovalsSlackUrl } from './approvals-slack-url';
 
 const TABLE = '"notifier"."org_approval_channels"';
+
+/** An org's approvals Slack channel as planning reads it: its URL, or null when it is set but cannot be opened. */
+export interface OrgSlackChannel {
+  url: string | null;
+}
 const FIELD = 'notifications.approvals_slack_url';
 
 /** Stored sealed (AES-256-GCM under RELAY_SECRET_KEYS). */
@@ -73,9 +78,20 @@ export class OrgApprovalChannelsService {
     });
   }
 
-  /** The org's approvals Slack URL, opened; null when it has none. */
-  async slackUrlOf(org: string): Promise<string | null> {
+  /**
+   * The org's approvals Slack channel, its URL opened; null when it has none. One sealed with a key
+   * RELAY_SECRET_KEYS no longer lists is still the org's channel (`url: null`): its notices go
+   * nowhere, never to the relay's channel, until the key is listed again or the URL set anew.
+   */
+  async slackChannelOf(org: string): Promise<OrgSlackChannel | null> {
     const rows = (await this.dataSource.query(`SELECT "slack_url" FROM ${TABLE} WHERE "org" = $1`, [org])) as Array<{ slack_url: string }>;
-    return rows.length === 0 ? null : this.cipher.open(rows[0].slack_url);
+    if (rows.length === 0) return null;
+    try {
+      return { url: this.cipher.open(rows[0].slack_url) };
+    } catch (error) {
+      if (!(error instanceof SecretDecryptionError)) throw error;
+      this.logger.error({ org, reason: error.message }, 'org approvals channel cannot be opened: its notices are not posted');
+      return { url: null };
+    }
   }
 }

@@ -210,12 +210,14 @@ describe("the approvers' notice of a held handoff", () => {
 
   it("goes to Slack in the channel of the recipient's org when it has one, and then never to the relay's", () => {
     const orgSlack = 'https://hooks.slack.com/acme-approvers';
-    const planned = planApproverDeliveries(held, channels, orgSlack);
+    const planned = planApproverDeliveries(held, channels, { url: orgSlack });
     expect(planned.map((delivery) => [delivery.channel, delivery.url, delivery.sealed_url ?? false])).toEqual([
       ['webhook', channels.webhookUrl, false],
       ['slack', orgSlack, true],
     ]);
-    expect(planApproverDeliveries(held, { ...channels, slackOrgOnly: true }, orgSlack).map((delivery) => delivery.url)).toContain(orgSlack);
+    expect(planApproverDeliveries(held, { ...channels, slackOrgOnly: true }, { url: orgSlack }).map((delivery) => delivery.url)).toContain(orgSlack);
+    // A channel whose URL cannot be opened (its key retired) is still the org's: nothing goes to the relay's.
+    expect(planApproverDeliveries(held, channels, { url: null }).map((delivery) => delivery.channel)).toEqual(['webhook']);
   });
 
   it("goes to the relay's Slack for an org without a channel, unless the relay keeps to org channels", () => {
@@ -242,7 +244,9 @@ describe("the approvers' notice of a held handoff", () => {
     const slack = JSON.stringify(planned[1].body);
     expect(slack).toContain('wants to use `Bash` on a handoff from *alice@acme*');
     expect(slack).toContain('<https://relay.acme.test/console/handoffs/T1|The handoff> · <https://relay.acme.test/console/approvals|Answer it in the console>');
-    expect(planApproverDeliveries(question('bob@acme', 'approvers'), channels, 'https://hooks.slack.com/acme')[1].url).toBe('https://hooks.slack.com/acme');
+    expect(planApproverDeliveries(question('bob@acme', 'approvers'), channels, { url: 'https://hooks.slack.com/acme' })[1].url).toBe(
+      'https://hooks.slack.com/acme',
+    );
     expect(planApproverDeliveries(question('bob@acme'), channels)).toEqual([]);
     expect(planApproverDeliveries(question('alice@acme', 'approvers'), channels)).toEqual([]);
   });

@@ -115,11 +115,12 @@ export function tellsApprovers(event: TaskEvent): boolean {
  * A held handoff, or a tool prompt that people answer (docs/decisions/0031-tool-prompts-answered-by-people.md),
  * to the approvers' channels: their webhook (Standard Webhooks JSON, the task event as data and
  * the console link beside it) and their Slack, each when configured. The Slack message goes to the
- * channel of the org whose rule held it (`orgSlackUrl`, the recipient's org's), else to the relay's
+ * channel of the org whose rule held it (`orgSlack`, the recipient's org's; nowhere when its URL
+ * cannot be opened), else to the relay's
  * unless it keeps to org channels (`approvalsSlackRouteOf`). The recipient writes the question;
  * whether people may answer it is the task's, checked when they do.
  */
-export function planApproverDeliveries(event: TaskEvent, channels: ApproverChannels, orgSlackUrl: string | null = null): PlannedDelivery[] {
+export function planApproverDeliveries(event: TaskEvent, channels: ApproverChannels, orgSlack: { url: string | null } | null = null): PlannedDelivery[] {
   const prompt = event.type === 'held' ? null : approversToolPromptOf(event);
   if (event.type !== 'held' && !prompt) return [];
   const kind = prompt ? TOOL_PROMPT_WEBHOOK_EVENT : HELD_WEBHOOK_EVENT;
@@ -136,11 +137,11 @@ export function planApproverDeliveries(event: TaskEvent, channels: ApproverChann
     });
   }
   const route = approvalsSlackRouteOf(event.recipient, {
-    orgHasChannel: orgSlackUrl !== null,
+    orgHasChannel: orgSlack !== null,
     relayHasChannel: channels.slackWebhookUrl !== '',
     orgOnly: channels.slackOrgOnly,
   });
-  const slackUrl = route.to === 'org' ? orgSlackUrl : route.to === 'relay' ? channels.slackWebhookUrl : null;
+  const slackUrl = route.to === 'org' ? orgSlack?.url : route.to === 'relay' ? channels.slackWebhookUrl : null;
   if (slackUrl) {
     const body = prompt ? toolPromptSlackMessage(event, prompt.tool_name, channels.consoleUrl) : heldSlackMessage(event, approvalUrl);
     planned.push({ ...common, channel: 'slack', url: slackUrl, body, ...(route.to === 'org' ? { sealed_url: true } : {}) });

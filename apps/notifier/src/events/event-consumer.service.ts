@@ -329,7 +329,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
       ...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE),
       ...pushes,
       ...(tellsApprovers(event)
-        ? planApproverDeliveries(event, approverChannelsOf(this.config), await this.orgApprovals.slackUrlOf(holdingOrgOf(event.recipient)))
+        ? planApproverDeliveries(event, approverChannelsOf(this.config), await this.orgApprovals.slackChannelOf(holdingOrgOf(event.recipient)))
         : []),
     ];
     if (planned.length > 0) {
