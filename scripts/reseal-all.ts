@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { resealColumns, SecretCipher, type ResealResult } from '@app/secrets';
+import { ORG_APPROVAL_CHANNEL_SEALED_COLUMNS } from '../apps/notifier/src/approvals/org-approval-channels.service';
 import { DELIVERY_SEALED_COLUMNS } from '../apps/notifier/src/deliveries/deliveries.service';
 import { WEBHOOK_SECRET_SEALED_COLUMNS } from '../apps/notifier/src/secrets/webhook-secrets.service';
 import { PUSH_TARGET_SEALED_COLUMNS } from '../apps/notifier/src/targets/push-targets.service';
@@ -24,6 +25,7 @@ export async function resealAllSecrets(databaseUrl: string, secretKeys: string):
       ...UPSTREAM_CREDENTIAL_SEALED_COLUMNS,
       ...UPSTREAM_TLS_SEALED_COLUMNS,
       ...UPSTREAM_REGISTRATION_SEALED_COLUMNS,
+      ...ORG_APPROVAL_CHANNEL_SEALED_COLUMNS,
     ]);
   } finally {
     await dataSource.destroy();

@@ -5,18 +5,21 @@ import { usage } from './cli-errors';
 
 export const ORGS_USAGE = `  orgs [--limit <n>]                list orgs: name, display name, agents and quotas
   orgs create <org> [--display-name <text>] [--max-agents <n>] [--requests-per-minute <n>]
-           [--max-open-handoffs <n>] [--chain-bounds <json>]
+           [--max-open-handoffs <n>] [--chain-bounds <json>] [--approvals-slack-url <url>]
                                     create an org (with RELAY_ORGS_EXPLICIT=true, agents are
                                     registered only in orgs created this way)
   orgs show <org>                   one org: display name, origin, agents, quotas, default trust,
                                     chain bounds
   orgs update <org> [--display-name <text>|none] [--max-agents <n>|none]
            [--requests-per-minute <n>|none] [--max-open-handoffs <n>|none]
-           [--chain-bounds <json>|none]
-                                    change an org's display name, quotas or chain bounds
+           [--chain-bounds <json>|none] [--approvals-slack-url <url>|none]
+                                    change an org's display name, quotas, chain bounds or
+                                    approvals Slack channel
                                     (--max-open-handoffs: unfinished handoffs its agents sent)
                                     (--chain-bounds '{"max_depth": 3}': the fields of a trust
-                                    policy's chain, for the handoffs to the org's agents)`;
+                                    policy's chain, for the handoffs to the org's agents)
+                                    (--approvals-slack-url: the Slack incoming webhook where its
+                                    held handoffs and tool prompts are announced; never shown back)`;
 
 export interface OrgValues {
   'display-name'?: string;
@@ -24,6 +27,7 @@ export interface OrgValues {
   'requests-per-minute'?: string;
   'max-open-handoffs'?: string;
   'chain-bounds'?: string;
+  'approvals-slack-url'?: string;
   limit?: string;
 }
 
@@ -41,8 +45,15 @@ function describeOrg(org: OrgRecord): string {
     `  open handoffs: ${org.quotas.open_handoffs === null ? 'no org limit' : `at most ${org.quotas.open_handoffs} sent by its agents and not finished`}`,
     `  default trust: ${trust === null ? 'the relay’s (teammates only)' : `allow ${trust.allow.join(',') || '-'}; block ${trust.block.join(',') || '-'}; ${trust.hold.length} hold rules`}`,
     `  chain bounds:  ${Object.keys(org.chain).length === 0 ? 'the relay’s' : JSON.stringify(org.chain)}`,
+    `  approvals:     ${approvalsChannel(org)}`,
   ];
   return `${lines.map(displayLine).join('\n')}\n`;
+}
+
+function approvalsChannel(org: OrgRecord): string {
+  const slack = org.notifications?.approvals_slack_url;
+  if (!slack) return 'unknown (the notifier did not answer)';
+  return slack.configured ? `Slack at ${slack.host ?? '?'}` : 'the relay’s channel (none of its own)';
 }
 
 /** `--chain-bounds` as the JSON object the admin API checks; the relay names what is wrong inside it. */
@@ -77,6 +88,8 @@ function orgFields(values: OrgValues): Record<string, unknown> {
   if (Object.keys(quotas).length > 0) fields.quotas = quotas;
   const chain = values['chain-bounds'];
   if (chain !== undefined) fields.chain = chain === 'none' ? null : chainBounds(chain);
+  const slackUrl = values['approvals-slack-url'];
+  if (slackUrl !== undefined) fields.notifications = { approvals_slack_url: slackUrl === 'none' ? null : slackUrl };
   return fields;
 }
 
@@ -124,7 +137,7 @@ export async function runOrgsCommand(api: AdminCaller, rest: string[], values: O
     case 'update': {
       const fields = orgFields(values);
       if (Object.keys(fields).length === 0)
-        throw usage('orgs update needs --display-name, --max-agents, --requests-per-minute, --max-open-handoffs or --chain-bounds.');
+        throw usage('orgs update needs --display-name, --max-agents, --requests-per-minute, --max-open-handoffs, --chain-bounds or --approvals-slack-url.');
       const org = await api.call<OrgRecord>('PATCH', orgPath(name), fields);
       print(org, describeOrg(org));
       return;

@@ -9,7 +9,7 @@ const SOURCE = resolve('apps/notifier/src');
  * those below it. The process's wiring (the module, the controller, the entry points and the
  * entity list of `database/`) sits above them all and is not listed.
  */
-const LAYERS = ['event-consumers', 'events', 'deliveries', 'upstream', 'targets', 'secrets', 'messaging', 'notifier.config', 'outbound'];
+const LAYERS = ['event-consumers', 'events', 'deliveries', 'upstream', 'targets', 'approvals', 'secrets', 'messaging', 'notifier.config', 'outbound'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -52,6 +52,7 @@ describe("NotifierConfig: the approvers' channels", () => {
     expect(approverChannelsOf(config)).toEqual({
       webhookUrl: 'https://hooks.acme.test/approvals',
       slackWebhookUrl: '',
+      slackOrgOnly: false,
       consoleUrl: 'https://relay.acme.test/console',
     });
   });

@@ -241,12 +241,23 @@ export class NotifierConfig extends DatabaseServiceConfig {
   @IsString()
   @Matches(/^(https?:\/\/\S+)?$/, { message: 'RELAY_APPROVALS_SLACK_WEBHOOK_URL must be an http(s) URL' })
   RELAY_APPROVALS_SLACK_WEBHOOK_URL: string = '';
+
+  /**
+   * Keeps the relay's approvals Slack channel to no org's handoffs: a held handoff or tool prompt
+   * whose org has no approvals channel of its own is announced nowhere on Slack (the approvers'
+   * webhook and the console still have it). False: such an org's go to RELAY_APPROVALS_SLACK_WEBHOOK_URL.
+   */
+  @Transform(toBoolean)
+  @IsIn([true, false], { message: 'RELAY_APPROVALS_SLACK_ORG_ONLY must be true or false' })
+  RELAY_APPROVALS_SLACK_ORG_ONLY: boolean = false;
 }
 
 /** Where the relay's approvers are told of held handoffs (docs/operations.md#approvals); empty: not told there. */
 export interface ApproverChannels {
   webhookUrl: string;
   slackWebhookUrl: string;
+  /** RELAY_APPROVALS_SLACK_ORG_ONLY: the relay's Slack channel hears of no org's handoffs. */
+  slackOrgOnly: boolean;
   /** The console, e.g. `https://relay.example.com/console`: each notice links to `<console>/approvals/<task id>`. */
   consoleUrl: string;
 }
@@ -256,6 +267,7 @@ export function approverChannelsOf(config: NotifierConfig): ApproverChannels {
   return {
     webhookUrl: config.RELAY_APPROVALS_WEBHOOK_URL,
     slackWebhookUrl: config.RELAY_APPROVALS_SLACK_WEBHOOK_URL,
+    slackOrgOnly: config.RELAY_APPROVALS_SLACK_ORG_ONLY,
     consoleUrl: `${config.RELAY_PUBLIC_URL.replace(/\/+$/, '')}/console`,
   };
 }

@@ -28,7 +28,12 @@ import {
   type UpstreamChangeDecisionReply,
   type UpstreamRefreshReply,
   type UpstreamStatusView,
+  PutOrgApprovalsRequest,
+  OrgApprovalsRequest,
+  type OrgApprovalsReply,
+  type OrgApprovalsView,
 } from '@app/contracts';
+import { OrgApprovalChannelsService } from './approvals/org-approval-channels.service';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryWorkerService } from './deliveries/delivery-worker.service';
 import { SealedRequests } from './secrets/sealed-requests';
@@ -54,7 +59,26 @@ export class NotifierController {
     @Inject(UpstreamTlsService) private readonly tls: UpstreamTlsService,
     @Inject(UpstreamHealthService) private readonly health: UpstreamHealthService,
     @Inject(SealedRequests) private readonly sealed: SealedRequests,
+    @Inject(OrgApprovalChannelsService) private readonly orgApprovals: OrgApprovalChannelsService,
   ) {}
+
+  /** An org's approvals Slack channel: checked (and, unless `check_only`, stored sealed); the reply never holds the URL. */
+  @MessagePattern(NOTIFIER_SUBJECTS.putOrgApprovals)
+  async putOrgApprovals(@Payload() request: PutOrgApprovalsRequest): Promise<OrgApprovalsView> {
+    const url = request.sealed_slack_url === null ? null : await this.sealed.secret(request.sealed_slack_url, 'notifications.approvals_slack_url');
+    if (request.check_only) {
+      return {
+        org: request.org,
+        approvals_slack_url: url === null ? { configured: false, host: null } : { configured: true, host: this.orgApprovals.check(url) },
+      };
+    }
+    return this.orgApprovals.put(request.org, url);
+  }
+
+  @MessagePattern(NOTIFIER_SUBJECTS.orgApprovals)
+  async orgApprovalsOf(@Payload() request: OrgApprovalsRequest): Promise<OrgApprovalsReply> {
+    return { items: await this.orgApprovals.views(request.orgs) };
+  }
 
   @MessagePattern(NOTIFIER_SUBJECTS.upstreamStatus)
   upstreamStatus(@Payload() request: HandleRequest): Promise<UpstreamStatusView> {

@@ -6,6 +6,7 @@ import { defaultInstanceId, healthControllerFor, INSTANCE_ID } from '@app/messag
 import { DeliveryMetrics, JetStreamConsumerMetrics, metricsProvider, serviceMetricsModule } from '@app/metrics';
 import { NotifierUnsealer, SecretsModule } from '@app/secrets';
 import { NotifierConfig } from './notifier.config';
+import { ORG_APPROVAL_CHANNEL_SEALED_COLUMNS, OrgApprovalChannelsService } from './approvals/org-approval-channels.service';
 import { notifierDataSourceOptions } from './database/data-source';
 import { DELIVERY_SEALED_COLUMNS, DeliveriesService } from './deliveries/deliveries.service';
 import { DeliveryAssertionSigner } from './deliveries/delivery-assertion';
@@ -40,6 +41,7 @@ export const NOTIFIER_SEALED_COLUMNS = [
   ...UPSTREAM_CREDENTIAL_SEALED_COLUMNS,
   ...UPSTREAM_TLS_SEALED_COLUMNS,
   ...UPSTREAM_REGISTRATION_SEALED_COLUMNS,
+  ...ORG_APPROVAL_CHANNEL_SEALED_COLUMNS,
 ];
 
 @Module({})
@@ -77,6 +79,7 @@ export class NotifierModule {
         AgentTargetsService,
         PushTargetsService,
         WebhookSecretsService,
+        OrgApprovalChannelsService,
         DeliveriesService,
         SlackThrottleService,
         UpstreamTlsService,

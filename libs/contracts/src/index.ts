@@ -38,4 +38,5 @@ export * from './tasks/tool-prompts';
 export * from './tasks/chain-rules';
 export * from './tasks/open-handoff-rules';
 export * from './orgs/org-scope';
+export * from './orgs/approvals-channel';
 export * from './orgs/person-roles.contract';

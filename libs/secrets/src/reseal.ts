@@ -15,6 +15,8 @@ export interface SealedColumn {
   keyColumns: string[];
   column: string;
   kind: 'text' | 'json-values';
+  /** The column holds secrets sealed beside values that are none, in clear: only sealed values are re-sealed. */
+  onlySealed?: boolean;
 }
 
 export interface ResealResult {
@@ -74,7 +76,7 @@ export async function resealColumn(db: SqlRunner, cipher: SecretCipher, target: 
   const currentPrefix = `v1:${cipher.primaryKeyId}:`;
   const stale =
     target.kind === 'text'
-      ? `${column} IS NOT NULL AND left(${column}, ${currentPrefix.length}) <> '${currentPrefix}'`
+      ? `${column} IS NOT NULL AND left(${column}, ${currentPrefix.length}) <> '${currentPrefix}'${target.onlySealed ? ` AND left(${column}, 3) = 'v1:'` : ''}`
       : `${column} IS NOT NULL AND EXISTS (SELECT 1 FROM jsonb_each(${column}) AS entry WHERE jsonb_typeof(entry.value) = 'string' AND left(entry.value #>> '{}', ${currentPrefix.length}) <> '${currentPrefix}')`;
   let after: unknown[] | null = null;
   for (;;) {

@@ -1,4 +1,5 @@
 import { DeploymentEntity } from '@app/database';
+import { OrgApprovalChannelEntity } from '../approvals/org-approval-channel.entity';
 import { DeliveryAttemptEntity } from '../deliveries/delivery-attempt.entity';
 import { DeliveryEntity } from '../deliveries/delivery.entity';
 import { SlackSlotEntity } from '../deliveries/slack-slot.entity';
@@ -24,4 +25,5 @@ export const NOTIFIER_ENTITIES: Array<new () => object> = [
   UpstreamTlsEntity,
   UpstreamCallEntity,
   UpstreamRegistrationEntity,
+  OrgApprovalChannelEntity,
 ];

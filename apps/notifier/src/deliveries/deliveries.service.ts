@@ -66,8 +66,11 @@ const INTERRUPTED_ATTEMPT = 'interrupted: the notifier stopped before the outcom
 /** The error of a delivery given up while its destination's breaker held it. */
 const HELD_TOO_LONG = 'dead: its destination did not answer (circuit breaker open) for longer than the retry schedule spans';
 
-/** Each header value of a delivery (a push config's authorization and token) is stored sealed. */
-export const DELIVERY_SEALED_COLUMNS: SealedColumn[] = [{ table: TABLE, keyColumns: ['id'], column: 'headers', kind: 'json-values' }];
+/** Each header value of a delivery (a push config's authorization and token) is stored sealed, and so is the URL of a notice to an org's approvals channel. */
+export const DELIVERY_SEALED_COLUMNS: SealedColumn[] = [
+  { table: TABLE, keyColumns: ['id'], column: 'headers', kind: 'json-values' },
+  { table: TABLE, keyColumns: ['id'], column: 'url', kind: 'text', onlySealed: true },
+];
 
 /** What a claim may take: see `DeliveriesService.claimDue`. */
 export interface ClaimRequest {
@@ -169,7 +172,7 @@ export class DeliveriesService {
           delivery.channel,
           delivery.target_handle,
           delivery.target_ref,
-          delivery.url,
+          delivery.sealed_url ? this.cipher.seal(delivery.url) : delivery.url,
           destinationOf(delivery.url),
           delivery.timeout_ms ?? null,
           delivery.content_type,
@@ -273,17 +276,31 @@ export class DeliveriesService {
     return { claimed: ready, nextDueMs: row.next_due_ms === null ? null : Math.max(0, row.next_due_ms), deferred: row.deferred, expired: row.expired };
   }
 
-  /** The delivery with its header values and its agent's signing secret opened (both are stored sealed). */
+  /** The delivery with its header values, its agent's signing secret and a sealed URL opened. */
   private opened(row: DeliveryRow): DeliveryRow {
     return {
       ...row,
+      url: SecretCipher.isSealed(row.url) ? this.cipher.open(row.url) : row.url,
       headers: openJsonValues(this.cipher, row.headers),
       webhook_secret: row.webhook_secret ? this.cipher.open(row.webhook_secret) : null,
     };
   }
 
+  /** What the admin API shows of a delivery: a sealed URL (an org's approvals channel) opened for its scheme and host only. */
+  private view(row: DeliveryRow): DeliveryView {
+    if (!SecretCipher.isSealed(row.url)) return toDeliveryView(row);
+    let url: string;
+    try {
+      url = this.cipher.open(row.url);
+    } catch (error) {
+      if (!(error instanceof SecretDecryptionError)) throw error;
+      url = 'sealed:';
+    }
+    return toDeliveryView({ ...row, url });
+  }
+
   /**
-   * A delivery whose headers or signing secret were sealed with a key RELAY_SECRET_KEYS no longer
+   * A delivery whose headers, URL or signing secret were sealed with a key RELAY_SECRET_KEYS no longer
    * lists cannot be sent: it becomes a dead letter saying why (redeliver it once the key is listed again).
    */
   private async deadLetterUnreadable(id: string, reason: string): Promise<void> {
@@ -380,7 +397,7 @@ export class DeliveriesService {
       `SELECT * FROM ${TABLE} ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY "created_at" DESC, "id" LIMIT $${params.length}`,
       params,
     )) as DeliveryRow[];
-    return rows.map(toDeliveryView);
+    return rows.map((row) => this.view(row));
   }
 
   async detail(id: string): Promise<DeliveryDetail> {
@@ -388,7 +405,7 @@ export class DeliveriesService {
     if (!row) throw new RelayError('delivery_not_found', undefined, { id });
     const attempts = await this.dataSource.getRepository(DeliveryAttemptEntity).find({ where: { deliveryId: id }, order: { attemptNo: 'ASC', id: 'ASC' } });
     return {
-      ...toDeliveryView(row),
+      ...this.view(row),
       attempt_log: attempts.map((attempt) => ({
         attempt_no: attempt.attemptNo,
         status_code: attempt.statusCode,
@@ -412,7 +429,7 @@ export class DeliveriesService {
       ),
     );
     if (updated.length === 0) throw new RelayError('delivery_not_found', undefined, { id });
-    return toDeliveryView(updated[0]);
+    return this.view(updated[0]);
   }
 
   /**

@@ -106,7 +106,7 @@ describe('delivery planning', () => {
     expect(planPushDeliveries(chained, [push])[0].assertion).toEqual(facts);
     const approvers = planApproverDeliveries(
       { ...chained, type: 'held' },
-      { webhookUrl: 'https://hooks/approvers', slackWebhookUrl: 'https://slack/approvers', consoleUrl: 'https://relay/console' },
+      { webhookUrl: 'https://hooks/approvers', slackWebhookUrl: 'https://slack/approvers', slackOrgOnly: false, consoleUrl: 'https://relay/console' },
     );
     expect(approvers.map((delivery) => [delivery.channel, delivery.assertion ?? null])).toEqual([
       ['webhook', facts],
@@ -173,6 +173,7 @@ describe("the approvers' notice of a held handoff", () => {
   const channels = {
     webhookUrl: 'https://hooks.acme.test/approvals',
     slackWebhookUrl: 'https://hooks.slack.com/approvers',
+    slackOrgOnly: false,
     consoleUrl: 'https://relay.acme.test/console/',
   };
   const held: TaskEvent = {
@@ -207,6 +208,23 @@ describe("the approvers' notice of a held handoff", () => {
     expect(planApproverDeliveries(held, { ...channels, webhookUrl: '', slackWebhookUrl: '' })).toEqual([]);
   });
 
+  it("goes to Slack in the channel of the recipient's org when it has one, and then never to the relay's", () => {
+    const orgSlack = 'https://hooks.slack.com/acme-approvers';
+    const planned = planApproverDeliveries(held, channels, { url: orgSlack });
+    expect(planned.map((delivery) => [delivery.channel, delivery.url, delivery.sealed_url ?? false])).toEqual([
+      ['webhook', channels.webhookUrl, false],
+      ['slack', orgSlack, true],
+    ]);
+    expect(planApproverDeliveries(held, { ...channels, slackOrgOnly: true }, { url: orgSlack }).map((delivery) => delivery.url)).toContain(orgSlack);
+    // A channel whose URL cannot be opened (its key retired) is still the org's: nothing goes to the relay's.
+    expect(planApproverDeliveries(held, channels, { url: null }).map((delivery) => delivery.channel)).toEqual(['webhook']);
+  });
+
+  it("goes to the relay's Slack for an org without a channel, unless the relay keeps to org channels", () => {
+    expect(planApproverDeliveries(held, channels, null).map((delivery) => delivery.url)).toContain(channels.slackWebhookUrl);
+    expect(planApproverDeliveries(held, { ...channels, slackOrgOnly: true }, null).map((delivery) => delivery.channel)).toEqual(['webhook']);
+  });
+
   it("tells them of a recipient's tool prompt that people answer, linking the approvals page; not of one its sender answers or that someone else wrote", () => {
     const question = (from: string, answeredBy?: string): TaskEvent => {
       const base = event('message_appended');
@@ -226,6 +244,9 @@ describe("the approvers' notice of a held handoff", () => {
     const slack = JSON.stringify(planned[1].body);
     expect(slack).toContain('wants to use `Bash` on a handoff from *alice@acme*');
     expect(slack).toContain('<https://relay.acme.test/console/handoffs/T1|The handoff> · <https://relay.acme.test/console/approvals|Answer it in the console>');
+    expect(planApproverDeliveries(question('bob@acme', 'approvers'), channels, { url: 'https://hooks.slack.com/acme' })[1].url).toBe(
+      'https://hooks.slack.com/acme',
+    );
     expect(planApproverDeliveries(question('bob@acme'), channels)).toEqual([]);
     expect(planApproverDeliveries(question('alice@acme', 'approvers'), channels)).toEqual([]);
   });

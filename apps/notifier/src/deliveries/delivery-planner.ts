@@ -1,4 +1,4 @@
-import { PERMISSION_REQUEST_KIND, type DeliveryChannel, type TaskEvent, type TaskEventType } from '@app/contracts';
+import { approvalsSlackRouteOf, PERMISSION_REQUEST_KIND, type DeliveryChannel, type TaskEvent, type TaskEventType } from '@app/contracts';
 import type { ApproverChannels } from '../notifier.config';
 import type { AgentTarget } from '../targets/delivery-targets';
 import type { UpstreamAction, UpstreamDeliveryBody } from '../upstream/send/upstream-delivery-body';
@@ -21,6 +21,8 @@ export interface PlannedDelivery {
   timeout_ms?: number | null;
   /** What each attempt's signed assertion states (webhook, push and upstream deliveries); Slack gets none. */
   assertion?: DeliveryAssertionFacts | null;
+  /** The URL is a secret kept sealed (an org's approvals channel): the delivery row stores it sealed too. */
+  sealed_url?: boolean;
 }
 
 type Party = 'sender' | 'recipient';
@@ -104,13 +106,21 @@ export function toolPromptSlackMessage(event: TaskEvent, toolName: string, conso
   };
 }
 
+/** Whether a task event tells the approvers: a held handoff, or a tool prompt that people answer. */
+export function tellsApprovers(event: TaskEvent): boolean {
+  return event.type === 'held' || approversToolPromptOf(event) !== null;
+}
+
 /**
  * A held handoff, or a tool prompt that people answer (docs/decisions/0031-tool-prompts-answered-by-people.md),
  * to the approvers' channels: their webhook (Standard Webhooks JSON, the task event as data and
- * the console link beside it) and their Slack, each when configured. The recipient writes the
- * question; whether people may answer it is the task's, checked when they do.
+ * the console link beside it) and their Slack, each when configured. The Slack message goes to the
+ * channel of the org whose rule held it (`orgSlack`, the recipient's org's; nowhere when its URL
+ * cannot be opened), else to the relay's
+ * unless it keeps to org channels (`approvalsSlackRouteOf`). The recipient writes the question;
+ * whether people may answer it is the task's, checked when they do.
  */
-export function planApproverDeliveries(event: TaskEvent, channels: ApproverChannels): PlannedDelivery[] {
+export function planApproverDeliveries(event: TaskEvent, channels: ApproverChannels, orgSlack: { url: string | null } | null = null): PlannedDelivery[] {
   const prompt = event.type === 'held' ? null : approversToolPromptOf(event);
   if (event.type !== 'held' && !prompt) return [];
   const kind = prompt ? TOOL_PROMPT_WEBHOOK_EVENT : HELD_WEBHOOK_EVENT;
@@ -126,9 +136,15 @@ export function planApproverDeliveries(event: TaskEvent, channels: ApproverChann
       body: { type: kind, timestamp: event.occurred_at, data: event, approval_url: approvalUrl },
     });
   }
-  if (channels.slackWebhookUrl) {
+  const route = approvalsSlackRouteOf(event.recipient, {
+    orgHasChannel: orgSlack !== null,
+    relayHasChannel: channels.slackWebhookUrl !== '',
+    orgOnly: channels.slackOrgOnly,
+  });
+  const slackUrl = route.to === 'org' ? orgSlack?.url : route.to === 'relay' ? channels.slackWebhookUrl : null;
+  if (slackUrl) {
     const body = prompt ? toolPromptSlackMessage(event, prompt.tool_name, channels.consoleUrl) : heldSlackMessage(event, approvalUrl);
-    planned.push({ ...common, channel: 'slack', url: channels.slackWebhookUrl, body });
+    planned.push({ ...common, channel: 'slack', url: slackUrl, body, ...(route.to === 'org' ? { sealed_url: true } : {}) });
   }
   return planned;
 }

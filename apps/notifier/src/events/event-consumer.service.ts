@@ -3,6 +3,7 @@ import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type Co
 import { nanos } from '@nats-io/transport-node';
 import {
   AGENT_UPDATED_EVENT_SUBJECT,
+  holdingOrgOf,
   prefixedSubject,
   PUSH_CONFIG_EVENTS,
   TASK_EVENT_SUBJECT_PREFIX,
@@ -21,9 +22,10 @@ import {
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { traceLinkHeaders } from '@app/tracing';
 import { DeliveriesService, type EventDeliveries } from '../deliveries/deliveries.service';
-import { notifies, planApproverDeliveries, planDeliveries } from '../deliveries/delivery-planner';
+import { notifies, planApproverDeliveries, planDeliveries, tellsApprovers } from '../deliveries/delivery-planner';
 import { DeliveryWorkerService } from '../deliveries/delivery-worker.service';
 import { approverChannelsOf, NotifierConfig } from '../notifier.config';
+import { OrgApprovalChannelsService } from '../approvals/org-approval-channels.service';
 import { AgentTargetsService } from '../targets/agent-targets.service';
 import type { AgentTarget } from '../targets/delivery-targets';
 import { PushTargetsService } from '../targets/push-targets.service';
@@ -89,6 +91,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     @Inject(DeliveryWorkerService) private readonly worker: DeliveryWorkerService,
     @Inject(JetStreamConsumerMetrics) private readonly consumerMetrics: JetStreamConsumerMetrics,
     @Inject(DeliveryMetrics) private readonly deliveryMetrics: DeliveryMetrics,
+    @Inject(OrgApprovalChannelsService) private readonly orgApprovals: OrgApprovalChannelsService,
   ) {
     // Half of what may be pending stays free for the server to hand out while acks are held.
     this.acks = new HeldAcks(Math.max(1, Math.floor(Math.min(config.RELAY_NOTIFIER_MAX_ACK_PENDING, PULL_BATCH) / 2)), ACK_HOLD_MS);
@@ -249,7 +252,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
             continue;
           }
           const parties = [payload.sender, payload.recipient];
-          const deliveries = this.plan(payload, this.targets.held(parties) ?? (await this.lookUp(parties)), message);
+          const deliveries = await this.plan(payload, this.targets.held(parties) ?? (await this.lookUp(parties)), message);
           // Nothing to deliver, decided from targets known for these agents: done with it.
           if (deliveries.planned.length === 0) this.acks.add(message);
           else toRecord.push({ message, deliveries });
@@ -318,14 +321,16 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
   }
 
   /** The trace headers of `message` go with each delivery, so that its attempts continue the trace of the event's handoff (docs/chains.md). */
-  private plan(event: TaskEvent, targets: Map<string, AgentTarget>, message: JsMsg): EventDeliveries {
+  private async plan(event: TaskEvent, targets: Map<string, AgentTarget>, message: JsMsg): Promise<EventDeliveries> {
     const pushes = planPushDeliveries(event, this.pushTargets.ofTask(event.task_id, Date.parse(event.occurred_at)));
     // A push config's requests wait as long as its owner agent chose for its receivers.
     for (const push of pushes) push.timeout_ms = targets.get(push.target_handle)?.webhook_timeout_ms ?? null;
     const planned = [
       ...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE),
       ...pushes,
-      ...planApproverDeliveries(event, approverChannelsOf(this.config)),
+      ...(tellsApprovers(event)
+        ? planApproverDeliveries(event, approverChannelsOf(this.config), await this.orgApprovals.slackChannelOf(holdingOrgOf(event.recipient)))
+        : []),
     ];
     if (planned.length > 0) {
       const traceHeaders = traceLinkHeaders(message.headers);

@@ -1,6 +1,23 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 import type { HandleRequest } from '../directory/directory.contract';
+import { ORG_LIMITS, ORG_PATTERN, type ApprovalsSlackUrlView } from '../orgs/orgs.contract';
 import type { PutUpstreamTlsRequest, ResolveUpstreamRequest, UpstreamCallsRequest } from '../upstream/upstream.contract';
 import type {
   ResolveUpstreamReply,
@@ -50,7 +67,48 @@ export const NOTIFIER_SUBJECTS = {
   deleteUpstreamTls: 'relay.notifier.v1.upstream.tls.delete',
   /** The calls the relay made to an upstream agent's server for one relay task (admin task timeline). */
   upstreamCalls: 'relay.notifier.v1.upstream.calls.list',
+  /**
+   * Sets or clears an org's approvals Slack channel (sealed to the notifier's key), after checking it
+   * by the outbound rules; with `check_only`, only checks it (admin API, before the org is written).
+   */
+  putOrgApprovals: 'relay.notifier.v1.org_approvals.put',
+  /** Whether each of these orgs has an approvals Slack channel, and its host (admin API's org reads). */
+  orgApprovals: 'relay.notifier.v1.org_approvals.list',
 } as const;
+
+export class PutOrgApprovalsRequest {
+  @IsString()
+  @Matches(ORG_PATTERN)
+  org!: string;
+
+  /** The org's approvers' Slack incoming-webhook URL sealed to the notifier's key; null: none. */
+  @ValidateIf((_, value) => value !== null)
+  @IsString()
+  @MaxLength(8192)
+  sealed_slack_url!: string | null;
+
+  /** Only check the URL: nothing is stored. */
+  @IsOptional()
+  @IsBoolean()
+  check_only?: boolean;
+}
+
+export class OrgApprovalsRequest {
+  @IsArray()
+  @ArrayMaxSize(ORG_LIMITS.listMaxLimit)
+  @IsString({ each: true })
+  orgs!: string[];
+}
+
+/** An org's approvals channel as the notifier holds it: never the URL. */
+export interface OrgApprovalsView {
+  org: string;
+  approvals_slack_url: ApprovalsSlackUrlView;
+}
+
+export interface OrgApprovalsReply {
+  items: OrgApprovalsView[];
+}
 
 /** A push notification's claim: which relay task it is about, and the token the relay gave that task. */
 export class UpstreamPushedRequest {
@@ -144,4 +202,6 @@ export interface NotifierRpc {
   [NOTIFIER_SUBJECTS.putUpstreamTls]: { request: PutUpstreamTlsRequest; reply: UpstreamStatusView };
   [NOTIFIER_SUBJECTS.deleteUpstreamTls]: { request: HandleRequest; reply: UpstreamStatusView };
   [NOTIFIER_SUBJECTS.upstreamCalls]: { request: UpstreamCallsRequest; reply: UpstreamCallsReply };
+  [NOTIFIER_SUBJECTS.putOrgApprovals]: { request: PutOrgApprovalsRequest; reply: OrgApprovalsView };
+  [NOTIFIER_SUBJECTS.orgApprovals]: { request: OrgApprovalsRequest; reply: OrgApprovalsReply };
 }

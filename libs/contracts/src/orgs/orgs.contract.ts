@@ -50,6 +50,17 @@ export class OrgDefaultsFields {
   trust?: TrustPolicyFields | null;
 }
 
+/** Where an org's held handoffs and tool prompts are announced; the notifier checks the URL further (its SSRF rules) and keeps it sealed. */
+export class OrgNotificationsFields {
+  /** The Slack incoming webhook of the org's approvers; null: none (the relay's channel, per RELAY_APPROVALS_SLACK_ORG_ONLY). */
+  @ValidateIf((_, value) => value !== null)
+  @IsOptional()
+  @IsString({ message: 'notifications.approvals_slack_url must be an https URL, or null for none' })
+  @MaxLength(ORG_LIMITS.approvalsSlackUrlChars)
+  @Matches(/^https?:\/\/\S+$/i, { message: 'notifications.approvals_slack_url must be an https URL, or null for none' })
+  approvals_slack_url?: string | null;
+}
+
 /** What an admin may set on an org (all optional; null clears a field). */
 export class OrgFields {
   @ValidateIf((_, value) => value !== null)
@@ -75,6 +86,12 @@ export class OrgFields {
   @Transform(parsedChainPolicy)
   @IsChainPolicy()
   chain?: ChainPolicy | null;
+
+  /** Kept by the notifier, not the directory: the edge takes it out before it asks the directory. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => OrgNotificationsFields)
+  notifications?: OrgNotificationsFields;
 }
 
 export class CreateOrgRequest extends OrgFields {

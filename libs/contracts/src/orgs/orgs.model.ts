@@ -12,6 +12,8 @@ export const ORG_LIMITS = {
   maxAgentsQuota: 1_000_000,
   maxRequestsPerMinuteQuota: 10_000_000,
   maxOpenHandoffsQuota: 10_000_000,
+  /** The longest approvals Slack URL an org may set (sealed, it still fits a delivery's URL column). */
+  approvalsSlackUrlChars: 1024,
   listDefaultLimit: 50,
   listMaxLimit: 200,
 } as const;
@@ -40,6 +42,20 @@ export interface OrgDefaults {
   trust: Omit<TrustPolicy, 'handle' | 'updated_at'> | null;
 }
 
+/**
+ * An org's approvals Slack channel as the admin API shows it: whether one is set and its host, never
+ * the URL (an incoming-webhook URL is its own credential).
+ */
+export interface ApprovalsSlackUrlView {
+  configured: boolean;
+  host: string | null;
+}
+
+/** Where the org's people are told of what they decide (docs/orgs.md#approvals-notifications). */
+export interface OrgNotificationsView {
+  approvals_slack_url: ApprovalsSlackUrlView;
+}
+
 export interface OrgRecord {
   name: string;
   display_name: string | null;
@@ -48,6 +64,11 @@ export interface OrgRecord {
   /** Chain bounds for the handoffs to the org's agents, over the relay's and under each recipient's trust policy's (docs/chains.md); `{}`: none of its own. */
   chain: ChainPolicy;
   origin: OrgOrigin;
+  /**
+   * Its approvals notifications, kept by the notifier and added by the edge; absent when the
+   * notifier did not answer (the directory's record alone).
+   */
+  notifications?: OrgNotificationsView;
   /** Agents registered in the org now, disabled ones included. */
   agents: number;
   created_at: string;

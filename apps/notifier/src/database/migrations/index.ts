@@ -14,6 +14,7 @@ import { UpstreamRegistrations1765460000000 } from './1765460000000-UpstreamRegi
 import { UpstreamTimedOutPolls1765700000000 } from './1765700000000-UpstreamTimedOutPolls';
 import { UpstreamChangeNotices1765800000000 } from './1765800000000-UpstreamChangeNotices';
 import { DeliveryAssertions1765812350000 } from './1765812350000-DeliveryAssertions';
+import { OrgApprovalChannels1765900000000 } from './1765900000000-OrgApprovalChannels';
 
 /** Every migration of the notifier schema, oldest first. */
 export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
@@ -33,4 +34,5 @@ export const NOTIFIER_MIGRATIONS: Array<new () => object> = [
   UpstreamTimedOutPolls1765700000000,
   UpstreamChangeNotices1765800000000,
   DeliveryAssertions1765812350000,
+  OrgApprovalChannels1765900000000,
 ];
