@@ -157,6 +157,7 @@ export const OPTIONS = {
   'requests-per-minute': { type: 'string' },
   'max-open-handoffs': { type: 'string' },
   'chain-bounds': { type: 'string' },
+  tenant: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];

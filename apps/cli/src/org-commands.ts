@@ -5,18 +5,20 @@ import { usage } from './cli-errors';
 
 export const ORGS_USAGE = `  orgs [--limit <n>]                list orgs: name, display name, agents and quotas
   orgs create <org> [--display-name <text>] [--max-agents <n>] [--requests-per-minute <n>]
-           [--max-open-handoffs <n>] [--chain-bounds <json>]
+           [--max-open-handoffs <n>] [--chain-bounds <json>] [--tenant <tenant>]
                                     create an org (with RELAY_ORGS_EXPLICIT=true, agents are
                                     registered only in orgs created this way)
   orgs show <org>                   one org: display name, origin, agents, quotas, default trust,
-                                    chain bounds
+                                    chain bounds, A2A tenant
   orgs update <org> [--display-name <text>|none] [--max-agents <n>|none]
            [--requests-per-minute <n>|none] [--max-open-handoffs <n>|none]
-           [--chain-bounds <json>|none]
-                                    change an org's display name, quotas or chain bounds
+           [--chain-bounds <json>|none] [--tenant <tenant>|none]
+                                    change an org's display name, quotas, chain bounds or tenant
                                     (--max-open-handoffs: unfinished handoffs its agents sent)
                                     (--chain-bounds '{"max_depth": 3}': the fields of a trust
-                                    policy's chain, for the handoffs to the org's agents)`;
+                                    policy's chain, for the handoffs to the org's agents)
+                                    (--tenant: the org's A2A tenant, on extra interfaces of its
+                                    agents' cards; none removes them)`;
 
 export interface OrgValues {
   'display-name'?: string;
@@ -24,6 +26,7 @@ export interface OrgValues {
   'requests-per-minute'?: string;
   'max-open-handoffs'?: string;
   'chain-bounds'?: string;
+  tenant?: string;
   limit?: string;
 }
 
@@ -41,6 +44,7 @@ function describeOrg(org: OrgRecord): string {
     `  open handoffs: ${org.quotas.open_handoffs === null ? 'no org limit' : `at most ${org.quotas.open_handoffs} sent by its agents and not finished`}`,
     `  default trust: ${trust === null ? 'the relay’s (teammates only)' : `allow ${trust.allow.join(',') || '-'}; block ${trust.block.join(',') || '-'}; ${trust.hold.length} hold rules`}`,
     `  chain bounds:  ${Object.keys(org.chain).length === 0 ? 'the relay’s' : JSON.stringify(org.chain)}`,
+    `  A2A tenant:    ${org.tenant ?? 'none (its agents’ cards have no tenant)'}`,
   ];
   return `${lines.map(displayLine).join('\n')}\n`;
 }
@@ -77,6 +81,8 @@ function orgFields(values: OrgValues): Record<string, unknown> {
   if (Object.keys(quotas).length > 0) fields.quotas = quotas;
   const chain = values['chain-bounds'];
   if (chain !== undefined) fields.chain = chain === 'none' ? null : chainBounds(chain);
+  const tenant = values.tenant;
+  if (tenant !== undefined) fields.tenant = tenant === 'none' ? null : tenant;
   return fields;
 }
 
@@ -124,7 +130,7 @@ export async function runOrgsCommand(api: AdminCaller, rest: string[], values: O
     case 'update': {
       const fields = orgFields(values);
       if (Object.keys(fields).length === 0)
-        throw usage('orgs update needs --display-name, --max-agents, --requests-per-minute, --max-open-handoffs or --chain-bounds.');
+        throw usage('orgs update needs --display-name, --max-agents, --requests-per-minute, --max-open-handoffs, --chain-bounds or --tenant.');
       const org = await api.call<OrgRecord>('PATCH', orgPath(name), fields);
       print(org, describeOrg(org));
       return;

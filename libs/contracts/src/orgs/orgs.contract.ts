@@ -1,5 +1,18 @@
 import { Transform, Type } from 'class-transformer';
-import { IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
+  registerDecorator,
+  type ValidationArguments,
+} from 'class-validator';
 import { IsChainPolicy, parsedChainPolicy, TrustPolicyFields } from '../directory/directory.contract';
 import type { TrustPolicy } from '../directory/agent.model';
 import type { ChainPolicy } from '../tasks/chain-rules';
@@ -7,8 +20,26 @@ import type { ChainPolicy } from '../tasks/chain-rules';
 /** An org's name: the part of a handle after `@` (the same rule as HANDLE_PATTERN's org, and a CHECK in the directory schema). */
 export const ORG_PATTERN = /^[a-z0-9][a-z0-9.-]{0,126}$/;
 
+/**
+ * An org's A2A tenant (docs/orgs.md#an-orgs-own-a2a-address): the `tenant` of the extra interfaces on
+ * its agents' cards, and one segment of the HTTP+JSON paths `/a2a/{handle}/{tenant}/…`. Lowercase
+ * letters, digits, `.`, `_` and `-` (not first), so that it needs no escaping in a path.
+ */
+export const TENANT_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+/** Segments an agent endpoint's own HTTP+JSON paths begin with, which a tenant segment could be mistaken for. */
+export const RESERVED_TENANTS: ReadonlySet<string> = new Set(['tasks', 'v1']);
+
+/** Why `tenant` cannot be an org's tenant, or null when it can. */
+export function tenantProblem(tenant: string): string | null {
+  if (!TENANT_PATTERN.test(tenant)) return 'tenant must be 1 to 63 lowercase letters, digits, ".", "_" or "-" (not first)';
+  if (RESERVED_TENANTS.has(tenant)) return `tenant cannot be "${tenant}": the agent endpoints' own paths begin with it`;
+  return null;
+}
+
 export const ORG_LIMITS = {
   nameChars: 127,
+  tenantChars: 63,
   displayNameChars: 200,
   /** The most agents an org's quota may name. */
   maxAgentsQuota: 1_000_000,
@@ -60,6 +91,8 @@ export interface OrgRecord {
   /** Chain bounds for the handoffs to the org's agents, over the relay's and under each recipient's trust policy's (docs/chains.md); `{}`: none of its own. */
   chain: ChainPolicy;
   origin: OrgOrigin;
+  /** The org's A2A tenant: its agents' cards gain interfaces carrying it, and requests naming it are accepted; null: none (the cards as before). */
+  tenant: string | null;
   /** Agents registered in the org now, disabled ones included. */
   agents: number;
   created_at: string;
@@ -69,6 +102,22 @@ export interface OrgRecord {
 export interface OrgPage {
   items: OrgRecord[];
   next_cursor: string | null;
+}
+
+/** A string an org's tenant may be (tenantProblem), its message naming what is wrong. */
+function IsTenant(): PropertyDecorator {
+  return (target, propertyName) => {
+    registerDecorator({
+      name: 'isTenant',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && tenantProblem(value) === null,
+        defaultMessage: (args?: ValidationArguments) =>
+          typeof args?.value === 'string' ? (tenantProblem(args.value) ?? 'tenant is not valid') : 'tenant must be a string, or null for none',
+      },
+    });
+  };
 }
 
 const ORG_MESSAGE = { message: 'name must be an org: lowercase letters, digits, "." or "-" (not first), as after the @ of a handle' };
@@ -130,6 +179,12 @@ export class OrgFields {
   @Transform(parsedChainPolicy)
   @IsChainPolicy()
   chain?: ChainPolicy | null;
+
+  /** The org's A2A tenant (TENANT_PATTERN, unique among orgs); null removes it. */
+  @ValidateIf((_, value) => value !== null)
+  @IsOptional()
+  @IsTenant()
+  tenant?: string | null;
 }
 
 export class CreateOrgRequest extends OrgFields {
