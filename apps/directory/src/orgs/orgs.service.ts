@@ -141,7 +141,11 @@ export class OrgsService {
         if (request.quotas?.requests_per_minute !== undefined) org.quotaRequestsPerMinute = request.quotas.requests_per_minute;
         if (request.quotas?.open_handoffs !== undefined) org.quotaOpenHandoffs = request.quotas.open_handoffs;
         if (request.chain !== undefined) org.chain = request.chain ?? {};
-        if (request.tenant !== undefined) org.tenant = request.tenant;
+        if (request.tenant !== undefined && request.tenant !== org.tenant) {
+          // Checked first so that a taken tenant is no error in the log; the unique key decides a race.
+          if (request.tenant !== null && (await repository.exists({ where: { tenant: request.tenant } }))) throw tenantTaken(request.tenant);
+          org.tenant = request.tenant;
+        }
         org.updatedAt = new Date();
         await repository.save(org);
       }),
