@@ -87,6 +87,8 @@ describe('the HTTP+JSON route table', () => {
 
     it.each([
       ['POST', '//message:send'],
+      ['POST', '/Pay/message:send'],
+      ['GET', '/v1/tasks'],
       ['GET', '/pay/other/tasks'],
       ['POST', '/pay/tasks/T1:frobnicate'],
     ] as const)('%s %s is no operation', (verb, path) => {
