@@ -149,7 +149,7 @@ describe("an org's own A2A address: the v1.0 tenant on its agents' cards and req
   });
 
   it.each(['JSONRPC', 'HTTP+JSON'] as const)(
-    "talks to the org's agent through the %s tenant interface of its card: send, get, list and cancel carry the tenant",
+    "talks to the org's agent through the %s tenant interface of its card: send, get, list, cancel and the extended card carry the tenant",
     async (binding) => {
       const card = await eventually(async () => {
         const read = await cardOf(relay, bob.agent.handle);
@@ -175,22 +175,25 @@ describe("an org's own A2A address: the v1.0 tenant on its agents' cards and req
       expect(listed.tasks.map((entry) => entry.id)).toContain(task.id);
       const canceled = await client.cancelTask({ tenant: '', id: task.id, metadata: undefined });
       expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      const extended = await client.getAgentCard();
+      expect(extended.supportedInterfaces.filter((entry) => entry.tenant === payTenant)).toHaveLength(2);
 
       const calls = wire.slice(start);
-      expect(calls).toHaveLength(4);
+      expect(calls).toHaveLength(5);
       const endpoint = `/a2a/${bob.agent.handle}`;
       if (binding === 'JSONRPC') {
         for (const call of calls) {
           expect(call.path).toBe(endpoint);
           expect((call.body?.params as Record<string, unknown>).tenant).toBe(payTenant);
         }
-        expect(calls.map((call) => call.body?.method)).toEqual(['SendMessage', 'GetTask', 'ListTasks', 'CancelTask']);
+        expect(calls.map((call) => call.body?.method)).toEqual(['SendMessage', 'GetTask', 'ListTasks', 'CancelTask', 'GetExtendedAgentCard']);
       } else {
         expect(calls.map((call) => `${call.method} ${call.path.split('?')[0]}`)).toEqual([
           `POST ${endpoint}/${payTenant}/message:send`,
           `GET ${endpoint}/${payTenant}/tasks/${task.id}`,
           `GET ${endpoint}/${payTenant}/tasks`,
           `POST ${endpoint}/${payTenant}/tasks/${task.id}:cancel`,
+          `GET ${endpoint}/${payTenant}/extendedAgentCard`,
         ]);
       }
     },
