@@ -6,7 +6,7 @@ import { EXIT, run } from '../apps/cli/src/cli';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
-import { apiKeyInterceptor } from './support/sdk-client';
+import { apiKeyInterceptor, drain, nextEvent, summary } from './support/sdk-client';
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 
@@ -92,6 +92,25 @@ describe("an org's own A2A address: the v1.0 tenant on its agents' cards and req
     return request(relay.url).patch(`/admin/orgs/${org}`).set(admin).send({ tenant });
   }
 
+  /** The agent's card once every edge serves it with the tenant (a change reaches the edges' caches within moments). */
+  function cardNaming(handle: string, tenant: string): Promise<AgentCard> {
+    return eventually(async () => {
+      const card = await cardOf(relay, handle);
+      return card.supportedInterfaces.some((entry) => entry.tenant === tenant) && card;
+    });
+  }
+
+  /** An AgentRelay dialect call, as the recipient's coding agent makes it. */
+  async function agentRelay(agent: RegisteredTestAgent, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const response = await request(relay.url)
+      .post('/a2a')
+      .set('authorization', `Bearer ${agent.api_key}`)
+      .send({ jsonrpc: '2.0', id: 1, method, params })
+      .expect(200);
+    if (response.body.error) throw new Error(`${method}: ${JSON.stringify(response.body.error)}`);
+    return response.body.result as Record<string, unknown>;
+  }
+
   /** A raw v1.0 JSON-RPC call of `caller` to `handle`'s endpoint. */
   function rpc(caller: RegisteredTestAgent, handle: string, method: string, params: Record<string, unknown>): request.Test {
     return request(relay.url)
@@ -151,11 +170,7 @@ describe("an org's own A2A address: the v1.0 tenant on its agents' cards and req
   it.each(['JSONRPC', 'HTTP+JSON'] as const)(
     "talks to the org's agent through the %s tenant interface of its card: send, get, list, cancel and the extended card carry the tenant",
     async (binding) => {
-      const card = await eventually(async () => {
-        const read = await cardOf(relay, bob.agent.handle);
-        return read.supportedInterfaces.some((entry) => entry.tenant === payTenant) && read;
-      });
-      const client = await clientOn(card, binding, payTenant, alice);
+      const client = await clientOn(await cardNaming(bob.agent.handle, payTenant), binding, payTenant, alice);
       const start = wire.length;
       const task = await send(client, `Reconcile the ledger over ${binding}`);
       expect(task.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
@@ -194,6 +209,42 @@ describe("an org's own A2A address: the v1.0 tenant on its agents' cards and req
           `GET ${endpoint}/${payTenant}/tasks`,
           `POST ${endpoint}/${payTenant}/tasks/${task.id}:cancel`,
           `GET ${endpoint}/${payTenant}/extendedAgentCard`,
+        ]);
+      }
+    },
+  );
+
+  it.each(['JSONRPC', 'HTTP+JSON'] as const)(
+    'streams a send and its resubscription through the %s tenant interface until the recipient completes',
+    async (binding) => {
+      const client = await clientOn(await cardNaming(bob.agent.handle, payTenant), binding, payTenant, alice);
+      const start = wire.length;
+      const events = client.sendMessageStream({
+        tenant: '',
+        message: userMessage(`Stream the ledger over ${binding}`),
+        configuration: undefined,
+        metadata: undefined,
+      });
+      const first = await nextEvent(events);
+      expect(summary(first)).toEqual(['task', TaskState.TASK_STATE_SUBMITTED]);
+      const taskId = first.payload?.$case === 'task' ? first.payload.value.id : '';
+      await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'accept' });
+      expect(summary(await nextEvent(events))).toEqual(['statusUpdate', TaskState.TASK_STATE_WORKING]);
+      const again = client.resubscribeTask({ tenant: '', id: taskId });
+      expect(summary(await nextEvent(again))).toEqual(['task', TaskState.TASK_STATE_WORKING]);
+      await agentRelay(bob, 'tasks/update', { task_id: taskId, transition: 'complete', result_summary: 'done' });
+      expect((await drain(events)).map(summary).at(-1)).toEqual(['statusUpdate', TaskState.TASK_STATE_COMPLETED]);
+      expect((await drain(again)).map(summary).at(-1)).toEqual(['statusUpdate', TaskState.TASK_STATE_COMPLETED]);
+      const calls = wire.slice(start);
+      if (binding === 'JSONRPC') {
+        expect(calls.map((call) => [call.body?.method, (call.body?.params as Record<string, unknown>).tenant])).toEqual([
+          ['SendStreamingMessage', payTenant],
+          ['SubscribeToTask', payTenant],
+        ]);
+      } else {
+        expect(calls.map((call) => `${call.method} ${call.path}`)).toEqual([
+          `POST /a2a/${bob.agent.handle}/${payTenant}/message:stream`,
+          `${calls[1].method} /a2a/${bob.agent.handle}/${payTenant}/tasks/${taskId}:subscribe`,
         ]);
       }
     },
