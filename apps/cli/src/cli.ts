@@ -158,6 +158,7 @@ export const OPTIONS = {
   'max-open-handoffs': { type: 'string' },
   'chain-bounds': { type: 'string' },
   'approvals-slack-url': { type: 'string' },
+  tenant: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];

@@ -6,20 +6,23 @@ import { usage } from './cli-errors';
 export const ORGS_USAGE = `  orgs [--limit <n>]                list orgs: name, display name, agents and quotas
   orgs create <org> [--display-name <text>] [--max-agents <n>] [--requests-per-minute <n>]
            [--max-open-handoffs <n>] [--chain-bounds <json>] [--approvals-slack-url <url>]
+           [--tenant <tenant>]
                                     create an org (with RELAY_ORGS_EXPLICIT=true, agents are
                                     registered only in orgs created this way)
   orgs show <org>                   one org: display name, origin, agents, quotas, default trust,
-                                    chain bounds
+                                    chain bounds, A2A tenant
   orgs update <org> [--display-name <text>|none] [--max-agents <n>|none]
            [--requests-per-minute <n>|none] [--max-open-handoffs <n>|none]
-           [--chain-bounds <json>|none] [--approvals-slack-url <url>|none]
-                                    change an org's display name, quotas, chain bounds or
-                                    approvals Slack channel
+           [--chain-bounds <json>|none] [--approvals-slack-url <url>|none] [--tenant <tenant>|none]
+                                    change an org's display name, quotas, chain bounds,
+                                    approvals Slack channel or tenant
                                     (--max-open-handoffs: unfinished handoffs its agents sent)
                                     (--chain-bounds '{"max_depth": 3}': the fields of a trust
                                     policy's chain, for the handoffs to the org's agents)
                                     (--approvals-slack-url: the Slack incoming webhook where its
-                                    held handoffs and tool prompts are announced; never shown back)`;
+                                    held handoffs and tool prompts are announced; never shown back)
+                                    (--tenant: the org's A2A tenant, on extra interfaces of its
+                                    agents' cards; none removes them)`;
 
 export interface OrgValues {
   'display-name'?: string;
@@ -28,6 +31,7 @@ export interface OrgValues {
   'max-open-handoffs'?: string;
   'chain-bounds'?: string;
   'approvals-slack-url'?: string;
+  tenant?: string;
   limit?: string;
 }
 
@@ -46,6 +50,7 @@ function describeOrg(org: OrgRecord): string {
     `  default trust: ${trust === null ? 'the relay’s (teammates only)' : `allow ${trust.allow.join(',') || '-'}; block ${trust.block.join(',') || '-'}; ${trust.hold.length} hold rules`}`,
     `  chain bounds:  ${Object.keys(org.chain).length === 0 ? 'the relay’s' : JSON.stringify(org.chain)}`,
     `  approvals:     ${approvalsChannel(org)}`,
+    `  A2A tenant:    ${org.tenant ?? 'none (its agents’ cards have no tenant)'}`,
   ];
   return `${lines.map(displayLine).join('\n')}\n`;
 }
@@ -90,6 +95,8 @@ function orgFields(values: OrgValues): Record<string, unknown> {
   if (chain !== undefined) fields.chain = chain === 'none' ? null : chainBounds(chain);
   const slackUrl = values['approvals-slack-url'];
   if (slackUrl !== undefined) fields.notifications = { approvals_slack_url: slackUrl === 'none' ? null : slackUrl };
+  const tenant = values.tenant;
+  if (tenant !== undefined) fields.tenant = tenant === 'none' ? null : tenant;
   return fields;
 }
 
@@ -137,7 +144,9 @@ export async function runOrgsCommand(api: AdminCaller, rest: string[], values: O
     case 'update': {
       const fields = orgFields(values);
       if (Object.keys(fields).length === 0)
-        throw usage('orgs update needs --display-name, --max-agents, --requests-per-minute, --max-open-handoffs, --chain-bounds or --approvals-slack-url.');
+        throw usage(
+          'orgs update needs --display-name, --max-agents, --requests-per-minute, --max-open-handoffs, --chain-bounds, --approvals-slack-url or --tenant.',
+        );
       const org = await api.call<OrgRecord>('PATCH', orgPath(name), fields);
       print(org, describeOrg(org));
       return;

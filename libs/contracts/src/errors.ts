@@ -117,6 +117,7 @@ export const ERROR_CATALOGUE = {
   org_not_found: { agentrelay: -32044, a2a: -32044, message: 'No org with that name', httpStatus: 404 },
   org_exists: { agentrelay: -32045, a2a: -32045, message: 'That org already exists', httpStatus: 409 },
   org_quota_exceeded: { agentrelay: -32046, a2a: -32046, message: 'The org is at one of its quotas', httpStatus: 409 },
+  tenant_taken: { agentrelay: -32048, a2a: -32048, message: "That tenant is another org's", httpStatus: 409 },
   no_pending_change: { agentrelay: -32036, a2a: -32036, message: "The upstream agent's card has no change waiting for review", httpStatus: 409 },
 } as const satisfies Record<string, ErrorSpec>;
 

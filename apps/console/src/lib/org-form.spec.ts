@@ -10,6 +10,7 @@ const org: OrgRecord = {
   quotas: { agents: 50, requests_per_minute: null, open_handoffs: 0 },
   chain: {},
   origin: 'admin',
+  tenant: null,
   agents: 3,
   created_at: '2026-01-02T03:04:05.000Z',
   updated_at: '2026-01-02T03:04:05.000Z',

@@ -36,6 +36,7 @@ import { findKeyOwner, findTokenAgents } from './hot-lookups';
 import { KeyFilterPublisher } from './key-filter-publisher';
 import { WebhookSecretProvisioner } from './webhook-secret-provisioner';
 import { OrgsService } from '../orgs/orgs.service';
+import { OrgEntity } from '../orgs/org.entity';
 import { TrustPolicyEntity } from '../trust/trust-policy.entity';
 import { pgPoolOf } from '@app/database';
 
@@ -276,11 +277,18 @@ export class AgentsService {
     return toAgentRecord(await this.findAgent(this.dataSource.manager, handle));
   }
 
-  /** The public profile of an enabled agent; unknown and disabled agents are both `agent_not_found`. */
+  /**
+   * The public profile of an enabled agent, with its org's tenant; unknown and disabled agents are
+   * both `agent_not_found`. It changed when the agent did or, if later, its org (whose tenant the card shows).
+   */
   async profile(handle: string): Promise<AgentProfile> {
-    const agent = await this.dataSource.getRepository(AgentEntity).findOne({ where: { handle, disabledAt: IsNull() } });
+    const [agent, org] = await Promise.all([
+      this.dataSource.getRepository(AgentEntity).findOne({ where: { handle, disabledAt: IsNull() } }),
+      this.dataSource.getRepository(OrgEntity).findOne({ where: { name: orgOf(handle) }, select: { tenant: true, updatedAt: true } }),
+    ]);
     if (!agent) throw new RelayError('agent_not_found', `No agent with the handle ${handle}`);
-    return { ...toPublicProfile(agent), updated_at: agent.updatedAt.toISOString() };
+    const changed = org && org.updatedAt > agent.updatedAt ? org.updatedAt : agent.updatedAt;
+    return { ...toPublicProfile(agent), updated_at: changed.toISOString(), tenant: org?.tenant ?? null };
   }
 
   async update(request: UpdateAgentRequest): Promise<AgentRecord> {

@@ -1,4 +1,4 @@
-import { Check, Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, PrimaryColumn, Unique, UpdateDateColumn } from 'typeorm';
 import { ORG_LIMITS, type ChainPolicy, type OrgDefaults, type OrgOrigin } from '@app/contracts';
 
 /** An org: the part of a handle after `@`, as a record with its display name, defaults and quotas. */
@@ -11,6 +11,8 @@ import { ORG_LIMITS, type ChainPolicy, type OrgDefaults, type OrgOrigin } from '
 @Check('orgs_quota_open_handoffs', `"quota_open_handoffs" IS NULL OR "quota_open_handoffs" >= 0`)
 @Check('orgs_chain_object', `jsonb_typeof("chain") = 'object'`)
 @Check('orgs_quota_requests_per_minute', `"quota_requests_per_minute" IS NULL OR "quota_requests_per_minute" >= 1`)
+@Check('orgs_tenant_format', `"tenant" IS NULL OR ("tenant" ~ '^[a-z0-9][a-z0-9._-]{0,62}$' AND "tenant" NOT IN ('tasks', 'v1'))`)
+@Unique('orgs_tenant_key', ['tenant'])
 export class OrgEntity {
   @PrimaryColumn({ type: 'varchar', length: ORG_LIMITS.nameChars, primaryKeyConstraintName: 'orgs_pkey' })
   name: string;
@@ -40,6 +42,10 @@ export class OrgEntity {
 
   @Column({ type: 'varchar', length: 16 })
   origin: OrgOrigin;
+
+  /** The org's A2A tenant on its agents' cards and requests (docs/orgs.md#an-orgs-own-a2a-address); null: none. */
+  @Column({ type: 'varchar', length: ORG_LIMITS.tenantChars, nullable: true })
+  tenant: string | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

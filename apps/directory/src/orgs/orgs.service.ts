@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, MoreThan, type EntityManager, type FindOptionsWhere } from 'typeorm';
+import { DataSource, In, MoreThan, QueryFailedError, type EntityManager, type FindOptionsWhere } from 'typeorm';
 import {
   ORG_LIMITS,
   ORG_PATTERN,
@@ -22,6 +22,21 @@ import { OrgEntity } from './org.entity';
 
 function orgNotFound(name: string): RelayError {
   return new RelayError('org_not_found', `No org named ${name}`, { org: name });
+}
+
+function tenantTaken(tenant: string): RelayError {
+  return new RelayError('tenant_taken', `The tenant ${tenant} is another org's: choose another`, { tenant, field: 'tenant' });
+}
+
+/** Runs a write that may give an org a tenant another org holds: that is `tenant_taken`, naming the tenant only. */
+async function tenantWrite<T>(tenant: string | null | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    const driverError = error instanceof QueryFailedError ? (error.driverError as { code?: string; constraint?: string }) : undefined;
+    if (tenant && driverError?.code === '23505' && driverError.constraint === 'orgs_tenant_key') throw tenantTaken(tenant);
+    throw error;
+  }
 }
 
 function encodeCursor(name: string): string {
@@ -61,7 +76,7 @@ export class OrgsService {
   ) {}
 
   async create(request: CreateOrgRequest): Promise<OrgRecord> {
-    // A name taken is no error in the log: the insert is skipped and says so.
+    // A name or tenant taken is no error in the log: the insert is skipped and says so.
     const inserted = await this.dataSource
       .getRepository(OrgEntity)
       .createQueryBuilder()
@@ -75,11 +90,16 @@ export class OrgsService {
         quotaOpenHandoffs: request.quotas?.open_handoffs ?? null,
         chain: request.chain ?? {},
         origin: 'admin',
+        tenant: request.tenant ?? null,
       })
       .orIgnore()
       .returning(['name'])
       .execute();
-    if ((inserted.raw as unknown[]).length === 0) throw new RelayError('org_exists', `The org ${request.name} already exists`, { org: request.name });
+    if ((inserted.raw as unknown[]).length === 0) {
+      const taken = await this.dataSource.getRepository(OrgEntity).exists({ where: { name: request.name } });
+      if (taken || !request.tenant) throw new RelayError('org_exists', `The org ${request.name} already exists`, { org: request.name });
+      throw tenantTaken(request.tenant);
+    }
     return this.get(request.name);
   }
 
@@ -110,19 +130,26 @@ export class OrgsService {
   }
 
   async update(request: UpdateOrgRequest): Promise<OrgRecord> {
-    await this.dataSource.transaction(async (manager) => {
-      const repository = manager.getRepository(OrgEntity);
-      const org = await repository.findOne({ where: { name: request.name }, lock: { mode: 'pessimistic_write' } });
-      if (!org) throw orgNotFound(request.name);
-      if (request.display_name !== undefined) org.displayName = request.display_name;
-      org.defaults = storedDefaults(request.defaults, org.defaults);
-      if (request.quotas?.agents !== undefined) org.quotaAgents = request.quotas.agents;
-      if (request.quotas?.requests_per_minute !== undefined) org.quotaRequestsPerMinute = request.quotas.requests_per_minute;
-      if (request.quotas?.open_handoffs !== undefined) org.quotaOpenHandoffs = request.quotas.open_handoffs;
-      if (request.chain !== undefined) org.chain = request.chain ?? {};
-      org.updatedAt = new Date();
-      await repository.save(org);
-    });
+    await tenantWrite(request.tenant, () =>
+      this.dataSource.transaction(async (manager) => {
+        const repository = manager.getRepository(OrgEntity);
+        const org = await repository.findOne({ where: { name: request.name }, lock: { mode: 'pessimistic_write' } });
+        if (!org) throw orgNotFound(request.name);
+        if (request.display_name !== undefined) org.displayName = request.display_name;
+        org.defaults = storedDefaults(request.defaults, org.defaults);
+        if (request.quotas?.agents !== undefined) org.quotaAgents = request.quotas.agents;
+        if (request.quotas?.requests_per_minute !== undefined) org.quotaRequestsPerMinute = request.quotas.requests_per_minute;
+        if (request.quotas?.open_handoffs !== undefined) org.quotaOpenHandoffs = request.quotas.open_handoffs;
+        if (request.chain !== undefined) org.chain = request.chain ?? {};
+        if (request.tenant !== undefined && request.tenant !== org.tenant) {
+          // Checked first so that a taken tenant is no error in the log; the unique key decides a race.
+          if (request.tenant !== null && (await repository.exists({ where: { tenant: request.tenant } }))) throw tenantTaken(request.tenant);
+          org.tenant = request.tenant;
+        }
+        org.updatedAt = new Date();
+        await repository.save(org);
+      }),
+    );
     // Edges drop the quotas they cached.
     this.events.announceChange({ kind: 'org_updated', handle: `*@${request.name}` });
     return this.get(request.name);
@@ -189,6 +216,7 @@ export class OrgsService {
       quotas: { agents: org.quotaAgents, requests_per_minute: org.quotaRequestsPerMinute, open_handoffs: org.quotaOpenHandoffs },
       chain: org.chain,
       origin: org.origin,
+      tenant: org.tenant,
       agents,
       created_at: org.createdAt.toISOString(),
       updated_at: org.updatedAt.toISOString(),

@@ -28,6 +28,17 @@ describe('agent cards', () => {
     expect(card.securityRequirements).toHaveLength(2);
   });
 
+  it("adds JSON-RPC and HTTP+JSON 1.0 interfaces naming the org's tenant after the others, which stay as they were", () => {
+    const plain = agentCardV1(PROFILE, 'https://relay.example').supportedInterfaces;
+    const card = agentCardV1(PROFILE, 'https://relay.example', [], 'acme-co');
+    expect(card.supportedInterfaces.slice(0, plain.length)).toEqual(plain);
+    expect(card.supportedInterfaces.slice(plain.length)).toEqual([
+      { url: 'https://relay.example/a2a/frank@acme', protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: 'acme-co' },
+      { url: 'https://relay.example/a2a/frank@acme', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0', tenant: 'acme-co' },
+    ]);
+    expect(plain.some((entry) => 'tenant' in entry)).toBe(false);
+  });
+
   it("declares the agent's input modes, or the relay's default when it has none", () => {
     expect(agentCardV1(PROFILE, 'http://relay.test').defaultInputModes).toEqual(['text/plain', 'application/json']);
     expect(agentCardV1({ ...PROFILE, input_modes: ['text/*', 'application/pdf'] }, 'http://relay.test').defaultInputModes).toEqual([

@@ -9,6 +9,8 @@ export interface AgentInterface {
   url: string;
   protocolBinding: 'JSONRPC' | 'HTTP+JSON';
   protocolVersion: '1.0' | '0.3';
+  /** The agent's org's A2A tenant, which a client copies into every request; absent on the interfaces every agent has. */
+  tenant?: string;
 }
 
 export interface AgentSkill {
@@ -71,6 +73,18 @@ function interfaces(url: string, httpJson: boolean): AgentInterface[] {
   ];
 }
 
+/**
+ * The interfaces of an agent of an org with a tenant (docs/orgs.md#an-orgs-own-a2a-address): the
+ * same endpoint in JSON-RPC and HTTP+JSON 1.0, naming the tenant. They come after the interfaces every
+ * agent has, which stay first and as they were.
+ */
+function tenantInterfaces(url: string, tenant: string): AgentInterface[] {
+  return [
+    { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant },
+    { url, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0', tenant },
+  ];
+}
+
 const SECURITY_SCHEMES: AgentCardV1['securitySchemes'] = {
   bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', bearerFormat: 'ah_live_ API key', description: 'Authorization: Bearer <agent API key>' } },
   apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key', description: 'X-API-Key: <agent API key>' } },
@@ -110,13 +124,17 @@ function taskSkill(name: string): AgentSkill {
   };
 }
 
-/** The A2A v1.0 card of one agent: only public fields, JSON-RPC and HTTP+JSON interfaces at `RELAY_PUBLIC_URL/a2a/<handle>`. */
-export function agentCardV1(profile: AgentPublicProfile, publicUrl: string, tokenUrls: readonly string[] = []): AgentCardV1 {
+/**
+ * The A2A v1.0 card of one agent: only public fields, JSON-RPC and HTTP+JSON interfaces at
+ * `RELAY_PUBLIC_URL/a2a/<handle>`, and the same naming its org's tenant when the org has one.
+ */
+export function agentCardV1(profile: AgentPublicProfile, publicUrl: string, tokenUrls: readonly string[] = [], tenant: string | null = null): AgentCardV1 {
+  const url = agentEndpoint(publicUrl, profile.handle);
   return {
     name: profile.name,
     description: profile.description ?? `${profile.name} (${profile.handle}) on AgentRelay`,
     version: RELAY_VERSION,
-    supportedInterfaces: interfaces(agentEndpoint(publicUrl, profile.handle), true),
+    supportedInterfaces: tenant === null ? interfaces(url, true) : [...interfaces(url, true), ...tenantInterfaces(url, tenant)],
     provider: { organization: profile.org, url: base(publicUrl) },
     capabilities: { ...CAPABILITIES },
     ...securityOf(tokenUrls),

@@ -37,14 +37,14 @@ export class AgentCardService {
   }
 
   async agentCardV1(handle: string): Promise<AgentCardV1> {
-    const [profile, tokenUrls] = await Promise.all([this.profile(handle), this.tokens.tokenEndpoints()]);
-    return agentCardV1(profile, this.config.RELAY_PUBLIC_URL, tokenUrls);
+    return (await this.datedAgentCardV1(handle)).card;
   }
 
-  /** The v1.0 card and when its agent last changed (the card's `Last-Modified`). */
+  /** The v1.0 card (with its org's tenant interfaces, if any) and when it last changed (the card's `Last-Modified`). */
   async datedAgentCardV1(handle: string): Promise<DatedCard<AgentCardV1>> {
     const [profile, tokenUrls] = await Promise.all([this.directory.profile(normalizeHandle(handle) as string), this.tokens.tokenEndpoints()]);
-    return { card: agentCardV1(profile, this.config.RELAY_PUBLIC_URL, tokenUrls), updatedAt: profile.updated_at };
+    const { updated_at: updatedAt, tenant, ...publicProfile } = profile;
+    return { card: agentCardV1(publicProfile, this.config.RELAY_PUBLIC_URL, tokenUrls, tenant ?? null), updatedAt };
   }
 
   /** The compact card and when its agent last changed. */

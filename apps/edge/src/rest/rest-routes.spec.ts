@@ -1,4 +1,5 @@
-import { describePath, matchRestRoute, REST_ROUTES } from './rest-routes';
+import { RelayError } from '@app/contracts';
+import { describePath, matchRestRoute, matchTenantRestRoute, REST_ROUTES, withPathTenant } from './rest-routes';
 
 const segments = (path: string): string[] => path.split('/').slice(1);
 
@@ -53,5 +54,59 @@ describe('the HTTP+JSON route table', () => {
       const keys = REST_ROUTES.filter((route) => route[version]).map((route) => `${route.verb} ${route[version]!.path}`);
       expect(new Set(keys).size).toBe(keys.length);
     }
+  });
+
+  describe('under a tenant (/{tenant}/…, v1.0)', () => {
+    it.each([
+      ['POST', '/pay/message:send', 'send'],
+      ['POST', '/pay/message:stream', 'stream'],
+      ['GET', '/pay/tasks', 'list'],
+      ['GET', '/pay/tasks/T1', 'get'],
+      ['GET', '/pay/tasks/T1:subscribe', 'resubscribe'],
+      ['POST', '/pay/tasks/T1:cancel', 'cancel'],
+      ['POST', '/pay/tasks/T1/pushNotificationConfigs', 'push_config_set'],
+      ['DELETE', '/pay/tasks/T1/pushNotificationConfigs/C1', 'push_config_delete'],
+      ['GET', '/pay/extendedAgentCard', 'extended_card'],
+    ] as const)('%s %s is %s in the tenant pay', (verb, path, canonical) => {
+      const match = matchTenantRestRoute(verb, segments(path));
+      expect(match?.route.canonical).toBe(canonical);
+      expect(match?.tenant).toBe('pay');
+    });
+
+    it('reads the ids after the tenant', () => {
+      expect(matchTenantRestRoute('GET', segments('/pay/tasks/T1/pushNotificationConfigs/C1'))).toMatchObject({ tenant: 'pay', id: 'T1', configId: 'C1' });
+    });
+
+    it('matches the paths of the binding itself first, with no tenant', () => {
+      const plain = matchTenantRestRoute('GET', segments('/tasks/T1'));
+      expect(plain?.route.canonical).toBe('get');
+      expect(plain?.tenant).toBeUndefined();
+      // A task whose id is "tasks" is a task, not the list of a tenant "tasks" (which no org may have).
+      expect(matchTenantRestRoute('GET', segments('/tasks/tasks'))).toMatchObject({ id: 'tasks' });
+    });
+
+    it.each([
+      ['POST', '//message:send'],
+      ['POST', '/Pay/message:send'],
+      ['GET', '/v1/tasks'],
+      ['GET', '/pay/other/tasks'],
+      ['POST', '/pay/tasks/T1:frobnicate'],
+    ] as const)('%s %s is no operation', (verb, path) => {
+      expect(matchTenantRestRoute(verb, segments(path))).toBeUndefined();
+    });
+
+    it('gives the params the tenant of the path, which a tenant in the body must repeat', () => {
+      expect(withPathTenant({ message: {} }, 'pay')).toEqual({ message: {}, tenant: 'pay' });
+      expect(withPathTenant({ message: {}, tenant: 'pay' }, 'pay')).toEqual({ message: {}, tenant: 'pay' });
+      expect(withPathTenant({ tenant: '' }, 'pay')).toEqual({ tenant: 'pay' });
+      let refusal: unknown;
+      try {
+        withPathTenant({ tenant: 'web' }, 'pay');
+      } catch (error) {
+        refusal = error;
+      }
+      expect(refusal).toBeInstanceOf(RelayError);
+      expect(refusal).toMatchObject({ reason: 'invalid_params', data: { field: 'tenant' } });
+    });
   });
 });

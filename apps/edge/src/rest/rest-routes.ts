@@ -10,7 +10,7 @@ import {
   type CanonicalMethod,
   type Json,
 } from '@app/a2a';
-import type { WireVersion } from '@app/contracts';
+import { RelayError, tenantProblem, type WireVersion } from '@app/contracts';
 import type { AgentCardV1 } from '../cards/agent-card';
 import { agentCardV03 } from '../cards/extended-card';
 
@@ -202,6 +202,36 @@ export function matchRestRoute(version: WireVersion, verb: string, segments: rea
     if (ids) return { route, binding, ...ids };
   }
   return undefined;
+}
+
+/** A v1.0 request matched to its route, and the tenant of its path when it was `/{tenant}/…`. */
+export interface TenantRestMatch extends RestMatch {
+  tenant?: string;
+}
+
+/**
+ * The route of a v1.0 `verb path`, the path as the binding names it or under a first segment
+ * naming a tenant (`/{tenant}/message:send`, docs/orgs.md#an-orgs-own-a2a-address). A path of the
+ * binding itself wins: no tenant may be a segment those begin with (RESERVED_TENANTS). A first
+ * segment no org's tenant could be is no tenant: the path names no operation, as before tenants.
+ */
+export function matchTenantRestRoute(verb: string, segments: readonly string[]): TenantRestMatch | undefined {
+  const plain = matchRestRoute('1.0', verb, segments);
+  if (plain || segments.length < 2 || tenantProblem(segments[0]) !== null) return plain;
+  const match = matchRestRoute('1.0', verb, segments.slice(1));
+  return match ? { ...match, tenant: segments[0] } : undefined;
+}
+
+/**
+ * The params of a request whose path names a tenant: that tenant, which a tenant in the body
+ * (as clients also send it there) must repeat.
+ */
+export function withPathTenant(params: Record<string, unknown>, tenant: string): Record<string, unknown> {
+  const inBody = params.tenant;
+  if (inBody !== undefined && inBody !== null && inBody !== '' && inBody !== tenant) {
+    throw new RelayError('invalid_params', 'tenant in the body is not the tenant of the path /{tenant}/…', { field: 'tenant' });
+  }
+  return { ...params, tenant };
 }
 
 /**

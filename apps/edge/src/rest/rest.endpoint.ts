@@ -10,7 +10,7 @@ import { renderRelayError } from '../errors/json-rpc-errors';
 import { UnparseableJson } from '../endpoint/http-intake';
 import { lastEventIdHeader } from '../streams/task-streams';
 import { renderRestError, sendLegacyRestError, sendRestError } from '../errors/rest-errors';
-import { describePath, matchRestRoute } from './rest-routes';
+import { describePath, matchRestRoute, matchTenantRestRoute, withPathTenant, type TenantRestMatch } from './rest-routes';
 
 const V1: Dialect = { kind: 'a2a', version: '1.0' };
 const V03: Dialect = { kind: 'a2a', version: '0.3' };
@@ -76,7 +76,11 @@ class RestBinding implements AgentCallBinding {
   async prepare(admit: () => Promise<AgentIdentity>): Promise<PreparedCall> {
     const request = this.request;
     const prefix = this.version === '0.3' ? '/v1' : '';
-    const match = this.segments && matchRestRoute(this.version, request.method, this.segments);
+    const match: TenantRestMatch | undefined = !this.segments
+      ? undefined
+      : this.version === '1.0'
+        ? matchTenantRestRoute(request.method, this.segments)
+        : matchRestRoute(this.version, request.method, this.segments);
     if (!match) {
       const path = `${prefix}${this.segments ? describePath(this.segments) : '/…'}`;
       throw new RelayError('method_not_found', `No HTTP+JSON operation ${request.method} ${path}`, { method: `${request.method} ${path}` });
@@ -85,18 +89,21 @@ class RestBinding implements AgentCallBinding {
     this.assertVersion(request.headers['a2a-version']);
     if (request.body instanceof UnparseableJson) throw new RelayError('parse_error', `Invalid JSON payload: ${request.body.detail}`);
     const { route, binding } = match;
-    const params = binding.params({
+    const read = binding.params({
       body: request.body,
       query: (request.query as Record<string, unknown> | undefined) ?? {},
       id: match.id,
       configId: match.configId,
     });
+    const tenant = match.tenant;
+    const params = tenant !== undefined ? withPathTenant(read, tenant) : read;
+    const path = `${prefix}${tenant !== undefined ? '/{tenant}' : ''}${binding.path}`;
     this.render = binding.render;
     const lastEventId = lastEventIdHeader(request.headers);
     const callerTraceId = traceIdOfHeader(request.headers.traceparent);
     const execute = () =>
       this.methods.execute({
-        method: `${route.verb} ${prefix}${binding.path}`,
+        method: `${route.verb} ${path}`,
         canonical: route.canonical,
         params,
         // v0.3 answers are the v1.0 renderings translated by the route's `render`.

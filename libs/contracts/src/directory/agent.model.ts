@@ -120,7 +120,10 @@ export interface AdmitReply {
 
 /** The public profile behind an agent card. */
 export interface AgentProfile extends AgentPublicProfile {
+  /** When the card last changed: the agent's update, or its org's if later (an org's tenant is on the card). */
   updated_at: string;
+  /** The A2A tenant of the agent's org (docs/orgs.md#an-orgs-own-a2a-address); null: none. */
+  tenant: string | null;
 }
 
 /** Why an admission was refused, in `error.data.policy` of `teammate_blocked`. */

@@ -1,8 +1,21 @@
 import { Transform, Type } from 'class-transformer';
-import { IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
+  registerDecorator,
+  type ValidationArguments,
+} from 'class-validator';
 import { IsChainPolicy, parsedChainPolicy, TrustPolicyFields } from '../directory/directory.contract';
 import type { ChainPolicy } from '../tasks/chain-rules';
-import { ORG_LIMITS, ORG_PATTERN, type OrgPage, type OrgQuotasReply, type OrgRecord } from './orgs.model';
+import { ORG_LIMITS, ORG_PATTERN, tenantProblem, type OrgPage, type OrgQuotasReply, type OrgRecord } from './orgs.model';
 
 export * from './orgs.model';
 
@@ -15,6 +28,22 @@ export const ORG_SUBJECTS = {
   /** `{name}` → the org's quotas alone (the edge's hot path; all null for an org with no row). */
   quotas: 'relay.directory.v1.orgs.quotas',
 } as const;
+
+/** A string an org's tenant may be (tenantProblem), its message naming what is wrong. */
+function IsTenant(): PropertyDecorator {
+  return (target, propertyName) => {
+    registerDecorator({
+      name: 'isTenant',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && tenantProblem(value) === null,
+        defaultMessage: (args?: ValidationArguments) =>
+          typeof args?.value === 'string' ? (tenantProblem(args.value) ?? 'tenant is not valid') : 'tenant must be a string, or null for none',
+      },
+    });
+  };
+}
 
 const ORG_MESSAGE = { message: 'name must be an org: lowercase letters, digits, "." or "-" (not first), as after the @ of a handle' };
 
@@ -92,6 +121,12 @@ export class OrgFields {
   @ValidateNested()
   @Type(() => OrgNotificationsFields)
   notifications?: OrgNotificationsFields;
+
+  /** The org's A2A tenant (TENANT_PATTERN, unique among orgs); null removes it. */
+  @ValidateIf((_, value) => value !== null)
+  @IsOptional()
+  @IsTenant()
+  tenant?: string | null;
 }
 
 export class CreateOrgRequest extends OrgFields {

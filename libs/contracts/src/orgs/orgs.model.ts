@@ -5,8 +5,26 @@ import type { ChainPolicy } from '../tasks/chain-rules';
 /** An org's name: the part of a handle after `@` (the same rule as HANDLE_PATTERN's org, and a CHECK in the directory schema). */
 export const ORG_PATTERN = /^[a-z0-9][a-z0-9.-]{0,126}$/;
 
+/**
+ * An org's A2A tenant (docs/orgs.md#an-orgs-own-a2a-address): the `tenant` of the extra interfaces on
+ * its agents' cards, and one segment of the HTTP+JSON paths `/a2a/{handle}/{tenant}/…`. Lowercase
+ * letters, digits, `.`, `_` and `-` (not first), so that it needs no escaping in a path.
+ */
+export const TENANT_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+/** Segments an agent endpoint's own HTTP+JSON paths begin with, which a tenant segment could be mistaken for. */
+export const RESERVED_TENANTS: ReadonlySet<string> = new Set(['tasks', 'v1']);
+
+/** Why `tenant` cannot be an org's tenant, or null when it can. */
+export function tenantProblem(tenant: string): string | null {
+  if (!TENANT_PATTERN.test(tenant)) return 'tenant must be 1 to 63 lowercase letters, digits, ".", "_" or "-" (not first)';
+  if (RESERVED_TENANTS.has(tenant)) return `tenant cannot be "${tenant}": the agent endpoints' own paths begin with it`;
+  return null;
+}
+
 export const ORG_LIMITS = {
   nameChars: 127,
+  tenantChars: 63,
   displayNameChars: 200,
   /** The most agents an org's quota may name. */
   maxAgentsQuota: 1_000_000,
@@ -64,6 +82,8 @@ export interface OrgRecord {
   /** Chain bounds for the handoffs to the org's agents, over the relay's and under each recipient's trust policy's (docs/chains.md); `{}`: none of its own. */
   chain: ChainPolicy;
   origin: OrgOrigin;
+  /** The org's A2A tenant: its agents' cards gain interfaces carrying it, and requests naming it are accepted; null: none (the cards as before). */
+  tenant: string | null;
   /**
    * Its approvals notifications, kept by the notifier and added by the edge; absent when the
    * notifier did not answer (the directory's record alone).

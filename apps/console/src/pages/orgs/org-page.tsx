@@ -85,8 +85,19 @@ function OrgDefaults({ org }: { org: OrgRecord }) {
           ))}
         </dl>
       )}
+      <h3>A2A tenant</h3>
+      <p data-testid="org-tenant">{org.tenant === null ? 'None: its agents’ cards carry no tenant.' : <code>{org.tenant}</code>}</p>
+      <h3>Approvals channel</h3>
+      <p data-testid="org-approvals-channel">{approvalsChannelText(org)}</p>
     </section>
   );
+}
+
+/** Where the org's held handoffs are announced, as the API shows it (the host, never the URL). */
+function approvalsChannelText(org: OrgRecord): string {
+  const channel = org.notifications?.approvals_slack_url;
+  if (channel === undefined) return 'Not known: the notifier did not answer.';
+  return channel.configured ? `Slack, at ${channel.host ?? 'a host not shown'}.` : 'None of its own (docs/orgs.md, approvals notifications).';
 }
 
 function OrgAgents({ name }: { name: string }) {

@@ -18,6 +18,7 @@ import { AdminAuditOrg1765536800000 } from './1765536800000-AdminAuditOrg';
 import { OrgChainBounds1765541900000 } from './1765541900000-OrgChainBounds';
 import { OrgOpenHandoffsQuota1765545300000 } from './1765545300000-OrgOpenHandoffsQuota';
 import { PersonRolesByOrg1765549900000 } from './1765549900000-PersonRolesByOrg';
+import { OrgTenant1765550000000 } from './1765550000000-OrgTenant';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -41,4 +42,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   OrgChainBounds1765541900000,
   OrgOpenHandoffsQuota1765545300000,
   PersonRolesByOrg1765549900000,
+  OrgTenant1765550000000,
 ];

@@ -31,7 +31,7 @@ import {
   TASKS_SUBJECTS,
   type AgentIdentity,
   type AdmitReply,
-  type AgentPublicProfile,
+  type AgentProfile,
   type ArtifactInput,
   type MessageView,
   type MessageInput,
@@ -55,6 +55,7 @@ import type { A2aCommand } from './a2a-command';
 import { agentCardV03 } from '../../cards/extended-card';
 import { decodePageToken, encodePageToken } from './page-token';
 import { TaskEventWaiter } from './task-event-waiter';
+import { requestedTenant, tenantRefusal } from './tenant';
 
 /** A blocking send returns once its task is terminal, waits for input, or is held for approval (interrupted states). */
 function settled(state: TaskState): boolean {
@@ -126,7 +127,31 @@ export class A2aMethods implements DialectMethods {
    * Runs one A2A operation for any binding. Returns the rendered result of the command's wire
    * version (an EventStream of rendered StreamResponses for the streaming ones).
    */
-  execute(call: A2aCommand): Promise<unknown> {
+  async execute(call: A2aCommand): Promise<unknown> {
+    await this.checkTenant(call);
+    return this.operation(call);
+  }
+
+  /**
+   * A request naming a tenant reaches only an agent of the org with that tenant
+   * (docs/orgs.md#an-orgs-own-a2a-address); one naming none is answered as before.
+   */
+  private async checkTenant(call: A2aCommand): Promise<void> {
+    const tenant = requestedTenant(call.params);
+    if (tenant === undefined) return;
+    let agentTenant: string | null = null;
+    if (call.endpointHandle !== null) {
+      try {
+        agentTenant = (await this.endpointAgent(call.endpointHandle)).tenant ?? null;
+      } catch (error) {
+        if (!(error instanceof RelayError) || error.reason !== 'agent_not_found') throw error;
+      }
+    }
+    const refusal = tenantRefusal(call.endpointHandle, tenant, agentTenant);
+    if (refusal) throw refusal;
+  }
+
+  private operation(call: A2aCommand): Promise<unknown> {
     const version = call.version;
     switch (call.canonical) {
       case 'send':
@@ -579,7 +604,7 @@ export class A2aMethods implements DialectMethods {
   }
 
   /** The agent of `POST /a2a/{handle}`; an unknown or disabled handle is `agent_not_found` (404). */
-  private endpointAgent(handle: string): Promise<AgentPublicProfile> {
+  private endpointAgent(handle: string): Promise<AgentProfile> {
     return this.directory.profile(handle);
   }
 
