@@ -437,6 +437,39 @@ describe('orgs as records', () => {
       }
     });
 
+    it('gives an org’s last open-handoffs place to exactly one of many concurrent handoffs', async () => {
+      const org = uniqueOrg('racing');
+      const limit = 3;
+      await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: org, quotas: { open_handoffs: limit } })
+        .expect(201);
+      const senders = await Promise.all(Array.from({ length: 6 }, (_, index) => registerAgent(relay, { handle: `racer${index}@${org}`, name: `Racer ${index}` })));
+      const recipient = await registerAgent(relay, { handle: `recipient@${uniqueOrg('far')}`, name: 'Recipient' });
+      await request(relay.url)
+        .put(`/admin/agents/${recipient.agent.handle}/trust`)
+        .set(admin)
+        .send({ allow: [`*@${org}`] })
+        .expect(200);
+      const handOff = (from: (typeof senders)[number], text: string): Promise<RpcResponse> =>
+        rpc(relay.url, from.api_key, 'message/send', { recipient: recipient.agent.handle, message: { role: 'user', parts: [{ type: 'text', text }] } });
+      for (const text of ['first', 'second']) expect((await handOff(senders[0], text)).body.error).toBeUndefined();
+      const answers = await Promise.all(senders.map((sender, index) => handOff(sender, `racing ${index}`)));
+      expect(answers.filter((answer) => answer.body.error === undefined)).toHaveLength(1);
+      for (const refused of answers.filter((answer) => answer.body.error !== undefined)) {
+        expect(refused.body.error).toMatchObject({ code: -32046, data: { org, quota: 'open_handoffs', limit } });
+      }
+      const db = new Client({ connectionString: testDatabaseUrl() });
+      await db.connect();
+      try {
+        const { rows } = await db.query<{ stored: number }>(`SELECT count(*)::int AS "stored" FROM "tasks"."tasks" WHERE "recipient_id" = $1`, [recipient.agent.id]);
+        expect(rows[0].stored).toBe(limit);
+      } finally {
+        await db.end();
+      }
+    });
+
     it('lifts the limit for new calls once an admin clears it', async () => {
       const org = uniqueOrg('lifted');
       await request(relay.url)

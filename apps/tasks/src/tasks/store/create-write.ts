@@ -21,7 +21,7 @@ import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
 import { beginOnChainLock, CHAIN_FACTS_SQL, PAIR_RECENT_SQL, PARENT_CHAIN_SQL } from './sql/chain-facts.sql';
-import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
+import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL, LOCK_CREATE_GUARD_SQL } from './sql/create-task.sql';
 import { taskEvent, type OutboxTaskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
 import { plainParts } from './task-repository';
@@ -73,6 +73,17 @@ interface ChainFactsRow {
 
 type ParentRow = Pick<ChainFactsRow, 'id' | 'root_task_id' | 'depth' | 'recipient_handle' | 'trace_id' | 'trace_span_id' | 'lock_key'> & { id: string };
 type ChainRow = Pick<ChainFactsRow, 'senders' | 'root_created_at' | 'tree_size' | 'pair_count' | 'pair_oldest'>;
+
+/**
+ * A check a create makes in its transaction, holding a lock that every create it must be exact
+ * against also takes: the transaction takes the lock (`lockName`, an advisory lock to the end of the
+ * transaction) before any other, then runs `check`, which throws to refuse the create having written
+ * nothing. An org's open-handoffs quota is one (docs/orgs.md#quotas).
+ */
+export interface CreateGuard {
+  lockName: string;
+  check: (client: pg.PoolClient) => Promise<void>;
+}
 
 /** A create the chain bounds refused: the error every binding renders, nothing written. */
 export function chainRefusalError(refusal: ChainRefusal, parent: { id: string; rootTaskId: string } | null): RelayError {
@@ -190,6 +201,10 @@ async function rootLink(client: pg.Pool | pg.PoolClient, request: SendRequest, l
  * the size differs from the one the rules saw, and the facts are then read again (under the lock
  * now, so final) and decided again. Two creates racing for a budget's last place thus never both
  * pass; the loser re-reads and is refused.
+ *
+ * With a `guard`, the create always runs in a transaction, which takes the guard's lock first
+ * (before the chain's and the context's, so two guarded creates never wait on each other in a
+ * cycle) and runs its check before anything else: BEGIN, the lock, the check, then as above.
  */
 async function runCreate(
   pool: pg.Pool,
@@ -197,11 +212,12 @@ async function runCreate(
   limits: ChainLimits,
   now: Date,
   statement: (link: ChainLink) => pg.QueryConfig,
+  guard?: CreateGuard,
 ): Promise<CreateOutcome> {
   const named = (request.parent_task_ids ?? []).length > 0;
   const inContext = request.context_id !== undefined;
   let link: ChainLink | undefined;
-  if (!named && !inContext) {
+  if (!named && !inContext && !guard) {
     link = request.caller_trace_id ? await linkChain(pool, request, limits, now, false) : await rootLink(pool, request, limits, now);
     if (link.parent === null) return (await pool.query<CreateOutcome>(statement(link))).rows[0];
   }
@@ -211,6 +227,10 @@ async function runCreate(
       await client.query(beginOnChainLock((link.parent as NonNullable<ChainLink['parent']>).lockKey));
     } else {
       await client.query('BEGIN');
+      if (guard) {
+        await client.query({ name: 'tasks-lock-create-guard', text: LOCK_CREATE_GUARD_SQL, values: [guard.lockName] });
+        await guard.check(client);
+      }
       link = named || request.caller_trace_id ? await linkChain(client, request, limits, now, true) : await rootLink(client, request, limits, now);
     }
     if (inContext) await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [request.context_id] });
@@ -308,6 +328,7 @@ export async function createTask(
   keys: Array<Pick<IdempotencyKey, 'scope' | 'key'>>,
   requestHash: string,
   chainLimits: ChainLimits,
+  guard?: CreateGuard,
 ): Promise<NewTask | null> {
   const sender = request.caller;
   const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
@@ -423,7 +444,7 @@ export async function createTask(
         link.treeSizeSeen,
       ],
     };
-  });
+  }, guard);
   if (outcome.created === 1 && built && event && outcome.event_position !== null) {
     const published = {
       id: event.id,
