@@ -445,7 +445,9 @@ describe('orgs as records', () => {
         .set(admin)
         .send({ name: org, quotas: { open_handoffs: limit } })
         .expect(201);
-      const senders = await Promise.all(Array.from({ length: 6 }, (_, index) => registerAgent(relay, { handle: `racer${index}@${org}`, name: `Racer ${index}` })));
+      const senders = await Promise.all(
+        Array.from({ length: 6 }, (_, index) => registerAgent(relay, { handle: `racer${index}@${org}`, name: `Racer ${index}` })),
+      );
       const recipient = await registerAgent(relay, { handle: `recipient@${uniqueOrg('far')}`, name: 'Recipient' });
       await request(relay.url)
         .put(`/admin/agents/${recipient.agent.handle}/trust`)
@@ -463,7 +465,9 @@ describe('orgs as records', () => {
       const db = new Client({ connectionString: testDatabaseUrl() });
       await db.connect();
       try {
-        const { rows } = await db.query<{ stored: number }>(`SELECT count(*)::int AS "stored" FROM "tasks"."tasks" WHERE "recipient_id" = $1`, [recipient.agent.id]);
+        const { rows } = await db.query<{ stored: number }>(`SELECT count(*)::int AS "stored" FROM "tasks"."tasks" WHERE "recipient_id" = $1`, [
+          recipient.agent.id,
+        ]);
         expect(rows[0].stored).toBe(limit);
       } finally {
         await db.end();
@@ -511,14 +515,24 @@ describe('orgs as records', () => {
         .expect(201);
       const noisy = await Promise.all([1, 2, 3, 4].map((index) => registerAgent(relay, { handle: `noisy${index}@${noisyOrg}`, name: `Noisy ${index}` })));
       const quiet = await registerAgent(relay, { handle: `quiet@${uniqueOrg('quiet')}`, name: 'Quiet' });
-      await expectIsolated(relay, 'an org held at its requests_per_minute quota', noisy.map((agent) => agent.api_key), quiet.api_key);
+      await expectIsolated(
+        relay,
+        'an org held at its requests_per_minute quota',
+        noisy.map((agent) => agent.api_key),
+        quiet.api_key,
+      );
     }, 240000);
 
     it('keeps another agent’s median latency within 2× of its own, measured in the same run, while noisy agents are held at their own rate limit', async () => {
       const noisyOrg = uniqueOrg('loud');
       const noisy = await Promise.all([1, 2, 3, 4].map((index) => registerAgent(relay, { handle: `loud${index}@${noisyOrg}`, name: `Loud ${index}` })));
       const quiet = await registerAgent(relay, { handle: `calm@${uniqueOrg('calm')}`, name: 'Calm' });
-      await expectIsolated(relay, 'agents held at their own rate limit', noisy.map((agent) => agent.api_key), quiet.api_key);
+      await expectIsolated(
+        relay,
+        'agents held at their own rate limit',
+        noisy.map((agent) => agent.api_key),
+        quiet.api_key,
+      );
     }, 240000);
   });
 

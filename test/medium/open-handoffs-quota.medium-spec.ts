@@ -26,7 +26,12 @@ describe('the open-handoffs quota at the create write path', () => {
     return { org, member: (member) => ({ id: randomUUID(), handle: `${member}@${org}`, name: member, role: null }) };
   }
 
-  const outsider = (): ParticipantRefDto => ({ id: randomUUID(), handle: `recipient-${randomBytes(3).toString('hex')}@elsewhere`, name: 'Recipient', role: null });
+  const outsider = (): ParticipantRefDto => ({
+    id: randomUUID(),
+    handle: `recipient-${randomBytes(3).toString('hex')}@elsewhere`,
+    name: 'Recipient',
+    role: null,
+  });
 
   const handOff = (sender: ParticipantRefDto, quota: number | undefined, extra: Partial<SendRequest> = {}): Promise<unknown> =>
     database.sendTask.send({
@@ -38,7 +43,11 @@ describe('the open-handoffs quota at the create write path', () => {
     } as SendRequest);
 
   async function storedOf(org: string): Promise<number> {
-    const [row] = await rowsOf<{ stored: number }>(database, `SELECT count(*)::int AS "stored" FROM "tasks"."tasks" WHERE split_part("sender_handle", '@', 2) = $1`, [org]);
+    const [row] = await rowsOf<{ stored: number }>(
+      database,
+      `SELECT count(*)::int AS "stored" FROM "tasks"."tasks" WHERE split_part("sender_handle", '@', 2) = $1`,
+      [org],
+    );
     return row.stored;
   }
 

@@ -62,10 +62,14 @@ function agentRefusal(limit: number, retryAfterSeconds: number): RelayError {
 }
 
 function orgRefusal(org: string, limit: number, retryAfterSeconds: number): RelayError {
-  return new RelayError('rate_limited', `The org ${org} is at its quota of ${limit} requests per minute across its agents; retry after ${retryAfterSeconds} s`, {
-    org,
-    quota: 'requests_per_minute',
-    limit,
-    retry_after_seconds: retryAfterSeconds,
-  });
+  return new RelayError(
+    'rate_limited',
+    `The org ${org} is at its quota of ${limit} requests per minute across its agents; retry after ${retryAfterSeconds} s`,
+    {
+      org,
+      quota: 'requests_per_minute',
+      limit,
+      retry_after_seconds: retryAfterSeconds,
+    },
+  );
 }

@@ -79,7 +79,11 @@ function endpoint(stream: EventStream, config = loadConfig(EdgeConfig, EDGE_REQU
   const metrics = new RequestMetrics(httpMetrics);
   const lookups = { orgQuotas: async () => ({ agents: null, requests_per_minute: null }), onForget: () => undefined } as unknown as DirectoryLookups;
   return new JsonRpcEndpoint(
-    new AgentCallPipeline(new CallerGate(authenticator, rateLimiter, lookups, httpMetrics, new CallersAtLimit(lookups)), new SseWriter(config, metrics), metrics),
+    new AgentCallPipeline(
+      new CallerGate(authenticator, rateLimiter, lookups, httpMetrics, new CallersAtLimit(lookups)),
+      new SseWriter(config, metrics),
+      metrics,
+    ),
     a2a,
     a2a,
   );

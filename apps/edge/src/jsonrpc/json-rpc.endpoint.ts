@@ -168,7 +168,8 @@ export async function answerKnownRefusal(
   let envelope: Envelope;
   try {
     const parsed: unknown = JSON.parse(body.toString('utf8'));
-    if (findRequestProblem({ method: request.method, params: request.params, query: request.query, body: parsed, routeOptions: request.routeOptions })) return false;
+    if (findRequestProblem({ method: request.method, params: request.params, query: request.query, body: parsed, routeOptions: request.routeOptions }))
+      return false;
     envelope = readEnvelope(parsed);
   } catch {
     return false;
