@@ -10,7 +10,8 @@ import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
 import { ReadinessService } from './health/readiness.service';
 import { configureInputGuard } from './input/input-guard';
-import { configureAgentEndpointHttp } from './endpoint/http-intake';
+import { bindingOf, configureAgentEndpointHttp } from './endpoint/http-intake';
+import { answerKnownRestRefusal } from './rest/rest.endpoint';
 import { CallersAtLimit } from './endpoint/callers-at-limit';
 import { answerKnownRefusal } from './jsonrpc/json-rpc.endpoint';
 import { RequestMetrics } from './metrics/request-metrics';
@@ -61,7 +62,11 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
     });
   const callersAtLimit = app.get(CallersAtLimit);
   const requestMetrics = app.get(RequestMetrics);
-  configureAgentEndpointHttp(app, bodyLimit, (request, reply, body) => answerKnownRefusal(callersAtLimit, requestMetrics, request, reply, body));
+  configureAgentEndpointHttp(app, bodyLimit, (request, reply, body) =>
+    bindingOf(request) === 'json-rpc'
+      ? answerKnownRefusal(callersAtLimit, requestMetrics, request, reply, body)
+      : answerKnownRestRefusal(callersAtLimit, requestMetrics, request, reply, body),
+  );
   configureInputGuard(app);
   const fastify = app.getHttpAdapter().getInstance();
   requestMetrics.install(fastify);

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { createHash } from 'node:crypto';
 import { API_KEY_PATTERN, type RelayError } from '@app/contracts';
 import { extractApiKey, type RequestHeaders } from '../auth/agent-authenticator';
@@ -73,6 +74,13 @@ export class CallersAtLimit {
     if (this.refusals.size > MAX_CALLERS) this.refusals.delete(this.refusals.keys().next().value as string);
   }
 
+  /** Whether the call's key is known to be at its limit (nothing else is read of the call). */
+  knows(headers: RequestHeaders, now = Date.now()): boolean {
+    if (this.refusals.size === 0) return false;
+    const digest = credentialDigest(headers);
+    return digest !== undefined && (this.refusals.get(digest)?.until ?? 0) > now;
+  }
+
   /** The refusal the call's key gets, and when, if the key is known to be at its limit. */
   refusalFor(headers: RequestHeaders, now = Date.now()): EarlyRefusal | undefined {
     if (this.refusals.size === 0) return undefined;
@@ -101,4 +109,16 @@ export class CallersAtLimit {
   get size(): number {
     return this.refusals.size;
   }
+}
+
+/**
+ * Waits for a known refusal's turn and returns its error, with the headers the gate sets
+ * (`x-ratelimit-limit`, `retry-after`) on the reply; undefined when the client left meanwhile.
+ */
+export async function refusalInTurn(known: EarlyRefusal, reply: FastifyReply): Promise<RelayError | undefined> {
+  if (known.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, known.delayMs));
+  const error = known.refuse();
+  if (reply.raw.destroyed) return undefined;
+  reply.header('x-ratelimit-limit', String(known.rateLimitLimit));
+  return error;
 }

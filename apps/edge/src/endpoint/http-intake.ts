@@ -93,8 +93,8 @@ async function readLimited(payload: NodeJS.ReadableStream, limit: number): Promi
   return Buffer.concat(chunks);
 }
 
-/** Answers a call from its raw body before it is parsed for its route (a caller at its limit); true when it did. */
-export type EarlyAnswer = (request: FastifyRequest, reply: FastifyReply, body: Buffer) => Promise<boolean>;
+/** Answers a call from its raw body (undefined: not a POST) before it is parsed for its route (a caller at its limit); true when it did. */
+export type EarlyAnswer = (request: FastifyRequest, reply: FastifyReply, body: Buffer | undefined) => Promise<boolean>;
 
 /**
  * HTTP plumbing of the agent endpoints (both bindings), installed on the Fastify instance before it listens:
@@ -107,7 +107,11 @@ export function configureAgentEndpointHttp(app: NestFastifyApplication, bodyLimi
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('preParsing', async (request, reply, payload) => {
     const binding = bindingOf(request);
-    if (request.method !== 'POST' || binding === null) return payload;
+    if (binding === null) return payload;
+    if (request.method !== 'POST') {
+      if (answerEarly) await answerEarly(request, reply, undefined);
+      return payload;
+    }
     const rest = binding === 'http-json';
     const refuse = (error: RelayError, body?: Buffer): void => {
       if (rest) sendRestErrorForPath(request.url, reply, error);

@@ -6,7 +6,7 @@ import { AgentCallPipeline, setRefusalHeaders, type AgentCallBinding, type Prepa
 import type { SseFraming } from '../endpoint/sse-writer';
 import { renderRelayError, type JsonRpcId, type JsonRpcResponse } from '../errors/json-rpc-errors';
 import { bindingOf, preliminaryDialect, UnparseableJson } from '../endpoint/http-intake';
-import type { CallersAtLimit } from '../endpoint/callers-at-limit';
+import { refusalInTurn, type CallersAtLimit } from '../endpoint/callers-at-limit';
 import { findRequestProblem } from '../input/input-guard';
 import type { RequestMetrics } from '../metrics/request-metrics';
 import { A2A_METHODS, AGENTRELAY_METHODS, type DialectMethods, type MethodCall } from '../methods/dialect-methods';
@@ -161,10 +161,9 @@ export async function answerKnownRefusal(
   metrics: RequestMetrics,
   request: FastifyRequest,
   reply: FastifyReply,
-  body: Buffer,
+  body: Buffer | undefined,
 ): Promise<boolean> {
-  if (bindingOf(request) !== 'json-rpc') return false;
-  if (atLimit.size === 0) return false;
+  if (bindingOf(request) !== 'json-rpc' || body === undefined || !atLimit.knows(request.headers)) return false;
   let envelope: Envelope;
   try {
     const parsed: unknown = JSON.parse(body.toString('utf8'));
@@ -176,12 +175,10 @@ export async function answerKnownRefusal(
   }
   const known = atLimit.refusalFor(request.headers);
   if (known === undefined) return false;
-  if (known.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, known.delayMs));
-  const error = known.refuse();
-  if (reply.raw.destroyed) return true;
+  const error = await refusalInTurn(known, reply);
+  if (error === undefined) return true;
   const dialect = preliminaryDialect(request.headers);
   metrics.failed(request, dialect, error.reason);
-  reply.header('x-ratelimit-limit', String(known.rateLimitLimit));
   setRefusalHeaders(reply, error);
   const rendered = renderRelayError(error, dialect);
   send(reply, { jsonrpc: '2.0', id: envelope.id, error: rendered.error }, rendered.status);
