@@ -112,8 +112,8 @@ export class CallersAtLimit {
 }
 
 /**
- * Waits for a known refusal's turn and returns its error, with the headers the gate sets
- * (`x-ratelimit-limit`, `retry-after`) on the reply; undefined when the client left meanwhile.
+ * Waits for a known refusal's turn and returns its error, with the gate's `x-ratelimit-limit` set on
+ * the reply (the binding sets the error's own headers); undefined when the client left meanwhile.
  */
 export async function refusalInTurn(known: EarlyRefusal, reply: FastifyReply): Promise<RelayError | undefined> {
   if (known.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, known.delayMs));
