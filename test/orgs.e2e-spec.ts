@@ -10,6 +10,7 @@ import { EXIT, run } from '../apps/cli/src/cli';
 import { MetricsServer } from '@app/metrics';
 import { registerAgent } from './support/agents';
 import { eventually } from './support/eventually';
+import { NoisyTenant } from './support/noisy-tenant';
 import { ok, rpc, type RpcResponse } from './support/json-rpc';
 import { PrometheusScrape } from './support/prometheus-text';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
@@ -17,13 +18,94 @@ import { testDatabaseUrl } from './support/test-env';
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 
-/** Below this, a median is noise of a loaded machine rather than a wait behind another org's calls. */
-const LATENCY_FLOOR_MS = 50;
+/**
+ * What a noisy tenant may add to another's median call beyond the 2× ratio: the noise runs in a
+ * process of its own, and on a machine of few shared cores a runnable process takes CPU time from
+ * the relay's whatever the relay does with its calls (a few of the scheduler's time slices).
+ */
+const ADDED_LATENCY_ALLOWANCE_MS = 10;
+/**
+ * Pairs of rounds, one with the noise off and one with it on, adjacent in time (their order
+ * alternating), so each noisy round is compared with a control measured under the same load of the
+ * machine; the median pair decides, so a burst of other work that lands on a few rounds does not.
+ */
+const ISOLATION_PAIRS = 10;
+const CALLS_PER_ROUND = 6;
+/** Each noisy agent calls on this many connections at once, every one in a closed loop. */
+const NOISY_LOOPS_PER_KEY = 4;
+/** The agents' own limit on the relay of the isolation tests: more than the quiet agent calls in a minute. */
+const QUIET_AGENT_LIMIT = 2 * ISOLATION_PAIRS * CALLS_PER_ROUND + 60;
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+const round1 = (value: number): number => Math.round(value * 10) / 10;
+
+/**
+ * Measures the quiet agent's `tasks/list` (over a keep-alive connection) in pairs of rounds: one
+ * with the noisy agents calling in closed loops from another process, each held at its limit, and
+ * one with them idle. In the median pair, the noisy round's median is within 2× of the quiet
+ * round's (or the allowance more).
+ */
+async function expectIsolated(relay: RelayHarness, noise: string, noisyKeys: string[], quietKey: string): Promise<void> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 'quiet', method: 'tasks/list', params: { filter: {} } });
+  const timedCall = async (): Promise<number> => {
+    const started = performance.now();
+    const response = await fetch(`${relay.url}/a2a`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${quietKey}`, 'content-type': 'application/json' },
+      body,
+    });
+    const answer = (await response.json()) as { error?: unknown };
+    const taken = performance.now() - started;
+    expect({ status: response.status, error: answer.error }).toEqual({ status: 200, error: undefined });
+    return taken;
+  };
+  const round = async (): Promise<number> => {
+    const taken: number[] = [];
+    for (let call = 0; call < CALLS_PER_ROUND; call++) taken.push(await timedCall());
+    return median(taken);
+  };
+  const tenant = await NoisyTenant.start({ url: relay.url, apiKeys: noisyKeys, loopsPerKey: NOISY_LOOPS_PER_KEY });
+  try {
+    await timedCall();
+    const pairs: Array<{ quiet: number; noisy: number }> = [];
+    const answered: Record<string, number> = {};
+    const noisyRound = async (): Promise<number> => {
+      await tenant.startRefused();
+      try {
+        return await round();
+      } finally {
+        for (const [status, count] of Object.entries(await tenant.stop())) answered[status] = (answered[status] ?? 0) + count;
+      }
+    };
+    for (let index = 0; index < ISOLATION_PAIRS; index++) {
+      if (index % 2 === 0) {
+        const quiet = await round();
+        pairs.push({ quiet, noisy: await noisyRound() });
+      } else {
+        const noisy = await noisyRound();
+        pairs.push({ quiet: await round(), noisy });
+      }
+    }
+    const allowed = ({ quiet }: { quiet: number }): number => Math.max(2 * quiet, quiet + ADDED_LATENCY_ALLOWANCE_MS);
+    const figures = {
+      noise,
+      quiet_median_ms: round1(median(pairs.map((pair) => pair.quiet))),
+      noisy_median_ms: round1(median(pairs.map((pair) => pair.noisy))),
+      pairs_within_bound: pairs.filter((pair) => pair.noisy <= allowed(pair)).length,
+      pairs_ms: pairs.map((pair) => [round1(pair.quiet), round1(pair.noisy)]),
+      noisy_calls_answered: answered,
+    };
+    console.log(`tasks/list latency of a quiet agent, noise off and on: ${JSON.stringify(figures)}`);
+    expect(answered['429']).toBeGreaterThan(0);
+    expect(median(pairs.map((pair) => pair.noisy / allowed(pair)))).toBeLessThanOrEqual(1);
+  } finally {
+    await tenant.close();
+  }
 }
 
 function uniqueOrg(name: string): string {
@@ -277,42 +359,6 @@ describe('orgs as records', () => {
       expect(scrape.value('agentrelay_org_quota_rejections_total', { org, quota: 'requests_per_minute' })).toBeGreaterThanOrEqual(2);
     });
 
-    it('keeps another org’s median latency within 2× of its own, or a 50 ms floor, while a noisy org is held at its quota (measured)', async () => {
-      const noisyOrg = uniqueOrg('noisy');
-      await request(relay.url)
-        .post('/admin/orgs')
-        .set(admin)
-        .send({ name: noisyOrg, quotas: { requests_per_minute: 20 } })
-        .expect(201);
-      const noisy = await Promise.all([1, 2, 3, 4].map((index) => registerAgent(relay, { handle: `noisy${index}@${noisyOrg}`, name: `Noisy ${index}` })));
-      const quiet = await registerAgent(relay, { handle: `quiet@${uniqueOrg('quiet')}`, name: 'Quiet' });
-      const latencies = async (count: number): Promise<number[]> => {
-        const taken: number[] = [];
-        for (let index = 0; index < count; index++) {
-          const started = performance.now();
-          expect((await rpc(relay.url, quiet.api_key, 'tasks/list', { filter: {} })).status).toBe(200);
-          taken.push(performance.now() - started);
-        }
-        return taken;
-      };
-      const control = await latencies(30);
-      let stop = false;
-      let refused = 0;
-      const noise = noisy.map(async (agent) => {
-        while (!stop) if ((await rpc(relay.url, agent.api_key, 'tasks/list', { filter: {} })).status === 429) refused += 1;
-      });
-      try {
-        await eventually(() => expect(refused).toBeGreaterThan(0), 30000);
-        const loaded = await latencies(30);
-        const figures = { quiet_median_ms: median(control), noisy_median_ms: median(loaded), refused_during_run: refused };
-        console.log(`tasks/list latency of another org while one is held at its quota: ${JSON.stringify(figures)}`);
-        expect(figures.noisy_median_ms).toBeLessThanOrEqual(Math.max(2 * figures.quiet_median_ms, LATENCY_FLOOR_MS));
-      } finally {
-        stop = true;
-        await Promise.all(noise);
-      }
-    }, 120000);
-
     it('refuses a handoff past the sender org’s open handoffs, in both dialects, storing nothing; a finished handoff frees a place; another org is not touched', async () => {
       const org = uniqueOrg('open');
       const limit = 2;
@@ -404,6 +450,43 @@ describe('orgs as records', () => {
       }
     });
 
+    it('gives an org’s last open-handoffs place to exactly one of many concurrent handoffs', async () => {
+      const org = uniqueOrg('racing');
+      const limit = 3;
+      await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: org, quotas: { open_handoffs: limit } })
+        .expect(201);
+      const senders = await Promise.all(
+        Array.from({ length: 6 }, (_, index) => registerAgent(relay, { handle: `racer${index}@${org}`, name: `Racer ${index}` })),
+      );
+      const recipient = await registerAgent(relay, { handle: `recipient@${uniqueOrg('far')}`, name: 'Recipient' });
+      await request(relay.url)
+        .put(`/admin/agents/${recipient.agent.handle}/trust`)
+        .set(admin)
+        .send({ allow: [`*@${org}`] })
+        .expect(200);
+      const handOff = (from: (typeof senders)[number], text: string): Promise<RpcResponse> =>
+        rpc(relay.url, from.api_key, 'message/send', { recipient: recipient.agent.handle, message: { role: 'user', parts: [{ type: 'text', text }] } });
+      for (const text of ['first', 'second']) expect((await handOff(senders[0], text)).body.error).toBeUndefined();
+      const answers = await Promise.all(senders.map((sender, index) => handOff(sender, `racing ${index}`)));
+      expect(answers.filter((answer) => answer.body.error === undefined)).toHaveLength(1);
+      for (const refused of answers.filter((answer) => answer.body.error !== undefined)) {
+        expect(refused.body.error).toMatchObject({ code: -32046, data: { org, quota: 'open_handoffs', limit } });
+      }
+      const db = new Client({ connectionString: testDatabaseUrl() });
+      await db.connect();
+      try {
+        const { rows } = await db.query<{ stored: number }>(`SELECT count(*)::int AS "stored" FROM "tasks"."tasks" WHERE "recipient_id" = $1`, [
+          recipient.agent.id,
+        ]);
+        expect(rows[0].stored).toBe(limit);
+      } finally {
+        await db.end();
+      }
+    });
+
     it('lifts the limit for new calls once an admin clears it', async () => {
       const org = uniqueOrg('lifted');
       await request(relay.url)
@@ -421,6 +504,49 @@ describe('orgs as records', () => {
       expect(cleared.body.quotas).toEqual({ agents: null, requests_per_minute: null, open_handoffs: null });
       await eventually(async () => expect((await rpc(relay.url, agent.api_key, 'tasks/list', { filter: {} })).status).toBe(200));
     });
+  });
+
+  describe('isolation: a tenant held at its limit and the others’ latency (measured)', () => {
+    let relay: RelayHarness;
+
+    beforeAll(async () => {
+      // A low per-agent limit, so the agent-level case holds a noisy agent at it within a few calls;
+      // the quiet agent makes fewer calls than this in any minute.
+      relay = await RelayHarness.start({ env: { RELAY_RATE_LIMIT_PER_MINUTE: String(QUIET_AGENT_LIMIT) } });
+    });
+
+    afterAll(async () => {
+      await relay?.stop();
+    });
+
+    it('keeps another org’s median latency within 2× of its own, measured in the same run, while a noisy org is held at its quota', async () => {
+      const noisyOrg = uniqueOrg('noisy');
+      await request(relay.url)
+        .post('/admin/orgs')
+        .set(admin)
+        .send({ name: noisyOrg, quotas: { requests_per_minute: 20 } })
+        .expect(201);
+      const noisy = await Promise.all([1, 2, 3, 4].map((index) => registerAgent(relay, { handle: `noisy${index}@${noisyOrg}`, name: `Noisy ${index}` })));
+      const quiet = await registerAgent(relay, { handle: `quiet@${uniqueOrg('quiet')}`, name: 'Quiet' });
+      await expectIsolated(
+        relay,
+        'an org held at its requests_per_minute quota',
+        noisy.map((agent) => agent.api_key),
+        quiet.api_key,
+      );
+    }, 240000);
+
+    it('keeps another agent’s median latency within 2× of its own, measured in the same run, while noisy agents are held at their own rate limit', async () => {
+      const noisyOrg = uniqueOrg('loud');
+      const noisy = await Promise.all([1, 2, 3, 4].map((index) => registerAgent(relay, { handle: `loud${index}@${noisyOrg}`, name: `Loud ${index}` })));
+      const quiet = await registerAgent(relay, { handle: `calm@${uniqueOrg('calm')}`, name: 'Calm' });
+      await expectIsolated(
+        relay,
+        'agents held at their own rate limit',
+        noisy.map((agent) => agent.api_key),
+        quiet.api_key,
+      );
+    }, 240000);
   });
 
   describe('the upgrade', () => {

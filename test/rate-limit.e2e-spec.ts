@@ -6,7 +6,8 @@ import { rateLimitStreamName } from '@app/messaging';
 import { RateLimiter, rateLimitSubject } from '../apps/edge/src/rate-limit/rate-limiter';
 import { eventually } from './support/eventually';
 import { PrivateNatsServer } from './support/private-nats';
-import { RelayHarness } from './support/relay-harness';
+import request from 'supertest';
+import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { registerAgent, uniqueHandle } from './support/agents';
 import { rpc, type RpcResponse } from './support/json-rpc';
 
@@ -66,6 +67,61 @@ describe('rate limiting on POST /a2a, shared by two edges', () => {
     if (Math.floor(Date.now() / 60_000) !== window) return;
     expect(responses.filter((response) => response.status === 200)).toHaveLength(LIMIT);
     expect(responses.filter((response) => response.status === 429)).toHaveLength(16 - LIMIT);
+  });
+
+  it('answers a key’s later calls of its window before reading them (both bindings), as its first refusal, one per 100 ms; bad input still gets its own error; a disabled agent is refused as such', async () => {
+    const caller = await registerAgent(relay, { handle: uniqueHandle('again', 'acme'), name: 'Again' });
+    const call = (id: string | number, headers: Record<string, string> = {}): Promise<RpcResponse> =>
+      rpc(relay.url, caller.api_key, 'tasks/list', { filter: {} }, { id, headers });
+    let first: RpcResponse | undefined;
+    for (let index = 0; index < 2 * LIMIT + 2 && !first; index++) {
+      const response = await call(index);
+      if (response.status === 429) first = response;
+    }
+    expect(first).toBeDefined();
+    const window = Math.floor(Date.now() / 60_000);
+    const later = await call('later');
+    const v1 = await call('later-v1', { 'a2a-version': '1.0' });
+    const badInput = await rpc(relay.url, caller.api_key, 'tasks/list', 'not an object', { id: 'bad' });
+    const rest = await request(relay.url).get(`/a2a/${caller.agent.handle}/tasks`).set({ 'x-api-key': caller.api_key });
+    const restV03 = await request(relay.url)
+      .get(`/a2a/${caller.agent.handle}/v1/tasks/${'0'.repeat(26)}`)
+      .set({ 'x-api-key': caller.api_key });
+    const restNoRoute = await request(relay.url).get(`/a2a/${caller.agent.handle}/nowhere`).set({ 'x-api-key': caller.api_key });
+    const started = performance.now();
+    const paced = await Promise.all([1, 2, 3, 4, 5].map((index) => call(`paced-${index}`)));
+    const pacedMs = performance.now() - started;
+    if (Math.floor(Date.now() / 60_000) !== window) return;
+    for (const response of [later, ...paced]) {
+      expect(response.status).toBe(429);
+      expect(response.headers['x-ratelimit-limit']).toBe(String(LIMIT));
+      expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(response.body.error).toEqual({
+        ...first!.body.error,
+        message: expect.stringContaining(`Rate limit of ${LIMIT} requests per minute exceeded`),
+        data: { ...(first!.body.error!.data as object), retry_after_seconds: Number(response.headers['retry-after']) },
+      });
+    }
+    expect(later.body.id).toBe('later');
+    expect(v1.status).toBe(429);
+    expect(v1.body).toMatchObject({ id: 'later-v1', error: { code: -32003, data: [{ metadata: { relay_reason: 'rate_limited', limit: String(LIMIT) } }] } });
+    expect(rest.status).toBe(429);
+    expect(rest.headers['retry-after']).toMatch(/^[0-9]+$/);
+    expect(rest.headers['x-ratelimit-limit']).toBe(String(LIMIT));
+    expect(rest.body.error).toMatchObject({ code: 429, status: 'RESOURCE_EXHAUSTED' });
+    expect(JSON.stringify(rest.body.error.details)).toContain('rate_limited');
+    expect(restV03.status).toBe(429);
+    expect(restV03.body).toMatchObject({ code: -32003, data: { reason: 'rate_limited', limit: LIMIT } });
+    expect(restNoRoute.status).toBe(404);
+    expect(badInput.status).not.toBe(429);
+    expect(badInput.body).toMatchObject({ id: 'bad', error: { code: -32600 } });
+    // Five calls at once get their refusals one per 100 ms: the last one 400 ms after the first at least.
+    expect(pacedMs).toBeGreaterThanOrEqual(400);
+    await request(relay.url)
+      .delete(`/admin/agents/${caller.agent.handle}`)
+      .set({ authorization: `Bearer ${TEST_ADMIN_TOKEN}` })
+      .expect(200);
+    expect((await call('disabled')).status).toBe(401);
   });
 
   it('leases calls in batches from one count per agent and window, in a stream scoped by the subject prefix', async () => {

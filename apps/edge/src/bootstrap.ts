@@ -10,7 +10,10 @@ import { EdgeConfig } from './edge.config';
 import { EdgeModule } from './edge.module';
 import { ReadinessService } from './health/readiness.service';
 import { configureInputGuard } from './input/input-guard';
-import { configureAgentEndpointHttp } from './endpoint/http-intake';
+import { bindingOf, configureAgentEndpointHttp } from './endpoint/http-intake';
+import { answerKnownRestRefusal } from './rest/rest.endpoint';
+import { CallersAtLimit } from './endpoint/callers-at-limit';
+import { answerKnownRefusal } from './jsonrpc/json-rpc.endpoint';
 import { RequestMetrics } from './metrics/request-metrics';
 
 export const MAX_BODY_BYTES = PAYLOAD_LIMITS.requestBodyBytes;
@@ -57,10 +60,16 @@ export async function createEdgeApp(config: EdgeConfig, options: LoggingOptions 
       await app.close().catch(() => undefined);
       throw error;
     });
-  configureAgentEndpointHttp(app, bodyLimit);
+  const callersAtLimit = app.get(CallersAtLimit);
+  const requestMetrics = app.get(RequestMetrics);
+  configureAgentEndpointHttp(app, bodyLimit, (request, reply, body) =>
+    bindingOf(request) === 'json-rpc'
+      ? answerKnownRefusal(callersAtLimit, requestMetrics, request, reply, body)
+      : answerKnownRestRefusal(callersAtLimit, requestMetrics, request, reply, body),
+  );
   configureInputGuard(app);
   const fastify = app.getHttpAdapter().getInstance();
-  app.get(RequestMetrics).install(fastify);
+  requestMetrics.install(fastify);
   const serverSpans = new WeakMap<object, ActiveSpan>();
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);

@@ -29,6 +29,7 @@ export class DirectoryLookups implements OnModuleInit, OnModuleDestroy {
   private readonly profiles: ExpiringCache<AgentProfile>;
   private readonly orgQuotaCache: ExpiringCache<OrgQuotas>;
   private subscription?: Subscription;
+  private readonly forgetListeners: Array<() => void> = [];
 
   constructor(
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
@@ -90,5 +91,11 @@ export class DirectoryLookups implements OnModuleInit, OnModuleDestroy {
     this.admissions.clear();
     this.profiles.clear();
     this.orgQuotaCache.clear();
+    for (const listener of this.forgetListeners) listener();
+  }
+
+  /** Calls `listener` whenever the cached answers are dropped, for what other parts of the edge keep on them. */
+  onForget(listener: () => void): void {
+    this.forgetListeners.push(listener);
   }
 }

@@ -93,17 +93,25 @@ async function readLimited(payload: NodeJS.ReadableStream, limit: number): Promi
   return Buffer.concat(chunks);
 }
 
+/** Answers a call from its raw body (undefined: not a POST) before it is parsed for its route (a caller at its limit); true when it did. */
+export type EarlyAnswer = (request: FastifyRequest, reply: FastifyReply, body: Buffer | undefined) => Promise<boolean>;
+
 /**
  * HTTP plumbing of the agent endpoints (both bindings), installed on the Fastify instance before it listens:
  * - a body over `bodyLimit` (1 MiB at most) on `/a2a…` is answered 413 with a JSON-RPC error body (declared length or not);
  * - `application/json` bodies are parsed here, and on `/a2a…` unparseable JSON reaches the
- *   controller as an `UnparseableJson` (answered -32700) instead of Fastify's 400.
+ *   controller as an `UnparseableJson` (answered -32700) instead of Fastify's 400;
+ * - `answerEarly` may answer a call from its raw body, before anything else reads it.
  */
-export function configureAgentEndpointHttp(app: NestFastifyApplication, bodyLimit = JSON_RPC_MAX_BODY_BYTES): void {
+export function configureAgentEndpointHttp(app: NestFastifyApplication, bodyLimit = JSON_RPC_MAX_BODY_BYTES, answerEarly?: EarlyAnswer): void {
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('preParsing', async (request, reply, payload) => {
     const binding = bindingOf(request);
-    if (request.method !== 'POST' || binding === null) return payload;
+    if (binding === null) return payload;
+    if (request.method !== 'POST') {
+      if (answerEarly) await answerEarly(request, reply, undefined);
+      return payload;
+    }
     const rest = binding === 'http-json';
     const refuse = (error: RelayError, body?: Buffer): void => {
       if (rest) sendRestErrorForPath(request.url, reply, error);
@@ -132,6 +140,7 @@ export function configureAgentEndpointHttp(app: NestFastifyApplication, bodyLimi
       refuse(payloadTooLarge(bodyLimit));
       return Readable.from([]);
     }
+    if (answerEarly && (await answerEarly(request, reply, body))) return Readable.from([]);
     const replacement = Readable.from([body]) as Readable & { receivedEncodedLength?: number };
     replacement.receivedEncodedLength = body.length;
     return replacement;

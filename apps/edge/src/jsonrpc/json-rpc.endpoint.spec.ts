@@ -13,6 +13,7 @@ import type { DirectoryLookups } from '../directory/directory-lookups';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { AgentCallPipeline } from '../endpoint/agent-call';
 import { CallerGate } from '../endpoint/caller-gate';
+import { CallersAtLimit } from '../endpoint/callers-at-limit';
 import { SseWriter, SSE_KEEP_ALIVE_MS } from '../endpoint/sse-writer';
 import { JsonRpcEndpoint } from './json-rpc.endpoint';
 import { EventStream } from '../streams/task-streams';
@@ -76,9 +77,13 @@ function endpoint(stream: EventStream, config = loadConfig(EdgeConfig, EDGE_REQU
   const a2a: DialectMethods = { handle: async () => stream };
   const httpMetrics = new HttpMetrics(new Registry());
   const metrics = new RequestMetrics(httpMetrics);
-  const lookups = { orgQuotas: async () => ({ agents: null, requests_per_minute: null }) } as unknown as DirectoryLookups;
+  const lookups = { orgQuotas: async () => ({ agents: null, requests_per_minute: null }), onForget: () => undefined } as unknown as DirectoryLookups;
   return new JsonRpcEndpoint(
-    new AgentCallPipeline(new CallerGate(authenticator, rateLimiter, lookups, httpMetrics), new SseWriter(config, metrics), metrics),
+    new AgentCallPipeline(
+      new CallerGate(authenticator, rateLimiter, lookups, httpMetrics, new CallersAtLimit(lookups)),
+      new SseWriter(config, metrics),
+      metrics,
+    ),
     a2a,
     a2a,
   );

@@ -5,7 +5,10 @@ import { RelayError, type AgentIdentity } from '@app/contracts';
 import { AgentCallPipeline, setRefusalHeaders, type AgentCallBinding, type PreparedCall } from '../endpoint/agent-call';
 import type { SseFraming } from '../endpoint/sse-writer';
 import { renderRelayError, type JsonRpcId, type JsonRpcResponse } from '../errors/json-rpc-errors';
-import { preliminaryDialect, UnparseableJson } from '../endpoint/http-intake';
+import { bindingOf, preliminaryDialect, UnparseableJson } from '../endpoint/http-intake';
+import { refusalInTurn, type CallersAtLimit } from '../endpoint/callers-at-limit';
+import { findRequestProblem } from '../input/input-guard';
+import type { RequestMetrics } from '../metrics/request-metrics';
 import { A2A_METHODS, AGENTRELAY_METHODS, type DialectMethods, type MethodCall } from '../methods/dialect-methods';
 
 /** The methods the AgentRelay dialect (docs/dialects.md#agentrelay) answers itself; the rest go to the A2A handlers. */
@@ -144,6 +147,42 @@ function streamError(reply: FastifyReply, body: JsonRpcResponse): void {
     .header('content-type', 'text/event-stream')
     .header('cache-control', 'no-cache')
     .send(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
+}
+
+/**
+ * Answers a JSON-RPC call whose key is known to be at its limit (CallersAtLimit) from its raw body,
+ * before it is parsed for the route, authenticated or looked up: the refusal the whole path would
+ * give (in the version header's dialect, the request's id repeated, the same headers and metrics).
+ * False, leaving the call to the whole path, when the key is not known so or the body has an error
+ * of its own, which the whole path answers first.
+ */
+export async function answerKnownRefusal(
+  atLimit: CallersAtLimit,
+  metrics: RequestMetrics,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: Buffer | undefined,
+): Promise<boolean> {
+  if (bindingOf(request) !== 'json-rpc' || body === undefined || !atLimit.knows(request.headers)) return false;
+  let envelope: Envelope;
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    if (findRequestProblem({ method: request.method, params: request.params, query: request.query, body: parsed, routeOptions: request.routeOptions }))
+      return false;
+    envelope = readEnvelope(parsed);
+  } catch {
+    return false;
+  }
+  const known = atLimit.refusalFor(request.headers);
+  if (known === undefined) return false;
+  const error = await refusalInTurn(known, reply);
+  if (error === undefined) return true;
+  const dialect = preliminaryDialect(request.headers);
+  metrics.failed(request, dialect, error.reason);
+  setRefusalHeaders(reply, error);
+  const rendered = renderRelayError(error, dialect);
+  send(reply, { jsonrpc: '2.0', id: envelope.id, error: rendered.error }, rendered.status);
+  return true;
 }
 
 function send(reply: FastifyReply, body: JsonRpcResponse, status: number): void {

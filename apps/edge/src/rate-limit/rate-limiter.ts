@@ -22,6 +22,9 @@ export interface RateLimitDecision {
   limit: number;
   /** Seconds until the current window ends (when the caller may try again). */
   retryAfterSeconds: number;
+  /** Refused because the window is used up: this edge refuses every further call of it until `windowEndsAt`. */
+  windowUsedUp: boolean;
+  windowEndsAt: number;
 }
 
 const WINDOW_MS = 60_000;
@@ -83,7 +86,8 @@ export class RateLimiter {
   /** Charges one call to `agentId`'s window (or another counter's, such as an org's, with its own `limit`). */
   async consume(agentId: string, now = Date.now(), limit = this.config.RELAY_RATE_LIMIT_PER_MINUTE): Promise<RateLimitDecision> {
     const window = Math.floor(now / WINDOW_MS);
-    const retryAfterSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
+    const windowEndsAt = (window + 1) * WINDOW_MS;
+    const retryAfterSeconds = Math.max(1, Math.ceil((windowEndsAt - now) / 1000));
     const state = this.windowOf(agentId, window);
     for (;;) {
       if (state.tokens > 0) {
@@ -92,11 +96,11 @@ export class RateLimiter {
           this.failOpen += 1;
           this.metrics.rateLimitFailedOpen();
         }
-        return { allowed: true, limit, retryAfterSeconds };
+        return { allowed: true, limit, retryAfterSeconds, windowUsedUp: false, windowEndsAt };
       }
-      if (state.exhausted) return { allowed: false, limit, retryAfterSeconds };
+      if (state.exhausted) return { allowed: false, limit, retryAfterSeconds, windowUsedUp: true, windowEndsAt };
       state.leasing ??= this.lease(agentId, state, limit).finally(() => (state.leasing = undefined));
-      if (!(await state.leasing) && state.tokens === 0) return { allowed: false, limit, retryAfterSeconds };
+      if (!(await state.leasing) && state.tokens === 0) return { allowed: false, limit, retryAfterSeconds, windowUsedUp: false, windowEndsAt };
     }
   }
 

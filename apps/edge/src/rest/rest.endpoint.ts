@@ -7,7 +7,10 @@ import { AgentCallPipeline, setRefusalHeaders, type AgentCallBinding, type Prepa
 import type { SseFraming } from '../endpoint/sse-writer';
 import { A2aMethods } from '../methods/a2a/a2a-methods';
 import { renderRelayError } from '../errors/json-rpc-errors';
-import { UnparseableJson } from '../endpoint/http-intake';
+import { bindingOf, UnparseableJson } from '../endpoint/http-intake';
+import { refusalInTurn, type CallersAtLimit } from '../endpoint/callers-at-limit';
+import { findRequestProblem } from '../input/input-guard';
+import type { RequestMetrics } from '../metrics/request-metrics';
 import { lastEventIdHeader } from '../streams/task-streams';
 import { renderRestError, sendLegacyRestError, sendRestError } from '../errors/rest-errors';
 import { describePath, matchRestRoute, matchTenantRestRoute, withPathTenant, type TenantRestMatch } from './rest-routes';
@@ -53,6 +56,44 @@ export class RestEndpoint {
   answer(request: FastifyRequest, reply: FastifyReply, handle: string): Promise<void> {
     return this.pipeline.run(request, reply, new RestBinding(request, handle, this.methods));
   }
+}
+
+/**
+ * Answers an HTTP+JSON call whose key is known to be at its limit (CallersAtLimit) before it is
+ * parsed for its route, authenticated or looked up: the refusal the whole path would give (the
+ * route's version's error body, the same headers and metrics). False, leaving the call to the whole
+ * path, when the key is not known so, the path is no operation, or the input has an error of its
+ * own, which the whole path answers first. `body`: the raw body of a POST.
+ */
+export async function answerKnownRestRefusal(
+  atLimit: CallersAtLimit,
+  metrics: RequestMetrics,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: Buffer | undefined,
+): Promise<boolean> {
+  if (bindingOf(request) !== 'http-json' || !atLimit.knows(request.headers)) return false;
+  const segments = segmentsAfterHandle(request.url);
+  const legacy = segments?.[0] === 'v1';
+  if (!segments || !matchRestRoute(legacy ? '0.3' : '1.0', request.method, legacy ? segments.slice(1) : segments)) return false;
+  let parsed: unknown;
+  try {
+    parsed = body === undefined || body.length === 0 ? undefined : JSON.parse(body.toString('utf8'));
+  } catch {
+    // Unparseable JSON is answered after the caller is admitted: the refusal comes first.
+    parsed = undefined;
+  }
+  if (findRequestProblem({ method: request.method, params: request.params, query: request.query, body: parsed, routeOptions: request.routeOptions }))
+    return false;
+  const known = atLimit.refusalFor(request.headers);
+  if (known === undefined) return false;
+  const error = await refusalInTurn(known, reply);
+  if (error === undefined) return true;
+  metrics.failed(request, legacy ? V03 : V1, error.reason);
+  setRefusalHeaders(reply, error);
+  if (legacy) sendLegacyRestError(reply, error);
+  else sendRestError(reply, error);
+  return true;
 }
 
 class RestBinding implements AgentCallBinding {

@@ -21,7 +21,7 @@ import { applyArtifactInputs, artifactsJson } from './artifact-writes';
 import { messageBytes } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
 import { beginOnChainLock, CHAIN_FACTS_SQL, PAIR_RECENT_SQL, PARENT_CHAIN_SQL } from './sql/chain-facts.sql';
-import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL } from './sql/create-task.sql';
+import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL, LOCK_CREATE_GUARD_SQL } from './sql/create-task.sql';
 import { taskEvent, type OutboxTaskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
 import { plainParts } from './task-repository';
@@ -73,6 +73,17 @@ interface ChainFactsRow {
 
 type ParentRow = Pick<ChainFactsRow, 'id' | 'root_task_id' | 'depth' | 'recipient_handle' | 'trace_id' | 'trace_span_id' | 'lock_key'> & { id: string };
 type ChainRow = Pick<ChainFactsRow, 'senders' | 'root_created_at' | 'tree_size' | 'pair_count' | 'pair_oldest'>;
+
+/**
+ * A check a create makes in its transaction, holding a lock that every create it must be exact
+ * against also takes: the transaction takes the lock (`lockName`, an advisory lock to the end of the
+ * transaction) before any other, then runs `check`, which throws to refuse the create having written
+ * nothing. An org's open-handoffs quota is one (docs/orgs.md#quotas).
+ */
+export interface CreateGuard {
+  lockName: string;
+  check: (client: pg.PoolClient) => Promise<void>;
+}
 
 /** A create the chain bounds refused: the error every binding renders, nothing written. */
 export function chainRefusalError(refusal: ChainRefusal, parent: { id: string; rootTaskId: string } | null): RelayError {
@@ -190,6 +201,10 @@ async function rootLink(client: pg.Pool | pg.PoolClient, request: SendRequest, l
  * the size differs from the one the rules saw, and the facts are then read again (under the lock
  * now, so final) and decided again. Two creates racing for a budget's last place thus never both
  * pass; the loser re-reads and is refused.
+ *
+ * With a `guard`, the create always runs in a transaction, which takes the guard's lock first
+ * (before the chain's and the context's, so two guarded creates never wait on each other in a
+ * cycle) and runs its check before anything else: BEGIN, the lock, the check, then as above.
  */
 async function runCreate(
   pool: pg.Pool,
@@ -197,11 +212,12 @@ async function runCreate(
   limits: ChainLimits,
   now: Date,
   statement: (link: ChainLink) => pg.QueryConfig,
+  guard?: CreateGuard,
 ): Promise<CreateOutcome> {
   const named = (request.parent_task_ids ?? []).length > 0;
   const inContext = request.context_id !== undefined;
   let link: ChainLink | undefined;
-  if (!named && !inContext) {
+  if (!named && !inContext && !guard) {
     link = request.caller_trace_id ? await linkChain(pool, request, limits, now, false) : await rootLink(pool, request, limits, now);
     if (link.parent === null) return (await pool.query<CreateOutcome>(statement(link))).rows[0];
   }
@@ -211,6 +227,10 @@ async function runCreate(
       await client.query(beginOnChainLock((link.parent as NonNullable<ChainLink['parent']>).lockKey));
     } else {
       await client.query('BEGIN');
+      if (guard) {
+        await client.query({ name: 'tasks-lock-create-guard', text: LOCK_CREATE_GUARD_SQL, values: [guard.lockName] });
+        await guard.check(client);
+      }
       link = named || request.caller_trace_id ? await linkChain(client, request, limits, now, true) : await rootLink(client, request, limits, now);
     }
     if (inContext) await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [request.context_id] });
@@ -308,6 +328,7 @@ export async function createTask(
   keys: Array<Pick<IdempotencyKey, 'scope' | 'key'>>,
   requestHash: string,
   chainLimits: ChainLimits,
+  guard?: CreateGuard,
 ): Promise<NewTask | null> {
   const sender = request.caller;
   const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
@@ -318,112 +339,119 @@ export async function createTask(
   let built: Omit<NewTask, 'events'> | undefined;
   let event: OutboxTaskEvent | undefined;
   let traceParent: string | null = null;
-  const outcome = await runCreate(pool, request, chainLimits, now, (link) => {
-    const held = heldBy(request, now, link.depth);
-    const trace = newHandoffTrace(link.parent?.trace ?? null, request.caller_trace_id ?? null);
-    traceParent = handoffTraceParent(trace);
-    const task: TaskRow = {
-      id,
-      context_id: request.context_id ?? randomUUID(),
-      sender_id: sender.id,
-      sender_handle: sender.handle,
-      sender_name: sender.name,
-      sender_role: sender.role ?? null,
-      recipient_id: recipient.id,
-      recipient_handle: recipient.handle,
-      recipient_name: recipient.name,
-      recipient_role: recipient.role ?? null,
-      state: held ? 'held' : 'pending',
-      intent: request.intent ?? 'inform',
-      summary,
-      proposed_action: request.proposed_action ?? null,
-      metadata: request.metadata ?? {},
-      result_summary: null,
-      reason: null,
-      message_count: 1,
-      version: 1,
-      accepted_at: null,
-      completed_at: null,
-      cancelled_at: null,
-      failed_at: null,
-      rejected_at: null,
-      created_at: now,
-      updated_at: now,
-      status_timestamp: now,
-      hold: held,
-      hold_expires_at: held ? new Date(held.expires_at) : null,
-      hidden_from_recipient: held !== null,
-      tool_prompts: toolPromptsOf(request, link.depth),
-      parent_task_id: link.parent?.id ?? null,
-      root_task_id: link.parent?.rootTaskId ?? null,
-      depth: link.depth,
-      trace_id: trace.traceId,
-      trace_span_id: trace.spanId,
-      root_sender_handle: link.parent?.chain.senders[0] ?? null,
-    };
-    const message: MessageRow = {
-      task_id: task.id,
-      sequence_no: 1,
-      id: request.message.message_id ?? randomUUID(),
-      author: 'sender',
-      author_id: sender.id,
-      from_handle: sender.handle,
-      body: summary,
-      parts,
-      payload: request.message.payload ?? {},
-      created_at: now,
-    };
-    const { artifacts } = applyArtifactInputs(task.id, [], request.artifacts, 'total');
-    event = taskEvent(held ? 'held' : 'created', task, message, now);
-    const partsJson = JSON.stringify(parts);
-    const payloadJson = JSON.stringify(message.payload);
-    built = { task, message, artifacts: artifacts.map(({ size_bytes: _size, ...artifact }) => artifact) };
-    return {
-      name: 'tasks-create-task',
-      text: CREATE_TASK_SQL,
-      values: [
-        task.id,
-        task.context_id,
-        sender.id,
-        sender.handle,
-        sender.name,
-        task.sender_role,
-        recipient.id,
-        recipient.handle,
-        recipient.name,
-        task.recipient_role,
-        task.intent,
+  const outcome = await runCreate(
+    pool,
+    request,
+    chainLimits,
+    now,
+    (link) => {
+      const held = heldBy(request, now, link.depth);
+      const trace = newHandoffTrace(link.parent?.trace ?? null, request.caller_trace_id ?? null);
+      traceParent = handoffTraceParent(trace);
+      const task: TaskRow = {
+        id,
+        context_id: request.context_id ?? randomUUID(),
+        sender_id: sender.id,
+        sender_handle: sender.handle,
+        sender_name: sender.name,
+        sender_role: sender.role ?? null,
+        recipient_id: recipient.id,
+        recipient_handle: recipient.handle,
+        recipient_name: recipient.name,
+        recipient_role: recipient.role ?? null,
+        state: held ? 'held' : 'pending',
+        intent: request.intent ?? 'inform',
         summary,
-        task.proposed_action ? JSON.stringify(task.proposed_action) : null,
-        JSON.stringify(task.metadata),
-        now,
-        message.id,
-        partsJson,
-        keys.map((key) => key.scope),
-        keys.map((key) => key.key),
-        payloadJson,
-        artifactsJson(artifacts),
-        requestHash,
-        event.id,
-        event.subject,
-        JSON.stringify(event.payload),
-        messageBytes(summary, partsJson, payloadJson),
-        TASK_LIMITS.tasksPerContext,
-        traceParent,
-        task.state,
-        held ? JSON.stringify(held) : null,
-        task.hold_expires_at,
-        task.tool_prompts ? JSON.stringify(task.tool_prompts) : null,
-        task.parent_task_id,
-        task.root_task_id,
-        task.depth,
-        task.trace_id,
-        task.trace_span_id,
-        task.root_sender_handle,
-        link.treeSizeSeen,
-      ],
-    };
-  });
+        proposed_action: request.proposed_action ?? null,
+        metadata: request.metadata ?? {},
+        result_summary: null,
+        reason: null,
+        message_count: 1,
+        version: 1,
+        accepted_at: null,
+        completed_at: null,
+        cancelled_at: null,
+        failed_at: null,
+        rejected_at: null,
+        created_at: now,
+        updated_at: now,
+        status_timestamp: now,
+        hold: held,
+        hold_expires_at: held ? new Date(held.expires_at) : null,
+        hidden_from_recipient: held !== null,
+        tool_prompts: toolPromptsOf(request, link.depth),
+        parent_task_id: link.parent?.id ?? null,
+        root_task_id: link.parent?.rootTaskId ?? null,
+        depth: link.depth,
+        trace_id: trace.traceId,
+        trace_span_id: trace.spanId,
+        root_sender_handle: link.parent?.chain.senders[0] ?? null,
+      };
+      const message: MessageRow = {
+        task_id: task.id,
+        sequence_no: 1,
+        id: request.message.message_id ?? randomUUID(),
+        author: 'sender',
+        author_id: sender.id,
+        from_handle: sender.handle,
+        body: summary,
+        parts,
+        payload: request.message.payload ?? {},
+        created_at: now,
+      };
+      const { artifacts } = applyArtifactInputs(task.id, [], request.artifacts, 'total');
+      event = taskEvent(held ? 'held' : 'created', task, message, now);
+      const partsJson = JSON.stringify(parts);
+      const payloadJson = JSON.stringify(message.payload);
+      built = { task, message, artifacts: artifacts.map(({ size_bytes: _size, ...artifact }) => artifact) };
+      return {
+        name: 'tasks-create-task',
+        text: CREATE_TASK_SQL,
+        values: [
+          task.id,
+          task.context_id,
+          sender.id,
+          sender.handle,
+          sender.name,
+          task.sender_role,
+          recipient.id,
+          recipient.handle,
+          recipient.name,
+          task.recipient_role,
+          task.intent,
+          summary,
+          task.proposed_action ? JSON.stringify(task.proposed_action) : null,
+          JSON.stringify(task.metadata),
+          now,
+          message.id,
+          partsJson,
+          keys.map((key) => key.scope),
+          keys.map((key) => key.key),
+          payloadJson,
+          artifactsJson(artifacts),
+          requestHash,
+          event.id,
+          event.subject,
+          JSON.stringify(event.payload),
+          messageBytes(summary, partsJson, payloadJson),
+          TASK_LIMITS.tasksPerContext,
+          traceParent,
+          task.state,
+          held ? JSON.stringify(held) : null,
+          task.hold_expires_at,
+          task.tool_prompts ? JSON.stringify(task.tool_prompts) : null,
+          task.parent_task_id,
+          task.root_task_id,
+          task.depth,
+          task.trace_id,
+          task.trace_span_id,
+          task.root_sender_handle,
+          link.treeSizeSeen,
+        ],
+      };
+    },
+    guard,
+  );
   if (outcome.created === 1 && built && event && outcome.event_position !== null) {
     const published = {
       id: event.id,

@@ -9,6 +9,7 @@ import {
   isTerminalState,
   type ChainLimits,
   type Intent,
+  type OpenHandoffsRefusal,
   type ProposedActionDto,
   type SendReply,
   type SendRequest,
@@ -16,7 +17,7 @@ import {
 import { validateArtifactInputs } from '../rules/artifact-rules';
 import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempotency';
 import { partyOf } from '../rules/state-machine';
-import { createTask } from '../store/create-write';
+import { createTask, type CreateGuard } from '../store/create-write';
 import { changeHistory, changeTask, type TaskChange } from '../store/change-write';
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
 import { toMessageRef, toTaskView, type MessageRow, type TaskRow } from '../store/task-rows';
@@ -36,6 +37,34 @@ function validateIntent(intent: Intent | undefined, proposedAction: ProposedActi
       intent: intent ?? 'inform',
     });
   }
+}
+
+/** The refusal of a create by its sender org's open-handoffs quota, thrown from the create's transaction. */
+class OpenHandoffsRefused extends Error {
+  constructor(readonly refusal: OpenHandoffsRefusal) {
+    super(`The org ${refusal.org} is at its quota of ${refusal.limit} open handoffs`);
+  }
+}
+
+/**
+ * The open-handoffs quota of the sender's org (docs/orgs.md#quotas) as a guard of the create, when
+ * the org has one (none otherwise: a create of an org without the quota takes no lock and counts
+ * nothing). The creates of the org are serialised on the org's lock, and the org's open handoffs
+ * are counted under it (an index-backed count that stops at the quota), so the count sees every
+ * create of the org committed before, and creates racing for the last place never both pass.
+ */
+function openHandoffsGuard(request: SendRequest): CreateGuard | undefined {
+  const limit = request.sender_org_open_handoffs;
+  if (limit === undefined) return undefined;
+  const org = orgOfHandle(request.caller.handle);
+  return {
+    lockName: `tasks.org_open_handoffs:${org}`,
+    check: async (client) => {
+      const { rows } = await client.query<{ open: number }>({ name: 'tasks-open-handoffs-of-org', text: OPEN_HANDOFFS_OF_ORG_SQL, values: [org, limit] });
+      const refusal = decideOpenHandoffs(request.caller.handle, limit, rows[0].open);
+      if (refusal) throw new OpenHandoffsRefused(refusal);
+    },
+  };
 }
 
 /** The chain bounds of this relay (docs/chains.md), from its configuration. */
@@ -81,8 +110,7 @@ export class SendTask {
    * or the loser of two concurrent creates with one key), the first send's answer again.
    */
   private async create(request: SendRequest, hash: string): Promise<SendReply> {
-    const refused = await this.refusedByOpenHandoffs(request, hash);
-    if (refused) return refused;
+    const guard = openHandoffsGuard(request);
     for (let attempt = 0; ; attempt++) {
       try {
         const created = await createTask(
@@ -91,6 +119,7 @@ export class SendTask {
           idempotencyKeys(request),
           hash,
           chainLimitsWith(this.chainLimits, request.org_chain_policy, request.chain_policy),
+          guard,
         );
         if (created) {
           this.committed.publishCommitted(created.events);
@@ -106,6 +135,7 @@ export class SendTask {
         // The known key was deleted (retention) between the create and the replay: create again.
         if (attempt >= 2) throw new Error('A send key kept appearing and disappearing');
       } catch (error) {
+        if (error instanceof OpenHandoffsRefused) return this.refusedByOpenHandoffs(request, hash, error.refusal);
         const { code, constraint } = pgError(error);
         if (code === '23505' && constraint === 'idempotency_keys_pkey' && attempt < 2) continue;
         throw duplicateMessageIdOr(error);
@@ -114,19 +144,10 @@ export class SendTask {
   }
 
   /**
-   * The open-handoffs quota of the sender's org (docs/orgs.md#quotas), when it has one: its open
-   * handoffs are counted up to the quota (an index-backed count that stops there) and the rule
-   * decides. A retry of a create that was stored before the org reached its quota gets its first
-   * answer; any other create at the quota is refused, having written nothing. Returns the replay,
-   * or undefined when the create may go on.
+   * A create the open-handoffs quota refused: a retry of a create that was stored before the org
+   * reached its quota gets its first answer; any other is refused, having written nothing.
    */
-  private async refusedByOpenHandoffs(request: SendRequest, hash: string): Promise<SendReply | undefined> {
-    const limit = request.sender_org_open_handoffs;
-    if (limit === undefined) return undefined;
-    const org = orgOfHandle(request.caller.handle);
-    const { rows } = await this.pool.query<{ open: number }>({ name: 'tasks-open-handoffs-of-org', text: OPEN_HANDOFFS_OF_ORG_SQL, values: [org, limit] });
-    const refusal = decideOpenHandoffs(request.caller.handle, limit, rows[0].open);
-    if (!refusal) return undefined;
+  private async refusedByOpenHandoffs(request: SendRequest, hash: string, refusal: OpenHandoffsRefusal): Promise<SendReply> {
     if (idempotencyKeys(request).length > 0) {
       const replay = await this.dataSource.transaction((manager) => this.idempotency.replay(manager, request, hash));
       if (replay) return replay;

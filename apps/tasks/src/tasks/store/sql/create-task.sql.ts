@@ -62,3 +62,10 @@ FROM context_tasks ct`;
  * statement then runs in), so that its count of the context's tasks is not overtaken.
  */
 export const LOCK_CONTEXT_SQL = `SELECT pg_advisory_xact_lock(hashtext('tasks.context:' || $1))`;
+
+/**
+ * The lock of a create's guard (CreateGuard), by its name, held to the end of the transaction: the
+ * first a guarded create takes. A 64-bit key, so two names rarely share one (a shared one only
+ * serialises more creates than needed).
+ */
+export const LOCK_CREATE_GUARD_SQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`;
