@@ -17,7 +17,8 @@ import {
 import { pgPoolOf } from '@app/database';
 import { COMMITTED_EVENTS, type CommittedEvents, type OutboxRow } from '../../outbox/committed-events';
 import { validateArtifactInputs } from '../rules/artifact-rules';
-import { changeTask, loadTask, type LoadedTask } from '../store/change-write';
+import { changeTask, type LoadedTask } from '../store/change-write';
+import { LOAD_TASK_FOR_REPORT_SQL } from '../store/sql/change-task.sql';
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
 import { transitionTask } from '../store/transition-write';
 import { sendRequestHash } from '../use-cases/send-idempotency';
@@ -99,13 +100,15 @@ export class ReportUpstream {
     const repeated = ids.find((id, index) => ids.indexOf(id) !== index);
     if (repeated !== undefined) throw new RelayError('invalid_params', `steps: the message id ${repeated} is given twice`, { field: 'steps' });
     // The task as read here is the first step's: its write is conditional on the version read, so a change made meanwhile is read again.
-    let known: LoadedTask | undefined = await loadTask(this.pool, request.task_id);
+    const { held_message_ids: heldIds, ...loaded } = await loadTaskForReport(this.pool, request.task_id, ids);
+    let known: LoadedTask | undefined = loaded;
     const caller = await this.upstreamCaller(request.task_id, known);
     const client = await this.pool.connect();
     let released = false;
     try {
       await client.query('BEGIN');
-      const held = await heldMessageIds(client, request.task_id, request.steps);
+      // Messages of a report made before (after a crash or a lost reply), read with the task.
+      const held = new Set(heldIds);
       let state = known.state;
       let ended = false;
       // Each step's statement answers the task's events not yet published, the earlier steps' among them: each event once, in order.
@@ -241,13 +244,13 @@ function checkStep(step: UpstreamReportStep, index: number): void {
   checkTransitionRequest({ transition: step.transition, message: step.message, artifacts: step.artifacts });
 }
 
-/** Which of the steps' message ids the task holds already as the recipient's (a report made before). */
-async function heldMessageIds(client: pg.PoolClient, taskId: string, steps: readonly UpstreamReportStep[]): Promise<Set<string>> {
-  const ids = steps.flatMap((step) => (step.message?.message_id !== undefined ? [step.message.message_id] : []));
-  if (ids.length === 0) return new Set();
-  const { rows } = await client.query<{ id: string }>(
-    `SELECT "id" FROM "tasks"."messages" WHERE "task_id" = $1 AND "id" = ANY($2::text[]) AND "author" = 'recipient'`,
-    [taskId.toUpperCase(), ids],
-  );
-  return new Set(rows.map((row) => row.id));
+/** The task with its artifacts, and which of `ids` it holds already as the recipient's messages (a report made before); or `thread_not_found`. */
+async function loadTaskForReport(pool: pg.Pool, taskId: string, ids: string[]): Promise<LoadedTask & { held_message_ids: string[] }> {
+  const { rows } = await pool.query<LoadedTask & { held_message_ids: string[] }>({
+    name: 'tasks-load-task-for-report',
+    text: LOAD_TASK_FOR_REPORT_SQL,
+    values: [taskId.toUpperCase(), ids],
+  });
+  if (!rows[0]) throw new RelayError('thread_not_found', `No task with id ${taskId}`, { task_id: taskId });
+  return rows[0];
 }
