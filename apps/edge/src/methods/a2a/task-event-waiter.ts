@@ -76,7 +76,8 @@ export class TaskEventWaiter {
   /**
    * Calls `check` until it returns a value or `deadline` (epoch ms) passes: once right away (after
    * listening, so no change between the caller's last read and now is missed) unless `checkFirst`
-   * is false, then after each event of the task that `wakes` it. Returns undefined on the deadline.
+   * is false, then after each event of the task that `wakes` it, and after the feed reconnected.
+   * Returns undefined on the deadline.
    */
   async waitFor<T>(taskId: string, deadline: number, check: () => Promise<T | undefined>, options: WaitOptions = {}): Promise<T | undefined> {
     const wakes = options.wakes;
@@ -87,6 +88,11 @@ export class TaskEventWaiter {
       signal.wake?.();
     };
     const removeListener = this.addListener(taskId, listener);
+    // Core NATS does not replay what was published while the connection was down: check again.
+    const stopResync = this.feed.onReconnect(() => {
+      signal.changed = true;
+      signal.wake?.();
+    });
     let checkNow = options.checkFirst ?? true;
     try {
       for (;;) {
@@ -111,6 +117,7 @@ export class TaskEventWaiter {
         if (!signal.changed) return undefined;
       }
     } finally {
+      stopResync();
       removeListener();
     }
   }
