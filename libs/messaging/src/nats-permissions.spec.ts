@@ -35,7 +35,8 @@ describe('the NATS permission table', () => {
       if (own && grant.subject.includes('*')) expect(grant.subject).toBe('acme.relay.notifier.v1.event_consumers.*.ensure');
       const inbox = grant.subject === `${inboxPrefix}.>`;
       const edgeFeeds = role === 'edge' && ['acme.relay.events.task.>', 'acme.relay.directory.v1.changes'].includes(grant.subject);
-      expect({ subject: grant.subject, allowed: own || inbox || edgeFeeds }).toEqual({ subject: grant.subject, allowed: true });
+      const directoryChanges = role === 'tasks' && grant.subject === 'acme.relay.directory.v1.changes';
+      expect({ subject: grant.subject, allowed: own || inbox || edgeFeeds || directoryChanges }).toEqual({ subject: grant.subject, allowed: true });
     }
   });
 

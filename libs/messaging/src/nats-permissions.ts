@@ -244,6 +244,7 @@ export function relayNatsPermissions(role: RelayNatsRole, subjectPrefix: string)
         { subject: at(`${TASK_EVENT_SUBJECT_PREFIX}.>`), why: 'publishes task events from its outbox' },
         { subject: at('relay.events.push_config.>'), why: 'publishes push-config events from its outbox' },
       );
+      subscribe.push({ subject: at(DIRECTORY_CHANGES_SUBJECT), why: 'drops the upstream agents it keeps from the directory' });
       break;
     case 'directory': {
       const bucket = keyFilterBucketName(subjectPrefix);

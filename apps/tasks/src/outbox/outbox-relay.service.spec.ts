@@ -73,11 +73,14 @@ class FakeJetStream {
   readonly loseAck = new Set<string>();
   inFlight = 0;
   maxInFlight = 0;
+  /** How many publishes were in flight as each one was sent. */
+  readonly inFlightAtSend: number[] = [];
 
   readonly context = {
     js: {
       publish: async (_subject: string, data: string, options: { msgID: string; headers: { get(name: string): string } }): Promise<PubAck> => {
         this.sent.push(options.msgID);
+        this.inFlightAtSend.push(this.inFlight);
         this.inFlight += 1;
         this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
         try {
@@ -218,6 +221,27 @@ describe('OutboxRelayService publishing', () => {
     expect(outbox.rows.every((row) => row.published)).toBe(true);
     // Nothing is left for the sweep.
     expect(await relay.relayOnce()).toBe(0);
+  });
+
+  it('sends the commits of one turn of the event loop together, and the next turn once they are acknowledged', async () => {
+    for (const task of ['task-a', 'task-b', 'task-c']) outbox.add(task, 1);
+    outbox.add('task-d', 1);
+    relay = new RelayOnFakes(outbox, jetStream, { publishConcurrency: 16 });
+    const [a, b, c, d] = outbox.rows;
+    relay.publishCommitted([a]);
+    relay.publishCommitted([b]);
+    relay.publishCommitted([c]);
+    // Nothing leaves within the turn of the commits.
+    await Promise.resolve();
+    expect(jetStream.sent).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    while (jetStream.sent.length < 3) await Promise.resolve();
+    expect(jetStream.inFlight).toBe(3);
+    // A commit while they are in flight waits for their acknowledgements.
+    relay.publishCommitted([d]);
+    await relay.publishesUnderWay();
+    expect(jetStream.sent).toEqual([a.id, b.id, c.id, d.id]);
+    expect(jetStream.inFlightAtSend).toEqual([0, 1, 2, 0]);
   });
 
   it('leaves an event whose publish after the commit failed, and the rest of its task, to the sweep, which keeps their order', async () => {

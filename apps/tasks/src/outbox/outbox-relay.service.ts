@@ -21,6 +21,9 @@ interface FailedPublish {
 /** How often a replica that does not relay checks whether the relaying one is gone. */
 const STANDBY_RETRY_MS = 1000;
 
+/** The longest a turn of publishes after commits waits for the previous turn's acknowledgements. */
+const MAX_TURN_WAIT_MS = 20;
+
 /**
  * The outbox rows not published yet, oldest first, leaving out the ones this process published and
  * has not marked yet or is publishing. Events of one task are written by transactions that hold its
@@ -69,6 +72,11 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
   private closed = false;
   private markTimer: NodeJS.Timeout | null = null;
   private marking: Promise<void> | null = null;
+  /** The next turn of publishes after commits: the connection they go out on, once the turn starts. */
+  private turn: Promise<JetStreamContext> | null = null;
+  /** Publishes of the last turns not acknowledged yet, and who waits for them to be. */
+  private turnUnacknowledged = 0;
+  private turnAcknowledged: (() => void) | null = null;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -112,7 +120,7 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
     for (const row of rows) {
       if (this.unmarked.has(row.id) || this.publishing.has(row.id)) continue;
       void this.publishAfter(
-        () => this.jetStreamContext(),
+        () => this.nextTurn(),
         row,
         this.taskTails.get(row.task_id),
         (error) => {
@@ -126,6 +134,32 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
         },
       );
     }
+  }
+
+  /**
+   * The turn a publish after a commit goes out in: the commits that end in the same turn of the
+   * event loop go out together, in one write to the connection, once the previous turn's
+   * publishes are acknowledged (or after MAX_TURN_WAIT_MS). So under load they leave in batches that
+   * grow with the load, one acknowledgement round trip apart, and the stream's consumers read them
+   * in batches; alone, an event leaves at the end of its commit's turn.
+   */
+  private nextTurn(): Promise<JetStreamContext> {
+    this.turn ??= (async () => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.turnUnacknowledged > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, MAX_TURN_WAIT_MS);
+          this.turnAcknowledged = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.turnAcknowledged = null;
+      }
+      const context = await this.jetStreamContext().finally(() => (this.turn = null));
+      return context;
+    })();
+    return this.turn;
   }
 
   /** Waits for the publishes under way in this process (after commits, or of a sweep). */
@@ -243,9 +277,13 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
         gaveUp();
         return false;
       }
+      let inTurn = false;
       try {
+        const js = (typeof context === 'function' ? await context() : context).js;
+        inTurn = typeof context === 'function';
+        if (inTurn) this.turnUnacknowledged += 1;
         await publishWithMsgId(
-          (typeof context === 'function' ? await context() : context).js,
+          js,
           prefixedSubject(this.options.subjectPrefix, row.subject),
           row.payload,
           row.id,
@@ -261,6 +299,8 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
       } catch (error) {
         gaveUp(error);
         return false;
+      } finally {
+        if (inTurn && --this.turnUnacknowledged === 0) this.turnAcknowledged?.();
       }
     })();
     this.publishing.set(row.id, publish);

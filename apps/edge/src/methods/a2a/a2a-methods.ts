@@ -37,6 +37,7 @@ import {
   type MessageInput,
   type PushConfigTaskRequest,
   type TaskCommand,
+  type TaskEvent,
   type TaskState,
   type TaskView,
   type TransitionRequest,
@@ -54,7 +55,7 @@ import { participant, TaskAccess, type ReadOptions } from '../../task-access/tas
 import type { A2aCommand } from './a2a-command';
 import { agentCardV03 } from '../../cards/extended-card';
 import { decodePageToken, encodePageToken } from './page-token';
-import { TaskEventWaiter } from './task-event-waiter';
+import { TaskEventWaiter, type EventsAhead } from './task-event-waiter';
 import { requestedTenant, tenantRefusal } from './tenant';
 
 /** A blocking send returns once its task is terminal, waits for input, or is held for approval (interrupted states). */
@@ -195,9 +196,16 @@ export class A2aMethods implements DialectMethods {
     const startedAt = Date.now();
     const params = parseSendParams(call.params);
     const historyLength = historyToFetch(params.historyLength);
-    let task = await this.sendTask(call, params, version);
-    if (params.blocking && task.sender.id === call.caller.id && !settled(task.state)) {
-      task = await this.waitUntilSettled(call.caller, task, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version);
+    // Heard from before the send goes out, so that its wait reads the task only once it settled.
+    const ahead = params.blocking ? this.waiter.listenAhead(call.caller.handle) : undefined;
+    let task: TaskView;
+    try {
+      task = await this.sendTask(call, params, version);
+      if (ahead && task.sender.id === call.caller.id && !settled(task.state)) {
+        task = await this.waitUntilSettled(call.caller, task, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version, ahead);
+      }
+    } finally {
+      ahead?.stop();
     }
     const complete = await this.completeHistory(call.caller, task, params.historyLength);
     return renderSendResult(complete.task, version, { historyLength: params.historyLength, historyCut: complete.cut });
@@ -286,12 +294,20 @@ export class A2aMethods implements DialectMethods {
     deadline: number,
     historyLength: number | undefined,
     version: WireVersion,
+    ahead: EventsAhead,
   ): Promise<TaskView> {
     let latest = task;
-    const result = await this.waiter.waitFor(task.id, deadline, async () => {
-      latest = await this.read(caller, task.id, historyLength, false);
-      return settled(latest.state) ? latest : undefined;
-    });
+    const wakes = (event: TaskEvent): boolean => settled(event.state);
+    const result = await this.waiter.waitFor(
+      task.id,
+      deadline,
+      async () => {
+        latest = await this.read(caller, task.id, historyLength, false);
+        return settled(latest.state) ? latest : undefined;
+      },
+      // Every event since the send was heard: the task is read once one says it settled.
+      { wakes, checkFirst: ahead.heard(task.id, wakes) },
+    );
     if (result) return result;
     throw new RelayError(
       'blocking_timeout',

@@ -96,4 +96,41 @@ describe('TaskEventWaiter', () => {
     expect(result).toBe('seen');
     expect(checks).toBe(2);
   });
+
+  it('with checkFirst false and a wake filter, checks only once an event that wakes it arrives', async () => {
+    const fake = fakeRpc();
+    const waiter = new TaskEventWaiter(new TaskEventFeed(fake.rpc, new HttpMetrics(new Registry())));
+    let checks = 0;
+    const waiting = waiter.waitFor(
+      'T4',
+      Date.now() + 5000,
+      async () => {
+        checks++;
+        return 'done';
+      },
+      { wakes: (event) => event.state === 'completed', checkFirst: false },
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    fake.publish({ task_id: 'T4', sender: 'a@x', recipient: 'b@x', state: 'accepted' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(checks).toBe(0);
+    fake.publish({ task_id: 'T4', sender: 'a@x', recipient: 'b@x', state: 'completed' });
+    await expect(waiting).resolves.toBe('done');
+    expect(checks).toBe(1);
+  });
+
+  it('hears the events of an agent ahead of its send, until stopped', () => {
+    const fake = fakeRpc();
+    const waiter = new TaskEventWaiter(new TaskEventFeed(fake.rpc, new HttpMetrics(new Registry())));
+    const ahead = waiter.listenAhead('a@x');
+    const completed = (event: { state: string }): boolean => event.state === 'completed';
+    fake.publish({ task_id: 'T5', sender: 'a@x', recipient: 'b@x', state: 'accepted' });
+    fake.publish({ task_id: 'T6', sender: 'c@x', recipient: 'b@x', state: 'completed' });
+    expect(ahead.heard('T5', completed)).toBe(false);
+    expect(ahead.heard('T6', completed)).toBe(false);
+    fake.publish({ task_id: 'T5', sender: 'a@x', recipient: 'b@x', state: 'completed' });
+    expect(ahead.heard('T5', completed)).toBe(true);
+    ahead.stop();
+    expect(fake.subscribed()).toBe(false);
+  });
 });

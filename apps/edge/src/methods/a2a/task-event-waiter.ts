@@ -1,12 +1,33 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { TaskEvent } from '@app/contracts';
 import { TaskEventFeed } from '../../streams/task-event-feed';
 
-type Listener = () => void;
+type Listener = (event: TaskEvent) => void;
+
+/** Which events of the task wake a wait (each wake re-reads the task). */
+export type WakesOn = (event: TaskEvent) => boolean;
+
+export interface WaitOptions {
+  /** Only these events of the task wake the wait (default: every one). */
+  wakes?: WakesOn;
+  /** Whether to check once before any event (default: yes); no only when nothing that wakes it can have been missed. */
+  checkFirst?: boolean;
+}
+
+/** The events of an agent's tasks heard from before a send went out, until the send's task is followed on its own. */
+export interface EventsAhead {
+  /** Whether an event of `taskId` that `wakes` was heard (also when too many were heard to keep). */
+  heard(taskId: string, wakes: WakesOn): boolean;
+  stop(): void;
+}
+
+/** More events than a send takes to answer: past it, `heard` answers yes. */
+const MAX_EVENTS_AHEAD = 1000;
 
 /**
  * Wakes blocking A2A sends when their task changes, from the edge's one feed of task events
  * (`TaskEventFeed`), whichever edge replica the change went through. Waiters re-read the task when
- * woken, so an event only has to say "task X changed".
+ * woken, so an event only has to say "task X changed" (and, to skip a read, its state).
  */
 @Injectable()
 export class TaskEventWaiter {
@@ -25,7 +46,7 @@ export class TaskEventWaiter {
     const set = this.listeners.get(taskId) ?? new Set<Listener>();
     set.add(listener);
     this.listeners.set(taskId, set);
-    const stopFollowing = this.feed.followTask(taskId, () => listener());
+    const stopFollowing = this.feed.followTask(taskId, (item) => listener(item.event));
     return () => {
       stopFollowing();
       set.delete(listener);
@@ -34,22 +55,53 @@ export class TaskEventWaiter {
   }
 
   /**
-   * Calls `check` until it returns a value or `deadline` (epoch ms) passes: once right away (after
-   * listening, so no change between the caller's last read and now is missed), then after each
-   * event of the task. Returns undefined on the deadline.
+   * Listens to the events of the tasks agent `handle` takes part in, from now on: started before a
+   * send's request goes out, it hears every event committed after the send (the feed subscribes on
+   * the connection the request then takes), so a wait for the send's task that starts once the
+   * reply is in needs no first read unless an event that wakes it was heard meanwhile.
    */
-  async waitFor<T>(taskId: string, deadline: number, check: () => Promise<T | undefined>): Promise<T | undefined> {
+  listenAhead(handle: string): EventsAhead {
+    const heard: TaskEvent[] = [];
+    let overflowed = false;
+    const stop = this.feed.followAgent(handle, (item) => {
+      if (heard.length < MAX_EVENTS_AHEAD) heard.push(item.event);
+      else overflowed = true;
+    });
+    return {
+      heard: (taskId, wakes) => overflowed || heard.some((event) => event.task_id === taskId && wakes(event)),
+      stop,
+    };
+  }
+
+  /**
+   * Calls `check` until it returns a value or `deadline` (epoch ms) passes: once right away (after
+   * listening, so no change between the caller's last read and now is missed) unless `checkFirst`
+   * is false, then after each event of the task that `wakes` it, and after the feed reconnected.
+   * Returns undefined on the deadline.
+   */
+  async waitFor<T>(taskId: string, deadline: number, check: () => Promise<T | undefined>, options: WaitOptions = {}): Promise<T | undefined> {
+    const wakes = options.wakes;
     const signal: { changed: boolean; wake?: () => void } = { changed: false };
-    const listener: Listener = () => {
+    const listener: Listener = (event) => {
+      if (wakes && !wakes(event)) return;
       signal.changed = true;
       signal.wake?.();
     };
     const removeListener = this.addListener(taskId, listener);
+    // Core NATS does not replay what was published while the connection was down: check again.
+    const stopResync = this.feed.onReconnect(() => {
+      signal.changed = true;
+      signal.wake?.();
+    });
+    let checkNow = options.checkFirst ?? true;
     try {
       for (;;) {
-        signal.changed = false;
-        const result = await check();
-        if (result !== undefined) return result;
+        if (checkNow) {
+          signal.changed = false;
+          const result = await check();
+          if (result !== undefined) return result;
+        }
+        checkNow = true;
         const remaining = deadline - Date.now();
         if (remaining <= 0) return undefined;
         if (!signal.changed) {
@@ -65,6 +117,7 @@ export class TaskEventWaiter {
         if (!signal.changed) return undefined;
       }
     } finally {
+      stopResync();
       removeListener();
     }
   }

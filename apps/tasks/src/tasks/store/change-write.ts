@@ -10,7 +10,7 @@ import { CHANGE_HISTORY_SQL, changeTaskStatement, LOAD_TASK_SQL } from './sql/ch
 import type { Party } from '../rules/state-machine';
 import { taskEvent, type OutboxTaskEvent } from './task-events';
 import { plainParts } from './task-repository';
-import { firstText, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
+import { firstText, type MessageRow, type TaskRow } from './task-rows';
 
 /** What a use case makes of an existing task, as it decided on the task it read. */
 export interface TaskChange {
@@ -35,7 +35,7 @@ export interface TaskChange {
 export interface CommittedChange {
   task: TaskRow;
   message: MessageRow | null;
-  artifacts: ArtifactRow[];
+  artifacts: StoredArtifact[];
   unread: number;
   events: OutboxRow[];
 }
@@ -65,9 +65,11 @@ export async function changeTask(
   taskId: string,
   decide: (current: TaskRow, attempt: number) => TaskChange,
   overtaken: (latest: TaskRow) => RelayError,
+  known?: LoadedTask,
 ): Promise<CommittedChange> {
   for (let attempt = 1; ; attempt++) {
-    const { artifacts: held, ...current } = await loadTask(pool, taskId);
+    // A task the caller read already (in its transaction) spares the first read; the write's condition on its version catches a stale one.
+    const { artifacts: held, ...current } = attempt === 1 && known ? known : await loadTask(pool, taskId);
     const change = decide(current, attempt);
     if (change.message && current.message_count >= TASK_LIMITS.messagesPerTask) {
       throw new RelayError('thread_message_limit', `The task holds the maximum of ${TASK_LIMITS.messagesPerTask} messages`, {

@@ -17,7 +17,8 @@ import {
 import { pgPoolOf } from '@app/database';
 import { COMMITTED_EVENTS, type CommittedEvents, type OutboxRow } from '../../outbox/committed-events';
 import { validateArtifactInputs } from '../rules/artifact-rules';
-import { changeTask } from '../store/change-write';
+import { changeTask, type LoadedTask } from '../store/change-write';
+import { LOAD_TASK_FOR_REPORT_SQL } from '../store/sql/change-task.sql';
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
 import { transitionTask } from '../store/transition-write';
 import { sendRequestHash } from '../use-cases/send-idempotency';
@@ -98,13 +99,17 @@ export class ReportUpstream {
     const ids = request.steps.flatMap((step) => (step.message?.message_id !== undefined ? [step.message.message_id] : []));
     const repeated = ids.find((id, index) => ids.indexOf(id) !== index);
     if (repeated !== undefined) throw new RelayError('invalid_params', `steps: the message id ${repeated} is given twice`, { field: 'steps' });
-    const { caller, state: stateBefore } = await this.upstreamRecipient(request.task_id);
+    // The task as read here is the first step's: its write is conditional on the version read, so a change made meanwhile is read again.
+    const { held_message_ids: heldIds, ...loaded } = await loadTaskForReport(this.pool, request.task_id, ids);
+    let known: LoadedTask | undefined = loaded;
+    const caller = await this.upstreamCaller(request.task_id, known);
     const client = await this.pool.connect();
     let released = false;
     try {
       await client.query('BEGIN');
-      const held = await heldMessageIds(client, request.task_id, request.steps);
-      let state = stateBefore;
+      // Messages of a report made before (after a crash or a lost reply), read with the task.
+      const held = new Set(heldIds);
+      let state = known.state;
       let ended = false;
       // Each step's statement answers the task's events not yet published, the earlier steps' among them: each event once, in order.
       const events = new Map<string, OutboxRow>();
@@ -126,29 +131,41 @@ export class ReportUpstream {
               request.task_id,
               (current) => appendChange(current, send, hash),
               () => new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: request.task_id }),
+              known,
             );
             written(changed.events);
             state = changed.task.state;
+            // The transaction holds the task's row from here on: the next step starts from what this one wrote.
+            known = { ...changed.task, artifacts: changed.artifacts };
           } else {
-            const moved = await transitionTask(client, {
-              caller_id: caller.id,
-              task_id: request.task_id,
-              transition: step.transition as NonNullable<UpstreamReportStep['transition']>,
-              ...(step.message ? { message: step.message } : {}),
-              ...(step.artifacts ? { artifacts: step.artifacts } : {}),
-              ...(step.reason !== undefined ? { reason: step.reason } : {}),
-              ...(step.result_summary !== undefined ? { result_summary: step.result_summary } : {}),
-              history_length: 0,
-            });
+            const moved = await transitionTask(
+              client,
+              {
+                caller_id: caller.id,
+                task_id: request.task_id,
+                transition: step.transition as NonNullable<UpstreamReportStep['transition']>,
+                ...(step.message ? { message: step.message } : {}),
+                ...(step.artifacts ? { artifacts: step.artifacts } : {}),
+                ...(step.reason !== undefined ? { reason: step.reason } : {}),
+                ...(step.result_summary !== undefined ? { result_summary: step.result_summary } : {}),
+                history_length: 0,
+              },
+              known,
+            );
             written(moved.events);
             state = moved.task.state;
+            known = { ...moved.task, artifacts: moved.artifacts };
           }
         } catch (error) {
           if (error instanceof RelayError && error.reason === 'thread_terminal') {
             ended = true;
             break;
           }
-          if (error instanceof RelayError && ALREADY_DONE.has(error.reason)) continue;
+          if (error instanceof RelayError && ALREADY_DONE.has(error.reason)) {
+            // Refused on a task read again meanwhile: the next step reads it too.
+            known = undefined;
+            continue;
+          }
           throw error;
         }
       }
@@ -181,6 +198,11 @@ export class ReportUpstream {
     );
     const [row] = rows;
     if (!row) throw new RelayError('thread_not_found', `No task with id ${taskId}`, { task_id: taskId });
+    return { caller: await this.upstreamCaller(taskId, row), state: row.state };
+  }
+
+  /** The task's recipient as the caller of a report, refused unless it is an upstream agent the task is not hidden from. */
+  private async upstreamCaller(taskId: string, row: RecipientRow): Promise<ParticipantRefDto> {
     if (row.hidden_from_recipient) {
       throw new RelayError('not_a_participant', 'The task is held from its recipient (awaiting approval, or not approved): nothing is reported on it', {
         task_id: taskId,
@@ -189,7 +211,7 @@ export class ReportUpstream {
     if (!(await this.upstreams.isUpstream(row.recipient_id, row.recipient_handle))) {
       throw new RelayError('not_a_participant', "The task's recipient is not an upstream agent: only its own calls change the task", { task_id: taskId });
     }
-    return { caller: { id: row.recipient_id, handle: row.recipient_handle, name: row.recipient_name, role: row.recipient_role }, state: row.state };
+    return { id: row.recipient_id, handle: row.recipient_handle, name: row.recipient_name, role: row.recipient_role };
   }
 }
 
@@ -222,13 +244,13 @@ function checkStep(step: UpstreamReportStep, index: number): void {
   checkTransitionRequest({ transition: step.transition, message: step.message, artifacts: step.artifacts });
 }
 
-/** Which of the steps' message ids the task holds already as the recipient's (a report made before). */
-async function heldMessageIds(client: pg.PoolClient, taskId: string, steps: readonly UpstreamReportStep[]): Promise<Set<string>> {
-  const ids = steps.flatMap((step) => (step.message?.message_id !== undefined ? [step.message.message_id] : []));
-  if (ids.length === 0) return new Set();
-  const { rows } = await client.query<{ id: string }>(
-    `SELECT "id" FROM "tasks"."messages" WHERE "task_id" = $1 AND "id" = ANY($2::text[]) AND "author" = 'recipient'`,
-    [taskId.toUpperCase(), ids],
-  );
-  return new Set(rows.map((row) => row.id));
+/** The task with its artifacts, and which of `ids` it holds already as the recipient's messages (a report made before); or `thread_not_found`. */
+async function loadTaskForReport(pool: pg.Pool, taskId: string, ids: string[]): Promise<LoadedTask & { held_message_ids: string[] }> {
+  const { rows } = await pool.query<LoadedTask & { held_message_ids: string[] }>({
+    name: 'tasks-load-task-for-report',
+    text: LOAD_TASK_FOR_REPORT_SQL,
+    values: [taskId.toUpperCase(), ids],
+  });
+  if (!rows[0]) throw new RelayError('thread_not_found', `No task with id ${taskId}`, { task_id: taskId });
+  return rows[0];
 }

@@ -10,6 +10,15 @@ export const LOAD_TASK_SQL = `SELECT ${TASK_COLUMNS},
   (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifacts"
 FROM "tasks"."tasks" t WHERE t."id" = $1`;
 
+/**
+ * The task as LOAD_TASK_SQL reads it, and which of the message ids `$2` it holds as its
+ * recipient's: what an upstream report (its answers, some perhaps reported before) starts from.
+ */
+export const LOAD_TASK_FOR_REPORT_SQL = `SELECT ${TASK_COLUMNS},
+  (SELECT COALESCE(json_agg(a ORDER BY a."position"), '[]'::json) FROM "tasks"."artifacts" a WHERE a."task_id" = t."id") AS "artifacts",
+  ARRAY(SELECT m."id" FROM "tasks"."messages" m WHERE m."task_id" = t."id" AND m."id" = ANY($2::text[]) AND m."author" = 'recipient') AS "held_message_ids"
+FROM "tasks"."tasks" t WHERE t."id" = $1`;
+
 /** What a change writes besides the task's row; each part its statement leaves out when absent. */
 export interface ChangeShape {
   stampColumn: string | undefined;
