@@ -20,8 +20,8 @@ import {
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
 import { NotifierConfig } from '../../notifier.config';
 import { AgentTargetsService } from '../../targets/agent-targets.service';
-import { callHeaders } from '../send/upstream-client';
-import { UpstreamClientsService } from '../send/upstream-clients.service';
+import { callHeaders } from '../client/upstream-client';
+import { UpstreamClientsService } from '../client/upstream-clients.service';
 import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
 import { AnswerTooLargeError, causeOf, DeadlineExceededError } from '../../outbound/guarded-fetch';
 
@@ -53,6 +53,15 @@ export interface AdoptedStream {
   first: StreamResponse;
   rest: AsyncGenerator<StreamResponse, void, undefined>;
   controller: AbortController;
+}
+
+/** What a `GetTask` made by the delivery answered: the task, or the error it failed with. */
+export type PolledTask = { task: Task; error?: undefined } | { task?: undefined; error: unknown };
+
+/** The delivery's answer, and the `GetTask` it made at once when the answer was not settled. */
+export interface DeliveredAnswer {
+  answer: Task;
+  polled?: Promise<PolledTask>;
 }
 
 interface FollowRow {
@@ -133,7 +142,8 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
    * it is, another is polled at once. A process killed meanwhile lets go of the row within
    * STREAM_LEASE_MS, and the next poll reports what the upstream shows then.
    */
-  async follow(start: FollowStart, stream?: AdoptedStream, answered?: Task): Promise<(() => Promise<void>) | null> {
+  async follow(start: FollowStart, stream?: AdoptedStream, delivered?: DeliveredAnswer): Promise<(() => Promise<void>) | null> {
+    const answered = delivered?.answer;
     const polledNow = answered !== undefined && !isSettled(answered);
     const inserted = (await this.dataSource.query(
       `INSERT INTO "notifier"."upstream_tasks"
@@ -176,14 +186,21 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
       if (!stream) this.delay.wake();
       return null;
     }
-    return () => this.firstLook(row, answered);
+    return () => this.firstLook(row, answered, delivered?.polled);
   }
 
-  /** Reports an answer already settled, or polls the upstream task now, on the row the delivery holds; what fails here the poll makes good once the hold ends. */
-  private async firstLook(row: FollowRow, answered: Task): Promise<void> {
+  /**
+   * Reports an answer already settled, or what the delivery's `GetTask` showed (else polls the
+   * upstream task now), on the row the delivery holds; what fails here the poll makes good once the hold ends.
+   */
+  private async firstLook(row: FollowRow, answered: Task, polled: Promise<PolledTask> | undefined): Promise<void> {
     try {
       if (isSettled(answered)) await this.report(row, answered, row.reported);
-      else await this.poll(row);
+      else if (polled) {
+        const { task, error } = await polled;
+        if (task) await this.report(row, task, row.reported);
+        else await this.pollFailed(row, row.reported, error);
+      } else await this.poll(row);
     } catch (error) {
       this.logger.warn({ err: error, task_id: row.task_id }, 'could not look at the upstream answer at once');
     }

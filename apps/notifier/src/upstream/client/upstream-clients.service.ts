@@ -6,6 +6,7 @@ import { NotifierConfig } from '../../notifier.config';
 import { upstreamClient } from './upstream-client';
 import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
 import { UpstreamHealthService } from '../health/upstream-health.service';
+import { UpstreamTlsService } from '../identity/upstream-tls.service';
 
 /** The Postgres channel the notifier's tables name an upstream agent on when its credential, client identity or accepted card change (migration UpstreamChangeNotices). */
 export const UPSTREAM_CHANGED_CHANNEL = 'agentrelay_upstream_changed';
@@ -43,6 +44,7 @@ export class UpstreamClientsService implements OnModuleInit, OnApplicationShutdo
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
     @Inject(UpstreamCredentialsService) private readonly credentials: UpstreamCredentialsService,
     @Inject(UpstreamHealthService) private readonly health: UpstreamHealthService,
+    @Inject(UpstreamTlsService) private readonly tls: UpstreamTlsService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -62,7 +64,7 @@ export class UpstreamClientsService implements OnModuleInit, OnApplicationShutdo
     if (kept && kept.upstream === upstream && this.listening) return kept.client;
     const generation = this.generations.get(handle) ?? 0;
     const listening = this.listening;
-    const fetchImpl = await this.health.fetchFor(handle, timeoutMs);
+    const fetchImpl = this.health.fetchFor(handle, timeoutMs, { tls: await this.tls.get(handle) });
     const client = await upstreamClient(upstream, fetchImpl, await this.credentials.authFor(handle, upstream));
     // Kept only if nothing changed while it was made (and a change notice would have reached this replica).
     if (listening && this.listening && (this.generations.get(handle) ?? 0) === generation) {
