@@ -20,7 +20,7 @@ import {
 } from '@app/messaging';
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { traceLinkHeaders } from '@app/tracing';
-import { DeliveriesService, type EventDeliveries } from '../deliveries/deliveries.service';
+import { DeliveriesService, type BegunDelivery, type EventDeliveries } from '../deliveries/deliveries.service';
 import { notifies, planApproverDeliveries, planDeliveries } from '../deliveries/delivery-planner';
 import { DeliveryWorkerService } from '../deliveries/delivery-worker.service';
 import { approverChannelsOf, NotifierConfig } from '../notifier.config';
@@ -279,17 +279,29 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     }
     if (aheadOfFeed.length > 0) this.handBack(aheadOfFeed, feedReadTo, performance.now() - waitStarted);
     if (toRecord.length === 0) return;
-    let recorded: DeliveryChannel[];
+    // Upstream deliveries this process has slots for now are recorded with their first attempt begun, and sent at once.
+    const leases = this.worker.reserve(toRecord.flatMap((entry) => entry.deliveries.planned));
+    let recorded: { channels: DeliveryChannel[]; begun: BegunDelivery[] };
     try {
-      recorded = await this.deliveries.recordMany(toRecord.map((entry) => entry.deliveries));
+      recorded = await this.deliveries.recordMany(
+        toRecord.map((entry) => entry.deliveries),
+        leases,
+      );
     } catch (error) {
+      this.worker.unreserve(leases.keys());
       this.logger.warn({ err: error, events: toRecord.length }, 'could not record deliveries; the events will be redelivered');
       for (const { message } of toRecord) message.nak(retryDelay(message.info.deliveryCount));
       return;
     }
+    this.worker.adopt(recorded.begun);
+    // Recorded already (a redelivered event): its slot is given back.
+    if (recorded.begun.length < leases.size) {
+      const adopted = new Set(recorded.begun.map((begun) => begun.planned));
+      this.worker.unreserve([...leases.keys()].filter((planned) => !adopted.has(planned)));
+    }
     for (const { message } of toRecord) this.acks.add(message);
-    for (const channel of recorded) this.deliveryMetrics.recorded(channel);
-    if (recorded.length > 0) this.worker.wake();
+    for (const channel of recorded.channels) this.deliveryMetrics.recorded(channel);
+    if (recorded.channels.length > recorded.begun.length) this.worker.wake();
   }
 
   /** Waits until this replica's push-config feed has read the stream up to the batch's last task event; the sequence it has read up to. */
