@@ -29,6 +29,7 @@ import type { AgentTarget } from '../targets/delivery-targets';
 import { PushTargetsService } from '../targets/push-targets.service';
 import { planPushDeliveries } from '../deliveries/push-payload';
 import { isAgentEvent, isPushConfigEvent, isTaskEvent } from './event-guards';
+import { ConsumedInOrder } from './consumed-in-order';
 import { HeldAcks } from './held-acks';
 import { TargetsFeedService } from './targets-feed.service';
 
@@ -66,7 +67,9 @@ function retryDelay(deliveryCount: number): number {
  * only when it has deliveries: an event that needs none costs little more than its JSON.
  *
  * The push configs of a task event are read from memory, which this replica's own feed keeps
- * current; a config is set in the stream before the event that follows it, so a batch first waits
+ * current; a config is set in the stream before the event that follows it. While the consumer's
+ * own deliveries show that every push-config event before a task event is applied here (an
+ * unbroken run of them, see `ConsumedInOrder`), it is planned at once; otherwise the batch waits
  * (up to RELAY_NOTIFIER_FEED_WAIT_MS) until that feed has read the stream up to its last task
  * event. A task event the feed has still not reached is handed back for redelivery, to this or
  * another replica, never planned without the configs set before it.
@@ -79,6 +82,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
   private loop: Promise<void> | null = null;
   private readonly stop = new AbortController();
   private readonly acks: HeldAcks;
+  private readonly consumedInOrder = new ConsumedInOrder();
 
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
@@ -221,9 +225,13 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     const toRecord: Array<{ message: JsMsg; deliveries: EventDeliveries }> = [];
     const aheadOfFeed: JsMsg[] = [];
     const waitStarted = performance.now();
-    const feedReadTo = await this.pushConfigsReadTo(batch);
+    // Waited for only when the consumer's own deliveries do not show every push config before a task event applied here.
+    let feedReadTo: number | null = null;
     for (const message of batch) {
       const subject = message.subject.slice(prefixLength);
+      const consumed = { deliverySequence: message.info.deliverySequence, streamSequence: message.seq, firstDelivery: message.info.deliveryCount === 1 };
+      const isPushConfig = subject === PUSH_CONFIG_EVENTS.set || subject === PUSH_CONFIG_EVENTS.deleted;
+      const pushConfigsApplied = this.consumedInOrder.next(consumed, this.feed.pushConfigsPosition, isPushConfig);
       let payload: unknown;
       try {
         payload = message.json<unknown>();
@@ -244,7 +252,8 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
             this.acks.add(message);
             continue;
           }
-          if (message.seq > feedReadTo) {
+          if (!pushConfigsApplied) feedReadTo ??= await this.pushConfigsReadTo(batch);
+          if (!pushConfigsApplied && message.seq > (feedReadTo ?? 0)) {
             aheadOfFeed.push(message);
             continue;
           }
@@ -262,13 +271,14 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
             continue;
           }
           await this.targets.apply(payload);
-        } else if (subject === PUSH_CONFIG_EVENTS.set || subject === PUSH_CONFIG_EVENTS.deleted) {
+        } else if (isPushConfig) {
           if (!isPushConfigEvent(payload)) {
             this.logger.error({ subject, seq: message.seq }, 'dropped a malformed push config event');
             message.term('malformed push config event');
             continue;
           }
           await this.pushTargets.apply(payload);
+          this.consumedInOrder.appliedPushConfig(consumed);
         }
         this.acks.add(message);
       } catch (error) {
@@ -277,7 +287,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
         message.nak(retryInMs);
       }
     }
-    if (aheadOfFeed.length > 0) this.handBack(aheadOfFeed, feedReadTo, performance.now() - waitStarted);
+    if (aheadOfFeed.length > 0) this.handBack(aheadOfFeed, feedReadTo ?? 0, performance.now() - waitStarted);
     if (toRecord.length === 0) return;
     // Upstream deliveries this process has slots for now are recorded with their first attempt begun, and sent at once.
     const leases = this.worker.reserve(toRecord.flatMap((entry) => entry.deliveries.planned));
