@@ -26,13 +26,17 @@ export class ConsumedInOrder {
   /** Every push-config event at or below this stream sequence is applied here. */
   private applied = 0;
 
-  /**
-   * Takes the next message handled (in delivery order), with the feed's horizon now; whether every
-   * push-config event before it is applied here. A message that is not a push-config event counts
-   * as applied itself; one that is counts once `appliedPushConfig` says so.
-   */
-  next(message: ConsumedMessage, horizon: number, pushConfig: boolean): boolean {
+  /** The push-config feed has applied every push-config event up to `horizon`. */
+  reached(horizon: number): void {
     this.applied = Math.max(this.applied, horizon);
+  }
+
+  /**
+   * Takes the next message handled (in delivery order); whether every push-config event before it
+   * is applied here. A message that is not a push-config event counts as applied itself; one that
+   * is counts once `appliedPushConfig` says so.
+   */
+  next(message: ConsumedMessage, pushConfig: boolean): boolean {
     // The first message this process handles starts nothing: what came before it is unknown here.
     const unbroken = this.lastDelivery > 0 && message.deliverySequence === this.lastDelivery + 1;
     this.lastDelivery = message.deliverySequence;

@@ -231,7 +231,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
       const subject = message.subject.slice(prefixLength);
       const consumed = { deliverySequence: message.info.deliverySequence, streamSequence: message.seq, firstDelivery: message.info.deliveryCount === 1 };
       const isPushConfig = subject === PUSH_CONFIG_EVENTS.set || subject === PUSH_CONFIG_EVENTS.deleted;
-      const pushConfigsApplied = this.consumedInOrder.next(consumed, this.feed.pushConfigsPosition, isPushConfig);
+      const pushConfigsApplied = this.consumedInOrder.next(consumed, isPushConfig);
       let payload: unknown;
       try {
         payload = message.json<unknown>();
@@ -252,7 +252,10 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
             this.acks.add(message);
             continue;
           }
-          if (!pushConfigsApplied) feedReadTo ??= await this.pushConfigsReadTo(batch);
+          if (!pushConfigsApplied && feedReadTo === null) {
+            feedReadTo = await this.pushConfigsReadTo(batch);
+            this.consumedInOrder.reached(feedReadTo);
+          }
           if (!pushConfigsApplied && message.seq > (feedReadTo ?? 0)) {
             aheadOfFeed.push(message);
             continue;

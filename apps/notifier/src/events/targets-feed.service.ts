@@ -54,11 +54,6 @@ export class TargetsFeedService implements OnApplicationBootstrap, OnModuleDestr
     return this.pushConfigHorizon.reach(seq, timeoutMs);
   }
 
-  /** The stream sequence up to which every push-config event is applied to this replica's memory, now. */
-  get pushConfigsPosition(): number {
-    return this.pushConfigHorizon.position;
-  }
-
   async onModuleDestroy(): Promise<void> {
     this.stop.abort();
     this.pushConfigHorizon.release();

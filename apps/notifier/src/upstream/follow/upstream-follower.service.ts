@@ -20,8 +20,7 @@ import {
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
 import { NotifierConfig } from '../../notifier.config';
 import { AgentTargetsService } from '../../targets/agent-targets.service';
-import { callHeaders } from '../client/upstream-client';
-import { UpstreamClientsService } from '../client/upstream-clients.service';
+import { callHeaders, UpstreamClientsService } from '../client/upstream-clients.service';
 import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
 import { AnswerTooLargeError, causeOf, DeadlineExceededError } from '../../outbound/guarded-fetch';
 
