@@ -106,11 +106,14 @@ describe('Upstream deadlines: an upstream that sends its headers and then drips 
       expect(registered.status).toBe(201);
       handles.push((registered.body.agent as AgentRecord).handle);
     }
-    for (const handle of handles) {
-      for (let handoff = 0; handoff < HANDOFFS_EACH; handoff++) {
-        await createTask(relay.url, sender, { agent: { handle } } as RegisteredTestAgent, `Noisy handoff ${handoff}`);
-      }
-    }
+    // Sent together: their deliveries overlap however long each create takes on a loaded machine (each drip ends at the 1 s deadline).
+    await Promise.all(
+      handles.flatMap((handle) =>
+        Array.from({ length: HANDOFFS_EACH }, (_, handoff) =>
+          createTask(relay.url, sender, { agent: { handle } } as RegisteredTestAgent, `Noisy handoff ${handoff}`),
+        ),
+      ),
+    );
     // The dripping upstreams hold delivery slots now.
     await eventually(
       () => expect(dripping.reduce((sum, upstream) => sum + upstream.wire.dripping, 0)).toBeGreaterThanOrEqual(DRIPPING_UPSTREAMS * 2),

@@ -8,7 +8,7 @@ import { NotifierConfig } from '../../apps/notifier/src/notifier.config';
 import type { AgentTargetsService } from '../../apps/notifier/src/targets/agent-targets.service';
 import type { UpstreamCredentialsService } from '../../apps/notifier/src/upstream/identity/upstream-credentials.service';
 import { UpstreamFollowerService } from '../../apps/notifier/src/upstream/follow/upstream-follower.service';
-import type { UpstreamClientsService } from '../../apps/notifier/src/upstream/send/upstream-clients.service';
+import type { UpstreamClientsService } from '../../apps/notifier/src/upstream/client/upstream-clients.service';
 
 /** Counts the follower's claim rounds: the one statement that takes due rows. */
 function countingClaims(dataSource: DataSource): { claims: () => number } {

@@ -11,6 +11,10 @@ const SOURCE = resolve('apps/notifier/src');
  */
 const LAYERS = ['event-consumers', 'events', 'deliveries', 'upstream', 'targets', 'approvals', 'secrets', 'messaging', 'notifier.config', 'outbound'];
 
+/** The sub-parts of `upstream/` from the top down, in layers as the parts are. */
+const UPSTREAM = resolve(SOURCE, 'upstream');
+const UPSTREAM_LAYERS = ['send', 'follow', 'client', 'cards', 'identity', 'health'];
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
@@ -23,6 +27,14 @@ function sourceFiles(dir: string): string[] {
 function partOf(file: string): string {
   const [first, ...rest] = relative(SOURCE, file).split('/');
   return rest.length > 0 ? first : first.replace(/\.ts$/, '');
+}
+
+/** The sub-part of `upstream/` a file belongs to (null: outside `upstream/`, or a file at its top). */
+function upstreamPartOf(file: string): string | null {
+  const path = relative(UPSTREAM, file);
+  if (path.startsWith('..')) return null;
+  const [first, ...rest] = path.split('/');
+  return rest.length > 0 ? first : null;
 }
 
 function relativeImports(file: string): string[] {
@@ -49,6 +61,25 @@ describe('the notifier in layers', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('has no import running from a sub-part of upstream/ up to one above it', () => {
+    const upward: string[] = [];
+    for (const file of sourceFiles(UPSTREAM)) {
+      const from = UPSTREAM_LAYERS.indexOf(upstreamPartOf(file) ?? '');
+      for (const target of relativeImports(file)) {
+        const part = upstreamPartOf(target);
+        if (part === null) continue;
+        const to = UPSTREAM_LAYERS.indexOf(part);
+        if (from < 0 || to < 0 || to < from) upward.push(`${relative(SOURCE, file)} -> ${relative(SOURCE, target)}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('names every sub-part of upstream/', () => {
+    const parts = new Set(sourceFiles(UPSTREAM).map((file) => upstreamPartOf(file) ?? relative(UPSTREAM, file)));
+    expect([...parts].sort()).toEqual([...UPSTREAM_LAYERS].sort());
   });
 
   it('names every part of the notifier but its wiring', () => {

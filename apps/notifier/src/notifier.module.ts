@@ -24,7 +24,7 @@ import { AgentTargetsService } from './targets/agent-targets.service';
 import { DirectoryClient } from './targets/directory-client.service';
 import { PUSH_TARGET_SEALED_COLUMNS, PushTargetsService } from './targets/push-targets.service';
 import { UPSTREAM_CREDENTIAL_SEALED_COLUMNS, UpstreamCredentialsService } from './upstream/identity/upstream-credentials.service';
-import { UpstreamClientsService } from './upstream/send/upstream-clients.service';
+import { UpstreamClientsService } from './upstream/client/upstream-clients.service';
 import { UpstreamDeliveryService } from './upstream/send/upstream-delivery.service';
 import { UpstreamFollowerService } from './upstream/follow/upstream-follower.service';
 import { UPSTREAM_REGISTRATION_SEALED_COLUMNS, UpstreamRegistrationsService } from './upstream/cards/upstream-registrations.service';

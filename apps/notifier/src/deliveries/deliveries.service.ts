@@ -90,6 +90,13 @@ export interface ClaimRequest {
   heldAtMostMs: number;
 }
 
+/** A delivery recorded leased to this process with its first attempt begun (`recordMany`). */
+export interface BegunDelivery {
+  delivery: DeliveryRow;
+  attemptId: string;
+  planned: PlannedDelivery;
+}
+
 /** The deliveries planned for one task event. */
 export interface EventDeliveries {
   eventId: string;
@@ -155,17 +162,31 @@ export class DeliveriesService {
   /**
    * Records the deliveries of a batch of events in one statement. Recording an event again (a
    * redelivered JetStream message) adds nothing: a delivery is unique per event, channel and target.
-   * Returns the channel of each delivery it inserted.
+   * A delivery `leased` names (with its lease in ms) is recorded leased to this process with its
+   * first attempt begun (as `claimDue` and `beginAttempt` would), for the worker to send at once.
+   * Returns the channel of each delivery it inserted, and the leased ones it inserted as the worker reads them.
    */
-  async recordMany(events: EventDeliveries[]): Promise<DeliveryChannel[]> {
+  async recordMany(
+    events: EventDeliveries[],
+    leased: ReadonlyMap<PlannedDelivery, number> = new Map(),
+  ): Promise<{ channels: DeliveryChannel[]; begun: BegunDelivery[] }> {
     const values: string[] = [];
     const params: unknown[] = [];
+    const leasedById = new Map<string, { planned: PlannedDelivery; eventId: string; taskId: string }>();
     for (const { eventId, taskId, planned } of events) {
       for (const delivery of planned) {
         const base = params.length;
-        values.push(`(${Array.from({ length: 14 }, (_, i) => `$${base + i + 1}`).join(', ')}, 'pending', now())`);
+        const id = randomUUID();
+        const leaseMs = leased.get(delivery);
+        if (leaseMs !== undefined) leasedById.set(id, { planned: delivery, eventId, taskId });
+        const lease = `$${base + 15}::integer`;
+        values.push(
+          `(${Array.from({ length: 14 }, (_, i) => `$${base + i + 1}`).join(', ')}, 'pending', now(),
+            CASE WHEN ${lease} IS NULL THEN NULL ELSE now() + make_interval(secs => ${lease} / 1000.0) END,
+            CASE WHEN ${lease} IS NULL THEN 0 ELSE 1 END, CASE WHEN ${lease} IS NULL THEN 0 ELSE 1 END)`,
+        );
         params.push(
-          randomUUID(),
+          id,
           eventId,
           taskId,
           delivery.event,
@@ -179,18 +200,60 @@ export class DeliveriesService {
           JSON.stringify(sealJsonValues(this.cipher, delivery.headers)),
           JSON.stringify(delivery.body),
           delivery.assertion ? JSON.stringify(delivery.assertion) : null,
+          leaseMs === undefined ? null : Math.ceil(leaseMs),
         );
       }
     }
-    if (values.length === 0) return [];
+    if (values.length === 0) return { channels: [], begun: [] };
     const rows = (await this.dataSource.query(
-      `INSERT INTO ${TABLE} ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "destination", "timeout_ms", "content_type", "headers", "body", "assertion", "status", "next_attempt_at")
-       VALUES ${values.join(', ')}
-       ON CONFLICT ("event_id", "channel", "target_handle", "target_ref") DO NOTHING
-       RETURNING "channel"`,
+      `WITH inserted AS (
+         INSERT INTO ${TABLE} ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "destination", "timeout_ms", "content_type", "headers", "body", "assertion",
+           "status", "next_attempt_at", "locked_until", "attempts", "round_attempts")
+         VALUES ${values.join(', ')}
+         ON CONFLICT ("event_id", "channel", "target_handle", "target_ref") DO NOTHING
+         RETURNING "id", "channel", "locked_until", "created_at"
+       ), begun AS (
+         INSERT INTO "notifier"."delivery_attempts" ("delivery_id", "attempt_no") SELECT "id", 1 FROM inserted WHERE "locked_until" IS NOT NULL
+         RETURNING "id", "delivery_id"
+       )
+       SELECT inserted."id", inserted."channel", inserted."created_at", begun."id" AS "attempt_id" FROM inserted LEFT JOIN begun ON begun."delivery_id" = inserted."id"`,
       params,
-    )) as Array<{ channel: DeliveryChannel }>;
-    return rows.map((row) => row.channel);
+    )) as Array<{ id: string; channel: DeliveryChannel; created_at: Date; attempt_id: string | null }>;
+    const begun: BegunDelivery[] = [];
+    for (const row of rows) {
+      const leasedDelivery = leasedById.get(row.id);
+      if (!leasedDelivery || row.attempt_id === null) continue;
+      const { planned, eventId, taskId } = leasedDelivery;
+      begun.push({
+        attemptId: row.attempt_id,
+        planned,
+        delivery: {
+          id: row.id,
+          event_id: eventId,
+          task_id: taskId,
+          event: planned.event,
+          channel: planned.channel,
+          target_handle: planned.target_handle,
+          target_ref: planned.target_ref,
+          url: planned.url,
+          destination: destinationOf(planned.url),
+          timeout_ms: planned.timeout_ms ?? null,
+          content_type: planned.content_type,
+          headers: planned.headers,
+          body: planned.body,
+          status: 'pending',
+          attempts: 0,
+          round_attempts: 0,
+          next_attempt_at: null,
+          last_status_code: null,
+          last_error: null,
+          created_at: row.created_at,
+          delivered_at: null,
+          assertion: planned.assertion ?? null,
+        },
+      });
+    }
+    return { channels: rows.map((row) => row.channel), begun };
   }
 
   /**

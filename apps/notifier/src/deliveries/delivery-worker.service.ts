@@ -3,7 +3,8 @@ import { WakeableDelay } from '@app/messaging';
 import { DeliveryMetrics } from '@app/metrics';
 import { traceDeliveryAttempt, tracerOf } from '@app/tracing';
 import { NotifierConfig, slotShares } from '../notifier.config';
-import { DeliveriesService, destinationOf, type AttemptOutcome, type ClaimRequest, type DeliveryRow } from './deliveries.service';
+import { DeliveriesService, destinationOf, type AttemptOutcome, type BegunDelivery, type ClaimRequest, type DeliveryRow } from './deliveries.service';
+import type { PlannedDelivery } from './delivery-planner';
 import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } from '../outbound/destination-breakers';
 import type { SendOutcome } from '../outbound/send-outcome';
 import { nextRetryDelay, parseRetrySchedule } from '../outbound/retry-schedule';
@@ -31,6 +32,13 @@ interface AttemptInFlight {
   owner: string;
 }
 
+/** A slot taken for a delivery about to be recorded leased to this process (see `reserve`). */
+interface ReservedSlot {
+  channel: DeliveryRow['channel'];
+  destination: string;
+  owner: string;
+}
+
 /**
  * Attempts recorded deliveries: leases due ones fairly (a bounded share of the in-flight slots per
  * destination and per owner, taken in turns), sends them, records each attempt, and schedules
@@ -42,6 +50,8 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   private readonly logger = new Logger(DeliveryWorkerService.name);
   private readonly schedule: number[];
   private readonly inFlight = new Map<string, AttemptInFlight>();
+  /** Slots taken by deliveries being recorded leased to this process, until they are attempted (or were not recorded). */
+  private readonly reserved = new Map<PlannedDelivery, ReservedSlot>();
   private readonly breakers: DestinationBreakers;
   private readonly perDestination: number;
   private readonly perOwner: number;
@@ -99,6 +109,70 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     this.delay.wake();
   }
 
+  /**
+   * Takes a slot, where this process has one free now, for each upstream delivery about to be
+   * recorded whose destination's breaker is closed and whose destination and owner have a share
+   * left: those are recorded leased to this process with their first attempt begun, and handed to
+   * `adopt` (no claim, no wait for the worker's loop). The lease, in ms, of each one taken; the
+   * rest are recorded due, for the loop to claim. A slot not adopted is given back with `unreserve`.
+   */
+  reserve(planned: readonly PlannedDelivery[]): Map<PlannedDelivery, number> {
+    const leases = new Map<PlannedDelivery, number>();
+    if (this.stopping) return leases;
+    for (const delivery of planned) {
+      if (delivery.channel !== 'upstream') continue;
+      if (this.inFlight.size + this.reserved.size >= this.config.RELAY_NOTIFIER_MAX_IN_FLIGHT) break;
+      const destination = destinationOf(delivery.url);
+      if (this.breakers.stateOf(destination) !== 'closed') continue;
+      const slot: ReservedSlot = { channel: delivery.channel, destination, owner: delivery.target_handle };
+      if (!this.hasShare(slot)) continue;
+      this.reserved.set(delivery, slot);
+      // As a claim leases it: one and a half times its timeout and a second.
+      leases.set(delivery, (delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS) * 1.5 + 1000);
+    }
+    return leases;
+  }
+
+  /** Gives back the slots `reserve` took for these deliveries (they were not recorded leased). */
+  unreserve(planned: Iterable<PlannedDelivery>): void {
+    for (const delivery of planned) this.reserved.delete(delivery);
+    this.wake();
+  }
+
+  /** Attempts at once deliveries recorded leased to this process with their first attempt begun, in the slots `reserve` took. */
+  adopt(begun: readonly BegunDelivery[]): void {
+    for (const { delivery, attemptId, planned } of begun) {
+      this.reserved.delete(planned);
+      if (this.stopping) {
+        // Attempted by whichever process runs next (the attempt begun shows as interrupted).
+        void this.deliveries.release([delivery.id]).catch(() => undefined);
+        continue;
+      }
+      this.start(delivery, attemptId);
+    }
+  }
+
+  /** Whether a delivery to this destination and owner fits in the shares left to them here (as `claimRequest` counts them). */
+  private hasShare(slot: ReservedSlot): boolean {
+    const upstream = slot.channel === 'upstream';
+    let destination = { count: 0, upstreamOnly: upstream };
+    let owner = { count: 0, upstreamOnly: upstream };
+    for (const taken of this.slotsTaken()) {
+      if (taken.destination === slot.destination)
+        destination = { count: destination.count + 1, upstreamOnly: destination.upstreamOnly && taken.channel === 'upstream' };
+      if (taken.owner === slot.owner) owner = { count: owner.count + 1, upstreamOnly: owner.upstreamOnly && taken.channel === 'upstream' };
+    }
+    const destinationShare = destination.upstreamOnly ? this.perUpstream : this.perDestination;
+    const ownerShare = owner.upstreamOnly ? this.perUpstream : this.perOwner;
+    return destination.count < destinationShare && owner.count < ownerShare;
+  }
+
+  /** The slots in use: attempts in flight and slots reserved. */
+  private *slotsTaken(): Iterable<ReservedSlot> {
+    yield* this.inFlight.values();
+    yield* this.reserved.values();
+  }
+
   private async purge(): Promise<void> {
     try {
       const removed = await this.deliveries.purgeOlderThan(this.config.RELAY_DELIVERY_RETENTION_DAYS);
@@ -112,7 +186,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
 
   private async run(): Promise<void> {
     while (!this.stopping) {
-      const free = this.config.RELAY_NOTIFIER_MAX_IN_FLIGHT - this.inFlight.size;
+      const free = this.config.RELAY_NOTIFIER_MAX_IN_FLIGHT - this.inFlight.size - this.reserved.size;
       const admission = this.breakers.admission();
       for (const transition of admission.transitions) this.reportTransition(transition);
       let claimed: DeliveryRow[] = [];
@@ -139,21 +213,24 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
           sleepMs = 1000;
         }
       }
-      for (const delivery of claimed) {
-        const attempt = traceDeliveryAttempt(tracerOf('notifier'), delivery.channel, delivery.headers, () => this.attempt(delivery))
-          .catch((error: unknown) => this.logger.error({ err: error, delivery_id: delivery.id }, 'delivery attempt crashed'))
-          .finally(() => {
-            this.inFlight.delete(delivery.id);
-            this.wake();
-          });
-        this.inFlight.set(delivery.id, { attempt, channel: delivery.channel, destination: delivery.destination, owner: delivery.target_handle });
-      }
+      for (const delivery of claimed) this.start(delivery);
       this.metrics.breakers(this.breakers.counts());
       // Full, or the due deliveries wait for a slot of their destination or owner (a finishing
       // attempt wakes it), or nothing more due: sleep until the next due time it knows of; new
       // deliveries of this process wake it at once.
       await this.sleep(sleepMs);
     }
+  }
+
+  /** Attempts a delivery leased to this process in a slot of its own (`attemptId`: its attempt begun already). */
+  private start(delivery: DeliveryRow, attemptId?: string): void {
+    const attempt = traceDeliveryAttempt(tracerOf('notifier'), delivery.channel, delivery.headers, () => this.attempt(delivery, attemptId))
+      .catch((error: unknown) => this.logger.error({ err: error, delivery_id: delivery.id }, 'delivery attempt crashed'))
+      .finally(() => {
+        this.inFlight.delete(delivery.id);
+        this.wake();
+      });
+    this.inFlight.set(delivery.id, { attempt, channel: delivery.channel, destination: delivery.destination, owner: delivery.target_handle });
   }
 
   /**
@@ -167,7 +244,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       const counted = counts.get(key) ?? { count: 0, upstreamOnly: true };
       counts.set(key, { count: counted.count + 1, upstreamOnly: counted.upstreamOnly && upstream });
     };
-    for (const { channel, destination, owner } of this.inFlight.values()) {
+    for (const { channel, destination, owner } of this.slotsTaken()) {
       add(byDestination, destination, channel === 'upstream');
       add(byOwner, owner, channel === 'upstream');
     }
@@ -223,7 +300,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     return this.stopping ? Promise.resolve() : this.delay.wait(ms);
   }
 
-  private async attempt(delivery: DeliveryRow): Promise<void> {
+  private async attempt(delivery: DeliveryRow, begunAttemptId?: string): Promise<void> {
     if (delivery.channel === 'slack' && this.config.RELAY_SLACK_MIN_INTERVAL_MS > 0) {
       const slot = await this.slack.acquire(delivery.url, this.config.RELAY_SLACK_MIN_INTERVAL_MS);
       if (!slot.acquired) {
@@ -234,7 +311,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     const body = JSON.stringify(delivery.body);
     const headers: Record<string, string> = { 'content-type': delivery.content_type, ...delivery.headers };
     // Recorded before the request goes out: a receiver never gets more requests than the log shows.
-    const attemptId = await this.deliveries.beginAttempt(delivery);
+    const attemptId = begunAttemptId ?? (await this.deliveries.beginAttempt(delivery));
     if (delivery.channel === 'webhook') {
       // The approvers' webhook is signed with the operator's secret (it is no agent's).
       const secret = delivery.target_handle === APPROVERS_TARGET ? this.config.RELAY_APPROVALS_WEBHOOK_SECRET || null : (delivery.webhook_secret ?? null);

@@ -21,7 +21,7 @@ import {
 } from '@app/messaging';
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { traceLinkHeaders } from '@app/tracing';
-import { DeliveriesService, type EventDeliveries } from '../deliveries/deliveries.service';
+import { DeliveriesService, type BegunDelivery, type EventDeliveries } from '../deliveries/deliveries.service';
 import { notifies, planApproverDeliveries, planDeliveries, tellsApprovers } from '../deliveries/delivery-planner';
 import { DeliveryWorkerService } from '../deliveries/delivery-worker.service';
 import { approverChannelsOf, NotifierConfig } from '../notifier.config';
@@ -31,6 +31,7 @@ import type { AgentTarget } from '../targets/delivery-targets';
 import { PushTargetsService } from '../targets/push-targets.service';
 import { planPushDeliveries } from '../deliveries/push-payload';
 import { isAgentEvent, isPushConfigEvent, isTaskEvent } from './event-guards';
+import { ConsumedInOrder } from './consumed-in-order';
 import { HeldAcks } from './held-acks';
 import { TargetsFeedService } from './targets-feed.service';
 
@@ -68,7 +69,9 @@ function retryDelay(deliveryCount: number): number {
  * only when it has deliveries: an event that needs none costs little more than its JSON.
  *
  * The push configs of a task event are read from memory, which this replica's own feed keeps
- * current; a config is set in the stream before the event that follows it, so a batch first waits
+ * current; a config is set in the stream before the event that follows it. While the consumer's
+ * own deliveries show that every push-config event before a task event is applied here (an
+ * unbroken run of them, see `ConsumedInOrder`), it is planned at once; otherwise the batch waits
  * (up to RELAY_NOTIFIER_FEED_WAIT_MS) until that feed has read the stream up to its last task
  * event. A task event the feed has still not reached is handed back for redelivery, to this or
  * another replica, never planned without the configs set before it.
@@ -81,6 +84,7 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
   private loop: Promise<void> | null = null;
   private readonly stop = new AbortController();
   private readonly acks: HeldAcks;
+  private readonly consumedInOrder = new ConsumedInOrder();
 
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
@@ -224,9 +228,13 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
     const toRecord: Array<{ message: JsMsg; deliveries: EventDeliveries }> = [];
     const aheadOfFeed: JsMsg[] = [];
     const waitStarted = performance.now();
-    const feedReadTo = await this.pushConfigsReadTo(batch);
+    // Waited for only when the consumer's own deliveries do not show every push config before a task event applied here.
+    let feedReadTo: number | null = null;
     for (const message of batch) {
       const subject = message.subject.slice(prefixLength);
+      const consumed = { deliverySequence: message.info.deliverySequence, streamSequence: message.seq, firstDelivery: message.info.deliveryCount === 1 };
+      const isPushConfig = subject === PUSH_CONFIG_EVENTS.set || subject === PUSH_CONFIG_EVENTS.deleted;
+      const pushConfigsApplied = this.consumedInOrder.next(consumed, isPushConfig);
       let payload: unknown;
       try {
         payload = message.json<unknown>();
@@ -247,7 +255,11 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
             this.acks.add(message);
             continue;
           }
-          if (message.seq > feedReadTo) {
+          if (!pushConfigsApplied && feedReadTo === null) {
+            feedReadTo = await this.pushConfigsReadTo(batch);
+            this.consumedInOrder.reached(feedReadTo);
+          }
+          if (!pushConfigsApplied && message.seq > (feedReadTo ?? 0)) {
             aheadOfFeed.push(message);
             continue;
           }
@@ -265,13 +277,14 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
             continue;
           }
           await this.targets.apply(payload);
-        } else if (subject === PUSH_CONFIG_EVENTS.set || subject === PUSH_CONFIG_EVENTS.deleted) {
+        } else if (isPushConfig) {
           if (!isPushConfigEvent(payload)) {
             this.logger.error({ subject, seq: message.seq }, 'dropped a malformed push config event');
             message.term('malformed push config event');
             continue;
           }
           await this.pushTargets.apply(payload);
+          this.consumedInOrder.appliedPushConfig(consumed);
         }
         this.acks.add(message);
       } catch (error) {
@@ -280,19 +293,31 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
         message.nak(retryInMs);
       }
     }
-    if (aheadOfFeed.length > 0) this.handBack(aheadOfFeed, feedReadTo, performance.now() - waitStarted);
+    if (aheadOfFeed.length > 0) this.handBack(aheadOfFeed, feedReadTo ?? 0, performance.now() - waitStarted);
     if (toRecord.length === 0) return;
-    let recorded: DeliveryChannel[];
+    // Upstream deliveries this process has slots for now are recorded with their first attempt begun, and sent at once.
+    const leases = this.worker.reserve(toRecord.flatMap((entry) => entry.deliveries.planned));
+    let recorded: { channels: DeliveryChannel[]; begun: BegunDelivery[] };
     try {
-      recorded = await this.deliveries.recordMany(toRecord.map((entry) => entry.deliveries));
+      recorded = await this.deliveries.recordMany(
+        toRecord.map((entry) => entry.deliveries),
+        leases,
+      );
     } catch (error) {
+      this.worker.unreserve(leases.keys());
       this.logger.warn({ err: error, events: toRecord.length }, 'could not record deliveries; the events will be redelivered');
       for (const { message } of toRecord) message.nak(retryDelay(message.info.deliveryCount));
       return;
     }
+    this.worker.adopt(recorded.begun);
+    // Recorded already (a redelivered event): its slot is given back.
+    if (recorded.begun.length < leases.size) {
+      const adopted = new Set(recorded.begun.map((begun) => begun.planned));
+      this.worker.unreserve([...leases.keys()].filter((planned) => !adopted.has(planned)));
+    }
     for (const { message } of toRecord) this.acks.add(message);
-    for (const channel of recorded) this.deliveryMetrics.recorded(channel);
-    if (recorded.length > 0) this.worker.wake();
+    for (const channel of recorded.channels) this.deliveryMetrics.recorded(channel);
+    if (recorded.channels.length > recorded.begun.length) this.worker.wake();
   }
 
   /** Waits until this replica's push-config feed has read the stream up to the batch's last task event; the sequence it has read up to. */

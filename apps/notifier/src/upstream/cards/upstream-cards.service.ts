@@ -140,9 +140,9 @@ export class UpstreamCardsService implements OnApplicationBootstrap, OnModuleDes
     let document: unknown;
     try {
       checkWebhookUrl(cardUrl, allowPrivate);
-      const fetchImpl = await this.health.fetchFor(handle, Math.min(CARD_TIMEOUT_MS, this.config.RELAY_WEBHOOK_TIMEOUT_MS), {
+      const fetchImpl = this.health.fetchFor(handle, Math.min(CARD_TIMEOUT_MS, this.config.RELAY_WEBHOOK_TIMEOUT_MS), {
         method: 'GetAgentCard',
-        tls,
+        tls: tls !== undefined ? tls : await this.tls.get(handle),
         maxAnswerBytes: UPSTREAM_LIMITS.cardBytes,
       });
       document = await fetchJson(cardUrl, UPSTREAM_LIMITS.cardBytes, fetchImpl);

@@ -20,8 +20,7 @@ import {
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
 import { NotifierConfig } from '../../notifier.config';
 import { AgentTargetsService } from '../../targets/agent-targets.service';
-import { callHeaders } from '../send/upstream-client';
-import { UpstreamClientsService } from '../send/upstream-clients.service';
+import { callHeaders, UpstreamClientsService } from '../client/upstream-clients.service';
 import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
 import { AnswerTooLargeError, causeOf, DeadlineExceededError } from '../../outbound/guarded-fetch';
 
@@ -53,6 +52,15 @@ export interface AdoptedStream {
   first: StreamResponse;
   rest: AsyncGenerator<StreamResponse, void, undefined>;
   controller: AbortController;
+}
+
+/** What a `GetTask` made by the delivery answered: the task, or the error it failed with. */
+export type PolledTask = { task: Task; error?: undefined } | { task?: undefined; error: unknown };
+
+/** The delivery's answer, and the `GetTask` it made at once when the answer was not settled. */
+export interface DeliveredAnswer {
+  answer: Task;
+  polled?: Promise<PolledTask>;
 }
 
 interface FollowRow {
@@ -133,7 +141,8 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
    * it is, another is polled at once. A process killed meanwhile lets go of the row within
    * STREAM_LEASE_MS, and the next poll reports what the upstream shows then.
    */
-  async follow(start: FollowStart, stream?: AdoptedStream, answered?: Task): Promise<(() => Promise<void>) | null> {
+  async follow(start: FollowStart, stream?: AdoptedStream, delivered?: DeliveredAnswer): Promise<(() => Promise<void>) | null> {
+    const answered = delivered?.answer;
     const polledNow = answered !== undefined && !isSettled(answered);
     const inserted = (await this.dataSource.query(
       `INSERT INTO "notifier"."upstream_tasks"
@@ -170,20 +179,29 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
           yield* stream.rest;
         })(),
         stream.controller,
+        // Held by the insert for STREAM_LEASE_MS already.
+        false,
       );
     else stream?.controller.abort();
     if (!row || this.stopping || !answered) {
       if (!stream) this.delay.wake();
       return null;
     }
-    return () => this.firstLook(row, answered);
+    return () => this.firstLook(row, answered, delivered?.polled);
   }
 
-  /** Reports an answer already settled, or polls the upstream task now, on the row the delivery holds; what fails here the poll makes good once the hold ends. */
-  private async firstLook(row: FollowRow, answered: Task): Promise<void> {
+  /**
+   * Reports an answer already settled, or what the delivery's `GetTask` showed (else polls the
+   * upstream task now), on the row the delivery holds; what fails here the poll makes good once the hold ends.
+   */
+  private async firstLook(row: FollowRow, answered: Task, polled: Promise<PolledTask> | undefined): Promise<void> {
     try {
       if (isSettled(answered)) await this.report(row, answered, row.reported);
-      else await this.poll(row);
+      else if (polled) {
+        const { task, error } = await polled;
+        if (task) await this.report(row, task, row.reported);
+        else await this.pollFailed(row, row.reported, error);
+      } else await this.poll(row);
     } catch (error) {
       this.logger.warn({ err: error, task_id: row.task_id }, 'could not look at the upstream answer at once');
     }
@@ -433,9 +451,9 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
    * is scheduled again and the next round subscribes again; a server that refuses to subscribe
    * (the task ended meanwhile, no streaming) is asked with `GetTask` instead.
    */
-  private read(row: FollowRow, events: AsyncGenerator<StreamResponse, void, undefined>, controller: AbortController): void {
+  private read(row: FollowRow, events: AsyncGenerator<StreamResponse, void, undefined>, controller: AbortController, renewFirst = true): void {
     const renew = setInterval(() => void this.renew(row.task_id).catch(() => undefined), STREAM_LEASE_MS / 3);
-    const done = this.readStream(row, events, controller)
+    const done = this.readStream(row, events, controller, renewFirst)
       .catch((error: unknown) => this.logger.warn({ err: error, task_id: row.task_id }, 'could not follow the upstream stream'))
       .finally(() => {
         clearInterval(renew);
@@ -445,8 +463,13 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     this.streams.set(row.task_id, { controller, done });
   }
 
-  private async readStream(row: FollowRow, events: AsyncGenerator<StreamResponse, void, undefined>, controller: AbortController): Promise<void> {
-    await this.renew(row.task_id).catch(() => undefined);
+  private async readStream(
+    row: FollowRow,
+    events: AsyncGenerator<StreamResponse, void, undefined>,
+    controller: AbortController,
+    renewFirst: boolean,
+  ): Promise<void> {
+    if (renewFirst) await this.renew(row.task_id).catch(() => undefined);
     let snapshot: Task | null = null;
     let reported = row.reported;
     let changed = false;
@@ -455,10 +478,11 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     const idleMs = this.config.RELAY_UPSTREAM_STREAM_IDLE_MS;
     let idle = setTimeout(() => controller.abort(), idleMs);
     try {
-      for await (const event of events) {
+      // The events come in as they came (as many as had arrived by the time the last ones were reported): reported together.
+      for await (const arrived of inArrivals(events)) {
         clearTimeout(idle);
         idle = setTimeout(() => controller.abort(), idleMs);
-        snapshot = applyStreamEvent(snapshot, event, row.task_id);
+        for (const event of arrived) snapshot = applyStreamEvent(snapshot, event, row.task_id);
         if (!snapshot) continue;
         const outcome = await this.reportSteps(row, snapshot, reported);
         if (outcome.unreportable !== null) {
@@ -598,6 +622,35 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     );
     if (gaveUp) this.logger.warn({ task_id: row.task_id, polls: row.polls, reason: gaveUp }, 'upstream task no longer followed: its answer cannot be reported');
     else this.logger.log({ task_id: row.task_id, state: reported.relay_state, polls: row.polls }, 'upstream task followed to its end');
+  }
+}
+
+/**
+ * The events of a stream in arrivals: each one the next event and every other that has come by
+ * then (none is waited for past what is already there). Closing it closes the stream.
+ */
+async function* inArrivals<T>(events: AsyncGenerator<T, void, undefined>): AsyncGenerator<T[], void, undefined> {
+  const notYet = Symbol('not yet');
+  let next = events.next();
+  try {
+    for (;;) {
+      const first = await next;
+      if (first.done) return;
+      const arrived = [first.value];
+      for (;;) {
+        next = events.next();
+        const ready = await Promise.race([next, new Promise<typeof notYet>((resolve) => setImmediate(() => resolve(notYet)))]);
+        if (ready === notYet) break;
+        if (ready.done) {
+          yield arrived;
+          return;
+        }
+        arrived.push(ready.value);
+      }
+      yield arrived;
+    }
+  } finally {
+    void events.return(undefined).catch(() => undefined);
   }
 }
 

@@ -6,7 +6,6 @@ import { NotifierConfig, upstreamPrivateTargets } from '../../notifier.config';
 import { guardedFetch } from '../../outbound/guarded-fetch';
 import { observedFetch, type ObservedCall } from './upstream-calls';
 import { UpstreamMetrics, type UpstreamBreakerState } from './upstream-metrics';
-import { UpstreamTlsService } from '../identity/upstream-tls.service';
 
 /** The calls of one task the admin API shows at most (the newest). */
 const CALLS_SHOWN = 500;
@@ -30,7 +29,6 @@ export class UpstreamHealthService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
     @Inject(UpstreamMetrics) private readonly metrics: UpstreamMetrics,
-    @Inject(UpstreamTlsService) private readonly tls: UpstreamTlsService,
   ) {
     metrics.watch(() => this.gaugeRows());
   }
@@ -50,14 +48,14 @@ export class UpstreamHealthService {
 
   /**
    * The `fetch` for requests to this agent's server: SSRF-guarded, each exchange within `timeoutMs`
-   * (headers and body) and its answers to `maxAnswerBytes` (RELAY_UPSTREAM_MAX_ANSWER_BYTES unless given), with its mTLS identity (the stored one, unless given), recorded.
+   * (headers and body) and its answers to `maxAnswerBytes` (RELAY_UPSTREAM_MAX_ANSWER_BYTES unless given), with the mTLS identity `tls` (null: none), recorded.
    */
-  async fetchFor(
+  fetchFor(
     handle: string,
     timeoutMs: number,
-    options: { method?: UpstreamCallMethod; tls?: Parameters<typeof guardedFetch>[0]['tls']; maxAnswerBytes?: number } = {},
-  ): Promise<typeof fetch> {
-    const tls = options.tls !== undefined ? options.tls : await this.tls.get(handle);
+    options: { method?: UpstreamCallMethod; tls: Parameters<typeof guardedFetch>[0]['tls']; maxAnswerBytes?: number },
+  ): typeof fetch {
+    const tls = options.tls;
     const inner = guardedFetch({
       allowPrivate: upstreamPrivateTargets(this.config),
       userAgent: 'AgentRelay-Notifier/1',

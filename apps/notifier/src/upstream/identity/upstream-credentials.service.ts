@@ -77,7 +77,7 @@ export class UpstreamCredentialsService {
       const tokenUrl = auth.token_url ?? card.oauth2_token_url;
       if (!tokenUrl) throw new OAuth2TokenError('auth.token_url', 'the card names no OAuth2 client-credentials token URL: give auth.token_url');
       oauth2 = { token_url: tokenUrl, client_id: auth.client_id as string, scope: auth.scope ?? null, resource: auth.resource ?? null };
-      const first = await requestClientCredentialsToken(oauth2, auth.secret, await this.tokenFetch(handle, timeoutMs));
+      const first = await requestClientCredentialsToken(oauth2, auth.secret, this.tokenFetch(handle, timeoutMs));
       // Keyed by the credential: used only once it is the agent's stored one.
       this.tokens.set(this.tokenKey(handle, oauth2, auth.secret), { token: first.access_token, refreshAt: refreshAt(first, Date.now()) });
     }
@@ -145,8 +145,7 @@ export class UpstreamCredentialsService {
     if (kept && kept.refreshAt > Date.now()) return kept.token;
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
-    const request = this.tokenFetch(handle, this.config.RELAY_WEBHOOK_TIMEOUT_MS)
-      .then((tokenFetch) => requestClientCredentialsToken(client, credential.secret, tokenFetch))
+    const request = requestClientCredentialsToken(client, credential.secret, this.tokenFetch(handle, this.config.RELAY_WEBHOOK_TIMEOUT_MS))
       .then((token) => {
         this.forget(handle);
         this.tokens.set(key, { token: token.access_token, refreshAt: refreshAt(token, Date.now()) });
@@ -166,7 +165,7 @@ export class UpstreamCredentialsService {
   }
 
   /** Token requests go through the SSRF guard and are counted with the agent's calls; the token URL gets no client certificate. */
-  private tokenFetch(handle: string, timeoutMs: number): Promise<typeof fetch> {
+  private tokenFetch(handle: string, timeoutMs: number): typeof fetch {
     return this.health.fetchFor(handle, timeoutMs, { method: 'OAuth2Token', tls: null, maxAnswerBytes: TOKEN_ANSWER_BYTES });
   }
 }

@@ -12,20 +12,19 @@ import {
 } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
-import { applyStreamEvent, NOTHING_REPORTED, taskOfMessage, toSdkPart } from '@app/a2a';
+import { applyStreamEvent, isSettled, NOTHING_REPORTED, taskOfMessage, toSdkPart } from '@app/a2a';
 import type { ParticipantRef, PartView, TaskEventMessage, UpstreamInterface } from '@app/contracts';
 import { pickTraceHeaders } from '@app/tracing';
 import { SsrfRefusedError } from '../../outbound/ssrf-guard';
 import type { SendOutcome } from '../../outbound/send-outcome';
 import { NotifierConfig } from '../../notifier.config';
 import { AgentTargetsService } from '../../targets/agent-targets.service';
-import { callHeaders } from './upstream-client';
-import { UpstreamClientsService } from './upstream-clients.service';
+import { callHeaders, UpstreamClientsService } from '../client/upstream-clients.service';
 import type { UpstreamDeliveryBody } from './upstream-delivery-body';
 import { AnswerTooLargeError, causeOf } from '../../outbound/guarded-fetch';
 import { OAuth2TokenError } from '../identity/oauth2-token';
 import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
-import { UpstreamFollowerService, type AdoptedStream } from '../follow/upstream-follower.service';
+import { UpstreamFollowerService, type AdoptedStream, type PolledTask } from '../follow/upstream-follower.service';
 
 /** What of a recorded delivery an attempt at the upstream reads (the delivery worker's row). */
 export interface UpstreamDeliveryAttempt {
@@ -55,6 +54,14 @@ function answerOf(event: StreamResponse, taskId: string): SendMessageResult {
 
 function isTask(result: SendMessageResult): result is Exclude<SendMessageResult, Message> {
   return typeof result === 'object' && result !== null && 'status' in result;
+}
+
+/** `GetTask` of the upstream task the delivery just made, never rejecting: what it answered, or why not. */
+function pollOf(client: Client, upstreamTaskId: string, taskId: string): Promise<PolledTask> {
+  return client.getTask({ tenant: '', id: upstreamTaskId, historyLength: undefined }, { serviceParameters: callHeaders(taskId) }).then(
+    (task) => ({ task }),
+    (error: unknown) => ({ error }),
+  );
 }
 
 /**
@@ -119,7 +126,8 @@ export class UpstreamDeliveryService {
     const timeoutMs = delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS;
     const action = body.action ?? 'create';
     // A reply or a cancel goes to the upstream task the first message became: it waits (by the retry schedule) until there is one.
-    const followed = await this.follower.find(body.task_id);
+    // A first attempt of a new handoff has nothing recorded yet (a follow is only written by an attempt, which counts first).
+    const followed = action === 'create' && delivery.attempts === 0 ? null : await this.follower.find(body.task_id);
     if (action === 'create' && followed) {
       // An earlier attempt's answer was recorded (the process stopped before the attempt was): nothing to send again.
       return outcome({ ok: true, retryable: false, statusCode: 200, error: null });
@@ -147,6 +155,7 @@ export class UpstreamDeliveryService {
     const push = action === 'create' ? this.pushReceiver(upstream, body.task_id) : null;
     let result: SendMessageResult | null = null;
     let stream: AdoptedStream | undefined;
+    let polled: Promise<PolledTask> | undefined;
     try {
       const client = await this.clients.clientFor(recipient.handle, upstream, timeoutMs);
       // The attempt's place in the handoff's trace (docs/chains.md) and who asked, signed, beside the task and sender.
@@ -171,6 +180,8 @@ export class UpstreamDeliveryService {
           stream = await this.openStream(client, request, signal, timeoutMs, serviceParameters);
           result = answerOf(stream.first, body.task_id);
         } else result = await client.sendMessage(request, { signal, serviceParameters });
+        // A new upstream task not settled yet is asked for again at once, while its answer and the attempt are recorded.
+        if (action === 'create' && !upstream.streaming && isTask(result) && !isSettled(result)) polled = pollOf(client, result.id, body.task_id);
       }
     } catch (error) {
       // Canceling a task the upstream already ended (or canceled): nothing left to stop.
@@ -218,8 +229,8 @@ export class UpstreamDeliveryService {
           pushTokenHash: push?.tokenHash ?? null,
         },
         stream,
-        // Looked at once the attempt is recorded: reported as it is when settled, else polled at once.
-        stream === undefined ? task : undefined,
+        // Looked at once the attempt is recorded: reported as it is when settled, else as the poll made meanwhile shows it.
+        stream === undefined ? { answer: task, polled } : undefined,
       );
       this.logger.log(
         { task_id: body.task_id, upstream_task_id: isTask(answer) ? answer.id : null, handle: recipient.handle },
