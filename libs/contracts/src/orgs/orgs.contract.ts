@@ -14,6 +14,9 @@ export const ORG_LIMITS = {
   maxAgentsQuota: 1_000_000,
   maxRequestsPerMinuteQuota: 10_000_000,
   maxOpenHandoffsQuota: 10_000_000,
+  /** The most bytes an org's stored-bytes quota may name (1 TiB). */
+  maxStoredBytesQuota: 1_099_511_627_776,
+  maxUpstreamInFlightQuota: 10_000,
   listDefaultLimit: 50,
   listMaxLimit: 200,
 } as const;
@@ -39,6 +42,10 @@ export interface OrgQuotas {
   requests_per_minute: number | null;
   /** Handoffs sent by the org's agents and not yet finished (OPEN_HANDOFF_STATES). */
   open_handoffs: number | null;
+  /** Bytes of messages and artifacts the org's agents wrote into handoffs still stored (counted against the writer's org). */
+  stored_bytes: number | null;
+  /** Deliveries to the org's upstream agents that a notifier process attempts at once; more wait for a slot. */
+  upstream_in_flight: number | null;
 }
 
 export interface OrgQuotasReply {
@@ -94,6 +101,20 @@ export class OrgQuotaFields {
   @Min(0)
   @Max(ORG_LIMITS.maxOpenHandoffsQuota)
   open_handoffs?: number | null;
+
+  @ValidateIf((_, value) => value !== null)
+  @IsOptional()
+  @IsInt({ message: 'quotas.stored_bytes must be a whole number of bytes, or null for no limit' })
+  @Min(0)
+  @Max(ORG_LIMITS.maxStoredBytesQuota)
+  stored_bytes?: number | null;
+
+  @ValidateIf((_, value) => value !== null)
+  @IsOptional()
+  @IsInt({ message: 'quotas.upstream_in_flight must be a whole number of deliveries, or null for no limit' })
+  @Min(1)
+  @Max(ORG_LIMITS.maxUpstreamInFlightQuota)
+  upstream_in_flight?: number | null;
 }
 
 export class OrgDefaultsFields {

@@ -17,6 +17,7 @@ import { PersonRoles1765536700000 } from './1765536700000-PersonRoles';
 import { AdminAuditOrg1765536800000 } from './1765536800000-AdminAuditOrg';
 import { OrgChainBounds1765541900000 } from './1765541900000-OrgChainBounds';
 import { OrgOpenHandoffsQuota1765545300000 } from './1765545300000-OrgOpenHandoffsQuota';
+import { OrgStoredBytesAndUpstreamQuotas1765870000000 } from './1765870000000-OrgStoredBytesAndUpstreamQuotas';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -39,4 +40,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   AdminAuditOrg1765536800000,
   OrgChainBounds1765541900000,
   OrgOpenHandoffsQuota1765545300000,
+  OrgStoredBytesAndUpstreamQuotas1765870000000,
 ];

@@ -20,6 +20,8 @@ import { validateArtifactInputs } from '../rules/artifact-rules';
 import { changeTask } from '../store/change-write';
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
 import { transitionTask } from '../store/transition-write';
+import { OrgStoredBytesQuotas } from '../org-quotas/org-stored-bytes-quotas';
+import type { StoredBytesQuotas } from '../store/stored-bytes';
 import { sendRequestHash } from '../use-cases/send-idempotency';
 import { appendChange, SendTask } from '../use-cases/send-task';
 import { checkTransitionRequest, TransitionTask } from '../use-cases/transition-task';
@@ -56,6 +58,7 @@ export class ReportUpstream {
     @Inject(TransitionTask) private readonly transitions: TransitionTask,
     @Inject(UpstreamRecipients) private readonly upstreams: UpstreamRecipients,
     @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
+    @Inject(OrgStoredBytesQuotas) private readonly storedBytes: StoredBytesQuotas,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -126,6 +129,7 @@ export class ReportUpstream {
               request.task_id,
               (current) => appendChange(current, send, hash),
               () => new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: request.task_id }),
+              this.storedBytes,
             );
             written(changed.events);
             state = changed.task.state;
@@ -139,7 +143,7 @@ export class ReportUpstream {
               ...(step.reason !== undefined ? { reason: step.reason } : {}),
               ...(step.result_summary !== undefined ? { result_summary: step.result_summary } : {}),
               history_length: 0,
-            });
+            }, this.storedBytes);
             written(moved.events);
             state = moved.task.state;
           }
