@@ -1,8 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { AGENT_LIMITS } from '@app/contracts';
+import { migrateServiceSchema } from '@app/database';
 import { MetricsServer } from '@app/metrics';
+import { tasksDataSourceOptions } from '../apps/tasks/src/database/data-source';
+import { TASKS_MIGRATIONS } from '../apps/tasks/src/database/migrations';
+import { OrgStoredBytes1765870000000 } from '../apps/tasks/src/database/migrations/1765870000000-OrgStoredBytes';
 import { registerAgent, setTrust, type RegisteredTestAgent } from './support/agents';
 import { eventually } from './support/eventually';
 import { ok, rpc, type RpcResponse } from './support/json-rpc';
@@ -67,7 +72,10 @@ describe('org quotas: stored bytes and upstream deliveries in flight', () => {
       .set(admin)
       .send({ name: uniqueOrg('bad'), quotas: { stored_bytes: -1, upstream_in_flight: 0 } })
       .expect(400);
-    expect((bad.body.error.fields as Array<{ field: string }>).map((field) => field.field).sort()).toEqual(['quotas.stored_bytes', 'quotas.upstream_in_flight']);
+    expect((bad.body.error.fields as Array<{ field: string }>).map((field) => field.field).sort()).toEqual([
+      'quotas.stored_bytes',
+      'quotas.upstream_in_flight',
+    ]);
     const org = uniqueOrg('good');
     const created = await request(relay.url)
       .post('/admin/orgs')
@@ -236,4 +244,81 @@ describe('org quotas: stored bytes and upstream deliveries in flight', () => {
     expect(noisyUpstream.received).toHaveLength(waiting);
     expect(new Set(noisyUpstream.received.map((message) => message.messageId)).size).toBe(waiting);
   }, 240_000);
+});
+
+describe('the upgrade to stored bytes per org', () => {
+  it('counts the bytes already stored to their writers’ orgs: messages by author, artifacts of the create to the sender, later ones to the recipient', async () => {
+    const base = new URL(testDatabaseUrl());
+    const name = `relay_test_bytes_${randomBytes(4).toString('hex')}`;
+    const maintenance = new Client({ connectionString: base.toString() });
+    await maintenance.connect();
+    await maintenance.query(`CREATE DATABASE "${name}"`);
+    const url = new URL(base.toString());
+    url.pathname = `/${name}`;
+    try {
+      const before = new DataSource({
+        ...tasksDataSourceOptions(url.toString()),
+        migrations: TASKS_MIGRATIONS.slice(0, TASKS_MIGRATIONS.indexOf(OrgStoredBytes1765870000000)),
+      });
+      await before.initialize();
+      await migrateServiceSchema(before);
+      const created = new Date('2026-01-01T10:00:00Z');
+      const later = new Date('2026-01-01T10:05:00Z');
+      const task = async (id: string, sender: string, recipient: string): Promise<void> => {
+        await before.query(
+          `INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "recipient_id", "recipient_handle", "recipient_name", "summary", "created_at", "updated_at", "status_timestamp")
+           VALUES ($1, $2, $3, $3, $3, $4, $4, $4, 'x', $5, $5, $5)`,
+          [id, randomUUID(), sender, recipient, created],
+        );
+      };
+      const message = async (taskId: string, sequence: number, author: 'sender' | 'recipient', from: string, bytes: number): Promise<void> => {
+        await before.query(
+          `INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "size_bytes")
+           VALUES ($1, $2, $3, $4, $5, $5, 'x', '[{"kind":"text","text":"x"}]', $6)`,
+          [taskId, sequence, randomUUID(), author, from, bytes],
+        );
+      };
+      const artifact = async (taskId: string, position: number, at: Date, bytes: number): Promise<void> => {
+        await before.query(
+          `INSERT INTO "tasks"."artifacts" ("task_id", "artifact_id", "position", "parts", "size_bytes", "created_at", "updated_at")
+           VALUES ($1, $2, $3, '[{"kind":"text","text":"x"}]', $4, $5, $5)`,
+          [taskId, randomUUID(), position, bytes, at],
+        );
+      };
+      const [first, second] = ['01JA0000000000000000000001', '01JA0000000000000000000002'];
+      await task(first, 'frank@web', 'ana@payments');
+      await message(first, 1, 'sender', 'frank@web', 100);
+      await message(first, 2, 'recipient', 'ana@payments', 250);
+      await artifact(first, 1, created, 40);
+      await artifact(first, 2, later, 70);
+      await task(second, 'ana@payments', 'olga@ops');
+      await message(second, 1, 'sender', 'ana@payments', 30);
+      await before.destroy();
+
+      const after = new DataSource(tasksDataSourceOptions(url.toString()));
+      await after.initialize();
+      expect(await migrateServiceSchema(after)).toEqual(
+        TASKS_MIGRATIONS.slice(TASKS_MIGRATIONS.indexOf(OrgStoredBytes1765870000000)).map((migration) => migration.name),
+      );
+      const orgs: Array<{ org: string; bytes: string }> = await after.query(
+        `SELECT "org", sum("bytes")::text AS "bytes" FROM "tasks"."org_stored_bytes" GROUP BY "org" ORDER BY "org"`,
+      );
+      expect(orgs).toEqual([
+        { org: 'ops', bytes: '0' },
+        { org: 'payments', bytes: String(250 + 70 + 30) },
+        { org: 'web', bytes: String(100 + 40) },
+      ]);
+      const tallies: Array<{ id: string; sender_stored_bytes: string; recipient_stored_bytes: string }> = await after.query(
+        `SELECT "id", "sender_stored_bytes", "recipient_stored_bytes" FROM "tasks"."tasks" ORDER BY "id"`,
+      );
+      expect(tallies).toEqual([
+        { id: first, sender_stored_bytes: '140', recipient_stored_bytes: '320' },
+        { id: second, sender_stored_bytes: '30', recipient_stored_bytes: '0' },
+      ]);
+      await after.destroy();
+    } finally {
+      await maintenance.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await maintenance.end();
+    }
+  });
 });

@@ -25,7 +25,11 @@ describe('stored bytes per org at the write paths', () => {
 
   /** The org's counter (the sum of its shards). */
   async function counted(org: string): Promise<number> {
-    const [row] = await rowsOf<{ bytes: string }>(database, `SELECT COALESCE(sum("bytes"), 0)::text AS "bytes" FROM "tasks"."org_stored_bytes" WHERE "org" = $1`, [org]);
+    const [row] = await rowsOf<{ bytes: string }>(
+      database,
+      `SELECT COALESCE(sum("bytes"), 0)::text AS "bytes" FROM "tasks"."org_stored_bytes" WHERE "org" = $1`,
+      [org],
+    );
     return Number(row.bytes);
   }
 
@@ -95,12 +99,10 @@ describe('stored bytes per org at the write paths', () => {
     database.storedBytes.limits.set(busy, one * (1 + places));
 
     const writes = Array.from({ length: 24 }, (_, i) =>
-      database.sendTask
-        .send({ caller: recipient, task_id: tasks[i % tasks.length], message: { parts: textParts('m'.repeat(1000)) } } as SendRequest)
-        .then(
-          () => 'stored',
-          (error: { reason?: string }) => error.reason ?? String(error),
-        ),
+      database.sendTask.send({ caller: recipient, task_id: tasks[i % tasks.length], message: { parts: textParts('m'.repeat(1000)) } } as SendRequest).then(
+        () => 'stored',
+        (error: { reason?: string }) => error.reason ?? String(error),
+      ),
     );
     const outcomes = await Promise.all(writes);
     expect(outcomes.filter((outcome) => outcome === 'stored')).toHaveLength(places);
@@ -158,7 +160,9 @@ describe('stored bytes per org at the write paths', () => {
     const [deleted] = await rowsOf<{ tasks: number }>(database, DELETE_TERMINAL_TASKS_BATCH_SQL, [new Date('2001-01-02'), 500]);
     expect(deleted.tasks).toBe(1);
     expect(await rowsOf(database, `SELECT 1 FROM "tasks"."tasks" WHERE "id" = $1`, [doomed.id])).toHaveLength(0);
-    const [keptBytes] = await rowsOf<{ bytes: string }>(database, `SELECT sum("size_bytes")::text AS "bytes" FROM "tasks"."messages" WHERE "task_id" = $1`, [kept.id]);
+    const [keptBytes] = await rowsOf<{ bytes: string }>(database, `SELECT sum("size_bytes")::text AS "bytes" FROM "tasks"."messages" WHERE "task_id" = $1`, [
+      kept.id,
+    ]);
     expect(await counted(web)).toBe(Number(keptBytes.bytes));
     expect(await counted(payments)).toBe(0);
     expect(webBefore).toBeGreaterThan(Number(keptBytes.bytes));

@@ -37,7 +37,11 @@ export class OrgEntity {
   quotaOpenHandoffs: number | null;
 
   /** Bytes of messages and artifacts the org's agents wrote into handoffs still stored; null: no limit of its own. */
-  @Column({ type: 'bigint', nullable: true, transformer: { to: (value: number | null) => value, from: (value: string | null) => (value === null ? null : Number(value)) } })
+  @Column({
+    type: 'bigint',
+    nullable: true,
+    transformer: { to: (value: number | null) => value, from: (value: string | null) => (value === null ? null : Number(value)) },
+  })
   quotaStoredBytes: number | null;
 
   /** Deliveries to the org's upstream agents a notifier process attempts at once; null: no limit of its own. */

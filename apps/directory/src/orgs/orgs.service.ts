@@ -134,12 +134,10 @@ export class OrgsService {
 
   /** The org's quotas alone, for the edge's hot path (all null for an org with no row). */
   async quotas(name: string): Promise<OrgQuotasReply> {
-    const org = await this.dataSource
-      .getRepository(OrgEntity)
-      .findOne({
-        where: { name },
-        select: { quotaAgents: true, quotaRequestsPerMinute: true, quotaOpenHandoffs: true, quotaStoredBytes: true, quotaUpstreamInFlight: true },
-      });
+    const org = await this.dataSource.getRepository(OrgEntity).findOne({
+      where: { name },
+      select: { quotaAgents: true, quotaRequestsPerMinute: true, quotaOpenHandoffs: true, quotaStoredBytes: true, quotaUpstreamInFlight: true },
+    });
     return {
       org: name,
       quotas: {

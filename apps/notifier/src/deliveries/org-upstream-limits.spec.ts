@@ -41,7 +41,12 @@ describe('OrgUpstreamLimits', () => {
 
   it('reads a quota again after the cache time, using the last one meanwhile', async () => {
     let now = 0;
-    const limits = new OrgUpstreamLimits(lookup, () => undefined, 1000, () => now);
+    const limits = new OrgUpstreamLimits(
+      lookup,
+      () => undefined,
+      1000,
+      () => now,
+    );
     await limits.learn(['payments']);
     quotas.payments = 5;
     now = 500;

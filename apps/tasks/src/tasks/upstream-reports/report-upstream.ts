@@ -134,16 +134,20 @@ export class ReportUpstream {
             written(changed.events);
             state = changed.task.state;
           } else {
-            const moved = await transitionTask(client, {
-              caller_id: caller.id,
-              task_id: request.task_id,
-              transition: step.transition as NonNullable<UpstreamReportStep['transition']>,
-              ...(step.message ? { message: step.message } : {}),
-              ...(step.artifacts ? { artifacts: step.artifacts } : {}),
-              ...(step.reason !== undefined ? { reason: step.reason } : {}),
-              ...(step.result_summary !== undefined ? { result_summary: step.result_summary } : {}),
-              history_length: 0,
-            }, this.storedBytes);
+            const moved = await transitionTask(
+              client,
+              {
+                caller_id: caller.id,
+                task_id: request.task_id,
+                transition: step.transition as NonNullable<UpstreamReportStep['transition']>,
+                ...(step.message ? { message: step.message } : {}),
+                ...(step.artifacts ? { artifacts: step.artifacts } : {}),
+                ...(step.reason !== undefined ? { reason: step.reason } : {}),
+                ...(step.result_summary !== undefined ? { result_summary: step.result_summary } : {}),
+                history_length: 0,
+              },
+              this.storedBytes,
+            );
             written(moved.events);
             state = moved.task.state;
           }

@@ -104,7 +104,8 @@ function changeTaskText(shape: ChangeShape): string {
     "updated_at" = EXCLUDED."updated_at", "size_bytes" = EXCLUDED."size_bytes"
 )`);
   }
-  if (shape.storedBytes) parts.push(`stored AS (
+  if (shape.storedBytes)
+    parts.push(`stored AS (
   ${addStoredBytesSql('@writerOrg::text', '@shard::smallint', '@storedBytes::bigint', 'changed c')}
 )`);
   if (shape.keys) {
