@@ -41,13 +41,18 @@ export interface StoredBytesCharge {
 const LOCK_ORG_SQL = `SELECT pg_advisory_xact_lock(hashtext('tasks.org-stored-bytes:' || $1))`;
 const ORG_STORED_SQL = `SELECT COALESCE(sum("bytes"), 0)::text AS "bytes" FROM "tasks"."org_stored_bytes" WHERE "org" = $1`;
 
+/** In the caller's transaction: takes the org's lock, to its end (taken again by the same transaction, it is already held). */
+export async function lockOrgStoredBytes(client: pg.PoolClient, org: string): Promise<void> {
+  await client.query({ name: 'tasks-lock-org-stored-bytes', text: LOCK_ORG_SQL, values: [org] });
+}
+
 /**
  * In the caller's transaction: takes the org's lock (to its end) and refuses the write when it
  * would take the org past its quota. The counter is read after the lock is granted, so it holds
  * every earlier write of the org that checked.
  */
 export async function checkStoredBytes(client: pg.PoolClient, charge: StoredBytesCharge, quotas: StoredBytesQuotas): Promise<void> {
-  await client.query({ name: 'tasks-lock-org-stored-bytes', text: LOCK_ORG_SQL, values: [charge.org] });
+  await lockOrgStoredBytes(client, charge.org);
   const { rows } = await client.query<{ bytes: string }>({ name: 'tasks-org-stored-bytes', text: ORG_STORED_SQL, values: [charge.org] });
   const refusal = decideStoredBytes(charge.org, charge.limit, Number(rows[0].bytes), charge.bytes);
   if (refusal) throw quotas.refused(refusal);

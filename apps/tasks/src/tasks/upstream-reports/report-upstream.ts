@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import {
+  orgOfHandle,
   RelayError,
   UPSTREAM_REPORT_COMMANDS,
   type ParticipantRefDto,
@@ -21,7 +22,7 @@ import { changeTask } from '../store/change-write';
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
 import { transitionTask } from '../store/transition-write';
 import { OrgStoredBytesQuotas } from '../org-quotas/org-stored-bytes-quotas';
-import type { StoredBytesQuotas } from '../store/stored-bytes';
+import { lockOrgStoredBytes, type StoredBytesQuotas } from '../store/stored-bytes';
 import { sendRequestHash } from '../use-cases/send-idempotency';
 import { appendChange, SendTask } from '../use-cases/send-task';
 import { checkTransitionRequest, TransitionTask } from '../use-cases/transition-task';
@@ -106,6 +107,9 @@ export class ReportUpstream {
     let released = false;
     try {
       await client.query('BEGIN');
+      // The org's stored-bytes lock before any row of the task, in the order every write takes them.
+      const org = orgOfHandle(caller.handle);
+      if ((await this.storedBytes.limitOf(org)) !== null) await lockOrgStoredBytes(client, org);
       const held = await heldMessageIds(client, request.task_id, request.steps);
       let state = stateBefore;
       let ended = false;
