@@ -34,7 +34,7 @@ describe('org quotas: stored bytes and upstream deliveries in flight', () => {
   const upstreams: UpstreamAgent[] = [];
 
   beforeAll(async () => {
-    relay = await RelayHarness.start({ env: { RELAY_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    relay = await RelayHarness.start({ env: { RELAY_WEBHOOK_ALLOW_PRIVATE: 'true', RELAY_UPSTREAM_POLL_MIN_MS: '100', RELAY_UPSTREAM_POLL_MAX_MS: '1000' } });
     db = new Client({ connectionString: testDatabaseUrl() });
     await db.connect();
   });
@@ -175,6 +175,53 @@ describe('org quotas: stored bytes and upstream deliveries in flight', () => {
     expect(after.counted).toBe(after.written);
     expect(after.counted).toBeGreaterThan(limit);
   }, 120_000);
+
+  it('applies no answer of an upstream agent whose org is at its stored bytes, and applies it once the org has room', async () => {
+    const org = uniqueOrg('upbytes');
+    await request(relay.url)
+      .post('/admin/orgs')
+      .set(admin)
+      .send({ name: org, quotas: { stored_bytes: 1 } })
+      .expect(201);
+    const upstream = await startUpstreamAgent({ binding: 'JSONRPC', card: '1.0' });
+    upstreams.push(upstream);
+    const worker = `echo@${org}`;
+    await request(relay.url)
+      .post('/admin/agents')
+      .set(admin)
+      .send({ handle: worker, name: 'Echo', upstream: { card_url: upstream.cardUrl } })
+      .expect(201);
+    const senderOrg = uniqueOrg('asker');
+    const asker = await registerAgent(relay, { handle: `asker@${senderOrg}`, name: 'Asker' });
+    await setTrust(relay, worker, { allow: [`*@${senderOrg}`] });
+    // The handoff's bytes are the sender's org's: it is stored and delivered.
+    const taskId = await createTask(relay.url, asker, { agent: { handle: worker } } as RegisteredTestAgent, 'hello');
+    await eventually(() => expect(upstream.tasksCreated).toHaveLength(1), 60_000);
+    const written = async (): Promise<number> =>
+      (await db.query<{ count: number }>(`SELECT count(*)::int AS "count" FROM "tasks"."messages" WHERE "task_id" = $1 AND "author" = 'recipient'`, [taskId]))
+        .rows[0].count;
+    await eventually(
+      async () =>
+        expect((await scrapeOf(relay, 'tasks')).value('agentrelay_org_quota_rejections_total', { org, quota: 'stored_bytes' })).toBeGreaterThanOrEqual(1),
+      60_000,
+    );
+    expect(await written()).toBe(0);
+    expect((await db.query<{ state: string }>(`SELECT "state" FROM "tasks"."tasks" WHERE "id" = $1`, [taskId])).rows[0].state).not.toBe('completed');
+
+    await request(relay.url)
+      .patch(`/admin/orgs/${org}`)
+      .set(admin)
+      .send({ quotas: { stored_bytes: null } })
+      .expect(200);
+    await eventually(
+      async () => expect((await db.query<{ state: string }>(`SELECT "state" FROM "tasks"."tasks" WHERE "id" = $1`, [taskId])).rows[0].state).toBe('completed'),
+      60_000,
+    );
+    expect(await written()).toBeGreaterThanOrEqual(1);
+    const bytes = await storedBytesOf(org);
+    expect(bytes.counted).toBe(bytes.written);
+    expect(bytes.counted).toBeGreaterThan(0);
+  }, 180_000);
 
   it('keeps an org’s upstream deliveries in flight at its quota: the rest wait and are all delivered later, and another org’s are not held behind them', async () => {
     const quota = 2;
