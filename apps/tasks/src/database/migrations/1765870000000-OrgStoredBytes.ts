@@ -13,9 +13,8 @@ export class OrgStoredBytes1765870000000 implements MigrationInterface {
   name = 'OrgStoredBytes1765870000000';
 
   async up(runner: QueryRunner): Promise<void> {
-    await runner.query(
-      `ALTER TABLE "tasks"."tasks" ADD "sender_stored_bytes" bigint NOT NULL DEFAULT '0', ADD "recipient_stored_bytes" bigint NOT NULL DEFAULT '0'`,
-    );
+    await runner.query(`ALTER TABLE "tasks"."tasks" ADD "sender_stored_bytes" bigint NOT NULL DEFAULT '0'`);
+    await runner.query(`ALTER TABLE "tasks"."tasks" ADD "recipient_stored_bytes" bigint NOT NULL DEFAULT '0'`);
     await runner.query(
       `CREATE TABLE "tasks"."org_stored_bytes" ("org" character varying(127) NOT NULL, "shard" smallint NOT NULL, "bytes" bigint NOT NULL DEFAULT '0',
         CONSTRAINT "org_stored_bytes_shard_range" CHECK ("shard" BETWEEN 0 AND 15), CONSTRAINT "org_stored_bytes_pkey" PRIMARY KEY ("org", "shard"))`,

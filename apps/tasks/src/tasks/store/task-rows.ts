@@ -18,6 +18,9 @@ export type RowOf<Entity> = { -readonly [Property in keyof Entity as Property ex
 /** The tally of stored bytes per party, which only the writes and retention deletes read (store/stored-bytes.ts). */
 type StoredBytesColumns = 'senderStoredBytes' | 'recipientStoredBytes';
 
+/** Those columns as the tasks table names them: no task row carries them. */
+export const STORED_BYTES_TALLY_COLUMNS = ['sender_stored_bytes', 'recipient_stored_bytes'];
+
 export type TaskRow = RowOf<Omit<TaskEntity, StoredBytesColumns>> & {
   /** Present on list queries. */
   unread_messages?: number | string;
