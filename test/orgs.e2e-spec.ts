@@ -241,14 +241,20 @@ describe('orgs as records', () => {
         '600',
         '--max-open-handoffs',
         '40',
+        '--max-stored-bytes',
+        '2M',
+        '--max-upstream-in-flight',
+        '4',
       );
       expect(created).toMatchObject({ code: EXIT.ok, stderr: '' });
       expect(created.stdout).toContain(`Created the org ${org}.`);
       expect(created.stdout).toContain('agents:        0 of at most 3');
       expect(created.stdout).toContain('calls:         at most 600 a minute across its agents');
       expect(created.stdout).toContain('open handoffs: at most 40 sent by its agents and not finished');
+      expect(created.stdout).toContain('stored bytes:  at most 2097152 written by its agents into handoffs still stored');
+      expect(created.stdout).toContain('upstream:      at most 4 deliveries to its upstream agents at once');
       const listed = await cli('orgs');
-      expect(listed.stdout).toMatch(new RegExp(`^${org}\\s+CLI team\\s+0\\s+3\\s+600\\s+40$`, 'm'));
+      expect(listed.stdout).toMatch(new RegExp(`^${org}\\s+CLI team\\s+0\\s+3\\s+600\\s+40\\s+2097152\\s+4$`, 'm'));
       const updated = await cli('orgs', 'update', org, '--max-agents', 'none', '--json');
       expect(JSON.parse(updated.stdout)).toMatchObject({ name: org, quotas: { agents: null, requests_per_minute: 600 }, display_name: 'CLI team' });
       const shown = await cli('orgs', 'show', org);
@@ -258,6 +264,9 @@ describe('orgs as records', () => {
       expect(missing.stderr).toContain('No org named');
       expect((await cli('orgs', 'update', org, '--max-agents', 'many')).code).toBe(EXIT.usage);
       expect((await cli('orgs', 'update', org, '--max-open-handoffs', 'lots')).code).toBe(EXIT.usage);
+      expect((await cli('orgs', 'update', org, '--max-stored-bytes', '2T')).code).toBe(EXIT.usage);
+      const storedNone = await cli('orgs', 'update', org, '--max-stored-bytes', 'none', '--max-upstream-in-flight', 'none', '--json');
+      expect(JSON.parse(storedNone.stdout)).toMatchObject({ quotas: { stored_bytes: null, upstream_in_flight: null, open_handoffs: 40 } });
       const unlimited = await cli('orgs', 'update', org, '--max-open-handoffs', 'none', '--json');
       expect(JSON.parse(unlimited.stdout)).toMatchObject({ quotas: { open_handoffs: null, requests_per_minute: 600 } });
 
@@ -367,7 +376,7 @@ describe('orgs as records', () => {
         .set(admin)
         .send({ name: org, quotas: { open_handoffs: limit } })
         .expect(201);
-      expect(created.body.quotas).toEqual({ agents: null, requests_per_minute: null, open_handoffs: limit });
+      expect(created.body.quotas).toEqual({ agents: null, requests_per_minute: null, open_handoffs: limit, stored_bytes: null, upstream_in_flight: null });
       const sender = await registerAgent(relay, { handle: `sender@${org}`, name: 'Sender' });
       const teammate = await registerAgent(relay, { handle: `teammate@${org}`, name: 'Teammate' });
       const otherOrg = uniqueOrg('roomy');
@@ -501,7 +510,7 @@ describe('orgs as records', () => {
         .set(admin)
         .send({ quotas: { requests_per_minute: null } })
         .expect(200);
-      expect(cleared.body.quotas).toEqual({ agents: null, requests_per_minute: null, open_handoffs: null });
+      expect(cleared.body.quotas).toEqual({ agents: null, requests_per_minute: null, open_handoffs: null, stored_bytes: null, upstream_in_flight: null });
       await eventually(async () => expect((await rpc(relay.url, agent.api_key, 'tasks/list', { filter: {} })).status).toBe(200));
     });
   });

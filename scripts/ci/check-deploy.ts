@@ -19,6 +19,7 @@ import {
   JetStreamConsumerMetrics,
   NatsClientMetrics,
   NatsHandlerMetrics,
+  OrgQuotaMetrics,
   OutboxMetrics,
   PostgresPoolMetrics,
   RetentionMetrics,
@@ -240,8 +241,11 @@ function exposedMetricNames(): Set<string> {
   new JetStreamConsumerMetrics(registry);
   new DeliveryMetrics(registry, []);
   new RetentionMetrics(registry);
+  // The services' org quota metrics share the rejection counter's name with the edge's: a registry of their own.
+  const services: Registry = createMetricsRegistry();
+  new OrgQuotaMetrics(services);
   const names = new Set<string>();
-  for (const metric of registry.getMetricsAsArray() as unknown as Array<{ name: string; type: string }>) {
+  for (const metric of [...registry.getMetricsAsArray(), ...services.getMetricsAsArray()] as unknown as Array<{ name: string; type: string }>) {
     names.add(metric.name);
     if (metric.type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${metric.name}${suffix}`);
   }

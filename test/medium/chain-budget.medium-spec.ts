@@ -29,6 +29,7 @@ describe('chains at the create write path', () => {
       },
       database.handedOver,
       new OrgQuotaMetrics(new Registry()),
+      database.storedBytes,
     );
   });
 

@@ -156,6 +156,8 @@ export const OPTIONS = {
   'max-agents': { type: 'string' },
   'requests-per-minute': { type: 'string' },
   'max-open-handoffs': { type: 'string' },
+  'max-stored-bytes': { type: 'string' },
+  'max-upstream-in-flight': { type: 'string' },
   'chain-bounds': { type: 'string' },
   'approvals-slack-url': { type: 'string' },
   tenant: { type: 'string' },

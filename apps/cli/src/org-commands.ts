@@ -5,7 +5,8 @@ import { usage } from './cli-errors';
 
 export const ORGS_USAGE = `  orgs [--limit <n>]                list orgs: name, display name, agents and quotas
   orgs create <org> [--display-name <text>] [--max-agents <n>] [--requests-per-minute <n>]
-           [--max-open-handoffs <n>] [--chain-bounds <json>] [--approvals-slack-url <url>]
+           [--max-open-handoffs <n>] [--max-stored-bytes <n>[K|M|G]]
+           [--max-upstream-in-flight <n>] [--chain-bounds <json>] [--approvals-slack-url <url>]
            [--tenant <tenant>]
                                     create an org (with RELAY_ORGS_EXPLICIT=true, agents are
                                     registered only in orgs created this way)
@@ -13,10 +14,14 @@ export const ORGS_USAGE = `  orgs [--limit <n>]                list orgs: name, 
                                     chain bounds, A2A tenant
   orgs update <org> [--display-name <text>|none] [--max-agents <n>|none]
            [--requests-per-minute <n>|none] [--max-open-handoffs <n>|none]
+           [--max-stored-bytes <n>[K|M|G]|none] [--max-upstream-in-flight <n>|none]
            [--chain-bounds <json>|none] [--approvals-slack-url <url>|none] [--tenant <tenant>|none]
                                     change an org's display name, quotas, chain bounds,
                                     approvals Slack channel or tenant
-                                    (--max-open-handoffs: unfinished handoffs its agents sent)
+                                    (--max-open-handoffs: unfinished handoffs its agents sent;
+                                    --max-stored-bytes: bytes its agents wrote into handoffs
+                                    still stored, 50M = 50 MiB; --max-upstream-in-flight:
+                                    deliveries to its upstream agents attempted at once)
                                     (--chain-bounds '{"max_depth": 3}': the fields of a trust
                                     policy's chain, for the handoffs to the org's agents)
                                     (--approvals-slack-url: the Slack incoming webhook where its
@@ -29,6 +34,8 @@ export interface OrgValues {
   'max-agents'?: string;
   'requests-per-minute'?: string;
   'max-open-handoffs'?: string;
+  'max-stored-bytes'?: string;
+  'max-upstream-in-flight'?: string;
   'chain-bounds'?: string;
   'approvals-slack-url'?: string;
   tenant?: string;
@@ -47,6 +54,8 @@ function describeOrg(org: OrgRecord): string {
     `  agents:        ${org.agents}${org.quotas.agents === null ? '' : ` of at most ${org.quotas.agents}`}`,
     `  calls:         ${org.quotas.requests_per_minute === null ? 'no org limit' : `at most ${org.quotas.requests_per_minute} a minute across its agents`}`,
     `  open handoffs: ${org.quotas.open_handoffs === null ? 'no org limit' : `at most ${org.quotas.open_handoffs} sent by its agents and not finished`}`,
+    `  stored bytes:  ${org.quotas.stored_bytes === null ? 'no org limit' : `at most ${org.quotas.stored_bytes} written by its agents into handoffs still stored`}`,
+    `  upstream:      ${org.quotas.upstream_in_flight === null ? 'no org limit' : `at most ${org.quotas.upstream_in_flight} deliveries to its upstream agents at once`}`,
     `  default trust: ${trust === null ? 'the relay’s (teammates only)' : `allow ${trust.allow.join(',') || '-'}; block ${trust.block.join(',') || '-'}; ${trust.hold.length} hold rules`}`,
     `  chain bounds:  ${Object.keys(org.chain).length === 0 ? 'the relay’s' : JSON.stringify(org.chain)}`,
     `  approvals:     ${approvalsChannel(org)}`,
@@ -74,13 +83,22 @@ function chainBounds(text: string): unknown {
   return parsed;
 }
 
+const BYTE_UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 };
+
+/** `--max-stored-bytes` as bytes: a whole number, with K, M or G for KiB, MiB or GiB. */
+function byteCount(text: string): number {
+  const match = /^([0-9]{1,13})([KMG]?)$/i.exec(text.trim());
+  if (!match) throw usage('--max-stored-bytes must be a whole number of bytes (with K, M or G for KiB, MiB or GiB), or none.');
+  return Number(match[1]) * BYTE_UNITS[match[2].toUpperCase()];
+}
+
 /** The fields of `orgs create` and `orgs update`; `none` clears one. */
 function orgFields(values: OrgValues): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   const displayName = values['display-name'];
   if (displayName !== undefined) fields.display_name = displayName === 'none' ? null : displayName;
   const quotas: Record<string, number | null> = {};
-  const quota = (option: 'max-agents' | 'requests-per-minute' | 'max-open-handoffs', field: string, what: string): void => {
+  const quota = (option: 'max-agents' | 'requests-per-minute' | 'max-open-handoffs' | 'max-upstream-in-flight', field: string, what: string): void => {
     const value = values[option];
     if (value === undefined) return;
     if (value === 'none') quotas[field] = null;
@@ -90,6 +108,9 @@ function orgFields(values: OrgValues): Record<string, unknown> {
   quota('max-agents', 'agents', 'agents');
   quota('requests-per-minute', 'requests_per_minute', 'calls');
   quota('max-open-handoffs', 'open_handoffs', 'handoffs');
+  quota('max-upstream-in-flight', 'upstream_in_flight', 'deliveries');
+  const storedBytes = values['max-stored-bytes'];
+  if (storedBytes !== undefined) quotas.stored_bytes = storedBytes === 'none' ? null : byteCount(storedBytes);
   if (Object.keys(quotas).length > 0) fields.quotas = quotas;
   const chain = values['chain-bounds'];
   if (chain !== undefined) fields.chain = chain === 'none' ? null : chainBounds(chain);
@@ -107,7 +128,7 @@ export async function runOrgsCommand(api: AdminCaller, rest: string[], values: O
     const limit = values.limit ?? '200';
     const page = await api.call<OrgPage>('GET', `/admin/orgs?limit=${encodeURIComponent(limit)}`);
     const rows = [
-      ['ORG', 'DISPLAY NAME', 'AGENTS', 'MAX AGENTS', 'CALLS/MIN', 'MAX OPEN'],
+      ['ORG', 'DISPLAY NAME', 'AGENTS', 'MAX AGENTS', 'CALLS/MIN', 'MAX OPEN', 'MAX BYTES', 'MAX UPSTREAM'],
       ...page.items.map((org) => [
         org.name,
         org.display_name ?? '-',
@@ -115,6 +136,8 @@ export async function runOrgsCommand(api: AdminCaller, rest: string[], values: O
         org.quotas.agents === null ? '-' : String(org.quotas.agents),
         org.quotas.requests_per_minute === null ? '-' : String(org.quotas.requests_per_minute),
         org.quotas.open_handoffs === null ? '-' : String(org.quotas.open_handoffs),
+        org.quotas.stored_bytes === null ? '-' : String(org.quotas.stored_bytes),
+        org.quotas.upstream_in_flight === null ? '-' : String(org.quotas.upstream_in_flight),
       ]),
     ];
     const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => displayLine(row[column]).length)));
@@ -145,7 +168,7 @@ export async function runOrgsCommand(api: AdminCaller, rest: string[], values: O
       const fields = orgFields(values);
       if (Object.keys(fields).length === 0)
         throw usage(
-          'orgs update needs --display-name, --max-agents, --requests-per-minute, --max-open-handoffs, --chain-bounds, --approvals-slack-url or --tenant.',
+          'orgs update needs --display-name, --max-agents, --requests-per-minute, --max-open-handoffs, --max-stored-bytes, --max-upstream-in-flight, --chain-bounds, --approvals-slack-url or --tenant.',
         );
       const org = await api.call<OrgRecord>('PATCH', orgPath(name), fields);
       print(org, describeOrg(org));

@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { DELIVERY_CHANNELS } from '@app/contracts';
 import { poolMetricsBinding, serviceTypeOrmRoot } from '@app/database';
 import { defaultInstanceId, healthControllerFor, INSTANCE_ID } from '@app/messaging';
-import { DeliveryMetrics, JetStreamConsumerMetrics, metricsProvider, serviceMetricsModule } from '@app/metrics';
+import { DeliveryMetrics, JetStreamConsumerMetrics, metricsProvider, OrgQuotaMetrics, serviceMetricsModule } from '@app/metrics';
 import { NotifierUnsealer, SecretsModule } from '@app/secrets';
 import { NotifierConfig } from './notifier.config';
 import { ORG_APPROVAL_CHANNEL_SEALED_COLUMNS, OrgApprovalChannelsService } from './approvals/org-approval-channels.service';
@@ -55,6 +55,7 @@ export class NotifierModule {
           metricsProvider(JetStreamConsumerMetrics),
           { provide: DeliveryMetrics, inject: [Registry], useFactory: (registry: Registry) => new DeliveryMetrics(registry, DELIVERY_CHANNELS) },
           metricsProvider(UpstreamMetrics),
+          metricsProvider(OrgQuotaMetrics),
         ]),
         SecretsModule.forRoot(config.RELAY_SECRET_KEYS, NOTIFIER_SEALED_COLUMNS),
         MessagingModule.forRoot(config),

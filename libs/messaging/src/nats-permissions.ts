@@ -128,7 +128,13 @@ const REQUEST_CALLERS: ReadonlyArray<{ subjects: readonly string[]; service: Rel
     why: 'stores a refreshed card’s profile; the directory refuses any change of where or how the relay delivers',
   },
   { subjects: Object.values(ADMIN_AUDIT_SUBJECTS), service: 'directory', callers: ['edge'] },
-  { subjects: Object.values(ORG_SUBJECTS), service: 'directory', callers: ['edge'] },
+  { subjects: Object.values(ORG_SUBJECTS).filter((subject) => subject !== ORG_SUBJECTS.quotas), service: 'directory', callers: ['edge'] },
+  {
+    subjects: [ORG_SUBJECTS.quotas],
+    service: 'directory',
+    callers: ['edge', 'tasks', 'notifier'],
+    why: 'reads an org’s quotas: the tasks service its stored bytes, the notifier its upstream deliveries in flight',
+  },
   { subjects: Object.values(PERSON_ROLE_SUBJECTS), service: 'directory', callers: ['edge'] },
   { subjects: [HEALTH_SUBJECTS.directory], service: 'directory', callers: ['edge'] },
   {

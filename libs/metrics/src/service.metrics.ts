@@ -282,15 +282,27 @@ export class RetentionMetrics {
 /** The refusals at an org's quota (docs/orgs.md#quotas) of the directory (agents) and the tasks service (open handoffs); the edge counts its own under the same name. */
 export class OrgQuotaMetrics {
   private readonly rejections: CounterFamily;
+  private readonly upstreamInFlight: GaugeFamily;
 
   constructor(registry: Registry) {
     this.rejections = new CounterFamily(registry, 'agentrelay_org_quota_rejections_total', 'Requests refused because their org was at one of its quotas.', [
       'org',
       'quota',
     ]);
+    this.upstreamInFlight = new GaugeFamily(
+      registry,
+      'agentrelay_org_upstream_in_flight',
+      'Deliveries to the upstream agents of an org with an upstream_in_flight quota that this notifier process attempts now (more wait at the quota).',
+      ['org'],
+    );
   }
 
   rejected(org: string, quota: string): void {
     this.rejections.bind(org, quota).inc();
+  }
+
+  /** The org's upstream deliveries in flight in this process (orgs with the quota only). */
+  upstreamDeliveriesInFlight(org: string, count: number): void {
+    this.upstreamInFlight.bind(org).value = count;
   }
 }

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import type pg from 'pg';
 import { Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { DEFAULT_CHAIN_LIMITS, type ParticipantRefDto, type SendRequest, type TaskView } from '@app/contracts';
+import { DEFAULT_CHAIN_LIMITS, RelayError, type ParticipantRefDto, type SendRequest, type StoredBytesRefusal, type TaskView } from '@app/contracts';
 import { migrateServiceSchema, pgPoolOf } from '@app/database';
 import { OrgQuotaMetrics } from '@app/metrics';
 import { tasksDataSourceOptions } from '../../../apps/tasks/src/database/data-source';
@@ -12,6 +12,7 @@ import { SendTask } from '../../../apps/tasks/src/tasks/use-cases/send-task';
 import { TaskRepository } from '../../../apps/tasks/src/tasks/store/task-repository';
 import { TransitionTask } from '../../../apps/tasks/src/tasks/use-cases/transition-task';
 import type { CommittedEvents, OutboxRow } from '../../../apps/tasks/src/outbox/committed-events';
+import type { StoredBytesQuotas } from '../../../apps/tasks/src/tasks/store/stored-bytes';
 
 /**
  * What the write paths hand over to publish after each commit, kept in order. The medium tier has
@@ -30,10 +31,26 @@ export class HandedOverEvents implements CommittedEvents {
   }
 }
 
+/** The orgs' stored-bytes quotas as a test sets them, in place of the directory's. */
+export class StoredBytesQuotasOfTest implements StoredBytesQuotas {
+  readonly limits = new Map<string, number>();
+  readonly refusals: string[] = [];
+
+  limitOf(org: string): Promise<number | null> {
+    return Promise.resolve(this.limits.get(org) ?? null);
+  }
+
+  refused(refusal: StoredBytesRefusal): RelayError {
+    this.refusals.push(refusal.org);
+    return new RelayError('org_quota_exceeded', `The org ${refusal.org} is at its quota of ${refusal.limit} stored bytes`, { ...refusal });
+  }
+}
+
 /** The tasks service's write paths on the medium tier's database: no HTTP, no NATS. */
 export interface TasksDatabase {
   dataSource: DataSource;
   pool: pg.Pool;
+  storedBytes: StoredBytesQuotasOfTest;
   sendTask: SendTask;
   transitionTask: TransitionTask;
   handedOver: HandedOverEvents;
@@ -50,9 +67,11 @@ export async function openTasksDatabase(): Promise<TasksDatabase> {
   await migrateServiceSchema(dataSource);
   const repository = new TaskRepository();
   const handedOver = new HandedOverEvents();
+  const storedBytes = new StoredBytesQuotasOfTest();
   return {
     dataSource,
     pool: pgPoolOf(dataSource),
+    storedBytes,
     // Medium tests send many handoffs between one pair at once: the pair rate is the chain tests' subject, not theirs.
     sendTask: new SendTask(
       dataSource,
@@ -60,8 +79,9 @@ export async function openTasksDatabase(): Promise<TasksDatabase> {
       { ...DEFAULT_CHAIN_LIMITS, pairPerMinute: 1_000_000 },
       handedOver,
       new OrgQuotaMetrics(new Registry()),
+      storedBytes,
     ),
-    transitionTask: new TransitionTask(dataSource, handedOver),
+    transitionTask: new TransitionTask(dataSource, handedOver, storedBytes),
     handedOver,
     close: () => dataSource.destroy(),
   };

@@ -7,7 +7,7 @@ const org: OrgRecord = {
   name: 'payments',
   display_name: 'Payments',
   defaults: { trust: null },
-  quotas: { agents: 50, requests_per_minute: null, open_handoffs: 0 },
+  quotas: { agents: 50, requests_per_minute: null, open_handoffs: 0, stored_bytes: null, upstream_in_flight: null },
   chain: {},
   origin: 'admin',
   tenant: null,
@@ -18,15 +18,17 @@ const org: OrgRecord = {
 
 describe('the org forms', () => {
   it('sends an emptied display name or quota as null, and a quota as the number typed', () => {
-    expect(orgChanges({ display_name: '  ', agents: '12', requests_per_minute: '', open_handoffs: '-1' })).toEqual({
+    expect(
+      orgChanges({ display_name: '  ', agents: '12', requests_per_minute: '', open_handoffs: '-1', stored_bytes: '1048576', upstream_in_flight: '' }),
+    ).toEqual({
       display_name: null,
-      quotas: { agents: 12, requests_per_minute: null, open_handoffs: -1 },
+      quotas: { agents: 12, requests_per_minute: null, open_handoffs: -1, stored_bytes: 1048576, upstream_in_flight: null },
     });
   });
 
   it('starts from the org as it is, and gives back the same body', () => {
     const values = orgFormValues(org);
-    expect(values).toEqual({ display_name: 'Payments', agents: '50', requests_per_minute: '', open_handoffs: '0' });
+    expect(values).toEqual({ display_name: 'Payments', agents: '50', requests_per_minute: '', open_handoffs: '0', stored_bytes: '', upstream_in_flight: '' });
     expect(orgChanges(values)).toEqual({ display_name: 'Payments', quotas: org.quotas });
   });
 

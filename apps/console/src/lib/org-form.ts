@@ -3,7 +3,7 @@ import { ORG_LIMITS, type OrgChanges, type OrgOrigin, type OrgQuotas, type OrgRe
 import { describeGrant } from './roles';
 
 /** The inputs of the forms that create and edit an org, by their names (the quotas' as the API names them). */
-export const ORG_FORM_FIELDS = ['name', 'display_name', 'agents', 'requests_per_minute', 'open_handoffs'] as const;
+export const ORG_FORM_FIELDS = ['name', 'display_name', 'agents', 'requests_per_minute', 'open_handoffs', 'stored_bytes', 'upstream_in_flight'] as const;
 export type OrgFormField = (typeof ORG_FORM_FIELDS)[number];
 export type OrgQuota = keyof OrgQuotas;
 
@@ -12,6 +12,14 @@ export const QUOTAS: ReadonlyArray<{ quota: OrgQuota; label: string; unit: strin
   { quota: 'agents', label: 'Agents', unit: 'agents', min: 0, max: ORG_LIMITS.maxAgentsQuota },
   { quota: 'requests_per_minute', label: 'Requests per minute', unit: 'agent calls a minute', min: 1, max: ORG_LIMITS.maxRequestsPerMinuteQuota },
   { quota: 'open_handoffs', label: 'Open handoffs', unit: 'open handoffs', min: 0, max: ORG_LIMITS.maxOpenHandoffsQuota },
+  { quota: 'stored_bytes', label: 'Stored bytes', unit: 'bytes its agents wrote into handoffs still stored', min: 0, max: ORG_LIMITS.maxStoredBytesQuota },
+  {
+    quota: 'upstream_in_flight',
+    label: 'Upstream deliveries in flight',
+    unit: 'deliveries to its upstream agents at once',
+    min: 1,
+    max: ORG_LIMITS.maxUpstreamInFlightQuota,
+  },
 ];
 
 export const ORIGIN_LABELS: Record<OrgOrigin, string> = { admin: 'Created by an admin', first_use: 'Made on first use' };
@@ -49,6 +57,8 @@ export function orgFormValues(org: OrgRecord): Record<Exclude<OrgFormField, 'nam
     agents: quota(org.quotas.agents),
     requests_per_minute: quota(org.quotas.requests_per_minute),
     open_handoffs: quota(org.quotas.open_handoffs),
+    stored_bytes: quota(org.quotas.stored_bytes),
+    upstream_in_flight: quota(org.quotas.upstream_in_flight),
   };
 }
 

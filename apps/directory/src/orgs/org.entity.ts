@@ -9,6 +9,8 @@ import { ORG_LIMITS, type ChainPolicy, type OrgDefaults, type OrgOrigin } from '
 @Check('orgs_defaults_object', `jsonb_typeof("defaults") = 'object'`)
 @Check('orgs_quota_agents', `"quota_agents" IS NULL OR "quota_agents" >= 0`)
 @Check('orgs_quota_open_handoffs', `"quota_open_handoffs" IS NULL OR "quota_open_handoffs" >= 0`)
+@Check('orgs_quota_stored_bytes', `"quota_stored_bytes" IS NULL OR "quota_stored_bytes" >= 0`)
+@Check('orgs_quota_upstream_in_flight', `"quota_upstream_in_flight" IS NULL OR "quota_upstream_in_flight" >= 1`)
 @Check('orgs_chain_object', `jsonb_typeof("chain") = 'object'`)
 @Check('orgs_quota_requests_per_minute', `"quota_requests_per_minute" IS NULL OR "quota_requests_per_minute" >= 1`)
 @Check('orgs_tenant_format', `"tenant" IS NULL OR ("tenant" ~ '^[a-z0-9][a-z0-9._-]{0,62}$' AND "tenant" NOT IN ('tasks', 'v1'))`)
@@ -35,6 +37,18 @@ export class OrgEntity {
   /** Handoffs the org's agents sent that are still open (OPEN_HANDOFF_STATES); null: no limit of its own. */
   @Column({ type: 'integer', nullable: true })
   quotaOpenHandoffs: number | null;
+
+  /** Bytes of messages and artifacts the org's agents wrote into handoffs still stored; null: no limit of its own. */
+  @Column({
+    type: 'bigint',
+    nullable: true,
+    transformer: { to: (value: number | null) => value, from: (value: string | null) => (value === null ? null : Number(value)) },
+  })
+  quotaStoredBytes: number | null;
+
+  /** Deliveries to the org's upstream agents a notifier process attempts at once; null: no limit of its own. */
+  @Column({ type: 'integer', nullable: true })
+  quotaUpstreamInFlight: number | null;
 
   /** The org's chain bounds (docs/chains.md), under its agents' trust policies'; checked against CHAIN_POLICY_SCHEMA before it is written. */
   @Column({ type: 'jsonb', default: () => "'{}'" })

@@ -88,6 +88,8 @@ export class OrgsService {
         quotaAgents: request.quotas?.agents ?? null,
         quotaRequestsPerMinute: request.quotas?.requests_per_minute ?? null,
         quotaOpenHandoffs: request.quotas?.open_handoffs ?? null,
+        quotaStoredBytes: request.quotas?.stored_bytes ?? null,
+        quotaUpstreamInFlight: request.quotas?.upstream_in_flight ?? null,
         chain: request.chain ?? {},
         origin: 'admin',
         tenant: request.tenant ?? null,
@@ -140,6 +142,8 @@ export class OrgsService {
         if (request.quotas?.agents !== undefined) org.quotaAgents = request.quotas.agents;
         if (request.quotas?.requests_per_minute !== undefined) org.quotaRequestsPerMinute = request.quotas.requests_per_minute;
         if (request.quotas?.open_handoffs !== undefined) org.quotaOpenHandoffs = request.quotas.open_handoffs;
+        if (request.quotas?.stored_bytes !== undefined) org.quotaStoredBytes = request.quotas.stored_bytes;
+        if (request.quotas?.upstream_in_flight !== undefined) org.quotaUpstreamInFlight = request.quotas.upstream_in_flight;
         if (request.chain !== undefined) org.chain = request.chain ?? {};
         if (request.tenant !== undefined && request.tenant !== org.tenant) {
           // Checked first so that a taken tenant is no error in the log; the unique key decides a race.
@@ -157,12 +161,19 @@ export class OrgsService {
 
   /** The org's quotas alone, for the edge's hot path (all null for an org with no row). */
   async quotas(name: string): Promise<OrgQuotasReply> {
-    const org = await this.dataSource
-      .getRepository(OrgEntity)
-      .findOne({ where: { name }, select: { quotaAgents: true, quotaRequestsPerMinute: true, quotaOpenHandoffs: true } });
+    const org = await this.dataSource.getRepository(OrgEntity).findOne({
+      where: { name },
+      select: { quotaAgents: true, quotaRequestsPerMinute: true, quotaOpenHandoffs: true, quotaStoredBytes: true, quotaUpstreamInFlight: true },
+    });
     return {
       org: name,
-      quotas: { agents: org?.quotaAgents ?? null, requests_per_minute: org?.quotaRequestsPerMinute ?? null, open_handoffs: org?.quotaOpenHandoffs ?? null },
+      quotas: {
+        agents: org?.quotaAgents ?? null,
+        requests_per_minute: org?.quotaRequestsPerMinute ?? null,
+        open_handoffs: org?.quotaOpenHandoffs ?? null,
+        stored_bytes: org?.quotaStoredBytes ?? null,
+        upstream_in_flight: org?.quotaUpstreamInFlight ?? null,
+      },
     };
   }
 
@@ -213,7 +224,13 @@ export class OrgsService {
       name: org.name,
       display_name: org.displayName,
       defaults: { trust: org.defaults.trust ?? null },
-      quotas: { agents: org.quotaAgents, requests_per_minute: org.quotaRequestsPerMinute, open_handoffs: org.quotaOpenHandoffs },
+      quotas: {
+        agents: org.quotaAgents,
+        requests_per_minute: org.quotaRequestsPerMinute,
+        open_handoffs: org.quotaOpenHandoffs,
+        stored_bytes: org.quotaStoredBytes,
+        upstream_in_flight: org.quotaUpstreamInFlight,
+      },
       chain: org.chain,
       origin: org.origin,
       tenant: org.tenant,

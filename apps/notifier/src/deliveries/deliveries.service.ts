@@ -84,6 +84,8 @@ export interface ClaimRequest {
   /** Slots left for destinations and owners this process has deliveries in flight to (or probes); others have the whole share. */
   destinationSlots: Record<string, number>;
   ownerSlots: Record<string, number>;
+  /** Slots left for the upstream deliveries of orgs with an upstream-in-flight quota (docs/orgs.md#quotas); others have no org limit. */
+  orgSlots: Record<string, number>;
   /** Destinations not to attempt now, with ms until they may be attempted again. */
   held: Record<string, number>;
   /** A delivery held this long after it was recorded becomes a dead letter rather than wait on. */
@@ -262,7 +264,8 @@ export class DeliveriesService {
    * there, as `destinationSlots` / `ownerSlots` say), taken in turns (each destination's and
    * owner's first due delivery, then their second, …) rather than oldest first, so one slow
    * destination's backlog never stands in front of anyone else's. What is not taken stays pending
-   * for a later claim. The due deliveries of `held` destinations (an open circuit breaker: ms until
+   * for a later claim. An org with an upstream-in-flight quota gets no more of its upstream
+   * deliveries than its `orgSlots` (its oldest first). The due deliveries of `held` destinations (an open circuit breaker: ms until
    * its probe) are moved to the probe's time without an attempt, or become dead letters once they
    * are older than `heldAtMostMs` (the span of the retry schedule). A lease lasts one and a half
    * times the delivery's timeout and a second; a process that dies holding one loses it then.
@@ -287,7 +290,8 @@ export class DeliveriesService {
          RETURNING d."channel"
        ), ready AS (
          SELECT "id", "channel", "destination", "target_handle", "next_attempt_at", "created_at",
-           row_number() OVER (PARTITION BY "destination" ORDER BY "next_attempt_at", "created_at", "id") AS "destination_turn"
+           row_number() OVER (PARTITION BY "destination" ORDER BY "next_attempt_at", "created_at", "id") AS "destination_turn",
+           row_number() OVER (PARTITION BY "channel", split_part("target_handle", '@', 2) ORDER BY "next_attempt_at", "created_at", "id") AS "org_turn"
          FROM ${TABLE}
          WHERE "status" IN ('pending', 'failed') AND "next_attempt_at" <= now() AND ("locked_until" IS NULL OR "locked_until" < now())
            AND NOT ($7::jsonb ? "destination")
@@ -297,6 +301,7 @@ export class DeliveriesService {
        ), fair AS (
          SELECT "id" FROM within_destination
          WHERE "owner_turn" <= COALESCE(($6::jsonb ->> "target_handle")::int, CASE WHEN "channel" = 'upstream' THEN $10::int ELSE $4::int END)
+           AND ("channel" <> 'upstream' OR "org_turn" <= COALESCE(($11::jsonb ->> split_part("target_handle", '@', 2))::int, "org_turn"))
          ORDER BY GREATEST("destination_turn", "owner_turn"), "next_attempt_at", "created_at", "id"
          LIMIT $1
        ), due AS (
@@ -325,6 +330,7 @@ export class DeliveriesService {
         request.heldAtMostMs,
         HELD_TOO_LONG,
         request.perUpstream,
+        JSON.stringify(request.orgSlots),
       ],
     )) as Array<{ claimed: DeliveryRow[]; deferred: number; expired: DeliveryChannel[]; next_due_ms: number | null }>;
     const ready: DeliveryRow[] = [];

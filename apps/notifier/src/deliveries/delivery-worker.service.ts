@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { WakeableDelay } from '@app/messaging';
-import { DeliveryMetrics } from '@app/metrics';
+import { DeliveryMetrics, OrgQuotaMetrics } from '@app/metrics';
 import { traceDeliveryAttempt, tracerOf } from '@app/tracing';
 import { NotifierConfig, slotShares } from '../notifier.config';
 import { DeliveriesService, destinationOf, type AttemptOutcome, type BegunDelivery, type ClaimRequest, type DeliveryRow } from './deliveries.service';
@@ -15,6 +15,8 @@ import { UpstreamDeliveryService, type UpstreamSendOutcome } from '../upstream/s
 import { UpstreamHealthService } from '../upstream/health/upstream-health.service';
 import { standardWebhookHeaders } from './standard-webhooks';
 import { sendWebhook } from './webhook-sender';
+import { OrgUpstreamLimits, upstreamOrgOf } from './org-upstream-limits';
+import { DirectoryClient } from '../targets/directory-client.service';
 
 /**
  * The longest the worker sleeps when nothing wakes it: new deliveries of this process wake it at
@@ -41,7 +43,8 @@ interface ReservedSlot {
 
 /**
  * Attempts recorded deliveries: leases due ones fairly (a bounded share of the in-flight slots per
- * destination and per owner, taken in turns), sends them, records each attempt, and schedules
+ * destination and per owner, taken in turns, and no more of an org's upstream deliveries than its
+ * upstream-in-flight quota), sends them, records each attempt, and schedules
  * retries by the configured schedule until success or the dead letter. A destination that keeps
  * timing out or refusing connections is held by its circuit breaker (see `DestinationBreakers`).
  */
@@ -63,6 +66,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   private purgeTimer: NodeJS.Timeout | null = null;
   private stopping = false;
   private readonly delay = new WakeableDelay();
+  private readonly orgLimits: OrgUpstreamLimits;
 
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
@@ -72,7 +76,13 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     @Inject(UpstreamDeliveryService) private readonly upstream: UpstreamDeliveryService,
     @Inject(UpstreamHealthService) private readonly upstreamHealth: UpstreamHealthService,
     @Inject(DeliveryAssertionSigner) private readonly assertions: DeliveryAssertionSigner,
+    @Inject(DirectoryClient) directory: DirectoryClient,
+    @Inject(OrgQuotaMetrics) private readonly orgQuotaMetrics: OrgQuotaMetrics,
   ) {
+    this.orgLimits = new OrgUpstreamLimits(
+      async (org) => (await directory.orgQuotas(org)).upstream_in_flight,
+      (org, error) => this.logger.warn({ err: error, org }, 'could not read the org’s upstream-in-flight quota: its deliveries are not held back meanwhile'),
+    );
     this.schedule = parseRetrySchedule(config.RELAY_WEBHOOK_RETRY_SCHEDULE);
     this.scheduleSpanMs = this.schedule.reduce((sum, delay) => sum + delay, 0);
     ({ perDestination: this.perDestination, perOwner: this.perOwner, perUpstream: this.perUpstream } = slotShares(config));
@@ -194,7 +204,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       if (free > 0) {
         try {
           const due = await this.deliveries.claimDue(this.claimRequest(free, admission.held, admission.probing));
-          claimed = due.claimed;
+          claimed = await this.withinOrgLimits(due.claimed);
           for (const channel of due.expired) this.metrics.expiredHeld(channel);
           if (due.expired.length > 0)
             this.logger.warn(
@@ -215,6 +225,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       }
       for (const delivery of claimed) this.start(delivery);
       this.metrics.breakers(this.breakers.counts());
+      this.reportOrgsInFlight();
       // Full, or the due deliveries wait for a slot of their destination or owner (a finishing
       // attempt wakes it), or nothing more due: sleep until the next due time it knows of; new
       // deliveries of this process wake it at once.
@@ -256,6 +267,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     const ownerSlots: Record<string, number> = {};
     for (const [owner, { count, upstreamOnly }] of byOwner) ownerSlots[owner] = Math.max(0, (upstreamOnly ? this.perUpstream : this.perOwner) - count);
     return {
+      orgSlots: this.orgLimits.slots(this.upstreamInFlightByOrg()),
       limit,
       defaultTimeoutMs: this.config.RELAY_WEBHOOK_TIMEOUT_MS,
       perDestination: this.perDestination,
@@ -266,6 +278,37 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       held: Object.fromEntries([...held].map(([destination, ms]) => [destination, Math.max(1, Math.ceil(ms))])),
       heldAtMostMs: this.scheduleSpanMs,
     };
+  }
+
+  /** This process's upstream deliveries in flight, by the org of the agent each goes to. */
+  private upstreamInFlightByOrg(): Map<string, number> {
+    const byOrg = new Map<string, number>();
+    for (const { channel, owner } of this.inFlight.values()) {
+      const org = upstreamOrgOf({ channel, target_handle: owner });
+      if (org !== null) byOrg.set(org, (byOrg.get(org) ?? 0) + 1);
+    }
+    return byOrg;
+  }
+
+  /**
+   * The claimed deliveries to attempt: the claim kept each org it knew the quota of within it; an
+   * org seen for the first time has its quota read now, and what it got beyond it is handed back,
+   * due at once, to wait for a slot of the org (a finishing attempt wakes the loop).
+   */
+  private async withinOrgLimits(claimed: DeliveryRow[]): Promise<DeliveryRow[]> {
+    const orgs = claimed.flatMap((delivery) => upstreamOrgOf(delivery) ?? []);
+    if (orgs.length === 0) return claimed;
+    await this.orgLimits.learn(orgs);
+    const beyond = new Set(this.orgLimits.beyondLimits(claimed, this.upstreamInFlightByOrg()));
+    if (beyond.size === 0) return claimed;
+    await this.deliveries.release([...beyond]);
+    return claimed.filter((delivery) => !beyond.has(delivery.id));
+  }
+
+  /** The gauge of each org with an upstream-in-flight quota: its deliveries in flight here. */
+  private reportOrgsInFlight(): void {
+    const inFlight = this.upstreamInFlightByOrg();
+    for (const org of Object.keys(this.orgLimits.slots(inFlight))) this.orgQuotaMetrics.upstreamDeliveriesInFlight(org, inFlight.get(org) ?? 0);
   }
 
   /** Tells the destination's breaker how the attempt went: any HTTP answer is an answer; a timeout or a failed connection is not. */

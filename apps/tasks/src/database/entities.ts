@@ -3,6 +3,7 @@ import { ArtifactEntity } from '../tasks/store/artifact.entity';
 import { AuditLogEntity } from '../tasks/store/audit-log.entity';
 import { IdempotencyKeyEntity } from '../tasks/store/idempotency-key.entity';
 import { MessageEntity } from '../tasks/store/message.entity';
+import { OrgStoredBytesEntity } from '../tasks/store/org-stored-bytes.entity';
 import { ReadCursorEntity } from '../tasks/store/read-cursor.entity';
 import { TaskEntity } from '../tasks/store/task.entity';
 import { OutboxEventEntity } from '../outbox/outbox-event.entity';
@@ -21,4 +22,5 @@ export const TASKS_ENTITIES: Array<new () => object> = [
   OutboxEventEntity,
   PushConfigEntity,
   OutboxHorizonEntity,
+  OrgStoredBytesEntity,
 ];

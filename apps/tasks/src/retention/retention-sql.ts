@@ -44,7 +44,8 @@ DELETE FROM "tasks"."idempotency_keys" WHERE ctid = ANY(ARRAY(
  * One batch of tasks terminal since before `$1`, at most `$2`, deleted with everything they hold:
  * their messages, artifacts, idempotency keys, read cursors, audit rows and push configs go by the
  * foreign keys' cascade, their outbox rows in the same statement. A task with an event not published
- * yet waits for a later run; a task another transaction holds is skipped.
+ * yet waits for a later run; a task another transaction holds is skipped. What its parties wrote
+ * into it is taken off their orgs' stored bytes (docs/orgs.md#quotas) in the same statement.
  */
 export const DELETE_TERMINAL_TASKS_BATCH_SQL = `
 WITH "doomed" AS (
@@ -55,6 +56,16 @@ WITH "doomed" AS (
 ), "events" AS (
   DELETE FROM ${OUTBOX_TABLE} WHERE "task_id" IN (SELECT "id" FROM "doomed") RETURNING 1
 ), "gone" AS (
-  DELETE FROM "tasks"."tasks" WHERE "id" IN (SELECT "id" FROM "doomed") RETURNING 1
+  DELETE FROM "tasks"."tasks" WHERE "id" IN (SELECT "id" FROM "doomed")
+  RETURNING "sender_handle", "recipient_handle", "sender_stored_bytes", "recipient_stored_bytes"
+), "freed" AS (
+  SELECT f."org", sum(f."bytes")::bigint AS "bytes" FROM (
+    SELECT split_part("sender_handle", '@', 2) AS "org", "sender_stored_bytes" AS "bytes" FROM "gone"
+    UNION ALL
+    SELECT split_part("recipient_handle", '@', 2), "recipient_stored_bytes" FROM "gone"
+  ) f GROUP BY f."org" HAVING sum(f."bytes") <> 0
+), "released" AS (
+  INSERT INTO "tasks"."org_stored_bytes" ("org", "shard", "bytes") SELECT "org", 0, -"bytes" FROM "freed"
+  ON CONFLICT ("org", "shard") DO UPDATE SET "bytes" = "tasks"."org_stored_bytes"."bytes" + EXCLUDED."bytes"
 )
 SELECT (SELECT count(*) FROM "gone")::int AS "tasks", (SELECT count(*) FROM "events")::int AS "events"`;

@@ -16,6 +16,7 @@ import { CHAIN_LIMITS, SendTask } from './use-cases/send-task';
 import { TaskRepository } from './store/task-repository';
 import { TasksController } from './tasks.controller';
 import { TransitionTask } from './use-cases/transition-task';
+import { OrgStoredBytesQuotas } from './org-quotas/org-stored-bytes-quotas';
 import { ReportUpstream } from './upstream-reports/report-upstream';
 import { UpstreamRecipients } from './upstream-reports/upstream-recipients';
 import { UpstreamReportsController } from './upstream-reports/upstream-reports.controller';
@@ -34,6 +35,7 @@ export class TasksModule {
         SendTask,
         TransitionTask,
         UpstreamRecipients,
+        OrgStoredBytesQuotas,
         ReportUpstream,
         ReadTasks,
         TaskSearch,

@@ -68,6 +68,20 @@ export class OrgQuotaFields {
   @Min(0)
   @Max(ORG_LIMITS.maxOpenHandoffsQuota)
   open_handoffs?: number | null;
+
+  @ValidateIf((_, value) => value !== null)
+  @IsOptional()
+  @IsInt({ message: 'quotas.stored_bytes must be a whole number of bytes, or null for no limit' })
+  @Min(0)
+  @Max(ORG_LIMITS.maxStoredBytesQuota)
+  stored_bytes?: number | null;
+
+  @ValidateIf((_, value) => value !== null)
+  @IsOptional()
+  @IsInt({ message: 'quotas.upstream_in_flight must be a whole number of deliveries, or null for no limit' })
+  @Min(1)
+  @Max(ORG_LIMITS.maxUpstreamInFlightQuota)
+  upstream_in_flight?: number | null;
 }
 
 export class OrgDefaultsFields {

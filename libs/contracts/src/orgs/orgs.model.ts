@@ -30,6 +30,9 @@ export const ORG_LIMITS = {
   maxAgentsQuota: 1_000_000,
   maxRequestsPerMinuteQuota: 10_000_000,
   maxOpenHandoffsQuota: 10_000_000,
+  /** The most bytes an org's stored-bytes quota may name (1 TiB). */
+  maxStoredBytesQuota: 1_099_511_627_776,
+  maxUpstreamInFlightQuota: 10_000,
   /** The longest approvals Slack URL an org may set (sealed, it still fits a delivery's URL column). */
   approvalsSlackUrlChars: 1024,
   listDefaultLimit: 50,
@@ -47,6 +50,10 @@ export interface OrgQuotas {
   requests_per_minute: number | null;
   /** Handoffs sent by the org's agents and not yet finished (OPEN_HANDOFF_STATES). */
   open_handoffs: number | null;
+  /** Bytes of messages and artifacts the org's agents wrote into handoffs still stored (counted against the writer's org). */
+  stored_bytes: number | null;
+  /** Deliveries to the org's upstream agents that a notifier process attempts at once; more wait for a slot. */
+  upstream_in_flight: number | null;
 }
 
 export interface OrgQuotasReply {

@@ -1,5 +1,5 @@
 import { TASK_STATES, TERMINAL_STATES } from './task-vocabulary';
-import { decideOpenHandoffs, OPEN_HANDOFF_STATES, orgOfHandle } from './open-handoff-rules';
+import { decideOpenHandoffs, decideStoredBytes, OPEN_HANDOFF_STATES, orgOfHandle } from './open-handoff-rules';
 
 describe('open-handoff rules', () => {
   it('count every state a handoff can still leave, and no terminal one', () => {
@@ -20,5 +20,17 @@ describe('open-handoff rules', () => {
   it('name the org after the @ of a handle', () => {
     expect(orgOfHandle('frank@web')).toBe('web');
     expect(orgOfHandle('ana@pay.ments')).toBe('pay.ments');
+  });
+
+  it('refuse a write that would take the org past its stored-bytes quota, naming the org, the quota and the limit', () => {
+    expect(decideStoredBytes('payments', 100, 60, 41)).toEqual({ org: 'payments', quota: 'stored_bytes', limit: 100 });
+    expect(decideStoredBytes('payments', 0, 0, 1)).toEqual({ org: 'payments', quota: 'stored_bytes', limit: 0 });
+  });
+
+  it('let a write that reaches the stored-bytes quota exactly, frees bytes, adds none, or meets no quota go on', () => {
+    expect(decideStoredBytes('payments', 100, 60, 40)).toBeNull();
+    expect(decideStoredBytes('payments', 100, 150, 0)).toBeNull();
+    expect(decideStoredBytes('payments', 100, 150, -20)).toBeNull();
+    expect(decideStoredBytes('payments', null, 10_000, 10_000)).toBeNull();
   });
 });

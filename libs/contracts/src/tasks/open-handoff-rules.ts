@@ -27,3 +27,20 @@ export function decideOpenHandoffs(sender: string, limit: number | null | undefi
   if (limit === null || limit === undefined) return null;
   return open >= limit ? { org: orgOfHandle(sender), quota: 'open_handoffs', limit } : null;
 }
+
+export interface StoredBytesRefusal {
+  org: string;
+  quota: 'stored_bytes';
+  limit: number;
+}
+
+/**
+ * Whether a write of `adding` bytes by an agent of `org` may be stored while the org's agents keep
+ * `stored` bytes in handoffs (docs/orgs.md#quotas); null when it may, else what the refusal names.
+ * A write that adds nothing (or frees bytes) always may, and so does every write of an org with no
+ * limit (null or undefined).
+ */
+export function decideStoredBytes(org: string, limit: number | null | undefined, stored: number, adding: number): StoredBytesRefusal | null {
+  if (limit === null || limit === undefined || adding <= 0) return null;
+  return stored + adding > limit ? { org, quota: 'stored_bytes', limit } : null;
+}

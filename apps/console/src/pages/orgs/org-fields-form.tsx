@@ -41,6 +41,8 @@ export function OrgFieldsForm<T extends OrgChanges>({
       agents: text('agents'),
       requests_per_minute: text('requests_per_minute'),
       open_handoffs: text('open_handoffs'),
+      stored_bytes: text('stored_bytes'),
+      upstream_in_flight: text('upstream_in_flight'),
     });
     mutation.mutate(toBody(changes, text('name').trim()), { onSuccess: () => withName && form.reset() });
   };

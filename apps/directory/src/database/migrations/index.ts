@@ -19,6 +19,7 @@ import { OrgChainBounds1765541900000 } from './1765541900000-OrgChainBounds';
 import { OrgOpenHandoffsQuota1765545300000 } from './1765545300000-OrgOpenHandoffsQuota';
 import { PersonRolesByOrg1765549900000 } from './1765549900000-PersonRolesByOrg';
 import { OrgTenant1765550000000 } from './1765550000000-OrgTenant';
+import { OrgStoredBytesAndUpstreamQuotas1765870000000 } from './1765870000000-OrgStoredBytesAndUpstreamQuotas';
 
 /** Every migration of the directory schema, oldest first. */
 export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
@@ -43,4 +44,5 @@ export const DIRECTORY_MIGRATIONS: Array<new () => object> = [
   OrgOpenHandoffsQuota1765545300000,
   PersonRolesByOrg1765549900000,
   OrgTenant1765550000000,
+  OrgStoredBytesAndUpstreamQuotas1765870000000,
 ];

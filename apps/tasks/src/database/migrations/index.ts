@@ -23,6 +23,7 @@ import { TaskUnpublishedEvents1765473600036 } from './1765473600036-TaskUnpublis
 import { ChainTreeIndex1765523300000 } from './1765523300000-ChainTreeIndex';
 import { ChainRootSender1765812340000 } from './1765812340000-ChainRootSender';
 import { OpenHandoffsBySenderOrg1765845300000 } from './1765845300000-OpenHandoffsBySenderOrg';
+import { OrgStoredBytes1765870000000 } from './1765870000000-OrgStoredBytes';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -50,4 +51,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   ChainTreeIndex1765523300000,
   ChainRootSender1765812340000,
   OpenHandoffsBySenderOrg1765845300000,
+  OrgStoredBytes1765870000000,
 ];

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { RelayError, TASK_LIMITS, type ArtifactInput, type MessageInput, type TaskEventType, type TaskState } from '@app/contracts';
+import { orgOfHandle, RelayError, TASK_LIMITS, type ArtifactInput, type MessageInput, type TaskEventType, type TaskState } from '@app/contracts';
 import { handoffTraceOf, handoffTraceParent } from '@app/tracing';
 import { committedRows, type OutboxRow } from '../../outbox/committed-events';
 import { applyArtifactInputs, artifactsJson, type StoredArtifact } from './artifact-writes';
 import { messageBytes, messageFromJson, type JsonMessage } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
 import { CHANGE_HISTORY_SQL, changeTaskStatement, LOAD_TASK_SQL } from './sql/change-task.sql';
+import { checkStoredBytes, checksStoredBytes, storedBytesCharge, storedBytesShard, type StoredBytesCharge, type StoredBytesQuotas } from './stored-bytes';
 import type { Party } from '../rules/state-machine';
 import { taskEvent, type OutboxTaskEvent } from './task-events';
 import { plainParts } from './task-repository';
@@ -58,13 +59,16 @@ export async function loadTask(pool: pg.Pool | pg.PoolClient, taskId: string): P
  * refuse) and says what changes, the message cap and artifact caps are checked, then one statement
  * writes it all on the condition that the task is still as read. When the task changed in
  * between, it is read and decided again (`decide` refuses what its use case does not allow, such
- * as another state), at most MAX_ATTEMPTS times, and then `overtaken` names the refusal.
+ * as another state), at most MAX_ATTEMPTS times, and then `overtaken` names the refusal. The
+ * bytes it stores count to its writer's org (docs/orgs.md#quotas); with `quotas`, a write that
+ * would take an org with a stored-bytes quota past it is refused, having written nothing.
  */
 export async function changeTask(
   pool: pg.Pool | pg.PoolClient,
   taskId: string,
   decide: (current: TaskRow, attempt: number) => TaskChange,
   overtaken: (latest: TaskRow) => RelayError,
+  quotas?: StoredBytesQuotas,
   known?: LoadedTask,
 ): Promise<CommittedChange> {
   for (let attempt = 1; ; attempt++) {
@@ -115,6 +119,10 @@ export async function changeTask(
     ];
     const partsJson = JSON.stringify(message?.parts ?? []);
     const payloadJson = JSON.stringify(message?.payload ?? {});
+    const sizeOfMessage = message ? messageBytes(message.body, partsJson, payloadJson) : 0;
+    const added = sizeOfMessage + artifactBytesOf(writes.artifacts) - artifactBytesOf(held);
+    const writer = change.party === 'sender' ? current.sender_handle : current.recipient_handle;
+    const charge = await storedBytesCharge(quotas, orgOfHandle(writer), added);
     const keys = change.keys?.keys ?? [];
     const traceParent = handoffTraceParent(handoffTraceOf(current));
     const shape = {
@@ -123,8 +131,12 @@ export async function changeTask(
       message: message !== null,
       artifacts: writes.written.length > 0,
       keys: message !== null && keys.length > 0,
+      storedBytes: added !== 0,
     };
-    const { rows } = await pool.query<TaskRow & { unread: number; earlier_events: OutboxRow[]; event_positions: Record<string, string> }>(
+    const changed = await runChange(
+      pool,
+      charge,
+      quotas,
       changeTaskStatement(shape, {
         taskId: current.id,
         expectedState: current.state,
@@ -144,7 +156,7 @@ export async function changeTask(
         body: message?.body ?? null,
         parts: partsJson,
         payload: payloadJson,
-        messageBytes: message ? messageBytes(message.body, partsJson, payloadJson) : 0,
+        messageBytes: sizeOfMessage,
         artifacts: artifactsJson(writes.written),
         events: JSON.stringify(events.map(({ id, subject, type, payload }) => ({ id, subject, type, payload }))),
         traceParent,
@@ -152,15 +164,56 @@ export async function changeTask(
         scopes: keys.map((key) => key.scope),
         keys: keys.map((key) => key.key),
         requestHash: change.keys?.requestHash ?? null,
+        writerOrg: charge.org,
+        shard: storedBytesShard(current.id),
+        storedBytes: added,
+        senderBytes: change.party === 'sender' ? added : 0,
+        recipientBytes: change.party === 'sender' ? 0 : added,
       }),
     );
-    const changed = rows[0];
     if (changed) {
       const { unread, earlier_events: earlier, event_positions: positions, ...stored } = changed;
       const committed = committedRows(stored.id, earlier, events, positions, traceParent);
       return { task: stored, message, artifacts: writes.artifacts, unread, events: committed };
     }
     if (attempt >= MAX_ATTEMPTS) throw overtaken(await loadTask(pool, taskId));
+  }
+}
+
+type ChangedRow = TaskRow & { unread: number; earlier_events: OutboxRow[]; event_positions: Record<string, string> };
+
+function artifactBytesOf(artifacts: StoredArtifact[]): number {
+  return artifacts.reduce((sum, artifact) => sum + Number(artifact.size_bytes), 0);
+}
+
+/**
+ * Runs a change statement; undefined when the task changed since it was read. A change that
+ * checks its org's stored-bytes quota runs behind the org's lock: in the caller's transaction
+ * when given a client (which is then in one), else in a transaction of its own.
+ */
+async function runChange(
+  pool: pg.Pool | pg.PoolClient,
+  charge: StoredBytesCharge,
+  quotas: StoredBytesQuotas | undefined,
+  statement: pg.QueryConfig,
+): Promise<ChangedRow | undefined> {
+  if (!quotas || !checksStoredBytes(charge)) return (await pool.query<ChangedRow>(statement)).rows[0];
+  if ('release' in pool) {
+    await checkStoredBytes(pool, charge, quotas);
+    return (await pool.query<ChangedRow>(statement)).rows[0];
+  }
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await checkStoredBytes(client, charge, quotas);
+    const changed = (await client.query<ChangedRow>(statement)).rows[0];
+    await client.query(changed ? 'COMMIT' : 'ROLLBACK');
+    return changed;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
   }
 }
 

@@ -5,6 +5,7 @@ import {
   decideChain,
   decideHold,
   decideToolPrompts,
+  orgOfHandle,
   RelayError,
   TASK_LIMITS,
   type ChainLimits,
@@ -22,6 +23,7 @@ import { messageBytes } from './message-budget';
 import type { IdempotencyKey } from './idempotency-key.entity';
 import { beginOnChainLock, CHAIN_FACTS_SQL, PAIR_RECENT_SQL, PARENT_CHAIN_SQL } from './sql/chain-facts.sql';
 import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL, LOCK_CREATE_GUARD_SQL } from './sql/create-task.sql';
+import { checkStoredBytes, checksStoredBytes, storedBytesCharge, storedBytesShard, type StoredBytesCharge, type StoredBytesQuotas } from './stored-bytes';
 import { taskEvent, type OutboxTaskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
 import { plainParts } from './task-repository';
@@ -186,6 +188,9 @@ async function rootLink(client: pg.Pool | pg.PoolClient, request: SendRequest, l
  * unless it has a parent: then, and for a create that claims a named context, in one transaction
  * behind the chain's lock (and the context's), a refusal rolling it back having written nothing.
  *
+ * A create whose sender's org has a stored-bytes quota runs in a transaction too, behind the org's
+ * lock (docs/orgs.md#quotas), taken last.
+ *
  * Round trips: a root, two (its facts, its create). A named parent: BEGIN, the facts with the
  * lock, the create, COMMIT. A parent found by the trace: the facts on the pool, then BEGIN with the
  * lock (one message), the create, COMMIT (a create with a `traceparent` that finds no parent stays
@@ -211,13 +216,14 @@ async function runCreate(
   request: SendRequest,
   limits: ChainLimits,
   now: Date,
+  storedBytes: { charge: StoredBytesCharge; quotas: StoredBytesQuotas } | null,
   statement: (link: ChainLink) => pg.QueryConfig,
   guard?: CreateGuard,
 ): Promise<CreateOutcome> {
   const named = (request.parent_task_ids ?? []).length > 0;
   const inContext = request.context_id !== undefined;
   let link: ChainLink | undefined;
-  if (!named && !inContext && !guard) {
+  if (!named && !inContext && !guard && !storedBytes) {
     link = request.caller_trace_id ? await linkChain(pool, request, limits, now, false) : await rootLink(pool, request, limits, now);
     if (link.parent === null) return (await pool.query<CreateOutcome>(statement(link))).rows[0];
   }
@@ -234,6 +240,7 @@ async function runCreate(
       link = named || request.caller_trace_id ? await linkChain(client, request, limits, now, true) : await rootLink(client, request, limits, now);
     }
     if (inContext) await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [request.context_id] });
+    if (storedBytes) await checkStoredBytes(client, storedBytes.charge, storedBytes.quotas);
     let outcome = (await client.query<CreateOutcome>(statement(link))).rows[0];
     if (outcome.tree_moved) outcome = (await client.query<CreateOutcome>(statement(await relinkLocked(client, request, limits, now, link)))).rows[0];
     await client.query('COMMIT');
@@ -329,6 +336,7 @@ export async function createTask(
   requestHash: string,
   chainLimits: ChainLimits,
   guard?: CreateGuard,
+  quotas?: StoredBytesQuotas,
 ): Promise<NewTask | null> {
   const sender = request.caller;
   const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
@@ -336,14 +344,22 @@ export async function createTask(
   const parts = plainParts(request.message.parts);
   const summary = firstText(parts);
   const id = nextTaskId();
+  const partsJson = JSON.stringify(parts);
+  const payloadJson = JSON.stringify(request.message.payload ?? {});
+  const sizeOfMessage = messageBytes(summary, partsJson, payloadJson);
+  const { artifacts } = applyArtifactInputs(id, [], request.artifacts, 'total');
+  const stored = sizeOfMessage + artifacts.reduce((sum, artifact) => sum + artifact.size_bytes, 0);
+  const charge = await storedBytesCharge(quotas, orgOfHandle(sender.handle), stored);
   let built: Omit<NewTask, 'events'> | undefined;
   let event: OutboxTaskEvent | undefined;
   let traceParent: string | null = null;
+  const storedBytes = quotas && checksStoredBytes(charge) ? { charge, quotas } : null;
   const outcome = await runCreate(
     pool,
     request,
     chainLimits,
     now,
+    storedBytes,
     (link) => {
       const held = heldBy(request, now, link.depth);
       const trace = newHandoffTrace(link.parent?.trace ?? null, request.caller_trace_id ?? null);
@@ -399,10 +415,7 @@ export async function createTask(
         payload: request.message.payload ?? {},
         created_at: now,
       };
-      const { artifacts } = applyArtifactInputs(task.id, [], request.artifacts, 'total');
       event = taskEvent(held ? 'held' : 'created', task, message, now);
-      const partsJson = JSON.stringify(parts);
-      const payloadJson = JSON.stringify(message.payload);
       built = { task, message, artifacts: artifacts.map(({ size_bytes: _size, ...artifact }) => artifact) };
       return {
         name: 'tasks-create-task',
@@ -433,7 +446,7 @@ export async function createTask(
           event.id,
           event.subject,
           JSON.stringify(event.payload),
-          messageBytes(summary, partsJson, payloadJson),
+          sizeOfMessage,
           TASK_LIMITS.tasksPerContext,
           traceParent,
           task.state,
@@ -447,6 +460,9 @@ export async function createTask(
           task.trace_span_id,
           task.root_sender_handle,
           link.treeSizeSeen,
+          charge.org,
+          storedBytesShard(task.id),
+          stored,
         ],
       };
     },

@@ -15,7 +15,13 @@ type SnakeCase<Name extends string> = Name extends `${infer Head}${infer Tail}`
  */
 export type RowOf<Entity> = { -readonly [Property in keyof Entity as Property extends string ? SnakeCase<Property> : never]-?: Entity[Property] };
 
-export type TaskRow = RowOf<TaskEntity> & {
+/** The tally of stored bytes per party, which only the writes and retention deletes read (store/stored-bytes.ts). */
+type StoredBytesColumns = 'senderStoredBytes' | 'recipientStoredBytes';
+
+/** Those columns as the tasks table names them: no task row carries them. */
+export const STORED_BYTES_TALLY_COLUMNS = ['sender_stored_bytes', 'recipient_stored_bytes'];
+
+export type TaskRow = RowOf<Omit<TaskEntity, StoredBytesColumns>> & {
   /** Present on list queries. */
   unread_messages?: number | string;
   /** Microsecond text of status_timestamp (list cursors). */
@@ -29,7 +35,7 @@ export type MessageRow = RowOf<Omit<MessageEntity, 'task' | 'sizeBytes'>> & { si
 export type ArtifactRow = RowOf<Omit<ArtifactEntity, 'task' | 'sizeBytes' | 'createdAt' | 'updatedAt'>> & { size_bytes?: number };
 
 /** Every column of a task row: the compiler refuses a column missing from, or unknown to, the entity. */
-const TASK_ROW_COLUMNS: { [Column in keyof RowOf<TaskEntity>]: true } = {
+const TASK_ROW_COLUMNS: { [Column in keyof RowOf<Omit<TaskEntity, StoredBytesColumns>>]: true } = {
   id: true,
   context_id: true,
   sender_id: true,

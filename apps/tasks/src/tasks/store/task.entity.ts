@@ -167,4 +167,12 @@ export class TaskEntity {
   /** The sender of the chain's root (on whose behalf the chain runs); null on a root, whose own sender it is, and on a handoff linked before it was kept. */
   @Column({ type: 'varchar', length: 255, nullable: true })
   rootSenderHandle: string | null;
+
+  /** Bytes of the messages and artifacts its sender wrote into it (docs/orgs.md#quotas), counted to the sender's org. */
+  @Column({ type: 'bigint', default: 0, select: false })
+  senderStoredBytes: string;
+
+  /** Bytes of the messages and artifacts its recipient wrote into it, counted to the recipient's org. */
+  @Column({ type: 'bigint', default: 0, select: false })
+  recipientStoredBytes: string;
 }

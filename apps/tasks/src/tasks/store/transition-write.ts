@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { RelayError, type TaskState, type TransitionRequest } from '@app/contracts';
 import { checkTransition, partyOf, STATE_TIMESTAMP_COLUMN, type TransitionRule } from '../rules/state-machine';
 import { changeTask, type CommittedChange, type LoadedTask, type TaskChange } from './change-write';
+import type { StoredBytesQuotas } from './stored-bytes';
 import type { TaskRow } from './task-rows';
 
 function stateChanged(rule: TransitionRule, expected: TaskState, state: TaskState | null): RelayError {
@@ -15,7 +16,12 @@ function stateChanged(rule: TransitionRule, expected: TaskState, state: TaskStat
  * change the state, one wins and the other gets `state_changed`; a transition overtaken only by a
  * message or an artifact (or a progress update by a state it also applies to) goes through.
  */
-export async function transitionTask(pool: pg.Pool | pg.PoolClient, request: TransitionRequest, known?: LoadedTask): Promise<CommittedChange> {
+export async function transitionTask(
+  pool: pg.Pool | pg.PoolClient,
+  request: TransitionRequest,
+  quotas?: StoredBytesQuotas,
+  known?: LoadedTask,
+): Promise<CommittedChange> {
   let rule: TransitionRule | undefined;
   let firstState: TaskState | undefined;
   const decide = (current: TaskRow): TaskChange => {
@@ -39,5 +45,5 @@ export async function transitionTask(pool: pg.Pool | pg.PoolClient, request: Tra
       events: ownEvent ? [ownEvent] : [],
     };
   };
-  return changeTask(pool, request.task_id, decide, (latest) => stateChanged(rule as TransitionRule, firstState as TaskState, latest.state), known);
+  return changeTask(pool, request.task_id, decide, (latest) => stateChanged(rule as TransitionRule, firstState as TaskState, latest.state), quotas, known);
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import {
+  orgOfHandle,
   RelayError,
   UPSTREAM_REPORT_COMMANDS,
   type ParticipantRefDto,
@@ -21,6 +22,8 @@ import { changeTask, type LoadedTask } from '../store/change-write';
 import { LOAD_TASK_FOR_REPORT_SQL } from '../store/sql/change-task.sql';
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
 import { transitionTask } from '../store/transition-write';
+import { OrgStoredBytesQuotas } from '../org-quotas/org-stored-bytes-quotas';
+import { lockOrgStoredBytes, type StoredBytesQuotas } from '../store/stored-bytes';
 import { sendRequestHash } from '../use-cases/send-idempotency';
 import { appendChange, SendTask } from '../use-cases/send-task';
 import { checkTransitionRequest, TransitionTask } from '../use-cases/transition-task';
@@ -57,6 +60,7 @@ export class ReportUpstream {
     @Inject(TransitionTask) private readonly transitions: TransitionTask,
     @Inject(UpstreamRecipients) private readonly upstreams: UpstreamRecipients,
     @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
+    @Inject(OrgStoredBytesQuotas) private readonly storedBytes: StoredBytesQuotas,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -107,6 +111,9 @@ export class ReportUpstream {
     let released = false;
     try {
       await client.query('BEGIN');
+      // The org's stored-bytes lock before any row of the task, in the order every write takes them.
+      const org = orgOfHandle(caller.handle);
+      if ((await this.storedBytes.limitOf(org)) !== null) await lockOrgStoredBytes(client, org);
       // Messages of a report made before (after a crash or a lost reply), read with the task.
       const held = new Set(heldIds);
       let state = known.state;
@@ -131,6 +138,7 @@ export class ReportUpstream {
               request.task_id,
               (current) => appendChange(current, send, hash),
               () => new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: request.task_id }),
+              this.storedBytes,
               known,
             );
             written(changed.events);
@@ -150,6 +158,7 @@ export class ReportUpstream {
                 ...(step.result_summary !== undefined ? { result_summary: step.result_summary } : {}),
                 history_length: 0,
               },
+              this.storedBytes,
               known,
             );
             written(moved.events);

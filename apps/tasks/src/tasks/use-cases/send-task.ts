@@ -25,6 +25,8 @@ import { pgPoolOf } from '@app/database';
 import { OrgQuotaMetrics } from '@app/metrics';
 import { OPEN_HANDOFFS_OF_ORG_SQL } from '../store/sql/open-handoffs.sql';
 import { COMMITTED_EVENTS, type CommittedEvents } from '../../outbox/committed-events';
+import { OrgStoredBytesQuotas } from '../org-quotas/org-stored-bytes-quotas';
+import type { StoredBytesQuotas } from '../store/stored-bytes';
 
 function validateIntent(intent: Intent | undefined, proposedAction: ProposedActionDto | null | undefined): void {
   const hasAction = proposedAction !== undefined && proposedAction !== null;
@@ -86,6 +88,7 @@ export class SendTask {
     @Inject(CHAIN_LIMITS) private readonly chainLimits: ChainLimits,
     @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
     @Inject(OrgQuotaMetrics) private readonly orgQuotaMetrics: OrgQuotaMetrics,
+    @Inject(OrgStoredBytesQuotas) private readonly storedBytes: StoredBytesQuotas,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -120,6 +123,7 @@ export class SendTask {
           hash,
           chainLimitsWith(this.chainLimits, request.org_chain_policy, request.chain_policy),
           guard,
+          this.storedBytes,
         );
         if (created) {
           this.committed.publishCommitted(created.events);
@@ -138,6 +142,11 @@ export class SendTask {
         if (error instanceof OpenHandoffsRefused) return this.refusedByOpenHandoffs(request, hash, error.refusal);
         const { code, constraint } = pgError(error);
         if (code === '23505' && constraint === 'idempotency_keys_pkey' && attempt < 2) continue;
+        // A retry of a create stored before its org reached its stored-bytes quota gets its first answer.
+        if (error instanceof RelayError && error.reason === 'org_quota_exceeded' && idempotencyKeys(request).length > 0) {
+          const replay = await this.dataSource.transaction((manager) => this.idempotency.replay(manager, request, hash));
+          if (replay) return replay;
+        }
         throw duplicateMessageIdOr(error);
       }
     }
@@ -170,6 +179,7 @@ export class SendTask {
           request.task_id as string,
           (current) => appendChange(current, request, hash),
           () => new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: request.task_id }),
+          this.storedBytes,
         );
         this.committed.publishCommitted(events);
         return {

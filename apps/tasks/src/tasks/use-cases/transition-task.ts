@@ -9,6 +9,8 @@ import { changeHistory } from '../store/change-write';
 import { transitionTask } from '../store/transition-write';
 import { pgPoolOf } from '@app/database';
 import { COMMITTED_EVENTS, type CommittedEvents } from '../../outbox/committed-events';
+import { OrgStoredBytesQuotas } from '../org-quotas/org-stored-bytes-quotas';
+import type { StoredBytesQuotas } from '../store/stored-bytes';
 
 /** What a transition request must carry before the task is read: a question, something to report, artifacts within their rules. */
 export function checkTransitionRequest(request: Pick<TransitionRequest, 'transition' | 'message' | 'artifacts'>): void {
@@ -35,6 +37,7 @@ export class TransitionTask {
   constructor(
     @Inject(DataSource) dataSource: DataSource,
     @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
+    @Inject(OrgStoredBytesQuotas) private readonly storedBytes: StoredBytesQuotas,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -42,7 +45,7 @@ export class TransitionTask {
   async transition(request: TransitionRequest): Promise<TransitionReply> {
     checkTransitionRequest(request);
     try {
-      const { task, message, artifacts, unread, events } = await transitionTask(this.pool, request);
+      const { task, message, artifacts, unread, events } = await transitionTask(this.pool, request, this.storedBytes);
       this.committed.publishCommitted(events);
       this.logger.debug({ task_id: task.id, transition: request.transition, to: task.state, actor_id: request.caller_id }, 'task transition');
       const history = await changeHistory(this.pool, task, request.history_length);

@@ -1,5 +1,6 @@
 import { earlierUnpublishedSql, OWN_POSITIONS_SQL } from '../../../outbox/committed-events';
 import { messagesWithinBudgetSql } from '../message-budget';
+import { addStoredBytesSql } from '../stored-bytes';
 import { TASK_COLUMNS } from '../task-rows';
 import { unreadCountSql } from './unread-count.sql';
 
@@ -27,6 +28,8 @@ export interface ChangeShape {
   message: boolean;
   artifacts: boolean;
   keys: boolean;
+  /** Bytes added or freed (docs/orgs.md#quotas): the writer's party's tally and its org's counter. */
+  storedBytes: boolean;
 }
 
 /** The values of a change statement, by the names its text uses (`@name`). */
@@ -56,6 +59,11 @@ export interface ChangeValues {
   scopes: string[];
   keys: string[];
   requestHash: string | null;
+  writerOrg: string;
+  shard: number;
+  storedBytes: number;
+  senderBytes: number;
+  recipientBytes: number;
 }
 
 /**
@@ -63,7 +71,8 @@ export interface ChangeValues {
  * loses to any concurrent change of the task, and then writes nothing), and, as the shape has
  * them, the state change with its audit row, the message (numbered after the task's last one),
  * the artifacts added or changed, the sender's idempotency keys; the outbox events in order, and
- * the caller's unread count for the reply. It answers the events to publish after the commit: the
+ * the caller's unread count for the reply; the bytes it adds or frees, on the writer's tally and
+ * its org's counter. It answers the events to publish after the commit: the
  * task's earlier ones not published yet, and its own with their positions. One statement per shape and state-timestamp column,
  * each prepared once, so that a bare state change carries nothing it does not write.
  */
@@ -72,6 +81,10 @@ function changeTaskText(shape: ChangeShape): string {
     `WITH changed AS (
   UPDATE "tasks"."tasks" t
   SET "updated_at" = @now, "version" = t."version" + 1${shape.message ? `, "message_count" = t."message_count" + 1` : ''}${
+    shape.storedBytes
+      ? `, "sender_stored_bytes" = t."sender_stored_bytes" + @senderBytes::bigint, "recipient_stored_bytes" = t."recipient_stored_bytes" + @recipientBytes::bigint`
+      : ''
+  }${
     shape.stateChange
       ? `, "state" = @state, "status_timestamp" = @now,${shape.stampColumn ? ` "${shape.stampColumn}" = @now,` : ''}
       "result_summary" = COALESCE(@resultSummary, t."result_summary"), "reason" = COALESCE(@reason, t."reason")`
@@ -100,6 +113,10 @@ function changeTaskText(shape: ChangeShape): string {
     "updated_at" = EXCLUDED."updated_at", "size_bytes" = EXCLUDED."size_bytes"
 )`);
   }
+  if (shape.storedBytes)
+    parts.push(`stored AS (
+  ${addStoredBytesSql('@writerOrg::text', '@shard::smallint', '@storedBytes::bigint', 'changed c')}
+)`);
   if (shape.keys) {
     parts.push(`idempotency AS (
   INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
@@ -136,7 +153,7 @@ const prepared = new Map<string, PreparedChange>();
 
 /** The change statement of a shape, named and numbered (`@name` → `$n`), with the values in its order. */
 export function changeTaskStatement(shape: ChangeShape, values: ChangeValues & { callerId: string }): { name: string; text: string; values: unknown[] } {
-  const name = `tasks-change-task-${shape.stampColumn ?? 'none'}-${[shape.stateChange, shape.message, shape.artifacts, shape.keys].map(Number).join('')}`;
+  const name = `tasks-change-task-${shape.stampColumn ?? 'none'}-${[shape.stateChange, shape.message, shape.artifacts, shape.keys, shape.storedBytes].map(Number).join('')}`;
   let statement = prepared.get(name);
   if (!statement) {
     const names: string[] = [];

@@ -1,3 +1,4 @@
+import { addStoredBytesSql } from '../stored-bytes';
 import { TREE_UNMOVED } from './chain-facts.sql';
 
 /**
@@ -5,7 +6,7 @@ import { TREE_UNMOVED } from './chain-facts.sql';
  *
  * The whole create in one statement (one round trip, committed on its own unless a context is
  * claimed): task, first message, artifacts, audit row, idempotency keys and the `created` outbox
- * event (`held` for a task created `held`, `$29`, with its hold `$30` and deadline `$31`; `$32` who answers its tool prompts when people do; `$33` its parent, `$34` its chain's root, `$35` its depth; `$36` its trace id and `$37` the span its deliveries continue; `$38` its root's sender; `$39` its chain's tree size as the create's rules saw it, null when it has no parent or its facts were read under the chain's lock). Nothing is written when one of the sender's keys already exists (`known_key`), or when
+ * event (`held` for a task created `held`, `$29`, with its hold `$30` and deadline `$31`; `$32` who answers its tool prompts when people do; `$33` its parent, `$34` its chain's root, `$35` its depth; `$36` its trace id and `$37` the span its deliveries continue; `$38` its root's sender; `$39` its chain's tree size as the create's rules saw it, null when it has no parent or its facts were read under the chain's lock; `$40` its sender's org, `$41` the shard of the org's stored-bytes counter and `$42` the bytes it stores, docs/orgs.md#quotas). Nothing is written when one of the sender's keys already exists (`known_key`), or when
  * the context `$2` already holds tasks none of which is the sender's, or holds `$27` tasks; the
  * answer says which. Two creates racing on one key meet the keys' primary key and one of them
  * fails whole. It answers the event's position, for its publish after the commit (the first event
@@ -24,9 +25,9 @@ WITH known_key AS (
   INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
     "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
     "metadata", "message_count", "created_at", "updated_at", "status_timestamp", "hold", "hold_expires_at", "hidden_from_recipient",
-    "tool_prompts", "parent_task_id", "root_task_id", "depth", "trace_id", "trace_span_id", "root_sender_handle")
+    "tool_prompts", "parent_task_id", "root_task_id", "depth", "trace_id", "trace_span_id", "root_sender_handle", "sender_stored_bytes")
   SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $29::text, $11, $12, $13, $14, 1, $15, $15, $15, $30::jsonb, $31::timestamptz, $29::text = 'held',
-    $32::jsonb, $33::text, $34::text, $35::int, $36::text, $37::text, $38::text
+    $32::jsonb, $33::text, $34::text, $35::int, $36::text, $37::text, $38::text, $42::bigint
   FROM context_tasks ct, chain
   WHERE chain."unmoved" AND NOT EXISTS (SELECT 1 FROM known_key) AND (ct."total" = 0 OR ct."mine" > 0) AND ct."total" < $27::int
   RETURNING "id"
@@ -47,6 +48,8 @@ WITH known_key AS (
 ), idempotency AS (
   INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
   SELECT $3, k."scope", k."key", $22, m."task_id", 1, true FROM message m, unnest($18::text[], $19::text[]) AS k("scope", "key")
+), stored AS (
+  ${addStoredBytesSql('$40::text', '$41::smallint', '$42::bigint', 'created_task')}
 ), outbox AS (
   INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
   SELECT $23, $24, CASE WHEN $29::text = 'held' THEN 'held' ELSE 'created' END, t."id", $25, $15, $28 FROM created_task t
