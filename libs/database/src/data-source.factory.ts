@@ -1,4 +1,5 @@
-import { DataSource, MigrationExecutor, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DataSource, MigrationExecutor, type DataSourceOptions, type MixedList, type EntitySchema, type QueryRunner } from 'typeorm';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
 
 export interface ServiceDataSourceSpec {
@@ -35,6 +36,23 @@ export function serviceDataSourceOptions(spec: ServiceDataSourceSpec): DataSourc
 /** Advisory-lock key shared by every process that migrates, so replicas never migrate at once. */
 const MIGRATION_LOCK_KEY = 727_272_001;
 
+/** How often a process waiting for another's migrations asks for the lock again. */
+const MIGRATION_LOCK_RETRY_MS = 100;
+
+/**
+ * Takes the migration lock by asking for it until it is free, never by waiting inside a statement:
+ * a statement waiting for the lock holds a snapshot, and a migration that builds an index
+ * CONCURRENTLY waits for every older snapshot to end, so the migrating process and the waiting one
+ * would wait on each other until Postgres broke the deadlock by failing the waiter.
+ */
+async function takeMigrationLock(runner: QueryRunner): Promise<void> {
+  for (;;) {
+    const rows: Array<{ locked: boolean }> = await runner.query('SELECT pg_try_advisory_lock($1) AS "locked"', [MIGRATION_LOCK_KEY]);
+    if (rows[0]?.locked) return;
+    await sleep(MIGRATION_LOCK_RETRY_MS);
+  }
+}
+
 /**
  * Creates the service's schema if needed and applies pending migrations, holding a Postgres
  * advisory lock so that several replicas starting together migrate once.
@@ -47,7 +65,7 @@ export async function migrateServiceSchema(dataSource: DataSource): Promise<stri
   try {
     // Waiting for another replica's migrations, and a migration itself, may take longer than the pool's statement timeout.
     await runner.query('SET statement_timeout = 0');
-    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await takeMigrationLock(runner);
     await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     const executor = new MigrationExecutor(dataSource, runner);
     executor.transaction = 'each';
