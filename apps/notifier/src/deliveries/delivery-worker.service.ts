@@ -135,7 +135,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       const destination = destinationOf(delivery.url);
       if (this.breakers.stateOf(destination) !== 'closed') continue;
       const slot: ReservedSlot = { channel: delivery.channel, destination, owner: delivery.target_handle };
-      if (!this.hasShare(slot)) continue;
+      if (!this.hasShare(slot) || !this.fitsOrgLimit(delivery)) continue;
       this.reserved.set(delivery, slot);
       // As a claim leases it: one and a half times its timeout and a second.
       leases.set(delivery, (delivery.timeout_ms ?? this.config.RELAY_WEBHOOK_TIMEOUT_MS) * 1.5 + 1000);
@@ -175,6 +175,19 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     const destinationShare = destination.upstreamOnly ? this.perUpstream : this.perDestination;
     const ownerShare = owner.upstreamOnly ? this.perUpstream : this.perOwner;
     return destination.count < destinationShare && owner.count < ownerShare;
+  }
+
+  /**
+   * Whether one more upstream delivery fits in its org's upstream-in-flight quota here, counting
+   * those in flight and reserved. An org whose quota this process never read is left to the claim,
+   * which reads it before attempting anything of the org.
+   */
+  private fitsOrgLimit(delivery: PlannedDelivery): boolean {
+    const org = upstreamOrgOf(delivery);
+    if (org === null) return true;
+    const limit = this.orgLimits.limitOf(org);
+    if (limit === undefined) return false;
+    return limit === null || (this.upstreamInFlightByOrg().get(org) ?? 0) < limit;
   }
 
   /** The slots in use: attempts in flight and slots reserved. */
@@ -280,10 +293,10 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     };
   }
 
-  /** This process's upstream deliveries in flight, by the org of the agent each goes to. */
+  /** This process's upstream deliveries in flight (or reserved to start at once), by the org of the agent each goes to. */
   private upstreamInFlightByOrg(): Map<string, number> {
     const byOrg = new Map<string, number>();
-    for (const { channel, owner } of this.inFlight.values()) {
+    for (const { channel, owner } of this.slotsTaken()) {
       const org = upstreamOrgOf({ channel, target_handle: owner });
       if (org !== null) byOrg.set(org, (byOrg.get(org) ?? 0) + 1);
     }
