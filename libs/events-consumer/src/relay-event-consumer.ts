@@ -37,6 +37,11 @@ const ENSURE_TIMEOUT_MS = 10_000;
 const ENSURE_PATIENCE_MS = 60_000;
 
 /** No notifier answers the ensure subject right now, or none in time: asking again can help. */
+interface EnsureAnswer {
+  response?: EnsureEventConsumerReply;
+  err?: unknown;
+}
+
 function notifierAway(error: unknown): boolean {
   return (
     error instanceof errors.NoRespondersError ||
@@ -325,19 +330,24 @@ export class RelayEventConsumer<Data = TaskEvent> {
     const subject = prefixedSubject(this.options.subjectPrefix, eventConsumerEnsureSubject(this.options.name));
     const packet = JSON.stringify({ id: randomUUID(), pattern: EVENT_CONSUMER_SUBJECTS.ensure, data: this.ensureRequest(start, reset) });
     const startedAt = Date.now();
-    const answer = await pRetry(
+    const reply = await pRetry(
       async () => {
+        let answered: EnsureAnswer;
         try {
-          return await this.connection.request(subject, packet, { timeout: ENSURE_TIMEOUT_MS });
+          answered = (await this.connection.request(subject, packet, { timeout: ENSURE_TIMEOUT_MS })).json<EnsureAnswer>();
         } catch (error) {
           if (!notifierAway(error) || Date.now() - startedAt > ENSURE_PATIENCE_MS) throw new AbortError(error as Error);
           this.logger.warn('events consumer: no notifier answered; asking again', { consumer: this.options.name, subject });
           throw error;
         }
+        if (isRelayErrorBody(answered.err) && answered.err.reason === 'service_unavailable' && Date.now() - startedAt <= ENSURE_PATIENCE_MS) {
+          this.logger.warn('events consumer: the notifier could not reach JetStream; asking again', { consumer: this.options.name, subject });
+          throw new Error(answered.err.message);
+        }
+        return answered;
       },
       { retries: 1_000, minTimeout: 250, maxTimeout: 5_000 },
     );
-    const reply = answer.json<{ response?: EnsureEventConsumerReply; err?: unknown }>();
     if (reply.err !== undefined && reply.err !== null) {
       const reason = isRelayErrorBody(reply.err) ? `${reply.err.reason}: ${reply.err.message}` : JSON.stringify(reply.err);
       throw new Error(`The relay did not make event consumer ${this.options.name} (${reason})`);

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type ConsumerConfig, type ConsumerInfo } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
+import { errors, nanos } from '@nats-io/transport-node';
 import {
   EVENT_CONSUMER_MAX_ACK_PENDING,
   EVENT_CONSUMER_NAME,
@@ -68,6 +68,17 @@ function isConsumerNotFound(error: unknown): boolean {
   return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound;
 }
 
+/** JetStream did not answer (its server restarting, this connection reconnecting): the caller may ask again. */
+function jetStreamAway(error: unknown): boolean {
+  return (
+    error instanceof errors.TimeoutError ||
+    error instanceof errors.NoRespondersError ||
+    error instanceof errors.RequestError ||
+    error instanceof errors.ClosedConnectionError ||
+    (error instanceof JetStreamApiError && error.status === 503)
+  );
+}
+
 /**
  * Makes and keeps internal event consumers' durable pull consumers on the event stream. Their
  * credentials can read and ack their own consumer but not make one: a consumer made by a caller
@@ -82,9 +93,17 @@ export class EventConsumersService implements OnApplicationShutdown {
 
   async ensure(subject: string, request: EnsureEventConsumerRequest): Promise<EnsureEventConsumerReply> {
     const name = consumerNameOf(subject);
-    const prefix = this.config.NATS_SUBJECT_PREFIX;
-    const config = consumerConfigOf(name, request, prefix);
-    const stream = eventStreamName(prefix);
+    const config = consumerConfigOf(name, request, this.config.NATS_SUBJECT_PREFIX);
+    try {
+      return await this.ensureConsumer(name, config, request);
+    } catch (error) {
+      if (!jetStreamAway(error)) throw error;
+      throw new RelayError('service_unavailable', `JetStream did not answer for event consumer ${name}; ask again`, { service: 'notifier' });
+    }
+  }
+
+  private async ensureConsumer(name: string, config: Partial<ConsumerConfig>, request: EnsureEventConsumerRequest): Promise<EnsureEventConsumerReply> {
+    const stream = eventStreamName(this.config.NATS_SUBJECT_PREFIX);
     const { jsm } = await this.jetStream();
     let info: ConsumerInfo | undefined;
     try {
