@@ -1,14 +1,21 @@
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { errors } from '@nats-io/transport-node';
 import { RelayError } from '@app/contracts';
-import type { NotifierConfig } from '../notifier.config';
+import { loadConfig } from '@app/config';
+import { generateAssertionKeyPair, generateNotifierSealingKeyPair } from '@app/secrets';
+import { NotifierConfig } from '../notifier.config';
 import { EventConsumersService } from './event-consumers.service';
 
 const SUBJECT = 'relay.notifier.v1.event_consumers.ledger.ensure';
 
 /** The service with its JetStream manager's consumer calls answering as `info` does. */
 function serviceWhoseJetStream(info: () => Promise<unknown>): EventConsumersService {
-  const service = new EventConsumersService({ NATS_SUBJECT_PREFIX: '', natsServers: 'nats://127.0.0.1:1' } as NotifierConfig);
+  const config = loadConfig(NotifierConfig, {
+    RELAY_SECRET_KEYS: 'test:dGVzdC1zZWNyZXQta2V5LTAxMjM0NTY3ODlhYmNkZWY=',
+    RELAY_NOTIFIER_SEALING_KEYS: generateNotifierSealingKeyPair('test').sealingKey,
+    RELAY_ASSERTION_SIGNING_KEY: generateAssertionKeyPair('test').signingKey,
+  });
+  const service = new EventConsumersService(config);
   const consumers = { info, add: () => Promise.reject(new Error('not reached')), update: info, delete: info };
   Object.assign(service, { context: Promise.resolve({ jsm: { consumers } }) });
   return service;
