@@ -1,10 +1,11 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { UpstreamCallMethod, UpstreamCallView } from '@app/contracts';
 import { NotifierConfig, upstreamPrivateTargets } from '../../notifier.config';
 import { guardedFetch } from '../../outbound/guarded-fetch';
 import { observedFetch, type ObservedCall } from './upstream-calls';
+import { UpstreamCallLog } from './upstream-call-log';
 import { UpstreamMetrics, type UpstreamBreakerState } from './upstream-metrics';
 
 /** The calls of one task the admin API shows at most (the newest). */
@@ -15,15 +16,17 @@ const SUCCESS_WRITE_MS = 1000;
 /**
  * The health of each upstream agent: every request the relay makes to its server (card, A2A
  * methods, token) is timed and counted in the metrics, its last success and last failure kept per
- * agent, and each request about a relay task kept for that task's timeline. Also makes the one
+ * agent, and each request about a relay task kept for that task's timeline (written together, a
+ * moment later: `UpstreamCallLog`). Also makes the one
  * `fetch` every request to an upstream goes through: the SSRF guard, the agent's mTLS identity,
  * and this record.
  */
 @Injectable()
-export class UpstreamHealthService {
+export class UpstreamHealthService implements OnApplicationShutdown {
   private readonly logger = new Logger(UpstreamHealthService.name);
   private breakerOf: (url: string) => UpstreamBreakerState = () => 'closed';
   private readonly successWrittenAt = new Map<string, number>();
+  private readonly callLog: UpstreamCallLog;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -31,6 +34,13 @@ export class UpstreamHealthService {
     @Inject(UpstreamMetrics) private readonly metrics: UpstreamMetrics,
   ) {
     metrics.watch(() => this.gaugeRows());
+    this.callLog = new UpstreamCallLog(dataSource, (error, calls) =>
+      this.logger.warn({ err: error, calls, dropped_so_far: this.callLog.droppedCalls }, 'could not record upstream calls; writing them again shortly'),
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.callLog.close().catch(() => undefined);
   }
 
   /** The delivery worker's circuit breakers (per host and port, in this process): the state of the one a URL goes through. */
@@ -70,10 +80,11 @@ export class UpstreamHealthService {
     this.metrics.call(handle, call.method, call.outcome, call.durationMs / 1000);
     if (call.outcome !== 'ok')
       this.logger.warn({ handle, method: call.method, outcome: call.outcome, status: call.statusCode, error: call.error }, 'upstream call failed');
-    void this.record(handle, call).catch((error: unknown) => this.logger.debug({ err: error, handle }, 'could not record an upstream call'));
+    if (call.taskId) this.callLog.add(handle, { ...call, taskId: call.taskId });
+    void this.recordAgentHealth(handle, call).catch((error: unknown) => this.logger.debug({ err: error, handle }, 'could not record an upstream call'));
   }
 
-  private async record(handle: string, call: ObservedCall): Promise<void> {
+  private async recordAgentHealth(handle: string, call: ObservedCall): Promise<void> {
     const now = Date.now();
     const sinceSuccessWrite = now - (this.successWrittenAt.get(handle) ?? 0);
     if (call.outcome === 'ok' && sinceSuccessWrite >= SUCCESS_WRITE_MS) {
@@ -94,16 +105,11 @@ export class UpstreamHealthService {
         [handle, call.at, call.method, `${call.outcome}: ${call.error ?? ''}`.slice(0, 1000)],
       );
     }
-    if (call.taskId) {
-      await this.dataSource.query(
-        `INSERT INTO "notifier"."upstream_calls" ("task_id", "handle", "method", "outcome", "status_code", "duration_ms", "error", "at") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [call.taskId, handle, call.method, call.outcome, call.statusCode, call.durationMs, call.error, call.at],
-      );
-    }
   }
 
   /** The calls made for one relay task, oldest first (the newest CALLS_SHOWN). */
   async calls(taskId: string): Promise<UpstreamCallView[]> {
+    await this.callLog.write();
     const rows = (await this.dataSource.query(
       `SELECT * FROM (SELECT "id", "at", "handle", "method", "outcome", "status_code", "duration_ms", "error" FROM "notifier"."upstream_calls"
          WHERE "task_id" = $1 ORDER BY "id" DESC LIMIT $2) AS "newest" ORDER BY "id"`,

@@ -1,0 +1,92 @@
+import type { DataSource } from 'typeorm';
+import type { ObservedCall } from './upstream-calls';
+
+/** How long a call waits to be written with the others of that moment, in one INSERT. */
+export const CALL_LOG_WRITE_DELAY_MS = 200;
+/** The most calls held for writing: more are written at once, and while a write fails the oldest beyond this are dropped. */
+export const CALL_LOG_MAX_HELD = 5000;
+
+interface HeldCall {
+  handle: string;
+  call: ObservedCall & { taskId: string };
+}
+
+/**
+ * The calls made to upstream servers about relay tasks, written to `upstream_calls` together: every
+ * CALL_LOG_WRITE_DELAY_MS one INSERT of whatever came meanwhile (in the order they ended), not one
+ * statement per call. A read of a task's calls writes what is held first, so it misses none.
+ */
+export class UpstreamCallLog {
+  private held: HeldCall[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> | null = null;
+  private dropped = 0;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly onWriteFailed: (error: unknown, calls: number) => void,
+  ) {}
+
+  /** Calls dropped because they could not be written while more came (a bound on memory while Postgres is away). */
+  get droppedCalls(): number {
+    return this.dropped;
+  }
+
+  add(handle: string, call: ObservedCall & { taskId: string }): void {
+    this.held.push({ handle, call });
+    if (this.held.length >= CALL_LOG_MAX_HELD) void this.write();
+    else this.timer ??= setTimeout(() => void this.write(), CALL_LOG_WRITE_DELAY_MS);
+  }
+
+  /** Writes every call held now (and waits for a write under way). */
+  async write(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    while (this.writing) await this.writing;
+    if (this.held.length === 0) return;
+    const calls = this.held;
+    this.held = [];
+    this.writing = this.insert(calls)
+      .catch((error: unknown) => {
+        // Kept for the next write; past the bound the oldest are dropped.
+        this.held = [...calls, ...this.held];
+        const over = this.held.length - CALL_LOG_MAX_HELD;
+        if (over > 0) {
+          this.held.splice(0, over);
+          this.dropped += over;
+        }
+        this.onWriteFailed(error, calls.length);
+        this.timer ??= setTimeout(() => void this.write(), CALL_LOG_WRITE_DELAY_MS * 5);
+      })
+      .finally(() => (this.writing = null));
+    await this.writing;
+  }
+
+  /** Stops the timer; what is held is written first. */
+  async close(): Promise<void> {
+    await this.write();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private async insert(calls: HeldCall[]): Promise<void> {
+    const column = <T>(of: (held: HeldCall) => T): T[] => calls.map(of);
+    await this.dataSource.query(
+      `INSERT INTO "notifier"."upstream_calls" ("task_id", "handle", "method", "outcome", "status_code", "duration_ms", "error", "at")
+       SELECT "task_id", "handle", "method", "outcome", "status_code", "duration_ms", "error", "at"
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::timestamptz[])
+         WITH ORDINALITY AS c("task_id", "handle", "method", "outcome", "status_code", "duration_ms", "error", "at", "n")
+       ORDER BY "n"`,
+      [
+        column((held) => held.call.taskId),
+        column((held) => held.handle),
+        column((held) => held.call.method),
+        column((held) => held.call.outcome),
+        column((held) => held.call.statusCode),
+        column((held) => held.call.durationMs),
+        column((held) => held.call.error),
+        column((held) => held.call.at.toISOString()),
+      ],
+    );
+  }
+}
