@@ -270,9 +270,12 @@ export class DeliveriesService {
    * are older than `heldAtMostMs` (the span of the retry schedule). A lease lasts one and a half
    * times the delivery's timeout and a second; a process that dies holding one loses it then.
    * Also says how long until a delivery not yet due may become due (a retry, a lease running out),
-   * null when none: the worker sleeps until then, or until an attempt of its own ends.
+   * null when none: the worker sleeps until then, or until an attempt of its own ends; and whether
+   * due deliveries were left for want of a slot (`leftDue`: an attempt ending may make room for them).
    */
-  async claimDue(request: ClaimRequest): Promise<{ claimed: DeliveryRow[]; nextDueMs: number | null; deferred: number; expired: DeliveryChannel[] }> {
+  async claimDue(
+    request: ClaimRequest,
+  ): Promise<{ claimed: DeliveryRow[]; nextDueMs: number | null; deferred: number; expired: DeliveryChannel[]; leftDue: boolean }> {
     const [row] = (await this.dataSource.query(
       `WITH deferred AS (
          UPDATE ${TABLE} d SET "next_attempt_at" = now() + make_interval(secs => held.value::double precision / 1000), "updated_at" = now()
@@ -317,6 +320,7 @@ export class DeliveriesService {
          (SELECT COALESCE(json_agg(claimed), '[]'::json) FROM claimed) AS "claimed",
          (SELECT count(*) FROM deferred)::int AS "deferred",
          (SELECT COALESCE(json_agg(expired."channel"), '[]'::json) FROM expired) AS "expired",
+         (SELECT count(*) FROM ready)::int AS "ready",
          (SELECT (EXTRACT(EPOCH FROM (min(GREATEST(t."next_attempt_at", t."locked_until")) - now())) * 1000)::float8
           FROM ${TABLE} t WHERE t."status" IN ('pending', 'failed') AND GREATEST(t."next_attempt_at", t."locked_until") > now()) AS "next_due_ms"`,
       [
@@ -332,7 +336,7 @@ export class DeliveriesService {
         request.perUpstream,
         JSON.stringify(request.orgSlots),
       ],
-    )) as Array<{ claimed: DeliveryRow[]; deferred: number; expired: DeliveryChannel[]; next_due_ms: number | null }>;
+    )) as Array<{ claimed: DeliveryRow[]; deferred: number; expired: DeliveryChannel[]; ready: number; next_due_ms: number | null }>;
     const ready: DeliveryRow[] = [];
     for (const claimed of row.claimed) {
       try {
@@ -342,7 +346,13 @@ export class DeliveriesService {
         await this.deadLetterUnreadable(claimed.id, error.message);
       }
     }
-    return { claimed: ready, nextDueMs: row.next_due_ms === null ? null : Math.max(0, row.next_due_ms), deferred: row.deferred, expired: row.expired };
+    return {
+      claimed: ready,
+      nextDueMs: row.next_due_ms === null ? null : Math.max(0, row.next_due_ms),
+      deferred: row.deferred,
+      expired: row.expired,
+      leftDue: row.ready > row.claimed.length,
+    };
   }
 
   /** The delivery with its header values, its agent's signing secret and a sealed URL opened. */

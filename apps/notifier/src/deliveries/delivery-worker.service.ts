@@ -53,6 +53,11 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   private readonly logger = new Logger(DeliveryWorkerService.name);
   private readonly schedule: number[];
   private readonly inFlight = new Map<string, AttemptInFlight>();
+  /**
+   * Whether due deliveries may be waiting for a slot here (the last claim left some, or none could
+   * be made): an attempt that ends then looks again. Otherwise one that ends settled needs no claim.
+   */
+  private dueLeftBehind = true;
   /** Slots taken by deliveries being recorded leased to this process, until they are attempted (or were not recorded). */
   private readonly reserved = new Map<PlannedDelivery, ReservedSlot>();
   private readonly breakers: DestinationBreakers;
@@ -214,10 +219,12 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
       for (const transition of admission.transitions) this.reportTransition(transition);
       let claimed: DeliveryRow[] = [];
       let sleepMs = IDLE_MAX_MS;
+      this.dueLeftBehind = true;
       if (free > 0) {
         try {
           const due = await this.deliveries.claimDue(this.claimRequest(free, admission.held, admission.probing));
           claimed = await this.withinOrgLimits(due.claimed);
+          this.dueLeftBehind = due.leftDue || claimed.length < due.claimed.length;
           for (const channel of due.expired) this.metrics.expiredHeld(channel);
           if (due.expired.length > 0)
             this.logger.warn(
@@ -249,10 +256,14 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
   /** Attempts a delivery leased to this process in a slot of its own (`attemptId`: its attempt begun already). */
   private start(delivery: DeliveryRow, attemptId?: string): void {
     const attempt = traceDeliveryAttempt(tracerOf('notifier'), delivery.channel, delivery.headers, () => this.attempt(delivery, attemptId))
-      .catch((error: unknown) => this.logger.error({ err: error, delivery_id: delivery.id }, 'delivery attempt crashed'))
-      .finally(() => {
+      .catch((error: unknown) => {
+        this.logger.error({ err: error, delivery_id: delivery.id }, 'delivery attempt crashed');
+        return false;
+      })
+      .then((settled) => {
         this.inFlight.delete(delivery.id);
-        this.wake();
+        // A retry to schedule, or deliveries waiting for this slot: the loop claims again.
+        if (!settled || this.dueLeftBehind) this.wake();
       });
     this.inFlight.set(delivery.id, { attempt, channel: delivery.channel, destination: delivery.destination, owner: delivery.target_handle });
   }
@@ -356,12 +367,13 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     return this.stopping ? Promise.resolve() : this.delay.wait(ms);
   }
 
-  private async attempt(delivery: DeliveryRow, begunAttemptId?: string): Promise<void> {
+  /** Attempts the delivery; answers whether it is settled (delivered, or a dead letter), with no attempt left to schedule. */
+  private async attempt(delivery: DeliveryRow, begunAttemptId?: string): Promise<boolean> {
     if (delivery.channel === 'slack' && this.config.RELAY_SLACK_MIN_INTERVAL_MS > 0) {
       const slot = await this.slack.acquire(delivery.url, this.config.RELAY_SLACK_MIN_INTERVAL_MS);
       if (!slot.acquired) {
         await this.deliveries.postpone(delivery.id, slot.waitMs);
-        return;
+        return false;
       }
     }
     const body = JSON.stringify(delivery.body);
@@ -375,8 +387,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
         // Never sent unsigned: it waits (by the retry schedule, then a dead letter) for a secret.
         const error = `no webhook signing secret for ${delivery.target_handle}: not sent unsigned; make one with POST /admin/agents/{handle}/webhook-secret`;
         this.logger.warn({ delivery_id: delivery.id, handle: delivery.target_handle }, 'no webhook secret for this agent: not sent');
-        await this.finish(delivery, attemptId, { ok: false, retryable: true, statusCode: null, error, durationMs: 0, retryAfterMs: null });
-        return;
+        return this.finish(delivery, attemptId, { ok: false, retryable: true, statusCode: null, error, durationMs: 0, retryAfterMs: null });
       }
       Object.assign(headers, standardWebhookHeaders(secret, delivery.id, body));
     }
@@ -395,10 +406,10 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
             },
             this.abort.signal,
           );
-    if (this.abort.signal.aborted) return;
+    if (this.abort.signal.aborted) return false;
     this.recordAtDestination(delivery, sent);
     if (delivery.channel === 'slack' && sent.retryAfterMs !== null) await this.slack.pushBack(delivery.url, sent.retryAfterMs);
-    await this.finish(delivery, attemptId, sent);
+    const settled = await this.finish(delivery, attemptId, sent);
     // The upstream's answer is reported once its delivery shows as made.
     if (sent.recorded) await sent.recorded();
     if (sent.ok) this.logger.debug({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel }, 'delivered');
@@ -407,13 +418,15 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
         { delivery_id: delivery.id, event: delivery.event, channel: delivery.channel, status: sent.statusCode, error: sent.error },
         'delivery attempt failed',
       );
+    return settled;
   }
 
-  /** Records the outcome of an attempt begun with `beginAttempt` and counts it in the metrics. */
-  private async finish(delivery: DeliveryRow, attemptId: string, sent: SendOutcome): Promise<void> {
+  /** Records the outcome of an attempt begun with `beginAttempt` and counts it in the metrics; whether the delivery is settled. */
+  private async finish(delivery: DeliveryRow, attemptId: string, sent: SendOutcome): Promise<boolean> {
     const outcome = this.outcomeOf(delivery, sent);
     await this.deliveries.finishAttempt(delivery, attemptId, outcome);
     this.metrics.attempted(delivery.channel, outcome.ok ? 'succeeded' : outcome.retryInMs !== null ? 'failed' : 'dead', sent.durationMs / 1000);
+    return outcome.retryInMs === null;
   }
 
   private outcomeOf(delivery: DeliveryRow, sent: SendOutcome): AttemptOutcome {
