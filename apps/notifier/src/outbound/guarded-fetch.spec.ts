@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AnswerTooLargeError, causeOf, DeadlineExceededError, guardedFetch } from './guarded-fetch';
+import { SsrfRefusedError } from './ssrf-guard';
 
 /** A loopback server answering every request with `answer`; counts the bytes it managed to send. */
 async function serve(
@@ -124,5 +125,53 @@ describe('guardedFetch: one deadline and a byte limit per exchange', () => {
     const server = await serve(() => undefined);
     servers.push(server);
     await expect(guardedFetch(options)(server.url)).rejects.toBeInstanceOf(DeadlineExceededError);
+  });
+});
+
+describe('guardedFetch: connections kept between requests', () => {
+  /** A loopback server answering `{}`; counts the connections made to it. */
+  async function counting(): Promise<{ url: string; connections: () => number; stop: () => Promise<void> }> {
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{}');
+    });
+    let connections = 0;
+    server.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+      connections: () => connections,
+      stop: async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  it('with keepAlive, sends requests one after another on one connection; without it, one connection each', async () => {
+    const server = await counting();
+    try {
+      const kept = guardedFetch({ ...options, keepAlive: true });
+      for (let request = 0; request < 5; request++) expect(await (await kept(server.url, { method: 'POST', body: '{}' })).json()).toEqual({});
+      expect(server.connections()).toBe(1);
+      const fresh = guardedFetch(options);
+      for (let request = 0; request < 3; request++) expect(await (await fresh(server.url, { method: 'POST', body: '{}' })).json()).toEqual({});
+      expect(server.connections()).toBe(4);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('still refuses a private address for a kept fetch', async () => {
+    const server = await counting();
+    try {
+      const kept = guardedFetch({ ...options, allowPrivate: false, keepAlive: true });
+      // By address, and by a name that resolves to one when the connection is made.
+      await expect(kept(server.url)).rejects.toBeInstanceOf(SsrfRefusedError);
+      await expect(kept(server.url.replace('127.0.0.1', 'localhost'))).rejects.toBeInstanceOf(SsrfRefusedError);
+      expect(server.connections()).toBe(0);
+    } finally {
+      await server.stop();
+    }
   });
 });

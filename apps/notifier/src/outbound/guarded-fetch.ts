@@ -22,7 +22,18 @@ export interface GuardedFetchOptions {
   maxAnswerBytes: number;
   /** Presented to https servers (http requests carry no certificate). */
   tls?: ClientTls | null;
+  /**
+   * Keeps connections open between requests (for a fetch that is kept and used again): each one
+   * stays with the address the guard allowed when it was made, and an idle one is closed after
+   * KEPT_IDLE_MS (sooner when the server says it closes sooner).
+   */
+  keepAlive?: boolean;
 }
+
+/** How long a kept connection may stay idle: under the 5 s after which Node's servers close theirs. */
+const KEPT_IDLE_MS = 4000;
+/** Idle connections kept per fetch and server. */
+const KEPT_IDLE_PER_SERVER = 16;
 
 /** An answer (or one event of a stream) longer than the relay reads: the connection was closed there. */
 export class AnswerTooLargeError extends Error {
@@ -98,6 +109,12 @@ export function answerLimit(maxBytes: number, perEvent: boolean): Transform {
  * it streams, the caller's abort signal honoured. A stream's body (SSE) is handed on as it comes.
  */
 export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
+  const kept: { http?: http.Agent; https?: https.Agent } = {};
+  const agentFor = (secure: boolean): http.Agent | false => {
+    if (!options.keepAlive) return false;
+    const settings = { keepAlive: true, timeout: KEPT_IDLE_MS, maxFreeSockets: KEPT_IDLE_PER_SERVER };
+    return secure ? (kept.https ??= new https.Agent(settings)) : (kept.http ??= new http.Agent(settings));
+  };
   return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const target = typeof input === 'string' || input instanceof URL ? input.toString() : input.url;
     const url = checkWebhookUrl(target, options.allowPrivate);
@@ -123,7 +140,7 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
       };
       const outgoing = transport.request(
         url,
-        { method: init?.method ?? 'GET', headers, lookup: guardedLookup(options.allowPrivate), agent: false, ...tls },
+        { method: init?.method ?? 'GET', headers, lookup: guardedLookup(options.allowPrivate), agent: agentFor(secure), ...tls },
         (incoming) => {
           const status = incoming.statusCode ?? 502;
           const responseHeaders = new Headers();

@@ -118,7 +118,7 @@ export class UpstreamClientsService implements OnModuleInit, OnApplicationShutdo
     if (kept && kept.upstream === upstream && this.listening) return kept.client;
     const generation = this.generations.get(handle) ?? 0;
     const listening = this.listening;
-    const fetchImpl = this.health.fetchFor(handle, timeoutMs, { tls: await this.tls.get(handle) });
+    const fetchImpl = this.health.fetchFor(handle, timeoutMs, { tls: await this.tls.get(handle), keepAlive: true });
     const client = await upstreamClient(upstream, fetchImpl, await this.credentials.authFor(handle, upstream));
     // Kept only if nothing changed while it was made (and a change notice would have reached this replica).
     if (listening && this.listening && (this.generations.get(handle) ?? 0) === generation) {

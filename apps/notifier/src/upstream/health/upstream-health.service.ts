@@ -63,7 +63,7 @@ export class UpstreamHealthService implements OnApplicationShutdown {
   fetchFor(
     handle: string,
     timeoutMs: number,
-    options: { method?: UpstreamCallMethod; tls: Parameters<typeof guardedFetch>[0]['tls']; maxAnswerBytes?: number },
+    options: { method?: UpstreamCallMethod; tls: Parameters<typeof guardedFetch>[0]['tls']; maxAnswerBytes?: number; keepAlive?: boolean },
   ): typeof fetch {
     const tls = options.tls;
     const inner = guardedFetch({
@@ -72,6 +72,7 @@ export class UpstreamHealthService implements OnApplicationShutdown {
       timeoutMs,
       maxAnswerBytes: options.maxAnswerBytes ?? this.config.RELAY_UPSTREAM_MAX_ANSWER_BYTES,
       tls,
+      keepAlive: options.keepAlive,
     });
     return observedFetch(inner, (call) => this.observe(handle, call), options.method);
   }
