@@ -50,6 +50,8 @@ export interface BenchOptions {
   /** Unmeasured warm-up before each server's first window of a scenario and concurrency. */
   warmupRequests: number;
   warmupMs: number;
+  /** How long the upstream scenarios measure the processes' idle CPU, before and after their windows. */
+  idleMs: number;
   inboxSizes: number[];
   /** Creates per fanout window, and how long to wait for their webhooks. */
   fanoutEvents: number;
@@ -71,6 +73,7 @@ const HELP = `npm run bench [-- options]
   --requests 2000         max requests per measured window   (BENCH_REQUESTS)
   --window-ms 4000        max milliseconds per window        (BENCH_WINDOW_MS)
   --min-requests 100      …unless fewer started (then up to 5× window-ms)  (BENCH_MIN_REQUESTS)
+  --idle-ms 3000          idle CPU measured for, in the upstream scenarios  (BENCH_IDLE_MS)
   --inbox 10000,100000,1000000  task counts for the inbox    (BENCH_INBOX_SIZES)
   --fanout-events 1000    creates per fanout window          (BENCH_FANOUT_EVENTS)
   --scenarios a,b         subset of ${SCENARIOS.join(',')}   (BENCH_SCENARIOS;
@@ -126,6 +129,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     'requests',
     'window-ms',
     'min-requests',
+    'idle-ms',
     'inbox',
     'fanout-events',
     'scenarios',
@@ -153,6 +157,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     windowMinRequests: one('min-requests', 'BENCH_MIN_REQUESTS', quick ? 30 : 100),
     warmupRequests: quick ? 40 : 150,
     warmupMs: quick ? 500 : 2000,
+    idleMs: one('idle-ms', 'BENCH_IDLE_MS', 3000),
     inboxSizes: numbers(pick('inbox', 'BENCH_INBOX_SIZES'), '--inbox') ?? (quick ? [10000, 100000] : [10000, 100000, 1000000]),
     fanoutEvents: one('fanout-events', 'BENCH_FANOUT_EVENTS', quick ? 200 : 1000),
     fanoutWaitMs: quick ? 20000 : 60000,

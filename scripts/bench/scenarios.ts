@@ -636,7 +636,7 @@ export class Bench {
     for (const concurrency of this.options.concurrencies) {
       for (const [, call] of paths) await runWindow(this.warmup(concurrency), call);
       // What every process burns with no load (pollers, timers), once warm: the windows' CPU less this rate is what the handoffs cost.
-      if (concurrency === this.options.concurrencies[0]) idle.before = await this.idleCpuMsPerSecond(UPSTREAM_IDLE_MS);
+      if (concurrency === this.options.concurrencies[0]) idle.before = await this.idleCpuMsPerSecond(this.options.idleMs);
       for (let round = 0; round < this.options.rounds; round++) {
         for (const [path, call] of rotate(paths, round)) {
           sent = [];
@@ -674,7 +674,7 @@ export class Bench {
         }
       }
     }
-    idle.after = await this.idleCpuMsPerSecond(UPSTREAM_IDLE_MS);
+    idle.after = await this.idleCpuMsPerSecond(this.options.idleMs);
   }
 
   /** CPU ms per second of every process over `ms` with no load. */
@@ -726,9 +726,6 @@ export class Bench {
 
 /** One seeded task in this many is addressed to the measured recipient. */
 export const INBOX_SHARE = 10;
-
-/** How long the `upstream` scenario measures every process with no load first. */
-const UPSTREAM_IDLE_MS = 3000;
 
 /** The handoffs a measured live-inbox resume replays. */
 export const REPLAYED_EVENTS = 5;
