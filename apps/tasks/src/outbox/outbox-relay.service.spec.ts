@@ -280,6 +280,29 @@ describe('OutboxRelayService publishing', () => {
     expect(jetStream.positionsOf('task-b')).toEqual(positionsOf('task-b'));
   });
 
+  it('sends a commit’s turn without waiting for another task’s event that went out behind its previous one', async () => {
+    outbox.add('task-a', 2);
+    outbox.add('task-c', 1);
+    const [first, chained, other] = outbox.rows;
+    jetStream.held.add(chained.id);
+    jetStream.ackDelay = () => new Promise((resolve) => setImmediate(resolve));
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      relay = new RelayOnFakes(outbox, jetStream, { publishConcurrency: 16 });
+      relay.publishCommitted([first, chained]);
+      for (let turns = 0; turns < 1000 && jetStream.sent.length < 2; turns++) await new Promise((resolve) => setImmediate(resolve));
+      expect(jetStream.sent).toEqual([first.id, chained.id]);
+      relay.publishCommitted([other]);
+      for (let turns = 0; turns < 1000 && !jetStream.positionsOf('task-c').length; turns++) await new Promise((resolve) => setImmediate(resolve));
+      expect(jetStream.positionsOf('task-c')).toEqual(positionsOf('task-c'));
+      jetStream.acknowledge(chained.id);
+      await relay.publishesUnderWay();
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(jetStream.positionsOf('task-a')).toEqual(positionsOf('task-a'));
+  });
+
   it('leaves an event whose publish after the commit failed, and the rest of its task, to the sweep, which keeps their order', async () => {
     outbox.add('task-a', 3);
     const [first] = outbox.rows;

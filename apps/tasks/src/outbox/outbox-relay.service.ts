@@ -267,7 +267,7 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
    * failed publish (with its error) or of one not tried because the earlier event failed. A publish
    * after a commit that waited for its task's earlier event goes out as soon as that one is
    * acknowledged, not in the next turn: it waited a round trip already, and the turn would have it
-   * wait for other tasks' acknowledgements too.
+   * wait for other tasks' acknowledgements too. Being in no turn, the next turn does not wait for it.
    */
   private publishAfter(
     context: JetStreamContext | (() => Promise<JetStreamContext>),
@@ -283,7 +283,7 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
       let inTurn = false;
       try {
         const js = (typeof context !== 'function' ? context : previous ? await this.jetStreamContext() : await context()).js;
-        inTurn = typeof context === 'function';
+        inTurn = typeof context === 'function' && !previous;
         if (inTurn) this.turnUnacknowledged += 1;
         await publishWithMsgId(
           js,
