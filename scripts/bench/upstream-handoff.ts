@@ -91,24 +91,27 @@ export interface SentHandoff {
 export const epochMs = (): number => performance.timeOrigin + performance.now();
 
 /**
- * The stages of a handoff through the relay, from the relay's own rows (Postgres `now()` at each
- * write) and the bench's subscription to the task events (when each reached the stream), on the
- * machine's one clock as the sender's times: the sender's request → the task committed (edge,
+ * The stages of a handoff through the relay, from the relay's own rows (the time each write
+ * stamped) and the bench's subscription to the task events (when each reached the stream), on the
+ * machine's one clock as the sender's times: the sender's request → the task written (edge,
  * tasks service) → its `created` event on the stream (the outbox relay) → the upstream delivery
  * recorded (the notifier's event consumer) → its attempt started (the delivery worker) → the
- * upstream answered `SendMessage` and the answer was recorded as a follow → the upstream's answer committed as the
+ * upstream answered `SendMessage` and the answer was recorded as a follow → the upstream's answer written as the
  * relay task's completion (the follower's `GetTask` and the tasks service's transitions) → its
  * event on the stream → the blocking send answered (the edge woken by the event, re-reading the
- * task). A row's time is its transaction's start, so a stage ending in one includes none of its commit.
+ * task). A tasks service row's time is that service's clock as it builds the statement that
+ * writes it (its outbox event's `created_at` too), so the stage ending in it includes neither that
+ * statement nor its commit and the stage after it includes both: "written", not committed. A
+ * notifier row's time is its transaction's start (`now()`). No row holds when a commit ended.
  */
 export const UPSTREAM_STAGES = [
-  ['request → task committed', 'committed', 'sent'],
-  ['committed → created event on the stream', 'created_published', 'committed'],
+  ['request → task written', 'written', 'sent'],
+  ['written → created event on the stream (statement, commit, publish)', 'created_published', 'written'],
   ['on the stream → upstream delivery recorded', 'delivery_recorded', 'created_published'],
   ['recorded → attempt started', 'attempt_started', 'delivery_recorded'],
   ['attempt: upstream SendMessage, answer recorded as a follow', 'follow_recorded', 'attempt_started'],
-  ['follow recorded → completion committed', 'completed_committed', 'follow_recorded'],
-  ['completion committed → its event on the stream', 'completed_published', 'completed_committed'],
+  ['follow recorded → completion written', 'completion_written', 'follow_recorded'],
+  ['completion written → its event on the stream (statement, commit, publishes)', 'completed_published', 'completion_written'],
   ['on the stream → sender answered', 'answered', 'completed_published'],
 ] as const;
 
@@ -129,19 +132,19 @@ export type ArrivedAt = (type: 'created' | 'completed', taskId: string) => numbe
 export async function stageBreakdown(db: pg.Client, handoffs: readonly SentHandoff[], arrivedAt: ArrivedAt): Promise<StageBreakdown> {
   const { rows } = await db.query<{
     id: string;
-    committed: number;
+    written: number;
     delivery_recorded: number | null;
     attempt_started: number | null;
     follow_recorded: number | null;
-    completed_committed: number | null;
+    completion_written: number | null;
     polls: number | null;
   }>(
     `SELECT t."id",
-            extract(epoch FROM t."created_at") * 1000 AS "committed",
+            extract(epoch FROM t."created_at") * 1000 AS "written",
             extract(epoch FROM d."created_at") * 1000 AS "delivery_recorded",
             extract(epoch FROM a."attempted_at") * 1000 AS "attempt_started",
             extract(epoch FROM u."created_at") * 1000 AS "follow_recorded",
-            extract(epoch FROM completed."created_at") * 1000 AS "completed_committed",
+            extract(epoch FROM completed."created_at") * 1000 AS "completion_written",
             u."polls"
        FROM "tasks"."tasks" t
        LEFT JOIN "tasks"."outbox_events" completed ON completed."task_id" = t."id" AND completed."type" = 'completed'
@@ -163,7 +166,7 @@ export async function stageBreakdown(db: pg.Client, handoffs: readonly SentHando
       created_published: arrivedAt('created', handoff.taskId),
       completed_published: arrivedAt('completed', handoff.taskId),
     };
-    for (const key of ['committed', 'delivery_recorded', 'attempt_started', 'follow_recorded', 'completed_committed'] as const) {
+    for (const key of ['written', 'delivery_recorded', 'attempt_started', 'follow_recorded', 'completion_written'] as const) {
       const value = row[key];
       if (value !== null) times[key] = Number(value);
     }

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import type { PubAck } from '@nats-io/jetstream';
 import type { DataSource } from 'typeorm';
@@ -75,6 +76,16 @@ class FakeJetStream {
   maxInFlight = 0;
   /** How many publishes were in flight as each one was sent. */
   readonly inFlightAtSend: number[] = [];
+  /** Message ids whose acknowledgement waits until `acknowledge` is called with them. */
+  readonly held = new Set<string>();
+  private readonly release = new Map<string, () => void>();
+  /** What each acknowledgement waits for first: a random few ms, unless a test wants no timer in it. */
+  ackDelay = (): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+
+  acknowledge(msgId: string): void {
+    this.held.delete(msgId);
+    this.release.get(msgId)?.();
+  }
 
   readonly context = {
     js: {
@@ -84,7 +95,8 @@ class FakeJetStream {
         this.inFlight += 1;
         this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
         try {
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+          await this.ackDelay();
+          if (this.held.has(options.msgID)) await new Promise<void>((resolve) => this.release.set(options.msgID, resolve));
           if (this.lose.delete(options.msgID)) throw new Error('connection lost before the server had the message');
           const duplicate = this.stored.some((message) => message.msgId === options.msgID);
           if (!duplicate) {
@@ -242,6 +254,53 @@ describe('OutboxRelayService publishing', () => {
     await relay.publishesUnderWay();
     expect(jetStream.sent).toEqual([a.id, b.id, c.id, d.id]);
     expect(jetStream.inFlightAtSend).toEqual([0, 1, 2, 0]);
+  });
+
+  it('sends the next event of a commit as soon as its task’s previous one is acknowledged, whatever other tasks have in flight', async () => {
+    outbox.add('task-b', 1);
+    outbox.add('task-a', 3);
+    const [slow, ...events] = outbox.rows;
+    jetStream.held.add(slow.id);
+    // No timer runs: a publish that waited for other tasks' acknowledgements (or a timeout) would never leave.
+    jetStream.ackDelay = () => new Promise((resolve) => setImmediate(resolve));
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      relay = new RelayOnFakes(outbox, jetStream, { publishConcurrency: 16 });
+      relay.publishCommitted([slow]);
+      relay.publishCommitted(events);
+      for (let turns = 0; turns < 1000 && jetStream.stored.length < events.length; turns++) await new Promise((resolve) => setImmediate(resolve));
+      expect(jetStream.positionsOf('task-a')).toEqual(positionsOf('task-a'));
+      // Each after the previous one was acknowledged, beside the other task's publish still in flight.
+      expect(jetStream.inFlightAtSend).toEqual([0, 1, 1, 1]);
+      jetStream.acknowledge(slow.id);
+      await relay.publishesUnderWay();
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(jetStream.positionsOf('task-b')).toEqual(positionsOf('task-b'));
+  });
+
+  it('sends a commit’s turn without waiting for another task’s event that went out behind its previous one', async () => {
+    outbox.add('task-a', 2);
+    outbox.add('task-c', 1);
+    const [first, chained, other] = outbox.rows;
+    jetStream.held.add(chained.id);
+    jetStream.ackDelay = () => new Promise((resolve) => setImmediate(resolve));
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      relay = new RelayOnFakes(outbox, jetStream, { publishConcurrency: 16 });
+      relay.publishCommitted([first, chained]);
+      for (let turns = 0; turns < 1000 && jetStream.sent.length < 2; turns++) await new Promise((resolve) => setImmediate(resolve));
+      expect(jetStream.sent).toEqual([first.id, chained.id]);
+      relay.publishCommitted([other]);
+      for (let turns = 0; turns < 1000 && !jetStream.positionsOf('task-c').length; turns++) await new Promise((resolve) => setImmediate(resolve));
+      expect(jetStream.positionsOf('task-c')).toEqual(positionsOf('task-c'));
+      jetStream.acknowledge(chained.id);
+      await relay.publishesUnderWay();
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(jetStream.positionsOf('task-a')).toEqual(positionsOf('task-a'));
   });
 
   it('leaves an event whose publish after the commit failed, and the rest of its task, to the sweep, which keeps their order', async () => {

@@ -264,7 +264,10 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
   /**
    * Publishes `row` once `previous` (the publish under way of its task's earlier event, if any)
    * succeeded, adding it to `unmarked`; answers whether it is on the stream. `gaveUp` hears of a
-   * failed publish (with its error) or of one not tried because the earlier event failed.
+   * failed publish (with its error) or of one not tried because the earlier event failed. A publish
+   * after a commit that waited for its task's earlier event goes out as soon as that one is
+   * acknowledged, not in the next turn: it waited a round trip already, and the turn would have it
+   * wait for other tasks' acknowledgements too. Being in no turn, the next turn does not wait for it.
    */
   private publishAfter(
     context: JetStreamContext | (() => Promise<JetStreamContext>),
@@ -279,8 +282,8 @@ export class OutboxRelayService implements CommittedEvents, OnApplicationBootstr
       }
       let inTurn = false;
       try {
-        const js = (typeof context === 'function' ? await context() : context).js;
-        inTurn = typeof context === 'function';
+        const js = (typeof context !== 'function' ? context : previous ? await this.jetStreamContext() : await context()).js;
+        inTurn = typeof context === 'function' && !previous;
         if (inTurn) this.turnUnacknowledged += 1;
         await publishWithMsgId(
           js,
