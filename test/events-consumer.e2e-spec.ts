@@ -23,6 +23,8 @@ const TYPES: TaskEventType[] = ['created', 'accepted', 'message_appended', 'mess
 const QUIET = { info: () => undefined, warn: () => undefined };
 /** The handshake deadline of every connection the test opens (nats.js's 20 s is not enough on a loaded machine). */
 const CONNECT = { timeout: 60_000 };
+/** How long a consumer keeps asking the relay for its durable consumer (the library's default is 60 s). */
+const RELAY_BACK_PATIENCE_MS = 150_000;
 
 /** A task event as the tasks service would publish it (the test publishes with the tasks service's credential). */
 function taskEvent(taskId: string, sequence: number, type: TaskEventType): TaskEvent {
@@ -261,7 +263,16 @@ describe('the events consumer library on an event consumer’s credential', () =
     async function collect(name: string, start: StartPosition, until: (events: RelayEvent[]) => boolean): Promise<RelayEvent[]> {
       const seen: RelayEvent[] = [];
       const consumer = await RelayEventConsumer.start(
-        { url: nats.url, name, credentials: { nkeySeedFile: seedFile(dir, `consumer-${name}`) }, start, logger: QUIET, connectOptions: CONNECT },
+        {
+          url: nats.url,
+          name,
+          credentials: { nkeySeedFile: seedFile(dir, `consumer-${name}`) },
+          start,
+          logger: QUIET,
+          connectOptions: CONNECT,
+          // Right after the restart test the relay's connections may still be coming back, slowly on a loaded machine.
+          notifierPatienceMs: RELAY_BACK_PATIENCE_MS,
+        },
         (event) => {
           seen.push(event);
         },
@@ -306,6 +317,7 @@ describe('the events consumer library on an event consumer’s credential', () =
           start: { from: 'new' },
           logger: QUIET,
           connectOptions: CONNECT,
+          notifierPatienceMs: RELAY_BACK_PATIENCE_MS,
         },
         (event) => {
           seen.push(event);
@@ -317,6 +329,6 @@ describe('the events consumer library on an event consumer’s credential', () =
       } finally {
         await newOnly.stop();
       }
-    }, 180000);
+    }, 420000);
   });
 });

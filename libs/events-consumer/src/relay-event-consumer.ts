@@ -33,8 +33,6 @@ import { readRelayEvent, UnreadableEventError, type RelayEvent } from './relay-e
 
 /** How long the notifier has to make the consumer. */
 const ENSURE_TIMEOUT_MS = 10_000;
-/** How long a consumer keeps asking while no notifier answers (one restarting, or not reconnected after a NATS restart yet). */
-const ENSURE_PATIENCE_MS = 60_000;
 
 /** No notifier answers the ensure subject right now, or none in time: asking again can help. */
 interface EnsureAnswer {
@@ -121,6 +119,12 @@ export interface RelayEventConsumerOptions {
   /** First wait after a handler failed, doubled up to `maxRetryMs`; the event (and its task) waits meanwhile. Defaults 200 ms, 30 s. */
   minRetryMs?: number;
   maxRetryMs?: number;
+  /**
+   * How long the consumer keeps asking the relay for its durable consumer while no notifier answers,
+   * or one answers that it cannot reach JetStream (restarting, or not reconnected after a NATS
+   * restart yet). Default 60 s; then `start` fails.
+   */
+  notifierPatienceMs?: number;
   logger?: ConsumerLogger;
 }
 
@@ -189,7 +193,10 @@ export class RelayEventConsumer<Data = TaskEvent> {
 
   private constructor(
     private readonly options: Required<
-      Pick<RelayEventConsumerOptions, 'name' | 'subjectPrefix' | 'subjects' | 'concurrency' | 'maxPending' | 'ackWaitMs' | 'minRetryMs' | 'maxRetryMs'>
+      Pick<
+        RelayEventConsumerOptions,
+        'name' | 'subjectPrefix' | 'subjects' | 'concurrency' | 'maxPending' | 'ackWaitMs' | 'minRetryMs' | 'maxRetryMs' | 'notifierPatienceMs'
+      >
     > &
       RelayEventConsumerOptions,
     private readonly connection: NatsConnection,
@@ -253,6 +260,7 @@ export class RelayEventConsumer<Data = TaskEvent> {
       ackWaitMs: 30_000,
       minRetryMs: 200,
       maxRetryMs: 30_000,
+      notifierPatienceMs: 60_000,
       ...options,
     };
     const servers = { ...parseNatsServers(options.url), credentials: options.credentials };
@@ -336,11 +344,11 @@ export class RelayEventConsumer<Data = TaskEvent> {
         try {
           answered = (await this.connection.request(subject, packet, { timeout: ENSURE_TIMEOUT_MS })).json<EnsureAnswer>();
         } catch (error) {
-          if (!notifierAway(error) || Date.now() - startedAt > ENSURE_PATIENCE_MS) throw new AbortError(error as Error);
+          if (!notifierAway(error) || Date.now() - startedAt > this.options.notifierPatienceMs) throw new AbortError(error as Error);
           this.logger.warn('events consumer: no notifier answered; asking again', { consumer: this.options.name, subject });
           throw error;
         }
-        if (isRelayErrorBody(answered.err) && answered.err.reason === 'service_unavailable' && Date.now() - startedAt <= ENSURE_PATIENCE_MS) {
+        if (isRelayErrorBody(answered.err) && answered.err.reason === 'service_unavailable' && Date.now() - startedAt <= this.options.notifierPatienceMs) {
           this.logger.warn('events consumer: the notifier could not reach JetStream; asking again', { consumer: this.options.name, subject });
           throw new Error(answered.err.message);
         }
