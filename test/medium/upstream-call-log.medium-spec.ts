@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { migrateServiceSchema } from '@app/database';
-import { notifierDataSourceOptions } from '../../apps/notifier/src/database/data-source';
+import type { DataSource } from 'typeorm';
 import { CALL_LOG_MAX_HELD, UpstreamCallLog } from '../../apps/notifier/src/upstream/health/upstream-call-log';
 import type { ObservedCall } from '../../apps/notifier/src/upstream/health/upstream-calls';
+import { openNotifierDatabase } from './support/notifier-database';
 
 /** Counts the statements that write calls. */
 function countingInserts(dataSource: DataSource): { inserts: () => number; failNext: (times: number) => void } {
@@ -40,11 +38,7 @@ describe('the upstream call log against Postgres', () => {
   let dataSource: DataSource;
 
   beforeAll(async () => {
-    const url = process.env.RELAY_MEDIUM_DATABASE_URL;
-    if (!url) throw new Error('RELAY_MEDIUM_DATABASE_URL is not set: run the medium tests through jest (global setup creates it)');
-    Logger.overrideLogger(['warn', 'error']);
-    dataSource = await new DataSource(notifierDataSourceOptions(url)).initialize();
-    await migrateServiceSchema(dataSource);
+    dataSource = await openNotifierDatabase();
   });
 
   afterAll(async () => {
@@ -58,8 +52,7 @@ describe('the upstream call log against Postgres', () => {
     )) as Array<{ handle: string; method: string; outcome: string; status_code: number | null; duration_ms: number; error: string | null; at: Date }>;
 
   it('writes the calls of a moment in one statement, each as it was and in the order they ended', async () => {
-    const source = new DataSource(notifierDataSourceOptions(process.env.RELAY_MEDIUM_DATABASE_URL as string));
-    await source.initialize();
+    const source = await openNotifierDatabase();
     try {
       const counted = countingInserts(source);
       const log = new UpstreamCallLog(source, () => undefined);
@@ -96,8 +89,7 @@ describe('the upstream call log against Postgres', () => {
   });
 
   it('keeps the calls a failed write could not store and writes them with the next ones; at most CALL_LOG_MAX_HELD are held', async () => {
-    const source = new DataSource(notifierDataSourceOptions(process.env.RELAY_MEDIUM_DATABASE_URL as string));
-    await source.initialize();
+    const source = await openNotifierDatabase();
     try {
       const counted = countingInserts(source);
       const failures: number[] = [];

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { migrateServiceSchema } from '@app/database';
+import type { DataSource } from 'typeorm';
 import type { NatsRpcClient } from '@app/messaging';
-import { notifierDataSourceOptions } from '../../apps/notifier/src/database/data-source';
 import { NotifierConfig } from '../../apps/notifier/src/notifier.config';
 import type { AgentTargetsService } from '../../apps/notifier/src/targets/agent-targets.service';
 import type { UpstreamCredentialsService } from '../../apps/notifier/src/upstream/identity/upstream-credentials.service';
 import { UpstreamFollowerService } from '../../apps/notifier/src/upstream/follow/upstream-follower.service';
 import type { UpstreamClientsService } from '../../apps/notifier/src/upstream/client/upstream-clients.service';
+import { openNotifierDatabase } from './support/notifier-database';
 
 /** Counts the follower's claim rounds: the one statement that takes due rows. */
 function countingClaims(dataSource: DataSource): { claims: () => number } {
@@ -25,11 +23,7 @@ describe('the upstream follower’s schedule against Postgres', () => {
   let dataSource: DataSource;
 
   beforeAll(async () => {
-    const url = process.env.RELAY_MEDIUM_DATABASE_URL;
-    if (!url) throw new Error('RELAY_MEDIUM_DATABASE_URL is not set: run the medium tests through jest (global setup creates it)');
-    Logger.overrideLogger(['warn', 'error']);
-    dataSource = await new DataSource(notifierDataSourceOptions(url)).initialize();
-    await migrateServiceSchema(dataSource);
+    dataSource = await openNotifierDatabase();
   });
 
   afterAll(async () => {

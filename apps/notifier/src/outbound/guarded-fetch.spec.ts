@@ -3,16 +3,19 @@ import type { AddressInfo } from 'node:net';
 import { AnswerTooLargeError, causeOf, DeadlineExceededError, guardedFetch } from './guarded-fetch';
 import { SsrfRefusedError } from './ssrf-guard';
 
-/** A loopback server answering every request with `answer`; counts the bytes it managed to send. */
+/** A loopback server answering every request with `answer`; counts the bytes it managed to send and the connections made to it. */
 async function serve(
   answer: (response: ServerResponse, sent: (bytes: number) => void) => void,
-): Promise<{ url: string; sent: () => number; stop: () => Promise<void> }> {
+): Promise<{ url: string; sent: () => number; connections: () => number; stop: () => Promise<void> }> {
   let bytes = 0;
+  let connections = 0;
   const server: Server = createServer((_request: IncomingMessage, response: ServerResponse) => answer(response, (count) => (bytes += count)));
+  server.on('connection', () => (connections += 1));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     sent: () => bytes,
+    connections: () => connections,
     stop: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -129,27 +132,14 @@ describe('guardedFetch: one deadline and a byte limit per exchange', () => {
 });
 
 describe('guardedFetch: connections kept between requests', () => {
-  /** A loopback server answering `{}`; counts the connections made to it. */
-  async function counting(): Promise<{ url: string; connections: () => number; stop: () => Promise<void> }> {
-    const server = createServer((_request, response) => {
+  const answeringEmpty = () =>
+    serve((response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end('{}');
     });
-    let connections = 0;
-    server.on('connection', () => (connections += 1));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return {
-      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-      connections: () => connections,
-      stop: async () => {
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-      },
-    };
-  }
 
   it('with keepAlive, sends requests one after another on one connection; without it, one connection each', async () => {
-    const server = await counting();
+    const server = await answeringEmpty();
     try {
       const kept = guardedFetch({ ...options, keepAlive: true });
       for (let request = 0; request < 5; request++) expect(await (await kept(server.url, { method: 'POST', body: '{}' })).json()).toEqual({});
@@ -163,7 +153,7 @@ describe('guardedFetch: connections kept between requests', () => {
   });
 
   it('still refuses a private address for a kept fetch', async () => {
-    const server = await counting();
+    const server = await answeringEmpty();
     try {
       const kept = guardedFetch({ ...options, allowPrivate: false, keepAlive: true });
       // By address, and by a name that resolves to one when the connection is made.
