@@ -65,11 +65,13 @@ describe('the plans of the create, append and transition statements, rolled back
       await seed(size);
       const writes = await explainWrites(client, { sender, recipient }, task.id);
       expect(writes.map((write) => write.operation)).toEqual(['create', 'append', 'transition']);
-      for (const write of writes) {
+      // The fewest pages of three runs: other tests writing the same tables meanwhile add reads of their own (visibility checks of rows they just wrote).
+      const again = [await explainWrites(client, { sender, recipient }, task.id), await explainWrites(client, { sender, recipient }, task.id)];
+      for (const [index, write] of writes.entries()) {
         const scans = nodes(planOf(write)).filter((node) => node['Relation Name'] !== undefined && node['Node Type'] !== 'ModifyTable');
         expect(scans.filter((scan) => !/Index/.test(scan['Node Type']))).toEqual([]);
         expect(write.walRecords).toBeGreaterThan(0);
-        reads[write.operation].push(write.sharedHit + write.sharedRead);
+        reads[write.operation].push(Math.min(...[write, ...again.map((run) => run[index])].map((run) => run.sharedHit + run.sharedRead)));
       }
       const [create, append, transition] = writes;
       expect(create.indexes).toEqual(expect.arrayContaining(['tasks_context_idx', 'idempotency_keys_pkey']));
