@@ -157,6 +157,39 @@ async function tokenOf(relay: StartedRelay): Promise<string> {
   }
 }
 
+/** Whether the relay's edge found its port taken (another test's server took the free port meanwhile). */
+function edgePortTaken(relay: StartedRelay): boolean {
+  return /EADDRINUSE/.test(relay.output());
+}
+
+/**
+ * Starts the relay with `env` made for a free port (after `adjust`), and waits for its token; the
+ * relay's own edge must say it listens on that URL (a server of another test answering there would
+ * otherwise pass for it). Should another process take the port first, starts again on another.
+ */
+async function startOnFreePort(
+  nats: PrivateNatsServer,
+  started: StartedRelay[],
+  options: { args?: string[]; tty?: boolean; adjust?: (env: Record<string, string>) => void } = {},
+): Promise<{ relay: StartedRelay; token: string; url: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const { env, url } = await relayEnv(nats);
+    options.adjust?.(env);
+    const relay = npmStart(env, options.args, options.tty);
+    started.push(relay);
+    try {
+      const token = await tokenOf(relay);
+      await eventually(() => expect(relay.output()).toContain(`edge listening on ${url}`), 30_000, 100);
+      return { relay, token, url };
+    } catch (error) {
+      if (!edgePortTaken(relay) || attempt >= 3)
+        throw new Error(`${(error as Error).message}\n--- npm start said:\n${relay.output().slice(-4000)}`, { cause: error });
+      relay.child.kill('SIGTERM');
+      await eventually(() => expect(relay.child.exitCode ?? relay.child.signalCode).not.toBeNull(), 30_000, 100);
+    }
+  }
+}
+
 /** The lines after the token line (the token line last means none). */
 function linesAfterToken(relay: StartedRelay): string[] {
   const lines = relay.lines();
@@ -207,10 +240,7 @@ describe('npm start', () => {
   it('prints the URL and the token last, once the edge answers, logs JSON off a terminal, and stops everything on SIGTERM to its pid', async () => {
     const nats = await PrivateNatsServer.start();
     servers.push(nats);
-    const { env, url } = await relayEnv(nats);
-    const relay = npmStart(env);
-    started.push(relay);
-    const token = await tokenOf(relay);
+    const { relay, token, url } = await startOnFreePort(nats, started);
 
     // Nothing follows the token line while nobody asks anything (the services write their lines at least once a second).
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -238,10 +268,7 @@ describe('npm start', () => {
   it('on a terminal: readable log lines, the token last, and SIGINT to its pid stops everything', async () => {
     const nats = await PrivateNatsServer.start();
     servers.push(nats);
-    const { env, url } = await relayEnv(nats);
-    const relay = npmStart(env, [], true);
-    started.push(relay);
-    await tokenOf(relay);
+    const { relay, url } = await startOnFreePort(nats, started, { tty: true });
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect(linesAfterToken(relay)).toEqual([]);
     const lines = relay.lines();
@@ -259,7 +286,7 @@ describe('npm start', () => {
     writeNatsCredentials({ dir, subjectPrefix: prefix, consumers: [], rotate: [], retire: false });
     const nats = await PrivateNatsServer.start({ configFile: join(dir, 'nats.conf') });
     servers.push(nats);
-    const { env, url } = await relayEnv(nats);
+    const { env } = await relayEnv(nats);
     env.NATS_SUBJECT_PREFIX = prefix;
 
     // Without the credentials the start stops before building, saying what to give it.
@@ -269,9 +296,10 @@ describe('npm start', () => {
     expect(refused.output()).toContain('--nats-credentials DIR');
     expect(refused.output()).not.toContain('building');
 
-    const relay = npmStart(env, ['--nats-credentials', dir]);
-    started.push(relay);
-    const token = await tokenOf(relay);
+    const { relay, token, url } = await startOnFreePort(nats, started, {
+      args: ['--nats-credentials', dir],
+      adjust: (relayEnvironment) => (relayEnvironment.NATS_SUBJECT_PREFIX = prefix),
+    });
     expect(relay.output()).toContain(`(each with its own NATS credential from ${dir})`);
     expect(relay.output()).not.toContain('has no authorization');
 
