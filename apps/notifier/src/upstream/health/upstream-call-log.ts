@@ -21,6 +21,7 @@ export class UpstreamCallLog {
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   private dropped = 0;
+  private closed = false;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -33,9 +34,11 @@ export class UpstreamCallLog {
   }
 
   add(handle: string, call: ObservedCall & { taskId: string }): void {
+    // A call that ends while the process stops (its database closing) is not kept.
+    if (this.closed) return;
     this.held.push({ handle, call });
     if (this.held.length >= CALL_LOG_MAX_HELD) void this.write();
-    else this.timer ??= setTimeout(() => void this.write(), CALL_LOG_WRITE_DELAY_MS);
+    else this.writeIn(CALL_LOG_WRITE_DELAY_MS);
   }
 
   /** Writes every call held now (and waits for a write under way). */
@@ -56,17 +59,20 @@ export class UpstreamCallLog {
           this.dropped += over;
         }
         this.onWriteFailed(error, calls.length);
-        this.timer ??= setTimeout(() => void this.write(), CALL_LOG_WRITE_DELAY_MS * 5);
+        if (!this.closed) this.writeIn(CALL_LOG_WRITE_DELAY_MS * 5);
       })
       .finally(() => (this.writing = null));
     await this.writing;
   }
 
-  /** Stops the timer; what is held is written first. */
+  /** Writes what is held and takes no more. */
   async close(): Promise<void> {
+    this.closed = true;
     await this.write();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+  }
+
+  private writeIn(ms: number): void {
+    this.timer ??= setTimeout(() => void this.write(), ms).unref();
   }
 
   private async insert(calls: HeldCall[]): Promise<void> {
