@@ -78,7 +78,7 @@ describe('the upstream call log against Postgres', () => {
     }
   });
 
-  it('writes on its own a moment after a call, without being asked', async () => {
+  it('writes on its own a moment after a call, without being asked; once closed takes no more', async () => {
     const log = new UpstreamCallLog(dataSource, () => undefined);
     const taskId = randomUUID();
     log.add('agent@acme', callOf(taskId, 1));
@@ -86,6 +86,10 @@ describe('the upstream call log against Postgres', () => {
     while ((await stored(taskId)).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await stored(taskId)).toHaveLength(1);
     await log.close();
+    // Closed (its process stopping): a call that ends now is not kept.
+    log.add('agent@acme', callOf(taskId, 2));
+    await log.write();
+    expect(await stored(taskId)).toHaveLength(1);
   });
 
   it('keeps the calls a failed write could not store and writes them with the next ones; at most CALL_LOG_MAX_HELD are held', async () => {
