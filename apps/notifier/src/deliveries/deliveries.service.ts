@@ -13,6 +13,7 @@ import {
   type ListDeliveriesRequest,
   type RedeliverManyRequest,
 } from '@app/contracts';
+import { pgPoolOf } from '@app/database';
 import { openJsonValues, SecretCipher, SecretDecryptionError, sealJsonValues, type SealedColumn } from '@app/secrets';
 import { DeliveryAttemptEntity } from './delivery-attempt.entity';
 import type { DeliveryAssertionFacts } from './delivery-assertion';
@@ -62,6 +63,9 @@ const TABLE = '"notifier"."deliveries"';
 
 /** The error shown for an attempt whose process stopped before its outcome was known. */
 const INTERRUPTED_ATTEMPT = 'interrupted: the notifier stopped before the outcome was known (the receiver may have got it)';
+
+/** Batches of up to this many deliveries are recorded by a statement prepared for their size; larger ones are planned anew. */
+const PREPARED_RECORD_SIZES = 8;
 
 /** The error of a delivery given up while its destination's breaker held it. */
 const HELD_TOO_LONG = 'dead: its destination did not answer (circuit breaker open) for longer than the retry schedule spans';
@@ -207,8 +211,10 @@ export class DeliveriesService {
       }
     }
     if (values.length === 0) return { channels: [], begun: [] };
-    const rows = (await this.dataSource.query(
-      `WITH inserted AS (
+    const { rows } = await pgPoolOf(this.dataSource).query<{ id: string; channel: DeliveryChannel; created_at: Date; attempt_id: string | null }>({
+      // A batch of a few deliveries (most events have one) is prepared once per size and connection.
+      ...(values.length <= PREPARED_RECORD_SIZES ? { name: `notifier-record-deliveries-${values.length}` } : {}),
+      text: `WITH inserted AS (
          INSERT INTO ${TABLE} ("id", "event_id", "task_id", "event", "channel", "target_handle", "target_ref", "url", "destination", "timeout_ms", "content_type", "headers", "body", "assertion",
            "status", "next_attempt_at", "locked_until", "attempts", "round_attempts")
          VALUES ${values.join(', ')}
@@ -219,8 +225,8 @@ export class DeliveriesService {
          RETURNING "id", "delivery_id"
        )
        SELECT inserted."id", inserted."channel", inserted."created_at", begun."id" AS "attempt_id" FROM inserted LEFT JOIN begun ON begun."delivery_id" = inserted."id"`,
-      params,
-    )) as Array<{ id: string; channel: DeliveryChannel; created_at: Date; attempt_id: string | null }>;
+      values: params,
+    });
     const begun: BegunDelivery[] = [];
     for (const row of rows) {
       const leasedDelivery = leasedById.get(row.id);
@@ -396,8 +402,9 @@ export class DeliveriesService {
    * attempt left without an outcome (its process died) is marked so. Returns the attempt's id.
    */
   async beginAttempt(delivery: DeliveryRow): Promise<string> {
-    const rows = (await this.dataSource.query(
-      `WITH interrupted AS (
+    const { rows } = await pgPoolOf(this.dataSource).query<{ id: string }>({
+      name: 'notifier-begin-attempt',
+      text: `WITH interrupted AS (
          UPDATE "notifier"."delivery_attempts" SET "error" = $2
          WHERE "delivery_id" = $1 AND "duration_ms" IS NULL AND "status_code" IS NULL AND "error" IS NULL
        ), counted AS (
@@ -406,8 +413,8 @@ export class DeliveriesService {
        )
        INSERT INTO "notifier"."delivery_attempts" ("delivery_id", "attempt_no") SELECT "id", "attempts" FROM counted
        RETURNING "id"`,
-      [delivery.id, INTERRUPTED_ATTEMPT],
-    )) as Array<{ id: string }>;
+      values: [delivery.id, INTERRUPTED_ATTEMPT],
+    });
     if (rows.length === 0) throw new RelayError('delivery_not_found', undefined, { id: delivery.id });
     return rows[0].id;
   }
@@ -416,8 +423,9 @@ export class DeliveriesService {
   async finishAttempt(delivery: DeliveryRow, attemptId: string, outcome: AttemptOutcome): Promise<void> {
     const status: DeliveryStatus = outcome.ok ? 'succeeded' : outcome.retryInMs !== null ? 'failed' : 'dead';
     const error = outcome.error?.slice(0, 1000) ?? null;
-    await this.dataSource.query(
-      `WITH attempt AS (
+    await pgPoolOf(this.dataSource).query({
+      name: 'notifier-finish-attempt',
+      text: `WITH attempt AS (
          UPDATE "notifier"."delivery_attempts" SET "status_code" = $3, "error" = $6, "duration_ms" = $7
          WHERE "id" = $8
        )
@@ -428,8 +436,8 @@ export class DeliveriesService {
          "delivered_at" = CASE WHEN $2::varchar = 'succeeded' THEN now() ELSE NULL END,
          "locked_until" = NULL, "updated_at" = now()
        WHERE "id" = $1`,
-      [delivery.id, status, outcome.statusCode, outcome.ok ? null : error, outcome.retryInMs ?? 0, error, Math.round(outcome.durationMs), attemptId],
-    );
+      values: [delivery.id, status, outcome.statusCode, outcome.ok ? null : error, outcome.retryInMs ?? 0, error, Math.round(outcome.durationMs), attemptId],
+    });
   }
 
   /** Puts a delivery back without attempting it (throttled), due at `dueInMs`. */

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
@@ -17,6 +18,7 @@ import {
   type UpstreamInterface,
   type UpstreamReportStep,
 } from '@app/contracts';
+import { pgPoolOf } from '@app/database';
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
 import { NotifierConfig } from '../../notifier.config';
 import { AgentTargetsService } from '../../targets/agent-targets.service';
@@ -125,6 +127,11 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     this.loop = this.run();
   }
 
+  /** The data source's own pool, for the statements of every follow (each prepared once per connection). */
+  private get pool(): pg.Pool {
+    return pgPoolOf(this.dataSource);
+  }
+
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
     this.delay.interrupt();
@@ -144,8 +151,9 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   async follow(start: FollowStart, stream?: AdoptedStream, delivered?: DeliveredAnswer): Promise<(() => Promise<void>) | null> {
     const answered = delivered?.answer;
     const polledNow = answered !== undefined && !isSettled(answered);
-    const inserted = (await this.dataSource.query(
-      `INSERT INTO "notifier"."upstream_tasks"
+    const { rows: inserted } = await this.pool.query<FollowRow>({
+      name: 'notifier-follow-upstream-task',
+      text: `INSERT INTO "notifier"."upstream_tasks"
          ("task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "status", "reported", "next_poll_at", "poll_interval_ms", "locked_until",
           "push_token_hash", "polls")
        VALUES ($1, $2, $3, $4, $5, $6, 'following', $7,
@@ -154,7 +162,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
          $8, CASE WHEN $9::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) END, $11, CASE WHEN $12::boolean THEN 1 ELSE 0 END)
        ON CONFLICT ("task_id") DO NOTHING
        RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash", "timed_out_polls"`,
-      [
+      values: [
         start.taskId,
         JSON.stringify(start.recipient),
         start.sender,
@@ -169,7 +177,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         polledNow,
         answered !== undefined,
       ],
-    )) as FollowRow[];
+    });
     const row = inserted[0];
     if (stream && row && !this.stopping)
       this.read(
@@ -297,19 +305,20 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   }
 
   private async claim(limit: number): Promise<FollowRow[]> {
-    const result = (await this.dataSource.query(
+    const { rows } = await this.pool.query<FollowRow>({
+      name: 'notifier-claim-upstream-tasks',
       // The row is due again when the lease ends (a process that dies holding it lets go then); a
       // nudge while it is held moves that before the lease's end, which its reschedule keeps.
-      `UPDATE "notifier"."upstream_tasks" SET "locked_until" = now() + make_interval(secs => $2::integer / 1000.0), "next_poll_at" = now() + make_interval(secs => $2::integer / 1000.0),
+      text: `UPDATE "notifier"."upstream_tasks" SET "locked_until" = now() + make_interval(secs => $2::integer / 1000.0), "next_poll_at" = now() + make_interval(secs => $2::integer / 1000.0),
          "polls" = "polls" + 1
        WHERE "task_id" IN (
          SELECT "task_id" FROM "notifier"."upstream_tasks"
          WHERE "status" = 'following' AND "next_poll_at" <= now() AND ("locked_until" IS NULL OR "locked_until" < now())
          ORDER BY "next_poll_at" LIMIT $1 FOR UPDATE SKIP LOCKED)
        RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash", "timed_out_polls"`,
-      [limit, LEASE_MS],
-    )) as [FollowRow[], number];
-    return result[0];
+      values: [limit, LEASE_MS],
+    });
+    return rows;
   }
 
   /**
@@ -317,10 +326,11 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
    * holds it by (null: nothing is followed).
    */
   async nextDueMs(): Promise<number | null> {
-    const rows = (await this.dataSource.query(
-      `SELECT EXTRACT(EPOCH FROM (min(GREATEST("next_poll_at", "locked_until")) - now())) * 1000 AS "ms"
+    const { rows } = await this.pool.query<{ ms: string | number | null }>({
+      name: 'notifier-next-upstream-poll',
+      text: `SELECT EXTRACT(EPOCH FROM (min(GREATEST("next_poll_at", "locked_until")) - now())) * 1000 AS "ms"
        FROM "notifier"."upstream_tasks" WHERE "status" = 'following' AND "next_poll_at" IS NOT NULL`,
-    )) as Array<{ ms: string | number | null }>;
+    });
     const ms = rows[0]?.ms;
     return ms === null || ms === undefined ? null : Math.max(0, Number(ms));
   }
@@ -601,25 +611,27 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
         : changed
           ? min
           : Math.min(this.config.RELAY_UPSTREAM_POLL_MAX_MS, Math.max(min, row.poll_interval_ms * 2));
-    await this.dataSource.query(
-      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "poll_interval_ms" = $3::integer,
+    await this.pool.query({
+      name: 'notifier-reschedule-upstream-task',
+      text: `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "poll_interval_ms" = $3::integer,
          "next_poll_at" = CASE WHEN "locked_until" IS NOT NULL AND "next_poll_at" < "locked_until" THEN now() ELSE now() + make_interval(secs => $3::integer / 1000.0) END,
          "locked_until" = NULL, "last_error" = $4,
          "timed_out_polls" = CASE $5::text WHEN 'add' THEN "timed_out_polls" + 1 WHEN 'reset' THEN 0 ELSE "timed_out_polls" END, "updated_at" = now()
        WHERE "task_id" = $1 AND "status" = 'following'`,
-      [row.task_id, JSON.stringify(reported), interval, error, timedOut],
-    );
+      values: [row.task_id, JSON.stringify(reported), interval, error, timedOut],
+    });
     if (error) this.logger.warn({ task_id: row.task_id, error, next_poll_in_ms: interval }, 'upstream task poll failed');
   }
 
   /** Ends the follow: the upstream task ended, or (`gaveUp`, the reason) its answers cannot be reported; the answer kept with the row goes. */
   private async finish(row: FollowRow, reported: ReportedProgress, gaveUp: string | null = null): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "status" = 'done', "next_poll_at" = NULL, "locked_until" = NULL, "last_error" = $3,
+    await this.pool.query({
+      name: 'notifier-finish-upstream-task',
+      text: `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "status" = 'done', "next_poll_at" = NULL, "locked_until" = NULL, "last_error" = $3,
          "answer" = CASE WHEN $3::text IS NULL THEN "answer" END, "updated_at" = now()
        WHERE "task_id" = $1 AND "status" = 'following'`,
-      [row.task_id, JSON.stringify(reported), gaveUp],
-    );
+      values: [row.task_id, JSON.stringify(reported), gaveUp],
+    });
     if (gaveUp) this.logger.warn({ task_id: row.task_id, polls: row.polls, reason: gaveUp }, 'upstream task no longer followed: its answer cannot be reported');
     else this.logger.log({ task_id: row.task_id, state: reported.relay_state, polls: row.polls }, 'upstream task followed to its end');
   }
