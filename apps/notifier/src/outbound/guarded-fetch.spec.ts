@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AnswerTooLargeError, causeOf, DeadlineExceededError, guardedFetch } from './guarded-fetch';
+import { AnswerTooLargeError, causeOf, DeadlineExceededError, guardedFetch, ReadAnswer } from './guarded-fetch';
 import { SsrfRefusedError } from './ssrf-guard';
 
 /** A loopback server answering every request with `answer`; counts the bytes it managed to send and the connections made to it. */
@@ -56,8 +56,7 @@ describe('guardedFetch: one deadline and a byte limit per exchange', () => {
     });
     servers.push(server);
     const startedAt = Date.now();
-    const response = await guardedFetch(options)(server.url, { method: 'POST', body: '{}' });
-    const error = await response.json().then(
+    const error = await guardedFetch(options)(server.url, { method: 'POST', body: '{}' }).then(
       () => null,
       (thrown: unknown) => thrown,
     );
@@ -81,8 +80,7 @@ describe('guardedFetch: one deadline and a byte limit per exchange', () => {
       stream(response, sent, 200 * 1024 * 1024);
     });
     servers.push(server);
-    const response = await guardedFetch({ ...options, timeoutMs: 30_000 })(server.url);
-    const error = await response.text().then(
+    const error = await guardedFetch({ ...options, timeoutMs: 30_000 })(server.url).then(
       () => null,
       (thrown: unknown) => thrown,
     );
@@ -122,6 +120,26 @@ describe('guardedFetch: one deadline and a byte limit per exchange', () => {
     })();
     expect(causeOf(error, AnswerTooLargeError)).not.toBeNull();
     expect(received).toBeGreaterThanOrEqual(5 * Buffer.byteLength(event));
+  });
+
+  it('fails an answer whose connection closes before its end, and hands on a whole one with its bytes', async () => {
+    const cut = await serve((response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      response.write('{"partial": ');
+      setTimeout(() => response.destroy(), 50);
+    });
+    servers.push(cut);
+    await expect(guardedFetch(options)(cut.url)).rejects.toThrow();
+    const whole = await serve((response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"whole": ');
+      setTimeout(() => response.end('true}'), 50);
+    });
+    servers.push(whole);
+    const answer = await guardedFetch(options)(whole.url);
+    expect(answer).toBeInstanceOf(ReadAnswer);
+    expect((answer as ReadAnswer).bytes.toString()).toBe('{"whole": true}');
+    expect(await answer.json()).toEqual({ whole: true });
   });
 
   it('ends an exchange whose headers never come at the deadline', async () => {

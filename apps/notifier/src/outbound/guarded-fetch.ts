@@ -51,6 +51,16 @@ export class DeadlineExceededError extends Error {
   }
 }
 
+/** An answer read whole before it is handed on, with its bytes (which a caller may read without reading the body again). */
+export class ReadAnswer extends Response {
+  constructor(
+    readonly bytes: Buffer,
+    init: ResponseInit,
+  ) {
+    super(bytes, init);
+  }
+}
+
 /** The error, or one of its causes, of this class (the SDK wraps what a body read threw). */
 export function causeOf<T extends Error>(error: unknown, type: new (...args: never[]) => T): T | null {
   for (let current = error, depth = 0; current && depth < 8; current = (current as { cause?: unknown }).cause, depth++) {
@@ -76,25 +86,22 @@ const LF = 0x0a;
 const CR = 0x0d;
 
 /**
- * Counts the bytes of an answer as they arrive and fails past `maxBytes`: of the whole answer, or
- * (`perEvent`, a server-sent event stream) of each event, counted from the blank line that ends the one before.
+ * Counts the bytes of a server-sent event stream as they arrive and fails when one event passes
+ * `maxBytes`, each counted from the blank line that ends the one before.
  */
-export function answerLimit(maxBytes: number, perEvent: boolean): Transform {
+export function eventLimit(maxBytes: number): Transform {
   let counted = 0;
   let atLineStart = false;
   return new Transform({
     transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
-      if (!perEvent) counted += chunk.length;
-      else {
-        for (const byte of chunk) {
-          if (byte === CR) continue;
-          if (byte === LF) {
-            if (atLineStart) counted = 0;
-            atLineStart = true;
-          } else atLineStart = false;
-          counted += 1;
-          if (counted > maxBytes) break;
-        }
+      for (const byte of chunk) {
+        if (byte === CR) continue;
+        if (byte === LF) {
+          if (atLineStart) counted = 0;
+          atLineStart = true;
+        } else atLineStart = false;
+        counted += 1;
+        if (counted > maxBytes) break;
       }
       if (counted > maxBytes) callback(new AnswerTooLargeError(maxBytes));
       else callback(null, chunk);
@@ -106,7 +113,9 @@ export function answerLimit(maxBytes: number, perEvent: boolean): Transform {
  * A `fetch` for requests to upstream A2A agents (what the official SDK client is given): the URL
  * through the SSRF guard before connecting and every address it resolves to at connect time,
  * redirects never followed, one deadline over headers and body, a byte limit on the answer read as
- * it streams, the caller's abort signal honoured. A stream's body (SSE) is handed on as it comes.
+ * it streams, the caller's abort signal honoured. An answer is read whole before the fetch
+ * resolves (a `ReadAnswer`), so the deadline, the limit or a connection lost midway fails the fetch
+ * itself; a stream's body (SSE) is handed on as it comes, each event held to the limit.
  */
 export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
   const kept: { http?: http.Agent; https?: https.Agent } = {};
@@ -132,6 +141,8 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
         clearTimeout(timer);
         if (answer) answer.destroy(error);
         outgoing.destroy(error);
+        // A fetch not resolved yet (no headers, or an answer still being read) fails with the reason itself.
+        reject(error);
       };
       const onAbort = (): void => stop(new Error('aborted'));
       const settled = (): void => {
@@ -156,19 +167,21 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
             return;
           }
           const streaming = /^text\/event-stream\b/i.test(responseHeaders.get('content-type') ?? '');
-          // A stream's events come when they come: the reader holds them to its own deadlines.
-          if (streaming) clearTimeout(timer);
-          const declared = Number(responseHeaders.get('content-length') ?? NaN);
-          if (!streaming && declared > options.maxAnswerBytes) {
-            const error = new AnswerTooLargeError(options.maxAnswerBytes);
-            stop(error);
-            reject(error);
+          if (!streaming) {
+            const declared = Number(responseHeaders.get('content-length') ?? NaN);
+            if (declared > options.maxAnswerBytes) return stop(new AnswerTooLargeError(options.maxAnswerBytes));
+            readWhole(incoming, options.maxAnswerBytes, stop, (bytes) => {
+              settled();
+              resolve(new ReadAnswer(bytes, { status, headers: responseHeaders }));
+            });
             return;
           }
-          answer = answerLimit(options.maxAnswerBytes, streaming);
+          // A stream's events come when they come: the reader holds them to its own deadlines.
+          clearTimeout(timer);
+          answer = eventLimit(options.maxAnswerBytes);
           pipeline(incoming, answer, (error) => {
             settled();
-            // Past the limit, or the deadline: the connection goes with it (nothing more is read).
+            // Past the limit: the connection goes with it (nothing more is read).
             if (error) outgoing.destroy();
           });
           resolve(new Response(Readable.toWeb(answer) as ReadableStream<Uint8Array>, { status, headers: responseHeaders }));
@@ -194,6 +207,22 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
       outgoing.end(body);
     });
   };
+}
+
+/** Reads an answer's body whole, failing (`stop`) past `maxBytes` or when the connection closes before its end. */
+function readWhole(incoming: http.IncomingMessage, maxBytes: number, stop: (error: Error) => void, done: (bytes: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  incoming.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > maxBytes) stop(new AnswerTooLargeError(maxBytes));
+    else chunks.push(chunk);
+  });
+  incoming.on('end', () => done(Buffer.concat(chunks, size)));
+  incoming.on('error', (error) => stop(error));
+  incoming.on('close', () => {
+    if (!incoming.complete) stop(new Error('the connection closed before the answer ended'));
+  });
 }
 
 /** Reads a JSON document (an agent card) of at most `maxBytes` through `guardedFetch`. */

@@ -1,6 +1,6 @@
 import type { UpstreamCallMethod, UpstreamCallOutcome } from '@app/contracts';
 import { SsrfRefusedError } from '../../outbound/ssrf-guard';
-import { AnswerTooLargeError, causeOf, DeadlineExceededError } from '../../outbound/guarded-fetch';
+import { AnswerTooLargeError, causeOf, DeadlineExceededError, ReadAnswer } from '../../outbound/guarded-fetch';
 
 /** JSON-RPC method names of both versions (v0.3 `message/send`, v1.0 `SendMessage`) as the relay counts them. */
 const JSON_RPC_METHODS: Record<string, UpstreamCallMethod> = {
@@ -75,11 +75,13 @@ export interface ObservedCall {
   at: Date;
 }
 
-/** The JSON-RPC error of a JSON answer, if it is one. */
-function jsonRpcErrorOf(response: Response, body: Uint8Array): string | null {
-  if (!/application\/json/i.test(response.headers.get('content-type') ?? '')) return null;
+const ERROR_MEMBER = Buffer.from('"error"');
+
+/** The JSON-RPC error of a JSON answer, if it is one (an answer that never names `error` is not parsed). */
+function jsonRpcErrorOf(response: Response, body: Buffer): string | null {
+  if (!/application\/json/i.test(response.headers.get('content-type') ?? '') || !body.includes(ERROR_MEMBER)) return null;
   try {
-    const answer = JSON.parse(Buffer.from(body).toString('utf8')) as { error?: { code?: unknown; message?: unknown } };
+    const answer = JSON.parse(body.toString('utf8')) as { error?: { code?: unknown; message?: unknown } };
     if (!answer || typeof answer !== 'object' || !answer.error) return null;
     return `JSON-RPC error ${String(answer.error.code)}: ${String(answer.error.message)}`.slice(0, 500);
   } catch {
@@ -89,9 +91,10 @@ function jsonRpcErrorOf(response: Response, body: Uint8Array): string | null {
 
 /**
  * Wraps a `fetch` to an upstream agent: each request's A2A method (or `method` when given: the
- * card, a token), its outcome and its time go to `observe`. An answer is read whole here (within
- * the inner fetch's deadline and byte limit) so that one cut off is recorded as such; a stream is
- * recorded at its headers and handed on as it comes.
+ * card, a token), its outcome and its time go to `observe`. An answer is recorded once it is read
+ * whole (within the inner fetch's deadline and byte limit; a `ReadAnswer` is, and is handed on as
+ * it is) so that one cut off is recorded as such; a stream is recorded at its headers and handed
+ * on as it comes.
  */
 export function observedFetch(inner: typeof fetch, observe: (call: ObservedCall) => void, method?: UpstreamCallMethod): typeof fetch {
   return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
@@ -118,9 +121,9 @@ export function observedFetch(inner: typeof fetch, observe: (call: ObservedCall)
       done(kind, response.status, kind === 'ok' ? null : `HTTP ${response.status}`);
       return response;
     }
-    let answer: Uint8Array;
+    let answer: Buffer;
     try {
-      answer = new Uint8Array(await response.arrayBuffer());
+      answer = response instanceof ReadAnswer ? response.bytes : Buffer.from(await response.arrayBuffer());
     } catch (error) {
       return failed(error, response.status);
     }
@@ -129,6 +132,8 @@ export function observedFetch(inner: typeof fetch, observe: (call: ObservedCall)
       const rpcError = body !== null ? jsonRpcErrorOf(response, answer) : null;
       done(rpcError ? 'a2a_error' : 'ok', response.status, rpcError);
     }
-    return new Response(answer, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return response instanceof ReadAnswer
+      ? response
+      : new ReadAnswer(answer, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }
