@@ -10,6 +10,26 @@ function stateChanged(rule: TransitionRule, expected: TaskState, state: TaskStat
   return new RelayError('state_changed', `Another caller changed the task ${change} first`, { expected_state: expected, state });
 }
 
+/** What the transition `request` makes of the task `current`, its rule checked on the task's state (it may refuse). */
+export function transitionChange(
+  current: TaskRow,
+  request: TransitionRequest,
+  rule = checkTransition(request.transition, request.cancel_mode, current.state, partyOf(current, request.caller_id, request.counterpart_id)),
+): TaskChange {
+  const ownEvent = rule.event ?? (request.message ? 'message_appended' : null);
+  return {
+    party: partyOf(current, request.caller_id, request.counterpart_id),
+    callerId: request.caller_id,
+    to: rule.to,
+    stampColumn: rule.to ? STATE_TIMESTAMP_COLUMN[rule.to] : undefined,
+    audit: { actorId: request.caller_id, transition: request.transition, sessionId: request.session_id ?? null, reason: request.reason ?? null },
+    resultSummary: request.result_summary ?? null,
+    message: request.message,
+    artifacts: request.artifacts,
+    events: ownEvent ? [ownEvent] : [],
+  };
+}
+
 /**
  * A transition (accept, complete, cancel, decline, fail, request input) or a progress update as
  * a change of the task: the rule is checked on the state first read. Of two callers racing to
@@ -25,25 +45,13 @@ export async function transitionTask(
   let rule: TransitionRule | undefined;
   let firstState: TaskState | undefined;
   const decide = (current: TaskRow): TaskChange => {
-    const party = partyOf(current, request.caller_id, request.counterpart_id);
     if (rule === undefined || firstState === undefined) {
-      rule = checkTransition(request.transition, request.cancel_mode, current.state, party);
+      rule = checkTransition(request.transition, request.cancel_mode, current.state, partyOf(current, request.caller_id, request.counterpart_id));
       firstState = current.state;
     } else if (rule.to ? current.state !== firstState : !rule.from.includes(current.state)) {
       throw stateChanged(rule, firstState, current.state);
     }
-    const ownEvent = rule.event ?? (request.message ? 'message_appended' : null);
-    return {
-      party,
-      callerId: request.caller_id,
-      to: rule.to,
-      stampColumn: rule.to ? STATE_TIMESTAMP_COLUMN[rule.to] : undefined,
-      audit: { actorId: request.caller_id, transition: request.transition, sessionId: request.session_id ?? null, reason: request.reason ?? null },
-      resultSummary: request.result_summary ?? null,
-      message: request.message,
-      artifacts: request.artifacts,
-      events: ownEvent ? [ownEvent] : [],
-    };
+    return transitionChange(current, request, rule);
   };
   return changeTask(pool, request.task_id, decide, (latest) => stateChanged(rule as TransitionRule, firstState as TaskState, latest.state), quotas, known);
 }

@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import {
-  orgOfHandle,
   RelayError,
   UPSTREAM_REPORT_COMMANDS,
   type ParticipantRefDto,
@@ -16,14 +15,15 @@ import {
   type UpstreamTransitionRequest,
 } from '@app/contracts';
 import { pgPoolOf } from '@app/database';
-import { COMMITTED_EVENTS, type CommittedEvents, type OutboxRow } from '../../outbox/committed-events';
+import { COMMITTED_EVENTS, type CommittedEvents } from '../../outbox/committed-events';
 import { validateArtifactInputs } from '../rules/artifact-rules';
-import { changeTask, type LoadedTask } from '../store/change-write';
+import { changeTaskInSteps, type LoadedTask, type TaskChange } from '../store/change-write';
 import { LOAD_TASK_FOR_REPORT_SQL } from '../store/sql/change-task.sql';
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
-import { transitionTask } from '../store/transition-write';
+import { transitionChange } from '../store/transition-write';
 import { OrgStoredBytesQuotas } from '../org-quotas/org-stored-bytes-quotas';
-import { lockOrgStoredBytes, type StoredBytesQuotas } from '../store/stored-bytes';
+import type { StoredBytesQuotas } from '../store/stored-bytes';
+import type { TaskRow } from '../store/task-rows';
 import { sendRequestHash } from '../use-cases/send-idempotency';
 import { appendChange, SendTask } from '../use-cases/send-task';
 import { checkTransitionRequest, TransitionTask } from '../use-cases/transition-task';
@@ -93,100 +93,43 @@ export class ReportUpstream {
   }
 
   /**
-   * The changes one answer of the upstream agent needs, made in order in one transaction. A
-   * change whose message the task holds already was made (its message, artifacts and state commit
-   * together) and is skipped; a transition refused as already made or overtaken is skipped; the
-   * task ended on the sender's side stops the rest (`ended`). Anything else refused undoes them all.
+   * The changes one answer of the upstream agent needs, decided in order and written in one
+   * statement (one transaction). A change whose message the task holds already was made (its
+   * message, artifacts and state commit together) and is skipped; a transition refused as already
+   * made or overtaken is skipped; the task ended on the sender's side stops the rest (`ended`).
+   * Anything else refused writes none of them.
    */
   async apply(request: UpstreamApplyRequest): Promise<UpstreamApplyReply> {
     for (const [index, step] of request.steps.entries()) checkStep(step, index);
     const ids = request.steps.flatMap((step) => (step.message?.message_id !== undefined ? [step.message.message_id] : []));
     const repeated = ids.find((id, index) => ids.indexOf(id) !== index);
     if (repeated !== undefined) throw new RelayError('invalid_params', `steps: the message id ${repeated} is given twice`, { field: 'steps' });
-    // The task as read here is the first step's: its write is conditional on the version read, so a change made meanwhile is read again.
-    const { held_message_ids: heldIds, ...loaded } = await loadTaskForReport(this.pool, request.task_id, ids);
-    let known: LoadedTask | undefined = loaded;
+    // Messages of a report made before (after a crash or a lost reply), read with the task.
+    const { held_message_ids: heldIds, ...known } = await loadTaskForReport(this.pool, request.task_id, ids);
     const caller = await this.upstreamCaller(request.task_id, known);
-    const client = await this.pool.connect();
-    let released = false;
+    const held = new Set(heldIds);
+    const decisions = request.steps
+      .filter((step) => step.message?.message_id === undefined || !held.has(step.message.message_id))
+      .map(
+        (step) =>
+          (current: TaskRow): TaskChange =>
+            this.decide(request.task_id, caller, step, current),
+      );
     try {
-      await client.query('BEGIN');
-      // The org's stored-bytes lock before any row of the task, in the order every write takes them.
-      const org = orgOfHandle(caller.handle);
-      if ((await this.storedBytes.limitOf(org)) !== null) await lockOrgStoredBytes(client, org);
-      // Messages of a report made before (after a crash or a lost reply), read with the task.
-      const held = new Set(heldIds);
-      let state = known.state;
-      let ended = false;
-      // Each step's statement answers the task's events not yet published, the earlier steps' among them: each event once, in order.
-      const events = new Map<string, OutboxRow>();
-      const written = (rows: OutboxRow[]): void => rows.forEach((row) => events.set(row.id, row));
-      for (const step of request.steps) {
-        if (step.message?.message_id !== undefined && held.has(step.message.message_id)) continue;
-        try {
-          if (step.kind === 'append') {
-            const send: SendRequest = {
-              caller,
-              task_id: request.task_id,
-              message: step.message as SendRequest['message'],
-              ...(step.artifacts ? { artifacts: step.artifacts } : {}),
-              history_length: 0,
-            };
-            const hash = sendRequestHash(send);
-            const changed = await changeTask(
-              client,
-              request.task_id,
-              (current) => appendChange(current, send, hash),
-              () => new RelayError('state_changed', 'Another message was appended to the thread at the same time', { task_id: request.task_id }),
-              this.storedBytes,
-              known,
-            );
-            written(changed.events);
-            state = changed.task.state;
-            // The transaction holds the task's row from here on: the next step starts from what this one wrote.
-            known = { ...changed.task, artifacts: changed.artifacts };
-          } else {
-            const moved = await transitionTask(
-              client,
-              {
-                caller_id: caller.id,
-                task_id: request.task_id,
-                transition: step.transition as NonNullable<UpstreamReportStep['transition']>,
-                ...(step.message ? { message: step.message } : {}),
-                ...(step.artifacts ? { artifacts: step.artifacts } : {}),
-                ...(step.reason !== undefined ? { reason: step.reason } : {}),
-                ...(step.result_summary !== undefined ? { result_summary: step.result_summary } : {}),
-                history_length: 0,
-              },
-              this.storedBytes,
-              known,
-            );
-            written(moved.events);
-            state = moved.task.state;
-            known = { ...moved.task, artifacts: moved.artifacts };
-          }
-        } catch (error) {
-          if (error instanceof RelayError && error.reason === 'thread_terminal') {
-            ended = true;
-            break;
-          }
-          if (error instanceof RelayError && ALREADY_DONE.has(error.reason)) {
-            // Refused on a task read again meanwhile: the next step reads it too.
-            known = undefined;
-            continue;
-          }
-          throw error;
-        }
-      }
-      await client.query('COMMIT');
-      this.committed.publishCommitted([...events.values()].sort((a, b) => Number(BigInt(a.position) - BigInt(b.position))));
-      return { task_id: request.task_id.toUpperCase(), state, ended };
+      const written = await changeTaskInSteps(
+        this.pool,
+        request.task_id,
+        decisions,
+        (error) =>
+          error instanceof RelayError ? (error.reason === 'thread_terminal' ? 'end' : ALREADY_DONE.has(error.reason) ? 'skip' : undefined) : undefined,
+        (latest) =>
+          new RelayError('state_changed', 'The task changed while this answer was written: nothing of it was kept, report it again', { state: latest.state }),
+        this.storedBytes,
+        known,
+      );
+      this.committed.publishCommitted(written.events);
+      return { task_id: request.task_id.toUpperCase(), state: written.task.state, ended: written.ended };
     } catch (error) {
-      await client.query('ROLLBACK').catch((rollback: unknown) => {
-        // A connection that cannot roll back is not given back to the pool.
-        released = true;
-        client.release(rollback as Error);
-      });
       const { code, constraint } = pgError(error);
       if (code === '23505' && constraint === 'idempotency_keys_pkey') {
         // The recipient's message of that id was stored meanwhile (another report of the same answer): made again, it is skipped.
@@ -195,9 +138,31 @@ export class ReportUpstream {
         });
       }
       throw duplicateMessageIdOr(error);
-    } finally {
-      if (!released) client.release();
     }
+  }
+
+  /** What one step of a report makes of the task as the steps before it leave it. */
+  private decide(taskId: string, caller: ParticipantRefDto, step: UpstreamReportStep, current: TaskRow): TaskChange {
+    if (step.kind === 'append') {
+      const send: SendRequest = {
+        caller,
+        task_id: taskId,
+        message: step.message as SendRequest['message'],
+        ...(step.artifacts ? { artifacts: step.artifacts } : {}),
+        history_length: 0,
+      };
+      return appendChange(current, send, sendRequestHash(send));
+    }
+    return transitionChange(current, {
+      caller_id: caller.id,
+      task_id: taskId,
+      transition: step.transition as NonNullable<UpstreamReportStep['transition']>,
+      ...(step.message ? { message: step.message } : {}),
+      ...(step.artifacts ? { artifacts: step.artifacts } : {}),
+      ...(step.reason !== undefined ? { reason: step.reason } : {}),
+      ...(step.result_summary !== undefined ? { result_summary: step.result_summary } : {}),
+      history_length: 0,
+    });
   }
 
   private async upstreamRecipient(taskId: string): Promise<{ caller: ParticipantRefDto; state: TaskState }> {

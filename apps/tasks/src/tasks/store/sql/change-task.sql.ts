@@ -32,8 +32,8 @@ export interface ChangeShape {
   storedBytes: boolean;
 }
 
-/** The values of a change statement, by the names its text uses (`@name`). */
-export interface ChangeValues {
+/** What every statement that changes a task is given (`@name`): the task as read, what it becomes, its artifacts, events and bytes. */
+interface TaskWriteValues {
   taskId: string;
   expectedState: string;
   expectedVersion: number;
@@ -41,6 +41,18 @@ export interface ChangeValues {
   now: Date;
   resultSummary: string | null;
   reason: string | null;
+  artifacts: string;
+  events: string;
+  traceParent: string | null;
+  writerOrg: string;
+  shard: number;
+  storedBytes: number;
+  senderBytes: number;
+  recipientBytes: number;
+}
+
+/** The values of a change statement, by the names its text uses (`@name`). */
+export interface ChangeValues extends TaskWriteValues {
   actorId: string | null;
   transition: string | null;
   sessionId: string | null;
@@ -52,19 +64,70 @@ export interface ChangeValues {
   parts: string;
   payload: string;
   messageBytes: number;
-  artifacts: string;
-  events: string;
-  traceParent: string | null;
   senderId: string | null;
   scopes: string[];
   keys: string[];
   requestHash: string | null;
-  writerOrg: string;
-  shard: number;
-  storedBytes: number;
-  senderBytes: number;
-  recipientBytes: number;
 }
+
+/**
+ * The task's UPDATE, conditional on the state and version read (it loses to any concurrent change
+ * of the task, and then writes nothing), setting `sets` besides its version; with `storedBytes`,
+ * the bytes added or freed on the writers' tallies.
+ */
+function changedPart(sets: string, storedBytes: boolean): string {
+  return `WITH changed AS (
+  UPDATE "tasks"."tasks" t
+  SET "updated_at" = @now, "version" = t."version" + 1${sets}${
+    storedBytes
+      ? `, "sender_stored_bytes" = t."sender_stored_bytes" + @senderBytes::bigint, "recipient_stored_bytes" = t."recipient_stored_bytes" + @recipientBytes::bigint`
+      : ''
+  }
+  WHERE t."id" = @taskId AND t."state" = @expectedState AND t."version" = @expectedVersion
+  RETURNING ${TASK_COLUMNS}
+)`;
+}
+
+/** A state change's columns: the state, its timestamps (`stampColumns` among them), the result summary and the reason as given. */
+function stateSets(stampColumns: string[], resultSummary: string, reason: string): string {
+  return `, "state" = @state, "status_timestamp" = @now,${stampColumns.map((column) => ` "${column}" = @now,`).join('')}
+      "result_summary" = ${resultSummary}, "reason" = ${reason}`;
+}
+
+const INSERT_MESSAGES = `INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")`;
+
+/** The artifacts a change adds or changes (`@artifacts`), inserted or updated in place. */
+const ARTIFACTS_PART = `artifact AS (
+  INSERT INTO "tasks"."artifacts" ("task_id", "artifact_id", "position", "type", "fields", "name", "description", "parts", "metadata",
+    "last_chunk", "created_at", "updated_at", "size_bytes")
+  SELECT c."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", @now, @now,
+    a."size_bytes"
+  FROM changed c, jsonb_to_recordset(@artifacts::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
+    "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean, "size_bytes" int)
+  ON CONFLICT ("task_id", "artifact_id") DO UPDATE SET "type" = EXCLUDED."type", "fields" = EXCLUDED."fields", "name" = EXCLUDED."name",
+    "description" = EXCLUDED."description", "parts" = EXCLUDED."parts", "metadata" = EXCLUDED."metadata", "last_chunk" = EXCLUDED."last_chunk",
+    "updated_at" = EXCLUDED."updated_at", "size_bytes" = EXCLUDED."size_bytes"
+)`;
+
+/** The bytes a change adds or frees, on the writer's org's counter. */
+const STORED_BYTES_PART = `stored AS (
+  ${addStoredBytesSql('@writerOrg::text', '@shard::smallint', '@storedBytes::bigint', 'changed c')}
+)`;
+
+/** The change's events (`@events`), in order, in the outbox. */
+const OUTBOX_PART = `outbox AS (
+  INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
+  SELECT e."id", e."subject", e."type", c."id", e."payload", @now, @traceParent
+  FROM changed c, ROWS FROM (jsonb_to_recordset(@events::jsonb) AS ("id" uuid, "subject" text, "type" text, "payload" jsonb)) WITH ORDINALITY
+    AS e("id", "subject", "type", "payload", "ordinal")
+  ORDER BY e."ordinal"
+  RETURNING "id", "position"
+)`;
+
+/** What a change statement answers: the task as written, the caller's unread count, and the events to publish after the commit. */
+const CHANGED_ANSWER = `SELECT c.*, ${unreadCountSql('c."id"', '@callerId')}::int AS "unread",
+  ${earlierUnpublishedSql('c."id"')} AS "earlier_events", ${OWN_POSITIONS_SQL} AS "event_positions"
+FROM changed c`;
 
 /**
  * The whole change in one statement: the UPDATE conditional on the state and version read (it
@@ -78,45 +141,23 @@ export interface ChangeValues {
  */
 function changeTaskText(shape: ChangeShape): string {
   const parts = [
-    `WITH changed AS (
-  UPDATE "tasks"."tasks" t
-  SET "updated_at" = @now, "version" = t."version" + 1${shape.message ? `, "message_count" = t."message_count" + 1` : ''}${
-    shape.storedBytes
-      ? `, "sender_stored_bytes" = t."sender_stored_bytes" + @senderBytes::bigint, "recipient_stored_bytes" = t."recipient_stored_bytes" + @recipientBytes::bigint`
-      : ''
-  }${
-    shape.stateChange
-      ? `, "state" = @state, "status_timestamp" = @now,${shape.stampColumn ? ` "${shape.stampColumn}" = @now,` : ''}
-      "result_summary" = COALESCE(@resultSummary, t."result_summary"), "reason" = COALESCE(@reason, t."reason")`
-      : ''
-  }
-  WHERE t."id" = @taskId AND t."state" = @expectedState AND t."version" = @expectedVersion
-  RETURNING ${TASK_COLUMNS}
-)`,
+    changedPart(
+      `${shape.message ? `, "message_count" = t."message_count" + 1` : ''}${
+        shape.stateChange
+          ? stateSets(shape.stampColumn ? [shape.stampColumn] : [], `COALESCE(@resultSummary, t."result_summary")`, `COALESCE(@reason, t."reason")`)
+          : ''
+      }`,
+      shape.storedBytes,
+    ),
   ];
   if (shape.message) {
     parts.push(`message AS (
-  INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
+  ${INSERT_MESSAGES}
   SELECT c."id", c."message_count", @messageId, @author, @authorId, @fromHandle, @body, @parts::jsonb, @payload::jsonb, @now, @messageBytes FROM changed c
 )`);
   }
-  if (shape.artifacts) {
-    parts.push(`artifact AS (
-  INSERT INTO "tasks"."artifacts" ("task_id", "artifact_id", "position", "type", "fields", "name", "description", "parts", "metadata",
-    "last_chunk", "created_at", "updated_at", "size_bytes")
-  SELECT c."id", a."artifact_id", a."position", a."type", a."fields", a."name", a."description", a."parts", a."metadata", a."last_chunk", @now, @now,
-    a."size_bytes"
-  FROM changed c, jsonb_to_recordset(@artifacts::jsonb) AS a("artifact_id" text, "position" int, "type" text, "fields" jsonb, "name" text,
-    "description" text, "parts" jsonb, "metadata" jsonb, "last_chunk" boolean, "size_bytes" int)
-  ON CONFLICT ("task_id", "artifact_id") DO UPDATE SET "type" = EXCLUDED."type", "fields" = EXCLUDED."fields", "name" = EXCLUDED."name",
-    "description" = EXCLUDED."description", "parts" = EXCLUDED."parts", "metadata" = EXCLUDED."metadata", "last_chunk" = EXCLUDED."last_chunk",
-    "updated_at" = EXCLUDED."updated_at", "size_bytes" = EXCLUDED."size_bytes"
-)`);
-  }
-  if (shape.storedBytes)
-    parts.push(`stored AS (
-  ${addStoredBytesSql('@writerOrg::text', '@shard::smallint', '@storedBytes::bigint', 'changed c')}
-)`);
+  if (shape.artifacts) parts.push(ARTIFACTS_PART);
+  if (shape.storedBytes) parts.push(STORED_BYTES_PART);
   if (shape.keys) {
     parts.push(`idempotency AS (
   INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
@@ -129,18 +170,8 @@ function changeTaskText(shape: ChangeShape): string {
   SELECT c."id", @actorId, @transition, @expectedState, @state, @sessionId, @reason, @now FROM changed c
 )`);
   }
-  parts.push(`outbox AS (
-  INSERT INTO "tasks"."outbox_events" ("id", "subject", "type", "task_id", "payload", "created_at", "trace_parent")
-  SELECT e."id", e."subject", e."type", c."id", e."payload", @now, @traceParent
-  FROM changed c, ROWS FROM (jsonb_to_recordset(@events::jsonb) AS ("id" uuid, "subject" text, "type" text, "payload" jsonb)) WITH ORDINALITY
-    AS e("id", "subject", "type", "payload", "ordinal")
-  ORDER BY e."ordinal"
-  RETURNING "id", "position"
-)`);
-  return `${parts.join(', ')}
-SELECT c.*, ${unreadCountSql('c."id"', '@callerId')}::int AS "unread",
-  ${earlierUnpublishedSql('c."id"')} AS "earlier_events", ${OWN_POSITIONS_SQL} AS "event_positions"
-FROM changed c`;
+  return `${[...parts, OUTBOX_PART].join(', ')}
+${CHANGED_ANSWER}`;
 }
 
 interface PreparedChange {
@@ -151,20 +182,95 @@ interface PreparedChange {
 
 const prepared = new Map<string, PreparedChange>();
 
-/** The change statement of a shape, named and numbered (`@name` → `$n`), with the values in its order. */
-export function changeTaskStatement(shape: ChangeShape, values: ChangeValues & { callerId: string }): { name: string; text: string; values: unknown[] } {
-  const name = `tasks-change-task-${shape.stampColumn ?? 'none'}-${[shape.stateChange, shape.message, shape.artifacts, shape.keys, shape.storedBytes].map(Number).join('')}`;
+/** The statement `name` (its text made by `text` the first time), numbered (`@name` → `$n`), with `values` in its order. */
+function namedStatement<Values extends object>(name: string, text: () => string, values: Values): { name: string; text: string; values: unknown[] } {
   let statement = prepared.get(name);
   if (!statement) {
     const names: string[] = [];
-    const text = changeTaskText(shape).replace(/@([A-Za-z]+)/g, (_, param: string) => {
+    const numbered = text().replace(/@([A-Za-z]+)/g, (_, param: string) => {
       if (!names.includes(param)) names.push(param);
       return `$${names.indexOf(param) + 1}`;
     });
-    statement = { name, text, names };
+    statement = { name, text: numbered, names };
     prepared.set(name, statement);
   }
-  return { name, text: statement.text, values: statement.names.map((param) => values[param as keyof typeof values]) };
+  return { name, text: statement.text, values: statement.names.map((param) => values[param as keyof Values]) };
+}
+
+/** The change statement of a shape, named and numbered (`@name` → `$n`), with the values in its order. */
+export function changeTaskStatement(shape: ChangeShape, values: ChangeValues & { callerId: string }): { name: string; text: string; values: unknown[] } {
+  const name = `tasks-change-task-${shape.stampColumn ?? 'none'}-${[shape.stateChange, shape.message, shape.artifacts, shape.keys, shape.storedBytes].map(Number).join('')}`;
+  return namedStatement(name, () => changeTaskText(shape), values);
+}
+
+/** What changes made one after another write in one statement (`changeStepsStatement`); each part left out when absent. */
+export interface StepsShape {
+  /** The state-timestamp columns the steps' state changes stamp, in order. */
+  stampColumns: string[];
+  /** At least one state change, each with its audit row. */
+  stateChange: boolean;
+  messages: boolean;
+  artifacts: boolean;
+  keys: boolean;
+  storedBytes: boolean;
+}
+
+/** The values of a steps statement, by the names its text uses (`@name`); the rows are JSON arrays. */
+export interface StepsValues extends TaskWriteValues {
+  messagesAdded: number;
+  callerId: string;
+  messages: string;
+  keys: string;
+  audits: string;
+}
+
+/**
+ * Several changes of one task, decided one after another on the task as each leaves it, written
+ * as one: the UPDATE (conditional on the state and version first read) to the task as the last
+ * step leaves it, every step's message, idempotency keys and audit row, the artifacts as they end
+ * up, the bytes, and the events of every step in order; answered as `changeTaskText` answers.
+ */
+function changeStepsText(shape: StepsShape): string {
+  const parts = [
+    changedPart(
+      `, "message_count" = t."message_count" + @messagesAdded::int${shape.stateChange ? stateSets(shape.stampColumns, '@resultSummary', '@reason') : ''}`,
+      shape.storedBytes,
+    ),
+  ];
+  if (shape.messages) {
+    parts.push(`message AS (
+  ${INSERT_MESSAGES}
+  SELECT c."id", m."sequence_no", m."id", m."author", m."author_id", m."from_handle", m."body", m."parts", m."payload", @now, m."size_bytes"
+  FROM changed c, jsonb_to_recordset(@messages::jsonb) AS m("sequence_no" int, "id" text, "author" text, "author_id" text, "from_handle" text, "body" text,
+    "parts" jsonb, "payload" jsonb, "size_bytes" int)
+)`);
+  }
+  if (shape.artifacts) parts.push(ARTIFACTS_PART);
+  if (shape.storedBytes) parts.push(STORED_BYTES_PART);
+  if (shape.keys) {
+    parts.push(`idempotency AS (
+  INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
+  SELECT k."sender_id", k."scope", k."key", k."request_hash", c."id", k."sequence_no", false
+  FROM changed c, jsonb_to_recordset(@keys::jsonb) AS k("sender_id" text, "scope" text, "key" text, "request_hash" text, "sequence_no" int)
+)`);
+  }
+  if (shape.stateChange) {
+    parts.push(`audit AS (
+  INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
+  SELECT c."id", a."actor_id", a."transition", a."from_state", a."to_state", a."session_id", a."reason", @now
+  FROM changed c, ROWS FROM (jsonb_to_recordset(@audits::jsonb) AS ("actor_id" text, "transition" text, "from_state" text, "to_state" text,
+    "session_id" text, "reason" text)) WITH ORDINALITY AS a("actor_id", "transition", "from_state", "to_state", "session_id", "reason", "ordinal")
+  ORDER BY a."ordinal"
+)`);
+  }
+  return `${[...parts, OUTBOX_PART].join(', ')}
+${CHANGED_ANSWER}`;
+}
+
+/** The steps statement of a shape, named and numbered, with the values in its order. */
+export function changeStepsStatement(shape: StepsShape, values: StepsValues): { name: string; text: string; values: unknown[] } {
+  const name = `tasks-change-steps-${shape.stampColumns.join('+') || 'none'}-${[shape.stateChange, shape.messages, shape.artifacts, shape.keys, shape.storedBytes].map(Number).join('')}`;
+  return namedStatement(name, () => changeStepsText(shape), values);
 }
 
 /** The history a change's reply carries: the newest messages after `$2`, within a reply's byte budget. */
