@@ -89,7 +89,7 @@ const CR = 0x0d;
  * Counts the bytes of a server-sent event stream as they arrive and fails when one event passes
  * `maxBytes`, each counted from the blank line that ends the one before.
  */
-export function eventLimit(maxBytes: number): Transform {
+function eventLimit(maxBytes: number): Transform {
   let counted = 0;
   let atLineStart = false;
   return new Transform({
@@ -138,7 +138,7 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
       /** The answer's body once its headers came: the deadline and an abort end it there. */
       let answer: Transform | null = null;
       const stop = (error: Error): void => {
-        clearTimeout(timer);
+        settled();
         if (answer) answer.destroy(error);
         outgoing.destroy(error);
         // A fetch not resolved yet (no headers, or an answer still being read) fails with the reason itself.

@@ -270,15 +270,9 @@ export async function changeTaskInSteps(
     const firstWriter = planned[0].change.party === 'sender' ? read.sender_handle : read.recipient_handle;
     const charge = await storedBytesCharge(quotas, orgOfHandle(firstWriter), added);
     const messages = planned.flatMap(({ plan }) => (plan.message ? [{ message: plan.message, plan }] : []));
-    const keys = planned.flatMap(({ change, plan }) =>
-      plan.message && change.keys
-        ? change.keys.keys.map((key) => ({
-            sender_id: change.keys?.senderId,
-            scope: key.scope,
-            key: key.key,
-            request_hash: change.keys?.requestHash,
-            sequence_no: plan.message?.sequence_no,
-          }))
+    const keys = planned.flatMap(({ change: { keys: given }, plan: { message } }) =>
+      message && given
+        ? given.keys.map(({ scope, key }) => ({ sender_id: given.senderId, scope, key, request_hash: given.requestHash, sequence_no: message.sequence_no }))
         : [],
     );
     const moves = planned.filter(({ change }) => change.to !== null);

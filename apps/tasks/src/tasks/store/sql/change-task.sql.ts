@@ -94,6 +94,10 @@ function stateSets(stampColumns: string[], resultSummary: string, reason: string
       "result_summary" = ${resultSummary}, "reason" = ${reason}`;
 }
 
+const INSERT_KEYS = `INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")`;
+
+const INSERT_AUDIT = `INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")`;
+
 const INSERT_MESSAGES = `INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")`;
 
 /** The artifacts a change adds or changes (`@artifacts`), inserted or updated in place. */
@@ -160,13 +164,13 @@ function changeTaskText(shape: ChangeShape): string {
   if (shape.storedBytes) parts.push(STORED_BYTES_PART);
   if (shape.keys) {
     parts.push(`idempotency AS (
-  INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
+  ${INSERT_KEYS}
   SELECT @senderId, k."scope", k."key", @requestHash, c."id", c."message_count", false FROM changed c, unnest(@scopes::text[], @keys::text[]) AS k("scope", "key")
 )`);
   }
   if (shape.stateChange) {
     parts.push(`audit AS (
-  INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
+  ${INSERT_AUDIT}
   SELECT c."id", @actorId, @transition, @expectedState, @state, @sessionId, @reason, @now FROM changed c
 )`);
   }
@@ -249,14 +253,14 @@ function changeStepsText(shape: StepsShape): string {
   if (shape.storedBytes) parts.push(STORED_BYTES_PART);
   if (shape.keys) {
     parts.push(`idempotency AS (
-  INSERT INTO "tasks"."idempotency_keys" ("sender_id", "scope", "key", "request_hash", "task_id", "sequence_no", "created_task")
+  ${INSERT_KEYS}
   SELECT k."sender_id", k."scope", k."key", k."request_hash", c."id", k."sequence_no", false
   FROM changed c, jsonb_to_recordset(@keys::jsonb) AS k("sender_id" text, "scope" text, "key" text, "request_hash" text, "sequence_no" int)
 )`);
   }
   if (shape.stateChange) {
     parts.push(`audit AS (
-  INSERT INTO "tasks"."audit_log" ("task_id", "actor_id", "transition", "from_state", "to_state", "session_id", "reason", "at")
+  ${INSERT_AUDIT}
   SELECT c."id", a."actor_id", a."transition", a."from_state", a."to_state", a."session_id", a."reason", @now
   FROM changed c, ROWS FROM (jsonb_to_recordset(@audits::jsonb) AS ("actor_id" text, "transition" text, "from_state" text, "to_state" text,
     "session_id" text, "reason" text)) WITH ORDINALITY AS a("actor_id", "transition", "from_state", "to_state", "session_id", "reason", "ordinal")
