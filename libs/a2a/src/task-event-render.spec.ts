@@ -1,5 +1,5 @@
 import type { TaskEvent } from '@app/contracts';
-import { renderTaskEvent } from './task-event-render';
+import { renderPushBody, renderTaskEvent } from './task-event-render';
 
 function event(overrides: Partial<TaskEvent> = {}): TaskEvent {
   return {
@@ -100,6 +100,55 @@ describe('renderTaskEvent', () => {
       artifact: { artifactId: 'log', name: 'log', parts: [{ kind: 'text', text: 'part' }] },
       append: true,
       lastChunk: true,
+    });
+  });
+});
+
+describe('renderPushBody', () => {
+  const pushed = (type: TaskEvent['type'], state: TaskEvent['state'], from: string | null): TaskEvent =>
+    event({
+      type,
+      state,
+      sender: 'alice@acme',
+      recipient: 'bob@acme',
+      task: {
+        intent: 'inform',
+        summary: 's',
+        message_count: 2,
+        latest_message: from ? { id: 'm2', sequence_no: 2, from, body: 'hello' } : null,
+        result_summary: null,
+        reason: null,
+      },
+    });
+
+  it('v1.0: task for a new task, message for a message, statusUpdate for a state change', () => {
+    expect(renderPushBody(pushed('created', 'pending', 'alice@acme'), '1.0', 'a2a.task.created')).toEqual({
+      task: {
+        id: 'T1',
+        contextId: 'ctx-1',
+        status: { state: 'TASK_STATE_SUBMITTED', timestamp: '2026-01-01T12:00:00.000Z' },
+        history: [{ messageId: 'm2', taskId: 'T1', contextId: 'ctx-1', role: 'ROLE_USER', parts: [{ text: 'hello' }] }],
+      },
+    });
+    expect(renderPushBody(pushed('message_appended', 'accepted', 'bob@acme'), '1.0', 'a2a.task.message')).toEqual({
+      message: { messageId: 'm2', taskId: 'T1', contextId: 'ctx-1', role: 'ROLE_AGENT', parts: [{ text: 'hello' }] },
+    });
+    expect(renderPushBody(pushed('canceled', 'cancelled', null), '1.0', 'a2a.task.canceled')).toEqual({
+      statusUpdate: { taskId: 'T1', contextId: 'ctx-1', status: { state: 'TASK_STATE_CANCELED', timestamp: '2026-01-01T12:00:00.000Z' } },
+    });
+  });
+
+  it('v0.3: the task object with its lowercase state, naming the event in its metadata', () => {
+    expect(renderPushBody(pushed('input_required', 'input_required', null), '0.3', 'a2a.task.input_required')).toEqual({
+      kind: 'task',
+      id: 'T1',
+      contextId: 'ctx-1',
+      status: { state: 'input-required', timestamp: '2026-01-01T12:00:00.000Z' },
+      metadata: { event: 'a2a.task.input_required', event_id: 'e-1' },
+    });
+    expect(renderPushBody(pushed('message_appended', 'accepted', 'bob@acme'), '0.3', 'a2a.task.message')).toMatchObject({
+      status: { state: 'working' },
+      history: [{ kind: 'message', role: 'agent', parts: [{ kind: 'text', text: 'hello' }] }],
     });
   });
 });

@@ -1,6 +1,6 @@
 import type { MessageView, TaskEvent, TaskEventMessage, WireVersion } from '@app/contracts';
-import { toWireState } from './mapping';
-import { renderArtifact, renderMessage, type Json } from './render';
+import { toWireRole, toWireState } from './mapping';
+import { renderArtifact, renderMessage, renderPart, type Json } from './render';
 
 function messageView(event: TaskEvent, message: TaskEventMessage): MessageView {
   return {
@@ -68,4 +68,41 @@ export function renderTaskEvent(event: TaskEvent, version: WireVersion, final: b
   }
   const update: Json = { taskId: event.task_id, contextId: event.context_id, status };
   return version === '1.0' ? { statusUpdate: update } : { kind: 'status-update', ...update, final };
+}
+
+/** The event's latest message as a push receiver gets it (its first text part), or null. Authors from the task's sender have role user, the recipient's role agent. */
+function pushedMessage(event: TaskEvent, version: WireVersion): Json | null {
+  const message = event.task.latest_message;
+  if (!message) return null;
+  return {
+    ...(version === '0.3' ? { kind: 'message' } : {}),
+    messageId: message.id,
+    taskId: event.task_id,
+    contextId: event.context_id,
+    role: toWireRole(message.from === event.sender ? 'sender' : 'recipient', version),
+    parts: [renderPart({ kind: 'text', text: message.body }, version)],
+  };
+}
+
+/**
+ * One task event as the body A2A push receivers expect, by the version the config was registered
+ * with: v1.0 a StreamResponse (`task` for a new task, `message` for a message, `statusUpdate` for
+ * a state change); v0.3 the task object, its `metadata.event` naming the event (`eventName`).
+ */
+export function renderPushBody(event: TaskEvent, version: WireVersion, eventName: string): Json {
+  const message = pushedMessage(event, version);
+  const status = { state: toWireState(event.state, version), timestamp: event.occurred_at };
+  if (version === '0.3') {
+    return {
+      kind: 'task',
+      id: event.task_id,
+      contextId: event.context_id,
+      status,
+      ...(message && (event.type === 'created' || event.type === 'message_appended') ? { history: [message] } : {}),
+      metadata: { event: eventName, event_id: event.event_id },
+    };
+  }
+  if (event.type === 'created') return { task: { id: event.task_id, contextId: event.context_id, status, ...(message ? { history: [message] } : {}) } };
+  if (event.type === 'message_appended' && message) return { message };
+  return { statusUpdate: { taskId: event.task_id, contextId: event.context_id, status } };
 }

@@ -24,6 +24,7 @@ export * from './orgs/orgs.contract';
 export * from './events/task-event.model';
 export * from './events/agent-event.model';
 export * from './events/push-config-event.model';
+export * from './events/event-guards';
 export * from './notifier/notifier.contract';
 export * from './notifier/deliveries.model';
 export * from './notifier/admin-deliveries.contract';

@@ -6,6 +6,7 @@ export * from './contract-guard.pipe';
 export * from './request-id.interceptor';
 export * from './bootstrap-microservice';
 export * from './jetstream';
+export * from './held-acks';
 export * from './nats-connection';
 export * from './wakeable-delay';
 export * from './request-deadline';

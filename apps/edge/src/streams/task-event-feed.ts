@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Msg, Subscription } from '@nats-io/transport-node';
-import { prefixedSubject, TASK_EVENT_POSITION_HEADER, TASK_EVENT_SUBJECT_PREFIX, type PositionedTaskEvent, type TaskEvent } from '@app/contracts';
+import { isTaskEvent, prefixedSubject, TASK_EVENT_POSITION_HEADER, TASK_EVENT_SUBJECT_PREFIX, type PositionedTaskEvent } from '@app/contracts';
 import { NatsRpcClient } from '@app/messaging';
 import { HttpMetrics } from '@app/metrics';
 
@@ -132,12 +132,13 @@ export class TaskEventFeed implements OnModuleDestroy {
   private dispatch(message: Msg): void {
     const position = message.headers?.get(TASK_EVENT_POSITION_HEADER);
     if (!position) return;
-    let event: TaskEvent;
+    let event: unknown;
     try {
-      event = message.json<TaskEvent>();
+      event = message.json<unknown>();
     } catch {
       return;
     }
+    if (!isTaskEvent(event)) return;
     // The size it came in: what a stream's bounded buffer counts it as.
     const item: PositionedTaskEvent & { bytes?: number } = { position, event, bytes: message.data?.length };
     for (const listener of [...(this.everyEvent.get('all') ?? [])]) listener(item);

@@ -1,7 +1,6 @@
-import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType } from '@app/contracts';
-import type { AgentTarget } from '../targets/delivery-targets';
-import { APPROVERS_TARGET, planApproverDeliveries, planDeliveries, slackMessage, taskUrlFor } from './delivery-planner';
-import { planPushDeliveries } from './push-payload';
+import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType, type TaskState } from '@app/contracts';
+import type { AgentTarget, PushTarget } from '../targets/delivery-targets';
+import { APPROVERS_TARGET, planApproverDeliveries, planDeliveries, planPushDeliveries, slackMessage, taskUrlFor } from './delivery-planner';
 
 function event(type: TaskEventType, author: string | null = null): TaskEvent {
   return {
@@ -249,5 +248,71 @@ describe("the approvers' notice of a held handoff", () => {
     );
     expect(planApproverDeliveries(question('bob@acme'), channels)).toEqual([]);
     expect(planApproverDeliveries(question('alice@acme', 'approvers'), channels)).toEqual([]);
+  });
+});
+
+function pushEvent(type: TaskEventType, state: TaskState, from: string | null = null): TaskEvent {
+  return {
+    schema_version: TASK_EVENT_SCHEMA_VERSION,
+    event_id: 'e1',
+    type,
+    task_id: 'T1',
+    context_id: 'C1',
+    sender: 'alice@acme',
+    recipient: 'bob@acme',
+    state,
+    sequence_no: from ? 2 : null,
+    occurred_at: '2026-01-01T00:00:00.000Z',
+    task: {
+      intent: 'inform',
+      summary: 's',
+      message_count: 2,
+      latest_message: from ? { id: 'm2', sequence_no: 2, from, body: 'hello' } : null,
+      result_summary: null,
+      reason: null,
+    },
+  };
+}
+
+const pushConfig = (extra: Partial<PushTarget>): PushTarget => ({
+  config_id: 'cfg',
+  owner_handle: 'alice@acme',
+  version: '1.0',
+  url: 'https://client.example.com/hook',
+  token: null,
+  auth_scheme: null,
+  auth_credentials: null,
+  ...extra,
+});
+
+describe('push deliveries', () => {
+  it('authenticates with the config: Authorization from scheme and credentials, the token as X-A2A-Notification-Token', () => {
+    const [withAuth, withToken] = planPushDeliveries(pushEvent('completed', 'completed'), [
+      pushConfig({ config_id: 'a', auth_scheme: 'Bearer', auth_credentials: 'xyz' }),
+      pushConfig({ config_id: 'b', version: '0.3', token: 'tok' }),
+    ]);
+    expect(withAuth).toMatchObject({
+      channel: 'push',
+      target_ref: 'push:a',
+      content_type: 'application/a2a+json',
+      headers: { authorization: 'Bearer xyz' },
+      event: 'a2a.task.completed',
+      body: { statusUpdate: { taskId: 'T1', status: { state: 'TASK_STATE_COMPLETED' } } },
+    });
+    expect(withToken).toMatchObject({
+      target_ref: 'push:b',
+      content_type: 'application/json',
+      headers: { 'x-a2a-notification-token': 'tok' },
+      body: { kind: 'task', metadata: { event: 'a2a.task.completed', event_id: 'e1' } },
+    });
+    expect(withToken.headers.authorization).toBeUndefined();
+  });
+
+  it("waits as long as the config's owner agent chose for its receivers, else the notifier's default", () => {
+    const owner = { handle: 'alice@acme', webhook_timeout_ms: 2500 } as AgentTarget;
+    const [ownersTimeout] = planPushDeliveries(pushEvent('completed', 'completed'), [pushConfig({})], new Map([['alice@acme', owner]]));
+    const [defaultTimeout] = planPushDeliveries(pushEvent('completed', 'completed'), [pushConfig({})], new Map());
+    expect(ownersTimeout.timeout_ms).toBe(2500);
+    expect(defaultTimeout.timeout_ms).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
+import { renderPushBody } from '@app/a2a';
 import { approvalsSlackRouteOf, PERMISSION_REQUEST_KIND, type DeliveryChannel, type TaskEvent, type TaskEventType } from '@app/contracts';
 import type { ApproverChannels } from '../notifier.config';
-import type { AgentTarget } from '../targets/delivery-targets';
+import type { AgentTarget, PushTarget } from '../targets/delivery-targets';
 import type { UpstreamAction, UpstreamDeliveryBody } from '../upstream/send/upstream-delivery-body';
 import { assertionFactsOf, type DeliveryAssertionFacts } from './delivery-assertion';
 
@@ -341,4 +342,30 @@ export function planDeliveries(event: TaskEvent, targets: Map<string, AgentTarge
     }
   }
   return planned;
+}
+
+/**
+ * Every event that notifies goes to each push config of its task, with the config's
+ * authentication; its requests wait as long as the config's owner agent chose for its receivers.
+ */
+export function planPushDeliveries(event: TaskEvent, configs: PushTarget[], targets: ReadonlyMap<string, AgentTarget> = new Map()): PlannedDelivery[] {
+  if (!notifies(event)) return [];
+  const eventName = WEBHOOK_EVENTS[event.type].event;
+  return configs.map((config) => {
+    const headers: Record<string, string> = {};
+    if (config.auth_scheme) headers.authorization = config.auth_credentials ? `${config.auth_scheme} ${config.auth_credentials}` : config.auth_scheme;
+    if (config.token) headers['x-a2a-notification-token'] = config.token;
+    return {
+      channel: 'push',
+      event: eventName,
+      target_handle: config.owner_handle,
+      target_ref: `push:${config.config_id}`,
+      url: config.url,
+      content_type: config.version === '1.0' ? 'application/a2a+json' : 'application/json',
+      headers,
+      body: renderPushBody(event, config.version, eventName),
+      timeout_ms: targets.get(config.owner_handle)?.webhook_timeout_ms ?? null,
+      assertion: assertionFactsOf(event),
+    };
+  });
 }

@@ -4,6 +4,9 @@ import { nanos } from '@nats-io/transport-node';
 import {
   AGENT_UPDATED_EVENT_SUBJECT,
   holdingOrgOf,
+  isAgentEvent,
+  isPushConfigEvent,
+  isTaskEvent,
   prefixedSubject,
   PUSH_CONFIG_EVENTS,
   TASK_EVENT_SUBJECT_PREFIX,
@@ -13,6 +16,7 @@ import {
 import {
   ensureEventStream,
   eventStreamName,
+  HeldAcks,
   type JetStreamContext,
   keepReconnecting,
   natsInboxPrefix,
@@ -22,17 +26,14 @@ import {
 import { DeliveryMetrics, JetStreamConsumerMetrics, type ConsumerLag } from '@app/metrics';
 import { traceLinkHeaders } from '@app/tracing';
 import { DeliveriesService, type BegunDelivery, type EventDeliveries } from '../deliveries/deliveries.service';
-import { notifies, planApproverDeliveries, planDeliveries, tellsApprovers } from '../deliveries/delivery-planner';
+import { notifies, planApproverDeliveries, planDeliveries, planPushDeliveries, tellsApprovers } from '../deliveries/delivery-planner';
 import { DeliveryWorkerService } from '../deliveries/delivery-worker.service';
 import { approverChannelsOf, NotifierConfig } from '../notifier.config';
 import { OrgApprovalChannelsService } from '../approvals/org-approval-channels.service';
 import { AgentTargetsService } from '../targets/agent-targets.service';
 import type { AgentTarget } from '../targets/delivery-targets';
 import { PushTargetsService } from '../targets/push-targets.service';
-import { planPushDeliveries } from '../deliveries/push-payload';
-import { isAgentEvent, isPushConfigEvent, isTaskEvent } from './event-guards';
 import { ConsumedInOrder } from './consumed-in-order';
-import { HeldAcks } from './held-acks';
 import { TargetsFeedService } from './targets-feed.service';
 
 /** Name of the notifier's durable consumer on the event stream (shared by its replicas). */
@@ -347,12 +348,9 @@ export class EventConsumerService implements OnApplicationBootstrap, OnModuleDes
 
   /** The trace headers of `message` go with each delivery, so that its attempts continue the trace of the event's handoff (docs/chains.md). */
   private async plan(event: TaskEvent, targets: Map<string, AgentTarget>, message: JsMsg): Promise<EventDeliveries> {
-    const pushes = planPushDeliveries(event, this.pushTargets.ofTask(event.task_id, Date.parse(event.occurred_at)));
-    // A push config's requests wait as long as its owner agent chose for its receivers.
-    for (const push of pushes) push.timeout_ms = targets.get(push.target_handle)?.webhook_timeout_ms ?? null;
     const planned = [
       ...planDeliveries(event, targets, this.config.RELAY_THREAD_URL_TEMPLATE),
-      ...pushes,
+      ...planPushDeliveries(event, this.pushTargets.ofTask(event.task_id, Date.parse(event.occurred_at)), targets),
       ...(tellsApprovers(event)
         ? planApproverDeliveries(event, approverChannelsOf(this.config), await this.orgApprovals.slackChannelOf(holdingOrgOf(event.recipient)))
         : []),

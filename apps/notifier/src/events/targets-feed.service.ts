@@ -1,11 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { DeliverPolicy, type ConsumerMessages, type MsgRequest, type NextMsgRequest } from '@nats-io/jetstream';
-import { AGENT_UPDATED_EVENT_SUBJECT, prefixedSubject, PUSH_CONFIG_EVENTS, type PushConfigEvent } from '@app/contracts';
+import { AGENT_UPDATED_EVENT_SUBJECT, isAgentEvent, isPushConfigEvent, prefixedSubject, PUSH_CONFIG_EVENTS, type PushConfigEvent } from '@app/contracts';
 import { ensureEventStream, eventStreamName, type JetStreamContext, keepReconnecting, natsInboxPrefix, openJetStream } from '@app/messaging';
 import { NotifierConfig } from '../notifier.config';
 import { AgentTargetsService } from '../targets/agent-targets.service';
 import { PushTargetsService } from '../targets/push-targets.service';
-import { isAgentEvent, isPushConfigEvent } from './event-guards';
 import { FeedHorizon } from './feed-horizon';
 
 /** The wait after a feed failed to open, doubled after each next failure up to the max; also the pause after it ended. */

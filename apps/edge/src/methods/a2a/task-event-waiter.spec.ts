@@ -1,10 +1,29 @@
 import { Registry } from 'prom-client';
+import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent } from '@app/contracts';
 import type { NatsRpcClient } from '@app/messaging';
 import { HttpMetrics } from '@app/metrics';
 import { TaskEventFeed } from '../../streams/task-event-feed';
 import { TaskEventWaiter } from './task-event-waiter';
 
 type Callback = (error: Error | null, message: { json: <T>() => T; headers: { get: (name: string) => string } }) => void;
+
+/** A task event as the tasks service publishes it, with `fields` in place of the defaults. */
+function taskEvent(fields: Partial<TaskEvent>): TaskEvent {
+  return {
+    schema_version: TASK_EVENT_SCHEMA_VERSION,
+    event_id: 'e1',
+    type: 'accepted',
+    task_id: 'T0',
+    context_id: 'C1',
+    sender: 'a@x',
+    recipient: 'b@x',
+    state: 'accepted',
+    sequence_no: null,
+    occurred_at: '2026-01-01T00:00:00.000Z',
+    task: { intent: 'inform', summary: 's', message_count: 1, latest_message: null, result_summary: null, reason: null },
+    ...fields,
+  };
+}
 
 /** A stand-in for the edge's NATS connection that records the subscription and lets the test publish. */
 function fakeRpc(): { rpc: NatsRpcClient; subject: () => string; publish: (payload: unknown) => void; subscribed: () => boolean } {
@@ -49,7 +68,7 @@ describe('TaskEventWaiter', () => {
     expect(fake.subscribed()).toBe(true);
     feed.onModuleDestroy();
     expect(fake.subscribed()).toBe(false);
-    fake.publish({ task_id: 'T1' });
+    fake.publish(taskEvent({ task_id: 'T1' }));
     await expect(pending).resolves.toBeUndefined();
   });
 
@@ -64,11 +83,14 @@ describe('TaskEventWaiter', () => {
     });
     await new Promise((resolve) => setImmediate(resolve));
     expect(checks).toBe(1);
-    fake.publish({ task_id: 'other', state: 'completed' });
+    fake.publish(taskEvent({ task_id: 'other', state: 'completed' }));
+    // Not a task event (only the relay may publish on these subjects, but a reader checks): it wakes nobody.
+    fake.publish({ task_id: 'T1', state: 'completed' });
+    fake.publish(null);
     await new Promise((resolve) => setImmediate(resolve));
     expect(checks).toBe(1);
     state = 'completed';
-    fake.publish({ task_id: 'T1', state: 'completed' });
+    fake.publish(taskEvent({ task_id: 'T1', state: 'completed' }));
     await expect(waiting).resolves.toBe('completed');
     expect(checks).toBe(2);
   });
@@ -88,7 +110,7 @@ describe('TaskEventWaiter', () => {
     const result = await waiter.waitFor('T3', Date.now() + 5000, async () => {
       checks++;
       if (checks === 1) {
-        fake.publish({ task_id: 'T3' });
+        fake.publish(taskEvent({ task_id: 'T3' }));
         return undefined;
       }
       return 'seen';
@@ -111,10 +133,10 @@ describe('TaskEventWaiter', () => {
       { wakes: (event) => event.state === 'completed', checkFirst: false },
     );
     await new Promise((resolve) => setImmediate(resolve));
-    fake.publish({ task_id: 'T4', sender: 'a@x', recipient: 'b@x', state: 'accepted' });
+    fake.publish(taskEvent({ task_id: 'T4', sender: 'a@x', recipient: 'b@x', state: 'accepted' }));
     await new Promise((resolve) => setImmediate(resolve));
     expect(checks).toBe(0);
-    fake.publish({ task_id: 'T4', sender: 'a@x', recipient: 'b@x', state: 'completed' });
+    fake.publish(taskEvent({ task_id: 'T4', sender: 'a@x', recipient: 'b@x', state: 'completed' }));
     await expect(waiting).resolves.toBe('done');
     expect(checks).toBe(1);
   });
@@ -124,11 +146,11 @@ describe('TaskEventWaiter', () => {
     const waiter = new TaskEventWaiter(new TaskEventFeed(fake.rpc, new HttpMetrics(new Registry())));
     const ahead = waiter.listenAhead('a@x');
     const completed = (event: { state: string }): boolean => event.state === 'completed';
-    fake.publish({ task_id: 'T5', sender: 'a@x', recipient: 'b@x', state: 'accepted' });
-    fake.publish({ task_id: 'T6', sender: 'c@x', recipient: 'b@x', state: 'completed' });
+    fake.publish(taskEvent({ task_id: 'T5', sender: 'a@x', recipient: 'b@x', state: 'accepted' }));
+    fake.publish(taskEvent({ task_id: 'T6', sender: 'c@x', recipient: 'b@x', state: 'completed' }));
     expect(ahead.heard('T5', completed)).toBe(false);
     expect(ahead.heard('T6', completed)).toBe(false);
-    fake.publish({ task_id: 'T5', sender: 'a@x', recipient: 'b@x', state: 'completed' });
+    fake.publish(taskEvent({ task_id: 'T5', sender: 'a@x', recipient: 'b@x', state: 'completed' }));
     expect(ahead.heard('T5', completed)).toBe(true);
     ahead.stop();
     expect(fake.subscribed()).toBe(false);

@@ -1,6 +1,12 @@
-import { TASK_EVENT_TYPES, type AgentUpdatedEvent, type PushConfigEvent, type TaskEvent } from '@app/contracts';
+import type { AgentUpdatedEvent } from './agent-event.model';
+import type { PushConfigEvent } from './push-config-event.model';
+import { TASK_EVENT_TYPES, type TaskEvent } from './task-event.model';
 
-/** Shape checks of the events the notifier consumes (they come from our own services: cheap, not class-validator). */
+/**
+ * Shape checks of the relay's own events as a service reads them off NATS: only the relay's
+ * services may publish them, so these are cheap checks of the fields a reader relies on, not the
+ * full schema.
+ */
 export function isTaskEvent(value: unknown): value is TaskEvent {
   const event = value as Partial<TaskEvent> | null;
   return (

@@ -4,11 +4,12 @@ export interface Acknowledgeable {
 }
 
 /**
- * Acknowledgements of handled events, held for a moment and then sent together, so that many
- * acks leave in one socket write (the client coalesces what is published in one tick) instead of
- * one write, and one wake-up of the server, per event. An event whose ack is held is done with:
- * its deliveries are recorded, or it needs none; a crash before the acks leave only gets those
- * events again after the ack wait, and handling one again records nothing new.
+ * Acknowledgements of handled JetStream messages, held for a moment and then sent together, so
+ * that many acks leave in one socket write (the client coalesces what is published in one tick)
+ * instead of one write, and one wake-up of the server, per message. Only a message its consumer
+ * is done with is held (the notifier: its deliveries recorded, or none needed); a crash before
+ * the acks leave gets those messages again after the ack wait, so handling one again must change
+ * nothing.
  *
  * Holding is bounded twice: at most `maxHeld` acks (kept below the consumer's max ack pending,
  * or the server would stop handing out events while they wait) and at most `holdMs` long.
