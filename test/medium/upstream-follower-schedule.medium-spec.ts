@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { NOTHING_REPORTED } from '@app/a2a';
 import type { DataSource } from 'typeorm';
 import type { NatsRpcClient } from '@app/messaging';
 import { NotifierConfig } from '../../apps/notifier/src/notifier.config';
@@ -94,5 +96,87 @@ describe('the upstream follower’s schedule against Postgres', () => {
     } finally {
       await idle.onModuleDestroy();
     }
+  });
+
+  describe('ended follows', () => {
+    /** What the tasks service is asked to apply; each report answered as made. */
+    const reporting = (): { rpc: NatsRpcClient; reports: unknown[] } => {
+      const reports: unknown[] = [];
+      const rpc = {
+        maxPayloadBytes: 1024 * 1024,
+        request: async (_subject: string, payload: unknown) => {
+          reports.push(payload);
+          return { ended: false };
+        },
+      } as unknown as NatsRpcClient;
+      return { rpc, reports };
+    };
+    const reportingFollower = (rpc: NatsRpcClient): UpstreamFollowerService =>
+      new UpstreamFollowerService(
+        new NotifierConfig(),
+        dataSource,
+        rpc,
+        {} as AgentTargetsService,
+        {} as UpstreamCredentialsService,
+        {} as UpstreamClientsService,
+      );
+    const completed = (id: string): Task => ({
+      id,
+      contextId: 'c',
+      status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: undefined },
+      artifacts: [],
+      history: [],
+      metadata: undefined,
+    });
+    /** Follows a delivered task whose answer ended it, and looks at that answer as the delivery does. */
+    const deliverEnded = async (follower: UpstreamFollowerService): Promise<string> => {
+      const taskId = randomUUID();
+      const start = {
+        taskId,
+        recipient: { id: 'a1', handle: 'upstream@acme', name: 'Upstream', role: null },
+        sender: 'sender@acme',
+        upstreamTaskId: `up-${taskId}`,
+        upstreamContextId: 'c',
+        answer: null,
+        reported: NOTHING_REPORTED,
+      };
+      const look = await follower.follow(start, undefined, { answer: completed(`up-${taskId}`) });
+      await look?.();
+      return taskId;
+    };
+    const statusOf = async (taskIds: string[]): Promise<Array<{ status: string; locked: boolean }>> =>
+      (await dataSource.query(
+        `SELECT "status", "locked_until" IS NOT NULL AS "locked" FROM "notifier"."upstream_tasks" WHERE "task_id" = ANY($1) ORDER BY "task_id"`,
+        [taskIds],
+      )) as Array<{ status: string; locked: boolean }>;
+
+    it('are written done, and let go of, once their reports are made', async () => {
+      const { rpc, reports } = reporting();
+      const follower = reportingFollower(rpc);
+      try {
+        const ended = [await deliverEnded(follower), await deliverEnded(follower)];
+        expect(reports).toHaveLength(2);
+        const deadline = Date.now() + 30_000;
+        let rows = await statusOf(ended);
+        while (rows.some((row) => row.status !== 'done') && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          rows = await statusOf(ended);
+        }
+        expect(rows.map((row) => [row.status, row.locked])).toEqual([
+          ['done', false],
+          ['done', false],
+        ]);
+      } finally {
+        await follower.onModuleDestroy();
+      }
+    });
+
+    it('are written at once when the process stops', async () => {
+      const { rpc } = reporting();
+      const follower = reportingFollower(rpc);
+      const ended = await deliverEnded(follower);
+      await follower.onModuleDestroy();
+      expect((await statusOf([ended])).map((row) => row.status)).toEqual(['done']);
+    });
   });
 });

@@ -7,3 +7,4 @@ export * from './database-metrics';
 export * from './retention';
 export * from './deployment';
 export * from './pg-pool';
+export * from './held-writes';

@@ -18,7 +18,7 @@ import {
   type UpstreamInterface,
   type UpstreamReportStep,
 } from '@app/contracts';
-import { pgPoolOf } from '@app/database';
+import { HeldWrites, pgPoolOf } from '@app/database';
 import { NatsRpcClient, WakeableDelay } from '@app/messaging';
 import { NotifierConfig } from '../../notifier.config';
 import { AgentTargetsService } from '../../targets/agent-targets.service';
@@ -36,6 +36,17 @@ const IDLE_MAX_MS = 1000;
 const IDLE_MIN_MS = 25;
 /** How long a stream holds its row past its last renewal (renewed a third of it): a process killed mid-stream lets go this soon. */
 export const STREAM_LEASE_MS = 15_000;
+/** How long an ended follow waits to be written `done` with the others of that moment (far below either lease). */
+const ENDED_WRITE_DELAY_MS = 200;
+/** The most ended follows held for writing (see `HeldWrites`). */
+const ENDED_MAX_HELD = 5000;
+
+/** A follow ended in memory, to be written `done`. */
+interface EndedFollow {
+  taskId: string;
+  reported: ReportedProgress;
+  gaveUp: string | null;
+}
 
 export interface FollowStart {
   taskId: string;
@@ -113,6 +124,17 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   private readonly polling = new Set<Promise<void>>();
   /** The streams this process reads, by relay task id. */
   private readonly streams = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  /**
+   * Follows ended here, written `done` together a moment later. A process killed meanwhile leaves
+   * them `following` and held: once the hold ends, a poll finds the upstream task ended and reports
+   * it again, which changes nothing (the report's steps are made already), and ends the follow.
+   */
+  private readonly ended = new HeldWrites<EndedFollow>((follows) => this.writeEnded(follows), {
+    delayMs: ENDED_WRITE_DELAY_MS,
+    maxHeld: ENDED_MAX_HELD,
+    onWriteFailed: (error, follows) =>
+      this.logger.warn({ err: error, follows, dropped_so_far: this.ended.dropped }, 'could not mark ended upstream follows; writing them again shortly'),
+  });
 
   constructor(
     @Inject(NotifierConfig) private readonly config: NotifierConfig,
@@ -138,6 +160,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     await this.loop;
     for (const stream of this.streams.values()) stream.controller.abort();
     await Promise.all([...this.streams.values()].map((stream) => stream.done));
+    await this.ended.close().catch(() => undefined);
   }
 
   /**
@@ -402,7 +425,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
       return;
     }
     const ended: ReportedProgress = isTerminalState(reported.relay_state) ? reported : { ...reported, relay_state: 'failed' };
-    await this.finish(row, ended, reason);
+    this.finish(row, ended, reason);
   }
 
   /** Makes what the upstream task shows into the relay task's changes, then schedules the next poll or ends the follow. */
@@ -417,7 +440,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
       return;
     }
     if (outcome.ended) {
-      await this.finish(row, outcome.next);
+      this.finish(row, outcome.next);
       return;
     }
     await this.reschedule(row, outcome.next, outcome.changed, null, 'reset');
@@ -504,7 +527,7 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
           return;
         }
         if (outcome.ended) {
-          await this.finish(row, outcome.next);
+          this.finish(row, outcome.next);
           return;
         }
         if (outcome.changed) {
@@ -623,17 +646,25 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
     if (error) this.logger.warn({ task_id: row.task_id, error, next_poll_in_ms: interval }, 'upstream task poll failed');
   }
 
-  /** Ends the follow: the upstream task ended, or (`gaveUp`, the reason) its answers cannot be reported; the answer kept with the row goes. */
-  private async finish(row: FollowRow, reported: ReportedProgress, gaveUp: string | null = null): Promise<void> {
-    await this.pool.query({
-      name: 'notifier-finish-upstream-task',
-      text: `UPDATE "notifier"."upstream_tasks" SET "reported" = $2, "status" = 'done', "next_poll_at" = NULL, "locked_until" = NULL, "last_error" = $3,
-         "answer" = CASE WHEN $3::text IS NULL THEN "answer" END, "updated_at" = now()
-       WHERE "task_id" = $1 AND "status" = 'following'`,
-      values: [row.task_id, JSON.stringify(reported), gaveUp],
-    });
+  /**
+   * Ends the follow: the upstream task ended, or (`gaveUp`, the reason) its answers cannot be
+   * reported; the answer kept with the row goes. Written with the others ended at that moment.
+   */
+  private finish(row: FollowRow, reported: ReportedProgress, gaveUp: string | null = null): void {
+    this.ended.add({ taskId: row.task_id, reported, gaveUp });
     if (gaveUp) this.logger.warn({ task_id: row.task_id, polls: row.polls, reason: gaveUp }, 'upstream task no longer followed: its answer cannot be reported');
     else this.logger.log({ task_id: row.task_id, state: reported.relay_state, polls: row.polls }, 'upstream task followed to its end');
+  }
+
+  private async writeEnded(follows: EndedFollow[]): Promise<void> {
+    await this.pool.query({
+      name: 'notifier-finish-upstream-tasks',
+      text: `UPDATE "notifier"."upstream_tasks" t SET "reported" = e."reported"::jsonb, "status" = 'done', "next_poll_at" = NULL, "locked_until" = NULL,
+         "last_error" = e."gave_up", "answer" = CASE WHEN e."gave_up" IS NULL THEN t."answer" END, "updated_at" = now()
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS e("task_id", "reported", "gave_up")
+       WHERE t."task_id" = e."task_id" AND t."status" = 'following'`,
+      values: [follows.map((follow) => follow.taskId), follows.map((follow) => JSON.stringify(follow.reported)), follows.map((follow) => follow.gaveUp)],
+    });
   }
 }
 

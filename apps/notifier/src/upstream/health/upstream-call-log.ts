@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { HeldWrites } from '@app/database';
 import type { ObservedCall } from './upstream-calls';
 
 /** How long a call waits to be written with the others of that moment, in one INSERT. */
@@ -17,62 +18,32 @@ interface HeldCall {
  * statement per call. A read of a task's calls writes what is held first, so it misses none.
  */
 export class UpstreamCallLog {
-  private held: HeldCall[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private writing: Promise<void> | null = null;
-  private dropped = 0;
-  private closed = false;
+  private readonly calls: HeldWrites<HeldCall>;
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly onWriteFailed: (error: unknown, calls: number) => void,
-  ) {}
+    onWriteFailed: (error: unknown, calls: number) => void,
+  ) {
+    this.calls = new HeldWrites((calls) => this.insert(calls), { delayMs: CALL_LOG_WRITE_DELAY_MS, maxHeld: CALL_LOG_MAX_HELD, onWriteFailed });
+  }
 
   /** Calls dropped because they could not be written while more came (a bound on memory while Postgres is away). */
   get droppedCalls(): number {
-    return this.dropped;
+    return this.calls.dropped;
   }
 
   add(handle: string, call: ObservedCall & { taskId: string }): void {
-    // A call that ends while the process stops (its database closing) is not kept.
-    if (this.closed) return;
-    this.held.push({ handle, call });
-    if (this.held.length >= CALL_LOG_MAX_HELD) void this.write();
-    else this.writeIn(CALL_LOG_WRITE_DELAY_MS);
+    this.calls.add({ handle, call });
   }
 
   /** Writes every call held now (and waits for a write under way). */
-  async write(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    while (this.writing) await this.writing;
-    if (this.held.length === 0) return;
-    const calls = this.held;
-    this.held = [];
-    this.writing = this.insert(calls)
-      .catch((error: unknown) => {
-        // Kept for the next write; past the bound the oldest are dropped.
-        this.held = [...calls, ...this.held];
-        const over = this.held.length - CALL_LOG_MAX_HELD;
-        if (over > 0) {
-          this.held.splice(0, over);
-          this.dropped += over;
-        }
-        this.onWriteFailed(error, calls.length);
-        if (!this.closed) this.writeIn(CALL_LOG_WRITE_DELAY_MS * 5);
-      })
-      .finally(() => (this.writing = null));
-    await this.writing;
+  write(): Promise<void> {
+    return this.calls.write();
   }
 
   /** Writes what is held and takes no more. */
-  async close(): Promise<void> {
-    this.closed = true;
-    await this.write();
-  }
-
-  private writeIn(ms: number): void {
-    this.timer ??= setTimeout(() => void this.write(), ms).unref();
+  close(): Promise<void> {
+    return this.calls.close();
   }
 
   private async insert(calls: HeldCall[]): Promise<void> {
