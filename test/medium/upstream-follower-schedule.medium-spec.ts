@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { NOTHING_REPORTED } from '@app/a2a';
+import { pgPoolOf } from '@app/database';
 import type { DataSource } from 'typeorm';
 import type { NatsRpcClient } from '@app/messaging';
 import { NotifierConfig } from '../../apps/notifier/src/notifier.config';
@@ -140,8 +141,10 @@ describe('the upstream follower’s schedule against Postgres', () => {
         answer: null,
         reported: NOTHING_REPORTED,
       };
-      const look = await follower.follow(start, undefined, { answer: completed(`up-${taskId}`) });
-      await look?.();
+      const follow = follower.followWithAttempt(start, undefined, { answer: completed(`up-${taskId}`) });
+      const { name, text, values } = follow.insert(1);
+      const { rows } = await pgPoolOf(dataSource).query({ name, text, values });
+      await follow.written(rows[0])?.();
       return taskId;
     };
     const statusOf = async (taskIds: string[]): Promise<Array<{ status: string; locked: boolean }>> =>

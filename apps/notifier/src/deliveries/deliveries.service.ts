@@ -155,6 +155,11 @@ export function toDeliveryView(row: DeliveryRow): DeliveryView {
   };
 }
 
+/** A write made in the statement that records an attempt's outcome: its statement's name and text, its parameters numbered from `firstParameter`. */
+export interface WrittenWithAttempt {
+  insert(firstParameter: number): { name: string; text: string; values: unknown[] };
+}
+
 /** The delivery log: each delivery is recorded here before it is attempted, with every attempt. */
 @Injectable()
 export class DeliveriesService {
@@ -419,25 +424,51 @@ export class DeliveriesService {
     return rows[0].id;
   }
 
-  /** Records the outcome of the attempt `attemptId` and its consequence, and gives the lease back. */
-  async finishAttempt(delivery: DeliveryRow, attemptId: string, outcome: AttemptOutcome): Promise<void> {
+  /**
+   * Records the outcome of the attempt `attemptId` and its consequence, and gives the lease back;
+   * with `alongside` (a data-modifying statement with RETURNING, its parameters numbered from the
+   * one it is given), in the same statement, answering the rows it returned.
+   */
+  async finishAttempt(delivery: DeliveryRow, attemptId: string, outcome: AttemptOutcome, alongside?: WrittenWithAttempt): Promise<unknown[]> {
     const status: DeliveryStatus = outcome.ok ? 'succeeded' : outcome.retryInMs !== null ? 'failed' : 'dead';
     const error = outcome.error?.slice(0, 1000) ?? null;
-    await pgPoolOf(this.dataSource).query({
-      name: 'notifier-finish-attempt',
-      text: `WITH attempt AS (
-         UPDATE "notifier"."delivery_attempts" SET "status_code" = $3, "error" = $6, "duration_ms" = $7
-         WHERE "id" = $8
-       )
-       UPDATE ${TABLE} SET
+    const values = [
+      delivery.id,
+      status,
+      outcome.statusCode,
+      outcome.ok ? null : error,
+      outcome.retryInMs ?? 0,
+      error,
+      Math.round(outcome.durationMs),
+      attemptId,
+    ];
+    const finished = `UPDATE ${TABLE} SET
          "status" = $2::varchar,
          "last_status_code" = $3, "last_error" = $4,
          "next_attempt_at" = CASE WHEN $2::varchar = 'failed' THEN now() + make_interval(secs => $5::double precision / 1000) ELSE NULL END,
          "delivered_at" = CASE WHEN $2::varchar = 'succeeded' THEN now() ELSE NULL END,
          "locked_until" = NULL, "updated_at" = now()
-       WHERE "id" = $1`,
-      values: [delivery.id, status, outcome.statusCode, outcome.ok ? null : error, outcome.retryInMs ?? 0, error, Math.round(outcome.durationMs), attemptId],
+       WHERE "id" = $1`;
+    const attempt = `WITH attempt AS (
+         UPDATE "notifier"."delivery_attempts" SET "status_code" = $3, "error" = $6, "duration_ms" = $7
+         WHERE "id" = $8
+       )`;
+    if (!alongside) {
+      await pgPoolOf(this.dataSource).query({ name: 'notifier-finish-attempt', text: `${attempt}\n       ${finished}`, values });
+      return [];
+    }
+    const part = alongside.insert(values.length + 1);
+    const { rows } = await pgPoolOf(this.dataSource).query({
+      name: `notifier-finish-attempt-with-${part.name}`,
+      text: `${attempt}, finished AS (
+         ${finished}
+       ), alongside AS (
+         ${part.text}
+       )
+       SELECT * FROM alongside`,
+      values: [...values, ...part.values],
     });
+    return rows;
   }
 
   /** Puts a delivery back without attempting it (throttled), due at `dueInMs`. */

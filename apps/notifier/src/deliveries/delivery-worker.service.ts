@@ -3,7 +3,15 @@ import { WakeableDelay } from '@app/messaging';
 import { DeliveryMetrics, OrgQuotaMetrics } from '@app/metrics';
 import { traceDeliveryAttempt, tracerOf } from '@app/tracing';
 import { NotifierConfig, slotShares } from '../notifier.config';
-import { DeliveriesService, destinationOf, type AttemptOutcome, type BegunDelivery, type ClaimRequest, type DeliveryRow } from './deliveries.service';
+import {
+  DeliveriesService,
+  destinationOf,
+  type AttemptOutcome,
+  type BegunDelivery,
+  type ClaimRequest,
+  type DeliveryRow,
+  type WrittenWithAttempt,
+} from './deliveries.service';
 import type { PlannedDelivery } from './delivery-planner';
 import { DestinationBreakers, type BreakerTransition, type DestinationOutcome } from '../outbound/destination-breakers';
 import type { SendOutcome } from '../outbound/send-outcome';
@@ -387,7 +395,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
         // Never sent unsigned: it waits (by the retry schedule, then a dead letter) for a secret.
         const error = `no webhook signing secret for ${delivery.target_handle}: not sent unsigned; make one with POST /admin/agents/{handle}/webhook-secret`;
         this.logger.warn({ delivery_id: delivery.id, handle: delivery.target_handle }, 'no webhook secret for this agent: not sent');
-        return this.finish(delivery, attemptId, { ok: false, retryable: true, statusCode: null, error, durationMs: 0, retryAfterMs: null });
+        return (await this.finish(delivery, attemptId, { ok: false, retryable: true, statusCode: null, error, durationMs: 0, retryAfterMs: null })).settled;
       }
       Object.assign(headers, standardWebhookHeaders(secret, delivery.id, body));
     }
@@ -406,12 +414,23 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
             },
             this.abort.signal,
           );
-    if (this.abort.signal.aborted) return false;
+    // Stopping: an attempt cut short is attempted again by whichever process runs next; one that
+    // made an upstream task is recorded with it, so that no attempt makes it again.
+    if (this.abort.signal.aborted && !sent.follow) return false;
     this.recordAtDestination(delivery, sent);
     if (delivery.channel === 'slack' && sent.retryAfterMs !== null) await this.slack.pushBack(delivery.url, sent.retryAfterMs);
-    const settled = await this.finish(delivery, attemptId, sent);
+    let finished: { settled: boolean; alongside: unknown[] };
+    try {
+      finished = await this.finish(delivery, attemptId, sent, sent.follow);
+    } catch (error) {
+      // Nothing written: a stream the attempt opened is let go of, and the attempt is made again later.
+      sent.follow?.written(undefined);
+      throw error;
+    }
+    const { settled, alongside } = finished;
     // The upstream's answer is reported once its delivery shows as made.
-    if (sent.recorded) await sent.recorded();
+    const followed = sent.follow?.written(alongside[0]);
+    if (followed) await followed();
     if (sent.ok) this.logger.debug({ delivery_id: delivery.id, event: delivery.event, channel: delivery.channel }, 'delivered');
     else
       this.logger.warn(
@@ -421,12 +440,21 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, OnModuleDe
     return settled;
   }
 
-  /** Records the outcome of an attempt begun with `beginAttempt` and counts it in the metrics; whether the delivery is settled. */
-  private async finish(delivery: DeliveryRow, attemptId: string, sent: SendOutcome): Promise<boolean> {
+  /**
+   * Records the outcome of an attempt begun with `beginAttempt` (and what is written with it,
+   * `alongside`) and counts it in the metrics: whether the delivery is settled, and the rows the
+   * write alongside returned.
+   */
+  private async finish(
+    delivery: DeliveryRow,
+    attemptId: string,
+    sent: SendOutcome,
+    alongside?: WrittenWithAttempt,
+  ): Promise<{ settled: boolean; alongside: unknown[] }> {
     const outcome = this.outcomeOf(delivery, sent);
-    await this.deliveries.finishAttempt(delivery, attemptId, outcome);
+    const written = await this.deliveries.finishAttempt(delivery, attemptId, outcome, alongside);
     this.metrics.attempted(delivery.channel, outcome.ok ? 'succeeded' : outcome.retryInMs !== null ? 'failed' : 'dead', sent.durationMs / 1000);
-    return outcome.retryInMs === null;
+    return { settled: outcome.retryInMs === null, alongside: written };
   }
 
   private outcomeOf(delivery: DeliveryRow, sent: SendOutcome): AttemptOutcome {

@@ -70,6 +70,16 @@ export interface AdoptedStream {
 /** What a `GetTask` made by the delivery answered: the task, or the error it failed with. */
 export type PolledTask = { task: Task; error?: undefined } | { task?: undefined; error: unknown };
 
+/**
+ * A follow recorded in the statement that records the delivery's attempt: the INSERT with its
+ * parameters numbered from `firstParameter`, and, once it ran, what comes of the row it inserted
+ * (none: the task was followed already).
+ */
+export interface FollowWithAttempt {
+  insert(firstParameter: number): { name: string; text: string; values: unknown[] };
+  written(row: unknown): (() => Promise<void>) | null;
+}
+
 /** The delivery's answer, and the `GetTask` it made at once when the answer was not settled. */
 export interface DeliveredAnswer {
   answer: Task;
@@ -164,67 +174,71 @@ export class UpstreamFollowerService implements OnApplicationBootstrap, OnModule
   }
 
   /**
-   * Records a delivered task beside its upstream task (once: a repeated delivery adds nothing),
-   * held by this process: given the stream the delivery opened, it reads that stream from here
-   * on; given the delivery's answer (`answered`), it returns what looks at it first, run once the
-   * delivery's attempt is recorded: an answer already ended or waiting for input is reported as
-   * it is, another is polled at once. A process killed meanwhile lets go of the row within
-   * STREAM_LEASE_MS, and the next poll reports what the upstream shows then.
+   * A delivered task to record beside its upstream task (once: a repeated delivery adds nothing),
+   * held by this process, in the statement that records the delivery's attempt (`insert`). Once
+   * that statement ran (`written`, with the row it inserted): given the stream the delivery opened,
+   * it reads that stream from here on; given the delivery's answer (`answered`), it returns what
+   * looks at it first: an answer already ended or waiting for input is reported as it is, another
+   * is polled at once. A process killed meanwhile lets go of the row within STREAM_LEASE_MS, and
+   * the next poll reports what the upstream shows then.
    */
-  async follow(start: FollowStart, stream?: AdoptedStream, delivered?: DeliveredAnswer): Promise<(() => Promise<void>) | null> {
+  followWithAttempt(start: FollowStart, stream?: AdoptedStream, delivered?: DeliveredAnswer): FollowWithAttempt {
     const answered = delivered?.answer;
     const polledNow = answered !== undefined && !isSettled(answered);
-    const { rows: inserted } = await this.pool.query<FollowRow>({
-      name: 'notifier-follow-upstream-task',
-      text: `INSERT INTO "notifier"."upstream_tasks"
+    const insert = (firstParameter: number): { name: string; text: string; values: unknown[] } => {
+      const at = (n: number): string => `$${firstParameter + n - 1}`;
+      return {
+        name: 'notifier-follow-upstream-task',
+        text: `INSERT INTO "notifier"."upstream_tasks"
          ("task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "status", "reported", "next_poll_at", "poll_interval_ms", "locked_until",
           "push_token_hash", "polls")
-       VALUES ($1, $2, $3, $4, $5, $6, 'following', $7,
+       VALUES (${at(1)}, ${at(2)}::jsonb, ${at(3)}, ${at(4)}, ${at(5)}, ${at(6)}::jsonb, 'following', ${at(7)}::jsonb,
          -- Held for the delivery's first look as a claim holds a row: due when the hold ends, unless nudged meanwhile.
-         CASE WHEN $13::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) ELSE now() END,
-         $8, CASE WHEN $9::boolean THEN now() + make_interval(secs => $10::integer / 1000.0) END, $11, CASE WHEN $12::boolean THEN 1 ELSE 0 END)
+         CASE WHEN ${at(13)}::boolean THEN now() + make_interval(secs => ${at(10)}::integer / 1000.0) ELSE now() END,
+         ${at(8)}::integer, CASE WHEN ${at(9)}::boolean THEN now() + make_interval(secs => ${at(10)}::integer / 1000.0) END, ${at(11)},
+         CASE WHEN ${at(12)}::boolean THEN 1 ELSE 0 END)
        ON CONFLICT ("task_id") DO NOTHING
        RETURNING "task_id", "recipient", "sender", "upstream_task_id", "upstream_context_id", "answer", "reported", "poll_interval_ms", "polls", "push_token_hash", "timed_out_polls"`,
-      values: [
-        start.taskId,
-        JSON.stringify(start.recipient),
-        start.sender,
-        start.upstreamTaskId,
-        start.upstreamContextId,
-        start.answer ? JSON.stringify(start.answer) : null,
-        JSON.stringify(start.reported),
-        this.config.RELAY_UPSTREAM_POLL_MIN_MS,
-        stream !== undefined || answered !== undefined,
-        STREAM_LEASE_MS,
-        start.pushTokenHash ?? null,
-        polledNow,
-        answered !== undefined,
-      ],
-    });
-    const row = inserted[0];
-    if (stream && row && !this.stopping)
-      this.read(
-        row,
-        (async function* () {
-          yield stream.first;
-          yield* stream.rest;
-        })(),
-        stream.controller,
-        // Held by the insert for STREAM_LEASE_MS already.
-        false,
-      );
-    else stream?.controller.abort();
-    if (!row || this.stopping || !answered) {
-      if (!stream) this.delay.wake();
-      return null;
-    }
-    return () => this.firstLook(row, answered, delivered?.polled);
+        values: [
+          start.taskId,
+          JSON.stringify(start.recipient),
+          start.sender,
+          start.upstreamTaskId,
+          start.upstreamContextId,
+          start.answer ? JSON.stringify(start.answer) : null,
+          JSON.stringify(start.reported),
+          this.config.RELAY_UPSTREAM_POLL_MIN_MS,
+          stream !== undefined || answered !== undefined,
+          STREAM_LEASE_MS,
+          start.pushTokenHash ?? null,
+          polledNow,
+          answered !== undefined,
+        ],
+      };
+    };
+    const written = (inserted: unknown): (() => Promise<void>) | null => {
+      const row = inserted as FollowRow | undefined;
+      if (stream && row && !this.stopping)
+        this.read(
+          row,
+          (async function* () {
+            yield stream.first;
+            yield* stream.rest;
+          })(),
+          stream.controller,
+          // Held by the insert for STREAM_LEASE_MS already.
+          false,
+        );
+      else stream?.controller.abort();
+      if (!row || this.stopping || !answered) {
+        if (!stream) this.delay.wake();
+        return null;
+      }
+      return () => this.firstLook(row, answered, delivered?.polled);
+    };
+    return { insert, written };
   }
 
-  /**
-   * Reports an answer already settled, or what the delivery's `GetTask` showed (else polls the
-   * upstream task now), on the row the delivery holds; what fails here the poll makes good once the hold ends.
-   */
   private async firstLook(row: FollowRow, answered: Task, polled: Promise<PolledTask> | undefined): Promise<void> {
     try {
       if (isSettled(answered)) await this.report(row, answered, row.reported);

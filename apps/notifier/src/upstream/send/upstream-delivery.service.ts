@@ -24,7 +24,7 @@ import type { UpstreamDeliveryBody } from './upstream-delivery-body';
 import { AnswerTooLargeError, causeOf } from '../../outbound/guarded-fetch';
 import { OAuth2TokenError } from '../identity/oauth2-token';
 import { UpstreamCredentialsService } from '../identity/upstream-credentials.service';
-import { UpstreamFollowerService, type AdoptedStream, type PolledTask } from '../follow/upstream-follower.service';
+import { UpstreamFollowerService, type AdoptedStream, type FollowWithAttempt, type PolledTask } from '../follow/upstream-follower.service';
 
 /** What of a recorded delivery an attempt at the upstream reads (the delivery worker's row). */
 export interface UpstreamDeliveryAttempt {
@@ -37,9 +37,12 @@ export interface UpstreamDeliveryAttempt {
   attempts: number;
 }
 
-/** An attempt's outcome, and what runs once it is recorded: the upstream's answer reported, when it came already settled. */
+/**
+ * An attempt's outcome, and the follow of the upstream task it made, to record with it: once both
+ * are recorded, what that gives (the upstream's answer reported, or its stream read) runs.
+ */
 export interface UpstreamSendOutcome extends SendOutcome {
-  recorded?: () => Promise<void>;
+  follow?: FollowWithAttempt;
 }
 
 /** The metadata key under which an upstream agent finds who sent the handoff, and which relay task it is. */
@@ -85,8 +88,8 @@ function statusOf(error: unknown): number | null {
  * metadata and in `X-AgentRelay-Sender`, the attempt's signed assertion of who asked in
  * `X-AgentRelay-Assertion` and its place in the handoff's trace (`traceparent`), the agent's sealed
  * credential in its header, through the client the notifier keeps for the agent. The answer (a task,
- * or a message) is recorded beside the relay task in the same process step that ends the attempt;
- * once the attempt is recorded, an answer already final or waiting for input is reported to the
+ * or a message) is recorded beside the relay task in the statement that records the attempt;
+ * once both are recorded, an answer already final or waiting for input is reported to the
  * tasks service as it is (else the upstream task is polled at once), and the follower takes it from there.
  */
 @Injectable()
@@ -207,7 +210,7 @@ export class UpstreamDeliveryService {
         ),
       });
     }
-    let reportAnswer: (() => Promise<void>) | null = null;
+    let follow: FollowWithAttempt | undefined;
     if (action === 'cancel') {
       await this.follower.close(body.task_id);
       this.logger.log({ task_id: body.task_id, upstream_task_id: upstreamTaskId, handle: recipient.handle }, 'cancel delivered to the upstream agent');
@@ -217,7 +220,7 @@ export class UpstreamDeliveryService {
     } else {
       const answer = result as SendMessageResult;
       const task = isTask(answer) ? answer : taskOfMessage(answer, body.task_id);
-      reportAnswer = await this.follower.follow(
+      follow = this.follower.followWithAttempt(
         {
           taskId: body.task_id,
           recipient,
@@ -237,7 +240,7 @@ export class UpstreamDeliveryService {
         'delivered to the upstream agent',
       );
     }
-    return { ...outcome({ ok: true, retryable: false, statusCode: 200, error: null }), ...(reportAnswer ? { recorded: reportAnswer } : {}) };
+    return { ...outcome({ ok: true, retryable: false, statusCode: 200, error: null }), ...(follow ? { follow } : {}) };
   }
 
   /**
