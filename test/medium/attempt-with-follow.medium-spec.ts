@@ -1,17 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { TaskState, type Task } from '@a2a-js/sdk';
 import type { DataSource } from 'typeorm';
-import { NOTHING_REPORTED } from '@app/a2a';
-import type { NatsRpcClient } from '@app/messaging';
 import { SecretCipher } from '@app/secrets';
 import { DeliveriesService, type DeliveryRow } from '../../apps/notifier/src/deliveries/deliveries.service';
 import type { PlannedDelivery } from '../../apps/notifier/src/deliveries/delivery-planner';
-import { NotifierConfig } from '../../apps/notifier/src/notifier.config';
-import type { AgentTargetsService } from '../../apps/notifier/src/targets/agent-targets.service';
-import type { UpstreamClientsService } from '../../apps/notifier/src/upstream/client/upstream-clients.service';
-import { UpstreamFollowerService, type FollowStart } from '../../apps/notifier/src/upstream/follow/upstream-follower.service';
-import type { UpstreamCredentialsService } from '../../apps/notifier/src/upstream/identity/upstream-credentials.service';
+import type { UpstreamFollowerService } from '../../apps/notifier/src/upstream/follow/upstream-follower.service';
 import { openNotifierDatabase } from './support/notifier-database';
+import { completedUpstreamTask, followStart, upstreamFollower } from './support/upstream-follows';
 
 describe('an upstream attempt recorded with the follow of the task it made, against Postgres', () => {
   let dataSource: DataSource;
@@ -22,14 +16,7 @@ describe('an upstream attempt recorded with the follow of the task it made, agai
     dataSource = await openNotifierDatabase();
     deliveries = new DeliveriesService(dataSource, new SecretCipher([{ id: 'k1', key: randomBytes(32) }]));
     // Nothing beyond Postgres is reached: the answer is settled, and its look is never run.
-    follower = new UpstreamFollowerService(
-      new NotifierConfig(),
-      dataSource,
-      {} as NatsRpcClient,
-      {} as AgentTargetsService,
-      {} as UpstreamCredentialsService,
-      {} as UpstreamClientsService,
-    );
+    follower = upstreamFollower(dataSource);
   });
 
   afterAll(async () => {
@@ -52,23 +39,6 @@ describe('an upstream attempt recorded with the follow of the task it made, agai
     expect(begun).toHaveLength(1);
     return begun[0];
   };
-  const startOf = (taskId: string, sender = 'sender@acme'): FollowStart => ({
-    taskId,
-    recipient: { id: 'a1', handle: 'upstream@acme', name: 'Upstream', role: null },
-    sender,
-    upstreamTaskId: `up-${taskId}`,
-    upstreamContextId: 'c',
-    answer: null,
-    reported: NOTHING_REPORTED,
-  });
-  const settled = (id: string): Task => ({
-    id,
-    contextId: 'c',
-    status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: undefined },
-    artifacts: [],
-    history: [],
-    metadata: undefined,
-  });
   const delivered = { ok: true, retryInMs: null, statusCode: 200, error: null, durationMs: 12 };
   const stateOf = async (deliveryId: string, taskId: string) => {
     const [delivery] = (await dataSource.query(`SELECT "status", "locked_until" IS NULL AS "released" FROM "notifier"."deliveries" WHERE "id" = $1`, [
@@ -87,7 +57,7 @@ describe('an upstream attempt recorded with the follow of the task it made, agai
   it('writes the outcome and the follow in one statement, and answers the row it inserted', async () => {
     const taskId = randomUUID();
     const { delivery, attemptId } = await begunDelivery(taskId);
-    const follow = follower.followWithAttempt(startOf(taskId), undefined, { answer: settled(`up-${taskId}`) });
+    const follow = follower.followWithAttempt(followStart(taskId), undefined, { answer: completedUpstreamTask(`up-${taskId}`) });
     const rows = await deliveries.finishAttempt(delivery, attemptId, delivered, follow);
     expect(rows).toEqual([expect.objectContaining({ task_id: taskId, upstream_task_id: `up-${taskId}` })]);
     expect(await stateOf(delivery.id, taskId)).toEqual({
@@ -97,7 +67,7 @@ describe('an upstream attempt recorded with the follow of the task it made, agai
       follows: [{ status: 'following', upstream_task_id: `up-${taskId}`, held: true }],
     });
     // Followed already (an attempt made again after a crash): nothing inserted, nothing to look at.
-    const again = follower.followWithAttempt(startOf(taskId), undefined, { answer: settled(`up-${taskId}`) });
+    const again = follower.followWithAttempt(followStart(taskId), undefined, { answer: completedUpstreamTask(`up-${taskId}`) });
     const second = await begunDelivery(randomUUID());
     const none = await deliveries.finishAttempt(second.delivery, second.attemptId, delivered, again);
     expect(none).toEqual([]);
@@ -108,7 +78,7 @@ describe('an upstream attempt recorded with the follow of the task it made, agai
     const taskId = randomUUID();
     const { delivery, attemptId } = await begunDelivery(taskId);
     // A follow without a sender breaks the row's NOT NULL: the whole statement fails.
-    const broken = follower.followWithAttempt(startOf(taskId, null as unknown as string), undefined, { answer: settled(`up-${taskId}`) });
+    const broken = follower.followWithAttempt(followStart(taskId, null as unknown as string), undefined, { answer: completedUpstreamTask(`up-${taskId}`) });
     await expect(deliveries.finishAttempt(delivery, attemptId, delivered, broken)).rejects.toThrow(/null value/);
     expect(await stateOf(delivery.id, taskId)).toEqual({
       delivery: { status: 'pending', released: false },

@@ -1,15 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { TaskState, type Task } from '@a2a-js/sdk';
-import { NOTHING_REPORTED } from '@app/a2a';
-import { pgPoolOf } from '@app/database';
 import type { DataSource } from 'typeorm';
+import { pgPoolOf } from '@app/database';
 import type { NatsRpcClient } from '@app/messaging';
-import { NotifierConfig } from '../../apps/notifier/src/notifier.config';
-import type { AgentTargetsService } from '../../apps/notifier/src/targets/agent-targets.service';
-import type { UpstreamCredentialsService } from '../../apps/notifier/src/upstream/identity/upstream-credentials.service';
-import { UpstreamFollowerService } from '../../apps/notifier/src/upstream/follow/upstream-follower.service';
-import type { UpstreamClientsService } from '../../apps/notifier/src/upstream/client/upstream-clients.service';
+import type { UpstreamFollowerService } from '../../apps/notifier/src/upstream/follow/upstream-follower.service';
 import { openNotifierDatabase } from './support/notifier-database';
+import { completedUpstreamTask, followStart, upstreamFollower } from './support/upstream-follows';
 
 /** Counts the follower's claim rounds: the one statement that takes due rows. */
 function countingClaims(dataSource: DataSource): { claims: () => number } {
@@ -37,17 +32,6 @@ describe('the upstream follower’s schedule against Postgres', () => {
     await dataSource.query(`DELETE FROM "notifier"."upstream_tasks"`);
   });
 
-  /** A follower whose collaborators beyond Postgres are never reached: no row it could poll exists. */
-  const follower = (source: DataSource): UpstreamFollowerService =>
-    new UpstreamFollowerService(
-      new NotifierConfig(),
-      source,
-      {} as NatsRpcClient,
-      {} as AgentTargetsService,
-      {} as UpstreamCredentialsService,
-      {} as UpstreamClientsService,
-    );
-
   const insertFollowing = async (nextPollIn: string, lockedFor: string | null): Promise<void> => {
     await dataSource.query(
       `INSERT INTO "notifier"."upstream_tasks" ("task_id", "recipient", "sender", "status", "reported", "next_poll_at", "poll_interval_ms", "locked_until")
@@ -62,12 +46,12 @@ describe('the upstream follower’s schedule against Postgres', () => {
        VALUES ($1, '{}', 'sender', 'done', '{}', NULL, 250)`,
       [randomUUID()],
     );
-    await expect(follower(dataSource).nextDueMs()).resolves.toBeNull();
+    await expect(upstreamFollower(dataSource).nextDueMs()).resolves.toBeNull();
   });
 
   it('counts a due row held by another process from the end of its lease', async () => {
     await insertFollowing('-1 second', '30 seconds');
-    const due = await follower(dataSource).nextDueMs();
+    const due = await upstreamFollower(dataSource).nextDueMs();
     expect(due).toBeGreaterThan(20_000);
     expect(due).toBeLessThanOrEqual(30_000);
   });
@@ -75,16 +59,16 @@ describe('the upstream follower’s schedule against Postgres', () => {
   it('takes the soonest next poll, and a row already due as due now', async () => {
     await insertFollowing('1 minute', null);
     await insertFollowing('2 seconds', '1 second');
-    const soon = await follower(dataSource).nextDueMs();
+    const soon = await upstreamFollower(dataSource).nextDueMs();
     expect(soon).toBeGreaterThan(0);
     expect(soon).toBeLessThanOrEqual(2_000);
     await insertFollowing('-5 seconds', '-1 second');
-    await expect(follower(dataSource).nextDueMs()).resolves.toBe(0);
+    await expect(upstreamFollower(dataSource).nextDueMs()).resolves.toBe(0);
   });
 
   it('sleeps between rounds while nothing is followed, or only a row another process holds', async () => {
     const counted = countingClaims(dataSource);
-    const idle = follower(dataSource);
+    const idle = upstreamFollower(dataSource);
     idle.onApplicationBootstrap();
     try {
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -112,36 +96,10 @@ describe('the upstream follower’s schedule against Postgres', () => {
       } as unknown as NatsRpcClient;
       return { rpc, reports };
     };
-    const reportingFollower = (rpc: NatsRpcClient): UpstreamFollowerService =>
-      new UpstreamFollowerService(
-        new NotifierConfig(),
-        dataSource,
-        rpc,
-        {} as AgentTargetsService,
-        {} as UpstreamCredentialsService,
-        {} as UpstreamClientsService,
-      );
-    const completed = (id: string): Task => ({
-      id,
-      contextId: 'c',
-      status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: undefined },
-      artifacts: [],
-      history: [],
-      metadata: undefined,
-    });
     /** Follows a delivered task whose answer ended it, and looks at that answer as the delivery does. */
     const deliverEnded = async (follower: UpstreamFollowerService): Promise<string> => {
       const taskId = randomUUID();
-      const start = {
-        taskId,
-        recipient: { id: 'a1', handle: 'upstream@acme', name: 'Upstream', role: null },
-        sender: 'sender@acme',
-        upstreamTaskId: `up-${taskId}`,
-        upstreamContextId: 'c',
-        answer: null,
-        reported: NOTHING_REPORTED,
-      };
-      const follow = follower.followWithAttempt(start, undefined, { answer: completed(`up-${taskId}`) });
+      const follow = follower.followWithAttempt(followStart(taskId), undefined, { answer: completedUpstreamTask(`up-${taskId}`) });
       const { name, text, values } = follow.insert(1);
       const { rows } = await pgPoolOf(dataSource).query({ name, text, values });
       await follow.written(rows[0])?.();
@@ -155,7 +113,7 @@ describe('the upstream follower’s schedule against Postgres', () => {
 
     it('are written done, and let go of, once their reports are made', async () => {
       const { rpc, reports } = reporting();
-      const follower = reportingFollower(rpc);
+      const follower = upstreamFollower(dataSource, rpc);
       try {
         const ended = [await deliverEnded(follower), await deliverEnded(follower)];
         expect(reports).toHaveLength(2);
@@ -176,7 +134,7 @@ describe('the upstream follower’s schedule against Postgres', () => {
 
     it('are written at once when the process stops', async () => {
       const { rpc } = reporting();
-      const follower = reportingFollower(rpc);
+      const follower = upstreamFollower(dataSource, rpc);
       const ended = await deliverEnded(follower);
       await follower.onModuleDestroy();
       expect((await statusOf([ended])).map((row) => row.status)).toEqual(['done']);

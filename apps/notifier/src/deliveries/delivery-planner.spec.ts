@@ -1,4 +1,4 @@
-import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType, type TaskState } from '@app/contracts';
+import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent, type TaskEventType } from '@app/contracts';
 import type { AgentTarget, PushTarget } from '../targets/delivery-targets';
 import { APPROVERS_TARGET, planApproverDeliveries, planDeliveries, planPushDeliveries, slackMessage, taskUrlFor } from './delivery-planner';
 
@@ -251,29 +251,6 @@ describe("the approvers' notice of a held handoff", () => {
   });
 });
 
-function pushEvent(type: TaskEventType, state: TaskState, from: string | null = null): TaskEvent {
-  return {
-    schema_version: TASK_EVENT_SCHEMA_VERSION,
-    event_id: 'e1',
-    type,
-    task_id: 'T1',
-    context_id: 'C1',
-    sender: 'alice@acme',
-    recipient: 'bob@acme',
-    state,
-    sequence_no: from ? 2 : null,
-    occurred_at: '2026-01-01T00:00:00.000Z',
-    task: {
-      intent: 'inform',
-      summary: 's',
-      message_count: 2,
-      latest_message: from ? { id: 'm2', sequence_no: 2, from, body: 'hello' } : null,
-      result_summary: null,
-      reason: null,
-    },
-  };
-}
-
 const pushConfig = (extra: Partial<PushTarget>): PushTarget => ({
   config_id: 'cfg',
   owner_handle: 'alice@acme',
@@ -286,8 +263,10 @@ const pushConfig = (extra: Partial<PushTarget>): PushTarget => ({
 });
 
 describe('push deliveries', () => {
+  const completedEvent: TaskEvent = { ...event('completed'), state: 'completed' };
+
   it('authenticates with the config: Authorization from scheme and credentials, the token as X-A2A-Notification-Token', () => {
-    const [withAuth, withToken] = planPushDeliveries(pushEvent('completed', 'completed'), [
+    const [withAuth, withToken] = planPushDeliveries(completedEvent, [
       pushConfig({ config_id: 'a', auth_scheme: 'Bearer', auth_credentials: 'xyz' }),
       pushConfig({ config_id: 'b', version: '0.3', token: 'tok' }),
     ]);
@@ -310,8 +289,8 @@ describe('push deliveries', () => {
 
   it("waits as long as the config's owner agent chose for its receivers, else the notifier's default", () => {
     const owner = { handle: 'alice@acme', webhook_timeout_ms: 2500 } as AgentTarget;
-    const [ownersTimeout] = planPushDeliveries(pushEvent('completed', 'completed'), [pushConfig({})], new Map([['alice@acme', owner]]));
-    const [defaultTimeout] = planPushDeliveries(pushEvent('completed', 'completed'), [pushConfig({})], new Map());
+    const [ownersTimeout] = planPushDeliveries(completedEvent, [pushConfig({})], new Map([['alice@acme', owner]]));
+    const [defaultTimeout] = planPushDeliveries(completedEvent, [pushConfig({})], new Map());
     expect(ownersTimeout.timeout_ms).toBe(2500);
     expect(defaultTimeout.timeout_ms).toBeNull();
   });
