@@ -30,6 +30,7 @@ describe('chains at the create write path', () => {
       database.handedOver,
       new OrgQuotaMetrics(new Registry()),
       database.storedBytes,
+      database.createdForUpstream,
     );
   });
 

@@ -11,6 +11,9 @@ import { SendIdempotency } from '../../../apps/tasks/src/tasks/use-cases/send-id
 import { SendTask } from '../../../apps/tasks/src/tasks/use-cases/send-task';
 import { TaskRepository } from '../../../apps/tasks/src/tasks/store/task-repository';
 import { TransitionTask } from '../../../apps/tasks/src/tasks/use-cases/transition-task';
+import { CreatedForUpstream } from '../../../apps/tasks/src/tasks/upstream-reports/created-for-upstream';
+import { ReportUpstream } from '../../../apps/tasks/src/tasks/upstream-reports/report-upstream';
+import type { UpstreamRecipients } from '../../../apps/tasks/src/tasks/upstream-reports/upstream-recipients';
 import type { CommittedEvents, OutboxRow } from '../../../apps/tasks/src/outbox/committed-events';
 import type { StoredBytesQuotas } from '../../../apps/tasks/src/tasks/store/stored-bytes';
 
@@ -46,13 +49,29 @@ export class StoredBytesQuotasOfTest implements StoredBytesQuotas {
   }
 }
 
+/** The directory's answers on upstream agents as a test sets them: the handles in `agents` are upstream agents, known at once. */
+export class UpstreamAgentsOfTest {
+  readonly agents = new Set<string>();
+
+  knownUpstream(_id: string, handle: string): boolean {
+    return this.agents.has(handle);
+  }
+
+  isUpstream(id: string, handle: string): Promise<boolean> {
+    return Promise.resolve(this.knownUpstream(id, handle));
+  }
+}
+
 /** The tasks service's write paths on the medium tier's database: no HTTP, no NATS. */
 export interface TasksDatabase {
   dataSource: DataSource;
   pool: pg.Pool;
   storedBytes: StoredBytesQuotasOfTest;
+  upstreamAgents: UpstreamAgentsOfTest;
+  createdForUpstream: CreatedForUpstream;
   sendTask: SendTask;
   transitionTask: TransitionTask;
+  reportUpstream: ReportUpstream;
   handedOver: HandedOverEvents;
   close(): Promise<void>;
 }
@@ -68,20 +87,29 @@ export async function openTasksDatabase(): Promise<TasksDatabase> {
   const repository = new TaskRepository();
   const handedOver = new HandedOverEvents();
   const storedBytes = new StoredBytesQuotasOfTest();
+  const upstreamAgents = new UpstreamAgentsOfTest();
+  const upstreams = upstreamAgents as unknown as UpstreamRecipients;
+  const createdForUpstream = new CreatedForUpstream(upstreams);
+  // Medium tests send many handoffs between one pair at once: the pair rate is the chain tests' subject, not theirs.
+  const sendTask = new SendTask(
+    dataSource,
+    new SendIdempotency(repository),
+    { ...DEFAULT_CHAIN_LIMITS, pairPerMinute: 1_000_000 },
+    handedOver,
+    new OrgQuotaMetrics(new Registry()),
+    storedBytes,
+    createdForUpstream,
+  );
+  const transitionTask = new TransitionTask(dataSource, handedOver, storedBytes);
   return {
     dataSource,
     pool: pgPoolOf(dataSource),
     storedBytes,
-    // Medium tests send many handoffs between one pair at once: the pair rate is the chain tests' subject, not theirs.
-    sendTask: new SendTask(
-      dataSource,
-      new SendIdempotency(repository),
-      { ...DEFAULT_CHAIN_LIMITS, pairPerMinute: 1_000_000 },
-      handedOver,
-      new OrgQuotaMetrics(new Registry()),
-      storedBytes,
-    ),
-    transitionTask: new TransitionTask(dataSource, handedOver, storedBytes),
+    upstreamAgents,
+    createdForUpstream,
+    sendTask,
+    transitionTask,
+    reportUpstream: new ReportUpstream(dataSource, sendTask, transitionTask, upstreams, handedOver, storedBytes, createdForUpstream),
     handedOver,
     close: () => dataSource.destroy(),
   };

@@ -18,6 +18,7 @@ import { TasksController } from './tasks.controller';
 import { TransitionTask } from './use-cases/transition-task';
 import { OrgStoredBytesQuotas } from './org-quotas/org-stored-bytes-quotas';
 import { ReportUpstream } from './upstream-reports/report-upstream';
+import { CreatedForUpstream } from './upstream-reports/created-for-upstream';
 import { UpstreamRecipients } from './upstream-reports/upstream-recipients';
 import { UpstreamReportsController } from './upstream-reports/upstream-reports.controller';
 
@@ -35,6 +36,7 @@ export class TasksModule {
         SendTask,
         TransitionTask,
         UpstreamRecipients,
+        CreatedForUpstream,
         OrgStoredBytesQuotas,
         ReportUpstream,
         ReadTasks,

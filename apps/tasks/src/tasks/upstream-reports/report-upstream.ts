@@ -27,6 +27,7 @@ import type { TaskRow } from '../store/task-rows';
 import { sendRequestHash } from '../use-cases/send-idempotency';
 import { appendChange, SendTask } from '../use-cases/send-task';
 import { checkTransitionRequest, TransitionTask } from '../use-cases/transition-task';
+import { CreatedForUpstream } from './created-for-upstream';
 import { UpstreamRecipients } from './upstream-recipients';
 
 /**
@@ -61,6 +62,7 @@ export class ReportUpstream {
     @Inject(UpstreamRecipients) private readonly upstreams: UpstreamRecipients,
     @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
     @Inject(OrgStoredBytesQuotas) private readonly storedBytes: StoredBytesQuotas,
+    @Inject(CreatedForUpstream) private readonly createdForUpstream: CreatedForUpstream,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -104,8 +106,10 @@ export class ReportUpstream {
     const ids = request.steps.flatMap((step) => (step.message?.message_id !== undefined ? [step.message.message_id] : []));
     const repeated = ids.find((id, index) => ids.indexOf(id) !== index);
     if (repeated !== undefined) throw new RelayError('invalid_params', `steps: the message id ${repeated} is given twice`, { field: 'steps' });
-    // Messages of a report made before (after a crash or a lost reply), read with the task.
-    const { held_message_ids: heldIds, ...known } = await loadTaskForReport(this.pool, request.task_id, ids);
+    // Messages of a report made before (after a crash or a lost reply), read with the task; the
+    // first report of a task this process created starts from the create's copy, which holds none.
+    const kept = this.createdForUpstream.take(request.task_id);
+    const { held_message_ids: heldIds, ...known } = kept ? { ...kept, held_message_ids: [] } : await loadTaskForReport(this.pool, request.task_id, ids);
     const caller = await this.upstreamCaller(request.task_id, known);
     const held = new Set(heldIds);
     const decisions = request.steps

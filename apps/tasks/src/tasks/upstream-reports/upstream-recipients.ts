@@ -48,6 +48,12 @@ export class UpstreamRecipients implements OnModuleInit, OnApplicationShutdown {
     await this.client?.drain().catch(() => undefined);
   }
 
+  /** Whether this process holds the directory's yes, still good, that the agent with this handle and id is an upstream agent (asks nothing). */
+  knownUpstream(id: string, handle: string, now = Date.now()): boolean {
+    const known = this.upstream.get(handle);
+    return known !== undefined && known.until > now && known.id === id;
+  }
+
   /** Whether the agent with this handle and id is registered as an upstream agent. */
   async isUpstream(id: string, handle: string, now = Date.now()): Promise<boolean> {
     const known = this.upstream.get(handle);

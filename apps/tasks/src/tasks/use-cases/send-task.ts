@@ -17,6 +17,7 @@ import {
 import { validateArtifactInputs } from '../rules/artifact-rules';
 import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempotency';
 import { partyOf } from '../rules/state-machine';
+import { CreatedForUpstream } from '../upstream-reports/created-for-upstream';
 import { createTask, type CreateGuard } from '../store/create-write';
 import { changeHistory, changeTask, type TaskChange } from '../store/change-write';
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
@@ -89,6 +90,7 @@ export class SendTask {
     @Inject(COMMITTED_EVENTS) private readonly committed: CommittedEvents,
     @Inject(OrgQuotaMetrics) private readonly orgQuotaMetrics: OrgQuotaMetrics,
     @Inject(OrgStoredBytesQuotas) private readonly storedBytes: StoredBytesQuotas,
+    @Inject(CreatedForUpstream) private readonly createdForUpstream: CreatedForUpstream,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -127,6 +129,7 @@ export class SendTask {
         );
         if (created) {
           this.committed.publishCommitted(created.events);
+          this.createdForUpstream.created(created.task, created.artifacts.length);
           return {
             task: toTaskView(created.task, request.history_length === 0 ? [] : [created.message], created.artifacts, 0),
             message: toMessageRef(created.message),
