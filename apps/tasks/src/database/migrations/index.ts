@@ -24,6 +24,7 @@ import { ChainTreeIndex1765523300000 } from './1765523300000-ChainTreeIndex';
 import { ChainRootSender1765812340000 } from './1765812340000-ChainRootSender';
 import { OpenHandoffsBySenderOrg1765845300000 } from './1765845300000-OpenHandoffsBySenderOrg';
 import { OrgStoredBytes1765870000000 } from './1765870000000-OrgStoredBytes';
+import { PairCreatedAt1765900000000 } from './1765900000000-PairCreatedAt';
 
 /** Every migration of the tasks schema, oldest first. */
 export const TASKS_MIGRATIONS: Array<new () => object> = [
@@ -52,4 +53,5 @@ export const TASKS_MIGRATIONS: Array<new () => object> = [
   ChainRootSender1765812340000,
   OpenHandoffsBySenderOrg1765845300000,
   OrgStoredBytes1765870000000,
+  PairCreatedAt1765900000000,
 ];

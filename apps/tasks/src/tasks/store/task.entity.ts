@@ -18,6 +18,7 @@ const STATES = `'held', 'pending', 'accepted', 'input_required', 'completed', 'c
 @Index('tasks_state_created_at_idx', ['state', 'createdAt', 'id'])
 @Index('tasks_sender_created_at_idx', ['senderId', 'createdAt', 'id'])
 @Index('tasks_recipient_created_at_idx', ['recipientId', 'createdAt', 'id'])
+@Index('tasks_pair_created_at_idx', ['senderId', 'recipientId', 'createdAt'])
 @Index('tasks_terminal_status_idx', { synchronize: false })
 @Index('tasks_open_sender_org_idx', { synchronize: false })
 @Index('tasks_completed_at_idx', ['completedAt'], { where: '"completed_at" IS NOT NULL' })
