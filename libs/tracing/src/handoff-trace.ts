@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { context, defaultTextMapGetter, isSpanContextValid, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { randomIdHex } from '@app/secrets/random-ids';
 import { currentTraceParent, TRACEPARENT_HEADER } from './propagation';
 import { isTracingOn } from './service-tracers';
 
@@ -38,11 +38,11 @@ export function formatTraceParent(traceId: string, spanId: string, flags: number
 }
 
 export function newTraceId(): string {
-  return randomBytes(16).toString('hex');
+  return randomIdHex(16);
 }
 
 export function newSpanId(): string {
-  return randomBytes(8).toString('hex');
+  return randomIdHex(8);
 }
 
 /** The span context of the active traced request, when this process traces. */
