@@ -229,7 +229,7 @@ describe('A2A streams from the task event log', () => {
       await eventually(async () => {
         const now = await measure();
         expect([now.task_event_subscriptions, now.task_event_listeners, now.sse_streams_open]).toEqual([0, 0, 0]);
-      });
+      }, 30_000);
       const after = await measure();
       console.log(`500 streams opened and aborted (at most ${peakListeners} at once): before ${JSON.stringify(baseline)}, after ${JSON.stringify(after)}`);
       expect(peakListeners).toBeGreaterThanOrEqual(50);

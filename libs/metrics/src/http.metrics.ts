@@ -130,7 +130,7 @@ export class HttpMetrics {
     this.taskEventSubscriptions = new GaugeFamily(
       registry,
       'agentrelay_task_event_subscriptions',
-      'NATS subscriptions the edge holds to task events for its streams (1 while any stream is open, else 0).',
+      'NATS subscriptions the edge holds to task events for its streams (1 while any stream or blocking send listens, and for 2 s after the last one, else 0).',
     ).bind();
     this.taskEventListeners = new GaugeFamily(
       registry,

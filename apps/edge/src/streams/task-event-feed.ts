@@ -6,10 +6,13 @@ import { HttpMetrics } from '@app/metrics';
 
 export type FeedListener = (item: PositionedTaskEvent) => void;
 
+/** How long the subscription outlives its last listener. */
+export const IDLE_SUBSCRIPTION_MS = 2000;
+
 /**
  * The task events as they are relayed to JetStream, for the edge's streams: one core NATS
  * subscription per edge on `<prefix>.relay.events.task.>`, held while at least one stream
- * listens. Each event comes with its outbox position (the `Relay-Event-Position` header), which
+ * listens and for IDLE_SUBSCRIPTION_MS after the last one left. Each event comes with its outbox position (the `Relay-Event-Position` header), which
  * orders a task's events and is the stream's event id (docs/events.md#positions-and-stream-ids).
  */
 @Injectable()
@@ -24,6 +27,8 @@ export class TaskEventFeed implements OnModuleDestroy {
   private subscription?: Subscription;
   private listenerCount = 0;
   private closed = false;
+  /** Ends the subscription once it has had no listener for IDLE_SUBSCRIPTION_MS. */
+  private idleTimer?: NodeJS.Timeout;
 
   constructor(
     @Inject(NatsRpcClient) private readonly rpc: NatsRpcClient,
@@ -33,6 +38,7 @@ export class TaskEventFeed implements OnModuleDestroy {
   /** Shutting down: no more events (the streams still holding listeners end with their connections). */
   onModuleDestroy(): void {
     this.closed = true;
+    clearTimeout(this.idleTimer);
     this.subscription?.unsubscribe();
     this.subscription = undefined;
     this.report();
@@ -68,6 +74,8 @@ export class TaskEventFeed implements OnModuleDestroy {
   }
 
   private add(index: Map<string, Set<FeedListener>>, key: string, listener: FeedListener): () => void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     this.start();
     const set = index.get(key) ?? new Set<FeedListener>();
     index.set(key, set);
@@ -119,10 +127,21 @@ export class TaskEventFeed implements OnModuleDestroy {
     })();
   }
 
+  /**
+   * Ends the subscription once no listener has come for IDLE_SUBSCRIPTION_MS after the last one
+   * left: blocking sends one after another keep one subscription rather than subscribe and
+   * unsubscribe around each (two protocol messages, and the server's interest changed twice).
+   */
   private stopWhenIdle(): void {
-    if (this.listenerCount > 0 || !this.subscription) return;
-    this.subscription.unsubscribe();
-    this.subscription = undefined;
+    if (this.listenerCount > 0 || !this.subscription || this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.listenerCount > 0 || !this.subscription) return;
+      this.subscription.unsubscribe();
+      this.subscription = undefined;
+      this.report();
+    }, IDLE_SUBSCRIPTION_MS);
+    this.idleTimer.unref();
   }
 
   private report(): void {
@@ -130,6 +149,8 @@ export class TaskEventFeed implements OnModuleDestroy {
   }
 
   private dispatch(message: Msg): void {
+    // Kept a moment after the last listener left: nobody to read it for.
+    if (this.listenerCount === 0) return;
     const position = message.headers?.get(TASK_EVENT_POSITION_HEADER);
     if (!position) return;
     let event: unknown;

@@ -1,8 +1,9 @@
+import { jest } from '@jest/globals';
 import { Registry } from 'prom-client';
 import { TASK_EVENT_SCHEMA_VERSION, type TaskEvent } from '@app/contracts';
 import type { NatsRpcClient } from '@app/messaging';
 import { HttpMetrics } from '@app/metrics';
-import { TaskEventFeed } from '../../streams/task-event-feed';
+import { IDLE_SUBSCRIPTION_MS, TaskEventFeed } from '../../streams/task-event-feed';
 import { TaskEventWaiter } from './task-event-waiter';
 
 type Callback = (error: Error | null, message: { json: <T>() => T; headers: { get: (name: string) => string } }) => void;
@@ -26,15 +27,26 @@ function taskEvent(fields: Partial<TaskEvent>): TaskEvent {
 }
 
 /** A stand-in for the edge's NATS connection that records the subscription and lets the test publish. */
-function fakeRpc(): { rpc: NatsRpcClient; subject: () => string; publish: (payload: unknown) => void; subscribed: () => boolean } {
+function fakeRpc(): {
+  rpc: NatsRpcClient;
+  subject: () => string;
+  publish: (payload: unknown) => void;
+  subscribed: () => boolean;
+  subscriptions: () => number;
+  /** How many events the feed read (parsed). */
+  reads: () => number;
+} {
   let callback: Callback | undefined;
   let subject = '';
   let subscribed = false;
+  let subscriptions = 0;
+  let reads = 0;
   const connection = {
     status: async function* () {},
     subscribe: (name: string, options: { callback: Callback }) => {
       subject = name;
       subscribed = true;
+      subscriptions += 1;
       callback = options.callback;
       return {
         unsubscribe: () => {
@@ -47,13 +59,22 @@ function fakeRpc(): { rpc: NatsRpcClient; subject: () => string; publish: (paylo
   return {
     rpc: { subjectPrefix: 'pfx', connection } as unknown as NatsRpcClient,
     subject: () => subject,
-    publish: (payload) => callback?.(null, { json: <T>() => payload as T, headers: { get: () => '1' } }),
+    publish: (payload) =>
+      callback?.(null, {
+        json: <T>() => {
+          reads += 1;
+          return payload as T;
+        },
+        headers: { get: () => '1' },
+      }),
     subscribed: () => subscribed,
+    subscriptions: () => subscriptions,
+    reads: () => reads,
   };
 }
 
 describe('TaskEventWaiter', () => {
-  it('listens to every task event under the prefix through the task event feed, only while a wait needs them, and stops on shutdown', async () => {
+  it('listens to every task event under the prefix through the task event feed, once for waits one after another, and stops on shutdown', async () => {
     const fake = fakeRpc();
     const feed = new TaskEventFeed(fake.rpc, new HttpMetrics(new Registry()));
     const waiter = new TaskEventWaiter(feed);
@@ -63,13 +84,41 @@ describe('TaskEventWaiter', () => {
       return undefined;
     });
     expect(fake.subject()).toBe('pfx.relay.events.task.>');
-    expect(fake.subscribed()).toBe(false);
+    expect(feed.stats).toEqual({ subscriptions: 1, listeners: 0 });
     const pending = waiter.waitFor('T1', Date.now() + 50, async () => undefined);
-    expect(fake.subscribed()).toBe(true);
+    expect(fake.subscriptions()).toBe(1);
     feed.onModuleDestroy();
     expect(fake.subscribed()).toBe(false);
     fake.publish(taskEvent({ task_id: 'T1' }));
     await expect(pending).resolves.toBeUndefined();
+  });
+
+  it('ends the subscription once it had no listener for a while, reading nothing meanwhile, and keeps it for a listener that comes in time', () => {
+    jest.useFakeTimers();
+    try {
+      const fake = fakeRpc();
+      const feed = new TaskEventFeed(fake.rpc, new HttpMetrics(new Registry()));
+      feed.followTask('T0', () => undefined)();
+      jest.advanceTimersByTime(IDLE_SUBSCRIPTION_MS - 1);
+      expect(fake.subscribed()).toBe(true);
+      fake.publish(taskEvent({ task_id: 'T0' }));
+      expect(fake.reads()).toBe(0);
+      const heard: string[] = [];
+      const stop = feed.followTask('T1', (item) => heard.push(item.event.task_id));
+      jest.advanceTimersByTime(IDLE_SUBSCRIPTION_MS * 2);
+      fake.publish(taskEvent({ task_id: 'T1' }));
+      expect([heard, fake.subscriptions(), fake.reads()]).toEqual([['T1'], 1, 1]);
+      stop();
+      jest.advanceTimersByTime(IDLE_SUBSCRIPTION_MS);
+      expect(feed.stats).toEqual({ subscriptions: 0, listeners: 0 });
+      expect(fake.subscribed()).toBe(false);
+      feed.followAgent('a@x', () => undefined);
+      expect([fake.subscribed(), fake.subscriptions()]).toEqual([true, 2]);
+      feed.onModuleDestroy();
+      expect(fake.subscribed()).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('checks once at once, then again on each event of its task, until the check answers', async () => {
@@ -153,6 +202,7 @@ describe('TaskEventWaiter', () => {
     fake.publish(taskEvent({ task_id: 'T5', sender: 'a@x', recipient: 'b@x', state: 'completed' }));
     expect(ahead.heard('T5', completed)).toBe(true);
     ahead.stop();
-    expect(fake.subscribed()).toBe(false);
+    fake.publish(taskEvent({ task_id: 'T7', sender: 'a@x', recipient: 'b@x', state: 'completed' }));
+    expect(ahead.heard('T7', completed)).toBe(false);
   });
 });
