@@ -12,8 +12,9 @@ export const IDLE_SUBSCRIPTION_MS = 2000;
 /**
  * The task events as they are relayed to JetStream, for the edge's streams: one core NATS
  * subscription per edge on `<prefix>.relay.events.task.>`, held while at least one stream
- * listens and for IDLE_SUBSCRIPTION_MS after the last one left. Each event comes with its outbox position (the `Relay-Event-Position` header), which
- * orders a task's events and is the stream's event id (docs/events.md#positions-and-stream-ids).
+ * listens and for IDLE_SUBSCRIPTION_MS after the last one left. Each event comes with its outbox
+ * position (the `Relay-Event-Position` header), which orders a task's events and is the stream's
+ * event id (docs/events.md#positions-and-stream-ids).
  */
 @Injectable()
 export class TaskEventFeed implements OnModuleDestroy {
