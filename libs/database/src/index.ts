@@ -8,3 +8,4 @@ export * from './retention';
 export * from './deployment';
 export * from './pg-pool';
 export * from './held-writes';
+export * from './concurrent-index';

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexConcurrently } from '@app/database';
 
 /** The terminal states, whose tasks may be deleted after RELAY_TERMINAL_TASK_RETENTION_DAYS. */
 export const TERMINAL_STATES_SQL = `'completed', 'cancelled', 'failed', 'rejected'`;
@@ -19,16 +20,11 @@ export class Retention1764580000000 implements MigrationInterface {
       `CREATE TABLE IF NOT EXISTS "tasks"."outbox_horizon" ("id" smallint NOT NULL, "deleted_through" bigint NOT NULL DEFAULT 0, CONSTRAINT "outbox_horizon_pkey" PRIMARY KEY ("id"))`,
     );
     await runner.query(`INSERT INTO "tasks"."outbox_horizon" ("id", "deleted_through") VALUES (1, 0) ON CONFLICT DO NOTHING`);
-    // An index left invalid by a failed CONCURRENTLY build would be kept by IF NOT EXISTS: drop it first.
     for (const [index, definition] of [
       ['idempotency_keys_created_at_idx', `"tasks"."idempotency_keys" ("created_at")`],
       ['tasks_terminal_status_idx', `"tasks"."tasks" ("status_timestamp") WHERE "state" IN (${TERMINAL_STATES_SQL})`],
     ]) {
-      await runner.query(
-        `DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-           WHERE n.nspname = 'tasks' AND c.relname = '${index}' AND NOT i.indisvalid) THEN EXECUTE 'DROP INDEX "tasks"."${index}"'; END IF; END $$`,
-      );
-      await runner.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS "${index}" ON ${definition}`);
+      await createIndexConcurrently(runner, 'tasks', index, definition);
     }
   }
 

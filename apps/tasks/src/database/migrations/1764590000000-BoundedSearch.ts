@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexConcurrently } from '@app/database';
 import { MESSAGE_SEARCH_VECTOR as WHOLE_MESSAGE_SEARCH_VECTOR } from './1764560000000-ConsoleReads';
 
 /**
@@ -33,11 +34,7 @@ export class BoundedSearch1764590000000 implements MigrationInterface {
        AS $$ SELECT left(string_agg(p."value"->>'text', E'\\n' ORDER BY p."ordinality"), ${MESSAGE_SEARCH_CHARS})
              FROM jsonb_array_elements("parts") WITH ORDINALITY p WHERE p."value"->>'kind' = 'text' $$`,
     );
-    await runner.query(
-      `DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE n.nspname = 'tasks' AND c.relname = 'messages_text_search_idx' AND NOT i.indisvalid) THEN EXECUTE 'DROP INDEX "tasks"."messages_text_search_idx"'; END IF; END $$`,
-    );
-    await runner.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS "messages_text_search_idx" ON "tasks"."messages" USING GIN (${MESSAGE_SEARCH_VECTOR})`);
+    await createIndexConcurrently(runner, 'tasks', 'messages_text_search_idx', `"tasks"."messages" USING GIN (${MESSAGE_SEARCH_VECTOR})`);
     await runner.query(`DROP INDEX CONCURRENTLY IF EXISTS "tasks"."messages_search_idx"`);
   }
 

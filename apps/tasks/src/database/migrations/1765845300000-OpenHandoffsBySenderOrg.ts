@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexConcurrently } from '@app/database';
 
 /** The states counted against an org's open-handoffs quota (OPEN_HANDOFF_STATES). */
 export const OPEN_STATES_SQL = `'pending', 'accepted', 'input_required', 'held'`;
@@ -13,13 +14,11 @@ export class OpenHandoffsBySenderOrg1765845300000 implements MigrationInterface 
   transaction = false;
 
   async up(runner: QueryRunner): Promise<void> {
-    // An index left invalid by a failed CONCURRENTLY build would be kept by IF NOT EXISTS: drop it first.
-    await runner.query(
-      `DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE n.nspname = 'tasks' AND c.relname = 'tasks_open_sender_org_idx' AND NOT i.indisvalid) THEN EXECUTE 'DROP INDEX "tasks"."tasks_open_sender_org_idx"'; END IF; END $$`,
-    );
-    await runner.query(
-      `CREATE INDEX CONCURRENTLY IF NOT EXISTS "tasks_open_sender_org_idx" ON "tasks"."tasks" (split_part("sender_handle", '@', 2)) WHERE "state" IN (${OPEN_STATES_SQL})`,
+    await createIndexConcurrently(
+      runner,
+      'tasks',
+      'tasks_open_sender_org_idx',
+      `"tasks"."tasks" (split_part("sender_handle", '@', 2)) WHERE "state" IN (${OPEN_STATES_SQL})`,
     );
   }
 

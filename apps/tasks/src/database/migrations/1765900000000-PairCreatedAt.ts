@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexConcurrently } from '@app/database';
 
 /**
  * The index a create's pair rate counts on (docs/chains.md): a pair's handoffs by creation time,
@@ -11,12 +12,7 @@ export class PairCreatedAt1765900000000 implements MigrationInterface {
   transaction = false;
 
   async up(runner: QueryRunner): Promise<void> {
-    // An index left invalid by a failed CONCURRENTLY build would be kept by IF NOT EXISTS: drop it first.
-    await runner.query(
-      `DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE n.nspname = 'tasks' AND c.relname = 'tasks_pair_created_at_idx' AND NOT i.indisvalid) THEN EXECUTE 'DROP INDEX "tasks"."tasks_pair_created_at_idx"'; END IF; END $$`,
-    );
-    await runner.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS "tasks_pair_created_at_idx" ON "tasks"."tasks" ("sender_id", "recipient_id", "created_at")`);
+    await createIndexConcurrently(runner, 'tasks', 'tasks_pair_created_at_idx', `"tasks"."tasks" ("sender_id", "recipient_id", "created_at")`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
