@@ -13,6 +13,7 @@ import { appendChange } from '../../apps/tasks/src/tasks/use-cases/send-task';
 import { idempotencyKeys, sendRequestHash } from '../../apps/tasks/src/tasks/use-cases/send-idempotency';
 import { changeTask } from '../../apps/tasks/src/tasks/store/change-write';
 import { createTask } from '../../apps/tasks/src/tasks/store/create-write';
+import { RecentPairs } from '../../apps/tasks/src/tasks/store/recent-pairs';
 import { transitionTask } from '../../apps/tasks/src/tasks/store/transition-write';
 import type { RelayAgent, RelayPair } from './relay-fixture';
 
@@ -264,10 +265,15 @@ export async function explainWrites(db: pg.ClientBase, { sender, recipient }: Wr
       throw new Error(`the runs bound different statements: ${bindings.map((binding) => binding.name).join(', ')}`);
     return bindings;
   };
+  // As a service binds a root create when it kept the pair's count: the statement then counts the pair too.
+  const limits = { ...DEFAULT_CHAIN_LIMITS, pairPerMinute: 1_000_000 };
+  const pairs = new RecentPairs();
+  pairs.ended(sender.id, recipient.id, { took: false, before: limits.pairPerMinute - 2, created: false, moved: false }, Date.now());
   const creates = await bind(/^tasks-create-task$/, (pool, run) => {
     const request = { caller: sender, recipient, message: { message_id: randomUUID(), parts: text(`Please review handoff ${run}`) } } as SendRequest;
-    return createTask(pool, request, idempotencyKeys(request), sendRequestHash(request), { ...DEFAULT_CHAIN_LIMITS, pairPerMinute: 1_000_000 });
+    return createTask(pool, request, idempotencyKeys(request), sendRequestHash(request), limits, undefined, undefined, pairs);
   });
+  if (creates.some((binding) => binding.values?.at(-1) === null)) throw new Error("a create was bound without the pair's kept count");
   const appends = await bind(/^tasks-change-task-/, (pool, run) => {
     const request = { caller: recipient, task_id: taskId, message: { message_id: randomUUID(), parts: text(`On it, reply ${run}`) } } as SendRequest;
     return changeTask(

@@ -1,6 +1,7 @@
 import { DEFAULT_CHAIN_LIMITS, type SendRequest } from '@app/contracts';
 import { SendIdempotency } from '../../apps/tasks/src/tasks/use-cases/send-idempotency';
 import { SendTask } from '../../apps/tasks/src/tasks/use-cases/send-task';
+import { RecentPairs } from '../../apps/tasks/src/tasks/store/recent-pairs';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { Registry } from 'prom-client';
@@ -31,6 +32,7 @@ describe('chains at the create write path', () => {
       new OrgQuotaMetrics(new Registry()),
       database.storedBytes,
       database.createdForUpstream,
+      new RecentPairs(),
     );
   });
 

@@ -9,6 +9,7 @@ import { OrgQuotaMetrics } from '@app/metrics';
 import { tasksDataSourceOptions } from '../../../apps/tasks/src/database/data-source';
 import { SendIdempotency } from '../../../apps/tasks/src/tasks/use-cases/send-idempotency';
 import { SendTask } from '../../../apps/tasks/src/tasks/use-cases/send-task';
+import { RecentPairs } from '../../../apps/tasks/src/tasks/store/recent-pairs';
 import { TaskRepository } from '../../../apps/tasks/src/tasks/store/task-repository';
 import { TransitionTask } from '../../../apps/tasks/src/tasks/use-cases/transition-task';
 import { CreatedForUpstream } from '../../../apps/tasks/src/tasks/upstream-reports/created-for-upstream';
@@ -99,6 +100,7 @@ export async function openTasksDatabase(): Promise<TasksDatabase> {
     new OrgQuotaMetrics(new Registry()),
     storedBytes,
     createdForUpstream,
+    new RecentPairs(),
   );
   const transitionTask = new TransitionTask(dataSource, handedOver, storedBytes);
   return {

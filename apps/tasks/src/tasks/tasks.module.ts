@@ -13,6 +13,7 @@ import { ReadTasks } from './use-cases/read-tasks';
 import { SearchTasks } from './use-cases/search-tasks';
 import { SendIdempotency } from './use-cases/send-idempotency';
 import { CHAIN_LIMITS, SendTask } from './use-cases/send-task';
+import { RecentPairs } from './store/recent-pairs';
 import { TaskRepository } from './store/task-repository';
 import { TasksController } from './tasks.controller';
 import { TransitionTask } from './use-cases/transition-task';
@@ -32,6 +33,7 @@ export class TasksModule {
         { provide: TasksConfig, useValue: config },
         { provide: CHAIN_LIMITS, useValue: config.chainLimits },
         TaskRepository,
+        { provide: RecentPairs, useFactory: () => new RecentPairs() },
         SendIdempotency,
         SendTask,
         TransitionTask,

@@ -26,6 +26,7 @@ import { CREATE_TASK_SQL, LOCK_CONTEXT_SQL, LOCK_CREATE_GUARD_SQL } from './sql/
 import { checkStoredBytes, checksStoredBytes, storedBytesCharge, storedBytesShard, type StoredBytesCharge, type StoredBytesQuotas } from './stored-bytes';
 import { taskEvent, type OutboxTaskEvent } from './task-events';
 import { nextTaskId } from './task-ids';
+import type { RecentPairs } from './recent-pairs';
 import { plainParts } from './task-repository';
 import { firstText, type ArtifactRow, type MessageRow, type TaskRow } from './task-rows';
 
@@ -44,18 +45,25 @@ interface CreateOutcome {
   context_mine: number;
   event_position: string | null;
   tree_moved: boolean;
+  /** The pair's handoffs of the last minute before the create, as its statement saw them (null: the rules read them). */
+  pair_before: number | null;
+  pair_moved: boolean;
 }
 
 /**
  * Where a new task sits in its chain: its parent and root (null: it is a root) and depth, and the
  * parent's chain for the rules; `treeSizeSeen`: the chain's tree size the rules decided from when
  * it was read before the chain's lock was granted (the create then checks it has not moved), null
- * when there is no parent or it was read under the lock.
+ * when there is no parent or it was read under the lock; `pairKept`: the pair count the rules
+ * decided from when this process kept it (RecentPairs; the create checks the pair holds no more),
+ * null when it was read; `pairRead`: the count read.
  */
 interface ChainLink {
   parent: { id: string; rootTaskId: string; lockKey: number; chain: ParentChain; trace: HandoffTrace | null } | null;
   depth: number;
   treeSizeSeen: number | null;
+  pairKept: number | null;
+  pairRead: number | null;
 }
 
 interface ChainFactsRow {
@@ -130,7 +138,13 @@ function decideLink(
   const pairLastMinute = { count: chain.pair_count, oldest: chain.pair_oldest };
   const refusal = decideChain(limits, candidate, { parent: parent?.chain ?? null, pairLastMinute });
   if (refusal) throw chainRefusalError(refusal, parent);
-  return { parent, depth: chainPlace(candidate, parent?.chain ?? null).depth, treeSizeSeen: parent ? treeSizeSeen : null };
+  return {
+    parent,
+    depth: chainPlace(candidate, parent?.chain ?? null).depth,
+    treeSizeSeen: parent ? treeSizeSeen : null,
+    pairKept: null,
+    pairRead: chain.pair_count,
+  };
 }
 
 const minuteBefore = (now: Date): Date => new Date(now.getTime() - 60_000);
@@ -165,12 +179,26 @@ async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, 
   return decideLink(request, limits, now, row.id === null ? null : (row as ParentRow), row, row.tree_size);
 }
 
-/** The link of a create that names no parent and carries no trace: a root, by the pair count alone. */
-async function rootLink(client: pg.Pool | pg.PoolClient, request: SendRequest, limits: ChainLimits, now: Date): Promise<ChainLink> {
+/**
+ * The link of a create that names no parent and carries no trace: a root, by the pair count alone,
+ * the one this process kept when `pairs` gives one (RecentPairs.take) and the rules let it through
+ * on it, else the count read: a refusal and its Retry-After always come from the table.
+ */
+async function rootLink(client: pg.Pool | pg.PoolClient, request: SendRequest, limits: ChainLimits, now: Date, pairs?: RecentPairs): Promise<ChainLink> {
+  const recipientId = (request.recipient as NonNullable<SendRequest['recipient']>).id;
+  const kept = pairs?.take(request.caller.id, recipientId, now.getTime()) ?? null;
+  if (kept !== null) {
+    const pair = { senders: null, root_created_at: null, tree_size: 0, pair_count: kept, pair_oldest: null };
+    try {
+      return { ...decideLink(request, limits, now, null, pair, null), pairKept: kept, pairRead: null };
+    } catch {
+      pairs?.ended(request.caller.id, recipientId, { took: true, created: false, moved: false }, now.getTime());
+    }
+  }
   const { rows } = await client.query<{ count: number; oldest: Date | null }>({
     name: 'tasks-pair-recent',
     text: PAIR_RECENT_SQL,
-    values: [request.caller.id, (request.recipient as NonNullable<SendRequest['recipient']>).id, minuteBefore(now), limits.pairPerMinute],
+    values: [request.caller.id, recipientId, minuteBefore(now), limits.pairPerMinute],
   });
   return decideLink(
     request,
@@ -191,7 +219,9 @@ async function rootLink(client: pg.Pool | pg.PoolClient, request: SendRequest, l
  * A create whose sender's org has a stored-bytes quota runs in a transaction too, behind the org's
  * lock (docs/orgs.md#quotas), taken last.
  *
- * Round trips: a root, two (its facts, its create). A named parent: BEGIN, the facts with the
+ * Round trips: a root, two (its facts, its create), or one when this process kept its pair's
+ * count (`pairs`, RecentPairs) and the pair holds no more handoffs than that (three when it holds
+ * more: the create, the count read, the create again). A named parent: BEGIN, the facts with the
  * lock, the create, COMMIT. A parent found by the trace: the facts on the pool, then BEGIN with the
  * lock (one message), the create, COMMIT (a create with a `traceparent` that finds no parent stays
  * at two).
@@ -219,13 +249,14 @@ async function runCreate(
   storedBytes: { charge: StoredBytesCharge; quotas: StoredBytesQuotas } | null,
   statement: (link: ChainLink) => pg.QueryConfig,
   guard?: CreateGuard,
+  pairs?: RecentPairs,
 ): Promise<CreateOutcome> {
   const named = (request.parent_task_ids ?? []).length > 0;
   const inContext = request.context_id !== undefined;
   let link: ChainLink | undefined;
   if (!named && !inContext && !guard && !storedBytes) {
-    link = request.caller_trace_id ? await linkChain(pool, request, limits, now, false) : await rootLink(pool, request, limits, now);
-    if (link.parent === null) return (await pool.query<CreateOutcome>(statement(link))).rows[0];
+    link = request.caller_trace_id ? await linkChain(pool, request, limits, now, false) : await rootLink(pool, request, limits, now, pairs);
+    if (link.parent === null) return runStatement(pool, request, limits, now, link, statement, pairs);
   }
   const client = await pool.connect();
   try {
@@ -241,8 +272,9 @@ async function runCreate(
     }
     if (inContext) await client.query({ name: 'tasks-lock-context', text: LOCK_CONTEXT_SQL, values: [request.context_id] });
     if (storedBytes) await checkStoredBytes(client, storedBytes.charge, storedBytes.quotas);
-    let outcome = (await client.query<CreateOutcome>(statement(link))).rows[0];
-    if (outcome.tree_moved) outcome = (await client.query<CreateOutcome>(statement(await relinkLocked(client, request, limits, now, link)))).rows[0];
+    let outcome = await runStatement(client, request, limits, now, link, statement, pairs);
+    if (outcome.tree_moved)
+      outcome = await runStatement(client, request, limits, now, await relinkLocked(client, request, limits, now, link), statement, pairs);
     await client.query('COMMIT');
     return outcome;
   } catch (error) {
@@ -251,6 +283,36 @@ async function runCreate(
   } finally {
     client.release();
   }
+}
+
+/**
+ * The create statement of `link`, telling `pairs` what it learned of the pair's count. A root that
+ * decided from a kept count the pair has outgrown since (`pair_moved`: another writer added to it)
+ * wrote nothing; it is decided again from the count read, and its statement runs again.
+ */
+async function runStatement(
+  client: pg.Pool | pg.PoolClient,
+  request: SendRequest,
+  limits: ChainLimits,
+  now: Date,
+  link: ChainLink,
+  statement: (link: ChainLink) => pg.QueryConfig,
+  pairs: RecentPairs | undefined,
+): Promise<CreateOutcome> {
+  const sender = request.caller.id;
+  const recipient = (request.recipient as NonNullable<SendRequest['recipient']>).id;
+  const took = link.pairKept !== null;
+  let outcome: CreateOutcome;
+  try {
+    outcome = (await client.query<CreateOutcome>(statement(link))).rows[0];
+  } catch (error) {
+    pairs?.ended(sender, recipient, { took, created: false, moved: false }, Date.now());
+    throw error;
+  }
+  const before = outcome.pair_before ?? link.pairRead ?? undefined;
+  pairs?.ended(sender, recipient, { took, before, created: outcome.created === 1, moved: outcome.pair_moved }, Date.now());
+  if (!outcome.pair_moved) return outcome;
+  return runStatement(client, request, limits, now, await rootLink(client, request, limits, now), statement, pairs);
 }
 
 /** The link decided again from the parent's chain read under its lock (its tree moved since the first read). */
@@ -327,7 +389,7 @@ function heldBy(request: SendRequest, now: Date, depth: number): TaskHold | null
  * the state `held` with its hold and a `held` event for its sender and the approvers, its recipient told nothing until it is approved. Returns null, having written nothing, when one of
  * `keys` was already used by this sender (the caller then replays or refuses through the keys).
  * Refuses, having written nothing, artifacts past a task's caps and a context the sender takes no
- * part in or that is full.
+ * part in or that is full. `pairs`: the pair counts this process keeps (RecentPairs), none when not given.
  */
 export async function createTask(
   pool: pg.Pool,
@@ -337,6 +399,7 @@ export async function createTask(
   chainLimits: ChainLimits,
   guard?: CreateGuard,
   quotas?: StoredBytesQuotas,
+  pairs?: RecentPairs,
 ): Promise<NewTask | null> {
   const sender = request.caller;
   const recipient = request.recipient as NonNullable<SendRequest['recipient']>;
@@ -463,10 +526,14 @@ export async function createTask(
           charge.org,
           storedBytesShard(task.id),
           stored,
+          minuteBefore(now),
+          chainLimits.pairPerMinute,
+          link.pairKept,
         ],
       };
     },
     guard,
+    pairs,
   );
   if (outcome.created === 1 && built && event && outcome.event_position !== null) {
     const published = {

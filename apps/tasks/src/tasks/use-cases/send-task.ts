@@ -19,6 +19,7 @@ import { idempotencyKeys, SendIdempotency, sendRequestHash } from './send-idempo
 import { partyOf } from '../rules/state-machine';
 import { CreatedForUpstream } from '../upstream-reports/created-for-upstream';
 import { createTask, type CreateGuard } from '../store/create-write';
+import { RecentPairs } from '../store/recent-pairs';
 import { changeHistory, changeTask, type TaskChange } from '../store/change-write';
 import { duplicateMessageIdOr, pgError } from '../store/task-repository';
 import { toMessageRef, toTaskView, type MessageRow, type TaskRow } from '../store/task-rows';
@@ -91,6 +92,7 @@ export class SendTask {
     @Inject(OrgQuotaMetrics) private readonly orgQuotaMetrics: OrgQuotaMetrics,
     @Inject(OrgStoredBytesQuotas) private readonly storedBytes: StoredBytesQuotas,
     @Inject(CreatedForUpstream) private readonly createdForUpstream: CreatedForUpstream,
+    @Inject(RecentPairs) private readonly recentPairs: RecentPairs,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -126,6 +128,7 @@ export class SendTask {
           chainLimitsWith(this.chainLimits, request.org_chain_policy, request.chain_policy),
           guard,
           this.storedBytes,
+          this.recentPairs,
         );
         if (created) {
           this.committed.publishCommitted(created.events);

@@ -139,6 +139,13 @@ FROM pair`;
 export const PAIR_RECENT_SQL = PAIR_COUNT('$1', '$2', '$3', '$4');
 
 /**
+ * The pair count a create's statement (CREATE_TASK_SQL) checks when its rules decided from a count
+ * this process kept (RecentPairs, `$45`): the pair's handoffs (PAIR_COUNT, `$3` to `$7` after `$43`,
+ * at most `$44`) as the statement sees them; null when the rules read the count (`$45` null).
+ */
+export const PAIR_NOW = `CASE WHEN $45::int IS NULL THEN NULL ELSE (SELECT p."count" FROM (${PAIR_COUNT('$3', '$7', '$43::timestamptz', '$44::int')}) p) END`;
+
+/**
  * The guard a linked create's statement carries (CREATE_TASK_SQL): true when no tree size was
  * given (`$39` null), or when chain `$34`'s tree holds `$39` handoffs, as when its facts were read.
  */

@@ -1,15 +1,15 @@
 import { addStoredBytesSql } from '../stored-bytes';
-import { TREE_UNMOVED } from './chain-facts.sql';
+import { PAIR_NOW, TREE_UNMOVED } from './chain-facts.sql';
 
 /**
  * The statements of the create use case (create-write.ts), and nothing else's.
  *
  * The whole create in one statement (one round trip, committed on its own unless a context is
  * claimed): task, first message, artifacts, audit row, idempotency keys and the `created` outbox
- * event (`held` for a task created `held`, `$29`, with its hold `$30` and deadline `$31`; `$32` who answers its tool prompts when people do; `$33` its parent, `$34` its chain's root, `$35` its depth; `$36` its trace id and `$37` the span its deliveries continue; `$38` its root's sender; `$39` its chain's tree size as the create's rules saw it, null when it has no parent or its facts were read under the chain's lock; `$40` its sender's org, `$41` the shard of the org's stored-bytes counter and `$42` the bytes it stores, docs/orgs.md#quotas). Nothing is written when one of the sender's keys already exists (`known_key`), or when
- * the context `$2` already holds tasks none of which is the sender's, or holds `$27` tasks; the
- * answer says which. Two creates racing on one key meet the keys' primary key and one of them
- * fails whole. It answers the event's position, for its publish after the commit (the first event
+ * event (`held` for a task created `held`, `$29`, with its hold `$30` and deadline `$31`; `$32` who answers its tool prompts when people do; `$33` its parent, `$34` its chain's root, `$35` its depth; `$36` its trace id and `$37` the span its deliveries continue; `$38` its root's sender; `$39` its chain's tree size as the create's rules saw it, null when it has no parent or its facts were read under the chain's lock; `$40` its sender's org, `$41` the shard of the org's stored-bytes counter and `$42` the bytes it stores, docs/orgs.md#quotas; `$45` the pair's count its rules decided from when this process kept it, null when they read it, with `$43` the start of the pair rate's minute and `$44` its limit). Nothing is written when one of the sender's keys already exists (`known_key`), when the pair
+ * holds more handoffs than `$45` (`pair_moved`), or when the context `$2` already holds tasks none
+ * of which is the sender's, or holds `$27` tasks; the answer says which. Two creates racing on one
+ * key meet the keys' primary key and one of them fails whole. It answers the event's position, for its publish after the commit (the first event
  * of a new task has none before it to wait for).
  */
 export const CREATE_TASK_SQL = `
@@ -21,6 +21,8 @@ WITH known_key AS (
   FROM "tasks"."tasks" c WHERE c."context_id" = $2
 ), chain AS (
   SELECT ${TREE_UNMOVED} AS "unmoved"
+), pair AS (
+  SELECT ${PAIR_NOW} AS "before"
 ), created_task AS (
   INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "sender_role",
     "recipient_id", "recipient_handle", "recipient_name", "recipient_role", "state", "intent", "summary", "proposed_action",
@@ -28,8 +30,8 @@ WITH known_key AS (
     "tool_prompts", "parent_task_id", "root_task_id", "depth", "trace_id", "trace_span_id", "root_sender_handle", "sender_stored_bytes")
   SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $29::text, $11, $12, $13, $14, 1, $15, $15, $15, $30::jsonb, $31::timestamptz, $29::text = 'held',
     $32::jsonb, $33::text, $34::text, $35::int, $36::text, $37::text, $38::text, $42::bigint
-  FROM context_tasks ct, chain
-  WHERE chain."unmoved" AND NOT EXISTS (SELECT 1 FROM known_key) AND (ct."total" = 0 OR ct."mine" > 0) AND ct."total" < $27::int
+  FROM context_tasks ct, chain, pair
+  WHERE chain."unmoved" AND (pair."before" IS NULL OR pair."before" <= $45::int) AND NOT EXISTS (SELECT 1 FROM known_key) AND (ct."total" = 0 OR ct."mine" > 0) AND ct."total" < $27::int
   RETURNING "id"
 ), message AS (
   INSERT INTO "tasks"."messages" ("task_id", "sequence_no", "id", "author", "author_id", "from_handle", "body", "parts", "payload", "created_at", "size_bytes")
@@ -57,7 +59,8 @@ WITH known_key AS (
 )
 SELECT (SELECT count(*) FROM created_task)::int AS "created", EXISTS (SELECT 1 FROM known_key) AS "known_key",
   ct."total" AS "context_total", ct."mine" AS "context_mine", (SELECT "position"::text FROM outbox) AS "event_position",
-  NOT (SELECT chain."unmoved" FROM chain) AS "tree_moved"
+  NOT (SELECT chain."unmoved" FROM chain) AS "tree_moved", (SELECT pair."before" FROM pair) AS "pair_before",
+  COALESCE((SELECT pair."before" > $45::int FROM pair), false) AS "pair_moved"
 FROM context_tasks ct`;
 
 /**
