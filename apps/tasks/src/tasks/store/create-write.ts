@@ -186,11 +186,12 @@ async function linkChain(client: pg.Pool | pg.PoolClient, request: SendRequest, 
  */
 async function rootLink(client: pg.Pool | pg.PoolClient, request: SendRequest, limits: ChainLimits, now: Date, pairs?: RecentPairs): Promise<ChainLink> {
   const recipientId = (request.recipient as NonNullable<SendRequest['recipient']>).id;
+  const asRoot = (count: number, oldest: Date | null): ChainLink =>
+    decideLink(request, limits, now, null, { senders: null, root_created_at: null, tree_size: 0, pair_count: count, pair_oldest: oldest }, null);
   const kept = pairs?.take(request.caller.id, recipientId, now.getTime()) ?? null;
   if (kept !== null) {
-    const pair = { senders: null, root_created_at: null, tree_size: 0, pair_count: kept, pair_oldest: null };
     try {
-      return { ...decideLink(request, limits, now, null, pair, null), pairKept: kept, pairRead: null };
+      return { ...asRoot(kept, null), pairKept: kept, pairRead: null };
     } catch {
       pairs?.ended(request.caller.id, recipientId, { took: true, created: false, moved: false }, now.getTime());
     }
@@ -200,14 +201,7 @@ async function rootLink(client: pg.Pool | pg.PoolClient, request: SendRequest, l
     text: PAIR_RECENT_SQL,
     values: [request.caller.id, recipientId, minuteBefore(now), limits.pairPerMinute],
   });
-  return decideLink(
-    request,
-    limits,
-    now,
-    null,
-    { senders: null, root_created_at: null, tree_size: 0, pair_count: rows[0].count, pair_oldest: rows[0].oldest },
-    null,
-  );
+  return asRoot(rows[0].count, rows[0].oldest);
 }
 
 /**
