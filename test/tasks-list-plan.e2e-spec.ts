@@ -41,15 +41,17 @@ describe("an inbox page reads the recipient's own rows, whatever else the tasks 
   let seeded = 0;
 
   /**
-   * Tasks up to `size`: in the older nine tenths of the new ones, one in HOT_SHARE to the recipient;
-   * the rest, and all of the newest tenth, to 500 other agents.
+   * Tasks up to `size`: in the older nine tenths of the new ones, one in HOT_SHARE to the recipient
+   * and another one in HOT_SHARE from it (so a page of either role has many rows to order on both
+   * sides); the rest, and all of the newest tenth, from the sender to 500 other agents.
    */
   async function seed(size: number): Promise<void> {
     const lastHot = seeded + Math.floor(((size - seeded) * 9) / 10);
     await db.query(
       `INSERT INTO "tasks"."tasks" ("id", "context_id", "sender_id", "sender_handle", "sender_name", "recipient_id", "recipient_handle", "recipient_name",
                                   "summary", "created_at", "updated_at", "status_timestamp")
-       SELECT '00' || $7::text || lpad(i::text, 18, '0'), 'plan-ctx-' || i, $1, $2, 'Sender',
+       SELECT '00' || $7::text || lpad(i::text, 18, '0'), 'plan-ctx-' || i,
+              CASE WHEN i % $9 = 1 AND i <= $8 THEN $3 ELSE $1 END, CASE WHEN i % $9 = 1 AND i <= $8 THEN $4 ELSE $2 END, 'Sender',
               CASE WHEN i % $9 = 0 AND i <= $8 THEN $3 ELSE 'plan-other-' || (i % 500) END,
               CASE WHEN i % $9 = 0 AND i <= $8 THEN $4 ELSE 'other-' || (i % 500) || '@plan' END,
               'Recipient', 'Seeded handoff ' || i, now(), now(), now()
