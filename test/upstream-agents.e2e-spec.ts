@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from '@nats-io/transport-node';
 import request from 'supertest';
 import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { type Client } from '@a2a-js/sdk/client';
-import type { AgentRecord, DeliveryView } from '@app/contracts';
+import { prefixedSubject, TASKS_SUBJECTS, type AgentRecord, type DeliveryView } from '@app/contracts';
 import { eventually } from './support/eventually';
+import { testNatsUrl } from './support/test-env';
 import { registerAgent, uniqueHandle, type RegisteredTestAgent } from './support/agents';
 import { RelayHarness, TEST_ADMIN_TOKEN } from './support/relay-harness';
 import { nextEvent, senderClient } from './support/sdk-client';
@@ -237,6 +239,46 @@ describe('Upstream A2A agents: a handoff to an agent that runs its own A2A serve
         expect(hooks.find(({ body }) => body.type === 'a2a.task.input_required')?.body.data.task.latest_message?.body).toBe('Which colour?');
       } finally {
         await sink.stop();
+      }
+    },
+  );
+
+  it.each([
+    { behaviour: 'echo' as const, state: TaskState.TASK_STATE_COMPLETED },
+    { behaviour: 'ask' as const, state: TaskState.TASK_STATE_INPUT_REQUIRED },
+  ])(
+    'a blocking SendMessage answers with the task as GetTask then shows it ($behaviour), made from the events the edge heard without reading the task back',
+    async ({ behaviour, state }) => {
+      const upstream = await startUpstreamAgent({ binding: 'JSONRPC', card: '1.0', behaviour });
+      upstreams.push(upstream);
+      const handle = uniqueHandle('blocking', 'upco');
+      expect((await registerUpstream(relay, handle, { card_url: upstream.cardUrl })).status).toBe(201);
+      const client = await senderClient(relay, sender, handle);
+      const nats = await connect({ servers: testNatsUrl(), name: 'test-task-reads-spy' });
+      try {
+        const reads: string[] = [];
+        nats.subscribe(prefixedSubject(relay.subjectPrefix, TASKS_SUBJECTS.get), {
+          callback: (_error, message) => {
+            reads.push(message.string());
+          },
+        });
+        await nats.flush();
+
+        const answered = (await client.sendMessage({
+          tenant: '',
+          message: userMessage('paint the shed'),
+          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
+          metadata: undefined,
+        })) as Task;
+        expect(answered.status?.state).toBe(state);
+        expect(answered.history.length).toBeGreaterThanOrEqual(2);
+        if (behaviour === 'echo') expect(answered.artifacts.map((artifact) => artifact.artifactId)).toEqual(['echo-result']);
+        await nats.flush();
+        expect(reads.filter((read) => read.includes(answered.id))).toEqual([]);
+
+        expect(await client.getTask({ tenant: '', id: answered.id, historyLength: undefined })).toEqual(answered);
+      } finally {
+        await nats.drain();
       }
     },
   );

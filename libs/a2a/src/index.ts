@@ -9,3 +9,4 @@ export * from './push-config';
 export * from './task-event-render';
 export * from './rest-params';
 export * from './rest-v03';
+export * from './task-after-events';

@@ -3,6 +3,25 @@ import { toWireRole, toWireState } from './mapping';
 
 export type Json = Record<string, unknown>;
 
+/** What an A2A rendering of a task reads of it. */
+export type TaskRendering = Pick<
+  TaskView,
+  | 'id'
+  | 'context_id'
+  | 'state'
+  | 'status_timestamp'
+  | 'hold'
+  | 'messages'
+  | 'artifacts'
+  | 'metadata'
+  | 'intent'
+  | 'proposed_action'
+  | 'sender'
+  | 'recipient'
+  | 'tool_prompts'
+  | 'chain'
+>;
+
 /** Default aggregate size of the histories on one ListTasks page: 4 MiB (docs/operations.md#limits). */
 export const LIST_HISTORY_BUDGET_BYTES = 4 * 1024 * 1024;
 
@@ -99,7 +118,7 @@ function renderProposedAction(action: ProposedAction | null): Json | null {
 }
 
 /** The `relay` member of a task's metadata: what a vanilla A2A client cannot see otherwise. */
-function relayMetadata(task: TaskView, historyTruncated: boolean): Json {
+function relayMetadata(task: TaskRendering, historyTruncated: boolean): Json {
   return {
     intent: task.intent,
     proposedAction: renderProposedAction(task.proposed_action),
@@ -152,7 +171,7 @@ export function renderHoldMessage(task: Pick<TaskView, 'id' | 'context_id'>, hol
 }
 
 /** A task as an A2A Task of the given wire version (not wrapped). */
-export function renderTask(task: TaskView, version: WireVersion, options: RenderTaskOptions = {}): Json {
+export function renderTask(task: TaskRendering, version: WireVersion, options: RenderTaskOptions = {}): Json {
   const latest = task.messages.at(-1);
   const status: Json = { state: toWireState(task.state, version), timestamp: task.status_timestamp };
   if (task.state === 'held' && task.hold) status.message = renderHoldMessage(task, task.hold, version);
@@ -174,7 +193,7 @@ export function renderTask(task: TaskView, version: WireVersion, options: Render
 }
 
 /** The result of message/send / SendMessage: a bare v0.3 Task, or v1.0 `{task}`. */
-export function renderSendResult(task: TaskView, version: WireVersion, options: RenderTaskOptions = {}): Json {
+export function renderSendResult(task: TaskRendering, version: WireVersion, options: RenderTaskOptions = {}): Json {
   const rendered = renderTask(task, version, options);
   return version === '1.0' ? { task: rendered } : rendered;
 }

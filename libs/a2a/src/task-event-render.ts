@@ -2,7 +2,8 @@ import type { MessageView, TaskEvent, TaskEventMessage, WireVersion } from '@app
 import { toWireRole, toWireState } from './mapping';
 import { renderArtifact, renderMessage, renderPart, type Json } from './render';
 
-function messageView(event: TaskEvent, message: TaskEventMessage): MessageView {
+/** The message an event carries as the task's view holds it (its parts empty on events written before they were carried). */
+export function eventMessageView(event: TaskEvent, message: TaskEventMessage): MessageView {
   return {
     id: message.id,
     sequence_no: message.sequence_no,
@@ -29,7 +30,7 @@ function carriesOwnMessage(event: TaskEvent): boolean {
 export function renderTaskEvent(event: TaskEvent, version: WireVersion, final: boolean): Json {
   const ids = { id: event.task_id, context_id: event.context_id };
   const latest = event.task.latest_message;
-  const message = latest && carriesOwnMessage(event) ? renderMessage(messageView(event, latest), ids, version) : undefined;
+  const message = latest && carriesOwnMessage(event) ? renderMessage(eventMessageView(event, latest), ids, version) : undefined;
   const status: Json = { state: toWireState(event.state, version), ...(message ? { message } : {}), timestamp: event.occurred_at };
   if (event.type === 'created') {
     const task: Json = {

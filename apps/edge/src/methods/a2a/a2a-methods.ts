@@ -13,12 +13,15 @@ import {
   renderTask,
   renderPushConfig,
   renderPushConfigList,
+  beginsState,
   renderTaskPage,
+  taskAfterEvents,
   toWireState,
   type A2aArtifactInput,
   type A2aMessageInput,
   type ReportedState,
   type SendParams,
+  type TaskRendering,
 } from '@app/a2a';
 import {
   assertMessageFitsReplies,
@@ -202,7 +205,9 @@ export class A2aMethods implements DialectMethods {
     try {
       task = await this.sendTask(call, params, version);
       if (ahead && task.sender.id === call.caller.id && !settled(task.state)) {
-        task = await this.waitUntilSettled(call.caller, task, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version, ahead);
+        const answer = await this.waitUntilSettled(call.caller, task, startedAt + this.config.RELAY_BLOCKING_TIMEOUT_MS, historyLength, version, ahead);
+        if (answer.heard) return renderSendResult(answer.heard, version, { historyLength: params.historyLength });
+        task = answer.read;
       }
     } finally {
       ahead?.stop();
@@ -288,6 +293,10 @@ export class A2aMethods implements DialectMethods {
     return task;
   }
 
+  /**
+   * The send's task once settled: as the events heard since the send make it (`heard`, with its
+   * whole history) or, when they cannot say it all, as read back (`read`).
+   */
   private async waitUntilSettled(
     caller: AgentIdentity,
     task: TaskView,
@@ -295,15 +304,19 @@ export class A2aMethods implements DialectMethods {
     historyLength: number | undefined,
     version: WireVersion,
     ahead: EventsAhead,
-  ): Promise<TaskView> {
+  ): Promise<{ heard: TaskRendering; read?: undefined } | { heard?: undefined; read: TaskView }> {
     let latest = task;
-    const wakes = (event: TaskEvent): boolean => settled(event.state);
+    // A commit's events all carry the state it leaves: the one that begins it is the commit's last to wake on.
+    const wakes = (event: TaskEvent): boolean => settled(event.state) && beginsState(event);
     const result = await this.waiter.waitFor(
       task.id,
       deadline,
       async () => {
+        const events = ahead.eventsOf(task.id);
+        const heard = events ? taskAfterEvents(task, events, settled) : null;
+        if (heard) return { heard };
         latest = await this.read(caller, task.id, historyLength, false);
-        return settled(latest.state) ? latest : undefined;
+        return settled(latest.state) ? { read: latest } : undefined;
       },
       // Every event since the send was heard: the task is read once one says it settled.
       { wakes, checkFirst: ahead.heard(task.id, wakes) },

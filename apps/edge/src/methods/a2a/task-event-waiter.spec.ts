@@ -35,14 +35,19 @@ function fakeRpc(): {
   subscriptions: () => number;
   /** How many events the feed read (parsed). */
   reads: () => number;
+  /** The connection tells it was re-established. */
+  reconnect: () => void;
 } {
   let callback: Callback | undefined;
   let subject = '';
   let subscribed = false;
   let subscriptions = 0;
   let reads = 0;
+  let nextStatus: ((status: { type: string }) => void) | undefined;
   const connection = {
-    status: async function* () {},
+    status: async function* () {
+      for (;;) yield await new Promise<{ type: string }>((resolve) => (nextStatus = resolve));
+    },
     subscribe: (name: string, options: { callback: Callback }) => {
       subject = name;
       subscribed = true;
@@ -70,6 +75,7 @@ function fakeRpc(): {
     subscribed: () => subscribed,
     subscriptions: () => subscriptions,
     reads: () => reads,
+    reconnect: () => nextStatus?.({ type: 'reconnect' }),
   };
 }
 
@@ -204,5 +210,26 @@ describe('TaskEventWaiter', () => {
     ahead.stop();
     fake.publish(taskEvent({ task_id: 'T7', sender: 'a@x', recipient: 'b@x', state: 'completed' }));
     expect(ahead.heard('T7', completed)).toBe(false);
+  });
+
+  it("gives a task's events heard ahead in order, and none once some may have been missed", async () => {
+    const fake = fakeRpc();
+    const waiter = new TaskEventWaiter(new TaskEventFeed(fake.rpc, new HttpMetrics(new Registry())));
+    const ahead = waiter.listenAhead('a@x');
+    fake.publish(taskEvent({ event_id: 'e1', task_id: 'T5', sender: 'a@x', state: 'accepted' }));
+    fake.publish(taskEvent({ event_id: 'e2', task_id: 'T6', sender: 'a@x', state: 'accepted' }));
+    fake.publish(taskEvent({ event_id: 'e3', task_id: 'T5', sender: 'a@x', state: 'completed' }));
+    expect(ahead.eventsOf('T5')?.map((event) => event.event_id)).toEqual(['e1', 'e3']);
+    expect(ahead.eventsOf('T9')).toEqual([]);
+    // Core NATS does not replay what was published while the connection was down.
+    fake.reconnect();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ahead.eventsOf('T5')).toBeNull();
+    ahead.stop();
+
+    const crowded = waiter.listenAhead('a@x');
+    for (let index = 0; index <= 1000; index += 1) fake.publish(taskEvent({ event_id: `x${index}`, task_id: 'T8', sender: 'a@x' }));
+    expect(crowded.eventsOf('T8')).toBeNull();
+    crowded.stop();
   });
 });

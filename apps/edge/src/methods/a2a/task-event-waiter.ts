@@ -14,10 +14,12 @@ export interface WaitOptions {
   checkFirst?: boolean;
 }
 
-/** The events of an agent's tasks heard from before a send went out, until the send's task is followed on its own. */
+/** The events of an agent's tasks heard from before a send went out, until it stops. */
 export interface EventsAhead {
   /** Whether an event of `taskId` that `wakes` was heard (also when too many were heard to keep). */
   heard(taskId: string, wakes: WakesOn): boolean;
+  /** Every event of `taskId` heard, in order; null when some may have been missed (too many to keep, or the connection was lost meanwhile). */
+  eventsOf(taskId: string): TaskEvent[] | null;
   stop(): void;
 }
 
@@ -26,8 +28,8 @@ const MAX_EVENTS_AHEAD = 1000;
 
 /**
  * Wakes blocking A2A sends when their task changes, from the edge's one feed of task events
- * (`TaskEventFeed`), whichever edge replica the change went through. Waiters re-read the task when
- * woken, so an event only has to say "task X changed" (and, to skip a read, its state).
+ * (`TaskEventFeed`), whichever edge replica the change went through. A waiter woken makes the task
+ * from the events it heard when they say it all (`EventsAhead.eventsOf`), else reads it again.
  */
 @Injectable()
 export class TaskEventWaiter {
@@ -63,13 +65,21 @@ export class TaskEventWaiter {
   listenAhead(handle: string): EventsAhead {
     const heard: TaskEvent[] = [];
     let overflowed = false;
-    const stop = this.feed.followAgent(handle, (item) => {
+    let reconnected = false;
+    const stopFollowing = this.feed.followAgent(handle, (item) => {
       if (heard.length < MAX_EVENTS_AHEAD) heard.push(item.event);
       else overflowed = true;
     });
+    const stopResync = this.feed.onReconnect(() => {
+      reconnected = true;
+    });
     return {
       heard: (taskId, wakes) => overflowed || heard.some((event) => event.task_id === taskId && wakes(event)),
-      stop,
+      eventsOf: (taskId) => (overflowed || reconnected ? null : heard.filter((event) => event.task_id === taskId)),
+      stop: () => {
+        stopFollowing();
+        stopResync();
+      },
     };
   }
 
