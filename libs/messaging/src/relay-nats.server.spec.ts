@@ -72,6 +72,34 @@ describe('RelayNatsServer', () => {
     expect(answer.isDisposed).toBe(true);
   });
 
+  it('finds a handler by the subject as it is, never parsing the subject as JSON', async () => {
+    const server = new RelayNatsServer('pfx', { queue: 'tasks' });
+    const handled: string[] = [];
+    server.addHandler(
+      'relay.tasks.v1.get',
+      async () => {
+        handled.push('get');
+        return { ok: true };
+      },
+      false,
+    );
+    server.bindEvents(fakeConnection().connection);
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      const replies: string[] = [];
+      const respond = (data: string | Uint8Array): boolean => {
+        replies.push(typeof data === 'string' ? data : new TextDecoder().decode(data));
+        return true;
+      };
+      await server.handleMessage('relay.tasks.v1.get', fakeRequest('relay.tasks.v1.get', respond) as never);
+      await until(() => replies.length === 1);
+      expect(handled).toEqual(['get']);
+      expect(parse.mock.calls.filter(([text]) => text === 'relay.tasks.v1.get')).toEqual([]);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
   it('drops unanswered a request from outside the relay whose reply is not the caller’s inbox, and counts it', async () => {
     const load = new ServiceLoad();
     const server = new RelayNatsServer('', { queue: 'notifier' }, 10_000, load);

@@ -116,6 +116,15 @@ export class RelayNatsServer extends ServerNats {
     }
   }
 
+  /**
+   * Every handler is registered under a subject, so a request's subject is its route as it is.
+   * Nest would first try it as JSON (for object patterns, which the relay has none of): a parse
+   * that fails on every request, building an error each time.
+   */
+  override getRouteFromPattern(pattern: string): string {
+    return this.normalizePattern(pattern);
+  }
+
   override getPublisher(...args: Parameters<ServerNats['getPublisher']>): (response: unknown) => unknown {
     const publish = super.getPublisher(...args);
     const release = this.releases.get(args[0]);
