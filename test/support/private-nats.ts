@@ -1,9 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 const NATS_SERVER = process.env.NATS_SERVER_BIN || '/usr/sbin/nats-server';
+
+/**
+ * How long (s) the server waits for a client's credentials. Its default (2 s) times out a client
+ * that a loaded machine keeps from answering in time, which a test would read as a refusal of the
+ * credentials themselves ("Authentication Timeout" instead of "Authorization Violation").
+ */
+const AUTH_TIMEOUT_SECONDS = 20;
 
 /**
  * A NATS server with JetStream of a test's own, on a loopback port, that the test may kill and
@@ -16,10 +23,16 @@ export class PrivateNatsServer {
   private output = '';
   private boundPort?: number;
 
+  /** The server's JetStream store. */
+  private readonly storeDir: string;
+
   private constructor(
-    private readonly storeDir: string,
+    /** The server's own folder: its store and its configuration. */
+    private readonly workDir: string,
     private readonly configFile?: string,
-  ) {}
+  ) {
+    this.storeDir = join(workDir, 'store');
+  }
 
   /** `configFile`: a nats-server configuration (authorization, TLS) the server starts with, beside the command-line flags. */
   static async start(options: { configFile?: string } = {}): Promise<PrivateNatsServer> {
@@ -70,7 +83,7 @@ export class PrivateNatsServer {
 
   async stop(): Promise<void> {
     await this.kill();
-    rmSync(this.storeDir, { recursive: true, force: true });
+    rmSync(this.workDir, { recursive: true, force: true });
   }
 
   private async kill(): Promise<void> {
@@ -82,15 +95,22 @@ export class PrivateNatsServer {
     await exited;
   }
 
+  /**
+   * The configuration the server reads: the test's own (when it gave one) and the credentials'
+   * timeout, in a file of the server's own that includes the test's (read again on each reload).
+   */
+  private serverConfig(): string {
+    const file = join(this.workDir, 'server.conf');
+    const included = this.configFile ? [`include ${JSON.stringify(relative(dirname(file), this.configFile))}`] : [];
+    writeFileSync(file, [...included, `authorization { timeout: ${AUTH_TIMEOUT_SECONDS} }`, ''].join('\n'));
+    return file;
+  }
+
   private async launch(): Promise<void> {
     this.output = '';
-    const child = spawn(
-      NATS_SERVER,
-      [...(this.configFile ? ['-c', this.configFile] : []), '-a', '127.0.0.1', '-p', String(this.boundPort ?? -1), '-js', '-sd', this.storeDir],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(NATS_SERVER, ['-c', this.serverConfig(), '-a', '127.0.0.1', '-p', String(this.boundPort ?? -1), '-js', '-sd', this.storeDir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
     child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString('utf8')));
     this.child = child;
