@@ -318,7 +318,7 @@ export class A2aMethods implements DialectMethods {
         latest = await this.read(caller, task.id, historyLength, false);
         return settled(latest.state) ? { read: latest } : undefined;
       },
-      // Every event since the send was heard: the task is read once one says it settled.
+      // Every event since the send was heard: the task is made (or read) once the one that settles it came.
       { wakes, checkFirst: ahead.heard(task.id, wakes) },
     );
     if (result) return result;
