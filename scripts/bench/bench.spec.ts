@@ -500,6 +500,44 @@ describe('upstream scenario summary', () => {
     expect(tables).toContain('notifier 6.6; after the last window: notifier 7.0');
   });
 
+  it('sets the handoff floor beside the relay: its added latency round by round, its own processes summed, the relay over it', () => {
+    const floorWindow = (round: number, p50: number, cpu: Record<string, number>): UpstreamWindow => ({
+      ...directWindow(round, p50, 0),
+      path: 'floor',
+      errors: 0,
+      rps: 20,
+      cpuMsPerHandoff: cpu,
+      netCpuMsPerHandoff: cpu,
+    });
+    const [row] = summarizeUpstream([
+      relayWindow(0, 100, { edge: 10, tasks: 20, notifier: 30, 'pg-relay': 5 }, stages(10)),
+      directWindow(0, 10, 3),
+      floorWindow(0, 30, { 'floor-edge': 1, 'floor-tasks': 2, 'floor-notifier': 3, 'nats-server': 1, 'pg-handoff-floor': 1, 'sdk-upstream': 9, bench: 40 }),
+      relayWindow(1, 300, { edge: 12, tasks: 22, notifier: 32, 'pg-relay': 7 }, stages(30)),
+      directWindow(1, 100, 5),
+      floorWindow(1, 140, { 'floor-edge': 2, 'floor-tasks': 3, 'floor-notifier': 4, 'nats-server': 1, 'pg-handoff-floor': 2, 'sdk-upstream': 9, bench: 40 }),
+    ]);
+    // The relay's figures are its own windows' alone.
+    expect(row.relayAddedCpu).toBe(69);
+    expect(row.addedP50).toBe(145);
+    // Per round 20 and 40; own CPU 8 and 12, the upstream agent and the load generator apart.
+    expect(row.floor).toEqual({
+      p50: 85,
+      p95: 255,
+      rps: 20,
+      errors: 0,
+      addedP50: 30,
+      ownCpu: 10,
+      cpu: { 'floor-edge': 1.5, 'floor-tasks': 2.5, 'floor-notifier': 3.5, 'nats-server': 1, 'pg-handoff-floor': 1.5, 'sdk-upstream': 9, bench: 40 },
+    });
+    const tables = upstreamTables([row], { before: {}, after: {} });
+    expect(tables).toContain('| 1 | 85.0 | 30.0 | 20 | 0 | 1.50 | 2.50 | 3.50 | 1.00 | 1.50 | 9.00 | **10.00** | 6.90× | 4.83× |');
+    // Without floor windows (the streaming and pushing agents) there is no floor table.
+    expect(upstreamTables(summarizeUpstream([relayWindow(0, 100, { edge: 10 }, stages(10)), directWindow(0, 10, 3)]), { before: {}, after: {} })).not.toContain(
+      'handoff floor',
+    );
+  });
+
   it('keeps each upstream agent apart: a row per mode and concurrency, each from its own windows', () => {
     const rows = summarizeUpstream([
       relayWindow(0, 100, { edge: 10 }, stages(10), 'poll'),

@@ -9,6 +9,8 @@ import { readProcStat, type ProcessGroup } from './proc-sampler';
 
 export const BENCH_APPLICATION = 'bench-generator';
 export const BASELINE_APPLICATIONS: Record<string, string> = { floor: 'bench-floor', 'sdk-postgres': 'bench-sdk-postgres' };
+/** The handoff floor's `tasks` process (`--scenarios upstream`). */
+export const HANDOFF_FLOOR_APPLICATION = 'bench-handoff-floor';
 
 interface ActivityRow {
   pid: number;
@@ -38,7 +40,7 @@ export class PgProcesses {
 
   /** Client backends of the bench database whose application_name is `application`, or (undefined) everyone not named by the bench. */
   backends(application: string | undefined): ProcessGroup['pids'] {
-    const named = new Set([BENCH_APPLICATION, ...Object.values(BASELINE_APPLICATIONS)]);
+    const named = new Set([BENCH_APPLICATION, HANDOFF_FLOOR_APPLICATION, ...Object.values(BASELINE_APPLICATIONS)]);
     return () =>
       this.rows
         .filter((row) => row.datname === this.database && row.backend_type === 'client backend')

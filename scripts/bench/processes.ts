@@ -57,7 +57,7 @@ export function startRelayProcess(service: RelayService, env: Record<string, str
   return startChild(name, join(DIST, 'apps', service, 'src', 'main.js'), { ...env, ...own });
 }
 
-export function startBaseline(name: string, script: 'floor-server' | 'sdk-server' | 'upstream-agent', env: Record<string, string>): Child {
+export function startBaseline(name: string, script: 'floor-server' | 'sdk-server' | 'upstream-agent' | 'handoff-floor', env: Record<string, string>): Child {
   return startChild(name, join(DIST, 'scripts', 'bench', 'baselines', `${script}.js`), env);
 }
 

@@ -20,7 +20,7 @@ import { migrateAllSchemas } from '../migrate-all';
 import { renderChart } from './chart';
 import { HttpClient } from './load-generator';
 import { isUpstreamScenario, parseOptions, UPSTREAM_MODES, type ServerName, type UpstreamMode } from './options';
-import { BASELINE_APPLICATIONS, BENCH_APPLICATION, PgProcesses } from './pg-processes';
+import { BASELINE_APPLICATIONS, BENCH_APPLICATION, HANDOFF_FLOOR_APPLICATION, PgProcesses } from './pg-processes';
 import { pidsByCommand, ProcessSampler, type ProcessGroup } from './proc-sampler';
 import { migrateSdkTaskStore, NO_OWN_ENV, readyPort, RELAY_SERVICES, startBaseline, startRelay, stopChildren, waitForHttp, type Child } from './processes';
 import { setUpRelayAgents } from './relay-fixture';
@@ -204,10 +204,29 @@ async function main(): Promise<void> {
     // `--scenarios upstream…`: the upstream A2A agents of the official SDK, one process of their own on a free loopback port.
     let upstreamChild: Child | undefined;
     let upstreamSetup: UpstreamSetup | undefined;
+    const floorChildren = new Map<string, Child>();
     if (upstreamModes.length > 0) {
       upstreamChild = startBaseline(UPSTREAM_PROCESS, 'upstream-agent', { BENCH_PORT: '0' });
       children.push(upstreamChild);
       upstreamSetup = { relayUrl, upstreamUrl: `http://127.0.0.1:${await readyPort(upstreamChild)}` };
+      // The handoff floor on the bench's own NATS needs credentials it does not make for it: it runs on the server given.
+      if (upstreamModes.includes('poll') && !ownNats) {
+        const floorEnv = {
+          NATS_URL: options.natsUrl,
+          NATS_SUBJECT_PREFIX: subjectPrefix,
+          DATABASE_URL: databaseUrl,
+          BENCH_UPSTREAM_URL: upstreamBaseUrl(upstreamSetup.upstreamUrl, 'poll'),
+        };
+        // The notifier first (it makes the stream and its consumer), the edge last (it answers the bench).
+        for (const role of ['notifier', 'tasks', 'edge'] as const) {
+          const child = startBaseline(`floor-${role}`, 'handoff-floor', { ...floorEnv, BENCH_FLOOR_ROLE: role });
+          floorChildren.set(role, child);
+          children.push(child);
+          const port = await readyPort(child);
+          if (role === 'edge') upstreamSetup.floorUrl = `http://127.0.0.1:${port}/`;
+        }
+      } else if (upstreamModes.includes('poll'))
+        console.log("  note: the handoff floor runs on the NATS server given (--nats plain), not on the bench's own: left out");
     }
 
     db = new pg.Client({ connectionString: databaseUrl, application_name: BENCH_APPLICATION });
@@ -232,6 +251,8 @@ async function main(): Promise<void> {
       { name: 'pg-relay', pids: postgres.backends(undefined) },
       ...[...baselineChildren].map(([server, child]) => ({ name: server, pids: () => [child.process.pid!] })),
       ...(upstreamChild ? [{ name: UPSTREAM_PROCESS, pids: () => [upstreamChild.process.pid!] }] : []),
+      ...[...floorChildren].map(([role, child]) => ({ name: `floor-${role}`, pids: () => [child.process.pid!] })),
+      ...(floorChildren.size > 0 ? [{ name: 'pg-handoff-floor', pids: postgres.backends(HANDOFF_FLOOR_APPLICATION) }] : []),
       ...Object.entries(BASELINE_APPLICATIONS)
         .filter(([server]) => baselineChildren.has(server as ServerName))
         .map(([server, application]) => ({ name: `pg-${server}`, pids: postgres.backends(application) })),

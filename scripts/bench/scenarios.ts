@@ -38,6 +38,7 @@ import { parseMachineBusyTicks, perRequest, summarizeLatencies, type LatencySumm
 import { explainRelayWrites, PLAN_SETTLING_RUNS, sqlLiteral, writePlanLines, type WritePlan } from './write-plans';
 import {
   epochMs,
+  FLOOR_PROCESSES,
   handoffText,
   latencyFigures,
   sdkClient,
@@ -46,6 +47,7 @@ import {
   UPSTREAM_PROCESS,
   upstreamBaseUrl,
   type SentHandoff,
+  type UpstreamPath,
   type UpstreamWindow,
 } from './upstream-handoff';
 
@@ -104,6 +106,8 @@ export interface Target {
 export interface UpstreamSetup {
   relayUrl: string;
   upstreamUrl: string;
+  /** The handoff floor's edge, in front of the polled agent (`upstream`; none when the bench runs its own NATS server). */
+  floorUrl?: string;
 }
 
 export class Bench {
@@ -605,7 +609,9 @@ export class Bench {
    * per handoff of every process, and where the relay's handoffs spent their time. The scenario
    * picks the agent, and so how the relay follows its tasks: `upstream` polls it (`GetTask`),
    * `upstream-stream` reads the stream of its `SendStreamingMessage`, `upstream-push` is told by its
-   * push notification when the task it polled at work has ended.
+   * push notification when the task it polled at work has ended. With `upstream`, a third side in
+   * the same rounds: the handoff floor (baselines/handoff-floor.ts), the least the relay's design
+   * costs for the same handoff.
    */
   async upstream(scenario: UpstreamScenario): Promise<void> {
     const mode = UPSTREAM_MODES[scenario];
@@ -617,6 +623,9 @@ export class Bench {
     const slots = Math.max(...this.options.concurrencies);
     const senders = await Promise.all(this.relay.pairs.slice(0, slots).map((pair) => sdkClient(`${setup.relayUrl}/a2a/${agent.handle}/`, pair.sender.key)));
     const direct = await Promise.all(Array.from({ length: slots }, () => sdkClient(upstreamBaseUrl(setup.upstreamUrl, mode))));
+    // The handoff floor stands in front of the polled agent: a blocking call, the least way to its answer.
+    const floorUrl = mode === 'poll' ? setup.floorUrl : undefined;
+    const throughFloor = floorUrl ? await Promise.all(Array.from({ length: slots }, () => sdkClient(floorUrl))) : [];
     let sent: SentHandoff[] = [];
     const throughRelay: Call = async (index, slot) => {
       const sentAt = epochMs();
@@ -629,9 +638,20 @@ export class Bench {
       await sendAndWait(direct[slot], handoffText(index, slot));
       return true;
     };
-    const paths: Array<['relay' | 'direct', Call]> = [
+    const paths: Array<[UpstreamPath, Call]> = [
       ['relay', throughRelay],
       ['direct', directly],
+      ...(floorUrl
+        ? [
+            [
+              'floor',
+              async (index: number, slot: number) => {
+                await sendAndWait(throughFloor[slot], handoffText(index, slot));
+                return true;
+              },
+            ] as [UpstreamPath, Call],
+          ]
+        : []),
     ];
     for (const concurrency of this.options.concurrencies) {
       for (const [, call] of paths) await runWindow(this.warmup(concurrency), call);
@@ -644,7 +664,8 @@ export class Bench {
           const counted = window.requests - window.errors;
           const cpuMsPerHandoff: Record<string, number> = {};
           const netCpuMsPerHandoff: Record<string, number> = {};
-          const groups = path === 'relay' ? [...SERVER_GROUPS.relay, UPSTREAM_PROCESS, ...SHARED_GROUPS] : [UPSTREAM_PROCESS, ...SHARED_GROUPS];
+          const own = { relay: SERVER_GROUPS.relay, floor: FLOOR_PROCESSES, direct: [] }[path];
+          const groups = [...own, UPSTREAM_PROCESS, ...SHARED_GROUPS];
           for (const name of groups) {
             const used = usage.get(name);
             if (!used) continue;
@@ -665,9 +686,9 @@ export class Bench {
             ...(path === 'relay' ? { stages: await stageBreakdown(this.db, sent, (type, id) => this.events.arrivedAt(type, id)) } : {}),
           };
           this.upstreamWindows.push(record);
-          const own = path === 'relay' ? SERVER_GROUPS.relay.reduce((sum, name) => sum + (netCpuMsPerHandoff[name] ?? 0), 0) : NaN;
+          const ownCpu = own.reduce((sum, name) => sum + (netCpuMsPerHandoff[name] ?? 0), 0);
           console.log(
-            `  ${scenario.padEnd(16)} c=${String(concurrency).padEnd(3)} r${round + 1} ${path.padEnd(13)} ${record.rps.toFixed(0).padStart(6)}/s  p50 ${record.p50.toFixed(1)} p95 ${record.p95.toFixed(1)} ms  cpu less idle ${path === 'relay' ? `relay ${own.toFixed(2)} + ` : ''}upstream ${(netCpuMsPerHandoff[UPSTREAM_PROCESS] ?? NaN).toFixed(2)} ms/handoff  errors ${record.errors}`,
+            `  ${scenario.padEnd(16)} c=${String(concurrency).padEnd(3)} r${round + 1} ${path.padEnd(13)} ${record.rps.toFixed(0).padStart(6)}/s  p50 ${record.p50.toFixed(1)} p95 ${record.p95.toFixed(1)} ms  cpu less idle ${path !== 'direct' ? `${path} ${ownCpu.toFixed(2)} + ` : ''}upstream ${(netCpuMsPerHandoff[UPSTREAM_PROCESS] ?? NaN).toFixed(2)} ms/handoff  errors ${record.errors}`,
           );
           if (window.errorSamples.length > 0) console.log(`    errors: ${window.errorSamples.join(' | ')}`);
           await sleep(100);

@@ -184,11 +184,14 @@ export async function stageBreakdown(db: pg.Client, handoffs: readonly SentHando
   };
 }
 
+export type UpstreamPath = 'relay' | 'direct' | 'floor';
+
 /** One window of the scenario, one side: latency figures from the raw latencies, CPU ms per handoff per process. */
 export interface UpstreamWindow {
   /** How the upstream agent answers (poll: the relay polls it, stream: it streams, push: it pushes). */
   mode: UpstreamMode;
-  path: 'relay' | 'direct';
+  /** Through the relay, to the agent directly, or through the handoff floor (`upstream` only). */
+  path: UpstreamPath;
   concurrency: number;
   round: number;
   handoffs: number;
@@ -212,6 +215,8 @@ export function latencyFigures(latenciesMs: readonly number[]): { p50: number; p
 export const RELAY_PROCESSES = ['edge', 'tasks', 'directory', 'notifier', 'nats-server', 'pg-relay'] as const;
 /** The upstream agent's process. */
 export const UPSTREAM_PROCESS = 'sdk-upstream';
+/** The handoff floor's own processes (scripts/bench/baselines/handoff-floor.ts), summed as the relay's are: its three, NATS and its Postgres backends. */
+export const FLOOR_PROCESSES = ['floor-edge', 'floor-tasks', 'floor-notifier', 'nats-server', 'pg-handoff-floor'] as const;
 
 export interface UpstreamRow {
   mode: UpstreamMode;
@@ -232,6 +237,19 @@ export interface UpstreamRow {
   /** Median stage durations of the relay side over rounds. */
   stagesMs: number[];
   polls: { median: number; max: number };
+  /** The handoff floor in the same rounds, when it ran. */
+  floor?: {
+    p50: number;
+    p95: number;
+    rps: number;
+    errors: number;
+    /** Median over rounds of (floor p50 − direct p50) of the same round. */
+    addedP50: number;
+    /** CPU ms per handoff per process, less idle (medians over rounds). */
+    cpu: Record<string, number>;
+    /** Its own processes summed, less idle (median over rounds of the per-round sums). */
+    ownCpu: number;
+  };
 }
 
 export function summarizeUpstream(windows: readonly UpstreamWindow[]): UpstreamRow[] {
@@ -242,27 +260,32 @@ export function summarizeUpstream(windows: readonly UpstreamWindow[]): UpstreamR
       if (at.length === 0) continue;
       const relay = at.filter((window) => window.path === 'relay');
       const direct = at.filter((window) => window.path === 'direct');
+      const floor = at.filter((window) => window.path === 'floor');
       const side = (of: UpstreamWindow[]) => ({
         p50: median(of.map((window) => window.p50)),
         p95: median(of.map((window) => window.p95)),
         rps: median(of.map((window) => window.rps)),
         errors: of.reduce((sum, window) => sum + window.errors, 0),
       });
-      const added: number[] = [];
-      for (const window of relay) {
-        const same = direct.find((other) => other.round === window.round);
-        if (same) added.push(window.p50 - same.p50);
-      }
-      const processes = [...new Set(relay.flatMap((window) => Object.keys(window.netCpuMsPerHandoff)))];
-      const ownSum = (of: Record<string, number>): number => RELAY_PROCESSES.reduce((sum, name) => sum + (of[name] ?? 0), 0);
+      const addedOver = (of: UpstreamWindow[]): number[] =>
+        of.flatMap((window) => {
+          const same = direct.find((other) => other.round === window.round);
+          return same ? [window.p50 - same.p50] : [];
+        });
+      const perProcess = (of: UpstreamWindow[]): Record<string, number> => {
+        const processes = [...new Set(of.flatMap((window) => Object.keys(window.netCpuMsPerHandoff)))];
+        return Object.fromEntries(processes.map((name) => [name, median(of.map((window) => window.netCpuMsPerHandoff[name] ?? NaN))]));
+      };
+      const sumOf = (names: readonly string[]) => (of: Record<string, number>) => names.reduce((sum, name) => sum + (of[name] ?? 0), 0);
+      const ownSum = sumOf(RELAY_PROCESSES);
       rows.push({
         mode,
         concurrency,
         rounds: relay.length,
         relay: side(relay),
         direct: side(direct),
-        addedP50: median(added),
-        relayCpu: Object.fromEntries(processes.map((name) => [name, median(relay.map((window) => window.netCpuMsPerHandoff[name] ?? NaN))])),
+        addedP50: median(addedOver(relay)),
+        relayCpu: perProcess(relay),
         relayAddedCpu: median(relay.map((window) => ownSum(window.netCpuMsPerHandoff))),
         relayAddedCpuWithIdle: median(relay.map((window) => ownSum(window.cpuMsPerHandoff))),
         upstreamDirectCpu: median(direct.map((window) => window.netCpuMsPerHandoff[UPSTREAM_PROCESS] ?? NaN)),
@@ -271,6 +294,16 @@ export function summarizeUpstream(windows: readonly UpstreamWindow[]): UpstreamR
           median: median(relay.flatMap((window) => (window.stages ? [window.stages.polls.median] : []))),
           max: Math.max(...relay.map((window) => window.stages?.polls.max ?? NaN).filter(Number.isFinite)),
         },
+        ...(floor.length > 0
+          ? {
+              floor: {
+                ...side(floor),
+                addedP50: median(addedOver(floor)),
+                cpu: perProcess(floor),
+                ownCpu: median(floor.map((window) => sumOf(FLOOR_PROCESSES)(window.netCpuMsPerHandoff))),
+              },
+            }
+          : {}),
       });
     }
   return rows;
@@ -299,6 +332,16 @@ export function upstreamTables(rows: readonly UpstreamRow[], idle: { before: Rec
         `| ${row.concurrency} | ${columns.map((name) => fmt(row.relayCpu[name], 2)).join(' | ')} | **${fmt(row.relayAddedCpu, 2)}** | ${fmt(row.relayAddedCpuWithIdle, 2)} | **${fmt(row.upstreamDirectCpu, 2)}** | ${fmt(row.relayAddedCpu / row.upstreamDirectCpu, 2)}× |`,
     ),
   ];
+  const floorRows = rows.filter((row) => row.floor);
+  const floorColumns = [...FLOOR_PROCESSES, UPSTREAM_PROCESS];
+  const floor = [
+    `| c | floor p50 ms | floor added p50 ms (floor − direct) | floor handoffs/s | errors | ${floorColumns.join(' | ')} | floor's own (sum) | relay's own ÷ floor's own | relay's added p50 ÷ floor's |`,
+    `|---:|---:|---:|---:|---:|${floorColumns.map(() => '---:').join('|')}|---:|---:|---:|`,
+    ...floorRows.map((row) => {
+      const of = row.floor!;
+      return `| ${row.concurrency} | ${fmt(of.p50)} | ${fmt(of.addedP50)} | ${fmt(of.rps, 0)} | ${of.errors} | ${floorColumns.map((name) => fmt(of.cpu[name], 2)).join(' | ')} | **${fmt(of.ownCpu, 2)}** | ${fmt(row.relayAddedCpu / of.ownCpu, 2)}× | ${fmt(row.addedP50 / of.addedP50, 2)}× |`;
+    }),
+  ];
   const stages = [
     `| stage | ${rows.map((row) => `c=${row.concurrency} ms`).join(' | ')} |`,
     `|---|${rows.map(() => '---:').join('|')}|`,
@@ -316,6 +359,14 @@ export function upstreamTables(rows: readonly UpstreamRow[], idle: { before: Rec
     '',
     ...cpu,
     '',
+    ...(floorRows.length > 0
+      ? [
+          "The handoff floor (scripts/bench/baselines/handoff-floor.ts), in the same rounds: the least a handoff costs in the relay's design, three processes with no framework, two statements, two events, one blocking `SendMessage` to the same agent; CPU ms per handoff less idle:",
+          '',
+          ...floor,
+          '',
+        ]
+      : []),
     "Where a handoff through the relay spends its time (median per stage, medians over rounds; from the relay's rows):",
     '',
     ...stages,
